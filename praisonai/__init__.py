@@ -1,0 +1,79 @@
+"""praisonai: run AI agents' shell and file tools in isolated instances behind one API.
+
+Names are imported lazily on first use, so ``import praisonai`` stays fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it
+_EXPORTS = {
+    "AsyncSandbox": "praisonai.sandbox",
+    "Sandbox": "praisonai.sandbox",
+    "ComputeConfig": "praisonai.compute.config",
+    "ComputeProvider": "praisonai.compute.base",
+    "resolve_compute": "praisonai.compute.registry",
+    "available_providers": "praisonai.compute.registry",
+    "ExecResult": "praisonai._types",
+    "InstanceInfo": "praisonai._types",
+    "InstanceStatus": "praisonai._types",
+    "Capability": "praisonai._types",
+    "PraisonAIError": "praisonai._errors",
+    "ConfigError": "praisonai._errors",
+    "UnknownProviderError": "praisonai._errors",
+    "UnsupportedFeatureError": "praisonai._errors",
+    "MissingDependencyError": "praisonai._errors",
+    "ProviderUnavailableError": "praisonai._errors",
+    "ImageNotFoundError": "praisonai._errors",
+    "InstanceNotFoundError": "praisonai._errors",
+    "SandboxClosedError": "praisonai._errors",
+    "ProvisionError": "praisonai._errors",
+    "ExecError": "praisonai._errors",
+    "CommandFailedError": "praisonai._errors",
+    "CommandTimeoutError": "praisonai._errors",
+    "PathNotFoundError": "praisonai._errors",
+    "PathOutsideWorkspaceError": "praisonai._errors",
+}
+
+__all__ = ["__version__", *_EXPORTS]
+
+if TYPE_CHECKING:
+    from praisonai._errors import (
+        CommandFailedError,
+        CommandTimeoutError,
+        ConfigError,
+        ExecError,
+        ImageNotFoundError,
+        InstanceNotFoundError,
+        MissingDependencyError,
+        PathNotFoundError,
+        PathOutsideWorkspaceError,
+        PraisonAIError,
+        ProviderUnavailableError,
+        ProvisionError,
+        SandboxClosedError,
+        UnknownProviderError,
+        UnsupportedFeatureError,
+    )
+    from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
+    from praisonai.compute.base import ComputeProvider
+    from praisonai.compute.config import ComputeConfig
+    from praisonai.compute.registry import available_providers, resolve_compute
+    from praisonai.sandbox import AsyncSandbox, Sandbox
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'praisonai' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,113 @@
+"""The one error tree. Every error praisonai raises on purpose derives from :class:`PraisonAIError`.
+
+Leaves also inherit the builtin a Python programmer would catch, so ``except TimeoutError`` or
+``except FileNotFoundError`` keep working::
+
+    PraisonAIError
+    ├── ConfigError (ValueError)                 a value the user wrote is invalid
+    │   ├── UnknownProviderError                 no provider by that name; lists the known ones
+    │   └── UnsupportedFeatureError              the provider cannot honour a requested field
+    ├── MissingDependencyError (ImportError)     an optional SDK is absent; names the pip extra
+    ├── ProviderUnavailableError (ConnectionError)   the engine/daemon/host does not answer
+    ├── ImageNotFoundError (LookupError)         the image is absent and cannot be pulled
+    ├── InstanceNotFoundError (LookupError)      no instance with that id
+    ├── SandboxClosedError (RuntimeError)        a handle used after close()
+    ├── ProvisionError (RuntimeError)            creating the instance or its setup failed
+    ├── ExecError (RuntimeError)                 the exec machinery failed (not a non-zero exit)
+    │   └── CommandFailedError                   check=True and the command exited non-zero
+    ├── CommandTimeoutError (TimeoutError)       check=True and the command hit its timeout
+    ├── PathNotFoundError (FileNotFoundError)    a file or working directory is missing
+    └── PathOutsideWorkspaceError (PermissionError)  a path escapes the instance workspace
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from praisonai._types import ExecResult
+
+
+class PraisonAIError(Exception):
+    """Root of every praisonai error.
+
+    Attributes:
+        op: the operation that failed ("provision", "exec", "read_file", ...), when known.
+        retryable: True when the same call may succeed later unchanged.
+    """
+
+    retryable: bool = False
+
+    def __init__(self, message: str, *, op: str | None = None) -> None:
+        super().__init__(message)
+        self.op = op
+
+
+class ConfigError(PraisonAIError, ValueError):
+    """A configuration value is invalid."""
+
+
+class UnknownProviderError(ConfigError):
+    """No compute provider is registered under that name."""
+
+
+class UnsupportedFeatureError(ConfigError):
+    """The provider cannot honour a requested field; it is rejected rather than dropped."""
+
+
+class MissingDependencyError(PraisonAIError, ImportError):
+    """An optional SDK is not installed; the message names the pip extra."""
+
+
+class ProviderUnavailableError(PraisonAIError, ConnectionError):
+    """The provider's engine, daemon or host does not answer."""
+
+    retryable = True
+
+
+class ImageNotFoundError(PraisonAIError, LookupError):
+    """The image is not present and could not be pulled."""
+
+
+class InstanceNotFoundError(PraisonAIError, LookupError):
+    """No instance with that id exists (any more)."""
+
+
+class SandboxClosedError(PraisonAIError, RuntimeError):
+    """The sandbox handle was used after it was closed."""
+
+
+class ProvisionError(PraisonAIError, RuntimeError):
+    """Creating an instance, installing its packages or running its setup failed."""
+
+
+class ExecError(PraisonAIError, RuntimeError):
+    """The exec machinery itself failed (the command never ran or its result was lost)."""
+
+    retryable = True
+
+
+class CommandFailedError(ExecError):
+    """Raised by ``exec(..., check=True)`` when the command exits non-zero; carries the result."""
+
+    retryable = False
+
+    def __init__(self, result: ExecResult, command: str) -> None:
+        super().__init__(f"command exited {result.exit_code}: {command}", op="exec")
+        self.result = result
+
+
+class CommandTimeoutError(PraisonAIError, TimeoutError):
+    """Raised by ``exec(..., check=True)`` when the command timed out; carries the partial result."""
+
+    def __init__(self, result: ExecResult, command: str) -> None:
+        super().__init__(f"command timed out: {command}", op="exec")
+        self.result = result
+
+
+class PathNotFoundError(PraisonAIError, FileNotFoundError):
+    """A file, directory or working directory does not exist in the instance."""
+
+
+class PathOutsideWorkspaceError(PraisonAIError, PermissionError):
+    """A path resolves outside the instance workspace; the operation was refused."""

@@ -1,0 +1,103 @@
+"""Values praisonai returns: frozen dataclasses and enums, no behaviour beyond reading."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+
+class _Unset(enum.Enum):
+    """Sentinel type: "argument omitted, use the default" — distinct from ``None``."""
+
+    UNSET = enum.auto()
+
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Final = _Unset.UNSET
+
+
+class InstanceStatus(str, enum.Enum):
+    """Where an instance is in its life (the values of PraisonAI's ``InstanceStatus``)."""
+
+    PROVISIONING = "provisioning"
+    RUNNING = "running"
+    IDLE = "idle"
+    STOPPING = "stopping"
+    STOPPED = "stopped"
+    ERROR = "error"
+
+
+class Capability(str, enum.Enum):
+    """Optional abilities a provider declares; a config asking for an undeclared one is rejected."""
+
+    IMAGE = "image"  # runs a chosen image
+    CPU_LIMIT = "cpu_limit"
+    MEMORY_LIMIT = "memory_limit"
+    GPU = "gpu"
+    NETWORK_NONE = "network_none"  # can cut the instance off the network
+    MOUNTS = "mounts"  # bind host paths into the instance
+    PACKAGES = "packages"  # installs pip/apt/npm packages inside the instance
+    ISOLATION = "isolation"  # the instance cannot see or change the host
+
+
+_RESULT_KEYS: Final = ("stdout", "stderr", "exit_code")
+
+
+@dataclass(frozen=True, slots=True)
+class ExecResult:
+    """The outcome of one command.
+
+    ``exit_code`` is the command's status; a command killed by signal N reports 128+N, and one
+    killed at its timeout reports 124 with ``timed_out=True`` (the convention of ``timeout(1)``).
+    ``truncated`` says that the head and tail of an over-long stream were kept and the middle
+    replaced by a marker line. Also readable as a mapping — ``r["exit_code"]`` — because
+    PraisonAI's SDK and its users read dicts.
+    """
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    timed_out: bool = False
+    truncated: bool = False
+    duration_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """True when the command exited 0 within its timeout."""
+        return self.exit_code == 0 and not self.timed_out
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _RESULT_KEYS and key not in ("timed_out", "truncated", "duration_s"):
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Dict-style read; unknown keys give ``default``."""
+        try:
+            return self[key]
+        except KeyError:
+            return default
+
+    def keys(self) -> tuple[str, ...]:
+        return _RESULT_KEYS
+
+    def __contains__(self, key: object) -> bool:
+        return key in _RESULT_KEYS
+
+
+@dataclass(frozen=True, slots=True)
+class InstanceInfo:
+    """One instance as a provider sees it. ``endpoint`` looks like ``docker://<container>``."""
+
+    instance_id: str
+    provider: str
+    status: InstanceStatus = InstanceStatus.RUNNING
+    endpoint: str = ""
+    region: str = ""
+    created_at: float = 0.0
+    labels: Mapping[str, str] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)

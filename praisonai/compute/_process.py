@@ -1,0 +1,122 @@
+"""Run one host process under the exec contract: capped output, streaming, a tree-killing timeout."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from typing import Literal
+
+import anyio
+from anyio.abc import ByteReceiveStream, Process
+
+from praisonai._limits import KILL_GRACE_S
+from praisonai._types import ExecResult
+from praisonai.compute._output import OutputBuffer
+from praisonai.compute.base import ExecRequest, OutputSink
+
+#: ``timeout(1)``'s exit status for a command stopped at its deadline.
+TIMEOUT_EXIT_CODE = 124
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: str,
+    env: Mapping[str, str],
+    request: ExecRequest,
+    on_start: Callable[[int], None] = lambda pid: None,
+    on_end: Callable[[int], None] = lambda pid: None,
+) -> ExecResult:
+    """Run ``argv`` in a new session; at ``request.timeout`` kill its whole process group.
+
+    ``on_start``/``on_end`` receive the process-group id, so a caller can record what runs (a
+    shutdown from another process kills those groups). stdin is ``/dev/null``.
+    """
+    out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
+    process = await anyio.open_process(
+        list(argv), stdin=subprocess.DEVNULL, cwd=cwd, env=dict(env), start_new_session=True
+    )
+    on_start(process.pid)
+    timed_out = False
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        async with anyio.create_task_group() as readers:
+            pumps = [
+                _Pump(process.stdout, out, "stdout", request.on_output),
+                _Pump(process.stderr, err, "stderr", request.on_output),
+            ]
+            for pump in pumps:
+                readers.start_soon(pump.run)
+            # Done means: the process exited and its output closed (like subprocess.run).
+            with anyio.move_on_after(request.timeout) as deadline:
+                await process.wait()
+                for pump in pumps:
+                    await pump.done.wait()
+            if deadline.cancelled_caught:
+                timed_out = True
+                kill_group(process.pid)
+                # Children that left the group may still hold the pipes: bound the wait.
+                with anyio.move_on_after(KILL_GRACE_S):
+                    for pump in pumps:
+                        await pump.done.wait()
+            readers.cancel_scope.cancel()
+    finally:
+        await _reap(process)
+        on_end(process.pid)
+    code = TIMEOUT_EXIT_CODE if timed_out else _exit_status(process.returncode)
+    return ExecResult(
+        stdout=out.text(),
+        stderr=err.text(),
+        exit_code=code,
+        timed_out=timed_out,
+        truncated=out.truncated or err.truncated,
+    )
+
+
+class _Pump:
+    """Copies one pipe into its buffer (and the caller's sink) until end-of-file."""
+
+    def __init__(
+        self,
+        stream: ByteReceiveStream,
+        buffer: OutputBuffer,
+        name: Literal["stdout", "stderr"],
+        sink: OutputSink | None,
+    ) -> None:
+        self.stream, self.buffer, self.name, self.sink = stream, buffer, name, sink
+        self.done = anyio.Event()
+
+    async def run(self) -> None:
+        try:
+            async for chunk in self.stream:
+                self.buffer.write(chunk)
+                if self.sink is not None:
+                    self.sink(self.name, chunk)
+        finally:
+            self.done.set()
+
+
+def kill_group(pgid: int) -> None:
+    """SIGKILL a whole process group; a group that is already gone is fine."""
+    try:
+        os.killpg(pgid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+async def _reap(process: Process) -> None:
+    """Never leave a child behind: kill the group if it still runs, then collect the status."""
+    if process.returncode is None:
+        kill_group(process.pid)
+    with anyio.CancelScope(shield=True):
+        await process.wait()
+        await process.aclose()
+
+
+def _exit_status(returncode: int | None) -> int:
+    """Shell convention: a process killed by signal N exits 128+N."""
+    if returncode is None:
+        return -1
+    return 128 - returncode if returncode < 0 else returncode

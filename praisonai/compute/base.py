@@ -1,0 +1,311 @@
+"""The compute contract: one async base class every provider implements.
+
+The public methods keep the names of PraisonAI's ``ComputeProviderProtocol`` (``provision``,
+``execute``, ``shutdown``, ``get_status``, ``upload_file``, ``download_file``, ``list_instances``)
+so code written for it runs unchanged. They do the cross-cutting work — config validation,
+capability checks, defaults, labels, setup, clean-up on failure — and call a small set of
+``_``-prefixed primitives that a provider implements.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import getpass
+import os
+import shlex
+import socket
+import time
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import ClassVar, Literal
+
+import anyio
+
+from praisonai import _limits
+from praisonai._errors import (
+    ConfigError,
+    ExecError,
+    PathNotFoundError,
+    ProvisionError,
+    UnsupportedFeatureError,
+)
+from praisonai._types import UNSET, Capability, ExecResult, InstanceInfo, _Unset
+from praisonai.compute.config import ComputeConfig
+
+#: Receives output as it is produced: ("stdout" | "stderr", bytes).
+OutputSink = Callable[[Literal["stdout", "stderr"], bytes], None]
+
+#: Label keys every provider records server-side, so any process can find and reap instances.
+LABEL_INSTANCE = "praisonai.instance"
+LABEL_PROVIDER = "praisonai.provider"
+LABEL_OWNER = "praisonai.owner"
+LABEL_DEFINITION = "praisonai.definition"
+LABEL_CREATED = "praisonai.created"
+
+_FIELD_OF = {
+    Capability.IMAGE: "image",
+    Capability.CPU_LIMIT: "cpu",
+    Capability.MEMORY_LIMIT: "memory_mb",
+    Capability.GPU: "gpu",
+    Capability.NETWORK_NONE: "network='none'",
+    Capability.MOUNTS: "mount_paths",
+    Capability.PACKAGES: "packages",
+}
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class ExecRequest:
+    """One command as the primitive ``_exec`` receives it, every default already resolved."""
+
+    command: str
+    cwd: str | None
+    env: Mapping[str, str]
+    timeout: float | None
+    max_output: int
+    on_output: OutputSink | None = None
+
+
+class ComputeProvider(ABC):
+    """Hands out instances and runs commands and file operations in them. Async, written once.
+
+    Subclasses set ``name`` and ``capabilities`` and implement the primitives. Optional abilities
+    are declared in ``capabilities``; ``provision`` rejects a config that needs an undeclared one.
+    """
+
+    name: ClassVar[str]
+    capabilities: frozenset[Capability] = frozenset()
+    #: Modules the provider's SDK brings, and the pip extra that installs them.
+    requires: ClassVar[tuple[str, ...]] = ()
+    extra: ClassVar[str] = ""
+
+    @property
+    def provider_name(self) -> str:
+        return self.name
+
+    @property
+    def is_available(self) -> bool:
+        """True when the provider can provision now (SDK installed, engine reachable)."""
+        return self.unavailable_reason() is None
+
+    def unavailable_reason(self) -> str | None:
+        """One sentence on why the provider cannot be used now, or ``None`` when it can."""
+        return None
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    async def provision(self, config: object = None) -> InstanceInfo:
+        """Create an instance, install its packages and run its setup.
+
+        Raises:
+            ConfigError: the config is invalid, or asks for something this provider cannot do.
+            ProvisionError: packages or setup failed; the instance was removed.
+        """
+        cfg = ComputeConfig.coerce(config)
+        self.check_supported(cfg)
+        instance_id = f"{self.name}_{uuid.uuid4().hex[:12]}"
+        try:
+            info = await self._create(instance_id, cfg, self._labels(instance_id, cfg))
+            await self._prepare(instance_id, cfg)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._destroy(instance_id)
+            raise
+        return info
+
+    def check_supported(self, cfg: ComputeConfig) -> None:
+        """Reject, with one sentence, every field of ``cfg`` this provider cannot honour."""
+        asked = {
+            Capability.IMAGE: cfg.image is not None,
+            Capability.CPU_LIMIT: cfg.cpu is not None,
+            Capability.MEMORY_LIMIT: cfg.memory_mb is not None,
+            Capability.GPU: cfg.gpu is not None,
+            Capability.NETWORK_NONE: cfg.network == "none",
+            Capability.MOUNTS: bool(cfg.mount_paths),
+            Capability.PACKAGES: bool(cfg.packages),
+        }
+        missing = [_FIELD_OF[c] for c, wanted in asked.items() if wanted and c not in self.capabilities]
+        if missing:
+            raise UnsupportedFeatureError(
+                f"the {self.name} provider cannot honour {', '.join(missing)}; "
+                f"remove it from the config or choose a provider that supports it",
+                op="provision",
+            )
+
+    async def shutdown(self, instance_id: str) -> bool:
+        """Stop and remove the instance at once. Idempotent: ``False`` when nothing was there."""
+        return await self._destroy(instance_id)
+
+    async def get_status(self, instance_id: str) -> InstanceInfo:
+        """The instance's current state. Raises ``InstanceNotFoundError`` for an unknown id."""
+        return await self._status(instance_id)
+
+    async def list_instances(self) -> list[InstanceInfo]:
+        """Every instance of this provider, created by any process."""
+        return await self._list()
+
+    # ---- exec ------------------------------------------------------------------------------
+
+    async def execute(
+        self,
+        instance_id: str,
+        command: str | Sequence[str],
+        timeout: float | None | _Unset = UNSET,
+        *,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        max_output: int | None = None,
+        on_output: OutputSink | None = None,
+    ) -> ExecResult:
+        """Run a shell command (a string for ``sh -c``, or an argv list) in the instance.
+
+        ``timeout`` omitted means the default (``_limits.DEFAULT_EXEC_TIMEOUT_S``); ``None``
+        means no limit. At the timeout the command's whole process tree inside the instance is
+        killed and the partial output returned with ``timed_out=True``. Output beyond
+        ``max_output`` bytes per stream keeps its head and tail (``truncated=True``). A non-zero
+        exit is a result, not an error.
+
+        Raises:
+            PathNotFoundError: ``cwd`` does not exist in the instance.
+            InstanceNotFoundError: no such instance.
+            ExecError: the command could not be run or its result was lost.
+        """
+        request = ExecRequest(
+            command=command if isinstance(command, str) else shlex.join(command),
+            cwd=cwd,
+            env=_checked_env(env or {}),
+            timeout=_resolve_timeout(timeout),
+            max_output=max_output or _limits.DEFAULT_MAX_OUTPUT_BYTES,
+            on_output=on_output,
+        )
+        if not request.command.strip():
+            raise ConfigError("the command is empty", op="exec")
+        started = time.monotonic()
+        # A provider that cannot kill at the deadline must still not hang its caller.
+        guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
+        with anyio.move_on_after(guard) as scope:
+            result = await self._exec(instance_id, request)
+        if scope.cancelled_caught:
+            raise ExecError(f"{self.name} did not return from a timed-out command", op="exec")
+        return dataclasses.replace(result, duration_s=time.monotonic() - started)
+
+    # ---- files -----------------------------------------------------------------------------
+
+    async def read_file(self, instance_id: str, path: str) -> bytes:
+        """The file's bytes. Relative paths resolve against the instance's working dir.
+
+        Raises:
+            PathNotFoundError: no such file. ``IsADirectoryError``: the path is a directory.
+        """
+        return await self._read(instance_id, path)
+
+    async def write_file(self, instance_id: str, path: str, data: bytes | str) -> None:
+        """Write bytes (text is UTF-8 encoded) exactly; parent directories are created."""
+        await self._write(instance_id, path, data.encode() if isinstance(data, str) else data)
+
+    async def upload_file(self, instance_id: str, local_path: str | os.PathLike[str], remote_path: str) -> bool:
+        """Copy a local file or directory tree to ``remote_path`` in the instance."""
+        local = Path(local_path)
+        if not local.exists():
+            raise PathNotFoundError(f"no local file or directory {local}", op="upload")
+        await self._upload(instance_id, local, remote_path)
+        return True
+
+    async def download_file(self, instance_id: str, remote_path: str, local_path: str | os.PathLike[str]) -> bool:
+        """Copy a file or directory tree from the instance to ``local_path``."""
+        await self._download(instance_id, remote_path, Path(local_path))
+        return True
+
+    # ---- helpers ---------------------------------------------------------------------------
+
+    def _labels(self, instance_id: str, cfg: ComputeConfig) -> dict[str, str]:
+        return {
+            **cfg.labels,
+            LABEL_INSTANCE: instance_id,
+            LABEL_PROVIDER: self.name,
+            LABEL_OWNER: owner_tag(),
+            LABEL_DEFINITION: cfg.definition_hash(),
+            LABEL_CREATED: str(int(time.time())),
+        }
+
+    async def _prepare(self, instance_id: str, cfg: ComputeConfig) -> None:
+        """Install packages, then run setup commands; the first failure raises ProvisionError."""
+        steps = [*_package_commands(cfg.packages), *cfg.setup]
+        for step in steps:
+            result = await self.execute(instance_id, step, timeout=_limits.SETUP_TIMEOUT_S)
+            if not result.ok:
+                detail = (result.stderr or result.stdout).strip()[-2000:]
+                why = "timed out" if result.timed_out else f"exited {result.exit_code}"
+                raise ProvisionError(f"setup step {step!r} {why}: {detail}", op="provision")
+
+    # ---- primitives a provider implements --------------------------------------------------
+
+    @abstractmethod
+    async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        """Create and start the instance. May leave partial state: ``_destroy`` follows on error."""
+
+    @abstractmethod
+    async def _destroy(self, instance_id: str) -> bool:
+        """Remove the instance now, killing what runs in it; ``False`` if it did not exist."""
+
+    @abstractmethod
+    async def _status(self, instance_id: str) -> InstanceInfo:
+        """Current state; raises ``InstanceNotFoundError`` for an unknown id."""
+
+    @abstractmethod
+    async def _list(self) -> list[InstanceInfo]:
+        """Every instance of this provider, found from provider-side state (not process memory)."""
+
+    @abstractmethod
+    async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
+        """Run ``request`` honouring its cwd, env, timeout (kill the tree) and output cap."""
+
+    @abstractmethod
+    async def _read(self, instance_id: str, path: str) -> bytes:
+        """Read a whole file."""
+
+    @abstractmethod
+    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
+        """Write a whole file, creating parent directories."""
+
+    @abstractmethod
+    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        """Copy a local file or directory into the instance."""
+
+    @abstractmethod
+    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
+        """Copy a file or directory out of the instance."""
+
+
+def owner_tag() -> str:
+    """Who created an instance: ``user@host:pid`` (lets ``gc`` tell live owners from dead ones)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = str(os.getuid())
+    return f"{user}@{socket.gethostname()}:{os.getpid()}"
+
+
+def _resolve_timeout(timeout: float | None | _Unset) -> float | None:
+    if timeout is UNSET:
+        return _limits.DEFAULT_EXEC_TIMEOUT_S
+    if timeout is not None and timeout <= 0:
+        raise ConfigError(f"timeout must be positive seconds or None, not {timeout}", op="exec")
+    return timeout
+
+
+def _checked_env(env: Mapping[str, str]) -> Mapping[str, str]:
+    return ComputeConfig.coerce({"env": dict(env)}).env
+
+
+def _package_commands(packages: Mapping[str, list[str]]) -> list[str]:
+    """One install command per manager. Names were validated (no leading dash) and are quoted."""
+    quoted = {manager: " ".join(shlex.quote(n) for n in names) for manager, names in packages.items() if names}
+    commands = {
+        "apt": "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
+        "apt-get install -y -qq --no-install-recommends {}",
+        "pip": "python3 -m pip install --no-input --disable-pip-version-check {}",
+        "npm": "npm install --global --no-fund --no-audit {}",
+    }
+    return [commands[m].format(quoted[m]) for m in ("apt", "pip", "npm") if m in quoted]

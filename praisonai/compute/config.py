@@ -1,0 +1,176 @@
+"""``ComputeConfig``: what a user asks of an instance. Validated once, here, by pydantic."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from praisonai._errors import ConfigError
+
+_ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+# PEP 508-ish: a name, optional extras and version specifiers or a URL. No leading dash, no spaces,
+# so nothing can be read as an option; names still travel as separate argv items, never via a shell.
+_PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-\[\],<>=!~@:/+*]*\Z")
+_LABEL_KEY = re.compile(r"[a-z0-9][a-z0-9._\-/]*\Z")
+
+Network = Literal["unrestricted", "none"]
+PackageManager = Literal["pip", "apt", "npm"]
+
+
+class ComputeConfig(BaseModel):
+    """The shape of an instance. Attribute names follow PraisonAI's ``ComputeConfig``.
+
+    ``None`` means "the provider's default" (for example the docker provider's image, 1 CPU and
+    1024 MiB). A field the chosen provider cannot honour is rejected when provisioning, never
+    silently dropped.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    image: str | None = None
+    """Image to start from (providers with the ``image`` capability)."""
+    cpu: float | None = Field(default=None, gt=0, le=256)
+    """CPU cores the instance may use."""
+    memory_mb: int | None = Field(default=None, ge=16)
+    """Memory ceiling in MiB."""
+    gpu: str | int | None = None
+    """A GPU request: a count, or a vendor type name where the provider takes one."""
+    packages: dict[PackageManager, list[str]] = Field(default_factory=dict)
+    """Packages installed after start, per manager: ``{"pip": ["requests>=2"], "apt": ["jq"]}``."""
+    setup: list[str] = Field(default_factory=list)
+    """Shell commands run once after packages, in order; the first failure fails provisioning."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """Environment variables of every command in the instance."""
+    working_dir: str = "/workspace"
+    """Directory commands start in and relative paths resolve against."""
+    mount_paths: list[str] = Field(default_factory=list)
+    """Host paths bound into the instance, ``"HOST:INSTANCE"`` or ``"HOST:INSTANCE:ro"``."""
+    network: Network = "unrestricted"
+    """``"none"`` cuts the instance off every network."""
+    auto_shutdown: bool = True
+    """Stop the instance when it has been idle for ``idle_timeout_s``."""
+    idle_timeout_s: int = Field(default=300, gt=0)
+    """Seconds without exec or file activity before an idle instance stops."""
+    labels: dict[str, str] = Field(default_factory=dict)
+    """Extra labels recorded on the instance (server-side where the provider has labels)."""
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    """Free-form data kept with the instance; never interpreted by providers."""
+
+    @field_validator("env")
+    @classmethod
+    def _env_keys(cls, env: dict[str, str]) -> dict[str, str]:
+        for key in env:
+            if not _ENV_KEY.match(key):
+                raise ValueError(f"{key!r} is not a valid environment variable name")
+        return env
+
+    @field_validator("packages")
+    @classmethod
+    def _package_names(cls, packages: dict[str, list[str]]) -> dict[str, list[str]]:
+        for manager, names in packages.items():
+            for name in names:
+                if not _PACKAGE.match(name):
+                    raise ValueError(f"{manager} package {name!r} is not a package specifier")
+        return packages
+
+    @field_validator("working_dir")
+    @classmethod
+    def _absolute_dir(cls, path: str) -> str:
+        if not path.startswith("/"):
+            raise ValueError(f"working_dir must be an absolute path, not {path!r}")
+        return path.rstrip("/") or "/"
+
+    @field_validator("mount_paths")
+    @classmethod
+    def _mount_specs(cls, mounts: list[str]) -> list[str]:
+        for spec in mounts:
+            parts = spec.split(":")
+            if len(parts) not in (2, 3) or not all(p.startswith("/") for p in parts[:2]):
+                raise ValueError(f"mount {spec!r} is not HOST:INSTANCE[:ro] with absolute paths")
+            if len(parts) == 3 and parts[2] not in ("ro", "rw"):
+                raise ValueError(f"mount {spec!r}: the mode must be 'ro' or 'rw'")
+        return mounts
+
+    @field_validator("labels")
+    @classmethod
+    def _label_keys(cls, labels: dict[str, str]) -> dict[str, str]:
+        for key in labels:
+            if not _LABEL_KEY.match(key):
+                raise ValueError(f"label key {key!r} must be lower-case letters, digits, . _ - /")
+        return labels
+
+    @classmethod
+    def coerce(cls, value: object = None) -> ComputeConfig:
+        """Accept ``None``, a ``ComputeConfig``, a dict, or a config object from PraisonAI's SDK.
+
+        A foreign object is read by attribute name; for a dataclass, only fields that differ from
+        its declared defaults are taken, so its defaults mean "provider default" here too.
+
+        Raises:
+            ConfigError: a value is invalid; the message names the field and the reason.
+        """
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        data = value if isinstance(value, dict) else _foreign_fields(value)
+        try:
+            return cls.model_validate(data)
+        except ValidationError as exc:
+            raise ConfigError(_describe(exc), op="config") from None
+
+    def definition_hash(self) -> str:
+        """A short hash of the definition that is safe to show: env and label *values* are left out."""
+        shape = self.model_dump(mode="json", exclude={"metadata"})
+        shape["env"] = sorted(self.env)
+        shape["labels"] = sorted(self.labels)
+        blob = json.dumps(shape, sort_keys=True).encode()
+        return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def _foreign_fields(obj: object) -> dict[str, Any]:
+    names = set(ComputeConfig.model_fields) | {"networking"}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        data = {
+            f.name: getattr(obj, f.name)
+            for f in dataclasses.fields(obj)
+            if f.name in names and getattr(obj, f.name) != _dataclass_default(f)
+        }
+    else:
+        data = {name: getattr(obj, name) for name in names if hasattr(obj, name)}
+    if "networking" in data:
+        data["network"] = _network_from_praisonai(data.pop("networking"))
+    return data
+
+
+def _dataclass_default(f: dataclasses.Field[Any]) -> Any:
+    if f.default is not dataclasses.MISSING:
+        return f.default
+    if f.default_factory is not dataclasses.MISSING:
+        return f.default_factory()
+    return dataclasses.MISSING
+
+
+def _network_from_praisonai(networking: Any) -> str:
+    """PraisonAI spells network policy ``{"type": "unrestricted" | "limited", "allowed_hosts": …}``."""
+    kind = networking.get("type", "unrestricted") if isinstance(networking, dict) else networking
+    kind = getattr(kind, "value", kind)
+    if kind == "limited":
+        hosts = networking.get("allowed_hosts") if isinstance(networking, dict) else None
+        if hosts:
+            raise ConfigError("network allowlists (allowed_hosts) are not supported yet", op="config")
+        return "none"
+    return str(kind)
+
+
+def _describe(exc: ValidationError) -> str:
+    problems = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "config"
+        problems.append(f"{where}: {err['msg']}")
+    return "invalid compute config: " + "; ".join(problems)

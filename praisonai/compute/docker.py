@@ -1,0 +1,438 @@
+"""Docker compute: an instance is a hardened, labelled container that idles until removed.
+
+Containers run ``docker-init`` as PID 1, drop every capability but a minimal set, set
+no-new-privileges and pids/cpu/memory limits, and take their network from the config. Env goes
+through the Docker API (never a command line). Each exec carries a private marker in its
+environment, so a timeout can find and kill the command's whole process tree *inside* the
+container, including children that started their own session. Everything is found again by its
+labels, from any process. docker-py is imported lazily: this module loads without it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import posixpath
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import anyio
+import anyio.to_thread
+from anyio.lowlevel import RunVar
+
+from praisonai import _limits
+from praisonai._errors import (
+    ExecError,
+    ImageNotFoundError,
+    InstanceNotFoundError,
+    PathNotFoundError,
+    ProviderUnavailableError,
+    ProvisionError,
+)
+from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute import _tar
+from praisonai.compute._output import OutputBuffer
+from praisonai.compute._process import TIMEOUT_EXIT_CODE
+from praisonai.compute.base import (
+    LABEL_CREATED,
+    LABEL_INSTANCE,
+    LABEL_PROVIDER,
+    ComputeProvider,
+    ExecRequest,
+)
+from praisonai.compute.config import ComputeConfig
+
+T = TypeVar("T")
+
+DEFAULT_IMAGE = "praisonai-sandbox:latest"
+BUILD_HINT = (
+    "build it offline with `sudo images/build-offline.sh` (Debian packages only), "
+    "or `docker build -t praisonai-sandbox:latest images/` where a registry is reachable"
+)
+# Enough to install packages and run ordinary tools as root; no NET_RAW, MKNOD, SYS_*, AUDIT_*.
+_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"]
+_PIDS_LIMIT = 4096
+_EXEC_MARKER = "PRAISONAI_EXEC_ID"
+# Kills every process whose environment carries the marker, repeating while a fork races it.
+# POSIX sh + grep only, so it works on any image with a shell.
+_KILL_TREE = (
+    'n=0; while [ "$n" -lt 20 ]; do '
+    'found=$(grep -lF "$0=$1" /proc/[0-9]*/environ 2>/dev/null) || exit 0; '
+    'for f in $found; do p=${f#/proc/}; kill -9 "${p%/environ}" 2>/dev/null; done; '
+    "n=$((n+1)); done"
+)
+_STATUS = {
+    "created": InstanceStatus.PROVISIONING,
+    "running": InstanceStatus.RUNNING,
+    "paused": InstanceStatus.IDLE,
+    "restarting": InstanceStatus.PROVISIONING,
+    "removing": InstanceStatus.STOPPING,
+    "exited": InstanceStatus.STOPPED,
+    "dead": InstanceStatus.ERROR,
+}
+
+
+def container_name(instance_id: str) -> str:
+    return f"praisonai_{instance_id}"
+
+
+class DockerCompute(ComputeProvider):
+    """Instances are containers on the Docker engine named by ``DOCKER_HOST`` (or the default)."""
+
+    name = "docker"
+    requires = ("docker",)
+    extra = "docker"
+    capabilities = frozenset(
+        {
+            Capability.IMAGE,
+            Capability.CPU_LIMIT,
+            Capability.MEMORY_LIMIT,
+            Capability.GPU,
+            Capability.NETWORK_NONE,
+            Capability.MOUNTS,
+            Capability.PACKAGES,
+            Capability.ISOLATION,
+        }
+    )
+
+    def __init__(self, *, image: str | None = None, base_url: str | None = None, pull: bool = True) -> None:
+        """``image`` is the default image; ``pull`` allows pulling a missing public image."""
+        self.default_image = image or os.environ.get("PRAISONAI_DOCKER_IMAGE") or DEFAULT_IMAGE
+        self.pull = pull
+        self._base_url = base_url
+        self._api: Any = None
+        self._api_lock = threading.Lock()
+        self._workdirs: dict[str, str] = {}
+
+    # ---- the engine ------------------------------------------------------------------------
+
+    @property
+    def api(self) -> Any:
+        """docker-py's low-level ``APIClient``, created on first use and shared by all threads."""
+        with self._api_lock:
+            if self._api is None:
+                import docker
+
+                try:
+                    kwargs: dict[str, Any] = {"max_pool_size": 64}
+                    if self._base_url:
+                        self._api = docker.APIClient(base_url=self._base_url, **kwargs)
+                    else:
+                        self._api = docker.from_env(**kwargs).api
+                except docker.errors.DockerException as exc:
+                    raise ProviderUnavailableError(_daemon_down(exc), op="connect") from None
+            return self._api
+
+    async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run one blocking docker-py call in a worker thread, translating a dead daemon."""
+        import requests
+
+        def call() -> T:
+            try:
+                return fn(*args, **kwargs)
+            except requests.exceptions.ConnectionError as exc:
+                raise ProviderUnavailableError(_daemon_down(exc), op="docker") from None
+
+        return await anyio.to_thread.run_sync(call, limiter=_limiter())
+
+    def unavailable_reason(self) -> str | None:
+        import docker
+
+        try:
+            self.api.ping()
+            self.api.inspect_image(self.default_image)
+        except ProviderUnavailableError as exc:
+            return str(exc)
+        except docker.errors.ImageNotFound:
+            return f"image {self.default_image} is not present: {BUILD_HINT}"
+        except Exception as exc:  # any other engine failure is a reason, reported as such
+            return f"the Docker engine failed: {exc}"
+        return None
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        import docker
+
+        image = cfg.image or self.default_image
+        api = self.api
+        host_config = api.create_host_config(
+            init=True,
+            cap_drop=["ALL"],
+            cap_add=_CAPABILITIES,
+            security_opt=["no-new-privileges:true"],
+            pids_limit=_PIDS_LIMIT,
+            nano_cpus=int((cfg.cpu or 1) * 1e9),
+            mem_limit=f"{cfg.memory_mb or 1024}m",
+            network_mode="none" if cfg.network == "none" else "bridge",
+            binds=list(cfg.mount_paths) or None,
+            device_requests=_gpu_request(cfg.gpu),
+        )
+        create = lambda: api.create_container(  # noqa: E731
+            image,
+            command=["sleep", "infinity"],
+            name=container_name(instance_id),
+            labels=labels,
+            environment=cfg.env,
+            working_dir=cfg.working_dir,
+            host_config=host_config,
+            detach=True,
+        )
+        try:
+            try:
+                await self._call(create)
+            except docker.errors.ImageNotFound:
+                await self._pull(image)
+                await self._call(create)
+            await self._call(api.start, container_name(instance_id))
+        except docker.errors.APIError as exc:
+            raise ProvisionError(f"docker could not start {image}: {_explain(exc)}", op="provision") from None
+        self._workdirs[instance_id] = cfg.working_dir
+        return InstanceInfo(
+            instance_id=instance_id,
+            provider=self.name,
+            endpoint=f"docker://{container_name(instance_id)}",
+            created_at=float(labels[LABEL_CREATED]),
+            labels=labels,
+            metadata={"image": image},
+        )
+
+    async def _pull(self, image: str) -> None:
+        import docker
+
+        if not self.pull or image == DEFAULT_IMAGE:
+            raise ImageNotFoundError(f"image {image} is not present: {BUILD_HINT}", op="provision")
+        try:
+            await self._call(self.api.pull, image)
+        except docker.errors.APIError as exc:
+            raise ImageNotFoundError(
+                f"image {image} is not present and could not be pulled ({_explain(exc)}); "
+                f"no registry may be reachable here: {BUILD_HINT}",
+                op="provision",
+            ) from None
+
+    async def _destroy(self, instance_id: str) -> bool:
+        import docker
+
+        self._workdirs.pop(instance_id, None)
+        try:
+            await self._call(self.api.remove_container, container_name(instance_id), force=True, v=True)
+        except docker.errors.NotFound:
+            return False
+        except docker.errors.APIError as exc:
+            if exc.status_code == 409:  # removal already in progress: someone else is on it
+                return True
+            raise
+        return True
+
+    async def _status(self, instance_id: str) -> InstanceInfo:
+        return _info(await self._inspect(instance_id))
+
+    async def _inspect(self, instance_id: str) -> dict[str, Any]:
+        import docker
+
+        try:
+            return await self._call(self.api.inspect_container, container_name(instance_id))
+        except docker.errors.NotFound:
+            raise InstanceNotFoundError(f"no docker instance {instance_id!r}", op="lookup") from None
+
+    async def _list(self) -> list[InstanceInfo]:
+        rows = await self._call(
+            self.api.containers, all=True, filters={"label": f"{LABEL_PROVIDER}={self.name}"}
+        )
+        return [_info(row) for row in rows]
+
+    async def _workdir(self, instance_id: str) -> str:
+        if instance_id not in self._workdirs:
+            config = (await self._inspect(instance_id))["Config"]
+            self._workdirs[instance_id] = config.get("WorkingDir") or "/"
+        return self._workdirs[instance_id]
+
+    async def _path(self, instance_id: str, path: str) -> str:
+        return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))
+
+    # ---- exec ------------------------------------------------------------------------------
+
+    async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
+        marker = uuid.uuid4().hex
+        exec_id = await self._exec_create(
+            instance_id,
+            ["sh", "-c", request.command],
+            env={**request.env, _EXEC_MARKER: marker},
+            workdir=await self._path(instance_id, request.cwd) if request.cwd else None,
+        )
+        out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
+        stream = await self._call(self.api.exec_start, exec_id, stream=True, demux=True)
+        timed_out = False
+        async with anyio.create_task_group() as tg:
+            finished = anyio.Event()
+            tg.start_soon(self._pump, stream, out, err, request, finished)
+            with anyio.move_on_after(request.timeout) as deadline:
+                await finished.wait()
+            if deadline.cancelled_caught:
+                timed_out = True
+                await self._kill_tree(instance_id, marker)
+                with anyio.move_on_after(_limits.KILL_GRACE_S):
+                    await finished.wait()
+            stream.close()  # unblocks the reader thread if output is still held open
+        code = (await self._call(self.api.exec_inspect, exec_id))["ExitCode"]
+        if code == 126 and "chdir to cwd" in out.text():
+            raise PathNotFoundError(f"working directory {request.cwd} does not exist", op="exec")
+        return ExecResult(
+            stdout=out.text(),
+            stderr=err.text(),
+            exit_code=TIMEOUT_EXIT_CODE if timed_out else (code if code is not None else -1),
+            timed_out=timed_out,
+            truncated=out.truncated or err.truncated,
+        )
+
+    async def _exec_create(self, instance_id: str, argv: list[str], env: dict[str, str], workdir: str | None) -> str:
+        import docker
+
+        try:
+            created = await self._call(
+                self.api.exec_create,
+                container_name(instance_id),
+                argv,
+                stdout=True,
+                stderr=True,
+                stdin=False,
+                environment=env,
+                workdir=workdir,
+            )
+        except docker.errors.NotFound:
+            raise InstanceNotFoundError(f"no docker instance {instance_id!r}", op="exec") from None
+        except docker.errors.APIError as exc:
+            raise ExecError(f"docker could not exec in {instance_id}: {_explain(exc)}", op="exec") from None
+        return str(created["Id"])
+
+    async def _pump(
+        self, stream: Any, out: OutputBuffer, err: OutputBuffer, request: ExecRequest, finished: anyio.Event
+    ) -> None:
+        """Copy demultiplexed frames from the exec stream (in a thread) into the buffers."""
+
+        def deliver(name: Literal["stdout", "stderr"], chunk: bytes) -> None:
+            (out if name == "stdout" else err).write(chunk)
+            if request.on_output is not None:
+                request.on_output(name, chunk)
+
+        def read() -> None:
+            with contextlib.suppress(OSError, ValueError, AttributeError):  # closed under us
+                for stdout, stderr in stream:
+                    if stdout:
+                        anyio.from_thread.run_sync(deliver, "stdout", stdout)
+                    if stderr:
+                        anyio.from_thread.run_sync(deliver, "stderr", stderr)
+
+        try:
+            await anyio.to_thread.run_sync(read, limiter=_limiter())
+        finally:
+            finished.set()
+
+    async def _kill_tree(self, instance_id: str, marker: str) -> None:
+        exec_id = await self._exec_create(instance_id, ["sh", "-c", _KILL_TREE, _EXEC_MARKER, marker], {}, None)
+        await self._call(self.api.exec_start, exec_id)
+
+    # ---- files -----------------------------------------------------------------------------
+
+    async def _read(self, instance_id: str, path: str) -> bytes:
+        target = await self._path(instance_id, path)
+        chunks = await self._get_archive(instance_id, target, path)
+        return await anyio.to_thread.run_sync(_tar.unpack_single_file, chunks, path)
+
+    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
+        target = await self._path(instance_id, path)
+        await self._put_archive(instance_id, _tar.pack_bytes(target, data), path)
+
+    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        target = await self._path(instance_id, remote)
+        archive = await anyio.to_thread.run_sync(_tar.pack_path, local, target)
+        await self._put_archive(instance_id, archive, remote)
+
+    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
+        chunks = await self._get_archive(instance_id, await self._path(instance_id, remote), remote)
+        await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local)
+
+    async def _put_archive(self, instance_id: str, archive: bytes, shown: str) -> None:
+        import docker
+
+        await self._inspect_if_missing(instance_id)
+        try:
+            await self._call(self.api.put_archive, container_name(instance_id), "/", archive)
+        except docker.errors.APIError as exc:
+            raise _file_error(exc, shown) from None
+
+    async def _get_archive(self, instance_id: str, target: str, shown: str) -> Iterator[bytes]:
+        import docker
+
+        try:
+            stream, _ = await self._call(self.api.get_archive, container_name(instance_id), target)
+        except docker.errors.NotFound:
+            await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
+            raise PathNotFoundError(f"no such file or directory in the instance: {shown}", op="read") from None
+        return iter(stream)
+
+    async def _inspect_if_missing(self, instance_id: str) -> None:
+        if instance_id not in self._workdirs:
+            await self._workdir(instance_id)
+
+
+# Blocking docker-py calls (and readers of exec streams, which wait on output) each hold a
+# worker thread; anyio's default of 40 would let 40 slow readers starve the call that kills them.
+_THREADS: RunVar[anyio.CapacityLimiter] = RunVar("praisonai_docker_threads")
+
+
+def _limiter() -> anyio.CapacityLimiter:
+    try:
+        return _THREADS.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(256)
+        _THREADS.set(limiter)
+        return limiter
+
+
+def _info(container: dict[str, Any]) -> InstanceInfo:
+    """An InstanceInfo from either ``inspect_container`` or a ``containers()`` list row."""
+    labels = container.get("Labels") or container.get("Config", {}).get("Labels") or {}
+    state = container.get("State")
+    status = state.get("Status") if isinstance(state, dict) else state
+    name = (container.get("Name") or (container.get("Names") or [""])[0]).lstrip("/")
+    return InstanceInfo(
+        instance_id=labels.get(LABEL_INSTANCE, name),
+        provider="docker",
+        status=_STATUS.get(str(status), InstanceStatus.ERROR),
+        endpoint=f"docker://{name}",
+        created_at=float(labels.get(LABEL_CREATED, 0)),
+        labels=labels,
+        metadata={"image": container.get("Image") or container.get("Config", {}).get("Image", "")},
+    )
+
+
+def _gpu_request(gpu: str | int | None) -> list[Any] | None:
+    if gpu is None:
+        return None
+    import docker
+
+    count = gpu if isinstance(gpu, int) else -1  # a type name asks for the GPUs there are
+    return [docker.types.DeviceRequest(count=count, capabilities=[["gpu"]])]
+
+
+def _daemon_down(exc: Exception) -> str:
+    where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    return f"the Docker engine at {where} does not answer (is dockerd running?): {exc}"
+
+
+def _explain(exc: Exception) -> str:
+    return str(getattr(exc, "explanation", None) or exc)
+
+
+def _file_error(exc: Exception, shown: str) -> Exception:
+    text = _explain(exc)
+    if "not a directory" in text:
+        return NotADirectoryError(f"a parent of {shown} is not a directory")
+    if "is a directory" in text.lower():
+        return IsADirectoryError(f"{shown} is a directory")
+    return ExecError(f"docker could not write {shown}: {text}", op="write_file")

@@ -1,0 +1,273 @@
+"""Local compute: an instance is a workspace directory on this machine.
+
+Commands run with a clean environment (the config's env plus a minimal ``PATH``/``HOME``; no host
+secrets) in their own process group, so a timeout kills the whole tree. With ``isolate=True``
+every command runs under bubblewrap: the system is read-only, only the workspace is writable, the
+rest of the host (home directories, keys, ``/etc/shadow``) is absent, and ``network="none"`` takes
+the network away. Without isolation this is a plain shell on this machine, not a security boundary.
+
+On disk (``$PRAISONAI_HOME/local/<instance-id>/``): ``instance.json`` (mode 0600),
+``workspace/`` and ``pgids/`` — one empty file per running process group, so a shutdown from any
+process can kill what runs.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import anyio
+
+from praisonai import _limits
+from praisonai._errors import (
+    InstanceNotFoundError,
+    PathNotFoundError,
+    PathOutsideWorkspaceError,
+    ProviderUnavailableError,
+)
+from praisonai._home import praisonai_home
+from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute._process import kill_group, run_process
+from praisonai.compute.base import ComputeProvider, ExecRequest
+from praisonai.compute.config import ComputeConfig
+
+_SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+# What an isolated command sees of the host, read-only. /etc is bound file by file so that
+# /etc/shadow and other host secrets stay out.
+_RO_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/opt")
+_RO_ETC = (
+    "/etc/alternatives", "/etc/ca-certificates", "/etc/ssl", "/etc/ld.so.cache", "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d", "/etc/localtime", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf",
+    "/etc/passwd", "/etc/group", "/etc/mime.types", "/etc/python3", "/etc/python3.11",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class _Instance:
+    """What ``instance.json`` holds, plus where the instance lives."""
+
+    instance_id: str
+    root: Path
+    working_dir: str  # the path commands and files see (the workspace under isolation)
+    env: dict[str, str]
+    isolate: bool
+    network: str
+    created_at: float
+    labels: dict[str, str]
+
+    @property
+    def workspace(self) -> Path:
+        return self.root / "workspace"
+
+    def info(self) -> InstanceInfo:
+        return InstanceInfo(
+            instance_id=self.instance_id,
+            provider="local",
+            status=InstanceStatus.RUNNING,
+            endpoint=f"local://{self.workspace}",
+            created_at=self.created_at,
+            labels=self.labels,
+            metadata={"workspace": str(self.workspace), "isolated": self.isolate},
+        )
+
+
+class LocalCompute(ComputeProvider):
+    """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
+
+    name = "local"
+
+    def __init__(self, *, isolate: bool = False, root: str | os.PathLike[str] | None = None) -> None:
+        self.isolate = isolate
+        self._root = Path(root) if root is not None else None
+        self._known: dict[str, _Instance] = {}
+        if isolate:
+            self.capabilities = frozenset({Capability.ISOLATION, Capability.NETWORK_NONE})
+
+    def unavailable_reason(self) -> str | None:
+        if self.isolate and shutil.which("bwrap") is None:
+            return "isolation needs bubblewrap, which is not installed (apt-get install bubblewrap)"
+        return None
+
+    @property
+    def root(self) -> Path:
+        return self._root or praisonai_home() / "local"
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        reason = self.unavailable_reason()
+        if reason:
+            raise ProviderUnavailableError(reason, op="provision")
+        inst = _Instance(
+            instance_id=instance_id,
+            root=self.root / instance_id,
+            working_dir=cfg.working_dir if self.isolate else "",
+            env=dict(cfg.env),
+            isolate=self.isolate,
+            network=cfg.network,
+            created_at=time.time(),
+            labels=labels,
+        )
+        inst.workspace.mkdir(parents=True)
+        (inst.root / "pgids").mkdir()
+        fd = os.open(inst.root / "instance.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump(_to_json(inst), f)
+        self._known[instance_id] = inst
+        return inst.info()
+
+    async def _destroy(self, instance_id: str) -> bool:
+        self._known.pop(instance_id, None)
+        root = self.root / instance_id
+        if not root.is_dir():
+            return False
+        for entry in (root / "pgids").glob("*"):
+            kill_group(int(entry.name))
+        await anyio.to_thread.run_sync(shutil.rmtree, root, True)
+        return True
+
+    async def _status(self, instance_id: str) -> InstanceInfo:
+        return self._load(instance_id).info()
+
+    async def _list(self) -> list[InstanceInfo]:
+        if not self.root.is_dir():
+            return []
+        found = []
+        for meta in sorted(self.root.glob("*/instance.json")):
+            try:
+                found.append(self._load(meta.parent.name).info())
+            except InstanceNotFoundError:  # removed while we looked
+                continue
+        return found
+
+    def _load(self, instance_id: str) -> _Instance:
+        if instance_id in self._known:
+            return self._known[instance_id]
+        root = self.root / instance_id
+        try:
+            data = json.loads((root / "instance.json").read_text())
+        except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError):
+            raise InstanceNotFoundError(f"no local instance {instance_id!r}", op="lookup") from None
+        inst = _Instance(root=root, **data)
+        self._known[instance_id] = inst
+        return inst
+
+    # ---- exec ------------------------------------------------------------------------------
+
+    async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
+        inst = self._load(instance_id)
+        cwd = self._host_path(inst, request.cwd or ".")
+        if not cwd.is_dir():
+            raise PathNotFoundError(f"working directory {request.cwd} does not exist", op="exec")
+        env = {
+            "PATH": _SYSTEM_PATH,
+            "HOME": inst.working_dir or str(inst.workspace),
+            "LANG": "C.UTF-8",
+            **inst.env,
+            **request.env,
+        }
+        argv = ["/bin/sh", "-c", request.command]
+        if inst.isolate:
+            argv = [*_bwrap_argv(inst, self._inner_path(inst, cwd)), *argv]
+        pgids = inst.root / "pgids"
+        return await run_process(
+            argv,
+            cwd=str(cwd),
+            env=env,
+            request=request,
+            on_start=lambda pid: (pgids / str(pid)).touch(),
+            on_end=lambda pid: (pgids / str(pid)).unlink(missing_ok=True),
+        )
+
+    # ---- files -----------------------------------------------------------------------------
+
+    async def _read(self, instance_id: str, path: str) -> bytes:
+        host = self._host_path(self._load(instance_id), path)
+        return await anyio.to_thread.run_sync(_read_bytes, host, path)
+
+    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
+        host = self._host_path(self._load(instance_id), path)
+        await anyio.to_thread.run_sync(_write_bytes, host, data)
+
+    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        host = self._host_path(self._load(instance_id), remote)
+        await anyio.to_thread.run_sync(_copy, local, host)
+
+    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
+        host = self._host_path(self._load(instance_id), remote)
+        if not host.exists():
+            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
+        await anyio.to_thread.run_sync(_copy, host, local)
+
+    def _host_path(self, inst: _Instance, path: str) -> Path:
+        """Map an instance path to the host, refusing anything that resolves outside the workspace.
+
+        Relative paths start at the workspace; absolute ones under the instance's working dir
+        (``/workspace/...`` by default) are translated, so the same path works on every provider.
+        """
+        workspace = inst.workspace.resolve()
+        virtual = PurePosixPath(inst.working_dir or "/workspace")
+        wanted = PurePosixPath(path)
+        if not wanted.is_absolute():
+            host = workspace / wanted
+        elif wanted == virtual or virtual in wanted.parents:
+            host = workspace / wanted.relative_to(virtual)
+        else:
+            host = Path(wanted)
+        real = Path(os.path.realpath(host))
+        if real != workspace and workspace not in real.parents:
+            raise PathOutsideWorkspaceError(f"{path} is outside the instance workspace", op="path")
+        return real
+
+    def _inner_path(self, inst: _Instance, host: Path) -> str:
+        return str(PurePosixPath(inst.working_dir) / host.relative_to(inst.workspace.resolve()))
+
+
+def _bwrap_argv(inst: _Instance, cwd: str) -> list[str]:
+    argv = ["bwrap", "--die-with-parent", "--unshare-all", "--new-session"]
+    if inst.network != "none":
+        argv.append("--share-net")
+    for path in (*_RO_SYSTEM, *_RO_ETC):
+        argv += ["--ro-bind-try", path, path]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    argv += ["--bind", str(inst.workspace), inst.working_dir, "--chdir", cwd]
+    return argv
+
+
+def _to_json(inst: _Instance) -> dict[str, Any]:
+    return {
+        "instance_id": inst.instance_id,
+        "working_dir": inst.working_dir,
+        "env": inst.env,
+        "isolate": inst.isolate,
+        "network": inst.network,
+        "created_at": inst.created_at,
+        "labels": inst.labels,
+    }
+
+
+def _read_bytes(host: Path, shown: str) -> bytes:
+    try:
+        if host.stat().st_size > _limits.MAX_READ_BYTES:
+            raise ValueError(f"{shown} is larger than {_limits.MAX_READ_BYTES} bytes; use download")
+        return host.read_bytes()
+    except FileNotFoundError:
+        raise PathNotFoundError(f"no such file in the instance: {shown}", op="read_file") from None
+
+
+def _write_bytes(host: Path, data: bytes) -> None:
+    host.parent.mkdir(parents=True, exist_ok=True)
+    host.write_bytes(data)
+
+
+def _copy(source: Path, target: Path) -> None:
+    if source.is_dir():
+        shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+    else:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)

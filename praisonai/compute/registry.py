@@ -1,0 +1,107 @@
+"""The compute bridge: turn ``None``, a name or a provider object into a provider.
+
+Names come from the entry-point group ``praisonai.compute``; the built-ins register there exactly
+like third-party packages do (see pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint, entry_points
+
+from praisonai._errors import MissingDependencyError, UnknownProviderError
+from praisonai.compute.base import ComputeProvider
+
+GROUP = "praisonai.compute"
+#: Other spellings users reach for, mapped to the registered name.
+ALIASES = {"subprocess": "local", "host": "local", "container": "docker"}
+#: The embedded default, in order of preference: the first available one is used.
+DEFAULT_ORDER = ("docker", "local")
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderStatus:
+    """One row of ``praisonai compute providers``."""
+
+    name: str
+    installed: bool
+    available: bool
+    reason: str  # why not installed or not available; empty when available
+
+
+@functools.cache
+def _entry_points() -> dict[str, EntryPoint]:
+    return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
+def available_providers() -> list[str]:
+    """Every registered provider name, sorted (installed or not)."""
+    return sorted(_entry_points())
+
+
+def resolve_compute(compute: object = None) -> ComputeProvider:
+    """``None`` → the default provider; a name or alias → a new provider; a provider → itself.
+
+    Raises:
+        UnknownProviderError (ValueError): no provider by that name; lists the available ones.
+        MissingDependencyError (ImportError): the provider's SDK is missing; names the pip extra.
+        TypeError: ``compute`` is neither a name nor a provider.
+    """
+    if compute is None:
+        return default_compute()
+    if isinstance(compute, str):
+        return _load(compute)()
+    if isinstance(compute, ComputeProvider) or _quacks_like_provider(compute):
+        return compute  # type: ignore[return-value]
+    raise TypeError(
+        f"compute must be a provider name or a provider object, not {type(compute).__name__}"
+    )
+
+
+def default_compute() -> ComputeProvider:
+    """Docker when an engine answers and its image is present, otherwise local."""
+    for name in DEFAULT_ORDER[:-1]:
+        try:
+            provider = resolve_compute(name)
+        except (MissingDependencyError, UnknownProviderError):
+            continue
+        if provider.is_available:
+            return provider
+    return resolve_compute(DEFAULT_ORDER[-1])
+
+
+def provider_statuses() -> list[ProviderStatus]:
+    """Installed and available state of every registered provider, with the reason when not."""
+    rows = []
+    for name in available_providers():
+        try:
+            provider = resolve_compute(name)
+        except MissingDependencyError as exc:
+            rows.append(ProviderStatus(name, installed=False, available=False, reason=str(exc)))
+            continue
+        reason = provider.unavailable_reason()
+        rows.append(ProviderStatus(name, True, reason is None, reason or ""))
+    return rows
+
+
+def _load(name: str) -> type[ComputeProvider]:
+    key = ALIASES.get(name.strip().lower(), name.strip().lower())
+    entry = _entry_points().get(key)
+    if entry is None:
+        known = ", ".join(available_providers()) or "none (is praisonai installed? pip install -e .)"
+        raise UnknownProviderError(f"unknown compute provider {name!r}; available: {known}")
+    cls: type[ComputeProvider] = entry.load()
+    missing = [m for m in cls.requires if importlib.util.find_spec(m) is None]
+    if missing:
+        raise MissingDependencyError(
+            f"the {key} provider needs {', '.join(missing)}: "
+            f"pip install 'praisonai[{cls.extra or key}]'"
+        )
+    return cls
+
+
+def _quacks_like_provider(obj: object) -> bool:
+    """PraisonAI's ComputeProviderProtocol: anything with async ``provision`` and ``execute``."""
+    return callable(getattr(obj, "provision", None)) and callable(getattr(obj, "execute", None))
