@@ -260,7 +260,7 @@ class DockerCompute(ComputeProvider):
         marker = uuid.uuid4().hex
         exec_id = await self._exec_create(
             instance_id,
-            ["sh", "-c", request.command],
+            ["sh", "-c", "--", request.command],
             env={**request.env, _EXEC_MARKER: marker},
             workdir=await self._path(instance_id, request.cwd) if request.cwd else None,
         )

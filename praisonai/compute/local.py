@@ -171,7 +171,7 @@ class LocalCompute(ComputeProvider):
             **inst.env,
             **request.env,
         }
-        argv = ["/bin/sh", "-c", request.command]
+        argv = ["/bin/sh", "-c", "--", request.command]  # "--": a command may start with "-"
         if inst.isolate:
             argv = [*_bwrap_argv(inst, self._inner_path(inst, cwd)), *argv]
         pgids = inst.root / "pgids"

@@ -1,0 +1,91 @@
+"""The one sync→async bridge: a single long-lived event-loop thread serves every sync face.
+
+Objects bound to an event loop (connections, vendor async clients) live on this one loop for the
+life of the process, so they survive between calls — unlike a new loop per call. The thread is a
+daemon; at interpreter exit the handles registered with :func:`close_at_exit` are closed first,
+then the loop stops.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import weakref
+from collections.abc import Awaitable, Callable
+from typing import Any, Protocol, TypeVar
+
+import anyio
+from anyio.from_thread import BlockingPortal
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_portal: BlockingPortal | None = None
+_thread: threading.Thread | None = None
+
+
+class _Closable(Protocol):
+    async def aclose(self) -> None: ...
+
+
+_open_at_exit: weakref.WeakSet[Any] = weakref.WeakSet()
+
+
+def call(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """Run ``await fn(*args)`` on the portal loop and return its result (blocking this thread).
+
+    Works from plain threads and from inside another thread's running event loop (that loop is
+    blocked meanwhile). Raises ``RuntimeError`` on the portal's own thread, where waiting would
+    deadlock.
+    """
+    portal = _get()
+    if threading.current_thread() is _thread:
+        raise RuntimeError(
+            "the sync Sandbox API was called from praisonai's own event loop; use AsyncSandbox there"
+        )
+    return portal.call(fn, *args)
+
+
+def close_at_exit(handle: _Closable) -> None:
+    """Close ``handle`` at interpreter exit if it is still open then (held weakly)."""
+    _open_at_exit.add(handle)
+
+
+def forget_at_exit(handle: _Closable) -> None:
+    _open_at_exit.discard(handle)
+
+
+def _get() -> BlockingPortal:
+    global _portal, _thread
+    with _lock:
+        if _portal is None:
+            ready = threading.Event()
+            holder: list[BlockingPortal] = []
+
+            async def serve() -> None:
+                async with BlockingPortal() as portal:
+                    holder.append(portal)
+                    ready.set()
+                    await portal.sleep_until_stopped()
+
+            _thread = threading.Thread(target=anyio.run, args=(serve,), name="praisonai-portal", daemon=True)
+            _thread.start()
+            ready.wait()
+            _portal = holder[0]
+            atexit.register(_shutdown)
+        return _portal
+
+
+def _shutdown() -> None:
+    portal = _portal
+    if portal is None:
+        return
+    for handle in list(_open_at_exit):
+        try:
+            portal.call(handle.aclose)
+        except Exception:  # exit must go on; the reaper and gc catch what this misses
+            pass
+    try:
+        portal.call(portal.stop)
+    except Exception:
+        pass

@@ -1,0 +1,138 @@
+"""AsyncSandbox: one instance of one provider, as an async context manager."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+from praisonai._errors import CommandFailedError, CommandTimeoutError, SandboxClosedError
+from praisonai._types import UNSET, ExecResult, InstanceInfo, _Unset
+from praisonai.compute.base import ComputeProvider, OutputSink
+from praisonai.compute.config import ComputeConfig
+from praisonai.compute.registry import resolve_compute
+
+
+class AsyncSandbox:
+    """A handle on one instance.
+
+    A sandbox made by :meth:`create` owns its instance: :meth:`close` (or leaving ``async with``)
+    shuts it down. One made by :meth:`connect` only borrows it: ``close`` lets go and leaves the
+    instance running; :meth:`shutdown` removes it in either case. ``close`` is idempotent.
+    """
+
+    def __init__(self, provider: ComputeProvider, info: InstanceInfo, *, owned: bool) -> None:
+        self.provider = provider
+        self.info = info
+        self.owned = owned
+        self._closed = False
+
+    @property
+    def id(self) -> str:
+        return self.info.instance_id
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @classmethod
+    async def create(cls, compute: object = None, config: object = None, **fields: Any) -> AsyncSandbox:
+        """Provision a new instance. ``compute``: a name, a provider, or ``None`` for the default.
+
+        ``fields`` override the config's: ``create("docker", image="python:3.12", env={...})``.
+        """
+        provider = resolve_compute(compute)
+        cfg = ComputeConfig.coerce(config)
+        if fields:
+            cfg = ComputeConfig.coerce({**cfg.model_dump(exclude_unset=True), **fields})
+        return cls(provider, await provider.provision(cfg), owned=True)
+
+    @classmethod
+    async def connect(cls, instance_id: str, compute: object = None) -> AsyncSandbox:
+        """Attach to an existing instance, created by any process. The provider defaults to the
+        one named by the id's prefix (``docker_…`` → docker)."""
+        provider = resolve_compute(compute if compute is not None else instance_id.split("_", 1)[0])
+        return cls(provider, await provider.get_status(instance_id), owned=False)
+
+    async def exec(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float | None | _Unset = UNSET,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        check: bool = False,
+        max_output: int | None = None,
+        on_output: OutputSink | None = None,
+    ) -> ExecResult:
+        """Run a command; see :meth:`ComputeProvider.execute` for the contract.
+
+        With ``check=True`` a non-zero exit raises :class:`CommandFailedError` and a timeout
+        :class:`CommandTimeoutError`, both carrying the result.
+        """
+        self._ensure_open()
+        result = await self.provider.execute(
+            self.id, command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output
+        )
+        if check and result.timed_out:
+            raise CommandTimeoutError(result, str(command))
+        if check and result.exit_code != 0:
+            raise CommandFailedError(result, str(command))
+        return result
+
+    async def read_file(self, path: str) -> bytes:
+        """The file's bytes (``FileNotFoundError`` when missing)."""
+        self._ensure_open()
+        return await self.provider.read_file(self.id, path)
+
+    async def write_file(self, path: str, data: bytes | str) -> None:
+        """Write bytes (or UTF-8 text) exactly, creating parent directories."""
+        self._ensure_open()
+        await self.provider.write_file(self.id, path, data)
+
+    async def upload(self, local_path: str | os.PathLike[str], remote_path: str) -> None:
+        """Copy a local file or directory into the instance."""
+        self._ensure_open()
+        await self.provider.upload_file(self.id, local_path, remote_path)
+
+    async def download(self, remote_path: str, local_path: str | os.PathLike[str]) -> None:
+        """Copy a file or directory out of the instance."""
+        self._ensure_open()
+        await self.provider.download_file(self.id, remote_path, local_path)
+
+    async def status(self) -> InstanceInfo:
+        """The instance's current state, fresh from the provider."""
+        self._ensure_open()
+        self.info = await self.provider.get_status(self.id)
+        return self.info
+
+    async def shutdown(self) -> None:
+        """Remove the instance now, whoever created it, and close this handle."""
+        if not self._closed:
+            self._closed = True
+            await self.provider.shutdown(self.id)
+
+    async def close(self) -> None:
+        """Shut the instance down if this handle owns it; otherwise just let go. Idempotent."""
+        if self.owned:
+            await self.shutdown()
+        self._closed = True
+
+    aclose = close
+
+    async def __aenter__(self) -> AsyncSandbox:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"<AsyncSandbox {self.id} on {self.provider.provider_name} ({state})>"
+
+    def _ensure_open(self) -> None:
+        if self._closed:
+            raise SandboxClosedError(f"sandbox {self.id} is closed", op="sandbox")

@@ -1,0 +1,101 @@
+"""Sandbox: the same API as AsyncSandbox, blocking, over the one long-lived portal loop."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from types import TracebackType
+from typing import Any
+
+from praisonai import _portal
+from praisonai._types import UNSET, ExecResult, InstanceInfo, _Unset
+from praisonai.compute.base import ComputeProvider, OutputSink
+from praisonai.sandbox._async import AsyncSandbox
+
+
+class Sandbox:
+    """Blocking twin of :class:`AsyncSandbox`; every method runs on praisonai's portal loop.
+
+    Safe to call from plain threads and from code inside another running event loop (which is
+    blocked for the call). An owned sandbox still open at interpreter exit is shut down then.
+    """
+
+    def __init__(self, inner: AsyncSandbox) -> None:
+        self._inner = inner
+        _portal.close_at_exit(inner)
+
+    @classmethod
+    def create(cls, compute: object = None, config: object = None, **fields: Any) -> Sandbox:
+        return cls(_portal.call(lambda: AsyncSandbox.create(compute, config, **fields)))
+
+    @classmethod
+    def connect(cls, instance_id: str, compute: object = None) -> Sandbox:
+        return cls(_portal.call(AsyncSandbox.connect, instance_id, compute))
+
+    @property
+    def id(self) -> str:
+        return self._inner.id
+
+    @property
+    def info(self) -> InstanceInfo:
+        return self._inner.info
+
+    @property
+    def provider(self) -> ComputeProvider:
+        return self._inner.provider
+
+    @property
+    def closed(self) -> bool:
+        return self._inner.closed
+
+    def exec(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float | None | _Unset = UNSET,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        check: bool = False,
+        max_output: int | None = None,
+        on_output: OutputSink | None = None,
+    ) -> ExecResult:
+        return _portal.call(
+            lambda: self._inner.exec(
+                command, timeout=timeout, cwd=cwd, env=env, check=check,
+                max_output=max_output, on_output=on_output,
+            )
+        )  # fmt: skip
+
+    def read_file(self, path: str) -> bytes:
+        return _portal.call(self._inner.read_file, path)
+
+    def write_file(self, path: str, data: bytes | str) -> None:
+        _portal.call(self._inner.write_file, path, data)
+
+    def upload(self, local_path: str | os.PathLike[str], remote_path: str) -> None:
+        _portal.call(self._inner.upload, local_path, remote_path)
+
+    def download(self, remote_path: str, local_path: str | os.PathLike[str]) -> None:
+        _portal.call(self._inner.download, remote_path, local_path)
+
+    def status(self) -> InstanceInfo:
+        return _portal.call(self._inner.status)
+
+    def shutdown(self) -> None:
+        _portal.call(self._inner.shutdown)
+        _portal.forget_at_exit(self._inner)
+
+    def close(self) -> None:
+        _portal.call(self._inner.close)
+        _portal.forget_at_exit(self._inner)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return repr(self._inner).replace("AsyncSandbox", "Sandbox", 1)
