@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import posixpath
+import socket
 import threading
 import uuid
 from collections.abc import Callable, Iterator
@@ -265,19 +266,22 @@ class DockerCompute(ComputeProvider):
             workdir=await self._path(instance_id, request.cwd) if request.cwd else None,
         )
         out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
-        stream = await self._call(self.api.exec_start, exec_id, stream=True, demux=True)
+        stream = _ExecStream(await self._call(self.api.exec_start, exec_id, socket=True))
         timed_out = False
-        async with anyio.create_task_group() as tg:
-            finished = anyio.Event()
-            tg.start_soon(self._pump, stream, out, err, request, finished)
-            with anyio.move_on_after(request.timeout) as deadline:
-                await finished.wait()
-            if deadline.cancelled_caught:
-                timed_out = True
-                await self._kill_tree(instance_id, marker)
-                with anyio.move_on_after(_limits.KILL_GRACE_S):
+        try:
+            async with anyio.create_task_group() as tg:
+                finished = anyio.Event()
+                tg.start_soon(self._pump, stream, out, err, request, finished)
+                with anyio.move_on_after(request.timeout) as deadline:
                     await finished.wait()
-            stream.close()  # unblocks the reader thread if output is still held open
+                if deadline.cancelled_caught:
+                    timed_out = True
+                    await self._kill_tree(instance_id, marker)
+                    with anyio.move_on_after(_limits.KILL_GRACE_S):
+                        await finished.wait()
+                stream.close()  # unblocks the reader thread if output is still held open
+        finally:
+            stream.close()
         code = (await self._call(self.api.exec_inspect, exec_id))["ExitCode"]
         if code == 126 and "chdir to cwd" in out.text():
             raise PathNotFoundError(f"working directory {request.cwd} does not exist", op="exec")
@@ -310,7 +314,7 @@ class DockerCompute(ComputeProvider):
         return str(created["Id"])
 
     async def _pump(
-        self, stream: Any, out: OutputBuffer, err: OutputBuffer, request: ExecRequest, finished: anyio.Event
+        self, stream: _ExecStream, out: OutputBuffer, err: OutputBuffer, request: ExecRequest, finished: anyio.Event
     ) -> None:
         """Copy demultiplexed frames from the exec stream (in a thread) into the buffers."""
 
@@ -320,12 +324,8 @@ class DockerCompute(ComputeProvider):
                 request.on_output(name, chunk)
 
         def read() -> None:
-            with contextlib.suppress(OSError, ValueError, AttributeError):  # closed under us
-                for stdout, stderr in stream:
-                    if stdout:
-                        anyio.from_thread.run_sync(deliver, "stdout", stdout)
-                    if stderr:
-                        anyio.from_thread.run_sync(deliver, "stderr", stderr)
+            for name, chunk in stream:
+                anyio.from_thread.run_sync(deliver, name, chunk)
 
         try:
             await anyio.to_thread.run_sync(read, limiter=_limiter())
@@ -378,6 +378,35 @@ class DockerCompute(ComputeProvider):
     async def _inspect_if_missing(self, instance_id: str) -> None:
         if instance_id not in self._workdirs:
             await self._workdir(instance_id)
+
+
+class _ExecStream:
+    """The hijacked socket of one ``exec_start``: iterate ``(stream, bytes)`` frames, close once.
+
+    Closing from another thread shuts the socket down, which ends a blocked iteration.
+    """
+
+    def __init__(self, sock_io: Any) -> None:
+        self._io = sock_io
+        self._sock = getattr(sock_io, "_sock", sock_io)
+        self._closed = False
+
+    def __iter__(self) -> Iterator[tuple[Literal["stdout", "stderr"], bytes]]:
+        from docker.utils.socket import STDERR, frames_iter
+
+        with contextlib.suppress(OSError, ValueError):  # the socket was closed under us
+            for kind, data in frames_iter(self._io, tty=False):
+                if data:
+                    yield ("stderr" if kind == STDERR else "stdout"), data
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        self._sock.close()
+        self._io.close()
 
 
 # Blocking docker-py calls (and readers of exec streams, which wait on output) each hold a
