@@ -105,27 +105,16 @@ class DockerCompute(ComputeProvider):
         self.pull = pull
         self._base_url = base_url
         self._api: Any = None
-        self._api_lock = threading.Lock()
         self._workdirs: dict[str, str] = {}
 
     # ---- the engine ------------------------------------------------------------------------
 
     @property
     def api(self) -> Any:
-        """docker-py's low-level ``APIClient``, created on first use and shared by all threads."""
-        with self._api_lock:
-            if self._api is None:
-                import docker
-
-                try:
-                    kwargs: dict[str, Any] = {"max_pool_size": 64}
-                    if self._base_url:
-                        self._api = docker.APIClient(base_url=self._base_url, **kwargs)
-                    else:
-                        self._api = docker.from_env(**kwargs).api
-                except docker.errors.DockerException as exc:
-                    raise ProviderUnavailableError(_daemon_down(exc), op="connect") from None
-            return self._api
+        """docker-py's low-level ``APIClient``: one per engine address, shared process-wide."""
+        if self._api is None:
+            self._api = _shared_client(self._base_url)
+        return self._api
 
     async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run one blocking docker-py call in a worker thread, translating a dead daemon."""
@@ -378,6 +367,26 @@ class DockerCompute(ComputeProvider):
     async def _inspect_if_missing(self, instance_id: str) -> None:
         if instance_id not in self._workdirs:
             await self._workdir(instance_id)
+
+
+_clients: dict[str | None, Any] = {}
+_clients_lock = threading.Lock()
+
+
+def _shared_client(base_url: str | None) -> Any:
+    """One client (and connection pool) per engine, so providers and sandboxes reuse sockets."""
+    import docker
+
+    with _clients_lock:
+        if base_url not in _clients:
+            try:
+                if base_url:
+                    _clients[base_url] = docker.APIClient(base_url=base_url, max_pool_size=64)
+                else:
+                    _clients[base_url] = docker.from_env(max_pool_size=64).api
+            except docker.errors.DockerException as exc:
+                raise ProviderUnavailableError(_daemon_down(exc), op="connect") from None
+        return _clients[base_url]
 
 
 class _ExecStream:

@@ -181,7 +181,7 @@ class LocalCompute(ComputeProvider):
             env=env,
             request=request,
             on_start=lambda pid: (pgids / str(pid)).touch(),
-            on_end=lambda pid: (pgids / str(pid)).unlink(missing_ok=True),
+            on_end=lambda pid: _forget_if_empty(pgids / str(pid)),
         )
 
     # ---- files -----------------------------------------------------------------------------
@@ -237,6 +237,15 @@ def _bwrap_argv(inst: _Instance, cwd: str) -> list[str]:
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     argv += ["--bind", str(inst.workspace), inst.working_dir, "--chdir", cwd]
     return argv
+
+
+def _forget_if_empty(record: Path) -> None:
+    """Drop a process group's record once nothing runs in it; a backgrounded child keeps it,
+    so that shutdown still finds and kills it."""
+    try:
+        os.killpg(int(record.name), 0)
+    except (ProcessLookupError, PermissionError):
+        record.unlink(missing_ok=True)
 
 
 def _to_json(inst: _Instance) -> dict[str, Any]:

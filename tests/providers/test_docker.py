@@ -1,0 +1,85 @@
+"""Docker-specific promises: hardening, labels, network, errors for a missing image or daemon."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from praisonai import _portal
+from praisonai._errors import ImageNotFoundError, ProviderUnavailableError
+from praisonai.compute.docker import DockerCompute, container_name
+
+pytestmark = pytest.mark.usefixtures("docker_ok")
+
+
+@pytest.fixture
+def provider() -> DockerCompute:
+    return DockerCompute()
+
+
+@pytest.fixture
+def make(provider: DockerCompute) -> Iterator[object]:
+    made: list[str] = []
+
+    def provision(**config: object) -> str:
+        instance_id = _portal.call(provider.provision, config).instance_id
+        made.append(instance_id)
+        return instance_id
+
+    yield provision
+    for instance_id in made:
+        _portal.call(provider.shutdown, instance_id)
+
+
+def _inspect(instance_id: str) -> dict:
+    return DockerCompute().api.inspect_container(container_name(instance_id))
+
+
+def test_container_is_hardened_and_labelled(make) -> None:
+    instance_id = make(env={"API_TOKEN": "s3cret"}, cpu=0.5, memory_mb=256)
+    attrs = _inspect(instance_id)
+    host = attrs["HostConfig"]
+    assert host["Init"] is True
+    assert host["CapDrop"] == ["ALL"] and "SYS_ADMIN" not in host["CapAdd"]
+    assert "no-new-privileges:true" in host["SecurityOpt"]
+    assert host["PidsLimit"] > 0 and host["NanoCpus"] == 500_000_000
+    assert host["Memory"] == 256 * 1024 * 1024
+    labels = attrs["Config"]["Labels"]
+    for key in ("instance", "owner", "definition", "created", "provider"):
+        assert f"praisonai.{key}" in labels
+    assert labels["praisonai.instance"] == instance_id
+    # env travels through the API, never on a command line
+    assert "s3cret" not in " ".join([attrs["Path"], *attrs["Args"]])
+    assert "s3cret" not in labels["praisonai.definition"]
+
+
+def test_network_none_leaves_only_loopback(make, provider: DockerCompute) -> None:
+    instance_id = make(network="none")
+    out = _portal.call(provider.execute, instance_id, "cat /proc/net/dev").stdout
+    interfaces = {line.split(":")[0].strip() for line in out.splitlines()[2:]}
+    assert interfaces == {"lo"}
+
+
+def test_missing_image_is_a_clear_error(provider: DockerCompute) -> None:
+    with pytest.raises(ImageNotFoundError, match="build-offline"):
+        _portal.call(provider.provision, {"image": "praisonai-no-such-image:1"})
+    left = DockerCompute().api.containers(all=True, filters={"ancestor": "praisonai-no-such-image:1"})
+    assert left == []
+
+
+# docker-py leaves the socket of a refused connect for the garbage collector to close.
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_daemon_down_is_a_clear_error() -> None:
+    down = DockerCompute(base_url="unix:///nonexistent/docker.sock")
+    assert "does not answer" in (down.unavailable_reason() or "")
+    with pytest.raises(ProviderUnavailableError):
+        _portal.call(down.provision)
+
+
+def test_timeout_kills_a_process_that_left_its_session(make, provider: DockerCompute) -> None:
+    instance_id = make()
+    r = _portal.call(lambda: provider.execute(instance_id, "setsid sleep 301 & sleep 301", timeout=1))
+    assert r.timed_out
+    left = _portal.call(provider.execute, instance_id, "grep -l '[s]leep 301' /proc/[0-9]*/cmdline; true")
+    assert left.stdout == ""
