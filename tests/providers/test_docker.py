@@ -68,8 +68,6 @@ def test_missing_image_is_a_clear_error(provider: DockerCompute) -> None:
     assert left == []
 
 
-# docker-py leaves the socket of a refused connect for the garbage collector to close.
-@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 def test_daemon_down_is_a_clear_error() -> None:
     down = DockerCompute(base_url="unix:///nonexistent/docker.sock")
     assert "does not answer" in (down.unavailable_reason() or "")
