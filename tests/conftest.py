@@ -57,7 +57,7 @@ def no_leaked_containers() -> Iterator[None]:
     if shutil.which("docker") is None or docker_reason() is not None:
         return
     left = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=praisonai.owner"],
+        ["docker", "ps", "-aq", "--filter", "label=praisonai.owner"],
         capture_output=True, text=True, check=False,
     ).stdout.split()  # fmt: skip
     mine = [c for c in left if _owned_by_this_run(c)]

@@ -32,7 +32,7 @@ from praisonai._errors import (
     UnsupportedFeatureError,
 )
 from praisonai._types import UNSET, Capability, ExecResult, InstanceInfo, _Unset
-from praisonai.compute.config import ComputeConfig
+from praisonai.compute.config import ComputeConfig, PackageManager
 
 #: Receives output as it is produced: ("stdout" | "stderr", bytes).
 OutputSink = Callable[[Literal["stdout", "stderr"], bytes], None]
@@ -151,7 +151,7 @@ class ComputeProvider(ABC):
         self,
         instance_id: str,
         command: str | Sequence[str],
-        timeout: float | None | _Unset = UNSET,
+        timeout: float | _Unset | None = UNSET,
         *,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
@@ -287,7 +287,7 @@ def owner_tag() -> str:
     return f"{user}@{socket.gethostname()}:{os.getpid()}"
 
 
-def _resolve_timeout(timeout: float | None | _Unset) -> float | None:
+def _resolve_timeout(timeout: float | _Unset | None) -> float | None:
     if timeout is UNSET:
         return _limits.DEFAULT_EXEC_TIMEOUT_S
     if timeout is not None and timeout <= 0:
@@ -299,7 +299,7 @@ def _checked_env(env: Mapping[str, str]) -> Mapping[str, str]:
     return ComputeConfig.coerce({"env": dict(env)}).env
 
 
-def _package_commands(packages: Mapping[str, list[str]]) -> list[str]:
+def _package_commands(packages: Mapping[PackageManager, list[str]]) -> list[str]:
     """One install command per manager. Names were validated (no leading dash) and are quoted."""
     quoted = {manager: " ".join(shlex.quote(n) for n in names) for manager, names in packages.items() if names}
     commands = {

@@ -59,7 +59,7 @@ class AsyncSandbox:
         self,
         command: str | Sequence[str],
         *,
-        timeout: float | None | _Unset = UNSET,
+        timeout: float | _Unset | None = UNSET,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         check: bool = False,

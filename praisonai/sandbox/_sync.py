@@ -52,7 +52,7 @@ class Sandbox:
         self,
         command: str | Sequence[str],
         *,
-        timeout: float | None | _Unset = UNSET,
+        timeout: float | _Unset | None = UNSET,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         check: bool = False,
