@@ -348,7 +348,6 @@ class DockerCompute(ComputeProvider):
     async def _put_archive(self, instance_id: str, archive: bytes, shown: str) -> None:
         import docker
 
-        await self._inspect_if_missing(instance_id)
         try:
             await self._call(self.api.put_archive, container_name(instance_id), "/", archive)
         except docker.errors.APIError as exc:
@@ -363,10 +362,6 @@ class DockerCompute(ComputeProvider):
             await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
             raise PathNotFoundError(f"no such file or directory in the instance: {shown}", op="read") from None
         return iter(stream)
-
-    async def _inspect_if_missing(self, instance_id: str) -> None:
-        if instance_id not in self._workdirs:
-            await self._workdir(instance_id)
 
 
 _clients: dict[str | None, Any] = {}
