@@ -87,6 +87,18 @@ class ExecError(PraisonAIError, RuntimeError):
     retryable = True
 
 
+class ChannelClosedError(ExecError):
+    """The exec channel into the instance closed (helper killed, instance restarted or removed).
+
+    ``sent`` is False when the request never reached the helper, so repeating it is safe; the
+    next call opens a new channel by itself.
+    """
+
+    def __init__(self, message: str, *, op: str | None = None, sent: bool = True) -> None:
+        super().__init__(message, op=op)
+        self.sent = sent
+
+
 class CommandFailedError(ExecError):
     """Raised by ``exec(..., check=True)`` when the command exits non-zero; carries the result."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 
 class _Unset(enum.Enum):
@@ -101,3 +101,33 @@ class InstanceInfo:
     created_at: float = 0.0
     labels: Mapping[str, str] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class OutputChunk:
+    """A piece of a running command's output, as ``stream()`` yields it."""
+
+    stream: Literal["stdout", "stderr"]
+    data: bytes
+
+    @property
+    def text(self) -> str:
+        """The bytes as UTF-8 (a multi-byte character cut between chunks shows as U+FFFD)."""
+        return self.data.decode("utf-8", "replace")
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessInfo:
+    """A background process in an instance. ``state`` is "running", "exited" or "lost" (it died
+    with its instance, or was killed before it could record an exit code)."""
+
+    process_id: str
+    command: str
+    cwd: str
+    started_at: float
+    state: Literal["running", "exited", "lost"]
+    exit_code: int | None = None
+
+    @property
+    def running(self) -> bool:
+        return self.state == "running"

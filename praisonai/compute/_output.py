@@ -35,6 +35,18 @@ class OutputBuffer:
             self.dropped += excess
 
     @property
+    def head_size(self) -> int:
+        return self._head_size
+
+    @property
+    def tail_size(self) -> int:
+        return self._tail_size
+
+    def skip(self, count: int) -> None:
+        """Record ``count`` bytes that were dropped before they reached this buffer."""
+        self.dropped += max(0, count)
+
+    @property
     def truncated(self) -> bool:
         return self.dropped > 0 or len(self._tail) > self._tail_size
 

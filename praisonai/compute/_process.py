@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
 import anyio
-from anyio.abc import ByteReceiveStream, Process
+from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from praisonai._limits import KILL_GRACE_S
 from praisonai._types import ExecResult
@@ -32,11 +32,16 @@ async def run_process(
     """Run ``argv`` in a new session; at ``request.timeout`` kill its whole process group.
 
     ``on_start``/``on_end`` receive the process-group id, so a caller can record what runs (a
-    shutdown from another process kills those groups). stdin is ``/dev/null``.
+    shutdown from another process kills those groups). stdin is ``request.stdin``'s bytes, or
+    ``/dev/null`` when it is ``None``.
     """
     out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
     process = await anyio.open_process(
-        list(argv), stdin=subprocess.DEVNULL, cwd=cwd, env=dict(env), start_new_session=True
+        list(argv),
+        stdin=subprocess.DEVNULL if request.stdin is None else subprocess.PIPE,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
     )
     on_start(process.pid)
     timed_out = False
@@ -49,6 +54,8 @@ async def run_process(
             ]
             for pump in pumps:
                 readers.start_soon(pump.run)
+            if process.stdin is not None:
+                readers.start_soon(_feed, process.stdin, request.stdin or b"")
             # Done means: the process exited and its output closed (like subprocess.run).
             with anyio.move_on_after(request.timeout) as deadline:
                 await process.wait()
@@ -96,6 +103,16 @@ class _Pump:
                     self.sink(self.name, chunk)
         finally:
             self.done.set()
+
+
+async def _feed(stdin: ByteSendStream, data: bytes) -> None:
+    """Write the command's stdin, then close it; a command that stops reading is fine."""
+    try:
+        await stdin.send(data)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError):
+        pass
+    finally:
+        await stdin.aclose()
 
 
 def kill_group(pgid: int) -> None:

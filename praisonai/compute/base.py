@@ -65,6 +65,7 @@ class ExecRequest:
     timeout: float | None
     max_output: int
     on_output: OutputSink | None = None
+    stdin: bytes | None = None  # None: stdin is closed (/dev/null)
 
 
 class ComputeProvider(ABC):
@@ -157,8 +158,12 @@ class ComputeProvider(ABC):
         env: Mapping[str, str] | None = None,
         max_output: int | None = None,
         on_output: OutputSink | None = None,
+        stdin: bytes | str | None = None,
     ) -> ExecResult:
         """Run a shell command (a string for ``sh -c``, or an argv list) in the instance.
+
+        stdin is closed unless ``stdin`` gives its bytes (text is UTF-8 encoded), so a bare
+        ``cat`` returns at once. ``on_output`` receives output chunks while the command runs.
 
         ``timeout`` omitted means the default (``_limits.DEFAULT_EXEC_TIMEOUT_S``); ``None``
         means no limit. At the timeout the command's whole process tree inside the instance is
@@ -178,6 +183,7 @@ class ComputeProvider(ABC):
             timeout=_resolve_timeout(timeout),
             max_output=max_output or _limits.DEFAULT_MAX_OUTPUT_BYTES,
             on_output=on_output,
+            stdin=stdin.encode() if isinstance(stdin, str) else stdin,
         )
         if not request.command.strip():
             raise ConfigError("the command is empty", op="exec")

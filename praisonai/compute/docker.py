@@ -10,15 +10,12 @@ labels, from any process. docker-py is imported lazily: this module loads withou
 
 from __future__ import annotations
 
-import contextlib
 import os
 import posixpath
-import socket
 import threading
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -34,9 +31,10 @@ from praisonai._errors import (
     ProvisionError,
 )
 from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.channel.channel import Channel
+from praisonai.channel.pool import ChannelPool
 from praisonai.compute import _tar
-from praisonai.compute._output import OutputBuffer
-from praisonai.compute._process import TIMEOUT_EXIT_CODE
+from praisonai.compute._docker_exec import DockerExecTransport
 from praisonai.compute.base import (
     LABEL_CREATED,
     LABEL_INSTANCE,
@@ -56,15 +54,7 @@ BUILD_HINT = (
 # Enough to install packages and run ordinary tools as root; no NET_RAW, MKNOD, SYS_*, AUDIT_*.
 _CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"]
 _PIDS_LIMIT = 4096
-_EXEC_MARKER = "PRAISONAI_EXEC_ID"
-# Kills every process whose environment carries the marker, repeating while a fork races it.
-# POSIX sh + grep only, so it works on any image with a shell.
-_KILL_TREE = (
-    'n=0; while [ "$n" -lt 20 ]; do '
-    'found=$(grep -lF "$0=$1" /proc/[0-9]*/environ 2>/dev/null) || exit 0; '
-    'for f in $found; do p=${f#/proc/}; kill -9 "${p%/environ}" 2>/dev/null; done; '
-    "n=$((n+1)); done"
-)
+_SPOOL = "/tmp/.praisonai"  # where the exec helper spools output inside a container
 _STATUS = {
     "created": InstanceStatus.PROVISIONING,
     "running": InstanceStatus.RUNNING,
@@ -106,6 +96,7 @@ class DockerCompute(ComputeProvider):
         self._base_url = base_url
         self._api: Any = None
         self._workdirs: dict[str, str] = {}
+        self._channels = ChannelPool(self._open_channel)
 
     # ---- the engine ------------------------------------------------------------------------
 
@@ -208,6 +199,7 @@ class DockerCompute(ComputeProvider):
         import docker
 
         self._workdirs.pop(instance_id, None)
+        self._channels.drop(instance_id)
         try:
             await self._call(self.api.remove_container, container_name(instance_id), force=True, v=True)
         except docker.errors.NotFound:
@@ -244,97 +236,51 @@ class DockerCompute(ComputeProvider):
     async def _path(self, instance_id: str, path: str) -> str:
         return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))
 
-    # ---- exec ------------------------------------------------------------------------------
+    # ---- exec and files: through the instance's channel -------------------------------------
 
-    async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
-        marker = uuid.uuid4().hex
-        exec_id = await self._exec_create(
-            instance_id,
-            ["sh", "-c", "--", request.command],
-            env={**request.env, _EXEC_MARKER: marker},
-            workdir=await self._path(instance_id, request.cwd) if request.cwd else None,
-        )
-        out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
-        stream = _ExecStream(await self._call(self.api.exec_start, exec_id, socket=True))
-        timed_out = False
-        try:
-            async with anyio.create_task_group() as tg:
-                finished = anyio.Event()
-                tg.start_soon(self._pump, stream, out, err, request, finished)
-                with anyio.move_on_after(request.timeout) as deadline:
-                    await finished.wait()
-                if deadline.cancelled_caught:
-                    timed_out = True
-                    await self._kill_tree(instance_id, marker)
-                    with anyio.move_on_after(_limits.KILL_GRACE_S):
-                        await finished.wait()
-                stream.close()  # unblocks the reader thread if output is still held open
-        finally:
-            stream.close()
-        code = (await self._call(self.api.exec_inspect, exec_id))["ExitCode"]
-        if code == 126 and "chdir to cwd" in out.text():
-            raise PathNotFoundError(f"working directory {request.cwd} does not exist", op="exec")
-        return ExecResult(
-            stdout=out.text(),
-            stderr=err.text(),
-            exit_code=TIMEOUT_EXIT_CODE if timed_out else (code if code is not None else -1),
-            timed_out=timed_out,
-            truncated=out.truncated or err.truncated,
-        )
-
-    async def _exec_create(self, instance_id: str, argv: list[str], env: dict[str, str], workdir: str | None) -> str:
+    async def _open_channel(self, instance_id: str) -> Channel:
         import docker
+        import requests
+
+        def open_transport(argv: list[str]) -> DockerExecTransport:
+            return DockerExecTransport(self.api, container_name(instance_id), argv)
 
         try:
-            created = await self._call(
-                self.api.exec_create,
-                container_name(instance_id),
-                argv,
-                stdout=True,
-                stderr=True,
-                stdin=False,
-                environment=env,
-                workdir=workdir,
-            )
+            return await Channel.open(open_transport, _SPOOL)
         except docker.errors.NotFound:
             raise InstanceNotFoundError(f"no docker instance {instance_id!r}", op="exec") from None
         except docker.errors.APIError as exc:
             raise ExecError(f"docker could not exec in {instance_id}: {_explain(exc)}", op="exec") from None
-        return str(created["Id"])
+        except requests.exceptions.ConnectionError as exc:
+            raise ProviderUnavailableError(_daemon_down(exc), op="exec") from None
 
-    async def _pump(
-        self, stream: _ExecStream, out: OutputBuffer, err: OutputBuffer, request: ExecRequest, finished: anyio.Event
-    ) -> None:
-        """Copy demultiplexed frames from the exec stream (in a thread) into the buffers."""
-
-        def deliver(name: Literal["stdout", "stderr"], chunk: bytes) -> None:
-            (out if name == "stdout" else err).write(chunk)
-            if request.on_output is not None:
-                request.on_output(name, chunk)
-
-        def read() -> None:
-            for name, chunk in stream:
-                anyio.from_thread.run_sync(deliver, name, chunk)
-
-        try:
-            await anyio.to_thread.run_sync(read, limiter=_limiter())
-        finally:
-            finished.set()
-
-    async def _kill_tree(self, instance_id: str, marker: str) -> None:
-        exec_id = await self._exec_create(instance_id, ["sh", "-c", _KILL_TREE, _EXEC_MARKER, marker], {}, None)
-        await self._call(self.api.exec_start, exec_id)
-
-    # ---- files -----------------------------------------------------------------------------
+    async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
+        cwd = await self._path(instance_id, request.cwd or ".")
+        return await self._channels.run(
+            instance_id,
+            lambda channel: channel.exec(
+                request.command,
+                cwd=cwd,
+                env=request.env,
+                timeout=request.timeout,
+                max_output=request.max_output,
+                stdin=request.stdin,
+                on_output=request.on_output,
+            ),
+        )
 
     async def _read(self, instance_id: str, path: str) -> bytes:
         target = await self._path(instance_id, path)
-        chunks = await self._get_archive(instance_id, target, path)
-        return await anyio.to_thread.run_sync(_tar.unpack_single_file, chunks, path)
+        data = await self._channels.run(
+            instance_id, lambda channel: channel.read_file(target, 0, _limits.MAX_READ_BYTES + 1)
+        )
+        if len(data) > _limits.MAX_READ_BYTES:
+            raise ValueError(f"{path} is larger than {_limits.MAX_READ_BYTES} bytes; use download")
+        return data
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         target = await self._path(instance_id, path)
-        await self._put_archive(instance_id, _tar.pack_bytes(target, data), path)
+        await self._channels.run(instance_id, lambda channel: channel.write_file(target, data))
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         target = await self._path(instance_id, remote)
@@ -382,35 +328,6 @@ def _shared_client(base_url: str | None) -> Any:
             except docker.errors.DockerException as exc:
                 raise ProviderUnavailableError(_daemon_down(exc), op="connect") from None
         return _clients[base_url]
-
-
-class _ExecStream:
-    """The hijacked socket of one ``exec_start``: iterate ``(stream, bytes)`` frames, close once.
-
-    Closing from another thread shuts the socket down, which ends a blocked iteration.
-    """
-
-    def __init__(self, sock_io: Any) -> None:
-        self._io = sock_io
-        self._sock = getattr(sock_io, "_sock", sock_io)
-        self._closed = False
-
-    def __iter__(self) -> Iterator[tuple[Literal["stdout", "stderr"], bytes]]:
-        from docker.utils.socket import STDERR, frames_iter
-
-        with contextlib.suppress(OSError, ValueError):  # the socket was closed under us
-            for kind, data in frames_iter(self._io, tty=False):
-                if data:
-                    yield ("stderr" if kind == STDERR else "stdout"), data
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        self._sock.close()
-        self._io.close()
 
 
 # Blocking docker-py calls (and readers of exec streams, which wait on output) each hold a

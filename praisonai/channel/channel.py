@@ -1,0 +1,318 @@
+"""The persistent exec channel: one helper shell per instance, many requests in flight.
+
+The helper (``helper.sh``, POSIX sh) reads one request line at a time and answers on stdout in
+request order; commands run in detached jobs whose output is spooled inside the instance, and
+whose end is announced on stderr. So a command costs a fork and an exec inside the instance
+instead of a new ``docker exec`` (about 50 ms), and any number run at once.
+
+Waiting works from any event loop: the transport's reader thread resolves asyncio futures with
+``call_soon_threadsafe``. Results cross the thread boundary as values, never as exceptions, so an
+abandoned wait cannot log "exception never retrieved".
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from importlib import resources
+from typing import Any, Literal
+
+import anyio
+import anyio.to_thread
+
+from praisonai._errors import ChannelClosedError, ExecError, PathNotFoundError
+from praisonai._types import ExecResult, ProcessInfo
+from praisonai.channel._job import Job, Sink
+from praisonai.channel._waiter import Waiter
+from praisonai.channel._wire import (
+    LineSplitter,
+    PendingReply,
+    ReplyParser,
+    assignments,
+    new_nonce,
+    request_line,
+)
+from praisonai.channel.transport import Transport
+from praisonai.compute._output import OutputBuffer
+
+HELPER = resources.files(__package__).joinpath("helper.sh").read_text()
+#: Spooled files of this many finished commands are removed in one batch.
+_TRASH_BATCH = 64
+#: A reply slower than this makes the channel ask the provider whether the helper still runs.
+_PROBE_AFTER_S = 0.25
+
+OpenTransport = Callable[[list[str]], Transport]
+
+
+def helper_argv(spool: str, nonce: str) -> list[str]:
+    """The command that starts the helper (the script travels as ``sh -c`` text, never a file)."""
+    return ["sh", "-c", HELPER, "praisonai-helper", spool, nonce]
+
+
+class Channel:
+    """A live helper in one instance. Open it with :meth:`open`; it is closed for good once its
+    transport ends — providers then open a new one."""
+
+    def __init__(self, transport: Transport, spool: str) -> None:
+        self.transport = transport
+        self.spool = spool
+        self.helper_pid = 0
+        self._replies = ReplyParser()
+        self._jobs: dict[str, Waiter] = {}
+        self._closed: ChannelClosedError | None = None
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
+        self._trash: list[str] = []
+        self._send_lock = threading.Lock()  # held by worker threads: replies come in write order
+
+    # ---- opening and closing ---------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, open_transport: OpenTransport, spool: str) -> Channel:
+        """Start a helper through ``open_transport(argv)`` and wait for its hello."""
+        nonce = new_nonce()
+        transport = await anyio.to_thread.run_sync(open_transport, helper_argv(spool, nonce))
+        channel = cls(transport, spool)
+        hello = Waiter()
+        channel._replies.expect(PendingReply(nonce.encode(), lambda status, body: hello.resolve(status)))
+        transport.start(channel._replies.feed, LineSplitter(channel._on_event).feed, channel._on_closed)
+        status = await channel.wait_for(hello, "start")
+        if not isinstance(status, str) or not status.isdigit():
+            channel.close()
+            raise ChannelClosedError(f"the exec helper did not start: {channel._why()}", op="exec")
+        channel.helper_pid = int(status)
+        return channel
+
+    @property
+    def is_open(self) -> bool:
+        return self._closed is None
+
+    def close(self) -> None:
+        self.transport.close()
+
+    def _on_closed(self) -> None:
+        message = (
+            "the exec channel into the instance closed (the helper was killed or the instance "
+            "stopped){}; the next call opens a new channel"
+        )
+        # A request without a reply did not run: had the helper started a job, the job would
+        # hold the channel open until it reported. So those may be sent again; running jobs not.
+        self._closed = ChannelClosedError(message.format(""), op="exec", sent=False)
+        self._replies.fail(self._closed)
+        jobs, self._jobs = self._jobs, {}
+        lost = ChannelClosedError(message.format(" while the command ran"), op="exec", sent=True)
+        for waiter in jobs.values():
+            waiter.resolve(lost)
+
+    def _on_event(self, line: str) -> None:
+        kind, _, rest = line.partition(" ")
+        if kind == "D":
+            job_id, code, flags = rest.split(" ")
+            waiter = self._jobs.pop(job_id, None)
+            if waiter is not None:
+                waiter.resolve((int(code), int(flags)))
+        elif line:
+            self._stderr_tail.append(line)  # the helper's own complaints, kept for error messages
+
+    def expect_job(self, job_id: str, waiter: Waiter) -> None:
+        """Route the job's end notice to ``waiter`` (register before sending the job)."""
+        self._jobs[job_id] = waiter
+
+    def forget_job(self, job_id: str) -> None:
+        self._jobs.pop(job_id, None)
+
+    def _why(self) -> str:
+        return "; ".join(self._stderr_tail) or "no output"
+
+    # ---- requests --------------------------------------------------------------------------
+
+    async def request(
+        self,
+        function: str,
+        *args: str,
+        payload: bytes | None = None,
+        sink: Callable[[bytes], None] | None = None,
+    ) -> tuple[str, bytes]:
+        """Send one request and return the helper's (status, body)."""
+        waiter = Waiter()
+        await self.send(function, args, payload, sink, waiter.resolve)
+        status, body = await self.wait_for(waiter, function)
+        return status, body
+
+    async def post(self, function: str, *args: str) -> None:
+        """Send a request whose reply nobody waits for; a closed channel is not an error here."""
+        try:
+            await self.send(function, args, None, None, lambda value: None)
+        except ChannelClosedError:
+            pass
+
+    async def send(
+        self,
+        function: str,
+        args: tuple[str, ...],
+        payload: bytes | None,
+        sink: Callable[[bytes], None] | None,
+        resolve: Callable[[Any], None],
+    ) -> None:
+        nonce = new_nonce()
+        line = request_line(function, nonce, *args)
+        reply = PendingReply(nonce.encode(), lambda status, body: resolve((status, body)), sink)
+        # Fast path: a short request goes out from the event loop when the socket takes it at
+        # once (a worker-thread hop costs more than the whole write).
+        if not payload and len(line) <= 4096 and self._send_lock.acquire(blocking=False):
+            try:
+                self._check_open()
+                self._replies.expect(reply)
+                try:
+                    sent = self.transport.send_nowait(line)
+                    if 0 < sent < len(line):
+                        self.transport.send(line[sent:])  # rare: finish the line, it is short
+                except OSError:
+                    sent = len(line)  # the reader sees the end too and fails the reply
+                if not sent:
+                    self._replies.retract(reply)
+            finally:
+                self._send_lock.release()
+            if sent:
+                return
+        await anyio.to_thread.run_sync(self._write, line, reply, payload)
+
+    def _write(self, line: bytes, reply: PendingReply, payload: bytes | None) -> None:
+        with self._send_lock:  # the reply order is the write order
+            self._check_open()
+            self._replies.expect(reply)
+            try:
+                self.transport.send(line)
+                if payload:
+                    self.transport.send(payload)
+            except OSError:
+                pass  # the reader sees the end too and fails the reply; don't race it here
+
+    def _check_open(self) -> None:
+        if self._closed is not None:
+            raise ChannelClosedError(str(self._closed), op="exec", sent=False)
+
+    async def wait_for(self, waiter: Waiter, what: str, *, probe: bool = True) -> Any:
+        """Wait for a value from the reader thread.
+
+        A reply is due within milliseconds, so a silent helper is probed: its pipes can outlive
+        it while jobs it started still run. Jobs report by themselves and are not probed.
+        """
+        delay = _PROBE_AFTER_S if probe else None
+        while True:
+            with anyio.move_on_after(delay):
+                value = await waiter.wait()
+                if isinstance(value, tuple) and isinstance(value[0], BaseException):
+                    raise value[0]
+                if isinstance(value, BaseException):
+                    raise value
+                return value
+            if not await anyio.to_thread.run_sync(self.transport.alive):
+                self.transport.close()
+                raise ChannelClosedError(
+                    f"the exec helper died before answering {what!r}", op="exec", sent=False
+                )
+            delay = 1.0
+
+    # ---- exec ------------------------------------------------------------------------------
+
+    async def exec(
+        self,
+        command: str,
+        *,
+        cwd: str,
+        env: Mapping[str, str],
+        timeout: float | None,
+        max_output: int,
+        stdin: bytes | None = None,
+        on_output: Sink | None = None,
+    ) -> ExecResult:
+        """Run ``command`` under ``sh -c`` in ``cwd`` with the exec contract (see ComputeProvider)."""
+        job = Job(self, max_output, on_output)
+        if stdin is not None:
+            await self.write_file(job.stdin_path, stdin)
+        await job.start(command, cwd, env, with_stdin=stdin is not None)
+        try:
+            return await job.result(timeout)
+        finally:
+            await self._discard(*job.files)
+
+    async def fetch(self, path: str, buffer: OutputBuffer) -> None:
+        """Copy a spooled stream into ``buffer``, moving only its head and tail when it is long."""
+        cap = buffer.head_size + buffer.tail_size
+        _, head = await self.request("__p_read", path, "0", str(cap + 1))
+        if len(head) <= cap:
+            buffer.write(head)
+            return
+        _, size = await self.request("__p_size", path)
+        _, tail = await self.request("__p_tail", path, str(buffer.tail_size))
+        buffer.write(head[: buffer.head_size])
+        buffer.skip(int(size.strip() or 0) - buffer.head_size - len(tail))
+        buffer.write(tail)
+
+    async def _discard(self, *paths: str) -> None:
+        self._trash.extend(paths)
+        if len(self._trash) >= _TRASH_BATCH:
+            batch, self._trash = self._trash, []
+            await self.post("__p_rm", *batch)
+
+    # ---- files -----------------------------------------------------------------------------
+
+    async def read_file(self, path: str, offset: int = 0, limit: int | None = None) -> bytes:
+        args = [path, str(offset)] + ([str(limit)] if limit is not None else [])
+        status, body = await self.request("__p_read", *args)
+        if status != "0":
+            raise _file_error(status, path, "read_file")
+        return body
+
+    async def write_file(self, path: str, data: bytes) -> None:
+        status, _ = await self.request("__p_write", path, str(len(data)), payload=data)
+        if status != "0":
+            raise _file_error(status, path, "write_file")
+
+    # ---- background processes ----------------------------------------------------------------
+
+    async def start(self, command: str, *, cwd: str, env: Mapping[str, str]) -> ProcessInfo:
+        process_id = "p" + uuid.uuid4().hex[:12]
+        started = time.time()
+        meta = json.dumps({"command": command, "cwd": cwd, "started_at": started})
+        status, _ = await self.request("__p_start", process_id, cwd, meta, command, *assignments(env))
+        if status == "nocwd":
+            raise PathNotFoundError(f"working directory {cwd} does not exist", op="start")
+        if status != "0":
+            raise ExecError(f"could not start a background process: {status}", op="start")
+        return ProcessInfo(process_id, command, cwd, started, "running")
+
+    async def processes(self, process_id: str | None = None) -> list[ProcessInfo]:
+        _, body = await self.request("__p_ps", *([process_id] if process_id else []))
+        found = []
+        for line in body.decode(errors="replace").splitlines():
+            pid, state, meta_text = line.split("\t", 2)
+            meta = json.loads(meta_text)
+            code = int(state) if state.lstrip("-").isdigit() else None
+            kind: Literal["running", "exited", "lost"] = (
+                "exited" if code is not None else "lost" if state == "lost" else "running"
+            )
+            found.append(ProcessInfo(pid, meta["command"], meta["cwd"], meta["started_at"], kind, code))
+        return found
+
+    def process_file(self, process_id: str, name: Literal["out", "err", "pid"]) -> str:
+        return f"{self.spool}/bg/{process_id}/{name}"
+
+    async def kill_process(self, process_id: str) -> None:
+        await self.request("__p_kill", "bg-" + process_id, self.process_file(process_id, "pid"))
+
+
+def _file_error(status: str, path: str, op: str) -> Exception:
+    if status == "isdir":
+        return IsADirectoryError(f"{path} is a directory")
+    if status == "notdir":
+        return NotADirectoryError(f"a parent of {path} is not a directory")
+    if status == "missing":
+        return PathNotFoundError(f"no such file in the instance: {path}", op=op)
+    if status == "denied":
+        return PermissionError(f"permission denied: {path}")
+    return ExecError(f"{op} of {path} failed in the instance (status {status})", op=op)

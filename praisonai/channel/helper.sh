@@ -1,0 +1,175 @@
+# praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir and grep).
+# Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE
+#
+# Requests arrive on stdin, one line of shell code each, calling a function below with
+# arguments the client has quoted; __p_write is followed by exactly SIZE raw bytes.
+# Every request gets one reply on stdout: optional body bytes, then "<nonce> <status>\n".
+# Finished jobs are announced on stderr as single short lines (atomic pipe writes):
+#   D <id> <exit-code> <flags>    flags: 1 = stdout not empty, 2 = stderr not empty (summed)
+# Exec output is spooled under SPOOL/x, background processes under SPOOL/bg/<id>, so output is
+# never interleaved on the channel and a background process can be found again by id.
+__p_nl='
+'
+__p_s=$1
+# Commands see the umask the helper was started with; the spool is private.
+__p_umask=$(umask)
+umask 077
+[ -d "$__p_s/bg" ] || mkdir -p -- "$__p_s/x" "$__p_s/bg" || exit 70
+__p_reply() { printf '%s %s\n' "$1" "$2"; }
+# Background processes get SIGINT/SIGQUIT back through env (coreutils 8.31+) where it exists:
+# anything started with & has them ignored, and sh cannot undo that.
+__p_sig=
+env --default-signal=INT,QUIT true 2>/dev/null && __p_sig='env --default-signal=INT,QUIT'
+__p_jobs=0
+
+# exec: run a command in a background job; its end is announced on stderr. The command runs
+# in a subshell (no exec: about 1 ms less per command) that carries PRAISONAI_EXEC_ID=<id>
+# into every program it starts; the subshell's pid is recorded for the kill sweep.
+__p_exec() {  # nonce id cwd stdin-file command [NAME=value...]
+  if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
+  __p_job "$@" &
+  __p_reply "$1" 0
+  __p_jobs=$((__p_jobs + 1))
+  [ $((__p_jobs % 64)) -ne 0 ] || jobs >/dev/null  # lets the shell forget finished jobs
+}
+__p_job() {
+  exec </dev/null >/dev/null
+  __p_x=$__p_s/x/$2 __p_i=$2 __p_in=${4:-/dev/null} __p_c=$5
+  cd -- "$3" || exit
+  shift 5
+  [ $# -eq 0 ] || export "$@"
+  export PRAISONAI_EXEC_ID="$__p_i"
+  umask "$__p_umask"
+  ( set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" &
+  echo $! >"$__p_x.p"
+  wait $!
+  __p_r=$?
+  __p_f=0
+  [ -s "$__p_x.o" ] && __p_f=1
+  [ -s "$__p_x.e" ] && __p_f=$((__p_f + 2))
+  echo "D $__p_i $__p_r $__p_f" >&2
+}
+
+# kill: the job's process, its descendants, and every process whose environment carries its
+# marker (however deep or detached, setsid included); repeated while forks race the sweep.
+__p_kill() {  # nonce marker pid-file
+  ( __p_sweep "$2" "$3" & ) </dev/null >/dev/null 2>&1
+  __p_reply "$1" 0
+}
+__p_sweep() {
+  __p_root=
+  [ -s "$2" ] && read -r __p_root <"$2"
+  __p_k=0
+  while [ "$__p_k" -lt 20 ]; do
+    __p_found=$(__p_tree "$__p_root"; grep -lF -- "PRAISONAI_EXEC_ID=$1" /proc/[0-9]*/environ 2>/dev/null)
+    [ -n "$__p_found" ] || return 0
+    for __p_f in $__p_found; do
+      __p_f=${__p_f#/proc/}
+      kill -9 "${__p_f%/environ}" 2>/dev/null
+    done
+    __p_root=
+    __p_k=$((__p_k + 1))
+  done
+}
+__p_tree() {  # pid: it and its descendants that still run, from /proc/*/stat
+  [ -n "$1" ] && [ -d "/proc/$1" ] || return 0
+  __p_want=" $1 " __p_grew=1
+  while [ -n "$__p_grew" ]; do
+    __p_grew=
+    for __p_st in /proc/[0-9]*/stat; do
+      read -r __p_line 2>/dev/null <"$__p_st" || continue
+      __p_p=${__p_line##*) } __p_p=${__p_p#* } __p_p=${__p_p%% *}
+      case $__p_want in *" $__p_p "*) ;; *) continue ;; esac
+      __p_pid=${__p_line%% *}
+      case $__p_want in *" $__p_pid "*) ;; *) __p_want="$__p_want$__p_pid " __p_grew=1 ;; esac
+    done
+  done
+  echo $__p_want
+}
+
+# files
+__p_write() {  # nonce path size, then SIZE bytes
+  __p_d=${2%/*}
+  [ -z "$__p_d" ] || [ -d "$__p_d" ] || mkdir -p -- "$__p_d" 2>/dev/null
+  if { : >"$2"; } 2>/dev/null; then
+    head -c "$3" >"$2"
+    __p_reply "$1" $?
+  else
+    head -c "$3" >/dev/null  # consume the payload, or it would be read as requests
+    __p_reply "$1" "$(__p_why "$2" w)"
+  fi
+}
+__p_read() {  # nonce path [offset [limit]]
+  if [ -d "$2" ]; then __p_reply "$1" isdir; return; fi
+  if [ ! -e "$2" ]; then __p_reply "$1" "$(__p_why "$2")"; return; fi
+  if [ "${3:-0}" -gt 0 ]; then
+    if [ -n "$4" ]; then tail -c "+$(($3 + 1))" -- "$2" | head -c "$4"; else tail -c "+$(($3 + 1))" -- "$2"; fi
+  elif [ -n "$4" ]; then
+    head -c "$4" -- "$2"
+  else
+    cat -- "$2"
+  fi
+  __p_reply "$1" $?
+}
+__p_tail() {  # nonce path count
+  tail -c "$3" -- "$2"
+  __p_reply "$1" $?
+}
+__p_size() {  # nonce path
+  if [ -f "$2" ]; then wc -c <"$2"; __p_reply "$1" 0; else __p_reply "$1" missing; fi
+}
+__p_why() {  # path [w]: why it cannot be read (or, with w, written)
+  if [ -d "$1" ]; then echo isdir; return; fi
+  if [ -e "$1" ]; then echo denied; return; fi
+  __p_up=${1%/*}
+  while [ -n "$__p_up" ]; do
+    if [ -e "$__p_up" ]; then
+      if [ ! -d "$__p_up" ]; then echo notdir; elif [ -n "$2" ]; then echo denied; else echo missing; fi
+      return
+    fi
+    __p_up=${__p_up%/*}
+  done
+  echo missing
+}
+__p_rm() {  # nonce path...
+  __p_n=$1
+  shift
+  rm -rf -- "$@" 2>/dev/null
+  __p_reply "$__p_n" $?
+}
+
+# background processes: SPOOL/bg/<id>/{meta,pid,out,err,rc}; rc appears when it ends.
+__p_start() {  # nonce id cwd meta command [NAME=value...]
+  __p_b=$__p_s/bg/$2
+  if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
+  mkdir -- "$__p_b" 2>/dev/null || { __p_reply "$1" exists; return; }
+  printf '%s\n' "$4" >"$__p_b/meta"
+  ( __p_bg "$@" & ) </dev/null >/dev/null 2>&1
+  __p_reply "$1" 0
+}
+__p_bg() {
+  __p_b=$__p_s/bg/$2 __p_i=$2 __p_c=$5
+  cd -- "$3" || exit
+  shift 5
+  [ $# -eq 0 ] || export "$@"
+  PRAISONAI_EXEC_ID=bg-$__p_i $__p_sig sh -c -- "$__p_c" >"$__p_b/out" 2>"$__p_b/err" &
+  echo $! >"$__p_b/pid"
+  wait $!
+  echo $? >"$__p_b/rc"
+}
+__p_ps() {  # nonce [id]: one line per process: id <tab> state <tab> meta
+  for __p_b in "$__p_s"/bg/${2:-*}; do
+    [ -f "$__p_b/meta" ] || continue
+    __p_st=running
+    if [ -s "$__p_b/rc" ]; then read -r __p_st <"$__p_b/rc"
+    elif [ -s "$__p_b/pid" ]; then read -r __p_p <"$__p_b/pid"; [ -d "/proc/$__p_p" ] || __p_st=lost
+    fi
+    read -r __p_m <"$__p_b/meta"
+    printf '%s\t%s\t%s\n' "${__p_b##*/}" "$__p_st" "$__p_m"
+  done
+  __p_reply "$1" 0
+}
+
+echo $$ >"$__p_s/helper.pid"
+__p_reply "$2" "$$"
+while IFS= read -r __p_line; do eval "$__p_line"; done

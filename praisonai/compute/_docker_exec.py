@@ -1,0 +1,86 @@
+"""A long-lived ``docker exec`` as a channel transport: stdin in, demultiplexed stdout/stderr out."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from praisonai.channel.transport import Receiver, Transport
+
+_HEADER = 8  # docker's stream frame: [stream, 0, 0, 0, size (4 bytes, big-endian)]
+_STDERR = 2
+
+
+class DockerExecTransport(Transport):
+    """One process started by the engine's exec API, attached through its hijacked socket."""
+
+    def __init__(
+        self,
+        api: Any,
+        container: str,
+        argv: Sequence[str],
+        *,
+        env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
+    ) -> None:
+        self._api = api
+        self.exec_id = api.exec_create(
+            container, list(argv), stdin=True, stdout=True, stderr=True, environment=env, workdir=workdir
+        )["Id"]
+        stream = api.exec_start(self.exec_id, socket=True)
+        self._sock: socket.socket = getattr(stream, "_sock", stream)
+        self._sock.settimeout(None)  # idle is normal; docker-py's request timeout must not apply
+        self._closed = False
+
+    def _pump(self, on_stdout: Receiver, on_stderr: Receiver) -> None:
+        buffer = bytearray()
+        while True:
+            try:
+                data = self._sock.recv(1 << 18)
+            except OSError:
+                data = b""
+            if not data:
+                return
+            buffer += data
+            start = 0
+            while len(buffer) - start >= _HEADER:
+                size = int.from_bytes(buffer[start + 4 : start + _HEADER], "big")
+                end = start + _HEADER + size
+                if len(buffer) < end:
+                    break
+                receive = on_stderr if buffer[start] == _STDERR else on_stdout
+                receive(bytes(buffer[start + _HEADER : end]))
+                start = end
+            del buffer[:start]
+
+    def send(self, data: bytes) -> None:
+        self._sock.sendall(data)
+
+    def send_nowait(self, data: bytes) -> int:
+        try:
+            return self._sock.send(data, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return 0
+
+    def alive(self) -> bool:
+        return bool(self._inspect().get("Running"))
+
+    def exit_code(self) -> int | None:
+        state = self._inspect()
+        return None if state.get("Running") else state.get("ExitCode")
+
+    def _inspect(self) -> dict[str, Any]:
+        try:
+            return dict(self._api.exec_inspect(self.exec_id))
+        except Exception:  # the container is gone: so is the process
+            return {"Running": False}
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)
+        self._sock.close()
