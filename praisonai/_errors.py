@@ -73,6 +73,10 @@ class InstanceNotFoundError(PraisonAIError, LookupError):
     """No instance with that id exists (any more)."""
 
 
+class ProcessNotFoundError(PraisonAIError, LookupError):
+    """No background process with that id in the instance."""
+
+
 class SandboxClosedError(PraisonAIError, RuntimeError):
     """The sandbox handle was used after it was closed."""
 

@@ -131,3 +131,23 @@ class ProcessInfo:
     @property
     def running(self) -> bool:
         return self.state == "running"
+
+
+@dataclass(frozen=True, slots=True)
+class SessionResult:
+    """What a session command printed since the last result, and whether it still runs.
+
+    ``running=True`` (after an idle timeout) means ``exit_code`` is ``None`` and the command waits
+    for ``send()``, ``read()`` or ``interrupt()``.
+    """
+
+    stdout: str
+    stderr: str
+    exit_code: int | None
+    running: bool = False
+    timed_out: bool = False
+    truncated: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0 and not self.timed_out

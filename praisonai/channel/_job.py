@@ -14,7 +14,7 @@ from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._types import ExecResult
 from praisonai.channel._waiter import Waiter
 from praisonai.channel._wire import assignments
-from praisonai.compute._output import OutputBuffer
+from praisonai._output import OutputBuffer
 
 if TYPE_CHECKING:
     from praisonai.channel.channel import Channel

@@ -37,7 +37,7 @@ from praisonai.channel._wire import (
     request_line,
 )
 from praisonai.channel.transport import Transport
-from praisonai.compute._output import OutputBuffer
+from praisonai._output import OutputBuffer
 
 HELPER = resources.files(__package__).joinpath("helper.sh").read_text()
 #: Spooled files of this many finished commands are removed in one batch.

@@ -87,6 +87,11 @@ __p_tree() {  # pid: it and its descendants that still run, from /proc/*/stat
   echo $__p_want
 }
 
+__p_signal() {  # nonce pgid signal: signal a process group (a session's shell and its command)
+  kill -s "$3" -- "-$2" 2>/dev/null
+  __p_reply "$1" $?
+}
+
 # files
 __p_write() {  # nonce path size, then SIZE bytes
   __p_d=${2%/*}

@@ -45,6 +45,10 @@ class Transport(ABC):
         """Write what fits without blocking and return how much that was (0: try ``send``)."""
         return 0
 
+    def signal_group(self, signum: int) -> bool:
+        """Signal the process's group from here if this side can (False: ask the helper)."""
+        return False
+
     @abstractmethod
     def alive(self) -> bool:
         """Ask out of band whether the process still runs (its pipes may outlive it)."""
@@ -97,6 +101,11 @@ class ProcessTransport(Transport):
         with self._lock:
             while view:  # a raw pipe write may be partial
                 view = view[self.process.stdin.write(view) or 0 :]
+
+    def signal_group(self, signum: int) -> bool:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.process.pid, signum)
+        return True
 
     def alive(self) -> bool:
         return self.process.poll() is None

@@ -13,7 +13,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from praisonai._limits import KILL_GRACE_S
 from praisonai._types import ExecResult
-from praisonai.compute._output import OutputBuffer
+from praisonai._output import OutputBuffer
 from praisonai.compute.base import ExecRequest, OutputSink
 
 #: ``timeout(1)``'s exit status for a command stopped at its deadline.

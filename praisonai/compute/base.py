@@ -10,7 +10,9 @@ capability checks, defaults, labels, setup, clean-up on failure — and call a s
 from __future__ import annotations
 
 import dataclasses
+import functools
 import getpass
+import re
 import os
 import shlex
 import socket
@@ -28,10 +30,15 @@ from praisonai._errors import (
     ConfigError,
     ExecError,
     PathNotFoundError,
+    ProcessNotFoundError,
     ProvisionError,
     UnsupportedFeatureError,
 )
-from praisonai._types import UNSET, Capability, ExecResult, InstanceInfo, _Unset
+from praisonai._types import UNSET, Capability, ExecResult, InstanceInfo, ProcessInfo, _Unset
+from praisonai.channel.channel import Channel
+from praisonai.channel.pool import ChannelPool
+from praisonai.channel.session import ShellSession
+from praisonai.channel.transport import Transport
 from praisonai.compute.config import ComputeConfig, PackageManager
 
 #: Receives output as it is produced: ("stdout" | "stderr", bytes).
@@ -223,6 +230,93 @@ class ComputeProvider(ABC):
         await self._download(instance_id, remote_path, Path(local_path))
         return True
 
+    # ---- background processes (providers with an exec channel) -------------------------------
+
+    async def start_process(
+        self, instance_id: str, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None
+    ) -> ProcessInfo:
+        """Start ``command`` in the background and return at once. Its output is spooled inside
+        the instance, so any process can read it, wait for it or kill it later by its id."""
+        where = await self._channel_cwd(instance_id, cwd)
+        checked = _checked_env(env or {})
+        return await self._channels.run(instance_id, lambda ch: ch.start(command, cwd=where, env=checked))
+
+    async def list_processes(self, instance_id: str) -> list[ProcessInfo]:
+        """Every background process started in the instance, by any client."""
+        return await self._channels.run(instance_id, lambda ch: ch.processes())
+
+    async def get_process(self, instance_id: str, process_id: str) -> ProcessInfo:
+        found = await self._channels.run(instance_id, lambda ch: ch.processes(_process_id(process_id)))
+        if not found:
+            raise ProcessNotFoundError(f"no background process {process_id!r} in {instance_id}", op="process")
+        return found[0]
+
+    async def read_process_output(
+        self,
+        instance_id: str,
+        process_id: str,
+        *,
+        stream: Literal["stdout", "stderr"] = "stdout",
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> bytes:
+        """The process's output from byte ``offset`` (at most ``limit`` bytes), while it runs or after."""
+        await self.get_process(instance_id, process_id)
+        name: Literal["out", "err"] = "out" if stream == "stdout" else "err"
+        return await self._channels.run(
+            instance_id,
+            lambda ch: ch.read_file(ch.process_file(process_id, name), offset, limit),
+        )
+
+    async def wait_process(self, instance_id: str, process_id: str, timeout: float | None = None) -> ProcessInfo:
+        """Wait until the process ends (or ``timeout`` passes) and return its state."""
+        delay = 0.01
+        with anyio.move_on_after(timeout):
+            while (info := await self.get_process(instance_id, process_id)).running:
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+            return info
+        return await self.get_process(instance_id, process_id)
+
+    async def kill_process(self, instance_id: str, process_id: str) -> None:
+        """Kill the process and everything it started; idempotent."""
+        await self.get_process(instance_id, process_id)
+        await self._channels.run(instance_id, lambda ch: ch.kill_process(process_id))
+
+    async def open_session(self, instance_id: str, *, cwd: str | None = None) -> ShellSession:
+        """A persistent shell in the instance (cwd, variables and functions persist)."""
+        where = await self._channel_cwd(instance_id, cwd)
+
+        async def signal_group(pgid: int, name: str) -> None:
+            await self._channels.run(instance_id, lambda ch: ch.request("__p_signal", str(pgid), name))
+
+        return ShellSession(functools.partial(self._transport, instance_id), signal_group, where)
+
+    # ---- the exec channel: a provider that can start a process with pipes gets it all --------
+
+    def _transport(self, instance_id: str, argv: list[str]) -> Transport:
+        """Start ``argv`` inside the instance with stdin/stdout/stderr attached (blocking)."""
+        raise UnsupportedFeatureError(
+            f"the {self.name} provider has no exec channel (background processes, sessions)", op="exec"
+        )
+
+    async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
+        """``cwd`` as an absolute path inside the instance (default: its working dir)."""
+        raise UnsupportedFeatureError(f"the {self.name} provider has no exec channel", op="exec")
+
+    def _spool(self, instance_id: str) -> str:
+        """Where the helper keeps spooled output inside the instance."""
+        return "/tmp/.praisonai"
+
+    @property
+    def _channels(self) -> ChannelPool:
+        pool: ChannelPool | None = self.__dict__.get("_channel_pool")
+        if pool is None:
+            pool = self.__dict__["_channel_pool"] = ChannelPool(
+                lambda iid: Channel.open(functools.partial(self._transport, iid), self._spool(iid))
+            )
+        return pool
+
     # ---- helpers ---------------------------------------------------------------------------
 
     def _labels(self, instance_id: str, cfg: ComputeConfig) -> dict[str, str]:
@@ -299,6 +393,12 @@ def _resolve_timeout(timeout: float | _Unset | None) -> float | None:
     if timeout is not None and timeout <= 0:
         raise ConfigError(f"timeout must be positive seconds or None, not {timeout}", op="exec")
     return timeout
+
+
+def _process_id(process_id: str) -> str:
+    if not re.fullmatch(r"p[0-9a-f]{12}", process_id):
+        raise ProcessNotFoundError(f"{process_id!r} is not a background process id", op="process")
+    return process_id
 
 
 def _checked_env(env: Mapping[str, str]) -> Mapping[str, str]:

@@ -31,8 +31,6 @@ from praisonai._errors import (
     ProvisionError,
 )
 from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.channel.channel import Channel
-from praisonai.channel.pool import ChannelPool
 from praisonai.compute import _tar
 from praisonai.compute._docker_exec import DockerExecTransport
 from praisonai.compute.base import (
@@ -54,7 +52,6 @@ BUILD_HINT = (
 # Enough to install packages and run ordinary tools as root; no NET_RAW, MKNOD, SYS_*, AUDIT_*.
 _CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"]
 _PIDS_LIMIT = 4096
-_SPOOL = "/tmp/.praisonai"  # where the exec helper spools output inside a container
 _STATUS = {
     "created": InstanceStatus.PROVISIONING,
     "running": InstanceStatus.RUNNING,
@@ -96,7 +93,6 @@ class DockerCompute(ComputeProvider):
         self._base_url = base_url
         self._api: Any = None
         self._workdirs: dict[str, str] = {}
-        self._channels = ChannelPool(self._open_channel)
 
     # ---- the engine ------------------------------------------------------------------------
 
@@ -238,15 +234,12 @@ class DockerCompute(ComputeProvider):
 
     # ---- exec and files: through the instance's channel -------------------------------------
 
-    async def _open_channel(self, instance_id: str) -> Channel:
+    def _transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
         import docker
         import requests
 
-        def open_transport(argv: list[str]) -> DockerExecTransport:
-            return DockerExecTransport(self.api, container_name(instance_id), argv)
-
         try:
-            return await Channel.open(open_transport, _SPOOL)
+            return DockerExecTransport(self.api, container_name(instance_id), argv)
         except docker.errors.NotFound:
             raise InstanceNotFoundError(f"no docker instance {instance_id!r}", op="exec") from None
         except docker.errors.APIError as exc:
@@ -254,8 +247,11 @@ class DockerCompute(ComputeProvider):
         except requests.exceptions.ConnectionError as exc:
             raise ProviderUnavailableError(_daemon_down(exc), op="exec") from None
 
+    async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
+        return await self._path(instance_id, cwd or ".")
+
     async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
-        cwd = await self._path(instance_id, request.cwd or ".")
+        cwd = await self._channel_cwd(instance_id, request.cwd)
         return await self._channels.run(
             instance_id,
             lambda channel: channel.exec(

@@ -32,6 +32,7 @@ from praisonai._errors import (
 )
 from praisonai._home import praisonai_home
 from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.channel.transport import ProcessTransport
 from praisonai.compute._process import kill_group, run_process
 from praisonai.compute.base import ComputeProvider, ExecRequest
 from praisonai.compute.config import ComputeConfig
@@ -45,6 +46,9 @@ _RO_ETC = (
     "/etc/ld.so.conf.d", "/etc/localtime", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf",
     "/etc/passwd", "/etc/group", "/etc/mime.types", "/etc/python3", "/etc/python3.11",
 )  # fmt: skip
+
+
+_ISOLATED_SPOOL = "/tmp/.praisonai"  # the helper's spool as an isolated instance sees it
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +119,7 @@ class LocalCompute(ComputeProvider):
         )
         inst.workspace.mkdir(parents=True)
         (inst.root / "pgids").mkdir()
+        (inst.root / "spool").mkdir(mode=0o700)
         fd = os.open(inst.root / "instance.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         with os.fdopen(fd, "w") as f:
             json.dump(_to_json(inst), f)
@@ -123,6 +128,7 @@ class LocalCompute(ComputeProvider):
 
     async def _destroy(self, instance_id: str) -> bool:
         self._known.pop(instance_id, None)
+        self._channels.drop(instance_id)
         root = self.root / instance_id
         if not root.is_dir():
             return False
@@ -164,13 +170,7 @@ class LocalCompute(ComputeProvider):
         cwd = self._host_path(inst, request.cwd or ".")
         if not cwd.is_dir():
             raise PathNotFoundError(f"working directory {request.cwd} does not exist", op="exec")
-        env = {
-            "PATH": _SYSTEM_PATH,
-            "HOME": inst.working_dir or str(inst.workspace),
-            "LANG": "C.UTF-8",
-            **inst.env,
-            **request.env,
-        }
+        env = {**_base_env(inst), **request.env}
         argv = ["/bin/sh", "-c", "--", request.command]  # "--": a command may start with "-"
         if inst.isolate:
             argv = [*_bwrap_argv(inst, self._inner_path(inst, cwd)), *argv]
@@ -183,6 +183,25 @@ class LocalCompute(ComputeProvider):
             on_start=lambda pid: (pgids / str(pid)).touch(),
             on_end=lambda pid: _forget_if_empty(pgids / str(pid)),
         )
+
+    # ---- the exec channel (background processes and sessions) ------------------------------
+
+    def _transport(self, instance_id: str, argv: list[str]) -> ProcessTransport:
+        inst = self._load(instance_id)
+        if inst.isolate:  # no --new-session: the transport is a session already, with no tty
+            argv = [*_bwrap_argv(inst, inst.working_dir, new_session=False), *argv]
+        transport = ProcessTransport(argv, env=_base_env(inst), cwd=str(inst.workspace))
+        (inst.root / "pgids" / str(transport.process.pid)).touch()  # shutdown kills its group
+        return transport
+
+    async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
+        inst = self._load(instance_id)
+        host = self._host_path(inst, cwd or ".")
+        return self._inner_path(inst, host) if inst.isolate else str(host)
+
+    def _spool(self, instance_id: str) -> str:
+        inst = self._load(instance_id)
+        return _ISOLATED_SPOOL if inst.isolate else str(inst.root / "spool")
 
     # ---- files -----------------------------------------------------------------------------
 
@@ -228,15 +247,21 @@ class LocalCompute(ComputeProvider):
         return str(PurePosixPath(inst.working_dir) / host.relative_to(inst.workspace.resolve()))
 
 
-def _bwrap_argv(inst: _Instance, cwd: str) -> list[str]:
-    argv = ["bwrap", "--die-with-parent", "--unshare-all", "--new-session"]
+def _bwrap_argv(inst: _Instance, cwd: str, *, new_session: bool = True) -> list[str]:
+    argv = ["bwrap", "--die-with-parent", "--unshare-all", *(["--new-session"] if new_session else [])]
     if inst.network != "none":
         argv.append("--share-net")
     for path in (*_RO_SYSTEM, *_RO_ETC):
         argv += ["--ro-bind-try", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(inst.root / "spool"), _ISOLATED_SPOOL]
     argv += ["--bind", str(inst.workspace), inst.working_dir, "--chdir", cwd]
     return argv
+
+
+def _base_env(inst: _Instance) -> dict[str, str]:
+    """A clean environment: the instance's env over a minimal PATH/HOME/LANG, no host secrets."""
+    home = inst.working_dir or str(inst.workspace)
+    return {"PATH": _SYSTEM_PATH, "HOME": home, "LANG": "C.UTF-8", **inst.env}
 
 
 def _forget_if_empty(record: Path) -> None:

@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
+import anyio
+
 from praisonai._errors import CommandFailedError, CommandTimeoutError, SandboxClosedError
-from praisonai._types import UNSET, ExecResult, InstanceInfo, _Unset
+from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, _Unset
+from praisonai.channel.session import ShellSession
 from praisonai.compute.base import ComputeProvider, OutputSink
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import resolve_compute
+from praisonai.sandbox._extras import AsyncProcess
 
 
 class AsyncSandbox:
@@ -65,6 +70,7 @@ class AsyncSandbox:
         check: bool = False,
         max_output: int | None = None,
         on_output: OutputSink | None = None,
+        stdin: bytes | str | None = None,
     ) -> ExecResult:
         """Run a command; see :meth:`ComputeProvider.execute` for the contract.
 
@@ -73,13 +79,62 @@ class AsyncSandbox:
         """
         self._ensure_open()
         result = await self.provider.execute(
-            self.id, command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output
+            self.id, command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output, stdin=stdin
         )
         if check and result.timed_out:
             raise CommandTimeoutError(result, str(command))
         if check and result.exit_code != 0:
             raise CommandFailedError(result, str(command))
         return result
+
+    async def stream(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float | _Unset | None = UNSET,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: bytes | str | None = None,
+    ) -> AsyncIterator[OutputChunk | ExecResult]:
+        """Yield :class:`OutputChunk` s as the command prints them, then its :class:`ExecResult`."""
+        self._ensure_open()
+        send, receive = anyio.create_memory_object_stream[OutputChunk | ExecResult](math.inf)
+
+        async def run() -> None:
+            with send:
+                result = await self.provider.execute(
+                    self.id, command, timeout, cwd=cwd, env=env, stdin=stdin,
+                    on_output=lambda name, data: send.send_nowait(OutputChunk(name, data)),
+                )  # fmt: skip
+                send.send_nowait(result)
+
+        async with anyio.create_task_group() as tg, receive:
+            tg.start_soon(run)
+            async for item in receive:
+                yield item
+
+    async def start(
+        self, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None
+    ) -> AsyncProcess:
+        """Start a background process; its output is kept in the instance (see :class:`AsyncProcess`)."""
+        self._ensure_open()
+        info = await self.provider.start_process(self.id, command, cwd=cwd, env=env)
+        return AsyncProcess(self.provider, self.id, info)
+
+    async def processes(self) -> list[AsyncProcess]:
+        """Every background process of the instance, started by any client."""
+        self._ensure_open()
+        return [AsyncProcess(self.provider, self.id, i) for i in await self.provider.list_processes(self.id)]
+
+    async def process(self, process_id: str) -> AsyncProcess:
+        """Reattach to a background process by its id."""
+        self._ensure_open()
+        return AsyncProcess(self.provider, self.id, await self.provider.get_process(self.id, process_id))
+
+    async def session(self, *, cwd: str | None = None) -> ShellSession:
+        """A persistent shell: cwd, variables and functions persist between its commands."""
+        self._ensure_open()
+        return await self.provider.open_session(self.id, cwd=cwd)
 
     async def read_file(self, path: str) -> bytes:
         """The file's bytes (``FileNotFoundError`` when missing)."""

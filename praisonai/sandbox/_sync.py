@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+import queue
+import threading
+from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
 from praisonai import _portal
-from praisonai._types import UNSET, ExecResult, InstanceInfo, _Unset
+from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, _Unset
 from praisonai.compute.base import ComputeProvider, OutputSink
 from praisonai.sandbox._async import AsyncSandbox
+from praisonai.sandbox._extras import Blocking
 
 
 class Sandbox:
@@ -58,13 +61,59 @@ class Sandbox:
         check: bool = False,
         max_output: int | None = None,
         on_output: OutputSink | None = None,
+        stdin: bytes | str | None = None,
     ) -> ExecResult:
         return _portal.call(
             lambda: self._inner.exec(
                 command, timeout=timeout, cwd=cwd, env=env, check=check,
-                max_output=max_output, on_output=on_output,
+                max_output=max_output, on_output=on_output, stdin=stdin,
             )
         )  # fmt: skip
+
+    def stream(
+        self,
+        command: str | Sequence[str],
+        *,
+        timeout: float | _Unset | None = UNSET,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+        stdin: bytes | str | None = None,
+    ) -> Iterator[OutputChunk | ExecResult]:
+        """Yield output chunks as they come, then the result (the command runs on the portal)."""
+        items: queue.Queue[OutputChunk | ExecResult | BaseException] = queue.Queue()
+
+        def run() -> None:
+            try:
+                items.put(self.exec(
+                    command, timeout=timeout, cwd=cwd, env=env, stdin=stdin,
+                    on_output=lambda name, data: items.put(OutputChunk(name, data)),
+                ))  # fmt: skip
+            except BaseException as exc:  # handed to the consumer, raised there
+                items.put(exc)
+
+        threading.Thread(target=run, name="praisonai-stream", daemon=True).start()
+        while True:
+            item = items.get()
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+            if isinstance(item, ExecResult):
+                return
+
+    def start(self, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> Any:
+        """Start a background process; returns a blocking process handle."""
+        return Blocking(_portal.call(lambda: self._inner.start(command, cwd=cwd, env=env)))
+
+    def processes(self) -> list[Any]:
+        return [Blocking(p) for p in _portal.call(self._inner.processes)]
+
+    def process(self, process_id: str) -> Any:
+        """Reattach to a background process by id; returns a blocking handle."""
+        return Blocking(_portal.call(self._inner.process, process_id))
+
+    def session(self, *, cwd: str | None = None) -> Any:
+        """A persistent shell session; returns a blocking handle (run, send, read, interrupt, close)."""
+        return Blocking(_portal.call(lambda: self._inner.session(cwd=cwd)))
 
     def read_file(self, path: str) -> bytes:
         return _portal.call(self._inner.read_file, path)

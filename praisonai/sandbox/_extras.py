@@ -1,0 +1,65 @@
+"""Background-process handles, and the proxy that makes any async handle blocking."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, Literal
+
+from praisonai import _portal
+from praisonai._types import ProcessInfo
+from praisonai.compute.base import ComputeProvider
+
+
+class AsyncProcess:
+    """A background process in an instance; find it again from anywhere with its ``id``."""
+
+    def __init__(self, provider: ComputeProvider, instance_id: str, info: ProcessInfo) -> None:
+        self.provider = provider
+        self.instance_id = instance_id
+        self.info = info
+
+    @property
+    def id(self) -> str:
+        return self.info.process_id
+
+    async def status(self) -> ProcessInfo:
+        """Fresh state: running, exited (with ``exit_code``) or lost."""
+        self.info = await self.provider.get_process(self.instance_id, self.id)
+        return self.info
+
+    async def logs(
+        self, stream: Literal["stdout", "stderr"] = "stdout", *, offset: int = 0, limit: int | None = None
+    ) -> bytes:
+        """Its output from byte ``offset`` — poll with a growing offset to follow it."""
+        return await self.provider.read_process_output(
+            self.instance_id, self.id, stream=stream, offset=offset, limit=limit
+        )
+
+    async def wait(self, timeout: float | None = None) -> ProcessInfo:
+        """Wait for it to end (at most ``timeout`` seconds) and return its state."""
+        self.info = await self.provider.wait_process(self.instance_id, self.id, timeout)
+        return self.info
+
+    async def kill(self) -> None:
+        """Kill it and everything it started."""
+        await self.provider.kill_process(self.instance_id, self.id)
+
+    def __repr__(self) -> str:
+        return f"<Process {self.id} {self.info.state} {self.info.command!r}>"
+
+
+class Blocking:
+    """Wraps an async handle (a process, a shell session): its coroutine methods become blocking
+    calls on praisonai's portal loop; everything else passes through."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._inner, name)
+        if not inspect.iscoroutinefunction(value):
+            return value
+        return lambda *args, **kwargs: _portal.call(lambda: value(*args, **kwargs))
+
+    def __repr__(self) -> str:
+        return repr(self._inner)
