@@ -148,11 +148,12 @@ class ShellSession:
         nonce = new_nonce()
         argv = ["sh", "-c", SESSION_SHELL, "praisonai-session", self._cwd, nonce]
         transport = await anyio.to_thread.run_sync(self._open_transport, argv)
-        self._stdout, self._stderr = ReplyParser(), ReplyParser()
+        stdout = self._stdout = ReplyParser()
+        stderr = self._stderr = ReplyParser()
         hello = _Run(1024)
-        self._stdout.expect(PendingReply(nonce.encode(), lambda st, _: self._finish(hello, st)))
-        self._stderr.expect(PendingReply(nonce.encode(), lambda st, _: self._finish(hello, None)))
-        transport.start(self._stdout.feed, self._stderr.feed, lambda: self._lost(transport))
+        stdout.expect(PendingReply(nonce.encode(), lambda st, _: self._finish(hello, st)))
+        stderr.expect(PendingReply(nonce.encode(), lambda st, _: self._finish(hello, None)))
+        transport.start(stdout.feed, stderr.feed, lambda: _lost(stdout, stderr))
         self._transport = transport
         self._ending = False
         await self._collect(hello, 60, None)
@@ -173,11 +174,6 @@ class ShellSession:
         else:
             run.streams_done += 1
         run.poke()
-
-    def _lost(self, transport: Transport) -> None:
-        error = ChannelClosedError("the session shell ended", op="session")
-        self._stdout.fail(error)
-        self._stderr.fail(error)
 
     async def _signal(self, name: str) -> None:
         transport = self._transport
@@ -227,3 +223,9 @@ class ShellSession:
             await self._signal("KILL")
             run.lost = True
 
+
+def _lost(*parsers: ReplyParser) -> None:
+    """The shell ended: what it still owed (to this shell's parsers only) is lost."""
+    error = ChannelClosedError("the session shell ended", op="session")
+    for parser in parsers:
+        parser.fail(error)

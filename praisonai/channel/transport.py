@@ -93,6 +93,7 @@ class ProcessTransport(Transport):
                         key.data(data)
                     else:
                         selector.unregister(key.fileobj)
+                        key.fileobj.close()  # type: ignore[union-attr]
         self.process.wait()
 
     def send(self, data: bytes) -> None:

@@ -262,3 +262,6 @@ async def visible_across_processes(ctx: Context) -> None:
     finally:
         removed = await ctx.provider.shutdown(instance_id)
     assert removed, "shutdown from another process did not find the instance"
+
+
+from praisonai.compute import testing_exec as _exec_checks  # noqa: E402,F401  (registers its checks)

@@ -1,4 +1,4 @@
-from praisonai.compute._output import OutputBuffer
+from praisonai._output import OutputBuffer
 
 
 def test_keeps_head_and_tail_within_bound() -> None:

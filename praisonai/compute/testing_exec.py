@@ -1,0 +1,151 @@
+"""Conformance checks for the exec contract beyond run-and-return: stdin, streaming, output
+bounds, concurrency, a killed helper, background processes and shell sessions.
+
+Registered into :data:`praisonai.compute.testing.CHECKS` when that module is imported.
+"""
+
+from __future__ import annotations
+
+import resource
+import signal
+import subprocess
+import sys
+import time
+
+import anyio
+
+from praisonai.compute.testing import Context, _check
+
+
+@_check
+async def stdin_is_closed_unless_given(ctx: Context) -> None:
+    started = time.monotonic()
+    r = await ctx.sh("cat", timeout=20)
+    assert r.ok and r.stdout == "" and time.monotonic() - started < 10, f"bare cat must return at once: {r}"
+    r = await ctx.sh("wc -c", stdin=bytes(range(256)) * 4)
+    assert r.stdout.strip() == "1024", f"stdin bytes must arrive intact: {r}"
+
+
+@_check
+async def stream_delivers_output_while_running(ctx: Context) -> None:
+    seen: list[tuple[float, str, bytes]] = []
+    r = await ctx.sh(
+        "echo first; echo oops >&2; sleep 1.5; echo last",
+        on_output=lambda name, data: seen.append((time.monotonic(), name, data)),
+    )
+    ended = time.monotonic()
+    assert r.stdout == "first\nlast\n" and r.stderr == "oops\n", r
+    assert seen and seen[0][2].startswith(b"first") and ended - seen[0][0] > 1.0, f"not streamed: {seen}"
+    assert b"".join(d for _, n, d in seen if n == "stderr") == b"oops\n", seen
+
+
+@_check
+async def huge_output_is_capped_in_bounded_memory(ctx: Context) -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    r = await ctx.sh("yes | head -c 100000000", timeout=120)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert r.ok and r.truncated and len(r.stdout) < 2_000_000, (len(r.stdout), r.truncated)
+    assert r.stdout.startswith("y\ny\n") and r.stdout.endswith("y\ny\n"), "head and tail must be kept"
+    assert grown_mb < 64, f"capturing 100 MB grew this process by {grown_mb:.0f} MB"
+
+
+@_check
+async def two_hundred_concurrent_commands(ctx: Context) -> None:
+    results = []
+
+    async def one(i: int) -> None:
+        results.append(await ctx.sh(f"echo {i}", timeout=120))
+
+    async with anyio.create_task_group() as tg:
+        for i in range(200):
+            tg.start_soon(one, i)
+    assert sorted(int(r.stdout) for r in results if r.ok) == list(range(200)), [r for r in results if not r.ok][:3]
+
+
+@_check
+async def killed_helper_is_survived(ctx: Context) -> None:
+    await ctx.provider.list_processes(ctx.instance_id)  # opens the channel
+    channel = await ctx.provider._channels.get(ctx.instance_id)
+    if not channel.transport.signal_group(signal.SIGKILL):
+        await ctx.sh(f"kill -9 {channel.helper_pid}")
+    await anyio.sleep(0.1)
+    assert isinstance(await ctx.provider.list_processes(ctx.instance_id), list)
+    r = await ctx.sh("echo back")
+    assert r.stdout == "back\n", r
+    assert (await ctx.provider._channels.get(ctx.instance_id)) is not channel, "a new channel was not opened"
+
+
+@_check
+async def background_process_lifecycle(ctx: Context) -> None:
+    p = ctx.provider
+    info = await p.start_process(ctx.instance_id, "echo out; echo err >&2; sleep 0.3; exit 5", env={"A": "1"})
+    assert info.running
+    done = await p.wait_process(ctx.instance_id, info.process_id, timeout=30)
+    assert done.state == "exited" and done.exit_code == 5, done
+    assert await p.read_process_output(ctx.instance_id, info.process_id) == b"out\n"
+    assert await p.read_process_output(ctx.instance_id, info.process_id, stream="stderr", offset=1) == b"rr\n"
+    tree = await p.start_process(ctx.instance_id, "sleep 300 & setsid sleep 301 & sleep 302")
+    await anyio.sleep(0.3)
+    await p.kill_process(ctx.instance_id, tree.process_id)
+    killed = await p.wait_process(ctx.instance_id, tree.process_id, timeout=10)
+    assert not killed.running, killed
+    await anyio.sleep(0.2)
+    left = await ctx.sh("grep -l 'sleep 30[0-2]' /proc/[0-9]*/cmdline 2>/dev/null | grep -v self || true")
+    assert not [line for line in left.stdout.split() if "/proc/" in line and _alive(line)], left.stdout
+
+
+def _alive(cmdline_path: str) -> bool:
+    try:
+        with open(cmdline_path, "rb") as f:
+            return b"sleep\x0030" in f.read()
+    except OSError:
+        return False
+
+
+@_check
+async def background_process_found_from_another_process(ctx: Context) -> None:
+    info = await ctx.provider.start_process(ctx.instance_id, "echo from-afar")
+    await ctx.provider.wait_process(ctx.instance_id, info.process_id, timeout=30)
+    expr = ctx.provider_expr or f"resolve_compute({ctx.provider.name!r})"
+    script = (
+        "import anyio\n"
+        "from praisonai.compute.registry import resolve_compute\n"
+        "from praisonai.compute.local import LocalCompute\n"
+        f"p = {expr}\n"
+        f"out = anyio.run(lambda: p.read_process_output({ctx.instance_id!r}, {info.process_id!r}))\n"
+        f"state = anyio.run(lambda: p.get_process({ctx.instance_id!r}, {info.process_id!r}))\n"
+        "print(out.decode().strip(), state.exit_code)\n"
+    )
+    child = await anyio.to_thread.run_sync(
+        lambda: subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout.split() == ["from-afar", "0"], child.stdout
+
+
+@_check
+async def session_keeps_state_and_survives_exit(ctx: Context) -> None:
+    session = await ctx.provider.open_session(ctx.instance_id)
+    other = await ctx.provider.open_session(ctx.instance_id)
+    try:
+        assert (await session.run("mkdir -p sub && cd sub && export V=1 && f() { echo f$1; }")).ok
+        r = await session.run("pwd; echo $V; f 2")
+        assert r.stdout.endswith("/sub\n1\nf2\n"), r
+        assert not (await other.run("pwd")).stdout.endswith("/sub\n"), "sessions must be independent"
+        assert (await session.run("exit 3")).exit_code == 3
+        r = await session.run("echo ${V:-fresh}")
+        assert r.stdout == "fresh\n" and r.ok, r
+        quiet = await session.run("read line; echo got $line", idle_timeout=0.5)
+        assert quiet.running and quiet.exit_code is None, quiet
+        await session.send("typed\n")
+        r = await session.read(timeout=30)
+        assert r.stdout == "got typed\n" and r.exit_code == 0, r
+        await session.run("sleep 60", idle_timeout=0.3)
+        r = await session.interrupt()
+        assert not r.running and r.exit_code != 0, r
+        r = await session.run("sleep 60", timeout=1)
+        assert r.timed_out and not r.running, r
+        assert (await session.run("echo ok")).stdout == "ok\n"
+    finally:
+        await session.close()
+        await other.close()
