@@ -45,6 +45,8 @@ class Capability(str, enum.Enum):
 
 
 _RESULT_KEYS: Final = ("stdout", "stderr", "exit_code")
+#: ``timeout(1)``'s exit status for a command stopped at its deadline.
+TIMEOUT_EXIT_CODE: Final = 124
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,7 @@ import anyio
 
 from praisonai import _limits
 from praisonai._errors import ExecError, PathNotFoundError
-from praisonai._types import ExecResult
+from praisonai._types import TIMEOUT_EXIT_CODE, ExecResult
 from praisonai.channel._waiter import Waiter
 from praisonai.channel._wire import assignments
 from praisonai._output import OutputBuffer
@@ -19,8 +19,6 @@ from praisonai._output import OutputBuffer
 if TYPE_CHECKING:
     from praisonai.channel.channel import Channel
 
-#: ``timeout(1)``'s exit status for a command stopped at its deadline.
-TIMEOUT_EXIT_CODE = 124
 #: While streaming, output is polled at this interval, backing off to the maximum when idle.
 _POLL_S, _POLL_MAX_S = 0.005, 0.25
 _POLL_CHUNK = 4 << 20

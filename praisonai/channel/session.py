@@ -20,7 +20,7 @@ import anyio.to_thread
 
 from praisonai import _limits
 from praisonai._errors import ChannelClosedError, ExecError
-from praisonai._types import SessionResult
+from praisonai._types import TIMEOUT_EXIT_CODE, SessionResult
 from praisonai.channel._waiter import Waiter
 from praisonai.channel._wire import PendingReply, ReplyParser, new_nonce, request_line
 from praisonai.channel.transport import Transport
@@ -207,7 +207,7 @@ class ShellSession:
         return SessionResult(
             stdout=out.text(),
             stderr=err.text(),
-            exit_code=124 if timed_out else run.exit_code,
+            exit_code=TIMEOUT_EXIT_CODE if timed_out else run.exit_code,
             running=not run.complete,
             timed_out=timed_out,
             truncated=out.truncated or err.truncated,

@@ -12,12 +12,10 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from praisonai._limits import KILL_GRACE_S
-from praisonai._types import ExecResult
+from praisonai._types import TIMEOUT_EXIT_CODE, ExecResult
 from praisonai._output import OutputBuffer
 from praisonai.compute.base import ExecRequest, OutputSink
 
-#: ``timeout(1)``'s exit status for a command stopped at its deadline.
-TIMEOUT_EXIT_CODE = 124
 
 
 async def run_process(
