@@ -9,6 +9,8 @@ Leaves also inherit the builtin a Python programmer would catch, so ``except Tim
     │   └── UnsupportedFeatureError              the provider cannot honour a requested field
     ├── MissingDependencyError (ImportError)     an optional SDK is absent; names the pip extra
     ├── ProviderUnavailableError (ConnectionError)   the engine/daemon/host does not answer
+    ├── HostKeyError (ConnectionError)           an SSH host's key is unknown or does not match
+    ├── AuthenticationError (PermissionError)    the host refused every credential offered
     ├── ImageNotFoundError (LookupError)         the image is absent and cannot be pulled
     ├── InstanceNotFoundError (LookupError)      no instance with that id
     ├── SandboxClosedError (RuntimeError)        a handle used after close()
@@ -63,6 +65,17 @@ class ProviderUnavailableError(PraisonAIError, ConnectionError):
     """The provider's engine, daemon or host does not answer."""
 
     retryable = True
+
+
+class HostKeyError(PraisonAIError, ConnectionError):
+    """An SSH host presented a key that is not in known_hosts, or that differs from the one there.
+
+    Never retried: a changed key may be a man-in-the-middle.
+    """
+
+
+class AuthenticationError(PraisonAIError, PermissionError):
+    """The host refused every credential offered (the message lists what was tried)."""
 
 
 class ImageNotFoundError(PraisonAIError, LookupError):

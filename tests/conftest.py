@@ -1,7 +1,7 @@
-"""Shared fixtures. Real services only: Docker, bubblewrap and processes on this machine.
+"""Shared fixtures. Real services only: Docker, OpenSSH's sshd, bubblewrap and processes here.
 
-Docker tests skip when no engine (or no sandbox image) is here, and say why — unless
-PRAISONAI_REQUIRE_DOCKER=1 (CI sets it), which turns that skip into a failure.
+Docker and SSH tests skip when the service cannot run here, and say why — unless
+PRAISONAI_REQUIRE_DOCKER=1 or PRAISONAI_REQUIRE_SSH=1 (CI sets both) turns that skip into a failure.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import tempfile
 from collections.abc import Iterator
 
 import pytest
+
+from praisonai.compute.testing_sshd import SSHServer, sshd_reason
 
 # Every test (and every child process it starts) keeps its state in a throwaway home.
 _HOME = tempfile.mkdtemp(prefix="praisonai-test-home-")
@@ -34,14 +36,26 @@ def docker_reason() -> str | None:
         return str(exc)
 
 
-@pytest.fixture(scope="session")
-def docker_ok() -> None:
-    reason = docker_reason()
+def _skip_unless_required(service: str, reason: str | None) -> None:
     if reason is None:
         return
-    if os.environ.get("PRAISONAI_REQUIRE_DOCKER") == "1":
-        pytest.fail(f"PRAISONAI_REQUIRE_DOCKER=1 but docker cannot run: {reason}")
-    pytest.skip(f"docker not usable here: {reason}")
+    flag = f"PRAISONAI_REQUIRE_{service.upper()}"
+    if os.environ.get(flag) == "1":
+        pytest.fail(f"{flag}=1 but {service} cannot run: {reason}")
+    pytest.skip(f"{service} not usable here: {reason}")
+
+
+@pytest.fixture(scope="session")
+def docker_ok() -> None:
+    _skip_unless_required("docker", docker_reason())
+
+
+@pytest.fixture(scope="session")
+def sshd() -> Iterator[SSHServer]:
+    """A real OpenSSH server on 127.0.0.1 for the whole run (its own port, keys and user)."""
+    _skip_unless_required("ssh", sshd_reason())
+    with SSHServer() as server:
+        yield server
 
 
 @pytest.fixture(scope="session")

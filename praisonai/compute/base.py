@@ -308,13 +308,15 @@ class ComputeProvider(ABC):
         """Where the helper keeps spooled output inside the instance."""
         return "/tmp/.praisonai"
 
+    async def _open_channel(self, instance_id: str) -> Channel:
+        """Start the instance's helper (a provider that must look the instance up first extends this)."""
+        return await Channel.open(functools.partial(self._transport, instance_id), self._spool(instance_id))
+
     @property
     def _channels(self) -> ChannelPool:
         pool: ChannelPool | None = self.__dict__.get("_channel_pool")
         if pool is None:
-            pool = self.__dict__["_channel_pool"] = ChannelPool(
-                lambda iid: Channel.open(functools.partial(self._transport, iid), self._spool(iid))
-            )
+            pool = self.__dict__["_channel_pool"] = ChannelPool(self._open_channel)
         return pool
 
     # ---- helpers ---------------------------------------------------------------------------

@@ -247,6 +247,7 @@ async def visible_across_processes(ctx: Context) -> None:
         "import anyio\n"
         "from praisonai.compute.registry import resolve_compute\n"
         "from praisonai.compute.local import LocalCompute\n"
+        "from praisonai.compute.ssh import SSHCompute\n"
         f"print(anyio.run({expr}.provision).instance_id)\n"
     )
     child = await anyio.to_thread.run_sync(

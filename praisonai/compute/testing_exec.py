@@ -112,6 +112,7 @@ async def background_process_found_from_another_process(ctx: Context) -> None:
         "import anyio\n"
         "from praisonai.compute.registry import resolve_compute\n"
         "from praisonai.compute.local import LocalCompute\n"
+        "from praisonai.compute.ssh import SSHCompute\n"
         f"p = {expr}\n"
         f"out = anyio.run(lambda: p.read_process_output({ctx.instance_id!r}, {info.process_id!r}))\n"
         f"state = anyio.run(lambda: p.get_process({ctx.instance_id!r}, {info.process_id!r}))\n"

@@ -7,27 +7,34 @@ from collections.abc import Iterator
 import pytest
 
 from praisonai import _portal
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.docker import DockerCompute
 from praisonai.compute.local import LocalCompute
+from praisonai.compute.ssh import SSHCompute
 from praisonai.compute.testing import CHECKS, Context
 
-PROVIDERS = {
-    "local": ("LocalCompute()", None),
-    "local-bwrap": ("LocalCompute(isolate=True)", "bwrap_ok"),
-    "docker": ("resolve_compute('docker')", "docker_ok"),
-}
+PROVIDERS = ["local", "local-bwrap", "docker", "ssh"]
 # A provider's known gaps, each with its reason (none today).
 KNOWN_FAILURES: dict[str, dict[str, str]] = {}
 
 
-@pytest.fixture(scope="module", params=list(PROVIDERS))
+def _make(name: str, request: pytest.FixtureRequest) -> tuple[ComputeProvider, str]:
+    """The provider, and the expression that rebuilds it in a child process."""
+    if name == "local":
+        return LocalCompute(), "LocalCompute()"
+    if name == "local-bwrap":
+        request.getfixturevalue("bwrap_ok")
+        return LocalCompute(isolate=True), "LocalCompute(isolate=True)"
+    if name == "docker":
+        request.getfixturevalue("docker_ok")
+        return DockerCompute(), "resolve_compute('docker')"
+    kwargs = request.getfixturevalue("sshd").connect_kwargs()
+    return SSHCompute(**kwargs), f"SSHCompute(**{kwargs!r})"
+
+
+@pytest.fixture(scope="module", params=PROVIDERS)
 def ctx(request: pytest.FixtureRequest) -> Iterator[Context]:
-    expr, needs = PROVIDERS[request.param]
-    if needs:
-        request.getfixturevalue(needs)
-    provider = LocalCompute(isolate=True) if "isolate" in expr else (
-        LocalCompute() if request.param == "local" else DockerCompute()
-    )
+    provider, expr = _make(request.param, request)
     info = _portal.call(provider.provision)
     try:
         yield Context(provider, info.instance_id, provider_expr=expr)

@@ -1,0 +1,195 @@
+"""Files on an SSH host over reused SFTP sessions: instance records, reads, writes and trees.
+
+Every function blocks (call it from a worker thread) and maps SFTP failures onto the error tree:
+``PathNotFoundError``, ``IsADirectoryError``, ``NotADirectoryError``, ``PermissionError``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import re
+import shlex
+import stat
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from praisonai import _limits
+from praisonai._errors import PathNotFoundError
+from praisonai.compute._ssh_link import HostLink
+
+if TYPE_CHECKING:
+    import paramiko
+
+META = ".praisonai"
+_INSTANCE_ID = re.compile(r"ssh_[0-9a-f]{12}")
+_PREFETCH_OVER = 64 * 1024  # bigger reads are pipelined; smaller ones are one request
+
+
+def is_instance_id(text: str) -> bool:
+    return _INSTANCE_ID.fullmatch(text) is not None
+
+
+def instances_root(link: HostLink) -> str:
+    """The host's instances root as an absolute path, created (with its private meta dir) once."""
+    if not link.root:
+        with link.sftp() as sftp:
+            root = link.host.root
+            if not root.startswith("/"):
+                root = posixpath.join(sftp.normalize("."), root)
+            _makedirs(sftp, root, root)
+            _makedirs(sftp, f"{root}/{META}", root, mode=0o700)
+        link.root = root
+    return link.root
+
+
+def instance_ids(link: HostLink) -> list[str]:
+    """Every instance recorded on the host, by any process."""
+    root = instances_root(link)
+    with link.sftp() as sftp:
+        try:
+            return sorted(n for n in sftp.listdir(f"{root}/{META}") if is_instance_id(n))
+        except FileNotFoundError:
+            return []
+
+
+def create_instance(
+    link: HostLink, workspace: str, meta: str, env: Mapping[str, str], record: Mapping[str, Any]
+) -> None:
+    """Make the workspace and the meta dir; write env (0600, before any value is in it) and, last,
+    instance.json: once that exists, the instance does."""
+    lines = "".join(f"{name}={shlex.quote(value)}\n" for name, value in env.items())
+    with link.sftp() as sftp:
+        sftp.mkdir(workspace, 0o700)
+        sftp.mkdir(meta, 0o700)
+        _write_private(sftp, f"{meta}/env", lines.encode())
+        _write_private(sftp, f"{meta}/instance.json", json.dumps(record).encode())
+
+
+def read_record(link: HostLink, meta: str) -> dict[str, Any] | None:
+    """The instance's instance.json, or None when it does not exist."""
+    with link.sftp() as sftp:
+        try:
+            with sftp.open(f"{meta}/instance.json", "rb") as f:
+                return dict(json.loads(f.read()))
+        except FileNotFoundError:
+            return None
+
+
+def _write_private(sftp: paramiko.SFTPClient, path: str, data: bytes) -> None:
+    with sftp.open(path, "wb") as f:
+        f.chmod(0o600)
+        f.write(data)
+
+
+# ---- reads and writes --------------------------------------------------------------------------
+
+
+def read(link: HostLink, path: str, shown: str) -> bytes:
+    with link.sftp() as sftp:
+        try:
+            f = sftp.open(path, "rb")
+        except FileNotFoundError:
+            raise PathNotFoundError(f"no such file in the instance: {shown}", op="read_file") from None
+        with f:
+            info = f.stat()
+            if stat.S_ISDIR(info.st_mode or 0):
+                raise IsADirectoryError(f"{shown} is a directory")
+            size = info.st_size or 0
+            if size > _limits.MAX_READ_BYTES:
+                raise ValueError(f"{shown} is larger than {_limits.MAX_READ_BYTES} bytes; use download")
+            if size > _PREFETCH_OVER:
+                f.prefetch(size)
+            return bytes(f.read(size)) if size else bytes(f.read())
+
+
+def write(link: HostLink, path: str, data: bytes, shown: str) -> None:
+    """Write exactly ``data``; missing parents are made only when the first open says so."""
+    with link.sftp() as sftp:
+        try:
+            f = sftp.open(path, "wb")
+        except FileNotFoundError:
+            _makedirs(sftp, posixpath.dirname(path), shown)
+            f = sftp.open(path, "wb")
+        except OSError as exc:
+            raise _refusal(sftp, path, shown, exc) from None
+        with f:
+            f.set_pipelined(True)
+            f.write(data)
+
+
+def upload(link: HostLink, local: Path, remote: str) -> None:
+    with link.sftp() as sftp:
+        if not local.is_dir():
+            _makedirs(sftp, posixpath.dirname(remote), remote)
+            sftp.put(str(local), remote, confirm=False)
+            return
+        _makedirs(sftp, remote, remote)
+        for top, dirs, files in os.walk(local):
+            target = posixpath.join(remote, Path(top).relative_to(local).as_posix()).rstrip("/.") or remote
+            for name in dirs + files:
+                source, dest = Path(top, name), posixpath.join(target, name)
+                if source.is_symlink():
+                    sftp.symlink(os.readlink(source), dest)
+                elif source.is_dir():
+                    _makedirs(sftp, dest, remote)
+                else:
+                    sftp.put(str(source), dest, confirm=False)
+
+
+def download(link: HostLink, remote: str, local: Path, shown: str) -> None:
+    with link.sftp() as sftp:
+        try:
+            info = sftp.stat(remote)
+        except FileNotFoundError:
+            raise PathNotFoundError(
+                f"no such file or directory in the instance: {shown}", op="download"
+            ) from None
+        if not stat.S_ISDIR(info.st_mode or 0):
+            local.parent.mkdir(parents=True, exist_ok=True)
+            sftp.get(remote, str(local))
+            return
+        _download_tree(sftp, remote, local)
+
+
+def _download_tree(sftp: paramiko.SFTPClient, remote: str, local: Path) -> None:
+    local.mkdir(parents=True, exist_ok=True)
+    for entry in sftp.listdir_attr(remote):
+        source, dest = posixpath.join(remote, entry.filename), local / entry.filename
+        mode = entry.st_mode or 0
+        if stat.S_ISLNK(mode):
+            os.symlink(sftp.readlink(source) or "", dest)
+        elif stat.S_ISDIR(mode):
+            _download_tree(sftp, source, dest)
+        else:
+            sftp.get(source, str(dest))
+
+
+def _makedirs(sftp: paramiko.SFTPClient, path: str, shown: str, mode: int = 0o755) -> None:
+    """``mkdir -p`` over SFTP: one stat when the directory exists."""
+    try:
+        info = sftp.stat(path)
+    except FileNotFoundError:
+        _makedirs(sftp, posixpath.dirname(path), shown, mode)
+        try:
+            sftp.mkdir(path, mode)
+        except OSError:
+            if not stat.S_ISDIR(sftp.stat(path).st_mode or 0):  # made by someone else meanwhile: fine
+                raise
+        return
+    if not stat.S_ISDIR(info.st_mode or 0):
+        raise NotADirectoryError(f"a parent of {shown} is not a directory")
+
+
+def _refusal(sftp: paramiko.SFTPClient, path: str, shown: str, exc: OSError) -> OSError:
+    """The reason an open for writing failed, as the builtin error a caller would catch."""
+    if isinstance(exc, PermissionError):
+        return PermissionError(f"permission denied: {shown}")
+    try:
+        if stat.S_ISDIR(sftp.stat(path).st_mode or 0):
+            return IsADirectoryError(f"{shown} is a directory")
+    except OSError:
+        pass
+    return OSError(f"cannot write {shown}: {exc}")

@@ -1,0 +1,199 @@
+"""The live side of one SSH host: pooled connections, SFTP sessions, and channel transports.
+
+A :class:`HostLink` is shared by every provider in the process that names the same host. It
+keeps one authenticated connection open (more when sshd's ``MaxSessions`` refuses another
+channel on it), reconnects when a connection has dropped, and lends out reused SFTP sessions.
+All methods block; the provider calls them from worker threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from praisonai._errors import ExecError, ProviderUnavailableError
+from praisonai.channel.transport import Receiver, Transport
+from praisonai.compute._ssh_connect import SSHHost, connect
+
+if TYPE_CHECKING:
+    import paramiko
+
+_OPEN_TIMEOUT_S = 10.0
+_SFTP_IDLE_MAX = 4  # SFTP sessions kept for reuse per host; busier moments open more
+
+
+class HostLink:
+    """Connections to one host; see the module docstring."""
+
+    def __init__(self, host: SSHHost, jump: HostLink | None) -> None:
+        self.host = host
+        self._jump = jump
+        self._transports: list[paramiko.Transport] = []
+        self._sftp_idle: list[paramiko.SFTPClient] = []
+        self._lock = threading.Lock()
+        self.root = ""  # the instances root as an absolute path, once resolved
+
+    def transports(self) -> list[paramiko.Transport]:
+        """The open connections, connecting (or reconnecting) when there is none."""
+        with self._lock:
+            self._transports = [t for t in self._transports if t.is_active()]
+            if not self._transports:
+                self._transports.append(self._connect())
+            return list(self._transports)
+
+    def _connect(self) -> paramiko.Transport:
+        via = self._jump.transports()[0] if self._jump is not None else None
+        return connect(self.host, via)
+
+    def open_session(self) -> paramiko.Channel:
+        """A new session channel: on an existing connection, or a new one when all refuse."""
+        import paramiko
+
+        for transport in self.transports():
+            try:
+                return transport.open_session(timeout=_OPEN_TIMEOUT_S)
+            except paramiko.ChannelException:
+                continue  # sshd's MaxSessions (default 10) is reached on this connection
+            except (paramiko.SSHException, EOFError, OSError):
+                continue  # it died just now; transports() drops it next time
+        with self._lock:
+            transport = self._connect()
+            self._transports.append(transport)
+        try:
+            return transport.open_session(timeout=_OPEN_TIMEOUT_S)
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            raise ProviderUnavailableError(
+                f"{self.host.label} refused a new channel: {exc}", op="exec"
+            ) from None
+
+    def run(self, command: str, timeout: float = 60.0) -> tuple[int, bytes, bytes]:
+        """Run one command through the login shell; (exit status, stdout, stderr). For host-level
+        work (placement, shutdown) where no instance helper exists."""
+        import paramiko
+
+        channel = self.open_session()
+        try:
+            channel.settimeout(timeout)
+            channel.exec_command(command)
+            channel.shutdown_write()
+            err = bytearray()
+            reader = threading.Thread(target=lambda: err.extend(_read_all(channel.recv_stderr)), daemon=True)
+            reader.start()
+            out = _read_all(channel.recv)
+            reader.join(timeout)
+            return channel.recv_exit_status(), out, bytes(err)
+        except (TimeoutError, paramiko.SSHException, EOFError, OSError) as exc:
+            raise ExecError(f"{self.host.label}: {command.split()[0]}… failed: {exc}", op="exec") from None
+        finally:
+            channel.close()
+
+    @contextlib.contextmanager
+    def sftp(self) -> Iterator[paramiko.SFTPClient]:
+        """A reused SFTP session for the duration of the block (one user at a time). SFTP answers
+        such as FileNotFoundError pass through; a dead connection is ProviderUnavailableError."""
+        import paramiko
+
+        with self._lock:
+            client = self._sftp_idle.pop() if self._sftp_idle else None
+        if client is None or not _usable(client):
+            try:
+                channel = self.open_session()
+                channel.invoke_subsystem("sftp")
+                client = paramiko.SFTPClient(channel)
+            except (paramiko.SSHException, EOFError, OSError) as exc:
+                raise ProviderUnavailableError(
+                    f"{self.host.label}: no SFTP session: {exc}", op="sftp"
+                ) from None
+        try:
+            yield client
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            if _usable(client):
+                self._give_back(client)
+                raise
+            client.close()
+            raise ProviderUnavailableError(
+                f"{self.host.label}: the connection dropped: {exc}", op="sftp"
+            ) from None
+        except BaseException:
+            self._give_back(client)
+            raise
+        self._give_back(client)
+
+    def _give_back(self, client: paramiko.SFTPClient) -> None:
+        with self._lock:
+            if len(self._sftp_idle) < _SFTP_IDLE_MAX:
+                self._sftp_idle.append(client)
+                return
+        client.close()
+
+    def close(self) -> None:
+        with self._lock:
+            for client in self._sftp_idle:
+                client.close()
+            for transport in self._transports:
+                transport.close()
+            self._sftp_idle, self._transports = [], []
+
+
+def _usable(client: paramiko.SFTPClient) -> bool:
+    channel = client.get_channel()
+    transport = channel.get_transport() if channel is not None else None
+    return channel is not None and not channel.closed and transport is not None and transport.is_active()
+
+
+def _read_all(recv: Any) -> bytes:
+    chunks = []
+    while data := recv(1 << 16):
+        chunks.append(data)
+    return b"".join(chunks)
+
+
+class SSHChannelTransport(Transport):
+    """A command on the host, attached through one SSH session channel."""
+
+    def __init__(self, channel: paramiko.Channel, command: str) -> None:
+        self._channel = channel
+        channel.exec_command(command)
+
+    def _pump(self, on_stdout: Receiver, on_stderr: Receiver) -> None:
+        # paramiko buffers the two streams apart: one blocking reader each
+        errors = threading.Thread(
+            target=self._drain, args=(self._channel.recv_stderr, on_stderr), daemon=True
+        )
+        errors.start()
+        self._drain(self._channel.recv, on_stdout)
+        errors.join()
+
+    @staticmethod
+    def _drain(recv: Any, sink: Receiver) -> None:
+        while True:
+            try:
+                data = recv(1 << 16)
+            except (OSError, EOFError):
+                return
+            if not data:
+                return
+            sink(data)
+
+    def send(self, data: bytes) -> None:
+        self._channel.sendall(data)  # OSError once the channel is closed
+
+    def send_nowait(self, data: bytes) -> int:
+        if len(data) > 8192 or not self._channel.send_ready():
+            return 0
+        try:
+            return int(self._channel.send(data))
+        except OSError:
+            return 0  # send() reports it
+
+    def alive(self) -> bool:
+        transport = self._channel.get_transport()
+        return not self._channel.exit_status_ready() and transport is not None and transport.is_active()
+
+    def exit_code(self) -> int | None:
+        return self._channel.exit_status if self._channel.exit_status_ready() else None
+
+    def close(self) -> None:
+        self._channel.close()

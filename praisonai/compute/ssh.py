@@ -1,0 +1,362 @@
+"""SSH compute: an instance is a workspace directory on a host you can SSH into.
+
+On the host (``root`` defaults to ``~/.praisonai/instances``)::
+
+    <root>/<instance-id>/                  the workspace: commands start here
+    <root>/.praisonai/<instance-id>/       instance.json, env (mode 0600), the helper's spool
+
+Everything is found again from those files, so any process with the same host settings lists,
+reaches and shuts down an instance. Commands run through the exec channel's helper with a clean
+environment (a minimal PATH, HOME set to the workspace, the instance's env read from its 0600
+file, never from a command line); every process carries ``PRAISONAI_INSTANCE=<id>``, so
+shutdown kills all of them, detached ones included. Files travel over reused SFTP sessions.
+The host is not a sandbox: commands run as the login user. File operations are confined to the
+workspace by path (symbolic links the commands create are not resolved).
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shlex
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+import anyio.to_thread
+
+from praisonai._errors import (
+    ConfigError,
+    ExecError,
+    InstanceNotFoundError,
+    PathOutsideWorkspaceError,
+    ProviderUnavailableError,
+)
+from praisonai._types import ExecResult, InstanceInfo, InstanceStatus
+from praisonai.channel.channel import Channel
+from praisonai.compute import _ssh_files
+from praisonai.compute._ssh_connect import SSHHost
+from praisonai.compute._ssh_link import HostLink, SSHChannelTransport
+from praisonai.compute.base import LABEL_CREATED, ComputeProvider, ExecRequest
+from praisonai.compute.config import ComputeConfig
+
+T = TypeVar("T")
+
+_SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+_NO_HOSTS = "no SSH hosts configured: pass SSHCompute(host=...) or set PRAISONAI_SSH_HOSTS=user@host[:port]"
+# Starts a channel program (helper or session shell) with the instance's clean environment:
+# $0 is the env file (sourced with every name exported), "$@" the program.
+_WITH_ENV = 'set -a && . "$0" && set +a && exec "$@"'
+# Kills every process of an instance (they all carry its marker; repeated while forks race the
+# sweep), then removes its directories. Exit 3: there was no such instance.
+_DESTROY = """
+[ -f "$3/instance.json" ] || exit 3
+n=0
+while [ $n -lt 20 ] && p=$(grep -lF -- "PRAISONAI_INSTANCE=$1" /proc/[0-9]*/environ 2>/dev/null); do
+  for f in $p; do f=${f#/proc/}; kill -9 "${f%/environ}" 2>/dev/null; done
+  n=$((n + 1))
+done
+rm -rf -- "$2" "$3"
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where an instance lives, and what its instance.json says."""
+
+    instance_id: str
+    link: HostLink
+    workspace: str  # absolute, on the host
+    meta: str  # absolute, on the host
+    working_dir: str  # the path users write for the workspace ("/workspace")
+    created_at: float
+    labels: dict[str, str]
+
+    def info(self) -> InstanceInfo:
+        return InstanceInfo(
+            instance_id=self.instance_id,
+            provider="ssh",
+            status=InstanceStatus.RUNNING,
+            endpoint=f"ssh://{self.link.host.label}{self.workspace}",
+            created_at=self.created_at,
+            labels=self.labels,
+            metadata={"host": self.link.host.label, "workspace": self.workspace},
+        )
+
+
+class SSHCompute(ComputeProvider):
+    """Instances on one host or a pool of hosts (provision picks the one with fewest instances).
+
+    ``SSHCompute(host="build1", user="ci", key_file="~/.ssh/ci", known_hosts="~/.ssh/known_hosts")``
+    for one host; ``SSHCompute(hosts=[...])`` with ``SSHHost`` objects, dicts or
+    ``"user@host:port"`` strings for a pool (keyword arguments then apply to every string). With
+    no arguments, hosts come from ``PRAISONAI_SSH_HOSTS`` (comma-separated ``user@host:port``),
+    with ``PRAISONAI_SSH_KEY`` and ``PRAISONAI_SSH_KNOWN_HOSTS``.
+    """
+
+    name = "ssh"
+    requires = ("paramiko",)
+    extra = "ssh"
+
+    def __init__(
+        self,
+        host: str | None = None,
+        *,
+        hosts: Sequence[SSHHost | Mapping[str, Any] | str] | None = None,
+        **settings: Any,
+    ) -> None:
+        self.hosts = _hosts(host, hosts, settings)
+        self._places: dict[str, _Place] = {}
+
+    def reconnect_spec(self) -> dict[str, Any]:
+        return {"hosts": [h.spec() for h in self.hosts]}
+
+    def unavailable_reason(self) -> str | None:
+        if not self.hosts:
+            return _NO_HOSTS
+        try:
+            for host in self.hosts:
+                link_for(host).transports()
+        except (ProviderUnavailableError, ConfigError, PermissionError, ConnectionError) as exc:
+            return str(exc)
+        return None
+
+    async def _blocking(self, fn: Callable[..., T], *args: Any) -> T:
+        return await anyio.to_thread.run_sync(fn, *args, limiter=_limiter())
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        if not self.hosts:
+            raise ConfigError(_NO_HOSTS, op="provision")
+        link = await self._least_busy()
+        root = await self._blocking(_ssh_files.instances_root, link)
+        place = _Place(
+            instance_id=instance_id,
+            link=link,
+            workspace=f"{root}/{instance_id}",
+            meta=f"{root}/{_ssh_files.META}/{instance_id}",
+            working_dir=cfg.working_dir,
+            created_at=float(labels[LABEL_CREATED]),
+            labels=labels,
+        )
+        self._places[instance_id] = place
+        record = {"working_dir": cfg.working_dir, "created_at": place.created_at, "labels": labels}
+        await self._blocking(_ssh_files.create_instance, link, place.workspace, place.meta, cfg.env, record)
+        return place.info()
+
+    async def _least_busy(self) -> HostLink:
+        if len(self.hosts) == 1:
+            return link_for(self.hosts[0])
+        counts: list[tuple[int, int]] = []
+        for index, host in enumerate(self.hosts):
+            try:
+                counts.append((len(await self._blocking(_ssh_files.instance_ids, link_for(host))), index))
+            except ProviderUnavailableError:
+                continue  # a host that is down takes no new instances
+        if not counts:
+            raise ProviderUnavailableError("no SSH host of the pool answers", op="provision")
+        return link_for(self.hosts[min(counts)[1]])
+
+    async def _destroy(self, instance_id: str) -> bool:
+        self._channels.drop(instance_id)
+        try:
+            place = await self._place(instance_id)
+        except InstanceNotFoundError:
+            return False
+        self._places.pop(instance_id, None)
+        command = shlex.join(
+            ["sh", "-c", _DESTROY, "praisonai-destroy", instance_id, place.workspace, place.meta]
+        )
+        code, _, err = await self._blocking(place.link.run, command)
+        if code not in (0, 3):
+            raise ExecError(
+                f"could not remove {instance_id} on {place.link.host.label}: {err.decode(errors='replace')}",
+                op="shutdown",
+            )
+        return code == 0
+
+    async def _status(self, instance_id: str) -> InstanceInfo:
+        return (await self._place(instance_id)).info()
+
+    async def _list(self) -> list[InstanceInfo]:
+        found = []
+        for host in self.hosts:
+            link = link_for(host)
+            for instance_id in await self._blocking(_ssh_files.instance_ids, link):
+                try:
+                    found.append((await self._place(instance_id, link)).info())
+                except InstanceNotFoundError:
+                    continue  # removed while we looked
+        return found
+
+    async def _place(self, instance_id: str, link: HostLink | None = None) -> _Place:
+        """Where the instance lives: remembered, or read from its host (the one given, or each)."""
+        if instance_id in self._places:
+            return self._places[instance_id]
+        if not _ssh_files.is_instance_id(instance_id):
+            raise InstanceNotFoundError(f"no ssh instance {instance_id!r}", op="lookup")
+        for candidate in [link] if link else [link_for(h) for h in self.hosts]:
+            root = await self._blocking(_ssh_files.instances_root, candidate)
+            meta = f"{root}/{_ssh_files.META}/{instance_id}"
+            record = await self._blocking(_ssh_files.read_record, candidate, meta)
+            if record is not None:
+                place = _Place(
+                    instance_id=instance_id,
+                    link=candidate,
+                    workspace=f"{root}/{instance_id}",
+                    meta=meta,
+                    working_dir=record.get("working_dir", "/workspace"),
+                    created_at=float(record.get("created_at", 0)),
+                    labels=dict(record.get("labels", {})),
+                )
+                self._places[instance_id] = place
+                return place
+        raise InstanceNotFoundError(f"no ssh instance {instance_id!r}", op="lookup")
+
+    # ---- exec: through the instance's channel ----------------------------------------------
+
+    async def _open_channel(self, instance_id: str) -> Channel:
+        await self._place(instance_id)  # known before the blocking _transport and _spool run
+        return await super()._open_channel(instance_id)
+
+    def _transport(self, instance_id: str, argv: list[str]) -> SSHChannelTransport:
+        place = self._places.get(instance_id)
+        if place is None:
+            raise InstanceNotFoundError(f"no ssh instance {instance_id!r}", op="exec")
+        environment = [
+            f"PATH={_SYSTEM_PATH}",
+            f"HOME={place.workspace}",
+            "LANG=C.UTF-8",
+            f"PRAISONAI_INSTANCE={instance_id}",
+        ]
+        command = "exec " + shlex.join(
+            ["env", "-i", *environment, "sh", "-c", _WITH_ENV, f"{place.meta}/env", *argv]
+        )
+        channel = place.link.open_session()
+        try:
+            return SSHChannelTransport(channel, command)
+        except Exception as exc:
+            channel.close()
+            raise ExecError(
+                f"could not start the helper on {place.link.host.label}: {exc}", op="exec"
+            ) from None
+
+    async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
+        return self._host_path(await self._place(instance_id), cwd or ".")
+
+    def _spool(self, instance_id: str) -> str:
+        return f"{self._places[instance_id].meta}/spool"  # _open_channel looked the instance up
+
+    async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
+        cwd = await self._channel_cwd(instance_id, request.cwd)
+        return await self._channels.run(
+            instance_id,
+            lambda channel: channel.exec(
+                request.command,
+                cwd=cwd,
+                env=request.env,
+                timeout=request.timeout,
+                max_output=request.max_output,
+                stdin=request.stdin,
+                on_output=request.on_output,
+            ),
+        )
+
+    # ---- files: over SFTP ------------------------------------------------------------------
+
+    async def _read(self, instance_id: str, path: str) -> bytes:
+        place = await self._place(instance_id)
+        return await self._blocking(_ssh_files.read, place.link, self._host_path(place, path), path)
+
+    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
+        place = await self._place(instance_id)
+        await self._blocking(_ssh_files.write, place.link, self._host_path(place, path), data, path)
+
+    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        place = await self._place(instance_id)
+        await self._blocking(_ssh_files.upload, place.link, local, self._host_path(place, remote))
+
+    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
+        place = await self._place(instance_id)
+        await self._blocking(_ssh_files.download, place.link, self._host_path(place, remote), local, remote)
+
+    @staticmethod
+    def _host_path(place: _Place, path: str) -> str:
+        """Map an instance path onto the host, refusing anything outside the workspace.
+
+        Relative paths start at the workspace; absolute ones under the working dir
+        (``/workspace/...``) are translated, so the same path works on every provider.
+        """
+        virtual = place.working_dir.rstrip("/") or "/"
+        wanted = posixpath.normpath(path)
+        if not posixpath.isabs(wanted):
+            host = posixpath.normpath(posixpath.join(place.workspace, wanted))
+        elif wanted == virtual or wanted.startswith(virtual + "/"):
+            host = place.workspace + wanted[len(virtual) :]
+        else:
+            host = wanted
+        if host != place.workspace and not host.startswith(place.workspace + "/"):
+            raise PathOutsideWorkspaceError(f"{path} is outside the instance workspace", op="path")
+        return host
+
+
+# ---- settings and shared links -----------------------------------------------------------------
+
+
+def _hosts(
+    host: str | None, hosts: Sequence[SSHHost | Mapping[str, Any] | str] | None, settings: dict[str, Any]
+) -> list[SSHHost]:
+    if host is not None and hosts is not None:
+        raise ConfigError("pass host= or hosts=, not both", op="config")
+    if host is not None:
+        return [SSHHost(host=host, **settings)]
+    if hosts is None:
+        return _hosts_from_env(settings)
+    parsed = []
+    for entry in hosts:
+        if isinstance(entry, SSHHost):
+            parsed.append(entry)
+        elif isinstance(entry, str):
+            parsed.append(SSHHost.parse(entry, **settings))
+        else:
+            parsed.append(SSHHost(**{**settings, **entry}))
+    return parsed
+
+
+def _hosts_from_env(settings: dict[str, Any]) -> list[SSHHost]:
+    names = [h for h in os.environ.get("PRAISONAI_SSH_HOSTS", "").split(",") if h.strip()]
+    defaults = {
+        "key_file": os.environ.get("PRAISONAI_SSH_KEY") or None,
+        "known_hosts": os.environ.get("PRAISONAI_SSH_KNOWN_HOSTS") or None,
+        **settings,
+    }
+    return [SSHHost.parse(name, **{k: v for k, v in defaults.items() if v is not None}) for name in names]
+
+
+_links: dict[SSHHost, HostLink] = {}
+_links_lock = threading.Lock()
+
+
+def link_for(host: SSHHost) -> HostLink:
+    """The process-wide link to ``host``: every provider naming it shares its connections."""
+    jump = link_for(host.jump) if host.jump is not None else None
+    with _links_lock:
+        if host not in _links:
+            _links[host] = HostLink(host, jump)
+        return _links[host]
+
+
+_THREADS: anyio.lowlevel.RunVar[anyio.CapacityLimiter] = anyio.lowlevel.RunVar("praisonai_ssh_threads")
+
+
+def _limiter() -> anyio.CapacityLimiter:
+    try:
+        return _THREADS.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(64)
+        _THREADS.set(limiter)
+        return limiter
