@@ -12,8 +12,8 @@ from __future__ import annotations
 import dataclasses
 import functools
 import getpass
-import re
 import os
+import re
 import shlex
 import socket
 import time
@@ -21,9 +21,10 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import anyio
+import anyio.to_thread
 
 from praisonai import _limits
 from praisonai._errors import (
@@ -34,6 +35,7 @@ from praisonai._errors import (
     ProvisionError,
     UnsupportedFeatureError,
 )
+from praisonai._ledger import Ledger
 from praisonai._types import UNSET, Capability, ExecResult, InstanceInfo, ProcessInfo, _Unset
 from praisonai.channel.channel import Channel
 from praisonai.channel.pool import ChannelPool
@@ -101,10 +103,20 @@ class ComputeProvider(ABC):
         """One sentence on why the provider cannot be used now, or ``None`` when it can."""
         return None
 
+    def reconnect_spec(self) -> dict[str, Any]:
+        """Keyword arguments that rebuild an equivalent provider in another process:
+        ``type(self)(**spec)`` reaches the same instances. JSON-able and never a secret (the
+        ledger stores it in clear); the new process finds credentials where this one did.
+        Only what differs from the defaults is included."""
+        return {}
+
     # ---- lifecycle -------------------------------------------------------------------------
 
     async def provision(self, config: object = None) -> InstanceInfo:
         """Create an instance, install its packages and run its setup.
+
+        The instance is in the ledger (``praisonai._ledger``) from before it is created, as
+        "provisioning", then "running"; a failed provision removes the instance and its row.
 
         Raises:
             ConfigError: the config is invalid, or asks for something this provider cannot do.
@@ -113,12 +125,19 @@ class ComputeProvider(ABC):
         cfg = ComputeConfig.coerce(config)
         self.check_supported(cfg)
         instance_id = f"{self.name}_{uuid.uuid4().hex[:12]}"
+        ledger = Ledger.default()
         try:
+            # Recorded before it exists, so an instance whose creator dies mid-way is still found.
+            spec, owner = self.reconnect_spec(), owner_tag()
+            await _off_loop(ledger.record, instance_id, self.name, spec, owner, time.time())
             info = await self._create(instance_id, cfg, self._labels(instance_id, cfg))
             await self._prepare(instance_id, cfg)
+            await _off_loop(ledger.mark, instance_id, "running")
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self._destroy(instance_id)
+                # Only once it is surely gone: a failed _destroy leaves the row for ps/gc.
+                await _off_loop(ledger.forget, instance_id)
             raise
         return info
 
@@ -142,8 +161,11 @@ class ComputeProvider(ABC):
             )
 
     async def shutdown(self, instance_id: str) -> bool:
-        """Stop and remove the instance at once. Idempotent: ``False`` when nothing was there."""
-        return await self._destroy(instance_id)
+        """Stop and remove the instance at once. Idempotent: ``False`` when nothing was there.
+        Its ledger row goes too, once the instance is gone."""
+        existed = await self._destroy(instance_id)
+        await _off_loop(Ledger.default().forget, instance_id)
+        return existed
 
     async def get_status(self, instance_id: str) -> InstanceInfo:
         """The instance's current state. Raises ``InstanceNotFoundError`` for an unknown id."""
@@ -387,6 +409,11 @@ def owner_tag() -> str:
     except (KeyError, OSError):
         user = str(os.getuid())
     return f"{user}@{socket.gethostname()}:{os.getpid()}"
+
+
+async def _off_loop(fn: Callable[..., None], *args: Any) -> None:
+    """A ledger write in a worker thread: it may wait on another process's lock."""
+    await anyio.to_thread.run_sync(fn, *args)
 
 
 def _resolve_timeout(timeout: float | _Unset | None) -> float | None:

@@ -94,6 +94,16 @@ class DockerCompute(ComputeProvider):
         self._api: Any = None
         self._workdirs: dict[str, str] = {}
 
+    def reconnect_spec(self) -> dict[str, Any]:
+        """``base_url`` when given explicitly (otherwise the other process reads its own
+        ``DOCKER_HOST``, as the docker CLI does) and ``image`` when not the default."""
+        spec: dict[str, Any] = {}
+        if self._base_url:
+            spec["base_url"] = self._base_url
+        if self.default_image != DEFAULT_IMAGE:
+            spec["image"] = self.default_image
+        return spec
+
     # ---- the engine ------------------------------------------------------------------------
 
     @property

@@ -97,6 +97,16 @@ class LocalCompute(ComputeProvider):
             return "isolation needs bubblewrap, which is not installed (apt-get install bubblewrap)"
         return None
 
+    def reconnect_spec(self) -> dict[str, Any]:
+        """``root`` when given explicitly (else the other process's ``$PRAISONAI_HOME/local``,
+        where its ledger also lives) and ``isolate`` when on."""
+        spec: dict[str, Any] = {}
+        if self._root is not None:
+            spec["root"] = str(self._root.absolute())  # another process may run elsewhere
+        if self.isolate:
+            spec["isolate"] = True
+        return spec
+
     @property
     def root(self) -> Path:
         return self._root or praisonai_home() / "local"

@@ -1,0 +1,185 @@
+"""The instance ledger: its contract, concurrent writers, and the provider hooks that fill it."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+import praisonai
+from praisonai._errors import ProvisionError
+from praisonai._ledger import Ledger, LedgerEntry
+from praisonai.compute.base import owner_tag
+from praisonai.compute.docker import DEFAULT_IMAGE, DockerCompute
+from praisonai.compute.local import LocalCompute
+
+_REPO = Path(praisonai.__file__).parents[1]  # for children whose env is clean (no PYTHONPATH)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A home of this test's own, so the default ledger holds only what the test made."""
+    monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path))
+    return tmp_path
+
+
+def test_record_get_mark_touch_forget(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    ledger.record("local_1", "local", {"root": "/r", "isolate": True}, "me@host:1", 100.0)
+    assert ledger.get("local_1") == LedgerEntry(
+        "local_1", "local", {"isolate": True, "root": "/r"}, "me@host:1", 100.0, "provisioning", 100.0
+    )
+    ledger.mark("local_1", "running")
+    ledger.touch("local_1")
+    entry = ledger.get("local_1")
+    assert entry is not None and entry.state == "running" and entry.last_active > 100.0
+    ledger.forget("local_1")
+    ledger.forget("local_1")  # idempotent
+    assert ledger.get("local_1") is None and ledger.entries() == []
+
+
+def test_mark_never_revives_a_forgotten_row_and_entries_are_oldest_first(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    ledger.mark("ghost", "running")
+    ledger.record("b", "local", {}, "o", 2.0)
+    ledger.record("a", "local", {}, "o", 1.0)
+    assert [e.instance_id for e in ledger.entries()] == ["a", "b"]
+    assert ledger.get("ghost") is None
+
+
+def test_the_file_is_owner_only(tmp_path: Path) -> None:
+    Ledger(tmp_path / "ledger.sqlite3").entries()
+    assert (tmp_path / "ledger.sqlite3").stat().st_mode & 0o777 == 0o600
+
+
+def test_a_spec_that_is_not_json_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(TypeError):
+        Ledger(tmp_path / "ledger.sqlite3").record("x", "local", {"root": Path("/r")}, "o", 1.0)
+
+
+_WRITER = """
+import sys, time
+from praisonai._ledger import Ledger
+ledger = Ledger(sys.argv[1])
+time.sleep(max(0.0, float(sys.argv[3]) - time.time()))  # all start together, racing to create it
+for i in range(50):
+    ledger.record(f"{sys.argv[2]}_{i}", "local", {"n": i}, "w", time.time())
+    ledger.mark(f"{sys.argv[2]}_{i}", "running")
+"""
+
+
+def test_concurrent_processes_lose_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    start = str(time.time() + 3)  # after every interpreter has started
+    writers = [
+        subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(_WRITER), str(path), f"w{n}", start],
+            stderr=subprocess.PIPE,
+        )
+        for n in range(4)
+    ]
+    errors = [w.communicate(timeout=120)[1].decode() for w in writers]
+    assert [w.returncode for w in writers] == [0] * 4, errors
+    entries = Ledger(path).entries()
+    assert len(entries) == 200 and {e.state for e in entries} == {"running"}
+
+
+def test_concurrent_threads_lose_nothing(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+
+    def write(n: int) -> None:
+        for i in range(25):
+            ledger.record(f"t{n}_{i}", "local", {}, "t", 1.0)
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(ledger.entries()) == 200
+
+
+def test_owner_alive() -> None:
+    def entry(owner: str) -> LedgerEntry:
+        return LedgerEntry("i", "local", {}, owner, 0.0, "provisioning", 0.0)
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    assert entry(owner_tag()).owner_alive() is True
+    assert entry(owner_tag().rpartition(":")[0] + ":" + dead.stdout.strip()).owner_alive() is False
+    assert entry("me@elsewhere.invalid:1").owner_alive() is None
+
+
+# ---- the provider hooks ---------------------------------------------------------------------
+
+
+def test_reconnect_spec_holds_only_what_differs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PRAISONAI_DOCKER_IMAGE", raising=False)
+    assert LocalCompute().reconnect_spec() == {}
+    assert LocalCompute(root=tmp_path, isolate=True).reconnect_spec() == {
+        "root": str(tmp_path),
+        "isolate": True,
+    }
+    assert DockerCompute().reconnect_spec() == {}
+    assert DockerCompute(image=DEFAULT_IMAGE).reconnect_spec() == {}
+    spec = DockerCompute(image="python:3.12", base_url="tcp://10.0.0.1:2375").reconnect_spec()
+    assert spec == {"base_url": "tcp://10.0.0.1:2375", "image": "python:3.12"}
+    assert DockerCompute(**spec).reconnect_spec() == spec  # round-trips
+
+
+def test_provision_records_then_marks_running_and_shutdown_forgets(home: Path) -> None:
+    provider = LocalCompute(root=home / "elsewhere")
+    ledger = Ledger.default()
+
+    async def main() -> None:
+        info = await provider.provision()
+        entry = ledger.get(info.instance_id)
+        assert entry is not None
+        assert (entry.provider, entry.spec, entry.state) == (
+            "local",
+            {"root": str(home / "elsewhere")},
+            "running",
+        )
+        assert entry.owner == owner_tag()
+        assert await provider.shutdown(info.instance_id) is True
+        assert ledger.get(info.instance_id) is None
+
+    anyio.run(main)
+
+
+def test_a_failed_provision_leaves_no_row(home: Path) -> None:
+    async def main() -> None:
+        with pytest.raises(ProvisionError):
+            await LocalCompute().provision({"setup": ["exit 3"]})
+
+    anyio.run(main)
+    assert Ledger.default().entries() == []
+    assert list((home / "local").iterdir()) == []
+
+
+def test_shutdown_of_an_unknown_instance_forgets_its_row(home: Path) -> None:
+    ledger = Ledger.default()
+    ledger.record("local_000000000000", "local", {}, owner_tag(), 1.0)
+    assert anyio.run(LocalCompute().shutdown, "local_000000000000") is False
+    assert ledger.entries() == []
+
+
+def test_the_row_exists_while_setup_runs(home: Path) -> None:
+    """Recorded before creation, "provisioning" until setup is done: seen from another process."""
+    code = "from praisonai._ledger import Ledger; print([e.state for e in Ledger.default().entries()])"
+    probe = f"PYTHONPATH={_REPO} PRAISONAI_HOME={home} {sys.executable} -c '{code}' > {home}/seen"
+
+    async def main() -> None:
+        provider = LocalCompute()
+        info = await provider.provision({"setup": [probe]})
+        await provider.shutdown(info.instance_id)
+
+    anyio.run(main)
+    assert (home / "seen").read_text().strip() == "['provisioning']"
