@@ -86,6 +86,17 @@ def provider_statuses() -> list[ProviderStatus]:
     return rows
 
 
+def provider_class(name: str) -> type[ComputeProvider]:
+    """The provider class registered under ``name`` (or an alias), not yet constructed, so that
+    a caller can pass arguments: ``provider_class(entry.provider)(**entry.spec)``.
+
+    Raises:
+        UnknownProviderError (ValueError): no provider by that name; lists the available ones.
+        MissingDependencyError (ImportError): the provider's SDK is missing; names the pip extra.
+    """
+    return _load(name)
+
+
 def _load(name: str) -> type[ComputeProvider]:
     key = ALIASES.get(name.strip().lower(), name.strip().lower())
     entry = _entry_points().get(key)
