@@ -52,6 +52,8 @@ LABEL_PROVIDER = "praisonai.provider"
 LABEL_OWNER = "praisonai.owner"
 LABEL_DEFINITION = "praisonai.definition"
 LABEL_CREATED = "praisonai.created"
+#: The PATH of a clean environment (local and SSH instances; images bring their own).
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 _FIELD_OF = {
     Capability.IMAGE: "image",
@@ -329,6 +331,30 @@ class ComputeProvider(ABC):
     def _spool(self, instance_id: str) -> str:
         """Where the helper keeps spooled output inside the instance."""
         return "/tmp/.praisonai"
+
+    async def _channel_exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
+        """``_exec`` through the instance's helper: for providers whose commands all use it."""
+        cwd = await self._channel_cwd(instance_id, request.cwd)
+        return await self._channels.run(
+            instance_id,
+            lambda channel: channel.exec(
+                request.command,
+                cwd=cwd,
+                env=request.env,
+                timeout=request.timeout,
+                max_output=request.max_output,
+                stdin=request.stdin,
+                on_output=request.on_output,
+            ),
+        )
+
+    async def _channel_read(self, instance_id: str, target: str, shown: str) -> bytes:
+        """``_read`` through the instance's helper (``cat``: a stream, no per-chunk requests)."""
+        limit = _limits.MAX_READ_BYTES
+        data = await self._channels.run(instance_id, lambda channel: channel.read_file(target, 0, limit + 1))
+        if len(data) > limit:
+            raise ValueError(f"{shown} is larger than {limit} bytes; use download")
+        return data
 
     async def _open_channel(self, instance_id: str) -> Channel:
         """Start the instance's helper (a provider that must look the instance up first extends this)."""

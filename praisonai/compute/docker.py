@@ -19,9 +19,7 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
-from anyio.lowlevel import RunVar
 
-from praisonai import _limits
 from praisonai._errors import (
     ExecError,
     ImageNotFoundError,
@@ -33,6 +31,7 @@ from praisonai._errors import (
 from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
 from praisonai.compute._docker_exec import DockerExecTransport
+from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import (
     LABEL_CREATED,
     LABEL_INSTANCE,
@@ -123,7 +122,7 @@ class DockerCompute(ComputeProvider):
             except requests.exceptions.ConnectionError as exc:
                 raise ProviderUnavailableError(_daemon_down(exc), op="docker") from None
 
-        return await anyio.to_thread.run_sync(call, limiter=_limiter())
+        return await run_blocking(call)
 
     def unavailable_reason(self) -> str | None:
         import docker
@@ -261,28 +260,10 @@ class DockerCompute(ComputeProvider):
         return await self._path(instance_id, cwd or ".")
 
     async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
-        cwd = await self._channel_cwd(instance_id, request.cwd)
-        return await self._channels.run(
-            instance_id,
-            lambda channel: channel.exec(
-                request.command,
-                cwd=cwd,
-                env=request.env,
-                timeout=request.timeout,
-                max_output=request.max_output,
-                stdin=request.stdin,
-                on_output=request.on_output,
-            ),
-        )
+        return await self._channel_exec(instance_id, request)
 
     async def _read(self, instance_id: str, path: str) -> bytes:
-        target = await self._path(instance_id, path)
-        data = await self._channels.run(
-            instance_id, lambda channel: channel.read_file(target, 0, _limits.MAX_READ_BYTES + 1)
-        )
-        if len(data) > _limits.MAX_READ_BYTES:
-            raise ValueError(f"{path} is larger than {_limits.MAX_READ_BYTES} bytes; use download")
-        return data
+        return await self._channel_read(instance_id, await self._path(instance_id, path), path)
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         target = await self._path(instance_id, path)
@@ -334,20 +315,6 @@ def _shared_client(base_url: str | None) -> Any:
             except docker.errors.DockerException as exc:
                 raise ProviderUnavailableError(_daemon_down(exc), op="connect") from None
         return _clients[base_url]
-
-
-# Blocking docker-py calls (and readers of exec streams, which wait on output) each hold a
-# worker thread; anyio's default of 40 would let 40 slow readers starve the call that kills them.
-_THREADS: RunVar[anyio.CapacityLimiter] = RunVar("praisonai_docker_threads")
-
-
-def _limiter() -> anyio.CapacityLimiter:
-    try:
-        return _THREADS.get()
-    except LookupError:
-        limiter = anyio.CapacityLimiter(256)
-        _THREADS.set(limiter)
-        return limiter
 
 
 def _info(container: dict[str, Any]) -> InstanceInfo:

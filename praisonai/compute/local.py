@@ -34,10 +34,9 @@ from praisonai._home import praisonai_home
 from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.channel.transport import ProcessTransport
 from praisonai.compute._process import kill_group, run_process
-from praisonai.compute.base import ComputeProvider, ExecRequest
+from praisonai.compute.base import SYSTEM_PATH, ComputeProvider, ExecRequest
 from praisonai.compute.config import ComputeConfig
 
-_SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # What an isolated command sees of the host, read-only. /etc is bound file by file so that
 # /etc/shadow and other host secrets stay out.
 _RO_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/opt")
@@ -271,7 +270,7 @@ def _bwrap_argv(inst: _Instance, cwd: str, *, new_session: bool = True) -> list[
 def _base_env(inst: _Instance) -> dict[str, str]:
     """A clean environment: the instance's env over a minimal PATH/HOME/LANG, no host secrets."""
     home = inst.working_dir or str(inst.workspace)
-    return {"PATH": _SYSTEM_PATH, "HOME": home, "LANG": "C.UTF-8", **inst.env}
+    return {"PATH": SYSTEM_PATH, "HOME": home, "LANG": "C.UTF-8", **inst.env}
 
 
 def _forget_if_empty(record: Path) -> None:
