@@ -84,3 +84,14 @@ def _owned_by_this_run(container: str) -> bool:
         capture_output=True, text=True, check=False,
     ).stdout.strip()  # fmt: skip
     return owner.endswith(f":{os.getpid()}")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_leaked_sshd() -> Iterator[None]:
+    """After the whole suite, no test sshd (nor a process it started) may still run, and the users
+    made for them are gone. Instances' own processes are checked where they are shut down."""
+    yield
+    left = subprocess.run(["pgrep", "-f", "praisonai-sshd-"], capture_output=True, text=True, check=False)
+    assert not left.stdout.split(), f"test sshd processes leaked: {left.stdout.split()}"
+    users = subprocess.run(["getent", "passwd"], capture_output=True, text=True, check=False).stdout
+    assert "pz-ssh-" not in users, "a test sshd's user was left behind"

@@ -92,7 +92,9 @@ def connect(host: SSHHost, via: paramiko.Transport | None = None) -> paramiko.Tr
         known = _known_keys(host)
         _prefer_known_key_types(transport, known)
         try:
-            transport.start_client(timeout=remaining)
+            transport.start_client(timeout=remaining)  # returns quietly at the timeout
+            if not transport.initial_kex_done:
+                raise paramiko.SSHException("no answer")
         except (paramiko.SSHException, EOFError, OSError) as exc:
             raise ProviderUnavailableError(
                 f"{host.label} did not complete the SSH handshake within {host.connect_timeout:g} s: {exc}",

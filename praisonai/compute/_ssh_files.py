@@ -1,4 +1,4 @@
-"""Files on an SSH host over reused SFTP sessions: instance records, reads, writes and trees.
+"""Files on an SSH host over reused SFTP sessions: instance records, writes and trees.
 
 Every function blocks (call it from a worker thread) and maps SFTP failures onto the error tree:
 ``PathNotFoundError``, ``IsADirectoryError``, ``NotADirectoryError``, ``PermissionError``.
@@ -16,7 +16,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from praisonai import _limits
 from praisonai._errors import PathNotFoundError
 from praisonai.compute._ssh_link import HostLink
 
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
 
 META = ".praisonai"
 _INSTANCE_ID = re.compile(r"ssh_[0-9a-f]{12}")
-_PREFETCH_OVER = 64 * 1024  # bigger reads are pipelined; smaller ones are one request
 
 
 def is_instance_id(text: str) -> bool:
@@ -85,24 +83,6 @@ def _write_private(sftp: paramiko.SFTPClient, path: str, data: bytes) -> None:
 
 
 # ---- reads and writes --------------------------------------------------------------------------
-
-
-def read(link: HostLink, path: str, shown: str) -> bytes:
-    with link.sftp() as sftp:
-        try:
-            f = sftp.open(path, "rb")
-        except FileNotFoundError:
-            raise PathNotFoundError(f"no such file in the instance: {shown}", op="read_file") from None
-        with f:
-            info = f.stat()
-            if stat.S_ISDIR(info.st_mode or 0):
-                raise IsADirectoryError(f"{shown} is a directory")
-            size = info.st_size or 0
-            if size > _limits.MAX_READ_BYTES:
-                raise ValueError(f"{shown} is larger than {_limits.MAX_READ_BYTES} bytes; use download")
-            if size > _PREFETCH_OVER:
-                f.prefetch(size)
-            return bytes(f.read(size)) if size else bytes(f.read())
 
 
 def write(link: HostLink, path: str, data: bytes, shown: str) -> None:

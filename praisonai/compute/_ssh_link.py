@@ -32,12 +32,13 @@ class HostLink:
         self._jump = jump
         self._transports: list[paramiko.Transport] = []
         self._sftp_idle: list[paramiko.SFTPClient] = []
-        self._lock = threading.Lock()
+        self._connecting = threading.Lock()  # one connect at a time; guards _transports
+        self._lock = threading.Lock()  # guards _sftp_idle (never held across the network)
         self.root = ""  # the instances root as an absolute path, once resolved
 
     def transports(self) -> list[paramiko.Transport]:
         """The open connections, connecting (or reconnecting) when there is none."""
-        with self._lock:
+        with self._connecting:
             self._transports = [t for t in self._transports if t.is_active()]
             if not self._transports:
                 self._transports.append(self._connect())
@@ -58,7 +59,7 @@ class HostLink:
                 continue  # sshd's MaxSessions (default 10) is reached on this connection
             except (paramiko.SSHException, EOFError, OSError):
                 continue  # it died just now; transports() drops it next time
-        with self._lock:
+        with self._connecting:
             transport = self._connect()
             self._transports.append(transport)
         try:
@@ -85,7 +86,7 @@ class HostLink:
             reader.join(timeout)
             return channel.recv_exit_status(), out, bytes(err)
         except (TimeoutError, paramiko.SSHException, EOFError, OSError) as exc:
-            raise ExecError(f"{self.host.label}: {command.split()[0]}… failed: {exc}", op="exec") from None
+            raise ExecError(f"{self.host.label}: a host command failed: {exc}", op="exec") from None
         finally:
             channel.close()
 
@@ -98,8 +99,8 @@ class HostLink:
         with self._lock:
             client = self._sftp_idle.pop() if self._sftp_idle else None
         if client is None or not _usable(client):
+            channel = self.open_session()
             try:
-                channel = self.open_session()
                 channel.invoke_subsystem("sftp")
                 client = paramiko.SFTPClient(channel)
             except (paramiko.SSHException, EOFError, OSError) as exc:
@@ -127,14 +128,6 @@ class HostLink:
                 self._sftp_idle.append(client)
                 return
         client.close()
-
-    def close(self) -> None:
-        with self._lock:
-            for client in self._sftp_idle:
-                client.close()
-            for transport in self._transports:
-                transport.close()
-            self._sftp_idle, self._transports = [], []
 
 
 def _usable(client: paramiko.SFTPClient) -> bool:

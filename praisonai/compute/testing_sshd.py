@@ -42,7 +42,9 @@ def sshd_reason() -> str | None:
 class SSHServer:
     """One sshd process; see the module docstring."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, sshd_args: tuple[str, ...] = ()) -> None:
+        """``sshd_args`` are extra sshd options (``("-r",)``: no re-exec per connection)."""
+        self.sshd_args = sshd_args
         self.dir = Path(tempfile.mkdtemp(prefix="praisonai-sshd-"))
         self.dir.chmod(0o755)
         self.host = "127.0.0.1"
@@ -52,6 +54,8 @@ class SSHServer:
         self.home = self.dir / "home"
         self._created_user = os.geteuid() == 0
         self.user = f"pz-ssh-{secrets.token_hex(3)}" if self._created_user else getpass.getuser()
+        #: The user's password; password logins work only for the user created as root.
+        self.password = secrets.token_urlsafe(12) if self._created_user else None
         self.process: subprocess.Popen[bytes] | None = None
         self._prepare()
 
@@ -71,7 +75,7 @@ class SSHServer:
     def start(self) -> SSHServer:
         """Start (or restart) sshd and wait until it accepts connections."""
         self.process = subprocess.Popen(
-            [SSHD, "-D", "-e", "-f", str(self.dir / "sshd_config")],
+            [SSHD, "-D", "-e", *self.sshd_args, "-f", str(self.dir / "sshd_config")],
             stdout=subprocess.DEVNULL,
             stderr=open(self.dir / "sshd.log", "ab"),  # noqa: SIM115  (the child owns it)
             start_new_session=True,
@@ -97,9 +101,14 @@ class SSHServer:
         self.process = None
 
     def close(self) -> None:
-        """Kill the server, remove its files and the user created for it."""
+        """Kill the server, remove its files and the user created for it (and whatever that user
+        still runs: userdel refuses a user with processes)."""
         self.kill()
         if self._created_user:
+            for _ in range(50):
+                if subprocess.run(["pkill", "-KILL", "-u", self.user], check=False).returncode == 1:
+                    break  # none left
+                time.sleep(0.02)
             subprocess.run(["userdel", self.user], capture_output=True, check=False)
         shutil.rmtree(self.dir, ignore_errors=True)
 
@@ -123,8 +132,12 @@ class SSHServer:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege-separation dir
             useradd = ["useradd", "--no-create-home", "--home-dir", str(self.home), "--shell", "/bin/sh"]
             subprocess.run([*useradd, self.user], check=True, capture_output=True)
-            # "!" (useradd's default) is a locked account, which sshd refuses without PAM
-            subprocess.run(["usermod", "-p", "*", self.user], check=True, capture_output=True)
+            # A password too (useradd's "!" is a locked account, which sshd refuses without PAM)
+            hashed = subprocess.run(
+                ["openssl", "passwd", "-6", "-stdin"], input=self.password, text=True,
+                capture_output=True, check=True,
+            ).stdout.strip()  # fmt: skip
+            subprocess.run(["usermod", "-p", hashed, self.user], check=True, capture_output=True)
             shutil.chown(self.home, self.user)
             shutil.chown(self.dir / "authorized_keys", self.user)
         (self.dir / "sshd_config").write_text(
@@ -137,7 +150,7 @@ class SSHServer:
                     f"AuthorizedKeysFile {self.dir / 'authorized_keys'}",
                     "StrictModes no",
                     "UsePAM no",
-                    "PasswordAuthentication no",
+                    f"PasswordAuthentication {'yes' if self.password else 'no'}",
                     "KbdInteractiveAuthentication no",
                     "PubkeyAuthentication yes",
                     "AllowTcpForwarding yes",
