@@ -36,6 +36,9 @@ from typing import Any
 import anyio
 import docker
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import p95
+
 from praisonai.compute.docker import DockerCompute
 
 RUN_ID = uuid.uuid4().hex[:12]
@@ -213,10 +216,6 @@ def sweep() -> None:
         except docker.errors.APIError as exc:  # 404/409: already gone or being removed
             if exc.status_code not in (404, 409):
                 print(f"cleanup: {c.id}: {exc}", file=sys.stderr)
-
-
-def p95(xs: list[float]) -> float:
-    return sorted(xs)[max(0, math.ceil(0.95 * len(xs)) - 1)]
 
 
 def summarize(samples: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, dict[str, Any]]]:

@@ -46,6 +46,9 @@ from typing import Any
 import anyio
 import docker
 
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import p95, timed
+
 from praisonai.compute.docker import DockerCompute
 from praisonai.compute.local import LocalCompute
 
@@ -93,12 +96,6 @@ def raw_container(api: Any, image: str) -> str:
                                working_dir="/workspace", host_config=host_config, detach=True)["Id"]
     api.start(cid)
     return str(cid)
-
-
-async def timed(fn: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:
-    start = time.perf_counter()
-    result = await fn()
-    return (time.perf_counter() - start) * 1000, result
 
 
 async def latency(samples: Samples, op: str, sides: dict[str, Callable[[], Awaitable[Any]]], n: int,
@@ -252,10 +249,6 @@ def sweep(client: Any) -> None:
         except docker.errors.APIError as exc:  # 404/409: already gone or being removed
             if exc.status_code not in (404, 409):
                 print(f"cleanup: {c.id}: {exc}", file=sys.stderr)
-
-
-def p95(xs: list[float]) -> float:
-    return sorted(xs)[max(0, math.ceil(0.95 * len(xs)) - 1)]
 
 
 def report(samples: Samples, rates: dict[str, float]) -> tuple[dict[str, Any], list[str]]:
