@@ -42,6 +42,9 @@ class Capability(str, enum.Enum):
     MOUNTS = "mounts"  # bind host paths into the instance
     PACKAGES = "packages"  # installs pip/apt/npm packages inside the instance
     ISOLATION = "isolation"  # the instance cannot see or change the host
+    NETWORK_ALLOWLIST = "network_allowlist"  # only the listed hosts are reachable
+    DISK_LIMIT = "disk_limit"
+    CAPTURE = "capture"  # snapshots an instance after setup; later provisions start from it
 
 
 _RESULT_KEYS: Final = ("stdout", "stderr", "exit_code")

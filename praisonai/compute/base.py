@@ -41,7 +41,7 @@ from praisonai.channel.channel import Channel
 from praisonai.channel.pool import ChannelPool
 from praisonai.channel.session import ShellSession
 from praisonai.channel.transport import Transport
-from praisonai.compute.config import ComputeConfig, PackageManager
+from praisonai.compute.config import ComputeConfig, NetworkAllow, PackageManager
 
 #: Receives output as it is produced: ("stdout" | "stderr", bytes).
 OutputSink = Callable[[Literal["stdout", "stderr"], bytes], None]
@@ -61,6 +61,8 @@ _FIELD_OF = {
     Capability.MEMORY_LIMIT: "memory_mb",
     Capability.GPU: "gpu",
     Capability.NETWORK_NONE: "network='none'",
+    Capability.NETWORK_ALLOWLIST: "network={'allow': [...]}",
+    Capability.DISK_LIMIT: "disk_mb",
     Capability.MOUNTS: "mount_paths",
     Capability.PACKAGES: "packages",
 }
@@ -151,6 +153,8 @@ class ComputeProvider(ABC):
             Capability.MEMORY_LIMIT: cfg.memory_mb is not None,
             Capability.GPU: cfg.gpu is not None,
             Capability.NETWORK_NONE: cfg.network == "none",
+            Capability.NETWORK_ALLOWLIST: isinstance(cfg.network, NetworkAllow),
+            Capability.DISK_LIMIT: cfg.disk_mb is not None,
             Capability.MOUNTS: bool(cfg.mount_paths),
             Capability.PACKAGES: bool(cfg.packages),
         }

@@ -18,8 +18,18 @@ _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-\[\],<>=!~@:/+*]*\Z")
 _LABEL_KEY = re.compile(r"[a-z0-9][a-z0-9._\-/]*\Z")
 
-Network = Literal["unrestricted", "none"]
 PackageManager = Literal["pip", "apt", "npm"]
+
+
+class NetworkAllow(BaseModel):
+    """Reach only these hosts (``{"allow": ["pypi.org", "files.pythonhosted.org"]}``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    allow: list[str] = Field(min_length=1)
+
+
+Network = Literal["unrestricted", "none"] | NetworkAllow
 
 
 class ComputeConfig(BaseModel):
@@ -44,18 +54,27 @@ class ComputeConfig(BaseModel):
     """Packages installed after start, per manager: ``{"pip": ["requests>=2"], "apt": ["jq"]}``."""
     setup: list[str] = Field(default_factory=list)
     """Shell commands run once after packages, in order; the first failure fails provisioning."""
+    refresh: list[str] = Field(default_factory=list)
+    """Shell commands run instead of packages and setup when the instance starts from a capture."""
+    capture: bool = True
+    """Capture the instance after packages and setup succeed (providers with ``capture``), so the
+    next provision of the same definition starts from it."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables of every command in the instance."""
     working_dir: str = "/workspace"
     """Directory commands start in and relative paths resolve against."""
     mount_paths: list[str] = Field(default_factory=list)
     """Host paths bound into the instance, ``"HOST:INSTANCE"`` or ``"HOST:INSTANCE:ro"``."""
+    disk_mb: int | None = Field(default=None, ge=64)
+    """Disk ceiling in MiB (providers with ``disk_limit``)."""
     network: Network = "unrestricted"
-    """``"none"`` cuts the instance off every network."""
+    """``"none"`` cuts the instance off every network; ``{"allow": [hosts]}`` keeps only those."""
     auto_shutdown: bool = True
     """Stop the instance when it has been idle for ``idle_timeout_s``."""
     idle_timeout_s: int = Field(default=300, gt=0)
     """Seconds without exec or file activity before an idle instance stops."""
+    ttl_s: int | None = Field(default=None, gt=0)
+    """Seconds after which the instance stops however busy it is (``None``: no limit)."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Extra labels recorded on the instance (server-side where the provider has labels)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -129,8 +148,25 @@ class ComputeConfig(BaseModel):
         shape = self.model_dump(mode="json", exclude={"metadata"})
         shape["env"] = sorted(self.env)
         shape["labels"] = sorted(self.labels)
-        blob = json.dumps(shape, sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()[:16]
+        return _digest(shape)[:16]
+
+    def capture_key(self) -> str:
+        """What decides whether a capture can be reused: everything that shapes the instance's
+        files after setup, env *values* included (a changed secret means a new capture). Never
+        show it; name captures by :meth:`capture_tag` instead."""
+        return _digest(self.model_dump(mode="json", include=_CAPTURED))
+
+    def capture_tag(self) -> str:
+        """A name for this definition's capture that reveals nothing of the capture key."""
+        return _digest({"capture": self.capture_key()})[:20]
+
+
+# What a capture holds: the files that packages and setup produced from the image, with this env.
+_CAPTURED = {"image", "packages", "setup", "env", "working_dir", "mount_paths"}
+
+
+def _digest(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def _foreign_fields(obj: object) -> dict[str, Any]:

@@ -122,7 +122,7 @@ class LocalCompute(ComputeProvider):
             working_dir=cfg.working_dir if self.isolate else "",
             env=dict(cfg.env),
             isolate=self.isolate,
-            network=cfg.network,
+            network="none" if cfg.network == "none" else "unrestricted",  # an allowlist is refused earlier
             created_at=time.time(),
             labels=labels,
         )
