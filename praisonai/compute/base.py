@@ -36,6 +36,7 @@ from praisonai._errors import (
     UnsupportedFeatureError,
 )
 from praisonai._ledger import Ledger
+from praisonai._locks import file_lock
 from praisonai._types import UNSET, Capability, ExecResult, InstanceInfo, ProcessInfo, _Unset
 from praisonai.channel.channel import Channel
 from praisonai.channel.pool import ChannelPool
@@ -134,8 +135,7 @@ class ComputeProvider(ABC):
             # Recorded before it exists, so an instance whose creator dies mid-way is still found.
             spec, owner = self.reconnect_spec(), owner_tag()
             await _off_loop(ledger.record, instance_id, self.name, spec, owner, time.time())
-            info = await self._create(instance_id, cfg, self._labels(instance_id, cfg))
-            await self._prepare(instance_id, cfg)
+            info = await self._build(instance_id, cfg, self._labels(instance_id, cfg))
             await _off_loop(ledger.mark, instance_id, "running")
         except BaseException:
             with anyio.CancelScope(shield=True):
@@ -383,9 +383,46 @@ class ComputeProvider(ABC):
             LABEL_CREATED: str(int(time.time())),
         }
 
-    async def _prepare(self, instance_id: str, cfg: ComputeConfig) -> None:
-        """Install packages, then run setup commands; the first failure raises ProvisionError."""
-        steps = [*_package_commands(cfg.packages), *cfg.setup]
+    async def _build(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        """Create the instance and bring it to its definition.
+
+        With a capture of this definition (providers with ``capture``), start from it and run only
+        ``refresh``. Otherwise install packages and run setup, then capture the result, under a
+        lock that makes a second process provisioning the same definition wait and reuse it.
+        A failed setup raises before anything is captured.
+        """
+        if not self._captures(cfg):
+            info = await self._create(instance_id, cfg, labels)
+            await self._run_steps(instance_id, [*_package_commands(cfg.packages), *cfg.setup])
+            return info
+        tag = cfg.capture_tag()
+        image = await self._capture_image(tag)
+        if image is None:
+            async with file_lock(f"capture-{tag}"):
+                image = await self._capture_image(tag)  # built by another process while we waited
+                if image is None:
+                    info = await self._create(instance_id, cfg, labels)
+                    await self._run_steps(instance_id, [*_package_commands(cfg.packages), *cfg.setup])
+                    await self._capture(instance_id, tag, cfg)
+                    return info
+        info = await self._create(instance_id, cfg.model_copy(update={"image": image}), labels)
+        await self._run_steps(instance_id, cfg.refresh)
+        return info
+
+    def _captures(self, cfg: ComputeConfig) -> bool:
+        """Whether provisioning ``cfg`` goes through captures: there is setup work to save."""
+        return Capability.CAPTURE in self.capabilities and cfg.capture and bool(cfg.packages or cfg.setup)
+
+    async def _capture_image(self, tag: str) -> str | None:
+        """The image to start from when a capture named ``tag`` exists (providers with ``capture``)."""
+        return None
+
+    async def _capture(self, instance_id: str, tag: str, cfg: ComputeConfig) -> None:
+        """Snapshot the instance as capture ``tag``, without ``cfg``'s env values."""
+        raise UnsupportedFeatureError(f"the {self.name} provider cannot capture instances", op="capture")
+
+    async def _run_steps(self, instance_id: str, steps: Sequence[str]) -> None:
+        """Run packages/setup/refresh commands in order; the first failure raises ProvisionError."""
         for step in steps:
             result = await self.execute(instance_id, step, timeout=_limits.SETUP_TIMEOUT_S)
             if not result.ok:
