@@ -10,7 +10,9 @@ set -euo pipefail
 image="${1:-praisonai-sandbox:latest}"
 suite="${PRAISONAI_IMAGE_SUITE:-bookworm}"
 mirror="${PRAISONAI_DEBIAN_MIRROR:-}"   # empty: debootstrap's default Debian mirror
-packages="python3,procps,ca-certificates,git,curl,less,xz-utils,bzip2,unzip,file"
+packages="python3,python3-pip,procps,ca-certificates,git,curl,less,xz-utils,bzip2,unzip,file"
+# Bump with every change to what the image holds: .ci/run rebuilds an image of an older revision.
+revision=2
 
 command -v debootstrap >/dev/null || { echo "debootstrap is missing: apt-get install debootstrap" >&2; exit 1; }
 docker info >/dev/null 2>&1 || { echo "no Docker engine answers: start dockerd first" >&2; exit 1; }
@@ -29,5 +31,6 @@ tar -C "$root" -c . | docker import \
     --change 'WORKDIR /workspace' \
     --change 'CMD ["sleep", "infinity"]' \
     --change 'LABEL org.opencontainers.image.title=praisonai-sandbox' \
+    --change "LABEL praisonai.image.revision=$revision" \
     - "$image" >/dev/null
 echo "built $image"

@@ -109,6 +109,19 @@ class InstanceInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class CaptureInfo:
+    """A saved post-setup state of one definition; the next provision of it starts from here."""
+
+    name: str  # a one-way tag of the capture key, safe to show
+    provider: str
+    image: str  # where the provider keeps it, e.g. "praisonai-capture:<name>" on docker
+    definition: str  # the definition hash
+    created_at: float
+    last_used: float  # as recorded in this PRAISONAI_HOME; created_at when never used here
+    size_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class OutputChunk:
     """A piece of a running command's output, as ``stream()`` yields it."""
 

@@ -37,7 +37,7 @@ from praisonai._errors import (
 )
 from praisonai._ledger import Ledger
 from praisonai._locks import file_lock
-from praisonai._types import UNSET, Capability, ExecResult, InstanceInfo, ProcessInfo, _Unset
+from praisonai._types import UNSET, Capability, CaptureInfo, ExecResult, InstanceInfo, ProcessInfo, _Unset
 from praisonai.channel.channel import Channel
 from praisonai.channel.pool import ChannelPool
 from praisonai.channel.session import ShellSession
@@ -180,6 +180,20 @@ class ComputeProvider(ABC):
     async def list_instances(self) -> list[InstanceInfo]:
         """Every instance of this provider, created by any process."""
         return await self._list()
+
+    # ---- captures (providers with the ``capture`` capability) ------------------------------
+
+    async def list_captures(self) -> list[CaptureInfo]:
+        """Saved post-setup states, most recently used first (none without ``capture``)."""
+        return []
+
+    async def prune_captures(
+        self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
+    ) -> list[CaptureInfo]:
+        """Remove captures unused for ``older_than_s`` seconds and all but the ``keep`` most
+        recently used (those an instance still runs from stay); return what was (or would be)
+        removed."""
+        return []
 
     # ---- exec ------------------------------------------------------------------------------
 
@@ -507,7 +521,8 @@ def _package_commands(packages: Mapping[PackageManager, list[str]]) -> list[str]
     commands = {
         "apt": "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
         "apt-get install -y -qq --no-install-recommends {}",
-        "pip": "python3 -m pip install --no-input --disable-pip-version-check {}",
+        # The instance is the environment: Debian's "externally managed" guard does not apply.
+        "pip": "PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-input --disable-pip-version-check {}",
         "npm": "npm install --global --no-fund --no-audit {}",
     }
     return [commands[m].format(quoted[m]) for m in ("apt", "pip", "npm") if m in quoted]

@@ -28,8 +28,8 @@ from praisonai._errors import (
     ProviderUnavailableError,
     ProvisionError,
 )
-from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.compute import _tar
+from praisonai._types import Capability, CaptureInfo, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute import _docker_capture, _tar
 from praisonai.compute._docker_exec import DockerExecTransport
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import (
@@ -82,6 +82,7 @@ class DockerCompute(ComputeProvider):
             Capability.MOUNTS,
             Capability.PACKAGES,
             Capability.ISOLATION,
+            Capability.CAPTURE,
         }
     )
 
@@ -295,6 +296,27 @@ class DockerCompute(ComputeProvider):
             await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
             raise PathNotFoundError(f"no such file or directory in the instance: {shown}", op="read") from None
         return iter(stream)
+
+    # ---- captures (see _docker_capture) ----------------------------------------------------
+
+    async def _capture_image(self, tag: str) -> str | None:
+        return await self._call(_docker_capture.image_of, self.api, tag)
+
+    async def _capture(self, instance_id: str, tag: str, cfg: ComputeConfig) -> None:
+        self._channels.drop(instance_id)  # the helper's spool is emptied; a new one starts later
+        await self._call(
+            _docker_capture.commit, self.api, container_name(instance_id), tag, cfg.env, cfg.definition_hash()
+        )
+
+    async def list_captures(self) -> list[CaptureInfo]:
+        return await self._call(_docker_capture.listing, self.api)
+
+    async def prune_captures(
+        self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
+    ) -> list[CaptureInfo]:
+        return await self._call(
+            lambda: _docker_capture.prune(self.api, older_than_s=older_than_s, keep=keep, dry_run=dry_run)
+        )
 
 
 _clients: dict[str | None, Any] = {}

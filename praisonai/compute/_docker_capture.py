@@ -1,0 +1,107 @@
+"""Docker captures: a container committed after packages and setup, reused by later provisions.
+
+A capture is the image ``praisonai-capture:<tag>`` (the tag is one-way in the capture key, so it
+names the definition's exact content without revealing env values). The env values of the
+definition are blanked in the image's config (``ENV NAME=``); the helper's spool is emptied
+first. When each capture was last used is kept under ``$PRAISONAI_HOME/captures``. All functions
+block; the provider calls them in worker threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from praisonai._home import praisonai_home
+from praisonai._types import CaptureInfo
+
+REPOSITORY = "praisonai-capture"
+LABEL_CAPTURE = "praisonai.capture"
+LABEL_CAPTURE_DEFINITION = "praisonai.capture.definition"
+# The helper's own files: they describe the build container's processes, not the definition.
+_SPOOL_PARTS = ("/tmp/.praisonai/x", "/tmp/.praisonai/bg", "/tmp/.praisonai/helper.pid")
+
+
+def image_of(api: Any, tag: str) -> str | None:
+    """The capture's image reference when it exists (and note that it was used), else None."""
+    import docker
+
+    ref = f"{REPOSITORY}:{tag}"
+    try:
+        api.inspect_image(ref)
+    except docker.errors.ImageNotFound:
+        return None
+    _mark_used(tag)
+    return ref
+
+
+def commit(api: Any, container: str, tag: str, env: Mapping[str, str], definition: str) -> None:
+    """Commit ``container`` as capture ``tag``, its spool emptied and ``env`` values blanked."""
+    clean = api.exec_create(container, ["rm", "-rf", "--", *_SPOOL_PARTS])["Id"]
+    api.exec_start(clean)
+    changes = [f"ENV {name}=" for name in env]
+    changes.append(f"LABEL {LABEL_CAPTURE}={tag} {LABEL_CAPTURE_DEFINITION}={definition}")
+    api.commit(container, repository=REPOSITORY, tag=tag, changes=changes)
+    _mark_used(tag)
+
+
+def listing(api: Any) -> list[CaptureInfo]:
+    """Every capture on the engine, most recently used first."""
+    found = []
+    for image in api.images(filters={"label": LABEL_CAPTURE}):
+        labels = image.get("Labels") or {}
+        tag = labels.get(LABEL_CAPTURE, "")
+        created = float(image.get("Created", 0))
+        found.append(
+            CaptureInfo(
+                name=tag,
+                provider="docker",
+                image=f"{REPOSITORY}:{tag}",
+                definition=labels.get(LABEL_CAPTURE_DEFINITION, ""),
+                created_at=created,
+                last_used=_last_used(tag, created),
+                size_bytes=int(image.get("Size", 0)),
+            )
+        )
+    return sorted(found, key=lambda c: c.last_used, reverse=True)
+
+
+def prune(api: Any, *, older_than_s: float | None, keep: int | None, dry_run: bool) -> list[CaptureInfo]:
+    """Remove captures unused for ``older_than_s`` seconds, and all but the ``keep`` most recently
+    used. A capture an instance still runs from stays (the engine refuses); returns what went."""
+    import docker
+
+    now = time.time()
+    doomed = [
+        capture
+        for index, capture in enumerate(listing(api))
+        if (older_than_s is not None and now - capture.last_used > older_than_s)
+        or (keep is not None and index >= keep)
+    ]
+    removed = []
+    for capture in doomed:
+        if not dry_run:
+            try:
+                api.remove_image(capture.image)
+            except docker.errors.APIError:
+                continue  # in use by a container: kept
+            with contextlib.suppress(FileNotFoundError):
+                (praisonai_home() / "captures" / capture.name).unlink()
+        removed.append(capture)
+    return removed
+
+
+def _mark_used(tag: str) -> None:
+    folder = praisonai_home() / "captures"
+    folder.mkdir(exist_ok=True)
+    (folder / tag).touch()
+
+
+def _last_used(tag: str, created: float) -> float:
+    try:
+        return os.stat(praisonai_home() / "captures" / tag).st_mtime
+    except FileNotFoundError:
+        return created

@@ -1,0 +1,165 @@
+"""Captures on real docker: the post-setup state is saved once and later provisions start from it."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import subprocess
+import sys
+import uuid
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from praisonai import _portal
+from praisonai._errors import ProvisionError
+from praisonai.compute.config import ComputeConfig
+from praisonai.compute.docker import DockerCompute
+
+pytestmark = pytest.mark.usefixtures("docker_ok")
+
+
+@pytest.fixture
+def provider() -> DockerCompute:
+    return DockerCompute()
+
+
+@pytest.fixture
+def definitions(provider: DockerCompute) -> Iterator[list[dict[str, Any]]]:
+    """Definitions a test provisions: their captures are removed afterwards, pass or fail."""
+    used: list[dict[str, Any]] = []
+    yield used
+    for definition in used:
+        ref = f"praisonai-capture:{ComputeConfig.coerce(definition).capture_tag()}"
+        subprocess.run(["docker", "rmi", "-f", ref], capture_output=True, check=False)
+
+
+@pytest.fixture
+def made(provider: DockerCompute) -> Iterator[list[str]]:
+    instances: list[str] = []
+    yield instances
+    for instance_id in instances:
+        _portal.call(provider.shutdown, instance_id)
+
+
+def provision(provider: DockerCompute, made: list[str], definition: dict[str, Any]) -> str:
+    instance_id = _portal.call(provider.provision, definition).instance_id
+    made.append(instance_id)
+    return instance_id
+
+
+def sh(provider: DockerCompute, instance_id: str, command: str) -> str:
+    return str(_portal.call(provider.execute, instance_id, command).stdout)
+
+
+def test_the_second_provision_starts_from_the_capture_and_runs_only_refresh(
+    provider: DockerCompute, made: list[str], definitions: list[dict[str, Any]]
+) -> None:
+    definition = {
+        "setup": [f"echo {uuid.uuid4().hex} >> /opt/setup-runs"],
+        "refresh": ["date +%s%N > /opt/refreshed"],
+        "env": {"API_TOKEN": "s3cret-value"},
+    }
+    definitions.append(definition)
+    first = provision(provider, made, definition)
+    second = provision(provider, made, definition)
+    assert sh(provider, first, "wc -l < /opt/setup-runs").strip() == "1"
+    assert sh(provider, second, "wc -l < /opt/setup-runs").strip() == "1", "setup ran again"
+    assert sh(provider, first, "cat /opt/refreshed 2>/dev/null || echo none").strip() == "none"
+    assert sh(provider, second, "cat /opt/refreshed").strip().isdigit(), "refresh did not run"
+    assert sh(provider, second, 'echo "$API_TOKEN"').strip() == "s3cret-value"
+    # the capture holds no env value and none of the build container's helper state
+    tag = ComputeConfig.coerce(definition).capture_tag()
+    (capture,) = [c for c in _portal.call(provider.list_captures) if c.name == tag]
+    config = provider.api.inspect_image(capture.image)["Config"]
+    assert "API_TOKEN=" in config["Env"] and "s3cret-value" not in str(config)
+    assert capture.definition == ComputeConfig.coerce(definition).definition_hash()
+    assert sh(provider, second, "ls /tmp/.praisonai/bg").strip() == ""
+
+
+def test_a_failed_setup_is_never_captured(
+    provider: DockerCompute, definitions: list[dict[str, Any]]
+) -> None:
+    definition = {"setup": [f"echo {uuid.uuid4().hex} > /opt/half-done", "exit 3"]}
+    definitions.append(definition)
+    with pytest.raises(ProvisionError, match="exited 3"):
+        _portal.call(provider.provision, definition)
+    tag = ComputeConfig.coerce(definition).capture_tag()
+    assert tag not in [c.name for c in _portal.call(provider.list_captures)]
+
+
+def test_two_processes_provisioning_one_definition_build_it_once(
+    provider: DockerCompute, tmp_path: Path, definitions: list[dict[str, Any]]
+) -> None:
+    tmp_path.chmod(0o777)
+    definition = {
+        "setup": [f"echo {uuid.uuid4().hex} >> /shared/builds && sleep 2"],
+        "mount_paths": [f"{tmp_path}:/shared"],
+    }
+    definitions.append(definition)
+    script = (
+        "import anyio, sys\nfrom praisonai.compute.docker import DockerCompute\n"
+        f"p = DockerCompute()\niid = anyio.run(p.provision, {definition!r}).instance_id\n"
+        "anyio.run(p.shutdown, iid)\nprint('ok')\n"
+    )
+    children = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [child.communicate(timeout=180)[0] for child in children]
+    assert outputs == ["ok\n", "ok\n"]
+    assert len((tmp_path / "builds").read_text().splitlines()) == 1, "the definition was built twice"
+
+
+def test_pip_packages_install_offline_from_a_mounted_wheel_directory(
+    provider: DockerCompute, made: list[str], tmp_path: Path, definitions: list[dict[str, Any]]
+) -> None:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    _write_wheel(wheels, "praisonai_probe", "1.2", "VALUE = 'installed offline'\n")
+    definition = {
+        "packages": {"pip": ["praisonai-probe>=1.0"]},
+        "mount_paths": [f"{wheels}:/wheels:ro"],
+        "env": {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "/wheels"},
+        "network": "none",
+    }
+    definitions.append(definition)
+    instance_id = provision(provider, made, definition)
+    out = sh(provider, instance_id, "python3 -c 'import praisonai_probe; print(praisonai_probe.VALUE)'")
+    assert out == "installed offline\n"
+
+
+def test_prune_keeps_the_most_recently_used(
+    provider: DockerCompute, made: list[str], definitions: list[dict[str, Any]]
+) -> None:
+    for _ in range(2):
+        definition = {"setup": [f"echo {uuid.uuid4().hex} > /opt/x"]}
+        definitions.append(definition)
+        provision(provider, made, definition)
+    ours = {ComputeConfig.coerce(d).capture_tag() for d in definitions}
+    newest = [c.name for c in _portal.call(provider.list_captures) if c.name in ours][0]
+    would = _portal.call(lambda: provider.prune_captures(older_than_s=3600, dry_run=True))
+    assert not ours & {c.name for c in would}, "recently used captures are not old"
+    for instance_id in made:  # a capture an instance runs from cannot go
+        _portal.call(provider.shutdown, instance_id)
+    gone = {c.name for c in _portal.call(lambda: provider.prune_captures(keep=1))}
+    left = {c.name for c in _portal.call(provider.list_captures)}
+    assert newest in left and (ours - {newest}) <= gone
+
+
+def _write_wheel(folder: Path, name: str, version: str, code: str) -> None:
+    """A minimal pure-Python wheel, written by hand (no network, no build tools)."""
+    dist = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": code.encode(),
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n".encode(),
+        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: praisonai-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(
+        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
+        for path, data in files.items()
+    )
+    with zipfile.ZipFile(folder / f"{name}-{version}-py3-none-any.whl", "w") as wheel:
+        for path, data in files.items():
+            wheel.writestr(path, data)
+        wheel.writestr(f"{dist}/RECORD", record + f"{dist}/RECORD,,\n")
