@@ -10,6 +10,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+import tracemalloc  # noqa: F401  (imported up front: pytest's unraisable hook imports it lazily, and a
+# garbage-collected socket reported in the middle of that import crashes the hook)
 from collections.abc import Iterator
 
 import pytest

@@ -273,6 +273,19 @@ class Channel:
         if status != "0":
             raise _file_error(status, path, "write_file")
 
+    async def bind_env(self, assignments_text: bytes) -> None:
+        """Add ``NAME='value'`` lines to the environment of every later command, background process
+        and session in the instance (kept in the spool, which only the helper's user can read)."""
+        path = f"{self.spool}/env"
+        try:
+            earlier = await self.read_file(path)  # sourced in order: later lines win
+        except PathNotFoundError:
+            earlier = b""
+        await self.write_file(path, earlier + assignments_text)
+        status, _ = await self.request("__p_env")
+        if status != "0":
+            raise ExecError(f"the helper could not load the bound env: {status}", op="bind_env")
+
     # ---- background processes ----------------------------------------------------------------
 
     async def start(self, command: str, *, cwd: str, env: Mapping[str, str]) -> ProcessInfo:

@@ -175,6 +175,13 @@ __p_ps() {  # nonce [id]: one line per process: id <tab> state <tab> meta
   __p_reply "$1" 0
 }
 
+# env bound to the instance after it was made (a warm pool's claim): every later command has it
+__p_env() {  # nonce
+  if [ -r "$__p_s/env" ]; then set -a; . "$__p_s/env"; set +a; fi
+  [ -z "$1" ] || __p_reply "$1" 0
+}
+__p_env ""
+
 echo $$ >"$__p_s/helper.pid"
 __p_reply "$2" "$$"
 while IFS= read -r __p_line; do eval "$__p_line"; done

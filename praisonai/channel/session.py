@@ -76,7 +76,11 @@ class _Run:
 class ShellSession:
     """A persistent shell in one instance. Open through ``Sandbox.session()``."""
 
-    def __init__(self, open_transport: OpenTransport, signal_group: SignalGroup, cwd: str) -> None:
+    def __init__(
+        self, open_transport: OpenTransport, signal_group: SignalGroup, cwd: str, env_file: str = ""
+    ) -> None:
+        """``env_file``: shell assignments the shell reads at start when the file exists."""
+        self._env_file = env_file
         self._open_transport = open_transport
         self._signal_group = signal_group
         self._cwd = cwd
@@ -146,7 +150,7 @@ class ShellSession:
             self._transport.close()
             self.restarts += 1
         nonce = new_nonce()
-        argv = ["sh", "-c", SESSION_SHELL, "praisonai-session", self._cwd, nonce]
+        argv = ["sh", "-c", SESSION_SHELL, "praisonai-session", self._cwd, nonce, self._env_file]
         transport = await anyio.to_thread.run_sync(self._open_transport, argv)
         stdout = self._stdout = ReplyParser()
         stderr = self._stderr = ReplyParser()

@@ -1,6 +1,6 @@
 # praisonai session shell: POSIX sh. Commands run in this shell itself, so the working
 # directory, variables and functions persist between them, as in a terminal.
-# Started as:  sh -c "<this file>" praisonai-session CWD NONCE
+# Started as:  sh -c "<this file>" praisonai-session CWD NONCE [ENV-FILE]
 # Request: one line "__p_run <nonce> '<command>'". The command's output goes straight to
 # stdout/stderr and its stdin is this shell's (input sent while it runs reaches it). Then
 # "<nonce> <exit-code>\n" follows on stdout and "<nonce>\n" on stderr; an `exit` reports too.
@@ -20,6 +20,7 @@ __p_run() {
 trap '__p_r=$?; [ -z "$__p_n" ] || __p_done "$__p_r" exit' EXIT
 trap : INT  # an interrupt stops the running command, not the session (children get the default)
 cd -- "$1" || exit 70
+if [ -n "$3" ] && [ -r "$3" ]; then set -a; . "$3"; set +a; fi  # env bound after provisioning
 __p_n=$2
 __p_done $$
 while IFS= read -r __p_line; do eval "$__p_line"; done

@@ -21,8 +21,9 @@ from praisonai._types import CaptureInfo
 REPOSITORY = "praisonai-capture"
 LABEL_CAPTURE = "praisonai.capture"
 LABEL_CAPTURE_DEFINITION = "praisonai.capture.definition"
-# The helper's own files: they describe the build container's processes, not the definition.
-_SPOOL_PARTS = ("/tmp/.praisonai/x", "/tmp/.praisonai/bg", "/tmp/.praisonai/helper.pid")
+# The helper's own files: they describe the build container's processes (and a bound env), not
+# the definition.
+_SPOOL_PARTS = tuple(f"/tmp/.praisonai/{part}" for part in ("x", "bg", "helper.pid", "env"))
 
 
 def image_of(api: Any, tag: str) -> str | None:

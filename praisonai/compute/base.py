@@ -332,7 +332,17 @@ class ComputeProvider(ABC):
         async def signal_group(pgid: int, name: str) -> None:
             await self._channels.run(instance_id, lambda ch: ch.request("__p_signal", str(pgid), name))
 
-        return ShellSession(functools.partial(self._transport, instance_id), signal_group, where)
+        env_file = f"{self._spool(instance_id)}/env"
+        return ShellSession(functools.partial(self._transport, instance_id), signal_group, where, env_file)
+
+    async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
+        """Add ``env`` to the environment of every later command in the instance — exec,
+        background processes and sessions, from any process; a later binding overrides an
+        earlier one name by name. For env that must not exist before the instance is handed out
+        (the secrets of a warm pool's claimer). Values travel length-framed, never on a command line."""
+        checked = _checked_env(env)
+        text = "".join(f"{name}={shlex.quote(value)}\n" for name, value in checked.items()).encode()
+        await self._channels.run(instance_id, lambda ch: ch.bind_env(text))
 
     # ---- the exec channel: a provider that can start a process with pipes gets it all --------
 

@@ -13,10 +13,12 @@ process can kill what runs.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -129,9 +131,7 @@ class LocalCompute(ComputeProvider):
         inst.workspace.mkdir(parents=True)
         (inst.root / "pgids").mkdir()
         (inst.root / "spool").mkdir(mode=0o700)
-        fd = os.open(inst.root / "instance.json", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump(_to_json(inst), f)
+        _save(inst)
         self._known[instance_id] = inst
         return inst.info()
 
@@ -202,6 +202,14 @@ class LocalCompute(ComputeProvider):
         transport = ProcessTransport(argv, env=_base_env(inst), cwd=str(inst.workspace))
         (inst.root / "pgids" / str(transport.process.pid)).touch()  # shutdown kills its group
         return transport
+
+    async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
+        # Commands here are direct spawns, not the helper's jobs: they read the env from the record.
+        inst = self._load(instance_id)
+        bound = dataclasses.replace(inst, env={**inst.env, **env})
+        await anyio.to_thread.run_sync(_save, bound)
+        self._known[instance_id] = bound
+        await super().bind_env(instance_id, env)
 
     async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
         inst = self._load(instance_id)
@@ -280,6 +288,15 @@ def _forget_if_empty(record: Path) -> None:
         os.killpg(int(record.name), 0)
     except (ProcessLookupError, PermissionError):
         record.unlink(missing_ok=True)
+
+
+def _save(inst: _Instance) -> None:
+    """Write instance.json (mode 0600: it holds env values) atomically."""
+    partial = inst.root / "instance.json.tmp"
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(_to_json(inst), f)
+    os.replace(partial, inst.root / "instance.json")
 
 
 def _to_json(inst: _Instance) -> dict[str, Any]:

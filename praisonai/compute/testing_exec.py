@@ -151,3 +151,23 @@ async def session_keeps_state_and_survives_exit(ctx: Context) -> None:
     finally:
         await session.close()
         await other.close()
+
+
+@_check
+async def bound_env_reaches_commands_processes_and_sessions(ctx: Context) -> None:
+    provider, iid = ctx.provider, ctx.instance_id
+    await provider.bind_env(iid, {"PRAISONAI_BOUND": "b 'q' $x", "PRAISONAI_OTHER": "o"})
+    await provider.bind_env(iid, {"PRAISONAI_BOUND": "second"})  # later bindings win, name by name
+    try:
+        r = await ctx.sh('echo "$PRAISONAI_BOUND/$PRAISONAI_OTHER"')
+        assert r.stdout == "second/o\n", r
+        session = await provider.open_session(iid)
+        try:
+            assert (await session.run('echo "$PRAISONAI_BOUND"')).stdout == "second\n"
+        finally:
+            await session.close()
+        process = await provider.start_process(iid, 'echo "$PRAISONAI_OTHER"')
+        await provider.wait_process(iid, process.process_id, timeout=10)
+        assert await provider.read_process_output(iid, process.process_id) == b"o\n"
+    finally:
+        await provider.bind_env(iid, {"PRAISONAI_BOUND": "", "PRAISONAI_OTHER": ""})

@@ -74,12 +74,13 @@ class SSHServer:
 
     def start(self) -> SSHServer:
         """Start (or restart) sshd and wait until it accepts connections."""
-        self.process = subprocess.Popen(
-            [SSHD, "-D", "-e", *self.sshd_args, "-f", str(self.dir / "sshd_config")],
-            stdout=subprocess.DEVNULL,
-            stderr=open(self.dir / "sshd.log", "ab"),  # noqa: SIM115  (the child owns it)
-            start_new_session=True,
-        )
+        with open(self.dir / "sshd.log", "ab") as log:  # the child keeps its own copy
+            self.process = subprocess.Popen(
+                [SSHD, "-D", "-e", *self.sshd_args, "-f", str(self.dir / "sshd_config")],
+                stdout=subprocess.DEVNULL,
+                stderr=log,
+                start_new_session=True,
+            )
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

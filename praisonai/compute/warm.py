@@ -1,0 +1,120 @@
+"""Warm pools: instances of one definition made ahead of time, handed out at once.
+
+::
+
+    async with WarmPool("docker", {"setup": ["pip install -r requirements.txt"]}, size=2) as pool:
+        info = await pool.claim(env={"API_TOKEN": token})   # ready now; a replacement is being made
+
+Pooled instances are provisioned *without* env values: the definition's env and the claimer's are
+bound to the instance when it is claimed (``ComputeProvider.bind_env``), so an instance waiting in
+the pool holds no secret and two claimers never see each other's. With a capture of the
+definition (docker), refilling costs a container start. ``close()`` (or leaving the ``async with``)
+shuts down what was not claimed; claimed instances belong to their claimer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import anyio
+from anyio.abc import TaskGroup
+
+from praisonai._errors import ConfigError
+from praisonai._types import InstanceInfo
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.config import ComputeConfig
+from praisonai.compute.registry import resolve_compute
+
+
+class WarmPool:
+    """``size`` ready instances of ``config`` on ``compute``, refilled in the background."""
+
+    def __init__(self, compute: object = None, config: object = None, *, size: int = 1) -> None:
+        if size < 1:
+            raise ConfigError(f"a warm pool needs size >= 1, not {size}", op="config")
+        self.provider: ComputeProvider = resolve_compute(compute)
+        definition = ComputeConfig.coerce(config)
+        self.env = dict(definition.env)  # bound at claim time, never while pooled
+        self.config = definition.model_copy(update={"env": {}})
+        self.size = size
+        self._ready: list[InstanceInfo] = []
+        self._filling = 0
+        self._changed = anyio.Event()
+        self._tasks: TaskGroup | None = None
+        self.failure: BaseException | None = None  # the last refill error, for diagnosis
+
+    @property
+    def definition_hash(self) -> str:
+        return self.config.definition_hash()
+
+    @property
+    def ready(self) -> int:
+        """Instances waiting to be claimed right now."""
+        return len(self._ready)
+
+    async def __aenter__(self) -> WarmPool:
+        self._tasks = anyio.create_task_group()
+        await self._tasks.__aenter__()
+        self._refill()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def wait_ready(self) -> None:
+        """Wait until the pool is full (or a refill failed: see ``failure``)."""
+        while len(self._ready) < self.size and self.failure is None:
+            await self._changed.wait()
+
+    async def claim(self, env: Mapping[str, str] | None = None) -> InstanceInfo:
+        """A ready instance with the definition's env plus ``env`` bound (provisioned on the spot
+        when the pool is empty); a replacement starts in the background."""
+        if self._tasks is None:
+            raise RuntimeError("use the pool inside `async with WarmPool(...)`")
+        info = self._ready.pop(0) if self._ready else await self.provider.provision(self.config)
+        self._refill()
+        bound = {**self.env, **(env or {})}
+        if bound:
+            try:
+                await self.provider.bind_env(info.instance_id, bound)
+            except BaseException:
+                with anyio.CancelScope(shield=True):
+                    await self.provider.shutdown(info.instance_id)
+                raise
+        return info
+
+    async def close(self) -> None:
+        """Stop refilling and shut down every instance nobody claimed. Idempotent."""
+        tasks, self._tasks = self._tasks, None
+        if tasks is not None:
+            tasks.cancel_scope.cancel()
+            await tasks.__aexit__(None, None, None)
+        ready, self._ready = self._ready, []
+        with anyio.CancelScope(shield=True):
+            for info in ready:
+                await self.provider.shutdown(info.instance_id)
+
+    def _refill(self) -> None:
+        assert self._tasks is not None
+        for _ in range(self.size - len(self._ready) - self._filling):
+            self._filling += 1
+            self._tasks.start_soon(self._make_one)
+
+    async def _make_one(self) -> None:
+        try:
+            info = await self.provider.provision(self.config)
+            # Ready means the exec channel is open too: a claimer's first command or env binding
+            # should not pay for starting the helper (a docker exec, ~50 ms).
+            await self.provider.execute(info.instance_id, "true")
+        except Exception as exc:  # kept for diagnosis; the next claim provisions on the spot
+            self.failure = exc
+        else:
+            if self._tasks is None:  # closed while it was being made
+                with anyio.CancelScope(shield=True):
+                    await self.provider.shutdown(info.instance_id)
+                return
+            self._ready.append(info)
+        finally:
+            self._filling -= 1
+            self._changed.set()
+            self._changed = anyio.Event()
