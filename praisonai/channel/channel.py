@@ -276,13 +276,8 @@ class Channel:
     async def bind_env(self, assignments_text: bytes) -> None:
         """Add ``NAME='value'`` lines to the environment of every later command, background process
         and session in the instance (kept in the spool, which only the helper's user can read)."""
-        path = f"{self.spool}/env"
-        try:
-            earlier = await self.read_file(path)  # sourced in order: later lines win
-        except PathNotFoundError:
-            earlier = b""
-        await self.write_file(path, earlier + assignments_text)
-        status, _ = await self.request("__p_env")
+        # appended, then sourced in order: a later binding wins name by name
+        status, _ = await self.request("__p_env", str(len(assignments_text)), payload=assignments_text)
         if status != "0":
             raise ExecError(f"the helper could not load the bound env: {status}", op="bind_env")
 

@@ -72,15 +72,16 @@ class WarmPool:
         if self._tasks is None:
             raise RuntimeError("use the pool inside `async with WarmPool(...)`")
         info = self._ready.pop(0) if self._ready else await self.provider.provision(self.config)
-        self._refill()
         bound = {**self.env, **(env or {})}
-        if bound:
-            try:
+        try:
+            if bound:
                 await self.provider.bind_env(info.instance_id, bound)
-            except BaseException:
-                with anyio.CancelScope(shield=True):
-                    await self.provider.shutdown(info.instance_id)
-                raise
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self.provider.shutdown(info.instance_id)
+            raise
+        finally:
+            self._refill()  # after the binding, so the claim does not compete with a provision
         return info
 
     async def close(self) -> None:
