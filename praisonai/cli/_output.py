@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 _err = Console(stderr=True, highlight=False)
@@ -15,11 +16,12 @@ _err = Console(stderr=True, highlight=False)
 
 def error(message: str) -> None:
     """One red line on stderr; no traceback (set PRAISONAI_DEBUG=1 to see one)."""
-    _err.print(f"[bold red]error:[/] {message}", markup=True, soft_wrap=True)
+    # Escaped: messages quote user text ("name[extra]", "{allow: [hosts]}") that is not markup.
+    _err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
 
 
 def note(message: str) -> None:
-    _err.print(f"[dim]{message}[/]", markup=True, soft_wrap=True)
+    _err.print(f"[dim]{escape(message)}[/]", markup=True, soft_wrap=True)
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, as_json: bool = False) -> None:
@@ -28,5 +30,5 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, as_json: boo
         return
     view = Table(*columns, box=None, pad_edge=False, header_style="bold")
     for row in rows:
-        view.add_row(*(str(cell) for cell in row))
+        view.add_row(*(escape(str(cell)) for cell in row))  # cells are data, not markup
     Console(soft_wrap=True).print(view)
