@@ -5,6 +5,7 @@ Leaves also inherit the builtin a Python programmer would catch, so ``except Tim
 
     PraisonAIError
     ├── ConfigError (ValueError)                 a value the user wrote is invalid
+    │   ├── EnvironmentFileError                 .praisonai/environment.yaml is invalid; lists every problem
     │   ├── UnknownProviderError                 no provider by that name; lists the known ones
     │   └── UnsupportedFeatureError              the provider cannot honour a requested field
     ├── MissingDependencyError (ImportError)     an optional SDK is absent; names the pip extra
@@ -24,6 +25,8 @@ Leaves also inherit the builtin a Python programmer would catch, so ``except Tim
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -47,6 +50,19 @@ class PraisonAIError(Exception):
 
 class ConfigError(PraisonAIError, ValueError):
     """A configuration value is invalid."""
+
+
+class EnvironmentFileError(ConfigError):
+    """An environment file is unreadable, not YAML, or not a valid definition.
+
+    ``problems`` holds one line per problem, each ``file:line: key: what is wrong and what is
+    allowed``; the message is those lines, joined by newlines.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], problems: Sequence[str]) -> None:
+        super().__init__("\n".join(problems), op="environment")
+        self.path = os.fspath(path)
+        self.problems = tuple(problems)
 
 
 class UnknownProviderError(ConfigError):

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+from pathlib import Path
 
 import anyio
 import pytest
 
-from praisonai import AsyncSandbox, CommandFailedError, CommandTimeoutError, Sandbox, SandboxClosedError
+from praisonai import (
+    AsyncSandbox,
+    CommandFailedError,
+    CommandTimeoutError,
+    Sandbox,
+    SandboxClosedError,
+    UnsupportedFeatureError,
+)
+from praisonai._errors import EnvironmentFileError
 
 
 def test_sync_face_mirrors_every_async_method() -> None:
@@ -62,3 +71,55 @@ def test_async_sandbox() -> None:
 def test_docker_sandbox_end_to_end() -> None:
     with Sandbox.create("docker") as sb:
         assert sb.exec("python3 -c 'print(2+2)'").stdout == "4\n"
+
+
+# ---- .praisonai/environment.yaml ---------------------------------------------------------------
+
+
+@pytest.fixture
+def env_repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository, the working directory, declaring its environment."""
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".praisonai").mkdir()
+    (tmp_path / ".praisonai" / "environment.yaml").write_text(
+        "env:\n  FROM_FILE: yes-file\n  SHARED: file\nsetup: echo set-up > setup.txt\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def test_create_reads_the_environment_file_of_the_working_directory(env_repo: Path) -> None:
+    with Sandbox.create("local", env={"SHARED": "arg"}) as sb:
+        assert sb.exec('echo "$FROM_FILE $SHARED"').stdout == "yes-file arg\n"  # env merges, explicit wins
+        assert sb.exec("cat setup.txt").stdout == "set-up\n"
+
+
+def test_create_with_an_explicit_environment_path(env_repo: Path, tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere.yaml"  # outside .praisonai: any path may be given
+    other.write_text("env: {FROM_FILE: other}\n")
+    with Sandbox.create("local", environment=other) as sb:
+        assert sb.exec('echo "$FROM_FILE"').stdout == "other\n"
+
+
+def test_create_with_environment_false_reads_no_file(env_repo: Path) -> None:
+    with Sandbox.create("local", environment=False) as sb:
+        assert sb.exec('echo "${FROM_FILE:-unset}"').stdout == "unset\n"
+
+
+def test_an_invalid_environment_file_fails_before_provisioning(env_repo: Path) -> None:
+    (env_repo / ".praisonai" / "environment.yaml").write_text("env:\n  SHARED: x\ncapture: 'false'\n")
+    with pytest.raises(EnvironmentFileError, match=r"environment.yaml:3: capture: must be true or false"):
+        Sandbox.create("local")
+
+
+def test_the_files_backend_picks_the_provider_unless_one_is_named(env_repo: Path) -> None:
+    (env_repo / ".praisonai" / "environment.yaml").write_text("backend: local\nenv: {X: '1'}\n")
+
+    async def main() -> str:
+        async with await AsyncSandbox.create() as sb:
+            return sb.provider.provider_name
+
+    assert anyio.run(main) == "local"
+    (env_repo / ".praisonai" / "environment.yaml").write_text("backend: docker\nimage: no-such-image\n")
+    with pytest.raises(UnsupportedFeatureError, match="cannot honour image"):
+        Sandbox.create("local")  # the caller's provider wins; the file's image is still asked for

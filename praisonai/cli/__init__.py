@@ -10,7 +10,7 @@ import typer
 
 from praisonai import __version__
 from praisonai._errors import PraisonAIError
-from praisonai.cli import _output, compute, sandbox
+from praisonai.cli import _output, compute, env, sandbox
 
 app = typer.Typer(
     help="Run AI agents' shell and file tools in isolated instances.",
@@ -20,6 +20,7 @@ app = typer.Typer(
 )
 app.add_typer(compute.app, name="compute")
 app.add_typer(sandbox.app, name="sandbox")
+app.add_typer(env.app, name="env")
 
 
 def _version(value: bool) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -9,6 +10,7 @@ from types import TracebackType
 from typing import Any
 
 import anyio
+import anyio.to_thread
 
 from praisonai._errors import CommandFailedError, CommandTimeoutError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, _Unset
@@ -17,6 +19,7 @@ from praisonai.compute.base import ComputeProvider, OutputSink
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import resolve_compute
 from praisonai.sandbox._extras import AsyncProcess
+from praisonai.sandbox.environment import effective_config
 
 
 class AsyncSandbox:
@@ -42,16 +45,37 @@ class AsyncSandbox:
         return self._closed
 
     @classmethod
-    async def create(cls, compute: object = None, config: object = None, **fields: Any) -> AsyncSandbox:
-        """Provision a new instance. ``compute``: a name, a provider, or ``None`` for the default.
+    async def create(
+        cls,
+        compute: object = None,
+        config: object = None,
+        *,
+        environment: str | os.PathLike[str] | bool | None = None,
+        **fields: Any,
+    ) -> AsyncSandbox:
+        """Provision a new instance. ``compute``: a name, a provider, or ``None`` for the default
+        (the environment file's ``backend`` when it names one, else docker when available, else local).
 
         ``fields`` override the config's: ``create("docker", image="python:3.12", env={...})``.
+        ``environment``: ``None`` (or ``True``) reads the ``.praisonai/environment.yaml`` found
+        from the working directory, a path reads that file, ``False`` reads none. What ``config``
+        and ``fields`` set wins over the file; ``env`` merges key by key and ``packages`` per
+        manager (see :func:`praisonai.sandbox.environment.effective_config`).
+
+        Raises:
+            EnvironmentFileError (ConfigError): the environment file is invalid.
+            ConfigError: the config is invalid or asks for what the provider cannot honour.
         """
-        provider = resolve_compute(compute)
         cfg = ComputeConfig.coerce(config)
-        if fields:
-            cfg = ComputeConfig.coerce({**cfg.model_dump(exclude_unset=True), **fields})
-        return cls(provider, await provider.provision(cfg), owned=True)
+        explicit = {**cfg.model_dump(include=set(cfg.model_fields_set)), **fields}
+        use_file = environment is not False
+        path = None if isinstance(environment, bool) else environment
+        # Discovery stats directories up to the repository root: keep that off the event loop.
+        effective = await anyio.to_thread.run_sync(
+            functools.partial(effective_config, explicit, path=path, use_file=use_file)
+        )
+        provider = resolve_compute(compute if compute is not None else effective.backend)
+        return cls(provider, await provider.provision(effective.config), owned=True)
 
     @classmethod
     async def connect(cls, instance_id: str, compute: object = None) -> AsyncSandbox:
@@ -79,8 +103,9 @@ class AsyncSandbox:
         """
         self._ensure_open()
         result = await self.provider.execute(
-            self.id, command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output, stdin=stdin
-        )
+            self.id, command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output,
+            stdin=stdin,
+        )  # fmt: skip
         if check and result.timed_out:
             raise CommandTimeoutError(result, str(command))
         if check and result.exit_code != 0:

@@ -28,8 +28,18 @@ class Sandbox:
         _portal.close_at_exit(inner)
 
     @classmethod
-    def create(cls, compute: object = None, config: object = None, **fields: Any) -> Sandbox:
-        return cls(_portal.call(lambda: AsyncSandbox.create(compute, config, **fields)))
+    def create(
+        cls,
+        compute: object = None,
+        config: object = None,
+        *,
+        environment: str | os.PathLike[str] | bool | None = None,
+        **fields: Any,
+    ) -> Sandbox:
+        """Provision a new instance; see :meth:`AsyncSandbox.create` (same arguments, same
+        environment file precedence)."""
+        inner = _portal.call(lambda: AsyncSandbox.create(compute, config, environment=environment, **fields))
+        return cls(inner)
 
     @classmethod
     def connect(cls, instance_id: str, compute: object = None) -> Sandbox:

@@ -1,0 +1,262 @@
+"""``praisonai env …``: the repository's ``.praisonai/environment.yaml`` — check it, show what it
+resolves to, and plan it against each provider.
+
+Every command takes an optional PATH: a file, or a directory to search from (default: the working
+directory, up to the repository root). Nothing here prints an env value or the capture key.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from praisonai._errors import ConfigError, MissingDependencyError
+from praisonai._types import Capability
+from praisonai.cli import _output
+from praisonai.compute.config import ComputeConfig
+from praisonai.compute.registry import ALIASES, available_providers, provider_class
+from praisonai.sandbox.environment import (
+    ENVIRONMENT_FILE,
+    EffectiveConfig,
+    EnvironmentDefinition,
+    effective_config,
+    find_environment_file,
+    shown_path,
+)
+
+app = typer.Typer(help="The environment definition: .praisonai/environment.yaml.", no_args_is_help=True)
+
+PathArg = Annotated[
+    Path | None,
+    typer.Argument(help="The file, or a directory to search from (default: here, up to the repo root).",
+                   show_default=False),
+]  # fmt: skip
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+MASK = "***"
+
+
+@app.command("validate")
+def validate(path: PathArg = None) -> None:
+    """Check the file: 'ok' and its definition hash, or every problem with its line (exit 2)."""
+    effective = effective_config(path=_locate(path))
+    assert effective.source is not None  # a path was given, so it was read
+    print(f"ok: {shown_path(effective.source)} (definition {effective.config.definition_hash()})")
+
+
+@app.command("show")
+def show(path: PathArg = None, json_: JsonOpt = False) -> None:
+    """The effective definition (the file over the defaults), env values masked."""
+    effective = effective_config(path=_locate(path, required=False))
+    from_file = set(effective.definition.config_fields()) if effective.definition else set()
+    fields = _shown_fields(effective.config)
+    if json_:
+        _print_json({**_header(effective), "config": fields, "from_file": sorted(from_file)})
+        return
+    for key, value in _header(effective).items():
+        print(f"{key}: {value if value is not None else '-'}")
+    origin = {name: "file" if name in from_file else "default" for name in fields}
+    _output.table(("field", "value", "from"), [(k, _text(v), origin[k]) for k, v in fields.items()])
+
+
+@app.command("plan")
+def plan(
+    path: PathArg = None,
+    compute: Annotated[
+        list[str] | None, typer.Option("--compute", "-c", help="Provider, repeatable (default: every one).")
+    ] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """How each provider honours each field the file uses: native, emulated or unsupported."""
+    effective = effective_config(path=_locate(path))
+    assert effective.definition is not None
+    plans = [_plan_provider(name, effective.definition) for name in compute or available_providers()]
+    if json_:
+        _print_json({**_header(effective), "providers": [p.as_json() for p in plans]})
+        return
+    rows = [(p.provider, s.field, s.level, s.why) for p in plans for s in p.fields]
+    _output.table(("provider", "field", "support", "why"), rows)
+    for p in plans:
+        print(f"{p.provider}: {p.verdict}")
+
+
+# ---- plan: what a provider does with each field ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FieldSupport:
+    field: str
+    level: str  # native | emulated | unsupported | info
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderPlan:
+    provider: str
+    fields: list[FieldSupport]
+    unavailable: str = ""
+
+    @property
+    def rejected(self) -> list[str]:
+        """Fields provisioning refuses (``check_supported``); a capture it cannot take is not one."""
+        return [s.field for s in self.fields if s.level == "unsupported" and s.field != "capture"]
+
+    @property
+    def verdict(self) -> str:
+        if self.unavailable:
+            return f"not installed: {self.unavailable}"
+        if self.rejected:
+            return f"provisioning is refused: it cannot honour {', '.join(self.rejected)}"
+        return "ok"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "name": self.provider,
+            "provisions": not self.rejected and not self.unavailable,
+            "verdict": self.verdict,
+            "fields": [{"field": s.field, "support": s.level, "why": s.why} for s in self.fields],
+        }
+
+
+#: Fields a provider honours only with a capability; otherwise provisioning refuses them.
+_NEEDS = {
+    "image": (Capability.IMAGE, "starts from this image"),
+    "packages": (Capability.PACKAGES, "installed inside the instance at start, each name quoted"),
+    "resources.cpu": (Capability.CPU_LIMIT, "a CPU limit on the instance"),
+    "resources.memory_mb": (Capability.MEMORY_LIMIT, "a memory ceiling on the instance"),
+    "resources.gpu": (Capability.GPU, "GPUs attached to the instance"),
+    "resources.disk": (Capability.DISK_LIMIT, "a disk ceiling on the instance"),
+    "mount_paths": (Capability.MOUNTS, "host paths bound into the instance"),
+}
+#: Fields every provider honours the same way: they are commands and settings inside the instance.
+_EVERYWHERE = {
+    "setup": "runs inside the instance after packages",
+    "env": "set for every command",
+    "working_dir": "commands start there",
+}
+#: Providers whose instances stop themselves (a dead-man's switch inside the container), so idle and
+#: ttl limits hold even when the client process dies. Elsewhere a praisonai process's reaper stops them.
+_SELF_STOPPING = frozenset({"docker"})
+
+
+def _plan_provider(name: str, definition: EnvironmentDefinition) -> ProviderPlan:
+    try:
+        cls = provider_class(name)
+    except MissingDependencyError as exc:
+        return ProviderPlan(name, [], unavailable=str(exc))
+    # Class-level capabilities: what a provider built with default arguments declares.
+    return ProviderPlan(cls.name, [_support(k, v, cls.name, cls.capabilities) for k, v in _used(definition)])
+
+
+def _used(definition: EnvironmentDefinition) -> list[tuple[str, Any]]:
+    """The fields the file sets, in schema order, ``resources`` spelled out."""
+    used: list[tuple[str, Any]] = []
+    for key in EnvironmentDefinition.model_fields:
+        value = getattr(definition, key)
+        if key == "resources" and value is not None:
+            used += [(f"resources.{k}", v) for k, v in value if v is not None]
+        elif value is not None:
+            used.append((key, value))
+    return used
+
+
+def _support(field: str, value: Any, provider: str, caps: frozenset[Capability]) -> FieldSupport:
+    if field in _NEEDS:
+        capability, how = _NEEDS[field]
+        if capability in caps:
+            return FieldSupport(field, "native", how)
+        return FieldSupport(field, "unsupported", f"no {capability.value} capability")
+    if field in _EVERYWHERE:
+        return FieldSupport(field, "native", _EVERYWHERE[field])
+    if field == "network":
+        return _network_support(value, caps)
+    if field in ("idle_timeout", "ttl"):
+        if provider in _SELF_STOPPING:
+            return FieldSupport(field, "native", "the instance stops itself, even if this process dies")
+        return FieldSupport(field, "emulated", "stopped by the reaper of a running praisonai process")
+    if field in ("capture", "refresh"):
+        return _capture_support(field, value, caps)
+    named = value.strip().lower()
+    if ALIASES.get(named, named) == provider:
+        return FieldSupport(field, "info", "chosen when no --compute is given")
+    return FieldSupport(field, "info", f"the file names {value}")
+
+
+def _network_support(value: Any, caps: frozenset[Capability]) -> FieldSupport:
+    if value == "unrestricted":
+        return FieldSupport("network", "native", "the default")
+    capability = Capability.NETWORK_NONE if value == "none" else Capability.NETWORK_ALLOWLIST
+    if capability in caps:
+        return FieldSupport("network", "native", "enforced on the instance")
+    return FieldSupport("network", "unsupported", f"no {capability.value} capability")
+
+
+def _capture_support(field: str, value: Any, caps: frozenset[Capability]) -> FieldSupport:
+    captures = Capability.CAPTURE in caps
+    if field == "refresh":
+        why = "runs when starting from a capture" if captures else "not needed: setup runs at every start"
+        return FieldSupport(field, "native", why)
+    if value is False:
+        return FieldSupport(field, "native", "off: setup runs at every start")
+    if captures:
+        return FieldSupport(field, "native", "captured after packages and setup; later starts run refresh")
+    return FieldSupport(field, "unsupported", "setup runs at every start")
+
+
+# ---- shared --------------------------------------------------------------------------------------
+
+
+def _locate(path: Path | None, *, required: bool = True) -> Path | None:
+    """PATH when it is a file; else the file found from PATH (a directory) or the working directory.
+
+    Raises:
+        ConfigError: ``required`` and there is no file.
+    """
+    if path is not None and not path.is_dir():
+        return path
+    found = find_environment_file(path)
+    if found is None and required:
+        where = shown_path(path) if path is not None else "the working directory"
+        raise ConfigError(f"no {ENVIRONMENT_FILE} in {where} or its parents up to the repository root")
+    return found
+
+
+def _header(effective: EffectiveConfig) -> dict[str, Any]:
+    return {
+        "source": shown_path(effective.source) if effective.source else None,
+        "backend": effective.backend,
+        "definition_hash": effective.config.definition_hash(),
+    }
+
+
+def _shown_fields(config: ComputeConfig) -> dict[str, Any]:
+    """The config as JSON-able values, env values masked; labels and metadata are not the file's."""
+    fields = config.model_dump(mode="json", exclude={"labels", "metadata"})
+    fields["env"] = dict.fromkeys(config.env, MASK)
+    return fields
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return ", ".join(map(str, value)) or "-"
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {_text(v)}" for k, v in value.items()) or "-"
+    return str(value)
+
+
+def _print_json(data: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(data, indent=2) + "\n")
+
+
+# ---- captures: `env build` and `env captures` join here -------------------------------------------
+# Reserved for the captures work: `praisonai env build [PATH]` (provision, run packages and setup,
+# capture) and `praisonai env captures [list|prune]`, both resolving the file through _locate() and
+# effective_config() like the commands above.
