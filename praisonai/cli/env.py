@@ -7,19 +7,22 @@ directory, up to the repository root). Nothing here prints an env value or the c
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+from praisonai import _portal
 from praisonai._errors import ConfigError, MissingDependencyError
 from praisonai._types import Capability
 from praisonai.cli import _output
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.registry import ALIASES, available_providers, provider_class
+from praisonai.compute.registry import ALIASES, available_providers, provider_class, resolve_compute
 from praisonai.sandbox.environment import (
     ENVIRONMENT_FILE,
     EffectiveConfig,
@@ -256,7 +259,89 @@ def _print_json(data: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(data, indent=2) + "\n")
 
 
-# ---- captures: `env build` and `env captures` join here -------------------------------------------
-# Reserved for the captures work: `praisonai env build [PATH]` (provision, run packages and setup,
-# capture) and `praisonai env captures [list|prune]`, both resolving the file through _locate() and
-# effective_config() like the commands above.
+# ---- captures: `env build` and `env captures` --------------------------------------------------
+
+ComputeOpt = Annotated[
+    str | None,
+    typer.Option("--compute", "-c", help="Provider (default: the file's backend, else the default)."),
+]
+
+
+@app.command("build")
+def build(path: PathArg = None, compute: ComputeOpt = None) -> None:
+    """Provision the definition once so that its capture exists: later starts skip packages and
+    setup and run only refresh. Nothing to do when the capture is there already."""
+    effective = effective_config(path=_locate(path))
+    provider = resolve_compute(compute or effective.backend)
+    config, definition = effective.config, effective.config.definition_hash()
+    if Capability.CAPTURE not in provider.capabilities:
+        raise ConfigError(
+            f"the {provider.provider_name} provider cannot capture instances; try --compute docker"
+        )
+    if not (config.packages or config.setup):
+        print(f"nothing to capture: definition {definition} has no packages or setup")
+        return
+    if not config.capture:
+        raise ConfigError("the definition says capture: false")
+    tag = config.capture_tag()
+    if tag in [c.name for c in _portal.call(provider.list_captures)]:
+        print(f"up to date: capture {tag} of definition {definition}")
+        return
+    started = time.monotonic()
+    info = _portal.call(provider.provision, config)
+    _portal.call(provider.shutdown, info.instance_id)
+    print(f"captured {tag} for definition {definition} in {time.monotonic() - started:.1f}s")
+
+
+@app.command("captures")
+def captures(
+    compute: ComputeOpt = None,
+    prune: Annotated[
+        bool, typer.Option("--prune", help="Remove old captures (see --older-than, --keep).")
+    ] = False,
+    older_than: Annotated[
+        float | None,
+        typer.Option("--older-than", help="Days unused before --prune removes one (default 14)."),
+    ] = None,
+    keep: Annotated[
+        int | None, typer.Option("--keep", help="With --prune: keep the N most recently used.")
+    ] = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="With --prune: only say what would go.")] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """List captures (most recently used first), or prune them by age or count."""
+    provider = resolve_compute(compute or "docker")
+    if prune:
+        days = 14.0 if older_than is None and keep is None else older_than
+        seconds = None if days is None else days * 86400
+        removed = _portal.call(
+            lambda: provider.prune_captures(older_than_s=seconds, keep=keep, dry_run=dry_run)
+        )
+        verb = "would remove" if dry_run else "removed"
+        for capture in removed:
+            print(f"{verb} {capture.name} (definition {capture.definition})")
+        print(f"{len(removed)} {'would go' if dry_run else 'removed'}")
+        return
+    found = _portal.call(provider.list_captures)
+    if json_:
+        _print_json({"captures": [dataclasses.asdict(c) for c in found]})
+        return
+    now = time.time()
+    rows = [
+        (
+            c.name,
+            c.definition,
+            f"{c.size_bytes / 2**20:.0f} MiB",
+            _age(now - c.created_at),
+            _age(now - c.last_used),
+        )
+        for c in found
+    ]
+    _output.table(("capture", "definition", "size", "created", "last used"), rows)
+
+
+def _age(seconds: float) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds / size:.0f}{unit} ago"
+    return f"{seconds:.0f}s ago"
