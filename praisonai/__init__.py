@@ -17,6 +17,8 @@ _EXPORTS = {
     "ComputeConfig": "praisonai.compute.config",
     "ComputeProvider": "praisonai.compute.base",
     "resolve_compute": "praisonai.compute.registry",
+    "WarmPool": "praisonai.compute.warm",
+    "effective_config": "praisonai.sandbox.environment",
     "available_providers": "praisonai.compute.registry",
     "ExecResult": "praisonai._types",
     "InstanceInfo": "praisonai._types",
@@ -28,6 +30,9 @@ _EXPORTS = {
     "UnsupportedFeatureError": "praisonai._errors",
     "MissingDependencyError": "praisonai._errors",
     "ProviderUnavailableError": "praisonai._errors",
+    "HostKeyError": "praisonai._errors",
+    "AuthenticationError": "praisonai._errors",
+    "EnvironmentFileError": "praisonai._errors",
     "ImageNotFoundError": "praisonai._errors",
     "InstanceNotFoundError": "praisonai._errors",
     "SandboxClosedError": "praisonai._errors",
@@ -43,10 +48,13 @@ __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
     from praisonai._errors import (
+        AuthenticationError,
         CommandFailedError,
         CommandTimeoutError,
         ConfigError,
+        EnvironmentFileError,
         ExecError,
+        HostKeyError,
         ImageNotFoundError,
         InstanceNotFoundError,
         MissingDependencyError,
@@ -63,7 +71,9 @@ if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
     from praisonai.compute.config import ComputeConfig
     from praisonai.compute.registry import available_providers, resolve_compute
+    from praisonai.compute.warm import WarmPool
     from praisonai.sandbox import AsyncSandbox, Sandbox
+    from praisonai.sandbox.environment import effective_config
 
 
 def __getattr__(name: str) -> Any:
