@@ -4,12 +4,17 @@ One sqlite file, ``$PRAISONAI_HOME/ledger.sqlite3``, shared by every process of 
 safe under concurrent processes and threads: WAL journal, a busy timeout, one connection per thread
 (never shared across threads) and one statement per transaction. A row
 holds only what rebuilds the provider in another process (``ComputeProvider.reconnect_spec()``),
-never secrets. ``ps``, ``stop`` and (later) ``gc`` read it and reconcile it with each provider's
-own list.
+never secrets. ``ps``, ``stop`` and ``gc`` read it and reconcile it with each provider's own list.
+
+A row also holds the instance's lifecycle policy (``idle_timeout_s``, ``ttl_s``,
+``auto_shutdown``) and its last activity, which ``praisonai.compute._activity`` stamps at most
+every couple of seconds per instance, so that ``gc`` can tell an abandoned idle instance from a
+busy one. Files written by older versions gain those columns on first open.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import socket
@@ -22,14 +27,25 @@ from pathlib import Path
 from typing import Any
 
 from praisonai._home import praisonai_home
+from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S
 
 #: How long a call waits for another process's write lock before sqlite raises "database is locked".
 BUSY_TIMEOUT_S = 30.0
 
+# The first version's table; _migrate adds the later columns (to new files too: one code path).
 _SCHEMA = """CREATE TABLE IF NOT EXISTS instances (
     instance_id TEXT PRIMARY KEY, provider TEXT NOT NULL, spec TEXT NOT NULL, owner TEXT NOT NULL,
     created_at REAL NOT NULL, state TEXT NOT NULL, last_active REAL NOT NULL)"""
-_COLUMNS = "instance_id, provider, spec, owner, created_at, state, last_active"
+#: Columns added after the first version, with the value rows of older versions get: their
+#: instances were made under ComputeConfig's defaults.
+_ADDED = (
+    ("idle_timeout_s", f"REAL NOT NULL DEFAULT {DEFAULT_IDLE_TIMEOUT_S}"),
+    ("ttl_s", "REAL"),
+    ("auto_shutdown", "INTEGER NOT NULL DEFAULT 1"),
+)
+_COLUMNS = (
+    "instance_id, provider, spec, owner, created_at, state, last_active, idle_timeout_s, ttl_s, auto_shutdown"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +53,10 @@ class LedgerEntry:
     """One recorded instance. ``spec`` rebuilds its provider: ``provider_class(provider)(**spec)``.
 
     ``state`` is ``"provisioning"`` from the moment before creation until setup succeeded, then
-    ``"running"``. ``owner`` is ``user@host:pid`` of the creating process.
+    ``"running"``. ``owner`` is ``user@host:pid`` of the creating process. ``last_active`` is the
+    wall-clock time of the last activity any process of this home stamped (at most a few seconds
+    stale). The policy fields are the instance's config: idle seconds before it stops (when
+    ``auto_shutdown``) and its lifetime cap (``None``: none).
     """
 
     instance_id: str
@@ -47,6 +66,9 @@ class LedgerEntry:
     created_at: float
     state: str
     last_active: float
+    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
+    ttl_s: float | None = None
+    auto_shutdown: bool = True
 
     def owner_alive(self) -> bool | None:
         """Whether the creating process still runs: ``None`` when it ran on another host."""
@@ -75,23 +97,44 @@ class Ledger:
         return cls(praisonai_home() / "ledger.sqlite3")
 
     def record(
-        self, instance_id: str, provider: str, spec: Mapping[str, Any], owner: str, created_at: float
+        self,
+        instance_id: str,
+        provider: str,
+        spec: Mapping[str, Any],
+        owner: str,
+        created_at: float,
+        *,
+        idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
+        ttl_s: float | None = None,
+        auto_shutdown: bool = True,
     ) -> None:
-        """Record an instance about to be created, in state ``"provisioning"`` (replaces a row
-        with the same id). ``spec`` must be JSON-able; ``TypeError`` otherwise."""
+        """Record an instance about to be created, in state ``"provisioning"``, last active at
+        ``created_at`` (replaces a row with the same id). ``spec`` must be JSON-able;
+        ``TypeError`` otherwise."""
         spec_json = json.dumps(dict(spec), sort_keys=True)
         self._run(
-            f"INSERT OR REPLACE INTO instances ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, 'provisioning', ?)",
+            f"INSERT OR REPLACE INTO instances ({_COLUMNS}) "
+            "VALUES (?, ?, ?, ?, ?, 'provisioning', ?, ?, ?, ?)",
             instance_id, provider, spec_json, owner, created_at, created_at,
+            idle_timeout_s, ttl_s, int(auto_shutdown),
         )  # fmt: skip
 
     def mark(self, instance_id: str, state: str) -> None:
         """Set the instance's state; an unknown id stays unknown (a forgotten row is never revived)."""
         self._run("UPDATE instances SET state = ? WHERE instance_id = ?", state, instance_id)
 
-    def touch(self, instance_id: str) -> None:
-        """Stamp activity now (for idle detection); an unknown id is ignored."""
-        self._run("UPDATE instances SET last_active = ? WHERE instance_id = ?", time.time(), instance_id)
+    def touch(self, instance_id: str, at: float | None = None) -> None:
+        """Stamp activity at ``at`` (default now) for idle detection; an unknown id is ignored."""
+        self.touch_many({instance_id: time.time() if at is None else at})
+
+    def touch_many(self, stamps: Mapping[str, float]) -> None:
+        """Stamp several instances in one transaction. A stamp never moves ``last_active``
+        back: flushes from several processes may arrive out of order."""
+        rows = [(at, instance_id) for instance_id, at in stamps.items()]
+        if rows:
+            _connection(self.path).executemany(
+                "UPDATE instances SET last_active = max(last_active, ?) WHERE instance_id = ?", rows
+            )
 
     def forget(self, instance_id: str) -> None:
         """Remove the instance's row; idempotent."""
@@ -138,14 +181,16 @@ def _open(path: Path) -> sqlite3.Connection:
 
 
 def _init(db: sqlite3.Connection) -> None:
-    """WAL (readers run beside a writer) and the table. Switching to WAL fails at once, without
-    waiting for the busy timeout, when processes race to do it on a new file: so retry."""
+    """WAL (readers run beside a writer), the table, and the columns newer versions added.
+    Switching to WAL fails at once, without waiting for the busy timeout, when processes race to
+    do it on a new file: so retry."""
     deadline = time.monotonic() + BUSY_TIMEOUT_S
     while True:
         try:
             if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 db.execute("PRAGMA journal_mode=WAL")
             db.execute(_SCHEMA)
+            _migrate(db)
             return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() > deadline:
@@ -153,6 +198,29 @@ def _init(db: sqlite3.Connection) -> None:
             time.sleep(0.01)
 
 
+def _migrate(db: sqlite3.Connection) -> None:
+    """Add the columns a file made by an older version lacks; another process may race us to it."""
+    have = {row[1] for row in db.execute("PRAGMA table_info(instances)")}
+    for name, declaration in _ADDED:
+        if name in have:
+            continue
+        try:
+            db.execute(f"ALTER TABLE instances ADD COLUMN {name} {declaration}")
+        except sqlite3.OperationalError as exc:
+            if "duplicate column" not in str(exc):
+                raise
+
+
 def _entry(row: tuple[Any, ...]) -> LedgerEntry:
-    instance_id, provider, spec, owner, created_at, state, last_active = row
-    return LedgerEntry(instance_id, provider, json.loads(spec), owner, created_at, state, last_active)
+    instance_id, provider, spec, owner, created_at, state, last_active, idle, ttl, auto = row
+    return LedgerEntry(
+        instance_id, provider, json.loads(spec), owner, created_at, state, last_active, idle, ttl, bool(auto)
+    )
+
+
+def home_tag(home: Path | None = None) -> str:
+    """A short, stable name of a home (default: the current ``$PRAISONAI_HOME``): 12 hex digits of
+    the SHA-256 of its resolved path. Instances carry it as a label, so that ``gc`` only ever
+    touches instances of its own home, never those of another home on the same engine or host."""
+    resolved = (home or praisonai_home()).resolve()
+    return hashlib.sha256(str(resolved).encode()).hexdigest()[:12]

@@ -8,6 +8,9 @@
 #   D <id> <exit-code> <flags>    flags: 1 = stdout not empty, 2 = stderr not empty (summed)
 # Exec output is spooled under SPOOL/x, background processes under SPOOL/bg/<id>, so output is
 # never interleaved on the channel and a background process can be found again by id.
+# Activity, for an instance that stops itself when idle (docker's watchdog.sh), costs no fork:
+# SPOOL/alive is created per request read, and SPOOL/x/<id>.p holds "<command pid> <helper pid>"
+# while an exec runs (it is busy while both live: a job whose helper died no longer counts).
 __p_nl='
 '
 __p_s=$1
@@ -41,7 +44,7 @@ __p_job() {
   export PRAISONAI_EXEC_ID="$__p_i"
   umask "$__p_umask"
   ( set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" &
-  echo $! >"$__p_x.p"
+  echo "$! $$" >"$__p_x.p"  # in a subshell $$ is still the helper's pid
   wait $!
   __p_r=$?
   __p_f=0
@@ -58,7 +61,7 @@ __p_kill() {  # nonce marker pid-file
 }
 __p_sweep() {
   __p_root=
-  [ -s "$2" ] && read -r __p_root <"$2"
+  [ -s "$2" ] && read -r __p_root __p_helper <"$2"
   __p_k=0
   while [ "$__p_k" -lt 20 ]; do
     __p_found=$(__p_tree "$__p_root"; grep -lF -- "PRAISONAI_EXEC_ID=$1" /proc/[0-9]*/environ 2>/dev/null)
@@ -85,6 +88,10 @@ __p_tree() {  # pid: it and its descendants that still run, from /proc/*/stat
     done
   done
   echo $__p_want
+}
+
+__p_ping() {  # nonce: nothing but activity (reading the request touched SPOOL/alive)
+  __p_reply "$1" 0
 }
 
 __p_signal() {  # nonce pgid signal: signal a process group (a session's shell and its command)
@@ -185,4 +192,5 @@ __p_env "" 0
 
 echo $$ >"$__p_s/helper.pid"
 __p_reply "$2" "$$"
-while IFS= read -r __p_line; do eval "$__p_line"; done
+# `true 2>/dev/null >file`: a builtin, and not a special one, so a vanished spool cannot end the helper
+while IFS= read -r __p_line; do true 2>/dev/null >"$__p_s/alive"; eval "$__p_line"; done

@@ -35,13 +35,14 @@ from praisonai._errors import (
     ProvisionError,
     UnsupportedFeatureError,
 )
-from praisonai._ledger import Ledger
+from praisonai._ledger import Ledger, home_tag
 from praisonai._locks import file_lock
 from praisonai._types import UNSET, Capability, CaptureInfo, ExecResult, InstanceInfo, ProcessInfo, _Unset
 from praisonai.channel.channel import Channel
 from praisonai.channel.pool import ChannelPool
 from praisonai.channel.session import ShellSession
 from praisonai.channel.transport import Transport
+from praisonai.compute import _activity, _reaper
 from praisonai.compute.config import ComputeConfig, NetworkAllow, PackageManager
 
 #: Receives output as it is produced: ("stdout" | "stderr", bytes).
@@ -53,6 +54,8 @@ LABEL_PROVIDER = "praisonai.provider"
 LABEL_OWNER = "praisonai.owner"
 LABEL_DEFINITION = "praisonai.definition"
 LABEL_CREATED = "praisonai.created"
+#: Which PRAISONAI_HOME made the instance (``_ledger.home_tag``): ``gc`` touches only its own.
+LABEL_HOME = "praisonai.home"
 #: The PATH of a clean environment (local and SSH instances; images bring their own).
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -122,6 +125,8 @@ class ComputeProvider(ABC):
 
         The instance is in the ledger (``praisonai._ledger``) from before it is created, as
         "provisioning", then "running"; a failed provision removes the instance and its row.
+        Once provisioned, this process shuts it down when it has been idle for the config's
+        ``idle_timeout_s`` (with ``auto_shutdown``) or has lived ``ttl_s`` (``_reaper``).
 
         Raises:
             ConfigError: the config is invalid, or asks for something this provider cannot do.
@@ -131,10 +136,16 @@ class ComputeProvider(ABC):
         self.check_supported(cfg)
         instance_id = f"{self.name}_{uuid.uuid4().hex[:12]}"
         ledger = Ledger.default()
+        policy = _activity.Policy.of(cfg)
         try:
             # Recorded before it exists, so an instance whose creator dies mid-way is still found.
             spec, owner = self.reconnect_spec(), owner_tag()
-            await _off_loop(ledger.record, instance_id, self.name, spec, owner, time.time())
+            record = functools.partial(
+                ledger.record, idle_timeout_s=policy.idle_timeout_s, ttl_s=policy.ttl_s,
+                auto_shutdown=policy.auto_shutdown,
+            )  # fmt: skip
+            await _off_loop(record, instance_id, self.name, spec, owner, time.time())
+            _activity.adopt(instance_id, self, policy, ledger)
             info = await self._build(instance_id, cfg, self._labels(instance_id, cfg))
             await _off_loop(ledger.mark, instance_id, "running")
         except BaseException:
@@ -142,7 +153,11 @@ class ComputeProvider(ABC):
                 await self._destroy(instance_id)
                 # Only once it is surely gone: a failed _destroy leaves the row for ps/gc.
                 await _off_loop(ledger.forget, instance_id)
+                _activity.release(instance_id)
             raise
+        _activity.ready(instance_id)
+        if policy.reaps:
+            _reaper.ensure_running()
         return info
 
     def check_supported(self, cfg: ComputeConfig) -> None:
@@ -171,6 +186,7 @@ class ComputeProvider(ABC):
         Its ledger row goes too, once the instance is gone."""
         existed = await self._destroy(instance_id)
         await _off_loop(Ledger.default().forget, instance_id)
+        _activity.release(instance_id)
         return existed
 
     async def get_status(self, instance_id: str) -> InstanceInfo:
@@ -239,7 +255,7 @@ class ComputeProvider(ABC):
         started = time.monotonic()
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
-        with anyio.move_on_after(guard) as scope:
+        with _activity.in_use(instance_id), anyio.move_on_after(guard) as scope:
             result = await self._exec(instance_id, request)
         if scope.cancelled_caught:
             raise ExecError(f"{self.name} did not return from a timed-out command", op="exec")
@@ -253,24 +269,39 @@ class ComputeProvider(ABC):
         Raises:
             PathNotFoundError: no such file. ``IsADirectoryError``: the path is a directory.
         """
-        return await self._read(instance_id, path)
+        with _activity.in_use(instance_id):
+            return await self._read(instance_id, path)
 
     async def write_file(self, instance_id: str, path: str, data: bytes | str) -> None:
         """Write bytes (text is UTF-8 encoded) exactly; parent directories are created."""
-        await self._write(instance_id, path, data.encode() if isinstance(data, str) else data)
+        with _activity.in_use(instance_id):
+            await self._write(instance_id, path, data.encode() if isinstance(data, str) else data)
 
     async def upload_file(self, instance_id: str, local_path: str | os.PathLike[str], remote_path: str) -> bool:
         """Copy a local file or directory tree to ``remote_path`` in the instance."""
         local = Path(local_path)
         if not local.exists():
             raise PathNotFoundError(f"no local file or directory {local}", op="upload")
-        await self._upload(instance_id, local, remote_path)
+        with _activity.in_use(instance_id):
+            await self._upload(instance_id, local, remote_path)
+        await self._ping(instance_id)
         return True
 
     async def download_file(self, instance_id: str, remote_path: str, local_path: str | os.PathLike[str]) -> bool:
         """Copy a file or directory tree from the instance to ``local_path``."""
-        await self._download(instance_id, remote_path, Path(local_path))
+        with _activity.in_use(instance_id):
+            await self._download(instance_id, remote_path, Path(local_path))
+        await self._ping(instance_id)
         return True
+
+    async def _ping(self, instance_id: str) -> None:
+        """Show the instance activity it cannot see — a transfer that bypassed its helper (docker's
+        archive API) — so an instance that stops itself when idle (docker's watchdog) counts it.
+        Only over a channel that is open already: opening one costs more than the ping is worth."""
+        pool: ChannelPool | None = self.__dict__.get("_channel_pool")
+        channel = pool._channels.get(instance_id) if pool is not None else None  # read-only peek
+        if channel is not None and channel.is_open:
+            await channel.post("__p_ping")
 
     # ---- background processes (providers with an exec channel) -------------------------------
 
@@ -279,15 +310,18 @@ class ComputeProvider(ABC):
     ) -> ProcessInfo:
         """Start ``command`` in the background and return at once. Its output is spooled inside
         the instance, so any process can read it, wait for it or kill it later by its id."""
+        _activity.touch(instance_id)
         where = await self._channel_cwd(instance_id, cwd)
         checked = _checked_env(env or {})
         return await self._channels.run(instance_id, lambda ch: ch.start(command, cwd=where, env=checked))
 
     async def list_processes(self, instance_id: str) -> list[ProcessInfo]:
         """Every background process started in the instance, by any client."""
+        _activity.touch(instance_id)
         return await self._channels.run(instance_id, lambda ch: ch.processes())
 
     async def get_process(self, instance_id: str, process_id: str) -> ProcessInfo:
+        _activity.touch(instance_id)  # polling a process (wait_process) is activity too
         found = await self._channels.run(instance_id, lambda ch: ch.processes(_process_id(process_id)))
         if not found:
             raise ProcessNotFoundError(f"no background process {process_id!r} in {instance_id}", op="process")
@@ -326,14 +360,24 @@ class ComputeProvider(ABC):
         await self._channels.run(instance_id, lambda ch: ch.kill_process(process_id))
 
     async def open_session(self, instance_id: str, *, cwd: str | None = None) -> ShellSession:
-        """A persistent shell in the instance (cwd, variables and functions persist)."""
+        """A persistent shell in the instance (cwd, variables and functions persist).
+
+        Its traffic is activity: every command or input sent, output received and interrupt, and
+        a command counts as long as it runs (here and, on docker, for the instance's watchdog)."""
+        _activity.touch(instance_id)
         where = await self._channel_cwd(instance_id, cwd)
 
         async def signal_group(pgid: int, name: str) -> None:
+            _activity.touch(instance_id)
             await self._channels.run(instance_id, lambda ch: ch.request("__p_signal", str(pgid), name))
 
-        env_file = f"{self._spool(instance_id)}/env"
-        return ShellSession(functools.partial(self._transport, instance_id), signal_group, where, env_file)
+        def open_transport(argv: list[str]) -> Transport:
+            return _activity.StampedTransport(self._transport(instance_id, argv), instance_id)
+
+        env_file = f"{self._spool(instance_id)}/env"  # session.sh also finds the spool by it
+        session = ShellSession(open_transport, signal_group, where, env_file)
+        _activity.watch_session(instance_id, session)
+        return session
 
     async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
         """Add ``env`` to the environment of every later command in the instance — exec,
@@ -405,6 +449,7 @@ class ComputeProvider(ABC):
             LABEL_OWNER: owner_tag(),
             LABEL_DEFINITION: cfg.definition_hash(),
             LABEL_CREATED: str(int(time.time())),
+            LABEL_HOME: home_tag(),
         }
 
     async def _build(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:

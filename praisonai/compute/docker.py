@@ -144,10 +144,13 @@ class DockerCompute(ComputeProvider):
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         import docker
 
+        from praisonai.compute._watchdog import watchdog_command
+
         image = cfg.image or self.default_image
         api = self.api
         host_config = api.create_host_config(
             init=True,
+            auto_remove=True,  # the watchdog's exit (idle, ttl) removes the container too
             cap_drop=["ALL"],
             cap_add=_CAPABILITIES,
             security_opt=["no-new-privileges:true"],
@@ -160,7 +163,7 @@ class DockerCompute(ComputeProvider):
         )
         create = lambda: api.create_container(  # noqa: E731
             image,
-            command=["sleep", "infinity"],
+            command=watchdog_command(cfg, self._spool(instance_id)),  # stops itself when idle
             name=container_name(instance_id),
             labels=labels,
             environment=cfg.env,

@@ -1,0 +1,179 @@
+"""The in-process reaper: one daemon thread that flushes activity stamps and stops idle instances.
+
+Every ``TICK_S`` it (1) writes changed activity stamps (``_activity``) to the ledger, each
+instance at most every ``FLUSH_EVERY_S``, so ``gc`` in another process sees how long an instance
+has really been idle; and (2) shuts down each instance this process provisioned that is past its
+``ttl_s``, or (with ``auto_shutdown``) has had no activity here or in the ledger for
+``idle_timeout_s`` and nothing in flight. Shutdowns run through the portal, with the provider's
+own idempotent ``shutdown``, so a user's shutdown at the same moment is harmless.
+
+The thread starts on first use (a provision or a first call on any instance), is a daemon (it
+never keeps the interpreter alive) and survives every error of a tick (it logs them).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import anyio
+
+from praisonai import _portal
+from praisonai._ledger import Ledger
+from praisonai.compute import _activity
+from praisonai.compute._activity import Tracked
+
+log = logging.getLogger("praisonai.reaper")
+
+TICK_S = 1.0
+#: A stamp reaches the ledger at most this often per instance (activity stamps cost no sqlite write).
+FLUSH_EVERY_S = 2.0
+#: An instance without an owner here (connected to, not provisioned) is forgotten after this long idle.
+FORGET_UNOWNED_AFTER_S = 600.0
+#: How long one reaping shutdown may take, and when a failed one is tried again.
+SHUTDOWN_TIMEOUT_S = 120.0
+RETRY_AFTER_S = 30.0
+
+_start_lock = threading.Lock()
+_thread: threading.Thread | None = None
+
+
+def ensure_running() -> None:
+    """Start the thread unless it runs (cheap when it does: one attribute read)."""
+    global _thread
+    if _thread is not None:
+        return
+    with _start_lock:
+        if _thread is None:
+            _thread = threading.Thread(target=_run, name="praisonai-reaper", daemon=True)
+            _thread.start()
+
+
+def _run() -> None:
+    while True:
+        time.sleep(TICK_S)
+        try:
+            tick(time.monotonic())
+        except Exception:  # the thread must outlive any one failure; the next tick retries
+            if sys.is_finalizing():  # the portal stopped under us at exit: nothing to report
+                return
+            log.exception("the instance reaper's tick failed")
+
+
+def tick(now: float) -> None:
+    """One round: flush stamps, then shut down what is due. Public for tests."""
+    entries = _activity.tracked()
+    flush(entries, now)
+    due = [(iid, why) for iid, entry in entries if (why := reason_to_stop(iid, entry, now))]
+    if due:
+        _portal.call(_stop_all, due)
+    _prune(entries, now)
+
+
+# ---- flushing ------------------------------------------------------------------------------
+
+
+def flush(entries: Sequence[tuple[str, Tracked]], now: float, *, force: bool = False) -> None:
+    """Write to the ledger each instance's activity that changed since its last stamp — or, while
+    it is busy, "now" — at most every ``FLUSH_EVERY_S`` per instance (``force``: regardless)."""
+    wall_minus_mono = time.time() - now
+    batches: dict[Path, dict[str, float]] = {}
+    for instance_id, entry in entries:
+        busy = entry.busy()
+        if not busy and entry.last <= entry.flushed_last:
+            continue
+        if not force and now - entry.flushed_at < FLUSH_EVERY_S:
+            continue
+        stamp = now if busy else entry.last
+        path = entry.owned.ledger.path if entry.owned else _default_ledger_path()
+        batches.setdefault(path, {})[instance_id] = stamp + wall_minus_mono
+        entry.flushed_at, entry.flushed_last = now, stamp
+    for path, stamps in batches.items():
+        if not path.exists():  # its home is gone (a removed temporary home): nothing to stamp
+            continue
+        try:
+            Ledger(path).touch_many(stamps)
+        except Exception as exc:  # a locked or broken ledger loses a stamp, never the thread
+            log.warning("could not stamp activity into %s: %s", path, exc)
+
+
+def _default_ledger_path() -> Path:
+    """The current home's ledger, without creating the home (``praisonai_home`` would)."""
+    home = os.environ.get("PRAISONAI_HOME") or Path.home() / ".praisonai"
+    return Path(home) / "ledger.sqlite3"
+
+
+# ---- reaping -------------------------------------------------------------------------------
+
+
+def reason_to_stop(instance_id: str, entry: Tracked, now: float, *, ledger: bool = True) -> str | None:
+    """Why this process should shut the instance down now, or ``None`` to leave it. With
+    ``ledger``, idleness is also checked against the stamps other processes left there."""
+    owned = entry.owned
+    if owned is None or not owned.ready or now < owned.retry_at:
+        return None
+    policy = owned.policy
+    if policy.ttl_s is not None and now - owned.created >= policy.ttl_s:
+        return f"its ttl of {policy.ttl_s:g}s passed"
+    if not policy.auto_shutdown or entry.busy() or now - entry.last < policy.idle_timeout_s:
+        return None
+    # Idle here; another process of this home may have used it meanwhile (its stamps are in the ledger).
+    row = owned.ledger.get(instance_id) if ledger else None
+    if row is not None:
+        elsewhere = row.last_active - (time.time() - now)  # as a monotonic time
+        if now - elsewhere < policy.idle_timeout_s:
+            entry.last = max(entry.last, elsewhere)
+            entry.flushed_last = max(entry.flushed_last, entry.last)  # it is the ledger's already
+            return None
+    return f"idle for {now - entry.last:.0f}s (idle_timeout_s={policy.idle_timeout_s:g})"
+
+
+async def _stop_all(due: Sequence[tuple[str, str]]) -> None:
+    async with anyio.create_task_group() as tg:
+        for instance_id, why in due:
+            tg.start_soon(_stop, instance_id, why)
+
+
+async def _stop(instance_id: str, why: str) -> None:
+    """Shut the instance down, unless it became active since the decision (checked once more,
+    in memory only: this runs on the event loop, which must not wait on sqlite)."""
+    entry = dict(_activity.tracked()).get(instance_id)
+    if entry is None or entry.owned is None:  # shut down by its user meanwhile
+        return
+    owned = entry.owned
+    if reason_to_stop(instance_id, entry, time.monotonic(), ledger=False) is None:
+        return
+    try:
+        with anyio.fail_after(SHUTDOWN_TIMEOUT_S):
+            await owned.provider.shutdown(instance_id)
+    except Exception as exc:
+        owned.retry_at = time.monotonic() + RETRY_AFTER_S
+        log.warning("could not shut down %s (%s): %s; retrying in %gs", instance_id, why, exc, RETRY_AFTER_S)
+        return
+    _activity.release(instance_id)
+    _activity.reaped(instance_id, why)
+    log.info("shut down %s: %s", instance_id, why)
+
+
+def _prune(entries: Sequence[tuple[str, Tracked]], now: float) -> None:
+    """Forget instances this process only used (not provisioned), long idle and fully stamped."""
+    for instance_id, entry in entries:
+        quiet = entry.owned is None and not entry.busy() and entry.last <= entry.flushed_last
+        if quiet and now - entry.last > FORGET_UNOWNED_AFTER_S:
+            _activity.drop_if(instance_id, entry)
+
+
+def _forget_thread() -> None:
+    """In a forked child the thread does not exist; the next use starts one."""
+    global _thread, _start_lock
+    _thread = None
+    _start_lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_thread)
+_activity.on_first_use = ensure_running
