@@ -1,8 +1,9 @@
-"""``praisonai compute …``: the providers, and the instances they hold (``ps``, ``stop``).
+"""``praisonai compute …``: the providers, and the instances they hold (``ps``, ``stop``, ``gc``).
 
-``ps`` and ``stop`` reconcile two sources: the ledger (every instance this home created, each
-checked with its own rebuilt provider) and the own list of every provider that needs no
+``ps``, ``stop`` and ``gc`` reconcile two sources: the ledger (every instance this home created,
+each checked with its own rebuilt provider) and the own list of every provider that needs no
 arguments and is usable now (instances the ledger missed, from other homes or older versions).
+``gc`` removes orphans of this home only (see ``_gc``).
 """
 
 from __future__ import annotations
@@ -19,10 +20,10 @@ import typer
 
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
-from praisonai._ledger import Ledger, LedgerEntry
+from praisonai._ledger import Ledger, LedgerEntry, home_tag
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.cli import _output
-from praisonai.compute.base import LABEL_OWNER, ComputeProvider
+from praisonai.compute.base import LABEL_HOME, LABEL_OWNER, ComputeProvider
 from praisonai.compute.registry import available_providers, provider_class, provider_statuses
 
 app = typer.Typer(help="Compute providers and their instances.", no_args_is_help=True)
@@ -36,7 +37,8 @@ UNREACHABLE = "unreachable"
 @dataclass(frozen=True, slots=True)
 class Found:
     """One instance as ``ps`` shows it, with the provider object that reaches it (``None`` when
-    that provider could not be built; ``reason`` says why, as it does for ``unreachable``)."""
+    that provider could not be built; ``reason`` says why, as it does for ``unreachable``).
+    ``home`` is the home label of an instance found in a provider's list (not for ledger rows)."""
 
     instance_id: str
     provider_name: str
@@ -46,6 +48,7 @@ class Found:
     endpoint: str
     provider: ComputeProvider | None
     reason: str = ""
+    home: str = ""
 
 
 @app.command("providers")
@@ -104,6 +107,29 @@ def stop(
     failed = len(unknown) + sum(1 for e in errors if e)
     typer.echo(f"{len(targets) + len(unknown) - failed} stopped, {failed} failed")
     if failed or listing_failures:
+        raise typer.Exit(1)
+
+
+@app.command("gc")
+def gc(
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would go; change nothing.")] = False,
+) -> None:
+    """Remove this home's orphans: instances whose creator is gone and that sat idle past their
+    idle timeout (or ttl), instances labelled with this home but missing from its ledger, and
+    ledger rows whose instance is gone. Prints each; exits 1 when anything failed."""
+    from praisonai.cli import _gc  # it builds on this module
+
+    ledger = Ledger.default()
+    entries = ledger.entries()
+    found, failures = _portal.call(_gather, entries, listable_providers())
+    orphans, unchecked = _gc.plan(entries, found, home_tag(), time.time())
+    _report(failures + unchecked)
+    errors: dict[str, str] = {}
+    if not dry_run:
+        orphans = [o for o in orphans if _gc.still_orphan(o, ledger)]
+        errors = _gc.act(orphans, ledger)
+    _gc.report(orphans, errors, dry_run=dry_run)
+    if failures or unchecked or errors:
         raise typer.Exit(1)
 
 
@@ -217,10 +243,11 @@ def _ledger_found(entry: LedgerEntry) -> Found:
 
 
 def _listed_found(info: InstanceInfo, provider: ComputeProvider) -> Found:
-    owner = info.labels.get(LABEL_OWNER, "")
+    owner, home = info.labels.get(LABEL_OWNER, ""), info.labels.get(LABEL_HOME, "")
     return Found(
-        info.instance_id, provider.name, info.status.value, info.created_at, owner, info.endpoint, provider
-    )
+        info.instance_id, provider.name, info.status.value, info.created_at, owner, info.endpoint, provider,
+        home=home,
+    )  # fmt: skip
 
 
 # ---- stopping -----------------------------------------------------------------------------

@@ -1,0 +1,112 @@
+"""``praisonai compute gc``: what is an orphan, and removing it.
+
+Three kinds, all of *this* home only (instances carry its ``praisonai.home`` label):
+
+* a recorded instance whose creating process (on this host) is gone and that has been idle past
+  its ``idle_timeout_s`` (with ``auto_shutdown``; activity as stamped in the ledger), or has lived
+  past its ``ttl_s``: removed;
+* an instance labelled with this home that the ledger does not know: removed (rows are written
+  before instances are created, so only a lost row leaves one);
+* a ledger row whose instance no longer exists: forgotten.
+
+Every decision is checked again against a fresh ledger row right before acting, so an instance
+provisioned or used meanwhile by another process is left alone.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import typer
+
+from praisonai import _portal
+from praisonai._ledger import Ledger, LedgerEntry
+from praisonai.cli import _output
+from praisonai.cli.compute import GONE, UNREACHABLE, Found, _age, _stop_each
+
+Kind = Literal["remove", "forget"]
+
+
+@dataclass(frozen=True, slots=True)
+class Orphan:
+    """One thing ``gc`` acts on, and why."""
+
+    kind: Kind
+    found: Found
+    why: str
+    recorded: bool  # it has a ledger row (else: known only from its provider's list)
+
+
+def orphan_reason(entry: LedgerEntry, now: float) -> str | None:
+    """Why a recorded instance that still exists is an orphan, or ``None`` to keep it."""
+    if entry.owner_alive() is not False:  # alive, or on another host: not for us to judge
+        return None
+    if entry.ttl_s is not None and now - entry.created_at >= entry.ttl_s:
+        return f"its creator {entry.owner} is gone and its ttl of {entry.ttl_s:g}s passed"
+    if entry.auto_shutdown and now - entry.last_active >= entry.idle_timeout_s:
+        idle, limit = _age(entry.last_active, now), f"idle_timeout_s={entry.idle_timeout_s:g}"
+        return f"its creator {entry.owner} is gone and it was idle {idle} ({limit})"
+    return None
+
+
+def plan(
+    entries: Sequence[LedgerEntry], found: Sequence[Found], home: str, now: float
+) -> tuple[list[Orphan], list[str]]:
+    """The orphans among ``found`` (``ps``'s survey of ``entries`` and the providers' lists), and
+    one line per recorded instance that could not be checked."""
+    recorded = {e.instance_id: e for e in entries}
+    orphans: list[Orphan] = []
+    failures: list[str] = []
+    for f in found:
+        entry = recorded.get(f.instance_id)
+        if entry is None:
+            if f.home == home:
+                orphans.append(Orphan("remove", f, "labelled with this home but not in its ledger", False))
+        elif f.status == GONE:
+            orphans.append(Orphan("forget", f, "the instance no longer exists", True))
+        elif f.status == UNREACHABLE:
+            failures.append(f"could not check {f.instance_id}: {f.reason}")
+        elif why := orphan_reason(entry, now):
+            orphans.append(Orphan("remove", f, why, True))
+    return orphans, failures
+
+
+def still_orphan(orphan: Orphan, ledger: Ledger) -> bool:
+    """Whether the decision holds against the ledger as it is now."""
+    row = ledger.get(orphan.found.instance_id)
+    if orphan.kind == "forget":
+        return True  # forgetting is idempotent, and the instance was seen gone
+    if not orphan.recorded:
+        return row is None  # recorded meanwhile: a provision in flight
+    return row is not None and orphan_reason(row, time.time()) is not None
+
+
+def act(orphans: Sequence[Orphan], ledger: Ledger) -> dict[str, str]:
+    """Forget or remove each orphan (removal is the provider's ``shutdown``, which drops the row
+    too); returns ``{instance_id: why}`` for each that failed."""
+    for orphan in orphans:
+        if orphan.kind == "forget":
+            ledger.forget(orphan.found.instance_id)
+    removals = [o.found for o in orphans if o.kind == "remove"]
+    errors = _portal.call(_stop_each, removals)
+    return {f.instance_id: error for f, error in zip(removals, errors, strict=True) if error}
+
+
+def report(orphans: Sequence[Orphan], errors: dict[str, str], *, dry_run: bool) -> None:
+    """One line per orphan on stdout (a failure on stderr instead), then the tally."""
+    done = {"remove": 0, "forget": 0}
+    for orphan in orphans:
+        f = orphan.found
+        if f.instance_id in errors:
+            _output.error(f"could not remove {f.instance_id}: {errors[f.instance_id]}")
+            continue
+        verb = f"would {orphan.kind}" if dry_run else {"remove": "removed", "forget": "forgot"}[orphan.kind]
+        typer.echo(f"{verb} {f.instance_id} ({f.provider_name}): {orphan.why}")
+        done[orphan.kind] += 1
+    if dry_run:
+        typer.echo(f"would remove {done['remove']}, would forget {done['forget']}")
+    else:
+        typer.echo(f"{done['remove']} removed, {done['forget']} forgotten, {len(errors)} failed")
