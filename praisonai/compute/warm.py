@@ -8,7 +8,8 @@
 Pooled instances are provisioned *without* env values: the definition's env and the claimer's are
 bound to the instance when it is claimed (``ComputeProvider.bind_env``), so an instance waiting in
 the pool holds no secret and two claimers never see each other's. With a capture of the
-definition (docker), refilling costs a container start. ``close()`` (or leaving the ``async with``)
+definition (docker), refilling costs a container start. Waiting instances are kept active, so
+idle shutdown does not take them while the pool lives. ``close()`` (or leaving the ``async with``)
 shuts down what was not claimed; claimed instances belong to their claimer.
 """
 
@@ -56,6 +57,7 @@ class WarmPool:
         self._tasks = anyio.create_task_group()
         await self._tasks.__aenter__()
         self._refill()
+        self._tasks.start_soon(self._keep_warm)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -94,6 +96,21 @@ class WarmPool:
         with anyio.CancelScope(shield=True):
             for info in ready:
                 await self.provider.shutdown(info.instance_id)
+
+    async def _keep_warm(self) -> None:
+        """Touch the waiting instances well within their idle timeout, so neither the reaper nor
+        an instance's own watchdog stops them while the pool lives (it stops them once it does not);
+        one that died anyway is replaced."""
+        while True:
+            await anyio.sleep(max(self.config.idle_timeout_s / 3, 1))
+            for info in list(self._ready):
+                try:
+                    await self.provider.execute(info.instance_id, "true")
+                except Exception as exc:  # gone: replace it
+                    self.failure = exc
+                    if info in self._ready:
+                        self._ready.remove(info)
+                    self._refill()
 
     def _refill(self) -> None:
         assert self._tasks is not None
