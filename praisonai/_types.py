@@ -45,6 +45,7 @@ class Capability(str, enum.Enum):
     NETWORK_ALLOWLIST = "network_allowlist"  # only the listed hosts are reachable
     DISK_LIMIT = "disk_limit"
     CAPTURE = "capture"  # snapshots an instance after setup; later provisions start from it
+    SELF_STOP = "self_stop"  # stops itself when idle or past its ttl, even when its client is gone
 
 
 _RESULT_KEYS: Final = ("stdout", "stderr", "exit_code")

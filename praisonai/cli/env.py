@@ -141,11 +141,6 @@ _EVERYWHERE = {
     "env": "set for every command",
     "working_dir": "commands start there",
 }
-#: Providers whose instances stop themselves (a dead-man's switch inside the container), so idle and
-#: ttl limits hold even when the client process dies. Elsewhere a praisonai process's reaper stops them.
-_SELF_STOPPING = frozenset({"docker"})
-
-
 def _plan_provider(name: str, definition: EnvironmentDefinition) -> ProviderPlan:
     try:
         cls = provider_class(name)
@@ -178,7 +173,7 @@ def _support(field: str, value: Any, provider: str, caps: frozenset[Capability])
     if field == "network":
         return _network_support(value, caps)
     if field in ("idle_timeout", "ttl"):
-        if provider in _SELF_STOPPING:
+        if Capability.SELF_STOP in caps:  # a dead-man's switch inside the instance
             return FieldSupport(field, "native", "the instance stops itself, even if this process dies")
         return FieldSupport(field, "emulated", "stopped by the reaper of a running praisonai process")
     if field in ("capture", "refresh"):

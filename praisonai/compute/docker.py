@@ -83,6 +83,7 @@ class DockerCompute(ComputeProvider):
             Capability.PACKAGES,
             Capability.ISOLATION,
             Capability.CAPTURE,
+            Capability.SELF_STOP,
         }
     )
 
