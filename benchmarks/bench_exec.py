@@ -236,7 +236,8 @@ async def peer(args: argparse.Namespace, cleanups: list[Callable[[], Awaitable[A
     cleanups.append(lambda: provider.shutdown(pid))
 
     async def peer_exec() -> int:
-        return int((await provider.execute(pid, "true")).exit_code)
+        result = await provider.execute(pid, "true")  # the peer returns a dict
+        return int(result["exit_code"] if isinstance(result, dict) else result.exit_code)
 
     return peer_exec
 

@@ -96,7 +96,7 @@ def test_ps_lists_an_instance_of_another_process_and_stop_removes_it(
     assert instance_id not in ps() and Ledger.default().get(instance_id) is None
 
 
-@pytest.mark.usefixtures("no_docker")
+@pytest.mark.usefixtures("home", "no_docker")  # a home of its own: other tests leave rows behind
 def test_ps_table_has_the_columns() -> None:
     r = cli("compute", "ps")
     assert r.returncode == 0 and r.stdout.split() == [
