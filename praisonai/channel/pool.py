@@ -45,6 +45,11 @@ class ChannelPool:
                 raise
         return await call(await self.get(instance_id))
 
+    def peek(self, instance_id: str) -> Channel | None:
+        """The instance's channel if one is open now (never opens one)."""
+        channel = self._channels.get(instance_id)
+        return channel if channel is not None and channel.is_open else None
+
     def drop(self, instance_id: str) -> None:
         """Forget (and close) the instance's channel, e.g. because the instance was removed."""
         channel = self._channels.pop(instance_id, None)

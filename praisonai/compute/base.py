@@ -298,9 +298,8 @@ class ComputeProvider(ABC):
         """Show the instance activity it cannot see — a transfer that bypassed its helper (docker's
         archive API) — so an instance that stops itself when idle (docker's watchdog) counts it.
         Only over a channel that is open already: opening one costs more than the ping is worth."""
-        pool: ChannelPool | None = self.__dict__.get("_channel_pool")
-        channel = pool._channels.get(instance_id) if pool is not None else None  # read-only peek
-        if channel is not None and channel.is_open:
+        channel = self._channels.peek(instance_id)
+        if channel is not None:
             await channel.post("__p_ping")
 
     # ---- background processes (providers with an exec channel) -------------------------------
