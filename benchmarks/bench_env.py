@@ -25,6 +25,7 @@ import argparse
 import importlib.util
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -45,6 +46,7 @@ RUN = uuid.uuid4().hex[:8]
 
 async def bench(args: argparse.Namespace) -> tuple[dict[str, dict[str, list[float]]], list[str]]:
     provider = DockerCompute()
+    started = int(time.time()) - 1
     made: list[str] = []
     samples: dict[str, dict[str, list[float]]] = {}
     notes: list[str] = []
@@ -90,6 +92,10 @@ async def bench(args: argparse.Namespace) -> tuple[dict[str, dict[str, list[floa
         subprocess.run(
             ["docker", "rmi", "-f", *[f"praisonai-capture:{t}" for t in tags]], capture_output=True
         )
+        if HAVE_PEER:  # the peer's captures (praisonai-env:<its key>) made during this run
+            peer = provider.api.images(name="praisonai-env")
+            made_now = [i["Id"] for i in peer if i.get("Created", 0) >= started]
+            subprocess.run(["docker", "rmi", "-f", *made_now], capture_output=True)
     return samples, notes
 
 

@@ -78,6 +78,13 @@ def no_leaked_containers() -> Iterator[None]:
     ).stdout.split()  # fmt: skip
     mine = [c for c in left if _owned_by_this_run(c)]
     assert not mine, f"containers leaked by the test run: {mine}"
+    # A capture inherits its build container's labels: one owned by this run outlived its test.
+    images = subprocess.run(
+        ["docker", "images", "-q", "--filter", "label=praisonai.capture",
+         "--filter", f"label=praisonai.owner={_owner_of_this_run()}"],
+        capture_output=True, text=True, check=False,
+    ).stdout.split()  # fmt: skip
+    assert not images, f"captures leaked by the test run: {images}"
 
 
 def _owned_by_this_run(container: str) -> bool:
@@ -97,3 +104,9 @@ def no_leaked_sshd() -> Iterator[None]:
     assert not left.stdout.split(), f"test sshd processes leaked: {left.stdout.split()}"
     users = subprocess.run(["getent", "passwd"], capture_output=True, text=True, check=False).stdout
     assert "pz-ssh-" not in users, "a test sshd's user was left behind"
+
+
+def _owner_of_this_run() -> str:
+    from praisonai.compute.base import owner_tag
+
+    return owner_tag()

@@ -38,7 +38,9 @@ def definitions(provider: DockerCompute) -> Iterator[list[dict[str, Any]]]:
 
 
 @pytest.fixture
-def made(provider: DockerCompute) -> Iterator[list[str]]:
+def made(provider: DockerCompute, definitions: list[dict[str, Any]]) -> Iterator[list[str]]:
+    """Instances to shut down — before the captures go (``definitions`` is torn down after this):
+    removing the image of a running container would only untag it."""
     instances: list[str] = []
     yield instances
     for instance_id in instances:
@@ -105,7 +107,8 @@ def test_two_processes_provisioning_one_definition_build_it_once(
         f"p = DockerCompute()\niid = anyio.run(p.provision, {definition!r}).instance_id\n"
         "anyio.run(p.shutdown, iid)\nprint('ok')\n"
     )
-    children = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    argv = [sys.executable, "-c", script]
+    children = [subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) for _ in range(2)]
     outputs = [child.communicate(timeout=180)[0] for child in children]
     assert outputs == ["ok\n", "ok\n"]
     assert len((tmp_path / "builds").read_text().splitlines()) == 1, "the definition was built twice"
@@ -137,7 +140,7 @@ def test_prune_keeps_the_most_recently_used(
         definitions.append(definition)
         provision(provider, made, definition)
     ours = {ComputeConfig.coerce(d).capture_tag() for d in definitions}
-    newest = [c.name for c in _portal.call(provider.list_captures) if c.name in ours][0]
+    newest = next(c.name for c in _portal.call(provider.list_captures) if c.name in ours)
     would = _portal.call(lambda: provider.prune_captures(older_than_s=3600, dry_run=True))
     assert not ours & {c.name for c in would}, "recently used captures are not old"
     for instance_id in made:  # a capture an instance runs from cannot go
@@ -152,8 +155,8 @@ def _write_wheel(folder: Path, name: str, version: str, code: str) -> None:
     dist = f"{name}-{version}.dist-info"
     files = {
         f"{name}/__init__.py": code.encode(),
-        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name.replace('_', '-')}\nVersion: {version}\n".encode(),
-        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nGenerator: praisonai-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
     }
     record = "".join(
         f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
