@@ -11,8 +11,10 @@ import shutil
 import subprocess
 import tempfile
 import tracemalloc  # noqa: F401  (imported up front: pytest's unraisable hook imports it lazily, and a
+
 # garbage-collected socket reported in the middle of that import crashes the hook)
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -36,6 +38,15 @@ def docker_reason() -> str | None:
         return resolve_compute("docker").unavailable_reason()
     except MissingDependencyError as exc:
         return str(exc)
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A PRAISONAI_HOME of this test's own (ledger, locks, local instances), inherited by the
+    child processes it starts, so it sees only what it made."""
+    path = tmp_path / "home"
+    monkeypatch.setenv("PRAISONAI_HOME", str(path))
+    return path
 
 
 def _skip_unless_required(service: str, reason: str | None) -> None:

@@ -42,11 +42,6 @@ def ps() -> dict[str, dict[str, Any]]:
     return {row["instance"]: row for row in json.loads(r.stdout)}
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home (ledger, local instances) of this test's own, shared with its child processes."""
-    monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path))
-    return tmp_path
 
 
 @pytest.fixture

@@ -45,10 +45,6 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path))
-    return tmp_path
 
 
 @pytest.fixture

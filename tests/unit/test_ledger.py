@@ -22,11 +22,6 @@ from praisonai.compute.local import LocalCompute
 _REPO = Path(praisonai.__file__).parents[1]  # for children whose env is clean (no PYTHONPATH)
 
 
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A home of this test's own, so the default ledger holds only what the test made."""
-    monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path))
-    return tmp_path
 
 
 def test_record_get_mark_touch_forget(tmp_path: Path) -> None:
