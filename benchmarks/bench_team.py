@@ -97,7 +97,8 @@ def raw(args: argparse.Namespace) -> float:
             with lock:
                 if "c" not in box:
                     box["c"] = client.containers.run(
-                        DEFAULT_IMAGE, ["sleep", "infinity"], detach=True, init=True, working_dir="/workspace",
+                        DEFAULT_IMAGE, ["sleep", "infinity"], detach=True, init=True,
+                        working_dir="/workspace",
                         cap_drop=["ALL"], security_opt=["no-new-privileges:true"], pids_limit=4096,
                         nano_cpus=10**9, mem_limit="1024m", name=f"praisonai_bench_{uuid.uuid4().hex[:12]}",
                         labels={"praisonai.bench": "1"},
