@@ -42,6 +42,14 @@ _EXPORTS = {
     "CommandTimeoutError": "praisonai._errors",
     "PathNotFoundError": "praisonai._errors",
     "PathOutsideWorkspaceError": "praisonai._errors",
+    "Agent": "praisonai.agents",
+    "AgentTeam": "praisonai.agents",
+    "AgentFlow": "praisonai.agents",
+    "route": "praisonai.agents",
+    "parallel": "praisonai.agents",
+    "repeat": "praisonai.agents",
+    "loop": "praisonai.agents",
+    "when": "praisonai.agents",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -68,6 +76,7 @@ if TYPE_CHECKING:
         UnsupportedFeatureError,
     )
     from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
+    from praisonai.agents import Agent, AgentFlow, AgentTeam, loop, parallel, repeat, route, when
     from praisonai.compute.base import ComputeProvider
     from praisonai.compute.config import ComputeConfig
     from praisonai.compute.registry import available_providers, resolve_compute

@@ -1,0 +1,66 @@
+"""The ``openai`` SDK adapter: chat completions on any OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from praisonai._errors import MissingDependencyError
+from praisonai.agents.llm import AssistantMessage, Completion, Message, ModelSpec, ToolResult, Usage
+from praisonai.agents.tools import ToolCall, ToolSpec
+
+
+class OpenAIClient:
+    """One ``openai.AsyncOpenAI`` client, reused for every call (see :class:`LLMClient`)."""
+
+    def __init__(self, spec: ModelSpec, api_key: str) -> None:
+        try:
+            import openai
+        except ImportError as exc:
+            raise MissingDependencyError(
+                "model access needs the openai SDK: pip install 'praisonai[llm]'", op="model"
+            ) from exc
+        self._model = spec.model
+        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url)
+
+    async def complete(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> Completion:
+        kwargs: dict[str, Any] = {}
+        if tools:
+            kwargs["tools"] = [_tool(t) for t in tools]
+        wire: list[Any] = [{"role": "system", "content": system}, *(_message(m) for m in messages)]
+        response = await self._client.chat.completions.create(model=self._model, messages=wire, **kwargs)
+        message = response.choices[0].message
+        calls = tuple(
+            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
+            for c in (message.tool_calls or ())
+            if c.type == "function"
+        )
+        usage = response.usage
+        spent = Usage(usage.prompt_tokens, usage.completion_tokens, 1) if usage else Usage(requests=1)
+        return Completion(text=message.content or "", tool_calls=calls, usage=spent)
+
+
+def _tool(spec: ToolSpec) -> dict[str, Any]:
+    function = {"name": spec.name, "description": spec.description, "parameters": dict(spec.parameters)}
+    return {"type": "function", "function": function}
+
+
+def _message(message: Message) -> dict[str, Any]:
+    if isinstance(message, ToolResult):
+        return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
+    if isinstance(message, AssistantMessage):
+        wire: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        if message.tool_calls:
+            wire["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _json(c)}}
+                for c in message.tool_calls
+            ]
+        return wire
+    return {"role": "user", "content": message.text}
+
+
+def _json(call: ToolCall) -> str:
+    return call.arguments if isinstance(call.arguments, str) else json.dumps(dict(call.arguments))

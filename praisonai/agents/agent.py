@@ -1,0 +1,144 @@
+"""Agent: instructions, a model, Python-callable tools and a bounded tool loop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+from praisonai import _portal
+from praisonai.agents.llm import (
+    AssistantMessage,
+    LLMClient,
+    Message,
+    ModelSpec,
+    ToolResult,
+    Usage,
+    UserMessage,
+    make_client,
+    resolve_model,
+)
+from praisonai.agents.tools import call_tool, tool_name, tool_spec
+
+
+class Agent:
+    """A model with instructions and tools, run as a bounded tool loop.
+
+    Attributes (plain and mutable; other layers, such as SharedCompute, rely on them):
+        name: the agent's name.
+        instructions: the system prompt; built from role/goal/backstory when not given.
+        tools: Python callables; a tool's name is its ``__name__``. The loop reads this list afresh
+            at each ``start``/``chat``, so replacing items changes what the model sees.
+        backend: None, or an object that runs this agent elsewhere (left to the layer that sets it).
+        usage: tokens spent by every run so far (a frozen :class:`Usage`, replaced after each call).
+        max_iter: at most this many model calls per ``start``/``chat``.
+
+    ``start(prompt)`` begins a fresh conversation; ``chat(prompt)`` continues the one kept on the
+    agent. Both return the model's final text. The sync forms run on praisonai's one portal loop
+    (they work from plain threads and from inside a running event loop); the async forms run on the
+    caller's loop. One SDK client is made per agent and event loop and then reused.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        instructions: str | None = None,
+        *,
+        role: str | None = None,
+        goal: str | None = None,
+        backstory: str | None = None,
+        model: str = "gpt-4o-mini",
+        tools: list[Callable[..., Any]] | None = None,
+        max_iter: int = 10,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        backend: Any = None,
+    ) -> None:
+        if max_iter < 1:
+            raise ValueError(f"max_iter must be at least 1, got {max_iter}")
+        self.name = name
+        self.instructions = instructions or _instructions(name, role, goal, backstory)
+        self.role, self.goal, self.backstory = role, goal, backstory
+        self.model = model
+        self.tools: list[Callable[..., Any]] = list(tools or [])
+        self.max_iter = max_iter
+        self.backend = backend
+        self.usage = Usage()
+        self.history: list[Message] = []
+        self._spec: ModelSpec = resolve_model(model, base_url=base_url, api_key=api_key)
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LLMClient] = (
+            weakref.WeakKeyDictionary()
+        )
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"Agent({self.name!r}, model={self.model!r}, tools={[tool_name(t) for t in self.tools]})"
+
+    def start(self, prompt: str) -> str:
+        """Answer ``prompt`` in a fresh conversation (blocking); returns the final text."""
+        return _portal.call(self.astart, prompt)
+
+    def chat(self, prompt: str) -> str:
+        """Answer ``prompt`` continuing this agent's conversation (blocking)."""
+        return _portal.call(self.achat, prompt)
+
+    async def astart(self, prompt: str) -> str:
+        """Async :meth:`start`."""
+        self.history = []
+        return await self.achat(prompt)
+
+    async def achat(self, prompt: str) -> str:
+        """Async :meth:`chat`: the bounded tool loop.
+
+        At most ``max_iter`` model calls. Tool errors go back to the model as ``"Error: ..."`` text.
+        When the bound is reached with tool calls still pending, those calls are not run and the
+        last text the model wrote is returned (or a note saying the loop stopped).
+        """
+        messages = [*self.history, UserMessage(prompt)]
+        tools = {tool_name(t): t for t in self.tools}
+        specs = [tool_spec(t) for t in tools.values()]
+        client = self._client()
+        text = ""
+        for turn in range(1, self.max_iter + 1):
+            completion = await client.complete(self.instructions, messages, specs)
+            self.usage = self.usage + completion.usage
+            messages.append(AssistantMessage(completion.text, completion.tool_calls))
+            text = completion.text or text
+            if not completion.tool_calls:
+                self.history = messages
+                return completion.text
+            if turn == self.max_iter:
+                break
+            for call in completion.tool_calls:
+                messages.append(ToolResult(call.id, call.name, await call_tool(tools, call)))
+        self.history = _without_dangling_calls(messages)
+        return text or f"(stopped after max_iter={self.max_iter} model calls without a final answer)"
+
+    def _client(self) -> LLMClient:
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            client = self._clients.get(loop)
+            if client is None:
+                client = self._clients[loop] = make_client(self._spec)
+            return client
+
+
+def _instructions(name: str, role: str | None, goal: str | None, backstory: str | None) -> str:
+    parts = [f"You are {name}" + (f", {role}." if role else ".")]
+    if goal:
+        parts.append(f"Your goal: {goal}")
+    if backstory:
+        parts.append(backstory)
+    if not (role or goal or backstory):
+        parts.append("You are a helpful assistant.")
+    return " ".join(parts)
+
+
+def _without_dangling_calls(messages: list[Message]) -> list[Message]:
+    """The transcript minus a trailing assistant turn whose tool calls were never answered."""
+    last = messages[-1]
+    if isinstance(last, AssistantMessage) and last.tool_calls:
+        return messages[:-1]
+    return messages
