@@ -26,6 +26,9 @@ class AnthropicClient:
         self._model = spec.model
         self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=spec.base_url)
 
+    async def aclose(self) -> None:
+        await self._client.close()
+
     async def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> Completion:

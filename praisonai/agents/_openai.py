@@ -24,6 +24,9 @@ class OpenAIClient:
         self._model = spec.model
         self._client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url)
 
+    async def aclose(self) -> None:
+        await self._client.close()
+
     async def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> Completion:

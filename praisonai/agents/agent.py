@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import threading
-import weakref
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+
+import anyio.to_thread
 
 from praisonai import _portal
 from praisonai.agents.llm import (
     AssistantMessage,
+    Completion,
     LLMClient,
     Message,
     ModelSpec,
@@ -20,7 +21,9 @@ from praisonai.agents.llm import (
     make_client,
     resolve_model,
 )
-from praisonai.agents.tools import call_tool, tool_name, tool_spec
+from praisonai.agents.tools import ToolSpec, call_tool, tool_name, tool_spec
+
+T = TypeVar("T")
 
 
 class Agent:
@@ -37,8 +40,13 @@ class Agent:
 
     ``start(prompt)`` begins a fresh conversation; ``chat(prompt)`` continues the one kept on the
     agent. Both return the model's final text. The sync forms run on praisonai's one portal loop
-    (they work from plain threads and from inside a running event loop); the async forms run on the
-    caller's loop. One SDK client is made per agent and event loop and then reused.
+    (they work from plain threads and from inside a running event loop); the async forms run the
+    loop and the tools on the caller's event loop.
+
+    The agent makes one SDK client, on first use, and keeps it: it lives on the portal loop (async
+    callers reach it through a worker thread), so it outlives any one caller's event loop. ``close()``
+    / ``aclose()`` (or ``with``/``async with``) release its connections; a later call makes a new one;
+    interpreter exit closes what is still open.
     """
 
     def __init__(
@@ -68,9 +76,7 @@ class Agent:
         self.usage = Usage()
         self.history: list[Message] = []
         self._spec: ModelSpec = resolve_model(model, base_url=base_url, api_key=api_key)
-        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, LLMClient] = (
-            weakref.WeakKeyDictionary()
-        )
+        self._client: LLMClient | None = None
         self._lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -99,10 +105,9 @@ class Agent:
         messages = [*self.history, UserMessage(prompt)]
         tools = {tool_name(t): t for t in self.tools}
         specs = [tool_spec(t) for t in tools.values()]
-        client = self._client()
         text = ""
         for turn in range(1, self.max_iter + 1):
-            completion = await client.complete(self.instructions, messages, specs)
+            completion = await self._complete(messages, specs)
             self.usage = self.usage + completion.usage
             messages.append(AssistantMessage(completion.text, completion.tool_calls))
             text = completion.text or text
@@ -116,13 +121,51 @@ class Agent:
         self.history = _without_dangling_calls(messages)
         return text or f"(stopped after max_iter={self.max_iter} model calls without a final answer)"
 
-    def _client(self) -> LLMClient:
-        loop = asyncio.get_running_loop()
+    def close(self) -> None:
+        """Close the SDK client's connections (blocking). Idempotent; the agent stays usable."""
+        _portal.call(self._aclose_client)
+
+    async def aclose(self) -> None:
+        """Async :meth:`close`."""
+        await _on_portal(self._aclose_client)
+
+    def __enter__(self) -> Agent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    async def __aenter__(self) -> Agent:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def _complete(self, messages: Sequence[Message], specs: Sequence[ToolSpec]) -> Completion:
         with self._lock:
-            client = self._clients.get(loop)
-            if client is None:
-                client = self._clients[loop] = make_client(self._spec)
-            return client
+            if self._client is None:
+                self._client = make_client(self._spec)
+                _portal.close_at_exit(self)
+            client = self._client
+        return await _on_portal(client.complete, self.instructions, messages, specs)
+
+    async def _aclose_client(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+        _portal.forget_at_exit(self)
+        if client is not None:
+            await client.aclose()
+
+
+async def _on_portal(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """``await fn(*args)`` on praisonai's portal loop, from any event loop.
+
+    From another loop the wait happens in a worker thread; if the caller is cancelled meanwhile,
+    it stops waiting at once and the call finishes (unobserved) on the portal loop.
+    """
+    if threading.current_thread() is getattr(_portal, "_thread", None):
+        return await fn(*args)
+    return await anyio.to_thread.run_sync(_portal.call, fn, *args, abandon_on_cancel=True)
 
 
 def _instructions(name: str, role: str | None, goal: str | None, backstory: str | None) -> str:

@@ -80,11 +80,14 @@ class Completion:
 
 
 class LLMClient(Protocol):
-    """One long-lived SDK client bound to a model; lives on the event loop that made it."""
+    """One long-lived SDK client bound to a model; used on praisonai's portal loop only."""
 
     async def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> Completion: ...
+
+    async def aclose(self) -> None:
+        """Close the client's connections."""
 
 
 @dataclass(frozen=True)

@@ -64,6 +64,7 @@ class ScriptedLLM:
     Attributes:
         requests: every request body received, in arrival order.
         paths: the path of each request (``/v1/chat/completions`` or ``/v1/messages``).
+        api_keys: the key each request carried (``Authorization: Bearer`` or ``x-api-key``).
     """
 
     def __init__(self, script: Script = ()) -> None:
@@ -72,6 +73,7 @@ class ScriptedLLM:
         self._served = 0
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
+        self.api_keys: list[str] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -112,11 +114,12 @@ class ScriptedLLM:
             self._script = script if callable(script) else list(script)
             self._served = 0
 
-    def next_reply(self, path: str, body: dict[str, Any]) -> Reply | None:
+    def next_reply(self, path: str, body: dict[str, Any], api_key: str = "") -> Reply | None:
         """Record the request and return the reply for it, or None when the script is exhausted."""
         with self._lock:
             self.requests.append(body)
             self.paths.append(path)
+            self.api_keys.append(api_key)
             script = self._script
             if not callable(script):
                 if self._served >= len(script):
@@ -166,7 +169,8 @@ def _handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
             anthropic = path.endswith("/messages")
             if not (anthropic or path.endswith("/chat/completions")):
                 return self._send(404, {"error": {"type": "not_found", "message": f"no route {path}"}})
-            r = llm.next_reply(path, body)
+            bearer = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            r = llm.next_reply(path, body, self.headers.get("x-api-key") or bearer)
             if r is None:
                 error = {"type": "invalid_request_error", "message": "scripted LLM: the script is exhausted"}
                 return self._send(400, {"type": "error", "error": error})

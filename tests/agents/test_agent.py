@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
 
 import anyio
 import pytest
 
-from praisonai import ConfigError
+from praisonai._errors import ConfigError
 from praisonai.agents import Agent, Usage
 from praisonai.agents.llm import OLLAMA_BASE_URL, resolve_model
 from praisonai.agents.testing import Reply, ScriptedLLM, reply, tool
@@ -29,13 +29,16 @@ def fail(reason: str) -> str:
     raise RuntimeError(reason)
 
 
-def _openai(llm: ScriptedLLM, **kwargs: Any) -> Agent:
-    return Agent("calc", "You add.", tools=[add, fail], **llm.openai_kwargs(), **kwargs)
+MakeAgent = Callable[..., Agent]
 
 
-def test_tool_round_trip_openai(llm: ScriptedLLM) -> None:
+def _calc(make_agent: MakeAgent) -> Agent:
+    return make_agent("calc", "You add.", tools=[add, fail])
+
+
+def test_tool_round_trip_openai(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
     llm.set_script([reply("thinking", tool("add", a=2, b=3)), reply("5")])
-    agent = _openai(llm)
+    agent = _calc(make_agent)
     assert agent.start("2+3?") == "5"
     first, second = llm.requests
     assert first["model"] == "gpt-4o-mini"
@@ -49,9 +52,9 @@ def test_tool_round_trip_openai(llm: ScriptedLLM) -> None:
     assert second["messages"][3] == {"role": "tool", "tool_call_id": call_id, "content": "5"}
 
 
-def test_tool_round_trip_anthropic(llm: ScriptedLLM) -> None:
+def test_tool_round_trip_anthropic(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
     llm.set_script([reply(tool("add", a=2, b=3), tool("add", a=1, b=1)), reply("5 and 2")])
-    agent = Agent("calc", "You add.", model="anthropic/claude-x", tools=[add], **llm.anthropic_kwargs())
+    agent = make_agent("calc", "You add.", model="anthropic/claude-x", tools=[add])
     assert agent.start("sums?") == "5 and 2"
     assert llm.paths == ["/v1/messages", "/v1/messages"]
     first, second = llm.requests
@@ -63,17 +66,17 @@ def test_tool_round_trip_anthropic(llm: ScriptedLLM) -> None:
     assert agent.usage == Usage(20, 10, 2)
 
 
-def test_tool_error_goes_back_as_text(llm: ScriptedLLM) -> None:
+def test_tool_error_goes_back_as_text(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
     llm.set_script([reply(tool("fail", reason="disk full")), reply(tool("nope")), reply("sorry")])
-    assert _openai(llm).start("go") == "sorry"
+    assert _calc(make_agent).start("go") == "sorry"
     assert llm.requests[1]["messages"][-1]["content"] == "Error: RuntimeError: disk full"
     assert llm.requests[2]["messages"][-1]["content"].startswith("Error: no tool named 'nope'")
 
 
-def test_usage_is_summed_across_runs(llm: ScriptedLLM) -> None:
+def test_usage_is_summed_across_runs(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
     first = reply(tool("add", a=1, b=1), input_tokens=100, output_tokens=7)
     llm.set_script([first, reply("2", input_tokens=120), reply("x")])
-    agent = _openai(llm)
+    agent = _calc(make_agent)
     agent.start("1+1")
     assert agent.usage == Usage(input_tokens=220, output_tokens=12, requests=2)
     agent.start("again")
@@ -81,7 +84,7 @@ def test_usage_is_summed_across_runs(llm: ScriptedLLM) -> None:
     assert agent.usage.total_tokens == 247
 
 
-def test_max_iter_bounds_the_loop(llm: ScriptedLLM) -> None:
+def test_max_iter_bounds_the_loop(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
     calls: list[int] = []
 
     def count() -> str:
@@ -90,7 +93,7 @@ def test_max_iter_bounds_the_loop(llm: ScriptedLLM) -> None:
         return "again"
 
     llm.set_script(lambda path, body: reply(f"turn {len(llm.requests)}", tool("count")))
-    agent = Agent("looper", tools=[count], max_iter=3, **llm.openai_kwargs())
+    agent = make_agent("looper", tools=[count], max_iter=3)
     assert agent.start("go") == "turn 3"
     assert len(llm.requests) == 3
     assert len(calls) == 2  # the last turn's call is not run
@@ -98,9 +101,9 @@ def test_max_iter_bounds_the_loop(llm: ScriptedLLM) -> None:
     assert "stopped after max_iter=3" in agent.start("go")
 
 
-def test_sync_call_inside_a_running_event_loop(llm: ScriptedLLM) -> None:
+def test_sync_call_inside_a_running_event_loop(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
     llm.set_script([reply(tool("add", a=1, b=2)), reply("3")])
-    agent = _openai(llm)
+    agent = _calc(make_agent)
 
     async def main() -> str:
         return agent.start("1+2")  # blocks this loop; the work runs on praisonai's portal loop
@@ -108,7 +111,7 @@ def test_sync_call_inside_a_running_event_loop(llm: ScriptedLLM) -> None:
     assert anyio.run(main) == "3"  # (pytest-timeout catches a deadlock)
 
 
-def test_async_and_tools_in_threads(llm: ScriptedLLM) -> None:
+def test_async_and_tools_in_threads(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
     import threading
 
     seen: list[str] = []
@@ -123,15 +126,15 @@ def test_async_and_tools_in_threads(llm: ScriptedLLM) -> None:
         return threading.current_thread().name
 
     llm.set_script([reply(tool("where"), tool("awhere")), reply("done")])
-    agent = Agent("t", tools=[where, awhere], **llm.openai_kwargs())
+    agent = make_agent("t", tools=[where, awhere])
     assert anyio.run(agent.astart, "go") == "done"
     assert seen and seen[0] != threading.current_thread().name  # sync tool ran in a worker thread
     assert llm.requests[1]["messages"][-1]["content"] == threading.current_thread().name
 
 
-def test_chat_keeps_the_conversation_start_does_not(llm: ScriptedLLM) -> None:
+def test_chat_keeps_the_conversation_start_does_not(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
     llm.set_script([reply("hi"), reply("again"), reply("fresh")])
-    agent = _openai(llm)
+    agent = _calc(make_agent)
     agent.chat("one")
     agent.chat("two")
     assert [m["content"] for m in llm.requests[1]["messages"][1:]] == ["one", "hi", "two"]
@@ -139,14 +142,15 @@ def test_chat_keeps_the_conversation_start_does_not(llm: ScriptedLLM) -> None:
     assert [m["content"] for m in llm.requests[2]["messages"][1:]] == ["three"]
 
 
-def test_tools_are_read_afresh_and_client_reused(llm: ScriptedLLM) -> None:
+def test_tools_are_read_afresh_and_client_reused(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
     def add(a: int, b: int) -> int:  # same name, different behaviour (as SharedCompute swaps tools)
         """Add, remotely."""
         return 1000
 
     llm.set_script([reply(tool("add", a=1, b=1)), reply("a"), reply(tool("add", a=1, b=1)), reply("b")])
-    agent = _openai(llm)
+    agent = _calc(make_agent)
     agent.start("x")
+    client = agent._client
     agent.tools[0] = add
     agent.instructions = "New prompt."
     agent.start("y")
@@ -154,7 +158,7 @@ def test_tools_are_read_afresh_and_client_reused(llm: ScriptedLLM) -> None:
     assert llm.requests[3]["messages"][-1]["content"] == "1000"
     assert llm.requests[3]["messages"][0]["content"] == "New prompt."
     assert llm.requests[2]["tools"][0]["function"]["description"] == "Add, remotely."
-    assert len(agent._clients) == 1  # one SDK client, reused across sync calls
+    assert agent._client is client  # one SDK client, reused
 
 
 def test_instructions_from_role_goal_backstory() -> None:
@@ -172,10 +176,34 @@ def test_missing_api_key_names_the_env_var(monkeypatch: pytest.MonkeyPatch) -> N
         Agent("a", model="anthropic/claude-sonnet-4-5").start("hi")
 
 
-def test_key_from_the_environment(llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_keys_reach_the_endpoint(
+    llm: ScriptedLLM, make_agent: MakeAgent, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "from-env")
-    llm.set_script([reply("ok")])
-    assert Agent("a", base_url=llm.openai_kwargs()["base_url"]).start("hi") == "ok"
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "anthropic-env")
+    llm.set_script([reply("ok")] * 3)
+    make_agent("a", api_key=None).start("hi")
+    make_agent("b", api_key="explicit").start("hi")
+    make_agent("c", model="anthropic/claude-x", api_key=None).start("hi")
+    assert llm.api_keys == ["from-env", "explicit", "anthropic-env"]
+
+
+def test_one_client_for_sync_and_async_calls_and_close(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
+    llm.set_script([reply("ok")] * 4)
+    agent = make_agent("a")
+    assert anyio.run(agent.astart, "on a loop of its own") == "ok"
+    client = agent._client
+    assert agent.start("sync") == "ok" and agent._client is client
+    agent.close()
+    agent.close()  # idempotent
+    assert agent._client is None
+    assert agent.start("again") == "ok" and agent._client not in (None, client)
+
+    async def scoped() -> str:
+        async with agent:
+            return await agent.achat("scoped")
+
+    assert anyio.run(scoped) == "ok" and agent._client is None
 
 
 def test_unknown_prefix_lists_the_known_ones() -> None:
@@ -197,12 +225,12 @@ def test_model_strings() -> None:
     assert "sk-secret" not in repr(resolve_model("gpt-4o", api_key="sk-secret"))
 
 
-def test_exhausted_script_is_a_clear_error(llm: ScriptedLLM) -> None:
+def test_exhausted_script_is_a_clear_error(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
     with pytest.raises(Exception, match="script is exhausted"):
-        _openai(llm).start("hi")
+        _calc(make_agent).start("hi")
 
 
-def test_scripted_server_records_json(llm: ScriptedLLM) -> None:
+def test_scripted_server_records_json(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
     llm.set_script([Reply(text="x")])
-    _openai(llm).start("hi")
+    _calc(make_agent).start("hi")
     assert json.dumps(llm.requests[0])  # plain JSON values

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Literal
 
 import anyio
 
-from praisonai.agents.tools import ToolCall, call_tool, tool_spec
+from praisonai.agents.tools import Tool, ToolCall, call_tool, tool_spec
 
 
-def search(query: str, limit: int = 10, exact: bool | None = None, mode: Literal["a", "b"] = "a") -> list:
+def search(
+    query: str, limit: int = 10, exact: bool | None = None, mode: Literal["a", "b"] = "a"
+) -> list[str]:
     """Search the index.
 
     Longer text that is not part of the description.
@@ -59,7 +62,7 @@ def test_list_and_float_hints() -> None:
     assert props["ratio"] == {"type": "number"}
 
 
-def _call(tools: dict[str, object], name: str, args: str) -> str:
+def _call(tools: Mapping[str, Tool], name: str, args: str) -> str:
     return anyio.run(call_tool, tools, ToolCall("c1", name, args))
 
 
@@ -70,7 +73,7 @@ def test_call_results_and_errors_are_text() -> None:
     async def double(x: int) -> dict[str, int]:
         return {"x": x * 2}
 
-    tools = {"boom": boom, "double": double, "search": search}
+    tools: dict[str, Tool] = {"boom": boom, "double": double, "search": search}
     assert _call(tools, "double", '{"x": 2}') == '{"x": 4}'
     assert _call(tools, "search", '{"query": "q", "limit": 2}') == '["q", "q"]'
     assert _call(tools, "boom", "{}") == "Error: ValueError: no such thing"
