@@ -49,37 +49,73 @@ class Capability(str, enum.Enum):
 
 
 _RESULT_KEYS: Final = ("stdout", "stderr", "exit_code")
+_EXTRA_KEYS: Final = ("timed_out", "truncated", "duration_s")
 #: ``timeout(1)``'s exit status for a command stopped at its deadline.
 TIMEOUT_EXIT_CODE: Final = 124
 
 
-@dataclass(frozen=True, slots=True)
-class ExecResult:
-    """The outcome of one command.
+class ExecResult(dict[str, Any]):
+    """The outcome of one command: ``stdout``, ``stderr``, ``exit_code``, ``timed_out``,
+    ``truncated``, ``duration_s`` and ``ok``, as attributes.
 
     ``exit_code`` is the command's status; a command killed by signal N reports 128+N, and one
     killed at its timeout reports 124 with ``timed_out=True`` (the convention of ``timeout(1)``).
     ``truncated`` says that the head and tail of an over-long stream were kept and the middle
-    replaced by a marker line. Also readable as a mapping — ``r["exit_code"]`` — because
-    PraisonAI's SDK and its users read dicts.
+    replaced by a marker line.
+
+    It is also a read-only ``dict`` of ``stdout``, ``stderr`` and ``exit_code``: PraisonAI's SDK
+    and its users read dicts (``r["exit_code"]``), and its SharedCompute checks
+    ``isinstance(result, dict)``. Immutable: :meth:`replace` makes a changed copy.
     """
 
-    stdout: str
-    stderr: str
-    exit_code: int
-    timed_out: bool = False
-    truncated: bool = False
-    duration_s: float = 0.0
+    __slots__ = ("duration_s", "timed_out", "truncated")
+    timed_out: bool
+    truncated: bool
+    duration_s: float
+
+    def __init__(
+        self,
+        stdout: str,
+        stderr: str,
+        exit_code: int,
+        timed_out: bool = False,
+        truncated: bool = False,
+        duration_s: float = 0.0,
+    ) -> None:
+        super().__init__(stdout=stdout, stderr=stderr, exit_code=exit_code)
+        object.__setattr__(self, "timed_out", timed_out)
+        object.__setattr__(self, "truncated", truncated)
+        object.__setattr__(self, "duration_s", duration_s)
+
+    @property
+    def stdout(self) -> str:
+        return str(dict.__getitem__(self, "stdout"))
+
+    @property
+    def stderr(self) -> str:
+        return str(dict.__getitem__(self, "stderr"))
+
+    @property
+    def exit_code(self) -> int:
+        return int(dict.__getitem__(self, "exit_code"))
 
     @property
     def ok(self) -> bool:
         """True when the command exited 0 within its timeout."""
         return self.exit_code == 0 and not self.timed_out
 
+    def replace(self, **changes: Any) -> ExecResult:
+        """A copy with ``changes`` (any of the constructor's fields)."""
+        return ExecResult(**{**self._fields(), **changes})
+
+    def _fields(self) -> dict[str, Any]:
+        extra = {"timed_out": self.timed_out, "truncated": self.truncated, "duration_s": self.duration_s}
+        return {**dict(self), **extra}
+
     def __getitem__(self, key: str) -> Any:
-        if key not in _RESULT_KEYS and key not in ("timed_out", "truncated", "duration_s"):
-            raise KeyError(key)
-        return getattr(self, key)
+        if key in _EXTRA_KEYS:
+            return getattr(self, key)
+        return dict.__getitem__(self, key)
 
     def get(self, key: str, default: Any = None) -> Any:
         """Dict-style read; unknown keys give ``default``."""
@@ -88,11 +124,28 @@ class ExecResult:
         except KeyError:
             return default
 
-    def keys(self) -> tuple[str, ...]:
-        return _RESULT_KEYS
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, ExecResult):
+            return self._fields() == other._fields()
+        return dict.__eq__(self, other)
 
-    def __contains__(self, key: object) -> bool:
-        return key in _RESULT_KEYS
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{k}={v!r}" for k, v in self._fields().items())
+        return f"ExecResult({shown})"
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"ExecResult is immutable (use .replace({name}=...))")
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (ExecResult, tuple(self._fields().values()))
+
+    def _read_only(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("ExecResult is read-only (use .replace(...))")
+
+    __setitem__ = __delitem__ = _read_only
+    clear = pop = popitem = setdefault = update = _read_only
 
 
 @dataclass(frozen=True, slots=True)

@@ -259,7 +259,7 @@ class ComputeProvider(ABC):
             result = await self._exec(instance_id, request)
         if scope.cancelled_caught:
             raise ExecError(f"{self.name} did not return from a timed-out command", op="exec")
-        return dataclasses.replace(result, duration_s=time.monotonic() - started)
+        return result.replace(duration_s=time.monotonic() - started)
 
     # ---- files -----------------------------------------------------------------------------
 
