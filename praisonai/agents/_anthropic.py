@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from praisonai._errors import MissingDependencyError
+from praisonai._errors import AuthenticationError, MissingDependencyError, ProviderUnavailableError
 from praisonai.agents.llm import AssistantMessage, Completion, Message, ModelSpec, ToolResult, Usage
 from praisonai.agents.tools import ToolCall, ToolSpec
 
@@ -23,7 +23,9 @@ class AnthropicClient:
             raise MissingDependencyError(
                 "anthropic models need the anthropic SDK: pip install 'praisonai[llm]'", op="model"
             ) from exc
+        self._anthropic = anthropic
         self._model = spec.model
+        self._where = f"model {spec.model!r} at {spec.base_url or 'api.anthropic.com'}"
         self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=spec.base_url)
 
     async def aclose(self) -> None:
@@ -38,9 +40,14 @@ class AnthropicClient:
                 {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
                 for t in tools
             ]
-        response = await self._client.messages.create(
-            model=self._model, max_tokens=MAX_TOKENS, system=system, messages=_wire(messages), **kwargs
-        )
+        try:
+            response = await self._client.messages.create(
+                model=self._model, max_tokens=MAX_TOKENS, system=system, messages=_wire(messages), **kwargs
+            )
+        except self._anthropic.APIConnectionError as exc:  # includes timeouts
+            raise ProviderUnavailableError(f"{self._where}: {exc}", op="model") from exc
+        except self._anthropic.AuthenticationError as exc:
+            raise AuthenticationError(f"{self._where} refused the API key: {exc}", op="model") from exc
         texts = [block.text for block in response.content if block.type == "text"]
         calls = tuple(
             ToolCall(id=block.id, name=block.name, arguments=dict(block.input))
@@ -64,6 +71,8 @@ def _wire(messages: Sequence[Message]) -> list[Any]:
         elif isinstance(message, AssistantMessage):
             blocks: list[dict[str, Any]] = [{"type": "text", "text": message.text}] if message.text else []
             blocks += [_tool_use(c) for c in message.tool_calls]
+            if not blocks:  # the API refuses an empty turn
+                blocks = [{"type": "text", "text": "(no reply)"}]
             wire.append({"role": "assistant", "content": blocks})
         else:
             wire.append({"role": "user", "content": message.text})

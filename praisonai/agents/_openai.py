@@ -6,7 +6,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from praisonai._errors import MissingDependencyError
+from praisonai._errors import AuthenticationError, MissingDependencyError, ProviderUnavailableError
 from praisonai.agents.llm import AssistantMessage, Completion, Message, ModelSpec, ToolResult, Usage
 from praisonai.agents.tools import ToolCall, ToolSpec
 
@@ -21,7 +21,9 @@ class OpenAIClient:
             raise MissingDependencyError(
                 "model access needs the openai SDK: pip install 'praisonai[llm]'", op="model"
             ) from exc
+        self._openai = openai
         self._model = spec.model
+        self._where = f"model {spec.model!r} at {spec.base_url or 'api.openai.com'}"
         self._client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url)
 
     async def aclose(self) -> None:
@@ -34,7 +36,12 @@ class OpenAIClient:
         if tools:
             kwargs["tools"] = [_tool(t) for t in tools]
         wire: list[Any] = [{"role": "system", "content": system}, *(_message(m) for m in messages)]
-        response = await self._client.chat.completions.create(model=self._model, messages=wire, **kwargs)
+        try:
+            response = await self._client.chat.completions.create(model=self._model, messages=wire, **kwargs)
+        except self._openai.APIConnectionError as exc:  # includes timeouts
+            raise ProviderUnavailableError(f"{self._where}: {exc}", op="model") from exc
+        except self._openai.AuthenticationError as exc:
+            raise AuthenticationError(f"{self._where} refused the API key: {exc}", op="model") from exc
         message = response.choices[0].message
         calls = tuple(
             ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
@@ -55,7 +62,8 @@ def _message(message: Message) -> dict[str, Any]:
     if isinstance(message, ToolResult):
         return {"role": "tool", "tool_call_id": message.call_id, "content": message.content}
     if isinstance(message, AssistantMessage):
-        wire: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        content = message.text or (None if message.tool_calls else "")  # an empty turn still has content
+        wire: dict[str, Any] = {"role": "assistant", "content": content}
         if message.tool_calls:
             wire["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": _json(c)}}

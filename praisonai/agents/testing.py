@@ -11,6 +11,7 @@ the "model" answers, text or tool calls. No network leaves the machine::
 The script is either a list of :class:`Reply` (served in order, for both APIs together) or a
 function ``(path, request_body) -> Reply`` (for concurrent callers, whose order is not fixed).
 Running out of script answers HTTP 400 with a message saying so (400 is not retried by the SDKs).
+With ``require_key=...`` a request carrying another key is refused with 401, as a real API would.
 """
 
 from __future__ import annotations
@@ -67,10 +68,11 @@ class ScriptedLLM:
         api_keys: the key each request carried (``Authorization: Bearer`` or ``x-api-key``).
     """
 
-    def __init__(self, script: Script = ()) -> None:
+    def __init__(self, script: Script = (), *, require_key: str | None = None) -> None:
         self._script = script if callable(script) else list(script)
         self._lock = threading.Lock()
         self._served = 0
+        self.require_key = require_key
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.api_keys: list[str] = []
@@ -170,7 +172,11 @@ def _handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
             if not (anthropic or path.endswith("/chat/completions")):
                 return self._send(404, {"error": {"type": "not_found", "message": f"no route {path}"}})
             bearer = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
-            r = llm.next_reply(path, body, self.headers.get("x-api-key") or bearer)
+            key = self.headers.get("x-api-key") or bearer
+            if llm.require_key is not None and key != llm.require_key:
+                error = {"type": "authentication_error", "message": "invalid x-api-key"}
+                return self._send(401, {"type": "error", "error": error})
+            r = llm.next_reply(path, body, key)
             if r is None:
                 error = {"type": "invalid_request_error", "message": "scripted LLM: the script is exhausted"}
                 return self._send(400, {"type": "error", "error": error})

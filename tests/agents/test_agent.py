@@ -8,7 +8,7 @@ from collections.abc import Callable
 import anyio
 import pytest
 
-from praisonai._errors import ConfigError
+from praisonai._errors import AuthenticationError, ConfigError, ProviderUnavailableError
 from praisonai.agents import Agent, Usage
 from praisonai.agents.llm import OLLAMA_BASE_URL, resolve_model
 from praisonai.agents.testing import Reply, ScriptedLLM, reply, tool
@@ -234,3 +234,16 @@ def test_scripted_server_records_json(llm: ScriptedLLM, make_agent: MakeAgent) -
     llm.set_script([Reply(text="x")])
     _calc(make_agent).start("hi")
     assert json.dumps(llm.requests[0])  # plain JSON values
+
+
+def test_sdk_errors_become_ours(make_agent: MakeAgent) -> None:
+    with ScriptedLLM(require_key="right") as strict:
+        for model, endpoint in (
+            ("gpt-4o", strict.openai_kwargs()),
+            ("anthropic/c", strict.anthropic_kwargs()),
+        ):
+            with pytest.raises(AuthenticationError, match="refused the API key"):
+                make_agent("a", model=model, **{**endpoint, "api_key": "wrong"}).start("hi")
+        unused = strict.url
+    with pytest.raises(ProviderUnavailableError, match="model 'gpt-4o' at http://127"):
+        make_agent("a", model="gpt-4o", base_url=f"{unused}/v1").start("hi")  # nothing listens there now
