@@ -82,42 +82,32 @@ def _type_schema(hint: Any) -> dict[str, Any]:
 
 
 def _parse_doc(doc: str) -> tuple[str, dict[str, str]]:
-    """Return (first paragraph, {parameter: description}) of a Google-style docstring."""
-    summary = doc.split("\n\n", 1)[0].strip().replace("\n", " ")
+    """Return (first paragraph, {parameter: description}) of a Google-style docstring.
+
+    In the ``Args:`` section a line at the section's indentation starts a parameter
+    (``name: text`` or ``name (type): text``); deeper lines continue its description.
+    """
+    summary = doc.split("\n\n", 1)[0].strip()
     if _SECTION.match(summary.splitlines()[0] if summary else ""):
         summary = ""
     args: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
+    section, indent, current = "", -1, ""
     for line in doc.splitlines():
         header = _SECTION.match(line)
         if header:
-            section, current = header.group(1), None
+            section, indent, current = header.group(1), -1, ""
             continue
         if section not in ("Args", "Arguments", "Parameters") or not line.strip():
             continue
+        depth = len(line) - len(line.lstrip())
+        indent = depth if indent < 0 else indent
         match = _ARG.match(line)
-        if match and _indent(line) <= _arg_indent(doc):
+        if match and depth <= indent:
             current = match.group(1).lstrip("*")
             args[current] = match.group(2).strip()
-        elif current is not None:
+        elif current:
             args[current] = f"{args[current]} {line.strip()}".strip()
-    return summary, args
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-def _arg_indent(doc: str) -> int:
-    """The indentation of the first line after an ``Args:`` header (parameter lines sit there)."""
-    lines = doc.splitlines()
-    for i, line in enumerate(lines):
-        if _SECTION.match(line) and line.strip().rstrip(":") in ("Args", "Arguments", "Parameters"):
-            for following in lines[i + 1 :]:
-                if following.strip():
-                    return _indent(following)
-    return 0
+    return " ".join(summary.split()), args
 
 
 async def call_tool(tools: Mapping[str, Tool], call: ToolCall) -> str:
