@@ -247,3 +247,14 @@ def test_sdk_errors_become_ours(make_agent: MakeAgent) -> None:
         unused = strict.url
     with pytest.raises(ProviderUnavailableError, match="model 'gpt-4o' at http://127"):
         make_agent("a", model="gpt-4o", base_url=f"{unused}/v1").start("hi")  # nothing listens there now
+
+
+def test_anthropic_chat_history_on_the_wire(llm: ScriptedLLM, make_agent: MakeAgent) -> None:
+    llm.set_script([reply("hello", tool("add", a=1, b=2)), reply(""), reply("bye")])
+    agent = make_agent("a", "Be brief.", model="anthropic/claude-x", tools=[add])
+    assert agent.chat("hi") == ""
+    assert agent.chat("and now?") == "bye"
+    turns = llm.requests[2]["messages"]
+    assert [t["role"] for t in turns] == ["user", "assistant", "user", "assistant", "user"]
+    assert turns[1]["content"][0] == {"type": "text", "text": "hello"}
+    assert turns[3]["content"] == [{"type": "text", "text": "(no reply)"}]  # never an empty turn
