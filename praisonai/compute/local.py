@@ -34,7 +34,7 @@ from praisonai._errors import (
 )
 from praisonai._home import praisonai_home
 from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.channel.transport import ProcessTransport
+from praisonai.channel.transport import ProcessTransport, SandboxedProcessTransport
 from praisonai.compute._process import kill_group, run_process
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider, ExecRequest
 from praisonai.compute.config import ComputeConfig
@@ -199,7 +199,8 @@ class LocalCompute(ComputeProvider):
         inst = self._load(instance_id)
         if inst.isolate:  # no --new-session: the transport is a session already, with no tty
             argv = [*_bwrap_argv(inst, inst.working_dir, new_session=False), *argv]
-        transport = ProcessTransport(argv, env=_base_env(inst), cwd=str(inst.workspace))
+        kind = SandboxedProcessTransport if inst.isolate else ProcessTransport
+        transport = kind(argv, env=_base_env(inst), cwd=str(inst.workspace))
         (inst.root / "pgids" / str(transport.process.pid)).touch()  # shutdown kills its group
         return transport
 

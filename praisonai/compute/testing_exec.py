@@ -142,9 +142,11 @@ async def session_keeps_state_and_survives_exit(ctx: Context) -> None:
         await session.send("typed\n")
         r = await session.read(timeout=30)
         assert r.stdout == "got typed\n" and r.exit_code == 0, r
-        await session.run("sleep 60", idle_timeout=0.3)
+        await session.run("export KEEP=kept; sleep 60", idle_timeout=0.3)
         r = await session.interrupt()
-        assert not r.running and r.exit_code != 0, r
+        assert not r.running and r.exit_code == 130, r
+        kept = await session.run('echo "$KEEP"')
+        assert kept.stdout == "kept\n", "an interrupt must stop the command, not end the session"
         r = await session.run("sleep 60", timeout=1)
         assert r.timed_out and not r.running, r
         assert (await session.run("echo ok")).stdout == "ok\n"
