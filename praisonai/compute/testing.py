@@ -41,6 +41,24 @@ class Context:
     async def sh(self, command: str, **kwargs: object) -> ExecResult:
         return await self.provider.execute(self.instance_id, command, **kwargs)  # type: ignore[arg-type]
 
+    async def in_child(self, body: str) -> str:
+        """Run ``body`` in a new Python process where ``p`` is the provider rebuilt from
+        ``provider_expr``; return what it printed (a non-zero exit fails the check)."""
+        expr = self.provider_expr or f"resolve_compute({self.provider.name!r})"
+        script = (
+            "import anyio\n"
+            "from praisonai.compute.registry import resolve_compute\n"
+            "from praisonai.compute.local import LocalCompute\n"
+            "from praisonai.compute.ssh import SSHCompute\n"
+            f"p = {expr}\n{body}"
+        )
+        argv = [sys.executable, "-c", script]
+        child = await anyio.to_thread.run_sync(
+            lambda: subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        )
+        assert child.returncode == 0, child.stderr
+        return child.stdout
+
 
 Check = Callable[[Context], Awaitable[None]]
 CHECKS: dict[str, Check] = {}
@@ -242,19 +260,8 @@ async def shutdown_is_idempotent(ctx: Context) -> None:
 
 @_check
 async def visible_across_processes(ctx: Context) -> None:
-    expr = ctx.provider_expr or f"resolve_compute({ctx.provider.name!r})"
-    script = (
-        "import anyio\n"
-        "from praisonai.compute.registry import resolve_compute\n"
-        "from praisonai.compute.local import LocalCompute\n"
-        "from praisonai.compute.ssh import SSHCompute\n"
-        f"print(anyio.run({expr}.provision).instance_id)\n"
-    )
-    child = await anyio.to_thread.run_sync(
-        lambda: subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    )
-    assert child.returncode == 0, child.stderr
-    instance_id = child.stdout.strip()
+    output = await ctx.in_child("print(anyio.run(p.provision).instance_id)\n")
+    instance_id = output.strip()
     try:
         listed = [i.instance_id for i in await ctx.provider.list_instances()]
         assert instance_id in listed, f"{instance_id} made by another process is not listed"

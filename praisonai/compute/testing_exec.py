@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import resource
 import signal
-import subprocess
-import sys
 import time
 
 import anyio
@@ -107,22 +105,12 @@ def _alive(cmdline_path: str) -> bool:
 async def background_process_found_from_another_process(ctx: Context) -> None:
     info = await ctx.provider.start_process(ctx.instance_id, "echo from-afar")
     await ctx.provider.wait_process(ctx.instance_id, info.process_id, timeout=30)
-    expr = ctx.provider_expr or f"resolve_compute({ctx.provider.name!r})"
-    script = (
-        "import anyio\n"
-        "from praisonai.compute.registry import resolve_compute\n"
-        "from praisonai.compute.local import LocalCompute\n"
-        "from praisonai.compute.ssh import SSHCompute\n"
-        f"p = {expr}\n"
+    output = await ctx.in_child(
         f"out = anyio.run(lambda: p.read_process_output({ctx.instance_id!r}, {info.process_id!r}))\n"
         f"state = anyio.run(lambda: p.get_process({ctx.instance_id!r}, {info.process_id!r}))\n"
         "print(out.decode().strip(), state.exit_code)\n"
     )
-    child = await anyio.to_thread.run_sync(
-        lambda: subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    )
-    assert child.returncode == 0, child.stderr
-    assert child.stdout.split() == ["from-afar", "0"], child.stdout
+    assert output.split() == ["from-afar", "0"], output
 
 
 @_check
