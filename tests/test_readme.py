@@ -16,15 +16,18 @@ An HTML comment ``<!-- readme-test: skip (why) -->`` on the line before a fence 
 reason; keep it for snippets that cannot run here at all. Each run must exit 0 within
 :data:`SNIPPET_TIMEOUT_S`, print what :data:`EXPECTED` says, and leave nothing behind: no
 container of its home, no local instance directory, no process working in its home, no SSH
-instance. Timing is not asserted.
+instance. Timing is not asserted. The examples/ the README points to run the same way.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import io
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
 import sys
@@ -73,6 +76,11 @@ class Snippet:
     code: str
     skip: str | None  # the reason given by a readme-test: skip comment
     expect: tuple[str, ...] = ()  # stdout fragments
+    file: str = "README"
+
+    @property
+    def where(self) -> str:
+        return f"{self.file} line {self.line}"
 
     @property
     def providers(self) -> tuple[str, ...]:
@@ -142,7 +150,7 @@ def _with_expectations(snippets: list[Snippet]) -> list[Snippet]:
         hits = [i for i, s in enumerate(result) if s.lang == "python" and fragment in s.code]
         assert len(hits) == 1, f"EXPECTED[{fragment!r}] matches {len(hits)} README snippets, not one"
         s = result[hits[0]]
-        result[hits[0]] = Snippet(s.lang, s.line, s.code, s.skip, expect)
+        result[hits[0]] = dataclasses.replace(s, expect=expect)
     return result
 
 
@@ -162,7 +170,7 @@ def test_readme_snippet_runs(
     snippet: Snippet, provider: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
     if snippet.skip:
-        pytest.skip(f"README line {snippet.line}: {snippet.skip}")
+        pytest.skip(f"{snippet.where}: {snippet.skip}")
     code = snippet.code
     server: SSHServer | None = None
     if provider == "docker":
@@ -175,22 +183,38 @@ def test_readme_snippet_runs(
     if not snippet.named_providers:  # it uses the default: make it this provider
         (work / ".praisonai").mkdir()
         (work / ".praisonai" / "environment.yaml").write_text(f"backend: {provider}\n")
+    _run_and_check(snippet, code, work, home, server)
+
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+@pytest.mark.usefixtures("docker_ok")
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
+def test_example_runs_with_a_model(example: Path, tmp_path: Path) -> None:
+    """The README points at examples/ for a runnable team and flow: they run (on docker, as
+    written), with the scripted model standing in for a real one."""
+    snippet = Snippet("python", 1, example.read_text(), None, file=f"examples/{example.name}")
+    assert snippet.uses_a_model and snippet.named_providers == ("docker",)
+    (tmp_path / "work").mkdir()
+    _run_and_check(snippet, snippet.code, tmp_path / "work", tmp_path / "home", None)
+
+
+def _run_and_check(snippet: Snippet, code: str, work: Path, home: Path, server: SSHServer | None) -> None:
+    """Run ``code`` (``snippet``, maybe adapted) in ``work`` with ``home``; assert it exits 0, prints
+    what is expected and leaves nothing behind (what it left is removed all the same)."""
     env = _child_env(home)
     ssh_before = _ssh_instances(server)
     try:
         with _model_for(snippet, env):
-            out, err, code_ = _run(snippet, code, work, env)
+            out, err, status = _run(snippet, code, work, env)
         print(out, err, sep="\n--- stderr ---\n")
-        assert code_ == 0, f"README line {snippet.line} exited {code_}:\n{err[-3000:]}"
+        assert status == 0, f"{snippet.where} exited {status}:\n{err[-3000:]}"
         for fragment in snippet.expect:
-            assert fragment in out, f"README line {snippet.line} should print {fragment!r}"
+            assert fragment in out, f"{snippet.where} should print {fragment!r}"
     finally:
-        containers = _remove_docker_leftovers(home)
-    assert not containers, f"README line {snippet.line} left containers behind: {containers}"
-    assert not _local_instances(home), f"README line {snippet.line} left local instances"
-    assert not _ledger_rows(home), f"README line {snippet.line} left instances in its ledger"
-    assert not _processes_in(home), f"README line {snippet.line} left processes running in its home"
-    assert _ssh_instances(server) == ssh_before, f"README line {snippet.line} left SSH instances"
+        left = _remove_leftovers(home, _ssh_instances(server) - ssh_before)
+    assert not left, f"{snippet.where} left things behind: {left}"
 
 
 def _on_test_sshd(code: str, server: SSHServer) -> str:
@@ -218,27 +242,20 @@ def _run(snippet: Snippet, code: str, work: Path, env: dict[str, str]) -> tuple[
     except subprocess.TimeoutExpired:
         os.killpg(child.pid, signal.SIGKILL)
         out, err = child.communicate()
-        pytest.fail(f"README line {snippet.line} ran past {SNIPPET_TIMEOUT_S} s:\n{out}\n{err[-3000:]}")
+        pytest.fail(f"{snippet.where} ran past {SNIPPET_TIMEOUT_S} s:\n{out}\n{err[-3000:]}")
     return out, err, child.returncode
 
 
-class _model_for:
-    """For an agent snippet, a scripted model the snippet's openai client reaches through the
-    environment; for any other snippet, nothing."""
-
-    def __init__(self, snippet: Snippet, env: dict[str, str]) -> None:
-        self.llm = ScriptedLLM(scripted_model) if snippet.uses_a_model else None
-        self.env = env
-
-    def __enter__(self) -> None:
-        if self.llm is not None:
-            pytest.importorskip("openai", reason="agent snippets need the llm extra (openai)")
-            self.llm.start()
-            self.env.update(OPENAI_BASE_URL=self.llm.openai_kwargs()["base_url"], OPENAI_API_KEY=API_KEY)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.llm is not None:
-            self.llm.close()
+@contextlib.contextmanager
+def _model_for(snippet: Snippet, env: dict[str, str]) -> Iterator[None]:
+    """For an agent snippet, a scripted model its openai client reaches through ``env``."""
+    if not snippet.uses_a_model:
+        yield
+        return
+    pytest.importorskip("openai", reason="agent snippets need the llm extra (openai)")
+    with ScriptedLLM(scripted_model) as llm:
+        env.update(OPENAI_BASE_URL=llm.openai_kwargs()["base_url"], OPENAI_API_KEY=API_KEY)
+        yield
 
 
 def scripted_model(path: str, body: dict[str, Any]) -> Reply:
@@ -263,6 +280,24 @@ def scripted_model(path: str, body: dict[str, Any]) -> Reply:
 
 
 # ---- what a snippet may leave behind ------------------------------------------------------------
+
+
+def _remove_leftovers(home: Path, ssh_places: set[str]) -> dict[str, list[str]]:
+    """What a run left behind — containers, local instances, ledger rows, processes working in its
+    home or in new SSH workspaces, SSH instance directories — removed, and reported by kind."""
+    left = {
+        "containers": _remove_docker_leftovers(home),
+        "local instances": _local_instances(home),
+        "ledger rows": _ledger_rows(home),
+        "processes": [str(pid) for pid in _processes_in(home, *map(Path, ssh_places))],
+        "ssh instances": sorted(ssh_places),
+    }
+    for pid in left["processes"]:
+        with contextlib.suppress(OSError):
+            os.kill(int(pid), signal.SIGKILL)
+    for place in ssh_places:
+        shutil.rmtree(place, ignore_errors=True)
+    return {kind: found for kind, found in left.items() if found}
 
 
 def _remove_docker_leftovers(home: Path) -> list[str]:
@@ -294,9 +329,9 @@ def _ledger_rows(home: Path) -> list[str]:
     return [e.instance_id for e in Ledger(path).entries()] if path.exists() else []
 
 
-def _processes_in(home: Path) -> list[int]:
-    """Processes whose working directory is inside ``home`` (a local instance's commands)."""
-    return [pid for pid, cwd in _cwds() if cwd == str(home) or cwd.startswith(f"{home}/")]
+def _processes_in(*places: Path) -> list[int]:
+    """Processes whose working directory is inside one of ``places`` (an instance's commands)."""
+    return [pid for pid, cwd in _cwds() for p in places if cwd == str(p) or cwd.startswith(f"{p}/")]
 
 
 def _cwds() -> Iterator[tuple[int, str]]:
