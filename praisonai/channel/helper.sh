@@ -156,6 +156,7 @@ __p_start() {  # nonce id cwd meta command [NAME=value...]
   if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
   mkdir -- "$__p_b" 2>/dev/null || { __p_reply "$1" exists; return; }
   printf '%s\n' "$4" >"$__p_b/meta"
+  : >"$__p_b/out"; : >"$__p_b/err"  # readable as soon as start() returns, before the job runs
   ( __p_bg "$@" & ) </dev/null >/dev/null 2>&1
   __p_reply "$1" 0
 }

@@ -3,14 +3,16 @@
 ::
 
     async with WarmPool("docker", {"setup": ["pip install -r requirements.txt"]}, size=2) as pool:
-        info = await pool.claim(env={"API_TOKEN": token})   # ready now; a replacement is being made
+        info = await pool.claim(env={"API_TOKEN": token})   # warm: made on entry; a replacement starts
 
 Pooled instances are provisioned *without* env values: the definition's env and the claimer's are
 bound to the instance when it is claimed (``ComputeProvider.bind_env``), so an instance waiting in
 the pool holds no secret and two claimers never see each other's. With a capture of the
-definition (docker), refilling costs a container start. Waiting instances are kept active, so
-idle shutdown does not take them while the pool lives. ``close()`` (or leaving the ``async with``)
-shuts down what was not claimed; claimed instances belong to their claimer.
+definition (docker), refilling costs a container start. Entering the pool fills it, so the first
+claim is as warm as the others (a pool whose instances cannot be made raises on entry instead).
+Waiting instances are kept active, so idle shutdown does not take them while the pool lives.
+``close()`` (or leaving the ``async with``) shuts down what was not claimed; claimed instances
+belong to their claimer.
 """
 
 from __future__ import annotations
@@ -54,10 +56,20 @@ class WarmPool:
         return len(self._ready)
 
     async def __aenter__(self) -> WarmPool:
+        """Start the pool and wait until ``size`` instances are ready, so the first claim is warm.
+        Raises the provisioning error (after shutting down what was made) when the pool cannot
+        be filled: a pool that would only ever provision on the spot is a mistake to report."""
         self._tasks = anyio.create_task_group()
         await self._tasks.__aenter__()
-        self._refill()
-        self._tasks.start_soon(self._keep_warm)
+        try:
+            self._refill()
+            self._tasks.start_soon(self._keep_warm)
+            await self.wait_ready()
+            if self.failure is not None:
+                raise self.failure
+        except BaseException:
+            await self.close()
+            raise
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from praisonai import _portal
+from praisonai._errors import PraisonAIError
 from praisonai.compute.docker import DockerCompute, container_name
 from praisonai.compute.warm import WarmPool
 
@@ -41,3 +42,36 @@ def test_claims_bind_env_after_the_claim_and_the_pool_refills_and_cleans_up() ->
     finally:
         for instance_id in claimed:
             _portal.call(provider.shutdown, instance_id)
+
+
+def test_entering_fills_the_pool_so_the_first_claim_is_warm() -> None:
+    provider = DockerCompute()
+    before = {i.instance_id for i in _portal.call(provider.list_instances)}
+
+    async def scenario() -> tuple[list[str], str]:
+        async with WarmPool(provider, size=2) as pool:
+            waiting = [info.instance_id for info in pool._ready]  # no wait_ready(): entering filled it
+            info = await pool.claim()
+        return waiting, info.instance_id
+
+    waiting, first = _portal.call(scenario)
+    try:
+        assert len(waiting) == 2, "entering the pool returned before it was full"
+        assert first in waiting, "the first claim provisioned on the spot instead of taking a warm one"
+        left = {i.instance_id for i in _portal.call(provider.list_instances)} - before
+        assert left == {first}, f"only the claimed instance may outlive the pool, found {left}"
+    finally:
+        _portal.call(provider.shutdown, first)
+
+
+def test_a_pool_that_cannot_be_filled_raises_on_entry_and_leaves_nothing() -> None:
+    provider = DockerCompute(image="praisonai-no-such-image:latest")
+    before = {i.instance_id for i in _portal.call(provider.list_instances)}
+
+    async def scenario() -> None:
+        async with WarmPool(provider, size=2):
+            pytest.fail("entered a pool none of whose instances can be made")
+
+    with pytest.raises(PraisonAIError, match="praisonai-no-such-image"):
+        _portal.call(scenario)
+    assert {i.instance_id for i in _portal.call(provider.list_instances)} == before

@@ -1,0 +1,351 @@
+"""The README's snippets run as written: every ```python fence, and every `praisonai …` command of
+the ```bash fences, in a child process with this checkout on PYTHONPATH, a throwaway
+PRAISONAI_HOME and a throwaway working directory.
+
+Where a snippet runs:
+
+- on the providers it names (a ``"docker"`` or ``"local"`` string in the code, ``--compute NAME``
+  on a command line); one that names none uses the default, and runs once per provider, the default
+  picked by a ``backend:`` line in the working directory's ``.praisonai/environment.yaml``;
+- ``SSHCompute`` snippets run against the test sshd: only the host, port, user and key paths are
+  substituted (:data:`SSH_SUBSTITUTIONS`), nothing else;
+- agent snippets talk to :class:`ScriptedLLM` through ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``,
+  which the openai SDK reads when no ``base_url=``/``api_key=`` is given; their tools run for real.
+
+An HTML comment ``<!-- readme-test: skip (why) -->`` on the line before a fence skips it with that
+reason; keep it for snippets that cannot run here at all. Each run must exit 0 within
+:data:`SNIPPET_TIMEOUT_S`, print what :data:`EXPECTED` says, and leave nothing behind: no
+container of its home, no local instance directory, no process working in its home, no SSH
+instance. Timing is not asserted. The examples/ the README points to run the same way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tokenize
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from praisonai._ledger import Ledger, home_tag
+from praisonai.agents.testing import API_KEY, Reply, ScriptedLLM, reply, tool
+from praisonai.compute.testing_sshd import SSHServer
+
+ROOT = Path(__file__).resolve().parent.parent
+README = ROOT / "README.md"
+SNIPPET_TIMEOUT_S = 40
+PROVIDERS = ("local", "docker")
+
+#: What a snippet prints, by a fragment of code that picks out exactly one snippet.
+EXPECTED: dict[str, tuple[str, ...]] = {
+    "check.py": ("test 1\n",),
+    "AsyncSandbox": (".\n..\n",),
+    "python3 -i -q": ("ci\nhi\n", "42\n", "\n3\n", "\n130\n"),
+    '"echo hi"': ("hi\n",),
+    "uname -sm": ("Linux", "token set"),
+    "WarmPool": ("ci\n",),
+    "def add": ("5 Usage(",),
+    "SharedCompute": ("notes/report.md",),
+}
+
+#: The SSH snippet's example host, replaced by the test sshd's (each must be found once).
+SSH_SUBSTITUTIONS = {
+    'host="build1.internal"': 'host="{host}", port={port}',
+    'user="ci"': 'user="{user}"',
+    'key_file="~/.ssh/ci_ed25519",\n': 'key_file="{key_file}",\n',
+    'known_hosts="~/.ssh/known_hosts"': 'known_hosts="{known_hosts}"',
+}
+
+
+@dataclass(frozen=True)
+class Snippet:
+    lang: str  # "python", or "bash" for one praisonai command line of a bash fence
+    line: int  # where it starts in README.md
+    code: str
+    skip: str | None  # the reason given by a readme-test: skip comment
+    expect: tuple[str, ...] = ()  # stdout fragments
+    file: str = "README"
+
+    @property
+    def where(self) -> str:
+        return f"{self.file} line {self.line}"
+
+    @property
+    def providers(self) -> tuple[str, ...]:
+        """Where it runs: the providers it names, else (it uses the default) each of them."""
+        return self.named_providers or PROVIDERS
+
+    @property
+    def named_providers(self) -> tuple[str, ...]:
+        if self.lang == "bash":
+            argv = shlex.split(self.code)
+            options = argv[: argv.index("--")] if "--" in argv else argv  # not the command's own
+            named = [options[i + 1] for i, a in enumerate(options[:-1]) if a in ("--compute", "-c")]
+        else:
+            strings = [t.string for t in _tokens(self.code) if t.type == tokenize.STRING]
+            named = [p for p in PROVIDERS if f'"{p}"' in strings or f"'{p}'" in strings]
+            if any(t.string == "SSHCompute" for t in _tokens(self.code)):
+                named.append("ssh")
+        return tuple(named)
+
+    @property
+    def uses_a_model(self) -> bool:
+        return self.lang == "python" and "Agent(" in self.code
+
+
+def _tokens(code: str) -> list[tokenize.TokenInfo]:
+    return list(tokenize.generate_tokens(io.StringIO(code).readline))
+
+
+def readme_snippets(text: str) -> list[Snippet]:
+    """The ```python fences, and the `praisonai …` commands (split on `&&`) of the ```bash ones."""
+    snippets: list[Snippet] = []
+    lines = text.splitlines(keepends=True)
+    i = 0
+    while i < len(lines):
+        fence = re.fullmatch(r"```(\w*)\s*", lines[i])
+        if not fence:
+            i += 1
+            continue
+        end = next(j for j in range(i + 1, len(lines)) if lines[j].startswith("```"))
+        before = lines[i - 1] if i else ""
+        marker = re.fullmatch(r"<!-- readme-test: skip \((.+)\) -->\s*", before)
+        skip = marker.group(1) if marker else None
+        body = "".join(lines[i + 1 : end])
+        if fence.group(1) == "python":
+            snippets.append(Snippet("python", i + 2, body, skip))
+        elif fence.group(1) == "bash":
+            snippets += _commands(i + 2, lines[i + 1 : end], skip)
+        i = end + 1
+    return snippets
+
+
+def _commands(first_line: int, lines: list[str], skip: str | None) -> list[Snippet]:
+    commands = []
+    for n, line in enumerate(lines, first_line):
+        code, _, comment = line.partition("   #")  # README comments sit after a gap of spaces
+        prints = re.match(r"\s*prints (.+)", comment)
+        for part in code.split("&&"):
+            if part.strip().startswith("praisonai "):
+                expect = (prints.group(1).strip() + "\n",) if prints else ()
+                commands.append(Snippet("bash", n, part.strip(), skip, expect))
+    return commands
+
+
+def _with_expectations(snippets: list[Snippet]) -> list[Snippet]:
+    result = list(snippets)
+    for fragment, expect in EXPECTED.items():
+        hits = [i for i, s in enumerate(result) if s.lang == "python" and fragment in s.code]
+        assert len(hits) == 1, f"EXPECTED[{fragment!r}] matches {len(hits)} README snippets, not one"
+        s = result[hits[0]]
+        result[hits[0]] = dataclasses.replace(s, expect=expect)
+    return result
+
+
+SNIPPETS = _with_expectations(readme_snippets(README.read_text()))
+RUNS = [pytest.param(s, p, id=f"{s.lang}-L{s.line}-{p}") for s in SNIPPETS for p in s.providers]
+
+
+def test_the_readme_has_the_snippets_this_test_knows() -> None:
+    """A README that loses its quick start or its Python snippets should not pass by running less."""
+    assert any(s.lang == "bash" and s.expect == ("4\n",) for s in SNIPPETS), "the quick start is gone"
+    assert sum(s.lang == "python" for s in SNIPPETS) >= 8
+    assert {p for s in SNIPPETS for p in s.providers} == {"local", "docker", "ssh"}
+
+
+@pytest.mark.parametrize(("snippet", "provider"), RUNS)
+def test_readme_snippet_runs(
+    snippet: Snippet, provider: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if snippet.skip:
+        pytest.skip(f"{snippet.where}: {snippet.skip}")
+    code = snippet.code
+    server: SSHServer | None = None
+    if provider == "docker":
+        request.getfixturevalue("docker_ok")
+    elif provider == "ssh":
+        server = request.getfixturevalue("sshd")
+        code = _on_test_sshd(code, server)
+    home, work = tmp_path / "home", tmp_path / "work"
+    work.mkdir()
+    if not snippet.named_providers:  # it uses the default: make it this provider
+        (work / ".praisonai").mkdir()
+        (work / ".praisonai" / "environment.yaml").write_text(f"backend: {provider}\n")
+    _run_and_check(snippet, code, work, home, server)
+
+
+EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
+
+
+@pytest.mark.usefixtures("docker_ok")
+@pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
+def test_example_runs_with_a_model(example: Path, tmp_path: Path) -> None:
+    """The README points at examples/ for a runnable team and flow: they run (on docker, as
+    written), with the scripted model standing in for a real one."""
+    snippet = Snippet("python", 1, example.read_text(), None, file=f"examples/{example.name}")
+    assert snippet.uses_a_model and snippet.named_providers == ("docker",)
+    (tmp_path / "work").mkdir()
+    _run_and_check(snippet, snippet.code, tmp_path / "work", tmp_path / "home", None)
+
+
+def _run_and_check(snippet: Snippet, code: str, work: Path, home: Path, server: SSHServer | None) -> None:
+    """Run ``code`` (``snippet``, maybe adapted) in ``work`` with ``home``; assert it exits 0, prints
+    what is expected and leaves nothing behind (what it left is removed all the same)."""
+    env = _child_env(home)
+    ssh_before = _ssh_instances(server)
+    try:
+        with _model_for(snippet, env):
+            out, err, status = _run(snippet, code, work, env)
+        print(out, err, sep="\n--- stderr ---\n")
+        assert status == 0, f"{snippet.where} exited {status}:\n{err[-3000:]}"
+        for fragment in snippet.expect:
+            assert fragment in out, f"{snippet.where} should print {fragment!r}"
+    finally:
+        left = _remove_leftovers(home, _ssh_instances(server) - ssh_before)
+    assert not left, f"{snippet.where} left things behind: {left}"
+
+
+def _on_test_sshd(code: str, server: SSHServer) -> str:
+    for example, ours in SSH_SUBSTITUTIONS.items():
+        assert code.count(example) >= 1, f"the SSH snippet no longer has {example!r}"
+        code = code.replace(example, ours.format(**server.connect_kwargs()), 1)
+    return code
+
+
+def _child_env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env["PRAISONAI_HOME"] = str(home)
+    return env
+
+
+def _run(snippet: Snippet, code: str, work: Path, env: dict[str, str]) -> tuple[str, str, int]:
+    argv = [sys.executable, "-c", code] if snippet.lang == "python" else shlex.split(code)
+    child = subprocess.Popen(
+        argv, cwd=work, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    try:
+        out, err = child.communicate(timeout=SNIPPET_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        os.killpg(child.pid, signal.SIGKILL)
+        out, err = child.communicate()
+        pytest.fail(f"{snippet.where} ran past {SNIPPET_TIMEOUT_S} s:\n{out}\n{err[-3000:]}")
+    return out, err, child.returncode
+
+
+@contextlib.contextmanager
+def _model_for(snippet: Snippet, env: dict[str, str]) -> Iterator[None]:
+    """For an agent snippet, a scripted model its openai client reaches through ``env``."""
+    if not snippet.uses_a_model:
+        yield
+        return
+    pytest.importorskip("openai", reason="agent snippets need the llm extra (openai)")
+    with ScriptedLLM(scripted_model) as llm:
+        env.update(OPENAI_BASE_URL=llm.openai_kwargs()["base_url"], OPENAI_API_KEY=API_KEY)
+        yield
+
+
+def scripted_model(path: str, body: dict[str, Any]) -> Reply:
+    """A stand-in model that uses the tools it is given, so the snippets' tools run for real: it
+    writes and reviews the file a prompt names, adds with ``add``, else runs one command; then it
+    answers with the tool's result."""
+    messages = body.get("messages", [])
+    if messages and messages[-1]["role"] == "tool":
+        return reply(str(messages[-1]["content"]))
+    tools = {t["function"]["name"] for t in body.get("tools", [])}
+    prompt = next((str(m["content"]) for m in messages if m["role"] == "user"), "")
+    named = re.search(r"(review|write) ([\w/]+\.\w+)", prompt, re.IGNORECASE)
+    if named and named.group(1).lower() == "write" and "write_file" in tools:
+        return reply(tool("write_file", path=named.group(2), content="# Notes\n\nAll good.\n"))
+    if named and "read_file" in tools:
+        return reply(tool("read_file", path=named.group(2)))
+    if "add" in tools:
+        return reply(tool("add", a=2, b=3))
+    if "execute_command" in tools:
+        return reply(tool("execute_command", command="uname -s"))
+    return reply("LGTM")
+
+
+# ---- what a snippet may leave behind ------------------------------------------------------------
+
+
+def _remove_leftovers(home: Path, ssh_places: set[str]) -> dict[str, list[str]]:
+    """What a run left behind — containers, local instances, ledger rows, processes working in its
+    home or in new SSH workspaces, SSH instance directories — removed, and reported by kind."""
+    left = {
+        "containers": _remove_docker_leftovers(home),
+        "local instances": _local_instances(home),
+        "ledger rows": _ledger_rows(home),
+        "processes": [str(pid) for pid in _processes_in(home, *map(Path, ssh_places))],
+        "ssh instances": sorted(ssh_places),
+    }
+    for pid in left["processes"]:
+        with contextlib.suppress(OSError):
+            os.kill(int(pid), signal.SIGKILL)
+    for place in ssh_places:
+        shutil.rmtree(place, ignore_errors=True)
+    return {kind: found for kind, found in left.items() if found}
+
+
+def _remove_docker_leftovers(home: Path) -> list[str]:
+    """Remove the containers and captures labelled with ``home``; return the containers found.
+    (Captures are kept by design, so they are removed, not reported.)"""
+    docker = ["docker", "ps", "-aq", "--filter", f"label=praisonai.home={home_tag(home)}"]
+    try:
+        containers = subprocess.run(docker, capture_output=True, text=True, check=False).stdout.split()
+    except FileNotFoundError:  # no docker CLI: nothing of docker can be left
+        return []
+    if containers:
+        subprocess.run(["docker", "rm", "-f", *containers], capture_output=True, check=False)
+    images = subprocess.run(
+        ["docker", "images", "-q", "--filter", f"label=praisonai.home={home_tag(home)}"],
+        capture_output=True, text=True, check=False,
+    ).stdout.split()  # fmt: skip
+    if images:
+        subprocess.run(["docker", "rmi", "-f", *set(images)], capture_output=True, check=False)
+    return containers
+
+
+def _local_instances(home: Path) -> list[str]:
+    root = home / "local"
+    return [p.name for p in root.iterdir() if p.name.startswith("local_")] if root.is_dir() else []
+
+
+def _ledger_rows(home: Path) -> list[str]:
+    path = home / "ledger.sqlite3"
+    return [e.instance_id for e in Ledger(path).entries()] if path.exists() else []
+
+
+def _processes_in(*places: Path) -> list[int]:
+    """Processes whose working directory is inside one of ``places`` (an instance's commands)."""
+    return [pid for pid, cwd in _cwds() for p in places if cwd == str(p) or cwd.startswith(f"{p}/")]
+
+
+def _cwds() -> Iterator[tuple[int, str]]:
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                yield int(entry.name), os.readlink(entry / "cwd")
+            except OSError:  # gone, or not ours to read
+                continue
+
+
+def _ssh_instances(server: SSHServer | None) -> set[str]:
+    if server is None:
+        return set()
+    root = server.home / ".praisonai" / "instances"  # workspaces, and their records under .praisonai
+    found = {str(p) for place in (root, root / ".praisonai") if place.is_dir() for p in place.iterdir()}
+    return found - {str(root / ".praisonai")}
