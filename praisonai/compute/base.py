@@ -571,7 +571,8 @@ class ComputeProvider(ABC):
 
 
 #: An instance id as ``provision`` makes it: the provider's name, ``_``, 12 lowercase hex digits.
-INSTANCE_ID = re.compile(r"(?P<provider>[a-z][a-z0-9_.-]*)_[0-9a-f]{12}")
+#: Never a path: no ``/``, and it starts with a letter.
+INSTANCE_ID = re.compile(r"(?P<provider>[A-Za-z][A-Za-z0-9_.-]*)_[0-9a-f]{12}")
 
 
 def is_instance_id(text: object, provider: str | None = None) -> bool:

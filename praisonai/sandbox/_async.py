@@ -86,8 +86,10 @@ class AsyncSandbox:
             InvalidInstanceIdError (ValueError): ``instance_id`` is not an instance id.
             InstanceNotFoundError: no such instance.
         """
-        check_instance_id(instance_id)
-        provider = resolve_compute(compute if compute is not None else instance_id.rsplit("_", 1)[0])
+        if compute is None:  # the provider checks the id against its own name
+            check_instance_id(instance_id)
+            compute = instance_id.rsplit("_", 1)[0]
+        provider = resolve_compute(compute)
         return cls(provider, await provider.get_status(instance_id), owned=False)
 
     async def exec(
