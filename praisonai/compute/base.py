@@ -140,14 +140,14 @@ class ComputeProvider(ABC):
         instance_id = f"{self.name}_{uuid.uuid4().hex[:12]}"
         ledger = Ledger.default()
         policy = _activity.Policy.of(cfg)
-        # Recorded before it exists, so an instance whose creator dies mid-way is still found.
-        spec, owner = self.reconnect_spec(), owner_tag()
-        record = functools.partial(
-            ledger.record, idle_timeout_s=policy.idle_timeout_s, ttl_s=policy.ttl_s,
-            auto_shutdown=policy.auto_shutdown,
-        )  # fmt: skip
-        await _off_loop(record, instance_id, self.name, spec, owner, time.time())
         try:
+            # Recorded before it exists, so an instance whose creator dies mid-way is still found.
+            spec, owner = self.reconnect_spec(), owner_tag()
+            record = functools.partial(
+                ledger.record, idle_timeout_s=policy.idle_timeout_s, ttl_s=policy.ttl_s,
+                auto_shutdown=policy.auto_shutdown,
+            )  # fmt: skip
+            await _off_loop(record, instance_id, self.name, spec, owner, time.time())
             _activity.adopt(instance_id, self, policy, ledger)
             info = await self._build(instance_id, cfg, self._labels(instance_id, cfg))
             await _off_loop(ledger.mark, instance_id, "running")
