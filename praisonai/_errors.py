@@ -7,9 +7,11 @@ Leaves also inherit the builtin a Python programmer would catch, so ``except Tim
     ├── ConfigError (ValueError)                 a value the user wrote is invalid
     │   ├── EnvironmentFileError                 .praisonai/environment.yaml is invalid; lists every problem
     │   ├── UnknownProviderError                 no provider by that name; lists the known ones
-    │   └── UnsupportedFeatureError              the provider cannot honour a requested field
+    │   ├── UnsupportedFeatureError              the provider cannot honour a requested field
+    │   └── InvalidInstanceIdError               not an instance id (``<provider>_<12 hex>``)
     ├── MissingDependencyError (ImportError)     an optional SDK is absent; names the pip extra
     ├── ProviderUnavailableError (ConnectionError)   the engine/daemon/host does not answer
+    ├── HomeUnusableError (OSError)              PRAISONAI_HOME or its ledger cannot be used
     ├── HostKeyError (ConnectionError)           an SSH host's key is unknown or does not match
     ├── AuthenticationError (PermissionError)    the host refused every credential offered
     ├── ImageNotFoundError (LookupError)         the image is absent and cannot be pulled
@@ -73,6 +75,14 @@ class UnsupportedFeatureError(ConfigError):
     """The provider cannot honour a requested field; it is rejected rather than dropped."""
 
 
+class InvalidInstanceIdError(ConfigError):
+    """A string that is not an instance id of the provider (``<provider>_<12 hex digits>``).
+
+    Refused before any file, container or process is touched: an id names a host directory
+    (local), a container (docker) or a remote directory (ssh).
+    """
+
+
 class MissingDependencyError(PraisonAIError, ImportError):
     """An optional SDK is not installed; the message names the pip extra."""
 
@@ -81,6 +91,11 @@ class ProviderUnavailableError(PraisonAIError, ConnectionError):
     """The provider's engine, daemon or host does not answer."""
 
     retryable = True
+
+
+class HomeUnusableError(PraisonAIError, OSError):
+    """``PRAISONAI_HOME``, or the ledger in it, cannot be used: not a directory, not writable, or
+    not a database. The message names the path and what to do; nothing there was changed."""
 
 
 class HostKeyError(PraisonAIError, ConnectionError):

@@ -10,23 +10,31 @@ A row also holds the instance's lifecycle policy (``idle_timeout_s``, ``ttl_s``,
 ``auto_shutdown``) and its last activity, which ``praisonai.compute._activity`` stamps at most
 every couple of seconds per instance, so that ``gc`` can tell an abandoned idle instance from a
 busy one. Files written by older versions gain those columns on first open.
+
+A ledger that cannot be used raises ``HomeUnusableError`` naming the file and what to do. A file
+that is not a database (or is damaged) is never overwritten nor moved: like a database server,
+praisonai refuses it and leaves the decision to its owner. A row that cannot be read is skipped
+and reported (``scan``), never fatal to the others.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
+import shlex
 import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from praisonai._home import praisonai_home
+from praisonai._errors import HomeUnusableError
+from praisonai._home import praisonai_home, unusable_home
 from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S
 
 #: How long a call waits for another process's write lock before sqlite raises "database is locked".
@@ -53,10 +61,12 @@ class LedgerEntry:
     """One recorded instance. ``spec`` rebuilds its provider: ``provider_class(provider)(**spec)``.
 
     ``state`` is ``"provisioning"`` from the moment before creation until setup succeeded, then
-    ``"running"``. ``owner`` is ``user@host:pid`` of the creating process. ``last_active`` is the
-    wall-clock time of the last activity any process of this home stamped (at most a few seconds
-    stale). The policy fields are the instance's config: idle seconds before it stops (when
-    ``auto_shutdown``) and its lifetime cap (``None``: none).
+    ``"running"``; ``"failed"`` when the provision failed and what it made could not be removed
+    (its engine stopped answering): ``stop`` and ``gc`` clear such a row. ``owner`` is
+    ``user@host:pid`` of the creating process. ``last_active`` is the wall-clock time of the last
+    activity any process of this home stamped (at most a few seconds stale). The policy fields
+    are the instance's config: idle seconds before it stops (when ``auto_shutdown``) and its
+    lifetime cap (``None``: none).
     """
 
     instance_id: str
@@ -69,6 +79,11 @@ class LedgerEntry:
     idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
     ttl_s: float | None = None
     auto_shutdown: bool = True
+
+    def abandoned(self) -> bool:
+        """Whether its provision ended without handing the instance out: it failed (and the
+        instance could not be removed then), or its creator died before setup finished."""
+        return self.state == "failed" or (self.state == "provisioning" and self.owner_alive() is False)
 
     def owner_alive(self) -> bool | None:
         """Whether the creating process still runs: ``None`` when it ran on another host."""
@@ -132,26 +147,55 @@ class Ledger:
         back: flushes from several processes may arrive out of order."""
         rows = [(at, instance_id) for instance_id, at in stamps.items()]
         if rows:
-            _connection(self.path).executemany(
-                "UPDATE instances SET last_active = max(last_active, ?) WHERE instance_id = ?", rows
-            )
+            with _translated(self.path):
+                _connection(self.path).executemany(
+                    "UPDATE instances SET last_active = max(last_active, ?) WHERE instance_id = ?", rows
+                )
 
     def forget(self, instance_id: str) -> None:
         """Remove the instance's row; idempotent."""
         self._run("DELETE FROM instances WHERE instance_id = ?", instance_id)
 
     def get(self, instance_id: str) -> LedgerEntry | None:
-        """The instance's row, or ``None``."""
-        rows = self._run(f"SELECT {_COLUMNS} FROM instances WHERE instance_id = ?", instance_id)
-        return _entry(rows[0]) if rows else None
+        """The instance's row, or ``None`` (also when the row cannot be read: ``scan`` says why)."""
+        rows = self._run(f"SELECT rowid, {_COLUMNS} FROM instances WHERE instance_id = ?", instance_id)
+        try:
+            return _entry(rows[0][1:]) if rows else None
+        except ValueError:
+            return None
 
     def entries(self) -> list[LedgerEntry]:
-        """Every row, oldest first."""
-        return [_entry(row) for row in self._run(f"SELECT {_COLUMNS} FROM instances ORDER BY created_at")]
+        """Every readable row, oldest first (rows that cannot be read are skipped: see ``scan``)."""
+        return self.scan()[0]
+
+    def scan(
+        self, flaw: Callable[[LedgerEntry], str | None] = lambda entry: None
+    ) -> tuple[list[LedgerEntry], list[str]]:
+        """Every readable row, oldest first, and one sentence per row skipped: which row, why,
+        and how to remove it. A row is skipped when its JSON or a field is damaged, or when
+        ``flaw`` says what is wrong with it."""
+        entries: list[LedgerEntry] = []
+        problems: list[str] = []
+        for rowid, *row in self._run(f"SELECT rowid, {_COLUMNS} FROM instances ORDER BY rowid"):
+            try:
+                entry = _entry(tuple(row))
+                why = flaw(entry)
+            except ValueError as exc:
+                why = str(exc)
+            if why is None:
+                entries.append(entry)
+                continue
+            remove = shlex.join(["sqlite3", str(self.path), f"DELETE FROM instances WHERE rowid = {rowid}"])
+            problems.append(
+                f"skipped row {rowid} ({row[0]!r}) of the ledger {self.path}: {why}; remove it: {remove}"
+            )
+        entries.sort(key=lambda e: e.created_at)
+        return entries, problems
 
     def _run(self, sql: str, *params: object) -> list[tuple[Any, ...]]:
         """One statement, its own transaction (autocommit), on this thread's connection."""
-        return _connection(self.path).execute(sql, params).fetchall()
+        with _translated(self.path):
+            return _connection(self.path).execute(sql, params).fetchall()
 
 
 _threads = threading.local()
@@ -166,6 +210,34 @@ def _connection(path: Path) -> sqlite3.Connection:
     if key not in cache:
         cache[key] = _open(path)
     return cache[key]
+
+
+@contextlib.contextmanager
+def _translated(path: Path) -> Iterator[None]:
+    """sqlite's and the file system's errors as one ``HomeUnusableError`` naming the file.
+
+    A file that is not a database, or a damaged one, is refused and left exactly as it is (no
+    data loss); its owner decides whether to move it aside."""
+    try:
+        yield
+    except (OSError, sqlite3.Error) as exc:
+        why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+        why = why[:1].lower() + why[1:]
+        if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in why or "malformed" in why):
+            raise HomeUnusableError(
+                f"the ledger {path} is damaged ({why}); praisonai leaves it untouched: move it aside "
+                f"(mv {path} {path}.damaged) to start a new one, and `praisonai compute ps` still finds "
+                "the instances it recorded through the providers' own lists",
+                op="ledger",
+            ) from exc
+        if "locked" in why:  # another process held its write lock past BUSY_TIMEOUT_S
+            raise HomeUnusableError(
+                f"the ledger {path} stayed locked by another process for {BUSY_TIMEOUT_S:g}s; try again",
+                op="ledger",
+            ) from exc
+        raise HomeUnusableError(
+            unusable_home(path.parent, f"its ledger {path.name}: {why}"), op="ledger"
+        ) from exc
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -212,9 +284,24 @@ def _migrate(db: sqlite3.Connection) -> None:
 
 
 def _entry(row: tuple[Any, ...]) -> LedgerEntry:
+    """The row as an entry; ``ValueError`` saying which field is damaged."""
     instance_id, provider, spec, owner, created_at, state, last_active, idle, ttl, auto = row
+    texts = {"instance_id": instance_id, "provider": provider, "owner": owner, "state": state}
+    numbers = {"created_at": created_at, "last_active": last_active, "idle_timeout_s": idle}
+    for name, value in texts.items():
+        if not isinstance(value, str):
+            raise ValueError(f"{name} is not text")
+    for name, value in {**numbers, "ttl_s": ttl}.items():
+        if not isinstance(value, (int, float)) and not (name == "ttl_s" and value is None):
+            raise ValueError(f"{name} is not a number")
+    try:
+        parsed = json.loads(spec)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"its spec is not JSON ({exc})") from None
+    if not isinstance(parsed, dict):
+        raise ValueError("its spec is not a JSON object")
     return LedgerEntry(
-        instance_id, provider, json.loads(spec), owner, created_at, state, last_active, idle, ttl, bool(auto)
+        instance_id, provider, parsed, owner, created_at, state, last_active, idle, ttl, bool(auto)
     )
 
 

@@ -7,7 +7,14 @@ Three kinds, all of *this* home only (instances carry its ``praisonai.home`` lab
   past its ``ttl_s``: removed;
 * an instance labelled with this home that the ledger does not know: removed (rows are written
   before instances are created, so only a lost row leaves one);
-* a ledger row whose instance no longer exists: forgotten.
+* a ledger row whose instance no longer exists: forgotten;
+* a ledger row of a provision that never finished (it failed, or its creator died during it)
+  whose provider cannot be reached: forgotten, since nothing of it can be reached to remove
+  (what it made carries this home's label, so a later ``gc`` removes it once the provider answers);
+  reachable, such an instance is removed.
+
+The tally counts every row or provider that could not be checked as failed: exit 1 exactly when
+it shows failures.
 
 Every decision is checked again against a fresh ledger row right before acting, so an instance
 provisioned or used meanwhile by another process is left alone.
@@ -25,7 +32,7 @@ import typer
 from praisonai import _portal
 from praisonai._ledger import Ledger, LedgerEntry
 from praisonai.cli import _output
-from praisonai.cli.compute import GONE, UNREACHABLE, Found, _age, _stop_each
+from praisonai.cli.compute import GONE, UNREACHABLE, Found, _age, _stop_each, abandoned_reason
 
 Kind = Literal["remove", "forget"]
 
@@ -42,6 +49,8 @@ class Orphan:
 
 def orphan_reason(entry: LedgerEntry, now: float) -> str | None:
     """Why a recorded instance that still exists is an orphan, or ``None`` to keep it."""
+    if entry.state == "failed":
+        return "its provision failed"
     if entry.owner_alive() is not False:  # alive, or on another host: not for us to judge
         return None
     if entry.ttl_s is not None and now - entry.created_at >= entry.ttl_s:
@@ -67,6 +76,8 @@ def plan(
                 orphans.append(Orphan("remove", f, "labelled with this home but not in its ledger", False))
         elif f.status == GONE:
             orphans.append(Orphan("forget", f, "the instance no longer exists", True))
+        elif f.status == UNREACHABLE and f.provider is not None and entry.abandoned():
+            orphans.append(Orphan("forget", f, abandoned_reason(entry, f.reason), True))
         elif f.status == UNREACHABLE:
             failures.append(f"could not check {f.instance_id}: {f.reason}")
         elif why := orphan_reason(entry, now):
@@ -95,8 +106,10 @@ def act(orphans: Sequence[Orphan], ledger: Ledger) -> dict[str, str]:
     return {f.instance_id: error for f, error in zip(removals, errors, strict=True) if error}
 
 
-def report(orphans: Sequence[Orphan], errors: dict[str, str], *, dry_run: bool) -> None:
-    """One line per orphan on stdout (a failure on stderr instead), then the tally."""
+def report(orphans: Sequence[Orphan], errors: dict[str, str], *, problems: int, dry_run: bool) -> bool:
+    """One line per orphan on stdout (a failure on stderr instead), then the tally, whose failed
+    count adds the ``problems`` reported before (rows or providers that could not be checked).
+    Returns whether anything failed."""
     done = {"remove": 0, "forget": 0}
     for orphan in orphans:
         f = orphan.found
@@ -106,7 +119,10 @@ def report(orphans: Sequence[Orphan], errors: dict[str, str], *, dry_run: bool) 
         verb = f"would {orphan.kind}" if dry_run else {"remove": "removed", "forget": "forgot"}[orphan.kind]
         typer.echo(f"{verb} {f.instance_id} ({f.provider_name}): {orphan.why}")
         done[orphan.kind] += 1
+    failed = len(errors) + problems
     if dry_run:
-        typer.echo(f"would remove {done['remove']}, would forget {done['forget']}")
+        also = f", {failed} failed" if failed else ""
+        typer.echo(f"would remove {done['remove']}, would forget {done['forget']}{also}")
     else:
-        typer.echo(f"{done['remove']} removed, {done['forget']} forgotten, {len(errors)} failed")
+        typer.echo(f"{done['remove']} removed, {done['forget']} forgotten, {failed} failed")
+    return failed > 0

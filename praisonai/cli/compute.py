@@ -23,7 +23,7 @@ from praisonai._errors import InstanceNotFoundError
 from praisonai._ledger import Ledger, LedgerEntry, home_tag
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.cli import _output
-from praisonai.compute.base import LABEL_HOME, LABEL_OWNER, ComputeProvider
+from praisonai.compute.base import LABEL_HOME, LABEL_OWNER, ComputeProvider, check_instance_id, is_instance_id
 from praisonai.compute.registry import available_providers, provider_class, provider_statuses
 
 app = typer.Typer(help="Compute providers and their instances.", no_args_is_help=True)
@@ -65,7 +65,8 @@ def providers(json: Annotated[bool, typer.Option("--json", help="Print JSON.")] 
 def ps(json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """List instances: the ledger's, checked with their providers, and every provider's own list.
 
-    Exits 1 when a provider could not list its instances (each named on stderr).
+    Exits 1 when a provider could not list its instances or a ledger row could not be read
+    (each named on stderr; the other rows are still shown).
     """
     found, failures = survey()
     columns, rows = _ps_table(found, as_json=json)
@@ -85,12 +86,18 @@ def stop(
 ) -> None:
     """Shut down instances, found in the ledger or in a provider's own list; print a tally.
 
-    Exits 1 when an instance is unknown or could not be stopped, or a provider could not list.
+    An instance whose provision never finished and whose provider does not answer has nothing
+    left to stop here: its ledger row is forgotten, and said so.
+
+    Exits 1 when an instance is unknown or could not be stopped, or a provider could not list;
+    2, before anything is done, when an argument is not an instance id.
     """
     if bool(instance_ids) == all_:
         raise typer.BadParameter(
             "name the instances to stop, or give --all (not both)", param_hint="INSTANCE_ID"
         )
+    for instance_id in instance_ids or []:
+        check_instance_id(instance_id)
     unknown: list[str] = []
     if all_:
         found, listing_failures = survey()
@@ -98,7 +105,7 @@ def stop(
     else:
         targets, unknown, listing_failures = _lookup(instance_ids or [])
     _report(listing_failures)
-    errors = _portal.call(_stop_each, targets)
+    errors = _forget_abandoned(targets, _portal.call(_stop_each, targets))
     for target, error in zip(targets, errors, strict=True):
         if error:
             _output.error(f"could not stop {target.instance_id}: {error}")
@@ -120,16 +127,16 @@ def gc(
     from praisonai.cli import _gc  # it builds on this module
 
     ledger = Ledger.default()
-    entries = ledger.entries()
+    entries, unreadable = ledger_rows(ledger)
     found, failures = _portal.call(_gather, entries, listable_providers())
     orphans, unchecked = _gc.plan(entries, found, home_tag(), time.time())
-    _report(failures + unchecked)
+    problems = unreadable + failures + unchecked
+    _report(problems)
     errors: dict[str, str] = {}
     if not dry_run:
         orphans = [o for o in orphans if _gc.still_orphan(o, ledger)]
         errors = _gc.act(orphans, ledger)
-    _gc.report(orphans, errors, dry_run=dry_run)
-    if failures or unchecked or errors:
+    if _gc.report(orphans, errors, problems=len(problems), dry_run=dry_run):
         raise typer.Exit(1)
 
 
@@ -142,11 +149,23 @@ def survey() -> tuple[list[Found], list[str]]:
     Ledger rows whose instance no longer exists are shown as ``gone`` and forgotten.
     """
     ledger = Ledger.default()
-    found, failures = _portal.call(_gather, ledger.entries(), listable_providers())
+    entries, unreadable = ledger_rows(ledger)
+    found, failures = _portal.call(_gather, entries, listable_providers())
     for f in found:
         if f.status == GONE:
             ledger.forget(f.instance_id)
-    return found, failures
+    return found, unreadable + failures
+
+
+def ledger_rows(ledger: Ledger) -> tuple[list[LedgerEntry], list[str]]:
+    """The ledger's usable rows, and one sentence per row skipped: unreadable, or not holding an
+    instance id of its provider (no provider is ever called with such an id)."""
+
+    def flaw(entry: LedgerEntry) -> str | None:
+        ok = is_instance_id(entry.instance_id, entry.provider)
+        return None if ok else f"it is not an instance id of the {entry.provider} provider"
+
+    return ledger.scan(flaw)
 
 
 def listable_providers() -> list[ComputeProvider]:
@@ -223,9 +242,9 @@ async def _check(entry: LedgerEntry) -> Found:
         return dataclasses.replace(found, status="provisioning" if creating else GONE)
     except Exception as exc:  # any other failure: shown, and the row kept for a later look
         return dataclasses.replace(found, status=UNREACHABLE, reason=_one_line(exc))
-    # The provider says running, the ledger says setup has not finished: the latter is news.
-    setting_up = entry.state == "provisioning" and info.status is InstanceStatus.RUNNING
-    status = "provisioning" if setting_up else info.status.value
+    # The provider says running, the ledger says setup has not finished (or failed): that is news.
+    unfinished = entry.state in ("provisioning", "failed") and info.status is InstanceStatus.RUNNING
+    status = entry.state if unfinished else info.status.value
     return dataclasses.replace(found, status=status, endpoint=info.endpoint)
 
 
@@ -251,6 +270,35 @@ def _listed_found(info: InstanceInfo, provider: ComputeProvider) -> Found:
 
 
 # ---- stopping -----------------------------------------------------------------------------
+
+
+def _forget_abandoned(targets: Sequence[Found], errors: list[str]) -> list[str]:
+    """Forget the row of each target that could not be stopped, when its provision never
+    finished (``LedgerEntry.abandoned``) and its provider cannot be reached: there is nothing
+    to stop from here. Returns ``errors`` with those cleared."""
+    ledger = Ledger.default()
+    cleared = list(errors)
+    for index, (target, error) in enumerate(zip(targets, errors, strict=True)):
+        entry = ledger.get(target.instance_id) if error and target.provider is not None else None
+        if entry is None or not entry.abandoned():
+            continue
+        checked = _portal.call(_check, entry)
+        if checked.status in (GONE, UNREACHABLE):
+            ledger.forget(target.instance_id)
+            _output.note(f"forgot {target.instance_id}: {abandoned_reason(entry, checked.reason or error)}")
+            cleared[index] = ""
+    return cleared
+
+
+def abandoned_reason(entry: LedgerEntry, unreachable: str) -> str:
+    """Why the row of an abandoned provision whose provider cannot be reached is forgotten."""
+    how = (
+        "its provision failed" if entry.state == "failed" else f"its creator {entry.owner} died mid-provision"
+    )
+    return (
+        f"{how} and its provider cannot be reached ({unreachable}); anything it made carries this "
+        "home's label, which `praisonai compute gc` finds once the provider answers"
+    )
 
 
 async def _stop_each(targets: Sequence[Found]) -> list[str]:

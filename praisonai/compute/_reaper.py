@@ -24,6 +24,7 @@ from pathlib import Path
 import anyio
 
 from praisonai import _portal
+from praisonai._home import home_path
 from praisonai._ledger import Ledger
 from praisonai.compute import _activity
 from praisonai.compute._activity import Tracked
@@ -104,8 +105,7 @@ def flush(entries: Sequence[tuple[str, Tracked]], now: float, *, force: bool = F
 
 def _default_ledger_path() -> Path:
     """The current home's ledger, without creating the home (``praisonai_home`` would)."""
-    home = os.environ.get("PRAISONAI_HOME") or Path.home() / ".praisonai"
-    return Path(home) / "ledger.sqlite3"
+    return home_path() / "ledger.sqlite3"
 
 
 # ---- reaping -------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ capability checks, defaults, labels, setup, clean-up on failure — and call a s
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import getpass
@@ -30,6 +31,8 @@ from praisonai import _limits
 from praisonai._errors import (
     ConfigError,
     ExecError,
+    HomeUnusableError,
+    InvalidInstanceIdError,
     PathNotFoundError,
     ProcessNotFoundError,
     ProvisionError,
@@ -150,15 +153,26 @@ class ComputeProvider(ABC):
             await _off_loop(ledger.mark, instance_id, "running")
         except BaseException:
             with anyio.CancelScope(shield=True):
-                await self._destroy(instance_id)
-                # Only once it is surely gone: a failed _destroy leaves the row for ps/gc.
-                await _off_loop(ledger.forget, instance_id)
-                _activity.release(instance_id)
+                await self._discard(instance_id, ledger)
             raise
         _activity.ready(instance_id)
         if policy.reaps:
             _reaper.ensure_running()
         return info
+
+    async def _discard(self, instance_id: str, ledger: Ledger) -> None:
+        """Undo a failed provision: remove what it made, then its row. When the removal fails
+        too (the engine or host stopped answering), the row is marked ``failed``, which ``stop``
+        and ``gc`` clear; the caller still gets the provision's own error."""
+        try:
+            await self._destroy(instance_id)
+        except Exception:
+            with contextlib.suppress(HomeUnusableError):  # the provision's error matters more
+                await _off_loop(ledger.mark, instance_id, "failed")
+        else:
+            await _off_loop(ledger.forget, instance_id)  # only once it is surely gone
+        finally:
+            _activity.release(instance_id)
 
     def check_supported(self, cfg: ComputeConfig) -> None:
         """Reject, with one sentence, every field of ``cfg`` this provider cannot honour."""
@@ -184,6 +198,7 @@ class ComputeProvider(ABC):
     async def shutdown(self, instance_id: str) -> bool:
         """Stop and remove the instance at once. Idempotent: ``False`` when nothing was there.
         Its ledger row goes too, once the instance is gone."""
+        self._check_id(instance_id)
         existed = await self._destroy(instance_id)
         await _off_loop(Ledger.default().forget, instance_id)
         _activity.release(instance_id)
@@ -191,11 +206,13 @@ class ComputeProvider(ABC):
 
     async def get_status(self, instance_id: str) -> InstanceInfo:
         """The instance's current state. Raises ``InstanceNotFoundError`` for an unknown id."""
+        self._check_id(instance_id)
         return await self._status(instance_id)
 
     async def list_instances(self) -> list[InstanceInfo]:
-        """Every instance of this provider, created by any process."""
-        return await self._list()
+        """Every instance of this provider, created by any process (what does not carry an
+        instance id of this provider is not one of its instances)."""
+        return [info for info in await self._list() if is_instance_id(info.instance_id, self.name)]
 
     # ---- captures (providers with the ``capture`` capability) ------------------------------
 
@@ -241,6 +258,7 @@ class ComputeProvider(ABC):
             InstanceNotFoundError: no such instance.
             ExecError: the command could not be run or its result was lost.
         """
+        self._check_id(instance_id)
         request = ExecRequest(
             command=command if isinstance(command, str) else shlex.join(command),
             cwd=cwd,
@@ -269,16 +287,19 @@ class ComputeProvider(ABC):
         Raises:
             PathNotFoundError: no such file. ``IsADirectoryError``: the path is a directory.
         """
+        self._check_id(instance_id)
         with _activity.in_use(instance_id):
             return await self._read(instance_id, path)
 
     async def write_file(self, instance_id: str, path: str, data: bytes | str) -> None:
         """Write bytes (text is UTF-8 encoded) exactly; parent directories are created."""
+        self._check_id(instance_id)
         with _activity.in_use(instance_id):
             await self._write(instance_id, path, data.encode() if isinstance(data, str) else data)
 
     async def upload_file(self, instance_id: str, local_path: str | os.PathLike[str], remote_path: str) -> bool:
         """Copy a local file or directory tree to ``remote_path`` in the instance."""
+        self._check_id(instance_id)
         local = Path(local_path)
         if not local.exists():
             raise PathNotFoundError(f"no local file or directory {local}", op="upload")
@@ -289,6 +310,7 @@ class ComputeProvider(ABC):
 
     async def download_file(self, instance_id: str, remote_path: str, local_path: str | os.PathLike[str]) -> bool:
         """Copy a file or directory tree from the instance to ``local_path``."""
+        self._check_id(instance_id)
         with _activity.in_use(instance_id):
             await self._download(instance_id, remote_path, Path(local_path))
         await self._ping(instance_id)
@@ -309,6 +331,7 @@ class ComputeProvider(ABC):
     ) -> ProcessInfo:
         """Start ``command`` in the background and return at once. Its output is spooled inside
         the instance, so any process can read it, wait for it or kill it later by its id."""
+        self._check_id(instance_id)
         _activity.touch(instance_id)
         where = await self._channel_cwd(instance_id, cwd)
         checked = _checked_env(env or {})
@@ -316,10 +339,13 @@ class ComputeProvider(ABC):
 
     async def list_processes(self, instance_id: str) -> list[ProcessInfo]:
         """Every background process started in the instance, by any client."""
+        self._check_id(instance_id)
         _activity.touch(instance_id)
         return await self._channels.run(instance_id, lambda ch: ch.processes())
 
     async def get_process(self, instance_id: str, process_id: str) -> ProcessInfo:
+        """The background process's state (output, wait and kill look it up here first)."""
+        self._check_id(instance_id)
         _activity.touch(instance_id)  # polling a process (wait_process) is activity too
         found = await self._channels.run(instance_id, lambda ch: ch.processes(_process_id(process_id)))
         if not found:
@@ -363,6 +389,7 @@ class ComputeProvider(ABC):
 
         Its traffic is activity: every command or input sent, output received and interrupt, and
         a command counts as long as it runs (here and, on docker, for the instance's watchdog)."""
+        self._check_id(instance_id)
         _activity.touch(instance_id)
         where = await self._channel_cwd(instance_id, cwd)
 
@@ -383,6 +410,7 @@ class ComputeProvider(ABC):
         background processes and sessions, from any process; a later binding overrides an
         earlier one name by name. For env that must not exist before the instance is handed out
         (the secrets of a warm pool's claimer). Values travel length-framed, never on a command line."""
+        self._check_id(instance_id)
         checked = _checked_env(env)
         text = "".join(f"{name}={shlex.quote(value)}\n" for name, value in checked.items()).encode()
         await self._channels.run(instance_id, lambda ch: ch.bind_env(text))
@@ -439,6 +467,11 @@ class ComputeProvider(ABC):
         return pool
 
     # ---- helpers ---------------------------------------------------------------------------
+
+    def _check_id(self, instance_id: object) -> None:
+        """Every public method that takes an instance id checks it first, before any file,
+        container or process is touched: providers turn ids into host paths and names."""
+        check_instance_id(instance_id, self.name)
 
     def _labels(self, instance_id: str, cfg: ComputeConfig) -> dict[str, str]:
         return {
@@ -535,6 +568,32 @@ class ComputeProvider(ABC):
     @abstractmethod
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         """Copy a file or directory out of the instance."""
+
+
+#: An instance id as ``provision`` makes it: the provider's name, ``_``, 12 lowercase hex digits.
+#: Never a path: no ``/``, and it starts with a letter.
+INSTANCE_ID = re.compile(r"(?P<provider>[A-Za-z][A-Za-z0-9_.-]*)_[0-9a-f]{12}")
+
+
+def is_instance_id(text: object, provider: str | None = None) -> bool:
+    """Whether ``text`` is an instance id (of ``provider``, when given)."""
+    match = INSTANCE_ID.fullmatch(text) if isinstance(text, str) else None
+    return match is not None and provider in (None, match["provider"])
+
+
+def check_instance_id(instance_id: object, provider: str | None = None) -> None:
+    """Refuse what is not an instance id (of ``provider``, when given).
+
+    Raises:
+        InvalidInstanceIdError (ValueError): it is not one; the message shows the expected form.
+    """
+    if not is_instance_id(instance_id, provider):
+        form = f"{provider or '<provider>'}_<12 hex digits>"
+        raise InvalidInstanceIdError(
+            f"{instance_id!r} is not an instance id{f' of the {provider} provider' if provider else ''}: "
+            f"ids look like {form}, e.g. {provider or 'docker'}_3f9a1c2b7d4e",
+            op="lookup",
+        )
 
 
 def owner_tag() -> str:

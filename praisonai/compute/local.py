@@ -206,6 +206,7 @@ class LocalCompute(ComputeProvider):
 
     async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
         # Commands here are direct spawns, not the helper's jobs: they read the env from the record.
+        self._check_id(instance_id)  # before the record is read and rewritten
         inst = self._load(instance_id)
         bound = dataclasses.replace(inst, env={**inst.env, **env})
         await anyio.to_thread.run_sync(_save, bound)

@@ -15,7 +15,7 @@ import anyio.to_thread
 from praisonai._errors import CommandFailedError, CommandTimeoutError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, _Unset
 from praisonai.channel.session import ShellSession
-from praisonai.compute.base import ComputeProvider, OutputSink
+from praisonai.compute.base import ComputeProvider, OutputSink, check_instance_id
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import resolve_compute
 from praisonai.sandbox._extras import AsyncProcess
@@ -80,8 +80,16 @@ class AsyncSandbox:
     @classmethod
     async def connect(cls, instance_id: str, compute: object = None) -> AsyncSandbox:
         """Attach to an existing instance, created by any process. The provider defaults to the
-        one named by the id's prefix (``docker_…`` → docker)."""
-        provider = resolve_compute(compute if compute is not None else instance_id.split("_", 1)[0])
+        one named by the id's prefix (``docker_…`` → docker).
+
+        Raises:
+            InvalidInstanceIdError (ValueError): ``instance_id`` is not an instance id.
+            InstanceNotFoundError: no such instance.
+        """
+        if compute is None:  # the provider checks the id against its own name
+            check_instance_id(instance_id)
+            compute = instance_id.rsplit("_", 1)[0]
+        provider = resolve_compute(compute)
         return cls(provider, await provider.get_status(instance_id), owned=False)
 
     async def exec(

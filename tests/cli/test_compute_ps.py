@@ -115,9 +115,11 @@ def test_stop_all(provision: Callable[[str], str]) -> None:
 
 @pytest.mark.usefixtures("no_docker", "home")
 def test_stop_unknown_is_one_clear_line() -> None:
-    r = cli("compute", "stop", "nope")
+    r = cli("compute", "stop", "local_0123456789ab")  # an id, of no instance (a non-id: tests/bad_input)
     assert (r.returncode, r.stdout) == (1, "0 stopped, 1 failed\n")
-    assert r.stderr.strip() == "error: no instance 'nope' in the ledger or in any provider's list"
+    assert r.stderr.strip() == (
+        "error: no instance 'local_0123456789ab' in the ledger or in any provider's list"
+    )
 
 
 @pytest.mark.usefixtures("no_docker", "home")

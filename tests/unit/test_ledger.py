@@ -2,26 +2,27 @@
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
 import praisonai
-from praisonai._errors import ProvisionError
+from praisonai._errors import HomeUnusableError, ProviderUnavailableError, ProvisionError
 from praisonai._ledger import Ledger, LedgerEntry
 from praisonai.compute.base import owner_tag
 from praisonai.compute.docker import DEFAULT_IMAGE, DockerCompute
 from praisonai.compute.local import LocalCompute
 
 _REPO = Path(praisonai.__file__).parents[1]  # for children whose env is clean (no PYTHONPATH)
-
-
 
 
 def test_record_get_mark_touch_forget(tmp_path: Path) -> None:
@@ -178,3 +179,80 @@ def test_the_row_exists_while_setup_runs(home: Path) -> None:
 
     anyio.run(main)
     assert (home / "seen").read_text().strip() == "['provisioning']"
+
+
+# ---- damage: the file, a row, a provision that cannot clean up -------------------------------
+
+
+def test_a_damaged_file_is_refused_named_and_left_exactly_as_it_was(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.sqlite3"
+    path.write_bytes(os.urandom(4096))
+    before = path.read_bytes()
+    with pytest.raises(HomeUnusableError, match=r"is damaged \(file is not a database\)") as caught:
+        Ledger(path).entries()
+    assert f"the ledger {path} is damaged" in str(caught.value) and f"mv {path} " in str(caught.value)
+    assert path.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["ledger.sqlite3"]
+
+
+def test_unreadable_rows_are_skipped_and_each_reported_with_how_to_remove_it(tmp_path: Path) -> None:
+    ledger = Ledger(tmp_path / "ledger.sqlite3")
+    for n in range(5):
+        ledger.record(f"local_00000000000{n}", "local", {}, "o", float(n))
+    with sqlite3.connect(ledger.path) as db:
+        db.execute("UPDATE instances SET spec = '{not json' WHERE instance_id = 'local_000000000001'")
+        db.execute("UPDATE instances SET spec = '[1]' WHERE instance_id = 'local_000000000002'")
+        db.execute("UPDATE instances SET created_at = 'soon' WHERE instance_id = 'local_000000000003'")
+    entries, problems = ledger.scan()
+    assert [e.instance_id for e in entries] == ["local_000000000000", "local_000000000004"]
+    assert [p.split(":", 1)[0] for p in problems] == [
+        f"skipped row {n} ('local_00000000000{n - 1}') of the ledger {ledger.path}" for n in (2, 3, 4)
+    ]
+    assert "its spec is not JSON" in problems[0] and "not a JSON object" in problems[1]
+    assert "created_at is not a number" in problems[2]
+    assert problems[0].endswith(f"remove it: sqlite3 {ledger.path} 'DELETE FROM instances WHERE rowid = 2'")
+    assert ledger.entries() == entries and ledger.get("local_000000000001") is None
+    flagged = ledger.scan(lambda e: "no" if e.instance_id.endswith("4") else None)
+    assert [e.instance_id for e in flagged[0]] == ["local_000000000000"] and len(flagged[1]) == 4
+
+
+class _EngineGone(LocalCompute):
+    """Creation fails as an engine that stops answering would, and so does removal."""
+
+    async def _create(self, instance_id: str, cfg: Any, labels: dict[str, str]) -> Any:
+        raise ProviderUnavailableError("the engine does not answer", op="provision")
+
+    async def _destroy(self, instance_id: str) -> bool:
+        raise ProviderUnavailableError("still no answer", op="shutdown")
+
+
+def test_a_provision_that_cannot_clean_up_marks_its_row_failed_and_raises_its_own_error(home: Path) -> None:
+    with pytest.raises(ProviderUnavailableError, match="the engine does not answer"):
+        anyio.run(_EngineGone().provision)
+    (entry,) = Ledger.default().entries()
+    assert entry.state == "failed" and entry.abandoned()
+
+
+def test_abandoned_means_a_provision_that_ended_without_handing_out(home: Path) -> None:
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    dead_owner = f"{owner_tag().rpartition(':')[0]}:{dead.stdout.strip()}"
+
+    def entry(state: str, owner: str) -> LedgerEntry:
+        return LedgerEntry("local_000000000000", "local", {}, owner, 0.0, state, 0.0)
+
+    assert entry("failed", owner_tag()).abandoned() and entry("provisioning", dead_owner).abandoned()
+    assert not entry("provisioning", owner_tag()).abandoned()  # still being made
+    assert not entry("provisioning", "me@elsewhere.invalid:1").abandoned()  # not ours to judge
+    assert not entry("running", dead_owner).abandoned()  # handed out: gc's idle rules decide
+
+
+def test_the_ledger_in_an_unusable_home_is_one_sentence(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path / "file" / "home"))
+    with pytest.raises(
+        HomeUnusableError, match=r"cannot be used \(not a directory\); set PRAISONAI_HOME to a"
+    ):
+        Ledger.default()
