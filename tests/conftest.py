@@ -23,6 +23,10 @@ from praisonai.compute.testing_sshd import SSHServer, sshd_reason
 # Every test (and every child process it starts) keeps its state in a throwaway home.
 _HOME = tempfile.mkdtemp(prefix="praisonai-test-home-")
 os.environ["PRAISONAI_HOME"] = _HOME
+# Inherited by every process this run starts (the test sshds included), so the leak checks below
+# see this run's processes only, not those of another run on the same machine.
+_RUN_MARK = f"PRAISONAI_TEST_RUN={os.getpid()}-{os.urandom(4).hex()}"
+os.environ["PRAISONAI_TEST_RUN"] = _RUN_MARK.partition("=")[2]
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
@@ -111,10 +115,21 @@ def no_leaked_sshd() -> Iterator[None]:
     """After the whole suite, no test sshd (nor a process it started) may still run, and the users
     made for them are gone. Instances' own processes are checked where they are shut down."""
     yield
-    left = subprocess.run(["pgrep", "-f", "praisonai-sshd-"], capture_output=True, text=True, check=False)
-    assert not left.stdout.split(), f"test sshd processes leaked: {left.stdout.split()}"
-    users = subprocess.run(["getent", "passwd"], capture_output=True, text=True, check=False).stdout
-    assert "pz-ssh-" not in users, "a test sshd's user was left behind"
+    found = subprocess.run(["pgrep", "-f", "praisonai-sshd-"], capture_output=True, text=True, check=False)
+    left = [pid for pid in found.stdout.split() if _started_by_this_run(pid)]
+    assert not left, f"test sshd processes leaked: {left}"
+    users = {line.split(":", 1)[0] for line in subprocess.run(
+        ["getent", "passwd"], capture_output=True, text=True, check=False
+    ).stdout.splitlines()}  # fmt: skip
+    assert not users & SSHServer.users_made, "a test sshd's user was left behind"
+
+
+def _started_by_this_run(pid: str) -> bool:
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False  # gone already
+    return _RUN_MARK.encode() in environ.split(b"\0")
 
 
 def _owner_of_this_run() -> str:

@@ -25,7 +25,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 SSHD = "/usr/sbin/sshd"
 
@@ -42,6 +42,9 @@ def sshd_reason() -> str | None:
 class SSHServer:
     """One sshd process; see the module docstring."""
 
+    #: Users made by the servers of this process, so a test run checks its own leftovers only.
+    users_made: ClassVar[set[str]] = set()
+
     def __init__(self, *, sshd_args: tuple[str, ...] = ()) -> None:
         """``sshd_args`` are extra sshd options (``("-r",)``: no re-exec per connection)."""
         self.sshd_args = sshd_args
@@ -54,6 +57,8 @@ class SSHServer:
         self.home = self.dir / "home"
         self._created_user = os.geteuid() == 0
         self.user = f"pz-ssh-{secrets.token_hex(3)}" if self._created_user else getpass.getuser()
+        if self._created_user:
+            SSHServer.users_made.add(self.user)
         #: The user's password; password logins work only for the user created as root.
         self.password = secrets.token_urlsafe(12) if self._created_user else None
         self.process: subprocess.Popen[bytes] | None = None
