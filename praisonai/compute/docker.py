@@ -347,6 +347,7 @@ class DockerCompute(ComputeProvider):
     async def prune_captures(
         self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
     ) -> list[CaptureInfo]:
+        _docker_capture.check_prune(older_than_s, keep)  # before any engine call
         return await self._call(
             lambda: _docker_capture.prune(self.api, older_than_s=older_than_s, keep=keep, dry_run=dry_run)
         )
