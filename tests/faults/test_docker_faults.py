@@ -6,15 +6,19 @@ and the helper's spool deleted from inside while a command runs. Every test remo
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from praisonai import _portal
 from praisonai.compute import _reaper, docker
+from praisonai.compute._watchdog import WATCHDOG
 from praisonai.compute.base import SYSTEM_PATH
 from praisonai.compute.docker import DockerCompute, container_name
 
@@ -125,3 +129,27 @@ def test_a_deleted_spool_does_not_read_as_idle(provider: DockerCompute, made: Ca
     assert running(instance_id)
     _portal.call(session.close)
     wait_until(lambda: not running(instance_id), 2 + 10)
+
+
+@pytest.mark.parametrize("shell", ["dash", "bash", "busybox sh"])
+def test_the_watchdog_script_counts_a_running_exec_then_idles_out(shell: str, tmp_path: Path) -> None:
+    """The script itself, under each shell an image may bring: `read -t` (bash, busybox) or
+    `sleep` (dash) between looks. Run here, on this host's /proc, with a spool of its own."""
+    if shutil.which(shell.split()[0]) is None:
+        pytest.skip(f"{shell} is not installed here")
+    spool, script = tmp_path / "spool", tmp_path / "watchdog.sh"
+    script.write_text(WATCHDOG)
+    command = subprocess.Popen(["sleep", "60"])
+    watchdog = subprocess.Popen([*shell.split(), str(script), "1", "0", str(spool)])
+    try:
+        wait_until(lambda: (spool / "x" / ".w").exists(), 10)  # it cleared old markers: ours now
+        (spool / "x" / "job.p").write_text(f"{command.pid} {os.getpid()}\n")
+        time.sleep(3)
+        assert watchdog.poll() is None, "an exec whose command and helper live is activity"
+        command.kill()
+        command.wait()  # reaped: a zombie would still be in /proc
+        assert watchdog.wait(timeout=15) == 0
+    finally:
+        for process in (command, watchdog):
+            process.kill()
+            process.wait()
