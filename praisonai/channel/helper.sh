@@ -14,6 +14,12 @@
 __p_nl='
 '
 __p_s=$1
+# The helper's own tools come from the system directories first, whatever PATH the instance's env
+# sets; commands get the env's PATH back (__p_path). A fork that the process limit refuses fails
+# one request with status "nofork" (`command eval`), not the helper with every command in flight.
+__p_sys=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+__p_path=${PATH-/usr/bin:/bin}
+PATH=$__p_sys:$__p_path
 # Commands see the umask the helper was started with; the spool is private.
 __p_umask=$(umask)
 umask 077
@@ -22,7 +28,7 @@ __p_reply() { printf '%s %s\n' "$1" "$2"; }
 # Background processes get SIGINT/SIGQUIT back through env (coreutils 8.31+) where it exists:
 # anything started with & has them ignored, and sh cannot undo that.
 __p_sig=
-env --default-signal=INT,QUIT true 2>/dev/null && __p_sig='env --default-signal=INT,QUIT'
+env --default-signal=INT,QUIT true 2>/dev/null && __p_sig="$(command -v env) --default-signal=INT,QUIT"
 __p_jobs=0
 
 # exec: run a command in a background job; its end is announced on stderr. The command runs
@@ -30,7 +36,7 @@ __p_jobs=0
 # into every program it starts; the subshell's pid is recorded for the kill sweep.
 __p_exec() {  # nonce id cwd stdin-file command [NAME=value...]
   if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
-  __p_job "$@" &
+  command eval '__p_job "$@" &' || { __p_reply "$1" nofork; return; }
   __p_reply "$1" 0
   __p_jobs=$((__p_jobs + 1))
   [ $((__p_jobs % 64)) -ne 0 ] || jobs >/dev/null  # lets the shell forget finished jobs
@@ -40,6 +46,7 @@ __p_job() {
   __p_x=$__p_s/x/$2 __p_i=$2 __p_in=${4:-/dev/null} __p_c=$5
   cd -- "$3" || exit
   shift 5
+  PATH=$__p_path
   [ $# -eq 0 ] || export "$@"
   export PRAISONAI_EXEC_ID="$__p_i"
   umask "$__p_umask"
@@ -56,7 +63,7 @@ __p_job() {
 # kill: the job's process, its descendants, and every process whose environment carries its
 # marker (however deep or detached, setsid included); repeated while forks race the sweep.
 __p_kill() {  # nonce marker pid-file
-  ( __p_sweep "$2" "$3" & ) </dev/null >/dev/null 2>&1
+  command eval '( __p_sweep "$2" "$3" & )' </dev/null >/dev/null 2>&1 || { __p_reply "$1" nofork; return; }
   __p_reply "$1" 0
 }
 __p_sweep() {
@@ -157,15 +164,16 @@ __p_start() {  # nonce id cwd meta command [NAME=value...]
   mkdir -- "$__p_b" 2>/dev/null || { __p_reply "$1" exists; return; }
   printf '%s\n' "$4" >"$__p_b/meta"
   : >"$__p_b/out"; : >"$__p_b/err"  # readable as soon as start() returns, before the job runs
-  ( __p_bg "$@" & ) </dev/null >/dev/null 2>&1
+  command eval '( __p_bg "$@" & )' </dev/null >/dev/null 2>&1 || { __p_reply "$1" nofork; return; }
   __p_reply "$1" 0
 }
 __p_bg() {
   __p_b=$__p_s/bg/$2 __p_i=$2 __p_c=$5
   cd -- "$3" || exit
   shift 5
+  PATH=$__p_path
   [ $# -eq 0 ] || export "$@"
-  PRAISONAI_EXEC_ID=bg-$__p_i $__p_sig sh -c -- "$__p_c" >"$__p_b/out" 2>"$__p_b/err" &
+  PRAISONAI_EXEC_ID=bg-$__p_i $__p_sig /bin/sh -c -- "$__p_c" >"$__p_b/out" 2>"$__p_b/err" &
   echo $! >"$__p_b/pid"
   wait $!
   echo $? >"$__p_b/rc"
@@ -186,7 +194,9 @@ __p_ps() {  # nonce [id]: one line per process: id <tab> state <tab> meta
 # env bound to the instance after it was made (a warm pool's claim): every later command has it
 __p_env() {  # nonce size, then SIZE bytes of NAME='value' lines to add (size 0: only load)
   [ "$2" -eq 0 ] || head -c "$2" >>"$__p_s/env"
+  PATH=$__p_path
   if [ -r "$__p_s/env" ]; then set -a; . "$__p_s/env"; set +a; fi
+  __p_path=$PATH PATH=$__p_sys:$PATH
   [ -z "$1" ] || __p_reply "$1" 0
 }
 __p_env "" 0

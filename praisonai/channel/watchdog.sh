@@ -1,5 +1,6 @@
 # praisonai watchdog: the main process of a docker instance (under docker-init), POSIX sh.
-# Started as:  sh -c "<this file>" praisonai-watchdog IDLE_S TTL_S SPOOL
+# Started by _watchdog.py's launcher, with an environment of its own (the user's env is for their
+# commands), as:  sh -c "<this file>" praisonai-watchdog IDLE_S TTL_S SPOOL
 # It exits, which stops the container (and docker, told auto_remove, removes it), when nothing
 # was active for IDLE_S seconds (0: never) or the instance has run TTL_S seconds (0: no limit).
 # So an instance whose client was SIGKILLed still goes away. It looks every second at what the
@@ -7,24 +8,62 @@
 #   alive           created per request and per session command; consumed (removed) here
 #   x/<job>.p       "<command pid> <helper pid>": an exec is running while both processes live
 #   busy/<pid>      non-empty while session shell <pid> runs a command
-# A marker whose process is gone counts for nothing, so a killed client cannot keep it alive;
-# a command it left running still does until it ends. Only `sleep` and `rm` are forked here.
+#   busy/<pid>.by   the pid of that session's input forwarder, which ends with its client's
+#                   connection (_watchdog.py): a command counts only while its client is there
+# A marker whose process is gone counts for nothing, so a killed client cannot keep it alive.
+# x/.w and busy/.w are this watchdog's own: when one is gone (the spool was deleted inside the
+# instance), markers may be missing too, so a missing marker is not taken for idle: until nothing
+# that a helper or session shell started runs any more, that counts; then the spool is made again.
+#
+# It outlives whatever runs in the instance, a fork bomb included: it forks only through __w_try
+# (a refused fork fails that one command instead of ending the shell, as it would in dash), waits
+# with `read -t` where the shell has it (bash, busybox) rather than forking `sleep`, and when the
+# process limit refuses forks it ends the exec that holds the most processes (as the kernel's OOM
+# killer does for memory), so the instance stays usable.
 __w_idle=$1 __w_ttl=$2 __w_s=$3
-if [ "$__w_idle" -eq 0 ] && [ "$__w_ttl" -eq 0 ]; then exec sleep infinity; fi
 umask 077
-mkdir -p -- "$__w_s/busy" 2>/dev/null
-# Markers in an image committed from another instance describe that instance's processes.
-rm -f -- "$__w_s/alive" "$__w_s"/busy/* "$__w_s"/x/*.p 2>/dev/null
+__w_try() { command eval "$1" 2>/dev/null; }  # `command`: a failed fork fails it, not the shell
 
+__w_mark() {  # the spool can be trusted from here on (see the top)
+  true 2>/dev/null >"$__w_s/x/.w" && true 2>/dev/null >"$__w_s/busy/.w"
+}
+__w_try 'mkdir -p -- "$__w_s/busy" "$__w_s/x"'
+# Markers in an image committed from another instance describe that instance's processes.
+__w_try 'rm -f -- "$__w_s/alive" "$__w_s"/busy/* "$__w_s"/x/*.p'
+__w_mark
+
+# The wait: `read -t 1` on a FIFO nobody writes to, or `sleep 1` where read has no -t (dash).
+__w_timed=
+if read -t 0 __w_x </dev/null 2>/dev/null && __w_try 'mkfifo -- "$__w_s/.tick"'; then
+  command exec 3<>"$__w_s/.tick" && __w_timed=1
+  __w_try 'rm -f -- "$__w_s/.tick"'
+fi
 __w_now() {  # seconds since boot: monotonic, and `read` is a builtin (no fork, unlike date)
   read -r __w_up __w_rest </proc/uptime
   __w_t=${__w_up%.*}
 }
+__w_sleep() {
+  if [ -n "$__w_timed" ]; then read -t 1 __w_x <&3; return 0; fi
+  __w_try 'sleep 1' && return 0
+  __w_now
+  __w_was=$__w_t
+  while __w_now && [ "$__w_t" = "$__w_was" ]; do :; done  # a refused fork: wait out the second
+}
+
 __w_busy() {  # an exec or a session command is running
+  if [ ! -e "$__w_s/x/.w" ] || [ ! -e "$__w_s/busy/.w" ]; then
+    __w_started
+    return
+  fi
   for __w_f in "$__w_s"/busy/*; do
     [ -e "$__w_f" ] || continue
-    if [ ! -d "/proc/${__w_f##*/}" ]; then rm -f -- "$__w_f"; continue; fi
-    [ -s "$__w_f" ] && return 0
+    __w_p=${__w_f##*/}
+    if [ ! -d "/proc/${__w_p%.by}" ]; then __w_try 'rm -f -- "$__w_f"'; continue; fi
+    case $__w_p in *.by) continue ;; esac
+    [ -s "$__w_f" ] || continue
+    __w_by=
+    [ ! -e "$__w_f.by" ] || read -r __w_by __w_rest 2>/dev/null <"$__w_f.by"
+    if [ -z "$__w_by" ] || [ -d "/proc/$__w_by" ]; then return 0; fi
   done
   for __w_f in "$__w_s"/x/*.p; do
     __w_c= __w_h=
@@ -33,16 +72,101 @@ __w_busy() {  # an exec or a session command is running
   done
   return 1
 }
+__w_started() {  # without markers: a child of a helper or session shell runs (their parent is 0)
+  __w_roots=' '
+  for __w_f in /proc/[0-9]*/stat; do
+    __w_ppid "$__w_f" || continue
+    [ "$__w_pp" = 0 ] && [ "$__w_pid" != 1 ] && __w_roots="$__w_roots$__w_pid "
+  done
+  for __w_f in /proc/[0-9]*/stat; do
+    __w_ppid "$__w_f" || continue
+    case $__w_roots in *" $__w_pp "*) return 0 ;; esac
+  done
+  # Nothing runs that a marker could have missed: make the spool again and trust it.
+  __w_try 'mkdir -p -- "$__w_s/busy" "$__w_s/x"' && __w_mark
+  return 1
+}
+__w_ppid() {  # /proc/<pid>/stat: __w_pid and its parent __w_pp
+  read -r __w_line 2>/dev/null <"$1" || return 1
+  __w_pid=${__w_line%% *}
+  __w_pp=${__w_line##*) } __w_pp=${__w_pp#* } __w_pp=${__w_pp%% *}
+}
+
+# ---- the process limit ------------------------------------------------------------------------
+__w_pd=
+for __w_d in /sys/fs/cgroup/pids /sys/fs/cgroup; do
+  if [ -r "$__w_d/pids.events" ]; then __w_pd=$__w_d; break; fi
+done
+__w_refusals() {  # __w_n: how many forks the limit has refused ("max N" in pids.events)
+  __w_n=0
+  [ -z "$__w_pd" ] || read -r __w_k __w_n __w_rest 2>/dev/null <"$__w_pd/pids.events"
+  case $__w_n in '' | *[!0-9]*) __w_n=0 ;; esac
+}
+__w_refusals
+__w_refused=$__w_n
+__w_pids() {  # forks were refused since the last look: end the exec holding the most processes
+  __w_refusals
+  [ "$__w_n" -gt "$__w_refused" ] || return 0
+  __w_hog || { __w_refused=$__w_n; return 0; }
+  __w_was=-1 __w_i=0
+  while __w_signal "$__w_top" STOP && [ "$__w_hit" != "$__w_was" ] && [ "$__w_i" -lt 50 ]; do
+    __w_was=$__w_hit __w_i=$((__w_i + 1))  # stopped, they fork no more: until none is new
+  done
+  __w_killed=0 __w_i=0
+  while __w_signal "$__w_top" KILL && [ "$__w_hit" -gt 0 ] && [ "$__w_i" -lt 50 ]; do
+    __w_killed=$((__w_killed + __w_hit)) __w_i=$((__w_i + 1))
+  done
+  __w_max=unknown
+  read -r __w_max 2>/dev/null <"$__w_pd/pids.max"
+  echo "praisonai-watchdog: the instance reached its process limit ($__w_max); killed the" \
+    "$__w_killed processes of the command whose PRAISONAI_EXEC_ID starts with $__w_top"
+  __w_refusals
+  __w_refused=$__w_n
+}
+__w_key() {  # /proc/<pid>/environ: __w_k, the first 16 characters of its exec marker, as a name
+  __w_env= __w_l=
+  while IFS= read -r __w_l; do __w_env=$__w_env$__w_l; done 2>/dev/null <"$1"
+  __w_env=$__w_env$__w_l  # the NUL separators are dropped by read
+  case $__w_env in *PRAISONAI_EXEC_ID=*) ;; *) return 1 ;; esac
+  __w_k=${__w_env#*PRAISONAI_EXEC_ID=}
+  __w_k=${__w_k%"${__w_k#????????????????}"}
+  case $__w_k in *-*) __w_k=${__w_k%%-*}_${__w_k#*-} ;; esac  # bg-<id>: a background process
+  case $__w_k in ????????????????) ;; *) return 1 ;; esac
+  case $__w_k in *[!0-9A-Za-z_]*) return 1 ;; esac
+}
+__w_hog() {  # __w_top: the marker on the most processes
+  __w_top= __w_most=0 __w_keys=
+  for __w_f in /proc/[0-9]*/environ; do
+    __w_key "$__w_f" || continue
+    eval "__w_c=\${__w_n_$__w_k:-0}"
+    [ "$__w_c" -gt 0 ] || __w_keys="$__w_keys $__w_k"
+    __w_c=$((__w_c + 1))
+    eval "__w_n_$__w_k=\$__w_c"
+    if [ "$__w_c" -gt "$__w_most" ]; then __w_most=$__w_c __w_top=$__w_k; fi
+  done
+  for __w_k in $__w_keys; do unset "__w_n_$__w_k"; done
+  [ -n "$__w_top" ]
+}
+__w_signal() {  # marker signal: signal every process that carries it; __w_hit: how many
+  __w_hit=0
+  for __w_f in /proc/[0-9]*/environ; do
+    __w_key "$__w_f" && [ "$__w_k" = "$1" ] || continue
+    __w_p=${__w_f#/proc/}
+    kill -s "$2" "${__w_p%/environ}" 2>/dev/null && __w_hit=$((__w_hit + 1))
+  done
+  return 0
+}
 
 __w_now
 __w_start=$__w_t __w_last=$__w_t
 while :; do
-  sleep 1
+  __w_sleep
   __w_now
+  __w_pids
   if [ "$__w_ttl" -gt 0 ] && [ $((__w_t - __w_start)) -ge "$__w_ttl" ]; then exit 0; fi
   [ "$__w_idle" -gt 0 ] || continue
   if [ -e "$__w_s/alive" ]; then
-    rm -f -- "$__w_s/alive"
+    __w_try 'rm -f -- "$__w_s/alive"'
     __w_last=$__w_t
   elif __w_busy; then
     __w_last=$__w_t

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import sys
 import time
 from dataclasses import dataclass
@@ -141,6 +142,8 @@ _EVERYWHERE = {
     "env": "set for every command",
     "working_dir": "commands start there",
 }
+
+
 def _plan_provider(name: str, definition: EnvironmentDefinition) -> ProviderPlan:
     try:
         cls = provider_class(name)
@@ -304,7 +307,11 @@ def captures(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="With --prune: only say what would go.")] = False,
     json_: JsonOpt = False,
 ) -> None:
-    """List captures (most recently used first), or prune them by age or count."""
+    """List this home's captures (most recently used first), or prune them by age or count."""
+    if older_than is not None and not (math.isfinite(older_than) and older_than >= 0):
+        raise ConfigError(f"--older-than must be a number of days >= 0, not {older_than}", op="prune")
+    if keep is not None and keep < 0:
+        raise ConfigError(f"--keep must be a count >= 0, not {keep}", op="prune")
     provider = resolve_compute(compute or "docker")
     if prune:
         days = 14.0 if older_than is None and keep is None else older_than

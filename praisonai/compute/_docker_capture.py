@@ -3,20 +3,26 @@
 A capture is the image ``praisonai-capture:<tag>`` (the tag is one-way in the capture key, so it
 names the definition's exact content without revealing env values). The env values of the
 definition are blanked in the image's config (``ENV NAME=``); the helper's spool is emptied
-first. When each capture was last used is kept under ``$PRAISONAI_HOME/captures``. All functions
+first. When each capture was last used is kept under ``$PRAISONAI_HOME/captures``. A capture
+carries the label of the home that made it: listing and pruning see only this home's (another
+home on the same engine keeps its own), while a provision may start from any home's. All functions
 block; the provider calls them in worker threads.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import time
 from collections.abc import Mapping
 from typing import Any
 
+from praisonai._errors import ConfigError
 from praisonai._home import praisonai_home
+from praisonai._ledger import home_tag
 from praisonai._types import CaptureInfo
+from praisonai.compute.base import LABEL_HOME, SYSTEM_PATH
 
 REPOSITORY = "praisonai-capture"
 LABEL_CAPTURE = "praisonai.capture"
@@ -41,7 +47,9 @@ def image_of(api: Any, tag: str) -> str | None:
 
 def commit(api: Any, container: str, tag: str, env: Mapping[str, str], definition: str) -> None:
     """Commit ``container`` as capture ``tag``, its spool emptied and ``env`` values blanked."""
-    clean = api.exec_create(container, ["rm", "-rf", "--", *_SPOOL_PARTS])["Id"]
+    clean = api.exec_create(  # the instance's own command: the user's PATH must not matter
+        container, ["rm", "-rf", "--", *_SPOOL_PARTS], environment={"PATH": SYSTEM_PATH}
+    )["Id"]
     api.exec_start(clean)
     changes = [f"ENV {name}=" for name in env]
     changes.append(f"LABEL {LABEL_CAPTURE}={tag} {LABEL_CAPTURE_DEFINITION}={definition}")
@@ -50,9 +58,9 @@ def commit(api: Any, container: str, tag: str, env: Mapping[str, str], definitio
 
 
 def listing(api: Any) -> list[CaptureInfo]:
-    """Every capture on the engine, most recently used first."""
+    """This home's captures on the engine, most recently used first."""
     found = []
-    for image in api.images(filters={"label": LABEL_CAPTURE}):
+    for image in api.images(filters={"label": [LABEL_CAPTURE, f"{LABEL_HOME}={home_tag()}"]}):
         labels = image.get("Labels") or {}
         tag = labels.get(LABEL_CAPTURE, "")
         created = float(image.get("Created", 0))
@@ -75,6 +83,7 @@ def prune(api: Any, *, older_than_s: float | None, keep: int | None, dry_run: bo
     used. A capture an instance still runs from stays (the engine refuses); returns what went."""
     import docker
 
+    check_prune(older_than_s, keep)
     now = time.time()
     doomed = [
         capture
@@ -93,6 +102,21 @@ def prune(api: Any, *, older_than_s: float | None, keep: int | None, dry_run: bo
                 (praisonai_home() / "captures" / capture.name).unlink()
         removed.append(capture)
     return removed
+
+
+def check_prune(older_than_s: float | None, keep: int | None) -> None:
+    """Refuse, with one sentence, what no age or count means: negative, NaN, infinite, not a number."""
+    if older_than_s is not None and (
+        isinstance(older_than_s, bool)
+        or not isinstance(older_than_s, (int, float))
+        or not math.isfinite(older_than_s)
+        or older_than_s < 0
+    ):
+        raise ConfigError(
+            f"older_than_s must be a finite number of seconds >= 0, not {older_than_s!r}", op="prune"
+        )
+    if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
+        raise ConfigError(f"keep must be a whole number >= 0, not {keep!r}", op="prune")
 
 
 def _mark_used(tag: str) -> None:

@@ -4,15 +4,45 @@ The container runs the watchdog instead of ``sleep infinity``; the watchdog exit
 was active for ``idle_timeout_s`` (with ``auto_shutdown``) or the instance is ``ttl_s`` old, and
 the container, created with ``auto_remove``, is then removed by the engine. So no instance
 outlives its purpose even when its client was SIGKILLed and nothing else ever reaps it.
+
+The watchdog is the instance's own process, so nothing of the user's may break it: it starts
+with an environment of its own (``env -i``; the user's env reaches only their commands), under
+bash where the image has it (its ``read -t`` waits without forking, which a fork bomb would
+refuse), and it never ends because a fork failed (see the script).
 """
 
 from __future__ import annotations
 
 from importlib import resources
 
+from praisonai.compute.base import SYSTEM_PATH
 from praisonai.compute.config import ComputeConfig
 
 WATCHDOG = resources.files("praisonai.channel").joinpath("watchdog.sh").read_text()
+
+# sh -c LAUNCH name SCRIPT name ARGS...: run SCRIPT (with its name and ARGS) cleanly, as above.
+_LAUNCH = (
+    f"PATH={SYSTEM_PATH}; unset BASH_ENV ENV; s=/bin/sh; "
+    'for b in /bin/bash /usr/bin/bash; do if [ -x "$b" ]; then s=$b; break; fi; done; '
+    'if command -v env >/dev/null 2>&1; then exec env -i PATH="$PATH" "$s" -c "$@"; fi; '
+    'exec "$s" -c "$@"'
+)
+
+# sh -c SESSION_GUARD name SPOOL SHELL-ARGV...: start the session shell with its input through a
+# forwarder (`cat`) that ends when the client's connection does: the engine closes the exec's
+# stdin then, while the shell itself may be busy with a command that never reads it. The
+# forwarder's pid goes to busy/<shell pid>.by, so the watchdog counts the shell's command only
+# while its client is there. The shell keeps this process's pid (and so its process group); the
+# forwarder is detached from it (its parent becomes init). Without a FIFO, the shell starts as is.
+_SESSION_GUARD = (
+    f"s=$1; shift; f=$s/busy/.$$.in; P={SYSTEM_PATH}; "
+    'if PATH=$P mkfifo -m 600 -- "$f" 2>/dev/null; then '
+    "exec 3<&0; "
+    '( PATH=$P cat <&3 >"$f" 3<&- & echo $! >"$s/busy/$$.by" ); '
+    'exec <"$f" 3<&-; PATH=$P rm -f -- "$f"; '
+    "fi; "
+    'exec "$@"'
+)
 
 
 def watchdog_command(cfg: ComputeConfig, spool: str) -> list[str]:
@@ -20,4 +50,11 @@ def watchdog_command(cfg: ComputeConfig, spool: str) -> list[str]:
     ``spool`` is where the exec helper leaves its activity markers."""
     idle = cfg.idle_timeout_s if cfg.auto_shutdown else 0
     ttl = cfg.ttl_s or 0
-    return ["sh", "-c", WATCHDOG, "praisonai-watchdog", str(idle), str(ttl), spool]
+    name = "praisonai-watchdog"
+    return ["/bin/sh", "-c", _LAUNCH, name, WATCHDOG, name, str(idle), str(ttl), spool]
+
+
+def guarded_session(spool: str, argv: list[str]) -> list[str]:
+    """``argv`` (a session shell's) started so that its commands count as activity for the
+    watchdog only while the client that opened it is connected."""
+    return ["/bin/sh", "-c", _SESSION_GUARD, "praisonai-session-guard", spool, *argv]

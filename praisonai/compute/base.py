@@ -398,7 +398,7 @@ class ComputeProvider(ABC):
             await self._channels.run(instance_id, lambda ch: ch.request("__p_signal", str(pgid), name))
 
         def open_transport(argv: list[str]) -> Transport:
-            return _activity.StampedTransport(self._transport(instance_id, argv), instance_id)
+            return _activity.StampedTransport(self._session_transport(instance_id, argv), instance_id)
 
         env_file = f"{self._spool(instance_id)}/env"  # session.sh also finds the spool by it
         session = ShellSession(open_transport, signal_group, where, env_file)
@@ -422,6 +422,10 @@ class ComputeProvider(ABC):
         raise UnsupportedFeatureError(
             f"the {self.name} provider has no exec channel (background processes, sessions)", op="exec"
         )
+
+    def _session_transport(self, instance_id: str, argv: list[str]) -> Transport:
+        """Start a session's shell ``argv`` (blocking); by default as any other transport."""
+        return self._transport(instance_id, argv)
 
     async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
         """``cwd`` as an absolute path inside the instance (default: its working dir)."""

@@ -21,6 +21,7 @@ import anyio
 import anyio.to_thread
 
 from praisonai._errors import (
+    ConfigError,
     ExecError,
     ImageNotFoundError,
     InstanceNotFoundError,
@@ -142,6 +143,24 @@ class DockerCompute(ComputeProvider):
 
     # ---- lifecycle -------------------------------------------------------------------------
 
+    def check_supported(self, cfg: ComputeConfig) -> None:
+        """Also refuse a mount whose host path is missing: the engine would create it, as root."""
+        super().check_supported(cfg)
+        if not self._engine_is_local():
+            return  # its paths are on another host; the engine refuses a missing one (see _mounts)
+        for spec in cfg.mount_paths:
+            source = spec.split(":")[0]
+            if not os.path.exists(source):
+                raise ConfigError(
+                    f"mount {spec!r}: the host path {source} does not exist; create it first "
+                    f"(docker would create it as root)",
+                    op="provision",
+                )
+
+    def _engine_is_local(self) -> bool:
+        where = self._base_url or os.environ.get("DOCKER_HOST") or "unix://"
+        return where.startswith(("unix://", "npipe://"))
+
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         import docker
 
@@ -159,7 +178,7 @@ class DockerCompute(ComputeProvider):
             nano_cpus=int((cfg.cpu or 1) * 1e9),
             mem_limit=f"{cfg.memory_mb or 1024}m",
             network_mode="none" if cfg.network == "none" else "bridge",
-            binds=list(cfg.mount_paths) or None,
+            mounts=_mounts(cfg.mount_paths) or None,
             device_requests=_gpu_request(cfg.gpu),
         )
         create = lambda: api.create_container(  # noqa: E731
@@ -252,6 +271,7 @@ class DockerCompute(ComputeProvider):
         import docker
         import requests
 
+        argv = _own_shell(argv)
         try:
             return DockerExecTransport(self.api, container_name(instance_id), argv)
         except docker.errors.NotFound:
@@ -260,6 +280,13 @@ class DockerCompute(ComputeProvider):
             raise ExecError(f"docker could not exec in {instance_id}: {_explain(exc)}", op="exec") from None
         except requests.exceptions.ConnectionError as exc:
             raise ProviderUnavailableError(_daemon_down(exc), op="exec") from None
+
+    def _session_transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
+        """A session shell whose commands keep the instance alive only while this client is
+        connected (see ``_watchdog.guarded_session``)."""
+        from praisonai.compute._watchdog import guarded_session
+
+        return self._transport(instance_id, guarded_session(self._spool(instance_id), _own_shell(argv)))
 
     async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
         return await self._path(instance_id, cwd or ".")
@@ -298,7 +325,9 @@ class DockerCompute(ComputeProvider):
             stream, _ = await self._call(self.api.get_archive, container_name(instance_id), target)
         except docker.errors.NotFound:
             await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
-            raise PathNotFoundError(f"no such file or directory in the instance: {shown}", op="read") from None
+            raise PathNotFoundError(
+                f"no such file or directory in the instance: {shown}", op="read"
+            ) from None
         return iter(stream)
 
     # ---- captures (see _docker_capture) ----------------------------------------------------
@@ -318,6 +347,7 @@ class DockerCompute(ComputeProvider):
     async def prune_captures(
         self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
     ) -> list[CaptureInfo]:
+        _docker_capture.check_prune(older_than_s, keep)  # before any engine call
         return await self._call(
             lambda: _docker_capture.prune(self.api, older_than_s=older_than_s, keep=keep, dry_run=dry_run)
         )
@@ -358,6 +388,24 @@ def _info(container: dict[str, Any]) -> InstanceInfo:
         labels=labels,
         metadata={"image": container.get("Image") or container.get("Config", {}).get("Image", "")},
     )
+
+
+def _own_shell(argv: list[str]) -> list[str]:
+    """The instance's own processes start ``/bin/sh`` by its path: the engine would look ``sh`` up
+    in the PATH of the user's env."""
+    return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv
+
+
+def _mounts(specs: list[str]) -> list[Any]:
+    """``HOST:INSTANCE[:ro|rw]`` as bind mounts, which the engine refuses for a missing host path
+    (the ``binds`` form would create it as root)."""
+    import docker
+
+    mounts = []
+    for spec in specs:
+        source, target, *mode = spec.split(":")
+        mounts.append(docker.types.Mount(target, source, type="bind", read_only=mode == ["ro"]))
+    return mounts
 
 
 def _gpu_request(gpu: str | int | None) -> list[Any] | None:

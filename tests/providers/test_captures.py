@@ -82,9 +82,7 @@ def test_the_second_provision_starts_from_the_capture_and_runs_only_refresh(
     assert sh(provider, second, "ls /tmp/.praisonai/bg").strip() == ""
 
 
-def test_a_failed_setup_is_never_captured(
-    provider: DockerCompute, definitions: list[dict[str, Any]]
-) -> None:
+def test_a_failed_setup_is_never_captured(provider: DockerCompute, definitions: list[dict[str, Any]]) -> None:
     definition = {"setup": [f"echo {uuid.uuid4().hex} > /opt/half-done", "exit 3"]}
     definitions.append(definition)
     with pytest.raises(ProvisionError, match="exited 3"):
@@ -148,6 +146,30 @@ def test_prune_keeps_the_most_recently_used(
     gone = {c.name for c in _portal.call(lambda: provider.prune_captures(keep=1))}
     left = {c.name for c in _portal.call(provider.list_captures)}
     assert newest in left and (ours - {newest}) <= gone
+
+
+def test_list_and_prune_see_only_this_homes_captures(
+    provider: DockerCompute,
+    made: list[str],
+    definitions: list[dict[str, Any]],
+    home: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Another PRAISONAI_HOME on the same engine keeps its captures: they are not listed here,
+    and `prune` here (even keeping none) leaves them."""
+    definition = {"setup": [f"echo {uuid.uuid4().hex} > /opt/x"]}
+    definitions.append(definition)
+    provision(provider, made, definition)
+    for instance_id in made:
+        _portal.call(provider.shutdown, instance_id)
+    tag = ComputeConfig.coerce(definition).capture_tag()
+    assert tag in {c.name for c in _portal.call(provider.list_captures)}
+    monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path / "another-home"))
+    assert tag not in {c.name for c in _portal.call(provider.list_captures)}
+    assert tag not in {c.name for c in _portal.call(lambda: provider.prune_captures(keep=0))}
+    monkeypatch.setenv("PRAISONAI_HOME", str(home))
+    assert tag in {c.name for c in _portal.call(provider.list_captures)}
 
 
 def _write_wheel(folder: Path, name: str, version: str, code: str) -> None:

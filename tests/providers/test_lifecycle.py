@@ -28,8 +28,8 @@ from praisonai.compute.local import LocalCompute
 
 _REPO = Path(praisonai.__file__).parents[1]
 # Provisions a docker instance, runs a command (with "busy": and leaves one running, without a
-# timeout), prints its id, then dies by SIGKILL: no clean-up of any kind runs (no atexit, no
-# finalizer, no reaper).
+# timeout; with "session": the same in a session), prints its id, then dies by SIGKILL: no
+# clean-up of any kind runs (no atexit, no finalizer, no reaper).
 _KILLED_CLIENT = """
 import os, signal, sys, threading, time
 from praisonai import _portal
@@ -40,11 +40,12 @@ assert _portal.call(p.execute, iid, "true").exit_code == 0
 if sys.argv[2] == "busy":
     threading.Thread(target=_portal.call, args=(p.execute, iid, "sleep 600", None), daemon=True).start()
     time.sleep(1)
+if sys.argv[2] == "session":
+    session = _portal.call(p.open_session, iid)
+    assert _portal.call(lambda: session.run("sleep 600", idle_timeout=1)).running
 print(iid, flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """
-
-
 
 
 @pytest.fixture
@@ -85,10 +86,10 @@ def wait_until(condition: Callable[[], bool], deadline_s: float) -> float:
 
 
 @pytest.mark.usefixtures("docker_ok", "home")
-@pytest.mark.parametrize("left", ["idle", "busy"])
+@pytest.mark.parametrize("left", ["idle", "busy", "session"])
 def test_a_sigkilled_client_leaves_no_container(left: str) -> None:
-    """Also when it left a command running: a job whose helper (its client's channel) died no
-    longer counts as activity."""
+    """Also when it left a command running: a job whose helper (its client's channel) died, or
+    a session command whose client's connection ended, no longer counts as activity."""
     idle = 3
     child = subprocess.run(
         [sys.executable, "-c", _KILLED_CLIENT, str(idle), left],
