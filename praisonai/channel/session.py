@@ -4,7 +4,8 @@ cwd, exported variables and functions persist between commands. A command that g
 ``idle_timeout`` seconds returns what it printed so far with ``running=True``; then ``send()``
 types input into it, ``read()`` waits for more, ``interrupt()`` sends it SIGINT. ``exit 3``
 reports 3 and the next command starts a fresh shell; so does a command that ignored SIGINT at
-its hard timeout (it is killed with its shell).
+its hard timeout (it is killed with its shell). A shell that dies under a command (killed from
+outside) raises ``ChannelClosedError``: the command may not have finished.
 
 One command at a time, as in a terminal: ``run()`` calls made together (from tasks, threads or
 event loops) queue first come, first served, and each gets its own command's output. A command
@@ -213,7 +214,7 @@ class ShellSession:
             raise ChannelClosedError(
                 "the session shell ended before the command reached it", op="exec", sent=False
             ) from exc
-        return await self._collect(run, timeout, idle_timeout)
+        return await self._outcome(run, timeout, idle_timeout)
 
     async def read(self, *, timeout: float | None = _limits.DEFAULT_EXEC_TIMEOUT_S,
                    idle_timeout: float | None = None) -> SessionResult:  # fmt: skip
@@ -221,7 +222,7 @@ class ShellSession:
         timeout, idle_timeout = _seconds("timeout", timeout), _seconds("idle_timeout", idle_timeout)
         if self._run is None:
             raise ExecError("nothing has run in this session yet", op="exec")
-        return await self._collect(self._run, timeout, idle_timeout)
+        return await self._outcome(self._run, timeout, idle_timeout)
 
     async def send(self, text: str | bytes) -> None:
         """Type ``text`` into the running command's stdin (add the newline yourself)."""
@@ -235,7 +236,7 @@ class ShellSession:
         if not self.running or self._run is None:
             raise ExecError("no command is running in this session", op="exec")
         await self._signal("INT")
-        return await self._collect(self._run, timeout, None)
+        return await self._outcome(self._run, timeout, None)
 
     async def close(self) -> None:
         """End the shell and whatever runs in it."""
@@ -300,6 +301,17 @@ class ShellSession:
         transport = self._transport
         if transport is not None and not transport.signal_group(getattr(signal, f"SIG{name}")):
             await self._signal_group(self._shell_pid, name)
+
+    async def _outcome(self, run: _Run, timeout: float | None, idle_timeout: float | None) -> SessionResult:
+        """What the command printed and how it ended; ``ChannelClosedError`` if its shell died under it."""
+        result = await self._collect(run, timeout, idle_timeout)
+        if run.lost and not result.timed_out:
+            raise ChannelClosedError(
+                "the session shell ended while the command ran, so it may not have finished;"
+                " the next command starts a new shell",
+                op="exec",
+            )
+        return result
 
     async def _collect(self, run: _Run, timeout: float | None, idle_timeout: float | None) -> SessionResult:
         start = last = time.monotonic()

@@ -21,10 +21,12 @@ __p_mark() {  # 1: a command runs; empty: none. `printf 2>/dev/null >f`: a failu
 __p_run() {  # command: fd 9 (the writer's pipe) is closed while it runs, and restored after
   __p_mark 1
   __p_r=0
+  trap : INT  # an interrupt stops the command, not the shell (its children get the default)
   for __p_once in 1; do  # a `break` or `continue` in the command ends this loop, not ours
     __p_cmd "$1" 9>&-
     __p_r=$?
   done
+  trap '' INT  # between commands: an interrupt that arrives late must not cut the next read
   __p_mark ''
   printf '%s\n' "$__p_r" >&9
 }
@@ -32,20 +34,14 @@ __p_cmd() {  # `return` in the command returns from here; `command`: a syntax er
   command eval "$1"
 }
 __p_shell() {  # fd 9: the writer's pipe
-  trap : INT  # an interrupt stops the running command, not the session (children get the default)
+  trap '' INT
   IFS= read -r __p_k || exit 70
   printf '%s\n' "$__p_k" >&9
   unset __p_k
   cd -- "$1" || exit 70
   if [ -n "$2" ] && [ -r "$2" ]; then set -a; . "$2"; set +a; fi  # env bound after provisioning
   printf '%s\n' "$$" >&9
-  while :; do
-    if IFS= read -r __p_line; then
-      eval "$__p_line"
-    elif [ $? -le 128 ]; then
-      break  # end of input: the client closed the session
-    fi  # else a signal interrupted the read between commands: read again
-  done
+  while IFS= read -r __p_line; do eval "$__p_line"; done  # until the client closes the session
 }
 __p_writer() {  # stdin: the secret, then one status line per reply
   trap '' INT
