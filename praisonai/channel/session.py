@@ -360,7 +360,7 @@ def _request(command: str) -> bytes:
     if not isinstance(command, str):
         raise ConfigError(f"a command must be a string, not {type(command).__name__}", op="exec")
     try:
-        return f"__p_run {quote(command)}\n".encode()
+        return f"\n__p_run {quote(command)}\n".encode()  # "\n": ends input a command left unread
     except UnicodeEncodeError as exc:
         raise ConfigError(
             f"the command is not valid text: {exc.reason} at character {exc.start}", op="exec"

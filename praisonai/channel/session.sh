@@ -1,9 +1,10 @@
 # praisonai session shell: POSIX sh. Commands run in this shell itself, so the working
 # directory, variables and functions persist between them, as in a terminal.
 # Started as:  sh -c "<this file>" praisonai-session CWD [ENV-FILE]
-# The first line on stdin is the session's secret; then each request is one line
-# "__p_run '<command>'". The command's output goes straight to stdout/stderr and its stdin is
-# this shell's (input sent while it runs reaches it).
+# The first line on stdin is the session's secret; then each request is an empty line (it ends
+# any input sent as the last command ended, which runs as nothing) and "__p_run '<command>'".
+# The command's output goes straight to stdout/stderr; its stdin is this shell's (input sent
+# while it runs reaches it).
 # Framing no output can forge: after the hello and after each command, "<secret>:<n> <status>\n"
 # follows on stdout and "<secret>:<n>\n" on stderr, n counting from 0 (the hello's status is the
 # shell's pid; a command's is its exit code, with " exit" when the shell is ending). A separate
@@ -41,7 +42,11 @@ __p_shell() {  # fd 9: the writer's pipe
   cd -- "$1" || exit 70
   if [ -n "$2" ] && [ -r "$2" ]; then set -a; . "$2"; set +a; fi  # env bound after provisioning
   printf '%s\n' "$$" >&9
-  while IFS= read -r __p_line; do eval "$__p_line"; done  # until the client closes the session
+  while IFS= read -r __p_line; do  # until the client closes the session
+    case $__p_line in
+    "__p_run "*) eval "$__p_line" ;;
+    esac  # else input sent as a command ended: it reached no command, so it runs as none
+  done
 }
 __p_writer() {  # stdin: the secret, then one status line per reply
   trap '' INT

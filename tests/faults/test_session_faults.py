@@ -150,3 +150,16 @@ def test_closing_a_session_ends_all_its_processes() -> None:
         assert _portal.call(body) == ""
     finally:
         _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_input_that_arrives_after_its_command_ended_runs_as_nothing(instance: Instance) -> None:
+    async def body(session: ShellSession) -> None:
+        await session.run("rm -f stray-ran")
+        assert session._transport is not None
+        for late in (b"touch stray-ran\n", b"touch stray-ran; echo half-a-line"):
+            # what send() writes when the command it meant ends first: the shell reads it itself
+            await anyio.to_thread.run_sync(session._transport.send, late)
+            r = await session.run("echo next; ls stray-ran 2>/dev/null || echo absent", timeout=30)
+            assert (r.stdout, r.stderr, r.exit_code) == ("next\nabsent\n", "", 0), (late, r)
+
+    in_session(instance, body)
