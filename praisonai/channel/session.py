@@ -218,21 +218,24 @@ class ShellSession:
 
     async def read(self, *, timeout: float | None = _limits.DEFAULT_EXEC_TIMEOUT_S,
                    idle_timeout: float | None = None) -> SessionResult:  # fmt: skip
-        """Wait for more output of the running command (or its end)."""
+        """Wait for more output of the command that holds the shell (or its end): the one a
+        ``run()`` returned with ``running=True``."""
         timeout, idle_timeout = _seconds("timeout", timeout), _seconds("idle_timeout", idle_timeout)
         if self._run is None:
             raise ExecError("nothing has run in this session yet", op="exec")
         return await self._outcome(self._run, timeout, idle_timeout)
 
     async def send(self, text: str | bytes) -> None:
-        """Type ``text`` into the running command's stdin (add the newline yourself)."""
+        """Type ``text`` into the running command's stdin (add the newline yourself). Text that
+        arrives after the command ended reaches no command and runs as nothing."""
         if not self.running or self._transport is None:
             raise ExecError("no command is running in this session to receive input", op="exec")
         data = text.encode() if isinstance(text, str) else text
         await anyio.to_thread.run_sync(self._transport.send, data)
 
     async def interrupt(self, *, timeout: float = 5.0) -> SessionResult:
-        """Send SIGINT to the running command (as Ctrl-C does) and return its end."""
+        """Send SIGINT to the running command (as Ctrl-C does) and return its end; the calls
+        queued behind it then run in turn."""
         if not self.running or self._run is None:
             raise ExecError("no command is running in this session", op="exec")
         await self._signal("INT")
