@@ -16,24 +16,6 @@ __p_nl='
 '
 __p_a= __p_b=
 [ -z "$2" ] || __p_a=${2%/*}/alive __p_b=${2%/*}/busy/$$
-__p_mark() {  # 1: a command runs; empty: none. `printf 2>/dev/null >f`: a failure is no exit
-  [ -z "$__p_b" ] || { true 2>/dev/null >"$__p_a"; printf '%s' "$1" 2>/dev/null >"$__p_b"; }
-}
-__p_run() {  # command: fd 9 (the writer's pipe) is closed while it runs, and restored after
-  __p_mark 1
-  __p_r=0
-  trap : INT  # an interrupt stops the command, not the shell (its children get the default)
-  for __p_once in 1; do  # a `break` or `continue` in the command ends this loop, not ours
-    __p_cmd "$1" 9>&-
-    __p_r=$?
-  done
-  trap '' INT  # between commands: an interrupt that arrives late must not cut the next read
-  __p_mark ''
-  printf '%s\n' "$__p_r" >&9
-}
-__p_cmd() {  # `return` in the command returns from here; `command`: a syntax error fails it
-  command eval "$1"
-}
 __p_shell() {  # fd 9: the writer's pipe
   trap '' INT
   IFS= read -r __p_k || exit 70
@@ -42,10 +24,32 @@ __p_shell() {  # fd 9: the writer's pipe
   cd -- "$1" || exit 70
   if [ -n "$2" ] && [ -r "$2" ]; then set -a; . "$2"; set +a; fi  # env bound after provisioning
   printf '%s\n' "$$" >&9
-  while IFS= read -r __p_line; do  # until the client closes the session
+  # Each request runs here, with builtins and syntax that a command's own functions, aliases
+  # and options (set -e, a function named printf, unset -f) cannot take over; the only function,
+  # __p_cmd, is defined afresh for every command.
+  while IFS= command read -r __p_line; do  # until the client closes the session
     case $__p_line in
-    "__p_run "*) eval "$__p_line" ;;
-    esac  # else input sent as a command ended: it reached no command, so it runs as none
+    "__p_run "*) ;;
+    *) continue ;;  # input sent as its command ended reached no command: it runs as none
+    esac
+    eval "__p_c=${__p_line#__p_run }"  # the command, unquoted
+    case $__p_b in  # a command runs (a failed write is no error, even under set -e)
+    ?*) { command true >"$__p_a" && command printf 1 >"$__p_b"; } 2>/dev/null || : ;;
+    esac
+    __p_cmd() {  # `return` in the command returns from here; `command`: a syntax error fails it
+      command eval "$__p_c"
+    }
+    __p_r=0
+    trap : INT  # an interrupt stops the command, not the shell (its children get the default)
+    for __p_once in 1; do  # a `break` or `continue` in the command ends this loop, not ours
+      __p_cmd 9>&-  # fd 9 is closed while the command runs, and restored after
+      __p_r=$?
+    done
+    trap '' INT  # between commands: an interrupt that arrives late must not cut the next read
+    case $__p_b in  # it has ended
+    ?*) { command true >"$__p_b"; } 2>/dev/null || : ;;
+    esac
+    command printf '%s\n' "$__p_r" >&9
   done
 }
 __p_writer() {  # stdin: the secret, then one status line per reply

@@ -199,7 +199,9 @@ async def session_framing_cannot_be_forged_by_output(ctx: Context) -> None:
 async def session_control_words_in_a_command_do_not_break_framing(ctx: Context) -> None:
     session = await ctx.provider.open_session(ctx.instance_id)
     try:
-        for command, code in (("return 4", 4), ("break", 0), ("continue", 0), ("exec 9>&-", 0)):
+        own_builtins = "printf() { echo hijack; }; read() { return 1; }; unset -f __p_cmd"
+        controls = (("return 4", 4), ("break", 0), ("continue", 0), ("exec 9>&-", 0), (own_builtins, 0))
+        for command, code in (*controls, ("set -e", 0), ("false", 1)):  # set -e: false ends the shell
             r = await session.run(command, timeout=30)
             assert not r.timed_out and r.exit_code == code, (command, r)
             assert (await session.run("echo ok")).stdout == "ok\n", command
