@@ -4,12 +4,29 @@ cwd, exported variables and functions persist between commands. A command that g
 ``idle_timeout`` seconds returns what it printed so far with ``running=True``; then ``send()``
 types input into it, ``read()`` waits for more, ``interrupt()`` sends it SIGINT. ``exit 3``
 reports 3 and the next command starts a fresh shell; so does a command that ignored SIGINT at
-its hard timeout (it is killed with its shell).
+its hard timeout (it is killed with its shell). A shell that dies under a command (killed from
+outside) raises ``ChannelClosedError``: the command may not have finished.
+
+One command at a time, as in a terminal: ``run()`` calls made together (from tasks, threads or
+event loops) queue first come, first served, and each gets its own command's output. A command
+holds the shell until it ends, also after returning ``running=True``: a later ``run()`` waits for
+it (finish it with ``read()``/``send()`` or stop it with ``interrupt()``). The wait counts against
+the later call's ``timeout``; if the shell is not free by then, ``ExecError`` says the command did
+not run.
+
+The end of each command is framed with a per-session secret that only a separate writer process
+in the instance holds (see session.sh): nothing a command prints — ``set``, ``env``, its shell's
+``/proc`` files — can end its call early or leak into the next one.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
+import math
+import secrets
 import signal
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -19,15 +36,16 @@ import anyio
 import anyio.to_thread
 
 from praisonai import _limits
-from praisonai._errors import ChannelClosedError, ExecError
+from praisonai._errors import ChannelClosedError, ConfigError, ExecError
+from praisonai._output import OutputBuffer
 from praisonai._types import TIMEOUT_EXIT_CODE, SessionResult
 from praisonai.channel._waiter import Waiter
-from praisonai.channel._wire import PendingReply, ReplyParser, new_nonce, request_line
+from praisonai.channel._wire import PendingReply, ReplyParser, quote
 from praisonai.channel.transport import Transport
-from praisonai._output import OutputBuffer
 
 SESSION_SHELL = resources.files(__package__).joinpath("session.sh").read_text()
 _INTERRUPT_GRACE_S = 1.0
+_START_TIMEOUT_S = 60.0
 
 OpenTransport = Callable[[list[str]], Transport]
 #: Signals a process group inside the instance through the helper: (pgid, signal name).
@@ -35,16 +53,20 @@ SignalGroup = Callable[[int, str], Awaitable[None]]
 
 
 class _Run:
-    """One command's progress, updated from the reader thread."""
+    """One command's progress, updated from the reader thread. ``on_end`` runs once, when it ends."""
 
-    def __init__(self, max_output: int) -> None:
+    def __init__(self, max_output: int, on_end: Callable[[_Run], None] | None = None) -> None:
         self.max_output = max_output
         self.out, self.err = OutputBuffer(max_output), OutputBuffer(max_output)
         self.received = 0  # bytes of output so far: progress, for the idle timeout
         self.exit_code: int | None = None
+        self.shell_ending = False  # the shell exits after this command
         self.streams_done = 0  # the trailer arrives on stdout and on stderr
         self.lost = False
         self._waiter: Waiter | None = None
+        self._on_end = on_end
+        self._ended = False
+        self._end_lock = threading.Lock()
 
     @property
     def complete(self) -> bool:
@@ -57,6 +79,22 @@ class _Run:
     def poke(self) -> None:
         if self._waiter is not None:
             self._waiter.resolve(None)
+
+    def stream_done(self) -> None:
+        self.streams_done += 1
+        self._settle()
+
+    def lose(self) -> None:
+        self.lost = True
+        self._settle()
+
+    def _settle(self) -> None:
+        """Run ``on_end`` once the command is complete (called from the reader thread or the loop)."""
+        with self._end_lock:
+            ended, self._ended = self._ended, self._ended or self.complete
+        if self._ended and not ended and self._on_end is not None:
+            self._on_end(self)
+        self.poke()
 
     def write_out(self, data: bytes) -> None:
         self.out.write(data)
@@ -73,6 +111,48 @@ class _Run:
         return taken
 
 
+class _Turns:
+    """Turns at the shell, first come first served, for callers on any thread or event loop."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._waiting: collections.deque[Waiter] = collections.deque()
+        self._taken = False
+
+    async def take(self, timeout: float | None) -> bool:
+        """Wait for the turn; False when ``timeout`` passed first (then nothing is held)."""
+        with self._lock:
+            if not self._taken:
+                self._taken = True
+                return True
+            waiter = Waiter()
+            self._waiting.append(waiter)
+        try:
+            with anyio.move_on_after(timeout):
+                await waiter.wait()
+                return True
+        except BaseException:
+            self._withdraw(waiter)
+            raise
+        self._withdraw(waiter)
+        return False
+
+    def give_back(self) -> None:
+        """Hand the turn to the longest waiter, or free it."""
+        with self._lock:
+            if self._waiting:
+                self._waiting.popleft().resolve(None)  # the turn stays taken: it passes on
+            else:
+                self._taken = False
+
+    def _withdraw(self, waiter: Waiter) -> None:
+        with self._lock:
+            if waiter in self._waiting:
+                self._waiting.remove(waiter)
+                return
+        self.give_back()  # it was handed to this waiter meanwhile: pass it on
+
+
 class ShellSession:
     """A persistent shell in one instance. Open through ``Sandbox.session()``."""
 
@@ -86,7 +166,10 @@ class ShellSession:
         self._cwd = cwd
         self._transport: Transport | None = None
         self._shell_pid = 0
+        self._secret = ""  # frames this shell's replies; see session.sh
+        self._replies = 0  # replies asked of this shell so far (the hello is reply 0)
         self._run: _Run | None = None
+        self._turns = _Turns()
         self._stdout = ReplyParser()
         self._stderr = ReplyParser()
         self._ending = False
@@ -101,37 +184,62 @@ class ShellSession:
         self, command: str, *, timeout: float | None = _limits.DEFAULT_EXEC_TIMEOUT_S,
         idle_timeout: float | None = None, max_output: int = _limits.DEFAULT_MAX_OUTPUT_BYTES,
     ) -> SessionResult:  # fmt: skip
-        """Run ``command`` in the session's shell; see the module docstring for the timeouts."""
-        if self.running:
-            raise ExecError("a command is still running in this session: read(), send() or interrupt() it", op="exec")
-        transport = await self._ensure_shell()
-        run = self._run = _Run(max_output)
-        nonce = new_nonce()
-        self._stdout.expect(PendingReply(nonce.encode(), lambda st, _: self._finish(run, st), run.write_out))
-        self._stderr.expect(PendingReply(nonce.encode(), lambda st, _: self._finish(run, None), run.write_err))
-        await anyio.to_thread.run_sync(transport.send, request_line("__p_run", nonce, command))
-        return await self._collect(run, timeout, idle_timeout)
+        """Run ``command`` in the session's shell once the commands before it have ended.
+
+        See the module docstring for the timeouts and the queue. A rejected ``command`` or
+        timeout (``ConfigError``) leaves the session as it was.
+        """
+        request = _request(command)
+        timeout, idle_timeout = _seconds("timeout", timeout), _seconds("idle_timeout", idle_timeout)
+        if not await self._turns.take(timeout):
+            raise ExecError(
+                f"the session was still busy with an earlier command after {timeout:g}s;"
+                " this command did not run",
+                op="exec",
+            )
+        try:
+            transport = await self._ensure_shell()
+        except BaseException:
+            self._turns.give_back()
+            raise
+        run = self._run = _Run(max_output, self._ended)
+        self._replies += 1
+        nonce = self._nonce(self._replies)
+        self._stdout.expect(PendingReply(nonce, lambda st, _: self._finish(run, st), run.write_out))
+        self._stderr.expect(PendingReply(nonce, lambda st, _: self._finish(run, None), run.write_err))
+        try:
+            await anyio.to_thread.run_sync(transport.send, request)
+        except OSError as exc:
+            run.lose()
+            raise ChannelClosedError(
+                "the session shell ended before the command reached it", op="exec", sent=False
+            ) from exc
+        return await self._outcome(run, timeout, idle_timeout)
 
     async def read(self, *, timeout: float | None = _limits.DEFAULT_EXEC_TIMEOUT_S,
                    idle_timeout: float | None = None) -> SessionResult:  # fmt: skip
-        """Wait for more output of the running command (or its end)."""
+        """Wait for more output of the command that holds the shell (or its end): the one a
+        ``run()`` returned with ``running=True``."""
+        timeout, idle_timeout = _seconds("timeout", timeout), _seconds("idle_timeout", idle_timeout)
         if self._run is None:
             raise ExecError("nothing has run in this session yet", op="exec")
-        return await self._collect(self._run, timeout, idle_timeout)
+        return await self._outcome(self._run, timeout, idle_timeout)
 
     async def send(self, text: str | bytes) -> None:
-        """Type ``text`` into the running command's stdin (add the newline yourself)."""
+        """Type ``text`` into the running command's stdin (add the newline yourself). Text that
+        arrives after the command ended reaches no command and runs as nothing."""
         if not self.running or self._transport is None:
             raise ExecError("no command is running in this session to receive input", op="exec")
         data = text.encode() if isinstance(text, str) else text
         await anyio.to_thread.run_sync(self._transport.send, data)
 
     async def interrupt(self, *, timeout: float = 5.0) -> SessionResult:
-        """Send SIGINT to the running command (as Ctrl-C does) and return its end."""
+        """Send SIGINT to the running command (as Ctrl-C does) and return its end; the calls
+        queued behind it then run in turn."""
         if not self.running or self._run is None:
             raise ExecError("no command is running in this session", op="exec")
         await self._signal("INT")
-        return await self._collect(self._run, timeout, None)
+        return await self._outcome(self._run, timeout, None)
 
     async def close(self) -> None:
         """End the shell and whatever runs in it."""
@@ -143,46 +251,70 @@ class ShellSession:
 
     # ---- internals -------------------------------------------------------------------------
 
+    def _nonce(self, reply: int) -> bytes:
+        return f"{self._secret}:{reply}".encode()
+
     async def _ensure_shell(self) -> Transport:
         if self._transport is not None and not self._ending and self._transport.alive():
             return self._transport
         if self._transport is not None:
             self._transport.close()
             self.restarts += 1
-        nonce = new_nonce()
-        argv = ["sh", "-c", SESSION_SHELL, "praisonai-session", self._cwd, nonce, self._env_file]
+        argv = ["sh", "-c", SESSION_SHELL, "praisonai-session", self._cwd, self._env_file]
         transport = await anyio.to_thread.run_sync(self._open_transport, argv)
+        self._secret, self._replies = secrets.token_hex(16), 0
         stdout = self._stdout = ReplyParser()
         stderr = self._stderr = ReplyParser()
         hello = _Run(1024)
-        stdout.expect(PendingReply(nonce.encode(), lambda st, _: self._finish(hello, st)))
-        stderr.expect(PendingReply(nonce.encode(), lambda st, _: self._finish(hello, None)))
+        stdout.expect(PendingReply(self._nonce(0), lambda st, _: self._finish(hello, st)))
+        stderr.expect(PendingReply(self._nonce(0), lambda st, _: self._finish(hello, None)))
         transport.start(stdout.feed, stderr.feed, lambda: _lost(stdout, stderr))
         self._transport = transport
         self._ending = False
-        await self._collect(hello, 60, None)
-        if hello.exit_code is None:
+        # The secret's only trip: the shell hands it to its writer before running anything. If
+        # the shell is already gone, the hello below says so.
+        with contextlib.suppress(OSError):
+            await anyio.to_thread.run_sync(transport.send, f"{self._secret}\n".encode())
+        await self._collect(hello, _START_TIMEOUT_S, None)
+        if hello.exit_code is None or hello.shell_ending:
+            self._ending = True
             raise ChannelClosedError(f"the session shell did not start in {self._cwd}", op="session")
         self._shell_pid = hello.exit_code
         return transport
 
     def _finish(self, run: _Run, status: Any) -> None:
         if isinstance(status, BaseException):
-            run.lost = True
+            run.lose()
         elif status is not None:
             code, _, ending = str(status).partition(" ")
             run.exit_code = int(code) if code.lstrip("-").isdigit() else None
-            run.streams_done += 1
             if ending == "exit":  # the shell is exiting: the next command starts a new one
-                self._ending = True
+                run.shell_ending = self._ending = True
+            run.stream_done()
         else:
-            run.streams_done += 1
-        run.poke()
+            run.stream_done()
+
+    def _ended(self, run: _Run) -> None:
+        """``run`` has ended (from the reader thread or the loop): the next command may go."""
+        if run.lost:
+            self._ending = True  # the next command starts a fresh shell
+        self._turns.give_back()
 
     async def _signal(self, name: str) -> None:
         transport = self._transport
         if transport is not None and not transport.signal_group(getattr(signal, f"SIG{name}")):
             await self._signal_group(self._shell_pid, name)
+
+    async def _outcome(self, run: _Run, timeout: float | None, idle_timeout: float | None) -> SessionResult:
+        """What the command printed and how it ended; ``ChannelClosedError`` if its shell died under it."""
+        result = await self._collect(run, timeout, idle_timeout)
+        if run.lost and not result.timed_out:
+            raise ChannelClosedError(
+                "the session shell ended while the command ran, so it may not have finished;"
+                " the next command starts a new shell",
+                op="exec",
+            )
+        return result
 
     async def _collect(self, run: _Run, timeout: float | None, idle_timeout: float | None) -> SessionResult:
         start = last = time.monotonic()
@@ -206,8 +338,6 @@ class ShellSession:
             if idle_timeout is not None and now >= last + idle_timeout and not run.complete:
                 break
         out, err = run.take()
-        if run.lost and self._transport is not None:
-            self._transport.close()  # the next run starts a fresh shell
         return SessionResult(
             stdout=out.text(),
             stderr=err.text(),
@@ -225,7 +355,30 @@ class ShellSession:
                 await run.arm().wait()
         if not run.complete:
             await self._signal("KILL")
-            run.lost = True
+            run.lose()
+
+
+def _request(command: str) -> bytes:
+    """The request line that runs ``command``; ``ConfigError`` for a command no shell can take."""
+    if not isinstance(command, str):
+        raise ConfigError(f"a command must be a string, not {type(command).__name__}", op="exec")
+    try:
+        return f"\n__p_run {quote(command)}\n".encode()  # "\n": ends input a command left unread
+    except UnicodeEncodeError as exc:
+        raise ConfigError(
+            f"the command is not valid text: {exc.reason} at character {exc.start}", op="exec"
+        ) from None
+
+
+def _seconds(name: str, value: float | None) -> float | None:
+    """A timeout as a number of seconds (``None``: no limit); ``ConfigError`` when it is not one."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ConfigError(f"{name} must be a number of seconds or None, not {value!r}", op="exec")
+    if not math.isfinite(value) or value <= 0:
+        raise ConfigError(f"{name} must be a positive number of seconds or None, not {value!r}", op="exec")
+    return float(value)
 
 
 def _lost(*parsers: ReplyParser) -> None:

@@ -1,35 +1,71 @@
 # praisonai session shell: POSIX sh. Commands run in this shell itself, so the working
 # directory, variables and functions persist between them, as in a terminal.
-# Started as:  sh -c "<this file>" praisonai-session CWD NONCE [ENV-FILE]
-# Request: one line "__p_run <nonce> '<command>'". The command's output goes straight to
-# stdout/stderr and its stdin is this shell's (input sent while it runs reaches it). Then
-# "<nonce> <exit-code>\n" follows on stdout and "<nonce>\n" on stderr; an `exit` reports too.
+# Started as:  sh -c "<this file>" praisonai-session CWD [ENV-FILE]
+# The first line on stdin is the session's secret; then each request is an empty line (it ends
+# any input sent as the last command ended, which runs as nothing) and "__p_run '<command>'".
+# The command's output goes straight to stdout/stderr; its stdin is this shell's (input sent
+# while it runs reaches it).
+# Framing no output can forge: after the hello and after each command, "<secret>:<n> <status>\n"
+# follows on stdout and "<secret>:<n>\n" on stderr, n counting from 0 (the hello's status is the
+# shell's pid; a command's is its exit code, with " exit" when the shell is ending). A separate
+# writer process prints these lines; the secret lives only in its memory: the shell reads it,
+# hands it over a pipe and unsets it before any command runs, and commands never get the pipe.
 # Activity (see helper.sh; ENV-FILE lives in the helper's spool): each command creates
-# SPOOL/alive, and SPOOL/busy/<this shell's pid> is non-empty while a command runs. Builtins only.
+# SPOOL/alive, and SPOOL/busy/<$$> is non-empty while a command runs. Builtins only.
 __p_nl='
 '
-__p_n=
 __p_a= __p_b=
-[ -z "$3" ] || __p_a=${3%/*}/alive __p_b=${3%/*}/busy/$$
-__p_mark() {  # 1: a command runs; empty: none. `printf 2>/dev/null >f`: a failure is no exit
-  [ -z "$__p_b" ] || { true 2>/dev/null >"$__p_a"; printf '%s' "$1" 2>/dev/null >"$__p_b"; }
+[ -z "$2" ] || __p_a=${2%/*}/alive __p_b=${2%/*}/busy/$$
+__p_shell() {  # fd 9: the writer's pipe
+  trap '' INT
+  IFS= read -r __p_k || exit 70
+  printf '%s\n' "$__p_k" >&9
+  unset __p_k
+  cd -- "$1" || exit 70
+  if [ -n "$2" ] && [ -r "$2" ]; then set -a; . "$2"; set +a; fi  # env bound after provisioning
+  printf '%s\n' "$$" >&9
+  # Each request runs here, with builtins and syntax that a command's own functions, aliases
+  # and options (set -e, a function named printf, unset -f) cannot take over; the only function,
+  # __p_cmd, is defined afresh for every command.
+  while IFS= command read -r __p_line; do  # until the client closes the session
+    case $__p_line in
+    "__p_run "*) ;;
+    *) continue ;;  # input sent as its command ended reached no command: it runs as none
+    esac
+    eval "__p_c=${__p_line#__p_run }"  # the command, unquoted
+    case $__p_b in  # a command runs (a failed write is no error, even under set -e)
+    ?*) { command true >"$__p_a" && command printf 1 >"$__p_b"; } 2>/dev/null || : ;;
+    esac
+    __p_cmd() {  # `return` in the command returns from here; `command`: a syntax error fails it
+      command eval "$__p_c"
+    }
+    __p_r=0
+    trap : INT  # an interrupt stops the command, not the shell (its children get the default)
+    for __p_once in 1; do  # a `break` or `continue` in the command ends this loop, not ours
+      __p_cmd 9>&-  # fd 9 is closed while the command runs, and restored after
+      __p_r=$?
+    done
+    trap '' INT  # between commands: an interrupt that arrives late must not cut the next read
+    case $__p_b in  # it has ended
+    ?*) { command true >"$__p_b"; } 2>/dev/null || : ;;
+    esac
+    command printf '%s\n' "$__p_r" >&9
+  done
 }
-__p_done() {  # exit-code [exit]: "exit" tells the client this shell is ending
-  __p_mark ''
-  printf '%s %s %s\n' "$__p_n" "$1" "$2"
-  printf '%s\n' "$__p_n" >&2
-  __p_n=
+__p_writer() {  # stdin: the secret, then one status line per reply
+  trap '' INT
+  IFS= read -r __p_k || exit 0
+  __p_i=0
+  while IFS= read -r __p_s; do
+    printf '%s:%s %s\n' "$__p_k" "$__p_i" "$__p_s"
+    printf '%s:%s\n' "$__p_k" "$__p_i" >&2
+    __p_i=$((__p_i + 1))
+  done
 }
-__p_run() {
-  __p_n=$1
-  __p_mark 1
-  command eval "$2"  # `command`: a syntax error fails the command, not the session
-  __p_done $?
-}
-trap '__p_r=$?; [ -z "$__p_n" ] || __p_done "$__p_r" exit' EXIT
-trap : INT  # an interrupt stops the running command, not the session (children get the default)
-cd -- "$1" || exit 70
-if [ -n "$3" ] && [ -r "$3" ]; then set -a; . "$3"; set +a; fi  # env bound after provisioning
-__p_n=$2
-__p_done $$
-while IFS= read -r __p_line; do eval "$__p_line"; done
+trap : INT
+exec 3>&1
+{
+  trap : INT
+  (__p_shell "$1" "$2" 3>&-)  # its exit status, whatever traps the commands set, is reported
+  printf '%s exit\n' "$?" >&9
+} 9>&1 1>&3 3>&- | __p_writer 3>&-

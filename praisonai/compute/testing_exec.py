@@ -12,6 +12,8 @@ import time
 
 import anyio
 
+from praisonai._errors import ConfigError, ExecError
+from praisonai._types import SessionResult
 from praisonai.compute.testing import Context, _check
 
 
@@ -161,3 +163,122 @@ async def bound_env_reaches_commands_processes_and_sessions(ctx: Context) -> Non
         assert await provider.read_process_output(iid, process.process_id) == b"o\n"
     finally:
         await provider.bind_env(iid, {"PRAISONAI_BOUND": "", "PRAISONAI_OTHER": ""})
+
+
+# ---- shell sessions: framing, queueing, rejected input (issue 11: 6, 7, 8) -------------------
+
+#: Commands that print everything a command can see of its own shell: none may end a call.
+_SHELL_DUMPS = (
+    "set",
+    "env",
+    "export -p",
+    "cat /proc/$$/cmdline /proc/$$/environ",
+    "for p in /proc/[0-9]*; do cat $p/cmdline $p/environ; done 2>/dev/null",
+    'printf "%s\\n" "$__p_n" "$__p_k" "$__p_line"',  # the names framing used to live in
+    "ls -l /proc/$$/fd /proc/self/fd",
+)
+
+
+@_check
+async def session_framing_cannot_be_forged_by_output(ctx: Context) -> None:
+    session = await ctx.provider.open_session(ctx.instance_id)
+    try:
+        await session.run("export KEEP=kept")
+        for dump in _SHELL_DUMPS:
+            r = await session.run(f"{dump}; echo end-of-dump; echo err-end >&2")
+            assert r.exit_code == 0 and r.stdout.endswith("end-of-dump\n"), (dump, r.stdout[-300:])
+            assert r.stderr.endswith("err-end\n"), (dump, r.stderr[-300:])
+            after = await session.run('echo "next $KEEP"')
+            assert (after.stdout, after.stderr, after.exit_code) == ("next kept\n", "", 0), (dump, after)
+        assert session.restarts == 0, "a dump must not end the shell"
+    finally:
+        await session.close()
+
+
+@_check
+async def session_control_words_in_a_command_do_not_break_framing(ctx: Context) -> None:
+    session = await ctx.provider.open_session(ctx.instance_id)
+    try:
+        own_builtins = "printf() { echo hijack; }; read() { return 1; }; unset -f __p_cmd"
+        controls = (("return 4", 4), ("break", 0), ("continue", 0), ("exec 9>&-", 0), (own_builtins, 0))
+        for command, code in (*controls, ("set -e", 0), ("false", 1)):  # set -e: false ends the shell
+            r = await session.run(command, timeout=30)
+            assert not r.timed_out and r.exit_code == code, (command, r)
+            assert (await session.run("echo ok")).stdout == "ok\n", command
+        r = await session.run("exec >/dev/null 2>&1; echo hidden")
+        assert r.ok and r.stdout == "", r  # the output is gone, as in a terminal; its end is not
+        assert (await session.run("exit 3")).exit_code == 3
+    finally:
+        await session.close()
+
+
+@_check
+async def session_calls_queue_and_each_gets_its_own_output(ctx: Context) -> None:
+    session = await ctx.provider.open_session(ctx.instance_id)
+    results: dict[int, SessionResult] = {}
+
+    async def one(i: int) -> None:
+        results[i] = await session.run(f"echo out-{i}; sleep 0.05; echo err-{i} >&2; exit {i}", timeout=60)
+
+    try:
+        await session.run("true")  # warm: a call arriving while another runs must wait its turn
+        async with anyio.create_task_group() as tg:
+            for i in range(8):
+                tg.start_soon(one, i)
+        for i, r in results.items():
+            assert (r.stdout, r.stderr, r.exit_code) == (f"out-{i}\n", f"err-{i}\n", i), (i, r)
+    finally:
+        await session.close()
+
+
+@_check
+async def session_queued_call_waits_for_a_command_left_running(ctx: Context) -> None:
+    session = await ctx.provider.open_session(ctx.instance_id)
+    try:
+        quiet = await session.run("read line; echo got $line", idle_timeout=0.3)
+        assert quiet.running, quiet
+        try:
+            await session.run("touch queued-must-not-run", timeout=0.5)
+            raise AssertionError("a call must not run while the shell is still busy")
+        except ExecError as exc:
+            assert "did not run" in str(exc), exc
+        async with anyio.create_task_group() as tg:
+            later: list[SessionResult] = []
+
+            async def queued() -> None:
+                later.append(await session.run("echo second", timeout=30))
+
+            tg.start_soon(queued)
+            await anyio.sleep(0.2)
+            await session.send("typed\n")
+            first = await session.read(timeout=30)
+        assert first.stdout == "got typed\n" and first.exit_code == 0, first
+        assert later[0].stdout == "second\n", later
+        assert (await session.run("ls queued-must-not-run")).exit_code != 0, "the refused call ran"
+    finally:
+        await session.close()
+
+
+@_check
+async def session_rejected_input_leaves_the_session_as_it_was(ctx: Context) -> None:
+    session = await ctx.provider.open_session(ctx.instance_id)
+    try:
+        await session.run("export KEEP=kept")
+        for bad, kwargs in (
+            ("echo a\0b", {}),
+            ("echo \udcff", {}),
+            ("echo t", {"timeout": -1}),
+            ("echo t", {"timeout": float("nan")}),
+            ("echo t", {"timeout": "5"}),
+            ("echo t", {"timeout": True}),
+            ("echo t", {"idle_timeout": 0}),
+        ):
+            try:
+                await session.run(bad, **kwargs)
+                raise AssertionError(f"accepted {bad!r} {kwargs}")
+            except ConfigError:
+                pass
+            r = await session.run('echo "$KEEP"')
+            assert (r.stdout, r.exit_code, session.restarts) == ("kept\n", 0, 0), (bad, kwargs, r)
+    finally:
+        await session.close()

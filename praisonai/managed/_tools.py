@@ -1,17 +1,22 @@
 """The four tools an agent gets on a shared instance, as plain sync functions the model can call.
 
-They never return an empty string (``(no output)``), report failures as ``Error (exit N): …`` or
-``Error: …`` text the model can act on, write files byte-exact through the provider's file API
-(never through a command line), and record every command and write in the audit log.
+They never raise and never return an empty string (``(no output)``): failures, including
+arguments of the wrong type or value, come back as ``Error (exit N): …`` or ``Error: …`` text the
+model can act on, before anything runs. They write files byte-exact through the provider's file
+API (never through a command line), hand the model at most :data:`MAX_TOOL_OUTPUT_BYTES` of a
+file (its head and tail, with a note how to page through the rest), and record every command and
+write in the audit log.
 """
 
 from __future__ import annotations
 
+import functools
+import math
 import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from praisonai import _portal
+from praisonai import _limits, _portal
 from praisonai._errors import PraisonAIError
 
 if TYPE_CHECKING:
@@ -19,28 +24,34 @@ if TYPE_CHECKING:
 
 #: Seconds a command may run unless the model asks for another limit.
 DEFAULT_TOOL_TIMEOUT_S = 120
+#: Bytes of a file ``read_file`` hands the model at once, like exec's cap on a command's output.
+MAX_TOOL_OUTPUT_BYTES = _limits.DEFAULT_MAX_OUTPUT_BYTES
 NO_OUTPUT = "(no output)"
 TOOL_NAMES = ("execute_command", "read_file", "write_file", "list_files")
+
+
+class _BadArgument(Exception):
+    """An argument the model passed is unusable; the message says why in one sentence."""
 
 
 def tools_for(shared: SharedCompute, agent: str) -> list[Callable[..., str]]:
     """``execute_command``, ``read_file``, ``write_file`` and ``list_files`` for agent ``agent``."""
 
+    @_answers_errors
     def execute_command(command: str, timeout: int = DEFAULT_TOOL_TIMEOUT_S) -> str:
         """Run a shell command on the remote Linux instance shared by the team and return its output.
 
         Your shell session persists between calls (cd, exported variables), separate from the
-        other agents' sessions; files are shared with them.
+        other agents' sessions; files are shared with them. Calls made at the same time run one
+        after the other.
 
         Args:
             command: The shell command line to run.
             timeout: Seconds before the command is stopped.
         """
-        try:
-            shared.ensure()  # the first call of any agent provisions the instance, once
-            result = _portal.call(shared._run, agent, command, float(timeout))
-        except PraisonAIError as exc:
-            return f"Error: {exc}"
+        seconds = _seconds(timeout)
+        shared.ensure()  # the first call of any agent provisions the instance, once
+        result = _portal.call(shared._run, agent, _text("command", command), seconds)
         output = _joined(result.stdout, result.stderr)
         if result.timed_out:
             return f"Error (timed out after {timeout}s): {output or NO_OUTPUT}"
@@ -48,19 +59,30 @@ def tools_for(shared: SharedCompute, agent: str) -> list[Callable[..., str]]:
             return f"Error (exit {result.exit_code}): {output or NO_OUTPUT}"
         return output or NO_OUTPUT
 
-    def read_file(path: str) -> str:
+    @_answers_errors
+    def read_file(path: str, offset: int = 0, limit: int | None = None) -> str:
         """Read a text file on the shared remote instance (relative paths start at the workspace).
+
+        A file larger than 1 MiB comes back as its head and tail with a note on the bytes left
+        out; read those with offset and limit.
 
         Args:
             path: The file to read.
+            offset: The byte to start at (0: the beginning).
+            limit: How many bytes to read, at most 1048576 (default: the rest of the file).
         """
-        try:
-            shared.ensure()
-            data = _portal.call(shared._read, agent, path)
-        except (PraisonAIError, OSError, ValueError) as exc:
-            return f"Error: {exc}"
-        return data.decode("utf-8", "replace") or "(empty file)"
+        path = _path(path)
+        start = _count("offset", offset, 0, None)
+        size = None if limit is None else _count("limit", limit, 1, MAX_TOOL_OUTPUT_BYTES)
+        shared.ensure()
+        data = _portal.call(shared._read, agent, path)
+        if not data:
+            return "(empty file)"
+        if start >= len(data):
+            return f"Error: offset {start} is at or past the end of {path} ({len(data)} bytes)"
+        return _window(path, data, start, size)
 
+    @_answers_errors
     def write_file(path: str, content: str) -> str:
         """Write a file on the shared remote instance exactly as given (no newline is added);
         parent directories are created. Relative paths start at the workspace.
@@ -69,25 +91,22 @@ def tools_for(shared: SharedCompute, agent: str) -> list[Callable[..., str]]:
             path: The file to write.
             content: The whole content of the file.
         """
-        data = content.encode()
-        try:
-            shared.ensure()
-            _portal.call(shared._write, agent, path, data)
-        except (PraisonAIError, OSError) as exc:
-            return f"Error: {exc}"
+        path = _path(path)
+        data = _text("content", content).encode()
+        shared.ensure()
+        _portal.call(shared._write, agent, path, data)
         return f"Wrote {len(data)} bytes to {path}"
 
+    @_answers_errors
     def list_files(path: str = ".") -> str:
         """List a directory on the shared remote instance (relative paths start at the workspace).
 
         Args:
             path: The directory to list.
         """
-        try:
-            shared.ensure()
-            result = _portal.call(shared._list, agent, path)
-        except PraisonAIError as exc:
-            return f"Error: {exc}"
+        path = _path(path)
+        shared.ensure()
+        result = _portal.call(shared._list, agent, path)
         if result.exit_code != 0:
             return f"Error (exit {result.exit_code}): {_joined(result.stdout, result.stderr) or NO_OUTPUT}"
         return result.stdout.strip() or "(empty directory)"
@@ -98,6 +117,85 @@ def tools_for(shared: SharedCompute, agent: str) -> list[Callable[..., str]]:
 def list_command(path: str) -> str:
     """One entry a line, directories marked with a trailing slash, hidden files included."""
     return f"ls -1Ap -- {shlex.quote(path)}"
+
+
+def _answers_errors(tool: Callable[..., str]) -> Callable[..., str]:
+    """The tool returns ``Error: …`` for a bad argument or a failed operation instead of raising."""
+
+    @functools.wraps(tool)
+    def answered(*args: Any, **kwargs: Any) -> str:
+        try:
+            return tool(*args, **kwargs)
+        except (_BadArgument, PraisonAIError, OSError, ValueError) as exc:
+            return f"Error: {exc}"
+
+    return answered
+
+
+def _text(name: str, value: object) -> str:
+    """``value`` if it is text that can travel as UTF-8."""
+    if not isinstance(value, str):
+        raise _BadArgument(f"{name} must be a string, not {type(value).__name__}")
+    try:
+        value.encode()
+    except UnicodeEncodeError as exc:
+        raise _BadArgument(f"{name} is not valid text ({exc.reason} at character {exc.start})") from None
+    return value
+
+
+def _path(value: object) -> str:
+    path = _text("path", value)
+    if not path or "\0" in path:
+        raise _BadArgument("path must be a non-empty file path without NUL characters")
+    return path
+
+
+def _seconds(value: object) -> float:
+    """The tool's timeout as seconds: a positive, finite number (not a string, not a boolean)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _BadArgument(f"timeout must be a number of seconds, not {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise _BadArgument(f"timeout must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+def _count(name: str, value: object, least: int, most: int | None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least or (most and value > most):
+        bound = f"from {least} to {most}" if most else f"{least} or more"
+        raise _BadArgument(f"{name} must be a whole number {bound}, not {value!r}")
+    return value
+
+
+def _window(path: str, data: bytes, start: int, limit: int | None) -> str:
+    """The file from byte ``start``: ``limit`` bytes of it, or all of it within the cap (else its
+    head and tail), with a note on what was left out and how to read it."""
+    if limit is None and len(data) - start > MAX_TOOL_OUTPUT_BYTES:
+        head_end = _char_start(data, start + MAX_TOOL_OUTPUT_BYTES // 2)
+        tail_start = _char_start(data, len(data) - MAX_TOOL_OUTPUT_BYTES // 2)
+        left_out, page = tail_start - head_end, min(tail_start - head_end, MAX_TOOL_OUTPUT_BYTES)
+        note = (
+            f"\n[... {left_out} bytes left out (bytes {head_end} to {tail_start} of {len(data)}); read them"
+            f" with read_file({path!r}, offset={head_end}, limit={page}) ...]\n"
+        )
+        return _decoded(data[start:head_end]) + note + _decoded(data[tail_start:])
+    end = min(len(data), start + (limit or MAX_TOOL_OUTPUT_BYTES))
+    end = _char_start(data, end) if _char_start(data, end) > start else end  # no cut character
+    more = len(data) - end
+    note = f"\n[{more} more bytes of {len(data)}: read_file({path!r}, offset={end})]" if more > 0 else ""
+    return _decoded(data[start:end]) + note
+
+
+def _char_start(data: bytes, at: int) -> int:
+    """``at`` moved back to the start of the UTF-8 character it falls in (3 bytes at most)."""
+    for _ in range(3):
+        if not 0 < at < len(data) or data[at] & 0xC0 != 0x80:
+            break
+        at -= 1
+    return at
+
+
+def _decoded(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
 
 
 def _joined(stdout: str, stderr: str) -> str:

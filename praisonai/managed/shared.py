@@ -11,9 +11,11 @@ The instance is provisioned lazily, once, on the first tool call (or :meth:`ensu
 that holds across threads and async tasks, so parallel steps making their first call together
 share it. The config follows ``.praisonai/environment.yaml`` like every other provisioning path
 (explicit ``config`` fields win). Each agent gets its own shell session (its own cwd) on the
-instance; files are shared. Every command and file write is recorded, with its agent, in
-:attr:`SharedCompute.audit`. Leaving the ``with`` (also on an exception) or :meth:`shutdown`
-restores the agents and removes the instance; shutdown is idempotent.
+instance, created once however many of its calls arrive together; calls made at the same time
+queue in it, each with its own output. Files are shared. Every command and file write is
+recorded, with its agent, in :attr:`SharedCompute.audit`. Leaving the ``with`` (also on an
+exception) or :meth:`shutdown` restores the agents and removes the instance; shutdown is
+idempotent.
 """
 
 from __future__ import annotations
@@ -86,6 +88,7 @@ class SharedCompute:
         self.audit: list[AuditEntry] = []
         self._lock = threading.Lock()
         self._sessions: dict[str, ShellSession] = {}
+        self._sessions_lock = threading.Lock()
         self._attached: list[_Attached] = []
         self._closed = False
 
@@ -159,14 +162,21 @@ class SharedCompute:
     # ---- what the tools call (on the portal loop, after ensure()) ---------------------------
 
     async def _run(self, agent: str, command: str, timeout: float) -> SessionResult:
-        provider, instance_id = self._live()
-        session = self._sessions.get(agent)
-        if session is None:
-            session = self._sessions[agent] = await provider.open_session(instance_id)
+        session = await self._session(agent)
         result = await session.run(command, timeout=timeout)
         outcome = "timed out" if result.timed_out else f"exit {result.exit_code}"
         self.audit.append(AuditEntry(time.time(), agent, "exec", command, outcome))
         return result
+
+    async def _session(self, agent: str) -> ShellSession:
+        """The agent's session: the first of concurrent first calls opens it, the others share it."""
+        provider, instance_id = self._live()
+        session = self._sessions.get(agent)
+        if session is None:
+            opened = await provider.open_session(instance_id)
+            with self._sessions_lock:  # a call that opened one meanwhile wins; ours never started
+                session = self._sessions.setdefault(agent, opened)
+        return session
 
     async def _read(self, agent: str, path: str) -> bytes:
         provider, instance_id = self._live()
