@@ -33,6 +33,10 @@ __p_shell() {  # fd 9: the writer's pipe
     *) continue ;;  # input sent as its command ended reached no command: it runs as none
     esac
     eval "__p_c=${__p_line#__p_run }"  # the command, unquoted
+    # Each command's processes carry a marker of their own, as an exec's do, so the docker
+    # watchdog can end a fork bomb started here (its name: 16 characters of [0-9A-Za-z_]).
+    __p_seq=$((${__p_seq:-0} + 1)) __p_id="s_$$_${__p_seq}________________"
+    export PRAISONAI_EXEC_ID="${__p_id%"${__p_id#????????????????}"}"
     case $__p_b in  # a command runs (a failed write is no error, even under set -e)
     ?*) { command true >"$__p_a" && command printf 1 >"$__p_b"; } 2>/dev/null || : ;;
     esac

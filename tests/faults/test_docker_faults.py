@@ -94,6 +94,26 @@ def test_a_fork_bomb_is_killed_and_the_instance_keeps_its_files(
     assert int(left.stdout) <= 3  # this grep's own processes: the bomb is gone
 
 
+def test_a_fork_bomb_in_a_session_is_killed_too(
+    provider: DockerCompute, made: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A session command carries a marker of its own, so the watchdog finds its bomb as well,
+    and the session's shell (which carries none) survives it."""
+    monkeypatch.setattr(docker, "_PIDS_LIMIT", 64)
+    instance_id = made()
+    session = _portal.call(provider.open_session, instance_id)
+    try:
+        _portal.call(lambda: session.run("cd /workspace && X=kept"))
+        _portal.call(lambda: session.run("bash -c ':(){ :|:& };:'", timeout=30))
+        wait_until(lambda: "reached its process limit" in logs(instance_id), 60)
+        assert running(instance_id), logs(instance_id)
+        assert _portal.call(lambda: session.run('echo "$PWD $X"')).stdout == "/workspace kept\n"
+    finally:
+        _portal.call(session.close)
+    left = sh(provider, instance_id, "grep -l PRAISONAI_EXEC_ID=s_ /proc/[0-9]*/environ | wc -l")
+    assert int(left.stdout) == 0  # the bomb is gone
+
+
 @pytest.mark.parametrize("policy", [{"idle_timeout_s": 300}, {"auto_shutdown": False}])
 def test_the_users_path_reaches_only_their_commands(
     provider: DockerCompute, made: Callable[..., str], policy: dict[str, Any]
