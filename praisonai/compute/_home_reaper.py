@@ -39,9 +39,11 @@ log = logging.getLogger("praisonai.home_reaper")
 #: Providers whose instances have no dead-man's switch of their own.
 WATCHED = frozenset({"local", "ssh"})
 POLL_S = 1.0
-#: How long one shutdown may take, and when a failed one is tried again.
+#: How long one shutdown may take; a failed one is tried again after RETRY_AFTER_S, doubling up to
+#: RETRY_MAX_S (an SSH host that is down for good, or needs a password this process does not have).
 SHUTDOWN_TIMEOUT_S = 120.0
 RETRY_AFTER_S = 30.0
+RETRY_MAX_S = 3600.0
 #: Consecutive unreadable polls (a corrupt or locked ledger) after which the process gives up.
 MAX_FAILED_POLLS = 60
 _LOG_MAX_BYTES = 1 << 20
@@ -131,6 +133,7 @@ class Seen:
     active_at: float  # when that activity happened
     born_at: float  # when the instance was created
     retry_at: float = 0.0  # after a failed shutdown, when to try again
+    retry_after: float = RETRY_AFTER_S
 
     @classmethod
     def first(cls, entry: LedgerEntry, now: float) -> Seen:
@@ -220,11 +223,12 @@ def _reap_due(rows: list[LedgerEntry], seen: dict[str, Seen]) -> None:
         else:
             watch.update(entry, now)
         why = orphan_reason(entry, idle_s=now - watch.active_at, age_s=now - watch.born_at)
-        if why and now >= watch.retry_at and not _shut_down(entry, why):
-            watch.retry_at = now + RETRY_AFTER_S
+        if why and now >= watch.retry_at and not _shut_down(entry, why, watch.retry_after):
+            watch.retry_at = now + watch.retry_after
+            watch.retry_after = min(2 * watch.retry_after, RETRY_MAX_S)
 
 
-def _shut_down(entry: LedgerEntry, why: str) -> bool:
+def _shut_down(entry: LedgerEntry, why: str, retry_after: float) -> bool:
     from praisonai.compute.registry import provider_class
 
     async def shutdown() -> None:
@@ -236,7 +240,7 @@ def _shut_down(entry: LedgerEntry, why: str) -> bool:
         anyio.run(shutdown)
     except Exception as exc:
         log.warning(
-            "could not shut down %s (%s): %s; retrying in %gs", entry.instance_id, why, exc, RETRY_AFTER_S
+            "could not shut down %s (%s): %s; retrying in %gs", entry.instance_id, why, exc, retry_after
         )
         return False
     log.info("shut down %s: %s", entry.instance_id, why)

@@ -72,6 +72,13 @@ def wait_until(condition: Callable[[], bool], deadline_s: float) -> None:
         time.sleep(0.2)
 
 
+def gone(workspace: Path, instance_id: str, marker: str) -> bool:
+    """The instance's workspace, its processes and its ledger row are all gone."""
+    return (
+        not workspace.exists() and not processes_running(marker) and Ledger.default().get(instance_id) is None
+    )
+
+
 def home_reaper_pid(home: Path) -> int | None:
     """The pid of ``home``'s reaper process while it runs."""
     try:
@@ -155,10 +162,7 @@ def test_a_sigkilled_clients_local_instance_goes_after_its_idle_timeout(home: Pa
     instance_id = kill_client("local", idle, marker, left)
     try:
         assert (home / "local" / instance_id).is_dir()  # it did not die with its client
-        wait_until(
-            lambda: not (home / "local" / instance_id).exists() and not processes_running(marker), idle + 20
-        )
-        assert Ledger.default().get(instance_id) is None
+        wait_until(lambda: gone(home / "local" / instance_id, instance_id, marker), idle + 20)
         wait_until(lambda: home_reaper_pid(home) is None, 10)  # nothing left to watch: it exits
     finally:
         _portal.call(LocalCompute().shutdown, instance_id)
@@ -171,8 +175,7 @@ def test_a_sigkilled_clients_ssh_instance_goes_after_its_idle_timeout(home: Path
     workspace = Path(sshd.home, ".praisonai", "instances", instance_id)
     try:
         assert workspace.is_dir() and processes_running(marker)
-        wait_until(lambda: not workspace.exists() and not processes_running(marker), idle + 30)
-        assert Ledger.default().get(instance_id) is None
+        wait_until(lambda: gone(workspace, instance_id, marker), idle + 30)
         wait_until(lambda: home_reaper_pid(home) is None, 10)
     finally:
         _portal.call(SSHCompute(**spec).shutdown, instance_id)
@@ -181,9 +184,10 @@ def test_a_sigkilled_clients_ssh_instance_goes_after_its_idle_timeout(home: Path
 def test_the_next_process_of_the_home_restarts_a_missing_reaper(home: Path) -> None:
     """The reaper process is gone too (killed, or the machine rebooted): the next praisonai process
     that uses this home starts it again, and the orphan goes."""
-    idle, marker = 2, unique_marker()
+    idle, marker = 5, unique_marker()
     instance_id = kill_client("local", idle, marker)
     try:
+        wait_until(lambda: home_reaper_pid(home) is not None, 20)  # started by the client
         reaper = home_reaper_pid(home)
         assert reaper is not None
         os.kill(reaper, signal.SIGKILL)
@@ -194,7 +198,7 @@ def test_the_next_process_of_the_home_restarts_a_missing_reaper(home: Path) -> N
             "from praisonai.compute import _activity; import time; _activity.touch('x'); time.sleep(1)"
         )
         subprocess.run([sys.executable, "-c", next_process], check=True, timeout=60, cwd=_REPO)
-        wait_until(lambda: not (home / "local" / instance_id).exists() and not processes_running(marker), 20)
+        wait_until(lambda: gone(home / "local" / instance_id, instance_id, marker), 20)
         wait_until(lambda: home_reaper_pid(home) is None, 10)
     finally:
         _portal.call(LocalCompute().shutdown, instance_id)

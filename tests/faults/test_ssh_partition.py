@@ -113,7 +113,7 @@ def test_a_partition_fails_a_running_command_and_the_next_call_cannot_reach(
     async def partitioned_while_running() -> None:
         async with anyio.create_task_group() as tg:
             tg.start_soon(anyio.to_thread.run_sync, lambda: (time.sleep(0.5), partition.install()))
-            with pytest.raises(ChannelClosedError, match="while the command ran") as caught:
+            with pytest.raises(ChannelClosedError) as caught:
                 with anyio.fail_after(_HANG_GUARD_S):
                     await provider.execute(instance_id, "sleep 120", timeout=timeout)
             assert caught.value.sent  # it may have run: never retried
