@@ -3,10 +3,10 @@
 Commands run with a clean environment (the config's env plus a minimal ``PATH``/``HOME``; no host
 secrets) in their own process group, so a timeout kills the whole tree. Every process carries
 ``PRAISONAI_INSTANCE=<id>`` in its environment, so shutdown finds and kills also those that left
-the group (``setsid``, daemons). With ``isolate=True``
-every command runs under bubblewrap: the system is read-only, only the workspace is writable, the
-rest of the host (home directories, keys, ``/etc/shadow``) is absent, and ``network="none"`` takes
-the network away. Without isolation this is a plain shell on this machine, not a security boundary.
+the group (``setsid``, daemons). With ``isolate=True`` every command runs under bubblewrap: the
+system is read-only, only the workspace is writable, the rest of the host (home directories, keys,
+``/etc/shadow``) is absent, and ``network="none"`` takes the network away. Without isolation this
+is a plain shell on this machine, not a security boundary.
 
 On disk (``$PRAISONAI_HOME/local/<instance-id>/``): ``instance.json`` (mode 0600),
 ``workspace/`` and ``pgids/`` — one empty file per running process group, so a shutdown from any

@@ -10,6 +10,7 @@ Real processes, a real sshd; everything made is removed, also when a test fails.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -24,8 +25,8 @@ import pytest
 
 import praisonai
 from praisonai import _portal
-from praisonai._ledger import Ledger
-from praisonai.compute import _reaper
+from praisonai._ledger import Ledger, LedgerEntry
+from praisonai.compute import _home_reaper, _reaper
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.local import LocalCompute
 from praisonai.compute.ssh import SSHCompute
@@ -235,3 +236,19 @@ def test_a_wall_clock_stepped_forward_does_not_reap_an_instance_in_use_elsewhere
     used_elsewhere(5)
     assert (home / "local" / instance_id).is_dir()
     wait_until(lambda: not (home / "local" / instance_id).exists(), 2 * 2 + 10)  # unused, it goes
+
+
+def test_the_home_reapers_idle_clock_reads_the_wall_clock_only_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The home's reaper process trusts a row's wall-clock stamp when it first sees the row (one from
+    the future is now); after that, idleness is its own monotonic time since the stamp last changed."""
+    row = LedgerEntry(
+        "local_0000000000aa", "local", {}, "u@h:1", created_at=1000.0, state="running", last_active=1000.0
+    )
+    monkeypatch.setattr(_home_reaper, "wall_clock", lambda: 1000.0 - 3600)  # stepped an hour back
+    seen = _home_reaper.Seen.first(row, 50.0)
+    assert (seen.active_at, seen.born_at) == (50.0, 50.0)
+    monkeypatch.setattr(_home_reaper, "wall_clock", lambda: 1000.0 + 3600)  # and an hour forward
+    seen.update(row, 60.0)
+    assert seen.active_at == 50.0  # no new stamp: idle for 10 s, not for an hour
+    seen.update(dataclasses.replace(row, last_active=990.0), 70.0)
+    assert seen.active_at == 70.0  # a new stamp is activity when seen, whatever it says
