@@ -58,17 +58,22 @@ wall_clock: Callable[[], float] = time.time
 
 def ensure_running(home: Path | None = None) -> bool:
     """Start the reaper of ``home`` (default: the current ``$PRAISONAI_HOME``) unless one runs;
-    returns whether this call started one. Blocking (~3 ms when it starts one, µs otherwise)."""
+    returns whether this call started one. Blocking (~3 ms when it starts one, µs otherwise).
+    A failure is logged, not raised: the instance works without it, only unguarded."""
     from praisonai._home import praisonai_home
 
     home = (home or praisonai_home()).absolute()
-    fd = _try_lock(home)
-    if fd is None:
-        return False
     try:
-        _spawn(home, fd)  # the reaper inherits the lock: no second one can start in between
-    finally:
-        os.close(fd)
+        fd = _try_lock(home)
+        if fd is None:
+            return False
+        try:
+            _spawn(home, fd)  # the reaper inherits the lock: no second one can start in between
+        finally:
+            os.close(fd)
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.warning("could not start the reaper process of %s: %s", home, exc)
+        return False
     return True
 
 
