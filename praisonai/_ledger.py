@@ -144,12 +144,15 @@ class Ledger:
 
     def touch_many(self, stamps: Mapping[str, float]) -> None:
         """Stamp several instances in one transaction. A stamp never moves ``last_active``
-        back: flushes from several processes may arrive out of order."""
-        rows = [(at, instance_id) for instance_id, at in stamps.items()]
+        back (flushes from several processes may arrive out of order), except from the future:
+        a stored stamp later than now (the wall clock stepped back since) counts as now."""
+        now = time.time()
+        rows = [(now, at, instance_id) for instance_id, at in stamps.items()]
         if rows:
             with _translated(self.path):
                 _connection(self.path).executemany(
-                    "UPDATE instances SET last_active = max(last_active, ?) WHERE instance_id = ?", rows
+                    "UPDATE instances SET last_active = max(min(last_active, ?), ?) WHERE instance_id = ?",
+                    rows,
                 )
 
     def forget(self, instance_id: str) -> None:

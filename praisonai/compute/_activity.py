@@ -69,13 +69,18 @@ class Tracked:
     """One instance's activity. Written by event-loop and reader threads, read by the lifecycle
     thread; plain attribute stores are atomic under the GIL, counters change under ``_lock``."""
 
-    __slots__ = ("flushed_at", "flushed_last", "in_flight", "last", "owned", "sessions")
+    __slots__ = (
+        "flushed_at", "flushed_last", "in_flight", "last",
+        "ledger_seen_at", "ledger_stamp", "owned", "sessions",
+    )  # fmt: skip
 
     def __init__(self, now: float) -> None:
         self.last = now  # monotonic time of the last activity
         self.in_flight = 0  # calls running now
         self.flushed_at = 0.0  # monotonic: when the ledger last got a stamp of this instance
         self.flushed_last = now  # the activity time that stamp carried
+        self.ledger_stamp: float | None = None  # the ledger's wall-clock stamp as last written or read here
+        self.ledger_seen_at = now  # monotonic: when that was
         self.owned: Owned | None = None
         self.sessions: weakref.WeakSet[ShellSession] = weakref.WeakSet()
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -12,10 +13,14 @@ import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from praisonai._limits import KILL_GRACE_S
-from praisonai._types import TIMEOUT_EXIT_CODE, ExecResult
 from praisonai._output import OutputBuffer
+from praisonai._types import TIMEOUT_EXIT_CODE, ExecResult
 from praisonai.compute.base import ExecRequest, OutputSink
 
+#: The environment variable every process of a local or SSH instance carries: ``<name>=<instance id>``.
+INSTANCE_MARKER = "PRAISONAI_INSTANCE"
+# Sweeps of /proc while processes of the instance keep appearing (a fork races each sweep).
+_SWEEPS = 20
 
 
 async def run_process(
@@ -115,10 +120,40 @@ async def _feed(stdin: ByteSendStream, data: bytes) -> None:
 
 def kill_group(pgid: int) -> None:
     """SIGKILL a whole process group; a group that is already gone is fine."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
+
+
+def kill_marked(instance_id: str) -> int:
+    """SIGKILL every process on this machine whose environment carries ``INSTANCE_MARKER`` for
+    ``instance_id`` (also those that left its process groups with ``setsid``), sweeping again
+    while forks race the sweep. Returns how many were killed. Blocking: ~1 ms per 100 processes."""
+    entry = f"{INSTANCE_MARKER}={instance_id}".encode()
+    killed = 0
+    for _ in range(_SWEEPS):
+        found = [pid for pid in _pids() if pid != os.getpid() and _carries(pid, entry)]
+        if not found:
+            break
+        for pid in found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed += 1
+            except (ProcessLookupError, PermissionError):
+                pass
+    return killed
+
+
+def _pids() -> list[int]:
+    return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+
+
+def _carries(pid: int, entry: bytes) -> bool:
+    """Whether process ``pid``'s environment holds exactly ``entry`` (``NAME=value``)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return entry in f.read().split(b"\0")
+    except OSError:  # gone meanwhile, or another user's process
+        return False
 
 
 async def _reap(process: Process) -> None:

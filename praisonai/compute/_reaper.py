@@ -8,7 +8,15 @@ has really been idle; and (2) shuts down each instance this process provisioned 
 own idempotent ``shutdown``, so a user's shutdown at the same moment is harmless.
 
 The thread starts on first use (a provision or a first call on any instance), is a daemon (it
-never keeps the interpreter alive) and survives every error of a tick (it logs them).
+never keeps the interpreter alive) and survives every error of a tick (it logs them). On start it
+also makes sure the home's reaper process (``_home_reaper``) runs if the ledger has local or SSH
+instances for it to watch: those outlive a process that dies without shutting them down.
+
+Idle time is measured on the monotonic clock. The ledger's stamps are wall-clock times (they cross
+processes), so only a *change* of an instance's stamp counts as activity elsewhere, at the time it
+carries if that lies between this process's previous look and now; otherwise the wall clock was
+stepped (back: a stamp from the "future"; forward: one from before the previous look) and the
+activity counts as now. So a clock step neither suspends reaping nor hastens it.
 """
 
 from __future__ import annotations
@@ -18,7 +26,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import anyio
@@ -26,7 +34,7 @@ import anyio
 from praisonai import _portal
 from praisonai._home import home_path
 from praisonai._ledger import Ledger
-from praisonai.compute import _activity
+from praisonai.compute import _activity, _home_reaper
 from praisonai.compute._activity import Tracked
 
 log = logging.getLogger("praisonai.reaper")
@@ -36,9 +44,15 @@ TICK_S = 1.0
 FLUSH_EVERY_S = 2.0
 #: An instance without an owner here (connected to, not provisioned) is forgotten after this long idle.
 FORGET_UNOWNED_AFTER_S = 600.0
+#: How much older than this process's previous look a fresh ledger stamp may be (another process
+#: flushes up to ``FLUSH_EVERY_S`` after the activity, on its own tick).
+_STAMP_LAG_S = FLUSH_EVERY_S + 2 * TICK_S
 #: How long one reaping shutdown may take, and when a failed one is tried again.
 SHUTDOWN_TIMEOUT_S = 120.0
 RETRY_AFTER_S = 30.0
+
+#: The wall clock, read to convert to and from the ledger's stamps; a seam for tests.
+wall_clock: Callable[[], float] = time.time
 
 _start_lock = threading.Lock()
 _thread: threading.Thread | None = None
@@ -56,6 +70,10 @@ def ensure_running() -> None:
 
 
 def _run() -> None:
+    try:
+        _home_reaper.ensure_running_if_needed()
+    except Exception as exc:  # an unusable home or ledger: this process's own reaping goes on
+        log.warning("could not check for the home's reaper process: %s", exc)
     while True:
         time.sleep(TICK_S)
         try:
@@ -82,7 +100,7 @@ def tick(now: float) -> None:
 def flush(entries: Sequence[tuple[str, Tracked]], now: float, *, force: bool = False) -> None:
     """Write to the ledger each instance's activity that changed since its last stamp — or, while
     it is busy, "now" — at most every ``FLUSH_EVERY_S`` per instance (``force``: regardless)."""
-    wall_minus_mono = time.time() - now
+    wall_minus_mono = wall_clock() - now
     batches: dict[Path, dict[str, float]] = {}
     for instance_id, entry in entries:
         busy = entry.busy()
@@ -92,8 +110,8 @@ def flush(entries: Sequence[tuple[str, Tracked]], now: float, *, force: bool = F
             continue
         stamp = now if busy else entry.last
         path = entry.owned.ledger.path if entry.owned else _default_ledger_path()
-        batches.setdefault(path, {})[instance_id] = stamp + wall_minus_mono
-        entry.flushed_at, entry.flushed_last = now, stamp
+        batches.setdefault(path, {})[instance_id] = entry.ledger_stamp = stamp + wall_minus_mono
+        entry.flushed_at, entry.flushed_last, entry.ledger_seen_at = now, stamp, now
     for path, stamps in batches.items():
         if not path.exists():  # its home is gone (a removed temporary home): nothing to stamp
             continue
@@ -125,12 +143,24 @@ def reason_to_stop(instance_id: str, entry: Tracked, now: float, *, ledger: bool
     # Idle here; another process of this home may have used it meanwhile (its stamps are in the ledger).
     row = owned.ledger.get(instance_id) if ledger else None
     if row is not None:
-        elsewhere = row.last_active - (time.time() - now)  # as a monotonic time
-        if now - elsewhere < policy.idle_timeout_s:
+        elsewhere = _activity_elsewhere(entry, row.last_active, now)
+        if elsewhere is not None and now - elsewhere < policy.idle_timeout_s:
             entry.last = max(entry.last, elsewhere)
             entry.flushed_last = max(entry.flushed_last, entry.last)  # it is the ledger's already
             return None
     return f"idle for {now - entry.last:.0f}s (idle_timeout_s={policy.idle_timeout_s:g})"
+
+
+def _activity_elsewhere(entry: Tracked, stamp: float, now: float) -> float | None:
+    """When the activity behind the ledger's ``stamp`` happened, as a monotonic time, or ``None``
+    when the stamp did not change since this process last wrote or read it (see the module
+    docstring for why a stamp outside the window since that look counts as now)."""
+    if stamp == entry.ledger_stamp:
+        return None
+    since = entry.ledger_seen_at - _STAMP_LAG_S
+    entry.ledger_stamp, entry.ledger_seen_at = stamp, now
+    at = stamp - (wall_clock() - now)
+    return at if since <= at <= now else now
 
 
 async def _stop_all(due: Sequence[tuple[str, str]]) -> None:

@@ -52,7 +52,14 @@ class SSHHost(BaseModel):
     """Where instance workspaces live on the host; relative to the login directory unless absolute."""
     connect_timeout: float = Field(default=10.0, gt=0)
     """Seconds for TCP connect, SSH handshake and authentication together."""
-    keepalive_s: int = Field(default=15, ge=0)
+    keepalive_s: float = Field(default=5.0, ge=0)
+    """Seconds between liveness probes on each connection (0: no probes, and a silent host may
+    hang a call until TCP gives up, many minutes later)."""
+    keepalive_count: int = Field(default=2, ge=1)
+    """A probe unanswered for ``keepalive_s x keepalive_count`` seconds marks the connection dead:
+    it is closed, calls in flight fail (``ChannelClosedError``: the command may have run) and the
+    next call connects anew. So a silent host is noticed within ``keepalive_s x (keepalive_count
+    + 1)`` seconds: 15 s by default."""
 
     @classmethod
     def parse(cls, text: str, **defaults: Any) -> SSHHost:
@@ -102,8 +109,7 @@ def connect(host: SSHHost, via: paramiko.Transport | None = None) -> paramiko.Tr
             ) from None
         _check_host_key(host, transport.get_remote_server_key(), known)
         _authenticate(host, transport)
-        transport.set_keepalive(host.keepalive_s)
-        return transport
+        return transport  # the caller probes its liveness (``_ssh_link``)
     except BaseException:
         transport.close()
         raise

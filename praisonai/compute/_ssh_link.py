@@ -4,12 +4,20 @@ A :class:`HostLink` is shared by every provider in the process that names the sa
 keeps one authenticated connection open (more when sshd's ``MaxSessions`` refuses another
 channel on it), reconnects when a connection has dropped, and lends out reused SFTP sessions.
 All methods block; the provider calls them from worker threads.
+
+A connection whose host falls silent (a network partition, a frozen host) is noticed by probing:
+every ``keepalive_s`` a request the server must answer, and a probe unanswered for ``keepalive_s
+x keepalive_count`` closes the connection. That ends its channels, so every call in flight on it
+fails at once (``ChannelClosedError`` for a command that may have run) instead of waiting for
+TCP to give up, and the next call connects again (``ProviderUnavailableError``: cannot reach).
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +28,12 @@ from praisonai.compute._ssh_connect import SSHHost, connect
 if TYPE_CHECKING:
     import paramiko
 
+log = logging.getLogger("praisonai.ssh")
+
 _OPEN_TIMEOUT_S = 10.0
+#: The liveness probe: a global request with want-reply, which an SSH server must answer (OpenSSH
+#: answers this one with "failure", which is as good an answer as any).
+_PROBE = "keepalive@openssh.com"
 _SFTP_IDLE_MAX = 4  # SFTP sessions kept for reuse per host; busier moments open more
 
 
@@ -46,7 +59,9 @@ class HostLink:
 
     def _connect(self) -> paramiko.Transport:
         via = self._jump.transports()[0] if self._jump is not None else None
-        return connect(self.host, via)
+        transport = connect(self.host, via)
+        watch_liveness(transport, self.host)
+        return transport
 
     def open_session(self) -> paramiko.Channel:
         """A new session channel: on an existing connection, or a new one when all refuse."""
@@ -84,7 +99,13 @@ class HostLink:
             reader.start()
             out = _read_all(channel.recv)
             reader.join(timeout)
-            return channel.recv_exit_status(), out, bytes(err)
+            status = channel.recv_exit_status()
+            transport = channel.get_transport()
+            if status == -1 and (transport is None or not transport.is_active()):
+                raise ProviderUnavailableError(
+                    f"the connection to {self.host.label} was lost during a host command", op="exec"
+                )
+            return status, out, bytes(err)
         except (TimeoutError, paramiko.SSHException, EOFError, OSError) as exc:
             raise ExecError(f"{self.host.label}: a host command failed: {exc}", op="exec") from None
         finally:
@@ -128,6 +149,39 @@ class HostLink:
                 self._sftp_idle.append(client)
                 return
         client.close()
+
+
+def watch_liveness(transport: paramiko.Transport, host: SSHHost) -> None:
+    """Probe ``transport`` every ``host.keepalive_s`` from a daemon thread, and close it when a
+    probe goes unanswered for ``keepalive_s x keepalive_count`` (see the module docstring)."""
+    if host.keepalive_s > 0:
+        name = f"praisonai-ssh-liveness-{host.label}"
+        threading.Thread(target=_heartbeat, args=(transport, host), name=name, daemon=True).start()
+
+
+def _heartbeat(transport: paramiko.Transport, host: SSHHost) -> None:
+    silent_limit = host.keepalive_s * host.keepalive_count
+    while transport.is_active():
+        time.sleep(host.keepalive_s)
+        # The probe runs in a thread of its own: sending may block on a full socket buffer.
+        probe = threading.Thread(target=_probe, args=(transport,), daemon=True)
+        probe.start()
+        probe.join(silent_limit)
+        if probe.is_alive() and transport.is_active():
+            log.warning(
+                "%s did not answer for %g s (keepalive_s=%g x keepalive_count=%d): closing the connection",
+                host.label, silent_limit, host.keepalive_s, host.keepalive_count,
+            )  # fmt: skip
+            transport.close()  # ends its channels: their readers see the end, and calls fail
+            return
+
+
+def _probe(transport: paramiko.Transport) -> None:
+    """Send one probe and wait for its answer (returns at once when the transport closes)."""
+    import paramiko
+
+    with contextlib.suppress(paramiko.SSHException, EOFError, OSError):
+        transport.global_request(_PROBE, wait=True)
 
 
 def _usable(client: paramiko.SFTPClient) -> bool:

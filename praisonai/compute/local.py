@@ -1,14 +1,19 @@
 """Local compute: an instance is a workspace directory on this machine.
 
 Commands run with a clean environment (the config's env plus a minimal ``PATH``/``HOME``; no host
-secrets) in their own process group, so a timeout kills the whole tree. With ``isolate=True``
-every command runs under bubblewrap: the system is read-only, only the workspace is writable, the
-rest of the host (home directories, keys, ``/etc/shadow``) is absent, and ``network="none"`` takes
-the network away. Without isolation this is a plain shell on this machine, not a security boundary.
+secrets) in their own process group, so a timeout kills the whole tree. Every process carries
+``PRAISONAI_INSTANCE=<id>`` in its environment, so shutdown finds and kills also those that left
+the group (``setsid``, daemons). With ``isolate=True`` every command runs under bubblewrap: the
+system is read-only, only the workspace is writable, the rest of the host (home directories, keys,
+``/etc/shadow``) is absent, and ``network="none"`` takes the network away. Without isolation this
+is a plain shell on this machine, not a security boundary.
 
 On disk (``$PRAISONAI_HOME/local/<instance-id>/``): ``instance.json`` (mode 0600),
 ``workspace/`` and ``pgids/`` — one empty file per running process group, so a shutdown from any
 process can kill what runs.
+
+An instance whose creating process died (SIGKILL, power cut) is shut down by the home's reaper
+process (``_home_reaper``) once it has been idle for its ``idle_timeout_s`` or lived ``ttl_s``.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ from praisonai._errors import (
 from praisonai._home import praisonai_home
 from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.channel.transport import ProcessTransport, SandboxedProcessTransport
-from praisonai.compute._process import kill_group, run_process
+from praisonai.compute import _home_reaper
+from praisonai.compute._process import INSTANCE_MARKER, kill_group, kill_marked, run_process
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider, ExecRequest
 from praisonai.compute.config import ComputeConfig
 
@@ -118,6 +124,8 @@ class LocalCompute(ComputeProvider):
         reason = self.unavailable_reason()
         if reason:
             raise ProviderUnavailableError(reason, op="provision")
+        if cfg.auto_shutdown or cfg.ttl_s is not None:  # someone must stop it if this process dies
+            await anyio.to_thread.run_sync(_home_reaper.ensure_running)
         inst = _Instance(
             instance_id=instance_id,
             root=self.root / instance_id,
@@ -143,6 +151,7 @@ class LocalCompute(ComputeProvider):
             return False
         for entry in (root / "pgids").glob("*"):
             kill_group(int(entry.name))
+        await anyio.to_thread.run_sync(kill_marked, instance_id)  # those that left their group
         await anyio.to_thread.run_sync(shutil.rmtree, root, True)
         return True
 
@@ -179,7 +188,7 @@ class LocalCompute(ComputeProvider):
         cwd = self._host_path(inst, request.cwd or ".")
         if not cwd.is_dir():
             raise PathNotFoundError(f"working directory {request.cwd} does not exist", op="exec")
-        env = {**_base_env(inst), **request.env}
+        env = {**_base_env(inst), **request.env, INSTANCE_MARKER: inst.instance_id}
         argv = ["/bin/sh", "-c", "--", request.command]  # "--": a command may start with "-"
         if inst.isolate:
             argv = [*_bwrap_argv(inst, self._inner_path(inst, cwd)), *argv]
@@ -272,15 +281,18 @@ def _bwrap_argv(inst: _Instance, cwd: str, *, new_session: bool = True) -> list[
         argv.append("--share-net")
     for path in (*_RO_SYSTEM, *_RO_ETC):
         argv += ["--ro-bind-try", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(inst.root / "spool"), _ISOLATED_SPOOL]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    argv += ["--bind", str(inst.root / "spool"), _ISOLATED_SPOOL]
     argv += ["--bind", str(inst.workspace), inst.working_dir, "--chdir", cwd]
     return argv
 
 
 def _base_env(inst: _Instance) -> dict[str, str]:
-    """A clean environment: the instance's env over a minimal PATH/HOME/LANG, no host secrets."""
+    """A clean environment: the instance's env over a minimal PATH/HOME/LANG, no host secrets,
+    and the instance's marker (last: the config's env cannot take it away)."""
     home = inst.working_dir or str(inst.workspace)
-    return {"PATH": SYSTEM_PATH, "HOME": home, "LANG": "C.UTF-8", **inst.env}
+    base = {"PATH": SYSTEM_PATH, "HOME": home, "LANG": "C.UTF-8"}
+    return {**base, **inst.env, INSTANCE_MARKER: inst.instance_id}
 
 
 def _forget_if_empty(record: Path) -> None:

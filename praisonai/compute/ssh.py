@@ -13,6 +13,10 @@ instance's env read from its 0600 file, never from a command line); every proces
 uploads and downloads travel over reused SFTP sessions. The host is not a sandbox: commands
 run as the login user. File operations are confined to the workspace by path (symbolic links
 the commands create are not resolved).
+
+An instance whose creating process died is shut down by the home's reaper process
+(``_home_reaper``) once idle for its ``idle_timeout_s`` or past its ``ttl_s``. A host that falls
+silent is noticed within ``keepalive_s x (keepalive_count + 1)`` seconds (``SSHHost``).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from praisonai._errors import (
 )
 from praisonai._types import ExecResult, InstanceInfo, InstanceStatus
 from praisonai.channel.channel import Channel
-from praisonai.compute import _ssh_files
+from praisonai.compute import _home_reaper, _ssh_files
 from praisonai.compute._ssh_connect import SSHHost
 from praisonai.compute._ssh_link import HostLink, SSHChannelTransport
 from praisonai.compute._threads import run_blocking
@@ -134,6 +138,8 @@ class SSHCompute(ComputeProvider):
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         if not self.hosts:
             raise ConfigError(_NO_HOSTS, op="provision")
+        if cfg.auto_shutdown or cfg.ttl_s is not None:  # someone must stop it if this process dies
+            await run_blocking(_home_reaper.ensure_running)
         link = await self._least_busy()
         root = await run_blocking(_ssh_files.instances_root, link)
         place = _Place(

@@ -20,9 +20,12 @@ from praisonai.compute.registry import provider_class
 
 _REPO = Path(praisonai.__file__).parents[1]
 # Provisions one instance with the given idle timeout, prints its id and exits (its owner is gone).
+# It starts no home reaper process, which would remove such an orphan before gc could.
 _PROVISION = """
 import sys, anyio
+from praisonai.compute import _home_reaper
 from praisonai.compute.registry import provider_class
+_home_reaper.ensure_running = lambda home=None: False
 config = {"idle_timeout_s": int(sys.argv[2])}
 print(anyio.run(provider_class(sys.argv[1])().provision, config).instance_id)
 """
@@ -33,8 +36,6 @@ def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedPr
         [sys.executable, "-c", "from praisonai.cli import main; main()", *args],
         capture_output=True, text=True, timeout=120, cwd=_REPO, env=env,
     )  # fmt: skip
-
-
 
 
 @pytest.fixture

@@ -1,0 +1,252 @@
+"""The home's reaper: a small detached process that stops local and SSH instances whose owner died.
+
+A docker instance stops itself (its watchdog, ``channel/watchdog.sh``); a local workspace or an
+SSH host has nothing inside that could. So a process that provisions one with a lifecycle policy
+(``auto_shutdown`` or ``ttl_s``) makes sure that this process runs for its home (``ensure_running``),
+and any praisonai process of the home starts it again when it finds rows to watch and no reaper
+(after a reboot, say). One per home, by a ``flock`` on ``$PRAISONAI_HOME/locks/home-reaper.lock``
+(which holds its pid). Every ``POLL_S`` it reads the ledger and shuts down, with the provider
+rebuilt from the row's spec, each watched instance whose creating process is gone (on this host)
+and that has been idle for its ``idle_timeout_s`` (with ``auto_shutdown``) or lived ``ttl_s``:
+the rule ``gc`` applies, applied without anyone running ``gc``. While the owner lives, the owner's
+own in-process reaper decides. The process exits when its home has nothing left to watch, or is gone.
+
+Time is measured on this process's monotonic clock, so stepping the wall clock changes nothing:
+a row's wall-clock stamps are read once, when the row is first seen (a stamp in the future counts
+as now), and from then on every change of its ``last_active`` is activity at the moment it is seen.
+Its log (reaps and failures) is ``$PRAISONAI_HOME/home-reaper.log``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+
+from praisonai._ledger import Ledger, LedgerEntry
+
+log = logging.getLogger("praisonai.home_reaper")
+
+#: Providers whose instances have no dead-man's switch of their own.
+WATCHED = frozenset({"local", "ssh"})
+POLL_S = 1.0
+#: How long one shutdown may take; a failed one is tried again after RETRY_AFTER_S, doubling up to
+#: RETRY_MAX_S (an SSH host that is down for good, or needs a password this process does not have).
+SHUTDOWN_TIMEOUT_S = 120.0
+RETRY_AFTER_S = 30.0
+RETRY_MAX_S = 3600.0
+#: Consecutive unreadable polls (a corrupt or locked ledger) after which the process gives up.
+MAX_FAILED_POLLS = 60
+_LOG_MAX_BYTES = 1 << 20
+_MAIN = "import sys; from praisonai.compute._home_reaper import main; main(sys.argv[1], int(sys.argv[2]))"
+
+#: The wall clock; a seam for tests (the reaper itself reads it only when it first sees a row).
+wall_clock: Callable[[], float] = time.time
+
+
+# ---- starting it -------------------------------------------------------------------------------
+
+
+def ensure_running(home: Path | None = None) -> bool:
+    """Start the reaper of ``home`` (default: the current ``$PRAISONAI_HOME``) unless one runs;
+    returns whether this call started one. Blocking (~3 ms when it starts one, µs otherwise).
+    A failure is logged, not raised: the instance works without it, only unguarded."""
+    from praisonai._home import praisonai_home
+
+    home = (home or praisonai_home()).absolute()
+    try:
+        fd = _try_lock(home)
+        if fd is None:
+            return False
+        try:
+            _spawn(home, fd)  # the reaper inherits the lock: no second one can start in between
+        finally:
+            os.close(fd)
+    except (OSError, subprocess.SubprocessError) as exc:
+        log.warning("could not start the reaper process of %s: %s", home, exc)
+        return False
+    return True
+
+
+def ensure_running_if_needed() -> None:
+    """Start the current home's reaper when its ledger has instances to watch and none runs; for
+    the first use of praisonai in a process (its in-process reaper calls this once, off the hot
+    path). Never creates the home."""
+    home = Path(os.environ.get("PRAISONAI_HOME") or Path.home() / ".praisonai").absolute()
+    ledger = home / "ledger.sqlite3"
+    if ledger.exists() and _watched(Ledger(ledger).entries()):
+        ensure_running(home)
+
+
+def _lock_path(home: Path) -> Path:
+    return home / "locks" / "home-reaper.lock"
+
+
+def _try_lock(home: Path) -> int | None:
+    """An fd holding the home's reaper lock, or ``None`` when another process holds it."""
+    path = _lock_path(home)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _spawn(home: Path, lock: int) -> None:
+    """Start the reaper detached, holding ``lock`` (an fd with the home's reaper lock): its own
+    session, no terminal, reparented to init (the sh in between exits at once, so it never
+    becomes this process's zombie)."""
+    logfile = home / "home-reaper.log"
+    with contextlib.suppress(OSError):
+        if logfile.stat().st_size > _LOG_MAX_BYTES:
+            logfile.unlink()
+    package_root = str(Path(__file__).resolve().parents[2])  # the same code as this process runs
+    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
+    subprocess.run(
+        ["/bin/sh", "-c", '"$@" </dev/null >/dev/null 2>>"$0" &', str(logfile),
+         sys.executable, "-c", _MAIN, str(home), str(lock)],
+        env={**os.environ, "PRAISONAI_HOME": str(home), "PYTHONPATH": path},
+        cwd="/", start_new_session=True, pass_fds=(lock,), check=True,
+    )  # fmt: skip
+
+
+# ---- the rule ----------------------------------------------------------------------------------
+
+
+def _watched(entries: list[LedgerEntry]) -> list[LedgerEntry]:
+    """The rows this process looks after: watched providers with a policy that ever stops them."""
+    return [e for e in entries if e.provider in WATCHED and (e.auto_shutdown or e.ttl_s is not None)]
+
+
+@dataclass(slots=True)
+class Seen:
+    """One row as this process has watched it, in its monotonic time."""
+
+    stamp: float  # the row's last_active when it last changed
+    active_at: float  # when that activity happened
+    born_at: float  # when the instance was created
+    retry_at: float = 0.0  # after a failed shutdown, when to try again
+    retry_after: float = RETRY_AFTER_S
+
+    @classmethod
+    def first(cls, entry: LedgerEntry, now: float) -> Seen:
+        """Trust the wall clock once; a stamp in the future (the clock stepped back) is now."""
+        wall = wall_clock()
+        idle, age = max(0.0, wall - entry.last_active), max(0.0, wall - entry.created_at)
+        return cls(entry.last_active, now - idle, now - age)
+
+    def update(self, entry: LedgerEntry, now: float) -> None:
+        if entry.last_active != self.stamp:  # another process stamped activity since we looked
+            self.stamp, self.active_at = entry.last_active, now
+
+
+def orphan_reason(entry: LedgerEntry, *, idle_s: float, age_s: float) -> str | None:
+    """Why the instance of ``entry`` must go now that it has been idle ``idle_s`` seconds and
+    lived ``age_s``, or ``None``: only when its creating process (on this host) is gone."""
+    if entry.owner_alive() is not False:  # alive (it reaps for itself), or on another host
+        return None
+    if entry.ttl_s is not None and age_s >= entry.ttl_s:
+        return f"its creator {entry.owner} is gone and its ttl of {entry.ttl_s:g}s passed"
+    if entry.auto_shutdown and idle_s >= entry.idle_timeout_s:
+        limit = f"idle_timeout_s={entry.idle_timeout_s:g}"
+        return f"its creator {entry.owner} is gone and it was idle {idle_s:.0f}s ({limit})"
+    return None
+
+
+# ---- the process -------------------------------------------------------------------------------
+
+
+def main(home: str, lock: int) -> None:
+    """The reaper process: watch ``home`` while holding its reaper lock (the fd ``lock``, taken by
+    the process that started this one) until nothing is left to watch."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s home reaper %(process)d: %(message)s")
+    os.environ["PRAISONAI_HOME"] = home  # providers' shutdown forgets rows in this home
+    try:
+        os.ftruncate(lock, 0)
+        os.write(lock, f"{os.getpid()}\n".encode())
+        _watch(Path(home), lock)
+    finally:
+        os.close(lock)
+
+
+def _watch(home: Path, fd: int) -> None:
+    path = home / "ledger.sqlite3"
+    seen: dict[str, Seen] = {}
+    failures = 0
+    while path.exists():  # a removed home: nothing to do
+        try:
+            rows = _watched(Ledger(path).entries())
+            failures = 0
+        except Exception as exc:  # a corrupt or locked ledger: try again, not forever
+            failures += 1
+            log.warning("cannot read the ledger %s: %s", path, exc)
+            if failures >= MAX_FAILED_POLLS:
+                return
+            time.sleep(POLL_S)
+            continue
+        if not rows and not _keep_watching(home, fd, path):
+            return
+        _reap_due(rows, seen)
+        time.sleep(POLL_S)
+
+
+def _keep_watching(home: Path, fd: int, path: Path) -> bool:
+    """Nothing to watch: give the lock up, then look once more, so that a row recorded meanwhile
+    (whose provisioner saw the lock held and started no reaper) is not left alone."""
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    try:
+        if not _watched(Ledger(path).entries()):
+            return False
+    except Exception:  # unreadable now: the next process to use the home starts a reaper again
+        return False
+    with contextlib.suppress(BlockingIOError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    return False  # another reaper took over
+
+
+def _reap_due(rows: list[LedgerEntry], seen: dict[str, Seen]) -> None:
+    now = time.monotonic()
+    for gone in seen.keys() - {e.instance_id for e in rows}:
+        del seen[gone]
+    for entry in rows:
+        watch = seen.get(entry.instance_id)
+        if watch is None:
+            watch = seen[entry.instance_id] = Seen.first(entry, now)
+        else:
+            watch.update(entry, now)
+        why = orphan_reason(entry, idle_s=now - watch.active_at, age_s=now - watch.born_at)
+        if why and now >= watch.retry_at and not _shut_down(entry, why, watch.retry_after):
+            watch.retry_at = now + watch.retry_after
+            watch.retry_after = min(2 * watch.retry_after, RETRY_MAX_S)
+
+
+def _shut_down(entry: LedgerEntry, why: str, retry_after: float) -> bool:
+    from praisonai.compute.registry import provider_class
+
+    async def shutdown() -> None:
+        provider = provider_class(entry.provider)(**entry.spec)
+        with anyio.fail_after(SHUTDOWN_TIMEOUT_S):
+            await provider.shutdown(entry.instance_id)  # its row goes with it
+
+    try:
+        anyio.run(shutdown)
+    except Exception as exc:
+        log.warning(
+            "could not shut down %s (%s): %s; retrying in %gs", entry.instance_id, why, exc, retry_after
+        )
+        return False
+    log.info("shut down %s: %s", entry.instance_id, why)
+    return True

@@ -1,0 +1,254 @@
+"""Local and SSH instances whose client died, and clocks that jump (issue 11, defects 15 and 17).
+
+A client SIGKILLed mid-work runs no clean-up at all; its instances must still go once idle for
+their ``idle_timeout_s`` — the home's reaper process (``compute/_home_reaper``) sees to it — and
+every process of an instance dies at shutdown, also those that left its process group
+(``setsid``). The in-process reaper measures idleness on the monotonic clock, so stepping the
+wall clock (injected through ``_reaper.wall_clock``) neither suspends nor hastens reaping.
+Real processes, a real sshd; everything made is removed, also when a test fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import praisonai
+from praisonai import _portal
+from praisonai._ledger import Ledger, LedgerEntry
+from praisonai.compute import _home_reaper, _reaper
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.local import LocalCompute
+from praisonai.compute.ssh import SSHCompute
+from praisonai.compute.testing_sshd import SSHServer
+
+_REPO = Path(praisonai.__file__).parents[1]
+# Provisions an instance, leaves a detached process (setsid) and a background process behind (with
+# "busy", also an exec still running), prints the id, then dies by SIGKILL: no clean-up runs.
+_KILLED_CLIENT = """
+import json, os, signal, sys, threading, time
+from praisonai import _portal
+from praisonai.compute.local import LocalCompute
+from praisonai.compute.ssh import SSHCompute
+kind, idle, marker, left, spec = sys.argv[1:6]
+p = LocalCompute() if kind == "local" else SSHCompute(**json.loads(spec))
+iid = _portal.call(p.provision, {"idle_timeout_s": int(idle)}).instance_id
+_portal.call(p.execute, iid, f"setsid sleep {marker} >/dev/null 2>&1 &")
+_portal.call(p.start_process, iid, f"sleep {marker}")
+if left == "busy":
+    threading.Thread(target=_portal.call, args=(p.execute, iid, f"sleep {marker}", None), daemon=True).start()
+time.sleep(1)  # the background processes have started
+print(iid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def processes_running(marker: str) -> list[int]:
+    """Processes on this machine (also the sshd host) running ``sleep <marker>``."""
+    needle = f"sleep\0{marker}\0".encode()
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if needle in cmdline.read_bytes():
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def wait_until(condition: Callable[[], bool], deadline_s: float) -> None:
+    start = time.monotonic()
+    while not condition():
+        assert time.monotonic() - start < deadline_s, f"not within {deadline_s}s"
+        time.sleep(0.2)
+
+
+def gone(workspace: Path, instance_id: str, marker: str) -> bool:
+    """The instance's workspace, its processes and its ledger row are all gone."""
+    return (
+        not workspace.exists() and not processes_running(marker) and Ledger.default().get(instance_id) is None
+    )
+
+
+def home_reaper_pid(home: Path) -> int | None:
+    """The pid of ``home``'s reaper process while it runs."""
+    try:
+        pid = int((home / "locks" / "home-reaper.lock").read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return None
+    return pid if b"_home_reaper" in cmdline else None
+
+
+def unique_marker() -> str:
+    return f"{500 + os.getpid() % 400}.{time.monotonic_ns() % 10**6}"
+
+
+def kill_client(
+    kind: str, idle: int, marker: str, left: str = "idle", spec: dict[str, Any] | None = None
+) -> str:
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_CLIENT, kind, str(idle), marker, left, json.dumps(spec or {})],
+        capture_output=True, text=True, timeout=120, cwd=_REPO,
+    )  # fmt: skip
+    instance_id = child.stdout.strip()
+    assert child.returncode == -signal.SIGKILL and instance_id.startswith(f"{kind}_"), child.stderr
+    return instance_id
+
+
+@pytest.fixture
+def make() -> Iterator[Callable[..., tuple[ComputeProvider, str]]]:
+    made: list[tuple[ComputeProvider, str]] = []
+
+    def provision(provider: ComputeProvider, **config: Any) -> tuple[ComputeProvider, str]:
+        made.append((provider, _portal.call(provider.provision, config).instance_id))
+        return made[-1]
+
+    yield provision
+    for provider, instance_id in made:
+        _portal.call(provider.shutdown, instance_id)
+
+
+# ---- shutdown kills by the instance's marker -----------------------------------------------------
+
+
+@pytest.mark.usefixtures("home")
+def test_shutdown_kills_a_setsid_child_of_an_unisolated_local_instance(make: Callable[..., Any]) -> None:
+    provider, instance_id = make(LocalCompute())
+    marker = unique_marker()
+    try:
+        _portal.call(provider.execute, instance_id, f"setsid sleep {marker} >/dev/null 2>&1 &")
+        _portal.call(provider.start_process, instance_id, f"setsid sleep {marker}")
+        wait_until(lambda: len(processes_running(marker)) == 2, 10)
+        assert _portal.call(provider.shutdown, instance_id) is True
+        assert processes_running(marker) == []
+    finally:
+        for pid in processes_running(marker):
+            os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.usefixtures("home")
+def test_every_local_process_carries_the_instance_marker_which_the_env_cannot_override(
+    make: Callable[..., Any],
+) -> None:
+    provider, instance_id = make(LocalCompute(), env={"PRAISONAI_INSTANCE": "local_000000000000"})
+    env = {"PRAISONAI_INSTANCE": "x"}
+    shown = _portal.call(lambda: provider.execute(instance_id, "echo $PRAISONAI_INSTANCE", env=env))
+    assert shown.stdout == f"{instance_id}\n"
+    session = _portal.call(provider.open_session, instance_id)
+    try:
+        assert _portal.call(lambda: session.run("echo $PRAISONAI_INSTANCE")).stdout == f"{instance_id}\n"
+    finally:
+        _portal.call(session.close)
+
+
+# ---- a SIGKILLed client ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("left", ["idle", "busy"])
+def test_a_sigkilled_clients_local_instance_goes_after_its_idle_timeout(home: Path, left: str) -> None:
+    """Its workspace, its ledger row and every process it left (a running command too: with its
+    client gone nobody waits for it) — and then the home's reaper process itself."""
+    idle, marker = 3, unique_marker()
+    instance_id = kill_client("local", idle, marker, left)
+    try:
+        assert (home / "local" / instance_id).is_dir()  # it did not die with its client
+        wait_until(lambda: gone(home / "local" / instance_id, instance_id, marker), idle + 20)
+        wait_until(lambda: home_reaper_pid(home) is None, 10)  # nothing left to watch: it exits
+    finally:
+        _portal.call(LocalCompute().shutdown, instance_id)
+
+
+def test_a_sigkilled_clients_ssh_instance_goes_after_its_idle_timeout(home: Path, sshd: SSHServer) -> None:
+    idle, marker = 3, unique_marker()
+    spec = sshd.connect_kwargs()
+    instance_id = kill_client("ssh", idle, marker, spec=spec)
+    workspace = Path(sshd.home, ".praisonai", "instances", instance_id)
+    try:
+        assert workspace.is_dir() and processes_running(marker)
+        wait_until(lambda: gone(workspace, instance_id, marker), idle + 30)
+        wait_until(lambda: home_reaper_pid(home) is None, 10)
+    finally:
+        _portal.call(SSHCompute(**spec).shutdown, instance_id)
+
+
+def test_the_next_process_of_the_home_restarts_a_missing_reaper(home: Path) -> None:
+    """The reaper process is gone too (killed, or the machine rebooted): the next praisonai process
+    that uses this home starts it again, and the orphan goes."""
+    idle, marker = 5, unique_marker()
+    instance_id = kill_client("local", idle, marker)
+    try:
+        wait_until(lambda: home_reaper_pid(home) is not None, 20)  # started by the client
+        reaper = home_reaper_pid(home)
+        assert reaper is not None
+        os.kill(reaper, signal.SIGKILL)
+        wait_until(lambda: home_reaper_pid(home) is None, 10)
+        time.sleep(idle + 1)
+        assert (home / "local" / instance_id).is_dir()  # nobody watches it now
+        next_process = (
+            "from praisonai.compute import _activity; import time; _activity.touch('x'); time.sleep(1)"
+        )
+        subprocess.run([sys.executable, "-c", next_process], check=True, timeout=60, cwd=_REPO)
+        wait_until(lambda: gone(home / "local" / instance_id, instance_id, marker), 20)
+        wait_until(lambda: home_reaper_pid(home) is None, 10)
+    finally:
+        _portal.call(LocalCompute().shutdown, instance_id)
+
+
+# ---- clocks ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("home")
+def test_a_wall_clock_stepped_back_does_not_suspend_idle_reaping(
+    make: Callable[..., Any], home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider, instance_id = make(LocalCompute(), idle_timeout_s=2)
+    assert _portal.call(provider.execute, instance_id, "true").ok
+    monkeypatch.setattr(_reaper, "wall_clock", lambda: time.time() - 3600)  # an hour back
+    wait_until(lambda: not (home / "local" / instance_id).exists(), 2 * 2 + 10)
+
+
+@pytest.mark.usefixtures("home")
+def test_a_wall_clock_stepped_forward_does_not_reap_an_instance_in_use_elsewhere(
+    make: Callable[..., Any], home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, instance_id = make(LocalCompute(), idle_timeout_s=2)
+    ledger = Ledger.default()
+
+    def used_elsewhere(seconds: float) -> None:  # another process of this home stamps its activity
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            ledger.touch(instance_id)
+            time.sleep(0.5)
+
+    used_elsewhere(3)  # this process's reaper has read the other's stamps
+    monkeypatch.setattr(_reaper, "wall_clock", lambda: time.time() + 3600)  # an hour ahead
+    used_elsewhere(5)
+    assert (home / "local" / instance_id).is_dir()
+    wait_until(lambda: not (home / "local" / instance_id).exists(), 2 * 2 + 10)  # unused, it goes
+
+
+def test_the_home_reapers_idle_clock_reads_the_wall_clock_only_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The home's reaper process trusts a row's wall-clock stamp when it first sees the row (one from
+    the future is now); after that, idleness is its own monotonic time since the stamp last changed."""
+    row = LedgerEntry(
+        "local_0000000000aa", "local", {}, "u@h:1", created_at=1000.0, state="running", last_active=1000.0
+    )
+    monkeypatch.setattr(_home_reaper, "wall_clock", lambda: 1000.0 - 3600)  # stepped an hour back
+    seen = _home_reaper.Seen.first(row, 50.0)
+    assert (seen.active_at, seen.born_at) == (50.0, 50.0)
+    monkeypatch.setattr(_home_reaper, "wall_clock", lambda: 1000.0 + 3600)  # and an hour forward
+    seen.update(row, 60.0)
+    assert seen.active_at == 50.0  # no new stamp: idle for 10 s, not for an hour
+    seen.update(dataclasses.replace(row, last_active=990.0), 70.0)
+    assert seen.active_at == 70.0  # a new stamp is activity when seen, whatever it says
