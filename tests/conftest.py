@@ -13,7 +13,7 @@ import tempfile
 import tracemalloc  # noqa: F401  (imported up front: pytest's unraisable hook imports it lazily, and a
 
 # garbage-collected socket reported in the middle of that import crashes the hook)
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -60,6 +60,13 @@ def _skip_unless_required(service: str, reason: str | None) -> None:
     if os.environ.get(flag) == "1":
         pytest.fail(f"{flag}=1 but {service} cannot run: {reason}")
     pytest.skip(f"{service} not usable here: {reason}")
+
+
+@pytest.fixture(scope="session")
+def skip_unless_required() -> Callable[[str, str | None], None]:
+    """``skip_unless_required(service, reason)``: skip (or, when CI requires the service, fail)
+    a test whose service cannot run here for ``reason``; a None reason does nothing."""
+    return _skip_unless_required
 
 
 @pytest.fixture(scope="session")

@@ -32,7 +32,8 @@ import typer
 from praisonai import _portal
 from praisonai._ledger import Ledger, LedgerEntry
 from praisonai.cli import _output
-from praisonai.cli.compute import GONE, UNREACHABLE, Found, _age, _stop_each, abandoned_reason
+from praisonai.cli.compute import GONE, UNREACHABLE, Found, _stop_each, abandoned_reason
+from praisonai.compute import _home_reaper
 
 Kind = Literal["remove", "forget"]
 
@@ -48,17 +49,12 @@ class Orphan:
 
 
 def orphan_reason(entry: LedgerEntry, now: float) -> str | None:
-    """Why a recorded instance that still exists is an orphan, or ``None`` to keep it."""
+    """Why a recorded instance that still exists is an orphan, or ``None`` to keep it: the home
+    reaper's rule, plus a failed provision."""
     if entry.state == "failed":
         return "its provision failed"
-    if entry.owner_alive() is not False:  # alive, or on another host: not for us to judge
-        return None
-    if entry.ttl_s is not None and now - entry.created_at >= entry.ttl_s:
-        return f"its creator {entry.owner} is gone and its ttl of {entry.ttl_s:g}s passed"
-    if entry.auto_shutdown and now - entry.last_active >= entry.idle_timeout_s:
-        idle, limit = _age(entry.last_active, now), f"idle_timeout_s={entry.idle_timeout_s:g}"
-        return f"its creator {entry.owner} is gone and it was idle {idle} ({limit})"
-    return None
+    idle_s, age_s = max(0.0, now - entry.last_active), now - entry.created_at
+    return _home_reaper.orphan_reason(entry, idle_s=idle_s, age_s=age_s)
 
 
 def plan(
