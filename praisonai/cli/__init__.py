@@ -1,47 +1,55 @@
-"""The ``praisonai`` command: a typer app with one thin module per command group."""
+"""The ``praisonai`` command: a typer app with one thin module per command group.
+
+Start-up is part of the product. ``--version`` and the top-level help are answered here, before
+typer, rich or any provider is imported; any other command imports typer and only the module of
+the group it names (see ``_app``).
+"""
 
 from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
-
-import typer
 
 from praisonai import __version__
-from praisonai._errors import PraisonAIError
-from praisonai.cli import _output, compute, env, sandbox
 
-app = typer.Typer(
-    help="Run AI agents' shell and file tools in isolated instances.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-app.add_typer(compute.app, name="compute")
-app.add_typer(sandbox.app, name="sandbox")
-app.add_typer(env.app, name="env")
+#: The command groups: name -> (module, one line for the top-level help).
+GROUPS = {
+    "sandbox": ("praisonai.cli.sandbox", "Run a command in a fresh instance: sandbox run -- COMMAND."),
+    "compute": ("praisonai.cli.compute", "Providers and their instances: providers, ps, stop, gc."),
+    "env": ("praisonai.cli.env", "The environment file .praisonai/environment.yaml: validate, show, plan, build."),
+}
 
+USAGE = """\
+Usage: praisonai [--version] [--help] COMMAND [ARGS]...
 
-def _version(value: bool) -> None:
-    if value:
-        print(f"praisonai {__version__}")
-        raise typer.Exit()
+  Run AI agents' shell and file tools in isolated instances (local, docker, ssh).
 
+Commands:
+{commands}
 
-@app.callback()
-def root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
-    ] = False,
-) -> None:
-    """praisonai: remote-sandbox execution for AI agents."""
+Options:
+  --version  Print the version.
+  --help     Show this message and exit.
+
+Run 'praisonai COMMAND --help' for the options of a command.
+"""
 
 
 def main() -> None:
     """Entry point: user mistakes become one red line and a non-zero exit, never a traceback."""
+    args = sys.argv[1:]
+    if args == ["--version"]:
+        print(f"praisonai {__version__}")
+        return
+    if args in ([], ["--help"], ["-h"]):
+        width = max(map(len, GROUPS))
+        print(USAGE.format(commands="\n".join(f"  {n:<{width}}  {h}" for n, (_, h) in GROUPS.items())))
+        return
+    from praisonai._errors import PraisonAIError
+    from praisonai.cli._app import run
+
     try:
-        app()  # click handles usage errors and exit codes; our errors propagate to here
+        run(args)  # click handles usage errors and exit codes; our errors propagate to here
     except PraisonAIError as exc:
         _fail(exc, 2 if isinstance(exc, ValueError) else 1)
 
@@ -49,5 +57,7 @@ def main() -> None:
 def _fail(exc: Exception, code: int) -> None:
     if os.environ.get("PRAISONAI_DEBUG"):
         raise exc
+    from praisonai.cli import _output
+
     _output.error(str(exc))
     sys.exit(code)
