@@ -77,9 +77,9 @@ class ComputeConfig(BaseModel):
     """Seconds without exec or file activity before an idle instance stops."""
     ttl_s: int | None = Field(default=None, gt=0)
     """Seconds after which the instance stops however busy it is (``None``: no limit)."""
-    setup_timeout_s: float = Field(default=SETUP_TIMEOUT_S, gt=0, allow_inf_nan=False)
+    setup_timeout_s: float | None = SETUP_TIMEOUT_S
     """Seconds each package install and each setup or refresh command may run before provisioning
-    fails (default 900)."""
+    fails (default 900; ``None``: no limit). The environment file's ``setup_timeout``."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Extra labels recorded on the instance (server-side where the provider has labels)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -120,6 +120,11 @@ class ComputeConfig(BaseModel):
                 raise ValueError(f"mount {spec!r}: the mode must be 'ro' or 'rw'")
         return mounts
 
+    @field_validator("setup_timeout_s", mode="before")
+    @classmethod
+    def _setup_timeout(cls, value: object) -> object:
+        return check_timeout(value, "setup_timeout_s", allow_zero=False)  # refuses True and "5" too
+
     @field_validator("labels")
     @classmethod
     def _label_keys(cls, labels: dict[str, str]) -> dict[str, str]:
@@ -142,6 +147,11 @@ class ComputeConfig(BaseModel):
             return cls()
         if isinstance(value, cls):
             return value
+        if isinstance(value, str | bytes | int | float | list | tuple | set):  # bool is an int
+            raise ConfigError(
+                f"config must be a ComputeConfig, a dict or a config object, not {type(value).__name__}",
+                op="config",
+            )
         data = value if isinstance(value, dict) else _foreign_fields(value)
         try:
             return cls.model_validate(data)
@@ -242,5 +252,6 @@ def _describe(exc: ValidationError) -> str:
     problems = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "config"
-        problems.append(f"{where}: {err['msg']}")
+        message = err["msg"].removeprefix("Value error, ")
+        problems.append(message if message.startswith(f"{where} ") else f"{where}: {message}")
     return "invalid compute config: " + "; ".join(problems)
