@@ -7,6 +7,7 @@ the group it names (see ``_app``).
 
 from __future__ import annotations
 
+import atexit
 import os
 import sys
 
@@ -51,13 +52,27 @@ def main() -> None:
     try:
         run(args)  # click handles usage errors and exit codes; our errors propagate to here
     except PraisonAIError as exc:
-        _fail(exc, 2 if isinstance(exc, ValueError) else 1)
+        if os.environ.get("PRAISONAI_DEBUG"):
+            raise
+        from praisonai.cli import _output
+
+        _output.error(str(exc))
+        _exit_now(2 if isinstance(exc, ValueError) else 1)
+    except SystemExit as exc:
+        if exc.code is not None and not isinstance(exc.code, int):
+            raise
+        _exit_now(exc.code or 0)
+    _exit_now(0)
 
 
-def _fail(exc: Exception, code: int) -> None:
-    if os.environ.get("PRAISONAI_DEBUG"):
-        raise exc
-    from praisonai.cli import _output
-
-    _output.error(str(exc))
-    sys.exit(code)
+def _exit_now(code: int) -> None:
+    """Exit once the command is done, skipping the interpreter's teardown of every module and
+    object (hundreds of milliseconds after a run that loaded docker-py and pydantic). The exit
+    handlers still run first (open sandboxes closed, logs flushed), then the output is flushed."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said there
+            pass
+    os._exit(code)

@@ -97,6 +97,8 @@ def run(
     from praisonai.sandbox.environment import effective_config, shown_path
 
     effective = effective_config(fields, path=environment, use_file=not no_environment)
+    if compute is not None and compute.strip().lower() in ("docker", "container"):
+        _load_docker_sdk()  # before default_compute() or the provider import it with paramiko
     provider = resolve_compute(compute if compute is not None else effective.backend)
     if effective.source is not None:
         shown, definition = shown_path(effective.source), effective.config.definition_hash()
@@ -153,6 +155,27 @@ def _piped_stdin() -> bytes | None:
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISREG(mode)):
         return None
     return sys.stdin.buffer.read()
+
+
+def _load_docker_sdk() -> None:
+    """Import docker-py without paramiko when the engine is not reached over SSH.
+
+    docker-py imports paramiko when it loads, for ``ssh://`` engines only; that is a third of its
+    import time, which a one-shot run pays on every start. paramiko stays importable afterwards
+    (the SSH provider imports it itself); only docker-py's own ssh:// transport is left out.
+    """
+    if "docker" in sys.modules or os.environ.get("DOCKER_HOST", "").startswith("ssh://"):
+        return
+    hidden = "paramiko" not in sys.modules
+    if hidden:
+        sys.modules["paramiko"] = None  # type: ignore[assignment]  # "import paramiko" -> ImportError
+    try:
+        import docker  # noqa: F401
+    except ImportError:
+        pass  # the provider names the missing extra itself
+    finally:
+        if hidden:
+            del sys.modules["paramiko"]
 
 
 # ---- signals -------------------------------------------------------------------------------

@@ -117,7 +117,9 @@ def _backend(name: str) -> str:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # defer_build: the validators are built when a file is first read, not when this module is
+    # imported, so a run with no environment file (or --no-environment) never pays for them.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 
 class Packages(_Strict):
