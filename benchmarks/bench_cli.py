@@ -40,6 +40,7 @@ DOCKER_PY = (
     "sys.argv[1], 'true', remove=True, labels={'praisonai.bench': '1', 'praisonai.bench.run': sys.argv[2]})"
 )
 
+
 def commands(image: str) -> dict[str, list[str]]:
     return {
         "python -c pass": [sys.executable, "-c", "pass"],
@@ -124,7 +125,11 @@ def main() -> None:
     medians = report(samples)
     results = {name: summary(xs) for name, xs in samples.items()}
     ratios = {f"{a} / {b}": medians[a] / medians[b] for a, b in PAIRS}
-    save(RESULTS, {"n": args.n, "warmup": args.warmup, "image": args.image}, {"commands": results, "ratios": ratios})
+    save(
+        RESULTS,
+        {"n": args.n, "warmup": args.warmup, "image": args.image},
+        {"commands": results, "ratios": ratios},
+    )
 
 
 if __name__ == "__main__":

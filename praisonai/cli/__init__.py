@@ -8,6 +8,7 @@ the group it names (see ``_app``).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import os
 import sys
 
@@ -17,7 +18,7 @@ from praisonai import __version__
 GROUPS = {
     "sandbox": ("praisonai.cli.sandbox", "Run a command in a fresh instance: sandbox run -- COMMAND."),
     "compute": ("praisonai.cli.compute", "Providers and their instances: providers, ps, stop, gc."),
-    "env": ("praisonai.cli.env", "The environment file .praisonai/environment.yaml: validate, show, plan, build."),
+    "env": ("praisonai.cli.env", "The file .praisonai/environment.yaml: validate, show, plan, build."),
 }
 
 USAGE = """\
@@ -71,8 +72,6 @@ def _exit_now(code: int) -> None:
     handlers still run first (open sandboxes closed, logs flushed), then the output is flushed."""
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
-        try:
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can be said there
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe: nothing more can be said there
-            pass
     os._exit(code)

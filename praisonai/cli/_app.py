@@ -54,7 +54,11 @@ class PlainCommand(TyperCommand):
 
     def format_options(self, ctx: Any, formatter: Any) -> None:
         params = self.get_params(ctx)
-        arguments = [(_usage_name(p), p.help) for p in params if p.param_type_name == "argument" and p.help]
+        arguments = [
+            (_usage_name(p), help)
+            for p in params
+            if p.param_type_name == "argument" and (help := getattr(p, "help", ""))
+        ]
         options = [(_TYPE_LABEL.sub(_click_label, record[0]), record[1]) for p in params
                    if p.param_type_name == "option" and (record := p.get_help_record(ctx))]  # fmt: skip
         if arguments:

@@ -70,7 +70,8 @@ def show(path: PathArg = None, json_: JsonOpt = False) -> None:
 def plan(
     path: PathArg = None,
     compute: Annotated[
-        list[str] | None, typer.Option("--compute", "-c", metavar="NAME", help="Provider, repeatable (default: every one).")
+        list[str] | None,
+        typer.Option("--compute", "-c", metavar="NAME", help="Provider, repeatable (default: every one)."),
     ] = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -258,7 +259,9 @@ def _print_json(data: dict[str, Any]) -> None:
 
 ComputeOpt = Annotated[
     str | None,
-    typer.Option("--compute", "-c", metavar="NAME", help="Provider (default: the file's backend, else the default)."),
+    typer.Option(
+        "--compute", "-c", metavar="NAME", help="Provider (default: the file's backend, else the default)."
+    ),
 ]
 
 

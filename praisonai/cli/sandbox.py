@@ -44,15 +44,21 @@ def run(
     compute: Annotated[
         str | None,
         typer.Option(
-            "--compute", "-c", metavar="NAME",
+            "--compute",
+            "-c",
+            metavar="NAME",
             help="Provider: docker, local or ssh (default: the environment file's backend, else docker "
             "when it is available, else local).",
         ),
-    ] = None,  # fmt: skip
-    image: Annotated[str | None, typer.Option("--image", metavar="IMAGE", help="Image to run (docker).")] = None,
+    ] = None,
+    image: Annotated[
+        str | None, typer.Option("--image", metavar="IMAGE", help="Image to run (docker).")
+    ] = None,
     timeout: Annotated[
         float,
-        typer.Option("--timeout", metavar="SECONDS", help="Seconds before the command is killed; 0 for no limit."),
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Seconds before the command is killed; 0 for no limit."
+        ),
     ] = 300,
     env: Annotated[
         list[str] | None,
@@ -61,10 +67,11 @@ def run(
     environment: Annotated[
         Path | None,
         typer.Option(
-            "--environment", metavar="FILE",
-            help="Environment file (default: .praisonai/environment.yaml, searched up to the repository root).",
+            "--environment",
+            metavar="FILE",
+            help="Environment file (default: .praisonai/environment.yaml, searched up to the repo root).",
         ),
-    ] = None,  # fmt: skip
+    ] = None,
     no_environment: Annotated[
         bool, typer.Option("--no-environment", help="Read no environment file.")
     ] = False,
@@ -97,9 +104,10 @@ def run(
     from praisonai.sandbox.environment import effective_config, shown_path
 
     effective = effective_config(fields, path=environment, use_file=not no_environment)
-    if compute is not None and compute.strip().lower() in ("docker", "container"):
-        _load_docker_sdk()  # before default_compute() or the provider import it with paramiko
-    provider = resolve_compute(compute if compute is not None else effective.backend)
+    name = compute if compute is not None else effective.backend
+    if name is None or name.strip().lower() in ("docker", "container"):  # None: docker is tried first
+        _load_docker_sdk()  # before the provider imports it with paramiko
+    provider = resolve_compute(name)
     if effective.source is not None:
         shown, definition = shown_path(effective.source), effective.config.definition_hash()
         _output.note(f"environment: {shown} (definition {definition})")
@@ -229,4 +237,3 @@ def _wait(fn: Callable[[], Awaitable[T]]) -> T:
         if future.cancel():
             finished.wait(CLEANUP_WAIT_S)
         raise
-

@@ -253,7 +253,7 @@ class ComputeProvider(ABC):
             timeout=_resolve_timeout(timeout),
             max_output=max_output or _limits.DEFAULT_MAX_OUTPUT_BYTES,
             on_output=on_output,
-            stdin=stdin.encode() if isinstance(stdin, str) else stdin,
+            stdin=stdin.encode() if isinstance(stdin, str) else None if stdin is None else bytes(stdin),
         )
         if not request.command.strip():
             raise ConfigError("the command is empty", op="exec")
@@ -586,7 +586,7 @@ def _check_exec_args(command: object, cwd: object, env: object, max_output: obje
     if max_output is not None and (isinstance(max_output, bool) or not isinstance(max_output, int)
                                    or max_output <= 0):  # fmt: skip
         raise ConfigError(f"max_output must be a positive number of bytes, not {max_output!r}", op="exec")
-    if stdin is not None and not isinstance(stdin, bytes | str):
+    if stdin is not None and not isinstance(stdin, bytes | bytearray | memoryview | str):
         raise ConfigError(f"stdin must be bytes, text or None, not {type(stdin).__name__}", op="exec")
 
 

@@ -191,10 +191,11 @@ class LocalCompute(ComputeProvider):
                 seen = f"{_ISOLATED_COMMANDS}/{script.name}" if inst.isolate else str(script)
                 shell = ["/bin/sh", "-c", f". {shlex.quote(seen)}"]
                 binds = ["--ro-bind", str(script), seen]
-            argv = [*_bwrap_argv(inst, self._inner_path(inst, cwd)), *binds, *shell] if inst.isolate else shell
+            if inst.isolate:
+                shell = [*_bwrap_argv(inst, self._inner_path(inst, cwd)), *binds, *shell]
             pgids = inst.root / "pgids"
             return await run_process(
-                argv,
+                shell,
                 cwd=str(cwd),
                 env=env,
                 request=request,

@@ -198,7 +198,10 @@ class EnvironmentDefinition(_Strict):
 
 #: Where each key of the file lives in ``ComputeConfig`` when the names differ.
 _CONFIG_NAME = {
-    "disk": "disk_mb", "idle_timeout": "idle_timeout_s", "ttl": "ttl_s", "setup_timeout": "setup_timeout_s",
+    "disk": "disk_mb",
+    "idle_timeout": "idle_timeout_s",
+    "ttl": "ttl_s",
+    "setup_timeout": "setup_timeout_s",
 }
 
 #: The model at each mapping of the file, to list the allowed keys when one is unknown.

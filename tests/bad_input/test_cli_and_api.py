@@ -52,10 +52,22 @@ CLI_CASES: list[tuple[tuple[str, ...], int, str]] = [
     ((*RUN, "-e", "1A=x", "--", "true"), 2, "'1A' is not a valid environment variable name"),
     ((*RUN, "--image", "x", "--", "true"), 2, "the local provider cannot honour image"),
     ((*RUN, "--environment", "{dir}/missing.yaml", "--", "true"), 2, "missing.yaml: no such file"),
-    ((*RUN, "--environment", "{dir}/invalid.yaml", "--no-environment", "--", "true"), 2, "exclude each other"),
+    (
+        (*RUN, "--environment", "{dir}/invalid.yaml", "--no-environment", "--", "true"),
+        2,
+        "exclude each other",
+    ),
     ((*RUN, "--environment", "{dir}/invalid.yaml", "--", "true"), 2, "invalid.yaml:"),
-    ((*RUN, "--environment", "{dir}/zero-timeout.yaml", "--", "true"), 2, "setup_timeout: must be a finite number of seconds > 0"),
-    ((*RUN, "--environment", "{dir}/nan-timeout.yaml", "--", "true"), 2, "setup_timeout: must be a finite number"),
+    (
+        (*RUN, "--environment", "{dir}/zero-timeout.yaml", "--", "true"),
+        2,
+        "setup_timeout: must be a finite number of seconds > 0",
+    ),
+    (
+        (*RUN, "--environment", "{dir}/nan-timeout.yaml", "--", "true"),
+        2,
+        "setup_timeout: must be a finite number",
+    ),
     ((*RUN, "--environment", "{dir}/text-timeout.yaml", "--", "true"), 2, "setup_timeout: must be a number"),
     ((*RUN, "--environment", "{dir}/typo.yaml", "--", "true"), 2, "setup_timout"),
     ((*RUN, "--environment", "{dir}/bad-env.yaml", "--", "true"), 2, "env"),
@@ -93,7 +105,9 @@ def left_behind(home: Path) -> list[str]:
     return rows + local + containers
 
 
-@pytest.mark.parametrize(("args", "code", "fragment"), CLI_CASES, ids=lambda v: " ".join(v) if isinstance(v, tuple) else None)
+@pytest.mark.parametrize(
+    ("args", "code", "fragment"), CLI_CASES, ids=lambda v: " ".join(v) if isinstance(v, tuple) else None
+)
 def test_the_command_answers_bad_input_in_one_sentence(
     home: Path, files: Path, args: tuple[str, ...], code: int, fragment: str
 ) -> None:
@@ -111,30 +125,67 @@ def _no_paramiko(monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "paramiko" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "paramiko" else real(name, *a)
+    )
 
 
 CREATE_CASES: list[tuple[str, dict[str, Any], type[Exception], str]] = [
     ("unknown provider", {"compute": "nope"}, UnknownProviderError, "unknown compute provider 'nope'"),
-    ("provider of a wrong type", {"compute": 5}, TypeError, "compute must be a provider name or a provider object"),
-    ("config of a wrong type", {"compute": "local", "config": 5}, ConfigError, "config must be a ComputeConfig"),
-    ("unknown field", {"compute": "local", "timeout": 5}, ConfigError, "timeout: Extra inputs are not permitted"),
+    (
+        "provider of a wrong type",
+        {"compute": 5},
+        TypeError,
+        "compute must be a provider name or a provider object",
+    ),
+    (
+        "config of a wrong type",
+        {"compute": "local", "config": 5},
+        ConfigError,
+        "config must be a ComputeConfig",
+    ),
+    (
+        "unknown field",
+        {"compute": "local", "timeout": 5},
+        ConfigError,
+        "timeout: Extra inputs are not permitted",
+    ),
     ("negative cpu", {"compute": "local", "cpu": -1}, ConfigError, "cpu:"),
-    ("field the provider lacks", {"compute": "local", "image": "x"}, UnsupportedFeatureError, "cannot honour image"),
-    ("env name", {"compute": "local", "env": {"1A": "x"}}, ConfigError, "'1A' is not a valid environment variable"),
+    (
+        "field the provider lacks",
+        {"compute": "local", "image": "x"},
+        UnsupportedFeatureError,
+        "cannot honour image",
+    ),
+    (
+        "env name",
+        {"compute": "local", "env": {"1A": "x"}},
+        ConfigError,
+        "'1A' is not a valid environment variable",
+    ),
     ("setup_timeout_s True", {"compute": "local", "setup_timeout_s": True}, ConfigError, "not bool True"),
     ("setup_timeout_s text", {"compute": "local", "setup_timeout_s": "5"}, ConfigError, "not str '5'"),
     ("setup_timeout_s nan", {"compute": "local", "setup_timeout_s": math.nan}, ConfigError, "not nan"),
     ("setup_timeout_s zero", {"compute": "local", "setup_timeout_s": 0}, ConfigError, "> 0"),
-    ("missing environment file", {"compute": "local", "environment": "/nonexistent/e.yaml"}, EnvironmentFileError,
-     "no such file"),
-    ("environment of a wrong type", {"compute": "local", "environment": 5}, ConfigError,
-     "environment must be a path, True, False or None"),
+    (
+        "missing environment file",
+        {"compute": "local", "environment": "/nonexistent/e.yaml"},
+        EnvironmentFileError,
+        "no such file",
+    ),
+    (
+        "environment of a wrong type",
+        {"compute": "local", "environment": 5},
+        ConfigError,
+        "environment must be a path, True, False or None",
+    ),
     ("missing extra", {"compute": "ssh"}, MissingDependencyError, "pip install 'praisonai[ssh]'"),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize(("kwargs", "error", "fragment"), [c[1:] for c in CREATE_CASES], ids=[c[0] for c in CREATE_CASES])
+@pytest.mark.parametrize(
+    ("kwargs", "error", "fragment"), [c[1:] for c in CREATE_CASES], ids=[c[0] for c in CREATE_CASES]
+)
 def test_create_refuses_bad_arguments_and_makes_nothing(
     home: Path, monkeypatch: pytest.MonkeyPatch, kwargs: dict[str, Any], error: type[Exception], fragment: str
 ) -> None:
@@ -178,9 +229,14 @@ CALL_CASES: list[tuple[str, Call, type[Exception], str]] = [
     ("write data int", lambda sb: sb.write_file("f.txt", 5), ConfigError, "data must be bytes or text"),  # type: ignore[arg-type]
     ("write data None", lambda sb: sb.write_file("f.txt", None), ConfigError, "data must be bytes or text"),  # type: ignore[arg-type]
     ("write path int", lambda sb: sb.write_file(5, "x"), ConfigError, "a path must be a non-empty string"),  # type: ignore[arg-type]
-    ("write outside", lambda sb: sb.write_file("/etc/praisonai-x", "x"), PathOutsideWorkspaceError, "outside"),
+    (
+        "write outside",
+        lambda sb: sb.write_file("/etc/praisonai-x", "x"),
+        PathOutsideWorkspaceError,
+        "outside",
+    ),
     ("wait timeout nan", lambda sb: sb.start("sleep 5").wait(timeout=math.nan), ConfigError, "not nan"),
-]  # fmt: skip
+]
 
 
 @pytest.fixture(scope="module")
@@ -191,7 +247,9 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     sb.close()
 
 
-@pytest.mark.parametrize(("call", "error", "fragment"), [c[1:] for c in CALL_CASES], ids=[c[0] for c in CALL_CASES])
+@pytest.mark.parametrize(
+    ("call", "error", "fragment"), [c[1:] for c in CALL_CASES], ids=[c[0] for c in CALL_CASES]
+)
 def test_calls_refuse_bad_arguments_and_change_nothing(
     sandbox: Sandbox, call: Call, error: type[Exception], fragment: str
 ) -> None:

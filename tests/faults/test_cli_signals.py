@@ -74,7 +74,9 @@ def end_with(child: subprocess.Popen[bytes], signum: int) -> tuple[int, str]:
 def test_docker_run_ended_by_a_signal_removes_its_container(
     start: list[subprocess.Popen[bytes]], signum: int, code: int
 ) -> None:
-    child = praisonai("sandbox", "run", "-c", "docker", "--no-environment", "--", "sh", "-c", "echo up; sleep 60")
+    child = praisonai(
+        "sandbox", "run", "-c", "docker", "--no-environment", "--", "sh", "-c", "echo up; sleep 60"
+    )
     start.append(child)
     wait_for_line(child, b"up")
     [instance_id] = instance_ids()
@@ -91,7 +93,9 @@ def test_local_run_ended_by_a_signal_removes_its_instance_and_processes(
     start: list[subprocess.Popen[bytes]], home: Path, signum: int, code: int
 ) -> None:
     marker = f"sleep {60 + uuid.uuid4().int % 1000}.5"  # a command line no other test runs
-    child = praisonai("sandbox", "run", "-c", "local", "--no-environment", "--", "sh", "-c", f"echo up; {marker}")
+    child = praisonai(
+        "sandbox", "run", "-c", "local", "--no-environment", "--", "sh", "-c", f"echo up; {marker}"
+    )
     start.append(child)
     wait_for_line(child, b"up")
     [instance_id] = instance_ids()
