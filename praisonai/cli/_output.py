@@ -11,7 +11,7 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -68,11 +68,12 @@ def print_json(data: Any) -> None:
 
 
 @contextmanager
-def progress(what: str) -> Iterator[None]:
+def progress(what: str) -> Iterator[Callable[[], None]]:
     """A spinner on stderr saying ``what``, replaced by each ``praisonai.progress`` log line
-    (setup steps, captures) while the block runs; nothing at all when stderr is not a terminal."""
+    (setup steps, captures), until the block ends or the yielded ``stop`` is called (from any
+    thread); nothing at all when stderr is not a terminal."""
     if not sys.stderr.isatty():
-        yield
+        yield lambda: None
         return
     from rich.console import Console
     from rich.markup import escape
@@ -82,11 +83,16 @@ def progress(what: str) -> Iterator[None]:
     logger = logging.getLogger("praisonai.progress")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
-    try:
-        with status:
-            yield
-    finally:
+
+    def stop() -> None:
         logger.removeHandler(handler)
+        status.stop()
+
+    status.start()
+    try:
+        yield stop
+    finally:
+        stop()
 
 
 class _StatusHandler(logging.Handler):

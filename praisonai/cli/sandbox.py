@@ -19,14 +19,19 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
-from typing import Annotated, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
+import anyio
 import typer
 
 from praisonai import _portal
 from praisonai._errors import ConfigError
 from praisonai.cli import _output
-from praisonai.compute.config import check_timeout
+from praisonai.compute.config import ComputeConfig, check_timeout
+
+if TYPE_CHECKING:
+    from praisonai._types import ExecResult
+    from praisonai.compute.base import ComputeProvider
 
 T = TypeVar("T")
 
@@ -115,19 +120,15 @@ def run(
         by = " (backend from the environment file)" if effective.backend else ""
         _output.note(f"compute: {provider.provider_name}{by}")
 
-    from praisonai.sandbox import AsyncSandbox
-
     line = shlex.join(command)
-    with _signals_interrupt() as interrupted:
+    with (
+        _signals_interrupt() as interrupted,
+        _output.progress(f"starting a {provider.provider_name} instance") as ready,
+    ):
         try:
-            with _output.progress(f"starting a {provider.provider_name} instance"):
-                # The file was read once, here: the sandbox gets the merged config and reads no file again.
-                sandbox = _wait(lambda: AsyncSandbox.create(provider, effective.config, environment=False))
-            try:
-                result = _wait(lambda: sandbox.exec(line, timeout=seconds, on_output=_write, stdin=stdin))
-            finally:
-                _wait(sandbox.close)  # the instance never outlives the command
+            result = _wait(lambda: _create_and_run(provider, effective.config, line, seconds, stdin, ready))
         except _Interrupted:
+            ready()
             _output.note(f"interrupted by {interrupted.name}: the instance was removed")
             raise typer.Exit(128 + interrupted.number) from None
     if result.timed_out:
@@ -135,6 +136,28 @@ def run(
     elif result.exit_code == 127 and len(command) == 1 and _SHELL_SYNTAX & set(command[0]):
         _output.note(f"hint: {command[0]!r} ran as one program name; for a shell line use: -- sh -c {line}")
     raise typer.Exit(result.exit_code)
+
+
+async def _create_and_run(
+    provider: ComputeProvider,
+    config: ComputeConfig,
+    command: str,
+    timeout: float | None,
+    stdin: bytes | None,
+    ready: Callable[[], None],
+) -> ExecResult:
+    """Provision, run, remove: one task, so that cancelling it at any point removes the instance
+    (a cancelled provision removes what it made; ``finally`` removes the rest)."""
+    from praisonai.sandbox import AsyncSandbox
+
+    # The file was read once, by the caller: the sandbox gets the merged config and reads no file.
+    sandbox = await AsyncSandbox.create(provider, config, environment=False)
+    try:
+        ready()
+        return await sandbox.exec(command, timeout=timeout, on_output=_write, stdin=stdin)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await sandbox.close()  # the instance never outlives the command
 
 
 def _write(stream: Literal["stdout", "stderr"], chunk: bytes) -> None:
