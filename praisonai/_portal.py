@@ -12,6 +12,7 @@ import atexit
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
+from concurrent.futures import Future
 from typing import Any, Protocol, TypeVar
 
 import anyio
@@ -44,6 +45,13 @@ def call(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
             "the sync Sandbox API was called from praisonai's own event loop; use AsyncSandbox there"
         )
     return portal.call(fn, *args)
+
+
+def submit(fn: Callable[..., Awaitable[T]], *args: Any) -> Future[T]:
+    """Start ``await fn(*args)`` on the portal loop and return its future at once. Cancelling
+    the future cancels the task (its ``finally`` blocks still run on the loop, after the future
+    already reads as cancelled)."""
+    return _get().start_task_soon(fn, *args)
 
 
 def close_at_exit(handle: _Closable) -> None:

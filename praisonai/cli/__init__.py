@@ -1,53 +1,77 @@
-"""The ``praisonai`` command: a typer app with one thin module per command group."""
+"""The ``praisonai`` command: a typer app with one thin module per command group.
+
+Start-up is part of the product. ``--version`` and the top-level help are answered here, before
+typer, rich or any provider is imported; any other command imports typer and only the module of
+the group it names (see ``_app``).
+"""
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import sys
-from typing import Annotated
-
-import typer
 
 from praisonai import __version__
-from praisonai._errors import PraisonAIError
-from praisonai.cli import _output, compute, env, sandbox
 
-app = typer.Typer(
-    help="Run AI agents' shell and file tools in isolated instances.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
-app.add_typer(compute.app, name="compute")
-app.add_typer(sandbox.app, name="sandbox")
-app.add_typer(env.app, name="env")
+#: The command groups: name -> (module, one line for the top-level help).
+GROUPS = {
+    "sandbox": ("praisonai.cli.sandbox", "Run a command in a fresh instance: sandbox run -- COMMAND."),
+    "compute": ("praisonai.cli.compute", "Providers and their instances: providers, ps, stop, gc."),
+    "env": ("praisonai.cli.env", "The file .praisonai/environment.yaml: validate, show, plan, build."),
+}
 
+USAGE = """\
+Usage: praisonai [--version] [--help] COMMAND [ARGS]...
 
-def _version(value: bool) -> None:
-    if value:
-        print(f"praisonai {__version__}")
-        raise typer.Exit()
+  Run AI agents' shell and file tools in isolated instances (local, docker, ssh).
 
+Commands:
+{commands}
 
-@app.callback()
-def root(
-    version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version.")
-    ] = False,
-) -> None:
-    """praisonai: remote-sandbox execution for AI agents."""
+Options:
+  --version  Print the version.
+  --help     Show this message and exit.
+
+Run 'praisonai COMMAND --help' for the options of a command.
+"""
 
 
 def main() -> None:
     """Entry point: user mistakes become one red line and a non-zero exit, never a traceback."""
+    args = sys.argv[1:]
+    if args == ["--version"]:
+        print(f"praisonai {__version__}")
+        return
+    if args in ([], ["--help"], ["-h"]):
+        width = max(map(len, GROUPS))
+        print(USAGE.format(commands="\n".join(f"  {n:<{width}}  {h}" for n, (_, h) in GROUPS.items())))
+        return
+    from praisonai._errors import PraisonAIError
+    from praisonai.cli._app import run
+
     try:
-        app()  # click handles usage errors and exit codes; our errors propagate to here
+        run(args)  # click handles usage errors and exit codes; our errors propagate to here
     except PraisonAIError as exc:
-        _fail(exc, 2 if isinstance(exc, ValueError) else 1)
+        if os.environ.get("PRAISONAI_DEBUG"):
+            raise
+        from praisonai.cli import _output
+
+        _output.error(str(exc))
+        _exit_now(2 if isinstance(exc, ValueError) else 1)
+    except SystemExit as exc:
+        if exc.code is not None and not isinstance(exc.code, int):
+            raise
+        _exit_now(exc.code or 0)
+    _exit_now(0)
 
 
-def _fail(exc: Exception, code: int) -> None:
-    if os.environ.get("PRAISONAI_DEBUG"):
-        raise exc
-    _output.error(str(exc))
-    sys.exit(code)
+def _exit_now(code: int) -> None:
+    """Exit once the command is done, skipping the interpreter's teardown of every module and
+    object (hundreds of milliseconds after a run that loaded docker-py and pydantic). The exit
+    handlers still run first (open sandboxes closed, logs flushed), then the output is flushed."""
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more can be said there
+            stream.flush()
+    os._exit(code)

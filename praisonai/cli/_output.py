@@ -1,34 +1,107 @@
-"""All CLI output goes through here: tables (or JSON) on stdout, one-line errors on stderr."""
+"""All CLI output goes through here: tables (or JSON) on stdout, one-line errors and notes, and a
+progress spinner, on stderr.
+
+Rich is imported only to draw a table or a spinner: an error or a note is one plain line (red or
+dim on a terminal), so a command that prints nothing else starts without it.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
-
-_err = Console(stderr=True, highlight=False)
+_RED, _DIM, _RESET = "\x1b[1;31m", "\x1b[2m", "\x1b[0m"
 
 
 def error(message: str) -> None:
     """One red line on stderr; no traceback (set PRAISONAI_DEBUG=1 to see one)."""
-    # Escaped: messages quote user text ("name[extra]", "{allow: [hosts]}") that is not markup.
-    _err.print(f"[bold red]error:[/] {escape(message)}", markup=True, soft_wrap=True)
+    _line(f"{_RED}error:{_RESET} " if _colour() else "error: ", message)
 
 
 def note(message: str) -> None:
-    _err.print(f"[dim]{escape(message)}[/]", markup=True, soft_wrap=True)
+    """One dim line on stderr: what the command chose or did, never data."""
+    if _colour():
+        _line(_DIM, message + _RESET)
+    else:
+        _line("", message)
+
+
+def _line(prefix: str, message: str) -> None:
+    sys.stderr.write(f"{prefix}{message}\n")
+    sys.stderr.flush()
+
+
+def _colour() -> bool:
+    return sys.stderr.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, as_json: bool = False) -> None:
+    """Rows under their column names; with ``as_json`` a JSON list of objects whose keys are the
+    column names (spaces become underscores) and whose values keep their types."""
     if as_json:
-        sys.stdout.write(json.dumps([dict(zip(columns, row)) for row in rows], indent=2) + "\n")
+        keys = [c.replace(" ", "_") for c in columns]
+        print_json([dict(zip(keys, row, strict=True)) for row in rows])
         return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
     view = Table(*columns, box=None, pad_edge=False, header_style="bold")
     for row in rows:
-        view.add_row(*(escape(str(cell)) for cell in row))  # cells are data, not markup
+        view.add_row(*(escape(_cell(cell)) for cell in row))  # cells are data, not markup
     Console(soft_wrap=True).print(view)
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return "" if value is None else str(value)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2) + "\n")
+
+
+@contextmanager
+def progress(what: str) -> Iterator[Callable[[], None]]:
+    """A spinner on stderr saying ``what``, replaced by each ``praisonai.progress`` log line
+    (setup steps, captures), until the block ends or the yielded ``stop`` is called (from any
+    thread); nothing at all when stderr is not a terminal."""
+    if not sys.stderr.isatty():
+        yield lambda: None
+        return
+    from rich.console import Console
+    from rich.markup import escape
+
+    status = Console(stderr=True).status(escape(what), spinner="dots")
+    handler = _StatusHandler(status)
+    logger = logging.getLogger("praisonai.progress")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+    def stop() -> None:
+        logger.removeHandler(handler)
+        status.stop()
+
+    status.start()
+    try:
+        yield stop
+    finally:
+        stop()
+
+
+class _StatusHandler(logging.Handler):
+    def __init__(self, status: Any) -> None:
+        super().__init__(logging.INFO)
+        self.status = status
+
+    def emit(self, record: logging.LogRecord) -> None:
+        from rich.markup import escape
+
+        text = record.getMessage()
+        self.status.update(escape(text if len(text) <= 70 else text[:69] + "…"))

@@ -54,10 +54,7 @@ class Found:
 @app.command("providers")
 def providers(json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
     """List providers: installed, available now, and why not."""
-    rows = [
-        (s.name, "yes" if s.installed else "no", "yes" if s.available else "no", s.reason)
-        for s in provider_statuses()
-    ]
+    rows = [(s.name, s.installed, s.available, s.reason) for s in provider_statuses()]
     _output.table(("name", "installed", "available", "why not"), rows, as_json=json)
 
 
@@ -327,10 +324,10 @@ async def _stop_each(targets: Sequence[Found]) -> list[str]:
 def _ps_table(found: Sequence[Found], *, as_json: bool) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
     """JSON keeps the reason and creation time apart; the table folds the reason into status."""
     now = time.time()
-    if as_json:
-        columns = ("instance", "provider", "status", "age", "created_at", "owner", "endpoint", "reason")
+    if as_json:  # ages in seconds (null when unknown)
+        columns = ("instance", "provider", "status", "age_s", "created_at", "owner", "endpoint", "reason")
         return columns, [
-            (f.instance_id, f.provider_name, f.status, _age(f.created_at, now), f.created_at, f.owner,
+            (f.instance_id, f.provider_name, f.status, _age_s(f.created_at, now), f.created_at, f.owner,
              f.endpoint, f.reason)
             for f in found
         ]  # fmt: skip
@@ -351,6 +348,10 @@ def _one_line(exc: BaseException) -> str:
         return f"no answer within {CALL_TIMEOUT_S:g}s"
     lines = str(exc).strip().splitlines()
     return lines[0] if lines else type(exc).__name__
+
+
+def _age_s(created_at: float, now: float) -> float | None:
+    return round(max(0.0, now - created_at), 3) if created_at > 0 else None
 
 
 def _age(created_at: float, now: float) -> str:

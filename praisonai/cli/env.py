@@ -71,7 +71,8 @@ def show(path: PathArg = None, json_: JsonOpt = False) -> None:
 def plan(
     path: PathArg = None,
     compute: Annotated[
-        list[str] | None, typer.Option("--compute", "-c", help="Provider, repeatable (default: every one).")
+        list[str] | None,
+        typer.Option("--compute", "-c", metavar="NAME", help="Provider, repeatable (default: every one)."),
     ] = None,
     json_: JsonOpt = False,
 ) -> None:
@@ -261,7 +262,9 @@ def _print_json(data: dict[str, Any]) -> None:
 
 ComputeOpt = Annotated[
     str | None,
-    typer.Option("--compute", "-c", help="Provider (default: the file's backend, else the default)."),
+    typer.Option(
+        "--compute", "-c", metavar="NAME", help="Provider (default: the file's backend, else the default)."
+    ),
 ]
 
 
@@ -286,8 +289,9 @@ def build(path: PathArg = None, compute: ComputeOpt = None) -> None:
         print(f"up to date: capture {tag} of definition {definition}")
         return
     started = time.monotonic()
-    info = _portal.call(provider.provision, config)
-    _portal.call(provider.shutdown, info.instance_id)
+    with _output.progress(f"building capture {tag}: packages and setup"):
+        info = _portal.call(provider.provision, config)
+        _portal.call(provider.shutdown, info.instance_id)
     print(f"captured {tag} for definition {definition} in {time.monotonic() - started:.1f}s")
 
 

@@ -1,76 +1,163 @@
 """``praisonai sandbox run``: one command in a fresh instance, which is always removed after.
 
 The instance follows ``.praisonai/environment.yaml`` (found from the working directory) like every
-other provisioning path; ``--image`` and ``--env`` are explicit and win over it."""
+other provisioning path; ``--image`` and ``--env`` are explicit and win over it.
+
+Ctrl-C, SIGTERM and SIGHUP all end the run the same way: the command is cancelled, the instance
+removed, and the exit status is 128 + the signal's number (130, 143, 129), as a shell reports it.
+"""
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
+import stat
 import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Literal
+from types import FrameType
+from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
+import anyio
 import typer
 
+from praisonai import _portal
 from praisonai._errors import ConfigError
 from praisonai.cli import _output
-from praisonai.compute.registry import resolve_compute
-from praisonai.sandbox import Sandbox
-from praisonai.sandbox.environment import effective_config, shown_path
+from praisonai.compute.config import ComputeConfig, check_timeout
 
-app = typer.Typer(help="Run commands in sandboxes.", no_args_is_help=True)
+if TYPE_CHECKING:
+    from praisonai._types import ExecResult
+    from praisonai.compute.base import ComputeProvider
+
+T = TypeVar("T")
+
+app = typer.Typer(help="Run commands in fresh instances.", no_args_is_help=True, rich_markup_mode=None)
+
+#: How long, after an interrupt, the run waits for the instance's removal before it exits anyway.
+CLEANUP_WAIT_S = 120.0
+#: Words that mean something to a shell only: a one-word command holding one was likely meant for sh -c.
+_SHELL_SYNTAX = frozenset("|&;<>()$`*?~\n")
 
 
 @app.command("run")
 def run(
-    command: Annotated[list[str], typer.Argument(help="The command, after --.", show_default=False)],
+    command: Annotated[list[str], typer.Argument(metavar="-- COMMAND [ARG]...", show_default=False)],
     compute: Annotated[
         str | None,
         typer.Option(
             "--compute",
             "-c",
-            help="Provider (default: the environment file's backend, else docker if available, else local).",
+            metavar="NAME",
+            help="Provider: docker, local or ssh (default: the environment file's backend, else docker "
+            "when it is available, else local).",
         ),
     ] = None,
-    image: Annotated[str | None, typer.Option("--image", help="Image to run (docker).")] = None,
+    image: Annotated[
+        str | None, typer.Option("--image", metavar="IMAGE", help="Image to run (docker).")
+    ] = None,
     timeout: Annotated[
-        float, typer.Option("--timeout", help="Seconds before the command is killed; 0 for none.")
+        float,
+        typer.Option(
+            "--timeout", metavar="SECONDS", help="Seconds before the command is killed; 0 for no limit."
+        ),
     ] = 300,
-    env: Annotated[list[str] | None, typer.Option("--env", "-e", help="K=V, repeatable.")] = None,
+    env: Annotated[
+        list[str] | None,
+        typer.Option("--env", "-e", metavar="KEY=VALUE", help="An environment variable; repeatable."),
+    ] = None,
     environment: Annotated[
         Path | None,
         typer.Option(
             "--environment",
-            help="Environment file (default: .praisonai/environment.yaml, up to the repo root).",
+            metavar="FILE",
+            help="Environment file (default: .praisonai/environment.yaml, searched up to the repo root).",
         ),
     ] = None,
     no_environment: Annotated[
         bool, typer.Option("--no-environment", help="Read no environment file.")
     ] = False,
 ) -> None:
-    """Run COMMAND in a new instance, stream its output, exit with its exit code."""
+    """Run COMMAND in a new instance, stream its output, and exit with its exit code; the instance
+    is removed afterwards, also on Ctrl-C, SIGTERM or SIGHUP.
+
+    COMMAND is a program and its arguments, passed as they are, not a shell line: for pipes,
+    redirections or several commands, run a shell yourself, as in sandbox run -- sh -c 'a | b'.
+
+    Standard input that is piped or redirected into praisonai is read to its end and given to
+    the command; a terminal's input is not forwarded (the command's stdin is then empty).
+
+    Examples:
+
+    \b
+      praisonai sandbox run -- python3 -c 'print(2+2)'
+      praisonai sandbox run -c local -e MODE=ci -- sh -c 'echo "$MODE" | wc -c'
+      git diff | praisonai sandbox run -- wc -l
+    """
     if environment is not None and no_environment:
         raise ConfigError("--environment and --no-environment exclude each other")
+    seconds = check_timeout(timeout, "--timeout", none="0") or None  # 0 means no limit here
     fields: dict[str, object] = {"env": _parse_env(env or [])}
     if image:
         fields["image"] = image
+    stdin = _piped_stdin()
+
+    from praisonai.compute.registry import resolve_compute
+    from praisonai.sandbox.environment import effective_config, shown_path
+
     effective = effective_config(fields, path=environment, use_file=not no_environment)
-    provider = resolve_compute(compute if compute is not None else effective.backend)
+    name = compute if compute is not None else effective.backend
+    if name is None or name.strip().lower() in ("docker", "container"):  # None: docker is tried first
+        _load_docker_sdk()  # before the provider imports it with paramiko
+    provider = resolve_compute(name)
     if effective.source is not None:
         shown, definition = shown_path(effective.source), effective.config.definition_hash()
         _output.note(f"environment: {shown} (definition {definition})")
     if compute is None:
         by = " (backend from the environment file)" if effective.backend else ""
         _output.note(f"compute: {provider.provider_name}{by}")
-    # The file was read once, here: the sandbox gets the merged config and reads no file again.
-    sandbox = Sandbox.create(provider, effective.config, environment=False)
-    try:
-        result = sandbox.exec(shlex.join(command), timeout=timeout or None, on_output=_write)
-    finally:
-        sandbox.close()  # also on Ctrl-C: the instance never outlives the command
+
+    line = shlex.join(command)
+    with (
+        _signals_interrupt() as interrupted,
+        _output.progress(f"starting a {provider.provider_name} instance") as ready,
+    ):
+        try:
+            result = _wait(lambda: _create_and_run(provider, effective.config, line, seconds, stdin, ready))
+        except _Interrupted:
+            ready()
+            _output.note(f"interrupted by {interrupted.name}: the instance was removed")
+            raise typer.Exit(128 + interrupted.number) from None
     if result.timed_out:
-        _output.error(f"command timed out after {timeout:g}s and was killed")
+        _output.error(f"command timed out after {seconds:g}s and was killed")
+    elif result.exit_code == 127 and len(command) == 1 and _SHELL_SYNTAX & set(command[0]):
+        _output.note(f"hint: {command[0]!r} ran as one program name; for a shell line use: -- sh -c {line}")
     raise typer.Exit(result.exit_code)
+
+
+async def _create_and_run(
+    provider: ComputeProvider,
+    config: ComputeConfig,
+    command: str,
+    timeout: float | None,
+    stdin: bytes | None,
+    ready: Callable[[], None],
+) -> ExecResult:
+    """Provision, run, remove: one task, so that cancelling it at any point removes the instance
+    (a cancelled provision removes what it made; ``finally`` removes the rest)."""
+    from praisonai.sandbox import AsyncSandbox
+
+    # The file was read once, by the caller: the sandbox gets the merged config and reads no file.
+    sandbox = await AsyncSandbox.create(provider, config, environment=False)
+    try:
+        ready()
+        return await sandbox.exec(command, timeout=timeout, on_output=_write, stdin=stdin)
+    finally:
+        with anyio.CancelScope(shield=True):
+            await sandbox.close()  # the instance never outlives the command
 
 
 def _write(stream: Literal["stdout", "stderr"], chunk: bytes) -> None:
@@ -87,3 +174,89 @@ def _parse_env(pairs: list[str]) -> dict[str, str]:
             raise ConfigError(f"--env takes KEY=VALUE, not {pair!r}")
         env[key] = value
     return env
+
+
+def _piped_stdin() -> bytes | None:
+    """All of stdin when it is a pipe, a socket or a file; ``None`` for a terminal, /dev/null or
+    a closed stdin (the command's stdin is then empty)."""
+    try:
+        mode = os.fstat(0).st_mode
+    except OSError:
+        return None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISREG(mode)):
+        return None
+    return sys.stdin.buffer.read()
+
+
+def _load_docker_sdk() -> None:
+    """Import docker-py without paramiko when the engine is not reached over SSH.
+
+    docker-py imports paramiko when it loads, for ``ssh://`` engines only; that is a third of its
+    import time, which a one-shot run pays on every start. paramiko stays importable afterwards
+    (the SSH provider imports it itself); only docker-py's own ssh:// transport is left out.
+    """
+    if "docker" in sys.modules or os.environ.get("DOCKER_HOST", "").startswith("ssh://"):
+        return
+    hidden = "paramiko" not in sys.modules
+    if hidden:
+        sys.modules["paramiko"] = None  # type: ignore[assignment]  # "import paramiko" -> ImportError
+    try:
+        import docker  # noqa: F401
+    except ImportError:
+        pass  # the provider names the missing extra itself
+    finally:
+        if hidden:
+            del sys.modules["paramiko"]
+
+
+# ---- signals -------------------------------------------------------------------------------
+
+
+class _Interrupted(BaseException):
+    """Raised in the main thread by the first SIGINT, SIGTERM or SIGHUP of a run."""
+
+
+class _Signal:
+    name = ""
+    number = 0
+
+
+@contextmanager
+def _signals_interrupt() -> Iterator[_Signal]:
+    """While the block runs, the first SIGINT/SIGTERM/SIGHUP raises ``_Interrupted`` in it (and
+    says which in the yielded record); later ones are ignored, so clean-up is not cut short."""
+    caught = _Signal()
+
+    def handler(number: int, frame: FrameType | None) -> None:
+        if caught.number:
+            return
+        caught.number, caught.name = number, signal.Signals(number).name
+        raise _Interrupted
+
+    wanted = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {number: signal.signal(number, handler) for number in wanted}
+    try:
+        yield caught
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
+
+
+def _wait(fn: Callable[[], Awaitable[T]]) -> T:
+    """``await fn()`` on the portal loop. When the wait is interrupted, the task is cancelled and
+    its clean-up (a half-made instance removed) awaited, for at most ``CLEANUP_WAIT_S``."""
+    finished = threading.Event()
+
+    async def task() -> T:
+        try:
+            return await fn()
+        finally:
+            finished.set()
+
+    future = _portal.submit(task)
+    try:
+        return future.result()
+    except _Interrupted:
+        if future.cancel():
+            finished.wait(CLEANUP_WAIT_S)
+        raise

@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import functools
 import getpass
+import logging
 import os
 import re
 import shlex
@@ -46,7 +47,10 @@ from praisonai.channel.pool import ChannelPool
 from praisonai.channel.session import ShellSession
 from praisonai.channel.transport import Transport
 from praisonai.compute import _activity, _reaper
-from praisonai.compute.config import ComputeConfig, NetworkAllow, PackageManager
+from praisonai.compute.config import ComputeConfig, NetworkAllow, PackageManager, check_timeout
+
+#: Long provisioning steps (packages, setup, capture), one INFO line each, for a progress display.
+progress = logging.getLogger("praisonai.progress")
 
 #: Receives output as it is produced: ("stdout" | "stderr", bytes).
 OutputSink = Callable[[Literal["stdout", "stderr"], bytes], None]
@@ -259,6 +263,7 @@ class ComputeProvider(ABC):
             ExecError: the command could not be run or its result was lost.
         """
         self._check_id(instance_id)
+        _check_exec_args(command, cwd, env, max_output, stdin)
         request = ExecRequest(
             command=command if isinstance(command, str) else shlex.join(command),
             cwd=cwd,
@@ -266,7 +271,7 @@ class ComputeProvider(ABC):
             timeout=_resolve_timeout(timeout),
             max_output=max_output or _limits.DEFAULT_MAX_OUTPUT_BYTES,
             on_output=on_output,
-            stdin=stdin.encode() if isinstance(stdin, str) else stdin,
+            stdin=stdin.encode() if isinstance(stdin, str) else None if stdin is None else bytes(stdin),
         )
         if not request.command.strip():
             raise ConfigError("the command is empty", op="exec")
@@ -372,7 +377,7 @@ class ComputeProvider(ABC):
     async def wait_process(self, instance_id: str, process_id: str, timeout: float | None = None) -> ProcessInfo:
         """Wait until the process ends (or ``timeout`` passes) and return its state."""
         delay = 0.01
-        with anyio.move_on_after(timeout):
+        with anyio.move_on_after(check_timeout(timeout)):
             while (info := await self.get_process(instance_id, process_id)).running:
                 await anyio.sleep(delay)
                 delay = min(delay * 2, 0.5)
@@ -498,7 +503,7 @@ class ComputeProvider(ABC):
         """
         if not self._captures(cfg):
             info = await self._create(instance_id, cfg, labels)
-            await self._run_steps(instance_id, [*_package_commands(cfg.packages), *cfg.setup])
+            await self._run_steps(instance_id, [*_package_commands(cfg.packages), *cfg.setup], cfg)
             return info
         tag = cfg.capture_tag()
         image = await self._capture_image(tag)
@@ -507,11 +512,12 @@ class ComputeProvider(ABC):
                 image = await self._capture_image(tag)  # built by another process while we waited
                 if image is None:
                     info = await self._create(instance_id, cfg, labels)
-                    await self._run_steps(instance_id, [*_package_commands(cfg.packages), *cfg.setup])
+                    await self._run_steps(instance_id, [*_package_commands(cfg.packages), *cfg.setup], cfg)
+                    progress.info("capturing the instance for later starts")
                     await self._capture(instance_id, tag, cfg)
                     return info
         info = await self._create(instance_id, cfg.model_copy(update={"image": image}), labels)
-        await self._run_steps(instance_id, cfg.refresh)
+        await self._run_steps(instance_id, cfg.refresh, cfg)
         return info
 
     def _captures(self, cfg: ComputeConfig) -> bool:
@@ -526,13 +532,16 @@ class ComputeProvider(ABC):
         """Snapshot the instance as capture ``tag``, without ``cfg``'s env values."""
         raise UnsupportedFeatureError(f"the {self.name} provider cannot capture instances", op="capture")
 
-    async def _run_steps(self, instance_id: str, steps: Sequence[str]) -> None:
-        """Run packages/setup/refresh commands in order; the first failure raises ProvisionError."""
-        for step in steps:
-            result = await self.execute(instance_id, step, timeout=_limits.SETUP_TIMEOUT_S)
+    async def _run_steps(self, instance_id: str, steps: Sequence[str], cfg: ComputeConfig) -> None:
+        """Run packages/setup/refresh commands in order, each within ``cfg.setup_timeout_s``;
+        the first failure raises ProvisionError."""
+        for number, step in enumerate(steps, 1):
+            progress.info(f"setup {number}/{len(steps)}: {step}")
+            result = await self.execute(instance_id, step, timeout=cfg.setup_timeout_s)
             if not result.ok:
                 detail = (result.stderr or result.stdout).strip()[-2000:]
-                why = "timed out" if result.timed_out else f"exited {result.exit_code}"
+                limit = f"its setup_timeout of {cfg.setup_timeout_s:g}s"
+                why = f"timed out after {limit}" if result.timed_out else f"exited {result.exit_code}"
                 raise ProvisionError(f"setup step {step!r} {why}: {detail}", op="provision")
 
     # ---- primitives a provider implements --------------------------------------------------
@@ -614,12 +623,34 @@ async def _off_loop(fn: Callable[..., None], *args: Any) -> None:
     await anyio.to_thread.run_sync(fn, *args)
 
 
-def _resolve_timeout(timeout: float | _Unset | None) -> float | None:
+def _resolve_timeout(timeout: object) -> float | None:
     if timeout is UNSET:
         return _limits.DEFAULT_EXEC_TIMEOUT_S
-    if timeout is not None and timeout <= 0:
-        raise ConfigError(f"timeout must be positive seconds or None, not {timeout}", op="exec")
-    return timeout
+    return check_timeout(timeout, allow_zero=False)
+
+
+def _check_exec_args(command: object, cwd: object, env: object, max_output: object, stdin: object) -> None:
+    """Refuse, with one sentence, what the type hints of ``execute`` already exclude: it is
+    called from untyped code (agents' tools, PraisonAI's SDK) and must not fail deep inside."""
+    if isinstance(command, str):
+        parts = [command]
+    elif isinstance(command, Sequence) and command and all(isinstance(p, str) for p in command):
+        parts = list(command)
+    else:
+        raise ConfigError(
+            f"the command must be a string or a non-empty list of strings, not {command!r:.80}", op="exec"
+        )
+    if any("\0" in p for p in parts):
+        raise ConfigError("the command contains a NUL byte, which no shell can run", op="exec")
+    if cwd is not None and (not isinstance(cwd, str) or "\0" in cwd or not cwd):
+        raise ConfigError(f"cwd must be a non-empty path without NUL bytes, not {cwd!r:.80}", op="exec")
+    if env is not None and not isinstance(env, Mapping):
+        raise ConfigError(f"env must be a mapping of names to strings, not {type(env).__name__}", op="exec")
+    if max_output is not None and (isinstance(max_output, bool) or not isinstance(max_output, int)
+                                   or max_output <= 0):  # fmt: skip
+        raise ConfigError(f"max_output must be a positive number of bytes, not {max_output!r}", op="exec")
+    if stdin is not None and not isinstance(stdin, bytes | bytearray | memoryview | str):
+        raise ConfigError(f"stdin must be bytes, text or None, not {type(stdin).__name__}", op="exec")
 
 
 def _process_id(process_id: str) -> str:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import math
 import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from praisonai._errors import ConfigError
+from praisonai._limits import SETUP_TIMEOUT_S
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # PEP 508-ish: a name, optional extras and version specifiers or a URL. No leading dash, no spaces,
@@ -75,6 +77,9 @@ class ComputeConfig(BaseModel):
     """Seconds without exec or file activity before an idle instance stops."""
     ttl_s: int | None = Field(default=None, gt=0)
     """Seconds after which the instance stops however busy it is (``None``: no limit)."""
+    setup_timeout_s: float | None = SETUP_TIMEOUT_S
+    """Seconds each package install and each setup or refresh command may run before provisioning
+    fails (default 900; ``None``: no limit). The environment file's ``setup_timeout``."""
     labels: dict[str, str] = Field(default_factory=dict)
     """Extra labels recorded on the instance (server-side where the provider has labels)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -115,6 +120,11 @@ class ComputeConfig(BaseModel):
                 raise ValueError(f"mount {spec!r}: the mode must be 'ro' or 'rw'")
         return mounts
 
+    @field_validator("setup_timeout_s", mode="before")
+    @classmethod
+    def _setup_timeout(cls, value: object) -> object:
+        return check_timeout(value, "setup_timeout_s", allow_zero=False)  # refuses True and "5" too
+
     @field_validator("labels")
     @classmethod
     def _label_keys(cls, labels: dict[str, str]) -> dict[str, str]:
@@ -137,6 +147,11 @@ class ComputeConfig(BaseModel):
             return cls()
         if isinstance(value, cls):
             return value
+        if isinstance(value, str | bytes | int | float | list | tuple | set):  # bool is an int
+            raise ConfigError(
+                f"config must be a ComputeConfig, a dict or a config object, not {type(value).__name__}",
+                op="config",
+            )
         data = value if isinstance(value, dict) else _foreign_fields(value)
         try:
             return cls.model_validate(data)
@@ -145,7 +160,7 @@ class ComputeConfig(BaseModel):
 
     def definition_hash(self) -> str:
         """A short hash of the definition that is safe to show: env and label *values* are left out."""
-        shape = self.model_dump(mode="json", exclude={"metadata"})
+        shape = self.model_dump(mode="json", exclude={"metadata", "setup_timeout_s"})
         shape["env"] = sorted(self.env)
         shape["labels"] = sorted(self.labels)
         return _digest(shape)[:16]
@@ -163,6 +178,35 @@ class ComputeConfig(BaseModel):
 
 # What a capture holds: the files that packages and setup produced from the image, with this env.
 _CAPTURED = {"image", "packages", "setup", "env", "working_dir", "mount_paths"}
+
+
+def check_timeout(
+    value: object, name: str = "timeout", *, allow_zero: bool = True, none: str = "None"
+) -> float | None:
+    """``value`` as seconds: a finite number (> 0, or >= 0 with ``allow_zero``), or ``None`` for
+    no limit. The one check every timeout a user gives goes through (exec, the CLI's
+    ``--timeout``, the environment file's ``setup_timeout``, waits).
+
+    ``name`` is the argument as the user wrote it and ``none`` how they spell "no limit", both
+    for the message.
+
+    Raises:
+        ConfigError: a bool, a string, NaN, infinity, a negative number (or zero, without
+            ``allow_zero``); one sentence.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        shown = f"{type(value).__name__} {value!r}"
+    elif not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        shown = repr(value)
+    else:
+        return float(value)
+    bound = ">= 0" if allow_zero else "> 0"
+    raise ConfigError(
+        f"{name} must be a finite number of seconds {bound} ({none} for no limit), not {shown}",
+        op="timeout",
+    )
 
 
 def _digest(data: Any) -> str:
@@ -208,5 +252,6 @@ def _describe(exc: ValidationError) -> str:
     problems = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "config"
-        problems.append(f"{where}: {err['msg']}")
+        message = err["msg"].removeprefix("Value error, ")
+        problems.append(message if message.startswith(f"{where} ") else f"{where}: {message}")
     return "invalid compute config: " + "; ".join(problems)

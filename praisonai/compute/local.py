@@ -21,9 +21,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import shlex
 import shutil
 import time
-from collections.abc import Mapping
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -189,18 +192,25 @@ class LocalCompute(ComputeProvider):
         if not cwd.is_dir():
             raise PathNotFoundError(f"working directory {request.cwd} does not exist", op="exec")
         env = {**_base_env(inst), **request.env, INSTANCE_MARKER: inst.instance_id}
-        argv = ["/bin/sh", "-c", "--", request.command]  # "--": a command may start with "-"
-        if inst.isolate:
-            argv = [*_bwrap_argv(inst, self._inner_path(inst, cwd)), *argv]
-        pgids = inst.root / "pgids"
-        return await run_process(
-            argv,
-            cwd=str(cwd),
-            env=env,
-            request=request,
-            on_start=lambda pid: (pgids / str(pid)).touch(),
-            on_end=lambda pid: _forget_if_empty(pgids / str(pid)),
-        )
+        with _command_file(inst, request.command) as script:
+            if script is None:
+                shell = ["/bin/sh", "-c", "--", request.command]  # "--": a command may start with "-"
+                binds: list[str] = []
+            else:  # too long for one argv string: the shell reads it from a file (see _command_file)
+                seen = f"{_ISOLATED_COMMANDS}/{script.name}" if inst.isolate else str(script)
+                shell = ["/bin/sh", "-c", f". {shlex.quote(seen)}"]
+                binds = ["--ro-bind", str(script), seen]
+            if inst.isolate:
+                shell = [*_bwrap_argv(inst, self._inner_path(inst, cwd)), *binds, *shell]
+            pgids = inst.root / "pgids"
+            return await run_process(
+                shell,
+                cwd=str(cwd),
+                env=env,
+                request=request,
+                on_start=lambda pid: (pgids / str(pid)).touch(),
+                on_end=lambda pid: _forget_if_empty(pgids / str(pid)),
+            )
 
     # ---- the exec channel (background processes and sessions) ------------------------------
 
@@ -273,6 +283,37 @@ class LocalCompute(ComputeProvider):
 
     def _inner_path(self, inst: _Instance, host: Path) -> str:
         return str(PurePosixPath(inst.working_dir) / host.relative_to(inst.workspace.resolve()))
+
+
+#: Longest command passed to ``sh -c`` as one argv string; Linux refuses any single argument over
+#: 128 KiB (MAX_ARG_STRLEN) with "Argument list too long".
+ARGV_COMMAND_LIMIT = 64 * 1024
+#: Where an isolated instance sees a longer command's file (a read-only bind of that one file).
+_ISOLATED_COMMANDS = "/tmp/.praisonai-commands"
+
+
+@contextmanager
+def _command_file(inst: _Instance, command: str) -> Iterator[Path | None]:
+    """``None`` when ``command`` fits in argv; else a private file holding it, removed after.
+
+    The shell sources it (``. FILE``), so ``$0``, ``$@`` and ``exit`` mean what they mean in
+    ``sh -c COMMAND``: any length runs, as it does on docker and SSH, where commands travel over
+    the helper's channel rather than argv.
+    """
+    data = command.encode()
+    if len(data) <= ARGV_COMMAND_LIMIT:
+        yield None
+        return
+    folder = inst.root / "commands"  # private to the instance, removed with it
+    folder.mkdir(mode=0o700, exist_ok=True)
+    path = folder / f"{uuid.uuid4().hex}.sh"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data + b"\n")
+        yield path
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def _bwrap_argv(inst: _Instance, cwd: str, *, new_session: bool = True) -> list[str]:

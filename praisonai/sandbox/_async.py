@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from praisonai._errors import CommandFailedError, CommandTimeoutError, SandboxClosedError
+from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, _Unset
 from praisonai.channel.session import ShellSession
 from praisonai.compute.base import ComputeProvider, OutputSink, check_instance_id
@@ -66,6 +66,11 @@ class AsyncSandbox:
             EnvironmentFileError (ConfigError): the environment file is invalid.
             ConfigError: the config is invalid or asks for what the provider cannot honour.
         """
+        if not isinstance(environment, str | os.PathLike | bool | type(None)):
+            raise ConfigError(
+                f"environment must be a path, True, False or None, not {type(environment).__name__}",
+                op="environment",
+            )
         cfg = ComputeConfig.coerce(config)
         explicit = {**cfg.model_dump(include=set(cfg.model_fields_set)), **fields}
         use_file = environment is not False
@@ -172,11 +177,15 @@ class AsyncSandbox:
     async def read_file(self, path: str) -> bytes:
         """The file's bytes (``FileNotFoundError`` when missing)."""
         self._ensure_open()
+        _check_path(path)
         return await self.provider.read_file(self.id, path)
 
     async def write_file(self, path: str, data: bytes | str) -> None:
         """Write bytes (or UTF-8 text) exactly, creating parent directories."""
         self._ensure_open()
+        _check_path(path)
+        if not isinstance(data, bytes | bytearray | memoryview | str):
+            raise ConfigError(f"data must be bytes or text, not {type(data).__name__}", op="write_file")
         await self.provider.write_file(self.id, path, data)
 
     async def upload(self, local_path: str | os.PathLike[str], remote_path: str) -> None:
@@ -224,3 +233,9 @@ class AsyncSandbox:
     def _ensure_open(self) -> None:
         if self._closed:
             raise SandboxClosedError(f"sandbox {self.id} is closed", op="sandbox")
+
+
+def _check_path(path: object) -> None:
+    """Refuse, in one sentence, a path no provider could use (agents' tools pass anything)."""
+    if not isinstance(path, str) or not path or "\0" in path:
+        raise ConfigError(f"a path must be a non-empty string without NUL bytes, not {path!r:.80}", op="path")

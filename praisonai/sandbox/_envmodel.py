@@ -117,7 +117,9 @@ def _backend(name: str) -> str:
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    # defer_build: the validators are built when a file is first read, not when this module is
+    # imported, so a run with no environment file (or --no-environment) never pays for them.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True, defer_build=True)
 
 
 class Packages(_Strict):
@@ -171,6 +173,7 @@ class EnvironmentDefinition(_Strict):
     mount_paths: list[_Mount] | None = None
     idle_timeout: Annotated[int, _checked_by_config("idle_timeout_s")] | None = None
     ttl: Annotated[int, _checked_by_config("ttl_s")] | None = None
+    setup_timeout: Annotated[float, _checked_by_config("setup_timeout_s")] | None = None
     capture: bool | None = None
 
     def config_fields(self) -> dict[str, Any]:
@@ -187,14 +190,19 @@ class EnvironmentDefinition(_Strict):
             fields["network"] = {"allow": self.network.allow}
         elif self.network is not None:
             fields["network"] = self.network
-        for key in ("idle_timeout", "ttl"):
+        for key in ("idle_timeout", "ttl", "setup_timeout"):
             if getattr(self, key) is not None:
                 fields[_CONFIG_NAME[key]] = getattr(self, key)
         return fields
 
 
 #: Where each key of the file lives in ``ComputeConfig`` when the names differ.
-_CONFIG_NAME = {"disk": "disk_mb", "idle_timeout": "idle_timeout_s", "ttl": "ttl_s"}
+_CONFIG_NAME = {
+    "disk": "disk_mb",
+    "idle_timeout": "idle_timeout_s",
+    "ttl": "ttl_s",
+    "setup_timeout": "setup_timeout_s",
+}
 
 #: The model at each mapping of the file, to list the allowed keys when one is unknown.
 MODELS: dict[tuple[str, ...], type[BaseModel]] = {

@@ -28,6 +28,7 @@ dropped. The schema (every key optional; see ``_envmodel``)::
     mount_paths: ["/data:/data:ro"]
     idle_timeout: 600               # seconds
     ttl: 3600                       # seconds
+    setup_timeout: 900              # seconds each package install or setup/refresh command may take
     capture: true                   # a YAML boolean; "false" in quotes is an error
 """
 

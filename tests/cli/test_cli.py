@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -57,3 +60,70 @@ def test_user_mistakes_are_one_line_without_traceback(args: tuple[str, ...], nee
 def test_default_compute_runs_the_main_job_in_docker() -> None:
     r = cli("sandbox", "run", "--", "python3", "-c", "print(2+2)")
     assert (r.returncode, r.stdout) == (0, "4\n") and "compute: docker" in r.stderr
+
+
+# ---- the newcomer's path: help, JSON, stdin, setup timeout, start-up -------------------------------
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("--help",),
+        (),
+        ("sandbox", "run", "--help"),
+        ("compute", "stop", "--help"),
+        ("env", "validate", "--help"),
+        ("env", "captures", "--help"),
+        ("compute", "--help"),
+    ],
+)
+def test_help_has_no_type_labels_and_names_the_program(args: tuple[str, ...]) -> None:
+    r = cli(*args)
+    assert r.returncode == 0 and r.stdout.startswith("Usage: praisonai"), r.stderr
+    assert not re.search(r"<(bool|str|int|float|path|list\[str\])>", r.stdout), r.stdout
+    assert "{" not in r.stdout.splitlines()[0]  # readable usage: no "{command}..."
+
+
+def test_run_help_says_a_shell_line_needs_sh_c_and_stdin_is_forwarded() -> None:
+    text = " ".join(cli("sandbox", "run", "--help").stdout.split())
+    assert "sandbox run -- sh -c 'a | b'" in text and "piped or redirected" in text
+
+
+def test_a_shell_line_given_as_one_word_gets_a_hint() -> None:
+    r = cli("sandbox", "run", "-c", "local", "--", "echo a | wc -c")
+    assert r.returncode == 127 and "-- sh -c 'echo a | wc -c'" in r.stderr
+
+
+def test_piped_stdin_reaches_the_command() -> None:
+    argv = [sys.executable, "-c", "from praisonai.cli import main; main()", "sandbox", "run", "-c", "local"]
+    r = subprocess.run([*argv, "--", "wc", "-c"], input="four", capture_output=True, text=True, timeout=120)
+    assert (r.returncode, r.stdout.strip()) == (0, "4"), r.stderr
+
+
+def test_json_outputs_use_json_types() -> None:
+    r = cli("compute", "providers", "--json")
+    rows = json.loads(r.stdout)
+    assert all(isinstance(row["installed"], bool) and isinstance(row["available"], bool) for row in rows)
+    assert all(" " not in key for row in rows for key in row)
+    local = next(row for row in rows if row["name"] == "local")
+    assert (local["installed"], local["available"], local["why_not"]) == (True, True, "")
+
+
+def test_setup_has_a_configurable_timeout(tmp_path: Path, home: Path) -> None:
+    env_file = tmp_path / "environment.yaml"
+    env_file.write_text("setup: sleep 30\nsetup_timeout: 0.5\ncapture: false\n")
+    r = cli("sandbox", "run", "-c", "local", "--environment", str(env_file), "--", "true")
+    assert r.returncode == 1 and "timed out after its setup_timeout of 0.5s" in r.stderr, r.stderr
+    assert not list((home / "local").glob("*")) and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("args", [("--version",), ("--help",), ()])
+def test_version_and_help_import_no_framework(args: tuple[str, ...]) -> None:
+    """Start-up: these answer before typer, rich, pydantic, anyio or docker-py is imported."""
+    code = (
+        "import sys; sys.argv = ['praisonai', *sys.argv[1:]]; from praisonai.cli import main; main(); "
+        "heavy = {'typer', 'rich', 'pydantic', 'anyio', 'docker', 'click'}; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & heavy), file=sys.stderr)"
+    )
+    r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
+    assert (r.returncode, r.stderr.strip()) == (0, "[]")

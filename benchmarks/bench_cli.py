@@ -1,0 +1,155 @@
+"""Benchmark the ``praisonai`` command's start-up and a one-shot docker run, each beside its floor.
+
+Every sample is a whole new process, as a user would start it:
+
+- ``--version`` and ``--help``: the command as its console script runs it
+  (``from praisonai.cli import main``), beside a bare ``python -c pass`` (the interpreter's floor).
+- ``sandbox run --compute docker -- true``: beside a docker-py process doing
+  ``containers.run(image, "true", remove=True)`` of the same image, which creates, starts, waits
+  for and removes one container; and beside docker-py doing what ours does (an idle container
+  with our settings, one exec, a forced removal), which shows what that design itself costs.
+
+The commands of each group take turns going first from rep to rep, to cancel drift. Prints medians
+and p95 (ms), the ratios, and PASS/MISS per target: ``--version`` and ``--help`` <= 100 ms,
+``sandbox run`` <= 1.0x the docker-py run. Saves all samples to benchmarks/results/bench_cli.json.
+Containers carry the label ``praisonai.bench=1`` and are removed at the end, even on error.
+
+    python benchmarks/bench_cli.py [--n 15] [--warmup 2] [--image praisonai-sandbox:latest]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _common import p95, save, summary
+
+RUN_ID = uuid.uuid4().hex[:12]
+RESULTS = Path(__file__).parent / "results" / "bench_cli.json"
+CLI = [sys.executable, "-c", "import sys; from praisonai.cli import main; sys.exit(main())"]
+# The same lifecycle as ours done with docker-py alone: an idle container (our host settings), one
+# exec, a forced removal. Not a target: it shows what the instance-then-exec design itself costs.
+DOCKER_PY_EXEC = (
+    "import sys, docker; api = docker.from_env().api; hc = api.create_host_config(init=True, "
+    "cap_drop=['ALL'], cap_add=['CHOWN', 'DAC_OVERRIDE', 'FOWNER', 'FSETID', 'KILL', 'SETGID', 'SETUID', "
+    "'NET_BIND_SERVICE'], security_opt=['no-new-privileges:true'], pids_limit=4096, nano_cpus=10**9, "
+    "mem_limit='1024m', network_mode='bridge'); "
+    "cid = api.create_container(sys.argv[1], command=['sleep', '300'], host_config=hc, detach=True, "
+    "labels={'praisonai.bench': '1', 'praisonai.bench.run': sys.argv[2]})['Id']; api.start(cid); "
+    "api.exec_start(api.exec_create(cid, ['true'])['Id']); api.remove_container(cid, force=True, v=True)"
+)
+DOCKER_PY = (
+    "import sys, docker; docker.from_env().containers.run("
+    "sys.argv[1], 'true', remove=True, labels={'praisonai.bench': '1', 'praisonai.bench.run': sys.argv[2]})"
+)
+
+
+def commands(image: str) -> dict[str, list[str]]:
+    return {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "praisonai --version": [*CLI, "--version"],
+        "praisonai --help": [*CLI, "--help"],
+        "docker-py containers.run": [sys.executable, "-c", DOCKER_PY, image, RUN_ID],
+        "docker-py create+exec+rm": [sys.executable, "-c", DOCKER_PY_EXEC, image, RUN_ID],
+        "praisonai sandbox run": [*CLI, "sandbox", "run", "--compute", "docker", "--image", image,
+                                  "--no-environment", "--", "true"],
+    }  # fmt: skip
+
+
+#: Commands measured side by side, each group's order rotating from rep to rep.
+GROUPS = [("python -c pass", "praisonai --version", "praisonai --help"),
+          ("docker-py containers.run", "docker-py create+exec+rm", "praisonai sandbox run")]  # fmt: skip
+#: (command, the floor it is compared with): the ratios printed.
+PAIRS = [("praisonai --version", "python -c pass"), ("praisonai --help", "python -c pass"),
+         ("praisonai sandbox run", "docker-py containers.run"),
+         ("docker-py create+exec+rm", "docker-py containers.run"),
+         ("praisonai sandbox run", "docker-py create+exec+rm")]  # fmt: skip
+# (name, limit, unit): "ms" is the median itself, "x" the ratio of medians to its pair's floor.
+TARGETS = [("praisonai --version", 100.0, "ms"), ("praisonai --help", 100.0, "ms"),
+           ("praisonai sandbox run", 1.0, "x")]  # fmt: skip
+
+
+def timed_run(argv: Sequence[str], env: dict[str, str]) -> float:
+    """Milliseconds from spawn to exit of one process; it must succeed."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, check=False)
+    elapsed = (time.perf_counter() - start) * 1000
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[-6:])} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+    return elapsed
+
+
+def measure(image: str, n: int, warmup: int, env: dict[str, str]) -> dict[str, list[float]]:
+    cmds = commands(image)
+    samples: dict[str, list[float]] = {name: [] for name in cmds}
+    for rep in range(warmup + n):
+        for group in GROUPS:
+            shift = rep % len(group)
+            for name in group[shift:] + group[:shift]:
+                ms = timed_run(cmds[name], env)
+                if rep >= warmup:
+                    samples[name].append(ms)
+    return samples
+
+
+def report(samples: dict[str, list[float]]) -> dict[str, float]:
+    medians = {name: statistics.median(xs) for name, xs in samples.items() if xs}
+    print(f"\n{'command (ms)':<28}{'p50':>10}{'p95':>10}")
+    for name, xs in samples.items():
+        print(f"{name:<28}{medians[name]:10.1f}{p95(xs):10.1f}")
+    print("\nratios (medians):")
+    for name, floor in PAIRS:
+        print(f"  {name:<26} / {floor:<26} {medians[name] / medians[floor]:6.2f}x")
+    print("\ntargets:")
+    floors = dict(PAIRS[:3])
+    for name, limit, unit in TARGETS:
+        value = medians[name] if unit == "ms" else medians[name] / medians[floors[name]]
+        verdict = "PASS" if value <= limit else "MISS"
+        print(f"  {name:<26} {value:8.2f} {unit:<3} target <= {limit:g} {unit:<3} {verdict}")
+    return medians
+
+
+def cleanup() -> None:
+    """Remove this run's containers (docker-py's are gone unless a run failed midway)."""
+    found = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=praisonai.bench.run={RUN_ID}"],
+        capture_output=True, text=True, check=False,
+    ).stdout.split()  # fmt: skip
+    if found:
+        subprocess.run(["docker", "rm", "-f", *found], capture_output=True, check=False)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--n", type=int, default=15, help="timed reps per command (default 15)")
+    parser.add_argument("--warmup", type=int, default=2, help="untimed reps first (default 2)")
+    parser.add_argument("--image", default="praisonai-sandbox:latest")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="praisonai-bench-home-") as home:
+        # A home of its own: the run's ledger and locks start empty and go away after.
+        env = {**os.environ, "PRAISONAI_HOME": home}
+        try:
+            samples = measure(args.image, args.n, args.warmup, env)
+        finally:
+            cleanup()
+    medians = report(samples)
+    results = {name: summary(xs) for name, xs in samples.items()}
+    ratios = {f"{a} / {b}": medians[a] / medians[b] for a, b in PAIRS}
+    save(
+        RESULTS,
+        {"n": args.n, "warmup": args.warmup, "image": args.image},
+        {"commands": results, "ratios": ratios},
+    )
+
+
+if __name__ == "__main__":
+    main()
