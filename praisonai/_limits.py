@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import math
+
+from praisonai._errors import ConfigError
+
 #: Seconds an exec may run when the caller does not say (``timeout=None`` means no limit).
 DEFAULT_EXEC_TIMEOUT_S = 300.0
 
@@ -19,3 +23,32 @@ DEFAULT_IDLE_TIMEOUT_S = 300
 
 #: Seconds one package-manager run or one setup command may take while provisioning.
 SETUP_TIMEOUT_S = 900.0
+
+
+def check_timeout(
+    value: object, name: str = "timeout", *, allow_zero: bool = True, none: str = "None"
+) -> float | None:
+    """``value`` as seconds: a finite number (> 0, or >= 0 with ``allow_zero``), or ``None`` for
+    no limit. The one check every timeout a user gives goes through (exec, the CLI's
+    ``--timeout``, the environment file's ``setup_timeout``, waits).
+
+    ``name`` is the argument as the user wrote it and ``none`` how they spell "no limit", both
+    for the message.
+
+    Raises:
+        ConfigError: a bool, a string, NaN, infinity, a negative number (or zero, without
+            ``allow_zero``); one sentence.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        shown = f"{type(value).__name__} {value!r}"
+    elif not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
+        shown = repr(value)
+    else:
+        return float(value)
+    bound = ">= 0" if allow_zero else "> 0"
+    raise ConfigError(
+        f"{name} must be a finite number of seconds {bound} ({none} for no limit), not {shown}",
+        op="timeout",
+    )

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import math
 import secrets
 import signal
 import threading
@@ -190,7 +189,10 @@ class ShellSession:
         timeout (``ConfigError``) leaves the session as it was.
         """
         request = _request(command)
-        timeout, idle_timeout = _seconds("timeout", timeout), _seconds("idle_timeout", idle_timeout)
+        timeout, idle_timeout = (
+            _limits.check_timeout(timeout, allow_zero=False),
+            _limits.check_timeout(idle_timeout, "idle_timeout", allow_zero=False),
+        )
         if not await self._turns.take(timeout):
             raise ExecError(
                 f"the session was still busy with an earlier command after {timeout:g}s;"
@@ -220,7 +222,10 @@ class ShellSession:
                    idle_timeout: float | None = None) -> SessionResult:  # fmt: skip
         """Wait for more output of the command that holds the shell (or its end): the one a
         ``run()`` returned with ``running=True``."""
-        timeout, idle_timeout = _seconds("timeout", timeout), _seconds("idle_timeout", idle_timeout)
+        timeout, idle_timeout = (
+            _limits.check_timeout(timeout, allow_zero=False),
+            _limits.check_timeout(idle_timeout, "idle_timeout", allow_zero=False),
+        )
         if self._run is None:
             raise ExecError("nothing has run in this session yet", op="exec")
         return await self._outcome(self._run, timeout, idle_timeout)
@@ -368,17 +373,6 @@ def _request(command: str) -> bytes:
         raise ConfigError(
             f"the command is not valid text: {exc.reason} at character {exc.start}", op="exec"
         ) from None
-
-
-def _seconds(name: str, value: float | None) -> float | None:
-    """A timeout as a number of seconds (``None``: no limit); ``ConfigError`` when it is not one."""
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{name} must be a number of seconds or None, not {value!r}", op="exec")
-    if not math.isfinite(value) or value <= 0:
-        raise ConfigError(f"{name} must be a positive number of seconds or None, not {value!r}", op="exec")
-    return float(value)
 
 
 def _lost(*parsers: ReplyParser) -> None:

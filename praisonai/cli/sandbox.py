@@ -26,8 +26,9 @@ import typer
 
 from praisonai import _portal
 from praisonai._errors import ConfigError
+from praisonai._limits import check_timeout
 from praisonai.cli import _output
-from praisonai.compute.config import ComputeConfig, check_timeout
+from praisonai.compute.config import ComputeConfig
 
 if TYPE_CHECKING:
     from praisonai._types import ExecResult

@@ -5,14 +5,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import math
 import re
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from praisonai._errors import ConfigError
-from praisonai._limits import SETUP_TIMEOUT_S
+from praisonai._limits import SETUP_TIMEOUT_S, check_timeout
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # PEP 508-ish: a name, optional extras and version specifiers or a URL. No leading dash, no spaces,
@@ -178,35 +177,6 @@ class ComputeConfig(BaseModel):
 
 # What a capture holds: the files that packages and setup produced from the image, with this env.
 _CAPTURED = {"image", "packages", "setup", "env", "working_dir", "mount_paths"}
-
-
-def check_timeout(
-    value: object, name: str = "timeout", *, allow_zero: bool = True, none: str = "None"
-) -> float | None:
-    """``value`` as seconds: a finite number (> 0, or >= 0 with ``allow_zero``), or ``None`` for
-    no limit. The one check every timeout a user gives goes through (exec, the CLI's
-    ``--timeout``, the environment file's ``setup_timeout``, waits).
-
-    ``name`` is the argument as the user wrote it and ``none`` how they spell "no limit", both
-    for the message.
-
-    Raises:
-        ConfigError: a bool, a string, NaN, infinity, a negative number (or zero, without
-            ``allow_zero``); one sentence.
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        shown = f"{type(value).__name__} {value!r}"
-    elif not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
-        shown = repr(value)
-    else:
-        return float(value)
-    bound = ">= 0" if allow_zero else "> 0"
-    raise ConfigError(
-        f"{name} must be a finite number of seconds {bound} ({none} for no limit), not {shown}",
-        op="timeout",
-    )
 
 
 def _digest(data: Any) -> str:
