@@ -148,7 +148,7 @@ class Job:
         if flags is not None and flags & _SPOOL_FULL:
             raise ExecError(
                 f"the command ran (exit code {outcome[0]}) but its output may be lost: the "
-                f"instance's spool {self._channel.spool} is full (free space on its filesystem)",
+                f"instance's spool {self._channel.spool} is full or was deleted while it ran",
                 op="exec",
             )
         return ExecResult(

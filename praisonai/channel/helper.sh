@@ -63,8 +63,10 @@ __p_job() {
   __p_f=0
   [ -s "$__p_x.o" ] && __p_f=1
   [ -s "$__p_x.e" ] && __p_f=$((__p_f + 2))
-  # a spool too full for five bytes has most likely lost output too
-  { echo "$__p_r $__p_f" >"$__p_x.r"; } 2>/dev/null || __p_f=$((__p_f + 4))
+  # output files deleted while the job ran, or a spool too full for five bytes: output is lost
+  if [ ! -e "$__p_x.o" ] || [ ! -e "$__p_x.e" ]; then __p_f=$((__p_f + 4))
+  elif ! { echo "$__p_r $__p_f" >"$__p_x.r"; } 2>/dev/null; then __p_f=$((__p_f + 4))
+  fi
   echo "D $__p_i $__p_r $__p_f" >&2
 }
 __p_fate() {  # nonce id: what became of a job whose helper is gone
@@ -191,14 +193,14 @@ __p_rm() {  # nonce path...
   __p_reply "$__p_n" $?
 }
 
-# background processes: SPOOL/bg/<id>/{meta,pid,out,err,rc}; rc appears when it ends.
+# background processes: SPOOL/bg/<id>/{meta,pid,w,out,err,rc}; rc appears when it ends.
 __p_start() {  # nonce id cwd meta command [NAME=value...]
   __p_b=$__p_s/bg/$2
   if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
   __p_spool || { __p_reply "$1" nospool; return; }
   mkdir -- "$__p_b" 2>/dev/null || { [ -e "$__p_b" ] && __p_reply "$1" exists || __p_reply "$1" nospool; return; }
   printf '%s\n' "$4" >"$__p_b/meta"
-  ( __p_bg "$@" & ) </dev/null >/dev/null 2>&1
+  ( __p_bg "$@" & echo $! >"$__p_b/w" ) </dev/null >/dev/null 2>&1  # w: the waiter that writes rc
   __p_reply "$1" 0
 }
 __p_bg() {
@@ -216,7 +218,15 @@ __p_ps() {  # nonce [id]: one line per process: id <tab> state <tab> meta
     [ -f "$__p_b/meta" ] || continue
     __p_st=running
     if [ -s "$__p_b/rc" ]; then read -r __p_st <"$__p_b/rc"
-    elif [ -s "$__p_b/pid" ]; then read -r __p_p <"$__p_b/pid"; [ -d "/proc/$__p_p" ] || __p_st=lost
+    elif [ -s "$__p_b/pid" ]; then
+      read -r __p_p <"$__p_b/pid"
+      if [ ! -d "/proc/$__p_p" ]; then  # gone: lost, unless its waiter is about to write rc
+        __p_w=
+        [ -s "$__p_b/w" ] && read -r __p_w <"$__p_b/w"
+        if [ -s "$__p_b/rc" ]; then read -r __p_st <"$__p_b/rc"
+        elif [ -z "$__p_w" ] || [ ! -d "/proc/$__p_w" ]; then __p_st=lost
+        fi
+      fi
     fi
     read -r __p_m <"$__p_b/meta"
     printf '%s\t%s\t%s\n' "${__p_b##*/}" "$__p_st" "$__p_m"

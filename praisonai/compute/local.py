@@ -17,6 +17,7 @@ import dataclasses
 import json
 import os
 import shutil
+import stat
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ import anyio
 
 from praisonai import _limits
 from praisonai._errors import (
+    ConfigError,
     InstanceNotFoundError,
     PathNotFoundError,
     PathOutsideWorkspaceError,
@@ -271,7 +273,17 @@ def _bwrap_argv(inst: _Instance, cwd: str, *, new_session: bool = True) -> list[
         argv.append("--share-net")
     for path in (*_RO_SYSTEM, *_RO_ETC):
         argv += ["--ro-bind-try", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--bind", str(inst.root / "spool"), _ISOLATED_SPOOL]
+    argv += [
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "--bind",
+        str(inst.root / "spool"),
+        _ISOLATED_SPOOL,
+    ]
     argv += ["--bind", str(inst.workspace), inst.working_dir, "--chdir", cwd]
     return argv
 
@@ -313,12 +325,28 @@ def _to_json(inst: _Instance) -> dict[str, Any]:
 
 
 def _read_bytes(host: Path, shown: str) -> bytes:
+    """The file's bytes. Opened without blocking and checked before reading: a FIFO would block
+    forever and a device (``/dev/zero``) never end, so only regular files are read, and at most
+    ``MAX_READ_BYTES`` of them (a file growing while it is read is caught by the bounded read)."""
+    limit = _limits.MAX_READ_BYTES
     try:
-        if host.stat().st_size > _limits.MAX_READ_BYTES:
-            raise ValueError(f"{shown} is larger than {_limits.MAX_READ_BYTES} bytes; use download")
-        return host.read_bytes()
+        fd = os.open(host, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise PathNotFoundError(f"no such file in the instance: {shown}", op="read_file") from None
+    with open(fd, "rb", closefd=True) as f:
+        info = os.fstat(fd)
+        mode = info.st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(f"{shown} is a directory")
+        if not stat.S_ISREG(mode):
+            kind = "a FIFO, device or socket"
+            raise ConfigError(
+                f"{shown} is not a regular file ({kind}); read_file reads regular files only", op="read_file"
+            )
+        data = b"" if info.st_size > limit else f.read(limit + 1)
+    if info.st_size > limit or len(data) > limit:
+        raise ValueError(f"{shown} is larger than {limit} bytes; use download")
+    return data
 
 
 def _write_bytes(host: Path, data: bytes) -> None:

@@ -132,7 +132,7 @@ async def _kill_at(ctx: Context, killer: Any, point: str) -> None:
                     await anyio.sleep(0.02)
             await original(*args)
 
-        channel.fetch = fetch_after_killing  # type: ignore[method-assign]
+        channel.fetch = fetch_after_killing  # type: ignore[method-assign,assignment]
         await run(command)
     runs = (await ctx.sh(f"cat amo-{point} 2>/dev/null | wc -l")).stdout.strip()
     (result,) = outcome
