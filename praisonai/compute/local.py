@@ -333,17 +333,19 @@ def _read_bytes(host: Path, shown: str) -> bytes:
         fd = os.open(host, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
         raise PathNotFoundError(f"no such file in the instance: {shown}", op="read_file") from None
-    with open(fd, "rb", closefd=True) as f:
+    try:
         info = os.fstat(fd)
-        mode = info.st_mode
-        if stat.S_ISDIR(mode):
+        if stat.S_ISDIR(info.st_mode):
             raise IsADirectoryError(f"{shown} is a directory")
-        if not stat.S_ISREG(mode):
+        if not stat.S_ISREG(info.st_mode):
             kind = "a FIFO, device or socket"
             raise ConfigError(
                 f"{shown} is not a regular file ({kind}); read_file reads regular files only", op="read_file"
             )
-        data = b"" if info.st_size > limit else f.read(limit + 1)
+        with open(fd, "rb", closefd=False) as f:
+            data = b"" if info.st_size > limit else f.read(limit + 1)
+    finally:
+        os.close(fd)
     if info.st_size > limit or len(data) > limit:
         raise ValueError(f"{shown} is larger than {limit} bytes; use download")
     return data
