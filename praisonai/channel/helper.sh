@@ -249,5 +249,9 @@ __p_orphans
 
 echo $$ >"$__p_s/helper.pid"
 __p_reply "$2" "$$"
-# `true 2>/dev/null >file`: a builtin, and not a special one, so a vanished spool cannot end the helper
-while IFS= read -r __p_line; do true 2>/dev/null >"$__p_s/alive"; eval "$__p_line"; done
+# `true 2>/dev/null >file`: a builtin, and not a special one, so a vanished spool cannot end the
+# helper; it is recreated then, so the activity marker keeps working
+while IFS= read -r __p_line; do
+  true 2>/dev/null >"$__p_s/alive" || { __p_spool && true 2>/dev/null >"$__p_s/alive"; }
+  eval "$__p_line"
+done

@@ -8,7 +8,7 @@ from typing import TypeVar
 
 import anyio
 
-from praisonai._errors import ChannelClosedError
+from praisonai._errors import ChannelClosedError, ExecError
 from praisonai._types import ExecResult
 from praisonai.channel._job import JobInterrupted
 from praisonai.channel.channel import Channel
@@ -58,14 +58,20 @@ class ChannelPool:
         try:
             channel = await self.get(instance_id)
             return await interrupted.job.resume(channel)
-        except ChannelClosedError:
-            raise
-        except Exception as exc:  # e.g. the instance is gone: the command's fate stays unknown
-            raise ChannelClosedError(
-                f"{interrupted}; the command may have run, and its result could not be recovered: {exc}",
-                op="exec",
-                sent=True,
-            ) from exc
+        except ChannelClosedError as exc:
+            if exc.sent:
+                raise  # the verdict on the job: it may have run
+            unknown: Exception = exc  # the new channel closed too
+        except ExecError:
+            raise  # the verdict on the job: it ran, and its output is lost
+        except Exception as exc:  # e.g. the instance is gone
+            unknown = exc
+        # the fate stays unknown, and a caller must not take this for "safe to repeat"
+        raise ChannelClosedError(
+            f"{interrupted}; the command may have run, and its result could not be recovered: {unknown}",
+            op="exec",
+            sent=True,
+        ) from unknown
 
     def peek(self, instance_id: str) -> Channel | None:
         """The instance's channel if one is open now (never opens one)."""
