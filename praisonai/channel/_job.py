@@ -147,8 +147,8 @@ class Job:
         out, err = self._buffers["stdout"], self._buffers["stderr"]
         if flags is not None and flags & _SPOOL_FULL:
             raise ExecError(
-                f"the command ran (exit code {outcome[0]}) but its output may be lost: the "
-                f"instance's spool {self._channel.spool} is full or was deleted while it ran",
+                f"the command's output may be lost (exit code {outcome[0]}): the instance's "
+                f"spool {self._channel.spool} is full or was deleted while the command ran",
                 op="exec",
             )
         return ExecResult(

@@ -6,8 +6,8 @@
 # Every request gets one reply on stdout: optional body bytes, then "<nonce> <status>\n".
 # Finished jobs are announced on stderr as single short lines (atomic pipe writes):
 #   D <id> <exit-code> <flags>    flags: 1 = stdout not empty, 2 = stderr not empty, 4 = the spool
-#                                 is full (output may be lost); summed. A word instead of an exit
-#                                 code says why the job could not start (nocwd, nospool).
+#                                 is full or was deleted (output may be lost); summed. A word for
+#                                 the code says why the job could not start (nocwd).
 # Exec output is spooled under SPOOL/x, background processes under SPOOL/bg/<id>, so output is
 # never interleaved on the channel and a background process can be found again by id.
 # A job outlives its helper's death: SPOOL/x/<id>.r ("<exit-code> <flags>", written before the
@@ -49,21 +49,18 @@ __p_job() {
   exec </dev/null >/dev/null
   __p_x=$__p_s/x/$2 __p_i=$2 __p_in=${4:-/dev/null} __p_c=$5
   cd -- "$3" 2>/dev/null || { echo "D $__p_i nocwd 0" >&2; exit; }
-  # opened here, not in the command's subshell: a spool that cannot take them is reported
-  { command exec 3>"$__p_x.o" 4>"$__p_x.e" 5<"$__p_in"; } 2>/dev/null || { echo "D $__p_i nospool 0" >&2; exit; }
   shift 5
   [ $# -eq 0 ] || export "$@"
   export PRAISONAI_EXEC_ID="$__p_i"
   umask "$__p_umask"
-  ( set --; eval "$__p_c" ) <&5 >&3 2>&4 3>&- 4>&- 5<&- &
-  exec 3>&- 4>&- 5<&-
+  ( set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" &
   echo "$! $$ $__p_ns" >"$__p_x.p"  # in a subshell $$ is still the helper's pid
   wait $!
   __p_r=$?
   __p_f=0
   [ -s "$__p_x.o" ] && __p_f=1
   [ -s "$__p_x.e" ] && __p_f=$((__p_f + 2))
-  # output files deleted while the job ran, or a spool too full for five bytes: output is lost
+  # output files not created or deleted, or a spool too full for five bytes: output is lost
   if [ ! -e "$__p_x.o" ] || [ ! -e "$__p_x.e" ]; then __p_f=$((__p_f + 4))
   elif ! { echo "$__p_r $__p_f" >"$__p_x.r"; } 2>/dev/null; then __p_f=$((__p_f + 4))
   fi
