@@ -115,8 +115,8 @@ class Job:
                 return await self._finish((int(code), int(flags)))
             if fate != "running":  # killed as an orphan, or its helper died with it: unknown
                 raise ChannelClosedError(
-                    "the exec helper died while the command ran; the command may have run, in "
-                    f"part or in full, and its result is lost ({fate}); it was not run again",
+                    f"the exec helper died after the command was sent, and its fate is unknown ({fate}): "
+                    "it may have run, in part or in full; it was not run again",
                     op="exec",
                     sent=True,
                 )

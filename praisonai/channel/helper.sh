@@ -66,11 +66,13 @@ __p_job() {
   fi
   echo "D $__p_i $__p_r $__p_f" >&2
 }
-__p_fate() {  # nonce id: what became of a job whose helper is gone
-  __p_x=$__p_s/x/$2
+__p_fate() {  # nonce id: what became of a job whose channel closed (done <code> <flags>, ...)
+  __p_x=$__p_s/x/$2 __p_c=
+  [ -s "$__p_x.p" ] && read -r __p_c __p_h __p_n <"$__p_x.p"
   if [ -e "$__p_x.k" ]; then __p_reply "$1" killed
   elif [ -s "$__p_x.r" ]; then read -r __p_r <"$__p_x.r"; __p_reply "$1" "done $__p_r"
-  elif [ -s "$__p_x.p" ]; then __p_reply "$1" running
+  elif [ -n "$__p_c" ] && [ -d "/proc/$__p_c" ]; then __p_reply "$1" running
+  elif [ -s "$__p_x.r" ]; then read -r __p_r <"$__p_x.r"; __p_reply "$1" "done $__p_r"  # just ended
   else __p_reply "$1" unknown
   fi
 }
