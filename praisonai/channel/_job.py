@@ -3,7 +3,7 @@ deadline, and collect its spooled output under the output cap.
 
 At most once: a job is sent once. When its channel closes after that, the job is not sent again;
 :class:`JobInterrupted` carries it to a new channel, where :meth:`Job.resume` recovers its result
-from the spool (``x/<id>.r``) or, when its fate is unknown, says that it may have run.
+from the spool (``x/<id>.p``) or, when its fate is unknown, says that it may have run.
 """
 
 from __future__ import annotations
@@ -58,7 +58,7 @@ class Job:
             ("stderr", spool + ".e"),
         ]
         self._pid_path = spool + ".p"
-        self.files = [spool + ".o", spool + ".e", self._pid_path, self.stdin_path, spool + ".r", spool + ".k"]
+        self.files = [spool + ".o", spool + ".e", self._pid_path, self.stdin_path, spool + ".k"]
         self._buffers = {"stdout": OutputBuffer(max_output), "stderr": OutputBuffer(max_output)}
         self._sink = on_output
         self._offsets = {"stdout": 0, "stderr": 0}

@@ -10,12 +10,13 @@
 #                                 the code says why the job could not start (nocwd).
 # Exec output is spooled under SPOOL/x, background processes under SPOOL/bg/<id>, so output is
 # never interleaved on the channel and a background process can be found again by id.
-# A job outlives its helper's death: SPOOL/x/<id>.r ("<exit-code> <flags>", written before the
-# notice) lets a client on a new channel recover the result (__p_fate); a job still running when
-# its helper died is stopped by the next helper, which marks it SPOOL/x/<id>.k (killed).
 # Activity, for an instance that stops itself when idle (docker's watchdog.sh), costs no fork:
 # SPOOL/alive is created per request read, and SPOOL/x/<id>.p holds "<command pid> <helper pid>
-# <pid namespace>" while an exec runs (busy while both live: a job whose helper died no longer counts).
+# <pid namespace>" while an exec runs (busy while both live: a job whose helper died no longer
+# counts), then "done <exit-code> <flags>" (written before the notice).
+# A job outlives its helper's death: its .p lets a client on a new channel recover the result
+# (__p_fate); a job still running when its helper died is stopped by the next helper, which marks
+# it SPOOL/x/<id>.k (killed).
 __p_nl='
 '
 __p_s=$1
@@ -39,7 +40,7 @@ __p_jobs=0
 # into every program it starts; the subshell's pid is recorded for the kill sweep.
 __p_exec() {  # nonce id cwd stdin-file command [NAME=value...]
   if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
-  __p_spool || { __p_reply "$1" nospool; return; }
+  [ -d "$__p_s/x" ] || __p_spool || { __p_reply "$1" nospool; return; }
   __p_job "$@" &
   __p_reply "$1" 0
   __p_jobs=$((__p_jobs + 1))
@@ -48,41 +49,41 @@ __p_exec() {  # nonce id cwd stdin-file command [NAME=value...]
 __p_job() {
   exec </dev/null >/dev/null
   __p_x=$__p_s/x/$2 __p_i=$2 __p_in=${4:-/dev/null} __p_c=$5
-  cd -- "$3" 2>/dev/null || { echo "D $__p_i nocwd 0" >&2; exit; }
+  cd -- "$3" || { echo "D $__p_i nocwd 0" >&2; exit; }
   shift 5
   [ $# -eq 0 ] || export "$@"
   export PRAISONAI_EXEC_ID="$__p_i"
   umask "$__p_umask"
   ( set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" &
-  echo "$! $$ $__p_ns" >"$__p_x.p"  # in a subshell $$ is still the helper's pid
+  __p_f=0  # a spool too full for a few bytes has lost the output too (sh says why on stderr)
+  echo "$! $$ $__p_ns" >"$__p_x.p" || __p_f=4  # in a subshell $$ is still the helper's pid
   wait $!
   __p_r=$?
-  __p_f=0
-  [ -s "$__p_x.o" ] && __p_f=1
-  [ -s "$__p_x.e" ] && __p_f=$((__p_f + 2))
-  # output files not created or deleted, or a spool too full for five bytes: output is lost
-  if [ ! -e "$__p_x.o" ] || [ ! -e "$__p_x.e" ]; then __p_f=$((__p_f + 4))
-  elif ! { echo "$__p_r $__p_f" >"$__p_x.r"; } 2>/dev/null; then __p_f=$((__p_f + 4))
-  fi
+  [ -s "$__p_x.o" ] && __p_f=$((__p_f | 1))
+  [ -s "$__p_x.e" ] && __p_f=$((__p_f | 2))
+  [ -e "$__p_x.o" ] && [ -e "$__p_x.e" ] || __p_f=$((__p_f | 4))  # not created, or deleted
+  # the result stays in the spool (the same file: no new one per job) for a client on a new channel
+  echo "done $__p_r $__p_f" >"$__p_x.p" || __p_f=$((__p_f | 4))
   echo "D $__p_i $__p_r $__p_f" >&2
 }
 __p_fate() {  # nonce id: what became of a job whose channel closed (done <code> <flags>, ...)
-  __p_x=$__p_s/x/$2 __p_c=
+  __p_x=$__p_s/x/$2 __p_c= __p_h= __p_n=
   [ -s "$__p_x.p" ] && read -r __p_c __p_h __p_n <"$__p_x.p"
   if [ -e "$__p_x.k" ]; then __p_reply "$1" killed
-  elif [ -s "$__p_x.r" ]; then read -r __p_r <"$__p_x.r"; __p_reply "$1" "done $__p_r"
+  elif [ "$__p_c" = done ]; then __p_reply "$1" "done $__p_h $__p_n"
   elif [ -n "$__p_c" ] && [ -d "/proc/$__p_c" ]; then __p_reply "$1" running
-  elif [ -s "$__p_x.r" ]; then read -r __p_r <"$__p_x.r"; __p_reply "$1" "done $__p_r"  # just ended
-  else __p_reply "$1" unknown
+  else
+    [ -s "$__p_x.p" ] && read -r __p_c __p_h __p_n <"$__p_x.p"  # it may have ended just now
+    if [ "$__p_c" = done ]; then __p_reply "$1" "done $__p_h $__p_n"; else __p_reply "$1" unknown; fi
   fi
 }
 __p_orphans() {  # stop the jobs of helpers that died while the jobs ran: nobody waits for them
   for __p_f in "$__p_s"/x/*.p; do
-    __p_x=${__p_f%.p}
-    [ -e "$__p_x.r" ] || [ -e "$__p_x.k" ] || [ ! -f "$__p_f" ] && continue
-    __p_c= __p_h= __p_n=
+    __p_x=${__p_f%.p} __p_c= __p_h= __p_n=
+    [ -e "$__p_x.k" ] || [ ! -f "$__p_f" ] && continue
     read -r __p_c __p_h __p_n 2>/dev/null <"$__p_f"
-    [ -n "$__p_h" ] && [ "$__p_n" = "$__p_ns" ] || continue  # another namespace's: not ours to judge
+    [ "$__p_c" != done ] && [ -n "$__p_h" ] || continue
+    [ "$__p_n" = "$__p_ns" ] || continue  # another pid namespace's: not ours to judge
     if [ -d "/proc/$__p_h" ] && grep -qF praisonai-helper "/proc/$__p_h/cmdline" 2>/dev/null; then continue; fi
     true 2>/dev/null >"$__p_x.k"
     ( __p_sweep "${__p_x##*/}" "$__p_f" & ) </dev/null >/dev/null 2>&1
