@@ -1,8 +1,14 @@
 """One command run through a channel: start it, wait (streaming if asked), kill it at its
-deadline, and collect its spooled output under the output cap."""
+deadline, and collect its spooled output under the output cap.
+
+At most once: a job is sent once. When its channel closes after that, the job is not sent again;
+:class:`JobInterrupted` carries it to a new channel, where :meth:`Job.resume` recovers its result
+from the spool (``x/<id>.p``) or, when its fate is unknown, says that it may have run.
+"""
 
 from __future__ import annotations
 
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
@@ -10,11 +16,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import anyio
 
 from praisonai import _limits
-from praisonai._errors import ExecError, PathNotFoundError
+from praisonai._errors import ChannelClosedError, ExecError, PathNotFoundError
+from praisonai._output import OutputBuffer
 from praisonai._types import TIMEOUT_EXIT_CODE, ExecResult
 from praisonai.channel._waiter import Waiter
 from praisonai.channel._wire import assignments
-from praisonai._output import OutputBuffer
 
 if TYPE_CHECKING:
     from praisonai.channel.channel import Channel
@@ -24,6 +30,19 @@ _POLL_S, _POLL_MAX_S = 0.005, 0.25
 _POLL_CHUNK = 4 << 20
 
 Sink = Callable[[Literal["stdout", "stderr"], bytes], None]
+#: The end notice's flag for a spool too full to record the result (output may be lost too).
+_SPOOL_FULL = 4
+#: A job found still running on a new channel (its helper lives on) is polled this often at most.
+_ADOPT_POLL_MAX_S = 0.5
+
+
+class JobInterrupted(ChannelClosedError):
+    """The channel closed after the job was sent: it may have run, so it must not be sent again.
+    :class:`~praisonai.channel.pool.ChannelPool` resumes it on a new channel."""
+
+    def __init__(self, job: Job, cause: ChannelClosedError) -> None:
+        super().__init__(str(cause), op="exec", sent=True)
+        self.job = job
 
 
 class Job:
@@ -39,12 +58,14 @@ class Job:
             ("stderr", spool + ".e"),
         ]
         self._pid_path = spool + ".p"
-        self.files = [spool + ".o", spool + ".e", self._pid_path, self.stdin_path]
+        self.files = [spool + ".o", spool + ".e", self._pid_path, self.stdin_path, spool + ".k"]
         self._buffers = {"stdout": OutputBuffer(max_output), "stderr": OutputBuffer(max_output)}
         self._sink = on_output
         self._offsets = {"stdout": 0, "stderr": 0}
         self._done = Waiter()
         self._cwd = ""
+        self._deadline: float | None = None
+        self._timed_out = False
 
     async def start(self, command: str, cwd: str, env: Mapping[str, str], *, with_stdin: bool) -> None:
         """Send the command; the helper's acknowledgement only matters when it refuses it."""
@@ -65,24 +86,76 @@ class Job:
 
     async def result(self, timeout: float | None) -> ExecResult:
         """Wait up to ``timeout``; past it kill the job's process tree and keep partial output."""
+        self._deadline = None if timeout is None else time.monotonic() + timeout
         outcome: Any = None
         with anyio.move_on_after(timeout) as deadline:
             outcome = await self._wait()
-        timed_out = deadline.cancelled_caught
-        if timed_out:
-            await self._channel.post("__p_kill", self.id, self._pid_path)
+        if deadline.cancelled_caught:
+            outcome = await self._kill()
+        if outcome is not None and isinstance(outcome[0], str):
+            raise _refused(outcome[0], self._cwd)
+        return await self._finish(outcome)
+
+    async def resume(self, channel: Channel) -> ExecResult:
+        """Finish the job on ``channel`` after its own channel closed, from what it left in the
+        spool; raise ``ChannelClosedError`` (it may have run) when its fate cannot be known."""
+        self._channel = channel
+        self._done = Waiter()
+        try:
+            return await self._recover(channel)
+        finally:
+            await channel.post("__p_rm", *self.files)
+
+    async def _recover(self, channel: Channel) -> ExecResult:
+        delay = 0.01
+        while True:
+            fate, _ = await channel.request("__p_fate", self.id)
+            if fate.startswith("done "):
+                code, flags = fate.split()[1:]
+                return await self._finish((int(code), int(flags)))
+            if fate != "running":  # killed as an orphan, or its helper died with it: unknown
+                raise ChannelClosedError(
+                    f"the exec helper died after the command was sent, and its fate is unknown ({fate}): "
+                    "it may have run, in part or in full; it was not run again",
+                    op="exec",
+                    sent=True,
+                )
+            # its helper lives on (only the channel broke): adopt the job until its deadline
+            now = time.monotonic()
+            if self._deadline is not None and now >= self._deadline:
+                if not self._timed_out:
+                    await self._kill(wait=False)
+                elif now >= self._deadline + _limits.KILL_GRACE_S:
+                    return await self._finish(None)  # as result() does when the kill is slow
+            await anyio.sleep(delay)
+            delay = min(delay * 2, _ADOPT_POLL_MAX_S)
+
+    async def _kill(self, *, wait: bool = True) -> Any:
+        """The deadline passed: kill the job's process tree and wait briefly for its end."""
+        self._timed_out = True
+        await self._channel.post("__p_kill", self.id, self._pid_path)
+        outcome = None
+        if wait:
             with anyio.move_on_after(_limits.KILL_GRACE_S):
                 outcome = await self._wait()
             self._channel.forget_job(self.id)
-        if outcome is not None and isinstance(outcome[0], str):
-            raise _refused(outcome[0], self._cwd)
-        await self._collect(None if outcome is None else outcome[1])
+        return outcome
+
+    async def _finish(self, outcome: Any) -> ExecResult:
+        flags = None if outcome is None else outcome[1]
+        await self._collect(flags)
         out, err = self._buffers["stdout"], self._buffers["stderr"]
+        if flags is not None and flags & _SPOOL_FULL:
+            raise ExecError(
+                f"the command's output may be lost (exit code {outcome[0]}): the instance's "
+                f"spool {self._channel.spool} is full or was deleted while the command ran",
+                op="exec",
+            )
         return ExecResult(
             stdout=out.text(),
             stderr=err.text(),
-            exit_code=TIMEOUT_EXIT_CODE if timed_out else outcome[0],
-            timed_out=timed_out,
+            exit_code=TIMEOUT_EXIT_CODE if self._timed_out else outcome[0],
+            timed_out=self._timed_out,
             truncated=out.truncated or err.truncated,
         )
 
@@ -102,7 +175,7 @@ class Job:
             while await self._poll():
                 pass
             return
-        for bit, (name, path) in zip((1, 2), self._paths):
+        for bit, (name, path) in zip((1, 2), self._paths, strict=True):
             if flags is None or flags & bit:
                 await self._channel.fetch(path, self._buffers[name])
 
@@ -124,4 +197,16 @@ class Job:
 def _refused(status: str, cwd: str) -> Exception:
     if status == "nocwd":
         return PathNotFoundError(f"working directory {cwd} does not exist", op="exec")
+    if status == "nospool":
+        return ExecError(
+            "the exec helper could not create its spool files in the instance (its /tmp is full, "
+            "read-only or not writable); the command did not run",
+            op="exec",
+        )
+    if status == "nofork":
+        return ExecError(
+            "the instance is at its process limit (a command forks without end?); the command did "
+            "not run: end what runs there, e.g. kill a background process",
+            op="exec",
+        )
     return ExecError(f"the exec helper refused the command ({status})", op="exec")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import Any
 
 
@@ -20,10 +21,8 @@ class Waiter:
             if not self._future.done():
                 self._future.set_result(value)
 
-        try:
+        with contextlib.suppress(RuntimeError):  # the waiting loop has closed; nobody is left to tell
             self._loop.call_soon_threadsafe(set_result)
-        except RuntimeError:  # the waiting loop has closed; nobody is left to tell
-            pass
 
     @property
     def done(self) -> bool:

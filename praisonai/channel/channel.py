@@ -5,6 +5,12 @@ request order; commands run in detached jobs whose output is spooled inside the 
 whose end is announced on stderr. So a command costs a fork and an exec inside the instance
 instead of a new ``docker exec`` (about 50 ms), and any number run at once.
 
+At most once: a request is sent once. ``ChannelClosedError.sent`` is False only when the request
+provably never reached the helper (the channel was closed before it was written), or when it
+only reads; the pool repeats those, and nothing else, on a new channel. An exec whose job was sent
+is never sent again: its result is recovered from the spool by job id on the new channel, or the
+caller learns that it may have run (see ``_job``).
+
 Waiting works from any event loop: the transport's reader thread resolves asyncio futures with
 ``call_soon_threadsafe``. Results cross the thread boundary as values, never as exceptions, so an
 abandoned wait cannot log "exception never retrieved".
@@ -13,6 +19,7 @@ abandoned wait cannot log "exception never retrieved".
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import threading
 import time
@@ -24,9 +31,10 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
-from praisonai._errors import ChannelClosedError, ExecError, PathNotFoundError
+from praisonai._errors import ChannelClosedError, ConfigError, ExecError, PathNotFoundError
+from praisonai._output import OutputBuffer
 from praisonai._types import ExecResult, ProcessInfo
-from praisonai.channel._job import Job, Sink
+from praisonai.channel._job import Job, JobInterrupted, Sink
 from praisonai.channel._waiter import Waiter
 from praisonai.channel._wire import (
     LineSplitter,
@@ -37,13 +45,14 @@ from praisonai.channel._wire import (
     request_line,
 )
 from praisonai.channel.transport import Transport
-from praisonai._output import OutputBuffer
 
 HELPER = resources.files(__package__).joinpath("helper.sh").read_text()
 #: Spooled files of this many finished commands are removed in one batch.
 _TRASH_BATCH = 64
 #: A reply slower than this makes the channel ask the provider whether the helper still runs.
 _PROBE_AFTER_S = 0.25
+#: Requests that only read: repeating one on a new channel cannot do anything twice.
+_READ_ONLY = frozenset({"__p_read", "__p_size", "__p_tail", "__p_ps", "__p_ping", "__p_fate"})
 
 OpenTransport = Callable[[list[str]], Transport]
 
@@ -79,7 +88,11 @@ class Channel:
         hello = Waiter()
         channel._replies.expect(PendingReply(nonce.encode(), lambda status, body: hello.resolve(status)))
         transport.start(channel._replies.feed, LineSplitter(channel._on_event).feed, channel._on_closed)
-        status = await channel.wait_for(hello, "start")
+        try:
+            status = await channel.wait_for(hello, "start")
+        except ChannelClosedError as exc:  # no request was sent on it yet
+            why = f"the exec helper did not start: {channel._why()}"
+            raise ChannelClosedError(why, op="exec", sent=False) from exc
         if not isinstance(status, str) or not status.isdigit():
             channel.close()
             raise ChannelClosedError(f"the exec helper did not start: {channel._why()}", op="exec")
@@ -98,10 +111,10 @@ class Channel:
             "the exec channel into the instance closed (the helper was killed or the instance "
             "stopped){}; the next call opens a new channel"
         )
-        # A request without a reply did not run: had the helper started a job, the job would
-        # hold the channel open until it reported. So those may be sent again; running jobs not.
+        # Requests written but not answered may have run: they are not sent again (reads are,
+        # by request()). Requests not yet written fail in _check_open, and may be.
         self._closed = ChannelClosedError(message.format(""), op="exec", sent=False)
-        self._replies.fail(self._closed)
+        self._replies.fail(ChannelClosedError(message.format(" before it answered"), op="exec", sent=True))
         jobs, self._jobs = self._jobs, {}
         lost = ChannelClosedError(message.format(" while the command ran"), op="exec", sent=True)
         for waiter in jobs.values():
@@ -112,8 +125,8 @@ class Channel:
         if kind == "D":
             job_id, code, flags = rest.split(" ")
             waiter = self._jobs.pop(job_id, None)
-            if waiter is not None:
-                waiter.resolve((int(code), int(flags)))
+            if waiter is not None:  # a word for a code: the job could not start (see _refused)
+                waiter.resolve((int(code), int(flags)) if code.isdigit() else (code, b""))
         elif line:
             self._stderr_tail.append(line)  # the helper's own complaints, kept for error messages
 
@@ -139,15 +152,18 @@ class Channel:
         """Send one request and return the helper's (status, body)."""
         waiter = Waiter()
         await self.send(function, args, payload, sink, waiter.resolve)
-        status, body = await self.wait_for(waiter, function)
+        try:
+            status, body = await self.wait_for(waiter, function)
+        except ChannelClosedError as exc:
+            if exc.sent and function in _READ_ONLY:  # harmless to repeat
+                raise ChannelClosedError(str(exc), op="exec", sent=False) from exc
+            raise
         return status, body
 
     async def post(self, function: str, *args: str) -> None:
         """Send a request whose reply nobody waits for; a closed channel is not an error here."""
-        try:
+        with contextlib.suppress(ChannelClosedError):
             await self.send(function, args, None, None, lambda value: None)
-        except ChannelClosedError:
-            pass
 
     async def send(
         self,
@@ -213,7 +229,7 @@ class Channel:
             if not await anyio.to_thread.run_sync(self.transport.alive):
                 self.transport.close()
                 raise ChannelClosedError(
-                    f"the exec helper died before answering {what!r}", op="exec", sent=False
+                    f"the exec helper died before answering {what!r}", op="exec", sent=True
                 )
             delay = 1.0
 
@@ -230,15 +246,27 @@ class Channel:
         stdin: bytes | None = None,
         on_output: Sink | None = None,
     ) -> ExecResult:
-        """Run ``command`` under ``sh -c`` in ``cwd`` with the exec contract (see ComputeProvider)."""
+        """Run ``command`` under ``sh -c`` in ``cwd`` with the exec contract (see ComputeProvider).
+
+        At most once: ``ChannelClosedError`` with ``sent=False`` means the command was not sent;
+        once sent, a closed channel raises :class:`JobInterrupted` for the pool to resume the job
+        on a new channel (never to send it again)."""
         job = Job(self, max_output, on_output)
         if stdin is not None:
-            await self.write_file(job.stdin_path, stdin)
+            try:
+                await self.write_file(job.stdin_path, stdin)
+            except ChannelClosedError as exc:  # the command itself was not sent
+                raise ChannelClosedError(str(exc), op="exec", sent=False) from exc
         await job.start(command, cwd, env, with_stdin=stdin is not None)
+        interrupted = False
         try:
             return await job.result(timeout)
+        except ChannelClosedError as exc:
+            interrupted = True  # its spool files stay for the recovery
+            raise JobInterrupted(job, exc) from exc
         finally:
-            await self._discard(*job.files)
+            if not interrupted:
+                await self._discard(*job.files)
 
     async def fetch(self, path: str, buffer: OutputBuffer) -> None:
         """Copy a spooled stream into ``buffer``, moving only its head and tail when it is long."""
@@ -290,6 +318,12 @@ class Channel:
         status, _ = await self.request("__p_start", process_id, cwd, meta, command, *assignments(env))
         if status == "nocwd":
             raise PathNotFoundError(f"working directory {cwd} does not exist", op="start")
+        if status == "nospool":
+            raise ExecError(
+                f"could not start a background process: the helper cannot create {self.spool}/bg "
+                "in the instance (its /tmp is full, read-only or not writable)",
+                op="start",
+            )
         if status != "0":
             raise ExecError(f"could not start a background process: {status}", op="start")
         return ProcessInfo(process_id, command, cwd, started, "running")
@@ -323,4 +357,11 @@ def _file_error(status: str, path: str, op: str) -> Exception:
         return PathNotFoundError(f"no such file in the instance: {path}", op=op)
     if status == "denied":
         return PermissionError(f"permission denied: {path}")
+    if status == "notfile":
+        return ConfigError(
+            f"{path} is not a regular file (a FIFO, device or socket); {op} handles regular files only",
+            op=op,
+        )
+    if status == "nospace":
+        return ExecError(f"{op} of {path} failed: no space left on the instance's filesystem", op=op)
     return ExecError(f"{op} of {path} failed in the instance (status {status})", op=op)

@@ -1,16 +1,22 @@
-# praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir and grep).
+# praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir, grep and readlink).
 # Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE
 #
 # Requests arrive on stdin, one line of shell code each, calling a function below with
 # arguments the client has quoted; __p_write is followed by exactly SIZE raw bytes.
 # Every request gets one reply on stdout: optional body bytes, then "<nonce> <status>\n".
 # Finished jobs are announced on stderr as single short lines (atomic pipe writes):
-#   D <id> <exit-code> <flags>    flags: 1 = stdout not empty, 2 = stderr not empty (summed)
+#   D <id> <exit-code> <flags>    flags: 1 = stdout not empty, 2 = stderr not empty, 4 = the spool
+#                                 is full or was deleted (output may be lost); summed. A word for
+#                                 the code says why the job could not start (nocwd).
 # Exec output is spooled under SPOOL/x, background processes under SPOOL/bg/<id>, so output is
 # never interleaved on the channel and a background process can be found again by id.
 # Activity, for an instance that stops itself when idle (docker's watchdog.sh), costs no fork:
-# SPOOL/alive is created per request read, and SPOOL/x/<id>.p holds "<command pid> <helper pid>"
-# while an exec runs (it is busy while both live: a job whose helper died no longer counts).
+# SPOOL/alive is created per request read, and SPOOL/x/<id>.p holds "<command pid> <helper pid>
+# <pid namespace>" while an exec runs (busy while both live: a job whose helper died no longer
+# counts), then "done <exit-code> <flags>" (written before the notice).
+# A job outlives its helper's death: its .p lets a client on a new channel recover the result
+# (__p_fate); a job still running when its helper died is stopped by the next helper, which marks
+# it SPOOL/x/<id>.k (killed).
 __p_nl='
 '
 __p_s=$1
@@ -23,7 +29,11 @@ PATH=$__p_sys:$__p_path
 # Commands see the umask the helper was started with; the spool is private.
 __p_umask=$(umask)
 umask 077
-[ -d "$__p_s/bg" ] || mkdir -p -- "$__p_s/x" "$__p_s/bg" || exit 70
+# The spool can be deleted under a running helper (rm -rf /tmp/*): every user of it recreates it.
+__p_spool() { [ -d "$__p_s/x" ] && [ -d "$__p_s/bg" ] || mkdir -p -- "$__p_s/x" "$__p_s/bg" 2>/dev/null; }
+__p_spool || { echo "cannot create the spool $__p_s" >&2; exit 70; }
+# pids are only comparable within one pid namespace (each bwrap sandbox has its own)
+__p_ns=$(readlink /proc/self/ns/pid 2>/dev/null)
 __p_reply() { printf '%s %s\n' "$1" "$2"; }
 # Background processes get SIGINT/SIGQUIT back through env (coreutils 8.31+) where it exists:
 # anything started with & has them ignored, and sh cannot undo that.
@@ -36,6 +46,7 @@ __p_jobs=0
 # into every program it starts; the subshell's pid is recorded for the kill sweep.
 __p_exec() {  # nonce id cwd stdin-file command [NAME=value...]
   if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
+  [ -d "$__p_s/x" ] || __p_spool || { __p_reply "$1" nospool; return; }
   command eval '__p_job "$@" &' || { __p_reply "$1" nofork; return; }
   __p_reply "$1" 0
   __p_jobs=$((__p_jobs + 1))
@@ -44,20 +55,46 @@ __p_exec() {  # nonce id cwd stdin-file command [NAME=value...]
 __p_job() {
   exec </dev/null >/dev/null
   __p_x=$__p_s/x/$2 __p_i=$2 __p_in=${4:-/dev/null} __p_c=$5
-  cd -- "$3" || exit
+  cd -- "$3" || { echo "D $__p_i nocwd 0" >&2; exit; }
   shift 5
   PATH=$__p_path
   [ $# -eq 0 ] || export "$@"
   export PRAISONAI_EXEC_ID="$__p_i"
   umask "$__p_umask"
   ( set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" &
-  echo "$! $$" >"$__p_x.p"  # in a subshell $$ is still the helper's pid
+  __p_f=0  # a spool too full for a few bytes has lost the output too (sh says why on stderr)
+  echo "$! $$ $__p_ns" >"$__p_x.p" || __p_f=4  # in a subshell $$ is still the helper's pid
   wait $!
   __p_r=$?
-  __p_f=0
-  [ -s "$__p_x.o" ] && __p_f=1
-  [ -s "$__p_x.e" ] && __p_f=$((__p_f + 2))
+  [ -s "$__p_x.o" ] && __p_f=$((__p_f | 1))
+  [ -s "$__p_x.e" ] && __p_f=$((__p_f | 2))
+  [ -e "$__p_x.o" ] && [ -e "$__p_x.e" ] || __p_f=$((__p_f | 4))  # not created, or deleted
+  # the result stays in the spool (the same file: no new one per job) for a client on a new channel
+  echo "done $__p_r $__p_f" >"$__p_x.p" || __p_f=$((__p_f | 4))
   echo "D $__p_i $__p_r $__p_f" >&2
+}
+__p_fate() {  # nonce id: what became of a job whose channel closed (done <code> <flags>, ...)
+  __p_x=$__p_s/x/$2 __p_c= __p_h= __p_n=
+  [ -s "$__p_x.p" ] && read -r __p_c __p_h __p_n <"$__p_x.p"
+  if [ -e "$__p_x.k" ]; then __p_reply "$1" killed
+  elif [ "$__p_c" = done ]; then __p_reply "$1" "done $__p_h $__p_n"
+  elif [ -n "$__p_c" ] && [ -d "/proc/$__p_c" ]; then __p_reply "$1" running
+  else
+    [ -s "$__p_x.p" ] && read -r __p_c __p_h __p_n <"$__p_x.p"  # it may have ended just now
+    if [ "$__p_c" = done ]; then __p_reply "$1" "done $__p_h $__p_n"; else __p_reply "$1" unknown; fi
+  fi
+}
+__p_orphans() {  # stop the jobs of helpers that died while the jobs ran: nobody waits for them
+  for __p_f in "$__p_s"/x/*.p; do
+    __p_x=${__p_f%.p} __p_c= __p_h= __p_n=
+    [ -e "$__p_x.k" ] || [ ! -f "$__p_f" ] && continue
+    read -r __p_c __p_h __p_n 2>/dev/null <"$__p_f"
+    [ "$__p_c" != done ] && [ -n "$__p_h" ] || continue
+    [ "$__p_n" = "$__p_ns" ] || continue  # another pid namespace's: not ours to judge
+    if [ -d "/proc/$__p_h" ] && grep -qF praisonai-helper "/proc/$__p_h/cmdline" 2>/dev/null; then continue; fi
+    true 2>/dev/null >"$__p_x.k"
+    ( __p_sweep "${__p_x##*/}" "$__p_f" & ) </dev/null >/dev/null 2>&1
+  done
 }
 
 # kill: the job's process, its descendants, and every process whose environment carries its
@@ -110,9 +147,13 @@ __p_signal() {  # nonce pgid signal: signal a process group (a session's shell a
 __p_write() {  # nonce path size, then SIZE bytes
   __p_d=${2%/*}
   [ -z "$__p_d" ] || [ -d "$__p_d" ] || mkdir -p -- "$__p_d" 2>/dev/null
-  if { : >"$2"; } 2>/dev/null; then
-    head -c "$3" >"$2"
-    __p_reply "$1" $?
+  if [ -e "$2" ] && [ ! -f "$2" ] && [ ! -d "$2" ]; then  # opening a FIFO would block the helper
+    head -c "$3" >/dev/null
+    __p_reply "$1" notfile
+  elif true 2>/dev/null >"$2"; then  # `true`, not `:`: a special builtin's failed redirection ends sh
+    # tee reads all SIZE bytes even when the disk fills up (head would stop at the failed write)
+    head -c "$3" | tee -- "$2" >/dev/null 2>&1 || { __p_reply "$1" nospace; return; }
+    __p_reply "$1" 0
   else
     head -c "$3" >/dev/null  # consume the payload, or it would be read as requests
     __p_reply "$1" "$(__p_why "$2" w)"
@@ -121,6 +162,8 @@ __p_write() {  # nonce path size, then SIZE bytes
 __p_read() {  # nonce path [offset [limit]]
   if [ -d "$2" ]; then __p_reply "$1" isdir; return; fi
   if [ ! -e "$2" ]; then __p_reply "$1" "$(__p_why "$2")"; return; fi
+  # a FIFO or a device would block the helper or never end: only regular files are read
+  if [ ! -f "$2" ]; then __p_reply "$1" notfile; return; fi
   if [ "${3:-0}" -gt 0 ]; then
     if [ -n "$4" ]; then tail -c "+$(($3 + 1))" -- "$2" | head -c "$4"; else tail -c "+$(($3 + 1))" -- "$2"; fi
   elif [ -n "$4" ]; then
@@ -157,14 +200,16 @@ __p_rm() {  # nonce path...
   __p_reply "$__p_n" $?
 }
 
-# background processes: SPOOL/bg/<id>/{meta,pid,out,err,rc}; rc appears when it ends.
+# background processes: SPOOL/bg/<id>/{meta,pid,w,out,err,rc}; rc appears when it ends.
 __p_start() {  # nonce id cwd meta command [NAME=value...]
   __p_b=$__p_s/bg/$2
   if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
-  mkdir -- "$__p_b" 2>/dev/null || { __p_reply "$1" exists; return; }
+  __p_spool || { __p_reply "$1" nospool; return; }
+  mkdir -- "$__p_b" 2>/dev/null || { [ -e "$__p_b" ] && __p_reply "$1" exists || __p_reply "$1" nospool; return; }
   printf '%s\n' "$4" >"$__p_b/meta"
-  : >"$__p_b/out"; : >"$__p_b/err"  # readable as soon as start() returns, before the job runs
-  command eval '( __p_bg "$@" & )' </dev/null >/dev/null 2>&1 || { __p_reply "$1" nofork; return; }
+  true >"$__p_b/out"; true >"$__p_b/err"  # readable as soon as start() returns, before the job runs
+  # w: the waiter that writes rc
+  command eval '( __p_bg "$@" & echo $! >"$__p_b/w" )' </dev/null >/dev/null 2>&1 || { __p_reply "$1" nofork; return; }
   __p_reply "$1" 0
 }
 __p_bg() {
@@ -183,7 +228,15 @@ __p_ps() {  # nonce [id]: one line per process: id <tab> state <tab> meta
     [ -f "$__p_b/meta" ] || continue
     __p_st=running
     if [ -s "$__p_b/rc" ]; then read -r __p_st <"$__p_b/rc"
-    elif [ -s "$__p_b/pid" ]; then read -r __p_p <"$__p_b/pid"; [ -d "/proc/$__p_p" ] || __p_st=lost
+    elif [ -s "$__p_b/pid" ]; then
+      read -r __p_p <"$__p_b/pid"
+      if [ ! -d "/proc/$__p_p" ]; then  # gone: lost, unless its waiter is about to write rc
+        __p_w=
+        [ -s "$__p_b/w" ] && read -r __p_w <"$__p_b/w"
+        if [ -s "$__p_b/rc" ]; then read -r __p_st <"$__p_b/rc"
+        elif [ -z "$__p_w" ] || [ ! -d "/proc/$__p_w" ]; then __p_st=lost
+        fi
+      fi
     fi
     read -r __p_m <"$__p_b/meta"
     printf '%s\t%s\t%s\n' "${__p_b##*/}" "$__p_st" "$__p_m"
@@ -193,15 +246,24 @@ __p_ps() {  # nonce [id]: one line per process: id <tab> state <tab> meta
 
 # env bound to the instance after it was made (a warm pool's claim): every later command has it
 __p_env() {  # nonce size, then SIZE bytes of NAME='value' lines to add (size 0: only load)
-  [ "$2" -eq 0 ] || head -c "$2" >>"$__p_s/env"
+  __p_st=0
+  if [ "$2" -eq 0 ]; then :
+  elif __p_spool && true 2>/dev/null >>"$__p_s/env"; then head -c "$2" >>"$__p_s/env" || __p_st=nospace
+  else head -c "$2" >/dev/null; __p_st=nospool  # consume the payload, or it would be read as requests
+  fi
   PATH=$__p_path
   if [ -r "$__p_s/env" ]; then set -a; . "$__p_s/env"; set +a; fi
   __p_path=$PATH PATH=$__p_sys:$PATH
-  [ -z "$1" ] || __p_reply "$1" 0
+  [ -z "$1" ] || __p_reply "$1" "$__p_st"
 }
 __p_env "" 0
+__p_orphans
 
 echo $$ >"$__p_s/helper.pid"
 __p_reply "$2" "$$"
-# `true 2>/dev/null >file`: a builtin, and not a special one, so a vanished spool cannot end the helper
-while IFS= read -r __p_line; do true 2>/dev/null >"$__p_s/alive"; eval "$__p_line"; done
+# `true 2>/dev/null >file`: a builtin, and not a special one, so a vanished spool cannot end the
+# helper; it is recreated then, so the activity marker keeps working
+while IFS= read -r __p_line; do
+  true 2>/dev/null >"$__p_s/alive" || { __p_spool && true 2>/dev/null >"$__p_s/alive"; }
+  eval "$__p_line"
+done

@@ -8,15 +8,22 @@ from typing import TypeVar
 
 import anyio
 
-from praisonai._errors import ChannelClosedError
+from praisonai._errors import ChannelClosedError, ExecError
+from praisonai._types import ExecResult
+from praisonai.channel._job import JobInterrupted
 from praisonai.channel.channel import Channel
 
 T = TypeVar("T")
 
 
 class ChannelPool:
-    """Opens channels with ``open_channel(instance_id)``; ``run`` retries once on a fresh channel
-    when the helper was gone before it answered (the request did not run)."""
+    """Opens channels with ``open_channel(instance_id)``.
+
+    ``run`` keeps the at-most-once rule: a call is repeated on a fresh channel only when its
+    request provably never reached the helper or only reads (``ChannelClosedError.sent`` False).
+    An exec whose job was sent is resumed on the fresh channel from the spool by its job id
+    instead: the caller gets its true result, or ``ChannelClosedError`` saying it may have run.
+    """
 
     def __init__(self, open_channel: Callable[[str], Awaitable[Channel]]) -> None:
         self._open_channel = open_channel
@@ -40,10 +47,31 @@ class ChannelPool:
     async def run(self, instance_id: str, call: Callable[[Channel], Awaitable[T]]) -> T:
         try:
             return await call(await self.get(instance_id))
+        except JobInterrupted as interrupted:
+            return await self._resume(instance_id, interrupted)  # type: ignore[return-value]
         except ChannelClosedError as exc:
             if exc.sent:
                 raise
         return await call(await self.get(instance_id))
+
+    async def _resume(self, instance_id: str, interrupted: JobInterrupted) -> ExecResult:
+        try:
+            channel = await self.get(instance_id)
+            return await interrupted.job.resume(channel)
+        except ChannelClosedError as exc:
+            if exc.sent:
+                raise  # the verdict on the job: it may have run
+            unknown: Exception = exc  # the new channel closed too
+        except ExecError:
+            raise  # the verdict on the job: it ran, and its output is lost
+        except Exception as exc:  # e.g. the instance is gone
+            unknown = exc
+        # the fate stays unknown, and a caller must not take this for "safe to repeat"
+        raise ChannelClosedError(
+            f"{interrupted}; the command may have run, and its result could not be recovered: {unknown}",
+            op="exec",
+            sent=True,
+        ) from unknown
 
     def peek(self, instance_id: str) -> Channel | None:
         """The instance's channel if one is open now (never opens one)."""

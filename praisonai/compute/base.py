@@ -258,10 +258,16 @@ class ComputeProvider(ABC):
         ``max_output`` bytes per stream keeps its head and tail (``truncated=True``). A non-zero
         exit is a result, not an error.
 
+        At most once: the command runs once, or the caller is told it may have run. It is sent
+        again only when it provably never reached the instance. When the exec channel dies after
+        that, the result is recovered from the instance by job id if the command had finished;
+        otherwise ``ChannelClosedError`` says it may have run (never re-run behind the caller).
+
         Raises:
             PathNotFoundError: ``cwd`` does not exist in the instance.
             InstanceNotFoundError: no such instance.
-            ExecError: the command could not be run or its result was lost.
+            ChannelClosedError: the channel died while the command ran; it may have run.
+            ExecError: the command could not be run or its result was lost (e.g. a full spool).
         """
         self._check_id(instance_id)
         _check_exec_args(command, cwd, env, max_output, stdin)

@@ -1,5 +1,5 @@
 """Conformance checks for the exec contract beyond run-and-return: stdin, streaming, output
-bounds, concurrency, a killed helper, background processes and shell sessions.
+bounds, concurrency, a killed helper (at most once), background processes and shell sessions.
 
 Registered into :data:`praisonai.compute.testing.CHECKS` when that module is imported.
 """
@@ -9,11 +9,13 @@ from __future__ import annotations
 import resource
 import signal
 import time
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 
-from praisonai._errors import ConfigError, ExecError
-from praisonai._types import SessionResult
+from praisonai._errors import ChannelClosedError, ConfigError, ExecError
+from praisonai._types import ExecResult, SessionResult
 from praisonai.compute.testing import Context, _check
 
 
@@ -60,7 +62,8 @@ async def two_hundred_concurrent_commands(ctx: Context) -> None:
     async with anyio.create_task_group() as tg:
         for i in range(200):
             tg.start_soon(one, i)
-    assert sorted(int(r.stdout) for r in results if r.ok) == list(range(200)), [r for r in results if not r.ok][:3]
+    failed = [r for r in results if not r.ok][:3]
+    assert sorted(int(r.stdout) for r in results if r.ok) == list(range(200)), failed
 
 
 @_check
@@ -74,6 +77,71 @@ async def killed_helper_is_survived(ctx: Context) -> None:
     r = await ctx.sh("echo back")
     assert r.stdout == "back\n", r
     assert (await ctx.provider._channels.get(ctx.instance_id)) is not channel, "a new channel was not opened"
+
+
+@_check
+async def helper_killed_during_a_job_runs_it_at_most_once(ctx: Context) -> None:
+    """The helper is killed before it reads a job, while the job runs, and after the job's end
+    notice but before its output is fetched. Each time the command runs at most once, and the
+    caller gets its true result or ``ChannelClosedError`` (it may have run); never a re-run."""
+    marker = await ctx.sh('echo "${PRAISONAI_EXEC_ID:-}"')
+    if not marker.stdout.strip():
+        return  # this provider's exec does not go through a helper: nothing to kill
+    killer = await ctx.provider._open_channel(ctx.instance_id)  # a second helper, to kill the first
+    try:
+        for point in ("before-it-reads", "while-it-runs", "after-the-end-notice"):
+            await _kill_at(ctx, killer, point)
+    finally:
+        killer.close()
+        await ctx.sh("rm -f amo-*")
+
+
+async def _kill_at(ctx: Context, killer: Any, point: str) -> None:
+    channel = await ctx.provider._channels.get(ctx.instance_id)
+
+    async def kill_helper() -> None:
+        await killer.exec(f"kill -9 {channel.helper_pid}", cwd="/", env={}, timeout=10, max_output=1000)
+
+    outcome: list[ExecResult | BaseException] = []
+
+    async def run(command: str) -> None:
+        try:
+            outcome.append(await ctx.sh(command, timeout=60))
+        except ChannelClosedError as exc:
+            outcome.append(exc)
+
+    command = f"echo run >> amo-{point}; sleep {1 if point == 'while-it-runs' else 0}; echo done"
+    if point == "before-it-reads":
+        async with anyio.create_task_group() as tg:  # a running job holds the channel open
+            tg.start_soon(lambda: ctx.sh("sleep 1.5"))
+            await anyio.sleep(0.3)
+            await kill_helper()
+            await run(command)
+    elif point == "while-it-runs":
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(run, command)
+            await anyio.sleep(0.4)
+            await kill_helper()
+    else:
+        original: Callable[..., Awaitable[None]] = channel.fetch
+
+        async def fetch_after_killing(*args: Any) -> None:
+            await kill_helper()
+            with anyio.fail_after(20):
+                while channel.is_open:
+                    await anyio.sleep(0.02)
+            await original(*args)
+
+        channel.fetch = fetch_after_killing  # type: ignore[method-assign,assignment]
+        await run(command)
+    runs = (await ctx.sh(f"cat amo-{point} 2>/dev/null | wc -l")).stdout.strip()
+    (result,) = outcome
+    if isinstance(result, BaseException):
+        assert runs in ("0", "1"), f"{point}: ran {runs} times and raised {result!r}"
+        assert "may have run" in str(result), f"{point}: the error must say it may have run: {result}"
+    else:
+        assert runs == "1" and result.stdout == "done\n" and result.exit_code == 0, (point, runs, result)
+    assert (await ctx.sh("echo back")).stdout == "back\n"
 
 
 @_check
