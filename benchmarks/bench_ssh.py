@@ -240,8 +240,8 @@ def report(samples: dict[str, dict[str, list[float]]]) -> tuple[dict[str, Any], 
         asyncssh = cell["asyncssh"] if HAVE_ASYNCSSH else "not installed"
         peer = cell["peer"] if HAVE_PEER else "not installed"
         shown_ratio = f"{ratio:.2f}x" if ratio else ""
-        lines.append(f"| {label} | {cell['ours']} | {cell['paramiko']} | {shown_ratio} | {asyncssh} | {peer} | "
-                     f"{text}{verdict} |")  # fmt: skip
+        cells = [label, cell["ours"], cell["paramiko"], shown_ratio, asyncssh, peer, f"{text}{verdict}"]
+        lines.append("| " + " | ".join(map(str, cells)) + " |")
         stats[op] = {**row, "ours_over_paramiko": ratio, "target": text, "pass": ok}
     return stats, lines
 
@@ -252,7 +252,9 @@ def main() -> None:
     parser.add_argument("--n-big", type=int, default=20, help="timed reps per 10 MiB transfer (20)")
     parser.add_argument("--n-life", type=int, default=20, help="provision+shutdown pairs (20)")
     parser.add_argument("--warmup", type=int, default=3, help="untimed reps first (3)")
-    parser.add_argument("--no-reexec", action="store_true", help="start sshd with -r (no re-exec per connection)")
+    parser.add_argument(
+        "--no-reexec", action="store_true", help="start sshd with -r (no re-exec per connection)"
+    )
     parser.add_argument("--json", type=Path, default=RESULTS_DIR / "bench_ssh.json")
     args = parser.parse_args()
     with SSHServer(sshd_args=("-r",) if args.no_reexec else ()) as server:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class OutputBuffer:
-    """Collects one output stream in at most about ``1.5 × limit`` bytes of memory.
+    """Collects one output stream in at most about ``1.5 * limit`` bytes of memory.
 
     The first ``limit // 2`` bytes and the last ``limit - limit // 2`` bytes are kept; what lies
     between is replaced by one marker line when the text is read. A command printing 50 MB

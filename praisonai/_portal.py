@@ -9,6 +9,7 @@ then the loop stops.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import weakref
 from collections.abc import Awaitable, Callable
@@ -89,11 +90,7 @@ def _shutdown() -> None:
     if portal is None:
         return
     for handle in list(_open_at_exit):
-        try:
+        with contextlib.suppress(Exception):  # exit must go on; the reaper and gc catch what this misses
             portal.call(handle.aclose)
-        except Exception:  # exit must go on; the reaper and gc catch what this misses
-            pass
-    try:
+    with contextlib.suppress(Exception):
         portal.call(portal.stop)
-    except Exception:
-        pass

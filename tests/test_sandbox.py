@@ -21,7 +21,9 @@ from praisonai._errors import EnvironmentFileError
 
 
 def test_sync_face_mirrors_every_async_method() -> None:
-    async_api = {n for n, f in vars(AsyncSandbox).items() if inspect.iscoroutinefunction(f) and not n.startswith("_")}
+    async_api = {
+        n for n, f in vars(AsyncSandbox).items() if inspect.iscoroutinefunction(f) and not n.startswith("_")
+    }
     async_api -= {"aclose"}  # the sync spelling is close()
     missing = {n for n in async_api if not callable(getattr(Sandbox, n, None))}
     assert not missing

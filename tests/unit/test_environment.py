@@ -185,7 +185,7 @@ def test_package_specifiers_are_checked_by_compute_configs_rules(repo: Path) -> 
     ]
     assert "'--index-url=x' is not a package specifier" in problems[0]
     assert "no options" in problems[0]  # what is allowed
-    write_env(repo, "packages:\n  pip: [pkg>=1.0, \"name[extra]==2.0\"]\n")
+    write_env(repo, 'packages:\n  pip: [pkg>=1.0, "name[extra]==2.0"]\n')
     assert effective_config().config.packages == {"pip": ["pkg>=1.0", "name[extra]==2.0"]}
 
 

@@ -20,7 +20,7 @@ def test_names_and_aliases_resolve() -> None:
 
 
 def test_unknown_name_lists_the_available_ones() -> None:
-    with pytest.raises(UnknownProviderError, match="available: .*docker.*local") as info:
+    with pytest.raises(UnknownProviderError, match=r"available: .*docker.*local") as info:
         resolve_compute("nope")
     assert isinstance(info.value, ValueError)
 
@@ -34,7 +34,9 @@ def test_an_instance_passes_through_and_junk_is_a_type_error() -> None:
 
 def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "docker" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "docker" else real(name, *a)
+    )
     with pytest.raises(MissingDependencyError, match=r"pip install 'praisonai\[docker\]'") as info:
         resolve_compute("docker")
     assert isinstance(info.value, ImportError)
