@@ -14,10 +14,14 @@ import tracemalloc  # noqa: F401  (imported up front: pytest's unraisable hook i
 
 # garbage-collected socket reported in the middle of that import crashes the hook)
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from praisonai import _portal
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.testing_sshd import SSHServer, sshd_reason
 
 # Every test (and every child process it starts) keeps its state in a throwaway home.
@@ -80,6 +84,44 @@ def sshd() -> Iterator[SSHServer]:
     _skip_unless_required("ssh", sshd_reason())
     with SSHServer() as server:
         yield server
+
+
+Instance = tuple[ComputeProvider, str]
+
+
+def provisioned(provider: ComputeProvider) -> Iterator[Instance]:
+    """Yield ``(provider, instance_id)`` of a new instance, removed afterwards whatever happens."""
+    info = _portal.call(provider.provision)
+    try:
+        yield provider, info.instance_id
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+@pytest.fixture(scope="module")
+def docker_instance(docker_ok: None) -> Iterator[Instance]:
+    """One docker instance shared by the tests of a module."""
+    from praisonai.compute.docker import DockerCompute
+
+    yield from provisioned(DockerCompute())
+
+
+@pytest.fixture(scope="module")
+def ssh_instance(sshd: SSHServer) -> Iterator[Instance]:
+    """One instance on the test sshd shared by the tests of a module."""
+    from praisonai.compute.ssh import SSHCompute
+
+    yield from provisioned(SSHCompute(**sshd.connect_kwargs()))
+
+
+@dataclass
+class Member:
+    """The attributes SharedCompute reads and swaps on an agent (praisonai.agents.Agent has them)."""
+
+    name: str
+    tools: list[Callable[..., Any]] = field(default_factory=list)
+    instructions: str = "You are helpful."
+    backend: object = None
 
 
 @pytest.fixture(scope="session")

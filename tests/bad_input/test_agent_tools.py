@@ -5,10 +5,10 @@ audit log are exactly as before. On real local processes and docker."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from conftest import Member
 
 from praisonai import _portal
 from praisonai.compute.docker import DockerCompute
@@ -52,14 +52,6 @@ CASES: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
     ("list_files", ("sub\0",), {}, "without NUL"),
     ("list_files", (7,), {}, "path must be a string, not int"),
 ]
-
-
-@dataclass
-class Member:
-    name: str
-    tools: list[Callable[..., Any]] = field(default_factory=list)
-    instructions: str = ""
-    backend: object = None
 
 
 @pytest.fixture(scope="module", params=["local", "docker"])

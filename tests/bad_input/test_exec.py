@@ -8,15 +8,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from conftest import Instance, provisioned
 
 from praisonai import _portal
 from praisonai._errors import ConfigError, PathNotFoundError
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.docker import DockerCompute
 from praisonai.compute.local import LocalCompute
-from praisonai.compute.ssh import SSHCompute
-
-Instance = tuple[ComputeProvider, str]
 
 #: The workspace every case starts from: a file, a directory, a FIFO and a link to a device.
 _SETUP = "rm -rf ./* && echo kept > file && mkdir dir && mkfifo fifo && ln -s /dev/zero zero"
@@ -45,27 +42,9 @@ CASES: list[tuple[str, str, tuple[Any, ...], type[BaseException], str]] = [
 ]
 
 
-def _instance(provider: ComputeProvider) -> Iterator[Instance]:
-    info = _portal.call(provider.provision)
-    try:
-        yield provider, info.instance_id
-    finally:
-        _portal.call(provider.shutdown, info.instance_id)
-
-
-@pytest.fixture(scope="module")
-def docker_instance(docker_ok: None) -> Iterator[Instance]:
-    yield from _instance(DockerCompute())
-
-
-@pytest.fixture(scope="module")
-def ssh_instance(sshd: Any) -> Iterator[Instance]:
-    yield from _instance(SSHCompute(**sshd.connect_kwargs()))
-
-
 @pytest.fixture(scope="module")
 def local_instance() -> Iterator[Instance]:
-    yield from _instance(LocalCompute())
+    yield from provisioned(LocalCompute())
 
 
 def _call(provider: ComputeProvider, iid: str, operation: str, args: tuple[Any, ...]) -> None:

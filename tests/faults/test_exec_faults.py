@@ -17,6 +17,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
+from conftest import Instance, provisioned
 
 from praisonai import _portal
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError
@@ -25,26 +26,6 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.docker import DockerCompute, container_name
 from praisonai.compute.local import LocalCompute
 from praisonai.compute.ssh import SSHCompute
-
-Instance = tuple[ComputeProvider, str]
-
-
-def _provisioned(provider: ComputeProvider) -> Iterator[Instance]:
-    info = _portal.call(provider.provision)
-    try:
-        yield provider, info.instance_id
-    finally:
-        _portal.call(provider.shutdown, info.instance_id)
-
-
-@pytest.fixture(scope="module")
-def docker_instance(docker_ok: None) -> Iterator[Instance]:
-    yield from _provisioned(DockerCompute())
-
-
-@pytest.fixture(scope="module")
-def ssh_instance(sshd: Any) -> Iterator[Instance]:
-    yield from _provisioned(SSHCompute(**sshd.connect_kwargs()))
 
 
 @pytest.fixture(params=["docker", "ssh"])
@@ -195,7 +176,7 @@ def small_tmp_instance(docker_ok: None, monkeypatch: pytest.MonkeyPatch) -> Iter
         "create_host_config",
         lambda **kwargs: create(**kwargs, tmpfs={"/tmp": "size=512k,mode=1777"}),
     )
-    yield from _provisioned(provider)
+    yield from provisioned(provider)
 
 
 def test_full_tmp_reports_lost_output(small_tmp_instance: Instance) -> None:
@@ -278,7 +259,7 @@ def test_write_file_to_a_fifo_is_refused_on_docker(docker_instance: Instance) ->
 def local_instance(request: pytest.FixtureRequest) -> Iterator[Instance]:
     if request.param:
         request.getfixturevalue("bwrap_ok")
-    yield from _provisioned(LocalCompute(isolate=request.param))
+    yield from provisioned(LocalCompute(isolate=request.param))
 
 
 @pytest.mark.timeout(60)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from conftest import Member
 
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
@@ -15,16 +15,6 @@ from praisonai.compute.docker import DockerCompute
 from praisonai.managed import CAPABILITY_NOTE, SharedCompute
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
-
-
-@dataclass
-class Member:
-    """The attributes SharedCompute reads and swaps on an agent (praisonai.agents.Agent has them)."""
-
-    name: str
-    tools: list[Callable[..., Any]] = field(default_factory=list)
-    instructions: str = "You are helpful."
-    backend: object = None
 
 
 class CountingDocker(DockerCompute):

@@ -6,23 +6,15 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from conftest import Member
 
 from praisonai.compute.docker import DockerCompute
 from praisonai.compute.local import LocalCompute
 from praisonai.managed import SharedCompute
 from praisonai.managed._tools import MAX_TOOL_OUTPUT_BYTES
-
-
-@dataclass
-class Member:
-    name: str
-    tools: list[Callable[..., Any]] = field(default_factory=list)
-    instructions: str = ""
-    backend: object = None
 
 
 class CountingShells:
