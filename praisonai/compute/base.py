@@ -276,9 +276,11 @@ class ComputeProvider(ABC):
         try:
             await self._record(instance_id, _activity.Policy.of(cfg), ledger)
             result = await self._run_once(instance_id, cfg, self._labels(instance_id, cfg), request, on_start)
-        finally:
+        except BaseException:
             with anyio.CancelScope(shield=True):
-                await self._discard(instance_id, ledger)  # gone already, unless cancelled or failed
+                await self._discard(instance_id, ledger)
+            raise
+        await _off_loop(ledger.forget, instance_id)  # _run_once returned: the instance is gone
         return result.replace(duration_s=time.monotonic() - started)
 
     # ---- captures (providers with the ``capture`` capability) ------------------------------
@@ -616,8 +618,9 @@ class ComputeProvider(ABC):
         on_start: Callable[[], None] | None,
     ) -> ExecResult:
         """Create instance ``instance_id`` running ``request.command`` as its own work, stream its
-        output to ``request.on_output``, kill it at ``request.timeout``, and return once it is gone
-        (optional: a provider without it is served by provision, execute and shutdown)."""
+        output to ``request.on_output``, kill it at ``request.timeout``, and return only once it is
+        gone; when it raises, ``_destroy`` follows. Optional: a provider without it is served by
+        provision, execute and shutdown."""
         raise UnsupportedFeatureError(f"the {self.name} provider has no one-shot path", op="provision")
 
     # ---- primitives a provider implements --------------------------------------------------
