@@ -280,7 +280,8 @@ class ComputeProvider(ABC):
             with anyio.CancelScope(shield=True):
                 await self._discard(instance_id, ledger)
             raise
-        await _off_loop(ledger.forget, instance_id)  # _run_once returned: the instance is gone
+        with anyio.CancelScope(shield=True):  # _run_once returned: the instance is gone, its row goes too
+            await _off_loop(ledger.forget, instance_id)
         return result.replace(duration_s=time.monotonic() - started)
 
     # ---- captures (providers with the ``capture`` capability) ------------------------------
