@@ -227,10 +227,11 @@ class ComputeProvider(ABC):
 
     def runs_once(self, config: object = None) -> bool:
         """Whether :meth:`run_once` can serve ``config``: this provider has a one-shot path, and
-        the config asks for no step before the command (packages, setup, refresh)."""
+        the config asks for no step before the command (packages, setup, refresh) and no ``ttl_s``
+        (the instance lives as long as its command, within the run's timeout)."""
         cfg = ComputeConfig.coerce(config)
         has_path = type(self)._run_once is not ComputeProvider._run_once
-        return has_path and not (cfg.packages or cfg.setup or cfg.refresh)
+        return has_path and not (cfg.packages or cfg.setup or cfg.refresh or cfg.ttl_s is not None)
 
     async def run_once(
         self,
@@ -263,7 +264,7 @@ class ComputeProvider(ABC):
         if not self.runs_once(cfg):
             raise UnsupportedFeatureError(
                 f"the {self.name} provider cannot run this config in one shot (it has no one-shot "
-                f"path, or the config has packages, setup or refresh steps): provision it instead",
+                f"path, or the config has packages, setup or refresh steps, or a ttl): provision it instead",
                 op="provision",
             )
         request = ExecRequest(

@@ -82,7 +82,10 @@ def test_run_once_refuses_a_config_with_steps_and_creates_nothing(home: Path) ->
     from praisonai.compute.local import LocalCompute
 
     docker = DockerCompute()
-    assert docker.runs_once({}) and not docker.runs_once({"setup": ["true"]})
+    assert docker.runs_once({"env": {"A": "1"}, "network": "none", "cpu": 0.5})
+    assert not any(
+        docker.runs_once(c) for c in ({"setup": ["true"]}, {"packages": {"pip": ["x"]}}, {"ttl_s": 60})
+    )
     assert not LocalCompute().runs_once({})
     with pytest.raises(UnsupportedFeatureError, match="packages, setup or refresh"):
         anyio.run(lambda: docker.run_once({"setup": ["true"]}, "true", timeout=5, on_output=print))
