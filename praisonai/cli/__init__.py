@@ -47,6 +47,10 @@ def main() -> None:
         width = max(map(len, GROUPS))
         print(USAGE.format(commands="\n".join(f"  {n:<{width}}  {h}" for n, (_, h) in GROUPS.items())))
         return
+    # The command's pydantic models are its own: pydantic's search for plugins, which reads the
+    # entry points of every installed distribution (tens of ms at each start), has nothing to find
+    # for them. Instances never see the variable: their environment is built, not inherited.
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     from praisonai._errors import PraisonAIError
     from praisonai.cli._app import run
 

@@ -148,7 +148,15 @@ async def _create_and_run(
     ready: Callable[[], None],
 ) -> ExecResult:
     """Provision, run, remove: one task, so that cancelling it at any point removes the instance
-    (a cancelled provision removes what it made; ``finally`` removes the rest)."""
+    (a cancelled provision removes what it made; ``finally`` removes the rest).
+
+    Where the provider can, and the config needs no steps before the command, the instance is
+    started with the command as its own work and removed when it ends (``docker run --rm``):
+    no idle instance, exec helper or removal of a running instance to wait for."""
+    if provider.runs_once(config):
+        return await provider.run_once(
+            config, command, timeout=timeout, on_output=_write, stdin=stdin, on_start=ready
+        )
     from praisonai.sandbox import AsyncSandbox
 
     # The file was read once, by the caller: the sandbox gets the merged config and reads no file.

@@ -35,25 +35,7 @@ class DockerExecTransport(Transport):
         self._closed = False
 
     def _pump(self, on_stdout: Receiver, on_stderr: Receiver) -> None:
-        buffer = bytearray()
-        while True:
-            try:
-                data = self._sock.recv(1 << 18)
-            except OSError:
-                data = b""
-            if not data:
-                return
-            buffer += data
-            start = 0
-            while len(buffer) - start >= _HEADER:
-                size = int.from_bytes(buffer[start + 4 : start + _HEADER], "big")
-                end = start + _HEADER + size
-                if len(buffer) < end:
-                    break
-                receive = on_stderr if buffer[start] == _STDERR else on_stdout
-                receive(bytes(buffer[start + _HEADER : end]))
-                start = end
-            del buffer[:start]
+        read_frames(self._sock, on_stdout, on_stderr)
 
     def send(self, data: bytes) -> None:
         self._sock.sendall(data)
@@ -84,3 +66,26 @@ class DockerExecTransport(Transport):
         with contextlib.suppress(OSError):
             self._sock.shutdown(socket.SHUT_RDWR)
         self._sock.close()
+
+
+def read_frames(sock: socket.socket, on_stdout: Receiver, on_stderr: Receiver) -> None:
+    """Hand each frame of an attached, non-TTY stream to its receiver, until the stream ends."""
+    buffer = bytearray()
+    while True:
+        try:
+            data = sock.recv(1 << 18)
+        except OSError:
+            data = b""
+        if not data:
+            return
+        buffer += data
+        start = 0
+        while len(buffer) - start >= _HEADER:
+            size = int.from_bytes(buffer[start + 4 : start + _HEADER], "big")
+            end = start + _HEADER + size
+            if len(buffer) < end:
+                break
+            receive = on_stderr if buffer[start] == _STDERR else on_stdout
+            receive(bytes(buffer[start + _HEADER : end]))
+            start = end
+        del buffer[:start]

@@ -146,13 +146,7 @@ class ComputeProvider(ABC):
         ledger = Ledger.default()
         policy = _activity.Policy.of(cfg)
         try:
-            # Recorded before it exists, so an instance whose creator dies mid-way is still found.
-            spec, owner = self.reconnect_spec(), owner_tag()
-            record = functools.partial(
-                ledger.record, idle_timeout_s=policy.idle_timeout_s, ttl_s=policy.ttl_s,
-                auto_shutdown=policy.auto_shutdown,
-            )  # fmt: skip
-            await _off_loop(record, instance_id, self.name, spec, owner, time.time())
+            await self._record(instance_id, policy, ledger)
             _activity.adopt(instance_id, self, policy, ledger)
             info = await self._build(instance_id, cfg, self._labels(instance_id, cfg))
             await _off_loop(ledger.mark, instance_id, "running")
@@ -164,6 +158,16 @@ class ComputeProvider(ABC):
         if policy.reaps:
             _reaper.ensure_running()
         return info
+
+    async def _record(self, instance_id: str, policy: _activity.Policy, ledger: Ledger) -> None:
+        """The instance's ledger row, written before it exists, so that an instance whose creator
+        dies mid-way is still found."""
+        spec, owner = self.reconnect_spec(), owner_tag()
+        record = functools.partial(
+            ledger.record, idle_timeout_s=policy.idle_timeout_s, ttl_s=policy.ttl_s,
+            auto_shutdown=policy.auto_shutdown,
+        )  # fmt: skip
+        await _off_loop(record, instance_id, self.name, spec, owner, time.time())
 
     async def _discard(self, instance_id: str, ledger: Ledger) -> None:
         """Undo a failed provision: remove what it made, then its row. When the removal fails
@@ -218,6 +222,68 @@ class ComputeProvider(ABC):
         """Every instance of this provider, created by any process (what does not carry an
         instance id of this provider is not one of its instances)."""
         return [info for info in await self._list() if is_instance_id(info.instance_id, self.name)]
+
+    # ---- one-shot runs (providers that implement ``_run_once``) -----------------------------
+
+    def runs_once(self, config: object = None) -> bool:
+        """Whether :meth:`run_once` can serve ``config``: this provider has a one-shot path, and
+        the config asks for no step before the command (packages, setup, refresh) and no ``ttl_s``
+        (the instance lives as long as its command, within the run's timeout)."""
+        cfg = ComputeConfig.coerce(config)
+        has_path = type(self)._run_once is not ComputeProvider._run_once
+        return has_path and not (cfg.packages or cfg.setup or cfg.refresh or cfg.ttl_s is not None)
+
+    async def run_once(
+        self,
+        config: object,
+        command: str,
+        *,
+        timeout: float | None,
+        on_output: OutputSink,
+        stdin: bytes | None = None,
+        on_start: Callable[[], None] | None = None,
+    ) -> ExecResult:
+        """Run ``command`` (a shell line, for ``sh -c``) once, in a fresh instance of ``config``
+        that is removed afterwards, as ``docker run --rm`` does; cheaper than ``provision``,
+        ``execute`` and ``shutdown`` where the provider can start the instance with the command.
+
+        Output goes to ``on_output`` as it comes and is not kept: the result's ``stdout`` and
+        ``stderr`` are empty. ``stdin`` is the command's input (closed when ``None``);
+        ``on_start`` is called once the command has been started. At the ``timeout`` the instance
+        is removed, and the result says ``timed_out`` (exit code 124). The instance has a ledger
+        row from before it exists until it is gone; when this call is cancelled, or fails, the
+        instance is removed before it returns.
+
+        Raises:
+            ConfigError: the config is invalid, asks for what the provider cannot honour, or
+                needs steps before the command (see :meth:`runs_once`).
+            ProvisionError: the instance could not be started.
+        """
+        cfg = ComputeConfig.coerce(config)
+        self.check_supported(cfg)
+        if not self.runs_once(cfg):
+            raise UnsupportedFeatureError(
+                f"the {self.name} provider cannot run this config in one shot (it has no one-shot "
+                f"path, or the config has packages, setup or refresh steps, or a ttl): provision it instead",
+                op="provision",
+            )
+        request = ExecRequest(
+            command=command, cwd=None, env={}, timeout=check_timeout(timeout, allow_zero=False),
+            max_output=_limits.DEFAULT_MAX_OUTPUT_BYTES, on_output=on_output, stdin=stdin,
+        )  # fmt: skip
+        instance_id = f"{self.name}_{uuid.uuid4().hex[:12]}"
+        ledger = Ledger.default()
+        started = time.monotonic()
+        try:
+            await self._record(instance_id, _activity.Policy.of(cfg), ledger)
+            result = await self._run_once(instance_id, cfg, self._labels(instance_id, cfg), request, on_start)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._discard(instance_id, ledger)
+            raise
+        with anyio.CancelScope(shield=True):  # _run_once returned: the instance is gone, its row goes too
+            await _off_loop(ledger.forget, instance_id)
+        return result.replace(duration_s=time.monotonic() - started)
 
     # ---- captures (providers with the ``capture`` capability) ------------------------------
 
@@ -550,6 +616,20 @@ class ComputeProvider(ABC):
                 limit = f"its setup_timeout of {cfg.setup_timeout_s:g}s"
                 why = f"timed out after {limit}" if result.timed_out else f"exited {result.exit_code}"
                 raise ProvisionError(f"setup step {step!r} {why}: {detail}", op="provision")
+
+    async def _run_once(
+        self,
+        instance_id: str,
+        cfg: ComputeConfig,
+        labels: dict[str, str],
+        request: ExecRequest,
+        on_start: Callable[[], None] | None,
+    ) -> ExecResult:
+        """Create instance ``instance_id`` running ``request.command`` as its own work, stream its
+        output to ``request.on_output``, kill it at ``request.timeout``, and return only once it is
+        gone; when it raises, ``_destroy`` follows. Optional: a provider without it is served by
+        provision, execute and shutdown."""
+        raise UnsupportedFeatureError(f"the {self.name} provider has no one-shot path", op="provision")
 
     # ---- primitives a provider implements --------------------------------------------------
 

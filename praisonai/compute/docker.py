@@ -10,6 +10,8 @@ labels, from any process. docker-py is imported lazily: this module loads withou
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
 import posixpath
 import threading
@@ -20,6 +22,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
+from praisonai import _limits
 from praisonai._errors import (
     ConfigError,
     ExecError,
@@ -29,7 +32,14 @@ from praisonai._errors import (
     ProviderUnavailableError,
     ProvisionError,
 )
-from praisonai._types import Capability, CaptureInfo, ExecResult, InstanceInfo, InstanceStatus
+from praisonai._types import (
+    TIMEOUT_EXIT_CODE,
+    Capability,
+    CaptureInfo,
+    ExecResult,
+    InstanceInfo,
+    InstanceStatus,
+)
 from praisonai.compute import _docker_capture, _tar
 from praisonai.compute._docker_exec import DockerExecTransport
 from praisonai.compute._threads import run_blocking
@@ -162,15 +172,43 @@ class DockerCompute(ComputeProvider):
         return where.startswith(("unix://", "npipe://"))
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
-        import docker
-
         from praisonai.compute._watchdog import watchdog_command
+
+        image = cfg.image or self.default_image
+        with _start_errors(image):
+            # The watchdog stops the container itself when idle; auto_remove then removes it.
+            watchdog = watchdog_command(cfg, self._spool(instance_id))
+            await self._new_container(instance_id, cfg, labels, watchdog)
+            await self._call(self.api.start, container_name(instance_id))
+        self._workdirs[instance_id] = cfg.working_dir
+        return InstanceInfo(
+            instance_id=instance_id,
+            provider=self.name,
+            endpoint=f"docker://{container_name(instance_id)}",
+            created_at=float(labels[LABEL_CREATED]),
+            labels=labels,
+            metadata={"image": image},
+        )
+
+    async def _new_container(
+        self,
+        instance_id: str,
+        cfg: ComputeConfig,
+        labels: dict[str, str],
+        command: list[str],
+        *,
+        stdin: bool = False,
+    ) -> None:
+        """Create (not start) the instance's hardened container running ``command`` under
+        docker-init, removed by the engine once it ends; pull a missing image where allowed.
+        With ``stdin``, the command reads the input of an attached client, to its end."""
+        import docker
 
         image = cfg.image or self.default_image
         api = self.api
         host_config = api.create_host_config(
             init=True,
-            auto_remove=True,  # the watchdog's exit (idle, ttl) removes the container too
+            auto_remove=True,
             cap_drop=["ALL"],
             cap_add=_CAPABILITIES,
             security_opt=["no-new-privileges:true"],
@@ -183,32 +221,72 @@ class DockerCompute(ComputeProvider):
         )
         create = lambda: api.create_container(  # noqa: E731
             image,
-            command=watchdog_command(cfg, self._spool(instance_id)),  # stops itself when idle
+            command=command,
             name=container_name(instance_id),
             labels=labels,
             environment=cfg.env,
             working_dir=cfg.working_dir,
             host_config=host_config,
-            detach=True,
+            stdin_open=stdin,
+            detach=not stdin,  # docker-py sets StdinOnce (EOF when the input ends) only when not detached
         )
         try:
+            await self._call(create)
+        except docker.errors.ImageNotFound:
+            await self._pull(image)
+            await self._call(create)
+
+    async def _run_once(
+        self,
+        instance_id: str,
+        cfg: ComputeConfig,
+        labels: dict[str, str],
+        request: ExecRequest,
+        on_start: Callable[[], None] | None,
+    ) -> ExecResult:
+        """The command is the container's own process (``docker run --rm``): no idle container, no
+        exec helper, no forced removal of a running container. The container is attached to and
+        awaited before it starts; the engine removes it when the command ends, also when this
+        client died (and a backstop deadline inside it ends the command then)."""
+        from praisonai.compute._docker_once import AttachedRun, once_command
+
+        name = container_name(instance_id)
+        backstop = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
+        command = once_command(request.command, backstop)
+        has_input = request.stdin is not None
+        with _start_errors(cfg.image or self.default_image):
+            await self._new_container(instance_id, cfg, labels, command, stdin=has_input)
+            run = await self._call(lambda: AttachedRun(self.api, name, stdin=has_input))
             try:
-                await self._call(create)
-            except docker.errors.ImageNotFound:
-                await self._pull(image)
-                await self._call(create)
-            await self._call(api.start, container_name(instance_id))
-        except docker.errors.APIError as exc:
-            raise ProvisionError(f"docker could not start {image}: {_explain(exc)}", op="provision") from None
-        self._workdirs[instance_id] = cfg.working_dir
-        return InstanceInfo(
-            instance_id=instance_id,
-            provider=self.name,
-            endpoint=f"docker://{container_name(instance_id)}",
-            created_at=float(labels[LABEL_CREATED]),
-            labels=labels,
-            metadata={"image": image},
-        )
+                await self._call(self.api.start, name)
+            except BaseException:
+                run.close()
+                raise
+        if on_start is not None:
+            on_start()
+        sink = request.on_output or (lambda stream, chunk: None)
+        finished = timed_out = False
+
+        async def remove_at_deadline() -> None:
+            nonlocal timed_out
+            try:
+                await anyio.sleep(math.inf if request.timeout is None else request.timeout)
+                timed_out = True
+            finally:
+                if not finished:  # the deadline, or this call was cancelled: the command ends now
+                    with anyio.CancelScope(shield=True):
+                        await self._destroy(instance_id)
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(remove_at_deadline)
+            status = await run_blocking(
+                run.finish, lambda b: sink("stdout", b), lambda b: sink("stderr", b), request.stdin
+            )
+            finished = True
+            tasks.cancel_scope.cancel()
+        if timed_out:
+            return ExecResult("", "", TIMEOUT_EXIT_CODE, timed_out=True)
+        return ExecResult("", "", status)
 
     async def _pull(self, image: str) -> None:
         import docker
@@ -355,6 +433,17 @@ class DockerCompute(ComputeProvider):
 
 _clients: dict[str | None, Any] = {}
 _clients_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _start_errors(image: str) -> Iterator[None]:
+    """The engine's refusal to create or start a container, as one sentence."""
+    import docker
+
+    try:
+        yield
+    except docker.errors.APIError as exc:
+        raise ProvisionError(f"docker could not start {image}: {_explain(exc)}", op="provision") from None
 
 
 def _shared_client(base_url: str | None) -> Any:

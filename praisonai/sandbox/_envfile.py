@@ -13,7 +13,6 @@ import difflib
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # pyyaml ships no stubs; types-PyYAML is not a dependency
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
@@ -100,6 +99,8 @@ def _read(path: Path, shown: str) -> str:
 def _compose(path: Path, shown: str, text: str) -> tuple[Any, object, _Index]:
     """The node tree, the data and the index. Indexing comes first: constructing the data
     rewrites merge keys (``<<: *base``) in the tree."""
+    import yaml  # type: ignore[import-untyped]  # here: a run without a file does not pay its import
+
     loader = None
     try:
         loader = yaml.SafeLoader(text)
@@ -132,6 +133,8 @@ def _syntax_problem(shown: str, exc: Any) -> str:
 def _walk(node: Any, path: KeyPath, index: _Index, seen: set[int]) -> None:
     """Record the line of every key and item, scalars as written, and duplicate keys (which YAML
     forbids and PyYAML would silently resolve to the last one). An aliased node is visited once."""
+    import yaml
+
     if id(node) in seen:
         return
     seen.add(id(node))

@@ -1,0 +1,78 @@
+"""A one-shot container's plumbing: attached to and awaited before it starts, so that none of its
+output and not its exit status is lost, even when it ends at once and the engine removes it
+(``auto_remove``) before a later request could reach it. Blocking calls: run them in a thread."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from praisonai.compute._docker_exec import read_frames
+
+Receiver = Callable[[bytes], None]
+
+# sh -c ONCE name SECONDS COMMAND: run COMMAND as this shell's own process (exec keeps the pid),
+# with a deadline of its own: at SECONDS the pid is killed, docker-init (PID 1) then exits and the
+# engine removes the container. Only a backstop for a client that died: the client kills at its
+# timeout first. The sleeper holds none of the attached streams.
+_ONCE = '(sleep "$1"; kill -KILL $$) </dev/null >/dev/null 2>&1 & exec /bin/sh -c "$2"'
+
+
+def once_command(command: str, deadline_s: float | None) -> list[str]:
+    """The container command that runs the shell line ``command``, killed after ``deadline_s``
+    seconds (``None``: never) even when no client is left to kill it."""
+    if deadline_s is None:
+        return ["/bin/sh", "-c", command]
+    return ["/bin/sh", "-c", _ONCE, "praisonai-once", str(max(1, round(deadline_s))), command]
+
+
+class AttachedRun:
+    """A created container, attached (stdout, stderr, and stdin when it has input) and awaited
+    (until it is removed) before anyone starts it."""
+
+    def __init__(self, api: Any, container: str, *, stdin: bool) -> None:
+        import docker
+
+        params = {"stdout": 1, "stderr": 1, "stream": 1, "stdin": int(stdin)}
+        stream = api.attach_socket(container, params=params)
+        self._sock: socket.socket = getattr(stream, "_sock", stream)
+        self._sock.settimeout(None)  # a quiet command is normal; docker-py's request timeout must not apply
+        url = f"{api.base_url}/v{api.api_version}/containers/{container}/wait"
+        # The engine answers the headers once the wait is registered, the body once the container
+        # is removed: with the headers in, no exit (or removal) can come before the wait.
+        self._wait = api.post(url, params={"condition": "removed"}, stream=True, timeout=None)
+        try:
+            self._wait.raise_for_status()
+        except Exception as exc:
+            self.close()
+            raise docker.errors.create_api_error_from_http_exception(exc) from None
+
+    def finish(self, on_stdout: Receiver, on_stderr: Receiver, stdin: bytes | None) -> int:
+        """Feed ``stdin`` (then end it), deliver the output until the container ends, and return
+        its exit status once the engine has removed it."""
+        if stdin is not None:
+            feeder = threading.Thread(target=self._feed, args=(stdin,), name="praisonai-once-in", daemon=True)
+            feeder.start()
+        read_frames(self._sock, on_stdout, on_stderr)
+        with contextlib.suppress(OSError):
+            self._sock.close()
+        try:
+            return int(self._wait.json().get("StatusCode", -1))
+        finally:
+            self._wait.close()
+
+    def _feed(self, data: bytes) -> None:
+        with contextlib.suppress(OSError):  # the command ended without reading it all
+            self._sock.sendall(data)
+            self._sock.shutdown(socket.SHUT_WR)  # end of input: the engine closes the command's stdin
+
+    def close(self) -> None:
+        """Let go of the streams (the wait too, when it was not read)."""
+        with contextlib.suppress(OSError):
+            self._sock.close()
+        wait = getattr(self, "_wait", None)
+        if wait is not None:
+            wait.close()
