@@ -55,17 +55,22 @@ class ChannelPool:
         return await call(await self.get(instance_id))
 
     async def _resume(self, instance_id: str, interrupted: JobInterrupted) -> ExecResult:
+        unknown: Exception
         try:
             channel = await self.get(instance_id)
-            return await interrupted.job.resume(channel)
-        except ChannelClosedError as exc:
-            if exc.sent:
-                raise  # the verdict on the job: it may have run
-            unknown: Exception = exc  # the new channel closed too
-        except ExecError:
-            raise  # the verdict on the job: it ran, and its output is lost
-        except Exception as exc:  # e.g. the instance is gone
+        except Exception as exc:  # the instance is gone or unreachable: no verdict on the job
             unknown = exc
+        else:
+            try:
+                return await interrupted.job.resume(channel)
+            except ChannelClosedError as exc:
+                if exc.sent:
+                    raise  # the verdict on the job: it may have run
+                unknown = exc  # the new channel closed too
+            except ExecError:
+                raise  # the verdict on the job: it ran, and its output is lost
+            except Exception as exc:
+                unknown = exc
         # the fate stays unknown, and a caller must not take this for "safe to repeat"
         raise ChannelClosedError(
             f"{interrupted}; the command may have run, and its result could not be recovered: {unknown}",

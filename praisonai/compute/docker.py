@@ -355,6 +355,9 @@ class DockerCompute(ComputeProvider):
         except docker.errors.NotFound:
             raise InstanceNotFoundError(f"no docker instance {instance_id!r}", op="exec") from None
         except docker.errors.APIError as exc:
+            if exc.status_code == 409:  # killed, or ended by its watchdog, and being removed
+                message = f"docker instance {instance_id} is no longer running (stopped or removed)"
+                raise InstanceNotFoundError(message, op="exec") from None
             raise ExecError(f"docker could not exec in {instance_id}: {_explain(exc)}", op="exec") from None
         except requests.exceptions.ConnectionError as exc:
             raise ProviderUnavailableError(_daemon_down(exc), op="exec") from None

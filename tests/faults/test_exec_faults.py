@@ -10,6 +10,7 @@ import functools
 import os
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -20,7 +21,7 @@ import pytest
 from conftest import Instance, provisioned
 
 from praisonai import _portal
-from praisonai._errors import ChannelClosedError, ConfigError, ExecError
+from praisonai._errors import ChannelClosedError, ConfigError, ExecError, InstanceNotFoundError
 from praisonai._types import ExecResult
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.docker import DockerCompute, container_name
@@ -273,3 +274,32 @@ def test_read_file_of_a_fifo_is_refused_local(local_instance: Instance) -> None:
         _portal.call(provider.read_file, iid, ".")
     _portal.call(provider.write_file, iid, "plain", b"kept")
     assert _portal.call(provider.read_file, iid, "plain") == b"kept"
+
+
+def test_container_killed_mid_command_is_reported_not_rerun(docker_ok: None) -> None:
+    """The container dies under a command: the caller is told it may have run (never a success,
+    never a second run), and the next call says the instance is gone."""
+    provider = DockerCompute()
+    info = _portal.call(provider.provision)
+    try:
+        outcome: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                outcome["result"] = _portal.call(
+                    lambda: provider.execute(info.instance_id, "echo ran >> /workspace/c; sleep 5", 30)
+                )
+            except Exception as exc:
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        time.sleep(0.7)
+        subprocess.run(["docker", "kill", container_name(info.instance_id)], check=True, capture_output=True)
+        thread.join(30)
+        assert isinstance(outcome.get("error"), ChannelClosedError), outcome
+        assert "may have run" in str(outcome["error"])
+        with pytest.raises(InstanceNotFoundError, match=r"no longer running|no docker instance"):
+            _portal.call(lambda: provider.execute(info.instance_id, "true", 10))
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
