@@ -14,14 +14,11 @@ import tracemalloc  # noqa: F401  (imported up front: pytest's unraisable hook i
 
 # garbage-collected socket reported in the middle of that import crashes the hook)
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
+from kit import Instance, provisioned
 
-from praisonai import _portal
-from praisonai.compute.base import ComputeProvider
 from praisonai.compute.testing_sshd import SSHServer, sshd_reason
 
 # Every test (and every child process it starts) keeps its state in a throwaway home.
@@ -86,18 +83,6 @@ def sshd() -> Iterator[SSHServer]:
         yield server
 
 
-Instance = tuple[ComputeProvider, str]
-
-
-def provisioned(provider: ComputeProvider) -> Iterator[Instance]:
-    """Yield ``(provider, instance_id)`` of a new instance, removed afterwards whatever happens."""
-    info = _portal.call(provider.provision)
-    try:
-        yield provider, info.instance_id
-    finally:
-        _portal.call(provider.shutdown, info.instance_id)
-
-
 @pytest.fixture(scope="module")
 def docker_instance(docker_ok: None) -> Iterator[Instance]:
     """One docker instance shared by the tests of a module."""
@@ -112,16 +97,6 @@ def ssh_instance(sshd: SSHServer) -> Iterator[Instance]:
     from praisonai.compute.ssh import SSHCompute
 
     yield from provisioned(SSHCompute(**sshd.connect_kwargs()))
-
-
-@dataclass
-class Member:
-    """The attributes SharedCompute reads and swaps on an agent (praisonai.agents.Agent has them)."""
-
-    name: str
-    tools: list[Callable[..., Any]] = field(default_factory=list)
-    instructions: str = "You are helpful."
-    backend: object = None
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import Member
+from kit import Member
 
 from praisonai import _portal
 from praisonai.compute.docker import DockerCompute

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import Instance, provisioned
+from kit import Instance, provisioned
 
 from praisonai import _portal
 from praisonai._errors import ConfigError, PathNotFoundError

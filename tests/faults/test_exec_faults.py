@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 import pytest
-from conftest import Instance, provisioned
+from kit import Instance, provisioned
 
 from praisonai import _portal
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError, InstanceNotFoundError

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from conftest import Member
+from kit import Member
 
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError

@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from conftest import Member
+from kit import Member
 
 from praisonai.compute.docker import DockerCompute
 from praisonai.compute.local import LocalCompute
