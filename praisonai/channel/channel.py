@@ -73,6 +73,7 @@ class Channel:
         self._replies = ReplyParser()
         self._jobs: dict[str, Waiter] = {}
         self._closed: ChannelClosedError | None = None
+        self._closing = False  # close() was called; the reader may not have seen the end yet
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
         self._trash: list[str] = []
         self._send_lock = threading.Lock()  # held by worker threads: replies come in write order
@@ -101,9 +102,12 @@ class Channel:
 
     @property
     def is_open(self) -> bool:
-        return self._closed is None
+        # Closing is seen at once, not only when the reader thread reaches the end of the stream:
+        # a caller that retries right after a close must get a new channel, not this one.
+        return self._closed is None and not self._closing
 
     def close(self) -> None:
+        self._closing = True
         self.transport.close()
 
     def _on_closed(self) -> None:
@@ -227,7 +231,7 @@ class Channel:
                     raise value
                 return value
             if not await anyio.to_thread.run_sync(self.transport.alive):
-                self.transport.close()
+                self.close()
                 raise ChannelClosedError(
                     f"the exec helper died before answering {what!r}", op="exec", sent=True
                 )
