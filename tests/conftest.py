@@ -15,10 +15,13 @@ import tracemalloc  # noqa: F401  (imported up front: pytest's unraisable hook i
 # garbage-collected socket reported in the middle of that import crashes the hook)
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kit import Instance, provisioned
 
+from praisonai import _portal
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.testing_sshd import SSHServer, sshd_reason
 
 # Every test (and every child process it starts) keeps its state in a throwaway home.
@@ -97,6 +100,20 @@ def ssh_instance(sshd: SSHServer) -> Iterator[Instance]:
     from praisonai.compute.ssh import SSHCompute
 
     yield from provisioned(SSHCompute(**sshd.connect_kwargs()))
+
+
+@pytest.fixture
+def make() -> Iterator[Callable[..., Instance]]:
+    """Provision on a provider; everything made is shut down afterwards (idempotent)."""
+    made: list[Instance] = []
+
+    def provision(provider: ComputeProvider, **config: Any) -> Instance:
+        made.append((provider, _portal.call(provider.provision, config).instance_id))
+        return made[-1]
+
+    yield provision
+    for provider, instance_id in made:
+        _portal.call(provider.shutdown, instance_id)
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,6 @@ import praisonai
 from praisonai import _portal
 from praisonai._ledger import Ledger, LedgerEntry
 from praisonai.compute import _home_reaper, _reaper
-from praisonai.compute.base import ComputeProvider
 from praisonai.compute.local import LocalCompute
 from praisonai.compute.ssh import SSHCompute
 from praisonai.compute.testing_sshd import SSHServer
@@ -104,19 +103,6 @@ def kill_client(
     instance_id = child.stdout.strip()
     assert child.returncode == -signal.SIGKILL and instance_id.startswith(f"{kind}_"), child.stderr
     return instance_id
-
-
-@pytest.fixture
-def make() -> Iterator[Callable[..., tuple[ComputeProvider, str]]]:
-    made: list[tuple[ComputeProvider, str]] = []
-
-    def provision(provider: ComputeProvider, **config: Any) -> tuple[ComputeProvider, str]:
-        made.append((provider, _portal.call(provider.provision, config).instance_id))
-        return made[-1]
-
-    yield provision
-    for provider, instance_id in made:
-        _portal.call(provider.shutdown, instance_id)
 
 
 # ---- shutdown kills by the instance's marker -----------------------------------------------------

@@ -11,7 +11,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ from praisonai import _portal
 from praisonai._errors import ExecError, InstanceNotFoundError
 from praisonai._ledger import Ledger, home_tag
 from praisonai.compute import _activity, _reaper
-from praisonai.compute.base import LABEL_HOME, ComputeProvider
+from praisonai.compute.base import LABEL_HOME
 from praisonai.compute.docker import DockerCompute, container_name
 from praisonai.compute.local import LocalCompute
 
@@ -52,20 +52,6 @@ os.kill(os.getpid(), signal.SIGKILL)
 def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """This process's reaper stops nothing: what stops an instance is inside it."""
     monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
-
-
-@pytest.fixture
-def make() -> Iterator[Callable[..., tuple[ComputeProvider, str]]]:
-    """Provision on a provider; everything made is shut down afterwards (idempotent)."""
-    made: list[tuple[ComputeProvider, str]] = []
-
-    def provision(provider: ComputeProvider, **config: Any) -> tuple[ComputeProvider, str]:
-        made.append((provider, _portal.call(provider.provision, config).instance_id))
-        return made[-1]
-
-    yield provision
-    for provider, instance_id in made:
-        _portal.call(provider.shutdown, instance_id)
 
 
 def container_exists(instance_id: str) -> bool:
