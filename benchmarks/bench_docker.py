@@ -2,7 +2,7 @@
 
 Each op runs ``--warmup`` untimed then ``--n`` timed reps: provision (create + start), exec
 ``true``, write and read 1 KiB and 10 MiB under /workspace, shutdown (force-remove). Ours is
-``praisonai.compute.docker.DockerCompute``; the raw twins call docker-py: create_container + start,
+``praisonai.compute.providers.docker.DockerCompute``; the raw twins call docker-py: create_container + start,
 ``Container.exec_run`` on an already-fetched object, tar + put_archive, get_archive + untar,
 remove_container(force=True).
 
@@ -39,7 +39,7 @@ import docker
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import p95
 
-from praisonai.compute.docker import DockerCompute
+from praisonai.compute.providers.docker import DockerCompute
 
 RUN_ID = uuid.uuid4().hex[:12]
 LABELS = {"praisonai.bench": "1", "praisonai.bench.run": RUN_ID}

@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import RESULTS_DIR, save, summary, timed
 
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.docker import DEFAULT_IMAGE, DockerCompute
+from praisonai.compute.providers.docker import DEFAULT_IMAGE, DockerCompute
 from praisonai.compute.warm import WarmPool
 
 HAVE_PEER = importlib.util.find_spec("praisonai_sandbox") is not None

@@ -49,8 +49,8 @@ import docker
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import p95, timed
 
-from praisonai.compute.docker import DockerCompute
-from praisonai.compute.local import LocalCompute
+from praisonai.compute.providers.docker import DockerCompute
+from praisonai.compute.providers.local import LocalCompute
 
 RUN_ID = uuid.uuid4().hex[:12]
 LABELS = {"praisonai.bench": "1", "praisonai.bench.run": RUN_ID}

@@ -39,9 +39,9 @@ import paramiko
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import RESULTS_DIR, save, summary, timed
 
-from praisonai.compute._ssh_connect import SSHHost, connect
-from praisonai.compute.ssh import SSHCompute
-from praisonai.compute.testing_sshd import SSHServer
+from praisonai.compute.providers.ssh import SSHCompute
+from praisonai.compute.providers.ssh._connect import SSHHost, connect
+from praisonai.compute.testing.sshd import SSHServer
 
 HAVE_ASYNCSSH = importlib.util.find_spec("asyncssh") is not None
 HAVE_PEER = importlib.util.find_spec("praisonai_sandbox") is not None

@@ -31,7 +31,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 from _common import RESULTS_DIR, save
 
-from praisonai.compute.docker import DEFAULT_IMAGE, DockerCompute
+from praisonai.compute.providers.docker import DEFAULT_IMAGE, DockerCompute
 from praisonai.managed import SharedCompute
 
 HAVE_PEER = importlib.util.find_spec("praisonaiagents") is not None and importlib.util.find_spec(

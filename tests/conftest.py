@@ -22,7 +22,7 @@ from kit import Instance, provisioned
 
 from praisonai import _portal
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.testing_sshd import SSHServer, sshd_reason
+from praisonai.compute.testing.sshd import SSHServer, sshd_reason
 
 # Every test (and every child process it starts) keeps its state in a throwaway home.
 _HOME = tempfile.mkdtemp(prefix="praisonai-test-home-")
@@ -89,7 +89,7 @@ def sshd() -> Iterator[SSHServer]:
 @pytest.fixture(scope="module")
 def docker_instance(docker_ok: None) -> Iterator[Instance]:
     """One docker instance shared by the tests of a module."""
-    from praisonai.compute.docker import DockerCompute
+    from praisonai.compute.providers.docker import DockerCompute
 
     yield from provisioned(DockerCompute())
 
@@ -97,7 +97,7 @@ def docker_instance(docker_ok: None) -> Iterator[Instance]:
 @pytest.fixture(scope="module")
 def ssh_instance(sshd: SSHServer) -> Iterator[Instance]:
     """One instance on the test sshd shared by the tests of a module."""
-    from praisonai.compute.ssh import SSHCompute
+    from praisonai.compute.providers.ssh import SSHCompute
 
     yield from provisioned(SSHCompute(**sshd.connect_kwargs()))
 

@@ -41,7 +41,7 @@ import pytest
 
 from praisonai._ledger import Ledger, home_tag
 from praisonai.agents.testing import API_KEY, Reply, ScriptedLLM, reply, tool
-from praisonai.compute.testing_sshd import SSHServer
+from praisonai.compute.testing.sshd import SSHServer
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

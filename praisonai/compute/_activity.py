@@ -24,13 +24,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from praisonai._errors import InstanceNotFoundError
-from praisonai.channel.transport import Receiver, Transport
+from praisonai.runtime.transport import Receiver, Transport
 
 if TYPE_CHECKING:
     from praisonai._ledger import Ledger
-    from praisonai.channel.session import ShellSession
     from praisonai.compute.base import ComputeProvider
     from praisonai.compute.config import ComputeConfig
+    from praisonai.runtime.session import ShellSession
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,12 +43,12 @@ from praisonai._ledger import Ledger, home_tag
 from praisonai._limits import check_timeout
 from praisonai._locks import file_lock
 from praisonai._types import UNSET, Capability, CaptureInfo, ExecResult, InstanceInfo, ProcessInfo, _Unset
-from praisonai.channel.channel import Channel
-from praisonai.channel.pool import ChannelPool
-from praisonai.channel.session import ShellSession
-from praisonai.channel.transport import Transport
 from praisonai.compute import _activity, _reaper
 from praisonai.compute.config import ComputeConfig, NetworkAllow, PackageManager
+from praisonai.runtime.channel import Channel
+from praisonai.runtime.pool import ChannelPool
+from praisonai.runtime.session import ShellSession
+from praisonai.runtime.transport import Transport
 
 #: Long provisioning steps (packages, setup, capture), one INFO line each, for a progress display.
 progress = logging.getLogger("praisonai.progress")

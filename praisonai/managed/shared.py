@@ -33,10 +33,10 @@ import anyio.to_thread
 from praisonai import _portal
 from praisonai._errors import SandboxClosedError
 from praisonai._types import ExecResult, SessionResult
-from praisonai.channel.session import ShellSession
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.registry import resolve_compute
 from praisonai.managed._tools import TOOL_NAMES, list_command, tool_name, tools_for
+from praisonai.runtime.session import ShellSession
 from praisonai.sandbox.environment import effective_config
 
 #: Added to the system prompt of every attached agent.

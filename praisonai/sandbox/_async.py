@@ -14,10 +14,10 @@ import anyio.to_thread
 
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, _Unset
-from praisonai.channel.session import ShellSession
 from praisonai.compute.base import ComputeProvider, OutputSink, check_instance_id
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import resolve_compute
+from praisonai.runtime.session import ShellSession
 from praisonai.sandbox._extras import AsyncProcess
 from praisonai.sandbox.environment import effective_config
 

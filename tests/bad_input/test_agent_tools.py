@@ -11,8 +11,8 @@ import pytest
 from kit import Member
 
 from praisonai import _portal
-from praisonai.compute.docker import DockerCompute
-from praisonai.compute.local import LocalCompute
+from praisonai.compute.providers.docker import DockerCompute
+from praisonai.compute.providers.local import LocalCompute
 from praisonai.managed import SharedCompute
 
 NAN, INF = float("nan"), float("inf")

@@ -29,7 +29,7 @@ from praisonai._errors import (
     UnsupportedFeatureError,
 )
 from praisonai._ledger import Ledger, home_tag
-from praisonai.compute.local import LocalCompute
+from praisonai.compute.providers.local import LocalCompute
 
 # ---- the command ----------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ import praisonai
 from praisonai import _portal
 from praisonai._errors import ConfigError
 from praisonai._ledger import Ledger, home_tag
-from praisonai.compute.docker import DockerCompute
+from praisonai.compute.providers.docker import DockerCompute
 
 _REPO = Path(praisonai.__file__).parents[1]
 

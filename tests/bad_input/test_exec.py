@@ -13,7 +13,7 @@ from kit import Instance, provisioned
 from praisonai import _portal
 from praisonai._errors import ConfigError, PathNotFoundError
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.local import LocalCompute
+from praisonai.compute.providers.local import LocalCompute
 
 #: The workspace every case starts from: a file, a directory, a FIFO and a link to a device.
 _SETUP = "rm -rf ./* && echo kept > file && mkdir dir && mkfifo fifo && ln -s /dev/zero zero"

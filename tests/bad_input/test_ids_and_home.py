@@ -18,7 +18,7 @@ import pytest
 import praisonai
 from praisonai._errors import InvalidInstanceIdError, PraisonAIError
 from praisonai._ledger import Ledger
-from praisonai.compute.local import LocalCompute
+from praisonai.compute.providers.local import LocalCompute
 from praisonai.sandbox import Sandbox
 
 _REPO = Path(praisonai.__file__).parents[1]

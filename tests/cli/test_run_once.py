@@ -78,8 +78,8 @@ def test_an_environment_with_setup_falls_back_to_the_full_path(home: Path, tmp_p
 
 
 def test_run_once_refuses_a_config_with_steps_and_creates_nothing(home: Path) -> None:
-    from praisonai.compute.docker import DockerCompute
-    from praisonai.compute.local import LocalCompute
+    from praisonai.compute.providers.docker import DockerCompute
+    from praisonai.compute.providers.local import LocalCompute
 
     docker = DockerCompute()
     assert docker.runs_once({"env": {"A": "1"}, "network": "none", "cpu": 0.5})

@@ -53,7 +53,7 @@ def instance_ids() -> list[str]:
 
 
 def container_exists(instance_id: str) -> bool:
-    from praisonai.compute.docker import container_name
+    from praisonai.compute.providers.docker import container_name
 
     r = subprocess.run(["docker", "inspect", container_name(instance_id)], capture_output=True, check=False)
     return r.returncode == 0

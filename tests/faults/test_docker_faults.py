@@ -18,9 +18,9 @@ import pytest
 
 from praisonai import _portal
 from praisonai.compute import _reaper, docker
-from praisonai.compute._watchdog import WATCHDOG
 from praisonai.compute.base import SYSTEM_PATH
-from praisonai.compute.docker import DockerCompute, container_name
+from praisonai.compute.providers.docker import DockerCompute, container_name
+from praisonai.compute.providers.docker._watchdog import WATCHDOG
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 

@@ -24,9 +24,9 @@ from praisonai import _portal
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError, InstanceNotFoundError
 from praisonai._types import ExecResult
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.docker import DockerCompute, container_name
-from praisonai.compute.local import LocalCompute
-from praisonai.compute.ssh import SSHCompute
+from praisonai.compute.providers.docker import DockerCompute, container_name
+from praisonai.compute.providers.local import LocalCompute
+from praisonai.compute.providers.ssh import SSHCompute
 
 
 @pytest.fixture(params=["docker", "ssh"])

@@ -29,10 +29,10 @@ import praisonai
 from praisonai._errors import InvalidInstanceIdError, ProviderUnavailableError
 from praisonai._ledger import Ledger
 from praisonai.compute.base import ComputeProvider, owner_tag
-from praisonai.compute.docker import DEFAULT_IMAGE, DockerCompute
-from praisonai.compute.local import LocalCompute
-from praisonai.compute.ssh import SSHCompute
-from praisonai.compute.testing_sshd import SSHServer, _free_port
+from praisonai.compute.providers.docker import DEFAULT_IMAGE, DockerCompute
+from praisonai.compute.providers.local import LocalCompute
+from praisonai.compute.providers.ssh import SSHCompute
+from praisonai.compute.testing.sshd import SSHServer, _free_port
 from praisonai.sandbox import Sandbox
 
 _REPO = Path(praisonai.__file__).parents[1]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from praisonai._ledger import Ledger
-from praisonai.compute.docker import container_name
+from praisonai.compute.providers.docker import container_name
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 

@@ -27,9 +27,9 @@ import praisonai
 from praisonai import _portal
 from praisonai._ledger import Ledger, LedgerEntry
 from praisonai.compute import _home_reaper, _reaper
-from praisonai.compute.local import LocalCompute
-from praisonai.compute.ssh import SSHCompute
-from praisonai.compute.testing_sshd import SSHServer
+from praisonai.compute.providers.local import LocalCompute
+from praisonai.compute.providers.ssh import SSHCompute
+from praisonai.compute.testing.sshd import SSHServer
 
 _REPO = Path(praisonai.__file__).parents[1]
 # Provisions an instance, leaves a detached process (setsid) and a background process behind (with
@@ -37,8 +37,8 @@ _REPO = Path(praisonai.__file__).parents[1]
 _KILLED_CLIENT = """
 import json, os, signal, sys, threading, time
 from praisonai import _portal
-from praisonai.compute.local import LocalCompute
-from praisonai.compute.ssh import SSHCompute
+from praisonai.compute.providers.local import LocalCompute
+from praisonai.compute.providers.ssh import SSHCompute
 kind, idle, marker, left, spec = sys.argv[1:6]
 p = LocalCompute() if kind == "local" else SSHCompute(**json.loads(spec))
 iid = _portal.call(p.provision, {"idle_timeout_s": int(idle)}).instance_id

@@ -1,7 +1,7 @@
 """Shell sessions under faults, on real local processes, bubblewrap and docker: a signal between
 commands, a killed shell with calls queued behind it, a cancelled waiting call, and the session
 secret nowhere a command can read it. (Output that tries to forge the framing, concurrent calls
-and rejected input are conformance checks: praisonai/compute/testing_exec.py.)"""
+and rejected input are conformance checks: praisonai/compute/testing/exec.py.)"""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ import pytest
 from praisonai import _portal
 from praisonai._errors import ChannelClosedError
 from praisonai._types import SessionResult
-from praisonai.channel.session import ShellSession
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.docker import DockerCompute
-from praisonai.compute.local import LocalCompute
+from praisonai.compute.providers.docker import DockerCompute
+from praisonai.compute.providers.local import LocalCompute
+from praisonai.runtime.session import ShellSession
 
 Instance = tuple[ComputeProvider, str]
 

@@ -20,8 +20,8 @@ import pytest
 
 from praisonai import _portal
 from praisonai._errors import ChannelClosedError, ProviderUnavailableError
-from praisonai.compute.ssh import SSHCompute, SSHHost, link_for
-from praisonai.compute.testing_sshd import SSHServer, sshd_reason
+from praisonai.compute.providers.ssh import SSHCompute, SSHHost, link_for
+from praisonai.compute.testing.sshd import SSHServer, sshd_reason
 
 #: Far above the detection bound (1 s x (2 + 1)): only a hang reaches it.
 _HANG_GUARD_S = 60

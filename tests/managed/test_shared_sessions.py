@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from kit import Member
 
-from praisonai.compute.docker import DockerCompute
-from praisonai.compute.local import LocalCompute
+from praisonai.compute.providers.docker import DockerCompute
+from praisonai.compute.providers.local import LocalCompute
 from praisonai.managed import SharedCompute
 from praisonai.managed._tools import MAX_TOOL_OUTPUT_BYTES
 

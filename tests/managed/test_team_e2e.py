@@ -11,7 +11,7 @@ from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
 from praisonai.agents import Agent
 from praisonai.agents.testing import ScriptedLLM, reply, tool
-from praisonai.compute.docker import DockerCompute
+from praisonai.compute.providers.docker import DockerCompute
 from praisonai.managed import CAPABILITY_NOTE, SharedCompute
 
 pytestmark = pytest.mark.usefixtures("docker_ok")

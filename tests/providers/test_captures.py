@@ -17,7 +17,7 @@ import pytest
 from praisonai import _portal
 from praisonai._errors import ProvisionError
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.docker import DockerCompute
+from praisonai.compute.providers.docker import DockerCompute
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
@@ -101,7 +101,7 @@ def test_two_processes_provisioning_one_definition_build_it_once(
     }
     definitions.append(definition)
     script = (
-        "import anyio, sys\nfrom praisonai.compute.docker import DockerCompute\n"
+        "import anyio, sys\nfrom praisonai.compute.providers.docker import DockerCompute\n"
         f"p = DockerCompute()\niid = anyio.run(p.provision, {definition!r}).instance_id\n"
         "anyio.run(p.shutdown, iid)\nprint('ok')\n"
     )

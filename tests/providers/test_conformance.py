@@ -8,9 +8,9 @@ import pytest
 
 from praisonai import _portal
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.docker import DockerCompute
-from praisonai.compute.local import LocalCompute
-from praisonai.compute.ssh import SSHCompute
+from praisonai.compute.providers.docker import DockerCompute
+from praisonai.compute.providers.local import LocalCompute
+from praisonai.compute.providers.ssh import SSHCompute
 from praisonai.compute.testing import CHECKS, Context
 
 PROVIDERS = ["local", "local-bwrap", "docker", "ssh"]

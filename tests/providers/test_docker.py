@@ -8,7 +8,7 @@ import pytest
 
 from praisonai import _portal
 from praisonai._errors import ImageNotFoundError, ProviderUnavailableError
-from praisonai.compute.docker import DockerCompute, container_name
+from praisonai.compute.providers.docker import DockerCompute, container_name
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 

@@ -23,8 +23,8 @@ from praisonai._errors import ExecError, InstanceNotFoundError
 from praisonai._ledger import Ledger, home_tag
 from praisonai.compute import _activity, _reaper
 from praisonai.compute.base import LABEL_HOME
-from praisonai.compute.docker import DockerCompute, container_name
-from praisonai.compute.local import LocalCompute
+from praisonai.compute.providers.docker import DockerCompute, container_name
+from praisonai.compute.providers.local import LocalCompute
 
 _REPO = Path(praisonai.__file__).parents[1]
 # Provisions a docker instance, runs a command (with "busy": and leaves one running, without a
@@ -33,7 +33,7 @@ _REPO = Path(praisonai.__file__).parents[1]
 _KILLED_CLIENT = """
 import os, signal, sys, threading, time
 from praisonai import _portal
-from praisonai.compute.docker import DockerCompute
+from praisonai.compute.providers.docker import DockerCompute
 p = DockerCompute()
 iid = _portal.call(p.provision, {"idle_timeout_s": int(sys.argv[1])}).instance_id
 assert _portal.call(p.execute, iid, "true").exit_code == 0

@@ -14,7 +14,7 @@ from praisonai._errors import (
     ProviderUnavailableError,
     UnsupportedFeatureError,
 )
-from praisonai.compute.local import LocalCompute
+from praisonai.compute.providers.local import LocalCompute
 
 
 @pytest.fixture

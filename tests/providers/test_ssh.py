@@ -23,8 +23,8 @@ from praisonai._errors import (
     PathOutsideWorkspaceError,
     ProviderUnavailableError,
 )
-from praisonai.compute.ssh import SSHCompute, SSHHost
-from praisonai.compute.testing_sshd import SSHServer
+from praisonai.compute.providers.ssh import SSHCompute, SSHHost
+from praisonai.compute.testing.sshd import SSHServer
 
 
 @pytest.fixture
@@ -283,7 +283,7 @@ def test_ps_and_stop_see_an_instance_made_by_another_process(
     monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path))  # a ledger of this test's own
     monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/docker.sock")  # only our instance
     made = subprocess.run(
-        [sys.executable, "-c", "import sys, anyio\nfrom praisonai.compute.ssh import SSHCompute\n"
+        [sys.executable, "-c", "import sys, anyio\nfrom praisonai.compute.providers.ssh import SSHCompute\n"
          f"print(anyio.run(SSHCompute(**{sshd.connect_kwargs()!r}).provision).instance_id)"],
         capture_output=True, text=True, timeout=60,
     )  # fmt: skip

@@ -6,7 +6,7 @@ import pytest
 
 from praisonai import _portal
 from praisonai._errors import PraisonAIError
-from praisonai.compute.docker import DockerCompute, container_name
+from praisonai.compute.providers.docker import DockerCompute, container_name
 from praisonai.compute.warm import WarmPool
 
 pytestmark = pytest.mark.usefixtures("docker_ok")

@@ -19,8 +19,8 @@ import praisonai
 from praisonai._errors import HomeUnusableError, ProviderUnavailableError, ProvisionError
 from praisonai._ledger import Ledger, LedgerEntry
 from praisonai.compute.base import owner_tag
-from praisonai.compute.docker import DEFAULT_IMAGE, DockerCompute
-from praisonai.compute.local import LocalCompute
+from praisonai.compute.providers.docker import DEFAULT_IMAGE, DockerCompute
+from praisonai.compute.providers.local import LocalCompute
 
 _REPO = Path(praisonai.__file__).parents[1]  # for children whose env is clean (no PYTHONPATH)
 

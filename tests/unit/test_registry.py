@@ -7,7 +7,7 @@ import importlib.util
 import pytest
 
 from praisonai import MissingDependencyError, UnknownProviderError, available_providers, resolve_compute
-from praisonai.compute.local import LocalCompute
+from praisonai.compute.providers.local import LocalCompute
 
 
 def test_builtins_are_registered_by_entry_point() -> None:

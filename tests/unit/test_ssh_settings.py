@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from praisonai._errors import ConfigError
-from praisonai.compute.ssh import SSHCompute, SSHHost
+from praisonai.compute.providers.ssh import SSHCompute, SSHHost
 
 
 def test_host_strings() -> None:

@@ -19,11 +19,11 @@ from praisonai import _limits
 from praisonai._errors import ChannelClosedError, ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer
 from praisonai._types import TIMEOUT_EXIT_CODE, ExecResult
-from praisonai.channel._waiter import Waiter
-from praisonai.channel._wire import assignments
+from praisonai.runtime._waiter import Waiter
+from praisonai.runtime._wire import assignments
 
 if TYPE_CHECKING:
-    from praisonai.channel.channel import Channel
+    from praisonai.runtime.channel import Channel
 
 #: While streaming, output is polled at this interval, backing off to the maximum when idle.
 _POLL_S, _POLL_MAX_S = 0.005, 0.25
@@ -38,7 +38,7 @@ _ADOPT_POLL_MAX_S = 0.5
 
 class JobInterrupted(ChannelClosedError):
     """The channel closed after the job was sent: it may have run, so it must not be sent again.
-    :class:`~praisonai.channel.pool.ChannelPool` resumes it on a new channel."""
+    :class:`~praisonai.runtime.pool.ChannelPool` resumes it on a new channel."""
 
     def __init__(self, job: Job, cause: ChannelClosedError) -> None:
         super().__init__(str(cause), op="exec", sent=True)

@@ -40,8 +40,7 @@ from praisonai._types import (
     InstanceInfo,
     InstanceStatus,
 )
-from praisonai.compute import _docker_capture, _tar
-from praisonai.compute._docker_exec import DockerExecTransport
+from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import (
     LABEL_CREATED,
@@ -51,6 +50,8 @@ from praisonai.compute.base import (
     ExecRequest,
 )
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.providers.docker import _capture
+from praisonai.compute.providers.docker._exec import DockerExecTransport
 
 T = TypeVar("T")
 
@@ -172,7 +173,7 @@ class DockerCompute(ComputeProvider):
         return where.startswith(("unix://", "npipe://"))
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
-        from praisonai.compute._watchdog import watchdog_command
+        from praisonai.compute.providers.docker._watchdog import watchdog_command
 
         image = cfg.image or self.default_image
         with _start_errors(image):
@@ -248,7 +249,7 @@ class DockerCompute(ComputeProvider):
         exec helper, no forced removal of a running container. The container is attached to and
         awaited before it starts; the engine removes it when the command ends, also when this
         client died (and a backstop deadline inside it ends the command then)."""
-        from praisonai.compute._docker_once import AttachedRun, once_command
+        from praisonai.compute.providers.docker._once import AttachedRun, once_command
 
         name = container_name(instance_id)
         backstop = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
@@ -365,7 +366,7 @@ class DockerCompute(ComputeProvider):
     def _session_transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
         """A session shell whose commands keep the instance alive only while this client is
         connected (see ``_watchdog.guarded_session``)."""
-        from praisonai.compute._watchdog import guarded_session
+        from praisonai.compute.providers.docker._watchdog import guarded_session
 
         return self._transport(instance_id, guarded_session(self._spool(instance_id), _own_shell(argv)))
 
@@ -411,26 +412,26 @@ class DockerCompute(ComputeProvider):
             ) from None
         return iter(stream)
 
-    # ---- captures (see _docker_capture) ----------------------------------------------------
+    # ---- captures (see _capture) ----------------------------------------------------
 
     async def _capture_image(self, tag: str) -> str | None:
-        return await self._call(_docker_capture.image_of, self.api, tag)
+        return await self._call(_capture.image_of, self.api, tag)
 
     async def _capture(self, instance_id: str, tag: str, cfg: ComputeConfig) -> None:
         self._channels.drop(instance_id)  # the helper's spool is emptied; a new one starts later
         await self._call(
-            _docker_capture.commit, self.api, container_name(instance_id), tag, cfg.env, cfg.definition_hash()
+            _capture.commit, self.api, container_name(instance_id), tag, cfg.env, cfg.definition_hash()
         )
 
     async def list_captures(self) -> list[CaptureInfo]:
-        return await self._call(_docker_capture.listing, self.api)
+        return await self._call(_capture.listing, self.api)
 
     async def prune_captures(
         self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
     ) -> list[CaptureInfo]:
-        _docker_capture.check_prune(older_than_s, keep)  # before any engine call
+        _capture.check_prune(older_than_s, keep)  # before any engine call
         return await self._call(
-            lambda: _docker_capture.prune(self.api, older_than_s=older_than_s, keep=keep, dry_run=dry_run)
+            lambda: _capture.prune(self.api, older_than_s=older_than_s, keep=keep, dry_run=dry_run)
         )
 
 

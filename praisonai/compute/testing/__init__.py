@@ -48,8 +48,8 @@ class Context:
         script = (
             "import anyio\n"
             "from praisonai.compute.registry import resolve_compute\n"
-            "from praisonai.compute.local import LocalCompute\n"
-            "from praisonai.compute.ssh import SSHCompute\n"
+            "from praisonai.compute.providers.local import LocalCompute\n"
+            "from praisonai.compute.providers.ssh import SSHCompute\n"
             f"p = {expr}\n{body}"
         )
         argv = [sys.executable, "-c", script]
@@ -272,4 +272,4 @@ async def visible_across_processes(ctx: Context) -> None:
     assert removed, "shutdown from another process did not find the instance"
 
 
-from praisonai.compute import testing_exec as _exec_checks  # noqa: E402,F401  (registers its checks)
+from praisonai.compute.testing import exec as _exec_checks  # noqa: E402,F401  (registers its checks)

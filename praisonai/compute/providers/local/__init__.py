@@ -44,11 +44,12 @@ from praisonai._errors import (
 )
 from praisonai._home import praisonai_home
 from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.channel.transport import ProcessTransport, SandboxedProcessTransport
 from praisonai.compute import _home_reaper
-from praisonai.compute._process import INSTANCE_MARKER, kill_group, kill_marked, run_process
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider, ExecRequest
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.providers.local._bwrap import SandboxedProcessTransport
+from praisonai.compute.providers.local._process import INSTANCE_MARKER, kill_group, kill_marked, run_process
+from praisonai.runtime.transport import ProcessTransport
 
 # What an isolated command sees of the host, read-only. /etc is bound file by file so that
 # /etc/shadow and other host secrets stay out.

@@ -38,9 +38,9 @@ from praisonai import _limits
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError
 from praisonai._output import OutputBuffer
 from praisonai._types import TIMEOUT_EXIT_CODE, SessionResult
-from praisonai.channel._waiter import Waiter
-from praisonai.channel._wire import PendingReply, ReplyParser, quote
-from praisonai.channel.transport import Transport
+from praisonai.runtime._waiter import Waiter
+from praisonai.runtime._wire import PendingReply, ReplyParser, quote
+from praisonai.runtime.transport import Transport
 
 SESSION_SHELL = resources.files(__package__).joinpath("session.sh").read_text()
 _INTERRUPT_GRACE_S = 1.0

@@ -40,13 +40,14 @@ from praisonai._errors import (
     ProviderUnavailableError,
 )
 from praisonai._types import ExecResult, InstanceInfo, InstanceStatus
-from praisonai.channel.channel import Channel
-from praisonai.compute import _home_reaper, _ssh_files
-from praisonai.compute._ssh_connect import SSHHost
-from praisonai.compute._ssh_link import HostLink, SSHChannelTransport
+from praisonai.compute import _home_reaper
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import LABEL_CREATED, SYSTEM_PATH, ComputeProvider, ExecRequest
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.providers.ssh import _files
+from praisonai.compute.providers.ssh._connect import SSHHost
+from praisonai.compute.providers.ssh._link import HostLink, SSHChannelTransport
+from praisonai.runtime.channel import Channel
 
 _NO_HOSTS = "no SSH hosts configured: pass SSHCompute(host=...) or set PRAISONAI_SSH_HOSTS=user@host[:port]"
 # Starts a channel program (helper or session shell) with the instance's clean environment:
@@ -141,19 +142,19 @@ class SSHCompute(ComputeProvider):
         if cfg.auto_shutdown or cfg.ttl_s is not None:  # someone must stop it if this process dies
             await run_blocking(_home_reaper.ensure_running)
         link = await self._least_busy()
-        root = await run_blocking(_ssh_files.instances_root, link)
+        root = await run_blocking(_files.instances_root, link)
         place = _Place(
             instance_id=instance_id,
             link=link,
             workspace=f"{root}/{instance_id}",
-            meta=f"{root}/{_ssh_files.META}/{instance_id}",
+            meta=f"{root}/{_files.META}/{instance_id}",
             working_dir=cfg.working_dir,
             created_at=float(labels[LABEL_CREATED]),
             labels=labels,
         )
         self._places[instance_id] = place
         record = {"working_dir": cfg.working_dir, "created_at": place.created_at, "labels": labels}
-        await run_blocking(_ssh_files.create_instance, link, place.workspace, place.meta, cfg.env, record)
+        await run_blocking(_files.create_instance, link, place.workspace, place.meta, cfg.env, record)
         return place.info()
 
     async def _least_busy(self) -> HostLink:
@@ -162,7 +163,7 @@ class SSHCompute(ComputeProvider):
         counts: list[tuple[int, int]] = []
         for index, host in enumerate(self.hosts):
             try:
-                counts.append((len(await run_blocking(_ssh_files.instance_ids, link_for(host))), index))
+                counts.append((len(await run_blocking(_files.instance_ids, link_for(host))), index))
             except ProviderUnavailableError:
                 continue  # a host that is down takes no new instances
         if not counts:
@@ -194,7 +195,7 @@ class SSHCompute(ComputeProvider):
         found = []
         for host in self.hosts:
             link = link_for(host)
-            for instance_id in await run_blocking(_ssh_files.instance_ids, link):
+            for instance_id in await run_blocking(_files.instance_ids, link):
                 try:
                     found.append((await self._place(instance_id, link)).info())
                 except InstanceNotFoundError:
@@ -205,12 +206,12 @@ class SSHCompute(ComputeProvider):
         """Where the instance lives: remembered, or read from its host (the one given, or each)."""
         if instance_id in self._places:
             return self._places[instance_id]
-        if not _ssh_files.is_instance_id(instance_id):
+        if not _files.is_instance_id(instance_id):
             raise InstanceNotFoundError(f"no ssh instance {instance_id!r}", op="lookup")
         for candidate in [link] if link else [link_for(h) for h in self.hosts]:
-            root = await run_blocking(_ssh_files.instances_root, candidate)
-            meta = f"{root}/{_ssh_files.META}/{instance_id}"
-            record = await run_blocking(_ssh_files.read_record, candidate, meta)
+            root = await run_blocking(_files.instances_root, candidate)
+            meta = f"{root}/{_files.META}/{instance_id}"
+            record = await run_blocking(_files.read_record, candidate, meta)
             if record is not None:
                 place = _Place(
                     instance_id=instance_id,
@@ -272,15 +273,15 @@ class SSHCompute(ComputeProvider):
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         place = await self._place(instance_id)
-        await run_blocking(_ssh_files.write, place.link, self._host_path(place, path), data, path)
+        await run_blocking(_files.write, place.link, self._host_path(place, path), data, path)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         place = await self._place(instance_id)
-        await run_blocking(_ssh_files.upload, place.link, local, self._host_path(place, remote))
+        await run_blocking(_files.upload, place.link, local, self._host_path(place, remote))
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         place = await self._place(instance_id)
-        await run_blocking(_ssh_files.download, place.link, self._host_path(place, remote), local, remote)
+        await run_blocking(_files.download, place.link, self._host_path(place, remote), local, remote)
 
     @staticmethod
     def _host_path(place: _Place, path: str) -> str:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import PathNotFoundError
-from praisonai.compute._ssh_link import HostLink
+from praisonai.compute.providers.ssh._link import HostLink
 
 if TYPE_CHECKING:
     import paramiko

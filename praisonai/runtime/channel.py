@@ -34,9 +34,9 @@ import anyio.to_thread
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer
 from praisonai._types import ExecResult, ProcessInfo
-from praisonai.channel._job import Job, JobInterrupted, Sink
-from praisonai.channel._waiter import Waiter
-from praisonai.channel._wire import (
+from praisonai.runtime._job import Job, JobInterrupted, Sink
+from praisonai.runtime._waiter import Waiter
+from praisonai.runtime._wire import (
     LineSplitter,
     PendingReply,
     ReplyParser,
@@ -44,7 +44,7 @@ from praisonai.channel._wire import (
     new_nonce,
     request_line,
 )
-from praisonai.channel.transport import Transport
+from praisonai.runtime.transport import Transport
 
 HELPER = resources.files(__package__).joinpath("helper.sh").read_text()
 #: Spooled files of this many finished commands are removed in one batch.

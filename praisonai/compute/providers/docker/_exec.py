@@ -7,7 +7,7 @@ import socket
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from praisonai.channel.transport import Receiver, Transport
+from praisonai.runtime.transport import Receiver, Transport
 
 _HEADER = 8  # docker's stream frame: [stream, 0, 0, 0, size (4 bytes, big-endian)]
 _STDERR = 2

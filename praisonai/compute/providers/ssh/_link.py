@@ -22,8 +22,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import ExecError, ProviderUnavailableError
-from praisonai.channel.transport import Receiver, Transport
-from praisonai.compute._ssh_connect import SSHHost, connect
+from praisonai.compute.providers.ssh._connect import SSHHost, connect
+from praisonai.runtime.transport import Receiver, Transport
 
 if TYPE_CHECKING:
     import paramiko

@@ -1,6 +1,6 @@
 """The persistent exec channel into an instance: a POSIX-sh helper and its host side."""
 
-from praisonai.channel.channel import Channel, helper_argv
-from praisonai.channel.transport import ProcessTransport, Transport
+from praisonai.runtime.channel import Channel, helper_argv
+from praisonai.runtime.transport import ProcessTransport, Transport
 
 __all__ = ["Channel", "ProcessTransport", "Transport", "helper_argv"]

@@ -1,4 +1,4 @@
-"""The dead-man's switch of a docker instance: its main process (``channel/watchdog.sh``).
+"""The dead-man's switch of a docker instance: its main process (``watchdog.sh``).
 
 The container runs the watchdog instead of ``sleep infinity``; the watchdog exits once nothing
 was active for ``idle_timeout_s`` (with ``auto_shutdown``) or the instance is ``ttl_s`` old, and
@@ -18,7 +18,7 @@ from importlib import resources
 from praisonai.compute.base import SYSTEM_PATH
 from praisonai.compute.config import ComputeConfig
 
-WATCHDOG = resources.files("praisonai.channel").joinpath("watchdog.sh").read_text()
+WATCHDOG = resources.files("praisonai.compute.providers.docker").joinpath("watchdog.sh").read_text()
 
 # sh -c LAUNCH name SCRIPT name ARGS...: run SCRIPT (with its name and ARGS) cleanly, as above.
 _LAUNCH = (

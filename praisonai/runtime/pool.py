@@ -10,8 +10,8 @@ import anyio
 
 from praisonai._errors import ChannelClosedError, ExecError
 from praisonai._types import ExecResult
-from praisonai.channel._job import JobInterrupted
-from praisonai.channel.channel import Channel
+from praisonai.runtime._job import JobInterrupted
+from praisonai.runtime.channel import Channel
 
 T = TypeVar("T")
 

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from praisonai.compute._docker_exec import read_frames
+from praisonai.compute.providers.docker._exec import read_frames
 
 Receiver = Callable[[bytes], None]
 
