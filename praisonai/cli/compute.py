@@ -24,7 +24,12 @@ from praisonai._ledger import Ledger, LedgerEntry, home_tag
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.cli import _output
 from praisonai.compute.base import LABEL_HOME, LABEL_OWNER, ComputeProvider, check_instance_id, is_instance_id
-from praisonai.compute.registry import available_providers, provider_class, provider_statuses
+from praisonai.compute.registry import (
+    available_providers,
+    provider_class,
+    provider_for_record,
+    provider_statuses,
+)
 
 app = typer.Typer(help="Compute providers and their instances.", no_args_is_help=True)
 
@@ -248,7 +253,7 @@ async def _check(entry: LedgerEntry) -> Found:
 def _ledger_found(entry: LedgerEntry) -> Found:
     """A ledger row with its rebuilt provider (status still the ledger's own)."""
     try:
-        provider: ComputeProvider | None = provider_class(entry.provider)(**entry.spec)
+        provider: ComputeProvider | None = provider_for_record(entry.provider, entry.spec)
         reason = ""
     except Exception as exc:  # unknown or uninstalled provider, or a spec it no longer takes
         provider, reason = None, _one_line(exc)

@@ -234,10 +234,10 @@ def _reap_due(rows: list[LedgerEntry], seen: dict[str, Seen]) -> None:
 
 
 def _shut_down(entry: LedgerEntry, why: str, retry_after: float) -> bool:
-    from praisonai.compute.registry import provider_class
+    from praisonai.compute.registry import provider_for_record
 
     async def shutdown() -> None:
-        provider = provider_class(entry.provider)(**entry.spec)
+        provider = provider_for_record(entry.provider, entry.spec)
         with anyio.fail_after(SHUTDOWN_TIMEOUT_S):
             await provider.shutdown(entry.instance_id)  # its row goes with it
 

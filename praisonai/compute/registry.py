@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
+from typing import Any
 
 from praisonai._errors import MissingDependencyError, UnknownProviderError
 from praisonai.compute.base import ComputeProvider
@@ -95,6 +97,17 @@ def provider_class(name: str) -> type[ComputeProvider]:
         MissingDependencyError (ImportError): the provider's SDK is missing; names the pip extra.
     """
     return _load(name)
+
+
+def provider_for_record(provider: str, spec: Mapping[str, Any]) -> ComputeProvider:
+    """The provider that made a ledger row, rebuilt in this process from the row's ``provider``
+    name and ``spec`` (the one place a recorded instance's provider is rebuilt).
+
+    Raises:
+        UnknownProviderError, MissingDependencyError: as :func:`provider_class`.
+        TypeError: the spec no longer fits the provider.
+    """
+    return _load(provider)(**spec)
 
 
 def _load(name: str) -> type[ComputeProvider]:
