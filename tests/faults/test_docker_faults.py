@@ -17,8 +17,9 @@ from typing import Any
 import pytest
 
 from praisonai import _portal
-from praisonai.compute import _reaper, docker
+from praisonai.compute import _reaper
 from praisonai.compute.base import SYSTEM_PATH
+from praisonai.compute.providers import docker
 from praisonai.compute.providers.docker import DockerCompute, container_name
 from praisonai.compute.providers.docker._watchdog import WATCHDOG
 
