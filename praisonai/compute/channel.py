@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import re
 import shlex
+from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Literal
 
@@ -45,9 +46,9 @@ class ChannelMixin(ComputeProvider):
 
     # ---- what the provider supplies ----------------------------------------------------------
 
+    @abstractmethod
     def _transport(self, instance_id: str, argv: list[str]) -> Transport:
         """Start ``argv`` inside the instance with stdin/stdout/stderr attached (blocking)."""
-        raise UnsupportedFeatureError(f"the {self.name} provider has no exec channel", op="exec")
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> Transport:
         """Start a session's shell ``argv`` (blocking); by default as any other transport."""
