@@ -141,10 +141,10 @@ async def exact_text_and_empty_files(ctx: Context) -> None:
 
 @suite.check()
 async def awkward_paths(ctx: Context) -> None:
-    path = "odd dir/it's \"quoted\"/ünïcødé ✓.txt"
+    path = 'odd dir/it\'s "quoted"/ünïcødé ✓.txt'
     await ctx.provider.write_file(ctx.instance_id, path, "ok")
     assert await ctx.provider.read_file(ctx.instance_id, path) == b"ok"
-    r = await ctx.sh("cat \"odd dir/it's \\\"quoted\\\"/ünïcødé ✓.txt\"")
+    r = await ctx.sh('cat "odd dir/it\'s \\"quoted\\"/ünïcødé ✓.txt"')
     assert r.stdout == "ok", r
 
 
