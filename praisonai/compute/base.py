@@ -98,12 +98,14 @@ class ComputeProvider(ABC):
         ``praisonai.compute.testing.fake.FakeProvider`` is a complete example in one module.
     (b) **A byte stream.** A provider that can only start a process with stdin/stdout/stderr
         attached (docker exec, an SSH channel, a local pipe) subclasses
-        ``praisonai.compute.channel.ChannelMixin`` and implements ``_transport``: it gets exec,
-        streaming, background processes, sessions, ``bind_env`` and file reads and writes
-        through the instance's helper, and declares ``channel.CHANNEL_CAPABILITIES``.
+        ``praisonai.compute.channel.ChannelMixin`` and implements ``_transport`` (and
+        ``_channel_path``): it gets exec, streaming, background processes, sessions, ``bind_env``
+        and file reads and writes through the instance's helper, and declares
+        ``channel.CHANNEL_CAPABILITIES``; it overrides any of them with a native call it has.
 
     Either way ledger rows, labels, setup steps and captures are generic
-    (``praisonai.compute.lifecycle``); a provider does not write them.
+    (``praisonai.compute.lifecycle``); a provider does not write them. It is registered by one
+    entry-point line in the ``praisonai.compute`` group (or ``registry.register`` in-process).
     """
 
     name: ClassVar[str]
