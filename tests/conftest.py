@@ -174,6 +174,6 @@ def _started_by_this_run(pid: str) -> bool:
 
 
 def _owner_of_this_run() -> str:
-    from praisonai.compute.base import owner_tag
+    from praisonai.compute.lifecycle import owner_tag
 
     return owner_tag()

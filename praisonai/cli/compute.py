@@ -23,7 +23,8 @@ from praisonai._errors import InstanceNotFoundError
 from praisonai._ledger import Ledger, LedgerEntry, home_tag
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.cli import _output
-from praisonai.compute.base import LABEL_HOME, LABEL_OWNER, ComputeProvider, check_instance_id, is_instance_id
+from praisonai.compute.base import ComputeProvider, check_instance_id, is_instance_id
+from praisonai.compute.lifecycle import LABEL_HOME, LABEL_OWNER
 from praisonai.compute.registry import (
     available_providers,
     provider_class,

@@ -3,67 +3,41 @@
 The public methods keep the names of PraisonAI's ``ComputeProviderProtocol`` (``provision``,
 ``execute``, ``shutdown``, ``get_status``, ``upload_file``, ``download_file``, ``list_instances``)
 so code written for it runs unchanged. They do the cross-cutting work — config validation,
-capability checks, defaults, labels, setup, clean-up on failure — and call a small set of
-``_``-prefixed primitives that a provider implements.
+capability checks, defaults, activity, clean-up on failure (``praisonai.compute.lifecycle``) —
+and call a small set of ``_``-prefixed primitives that a provider implements.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import functools
-import getpass
-import logging
 import os
 import re
 import shlex
-import socket
 import time
-import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import anyio
-import anyio.to_thread
 
 from praisonai import _limits
 from praisonai._errors import (
     ConfigError,
     ExecError,
-    HomeUnusableError,
     InvalidInstanceIdError,
     PathNotFoundError,
-    ProcessNotFoundError,
-    ProvisionError,
     UnsupportedFeatureError,
 )
-from praisonai._ledger import Ledger, home_tag
 from praisonai._limits import check_timeout
-from praisonai._locks import file_lock
 from praisonai._types import UNSET, Capability, CaptureInfo, ExecResult, InstanceInfo, ProcessInfo, _Unset
-from praisonai.compute import _activity, _reaper
-from praisonai.compute.config import ComputeConfig, NetworkAllow, PackageManager
-from praisonai.runtime.channel import Channel
-from praisonai.runtime.pool import ChannelPool
+from praisonai.compute import _activity, lifecycle
+from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.runtime.session import ShellSession
-from praisonai.runtime.transport import Transport
-
-#: Long provisioning steps (packages, setup, capture), one INFO line each, for a progress display.
-progress = logging.getLogger("praisonai.progress")
 
 #: Receives output as it is produced: ("stdout" | "stderr", bytes).
 OutputSink = Callable[[Literal["stdout", "stderr"], bytes], None]
 
-#: Label keys every provider records server-side, so any process can find and reap instances.
-LABEL_INSTANCE = "praisonai.instance"
-LABEL_PROVIDER = "praisonai.provider"
-LABEL_OWNER = "praisonai.owner"
-LABEL_DEFINITION = "praisonai.definition"
-LABEL_CREATED = "praisonai.created"
-#: Which PRAISONAI_HOME made the instance (``_ledger.home_tag``): ``gc`` touches only its own.
-LABEL_HOME = "praisonai.home"
 #: The PATH of a clean environment (local and SSH instances; images bring their own).
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -93,11 +67,45 @@ class ExecRequest:
     stdin: bytes | None = None  # None: stdin is closed (/dev/null)
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class SnapshotRef:
+    """A saved state of an instance that new instances can start from (a capture).
+
+    Opaque outside the provider that made it: ``ref`` is whatever that provider starts from (a
+    docker image tag; an E2B snapshot id, a Modal image id, a Daytona snapshot name).
+    """
+
+    provider: str
+    ref: str
+    created_at: float | None = None
+
+
 class ComputeProvider(ABC):
     """Hands out instances and runs commands and file operations in them. Async, written once.
 
-    Subclasses set ``name`` and ``capabilities`` and implement the primitives. Optional abilities
-    are declared in ``capabilities``; ``provision`` rejects a config that needs an undeclared one.
+    Subclasses set ``name`` and ``capabilities`` and implement the primitives: ``_create``,
+    ``_destroy``, ``_status``, ``_list``, ``_exec``, ``_read``, ``_write``, ``_upload``,
+    ``_download``; with the ``capture`` capability also ``_find_snapshot``, ``_snapshot`` and
+    ``_create_from_snapshot``; optionally ``_run_once``. Optional abilities are declared in
+    ``capabilities``; ``provision`` rejects a config that needs an undeclared one, and the methods
+    of an ability a provider lacks raise ``UnsupportedFeatureError``. There are two ways to write one:
+
+    (a) **Native exec.** A provider whose SDK runs a command and returns its result (E2B
+        ``commands.run``, Daytona ``process.exec``) implements ``_exec`` (honouring the
+        request's cwd, env, stdin, timeout with partial output, and output cap) and the file
+        primitives with its SDK's calls, subclassing this class alone. It carries no channel
+        code; background processes and sessions are then unsupported unless it adds them.
+        ``praisonai.compute.testing.fake.FakeProvider`` is a complete example in one module.
+    (b) **A byte stream.** A provider that can only start a process with stdin/stdout/stderr
+        attached (docker exec, an SSH channel, a local pipe) subclasses
+        ``praisonai.compute.channel.ChannelMixin`` and implements ``_transport`` (and
+        ``_channel_path``): it gets exec, streaming, background processes, sessions, ``bind_env``
+        and file reads and writes through the instance's helper, and declares
+        ``channel.CHANNEL_CAPABILITIES``; it overrides any of them with a native call it has.
+
+    Either way ledger rows, labels, setup steps and captures are generic
+    (``praisonai.compute.lifecycle``); a provider does not write them. It is registered by one
+    entry-point line in the ``praisonai.compute`` group (or ``registry.register`` in-process).
     """
 
     name: ClassVar[str]
@@ -142,46 +150,7 @@ class ComputeProvider(ABC):
         """
         cfg = ComputeConfig.coerce(config)
         self.check_supported(cfg)
-        instance_id = f"{self.name}_{uuid.uuid4().hex[:12]}"
-        ledger = Ledger.default()
-        policy = _activity.Policy.of(cfg)
-        try:
-            await self._record(instance_id, policy, ledger)
-            _activity.adopt(instance_id, self, policy, ledger)
-            info = await self._build(instance_id, cfg, self._labels(instance_id, cfg))
-            await _off_loop(ledger.mark, instance_id, "running")
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self._discard(instance_id, ledger)
-            raise
-        _activity.ready(instance_id)
-        if policy.reaps:
-            _reaper.ensure_running()
-        return info
-
-    async def _record(self, instance_id: str, policy: _activity.Policy, ledger: Ledger) -> None:
-        """The instance's ledger row, written before it exists, so that an instance whose creator
-        dies mid-way is still found."""
-        spec, owner = self.reconnect_spec(), owner_tag()
-        record = functools.partial(
-            ledger.record, idle_timeout_s=policy.idle_timeout_s, ttl_s=policy.ttl_s,
-            auto_shutdown=policy.auto_shutdown,
-        )  # fmt: skip
-        await _off_loop(record, instance_id, self.name, spec, owner, time.time())
-
-    async def _discard(self, instance_id: str, ledger: Ledger) -> None:
-        """Undo a failed provision: remove what it made, then its row. When the removal fails
-        too (the engine or host stopped answering), the row is marked ``failed``, which ``stop``
-        and ``gc`` clear; the caller still gets the provision's own error."""
-        try:
-            await self._destroy(instance_id)
-        except Exception:
-            with contextlib.suppress(HomeUnusableError):  # the provision's error matters more
-                await _off_loop(ledger.mark, instance_id, "failed")
-        else:
-            await _off_loop(ledger.forget, instance_id)  # only once it is surely gone
-        finally:
-            _activity.release(instance_id)
+        return await lifecycle.provision(self, cfg)
 
     def check_supported(self, cfg: ComputeConfig) -> None:
         """Reject, with one sentence, every field of ``cfg`` this provider cannot honour."""
@@ -209,8 +178,7 @@ class ComputeProvider(ABC):
         Its ledger row goes too, once the instance is gone."""
         self._check_id(instance_id)
         existed = await self._destroy(instance_id)
-        await _off_loop(Ledger.default().forget, instance_id)
-        _activity.release(instance_id)
+        await lifecycle.forget(instance_id)
         return existed
 
     async def get_status(self, instance_id: str) -> InstanceInfo:
@@ -271,19 +239,7 @@ class ComputeProvider(ABC):
             command=command, cwd=None, env={}, timeout=check_timeout(timeout, allow_zero=False),
             max_output=_limits.DEFAULT_MAX_OUTPUT_BYTES, on_output=on_output, stdin=stdin,
         )  # fmt: skip
-        instance_id = f"{self.name}_{uuid.uuid4().hex[:12]}"
-        ledger = Ledger.default()
-        started = time.monotonic()
-        try:
-            await self._record(instance_id, _activity.Policy.of(cfg), ledger)
-            result = await self._run_once(instance_id, cfg, self._labels(instance_id, cfg), request, on_start)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self._discard(instance_id, ledger)
-            raise
-        with anyio.CancelScope(shield=True):  # _run_once returned: the instance is gone, its row goes too
-            await _off_loop(ledger.forget, instance_id)
-        return result.replace(duration_s=time.monotonic() - started)
+        return await lifecycle.run_once(self, cfg, request, on_start)
 
     # ---- captures (providers with the ``capture`` capability) ------------------------------
 
@@ -375,7 +331,9 @@ class ComputeProvider(ABC):
         with _activity.in_use(instance_id):
             await self._write(instance_id, path, data.encode() if isinstance(data, str) else data)
 
-    async def upload_file(self, instance_id: str, local_path: str | os.PathLike[str], remote_path: str) -> bool:
+    async def upload_file(
+        self, instance_id: str, local_path: str | os.PathLike[str], remote_path: str
+    ) -> bool:
         """Copy a local file or directory tree to ``remote_path`` in the instance."""
         self._check_id(instance_id)
         local = Path(local_path)
@@ -386,7 +344,9 @@ class ComputeProvider(ABC):
         await self._ping(instance_id)
         return True
 
-    async def download_file(self, instance_id: str, remote_path: str, local_path: str | os.PathLike[str]) -> bool:
+    async def download_file(
+        self, instance_id: str, remote_path: str, local_path: str | os.PathLike[str]
+    ) -> bool:
         """Copy a file or directory tree from the instance to ``local_path``."""
         self._check_id(instance_id)
         with _activity.in_use(instance_id):
@@ -394,41 +354,26 @@ class ComputeProvider(ABC):
         await self._ping(instance_id)
         return True
 
-    async def _ping(self, instance_id: str) -> None:
-        """Show the instance activity it cannot see — a transfer that bypassed its helper (docker's
-        archive API) — so an instance that stops itself when idle (docker's watchdog) counts it.
-        Only over a channel that is open already: opening one costs more than the ping is worth."""
-        channel = self._channels.peek(instance_id)
-        if channel is not None:
-            await channel.post("__p_ping")
+    async def _ping(self, instance_id: str) -> None:  # noqa: B027  (a hook: nothing by default)
+        """Tell the instance about activity it cannot see (a transfer that bypassed it); by
+        default nothing (the channel mixin pings its helper)."""
 
-    # ---- background processes (providers with an exec channel) -------------------------------
+    # ---- background processes, sessions, bound env (channel-backed providers) ----------------
 
     async def start_process(
         self, instance_id: str, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None
     ) -> ProcessInfo:
         """Start ``command`` in the background and return at once. Its output is spooled inside
         the instance, so any process can read it, wait for it or kill it later by its id."""
-        self._check_id(instance_id)
-        _activity.touch(instance_id)
-        where = await self._channel_cwd(instance_id, cwd)
-        checked = _checked_env(env or {})
-        return await self._channels.run(instance_id, lambda ch: ch.start(command, cwd=where, env=checked))
+        raise self._unsupported("background processes", "process")
 
     async def list_processes(self, instance_id: str) -> list[ProcessInfo]:
         """Every background process started in the instance, by any client."""
-        self._check_id(instance_id)
-        _activity.touch(instance_id)
-        return await self._channels.run(instance_id, lambda ch: ch.processes())
+        raise self._unsupported("background processes", "process")
 
     async def get_process(self, instance_id: str, process_id: str) -> ProcessInfo:
         """The background process's state (output, wait and kill look it up here first)."""
-        self._check_id(instance_id)
-        _activity.touch(instance_id)  # polling a process (wait_process) is activity too
-        found = await self._channels.run(instance_id, lambda ch: ch.processes(_process_id(process_id)))
-        if not found:
-            raise ProcessNotFoundError(f"no background process {process_id!r} in {instance_id}", op="process")
-        return found[0]
+        raise self._unsupported("background processes", "process")
 
     async def read_process_output(
         self,
@@ -440,113 +385,33 @@ class ComputeProvider(ABC):
         limit: int | None = None,
     ) -> bytes:
         """The process's output from byte ``offset`` (at most ``limit`` bytes), while it runs or after."""
-        await self.get_process(instance_id, process_id)
-        name: Literal["out", "err"] = "out" if stream == "stdout" else "err"
-        return await self._channels.run(
-            instance_id,
-            lambda ch: ch.read_file(ch.process_file(process_id, name), offset, limit),
-        )
+        raise self._unsupported("background processes", "process")
 
-    async def wait_process(self, instance_id: str, process_id: str, timeout: float | None = None) -> ProcessInfo:
+    async def wait_process(
+        self, instance_id: str, process_id: str, timeout: float | None = None
+    ) -> ProcessInfo:
         """Wait until the process ends (or ``timeout`` passes) and return its state."""
-        delay = 0.01
-        with anyio.move_on_after(check_timeout(timeout)):
-            while (info := await self.get_process(instance_id, process_id)).running:
-                await anyio.sleep(delay)
-                delay = min(delay * 2, 0.5)
-            return info
-        return await self.get_process(instance_id, process_id)
+        raise self._unsupported("background processes", "process")
 
     async def kill_process(self, instance_id: str, process_id: str) -> None:
         """Kill the process and everything it started; idempotent."""
-        await self.get_process(instance_id, process_id)
-        await self._channels.run(instance_id, lambda ch: ch.kill_process(process_id))
+        raise self._unsupported("background processes", "process")
 
     async def open_session(self, instance_id: str, *, cwd: str | None = None) -> ShellSession:
-        """A persistent shell in the instance (cwd, variables and functions persist).
-
-        Its traffic is activity: every command or input sent, output received and interrupt, and
-        a command counts as long as it runs (here and, on docker, for the instance's watchdog)."""
-        self._check_id(instance_id)
-        _activity.touch(instance_id)
-        where = await self._channel_cwd(instance_id, cwd)
-
-        async def signal_group(pgid: int, name: str) -> None:
-            _activity.touch(instance_id)
-            await self._channels.run(instance_id, lambda ch: ch.request("__p_signal", str(pgid), name))
-
-        def open_transport(argv: list[str]) -> Transport:
-            return _activity.StampedTransport(self._session_transport(instance_id, argv), instance_id)
-
-        env_file = f"{self._spool(instance_id)}/env"  # session.sh also finds the spool by it
-        session = ShellSession(open_transport, signal_group, where, env_file)
-        _activity.watch_session(instance_id, session)
-        return session
+        """A persistent shell in the instance (cwd, variables and functions persist)."""
+        raise self._unsupported("shell sessions", "session")
 
     async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
-        """Add ``env`` to the environment of every later command in the instance — exec,
-        background processes and sessions, from any process; a later binding overrides an
-        earlier one name by name. For env that must not exist before the instance is handed out
-        (the secrets of a warm pool's claimer). Values travel length-framed, never on a command line."""
-        self._check_id(instance_id)
-        checked = _checked_env(env)
-        text = "".join(f"{name}={shlex.quote(value)}\n" for name, value in checked.items()).encode()
-        await self._channels.run(instance_id, lambda ch: ch.bind_env(text))
+        """Add ``env`` to the environment of every later command in the instance (exec,
+        background processes and sessions, from any process); a later binding overrides an
+        earlier one name by name."""
+        raise self._unsupported("binding env to an instance", "bind_env")
 
-    # ---- the exec channel: a provider that can start a process with pipes gets it all --------
-
-    def _transport(self, instance_id: str, argv: list[str]) -> Transport:
-        """Start ``argv`` inside the instance with stdin/stdout/stderr attached (blocking)."""
-        raise UnsupportedFeatureError(
-            f"the {self.name} provider has no exec channel (background processes, sessions)", op="exec"
+    def _unsupported(self, what: str, op: str) -> UnsupportedFeatureError:
+        return UnsupportedFeatureError(
+            f"the {self.name} provider does not support {what}; choose one that does (local, docker, ssh)",
+            op=op,
         )
-
-    def _session_transport(self, instance_id: str, argv: list[str]) -> Transport:
-        """Start a session's shell ``argv`` (blocking); by default as any other transport."""
-        return self._transport(instance_id, argv)
-
-    async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
-        """``cwd`` as an absolute path inside the instance (default: its working dir)."""
-        raise UnsupportedFeatureError(f"the {self.name} provider has no exec channel", op="exec")
-
-    def _spool(self, instance_id: str) -> str:
-        """Where the helper keeps spooled output inside the instance."""
-        return "/tmp/.praisonai"
-
-    async def _channel_exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
-        """``_exec`` through the instance's helper: for providers whose commands all use it."""
-        cwd = await self._channel_cwd(instance_id, request.cwd)
-        return await self._channels.run(
-            instance_id,
-            lambda channel: channel.exec(
-                request.command,
-                cwd=cwd,
-                env=request.env,
-                timeout=request.timeout,
-                max_output=request.max_output,
-                stdin=request.stdin,
-                on_output=request.on_output,
-            ),
-        )
-
-    async def _channel_read(self, instance_id: str, target: str, shown: str) -> bytes:
-        """``_read`` through the instance's helper (``cat``: a stream, no per-chunk requests)."""
-        limit = _limits.MAX_READ_BYTES
-        data = await self._channels.run(instance_id, lambda channel: channel.read_file(target, 0, limit + 1))
-        if len(data) > limit:
-            raise ValueError(f"{shown} is larger than {limit} bytes; use download")
-        return data
-
-    async def _open_channel(self, instance_id: str) -> Channel:
-        """Start the instance's helper (a provider that must look the instance up first extends this)."""
-        return await Channel.open(functools.partial(self._transport, instance_id), self._spool(instance_id))
-
-    @property
-    def _channels(self) -> ChannelPool:
-        pool: ChannelPool | None = self.__dict__.get("_channel_pool")
-        if pool is None:
-            pool = self.__dict__["_channel_pool"] = ChannelPool(self._open_channel)
-        return pool
 
     # ---- helpers ---------------------------------------------------------------------------
 
@@ -554,82 +419,6 @@ class ComputeProvider(ABC):
         """Every public method that takes an instance id checks it first, before any file,
         container or process is touched: providers turn ids into host paths and names."""
         check_instance_id(instance_id, self.name)
-
-    def _labels(self, instance_id: str, cfg: ComputeConfig) -> dict[str, str]:
-        return {
-            **cfg.labels,
-            LABEL_INSTANCE: instance_id,
-            LABEL_PROVIDER: self.name,
-            LABEL_OWNER: owner_tag(),
-            LABEL_DEFINITION: cfg.definition_hash(),
-            LABEL_CREATED: str(int(time.time())),
-            LABEL_HOME: home_tag(),
-        }
-
-    async def _build(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
-        """Create the instance and bring it to its definition.
-
-        With a capture of this definition (providers with ``capture``), start from it and run only
-        ``refresh``. Otherwise install packages and run setup, then capture the result, under a
-        lock that makes a second process provisioning the same definition wait and reuse it.
-        A failed setup raises before anything is captured.
-        """
-        if not self._captures(cfg):
-            info = await self._create(instance_id, cfg, labels)
-            await self._run_steps(instance_id, [*_package_commands(cfg.packages), *cfg.setup], cfg)
-            return info
-        tag = cfg.capture_tag()
-        image = await self._capture_image(tag)
-        if image is None:
-            async with file_lock(f"capture-{tag}"):
-                image = await self._capture_image(tag)  # built by another process while we waited
-                if image is None:
-                    info = await self._create(instance_id, cfg, labels)
-                    await self._run_steps(instance_id, [*_package_commands(cfg.packages), *cfg.setup], cfg)
-                    progress.info("capturing the instance for later starts")
-                    await self._capture(instance_id, tag, cfg)
-                    return info
-        info = await self._create(instance_id, cfg.model_copy(update={"image": image}), labels)
-        await self._run_steps(instance_id, cfg.refresh, cfg)
-        return info
-
-    def _captures(self, cfg: ComputeConfig) -> bool:
-        """Whether provisioning ``cfg`` goes through captures: there is setup work to save."""
-        return Capability.CAPTURE in self.capabilities and cfg.capture and bool(cfg.packages or cfg.setup)
-
-    async def _capture_image(self, tag: str) -> str | None:
-        """The image to start from when a capture named ``tag`` exists (providers with ``capture``)."""
-        return None
-
-    async def _capture(self, instance_id: str, tag: str, cfg: ComputeConfig) -> None:
-        """Snapshot the instance as capture ``tag``, without ``cfg``'s env values."""
-        raise UnsupportedFeatureError(f"the {self.name} provider cannot capture instances", op="capture")
-
-    async def _run_steps(self, instance_id: str, steps: Sequence[str], cfg: ComputeConfig) -> None:
-        """Run packages/setup/refresh commands in order, each within ``cfg.setup_timeout_s``;
-        the first failure raises ProvisionError."""
-        for number, step in enumerate(steps, 1):
-            progress.info(f"setup {number}/{len(steps)}: {step}")
-            result = await self.execute(instance_id, step, timeout=cfg.setup_timeout_s)
-            if not result.ok:
-                detail = (result.stderr or result.stdout).strip()[-2000:]
-                limit = f"its setup_timeout of {cfg.setup_timeout_s:g}s"
-                why = f"timed out after {limit}" if result.timed_out else f"exited {result.exit_code}"
-                raise ProvisionError(f"setup step {step!r} {why}: {detail}", op="provision")
-
-    async def _run_once(
-        self,
-        instance_id: str,
-        cfg: ComputeConfig,
-        labels: dict[str, str],
-        request: ExecRequest,
-        on_start: Callable[[], None] | None,
-    ) -> ExecResult:
-        """Create instance ``instance_id`` running ``request.command`` as its own work, stream its
-        output to ``request.on_output``, kill it at ``request.timeout``, and return only once it is
-        gone; when it raises, ``_destroy`` follows. Optional: a provider without it is served by
-        provision, execute and shutdown."""
-        raise UnsupportedFeatureError(f"the {self.name} provider has no one-shot path", op="provision")
 
     # ---- primitives a provider implements --------------------------------------------------
 
@@ -669,6 +458,40 @@ class ComputeProvider(ABC):
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         """Copy a file or directory out of the instance."""
 
+    # ---- optional primitives ---------------------------------------------------------------
+
+    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
+        """The snapshot saved as capture ``tag`` (noting that it was used), or ``None``
+        (providers with ``capture``; any process's snapshots count)."""
+        return None
+
+    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
+        """Save the instance as capture ``tag``, without ``cfg``'s env values (providers with
+        ``capture``); :meth:`_find_snapshot` finds it from then on."""
+        raise UnsupportedFeatureError(f"the {self.name} provider cannot capture instances", op="capture")
+
+    async def _create_from_snapshot(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
+    ) -> InstanceInfo:
+        """As ``_create``, but the instance starts from ``snapshot`` (one of this provider's)."""
+        raise UnsupportedFeatureError(
+            f"the {self.name} provider cannot start from a snapshot", op="provision"
+        )
+
+    async def _run_once(
+        self,
+        instance_id: str,
+        cfg: ComputeConfig,
+        labels: dict[str, str],
+        request: ExecRequest,
+        on_start: Callable[[], None] | None,
+    ) -> ExecResult:
+        """Create instance ``instance_id`` running ``request.command`` as its own work, stream its
+        output to ``request.on_output``, kill it at ``request.timeout``, and return only once it is
+        gone; when it raises, ``_destroy`` follows. Optional: a provider without it is served by
+        provision, execute and shutdown."""
+        raise UnsupportedFeatureError(f"the {self.name} provider has no one-shot path", op="provision")
+
 
 #: An instance id as ``provision`` makes it: the provider's name, ``_``, 12 lowercase hex digits.
 #: Never a path: no ``/``, and it starts with a letter.
@@ -694,20 +517,6 @@ def check_instance_id(instance_id: object, provider: str | None = None) -> None:
             f"ids look like {form}, e.g. {provider or 'docker'}_3f9a1c2b7d4e",
             op="lookup",
         )
-
-
-def owner_tag() -> str:
-    """Who created an instance: ``user@host:pid`` (lets ``gc`` tell live owners from dead ones)."""
-    try:
-        user = getpass.getuser()
-    except (KeyError, OSError):
-        user = str(os.getuid())
-    return f"{user}@{socket.gethostname()}:{os.getpid()}"
-
-
-async def _off_loop(fn: Callable[..., None], *args: Any) -> None:
-    """A ledger write in a worker thread: it may wait on another process's lock."""
-    await anyio.to_thread.run_sync(fn, *args)
 
 
 def _resolve_timeout(timeout: object) -> float | None:
@@ -740,24 +549,5 @@ def _check_exec_args(command: object, cwd: object, env: object, max_output: obje
         raise ConfigError(f"stdin must be bytes, text or None, not {type(stdin).__name__}", op="exec")
 
 
-def _process_id(process_id: str) -> str:
-    if not re.fullmatch(r"p[0-9a-f]{12}", process_id):
-        raise ProcessNotFoundError(f"{process_id!r} is not a background process id", op="process")
-    return process_id
-
-
 def _checked_env(env: Mapping[str, str]) -> Mapping[str, str]:
     return ComputeConfig.coerce({"env": dict(env)}).env
-
-
-def _package_commands(packages: Mapping[PackageManager, list[str]]) -> list[str]:
-    """One install command per manager. Names were validated (no leading dash) and are quoted."""
-    quoted = {manager: " ".join(shlex.quote(n) for n in names) for manager, names in packages.items() if names}
-    commands = {
-        "apt": "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
-        "apt-get install -y -qq --no-install-recommends {}",
-        # The instance is the environment: Debian's "externally managed" guard does not apply.
-        "pip": "PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-input --disable-pip-version-check {}",
-        "npm": "npm install --global --no-fund --no-audit {}",
-    }
-    return [commands[m].format(quoted[m]) for m in ("apt", "pip", "npm") if m in quoted]

@@ -1,7 +1,8 @@
 """The compute bridge: turn ``None``, a name or a provider object into a provider.
 
 Names come from the entry-point group ``praisonai.compute``; the built-ins register there exactly
-like third-party packages do (see pyproject.toml).
+like third-party packages do (see pyproject.toml). :func:`register` adds one in this process only
+(tests, or a provider built at run time); it wins over an entry point of the same name.
 """
 
 from __future__ import annotations
@@ -33,14 +34,34 @@ class ProviderStatus:
     reason: str  # why not installed or not available; empty when available
 
 
+_registered: dict[str, type[ComputeProvider]] = {}
+
+
 @functools.cache
 def _entry_points() -> dict[str, EntryPoint]:
     return {ep.name: ep for ep in entry_points(group=GROUP)}
 
 
+def register(name: str, cls: type[ComputeProvider]) -> None:
+    """Make ``cls`` the provider named ``name`` in this process, as an entry point would (a
+    later call for the same name replaces it). Child processes do not inherit it.
+
+    Raises:
+        TypeError: ``cls`` is not a ComputeProvider class.
+    """
+    if not (isinstance(cls, type) and issubclass(cls, ComputeProvider)):
+        raise TypeError(f"register needs a ComputeProvider subclass, not {cls!r}")
+    _registered[name.strip().lower()] = cls
+
+
+def unregister(name: str) -> None:
+    """Undo :func:`register` for ``name`` (an entry point of that name is used again); idempotent."""
+    _registered.pop(name.strip().lower(), None)
+
+
 def available_providers() -> list[str]:
     """Every registered provider name, sorted (installed or not)."""
-    return sorted(_entry_points())
+    return sorted({*_entry_points(), *_registered})
 
 
 def resolve_compute(compute: object = None) -> ComputeProvider:
@@ -112,11 +133,13 @@ def provider_for_record(provider: str, spec: Mapping[str, Any]) -> ComputeProvid
 
 def _load(name: str) -> type[ComputeProvider]:
     key = ALIASES.get(name.strip().lower(), name.strip().lower())
-    entry = _entry_points().get(key)
-    if entry is None:
-        known = ", ".join(available_providers()) or "none (is praisonai installed? pip install -e .)"
-        raise UnknownProviderError(f"unknown compute provider {name!r}; available: {known}")
-    cls: type[ComputeProvider] = entry.load()
+    cls = _registered.get(key)
+    if cls is None:
+        entry = _entry_points().get(key)
+        if entry is None:
+            known = ", ".join(available_providers()) or "none (is praisonai installed? pip install -e .)"
+            raise UnknownProviderError(f"unknown compute provider {name!r}; available: {known}")
+        cls = entry.load()
     missing = [m for m in cls.requires if importlib.util.find_spec(m) is None]
     if missing:
         raise MissingDependencyError(

@@ -16,7 +16,7 @@ import pytest
 
 import praisonai
 from praisonai._ledger import Ledger
-from praisonai.compute.base import owner_tag
+from praisonai.compute.lifecycle import owner_tag
 from praisonai.compute.providers.docker import container_name
 from praisonai.compute.registry import provider_class
 

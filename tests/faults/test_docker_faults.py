@@ -19,8 +19,7 @@ import pytest
 from praisonai import _portal
 from praisonai.compute import _reaper
 from praisonai.compute.base import SYSTEM_PATH
-from praisonai.compute.providers import docker
-from praisonai.compute.providers.docker import DockerCompute, container_name
+from praisonai.compute.providers.docker import DockerCompute, _spec, container_name
 from praisonai.compute.providers.docker._watchdog import WATCHDOG
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
@@ -81,7 +80,7 @@ def test_a_fork_bomb_is_killed_and_the_instance_keeps_its_files(
     """The bomb exhausts the pids limit: the watchdog does not die of a refused fork (which
     removed the container, files and all), it kills the bomb by its exec marker, and the
     instance answers again."""
-    monkeypatch.setattr(docker, "_PIDS_LIMIT", 64)
+    monkeypatch.setattr(_spec, "PIDS_LIMIT", 64)
     instance_id = made()
     _portal.call(provider.write_file, instance_id, "/workspace/keep", b"precious")
     bomb = sh(provider, instance_id, "bash -c ':(){ :|:& };:'", timeout=30)
@@ -100,7 +99,7 @@ def test_a_fork_bomb_in_a_session_is_killed_too(
 ) -> None:
     """A session command carries a marker of its own, so the watchdog finds its bomb as well,
     and the session's shell (which carries none) survives it."""
-    monkeypatch.setattr(docker, "_PIDS_LIMIT", 64)
+    monkeypatch.setattr(_spec, "PIDS_LIMIT", 64)
     instance_id = made()
     session = _portal.call(provider.open_session, instance_id)
     try:

@@ -28,7 +28,8 @@ import pytest
 import praisonai
 from praisonai._errors import InvalidInstanceIdError, ProviderUnavailableError
 from praisonai._ledger import Ledger
-from praisonai.compute.base import ComputeProvider, owner_tag
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.lifecycle import owner_tag
 from praisonai.compute.providers.docker import DEFAULT_IMAGE, DockerCompute
 from praisonai.compute.providers.local import LocalCompute
 from praisonai.compute.providers.ssh import SSHCompute

@@ -7,7 +7,7 @@ import pytest
 
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
-from praisonai.compute.base import owner_tag
+from praisonai.compute.lifecycle import owner_tag
 from praisonai.compute.providers.docker import DockerCompute
 
 pytestmark = pytest.mark.usefixtures("docker_ok")

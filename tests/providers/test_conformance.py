@@ -11,7 +11,7 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.providers.docker import DockerCompute
 from praisonai.compute.providers.local import LocalCompute
 from praisonai.compute.providers.ssh import SSHCompute
-from praisonai.compute.testing import CHECKS, Context
+from praisonai.compute.testing import CHECKS, Context, skip_reason
 
 PROVIDERS = ["local", "local-bwrap", "docker", "ssh"]
 # A provider's known gaps, each with its reason (none today).
@@ -47,4 +47,6 @@ def test_conformance(ctx: Context, check: str) -> None:
     reason = KNOWN_FAILURES.get(ctx.provider.name, {}).get(check)
     if reason:
         pytest.xfail(reason)
+    not_applicable = skip_reason(check, ctx.provider)
+    assert not_applicable is None, f"every check applies to the built-in providers: {not_applicable}"
     _portal.call(CHECKS[check], ctx)

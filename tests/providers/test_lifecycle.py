@@ -22,7 +22,7 @@ from praisonai import _portal
 from praisonai._errors import ExecError, InstanceNotFoundError
 from praisonai._ledger import Ledger, home_tag
 from praisonai.compute import _activity, _reaper
-from praisonai.compute.base import LABEL_HOME
+from praisonai.compute.lifecycle import LABEL_HOME
 from praisonai.compute.providers.docker import DockerCompute, container_name
 from praisonai.compute.providers.local import LocalCompute
 

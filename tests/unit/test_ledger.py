@@ -18,7 +18,7 @@ import pytest
 import praisonai
 from praisonai._errors import HomeUnusableError, ProviderUnavailableError, ProvisionError
 from praisonai._ledger import Ledger, LedgerEntry
-from praisonai.compute.base import owner_tag
+from praisonai.compute.lifecycle import owner_tag
 from praisonai.compute.providers.docker import DEFAULT_IMAGE, DockerCompute
 from praisonai.compute.providers.local import LocalCompute
 

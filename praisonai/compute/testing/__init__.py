@@ -5,271 +5,56 @@ Run them all with :func:`run_checks`, or one by one from pytest::
 
     @pytest.mark.parametrize("name", CHECKS)
     def test_conformance(name, ctx):
+        if reason := skip_reason(name, ctx.provider):
+            pytest.skip(reason)
         anyio.run(CHECKS[name], ctx)
 
 A check that needs an instance of its own (shutdown, cross-process) provisions and removes it;
 the others share ``ctx.instance_id`` and leave it as they found it, apart from files they write.
+A check that needs a capability the provider does not declare (background processes, sessions)
+or drives the helper channel of a provider without one does not apply to it: :func:`skip_reason`
+says why. The suites are listed here, explicitly: :mod:`.contract` (exec, files, lifecycle) and
+:mod:`.exec` (streams, bounds, at-most-once, processes, sessions). :mod:`.fake` is a provider
+written against the contract alone; :mod:`.sshd` a throwaway sshd for the SSH provider's tests.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
-import subprocess
-import sys
-import tempfile
-import uuid
-from collections.abc import Awaitable, Callable, Mapping
-from pathlib import Path
+from collections.abc import Mapping
 
-import anyio
-
-from praisonai import _limits
-from praisonai._errors import InstanceNotFoundError
-from praisonai._types import ExecResult
 from praisonai.compute.base import ComputeProvider
+from praisonai.compute.channel import ChannelMixin
+from praisonai.compute.testing import contract
+from praisonai.compute.testing import exec as exec_checks
+from praisonai.compute.testing._kit import Check, Context, Suite
+
+SUITES: tuple[Suite, ...] = (contract.suite, exec_checks.suite)
+#: Every check by name, in suite order.
+CHECKS: dict[str, Check] = {name: check for suite in SUITES for name, check in suite.checks.items()}
+
+__all__ = ["CHECKS", "SUITES", "Check", "Context", "Suite", "run_checks", "skip_reason"]
 
 
-@dataclasses.dataclass(frozen=True)
-class Context:
-    """What a check works with. ``provider_expr`` rebuilds the provider in a child process."""
-
-    provider: ComputeProvider
-    instance_id: str
-    provider_expr: str = ""
-
-    async def sh(self, command: str, **kwargs: object) -> ExecResult:
-        return await self.provider.execute(self.instance_id, command, **kwargs)  # type: ignore[arg-type]
-
-    async def in_child(self, body: str) -> str:
-        """Run ``body`` in a new Python process where ``p`` is the provider rebuilt from
-        ``provider_expr``; return what it printed (a non-zero exit fails the check)."""
-        expr = self.provider_expr or f"resolve_compute({self.provider.name!r})"
-        script = (
-            "import anyio\n"
-            "from praisonai.compute.registry import resolve_compute\n"
-            "from praisonai.compute.providers.local import LocalCompute\n"
-            "from praisonai.compute.providers.ssh import SSHCompute\n"
-            f"p = {expr}\n{body}"
-        )
-        argv = [sys.executable, "-c", script]
-        child = await anyio.to_thread.run_sync(
-            lambda: subprocess.run(argv, capture_output=True, text=True, timeout=120)
-        )
-        assert child.returncode == 0, child.stderr
-        return child.stdout
-
-
-Check = Callable[[Context], Awaitable[None]]
-CHECKS: dict[str, Check] = {}
-
-
-def _check(fn: Check) -> Check:
-    CHECKS[fn.__name__] = fn
-    return fn
+def skip_reason(name: str, provider: ComputeProvider) -> str | None:
+    """Why check ``name`` does not apply to ``provider`` (one sentence), or ``None`` when it does."""
+    suite = next(s for s in SUITES if name in s.checks)
+    missing = sorted(c.value for c in suite.needs[name] - provider.capabilities)
+    if missing:
+        return f"the {provider.name} provider does not declare {', '.join(missing)}"
+    if name in suite.channel and not isinstance(provider, ChannelMixin):
+        return f"the {provider.name} provider has no helper channel to kill (its exec is native)"
+    return None
 
 
 async def run_checks(ctx: Context, known_failures: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Run every check; return ``{name: failure}`` for those that failed unexpectedly."""
+    """Run every check that applies to ``ctx.provider``; return ``{name: failure}`` for those
+    that failed unexpectedly (``known_failures`` lists a provider's gaps, each with its reason)."""
     failures = {}
     for name, check in CHECKS.items():
-        if known_failures and name in known_failures:
+        if (known_failures and name in known_failures) or skip_reason(name, ctx.provider):
             continue
         try:
             await check(ctx)
         except AssertionError as exc:
             failures[name] = str(exc) or "assertion failed"
     return failures
-
-
-# ---- exec ------------------------------------------------------------------------------------
-
-
-@_check
-async def exit_code_stdout_stderr(ctx: Context) -> None:
-    r = await ctx.sh("echo out; echo err >&2; exit 3")
-    assert (r.stdout, r.stderr, r.exit_code, r.timed_out) == ("out\n", "err\n", 3, False), r
-    assert r["exit_code"] == 3 and r["stdout"] == "out\n", "ExecResult must read like a dict"
-
-
-@_check
-async def command_not_found_is_127(ctx: Context) -> None:
-    r = await ctx.sh("no-such-command-praisonai")
-    assert r.exit_code == 127 and "not found" in r.stderr, r
-
-
-@_check
-async def command_starting_with_dash(ctx: Context) -> None:
-    r = await ctx.sh("-praisonai-not-an-option")
-    assert r.exit_code == 127, r
-
-
-@_check
-async def stdin_is_closed(ctx: Context) -> None:
-    r = await ctx.sh("cat", timeout=20)
-    assert r.exit_code == 0 and not r.timed_out and r.duration_s < 10, r
-
-
-@_check
-async def timeout_kills_process_tree(ctx: Context) -> None:
-    token = f"100.{uuid.uuid4().int % 10**9}"  # a unique sleep length, to find our processes
-    r = await ctx.sh(f"echo before; sh -c 'sleep {token} & sleep {token}'", timeout=1)
-    assert r.timed_out and r.exit_code == 124, r
-    assert r.stdout == "before\n", f"partial output lost: {r.stdout!r}"
-    assert r.duration_s < 1 + _limits.KILL_GRACE_S, f"took {r.duration_s:.1f}s to return"
-    # "[s]leep" matches the sleeps but not this grep's own command line.
-    left = await ctx.sh(f"grep -l '[s]leep.{token}' /proc/[0-9]*/cmdline 2>/dev/null; true")
-    assert left.stdout.strip() == "", f"processes survived the timeout: {left.stdout}"
-
-
-@_check
-async def output_is_capped_head_and_tail(ctx: Context) -> None:
-    r = await ctx.sh("echo first; yes | head -c 50000000; echo; echo last")
-    assert r.exit_code == 0 and r.truncated, r.exit_code
-    assert len(r.stdout) < 2 * _limits.DEFAULT_MAX_OUTPUT_BYTES, len(r.stdout)
-    assert r.stdout.startswith("first\n") and r.stdout.endswith("last\n"), "head or tail lost"
-    assert "truncated" in r.stdout, "no marker where output was dropped"
-
-
-@_check
-async def env_and_cwd_per_call(ctx: Context) -> None:
-    await ctx.sh("mkdir -p 'conformance dir'")
-    r = await ctx.sh('echo "$PRAISONAI_X"; pwd', env={"PRAISONAI_X": "a b"}, cwd="conformance dir")
-    assert r.stdout.splitlines()[0] == "a b", r
-    assert r.stdout.splitlines()[1].endswith("/conformance dir"), r
-    again = await ctx.sh('echo "[$PRAISONAI_X]"')
-    assert again.stdout == "[]\n", "per-call env leaked into the next call"
-
-
-@_check
-async def missing_working_dir_is_file_not_found(ctx: Context) -> None:
-    try:
-        await ctx.sh("true", cwd="no/such/dir")
-    except FileNotFoundError:
-        return
-    raise AssertionError("a missing cwd must raise FileNotFoundError")
-
-
-@_check
-async def concurrent_execs(ctx: Context) -> None:
-    results: dict[int, ExecResult] = {}
-
-    async def one(i: int) -> None:
-        results[i] = await ctx.sh(f"echo {i}")
-
-    async with anyio.create_task_group() as tg:
-        for i in range(32):
-            tg.start_soon(one, i)
-    bad = {i: r for i, r in results.items() if r.stdout != f"{i}\n" or r.exit_code != 0}
-    assert len(results) == 32 and not bad, bad
-
-
-@_check
-async def no_host_env_leaks(ctx: Context) -> None:
-    os.environ["PRAISONAI_CONFORMANCE_SECRET"] = "leak-me"
-    try:
-        r = await ctx.sh("env")
-    finally:
-        del os.environ["PRAISONAI_CONFORMANCE_SECRET"]
-    assert "leak-me" not in r.stdout, "a host environment variable reached the instance"
-
-
-# ---- files -----------------------------------------------------------------------------------
-
-
-@_check
-async def binary_round_trip(ctx: Context) -> None:
-    data = bytes(range(256)) * 4
-    await ctx.provider.write_file(ctx.instance_id, "bin/all-bytes.bin", data)
-    assert await ctx.provider.read_file(ctx.instance_id, "bin/all-bytes.bin") == data
-    r = await ctx.sh("wc -c < bin/all-bytes.bin")
-    assert r.stdout.strip() == "1024", f"the instance sees {r.stdout!r} bytes"
-
-
-@_check
-async def large_file_round_trip(ctx: Context) -> None:
-    data = os.urandom(20 * 1024 * 1024)
-    await ctx.provider.write_file(ctx.instance_id, "big.bin", data)
-    assert await ctx.provider.read_file(ctx.instance_id, "big.bin") == data
-    await ctx.sh("rm big.bin")
-
-
-@_check
-async def exact_text_and_empty_files(ctx: Context) -> None:
-    await ctx.provider.write_file(ctx.instance_id, "exact.txt", "no newline")
-    assert await ctx.provider.read_file(ctx.instance_id, "exact.txt") == b"no newline"
-    await ctx.provider.write_file(ctx.instance_id, "empty", b"")
-    assert await ctx.provider.read_file(ctx.instance_id, "empty") == b""
-
-
-@_check
-async def awkward_paths(ctx: Context) -> None:
-    path = "odd dir/it's \"quoted\"/ünïcødé ✓.txt"
-    await ctx.provider.write_file(ctx.instance_id, path, "ok")
-    assert await ctx.provider.read_file(ctx.instance_id, path) == b"ok"
-    r = await ctx.sh("cat \"odd dir/it's \\\"quoted\\\"/ünïcødé ✓.txt\"")
-    assert r.stdout == "ok", r
-
-
-@_check
-async def absolute_workspace_paths(ctx: Context) -> None:
-    await ctx.provider.write_file(ctx.instance_id, "/workspace/abs.txt", "abs")
-    assert await ctx.provider.read_file(ctx.instance_id, "abs.txt") == b"abs"
-
-
-@_check
-async def missing_file_is_file_not_found(ctx: Context) -> None:
-    try:
-        await ctx.provider.read_file(ctx.instance_id, "no-such-file")
-    except FileNotFoundError:
-        return
-    raise AssertionError("reading a missing file must raise FileNotFoundError")
-
-
-@_check
-async def upload_download_tree(ctx: Context) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
-        source = Path(tmp, "src")
-        (source / "sub dir").mkdir(parents=True)
-        (source / "a.txt").write_text("a")
-        (source / "sub dir" / "b.bin").write_bytes(bytes(range(256)))
-        await ctx.provider.upload_file(ctx.instance_id, source, "tree")
-        assert await ctx.provider.read_file(ctx.instance_id, "tree/sub dir/b.bin") == bytes(range(256))
-        target = Path(tmp, "back")
-        await ctx.provider.download_file(ctx.instance_id, "tree", target)
-        assert (target / "a.txt").read_text() == "a"
-        assert (target / "sub dir" / "b.bin").read_bytes() == bytes(range(256))
-        await ctx.provider.download_file(ctx.instance_id, "tree/a.txt", Path(tmp, "one.txt"))
-        assert Path(tmp, "one.txt").read_text() == "a"
-
-
-# ---- lifecycle -------------------------------------------------------------------------------
-
-
-@_check
-async def shutdown_is_idempotent(ctx: Context) -> None:
-    info = await ctx.provider.provision()
-    assert await ctx.provider.shutdown(info.instance_id) is True
-    assert await ctx.provider.shutdown(info.instance_id) is False
-    try:
-        await ctx.provider.get_status(info.instance_id)
-    except InstanceNotFoundError:
-        return
-    raise AssertionError("a removed instance must be InstanceNotFoundError")
-
-
-@_check
-async def visible_across_processes(ctx: Context) -> None:
-    output = await ctx.in_child("print(anyio.run(p.provision).instance_id)\n")
-    instance_id = output.strip()
-    try:
-        listed = [i.instance_id for i in await ctx.provider.list_instances()]
-        assert instance_id in listed, f"{instance_id} made by another process is not listed"
-        r = await ctx.provider.execute(instance_id, "echo hi")
-        assert r.stdout == "hi\n", r
-    finally:
-        removed = await ctx.provider.shutdown(instance_id)
-    assert removed, "shutdown from another process did not find the instance"
-
-
-from praisonai.compute.testing import exec as _exec_checks  # noqa: E402,F401  (registers its checks)

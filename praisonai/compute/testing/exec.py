@@ -1,7 +1,8 @@
 """Conformance checks for the exec contract beyond run-and-return: stdin, streaming, output
 bounds, concurrency, a killed helper (at most once), background processes and shell sessions.
 
-Registered into :data:`praisonai.compute.testing.CHECKS` when that module is imported.
+Listed in :data:`praisonai.compute.testing.SUITES`. Those about background processes and sessions
+need the ``processes`` and ``sessions`` capabilities; those that kill the helper need a channel.
 """
 
 from __future__ import annotations
@@ -15,11 +16,20 @@ from typing import Any
 import anyio
 
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError
-from praisonai._types import ExecResult, SessionResult
-from praisonai.compute.testing import Context, _check
+from praisonai._types import Capability, ExecResult, SessionResult
+from praisonai.compute.channel import ChannelMixin
+from praisonai.compute.testing._kit import Context, Suite
+
+suite = Suite()
+PROCESSES, SESSIONS = Capability.PROCESSES, Capability.SESSIONS
 
 
-@_check
+def _channelled(ctx: Context) -> ChannelMixin:
+    assert isinstance(ctx.provider, ChannelMixin), "this check drives the helper channel"
+    return ctx.provider
+
+
+@suite.check()
 async def stdin_is_closed_unless_given(ctx: Context) -> None:
     started = time.monotonic()
     r = await ctx.sh("cat", timeout=20)
@@ -28,7 +38,7 @@ async def stdin_is_closed_unless_given(ctx: Context) -> None:
     assert r.stdout.strip() == "1024", f"stdin bytes must arrive intact: {r}"
 
 
-@_check
+@suite.check()
 async def stream_delivers_output_while_running(ctx: Context) -> None:
     seen: list[tuple[float, str, bytes]] = []
     r = await ctx.sh(
@@ -42,7 +52,7 @@ async def stream_delivers_output_while_running(ctx: Context) -> None:
     assert b"".join(d for _, n, d in seen if n == "stderr") == b"oops\n", seen
 
 
-@_check
+@suite.check()
 async def huge_output_is_capped_in_bounded_memory(ctx: Context) -> None:
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     r = await ctx.sh("yes | head -c 100000000", timeout=120)
@@ -52,7 +62,7 @@ async def huge_output_is_capped_in_bounded_memory(ctx: Context) -> None:
     assert grown_mb < 64, f"capturing 100 MB grew this process by {grown_mb:.0f} MB"
 
 
-@_check
+@suite.check()
 async def two_hundred_concurrent_commands(ctx: Context) -> None:
     results = []
 
@@ -66,20 +76,21 @@ async def two_hundred_concurrent_commands(ctx: Context) -> None:
     assert sorted(int(r.stdout) for r in results if r.ok) == list(range(200)), failed
 
 
-@_check
+@suite.check(PROCESSES, channel=True)
 async def killed_helper_is_survived(ctx: Context) -> None:
     await ctx.provider.list_processes(ctx.instance_id)  # opens the channel
-    channel = await ctx.provider._channels.get(ctx.instance_id)
+    channel = await _channelled(ctx)._channels.get(ctx.instance_id)
     if not channel.transport.signal_group(signal.SIGKILL):
         await ctx.sh(f"kill -9 {channel.helper_pid}")
     await anyio.sleep(0.1)
     assert isinstance(await ctx.provider.list_processes(ctx.instance_id), list)
     r = await ctx.sh("echo back")
     assert r.stdout == "back\n", r
-    assert (await ctx.provider._channels.get(ctx.instance_id)) is not channel, "a new channel was not opened"
+    again = await _channelled(ctx)._channels.get(ctx.instance_id)
+    assert again is not channel, "a new channel was not opened"
 
 
-@_check
+@suite.check(channel=True)
 async def helper_killed_during_a_job_runs_it_at_most_once(ctx: Context) -> None:
     """The helper is killed before it reads a job, while the job runs, and after the job's end
     notice but before its output is fetched. Each time the command runs at most once, and the
@@ -87,7 +98,7 @@ async def helper_killed_during_a_job_runs_it_at_most_once(ctx: Context) -> None:
     marker = await ctx.sh('echo "${PRAISONAI_EXEC_ID:-}"')
     if not marker.stdout.strip():
         return  # this provider's exec does not go through a helper: nothing to kill
-    killer = await ctx.provider._open_channel(ctx.instance_id)  # a second helper, to kill the first
+    killer = await _channelled(ctx)._open_channel(ctx.instance_id)  # a second helper, to kill the first
     try:
         for point in ("before-it-reads", "while-it-runs", "after-the-end-notice"):
             await _kill_at(ctx, killer, point)
@@ -97,7 +108,7 @@ async def helper_killed_during_a_job_runs_it_at_most_once(ctx: Context) -> None:
 
 
 async def _kill_at(ctx: Context, killer: Any, point: str) -> None:
-    channel = await ctx.provider._channels.get(ctx.instance_id)
+    channel = await _channelled(ctx)._channels.get(ctx.instance_id)
 
     async def kill_helper() -> None:
         await killer.exec(f"kill -9 {channel.helper_pid}", cwd="/", env={}, timeout=10, max_output=1000)
@@ -144,7 +155,7 @@ async def _kill_at(ctx: Context, killer: Any, point: str) -> None:
     assert (await ctx.sh("echo back")).stdout == "back\n"
 
 
-@_check
+@suite.check(PROCESSES)
 async def background_process_lifecycle(ctx: Context) -> None:
     p = ctx.provider
     info = await p.start_process(ctx.instance_id, "echo out; echo err >&2; sleep 0.3; exit 5", env={"A": "1"})
@@ -171,7 +182,7 @@ def _alive(cmdline_path: str) -> bool:
         return False
 
 
-@_check
+@suite.check(PROCESSES)
 async def background_process_found_from_another_process(ctx: Context) -> None:
     info = await ctx.provider.start_process(ctx.instance_id, "echo from-afar")
     await ctx.provider.wait_process(ctx.instance_id, info.process_id, timeout=30)
@@ -183,7 +194,7 @@ async def background_process_found_from_another_process(ctx: Context) -> None:
     assert output.split() == ["from-afar", "0"], output
 
 
-@_check
+@suite.check(SESSIONS)
 async def session_keeps_state_and_survives_exit(ctx: Context) -> None:
     session = await ctx.provider.open_session(ctx.instance_id)
     other = await ctx.provider.open_session(ctx.instance_id)
@@ -213,7 +224,7 @@ async def session_keeps_state_and_survives_exit(ctx: Context) -> None:
         await other.close()
 
 
-@_check
+@suite.check(PROCESSES, SESSIONS)
 async def bound_env_reaches_commands_processes_and_sessions(ctx: Context) -> None:
     provider, iid = ctx.provider, ctx.instance_id
     await provider.bind_env(iid, {"PRAISONAI_BOUND": "b 'q' $x", "PRAISONAI_OTHER": "o"})
@@ -247,7 +258,7 @@ _SHELL_DUMPS = (
 )
 
 
-@_check
+@suite.check(SESSIONS)
 async def session_framing_cannot_be_forged_by_output(ctx: Context) -> None:
     session = await ctx.provider.open_session(ctx.instance_id)
     try:
@@ -263,7 +274,7 @@ async def session_framing_cannot_be_forged_by_output(ctx: Context) -> None:
         await session.close()
 
 
-@_check
+@suite.check(SESSIONS)
 async def session_control_words_in_a_command_do_not_break_framing(ctx: Context) -> None:
     session = await ctx.provider.open_session(ctx.instance_id)
     try:
@@ -280,7 +291,7 @@ async def session_control_words_in_a_command_do_not_break_framing(ctx: Context) 
         await session.close()
 
 
-@_check
+@suite.check(SESSIONS)
 async def session_calls_queue_and_each_gets_its_own_output(ctx: Context) -> None:
     session = await ctx.provider.open_session(ctx.instance_id)
     results: dict[int, SessionResult] = {}
@@ -299,7 +310,7 @@ async def session_calls_queue_and_each_gets_its_own_output(ctx: Context) -> None
         await session.close()
 
 
-@_check
+@suite.check(SESSIONS)
 async def session_queued_call_waits_for_a_command_left_running(ctx: Context) -> None:
     session = await ctx.provider.open_session(ctx.instance_id)
     try:
@@ -327,7 +338,7 @@ async def session_queued_call_waits_for_a_command_left_running(ctx: Context) -> 
         await session.close()
 
 
-@_check
+@suite.check(SESSIONS)
 async def session_rejected_input_leaves_the_session_as_it_was(ctx: Context) -> None:
     session = await ctx.provider.open_session(ctx.instance_id)
     try:

@@ -6,15 +6,18 @@ through the Docker API (never a command line). Each exec carries a private marke
 environment, so a timeout can find and kill the command's whole process tree *inside* the
 container, including children that started their own session. Everything is found again by its
 labels, from any process. docker-py is imported lazily: this module loads without it.
+
+Its parts: ``_spec`` (the hardened container), ``_engine`` (the shared client, the engine's
+answers as values and errors), ``_exec`` (an exec as a channel transport), ``_once`` (one-shot runs),
+``_capture`` (captures as images) and ``_watchdog`` (the instance's dead-man's switch).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import posixpath
-import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,32 +28,28 @@ import anyio.to_thread
 from praisonai import _limits
 from praisonai._errors import (
     ConfigError,
-    ExecError,
     ImageNotFoundError,
     InstanceNotFoundError,
     PathNotFoundError,
     ProviderUnavailableError,
-    ProvisionError,
 )
-from praisonai._types import (
-    TIMEOUT_EXIT_CODE,
-    Capability,
-    CaptureInfo,
-    ExecResult,
-    InstanceInfo,
-    InstanceStatus,
-)
+from praisonai._types import TIMEOUT_EXIT_CODE, Capability, CaptureInfo, ExecResult, InstanceInfo
 from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
-from praisonai.compute.base import (
-    LABEL_CREATED,
-    LABEL_INSTANCE,
-    LABEL_PROVIDER,
-    ComputeProvider,
-    ExecRequest,
-)
+from praisonai.compute.base import ComputeProvider, ExecRequest, SnapshotRef
+from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.providers.docker import _capture
+from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
+from praisonai.compute.providers.docker import _capture, _spec
+from praisonai.compute.providers.docker._engine import (
+    daemon_down,
+    exec_errors,
+    explain,
+    file_error,
+    info_of,
+    shared_client,
+    start_errors,
+)
 from praisonai.compute.providers.docker._exec import DockerExecTransport
 
 T = TypeVar("T")
@@ -60,31 +59,19 @@ BUILD_HINT = (
     "build it offline with `sudo images/build-offline.sh` (Debian packages only), "
     "or `docker build -t praisonai-sandbox:latest images/` where a registry is reachable"
 )
-# Enough to install packages and run ordinary tools as root; no NET_RAW, MKNOD, SYS_*, AUDIT_*.
-_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"]
-_PIDS_LIMIT = 4096
-_STATUS = {
-    "created": InstanceStatus.PROVISIONING,
-    "running": InstanceStatus.RUNNING,
-    "paused": InstanceStatus.IDLE,
-    "restarting": InstanceStatus.PROVISIONING,
-    "removing": InstanceStatus.STOPPING,
-    "exited": InstanceStatus.STOPPED,
-    "dead": InstanceStatus.ERROR,
-}
 
 
 def container_name(instance_id: str) -> str:
     return f"praisonai_{instance_id}"
 
 
-class DockerCompute(ComputeProvider):
+class DockerCompute(ChannelMixin, ComputeProvider):
     """Instances are containers on the Docker engine named by ``DOCKER_HOST`` (or the default)."""
 
     name = "docker"
     requires = ("docker",)
     extra = "docker"
-    capabilities = frozenset(
+    capabilities = CHANNEL_CAPABILITIES | frozenset(
         {
             Capability.IMAGE,
             Capability.CPU_LIMIT,
@@ -123,7 +110,7 @@ class DockerCompute(ComputeProvider):
     def api(self) -> Any:
         """docker-py's low-level ``APIClient``: one per engine address, shared process-wide."""
         if self._api is None:
-            self._api = _shared_client(self._base_url)
+            self._api = shared_client(self._base_url)
         return self._api
 
     async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -134,7 +121,7 @@ class DockerCompute(ComputeProvider):
             try:
                 return fn(*args, **kwargs)
             except requests.exceptions.ConnectionError as exc:
-                raise ProviderUnavailableError(_daemon_down(exc), op="docker") from None
+                raise ProviderUnavailableError(daemon_down(exc), op="docker") from None
 
         return await run_blocking(call)
 
@@ -173,13 +160,22 @@ class DockerCompute(ComputeProvider):
         return where.startswith(("unix://", "npipe://"))
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        return await self._start(instance_id, cfg, labels, cfg.image or self.default_image)
+
+    async def _create_from_snapshot(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
+    ) -> InstanceInfo:
+        return await self._start(instance_id, cfg, labels, snapshot.ref)  # the capture's image tag
+
+    async def _start(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], image: str
+    ) -> InstanceInfo:
         from praisonai.compute.providers.docker._watchdog import watchdog_command
 
-        image = cfg.image or self.default_image
-        with _start_errors(image):
+        with start_errors(image):
             # The watchdog stops the container itself when idle; auto_remove then removes it.
             watchdog = watchdog_command(cfg, self._spool(instance_id))
-            await self._new_container(instance_id, cfg, labels, watchdog)
+            await self._new_container(instance_id, cfg, labels, watchdog, image)
             await self._call(self.api.start, container_name(instance_id))
         self._workdirs[instance_id] = cfg.working_dir
         return InstanceInfo(
@@ -197,29 +193,17 @@ class DockerCompute(ComputeProvider):
         cfg: ComputeConfig,
         labels: dict[str, str],
         command: list[str],
+        image: str,
         *,
         stdin: bool = False,
     ) -> None:
-        """Create (not start) the instance's hardened container running ``command`` under
-        docker-init, removed by the engine once it ends; pull a missing image where allowed.
-        With ``stdin``, the command reads the input of an attached client, to its end."""
+        """Create (not start) the instance's hardened container (``_spec``) of ``image`` running
+        ``command`` under docker-init, removed by the engine once it ends; pull a missing image
+        where allowed. With ``stdin``, the command reads the input of an attached client, to its end."""
         import docker
 
-        image = cfg.image or self.default_image
         api = self.api
-        host_config = api.create_host_config(
-            init=True,
-            auto_remove=True,
-            cap_drop=["ALL"],
-            cap_add=_CAPABILITIES,
-            security_opt=["no-new-privileges:true"],
-            pids_limit=_PIDS_LIMIT,
-            nano_cpus=int((cfg.cpu or 1) * 1e9),
-            mem_limit=f"{cfg.memory_mb or 1024}m",
-            network_mode="none" if cfg.network == "none" else "bridge",
-            mounts=_mounts(cfg.mount_paths) or None,
-            device_requests=_gpu_request(cfg.gpu),
-        )
+        host_config = _spec.host_config(api, cfg)
         create = lambda: api.create_container(  # noqa: E731
             image,
             command=command,
@@ -255,8 +239,9 @@ class DockerCompute(ComputeProvider):
         backstop = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
         command = once_command(request.command, backstop)
         has_input = request.stdin is not None
-        with _start_errors(cfg.image or self.default_image):
-            await self._new_container(instance_id, cfg, labels, command, stdin=has_input)
+        image = cfg.image or self.default_image
+        with start_errors(image):
+            await self._new_container(instance_id, cfg, labels, command, image, stdin=has_input)
             run = await self._call(lambda: AttachedRun(self.api, name, stdin=has_input))
             try:
                 await self._call(self.api.start, name)
@@ -298,7 +283,7 @@ class DockerCompute(ComputeProvider):
             await self._call(self.api.pull, image)
         except docker.errors.APIError as exc:
             raise ImageNotFoundError(
-                f"image {image} is not present and could not be pulled ({_explain(exc)}); "
+                f"image {image} is not present and could not be pulled ({explain(exc)}); "
                 f"no registry may be reachable here: {BUILD_HINT}",
                 op="provision",
             ) from None
@@ -319,7 +304,7 @@ class DockerCompute(ComputeProvider):
         return True
 
     async def _status(self, instance_id: str) -> InstanceInfo:
-        return _info(await self._inspect(instance_id))
+        return info_of(await self._inspect(instance_id))
 
     async def _inspect(self, instance_id: str) -> dict[str, Any]:
         import docker
@@ -333,7 +318,7 @@ class DockerCompute(ComputeProvider):
         rows = await self._call(
             self.api.containers, all=True, filters={"label": f"{LABEL_PROVIDER}={self.name}"}
         )
-        return [_info(row) for row in rows]
+        return [info_of(row) for row in rows]
 
     async def _workdir(self, instance_id: str) -> str:
         if instance_id not in self._workdirs:
@@ -341,27 +326,14 @@ class DockerCompute(ComputeProvider):
             self._workdirs[instance_id] = config.get("WorkingDir") or "/"
         return self._workdirs[instance_id]
 
-    async def _path(self, instance_id: str, path: str) -> str:
+    async def _channel_path(self, instance_id: str, path: str) -> str:
         return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))
 
-    # ---- exec and files: through the instance's channel -------------------------------------
+    # ---- exec, reads and writes: through the instance's channel (ChannelMixin) -------------
 
     def _transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
-        import docker
-        import requests
-
-        argv = _own_shell(argv)
-        try:
-            return DockerExecTransport(self.api, container_name(instance_id), argv)
-        except docker.errors.NotFound:
-            raise InstanceNotFoundError(f"no docker instance {instance_id!r}", op="exec") from None
-        except docker.errors.APIError as exc:
-            if exc.status_code == 409:  # killed, or ended by its watchdog, and being removed
-                message = f"docker instance {instance_id} is no longer running (stopped or removed)"
-                raise InstanceNotFoundError(message, op="exec") from None
-            raise ExecError(f"docker could not exec in {instance_id}: {_explain(exc)}", op="exec") from None
-        except requests.exceptions.ConnectionError as exc:
-            raise ProviderUnavailableError(_daemon_down(exc), op="exec") from None
+        with exec_errors(instance_id):
+            return DockerExecTransport(self.api, container_name(instance_id), _own_shell(argv))
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
         """A session shell whose commands keep the instance alive only while this client is
@@ -370,26 +342,13 @@ class DockerCompute(ComputeProvider):
 
         return self._transport(instance_id, guarded_session(self._spool(instance_id), _own_shell(argv)))
 
-    async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
-        return await self._path(instance_id, cwd or ".")
-
-    async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
-        return await self._channel_exec(instance_id, request)
-
-    async def _read(self, instance_id: str, path: str) -> bytes:
-        return await self._channel_read(instance_id, await self._path(instance_id, path), path)
-
-    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
-        target = await self._path(instance_id, path)
-        await self._channels.run(instance_id, lambda channel: channel.write_file(target, data))
-
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        target = await self._path(instance_id, remote)
+        target = await self._channel_path(instance_id, remote)
         archive = await anyio.to_thread.run_sync(_tar.pack_path, local, target)
         await self._put_archive(instance_id, archive, remote)
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        chunks = await self._get_archive(instance_id, await self._path(instance_id, remote), remote)
+        chunks = await self._get_archive(instance_id, await self._channel_path(instance_id, remote), remote)
         await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local)
 
     async def _put_archive(self, instance_id: str, archive: bytes, shown: str) -> None:
@@ -398,7 +357,7 @@ class DockerCompute(ComputeProvider):
         try:
             await self._call(self.api.put_archive, container_name(instance_id), "/", archive)
         except docker.errors.APIError as exc:
-            raise _file_error(exc, shown) from None
+            raise file_error(exc, shown) from None
 
     async def _get_archive(self, instance_id: str, target: str, shown: str) -> Iterator[bytes]:
         import docker
@@ -414,14 +373,16 @@ class DockerCompute(ComputeProvider):
 
     # ---- captures (see _capture) ----------------------------------------------------
 
-    async def _capture_image(self, tag: str) -> str | None:
-        return await self._call(_capture.image_of, self.api, tag)
+    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
+        image = await self._call(_capture.image_of, self.api, tag)
+        return None if image is None else SnapshotRef(self.name, image)
 
-    async def _capture(self, instance_id: str, tag: str, cfg: ComputeConfig) -> None:
+    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
         self._channels.drop(instance_id)  # the helper's spool is emptied; a new one starts later
-        await self._call(
+        image = await self._call(
             _capture.commit, self.api, container_name(instance_id), tag, cfg.env, cfg.definition_hash()
         )
+        return SnapshotRef(self.name, image, created_at=time.time())
 
     async def list_captures(self) -> list[CaptureInfo]:
         return await self._call(_capture.listing, self.api)
@@ -435,94 +396,7 @@ class DockerCompute(ComputeProvider):
         )
 
 
-_clients: dict[str | None, Any] = {}
-_clients_lock = threading.Lock()
-
-
-@contextlib.contextmanager
-def _start_errors(image: str) -> Iterator[None]:
-    """The engine's refusal to create or start a container, as one sentence."""
-    import docker
-
-    try:
-        yield
-    except docker.errors.APIError as exc:
-        raise ProvisionError(f"docker could not start {image}: {_explain(exc)}", op="provision") from None
-
-
-def _shared_client(base_url: str | None) -> Any:
-    """One client (and connection pool) per engine, so providers and sandboxes reuse sockets."""
-    import docker
-
-    with _clients_lock:
-        if base_url not in _clients:
-            try:
-                if base_url:
-                    _clients[base_url] = docker.APIClient(base_url=base_url, max_pool_size=64)
-                else:
-                    _clients[base_url] = docker.from_env(max_pool_size=64).api
-            except docker.errors.DockerException as exc:
-                raise ProviderUnavailableError(_daemon_down(exc), op="connect") from None
-        return _clients[base_url]
-
-
-def _info(container: dict[str, Any]) -> InstanceInfo:
-    """An InstanceInfo from either ``inspect_container`` or a ``containers()`` list row."""
-    labels = container.get("Labels") or container.get("Config", {}).get("Labels") or {}
-    state = container.get("State")
-    status = state.get("Status") if isinstance(state, dict) else state
-    name = (container.get("Name") or (container.get("Names") or [""])[0]).lstrip("/")
-    return InstanceInfo(
-        instance_id=labels.get(LABEL_INSTANCE, name),
-        provider="docker",
-        status=_STATUS.get(str(status), InstanceStatus.ERROR),
-        endpoint=f"docker://{name}",
-        created_at=float(labels.get(LABEL_CREATED, 0)),
-        labels=labels,
-        metadata={"image": container.get("Image") or container.get("Config", {}).get("Image", "")},
-    )
-
-
 def _own_shell(argv: list[str]) -> list[str]:
     """The instance's own processes start ``/bin/sh`` by its path: the engine would look ``sh`` up
     in the PATH of the user's env."""
     return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv
-
-
-def _mounts(specs: list[str]) -> list[Any]:
-    """``HOST:INSTANCE[:ro|rw]`` as bind mounts, which the engine refuses for a missing host path
-    (the ``binds`` form would create it as root)."""
-    import docker
-
-    mounts = []
-    for spec in specs:
-        source, target, *mode = spec.split(":")
-        mounts.append(docker.types.Mount(target, source, type="bind", read_only=mode == ["ro"]))
-    return mounts
-
-
-def _gpu_request(gpu: str | int | None) -> list[Any] | None:
-    if gpu is None:
-        return None
-    import docker
-
-    count = gpu if isinstance(gpu, int) else -1  # a type name asks for the GPUs there are
-    return [docker.types.DeviceRequest(count=count, capabilities=[["gpu"]])]
-
-
-def _daemon_down(exc: Exception) -> str:
-    where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-    return f"the Docker engine at {where} does not answer (is dockerd running?): {exc}"
-
-
-def _explain(exc: Exception) -> str:
-    return str(getattr(exc, "explanation", None) or exc)
-
-
-def _file_error(exc: Exception, shown: str) -> Exception:
-    text = _explain(exc)
-    if "not a directory" in text:
-        return NotADirectoryError(f"a parent of {shown} is not a directory")
-    if "is a directory" in text.lower():
-        return IsADirectoryError(f"{shown} is a directory")
-    return ExecError(f"docker could not write {shown}: {text}", op="write_file")

@@ -22,7 +22,8 @@ from praisonai._errors import ConfigError
 from praisonai._home import praisonai_home
 from praisonai._ledger import home_tag
 from praisonai._types import CaptureInfo
-from praisonai.compute.base import LABEL_HOME, SYSTEM_PATH
+from praisonai.compute.base import SYSTEM_PATH
+from praisonai.compute.lifecycle import LABEL_HOME
 
 REPOSITORY = "praisonai-capture"
 LABEL_CAPTURE = "praisonai.capture"
@@ -45,8 +46,9 @@ def image_of(api: Any, tag: str) -> str | None:
     return ref
 
 
-def commit(api: Any, container: str, tag: str, env: Mapping[str, str], definition: str) -> None:
-    """Commit ``container`` as capture ``tag``, its spool emptied and ``env`` values blanked."""
+def commit(api: Any, container: str, tag: str, env: Mapping[str, str], definition: str) -> str:
+    """Commit ``container`` as capture ``tag``, its spool emptied and ``env`` values blanked;
+    return the image reference."""
     clean = api.exec_create(  # the instance's own command: the user's PATH must not matter
         container, ["rm", "-rf", "--", *_SPOOL_PARTS], environment={"PATH": SYSTEM_PATH}
     )["Id"]
@@ -55,6 +57,7 @@ def commit(api: Any, container: str, tag: str, env: Mapping[str, str], definitio
     changes.append(f"LABEL {LABEL_CAPTURE}={tag} {LABEL_CAPTURE_DEFINITION}={definition}")
     api.commit(container, repository=REPOSITORY, tag=tag, changes=changes)
     _mark_used(tag)
+    return f"{REPOSITORY}:{tag}"
 
 
 def listing(api: Any) -> list[CaptureInfo]:

@@ -23,7 +23,6 @@ import json
 import os
 import shlex
 import shutil
-import stat
 import time
 import uuid
 from collections.abc import Iterator, Mapping
@@ -34,9 +33,7 @@ from typing import Any
 
 import anyio
 
-from praisonai import _limits
 from praisonai._errors import (
-    ConfigError,
     InstanceNotFoundError,
     PathNotFoundError,
     PathOutsideWorkspaceError,
@@ -46,22 +43,12 @@ from praisonai._home import praisonai_home
 from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _home_reaper
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider, ExecRequest
+from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.providers.local._bwrap import SandboxedProcessTransport
+from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport, bwrap_argv
+from praisonai.compute.providers.local._files import copy, read_bytes, write_bytes
 from praisonai.compute.providers.local._process import INSTANCE_MARKER, kill_group, kill_marked, run_process
 from praisonai.runtime.transport import ProcessTransport
-
-# What an isolated command sees of the host, read-only. /etc is bound file by file so that
-# /etc/shadow and other host secrets stay out.
-_RO_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/opt")
-_RO_ETC = (
-    "/etc/alternatives", "/etc/ca-certificates", "/etc/ssl", "/etc/ld.so.cache", "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d", "/etc/localtime", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf",
-    "/etc/passwd", "/etc/group", "/etc/mime.types", "/etc/python3", "/etc/python3.11",
-)  # fmt: skip
-
-
-_ISOLATED_SPOOL = "/tmp/.praisonai"  # the helper's spool as an isolated instance sees it
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,17 +80,18 @@ class _Instance:
         )
 
 
-class LocalCompute(ComputeProvider):
+class LocalCompute(ChannelMixin, ComputeProvider):
     """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
 
     name = "local"
+    capabilities = CHANNEL_CAPABILITIES
 
     def __init__(self, *, isolate: bool = False, root: str | os.PathLike[str] | None = None) -> None:
         self.isolate = isolate
         self._root = Path(root) if root is not None else None
         self._known: dict[str, _Instance] = {}
         if isolate:
-            self.capabilities = frozenset({Capability.ISOLATION, Capability.NETWORK_NONE})
+            self.capabilities = CHANNEL_CAPABILITIES | {Capability.ISOLATION, Capability.NETWORK_NONE}
 
     def unavailable_reason(self) -> str | None:
         if self.isolate and shutil.which("bwrap") is None:
@@ -242,27 +230,27 @@ class LocalCompute(ComputeProvider):
 
     def _spool(self, instance_id: str) -> str:
         inst = self._load(instance_id)
-        return _ISOLATED_SPOOL if inst.isolate else str(inst.root / "spool")
+        return ISOLATED_SPOOL if inst.isolate else str(inst.root / "spool")
 
     # ---- files -----------------------------------------------------------------------------
 
     async def _read(self, instance_id: str, path: str) -> bytes:
         host = self._host_path(self._load(instance_id), path)
-        return await anyio.to_thread.run_sync(_read_bytes, host, path)
+        return await anyio.to_thread.run_sync(read_bytes, host, path)
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         host = self._host_path(self._load(instance_id), path)
-        await anyio.to_thread.run_sync(_write_bytes, host, data)
+        await anyio.to_thread.run_sync(write_bytes, host, data)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         host = self._host_path(self._load(instance_id), remote)
-        await anyio.to_thread.run_sync(_copy, local, host)
+        await anyio.to_thread.run_sync(copy, local, host)
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         host = self._host_path(self._load(instance_id), remote)
         if not host.exists():
             raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
-        await anyio.to_thread.run_sync(_copy, host, local)
+        await anyio.to_thread.run_sync(copy, host, local)
 
     def _host_path(self, inst: _Instance, path: str) -> Path:
         """Map an instance path to the host, refusing anything that resolves outside the workspace.
@@ -319,18 +307,6 @@ def _command_file(inst: _Instance, command: str) -> Iterator[Path | None]:
         path.unlink(missing_ok=True)
 
 
-def _bwrap_argv(inst: _Instance, cwd: str, *, new_session: bool = True) -> list[str]:
-    argv = ["bwrap", "--die-with-parent", "--unshare-all", *(["--new-session"] if new_session else [])]
-    if inst.network != "none":
-        argv.append("--share-net")
-    for path in (*_RO_SYSTEM, *_RO_ETC):
-        argv += ["--ro-bind-try", path, path]
-    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    argv += ["--bind", str(inst.root / "spool"), _ISOLATED_SPOOL]
-    argv += ["--bind", str(inst.workspace), inst.working_dir, "--chdir", cwd]
-    return argv
-
-
 def _base_env(inst: _Instance) -> dict[str, str]:
     """A clean environment: the instance's env over a minimal PATH/HOME/LANG, no host secrets,
     and the instance's marker (last: the config's env cannot take it away)."""
@@ -369,41 +345,9 @@ def _to_json(inst: _Instance) -> dict[str, Any]:
     }
 
 
-def _read_bytes(host: Path, shown: str) -> bytes:
-    """The file's bytes. Opened without blocking and checked before reading: a FIFO would block
-    forever and a device (``/dev/zero``) never end, so only regular files are read, and at most
-    ``MAX_READ_BYTES`` of them (a file growing while it is read is caught by the bounded read)."""
-    limit = _limits.MAX_READ_BYTES
-    try:
-        fd = os.open(host, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except FileNotFoundError:
-        raise PathNotFoundError(f"no such file in the instance: {shown}", op="read_file") from None
-    try:
-        info = os.fstat(fd)
-        if stat.S_ISDIR(info.st_mode):
-            raise IsADirectoryError(f"{shown} is a directory")
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a FIFO, device or socket"
-            raise ConfigError(
-                f"{shown} is not a regular file ({kind}); read_file reads regular files only", op="read_file"
-            )
-        with open(fd, "rb", closefd=False) as f:
-            data = b"" if info.st_size > limit else f.read(limit + 1)
-    finally:
-        os.close(fd)
-    if info.st_size > limit or len(data) > limit:
-        raise ValueError(f"{shown} is larger than {limit} bytes; use download")
-    return data
-
-
-def _write_bytes(host: Path, data: bytes) -> None:
-    host.parent.mkdir(parents=True, exist_ok=True)
-    host.write_bytes(data)
-
-
-def _copy(source: Path, target: Path) -> None:
-    if source.is_dir():
-        shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
-    else:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, target)
+def _bwrap_argv(inst: _Instance, cwd: str, *, new_session: bool = True) -> list[str]:
+    """bubblewrap's argv for a command of the isolated instance ``inst`` started in ``cwd``."""
+    return bwrap_argv(
+        root=inst.root, workspace=inst.workspace, working_dir=inst.working_dir,
+        network=inst.network, cwd=cwd, new_session=new_session,
+    )  # fmt: skip

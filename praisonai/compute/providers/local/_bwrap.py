@@ -1,11 +1,41 @@
-"""A local process started through bubblewrap (the ``local`` provider's isolated instances)."""
+"""Bubblewrap for the ``local`` provider's isolated instances: the sandbox's argv, and a local
+process started through it."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+from pathlib import Path
 
 from praisonai.runtime.transport import ProcessTransport
+
+# What an isolated command sees of the host, read-only. /etc is bound file by file so that
+# /etc/shadow and other host secrets stay out.
+_RO_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/opt")
+_RO_ETC = (
+    "/etc/alternatives", "/etc/ca-certificates", "/etc/ssl", "/etc/ld.so.cache", "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d", "/etc/localtime", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf",
+    "/etc/passwd", "/etc/group", "/etc/mime.types", "/etc/python3", "/etc/python3.11",
+)  # fmt: skip
+
+ISOLATED_SPOOL = "/tmp/.praisonai"  # the helper's spool as an isolated instance sees it
+
+
+def bwrap_argv(
+    *, root: Path, workspace: Path, working_dir: str, network: str, cwd: str, new_session: bool = True
+) -> list[str]:
+    """The ``bwrap`` command line (to be followed by the command) for an instance kept in
+    ``root``: the system read-only, ``workspace`` writable at ``working_dir``, the spool at
+    :data:`ISOLATED_SPOOL`, no network when ``network`` is "none", starting in ``cwd``."""
+    argv = ["bwrap", "--die-with-parent", "--unshare-all", *(["--new-session"] if new_session else [])]
+    if network != "none":
+        argv.append("--share-net")
+    for path in (*_RO_SYSTEM, *_RO_ETC):
+        argv += ["--ro-bind-try", path, path]
+    argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    argv += ["--bind", str(root / "spool"), ISOLATED_SPOOL]
+    argv += ["--bind", str(workspace), working_dir, "--chdir", cwd]
+    return argv
 
 
 class SandboxedProcessTransport(ProcessTransport):

@@ -39,11 +39,13 @@ from praisonai._errors import (
     PathOutsideWorkspaceError,
     ProviderUnavailableError,
 )
-from praisonai._types import ExecResult, InstanceInfo, InstanceStatus
+from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute import _home_reaper
 from praisonai.compute._threads import run_blocking
-from praisonai.compute.base import LABEL_CREATED, SYSTEM_PATH, ComputeProvider, ExecRequest
+from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
+from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.lifecycle import LABEL_CREATED
 from praisonai.compute.providers.ssh import _files
 from praisonai.compute.providers.ssh._connect import SSHHost
 from praisonai.compute.providers.ssh._link import HostLink, SSHChannelTransport
@@ -93,7 +95,7 @@ class _Place:
         )
 
 
-class SSHCompute(ComputeProvider):
+class SSHCompute(ChannelMixin, ComputeProvider):
     """Instances on one host or a pool of hosts (provision picks the one with fewest instances).
 
     ``SSHCompute(host="build1", user="ci", key_file="~/.ssh/ci", known_hosts="~/.ssh/known_hosts")``
@@ -104,6 +106,7 @@ class SSHCompute(ComputeProvider):
     """
 
     name = "ssh"
+    capabilities = CHANNEL_CAPABILITIES
     requires = ("paramiko",)
     extra = "ssh"
 
@@ -254,22 +257,15 @@ class SSHCompute(ComputeProvider):
                 f"could not start the helper on {place.link.host.label}: {exc}", op="exec"
             ) from None
 
-    async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
-        return self._host_path(await self._place(instance_id), cwd or ".")
+    async def _channel_path(self, instance_id: str, path: str) -> str:
+        # Whole-file reads go through the helper too (ChannelMixin._read), not SFTP: `cat` streams
+        # a 10 MiB file in ~85 ms where paramiko's SFTP reads take ~125-150 ms.
+        return self._host_path(await self._place(instance_id), path)
 
     def _spool(self, instance_id: str) -> str:
         return f"{self._places[instance_id].meta}/spool"  # _open_channel looked the instance up
 
-    async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
-        return await self._channel_exec(instance_id, request)
-
     # ---- files: writes and trees over SFTP ---------------------------------------------------------------
-
-    async def _read(self, instance_id: str, path: str) -> bytes:
-        # Through the helper, not SFTP: `cat` streams a 10 MiB file in ~85 ms where paramiko's
-        # SFTP reads take ~125-150 ms; small files cost the same either way.
-        place = await self._place(instance_id)
-        return await self._channel_read(instance_id, self._host_path(place, path), path)
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         place = await self._place(instance_id)

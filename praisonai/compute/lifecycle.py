@@ -1,0 +1,238 @@
+"""An instance's life around the provider's primitives: ledger rows, labels, setup, captures.
+
+Generic for every provider: :func:`provision` writes the instance's ledger row before the
+instance exists and removes both on failure; :func:`build` brings a new instance to its
+definition (packages, setup), saving the result as a snapshot under a file lock and starting later
+instances of the same definition from it (a failed setup is never captured); :func:`run_once`
+is the one-shot path (``docker run --rm``). The provider supplies only the primitives
+(``_create``, ``_destroy``, ``_find_snapshot``, ``_snapshot``, ``_create_from_snapshot``,
+``_run_once``); :class:`~praisonai.compute.base.ComputeProvider` calls in here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import getpass
+import logging
+import os
+import shlex
+import socket
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+
+from praisonai._errors import HomeUnusableError, ProvisionError
+from praisonai._ledger import Ledger, home_tag
+from praisonai._locks import file_lock
+from praisonai._types import Capability, ExecResult, InstanceInfo
+from praisonai.compute import _activity, _reaper
+from praisonai.compute.config import ComputeConfig, PackageManager
+
+if TYPE_CHECKING:
+    from praisonai.compute.base import ComputeProvider, ExecRequest
+
+#: Long provisioning steps (packages, setup, capture), one INFO line each, for a progress display.
+progress = logging.getLogger("praisonai.progress")
+
+#: Label keys every provider records server-side, so any process can find and reap instances.
+LABEL_INSTANCE = "praisonai.instance"
+LABEL_PROVIDER = "praisonai.provider"
+LABEL_OWNER = "praisonai.owner"
+LABEL_DEFINITION = "praisonai.definition"
+LABEL_CREATED = "praisonai.created"
+#: Which PRAISONAI_HOME made the instance (``_ledger.home_tag``): ``gc`` touches only its own.
+LABEL_HOME = "praisonai.home"
+
+
+def new_instance_id(provider: str) -> str:
+    """A fresh instance id of ``provider`` (the form ``base.INSTANCE_ID`` accepts)."""
+    return f"{provider}_{uuid.uuid4().hex[:12]}"
+
+
+async def provision(provider: ComputeProvider, cfg: ComputeConfig) -> InstanceInfo:
+    """``provider.provision`` once ``cfg`` is checked: ledger row, adoption by this process's
+    reaper, :func:`build`, "running"; on any failure (or cancellation) the instance and its row go."""
+    instance_id = new_instance_id(provider.name)
+    ledger = Ledger.default()
+    policy = _activity.Policy.of(cfg)
+    try:
+        await record(provider, instance_id, policy, ledger)
+        _activity.adopt(instance_id, provider, policy, ledger)
+        info = await build(provider, instance_id, cfg, labels(provider.name, instance_id, cfg))
+        await _off_loop(ledger.mark, instance_id, "running")
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await discard(provider, instance_id, ledger)
+        raise
+    _activity.ready(instance_id)
+    if policy.reaps:
+        _reaper.ensure_running()
+    return info
+
+
+async def run_once(
+    provider: ComputeProvider,
+    cfg: ComputeConfig,
+    request: ExecRequest,
+    on_start: Callable[[], None] | None,
+) -> ExecResult:
+    """``provider.run_once`` once ``cfg`` and ``request`` are checked: the instance has a ledger
+    row from before it exists until ``_run_once`` returned (it is gone then); a failure or
+    cancellation removes the instance and its row before this returns."""
+    instance_id = new_instance_id(provider.name)
+    ledger = Ledger.default()
+    started = time.monotonic()
+    try:
+        await record(provider, instance_id, _activity.Policy.of(cfg), ledger)
+        result = await provider._run_once(
+            instance_id, cfg, labels(provider.name, instance_id, cfg), request, on_start
+        )
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            await discard(provider, instance_id, ledger)
+        raise
+    with anyio.CancelScope(shield=True):  # _run_once returned: the instance is gone, its row goes too
+        await _off_loop(ledger.forget, instance_id)
+    return result.replace(duration_s=time.monotonic() - started)
+
+
+async def forget(instance_id: str) -> None:
+    """After a shutdown: the instance is gone, so its row and this process's tracking go too."""
+    await _off_loop(Ledger.default().forget, instance_id)
+    _activity.release(instance_id)
+
+
+# ---- ledger rows -------------------------------------------------------------------------------
+
+
+async def record(
+    provider: ComputeProvider, instance_id: str, policy: _activity.Policy, ledger: Ledger
+) -> None:
+    """The instance's ledger row, written before it exists, so that an instance whose creator
+    dies mid-way is still found."""
+    spec, owner = provider.reconnect_spec(), owner_tag()
+    write = functools.partial(
+        ledger.record, idle_timeout_s=policy.idle_timeout_s, ttl_s=policy.ttl_s,
+        auto_shutdown=policy.auto_shutdown,
+    )  # fmt: skip
+    await _off_loop(write, instance_id, provider.name, spec, owner, time.time())
+
+
+async def discard(provider: ComputeProvider, instance_id: str, ledger: Ledger) -> None:
+    """Undo a failed provision: remove what it made, then its row. When the removal fails
+    too (the engine or host stopped answering), the row is marked ``failed``, which ``stop``
+    and ``gc`` clear; the caller still gets the provision's own error."""
+    try:
+        await provider._destroy(instance_id)
+    except Exception:
+        with contextlib.suppress(HomeUnusableError):  # the provision's error matters more
+            await _off_loop(ledger.mark, instance_id, "failed")
+    else:
+        await _off_loop(ledger.forget, instance_id)  # only once it is surely gone
+    finally:
+        _activity.release(instance_id)
+
+
+def labels(provider: str, instance_id: str, cfg: ComputeConfig) -> dict[str, str]:
+    """The labels a new instance carries server-side: the config's, then ours (which win)."""
+    return {
+        **cfg.labels,
+        LABEL_INSTANCE: instance_id,
+        LABEL_PROVIDER: provider,
+        LABEL_OWNER: owner_tag(),
+        LABEL_DEFINITION: cfg.definition_hash(),
+        LABEL_CREATED: str(int(time.time())),
+        LABEL_HOME: home_tag(),
+    }
+
+
+def owner_tag() -> str:
+    """Who created an instance: ``user@host:pid`` (lets ``gc`` tell live owners from dead ones)."""
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = str(os.getuid())
+    return f"{user}@{socket.gethostname()}:{os.getpid()}"
+
+
+# ---- bringing an instance to its definition ----------------------------------------------------
+
+
+async def build(
+    provider: ComputeProvider, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]
+) -> InstanceInfo:
+    """Create the instance and bring it to its definition.
+
+    With a snapshot of this definition (providers with ``capture``), start from it and run only
+    ``refresh``. Otherwise install packages and run setup, then snapshot the result, under a
+    lock that makes a second process provisioning the same definition wait and reuse it.
+    A failed setup raises before anything is captured.
+    """
+    if not captures(provider, cfg):
+        info = await provider._create(instance_id, cfg, labels)
+        await run_steps(provider, instance_id, [*package_commands(cfg.packages), *cfg.setup], cfg)
+        return info
+    tag = cfg.capture_tag()
+    snapshot = await provider._find_snapshot(tag)
+    if snapshot is None:
+        async with file_lock(f"capture-{tag}"):
+            snapshot = await provider._find_snapshot(tag)  # made by another process while we waited
+            if snapshot is None:
+                info = await provider._create(instance_id, cfg, labels)
+                await run_steps(provider, instance_id, [*package_commands(cfg.packages), *cfg.setup], cfg)
+                progress.info("capturing the instance for later starts")
+                await provider._snapshot(instance_id, tag, cfg)
+                return info
+    if snapshot.provider != provider.name:
+        raise ProvisionError(
+            f"the {provider.name} provider found a {snapshot.provider} snapshot for capture {tag}",
+            op="provision",
+        )
+    info = await provider._create_from_snapshot(instance_id, cfg, labels, snapshot)
+    await run_steps(provider, instance_id, cfg.refresh, cfg)
+    return info
+
+
+def captures(provider: ComputeProvider, cfg: ComputeConfig) -> bool:
+    """Whether provisioning ``cfg`` goes through captures: there is setup work to save."""
+    return Capability.CAPTURE in provider.capabilities and cfg.capture and bool(cfg.packages or cfg.setup)
+
+
+async def run_steps(
+    provider: ComputeProvider, instance_id: str, steps: Sequence[str], cfg: ComputeConfig
+) -> None:
+    """Run packages/setup/refresh commands in order, each within ``cfg.setup_timeout_s``;
+    the first failure raises ProvisionError."""
+    for number, step in enumerate(steps, 1):
+        progress.info(f"setup {number}/{len(steps)}: {step}")
+        result = await provider.execute(instance_id, step, timeout=cfg.setup_timeout_s)
+        if not result.ok:
+            detail = (result.stderr or result.stdout).strip()[-2000:]
+            limit = f"its setup_timeout of {cfg.setup_timeout_s:g}s"
+            why = f"timed out after {limit}" if result.timed_out else f"exited {result.exit_code}"
+            raise ProvisionError(f"setup step {step!r} {why}: {detail}", op="provision")
+
+
+def package_commands(packages: Mapping[PackageManager, list[str]]) -> list[str]:
+    """One install command per manager. Names were validated (no leading dash) and are quoted."""
+    quoted = {
+        manager: " ".join(shlex.quote(n) for n in names) for manager, names in packages.items() if names
+    }
+    commands = {
+        "apt": "apt-get update -qq && DEBIAN_FRONTEND=noninteractive "
+        "apt-get install -y -qq --no-install-recommends {}",
+        # The instance is the environment: Debian's "externally managed" guard does not apply.
+        "pip": "PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-input --disable-pip-version-check {}",
+        "npm": "npm install --global --no-fund --no-audit {}",
+    }
+    return [commands[m].format(quoted[m]) for m in ("apt", "pip", "npm") if m in quoted]
+
+
+async def _off_loop(fn: Callable[..., None], *args: Any) -> None:
+    """A ledger write in a worker thread: it may wait on another process's lock."""
+    await anyio.to_thread.run_sync(fn, *args)

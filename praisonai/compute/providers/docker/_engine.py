@@ -1,0 +1,109 @@
+"""The Docker engine as docker's provider talks to it: one shared client per engine address, and
+the engine's answers (containers, errors) translated into this package's values and errors.
+docker-py is imported lazily: this module loads without it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from praisonai._errors import ExecError, InstanceNotFoundError, ProviderUnavailableError, ProvisionError
+from praisonai._types import InstanceInfo, InstanceStatus
+from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
+
+_STATUS = {
+    "created": InstanceStatus.PROVISIONING,
+    "running": InstanceStatus.RUNNING,
+    "paused": InstanceStatus.IDLE,
+    "restarting": InstanceStatus.PROVISIONING,
+    "removing": InstanceStatus.STOPPING,
+    "exited": InstanceStatus.STOPPED,
+    "dead": InstanceStatus.ERROR,
+}
+
+_clients: dict[str | None, Any] = {}
+_clients_lock = threading.Lock()
+
+
+def shared_client(base_url: str | None) -> Any:
+    """One client (and connection pool) per engine, so providers and sandboxes reuse sockets."""
+    import docker
+
+    with _clients_lock:
+        if base_url not in _clients:
+            try:
+                if base_url:
+                    _clients[base_url] = docker.APIClient(base_url=base_url, max_pool_size=64)
+                else:
+                    _clients[base_url] = docker.from_env(max_pool_size=64).api
+            except docker.errors.DockerException as exc:
+                raise ProviderUnavailableError(daemon_down(exc), op="connect") from None
+        return _clients[base_url]
+
+
+@contextlib.contextmanager
+def start_errors(image: str) -> Iterator[None]:
+    """The engine's refusal to create or start a container, as one sentence."""
+    import docker
+
+    try:
+        yield
+    except docker.errors.APIError as exc:
+        raise ProvisionError(f"docker could not start {image}: {explain(exc)}", op="provision") from None
+
+
+@contextlib.contextmanager
+def exec_errors(instance_id: str) -> Iterator[None]:
+    """The engine's refusal to start an exec in the instance, as this package's errors."""
+    import docker
+    import requests
+
+    try:
+        yield
+    except docker.errors.NotFound:
+        raise InstanceNotFoundError(f"no docker instance {instance_id!r}", op="exec") from None
+    except docker.errors.APIError as exc:
+        if exc.status_code == 409:  # killed, or ended by its watchdog, and being removed
+            message = f"docker instance {instance_id} is no longer running (stopped or removed)"
+            raise InstanceNotFoundError(message, op="exec") from None
+        raise ExecError(f"docker could not exec in {instance_id}: {explain(exc)}", op="exec") from None
+    except requests.exceptions.ConnectionError as exc:
+        raise ProviderUnavailableError(daemon_down(exc), op="exec") from None
+
+
+def info_of(container: dict[str, Any]) -> InstanceInfo:
+    """An InstanceInfo from either ``inspect_container`` or a ``containers()`` list row."""
+    labels = container.get("Labels") or container.get("Config", {}).get("Labels") or {}
+    state = container.get("State")
+    status = state.get("Status") if isinstance(state, dict) else state
+    name = (container.get("Name") or (container.get("Names") or [""])[0]).lstrip("/")
+    return InstanceInfo(
+        instance_id=labels.get(LABEL_INSTANCE, name),
+        provider="docker",
+        status=_STATUS.get(str(status), InstanceStatus.ERROR),
+        endpoint=f"docker://{name}",
+        created_at=float(labels.get(LABEL_CREATED, 0)),
+        labels=labels,
+        metadata={"image": container.get("Image") or container.get("Config", {}).get("Image", "")},
+    )
+
+
+def daemon_down(exc: Exception) -> str:
+    where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    return f"the Docker engine at {where} does not answer (is dockerd running?): {exc}"
+
+
+def explain(exc: Exception) -> str:
+    return str(getattr(exc, "explanation", None) or exc)
+
+
+def file_error(exc: Exception, shown: str) -> Exception:
+    text = explain(exc)
+    if "not a directory" in text:
+        return NotADirectoryError(f"a parent of {shown} is not a directory")
+    if "is a directory" in text.lower():
+        return IsADirectoryError(f"{shown} is a directory")
+    return ExecError(f"docker could not write {shown}: {text}", op="write_file")

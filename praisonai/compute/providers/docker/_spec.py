@@ -1,0 +1,51 @@
+"""How a docker instance's container is hardened: docker-init as PID 1, every capability dropped
+but a minimal set, no-new-privileges, pids/cpu/memory limits, the network and mounts of the
+config. docker-py is imported lazily: this module loads without it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from praisonai.compute.config import ComputeConfig
+
+# Enough to install packages and run ordinary tools as root; no NET_RAW, MKNOD, SYS_*, AUDIT_*.
+CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"]
+PIDS_LIMIT = 4096
+
+
+def host_config(api: Any, cfg: ComputeConfig) -> Any:
+    """The engine's host config for an instance of ``cfg``, removed by the engine once it ends."""
+    return api.create_host_config(
+        init=True,
+        auto_remove=True,
+        cap_drop=["ALL"],
+        cap_add=CAPABILITIES,
+        security_opt=["no-new-privileges:true"],
+        pids_limit=PIDS_LIMIT,
+        nano_cpus=int((cfg.cpu or 1) * 1e9),
+        mem_limit=f"{cfg.memory_mb or 1024}m",
+        network_mode="none" if cfg.network == "none" else "bridge",
+        mounts=mounts(cfg.mount_paths) or None,
+        device_requests=gpu_request(cfg.gpu),
+    )
+
+
+def mounts(specs: list[str]) -> list[Any]:
+    """``HOST:INSTANCE[:ro|rw]`` as bind mounts, which the engine refuses for a missing host path
+    (the ``binds`` form would create it as root)."""
+    import docker
+
+    found = []
+    for spec in specs:
+        source, target, *mode = spec.split(":")
+        found.append(docker.types.Mount(target, source, type="bind", read_only=mode == ["ro"]))
+    return found
+
+
+def gpu_request(gpu: str | int | None) -> list[Any] | None:
+    if gpu is None:
+        return None
+    import docker
+
+    count = gpu if isinstance(gpu, int) else -1  # a type name asks for the GPUs there are
+    return [docker.types.DeviceRequest(count=count, capabilities=[["gpu"]])]
