@@ -42,7 +42,17 @@ from praisonai._errors import (
 from praisonai._ledger import Ledger, home_tag
 from praisonai._limits import check_timeout
 from praisonai._locks import file_lock
-from praisonai._types import UNSET, Capability, CaptureInfo, ExecResult, InstanceInfo, ProcessInfo, _Unset
+from praisonai._types import (
+    UNSET,
+    Capability,
+    CaptureInfo,
+    ExecRequest,
+    ExecResult,
+    InstanceInfo,
+    OutputSink,
+    ProcessInfo,
+    _Unset,
+)
 from praisonai.compute import _activity, _reaper
 from praisonai.compute.config import ComputeConfig, NetworkAllow, PackageManager
 from praisonai.runtime.channel import Channel
@@ -52,9 +62,6 @@ from praisonai.runtime.transport import Transport
 
 #: Long provisioning steps (packages, setup, capture), one INFO line each, for a progress display.
 progress = logging.getLogger("praisonai.progress")
-
-#: Receives output as it is produced: ("stdout" | "stderr", bytes).
-OutputSink = Callable[[Literal["stdout", "stderr"], bytes], None]
 
 #: Label keys every provider records server-side, so any process can find and reap instances.
 LABEL_INSTANCE = "praisonai.instance"
@@ -78,19 +85,6 @@ _FIELD_OF = {
     Capability.MOUNTS: "mount_paths",
     Capability.PACKAGES: "packages",
 }
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ExecRequest:
-    """One command as the primitive ``_exec`` receives it, every default already resolved."""
-
-    command: str
-    cwd: str | None
-    env: Mapping[str, str]
-    timeout: float | None
-    max_output: int
-    on_output: OutputSink | None = None
-    stdin: bytes | None = None  # None: stdin is closed (/dev/null)
 
 
 class ComputeProvider(ABC):
@@ -268,9 +262,8 @@ class ComputeProvider(ABC):
                 op="provision",
             )
         request = ExecRequest(
-            command=command, cwd=None, env={}, timeout=check_timeout(timeout, allow_zero=False),
-            max_output=_limits.DEFAULT_MAX_OUTPUT_BYTES, on_output=on_output, stdin=stdin,
-        )  # fmt: skip
+            command, timeout=check_timeout(timeout, allow_zero=False), on_output=on_output, stdin=stdin
+        )
         instance_id = f"{self.name}_{uuid.uuid4().hex[:12]}"
         ledger = Ledger.default()
         started = time.monotonic()
@@ -515,19 +508,8 @@ class ComputeProvider(ABC):
 
     async def _channel_exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
         """``_exec`` through the instance's helper: for providers whose commands all use it."""
-        cwd = await self._channel_cwd(instance_id, request.cwd)
-        return await self._channels.run(
-            instance_id,
-            lambda channel: channel.exec(
-                request.command,
-                cwd=cwd,
-                env=request.env,
-                timeout=request.timeout,
-                max_output=request.max_output,
-                stdin=request.stdin,
-                on_output=request.on_output,
-            ),
-        )
+        resolved = dataclasses.replace(request, cwd=await self._channel_cwd(instance_id, request.cwd))
+        return await self._channels.run(instance_id, lambda channel: channel.exec(resolved))
 
     async def _channel_read(self, instance_id: str, target: str, shown: str) -> bytes:
         """``_read`` through the instance's helper (``cat``: a stream, no per-chunk requests)."""

@@ -32,10 +32,11 @@ from praisonai._errors import (
     ProviderUnavailableError,
     ProvisionError,
 )
+from praisonai._output import exec_result
 from praisonai._types import (
-    TIMEOUT_EXIT_CODE,
     Capability,
     CaptureInfo,
+    ExecRequest,
     ExecResult,
     InstanceInfo,
     InstanceStatus,
@@ -47,7 +48,6 @@ from praisonai.compute.base import (
     LABEL_INSTANCE,
     LABEL_PROVIDER,
     ComputeProvider,
-    ExecRequest,
 )
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.docker import _capture
@@ -265,7 +265,6 @@ class DockerCompute(ComputeProvider):
                 raise
         if on_start is not None:
             on_start()
-        sink = request.on_output or (lambda stream, chunk: None)
         finished = timed_out = False
 
         async def remove_at_deadline() -> None:
@@ -280,14 +279,10 @@ class DockerCompute(ComputeProvider):
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(remove_at_deadline)
-            status = await run_blocking(
-                run.finish, lambda b: sink("stdout", b), lambda b: sink("stderr", b), request.stdin
-            )
+            status = await run_blocking(run.finish, request)
             finished = True
             tasks.cancel_scope.cancel()
-        if timed_out:
-            return ExecResult("", "", TIMEOUT_EXIT_CODE, timed_out=True)
-        return ExecResult("", "", status)
+        return exec_result(status, timed_out=timed_out)  # the output went to request.on_output only
 
     async def _pull(self, image: str) -> None:
         import docker

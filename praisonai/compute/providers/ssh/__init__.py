@@ -39,10 +39,10 @@ from praisonai._errors import (
     PathOutsideWorkspaceError,
     ProviderUnavailableError,
 )
-from praisonai._types import ExecResult, InstanceInfo, InstanceStatus
+from praisonai._types import ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _home_reaper
 from praisonai.compute._threads import run_blocking
-from praisonai.compute.base import LABEL_CREATED, SYSTEM_PATH, ComputeProvider, ExecRequest
+from praisonai.compute.base import LABEL_CREATED, SYSTEM_PATH, ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.ssh import _files
 from praisonai.compute.providers.ssh._connect import SSHHost
