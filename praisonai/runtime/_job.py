@@ -50,7 +50,7 @@ class Job:
     def __init__(self, channel: Channel, request: ExecRequest) -> None:
         if request.cwd is None:
             raise ValueError("a job's cwd is resolved to a path in the instance before it is sent")
-        self.request = request
+        self._request = request
         self.id = uuid.uuid4().hex
         self._channel = channel
         spool = f"{channel.spool}/x/{self.id}"
@@ -79,7 +79,7 @@ class Job:
                 self._channel.forget_job(self.id)
                 self._done.resolve(reply)
 
-        request = self.request
+        request = self._request
         self._channel.expect_job(self.id, self._done)
         stdin = "" if request.stdin is None else self.stdin_path
         args = (self.id, self._cwd, stdin, request.command, *assignments(request.env))
@@ -92,7 +92,7 @@ class Job:
     async def result(self) -> ExecResult:
         """Wait up to the request's timeout; past it kill the job's process tree and keep the
         partial output."""
-        timeout = self.request.timeout
+        timeout = self._request.timeout
         self._deadline = None if timeout is None else time.monotonic() + timeout
         outcome: Any = None
         with anyio.move_on_after(timeout) as deadline:
