@@ -1,6 +1,9 @@
-"""Bounded capture of a command's output: keep the head and the tail, count what was dropped."""
+"""Bounded capture of a command's output (keep the head and the tail, count what was dropped), and
+the one place a command's result is built from it."""
 
 from __future__ import annotations
+
+from praisonai._types import TIMEOUT_EXIT_CODE, ExecResult
 
 
 class OutputBuffer:
@@ -59,3 +62,31 @@ class OutputBuffer:
             return (bytes(self._head) + tail).decode("utf-8", "replace")
         marker = f"\n[… {dropped} bytes of output truncated …]\n"
         return self._head.decode("utf-8", "replace") + marker + tail.decode("utf-8", "replace")
+
+
+def exec_result(
+    exit_code: int | None,
+    out: OutputBuffer | None = None,
+    err: OutputBuffer | None = None,
+    *,
+    timed_out: bool = False,
+) -> ExecResult:
+    """The result of a command that exited with ``exit_code``, or was killed at its deadline.
+
+    Every runner (the channel's job, the local process runner, docker's one-shot run) builds its
+    result here, so the rules hold everywhere: a command killed at its timeout reports
+    ``TIMEOUT_EXIT_CODE`` with ``timed_out`` whatever status the kill left (``exit_code`` may be
+    ``None`` then: the status is unknown); ``truncated`` says either stream lost its middle.
+    ``out``/``err`` ``None``: the output was not kept (it went to a sink only).
+    """
+    if timed_out:
+        exit_code = TIMEOUT_EXIT_CODE
+    elif exit_code is None:
+        raise ValueError("a command that did not time out has an exit code")
+    return ExecResult(
+        stdout="" if out is None else out.text(),
+        stderr="" if err is None else err.text(),
+        exit_code=exit_code,
+        timed_out=timed_out,
+        truncated=(out is not None and out.truncated) or (err is not None and err.truncated),
+    )

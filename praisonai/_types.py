@@ -1,11 +1,14 @@
-"""Values praisonai returns: frozen dataclasses and enums, no behaviour beyond reading."""
+"""Values praisonai passes and returns: frozen dataclasses and enums, no behaviour beyond reading."""
 
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any, Final, Literal
+
+from praisonai._limits import DEFAULT_EXEC_TIMEOUT_S, DEFAULT_MAX_OUTPUT_BYTES
 
 
 class _Unset(enum.Enum):
@@ -148,6 +151,33 @@ class ExecResult(dict[str, Any]):
 
     __setitem__ = __delitem__ = _read_only
     clear = pop = popitem = setdefault = update = _read_only
+
+
+#: Receives a command's output as it is produced: ("stdout" | "stderr", bytes).
+OutputSink = Callable[[Literal["stdout", "stderr"], bytes], None]
+_NO_ENV: Final[Mapping[str, str]] = MappingProxyType({})
+
+
+@dataclass(frozen=True, slots=True)
+class ExecRequest:
+    """One command, every default resolved: made once (``ComputeProvider.execute`` validates it,
+    or ``run_once``) and handed whole to the provider's ``_exec``, the channel and its job, or a
+    process runner. A layer that must adapt a field (resolve ``cwd`` to a path in the instance,
+    add the instance's base env) makes a copy with ``dataclasses.replace``, never a new parameter list.
+
+    ``cwd`` ``None`` is the instance's working directory; ``timeout`` ``None`` is no limit;
+    ``max_output`` bounds each stream (head and tail kept); ``stdin`` ``None`` closes stdin
+    (``/dev/null``); ``on_output`` receives output while the command runs.
+    """
+
+    command: str  # a shell line, for ``sh -c``
+    cwd: str | None = None
+    env: Mapping[str, str] = field(default_factory=lambda: _NO_ENV)
+    timeout: float | None = DEFAULT_EXEC_TIMEOUT_S
+    max_output: int = DEFAULT_MAX_OUTPUT_BYTES
+    on_output: OutputSink | None = None
+    stdin: bytes | None = None
+
 
 
 @dataclass(frozen=True, slots=True)

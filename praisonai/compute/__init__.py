@@ -1,7 +1,7 @@
 """Where an instance comes from: the provider contract, its config, and the registry."""
 
-from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.compute.base import ComputeProvider, ExecRequest
+from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import available_providers, default_compute, resolve_compute
 

@@ -30,13 +30,20 @@ from praisonai._errors import (
     UnsupportedFeatureError,
 )
 from praisonai._limits import check_timeout
-from praisonai._types import UNSET, Capability, CaptureInfo, ExecResult, InstanceInfo, ProcessInfo, _Unset
+from praisonai._types import (
+    UNSET,
+    Capability,
+    CaptureInfo,
+    ExecRequest,
+    ExecResult,
+    InstanceInfo,
+    OutputSink,
+    ProcessInfo,
+    _Unset,
+)
 from praisonai.compute import _activity, lifecycle
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.runtime.session import ShellSession
-
-#: Receives output as it is produced: ("stdout" | "stderr", bytes).
-OutputSink = Callable[[Literal["stdout", "stderr"], bytes], None]
 
 #: The PATH of a clean environment (local and SSH instances; images bring their own).
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -52,19 +59,6 @@ _FIELD_OF = {
     Capability.MOUNTS: "mount_paths",
     Capability.PACKAGES: "packages",
 }
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class ExecRequest:
-    """One command as the primitive ``_exec`` receives it, every default already resolved."""
-
-    command: str
-    cwd: str | None
-    env: Mapping[str, str]
-    timeout: float | None
-    max_output: int
-    on_output: OutputSink | None = None
-    stdin: bytes | None = None  # None: stdin is closed (/dev/null)
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -236,9 +230,8 @@ class ComputeProvider(ABC):
                 op="provision",
             )
         request = ExecRequest(
-            command=command, cwd=None, env={}, timeout=check_timeout(timeout, allow_zero=False),
-            max_output=_limits.DEFAULT_MAX_OUTPUT_BYTES, on_output=on_output, stdin=stdin,
-        )  # fmt: skip
+            command, timeout=check_timeout(timeout, allow_zero=False), on_output=on_output, stdin=stdin
+        )
         return await lifecycle.run_once(self, cfg, request, on_start)
 
     # ---- captures (providers with the ``capture`` capability) ------------------------------

@@ -12,6 +12,7 @@ provider's own (an archive API, SFTP, a copy).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 import shlex
@@ -24,9 +25,9 @@ import anyio
 from praisonai import _limits
 from praisonai._errors import ProcessNotFoundError, UnsupportedFeatureError
 from praisonai._limits import check_timeout
-from praisonai._types import Capability, ExecResult, ProcessInfo
+from praisonai._types import Capability, ExecRequest, ExecResult, ProcessInfo
 from praisonai.compute import _activity
-from praisonai.compute.base import ComputeProvider, ExecRequest, _checked_env
+from praisonai.compute.base import ComputeProvider, _checked_env
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
 from praisonai.runtime.session import ShellSession
@@ -69,19 +70,8 @@ class ChannelMixin(ComputeProvider):
 
     async def _channel_exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
         """``_exec`` through the instance's helper: for providers whose commands all use it."""
-        cwd = await self._channel_cwd(instance_id, request.cwd)
-        return await self._channels.run(
-            instance_id,
-            lambda channel: channel.exec(
-                request.command,
-                cwd=cwd,
-                env=request.env,
-                timeout=request.timeout,
-                max_output=request.max_output,
-                stdin=request.stdin,
-                on_output=request.on_output,
-            ),
-        )
+        resolved = dataclasses.replace(request, cwd=await self._channel_cwd(instance_id, request.cwd))
+        return await self._channels.run(instance_id, lambda channel: channel.exec(resolved))
 
     async def _channel_read(self, instance_id: str, target: str, shown: str) -> bytes:
         """``_read`` through the instance's helper (``cat``: a stream, no per-chunk requests)."""

@@ -34,7 +34,8 @@ from praisonai.compute import _activity, _reaper
 from praisonai.compute.config import ComputeConfig, PackageManager
 
 if TYPE_CHECKING:
-    from praisonai.compute.base import ComputeProvider, ExecRequest
+    from praisonai._types import ExecRequest
+    from praisonai.compute.base import ComputeProvider
 
 #: Long provisioning steps (packages, setup, capture), one INFO line each, for a progress display.
 progress = logging.getLogger("praisonai.progress")

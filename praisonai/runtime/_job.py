@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import time
 import uuid
-from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 
 from praisonai import _limits
 from praisonai._errors import ChannelClosedError, ExecError, PathNotFoundError
-from praisonai._output import OutputBuffer
-from praisonai._types import TIMEOUT_EXIT_CODE, ExecResult
+from praisonai._output import OutputBuffer, exec_result
+from praisonai._types import ExecRequest, ExecResult
 from praisonai.runtime._waiter import Waiter
 from praisonai.runtime._wire import assignments
 
@@ -29,7 +28,6 @@ if TYPE_CHECKING:
 _POLL_S, _POLL_MAX_S = 0.005, 0.25
 _POLL_CHUNK = 4 << 20
 
-Sink = Callable[[Literal["stdout", "stderr"], bytes], None]
 #: The end notice's flag for a spool too full to record the result (output may be lost too).
 _SPOOL_FULL = 4
 #: A job found still running on a new channel (its helper lives on) is polled this often at most.
@@ -46,9 +44,13 @@ class JobInterrupted(ChannelClosedError):
 
 
 class Job:
-    """A command's life on one channel. Its spool files are listed in ``files`` for removal."""
+    """``request``'s life on one channel (its ``cwd`` a path in the instance, already resolved).
+    Its spool files are listed in ``files`` for removal."""
 
-    def __init__(self, channel: Channel, max_output: int, on_output: Sink | None) -> None:
+    def __init__(self, channel: Channel, request: ExecRequest) -> None:
+        if request.cwd is None:
+            raise ValueError("a job's cwd is resolved to a path in the instance before it is sent")
+        self._request = request
         self.id = uuid.uuid4().hex
         self._channel = channel
         spool = f"{channel.spool}/x/{self.id}"
@@ -59,33 +61,38 @@ class Job:
         ]
         self._pid_path = spool + ".p"
         self.files = [spool + ".o", spool + ".e", self._pid_path, self.stdin_path, spool + ".k"]
-        self._buffers = {"stdout": OutputBuffer(max_output), "stderr": OutputBuffer(max_output)}
-        self._sink = on_output
+        cap = request.max_output
+        self._buffers = {"stdout": OutputBuffer(cap), "stderr": OutputBuffer(cap)}
+        self._sink = request.on_output
         self._offsets = {"stdout": 0, "stderr": 0}
         self._done = Waiter()
-        self._cwd = ""
+        self._cwd = request.cwd
         self._deadline: float | None = None
         self._timed_out = False
 
-    async def start(self, command: str, cwd: str, env: Mapping[str, str], *, with_stdin: bool) -> None:
-        """Send the command; the helper's acknowledgement only matters when it refuses it."""
+    async def start(self) -> None:
+        """Send the command (its stdin, when it has one, is at ``stdin_path`` already); the
+        helper's acknowledgement only matters when it refuses it."""
 
         def acknowledged(reply: tuple[str | BaseException, bytes]) -> None:
             if reply[0] != "0":  # the job never started: end the wait with the reason
                 self._channel.forget_job(self.id)
                 self._done.resolve(reply)
 
-        self._cwd = cwd
+        request = self._request
         self._channel.expect_job(self.id, self._done)
-        args = (self.id, cwd, self.stdin_path if with_stdin else "", command, *assignments(env))
+        stdin = "" if request.stdin is None else self.stdin_path
+        args = (self.id, self._cwd, stdin, request.command, *assignments(request.env))
         try:
             await self._channel.send("__p_exec", args, None, None, acknowledged)
         except BaseException:
             self._channel.forget_job(self.id)
             raise
 
-    async def result(self, timeout: float | None) -> ExecResult:
-        """Wait up to ``timeout``; past it kill the job's process tree and keep partial output."""
+    async def result(self) -> ExecResult:
+        """Wait up to the request's timeout; past it kill the job's process tree and keep the
+        partial output."""
+        timeout = self._request.timeout
         self._deadline = None if timeout is None else time.monotonic() + timeout
         outcome: Any = None
         with anyio.move_on_after(timeout) as deadline:
@@ -151,13 +158,7 @@ class Job:
                 f"spool {self._channel.spool} is full or was deleted while the command ran",
                 op="exec",
             )
-        return ExecResult(
-            stdout=out.text(),
-            stderr=err.text(),
-            exit_code=TIMEOUT_EXIT_CODE if self._timed_out else outcome[0],
-            timed_out=self._timed_out,
-            truncated=out.truncated or err.truncated,
-        )
+        return exec_result(None if outcome is None else outcome[0], out, err, timed_out=self._timed_out)
 
     async def _wait(self) -> Any:
         if self._sink is None:

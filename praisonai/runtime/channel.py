@@ -33,8 +33,8 @@ import anyio.to_thread
 
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer
-from praisonai._types import ExecResult, ProcessInfo
-from praisonai.runtime._job import Job, JobInterrupted, Sink
+from praisonai._types import ExecRequest, ExecResult, ProcessInfo
+from praisonai.runtime._job import Job, JobInterrupted
 from praisonai.runtime._waiter import Waiter
 from praisonai.runtime._wire import (
     LineSplitter,
@@ -239,32 +239,23 @@ class Channel:
 
     # ---- exec ------------------------------------------------------------------------------
 
-    async def exec(
-        self,
-        command: str,
-        *,
-        cwd: str,
-        env: Mapping[str, str],
-        timeout: float | None,
-        max_output: int,
-        stdin: bytes | None = None,
-        on_output: Sink | None = None,
-    ) -> ExecResult:
-        """Run ``command`` under ``sh -c`` in ``cwd`` with the exec contract (see ComputeProvider).
+    async def exec(self, request: ExecRequest) -> ExecResult:
+        """Run ``request.command`` under ``sh -c`` with the exec contract (see ComputeProvider);
+        ``request.cwd`` is a path in the instance, resolved by the caller.
 
         At most once: ``ChannelClosedError`` with ``sent=False`` means the command was not sent;
         once sent, a closed channel raises :class:`JobInterrupted` for the pool to resume the job
         on a new channel (never to send it again)."""
-        job = Job(self, max_output, on_output)
-        if stdin is not None:
+        job = Job(self, request)
+        if request.stdin is not None:
             try:
-                await self.write_file(job.stdin_path, stdin)
+                await self.write_file(job.stdin_path, request.stdin)
             except ChannelClosedError as exc:  # the command itself was not sent
                 raise ChannelClosedError(str(exc), op="exec", sent=False) from exc
-        await job.start(command, cwd, env, with_stdin=stdin is not None)
+        await job.start()
         interrupted = False
         try:
-            return await job.result(timeout)
+            return await job.result()
         except ChannelClosedError as exc:
             interrupted = True  # its spool files stay for the recovery
             raise JobInterrupted(job, exc) from exc

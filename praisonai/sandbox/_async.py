@@ -13,8 +13,8 @@ import anyio
 import anyio.to_thread
 
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
-from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, _Unset
-from praisonai.compute.base import ComputeProvider, OutputSink, check_instance_id
+from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, OutputSink, _Unset
+from praisonai.compute.base import ComputeProvider, check_instance_id
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import resolve_compute
 from praisonai.runtime.session import ShellSession

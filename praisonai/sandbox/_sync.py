@@ -10,8 +10,8 @@ from types import TracebackType
 from typing import Any
 
 from praisonai import _portal
-from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, _Unset
-from praisonai.compute.base import ComputeProvider, OutputSink
+from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, OutputSink, _Unset
+from praisonai.compute.base import ComputeProvider
 from praisonai.sandbox._async import AsyncSandbox
 from praisonai.sandbox._extras import Blocking
 

@@ -16,7 +16,7 @@ from typing import Any
 import anyio
 
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError
-from praisonai._types import Capability, ExecResult, SessionResult
+from praisonai._types import Capability, ExecRequest, ExecResult, SessionResult
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.testing._kit import Context, Suite
 
@@ -111,7 +111,7 @@ async def _kill_at(ctx: Context, killer: Any, point: str) -> None:
     channel = await _channelled(ctx)._channels.get(ctx.instance_id)
 
     async def kill_helper() -> None:
-        await killer.exec(f"kill -9 {channel.helper_pid}", cwd="/", env={}, timeout=10, max_output=1000)
+        await killer.exec(ExecRequest(f"kill -9 {channel.helper_pid}", cwd="/", timeout=10, max_output=1000))
 
     outcome: list[ExecResult | BaseException] = []
 

@@ -34,9 +34,15 @@ from anyio.abc import ByteReceiveStream, ByteSendStream
 from praisonai import _limits
 from praisonai._errors import InstanceNotFoundError, PathNotFoundError, PathOutsideWorkspaceError
 from praisonai._home import praisonai_home
-from praisonai._output import OutputBuffer
-from praisonai._types import TIMEOUT_EXIT_CODE, Capability, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.compute.base import SYSTEM_PATH, ComputeProvider, ExecRequest, SnapshotRef
+from praisonai._output import OutputBuffer, exec_result
+from praisonai._types import (
+    Capability,
+    ExecRequest,
+    ExecResult,
+    InstanceInfo,
+    InstanceStatus,
+)
+from praisonai.compute.base import SYSTEM_PATH, ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig
 
 _VIRTUAL = PurePosixPath("/workspace")  # the path commands and files use for the workspace
@@ -156,9 +162,7 @@ class FakeProvider(ComputeProvider):
                 await process.aclose()
             pgid.unlink(missing_ok=True)
         status = process.returncode if process.returncode is not None else -1
-        code = TIMEOUT_EXIT_CODE if timed_out else 128 - status if status < 0 else status
-        truncated = out.truncated or err.truncated
-        return ExecResult(out.text(), err.text(), code, timed_out=timed_out, truncated=truncated)
+        return exec_result(128 - status if status < 0 else status, out, err, timed_out=timed_out)
 
     # ---- files ---------------------------------------------------------------------------------
 

@@ -33,10 +33,11 @@ from praisonai._errors import (
     PathNotFoundError,
     ProviderUnavailableError,
 )
-from praisonai._types import TIMEOUT_EXIT_CODE, Capability, CaptureInfo, ExecResult, InstanceInfo
+from praisonai._output import exec_result
+from praisonai._types import Capability, CaptureInfo, ExecRequest, ExecResult, InstanceInfo
 from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
-from praisonai.compute.base import ComputeProvider, ExecRequest, SnapshotRef
+from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
@@ -250,7 +251,6 @@ class DockerCompute(ChannelMixin, ComputeProvider):
                 raise
         if on_start is not None:
             on_start()
-        sink = request.on_output or (lambda stream, chunk: None)
         finished = timed_out = False
 
         async def remove_at_deadline() -> None:
@@ -265,14 +265,10 @@ class DockerCompute(ChannelMixin, ComputeProvider):
 
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(remove_at_deadline)
-            status = await run_blocking(
-                run.finish, lambda b: sink("stdout", b), lambda b: sink("stderr", b), request.stdin
-            )
+            status = await run_blocking(run.finish, request)
             finished = True
             tasks.cancel_scope.cancel()
-        if timed_out:
-            return ExecResult("", "", TIMEOUT_EXIT_CODE, timed_out=True)
-        return ExecResult("", "", status)
+        return exec_result(status, timed_out=timed_out)  # the output went to request.on_output only
 
     async def _pull(self, image: str) -> None:
         import docker

@@ -7,12 +7,10 @@ from __future__ import annotations
 import contextlib
 import socket
 import threading
-from collections.abc import Callable
 from typing import Any
 
+from praisonai._types import ExecRequest
 from praisonai.compute.providers.docker._exec import read_frames
-
-Receiver = Callable[[bytes], None]
 
 # sh -c ONCE name SECONDS COMMAND: run COMMAND as this shell's own process (exec keeps the pid),
 # with a deadline of its own: at SECONDS the pid is killed, docker-init (PID 1) then exits and the
@@ -50,13 +48,16 @@ class AttachedRun:
             self.close()
             raise docker.errors.create_api_error_from_http_exception(exc) from None
 
-    def finish(self, on_stdout: Receiver, on_stderr: Receiver, stdin: bytes | None) -> int:
-        """Feed ``stdin`` (then end it), deliver the output until the container ends, and return
-        its exit status once the engine has removed it."""
-        if stdin is not None:
-            feeder = threading.Thread(target=self._feed, args=(stdin,), name="praisonai-once-in", daemon=True)
+    def finish(self, request: ExecRequest) -> int:
+        """Feed ``request.stdin`` (then end it), deliver the output to ``request.on_output`` until
+        the container ends, and return its exit status once the engine has removed it."""
+        if request.stdin is not None:
+            feeder = threading.Thread(
+                target=self._feed, args=(request.stdin,), name="praisonai-once-in", daemon=True
+            )
             feeder.start()
-        read_frames(self._sock, on_stdout, on_stderr)
+        sink = request.on_output or (lambda name, data: None)
+        read_frames(self._sock, lambda data: sink("stdout", data), lambda data: sink("stderr", data))
         with contextlib.suppress(OSError):
             self._sock.close()
         try:

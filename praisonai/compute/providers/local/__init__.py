@@ -40,9 +40,9 @@ from praisonai._errors import (
     ProviderUnavailableError,
 )
 from praisonai._home import praisonai_home
-from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
+from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _home_reaper
-from praisonai.compute.base import SYSTEM_PATH, ComputeProvider, ExecRequest
+from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport, bwrap_argv
@@ -182,7 +182,9 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         cwd = self._host_path(inst, request.cwd or ".")
         if not cwd.is_dir():
             raise PathNotFoundError(f"working directory {request.cwd} does not exist", op="exec")
+        # The runner gets the host's view: the directory on the host, the process's whole environment.
         env = {**_base_env(inst), **request.env, INSTANCE_MARKER: inst.instance_id}
+        on_host = dataclasses.replace(request, cwd=str(cwd), env=env)
         with _command_file(inst, request.command) as script:
             if script is None:
                 shell = ["/bin/sh", "-c", "--", request.command]  # "--": a command may start with "-"
@@ -196,9 +198,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
             pgids = inst.root / "pgids"
             return await run_process(
                 shell,
-                cwd=str(cwd),
-                env=env,
-                request=request,
+                on_host,
                 on_start=lambda pid: (pgids / str(pid)).touch(),
                 on_end=lambda pid: _forget_if_empty(pgids / str(pid)),
             )

@@ -6,16 +6,15 @@ import contextlib
 import os
 import signal
 import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from praisonai._limits import KILL_GRACE_S
-from praisonai._output import OutputBuffer
-from praisonai._types import TIMEOUT_EXIT_CODE, ExecResult
-from praisonai.compute.base import ExecRequest, OutputSink
+from praisonai._output import OutputBuffer, exec_result
+from praisonai._types import ExecRequest, ExecResult, OutputSink
 
 #: The environment variable every process of a local or SSH instance carries: ``<name>=<instance id>``.
 INSTANCE_MARKER = "PRAISONAI_INSTANCE"
@@ -25,14 +24,13 @@ _SWEEPS = 20
 
 async def run_process(
     argv: Sequence[str],
-    *,
-    cwd: str,
-    env: Mapping[str, str],
     request: ExecRequest,
+    *,
     on_start: Callable[[int], None] = lambda pid: None,
     on_end: Callable[[int], None] = lambda pid: None,
 ) -> ExecResult:
-    """Run ``argv`` in a new session; at ``request.timeout`` kill its whole process group.
+    """Run ``argv`` (which runs ``request.command``) in a new session, in ``request.cwd`` (a host
+    directory) with exactly ``request.env``; at ``request.timeout`` kill its whole process group.
 
     ``on_start``/``on_end`` receive the process-group id, so a caller can record what runs (a
     shutdown from another process kills those groups). stdin is ``request.stdin``'s bytes, or
@@ -42,8 +40,8 @@ async def run_process(
     process = await anyio.open_process(
         list(argv),
         stdin=subprocess.DEVNULL if request.stdin is None else subprocess.PIPE,
-        cwd=cwd,
-        env=dict(env),
+        cwd=request.cwd,
+        env=dict(request.env),
         start_new_session=True,
     )
     on_start(process.pid)
@@ -75,14 +73,7 @@ async def run_process(
     finally:
         await _reap(process)
         on_end(process.pid)
-    code = TIMEOUT_EXIT_CODE if timed_out else _exit_status(process.returncode)
-    return ExecResult(
-        stdout=out.text(),
-        stderr=err.text(),
-        exit_code=code,
-        timed_out=timed_out,
-        truncated=out.truncated or err.truncated,
-    )
+    return exec_result(_exit_status(process.returncode), out, err, timed_out=timed_out)
 
 
 class _Pump:
