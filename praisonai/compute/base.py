@@ -23,7 +23,7 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -45,10 +45,13 @@ from praisonai._locks import file_lock
 from praisonai._types import UNSET, Capability, CaptureInfo, ExecResult, InstanceInfo, ProcessInfo, _Unset
 from praisonai.compute import _activity, _reaper
 from praisonai.compute.config import ComputeConfig, NetworkAllow, PackageManager
+from praisonai.compute.options import ProviderOptions
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
 from praisonai.runtime.session import ShellSession
 from praisonai.runtime.transport import Transport
+
+_P = TypeVar("_P", bound="ComputeProvider")
 
 #: Long provisioning steps (packages, setup, capture), one INFO line each, for a progress display.
 progress = logging.getLogger("praisonai.progress")
@@ -119,12 +122,34 @@ class ComputeProvider(ABC):
         """One sentence on why the provider cannot be used now, or ``None`` when it can."""
         return None
 
-    def reconnect_spec(self) -> dict[str, Any]:
-        """Keyword arguments that rebuild an equivalent provider in another process:
-        ``type(self)(**spec)`` reaches the same instances. JSON-able and never a secret (the
-        ledger stores it in clear); the new process finds credentials where this one did.
-        Only what differs from the defaults is included."""
-        return {}
+    #: The provider's options as data (``praisonai.compute.options``): a frozen pydantic model
+    #: whose ``type`` is the provider's name. The ledger stores ``options.to_record()``.
+    options_model: ClassVar[type[ProviderOptions]] = ProviderOptions
+
+    @property
+    def options(self) -> ProviderOptions:
+        """What this provider was built with, as data: ``type(self).from_options(self.options)``
+        is an equivalent provider (it reaches the same instances, from any process). A provider
+        with settings overrides this and ``options_model``; secrets are ``SecretStr`` fields."""
+        return self.options_model(type=self.name)
+
+    @classmethod
+    def from_options(cls: type[_P], options: ProviderOptions) -> _P:
+        """The provider ``options`` (an instance of ``options_model``) describes. By default the
+        fields but ``type`` are passed to the constructor as keyword arguments; a provider whose
+        constructor takes something else overrides this. A secret left out of ``options`` (``None``)
+        is looked up where the constructor looks for it when not given.
+
+        Raises:
+            ConfigError: ``options`` are another provider's.
+        """
+        if not isinstance(options, cls.options_model) or options.type != cls.name:
+            raise ConfigError(
+                f"the {cls.name} provider takes {cls.options_model.__name__}, "
+                f"not {type(options).__name__} of type {options.type!r}",
+                op="config",
+            )
+        return cls(**options.settings())
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -162,7 +187,7 @@ class ComputeProvider(ABC):
     async def _record(self, instance_id: str, policy: _activity.Policy, ledger: Ledger) -> None:
         """The instance's ledger row, written before it exists, so that an instance whose creator
         dies mid-way is still found."""
-        spec, owner = self.reconnect_spec(), owner_tag()
+        spec, owner = self.options.to_record(), owner_tag()
         record = functools.partial(
             ledger.record, idle_timeout_s=policy.idle_timeout_s, ttl_s=policy.ttl_s,
             auto_shutdown=policy.auto_shutdown,

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -44,6 +44,7 @@ from praisonai.compute import _home_reaper
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import LABEL_CREATED, SYSTEM_PATH, ComputeProvider, ExecRequest
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.options import ProviderOptions, problems
 from praisonai.compute.providers.ssh import _files
 from praisonai.compute.providers.ssh._connect import SSHHost
 from praisonai.compute.providers.ssh._link import HostLink, SSHChannelTransport
@@ -93,6 +94,15 @@ class _Place:
         )
 
 
+class SSHOptions(ProviderOptions):
+    """``SSHCompute``'s options: the hosts, resolved (``host=`` and ``PRAISONAI_SSH_*`` become
+    entries here). Passwords and key passphrases are secrets: the ledger leaves them out, and a
+    provider rebuilt from it must be given them again."""
+
+    type: Literal["ssh"] = "ssh"
+    hosts: tuple[SSHHost, ...] = ()
+
+
 class SSHCompute(ComputeProvider):
     """Instances on one host or a pool of hosts (provision picks the one with fewest instances).
 
@@ -104,6 +114,7 @@ class SSHCompute(ComputeProvider):
     """
 
     name = "ssh"
+    options_model = SSHOptions
     requires = ("paramiko",)
     extra = "ssh"
 
@@ -115,14 +126,16 @@ class SSHCompute(ComputeProvider):
         **settings: Any,
     ) -> None:
         try:
-            self.hosts = _hosts(host, hosts, settings)
+            parsed = _hosts(host, hosts, settings)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise ConfigError(f"invalid SSH host settings: {problems}", op="config") from None
+            raise ConfigError(f"invalid SSH host settings: {problems(exc)}", op="config") from None
+        self._options = SSHOptions(hosts=tuple(parsed))
+        self.hosts = list(self._options.hosts)
         self._places: dict[str, _Place] = {}
 
-    def reconnect_spec(self) -> dict[str, Any]:
-        return {"hosts": [h.spec() for h in self.hosts]}
+    @property
+    def options(self) -> SSHOptions:
+        return self._options
 
     def unavailable_reason(self) -> str | None:
         if not self.hosts:
