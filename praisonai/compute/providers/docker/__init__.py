@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
+from pydantic import Field
 
 from praisonai import _limits
 from praisonai._errors import (
@@ -84,7 +85,7 @@ class DockerOptions(ProviderOptions):
     recorded only when given, so another process without it reads its own ``$DOCKER_HOST``."""
 
     type: Literal["docker"] = "docker"
-    image: str = DEFAULT_IMAGE
+    image: str = Field(default=DEFAULT_IMAGE, min_length=1)
     base_url: str | None = None
     pull: bool = True
 
