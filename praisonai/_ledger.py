@@ -2,9 +2,10 @@
 
 One sqlite file, ``$PRAISONAI_HOME/ledger.sqlite3``, shared by every process of this home. It is
 safe under concurrent processes and threads: WAL journal, a busy timeout, one connection per thread
-(never shared across threads) and one statement per transaction. A row
-holds only what rebuilds the provider in another process (``ComputeProvider.reconnect_spec()``),
-never secrets. ``ps``, ``stop`` and ``gc`` read it and reconcile it with each provider's own list.
+(never shared across threads) and one statement per transaction. A row holds only what rebuilds
+the provider in another process, in its ``spec`` column: the provider's options as data
+(``ComputeProvider.options.to_record()``, with a ``type``; rows of older versions lack it), never
+secrets. ``ps``, ``stop`` and ``gc`` read it and reconcile it with each provider's own list.
 
 A row also holds the instance's lifecycle policy (``idle_timeout_s``, ``ttl_s``,
 ``auto_shutdown``) and its last activity, which ``praisonai.compute._activity`` stamps at most

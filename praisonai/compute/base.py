@@ -17,7 +17,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal, TypeVar
 
 import anyio
 
@@ -43,7 +43,10 @@ from praisonai._types import (
 )
 from praisonai.compute import _activity, lifecycle
 from praisonai.compute.config import ComputeConfig, NetworkAllow
+from praisonai.compute.options import ProviderOptions
 from praisonai.runtime.session import ShellSession
+
+_P = TypeVar("_P", bound="ComputeProvider")
 
 #: The PATH of a clean environment (local and SSH instances; images bring their own).
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -121,12 +124,34 @@ class ComputeProvider(ABC):
         """One sentence on why the provider cannot be used now, or ``None`` when it can."""
         return None
 
-    def reconnect_spec(self) -> dict[str, Any]:
-        """Keyword arguments that rebuild an equivalent provider in another process:
-        ``type(self)(**spec)`` reaches the same instances. JSON-able and never a secret (the
-        ledger stores it in clear); the new process finds credentials where this one did.
-        Only what differs from the defaults is included."""
-        return {}
+    #: The provider's options as data (``praisonai.compute.options``): a frozen pydantic model
+    #: whose ``type`` is the provider's name. The ledger stores ``options.to_record()``.
+    options_model: ClassVar[type[ProviderOptions]] = ProviderOptions
+
+    @property
+    def options(self) -> ProviderOptions:
+        """What this provider was built with, as data: ``type(self).from_options(self.options)``
+        is an equivalent provider (it reaches the same instances, from any process). A provider
+        with settings overrides this and ``options_model``; secrets are ``SecretStr`` fields."""
+        return self.options_model(type=self.name)
+
+    @classmethod
+    def from_options(cls: type[_P], options: ProviderOptions) -> _P:
+        """The provider ``options`` (an instance of ``options_model``) describes. By default the
+        fields but ``type`` are passed to the constructor as keyword arguments; a provider whose
+        constructor takes something else overrides this. A secret left out of ``options`` (``None``)
+        is looked up where the constructor looks for it when not given.
+
+        Raises:
+            ConfigError: ``options`` are another provider's.
+        """
+        if not isinstance(options, cls.options_model) or options.type != cls.name:
+            raise ConfigError(
+                f"the {cls.name} provider takes {cls.options_model.__name__}, "
+                f"not {type(options).__name__} of type {options.type!r}",
+                op="config",
+            )
+        return cls(**options.settings())
 
     # ---- lifecycle -------------------------------------------------------------------------
 

@@ -116,7 +116,7 @@ async def record(
 ) -> None:
     """The instance's ledger row, written before it exists, so that an instance whose creator
     dies mid-way is still found."""
-    spec, owner = provider.reconnect_spec(), owner_tag()
+    spec, owner = provider.options.to_record(), owner_tag()
     write = functools.partial(
         ledger.record, idle_timeout_s=policy.idle_timeout_s, ttl_s=policy.ttl_s,
         auto_shutdown=policy.auto_shutdown,

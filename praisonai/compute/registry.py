@@ -14,8 +14,11 @@ from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from praisonai._errors import MissingDependencyError, UnknownProviderError
+from pydantic import ValidationError
+
+from praisonai._errors import ConfigError, MissingDependencyError, UnknownProviderError
 from praisonai.compute.base import ComputeProvider
+from praisonai.compute.options import ProviderOptions, problems
 
 GROUP = "praisonai.compute"
 #: Other spellings users reach for, mapped to the registered name.
@@ -65,21 +68,25 @@ def available_providers() -> list[str]:
 
 
 def resolve_compute(compute: object = None) -> ComputeProvider:
-    """``None`` → the default provider; a name or alias → a new provider; a provider → itself.
+    """``None`` → the default provider; a name or alias → a new provider; options (a
+    ``ProviderOptions`` or a mapping with a ``type``) → the provider they describe; a provider → itself.
 
     Raises:
         UnknownProviderError (ValueError): no provider by that name; lists the available ones.
         MissingDependencyError (ImportError): the provider's SDK is missing; names the pip extra.
-        TypeError: ``compute`` is neither a name nor a provider.
+        ConfigError (ValueError): options that do not fit the provider, naming the bad field.
+        TypeError: ``compute`` is neither a name, options nor a provider.
     """
     if compute is None:
         return default_compute()
     if isinstance(compute, str):
         return _load(compute)()
+    if isinstance(compute, (ProviderOptions, Mapping)):
+        return provider_from_options(compute)
     if isinstance(compute, ComputeProvider) or _quacks_like_provider(compute):
         return compute  # type: ignore[return-value]
     raise TypeError(
-        f"compute must be a provider name or a provider object, not {type(compute).__name__}"
+        f"compute must be a provider name or a provider object (or its options), not {type(compute).__name__}"
     )
 
 
@@ -122,13 +129,39 @@ def provider_class(name: str) -> type[ComputeProvider]:
 
 def provider_for_record(provider: str, spec: Mapping[str, Any]) -> ComputeProvider:
     """The provider that made a ledger row, rebuilt in this process from the row's ``provider``
-    name and ``spec`` (the one place a recorded instance's provider is rebuilt).
+    name and ``spec`` (its ``options.to_record()``): the one place a recorded instance's provider
+    is rebuilt. A row written before options had a ``type`` gets the provider's name.
 
     Raises:
         UnknownProviderError, MissingDependencyError: as :func:`provider_class`.
-        TypeError: the spec no longer fits the provider.
+        ConfigError: the spec no longer fits the provider's options (one sentence).
     """
-    return _load(provider)(**spec)
+    cls = _load(provider)
+    try:
+        options = cls.options_model.model_validate({"type": cls.name, **spec})
+    except ValidationError as exc:
+        message = f"the recorded {cls.name} options no longer fit: {problems(exc)}"
+        raise ConfigError(message, op="config") from None
+    return cls.from_options(options)
+
+
+def provider_from_options(options: ProviderOptions | Mapping[str, Any]) -> ComputeProvider:
+    """The provider ``options`` describe: the registered provider named by their ``type``. A
+    mapping (what a user wrote: ``{"type": "docker", "image": "python:3.12"}``) is validated
+    against that provider's options model first.
+
+    Raises:
+        UnknownProviderError, MissingDependencyError: as :func:`provider_class`.
+        ConfigError: no ``type``, or a field of the wrong type or unknown (one sentence naming
+            the provider and the field), or options of another provider's model.
+    """
+    if isinstance(options, ProviderOptions):
+        return _load(options.type).from_options(options)
+    name = options.get("type")
+    if not isinstance(name, str):
+        raise ConfigError("provider options need a 'type' naming the provider, e.g. {'type': 'docker'}")
+    cls = _load(name)
+    return cls.from_options(cls.options_model.parse({**options, "type": cls.name}))  # an alias → the name
 
 
 def _load(name: str) -> type[ComputeProvider]:

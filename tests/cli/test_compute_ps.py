@@ -173,6 +173,17 @@ def test_an_unreachable_instance_is_shown_with_why_and_kept() -> None:
     assert r.returncode == 1 and "could not stop nope_0123456789ab: unknown compute provider" in r.stderr
 
 
+@pytest.mark.usefixtures("no_docker", "home")
+def test_a_row_whose_options_no_longer_fit_is_one_line_not_a_traceback() -> None:
+    Ledger.default().record("local_0123456789ab", "local", {"colour": "red"}, "me@h:1", time.time())
+    row = ps()["local_0123456789ab"]
+    why = "the recorded local options no longer fit: colour: Extra inputs are not permitted"
+    assert (row["status"], row["reason"]) == ("unreachable", why)
+    r = cli("compute", "stop", "local_0123456789ab")
+    assert r.returncode == 1 and f"could not stop local_0123456789ab: {why}" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
 @pytest.mark.usefixtures("docker_ok")
 def test_a_docker_instance_of_another_process_is_listed_and_stopped(provision: Callable[[str], str]) -> None:
     instance_id = provision("docker")

@@ -106,12 +106,16 @@ def test_wrong_user_or_key_is_a_clear_authentication_error(sshd: SSHServer, tmp_
         _portal.call(missing.provision)
 
 
-def test_a_password_is_used_only_when_given(sshd: SSHServer, made: list[tuple[SSHCompute, str]]) -> None:
+def test_a_password_is_used_only_when_given(
+    home: Path, sshd: SSHServer, made: list[tuple[SSHCompute, str]]
+) -> None:
     if sshd.password is None or Path.home().joinpath(".ssh").exists():
         pytest.skip("needs root (a user with a password) and no ~/.ssh keys of the test runner")
     by_password = SSHCompute(**sshd.connect_kwargs(key_file=None, use_agent=False, password=sshd.password))
     assert _portal.call(by_password.execute, provision(by_password, made), "echo in").stdout == "in\n"
-    assert sshd.password not in repr(by_password.reconnect_spec())
+    assert sshd.password not in repr(by_password.options.to_record())
+    ledger_files = list(home.glob("ledger.sqlite3*"))  # the database, its WAL and shared memory
+    assert ledger_files and not any(sshd.password.encode() in f.read_bytes() for f in ledger_files)
     without = SSHCompute(**sshd.connect_kwargs(key_file=None, use_agent=False))
     with pytest.raises(AuthenticationError, match="tried: nothing"):
         _portal.call(without.provision)

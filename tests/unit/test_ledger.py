@@ -21,6 +21,7 @@ from praisonai._ledger import Ledger, LedgerEntry
 from praisonai.compute.lifecycle import owner_tag
 from praisonai.compute.providers.docker import DEFAULT_IMAGE, DockerCompute
 from praisonai.compute.providers.local import LocalCompute
+from praisonai.compute.registry import provider_for_record
 
 _REPO = Path(praisonai.__file__).parents[1]  # for children whose env is clean (no PYTHONPATH)
 
@@ -116,18 +117,20 @@ def test_owner_alive() -> None:
 # ---- the provider hooks ---------------------------------------------------------------------
 
 
-def test_reconnect_spec_holds_only_what_differs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_recorded_options_hold_only_what_differs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PRAISONAI_DOCKER_IMAGE", raising=False)
-    assert LocalCompute().reconnect_spec() == {}
-    assert LocalCompute(root=tmp_path, isolate=True).reconnect_spec() == {
+    assert LocalCompute().options.to_record() == {"type": "local"}
+    assert LocalCompute(root=tmp_path, isolate=True).options.to_record() == {
+        "type": "local",
         "root": str(tmp_path),
         "isolate": True,
     }
-    assert DockerCompute().reconnect_spec() == {}
-    assert DockerCompute(image=DEFAULT_IMAGE).reconnect_spec() == {}
-    spec = DockerCompute(image="python:3.12", base_url="tcp://10.0.0.1:2375").reconnect_spec()
-    assert spec == {"base_url": "tcp://10.0.0.1:2375", "image": "python:3.12"}
-    assert DockerCompute(**spec).reconnect_spec() == spec  # round-trips
+    assert DockerCompute().options.to_record() == {"type": "docker"}
+    assert DockerCompute(image=DEFAULT_IMAGE).options.to_record() == {"type": "docker"}
+    options = DockerCompute(image="python:3.12", base_url="tcp://10.0.0.1:2375").options
+    spec = options.to_record()
+    assert spec == {"type": "docker", "base_url": "tcp://10.0.0.1:2375", "image": "python:3.12"}
+    assert provider_for_record("docker", spec).options == options  # round-trips
 
 
 def test_provision_records_then_marks_running_and_shutdown_forgets(home: Path) -> None:
@@ -140,7 +143,7 @@ def test_provision_records_then_marks_running_and_shutdown_forgets(home: Path) -
         assert entry is not None
         assert (entry.provider, entry.spec, entry.state) == (
             "local",
-            {"root": str(home / "elsewhere")},
+            {"type": "local", "root": str(home / "elsewhere")},
             "running",
         )
         assert entry.owner == owner_tag()

@@ -6,6 +6,7 @@ import pytest
 
 from praisonai._errors import ConfigError
 from praisonai.compute.providers.ssh import SSHCompute, SSHHost
+from praisonai.compute.registry import provider_for_record
 
 
 def test_host_strings() -> None:
@@ -32,13 +33,17 @@ def test_bad_settings_are_one_clear_config_error(kwargs: dict[str, object], need
         SSHCompute(**kwargs)  # type: ignore[arg-type]
 
 
-def test_the_reconnect_spec_carries_no_secret() -> None:
+def test_the_recorded_options_carry_no_secret() -> None:
     provider = SSHCompute(
-        host="h", user="u", password="hunter2", key_passphrase="pp", jump={"host": "bastion"}
+        host="h", user="u", password="hunter2", key_passphrase="pp",
+        jump={"host": "bastion", "password": "j1"},
     )
-    spec = provider.reconnect_spec()
-    assert "hunter2" not in repr(spec) and "pp" not in repr(spec)
-    assert SSHCompute(**spec).hosts[0].jump == SSHHost(host="bastion")
+    spec = provider.options.to_record()
+    assert "hunter2" not in repr(spec) and "pp" not in repr(spec) and "j1" not in repr(spec)
+    assert spec == {"type": "ssh", "hosts": [{"host": "h", "user": "u", "jump": {"host": "bastion"}}]}
+    rebuilt = provider_for_record("ssh", spec)
+    assert isinstance(rebuilt, SSHCompute)
+    assert rebuilt.hosts[0] == SSHHost(host="h", user="u", jump=SSHHost(host="bastion"))
 
 
 def test_hosts_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -44,9 +44,17 @@ from praisonai._types import (
 )
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.options import ProviderOptions
 
 _VIRTUAL = PurePosixPath("/workspace")  # the path commands and files use for the workspace
 _SNAPSHOTS = ".snapshots"
+
+
+class FakeOptions(ProviderOptions):
+    """``FakeProvider``'s options: where its instances live (default ``$PRAISONAI_HOME/fake``)."""
+
+    type: Literal["fake"] = "fake"
+    root: str | None = None
 
 
 class FakeProvider(ComputeProvider):
@@ -54,16 +62,18 @@ class FakeProvider(ComputeProvider):
 
     name = "fake"
     capabilities = frozenset({Capability.CAPTURE})
+    options_model = FakeOptions
 
     def __init__(self, *, root: str | os.PathLike[str] | None = None) -> None:
-        self._root = Path(root) if root is not None else None
+        self._root = Path(root).absolute() if root is not None else None
+
+    @property
+    def options(self) -> FakeOptions:
+        return FakeOptions(root=None if self._root is None else str(self._root))
 
     @property
     def root(self) -> Path:
         return self._root or praisonai_home() / "fake"
-
-    def reconnect_spec(self) -> dict[str, Any]:
-        return {} if self._root is None else {"root": str(self._root.absolute())}
 
     # ---- instances ---------------------------------------------------------------------------
 

@@ -20,10 +20,11 @@ import posixpath
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.to_thread
+from pydantic import Field
 
 from praisonai import _limits
 from praisonai._errors import (
@@ -41,6 +42,7 @@ from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
+from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.docker import _capture, _spec
 from praisonai.compute.providers.docker._engine import (
     daemon_down,
@@ -66,10 +68,21 @@ def container_name(instance_id: str) -> str:
     return f"praisonai_{instance_id}"
 
 
+class DockerOptions(ProviderOptions):
+    """``DockerCompute``'s options. ``image`` is the resolved default image; ``base_url`` is
+    recorded only when given, so another process without it reads its own ``$DOCKER_HOST``."""
+
+    type: Literal["docker"] = "docker"
+    image: str = Field(default=DEFAULT_IMAGE, min_length=1)
+    base_url: str | None = None
+    pull: bool = True
+
+
 class DockerCompute(ChannelMixin, ComputeProvider):
     """Instances are containers on the Docker engine named by ``DOCKER_HOST`` (or the default)."""
 
     name = "docker"
+    options_model = DockerOptions
     requires = ("docker",)
     extra = "docker"
     capabilities = CHANNEL_CAPABILITIES | frozenset(
@@ -88,22 +101,20 @@ class DockerCompute(ChannelMixin, ComputeProvider):
     )
 
     def __init__(self, *, image: str | None = None, base_url: str | None = None, pull: bool = True) -> None:
-        """``image`` is the default image; ``pull`` allows pulling a missing public image."""
-        self.default_image = image or os.environ.get("PRAISONAI_DOCKER_IMAGE") or DEFAULT_IMAGE
-        self.pull = pull
-        self._base_url = base_url
+        """``image`` is the default image (else ``$PRAISONAI_DOCKER_IMAGE``, else
+        ``praisonai-sandbox:latest``); ``base_url`` the engine (else ``$DOCKER_HOST``, as the
+        docker CLI does); ``pull`` allows pulling a missing public image."""
+        image = image or os.environ.get("PRAISONAI_DOCKER_IMAGE") or DEFAULT_IMAGE
+        self._options = DockerOptions.parse({"image": image, "base_url": base_url, "pull": pull})
+        self.default_image = self._options.image
+        self.pull = self._options.pull
+        self._base_url = self._options.base_url
         self._api: Any = None
         self._workdirs: dict[str, str] = {}
 
-    def reconnect_spec(self) -> dict[str, Any]:
-        """``base_url`` when given explicitly (otherwise the other process reads its own
-        ``DOCKER_HOST``, as the docker CLI does) and ``image`` when not the default."""
-        spec: dict[str, Any] = {}
-        if self._base_url:
-            spec["base_url"] = self._base_url
-        if self.default_image != DEFAULT_IMAGE:
-            spec["image"] = self.default_image
-        return spec
+    @property
+    def options(self) -> DockerOptions:
+        return self._options
 
     # ---- the engine ------------------------------------------------------------------------
 

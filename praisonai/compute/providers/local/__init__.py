@@ -29,9 +29,10 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Literal
 
 import anyio
+from pydantic import field_validator
 
 from praisonai._errors import (
     InstanceNotFoundError,
@@ -45,6 +46,7 @@ from praisonai.compute import _home_reaper
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport, bwrap_argv
 from praisonai.compute.providers.local._files import copy, read_bytes, write_bytes
 from praisonai.compute.providers.local._process import INSTANCE_MARKER, kill_group, kill_marked, run_process
@@ -80,33 +82,49 @@ class _Instance:
         )
 
 
+class LocalOptions(ProviderOptions):
+    """``LocalCompute``'s options. ``root`` is made absolute (another process may run elsewhere);
+    without it instances live under the process's own ``$PRAISONAI_HOME/local``, next to the
+    ledger that records them."""
+
+    type: Literal["local"] = "local"
+    isolate: bool = False
+    root: Path | None = None
+
+    @field_validator("root", mode="before")
+    @classmethod
+    def _any_path_like(cls, root: object) -> object:
+        return os.fspath(root) if isinstance(root, os.PathLike) else root
+
+    @field_validator("root")
+    @classmethod
+    def _absolute(cls, root: Path | None) -> Path | None:
+        return root.absolute() if root is not None else None
+
+
 class LocalCompute(ChannelMixin, ComputeProvider):
     """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
 
     name = "local"
     capabilities = CHANNEL_CAPABILITIES
+    options_model = LocalOptions
 
     def __init__(self, *, isolate: bool = False, root: str | os.PathLike[str] | None = None) -> None:
-        self.isolate = isolate
-        self._root = Path(root) if root is not None else None
+        self._options = LocalOptions.parse({"isolate": isolate, "root": root})
+        self.isolate = self._options.isolate
+        self._root = self._options.root
         self._known: dict[str, _Instance] = {}
-        if isolate:
+        if self.isolate:
             self.capabilities = CHANNEL_CAPABILITIES | {Capability.ISOLATION, Capability.NETWORK_NONE}
+
+    @property
+    def options(self) -> LocalOptions:
+        return self._options
 
     def unavailable_reason(self) -> str | None:
         if self.isolate and shutil.which("bwrap") is None:
             return "isolation needs bubblewrap, which is not installed (apt-get install bubblewrap)"
         return None
-
-    def reconnect_spec(self) -> dict[str, Any]:
-        """``root`` when given explicitly (else the other process's ``$PRAISONAI_HOME/local``,
-        where its ledger also lives) and ``isolate`` when on."""
-        spec: dict[str, Any] = {}
-        if self._root is not None:
-            spec["root"] = str(self._root.absolute())  # another process may run elsewhere
-        if self.isolate:
-            spec["isolate"] = True
-        return spec
 
     @property
     def root(self) -> Path:

@@ -28,7 +28,7 @@ import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import ValidationError
 
@@ -46,6 +46,7 @@ from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED
+from praisonai.compute.options import ProviderOptions, problems
 from praisonai.compute.providers.ssh import _files
 from praisonai.compute.providers.ssh._connect import SSHHost
 from praisonai.compute.providers.ssh._link import HostLink, SSHChannelTransport
@@ -95,6 +96,15 @@ class _Place:
         )
 
 
+class SSHOptions(ProviderOptions):
+    """``SSHCompute``'s options: the hosts, resolved (``host=`` and ``PRAISONAI_SSH_*`` become
+    entries here). Passwords and key passphrases are secrets: the ledger leaves them out, and a
+    provider rebuilt from it must be given them again."""
+
+    type: Literal["ssh"] = "ssh"
+    hosts: tuple[SSHHost, ...] = ()
+
+
 class SSHCompute(ChannelMixin, ComputeProvider):
     """Instances on one host or a pool of hosts (provision picks the one with fewest instances).
 
@@ -107,6 +117,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
 
     name = "ssh"
     capabilities = CHANNEL_CAPABILITIES
+    options_model = SSHOptions
     requires = ("paramiko",)
     extra = "ssh"
 
@@ -118,14 +129,16 @@ class SSHCompute(ChannelMixin, ComputeProvider):
         **settings: Any,
     ) -> None:
         try:
-            self.hosts = _hosts(host, hosts, settings)
+            parsed = _hosts(host, hosts, settings)
         except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-            raise ConfigError(f"invalid SSH host settings: {problems}", op="config") from None
+            raise ConfigError(f"invalid SSH host settings: {problems(exc)}", op="config") from None
+        self._options = SSHOptions(hosts=tuple(parsed))
+        self.hosts = list(self._options.hosts)
         self._places: dict[str, _Place] = {}
 
-    def reconnect_spec(self) -> dict[str, Any]:
-        return {"hosts": [h.spec() for h in self.hosts]}
+    @property
+    def options(self) -> SSHOptions:
+        return self._options
 
     def unavailable_reason(self) -> str | None:
         if not self.hosts:

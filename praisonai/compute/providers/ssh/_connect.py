@@ -80,11 +80,6 @@ class SSHHost(BaseModel):
         """How known_hosts names this host: ``host`` on port 22, else ``[host]:port``."""
         return self.host if self.port == 22 else f"[{self.host}]:{self.port}"
 
-    def spec(self) -> dict[str, Any]:
-        """The settings as plain data without secrets: enough to reconnect from another process
-        (a password must then be given again)."""
-        return self.model_dump(mode="json", exclude={"password", "key_passphrase"}, exclude_defaults=True)
-
 
 def connect(host: SSHHost, via: paramiko.Transport | None = None) -> paramiko.Transport:
     """An authenticated transport to ``host`` (through ``via``, the jump host's, when given)."""
