@@ -40,6 +40,7 @@ from praisonai._errors import (
     UnsupportedFeatureError,
 )
 from praisonai._ledger import Ledger, home_tag
+from praisonai._lifetime import Lifetime
 from praisonai._limits import check_timeout
 from praisonai._locks import file_lock
 from praisonai._types import UNSET, Capability, CaptureInfo, ExecResult, InstanceInfo, ProcessInfo, _Unset
@@ -133,8 +134,8 @@ class ComputeProvider(ABC):
 
         The instance is in the ledger (``praisonai._ledger``) from before it is created, as
         "provisioning", then "running"; a failed provision removes the instance and its row.
-        Once provisioned, this process shuts it down when it has been idle for the config's
-        ``idle_timeout_s`` (with ``auto_shutdown``) or has lived ``ttl_s`` (``_reaper``).
+        Once provisioned, this process shuts it down when the config's ``lifetime`` says so:
+        idle too long (with ``auto_shutdown``) or past its ``ttl_s`` (``_reaper``).
 
         Raises:
             ConfigError: the config is invalid, or asks for something this provider cannot do.
@@ -144,10 +145,10 @@ class ComputeProvider(ABC):
         self.check_supported(cfg)
         instance_id = f"{self.name}_{uuid.uuid4().hex[:12]}"
         ledger = Ledger.default()
-        policy = _activity.Policy.of(cfg)
+        lifetime = cfg.lifetime
         try:
-            await self._record(instance_id, policy, ledger)
-            _activity.adopt(instance_id, self, policy, ledger)
+            await self._record(instance_id, lifetime, ledger)
+            _activity.adopt(instance_id, self, lifetime, ledger)
             info = await self._build(instance_id, cfg, self._labels(instance_id, cfg))
             await _off_loop(ledger.mark, instance_id, "running")
         except BaseException:
@@ -155,18 +156,15 @@ class ComputeProvider(ABC):
                 await self._discard(instance_id, ledger)
             raise
         _activity.ready(instance_id)
-        if policy.reaps:
+        if lifetime.reaps:
             _reaper.ensure_running()
         return info
 
-    async def _record(self, instance_id: str, policy: _activity.Policy, ledger: Ledger) -> None:
+    async def _record(self, instance_id: str, lifetime: Lifetime, ledger: Ledger) -> None:
         """The instance's ledger row, written before it exists, so that an instance whose creator
         dies mid-way is still found."""
         spec, owner = self.reconnect_spec(), owner_tag()
-        record = functools.partial(
-            ledger.record, idle_timeout_s=policy.idle_timeout_s, ttl_s=policy.ttl_s,
-            auto_shutdown=policy.auto_shutdown,
-        )  # fmt: skip
+        record = functools.partial(ledger.record, lifetime=lifetime)
         await _off_loop(record, instance_id, self.name, spec, owner, time.time())
 
     async def _discard(self, instance_id: str, ledger: Ledger) -> None:
@@ -275,7 +273,7 @@ class ComputeProvider(ABC):
         ledger = Ledger.default()
         started = time.monotonic()
         try:
-            await self._record(instance_id, _activity.Policy.of(cfg), ledger)
+            await self._record(instance_id, cfg.lifetime, ledger)
             result = await self._run_once(instance_id, cfg, self._labels(instance_id, cfg), request, on_start)
         except BaseException:
             with anyio.CancelScope(shield=True):
