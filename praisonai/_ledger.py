@@ -36,7 +36,7 @@ from typing import Any
 
 from praisonai._errors import HomeUnusableError
 from praisonai._home import praisonai_home, unusable_home
-from praisonai._lifetime import DEFAULT, Lifetime
+from praisonai._lifetime import DEFAULT_LIFETIME, Lifetime
 
 #: How long a call waits for another process's write lock before sqlite raises "database is locked".
 BUSY_TIMEOUT_S = 30.0
@@ -46,11 +46,11 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS instances (
     instance_id TEXT PRIMARY KEY, provider TEXT NOT NULL, spec TEXT NOT NULL, owner TEXT NOT NULL,
     created_at REAL NOT NULL, state TEXT NOT NULL, last_active REAL NOT NULL)"""
 #: Columns added after the first version, with the value rows of older versions get: their
-#: instances were made under ComputeConfig's defaults.
+#: instances were made under ComputeConfig's defaults (a ttl_s of NULL: none).
 _ADDED = (
-    ("idle_timeout_s", f"REAL NOT NULL DEFAULT {DEFAULT.idle_timeout_s}"),
+    ("idle_timeout_s", f"REAL NOT NULL DEFAULT {DEFAULT_LIFETIME.idle_timeout_s}"),
     ("ttl_s", "REAL"),
-    ("auto_shutdown", "INTEGER NOT NULL DEFAULT 1"),
+    ("auto_shutdown", f"INTEGER NOT NULL DEFAULT {int(DEFAULT_LIFETIME.auto_shutdown)}"),
 )
 _COLUMNS = (
     "instance_id, provider, spec, owner, created_at, state, last_active, idle_timeout_s, ttl_s, auto_shutdown"
@@ -76,7 +76,7 @@ class LedgerEntry:
     created_at: float
     state: str
     last_active: float
-    lifetime: Lifetime = DEFAULT
+    lifetime: Lifetime = DEFAULT_LIFETIME
 
     def abandoned(self) -> bool:
         """Whether its provision ended without handing the instance out: it failed (and the
@@ -117,7 +117,7 @@ class Ledger:
         owner: str,
         created_at: float,
         *,
-        lifetime: Lifetime = DEFAULT,
+        lifetime: Lifetime = DEFAULT_LIFETIME,
     ) -> None:
         """Record an instance about to be created, in state ``"provisioning"``, last active at
         ``created_at`` (replaces a row with the same id). ``spec`` must be JSON-able;

@@ -97,4 +97,4 @@ class Lifetime:
 
 
 #: ``ComputeConfig``'s defaults: rows of ledgers written before the policy columns existed get these.
-DEFAULT = Lifetime()
+DEFAULT_LIFETIME = Lifetime()

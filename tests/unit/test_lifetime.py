@@ -18,7 +18,7 @@ import pytest
 
 from praisonai import ComputeConfig, ConfigError
 from praisonai._ledger import Ledger, LedgerEntry
-from praisonai._lifetime import DEFAULT, Lifetime, check_seconds
+from praisonai._lifetime import DEFAULT_LIFETIME, Lifetime, check_seconds
 from praisonai.compute import _activity, _home_reaper, _reaper
 from praisonai.compute.providers.docker._watchdog import watchdog_command
 from praisonai.compute.providers.local import LocalCompute
@@ -48,7 +48,7 @@ def test_reaps_says_whether_anything_ever_stops_the_instance() -> None:
 
 
 def test_the_defaults_are_compute_configs() -> None:
-    assert ComputeConfig().lifetime == DEFAULT == Lifetime() == Lifetime(True, 300, None)
+    assert ComputeConfig().lifetime == DEFAULT_LIFETIME == Lifetime() == Lifetime(True, 300, None)
 
 
 # ---- validation: one check, one wording ---------------------------------------------------------
