@@ -26,15 +26,19 @@ from dataclasses import dataclass
 from praisonai._errors import ConfigError
 from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S
 
+#: The settings measured in seconds, and what ``None`` means for each (``None``: refused).
+_NONE_MEANS: dict[str, str | None] = {"idle_timeout_s": None, "ttl_s": "no limit"}
 
-def check_seconds(name: str, value: object, *, none_means: str | None = None) -> float | None:
-    """``value`` as a number of seconds > 0: the one check of ``idle_timeout_s`` and ``ttl_s``,
-    whoever gives them (``ComputeConfig``, through it ``environment.yaml``, a ledger row).
-    ``none_means`` says what ``None`` means for this setting; without it, ``None`` is refused.
+
+def check_setting(name: str, value: object) -> float | None:
+    """``value`` for the setting ``name`` (``idle_timeout_s`` or ``ttl_s``): a number of
+    seconds > 0, or ``None`` where the setting takes it. The one check of both, whoever gives
+    them (``ComputeConfig``, through it ``environment.yaml``, a ledger row).
 
     Raises:
         ConfigError: a bool, a string, NaN, infinity, zero or less; one sentence naming ``name``.
     """
+    none_means = _NONE_MEANS[name]
     if value is None and none_means is not None:
         return None
     alternative = f", or None for {none_means}" if none_means else ""
@@ -62,8 +66,8 @@ class Lifetime:
         if not isinstance(self.auto_shutdown, bool):
             shown = f"{type(self.auto_shutdown).__name__} {self.auto_shutdown!r}"
             raise ConfigError(f"auto_shutdown must be true or false, not {shown}", op="config")
-        check_seconds("idle_timeout_s", self.idle_timeout_s)
-        check_seconds("ttl_s", self.ttl_s, none_means="no limit")
+        check_setting("idle_timeout_s", self.idle_timeout_s)
+        check_setting("ttl_s", self.ttl_s)
 
     @property
     def idle_limit_s(self) -> float | None:

@@ -11,7 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from praisonai._errors import ConfigError
-from praisonai._lifetime import Lifetime, check_seconds
+from praisonai._lifetime import Lifetime, check_setting
 from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S, SETUP_TIMEOUT_S, check_timeout
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -125,8 +125,7 @@ class ComputeConfig(BaseModel):
     @field_validator("idle_timeout_s", "ttl_s", mode="before")
     @classmethod
     def _lifetime_seconds(cls, value: object, info: ValidationInfo) -> object:
-        name = str(info.field_name)  # refuses True and "5" too, like setup_timeout_s; the rule is Lifetime's
-        check_seconds(name, value, none_means="no limit" if name == "ttl_s" else None)
+        check_setting(str(info.field_name), value)  # refuses True and "5" too, like setup_timeout_s
         return value
 
     @field_validator("setup_timeout_s", mode="before")

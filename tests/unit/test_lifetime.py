@@ -18,7 +18,7 @@ import pytest
 
 from praisonai import ComputeConfig, ConfigError
 from praisonai._ledger import Ledger, LedgerEntry
-from praisonai._lifetime import DEFAULT_LIFETIME, Lifetime, check_seconds
+from praisonai._lifetime import DEFAULT_LIFETIME, Lifetime, check_setting
 from praisonai.compute import _activity, _home_reaper, _reaper
 from praisonai.compute.providers.docker._watchdog import watchdog_command
 from praisonai.compute.providers.local import LocalCompute
@@ -82,7 +82,7 @@ def test_compute_config_validates_through_the_same_check() -> None:
     with pytest.raises(ConfigError, match=r"ttl_s must be a number of seconds, or None for no limit, not bo"):
         ComputeConfig.coerce({"ttl_s": True})  # once taken for a 1 s ttl
     assert ComputeConfig.coerce({"ttl_s": None, "idle_timeout_s": 7}).lifetime == Lifetime(True, 7)
-    assert check_seconds("ttl_s", None, none_means="no limit") is None
+    assert check_setting("ttl_s", None) is None and check_setting("idle_timeout_s", 5) == 5.0
 
 
 def test_the_environment_file_reports_the_rule_under_its_own_key(tmp_path: Path) -> None:
