@@ -7,10 +7,11 @@ the provider in another process, in its ``spec`` column: the provider's options 
 (``ComputeProvider.options.to_record()``, with a ``type``; rows of older versions lack it), never
 secrets. ``ps``, ``stop`` and ``gc`` read it and reconcile it with each provider's own list.
 
-A row also holds the instance's lifecycle policy (``idle_timeout_s``, ``ttl_s``,
-``auto_shutdown``) and its last activity, which ``praisonai.compute._activity`` stamps at most
-every couple of seconds per instance, so that ``gc`` can tell an abandoned idle instance from a
-busy one. Files written by older versions gain those columns on first open.
+A row also holds the instance's :class:`~praisonai._lifetime.Lifetime` (columns ``auto_shutdown``,
+``idle_timeout_s``, ``ttl_s``: the same names) and its last activity, which
+``praisonai.compute._activity`` stamps at most every couple of seconds per instance, so that ``gc``
+can tell an abandoned idle instance from a busy one. Files written by older versions gain those
+columns on first open.
 
 A ledger that cannot be used raises ``HomeUnusableError`` naming the file and what to do. A file
 that is not a database (or is damaged) is never overwritten nor moved: like a database server,
@@ -36,7 +37,7 @@ from typing import Any
 
 from praisonai._errors import HomeUnusableError
 from praisonai._home import praisonai_home, unusable_home
-from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S
+from praisonai._lifetime import DEFAULT_LIFETIME, Lifetime
 
 #: How long a call waits for another process's write lock before sqlite raises "database is locked".
 BUSY_TIMEOUT_S = 30.0
@@ -46,11 +47,11 @@ _SCHEMA = """CREATE TABLE IF NOT EXISTS instances (
     instance_id TEXT PRIMARY KEY, provider TEXT NOT NULL, spec TEXT NOT NULL, owner TEXT NOT NULL,
     created_at REAL NOT NULL, state TEXT NOT NULL, last_active REAL NOT NULL)"""
 #: Columns added after the first version, with the value rows of older versions get: their
-#: instances were made under ComputeConfig's defaults.
+#: instances were made under ComputeConfig's defaults (a ttl_s of NULL: none).
 _ADDED = (
-    ("idle_timeout_s", f"REAL NOT NULL DEFAULT {DEFAULT_IDLE_TIMEOUT_S}"),
+    ("idle_timeout_s", f"REAL NOT NULL DEFAULT {DEFAULT_LIFETIME.idle_timeout_s}"),
     ("ttl_s", "REAL"),
-    ("auto_shutdown", "INTEGER NOT NULL DEFAULT 1"),
+    ("auto_shutdown", f"INTEGER NOT NULL DEFAULT {int(DEFAULT_LIFETIME.auto_shutdown)}"),
 )
 _COLUMNS = (
     "instance_id, provider, spec, owner, created_at, state, last_active, idle_timeout_s, ttl_s, auto_shutdown"
@@ -65,9 +66,8 @@ class LedgerEntry:
     ``"running"``; ``"failed"`` when the provision failed and what it made could not be removed
     (its engine stopped answering): ``stop`` and ``gc`` clear such a row. ``owner`` is
     ``user@host:pid`` of the creating process. ``last_active`` is the wall-clock time of the last
-    activity any process of this home stamped (at most a few seconds stale). The policy fields
-    are the instance's config: idle seconds before it stops (when ``auto_shutdown``) and its
-    lifetime cap (``None``: none).
+    activity any process of this home stamped (at most a few seconds stale). ``lifetime`` is
+    the instance's idle/ttl policy, as its config gave it.
     """
 
     instance_id: str
@@ -77,9 +77,7 @@ class LedgerEntry:
     created_at: float
     state: str
     last_active: float
-    idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S
-    ttl_s: float | None = None
-    auto_shutdown: bool = True
+    lifetime: Lifetime = DEFAULT_LIFETIME
 
     def abandoned(self) -> bool:
         """Whether its provision ended without handing the instance out: it failed (and the
@@ -120,9 +118,7 @@ class Ledger:
         owner: str,
         created_at: float,
         *,
-        idle_timeout_s: float = DEFAULT_IDLE_TIMEOUT_S,
-        ttl_s: float | None = None,
-        auto_shutdown: bool = True,
+        lifetime: Lifetime = DEFAULT_LIFETIME,
     ) -> None:
         """Record an instance about to be created, in state ``"provisioning"``, last active at
         ``created_at`` (replaces a row with the same id). ``spec`` must be JSON-able;
@@ -132,7 +128,7 @@ class Ledger:
             f"INSERT OR REPLACE INTO instances ({_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, 'provisioning', ?, ?, ?, ?)",
             instance_id, provider, spec_json, owner, created_at, created_at,
-            idle_timeout_s, ttl_s, int(auto_shutdown),
+            lifetime.idle_timeout_s, lifetime.ttl_s, int(lifetime.auto_shutdown),
         )  # fmt: skip
 
     def mark(self, instance_id: str, state: str) -> None:
@@ -288,15 +284,16 @@ def _migrate(db: sqlite3.Connection) -> None:
 
 
 def _entry(row: tuple[Any, ...]) -> LedgerEntry:
-    """The row as an entry; ``ValueError`` saying which field is damaged."""
+    """The row as an entry; ``ValueError`` saying which field is damaged (the lifetime's
+    columns are checked by ``Lifetime`` itself)."""
     instance_id, provider, spec, owner, created_at, state, last_active, idle, ttl, auto = row
     texts = {"instance_id": instance_id, "provider": provider, "owner": owner, "state": state}
-    numbers = {"created_at": created_at, "last_active": last_active, "idle_timeout_s": idle}
+    numbers = {"created_at": created_at, "last_active": last_active}
     for name, value in texts.items():
         if not isinstance(value, str):
             raise ValueError(f"{name} is not text")
-    for name, value in {**numbers, "ttl_s": ttl}.items():
-        if not isinstance(value, (int, float)) and not (name == "ttl_s" and value is None):
+    for name, value in numbers.items():
+        if not isinstance(value, (int, float)):
             raise ValueError(f"{name} is not a number")
     try:
         parsed = json.loads(spec)
@@ -304,9 +301,8 @@ def _entry(row: tuple[Any, ...]) -> LedgerEntry:
         raise ValueError(f"its spec is not JSON ({exc})") from None
     if not isinstance(parsed, dict):
         raise ValueError("its spec is not a JSON object")
-    return LedgerEntry(
-        instance_id, provider, parsed, owner, created_at, state, last_active, idle, ttl, bool(auto)
-    )
+    lifetime = Lifetime(bool(auto), idle, ttl)
+    return LedgerEntry(instance_id, provider, parsed, owner, created_at, state, last_active, lifetime)
 
 
 def home_tag(home: Path | None = None) -> str:

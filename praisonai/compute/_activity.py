@@ -24,33 +24,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 from praisonai._errors import InstanceNotFoundError
+from praisonai._lifetime import Lifetime
 from praisonai.runtime.transport import Receiver, Transport
 
 if TYPE_CHECKING:
     from praisonai._ledger import Ledger
     from praisonai.compute.base import ComputeProvider
-    from praisonai.compute.config import ComputeConfig
     from praisonai.runtime.session import ShellSession
-
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    """When an instance stops by itself: idle for ``idle_timeout_s`` (only with ``auto_shutdown``),
-    or ``ttl_s`` after it was created however busy it is (``None``: never)."""
-
-    auto_shutdown: bool
-    idle_timeout_s: float
-    ttl_s: float | None
-
-    @classmethod
-    def of(cls, cfg: ComputeConfig) -> Policy:
-        ttl = None if cfg.ttl_s is None else float(cfg.ttl_s)
-        return cls(cfg.auto_shutdown, float(cfg.idle_timeout_s), ttl)
-
-    @property
-    def reaps(self) -> bool:
-        """Whether anything ever stops the instance by itself."""
-        return self.auto_shutdown or self.ttl_s is not None
 
 
 @dataclass(slots=True)
@@ -58,7 +38,7 @@ class Owned:
     """What this process needs to shut down an instance it provisioned."""
 
     provider: ComputeProvider
-    policy: Policy
+    lifetime: Lifetime
     ledger: Ledger
     created: float  # monotonic
     ready: bool = False  # provisioned: until then the provision itself decides its fate
@@ -143,11 +123,11 @@ def reaped(instance_id: str, why: str) -> None:
             del _reaped[next(iter(_reaped))]
 
 
-def adopt(instance_id: str, provider: ComputeProvider, policy: Policy, ledger: Ledger) -> None:
-    """This process is provisioning the instance: once :func:`ready`, shut it down when idle or
-    expired under ``policy``, with ``provider``, and stamp its activity into ``ledger``."""
+def adopt(instance_id: str, provider: ComputeProvider, lifetime: Lifetime, ledger: Ledger) -> None:
+    """This process is provisioning the instance: once :func:`ready`, shut it down when
+    ``lifetime`` says so, with ``provider``, and stamp its activity into ``ledger``."""
     tracked = _tracked.get(instance_id) or _track(instance_id)
-    tracked.owned = Owned(provider, policy, ledger, time.monotonic())
+    tracked.owned = Owned(provider, lifetime, ledger, time.monotonic())
 
 
 def ready(instance_id: str) -> None:

@@ -1,15 +1,15 @@
 """The home's reaper: a small detached process that stops local and SSH instances whose owner died.
 
 A docker instance stops itself (its watchdog, ``channel/watchdog.sh``); a local workspace or an
-SSH host has nothing inside that could. So a process that provisions one with a lifecycle policy
-(``auto_shutdown`` or ``ttl_s``) makes sure that this process runs for its home (``ensure_running``),
+SSH host has nothing inside that could. So a process that provisions one whose ``Lifetime`` ever
+stops it (``reaps``) makes sure that this process runs for its home (``ensure_running``),
 and any praisonai process of the home starts it again when it finds rows to watch and no reaper
 (after a reboot, say). One per home, by a ``flock`` on ``$PRAISONAI_HOME/locks/home-reaper.lock``
 (which holds its pid). Every ``POLL_S`` it reads the ledger and shuts down, with the provider
 rebuilt from the row's spec, each watched instance whose creating process is gone (on this host)
-and that has been idle for its ``idle_timeout_s`` (with ``auto_shutdown``) or lived ``ttl_s``:
-the rule ``gc`` applies, applied without anyone running ``gc``. While the owner lives, the owner's
-own in-process reaper decides. The process exits when its home has nothing left to watch, or is gone.
+and whose row's ``Lifetime`` says it expired (:func:`orphan_reason`): the rule ``gc`` applies,
+applied without anyone running ``gc``. While the owner lives, the owner's own in-process reaper
+decides. The process exits when its home has nothing left to watch, or is gone.
 
 Time is measured on this process's monotonic clock, so stepping the wall clock changes nothing:
 a row's wall-clock stamps are read once, when the row is first seen (a stamp in the future counts
@@ -126,8 +126,8 @@ def _spawn(home: Path, lock: int) -> None:
 
 
 def _watched(entries: list[LedgerEntry]) -> list[LedgerEntry]:
-    """The rows this process looks after: watched providers with a policy that ever stops them."""
-    return [e for e in entries if e.provider in WATCHED and (e.auto_shutdown or e.ttl_s is not None)]
+    """The rows this process looks after: watched providers whose lifetime ever stops them."""
+    return [e for e in entries if e.provider in WATCHED and e.lifetime.reaps]
 
 
 @dataclass(slots=True)
@@ -154,15 +154,12 @@ class Seen:
 
 def orphan_reason(entry: LedgerEntry, *, idle_s: float, age_s: float) -> str | None:
     """Why the instance of ``entry`` must go now that it has been idle ``idle_s`` seconds and
-    lived ``age_s``, or ``None``: only when its creating process (on this host) is gone."""
+    lived ``age_s`` (its lifetime expired), or ``None``: only when its creating process (on this
+    host) is gone. ``gc`` applies the same rule."""
     if entry.owner_alive() is not False:  # alive (it reaps for itself), or on another host
         return None
-    if entry.ttl_s is not None and age_s >= entry.ttl_s:
-        return f"its creator {entry.owner} is gone and its ttl of {entry.ttl_s:g}s passed"
-    if entry.auto_shutdown and idle_s >= entry.idle_timeout_s:
-        limit = f"idle_timeout_s={entry.idle_timeout_s:g}"
-        return f"its creator {entry.owner} is gone and it was idle {idle_s:.0f}s ({limit})"
-    return None
+    why = entry.lifetime.expired(idle_s=idle_s, age_s=age_s)
+    return None if why is None else f"its creator {entry.owner} is gone and it was {why}"
 
 
 # ---- the process -------------------------------------------------------------------------------

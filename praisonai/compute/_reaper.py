@@ -2,9 +2,9 @@
 
 Every ``TICK_S`` it (1) writes changed activity stamps (``_activity``) to the ledger, each
 instance at most every ``FLUSH_EVERY_S``, so ``gc`` in another process sees how long an instance
-has really been idle; and (2) shuts down each instance this process provisioned that is past its
-``ttl_s``, or (with ``auto_shutdown``) has had no activity here or in the ledger for
-``idle_timeout_s`` and nothing in flight. Shutdowns run through the portal, with the provider's
+has really been idle; and (2) shuts down each instance this process provisioned that its
+``Lifetime`` (``praisonai._lifetime``) says must stop: past its ttl, or past its idle limit with no
+activity here or in the ledger and nothing in flight. Shutdowns run through the portal, with the provider's
 own idempotent ``shutdown``, so a user's shutdown at the same moment is harmless.
 
 The thread starts on first use (a provision or a first call on any instance), is a daemon (it
@@ -135,20 +135,22 @@ def reason_to_stop(instance_id: str, entry: Tracked, now: float, *, ledger: bool
     owned = entry.owned
     if owned is None or not owned.ready or now < owned.retry_at:
         return None
-    policy = owned.policy
-    if policy.ttl_s is not None and now - owned.created >= policy.ttl_s:
-        return f"its ttl of {policy.ttl_s:g}s passed"
-    if not policy.auto_shutdown or entry.busy() or now - entry.last < policy.idle_timeout_s:
+    lifetime = owned.lifetime
+    past_ttl = lifetime.past_ttl(now - owned.created)
+    if past_ttl is not None:  # however busy
+        return past_ttl
+    why = lifetime.idle_too_long(now - entry.last)
+    if why is None or entry.busy():
         return None
     # Idle here; another process of this home may have used it meanwhile (its stamps are in the ledger).
     row = owned.ledger.get(instance_id) if ledger else None
     if row is not None:
         elsewhere = _activity_elsewhere(entry, row.last_active, now)
-        if elsewhere is not None and now - elsewhere < policy.idle_timeout_s:
+        if elsewhere is not None and lifetime.idle_too_long(now - elsewhere) is None:
             entry.last = max(entry.last, elsewhere)
             entry.flushed_last = max(entry.flushed_last, entry.last)  # it is the ledger's already
             return None
-    return f"idle for {now - entry.last:.0f}s (idle_timeout_s={policy.idle_timeout_s:g})"
+    return why
 
 
 def _activity_elsewhere(entry: Tracked, stamp: float, now: float) -> float | None:

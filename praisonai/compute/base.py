@@ -160,8 +160,8 @@ class ComputeProvider(ABC):
 
         The instance is in the ledger (``praisonai._ledger``) from before it is created, as
         "provisioning", then "running"; a failed provision removes the instance and its row.
-        Once provisioned, this process shuts it down when it has been idle for the config's
-        ``idle_timeout_s`` (with ``auto_shutdown``) or has lived ``ttl_s`` (``_reaper``).
+        Once provisioned, this process shuts it down when the config's ``lifetime`` says so:
+        idle too long (with ``auto_shutdown``) or past its ``ttl_s`` (``_reaper``).
 
         Raises:
             ConfigError: the config is invalid, or asks for something this provider cannot do.

@@ -8,10 +8,11 @@ import json
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from praisonai._errors import ConfigError
-from praisonai._limits import SETUP_TIMEOUT_S, check_timeout
+from praisonai._lifetime import Lifetime, check_setting
+from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S, SETUP_TIMEOUT_S, check_timeout
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # PEP 508-ish: a name, optional extras and version specifiers or a URL. No leading dash, no spaces,
@@ -72,10 +73,12 @@ class ComputeConfig(BaseModel):
     """``"none"`` cuts the instance off every network; ``{"allow": [hosts]}`` keeps only those."""
     auto_shutdown: bool = True
     """Stop the instance when it has been idle for ``idle_timeout_s``."""
-    idle_timeout_s: int = Field(default=300, gt=0)
-    """Seconds without exec or file activity before an idle instance stops."""
-    ttl_s: int | None = Field(default=None, gt=0)
-    """Seconds after which the instance stops however busy it is (``None``: no limit)."""
+    idle_timeout_s: int = DEFAULT_IDLE_TIMEOUT_S
+    """Seconds without exec or file activity before an idle instance stops (with ``auto_shutdown``).
+    The environment file's ``idle_timeout``."""
+    ttl_s: int | None = None
+    """Seconds after which the instance stops however busy it is (``None``: no limit). The
+    environment file's ``ttl``. These three fields are read together as :attr:`lifetime`."""
     setup_timeout_s: float | None = SETUP_TIMEOUT_S
     """Seconds each package install and each setup or refresh command may run before provisioning
     fails (default 900; ``None``: no limit). The environment file's ``setup_timeout``."""
@@ -119,6 +122,12 @@ class ComputeConfig(BaseModel):
                 raise ValueError(f"mount {spec!r}: the mode must be 'ro' or 'rw'")
         return mounts
 
+    @field_validator("idle_timeout_s", "ttl_s", mode="before")
+    @classmethod
+    def _lifetime_seconds(cls, value: object, info: ValidationInfo) -> object:
+        check_setting(str(info.field_name), value)  # refuses True and "5" too, like setup_timeout_s
+        return value
+
     @field_validator("setup_timeout_s", mode="before")
     @classmethod
     def _setup_timeout(cls, value: object) -> object:
@@ -131,6 +140,12 @@ class ComputeConfig(BaseModel):
             if not _LABEL_KEY.match(key):
                 raise ValueError(f"label key {key!r} must be lower-case letters, digits, . _ - /")
         return labels
+
+    @property
+    def lifetime(self) -> Lifetime:
+        """When the instance stops by itself: ``auto_shutdown``, ``idle_timeout_s`` and ``ttl_s``
+        as the one policy value every reaper, the ledger row and docker's watchdog read."""
+        return Lifetime(self.auto_shutdown, self.idle_timeout_s, self.ttl_s)
 
     @classmethod
     def coerce(cls, value: object = None) -> ComputeConfig:

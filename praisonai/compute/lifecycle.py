@@ -28,6 +28,7 @@ import anyio.to_thread
 
 from praisonai._errors import HomeUnusableError, ProvisionError
 from praisonai._ledger import Ledger, home_tag
+from praisonai._lifetime import Lifetime
 from praisonai._locks import file_lock
 from praisonai._types import Capability, ExecResult, InstanceInfo
 from praisonai.compute import _activity, _reaper
@@ -60,10 +61,10 @@ async def provision(provider: ComputeProvider, cfg: ComputeConfig) -> InstanceIn
     reaper, :func:`build`, "running"; on any failure (or cancellation) the instance and its row go."""
     instance_id = new_instance_id(provider.name)
     ledger = Ledger.default()
-    policy = _activity.Policy.of(cfg)
+    lifetime = cfg.lifetime
     try:
-        await record(provider, instance_id, policy, ledger)
-        _activity.adopt(instance_id, provider, policy, ledger)
+        await record(provider, instance_id, lifetime, ledger)
+        _activity.adopt(instance_id, provider, lifetime, ledger)
         info = await build(provider, instance_id, cfg, labels(provider.name, instance_id, cfg))
         await _off_loop(ledger.mark, instance_id, "running")
     except BaseException:
@@ -71,7 +72,7 @@ async def provision(provider: ComputeProvider, cfg: ComputeConfig) -> InstanceIn
             await discard(provider, instance_id, ledger)
         raise
     _activity.ready(instance_id)
-    if policy.reaps:
+    if lifetime.reaps:
         _reaper.ensure_running()
     return info
 
@@ -89,7 +90,7 @@ async def run_once(
     ledger = Ledger.default()
     started = time.monotonic()
     try:
-        await record(provider, instance_id, _activity.Policy.of(cfg), ledger)
+        await record(provider, instance_id, cfg.lifetime, ledger)
         result = await provider._run_once(
             instance_id, cfg, labels(provider.name, instance_id, cfg), request, on_start
         )
@@ -112,15 +113,12 @@ async def forget(instance_id: str) -> None:
 
 
 async def record(
-    provider: ComputeProvider, instance_id: str, policy: _activity.Policy, ledger: Ledger
+    provider: ComputeProvider, instance_id: str, lifetime: Lifetime, ledger: Ledger
 ) -> None:
     """The instance's ledger row, written before it exists, so that an instance whose creator
     dies mid-way is still found."""
     spec, owner = provider.options.to_record(), owner_tag()
-    write = functools.partial(
-        ledger.record, idle_timeout_s=policy.idle_timeout_s, ttl_s=policy.ttl_s,
-        auto_shutdown=policy.auto_shutdown,
-    )  # fmt: skip
+    write = functools.partial(ledger.record, lifetime=lifetime)
     await _off_loop(write, instance_id, provider.name, spec, owner, time.time())
 
 

@@ -21,6 +21,7 @@ import praisonai
 from praisonai import _portal
 from praisonai._errors import ExecError, InstanceNotFoundError
 from praisonai._ledger import Ledger, home_tag
+from praisonai._lifetime import Lifetime
 from praisonai.compute import _activity, _reaper
 from praisonai.compute.lifecycle import LABEL_HOME
 from praisonai.compute.providers.docker import DockerCompute, container_name
@@ -211,7 +212,7 @@ def test_flush_stamps_a_busy_instance_as_active_now(tmp_path: Path) -> None:
     ledger.record("local_0000000000aa", "local", {}, "o", 1.0)
     with _activity.in_use("local_0000000000aa"):
         entry = dict(_activity.tracked())["local_0000000000aa"]
-        entry.owned = _activity.Owned(LocalCompute(), _activity.Policy(True, 300.0, None), ledger, 0.0)
+        entry.owned = _activity.Owned(LocalCompute(), Lifetime(True, 300.0, None), ledger, 0.0)
         entry.last -= 100  # started long ago, still running
         _reaper.flush([("local_0000000000aa", entry)], time.monotonic())
     _activity.release("local_0000000000aa")
@@ -231,15 +232,15 @@ def test_an_older_ledger_gains_the_policy_columns(tmp_path: Path) -> None:
     old.close()
     ledger = Ledger(path)
     entry = ledger.get("local_1")
-    assert entry is not None and (entry.idle_timeout_s, entry.ttl_s, entry.auto_shutdown) == (300, None, True)
-    ledger.record("local_2", "local", {}, "o", 2.0, idle_timeout_s=5, ttl_s=60, auto_shutdown=False)
+    assert entry is not None and entry.lifetime == Lifetime(auto_shutdown=True, idle_timeout_s=300)
+    ledger.record("local_2", "local", {}, "o", 2.0, lifetime=Lifetime(False, 5, 60))
     entry = ledger.get("local_2")
-    assert entry is not None and (entry.idle_timeout_s, entry.ttl_s, entry.auto_shutdown) == (5, 60, False)
+    assert entry is not None and entry.lifetime == Lifetime(auto_shutdown=False, idle_timeout_s=5, ttl_s=60)
 
 
 @pytest.mark.usefixtures("home")
 def test_provision_records_the_policy(make: Callable[..., Any]) -> None:
     _, instance_id = make(LocalCompute(), idle_timeout_s=42, ttl_s=3600)
     entry = Ledger.default().get(instance_id)
-    assert entry is not None and (entry.idle_timeout_s, entry.ttl_s, entry.auto_shutdown) == (42, 3600, True)
+    assert entry is not None and entry.lifetime == Lifetime(auto_shutdown=True, idle_timeout_s=42, ttl_s=3600)
     assert entry.state == "running"

@@ -186,7 +186,7 @@ class DockerCompute(ChannelMixin, ComputeProvider):
 
         with start_errors(image):
             # The watchdog stops the container itself when idle; auto_remove then removes it.
-            watchdog = watchdog_command(cfg, self._spool(instance_id))
+            watchdog = watchdog_command(cfg.lifetime, self._spool(instance_id))
             await self._new_container(instance_id, cfg, labels, watchdog, image)
             await self._call(self.api.start, container_name(instance_id))
         self._workdirs[instance_id] = cfg.working_dir

@@ -1,8 +1,8 @@
 """The dead-man's switch of a docker instance: its main process (``watchdog.sh``).
 
-The container runs the watchdog instead of ``sleep infinity``; the watchdog exits once nothing
-was active for ``idle_timeout_s`` (with ``auto_shutdown``) or the instance is ``ttl_s`` old, and
-the container, created with ``auto_remove``, is then removed by the engine. So no instance
+The container runs the watchdog instead of ``sleep infinity``; the watchdog exits once the
+instance's ``Lifetime`` says so: nothing was active for its idle limit, or it is ``ttl_s`` old. The
+container, created with ``auto_remove``, is then removed by the engine. So no instance
 outlives its purpose even when its client was SIGKILLed and nothing else ever reaps it.
 
 The watchdog is the instance's own process, so nothing of the user's may break it: it starts
@@ -13,10 +13,11 @@ refuse), and it never ends because a fork failed (see the script).
 
 from __future__ import annotations
 
+import math
 from importlib import resources
 
+from praisonai._lifetime import Lifetime
 from praisonai.compute.base import SYSTEM_PATH
-from praisonai.compute.config import ComputeConfig
 
 WATCHDOG = resources.files("praisonai.compute.providers.docker").joinpath("watchdog.sh").read_text()
 
@@ -45,13 +46,17 @@ _SESSION_GUARD = (
 )
 
 
-def watchdog_command(cfg: ComputeConfig, spool: str) -> list[str]:
-    """The container command that stops the instance by itself under ``cfg``'s policy (0: never).
+def watchdog_command(lifetime: Lifetime, spool: str) -> list[str]:
+    """The container command that stops the instance by itself when ``lifetime`` says so.
     ``spool`` is where the exec helper leaves its activity markers."""
-    idle = cfg.idle_timeout_s if cfg.auto_shutdown else 0
-    ttl = cfg.ttl_s or 0
     name = "praisonai-watchdog"
-    return ["/bin/sh", "-c", _LAUNCH, name, WATCHDOG, name, str(idle), str(ttl), spool]
+    limits = (_whole_seconds(lifetime.idle_limit_s), _whole_seconds(lifetime.ttl_s))
+    return ["/bin/sh", "-c", _LAUNCH, name, WATCHDOG, name, *limits, spool]
+
+
+def _whole_seconds(limit: float | None) -> str:
+    """A limit as watchdog.sh takes it: whole seconds, rounded up (it counts seconds), 0 for none."""
+    return "0" if limit is None else str(math.ceil(limit))
 
 
 def guarded_session(spool: str, argv: list[str]) -> list[str]:

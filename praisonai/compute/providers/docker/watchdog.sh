@@ -1,8 +1,9 @@
 # praisonai watchdog: the main process of a docker instance (under docker-init), POSIX sh.
 # Started by _watchdog.py's launcher, with an environment of its own (the user's env is for their
-# commands), as:  sh -c "<this file>" praisonai-watchdog IDLE_S TTL_S SPOOL
+# commands), as:  sh -c "<this file>" praisonai-watchdog IDLE_TIMEOUT_S TTL_S SPOOL
 # It exits, which stops the container (and docker, told auto_remove, removes it), when nothing
-# was active for IDLE_S seconds (0: never) or the instance has run TTL_S seconds (0: no limit).
+# was active for IDLE_TIMEOUT_S seconds (0: never) or the instance has run TTL_S seconds (0: no
+# limit): the instance's Lifetime (praisonai/_lifetime.py), in whole seconds.
 # So an instance whose client was SIGKILLed still goes away. It looks every second at what the
 # helper (helper.sh) and session shells (session.sh) leave in SPOOL, without forking on their side:
 #   alive           created per request and per session command; consumed (removed) here
@@ -20,7 +21,7 @@
 # with `read -t` where the shell has it (bash, busybox) rather than forking `sleep`, and when the
 # process limit refuses forks it ends the exec that holds the most processes (as the kernel's OOM
 # killer does for memory), so the instance stays usable.
-__w_idle=$1 __w_ttl=$2 __w_s=$3
+__w_idle_timeout_s=$1 __w_ttl_s=$2 __w_s=$3
 umask 077
 __w_try() { command eval "$1" 2>/dev/null; }  # `command`: a failed fork fails it, not the shell
 
@@ -163,14 +164,14 @@ while :; do
   __w_sleep
   __w_now
   __w_pids
-  if [ "$__w_ttl" -gt 0 ] && [ $((__w_t - __w_start)) -ge "$__w_ttl" ]; then exit 0; fi
-  [ "$__w_idle" -gt 0 ] || continue
+  if [ "$__w_ttl_s" -gt 0 ] && [ $((__w_t - __w_start)) -ge "$__w_ttl_s" ]; then exit 0; fi
+  [ "$__w_idle_timeout_s" -gt 0 ] || continue
   if [ -e "$__w_s/alive" ]; then
     __w_try 'rm -f -- "$__w_s/alive"'
     __w_last=$__w_t
   elif __w_busy; then
     __w_last=$__w_t
-  elif [ $((__w_t - __w_last)) -ge "$__w_idle" ]; then
+  elif [ $((__w_t - __w_last)) -ge "$__w_idle_timeout_s" ]; then
     exit 0
   fi
 done

@@ -13,7 +13,7 @@ On disk (``$PRAISONAI_HOME/local/<instance-id>/``): ``instance.json`` (mode 0600
 process can kill what runs.
 
 An instance whose creating process died (SIGKILL, power cut) is shut down by the home's reaper
-process (``_home_reaper``) once it has been idle for its ``idle_timeout_s`` or lived ``ttl_s``.
+process (``_home_reaper``) once its ``Lifetime`` says so (idle too long, or past its ttl).
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         reason = self.unavailable_reason()
         if reason:
             raise ProviderUnavailableError(reason, op="provision")
-        if cfg.auto_shutdown or cfg.ttl_s is not None:  # someone must stop it if this process dies
+        if cfg.lifetime.reaps:  # someone must stop it if this process dies
             await anyio.to_thread.run_sync(_home_reaper.ensure_running)
         inst = _Instance(
             instance_id=instance_id,

@@ -15,7 +15,7 @@ run as the login user. File operations are confined to the workspace by path (sy
 the commands create are not resolved).
 
 An instance whose creating process died is shut down by the home's reaper process
-(``_home_reaper``) once idle for its ``idle_timeout_s`` or past its ``ttl_s``. A host that falls
+(``_home_reaper``) once its ``Lifetime`` says so (idle too long, or past its ttl). A host that falls
 silent is noticed within ``keepalive_s x (keepalive_count + 1)`` seconds (``SSHHost``).
 """
 
@@ -155,7 +155,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         if not self.hosts:
             raise ConfigError(_NO_HOSTS, op="provision")
-        if cfg.auto_shutdown or cfg.ttl_s is not None:  # someone must stop it if this process dies
+        if cfg.lifetime.reaps:  # someone must stop it if this process dies
             await run_blocking(_home_reaper.ensure_running)
         link = await self._least_busy()
         root = await run_blocking(_files.instances_root, link)
