@@ -25,6 +25,7 @@ from praisonai.cli import _output
 from praisonai.compute.capabilities import GOVERNED_FIELDS, needs_of
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import ALIASES, available_providers, provider_class, resolve_compute
+from praisonai.sandbox import AsyncSandbox, provisioning
 from praisonai.sandbox.environment import (
     ENVIRONMENT_FILE,
     EffectiveConfig,
@@ -271,9 +272,8 @@ ComputeOpt = Annotated[
 def build(path: PathArg = None, compute: ComputeOpt = None) -> None:
     """Provision the definition once so that its capture exists: later starts skip packages and
     setup and run only refresh. Nothing to do when the capture is there already."""
-    effective = effective_config(path=_locate(path))
-    provider = resolve_compute(compute or effective.backend)
-    config, definition = effective.config, effective.config.definition_hash()
+    chosen = provisioning.plan(compute or None, environment=_locate(path))
+    provider, config, definition = chosen.provider, chosen.config, chosen.config.definition_hash()
     if Capability.CAPTURE not in provider.capabilities:
         raise ConfigError(
             f"the {provider.provider_name} provider cannot capture instances; try --compute docker"
@@ -289,8 +289,8 @@ def build(path: PathArg = None, compute: ComputeOpt = None) -> None:
         return
     started = time.monotonic()
     with _output.progress(f"building capture {tag}: packages and setup"):
-        info = _portal.call(provider.provision, config)
-        _portal.call(provider.shutdown, info.instance_id)
+        sandbox = _portal.call(AsyncSandbox.from_plan, chosen)
+        _portal.call(sandbox.close)
     print(f"captured {tag} for definition {definition} in {time.monotonic() - started:.1f}s")
 
 
