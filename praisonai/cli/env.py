@@ -22,8 +22,10 @@ from praisonai import _portal
 from praisonai._errors import ConfigError, MissingDependencyError
 from praisonai._types import Capability
 from praisonai.cli import _output
+from praisonai.compute.capabilities import GOVERNED_FIELDS, needs_of
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import ALIASES, available_providers, provider_class, resolve_compute
+from praisonai.sandbox import AsyncSandbox, provisioning
 from praisonai.sandbox.environment import (
     ENVIRONMENT_FILE,
     EffectiveConfig,
@@ -127,21 +129,14 @@ class ProviderPlan:
         }
 
 
-#: Fields a provider honours only with a capability; otherwise provisioning refuses them.
-_NEEDS = {
-    "image": (Capability.IMAGE, "starts from this image"),
-    "packages": (Capability.PACKAGES, "installed inside the instance at start, each name quoted"),
-    "resources.cpu": (Capability.CPU_LIMIT, "a CPU limit on the instance"),
-    "resources.memory_mb": (Capability.MEMORY_LIMIT, "a memory ceiling on the instance"),
-    "resources.gpu": (Capability.GPU, "GPUs attached to the instance"),
-    "resources.disk": (Capability.DISK_LIMIT, "a disk ceiling on the instance"),
-    "mount_paths": (Capability.MOUNTS, "host paths bound into the instance"),
-}
 #: Fields every provider honours the same way: they are commands and settings inside the instance.
+#: Those that need a capability come from ``praisonai.compute.capabilities`` (the table provisioning
+#: refuses by), so that this plan and provisioning always agree.
 _EVERYWHERE = {
     "setup": "runs inside the instance after packages",
     "env": "set for every command",
     "working_dir": "commands start there",
+    "setup_timeout": "a time limit on each package install and setup or refresh command",
 }
 
 
@@ -151,50 +146,55 @@ def _plan_provider(name: str, definition: EnvironmentDefinition) -> ProviderPlan
     except MissingDependencyError as exc:
         return ProviderPlan(name, [], unavailable=str(exc))
     # Class-level capabilities: what a provider built with default arguments declares.
-    return ProviderPlan(cls.name, [_support(k, v, cls.name, cls.capabilities) for k, v in _used(definition)])
+    rows = [_support(k, v, alone, cls.name, cls.capabilities) for k, v, alone in _used(definition)]
+    return ProviderPlan(cls.name, rows)
 
 
-def _used(definition: EnvironmentDefinition) -> list[tuple[str, Any]]:
-    """The fields the file sets, in schema order, ``resources`` spelled out."""
-    used: list[tuple[str, Any]] = []
+def _used(definition: EnvironmentDefinition) -> list[tuple[str, Any, dict[str, Any]]]:
+    """The fields the file sets, in schema order, ``resources`` spelled out, each with the
+    ``ComputeConfig`` fields it sets on its own (the file's own mapping, not a copy of it)."""
+    used: list[tuple[str, Any, dict[str, Any]]] = []
     for key in EnvironmentDefinition.model_fields:
         value = getattr(definition, key)
         if key == "resources" and value is not None:
-            used += [(f"resources.{k}", v) for k, v in value if v is not None]
+            for sub, v in value:
+                if v is not None:
+                    only = value.model_copy(update={k: v if k == sub else None for k, _ in value})
+                    used.append((f"resources.{sub}", v, _alone(definition, key, only)))
         elif value is not None:
-            used.append((key, value))
+            used.append((key, value, _alone(definition, key, value)))
     return used
 
 
-def _support(field: str, value: Any, provider: str, caps: frozenset[Capability]) -> FieldSupport:
-    if field in _NEEDS:
-        capability, how = _NEEDS[field]
-        if capability in caps:
-            return FieldSupport(field, "native", how)
-        return FieldSupport(field, "unsupported", f"no {capability.value} capability")
+def _alone(definition: EnvironmentDefinition, key: str, value: Any) -> dict[str, Any]:
+    """The ``ComputeConfig`` fields that ``key: value`` would set as the file's only key."""
+    update = dict.fromkeys(EnvironmentDefinition.model_fields) | {key: value}
+    return definition.model_copy(update=update).config_fields()
+
+
+def _support(
+    field: str, value: Any, alone: dict[str, Any], provider: str, caps: frozenset[Capability]
+) -> FieldSupport:
+    needs = needs_of(ComputeConfig.coerce(alone))
+    missing = [n for n in needs if n.capability not in caps]
+    if missing:
+        return FieldSupport(field, "unsupported", f"no {missing[0].capability.value} capability")
+    if needs:
+        return FieldSupport(field, "native", needs[0].purpose)
+    if GOVERNED_FIELDS & set(alone):  # e.g. network: unrestricted, which asks for nothing
+        return FieldSupport(field, "native", "the default")
     if field in _EVERYWHERE:
         return FieldSupport(field, "native", _EVERYWHERE[field])
-    if field == "network":
-        return _network_support(value, caps)
     if field in ("idle_timeout", "ttl"):
         if Capability.SELF_STOP in caps:  # a dead-man's switch inside the instance
             return FieldSupport(field, "native", "the instance stops itself, even if this process dies")
         return FieldSupport(field, "emulated", "stopped by the reaper of a running praisonai process")
     if field in ("capture", "refresh"):
         return _capture_support(field, value, caps)
-    named = value.strip().lower()
+    named = str(value).strip().lower()  # backend
     if ALIASES.get(named, named) == provider:
         return FieldSupport(field, "info", "chosen when no --compute is given")
     return FieldSupport(field, "info", f"the file names {value}")
-
-
-def _network_support(value: Any, caps: frozenset[Capability]) -> FieldSupport:
-    if value == "unrestricted":
-        return FieldSupport("network", "native", "the default")
-    capability = Capability.NETWORK_NONE if value == "none" else Capability.NETWORK_ALLOWLIST
-    if capability in caps:
-        return FieldSupport("network", "native", "enforced on the instance")
-    return FieldSupport("network", "unsupported", f"no {capability.value} capability")
 
 
 def _capture_support(field: str, value: Any, caps: frozenset[Capability]) -> FieldSupport:
@@ -272,9 +272,8 @@ ComputeOpt = Annotated[
 def build(path: PathArg = None, compute: ComputeOpt = None) -> None:
     """Provision the definition once so that its capture exists: later starts skip packages and
     setup and run only refresh. Nothing to do when the capture is there already."""
-    effective = effective_config(path=_locate(path))
-    provider = resolve_compute(compute or effective.backend)
-    config, definition = effective.config, effective.config.definition_hash()
+    chosen = provisioning.plan(compute or None, environment=_locate(path))
+    provider, config, definition = chosen.provider, chosen.config, chosen.config.definition_hash()
     if Capability.CAPTURE not in provider.capabilities:
         raise ConfigError(
             f"the {provider.provider_name} provider cannot capture instances; try --compute docker"
@@ -290,8 +289,8 @@ def build(path: PathArg = None, compute: ComputeOpt = None) -> None:
         return
     started = time.monotonic()
     with _output.progress(f"building capture {tag}: packages and setup"):
-        info = _portal.call(provider.provision, config)
-        _portal.call(provider.shutdown, info.instance_id)
+        sandbox = _portal.call(AsyncSandbox.from_plan, chosen)
+        _portal.call(sandbox.close)
     print(f"captured {tag} for definition {definition} in {time.monotonic() - started:.1f}s")
 
 

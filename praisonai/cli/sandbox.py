@@ -28,11 +28,11 @@ from praisonai import _portal
 from praisonai._errors import ConfigError
 from praisonai._limits import check_timeout
 from praisonai.cli import _output
-from praisonai.compute.config import ComputeConfig
 
 if TYPE_CHECKING:
     from praisonai._types import ExecResult
     from praisonai.compute.base import ComputeProvider
+    from praisonai.sandbox.provisioning import ProvisionPlan
 
 T = TypeVar("T")
 
@@ -106,19 +106,16 @@ def run(
         fields["image"] = image
     stdin = _piped_stdin()
 
-    from praisonai.compute.registry import resolve_compute
-    from praisonai.sandbox.environment import effective_config, shown_path
+    from praisonai.sandbox.environment import shown_path
+    from praisonai.sandbox.provisioning import plan
 
-    effective = effective_config(fields, path=environment, use_file=not no_environment)
-    name = compute if compute is not None else effective.backend
-    if name is None or name.strip().lower() in ("docker", "container"):  # None: docker is tried first
-        _load_docker_sdk()  # before the provider imports it with paramiko
-    provider = resolve_compute(name)
-    if effective.source is not None:
-        shown, definition = shown_path(effective.source), effective.config.definition_hash()
+    chosen = plan(compute, environment=False if no_environment else environment, resolve=_resolve, **fields)
+    provider = chosen.provider
+    if chosen.source is not None:
+        shown, definition = shown_path(chosen.source), chosen.config.definition_hash()
         _output.note(f"environment: {shown} (definition {definition})")
     if compute is None:
-        by = " (backend from the environment file)" if effective.backend else ""
+        by = " (backend from the environment file)" if chosen.backend else ""
         _output.note(f"compute: {provider.provider_name}{by}")
 
     line = shlex.join(command)
@@ -127,7 +124,7 @@ def run(
         _output.progress(f"starting a {provider.provider_name} instance") as ready,
     ):
         try:
-            result = _wait(lambda: _create_and_run(provider, effective.config, line, seconds, stdin, ready))
+            result = _wait(lambda: _create_and_run(chosen, line, seconds, stdin, ready))
         except _Interrupted:
             ready()
             _output.note(f"interrupted by {interrupted.name}: the instance was removed")
@@ -140,8 +137,7 @@ def run(
 
 
 async def _create_and_run(
-    provider: ComputeProvider,
-    config: ComputeConfig,
+    chosen: ProvisionPlan,
     command: str,
     timeout: float | None,
     stdin: bytes | None,
@@ -153,20 +149,30 @@ async def _create_and_run(
     Where the provider can, and the config needs no steps before the command, the instance is
     started with the command as its own work and removed when it ends (``docker run --rm``):
     no idle instance, exec helper or removal of a running instance to wait for."""
+    provider, config = chosen.provider, chosen.config
     if provider.runs_once(config):
         return await provider.run_once(
             config, command, timeout=timeout, on_output=_write, stdin=stdin, on_start=ready
         )
     from praisonai.sandbox import AsyncSandbox
 
-    # The file was read once, by the caller: the sandbox gets the merged config and reads no file.
-    sandbox = await AsyncSandbox.create(provider, config, environment=False)
+    sandbox = await AsyncSandbox.from_plan(chosen)  # the file was read once, by plan()
     try:
         ready()
         return await sandbox.exec(command, timeout=timeout, on_output=_write, stdin=stdin)
     finally:
         with anyio.CancelScope(shield=True):
             await sandbox.close()  # the instance never outlives the command
+
+
+def _resolve(name: object) -> ComputeProvider:
+    """The provider named (``None``: the default), docker-py loaded first without paramiko when
+    docker may be the one (``None`` tries docker first)."""
+    from praisonai.compute.registry import resolve_compute
+
+    if name is None or (isinstance(name, str) and name.strip().lower() in ("docker", "container")):
+        _load_docker_sdk()  # before the provider imports it with paramiko
+    return resolve_compute(name)
 
 
 def _write(stream: Literal["stdout", "stderr"], chunk: bytes) -> None:

@@ -42,7 +42,8 @@ from praisonai._types import (
     _Unset,
 )
 from praisonai.compute import _activity, lifecycle
-from praisonai.compute.config import ComputeConfig, NetworkAllow
+from praisonai.compute.capabilities import unmet
+from praisonai.compute.config import ComputeConfig
 from praisonai.compute.options import ProviderOptions
 from praisonai.runtime.session import ShellSession
 
@@ -50,18 +51,6 @@ _P = TypeVar("_P", bound="ComputeProvider")
 
 #: The PATH of a clean environment (local and SSH instances; images bring their own).
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-_FIELD_OF = {
-    Capability.IMAGE: "image",
-    Capability.CPU_LIMIT: "cpu",
-    Capability.MEMORY_LIMIT: "memory_mb",
-    Capability.GPU: "gpu",
-    Capability.NETWORK_NONE: "network='none'",
-    Capability.NETWORK_ALLOWLIST: "network={'allow': [...]}",
-    Capability.DISK_LIMIT: "disk_mb",
-    Capability.MOUNTS: "mount_paths",
-    Capability.PACKAGES: "packages",
-}
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -173,18 +162,7 @@ class ComputeProvider(ABC):
 
     def check_supported(self, cfg: ComputeConfig) -> None:
         """Reject, with one sentence, every field of ``cfg`` this provider cannot honour."""
-        asked = {
-            Capability.IMAGE: cfg.image is not None,
-            Capability.CPU_LIMIT: cfg.cpu is not None,
-            Capability.MEMORY_LIMIT: cfg.memory_mb is not None,
-            Capability.GPU: cfg.gpu is not None,
-            Capability.NETWORK_NONE: cfg.network == "none",
-            Capability.NETWORK_ALLOWLIST: isinstance(cfg.network, NetworkAllow),
-            Capability.DISK_LIMIT: cfg.disk_mb is not None,
-            Capability.MOUNTS: bool(cfg.mount_paths),
-            Capability.PACKAGES: bool(cfg.packages),
-        }
-        missing = [_FIELD_OF[c] for c, wanted in asked.items() if wanted and c not in self.capabilities]
+        missing = [need.shown for need in unmet(cfg, self.capabilities)]
         if missing:
             raise UnsupportedFeatureError(
                 f"the {self.name} provider cannot honour {', '.join(missing)}; "

@@ -34,10 +34,10 @@ from praisonai import _portal
 from praisonai._errors import SandboxClosedError
 from praisonai._types import ExecResult, SessionResult
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.registry import resolve_compute
 from praisonai.managed._tools import TOOL_NAMES, list_command, tool_name, tools_for
 from praisonai.runtime.session import ShellSession
-from praisonai.sandbox.environment import effective_config
+from praisonai.sandbox import AsyncSandbox
+from praisonai.sandbox.provisioning import ProvisionPlan, plan
 
 #: Added to the system prompt of every attached agent.
 CAPABILITY_NOTE = (
@@ -83,6 +83,8 @@ class SharedCompute:
         self._compute = compute
         self._config = config
         self._environment = environment
+        #: How the instance was made (effective config, environment file, provider), once it is.
+        self.plan: ProvisionPlan | None = None
         self.provider: ComputeProvider | None = None
         self.instance_id: str | None = None
         self.audit: list[AuditEntry] = []
@@ -99,12 +101,10 @@ class SharedCompute:
         with self._lock:
             if self._closed:
                 raise SandboxClosedError("this SharedCompute was shut down", op="exec")
-            if self.instance_id is None:
-                path = self._environment if not isinstance(self._environment, bool) else None
-                effective = effective_config(self._config, path=path, use_file=self._environment is not False)
-                provider = resolve_compute(self._compute if self._compute is not None else effective.backend)
-                info = _portal.call(provider.provision, effective.config)
-                self.provider, self.instance_id = provider, info.instance_id
+            if self.instance_id is None:  # the one provisioning path, as Sandbox.create takes it
+                chosen = plan(self._compute, self._config, environment=self._environment)
+                sandbox = _portal.call(AsyncSandbox.from_plan, chosen)
+                self.plan, self.provider, self.instance_id = chosen, chosen.provider, sandbox.id
             return self.instance_id
 
     async def aensure(self) -> str:

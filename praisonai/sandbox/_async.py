@@ -15,11 +15,10 @@ import anyio.to_thread
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, OutputSink, _Unset
 from praisonai.compute.base import ComputeProvider, check_instance_id
-from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import resolve_compute
 from praisonai.runtime.session import ShellSession
 from praisonai.sandbox._extras import AsyncProcess
-from praisonai.sandbox.environment import effective_config
+from praisonai.sandbox.provisioning import ProvisionPlan, plan
 
 
 class AsyncSandbox:
@@ -30,10 +29,15 @@ class AsyncSandbox:
     instance running; :meth:`shutdown` removes it in either case. ``close`` is idempotent.
     """
 
-    def __init__(self, provider: ComputeProvider, info: InstanceInfo, *, owned: bool) -> None:
+    def __init__(
+        self, provider: ComputeProvider, info: InstanceInfo, *, owned: bool, plan: ProvisionPlan | None = None
+    ) -> None:
         self.provider = provider
         self.info = info
         self.owned = owned
+        #: How the instance was made: the effective config, the environment file read, the
+        #: provider chosen (``None`` for a sandbox made by :meth:`connect`).
+        self.plan = plan
         self._closed = False
 
     @property
@@ -60,27 +64,31 @@ class AsyncSandbox:
         ``environment``: ``None`` (or ``True``) reads the ``.praisonai/environment.yaml`` found
         from the working directory, a path reads that file, ``False`` reads none. What ``config``
         and ``fields`` set wins over the file; ``env`` merges key by key and ``packages`` per
-        manager (see :func:`praisonai.sandbox.environment.effective_config`).
+        manager (see :func:`praisonai.sandbox.environment.effective_config`). The one provisioning
+        path: :func:`praisonai.sandbox.provisioning.plan`, then :meth:`from_plan`; the result's
+        :attr:`plan` says what was chosen.
 
         Raises:
             EnvironmentFileError (ConfigError): the environment file is invalid.
             ConfigError: the config is invalid or asks for what the provider cannot honour.
         """
-        if not isinstance(environment, str | os.PathLike | bool | type(None)):
-            raise ConfigError(
-                f"environment must be a path, True, False or None, not {type(environment).__name__}",
-                op="environment",
-            )
-        cfg = ComputeConfig.coerce(config)
-        explicit = {**cfg.model_dump(include=set(cfg.model_fields_set)), **fields}
-        use_file = environment is not False
-        path = None if isinstance(environment, bool) else environment
-        # Discovery stats directories up to the repository root: keep that off the event loop.
-        effective = await anyio.to_thread.run_sync(
-            functools.partial(effective_config, explicit, path=path, use_file=use_file)
+        # Discovery stats directories up to the repository root, and choosing the default
+        # provider asks docker whether it answers: keep both off the event loop.
+        chosen = await anyio.to_thread.run_sync(
+            functools.partial(plan, compute, config, environment=environment, resolve=None, **fields)
         )
-        provider = resolve_compute(compute if compute is not None else effective.backend)
-        return cls(provider, await provider.provision(effective.config), owned=True)
+        return await cls.from_plan(chosen)
+
+    @classmethod
+    async def from_plan(cls, plan: ProvisionPlan) -> AsyncSandbox:
+        """Provision what :func:`praisonai.sandbox.provisioning.plan` chose; the sandbox owns the
+        instance and keeps the plan as :attr:`plan`.
+
+        Raises:
+            ConfigError: the config asks for what the provider cannot honour.
+        """
+        info = await plan.provider.provision(plan.config)
+        return cls(plan.provider, info, owned=True, plan=plan)
 
     @classmethod
     async def connect(cls, instance_id: str, compute: object = None) -> AsyncSandbox:

@@ -14,6 +14,7 @@ from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, Outpu
 from praisonai.compute.base import ComputeProvider
 from praisonai.sandbox._async import AsyncSandbox
 from praisonai.sandbox._extras import Blocking
+from praisonai.sandbox.provisioning import ProvisionPlan
 
 
 class Sandbox:
@@ -42,6 +43,12 @@ class Sandbox:
         return cls(inner)
 
     @classmethod
+    def from_plan(cls, plan: ProvisionPlan) -> Sandbox:
+        """Provision what :func:`praisonai.sandbox.provisioning.plan` chose; see
+        :meth:`AsyncSandbox.from_plan`."""
+        return cls(_portal.call(AsyncSandbox.from_plan, plan))
+
+    @classmethod
     def connect(cls, instance_id: str, compute: object = None) -> Sandbox:
         return cls(_portal.call(AsyncSandbox.connect, instance_id, compute))
 
@@ -56,6 +63,11 @@ class Sandbox:
     @property
     def provider(self) -> ComputeProvider:
         return self._inner.provider
+
+    @property
+    def plan(self) -> ProvisionPlan | None:
+        """How the instance was made (``None`` when connected); see :attr:`AsyncSandbox.plan`."""
+        return self._inner.plan
 
     @property
     def closed(self) -> bool:

@@ -1,8 +1,10 @@
 """``.praisonai/environment.yaml``: the environment a repository declares, and the one place where it
 meets the caller's own arguments.
 
-Every path that provisions (``Sandbox.create``, ``praisonai sandbox run``, and later SharedCompute
-and ManagedAgent) calls :func:`effective_config`, so they all read the file the same way.
+Every path that provisions (``Sandbox.create``, SharedCompute, ``praisonai sandbox run``,
+``praisonai env build``, and later ManagedAgent) goes through
+:func:`praisonai.sandbox.provisioning.plan`, which calls :func:`effective_config`, so they all read
+the file the same way.
 
 **Precedence**: explicit arguments > the file > defaults. "Explicit" means the fields the caller
 actually set (a dict's keys, a ``ComputeConfig``'s ``model_fields_set``, ``Sandbox.create``'s
