@@ -3,7 +3,7 @@
 The command runs as its own task on the event loop the stream was first iterated on, never inside
 the consumer's ``async for`` (an async generator that yields from inside a task group breaks cancel
 scopes when it is abandoned). The consumer only reads a bounded backlog that the command's output
-sink fills.
+sink fills. asyncio only, as the exec channel is.
 
 Closing the stream — ``aclose()``, leaving ``async with``, breaking out of ``async for`` (the
 dropped stream is cancelled when it is garbage collected) — cancels the command's task, and a
@@ -11,11 +11,11 @@ cancelled exec kills the command's process tree in the instance. ``aclose()`` re
 command is gone.
 
 Backpressure: the command is never slowed down by a slow consumer (its deadline is unaffected,
-and the exec's reader is never blocked). Undelivered output is held up to :data:`BACKLOG_BYTES`;
-past that the oldest undelivered bytes are dropped, and the next chunk of that stream says how
-many in :attr:`OutputChunk.skipped` — output is bounded, never lost silently. The final
-:class:`ExecResult` keeps the exec's own cap (head and tail, ``truncated=True``) whatever the
-consumer's pace.
+and the exec's reader is never blocked). Undelivered output is held up to :data:`BACKLOG_BYTES`
+(or one chunk of the exec's, when bigger); past that the oldest undelivered bytes are dropped,
+and the next chunk of their stream says how many in ``OutputChunk.skipped`` — memory stays
+bounded and output is never lost silently. The final :class:`ExecResult` keeps the exec's own
+cap (head and tail, ``truncated=True``) whatever the consumer's pace.
 """
 
 from __future__ import annotations
@@ -34,12 +34,18 @@ from praisonai._types import ExecResult, OutputChunk
 #: Undelivered output a stream holds (both streams together) before it drops the oldest bytes.
 BACKLOG_BYTES = _limits.DEFAULT_MAX_OUTPUT_BYTES
 
+#: The commands' tasks: the loop keeps only weak references to tasks, and a stream that was
+#: dropped (hence cancelled) must still finish killing its command.
+_TASKS: set[asyncio.Task[None]] = set()
+
 Name = Literal["stdout", "stderr"]
 Sink = Callable[[Name, bytes], None]
 
 
 class Backlog:
-    """Output waiting for the consumer, in arrival order, at most ``limit`` bytes of it.
+    """Output waiting for the consumer, in arrival order: at most ``limit`` bytes of it, or the
+    newest chunk alone when that is bigger (a chunk is never cut as it arrives, so a consumer
+    that keeps up gets every byte however the exec sizes its chunks).
 
     When a write would exceed the limit, the oldest bytes go, counted per stream; the count rides
     on the next chunk of that stream that is taken (or on an empty chunk at the end).
@@ -48,7 +54,8 @@ class Backlog:
     def __init__(self, limit: int) -> None:
         self.limit = limit
         self.size = 0
-        self.peak = 0  # the most bytes ever held: tests check the bound with it
+        self.peak = 0  # the most bytes ever held, and the biggest chunk: tests check the bound
+        self.biggest = 0
         self._chunks: collections.deque[tuple[Name, bytes]] = collections.deque()
         self._skipped: dict[Name, int] = {}
 
@@ -57,7 +64,8 @@ class Backlog:
             return
         self._chunks.append((name, data))
         self.size += len(data)
-        excess = self.size - self.limit
+        self.biggest = max(self.biggest, len(data))
+        excess = self.size - max(self.limit, len(data))
         while excess > 0:
             first, old = self._chunks[0]
             cut = min(excess, len(old))
@@ -211,5 +219,7 @@ class ExecStream:
     def _start(self) -> _Feed:
         if self._feed is None:
             feed = self._feed = _Feed(self._backlog_limit)
-            self._task = feed.loop.create_task(feed.execute(self._run), name="praisonai-stream")
+            task = self._task = feed.loop.create_task(feed.execute(self._run), name="praisonai-stream")
+            _TASKS.add(task)
+            task.add_done_callback(_TASKS.discard)
         return self._feed
