@@ -55,14 +55,11 @@ def submit(fn: Callable[..., Awaitable[T]], *args: Any) -> Future[T]:
     return _get().start_task_soon(fn, *args)
 
 
-def iterate(source: Callable[[], Awaitable[AsyncIterator[T]]]) -> Iterator[T]:
-    """Iterate, from a plain thread, the async iterator ``await source()`` makes on the portal
-    loop: one portal call per item, no thread of its own. Closing the generator (``close()``,
-    ``break`` once it is dropped, garbage collection) awaits the iterator's ``aclose()`` if it
-    has one. ``source`` runs on the first ``next()``."""
-    items: AsyncIterator[T] | None = None
+def iterate(items: AsyncIterator[T]) -> Iterator[T]:
+    """Iterate, from a plain thread, an async iterator that lives on the portal loop: one portal
+    call per item, no thread of its own. Closing the generator (``close()``, dropping it after a
+    ``break``, garbage collection) awaits the iterator's ``aclose()`` if it has one."""
     try:
-        items = call(source)
         while True:
             batch = call(_next, items)
             if not batch:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Literal
 
 import anyio
 import pytest
@@ -187,3 +188,37 @@ def test_backlog_drops_the_oldest_bytes_and_counts_them_per_stream() -> None:
     assert backlog.take() is None
     assert backlog.take_skip() == OutputChunk("stdout", b"", skipped=8)  # its end was dropped
     assert backlog.take_skip() is None
+
+
+def test_a_stream_never_iterated_runs_nothing(sb: Sandbox) -> None:
+    path = f"/tmp/never-{random.randrange(10**8)}"
+    sb.stream(f"touch {path}")
+    assert sb.exec(f"test -e {path}").exit_code == 1
+
+
+def test_output_from_a_worker_thread_and_close_from_another_task() -> None:
+    async def run(sink: Callable[[Literal["stdout", "stderr"], bytes], None]) -> ExecResult:
+        await anyio.to_thread.run_sync(sink, "stdout", b"from a thread")
+        await anyio.sleep(30)
+        raise AssertionError("not cancelled")
+
+    async def main() -> None:
+        stream = ExecStream(run)
+        assert await stream.__anext__() == OutputChunk("stdout", b"from a thread")
+        ended: list[bool] = []
+
+        async def wait_for_more() -> None:
+            with pytest.raises(StopAsyncIteration):
+                await stream.__anext__()
+            ended.append(True)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(wait_for_more)  # waits until the close ends the iteration
+            await anyio.sleep(0.05)
+            with anyio.fail_after(2):
+                await stream.aclose()
+        assert ended
+        with pytest.raises(StopAsyncIteration):
+            await stream.__anext__()
+
+    anyio.run(main)

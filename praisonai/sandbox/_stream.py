@@ -165,7 +165,7 @@ class ExecStream:
         if self._done:
             raise StopAsyncIteration
         feed = self._start()
-        while True:
+        while not self._done:  # aclose() from another task ends a waiting iteration too
             chunk = feed.backlog.take()
             if chunk is not None:
                 return chunk
@@ -173,6 +173,7 @@ class ExecStream:
                 return self._last(feed)
             feed.wakeup = asyncio.Event()
             await feed.wakeup.wait()
+        raise StopAsyncIteration
 
     def _last(self, feed: _Feed) -> OutputChunk | ExecResult:
         skip = feed.backlog.take_skip()

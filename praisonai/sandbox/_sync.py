@@ -12,7 +12,6 @@ from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, _Unse
 from praisonai.compute.base import ComputeProvider, OutputSink
 from praisonai.sandbox._async import AsyncSandbox
 from praisonai.sandbox._extras import Blocking
-from praisonai.sandbox._stream import ExecStream
 
 
 class Sandbox:
@@ -91,12 +90,10 @@ class Sandbox:
         """Yield output chunks as they come, then the result: :meth:`AsyncSandbox.stream`
         iterated through the portal. Closing the generator (``close()``, or dropping it after a
         ``break``) kills the command."""
-        self._inner._ensure_open()
-
-        async def open_stream() -> ExecStream:
-            return self._inner.stream(command, timeout=timeout, cwd=cwd, env=env, stdin=stdin)
-
-        return _portal.iterate(open_stream)
+        # made here (it binds to the portal loop when first iterated there), so that a closed
+        # sandbox raises at the call, as the async face does
+        items = self._inner.stream(command, timeout=timeout, cwd=cwd, env=env, stdin=stdin)
+        return _portal.iterate(items)
 
     def start(self, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> Any:
         """Start a background process; returns a blocking process handle."""
