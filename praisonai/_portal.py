@@ -12,7 +12,7 @@ import atexit
 import contextlib
 import threading
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import Future
 from typing import Any, Protocol, TypeVar
 
@@ -53,6 +53,34 @@ def submit(fn: Callable[..., Awaitable[T]], *args: Any) -> Future[T]:
     the future cancels the task (its ``finally`` blocks still run on the loop, after the future
     already reads as cancelled)."""
     return _get().start_task_soon(fn, *args)
+
+
+def iterate(items: AsyncIterator[T]) -> Iterator[T]:
+    """Iterate, from a plain thread, an async iterator that lives on the portal loop: one portal
+    call per item, no thread of its own. Closing the generator (``close()``, dropping it after a
+    ``break``, garbage collection) awaits the iterator's ``aclose()`` if it has one."""
+    try:
+        while True:
+            batch = call(_next, items)
+            if not batch:
+                return
+            yield batch[0]
+    finally:
+        aclose = getattr(items, "aclose", None)
+        if aclose is not None:
+            if threading.current_thread() is _thread:  # dropped on the loop itself: cannot wait
+                submit(aclose)
+            else:
+                call(aclose)
+
+
+async def _next(items: AsyncIterator[T]) -> list[T]:
+    """The next item as a one-item list, or ``[]`` at the end: StopAsyncIteration must not cross
+    the portal as an exception (a future cannot carry it cleanly)."""
+    try:
+        return [await items.__anext__()]
+    except StopAsyncIteration:
+        return []
 
 
 def close_at_exit(handle: _Closable) -> None:

@@ -209,10 +209,15 @@ class CaptureInfo:
 
 @dataclass(frozen=True, slots=True)
 class OutputChunk:
-    """A piece of a running command's output, as ``stream()`` yields it."""
+    """A piece of a running command's output, as ``stream()`` yields it.
+
+    ``skipped``: bytes of this stream dropped just before this chunk because the consumer fell
+    behind by more than the stream's backlog (see ``praisonai.sandbox._stream``); 0 normally.
+    """
 
     stream: Literal["stdout", "stderr"]
     data: bytes
+    skipped: int = 0
 
     @property
     def text(self) -> str:

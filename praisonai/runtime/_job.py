@@ -8,6 +8,7 @@ from the spool (``x/<id>.p``) or, when its fate is unknown, says that it may hav
 
 from __future__ import annotations
 
+import contextlib
 import time
 import uuid
 from typing import TYPE_CHECKING, Any, Literal
@@ -95,8 +96,17 @@ class Job:
         timeout = self._request.timeout
         self._deadline = None if timeout is None else time.monotonic() + timeout
         outcome: Any = None
-        with anyio.move_on_after(timeout) as deadline:
-            outcome = await self._wait()
+        try:
+            with anyio.move_on_after(timeout) as deadline:
+                outcome = await self._wait()
+        except ChannelClosedError:
+            raise  # the job may live on: the pool resumes it on a new channel
+        except BaseException:
+            # The caller was cancelled (a closed stream, Ctrl-C) or its sink raised: the command
+            # must not outlive the call that ran it.
+            with anyio.CancelScope(shield=True):
+                await self._abandon()
+            raise
         if deadline.cancelled_caught:
             outcome = await self._kill()
         if outcome is not None and isinstance(outcome[0], str):
@@ -147,6 +157,14 @@ class Job:
                 outcome = await self._wait()
             self._channel.forget_job(self.id)
         return outcome
+
+    async def _abandon(self) -> None:
+        """Nobody waits for the job any more: kill its process tree and wait briefly for its end
+        (the end notice comes once the tree is gone), so the caller returns after the kill."""
+        await self._channel.post("__p_kill", self.id, self._pid_path)
+        with anyio.move_on_after(_limits.KILL_GRACE_S), contextlib.suppress(Exception):
+            await self._channel.wait_for(self._done, "exec", probe=False)
+        self._channel.forget_job(self.id)
 
     async def _finish(self, outcome: Any) -> ExecResult:
         flags = None if outcome is None else outcome[1]

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import functools
-import math
 import os
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from types import TracebackType
 from typing import Any
 
@@ -13,11 +12,12 @@ import anyio
 import anyio.to_thread
 
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
-from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, OutputSink, _Unset
+from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputSink, _Unset
 from praisonai.compute.base import ComputeProvider, check_instance_id
 from praisonai.compute.registry import resolve_compute
 from praisonai.runtime.session import ShellSession
 from praisonai.sandbox._extras import AsyncProcess
+from praisonai.sandbox._stream import ExecStream
 from praisonai.sandbox.provisioning import ProvisionPlan, plan
 
 
@@ -133,7 +133,7 @@ class AsyncSandbox:
             raise CommandFailedError(result, str(command))
         return result
 
-    async def stream(
+    def stream(
         self,
         command: str | Sequence[str],
         *,
@@ -141,23 +141,21 @@ class AsyncSandbox:
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         stdin: bytes | str | None = None,
-    ) -> AsyncIterator[OutputChunk | ExecResult]:
-        """Yield :class:`OutputChunk` s as the command prints them, then its :class:`ExecResult`."""
+    ) -> ExecStream:
+        """Yield :class:`OutputChunk` s as the command prints them, then its :class:`ExecResult`.
+
+        The command starts when iteration does. Closing the stream (``aclose()``, leaving
+        ``async with sandbox.stream(...) as items``, or breaking out of ``async for``) kills the
+        command. Undelivered output is bounded; see :mod:`praisonai.sandbox._stream`.
+        """
         self._ensure_open()
-        send, receive = anyio.create_memory_object_stream[OutputChunk | ExecResult](math.inf)
 
-        async def run() -> None:
-            with send:
-                result = await self.provider.execute(
-                    self.id, command, timeout, cwd=cwd, env=env, stdin=stdin,
-                    on_output=lambda name, data: send.send_nowait(OutputChunk(name, data)),
-                )  # fmt: skip
-                send.send_nowait(result)
+        def run(sink: OutputSink) -> Awaitable[ExecResult]:
+            return self.provider.execute(
+                self.id, command, timeout, cwd=cwd, env=env, stdin=stdin, on_output=sink
+            )
 
-        async with anyio.create_task_group() as tg, receive:
-            tg.start_soon(run)
-            async for item in receive:
-                yield item
+        return ExecStream(run)
 
     async def start(
         self, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import os
-import queue
-import threading
 from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Any
@@ -101,26 +99,13 @@ class Sandbox:
         env: Mapping[str, str] | None = None,
         stdin: bytes | str | None = None,
     ) -> Iterator[OutputChunk | ExecResult]:
-        """Yield output chunks as they come, then the result (the command runs on the portal)."""
-        items: queue.Queue[OutputChunk | ExecResult | BaseException] = queue.Queue()
-
-        def run() -> None:
-            try:
-                items.put(self.exec(
-                    command, timeout=timeout, cwd=cwd, env=env, stdin=stdin,
-                    on_output=lambda name, data: items.put(OutputChunk(name, data)),
-                ))  # fmt: skip
-            except BaseException as exc:  # handed to the consumer, raised there
-                items.put(exc)
-
-        threading.Thread(target=run, name="praisonai-stream", daemon=True).start()
-        while True:
-            item = items.get()
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-            if isinstance(item, ExecResult):
-                return
+        """Yield output chunks as they come, then the result: :meth:`AsyncSandbox.stream`
+        iterated through the portal. Closing the generator (``close()``, or dropping it after a
+        ``break``) kills the command."""
+        # made here (it binds to the portal loop when first iterated there), so that a closed
+        # sandbox raises at the call, as the async face does
+        items = self._inner.stream(command, timeout=timeout, cwd=cwd, env=env, stdin=stdin)
+        return _portal.iterate(items)
 
     def start(self, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> Any:
         """Start a background process; returns a blocking process handle."""
