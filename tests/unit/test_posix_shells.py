@@ -74,7 +74,8 @@ def test_the_helper_runs_requests_under_the_shell(shell: list[str], tmp_path: Pa
             r = await _exec(channel, 'printf out; printf "err\\n" >&2; exit 3', tmp_path)
             assert (r.stdout, r.stderr, r.exit_code, r.timed_out) == ("out", "err\n", 3, False)
 
-            r = await _exec(channel, 'echo "$GREETING" "$PWD"', tmp_path / "sub", env={"GREETING": "hi there"})
+            env = {"GREETING": "hi there"}
+            r = await _exec(channel, 'echo "$GREETING" "$PWD"', tmp_path / "sub", env=env)
             assert r.stdout == f"hi there {tmp_path / 'sub'}\n"
 
             r = await _exec(channel, "cat; echo .", tmp_path, stdin=b"line one\nline two")
@@ -141,7 +142,7 @@ def test_the_session_shell_keeps_its_state_under_the_shell(shell: list[str], tmp
         try:
             r = await session.run("readlink /proc/$$/exe")
             assert Path(r.stdout.strip()).name == Path(shell[0]).name, r
-            r = await session.run("cd sub && COUNT=41; greet() { echo \"hi $1\"; }")
+            r = await session.run('cd sub && COUNT=41; greet() { echo "hi $1"; }')
             assert r.exit_code == 0, r
             r = await session.run('echo "$PWD" $((COUNT + 1)); greet you; false')
             assert (r.stdout, r.exit_code) == (f"{tmp_path / 'sub'} 42\nhi you\n", 1), r
