@@ -134,4 +134,3 @@ def api_key_for(spec: ModelSpec) -> str:
             f"no API key for {spec.provider} model {spec.model!r}: set {env} or pass api_key=", op="model"
         )
     return "not-needed"  # local endpoints (Ollama, vLLM) ignore it, but the SDKs insist on one
-
