@@ -20,7 +20,7 @@ docker info >/dev/null 2>&1 || { echo "no Docker engine answers: start dockerd f
 root="$(mktemp -d /tmp/praisonai-rootfs.XXXXXX)"
 trap 'rm -rf "$root"' EXIT
 
-debootstrap --variant=minbase --include="$packages" "$suite" "$root" $mirror >/dev/null
+debootstrap --variant=minbase --include="$packages" "$suite" "$root" ${mirror:+"$mirror"} >/dev/null
 # Keep the image small and deterministic: no apt lists or caches, no docs.
 rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/usr/share/doc/* "$root"/usr/share/man/*
 mkdir -p "$root/workspace"

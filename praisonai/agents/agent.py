@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 from praisonai import _portal
+from praisonai.agents._client import make_client
 from praisonai.agents.llm import (
     AssistantMessage,
     Completion,
@@ -18,7 +19,6 @@ from praisonai.agents.llm import (
     ToolResult,
     Usage,
     UserMessage,
-    make_client,
     resolve_model,
 )
 from praisonai.agents.tools import ToolSpec, call_tool, tool_name, tool_spec

@@ -134,14 +134,3 @@ def api_key_for(spec: ModelSpec) -> str:
             f"no API key for {spec.provider} model {spec.model!r}: set {env} or pass api_key=", op="model"
         )
     return "not-needed"  # local endpoints (Ollama, vLLM) ignore it, but the SDKs insist on one
-
-
-def make_client(spec: ModelSpec) -> LLMClient:
-    """A new SDK client for ``spec`` (call it on the event loop that will use it)."""
-    if spec.provider == "anthropic":
-        from praisonai.agents._anthropic import AnthropicClient
-
-        return AnthropicClient(spec, api_key_for(spec))
-    from praisonai.agents._openai import OpenAIClient
-
-    return OpenAIClient(spec, api_key_for(spec))

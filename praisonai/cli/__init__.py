@@ -13,13 +13,7 @@ import os
 import sys
 
 from praisonai import __version__
-
-#: The command groups: name -> (module, one line for the top-level help).
-GROUPS = {
-    "sandbox": ("praisonai.cli.sandbox", "Run a command in a fresh instance: sandbox run -- COMMAND."),
-    "compute": ("praisonai.cli.compute", "Providers and their instances: providers, ps, stop, gc."),
-    "env": ("praisonai.cli.env", "The file .praisonai/environment.yaml: validate, show, plan, build."),
-}
+from praisonai.cli._groups import GROUPS
 
 USAGE = """\
 Usage: praisonai [--version] [--help] COMMAND [ARGS]...

@@ -15,7 +15,7 @@ import typer
 from typer.core import TyperCommand
 
 from praisonai import __version__
-from praisonai.cli import GROUPS
+from praisonai.cli._groups import GROUPS
 
 
 def build(groups: Sequence[str]) -> typer.Typer:

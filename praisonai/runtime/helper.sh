@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir, grep and readlink).
 # Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE
 #
@@ -30,7 +31,7 @@ PATH=$__p_sys:$__p_path
 __p_umask=$(umask)
 umask 077
 # The spool can be deleted under a running helper (rm -rf /tmp/*): every user of it recreates it.
-__p_spool() { [ -d "$__p_s/x" ] && [ -d "$__p_s/bg" ] || mkdir -p -- "$__p_s/x" "$__p_s/bg" 2>/dev/null; }
+__p_spool() { { [ -d "$__p_s/x" ] && [ -d "$__p_s/bg" ]; } || mkdir -p -- "$__p_s/x" "$__p_s/bg" 2>/dev/null; }
 __p_spool || { echo "cannot create the spool $__p_s" >&2; exit 70; }
 # pids are only comparable within one pid namespace (each bwrap sandbox has its own)
 __p_ns=$(readlink /proc/self/ns/pid 2>/dev/null)
@@ -58,6 +59,7 @@ __p_job() {
   cd -- "$3" || { echo "D $__p_i nocwd 0" >&2; exit; }
   shift 5
   PATH=$__p_path
+  # shellcheck disable=SC2163 # "$@" is NAME=value words: export each, with its value
   [ $# -eq 0 ] || export "$@"
   export PRAISONAI_EXEC_ID="$__p_i"
   umask "$__p_umask"
@@ -80,15 +82,15 @@ __p_fate() {  # nonce id: what became of a job whose channel closed (done <code>
   __p_x=$__p_s/x/$2
   __p_result
   if [ -e "$__p_x.k" ]; then __p_reply "$1" killed
-  elif [ "$__p_d" = done ]; then __p_reply "$1" "done $__p_dc $__p_df"
+  elif [ "$__p_d" = "done" ]; then __p_reply "$1" "done $__p_dc $__p_df"
   elif [ -n "$__p_c" ] && [ -d "/proc/$__p_c" ]; then __p_reply "$1" running
   else
     __p_result  # it may have ended just now
-    if [ "$__p_d" = done ]; then __p_reply "$1" "done $__p_dc $__p_df"; else __p_reply "$1" unknown; fi
+    if [ "$__p_d" = "done" ]; then __p_reply "$1" "done $__p_dc $__p_df"; else __p_reply "$1" unknown; fi
   fi
 }
 __p_result() {  # __p_x.p's two lines: __p_c __p_h __p_n (pids), then __p_d(=done) __p_dc __p_df
-  __p_c= __p_h= __p_n= __p_d= __p_dc= __p_df=
+  __p_c='' __p_h='' __p_n='' __p_d='' __p_dc='' __p_df=''
   [ -s "$__p_x.p" ] || return 0
   { read -r __p_c __p_h __p_n; read -r __p_d __p_dc __p_df; } 2>/dev/null <"$__p_x.p"
 }
@@ -97,7 +99,7 @@ __p_orphans() {  # stop the jobs of helpers that died while the jobs ran: nobody
     __p_x=${__p_f%.p}
     [ -e "$__p_x.k" ] || [ ! -f "$__p_f" ] && continue
     __p_result
-    [ "$__p_d" != done ] && [ -n "$__p_h" ] || continue
+    { [ "$__p_d" != "done" ] && [ -n "$__p_h" ]; } || continue
     [ "$__p_n" = "$__p_ns" ] || continue  # another pid namespace's: not ours to judge
     if [ -d "/proc/$__p_h" ] && grep -qF praisonai-helper "/proc/$__p_h/cmdline" 2>/dev/null; then continue; fi
     true 2>/dev/null >"$__p_x.k"
@@ -139,6 +141,7 @@ __p_tree() {  # pid: it and its descendants that still run, from /proc/*/stat
       case $__p_want in *" $__p_pid "*) ;; *) __p_want="$__p_want$__p_pid " __p_grew=1 ;; esac
     done
   done
+  # shellcheck disable=SC2086 # unquoted on purpose: one space between the pids, none around
   echo $__p_want
 }
 
@@ -213,7 +216,10 @@ __p_start() {  # nonce id cwd meta command [NAME=value...]
   __p_b=$__p_s/bg/$2
   if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
   __p_spool || { __p_reply "$1" nospool; return; }
-  mkdir -- "$__p_b" 2>/dev/null || { [ -e "$__p_b" ] && __p_reply "$1" exists || __p_reply "$1" nospool; return; }
+  if ! mkdir -- "$__p_b" 2>/dev/null; then
+    if [ -e "$__p_b" ]; then __p_reply "$1" exists; else __p_reply "$1" nospool; fi
+    return
+  fi
   printf '%s\n' "$4" >"$__p_b/meta"
   true >"$__p_b/out"; true >"$__p_b/err"  # readable as soon as start() returns, before the job runs
   # w: the waiter that writes rc
@@ -225,6 +231,7 @@ __p_bg() {
   cd -- "$3" || exit
   shift 5
   PATH=$__p_path
+  # shellcheck disable=SC2163 # "$@" is NAME=value words: export each, with its value
   [ $# -eq 0 ] || export "$@"
   PRAISONAI_EXEC_ID=bg-$__p_i $__p_sig /bin/sh -c -- "$__p_c" >"$__p_b/out" 2>"$__p_b/err" &
   echo $! >"$__p_b/pid"
@@ -260,6 +267,7 @@ __p_env() {  # nonce size, then SIZE bytes of NAME='value' lines to add (size 0:
   else head -c "$2" >/dev/null; __p_st=nospool  # consume the payload, or it would be read as requests
   fi
   PATH=$__p_path
+  # shellcheck source=/dev/null # written at run time by the requests above
   if [ -r "$__p_s/env" ]; then set -a; . "$__p_s/env"; set +a; fi
   __p_path=$PATH PATH=$__p_sys:$PATH
   [ -z "$1" ] || __p_reply "$1" "$__p_st"

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # praisonai session shell: POSIX sh. Commands run in this shell itself, so the working
 # directory, variables and functions persist between them, as in a terminal.
 # Started as:  sh -c "<this file>" praisonai-session CWD [ENV-FILE]
@@ -14,7 +15,7 @@
 # SPOOL/alive, and SPOOL/busy/<$$> is non-empty while a command runs. Builtins only.
 __p_nl='
 '
-__p_a= __p_b=
+__p_a='' __p_b=''
 [ -z "$2" ] || __p_a=${2%/*}/alive __p_b=${2%/*}/busy/$$
 __p_shell() {  # fd 9: the writer's pipe
   trap '' INT
@@ -22,11 +23,13 @@ __p_shell() {  # fd 9: the writer's pipe
   printf '%s\n' "$__p_k" >&9
   unset __p_k
   cd -- "$1" || exit 70
+  # shellcheck source=/dev/null # the env file is written at run time (see helper.sh)
   if [ -n "$2" ] && [ -r "$2" ]; then set -a; . "$2"; set +a; fi  # env bound after provisioning
   printf '%s\n' "$$" >&9
   # Each request runs here, with builtins and syntax that a command's own functions, aliases
   # and options (set -e, a function named printf, unset -f) cannot take over; the only function,
   # __p_cmd, is defined afresh for every command.
+  # shellcheck disable=SC2154 # __p_line is set by `command read`, __p_c by eval: shellcheck sees neither
   while IFS= command read -r __p_line; do  # until the client closes the session
     case $__p_line in
     "__p_run "*) ;;
@@ -45,6 +48,7 @@ __p_shell() {  # fd 9: the writer's pipe
     }
     __p_r=0
     trap : INT  # an interrupt stops the command, not the shell (its children get the default)
+    # shellcheck disable=SC2043 # a loop of one pass on purpose (see its comment)
     for __p_once in 1; do  # a `break` or `continue` in the command ends this loop, not ours
       __p_cmd 9>&-  # fd 9 is closed while the command runs, and restored after
       __p_r=$?

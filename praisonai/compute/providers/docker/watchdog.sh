@@ -1,3 +1,6 @@
+# shellcheck shell=sh
+# shellcheck disable=SC2016 # '...$x...' is code for __w_try's eval: it expands there, not here
+# shellcheck disable=SC3045 # read -t is used only where the shell has it (probed before use)
 # praisonai watchdog: the main process of a docker instance (under docker-init), POSIX sh.
 # Started by _watchdog.py's launcher, with an environment of its own (the user's env is for their
 # commands), as:  sh -c "<this file>" praisonai-watchdog IDLE_TIMEOUT_S TTL_S SPOOL
@@ -44,7 +47,7 @@ __w_now() {  # seconds since boot: monotonic, and `read` is a builtin (no fork, 
   __w_t=${__w_up%.*}
 }
 __w_sleep() {
-  if [ -n "$__w_timed" ]; then read -t 1 __w_x <&3; return 0; fi
+  if [ -n "$__w_timed" ]; then read -r -t 1 __w_x <&3; return 0; fi
   __w_try 'sleep 1' && return 0
   __w_now
   __w_was=$__w_t
@@ -67,7 +70,7 @@ __w_busy() {  # an exec or a session command is running
     if [ -z "$__w_by" ] || [ -d "/proc/$__w_by" ]; then return 0; fi
   done
   for __w_f in "$__w_s"/x/*.p; do
-    __w_c= __w_h=
+    __w_c='' __w_h=''
     read -r __w_c __w_h __w_rest 2>/dev/null <"$__w_f" || [ -n "$__w_h" ] || continue
     [ -n "$__w_h" ] && [ -d "/proc/$__w_c" ] && [ -d "/proc/$__w_h" ] && return 0
   done
@@ -125,7 +128,7 @@ __w_pids() {  # forks were refused since the last look: end the exec holding the
   __w_refused=$__w_n
 }
 __w_key() {  # /proc/<pid>/environ: __w_k, the first 16 characters of its exec marker, as a name
-  __w_env= __w_l=
+  __w_env='' __w_l=''
   while IFS= read -r __w_l; do __w_env=$__w_env$__w_l; done 2>/dev/null <"$1"
   __w_env=$__w_env$__w_l  # the NUL separators are dropped by read
   case $__w_env in *PRAISONAI_EXEC_ID=*) ;; *) return 1 ;; esac
@@ -136,7 +139,7 @@ __w_key() {  # /proc/<pid>/environ: __w_k, the first 16 characters of its exec m
   case $__w_k in *[!0-9A-Za-z_]*) return 1 ;; esac
 }
 __w_hog() {  # __w_top: the marker on the most processes
-  __w_top= __w_most=0 __w_keys=
+  __w_top='' __w_most=0 __w_keys=''
   for __w_f in /proc/[0-9]*/environ; do
     __w_key "$__w_f" || continue
     eval "__w_c=\${__w_n_$__w_k:-0}"
@@ -151,7 +154,7 @@ __w_hog() {  # __w_top: the marker on the most processes
 __w_signal() {  # marker signal: signal every process that carries it; __w_hit: how many
   __w_hit=0
   for __w_f in /proc/[0-9]*/environ; do
-    __w_key "$__w_f" && [ "$__w_k" = "$1" ] || continue
+    { __w_key "$__w_f" && [ "$__w_k" = "$1" ]; } || continue
     __w_p=${__w_f#/proc/}
     kill -s "$2" "${__w_p%/environ}" 2>/dev/null && __w_hit=$((__w_hit + 1))
   done

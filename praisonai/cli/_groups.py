@@ -1,0 +1,10 @@
+"""The command groups, in a module of their own: both the entry point (``__init__``, for the
+top-level help it answers without typer) and the app (``_app``) read them, and neither imports the
+other's module for it."""
+
+#: The command groups: name -> (module, one line for the top-level help).
+GROUPS = {
+    "sandbox": ("praisonai.cli.sandbox", "Run a command in a fresh instance: sandbox run -- COMMAND."),
+    "compute": ("praisonai.cli.compute", "Providers and their instances: providers, ps, stop, gc."),
+    "env": ("praisonai.cli.env", "The file .praisonai/environment.yaml: validate, show, plan, build."),
+}
