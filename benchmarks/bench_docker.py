@@ -47,8 +47,11 @@ CAPS = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID",
 FILE_OPS = {"1k": os.urandom(1024), "10m": os.urandom(10 * 1024 * 1024)}
 OPS = ["provision", "exec", "write_1k", "read_1k", "write_10m", "read_10m", "shutdown"]
 # (op, what is compared, limit, unit): ratio targets compare ours/raw medians.
-TARGETS = [("provision", "ratio", 1.15, "x raw"), ("exec", "ratio", 1.15, "x raw"),
-           ("shutdown", "abs", 150.0, "ms")]
+TARGETS = [
+    ("provision", "ratio", 1.15, "x raw"),
+    ("exec", "ratio", 1.15, "x raw"),
+    ("shutdown", "abs", 150.0, "ms"),
+]
 RESULTS = Path(__file__).parent / "results" / "bench_docker.json"
 
 
@@ -87,11 +90,23 @@ class Raw:
 
     async def provision(self) -> str:
         host_config = self.api.create_host_config(
-            init=True, cap_drop=["ALL"], cap_add=CAPS, security_opt=["no-new-privileges:true"],
-            pids_limit=4096, nano_cpus=int(1e9), mem_limit="1024m", network_mode="bridge")
+            init=True,
+            cap_drop=["ALL"],
+            cap_add=CAPS,
+            security_opt=["no-new-privileges:true"],
+            pids_limit=4096,
+            nano_cpus=int(1e9),
+            mem_limit="1024m",
+            network_mode="bridge",
+        )
         cid = self.api.create_container(
-            self.image, command=["sleep", "infinity"], labels=LABELS, working_dir="/workspace",
-            host_config=host_config, detach=True)["Id"]
+            self.image,
+            command=["sleep", "infinity"],
+            labels=LABELS,
+            working_dir="/workspace",
+            host_config=host_config,
+            detach=True,
+        )["Id"]
         self.api.start(cid)
         return str(cid)
 
@@ -142,9 +157,7 @@ def turns(impls: list[Any], rep: int) -> list[Any]:
     return impls if rep % 2 == 0 else impls[::-1]
 
 
-async def bench(
-    impls: list[Any], n: int, warmup: int, live: dict[str, list[str]]
-) -> dict[str, Any]:
+async def bench(impls: list[Any], n: int, warmup: int, live: dict[str, list[str]]) -> dict[str, Any]:
     samples: dict[str, dict[str, list[float]]] = {i.name: {op: [] for op in OPS} for i in impls}
     errors: dict[str, str] = {}
 
@@ -219,8 +232,14 @@ def sweep() -> None:
 
 
 def summarize(samples: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, dict[str, Any]]]:
-    return {impl: {op: {"median_ms": statistics.median(xs), "p95_ms": p95(xs), "samples_ms": xs}
-                   for op, xs in ops.items() if xs} for impl, ops in samples.items()}
+    return {
+        impl: {
+            op: {"median_ms": statistics.median(xs), "p95_ms": p95(xs), "samples_ms": xs}
+            for op, xs in ops.items()
+            if xs
+        }
+        for impl, ops in samples.items()
+    }
 
 
 def ratio(stats: dict[str, Any], op: str) -> float | None:
@@ -234,15 +253,20 @@ def report(stats: dict[str, Any]) -> list[dict[str, Any]]:
     for op in OPS:
         cells = [stats.get(i, {}).get(op, {}).get(f"{k}_ms") for i, k in cols]
         r = ratio(stats, op)
-        print(f"{op:<10}" + "".join(f"{c:10.2f}" if c else " " * 10 for c in cells)
-              + (f"{r:9.2f}x" if r else ""))
+        print(
+            f"{op:<10}"
+            + "".join(f"{c:10.2f}" if c else " " * 10 for c in cells)
+            + (f"{r:9.2f}x" if r else "")
+        )
     verdicts = []
     print("\ntargets (medians):")
     for op, kind, limit, unit in TARGETS:
         value = ratio(stats, op) if kind == "ratio" else stats["ours"][op]["median_ms"]
         ok = value is not None and value <= limit
-        print(f"  {op:<10} ours {value or math.nan:8.2f} {unit:<5} target <= {limit:g} {unit:<5} "
-              f"{'PASS' if ok else 'MISS'}")
+        print(
+            f"  {op:<10} ours {value or math.nan:8.2f} {unit:<5} target <= {limit:g} {unit:<5} "
+            f"{'PASS' if ok else 'MISS'}"
+        )
         verdicts.append({"op": op, "value": value, "limit": limit, "unit": unit, "pass": ok})
     return verdicts
 
@@ -273,20 +297,30 @@ def main() -> None:
     finally:
         sweep()
     stats = summarize(result["samples"])
-    print(f"n={args.n} warmup={args.warmup} image={args.image} "
-          f"({time.perf_counter() - started:.0f}s)")
+    print(f"n={args.n} warmup={args.warmup} image={args.image} ({time.perf_counter() - started:.0f}s)")
     verdicts = report(stats)
     for what, err in result["errors"].items():
         print(f"  {what} failed: {err}")
 
     RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"n": args.n, "warmup": args.warmup, "image": args.image, "run_id": RUN_ID,
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "python": platform.python_version(),
-            "docker_py": docker.__version__, "engine": impls[1].client.version().get("Version"),
-            "peer_installed": len(impls) > 2}
+    meta = {
+        "n": args.n,
+        "warmup": args.warmup,
+        "image": args.image,
+        "run_id": RUN_ID,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "python": platform.python_version(),
+        "docker_py": docker.__version__,
+        "engine": impls[1].client.version().get("Version"),
+        "peer_installed": len(impls) > 2,
+    }
     ratios = {op: ratio(stats, op) for op in OPS}
-    RESULTS.write_text(json.dumps({**meta, "results": stats, "ratios": ratios, "targets": verdicts,
-                                   "errors": result["errors"]}, indent=2))
+    RESULTS.write_text(
+        json.dumps(
+            {**meta, "results": stats, "ratios": ratios, "targets": verdicts, "errors": result["errors"]},
+            indent=2,
+        )
+    )
     print(f"\nsaved {RESULTS}")
 
 

@@ -64,8 +64,12 @@ Samples = dict[str, dict[str, list[float]]]  # op -> side ("ours" | "raw" | "pee
 # "ratio" ours/raw median <= limit; "rate" ours commands/s >= limit; None: informational.
 OPS: dict[str, tuple[str, str | None, float, str]] = {
     "exec": ("docker exec true (ms)", "p50", 3.0, "ours p50 <= 3 ms"),
-    "tput": (f"docker exec true, {CALLERS} callers (cmd/s, per-call p95)", "rate", 200.0,
-             "ours >= 200 cmd/s"),
+    "tput": (
+        f"docker exec true, {CALLERS} callers (cmd/s, per-call p95)",
+        "rate",
+        200.0,
+        "ours >= 200 cmd/s",
+    ),
     "write_1k": ("docker write 1 KiB (ms)", "p50", 5.0, "ours p50 <= 5 ms"),
     "write_10m": ("docker write 10 MiB (ms)", "ratio", 1.0, "ours p50 <= raw p50"),
     "read_1k": ("docker read 1 KiB (ms)", None, 0.0, "informational"),
@@ -90,21 +94,43 @@ def untar_one(chunks: Any) -> bytes:
 def raw_container(api: Any, image: str) -> str:
     """A container with bench_docker.py's settings (which are also ours)."""
     host_config = api.create_host_config(
-        init=True, cap_drop=["ALL"], cap_add=CAPS, security_opt=["no-new-privileges:true"],
-        pids_limit=4096, nano_cpus=int(1e9), mem_limit="1024m", network_mode="bridge")
-    cid = api.create_container(image, command=["sleep", "infinity"], labels=LABELS,
-                               working_dir="/workspace", host_config=host_config, detach=True)["Id"]
+        init=True,
+        cap_drop=["ALL"],
+        cap_add=CAPS,
+        security_opt=["no-new-privileges:true"],
+        pids_limit=4096,
+        nano_cpus=int(1e9),
+        mem_limit="1024m",
+        network_mode="bridge",
+    )
+    cid = api.create_container(
+        image,
+        command=["sleep", "infinity"],
+        labels=LABELS,
+        working_dir="/workspace",
+        host_config=host_config,
+        detach=True,
+    )["Id"]
     api.start(cid)
     return str(cid)
 
 
-async def latency(samples: Samples, op: str, sides: dict[str, Callable[[], Awaitable[Any]]], n: int,
-                  args: argparse.Namespace, check: Callable[[str, Any], None] | None = None) -> None:
+async def latency(
+    samples: Samples,
+    op: str,
+    sides: dict[str, Callable[[], Awaitable[Any]]],
+    n: int,
+    args: argparse.Namespace,
+    check: Callable[[str, Any], None] | None = None,
+) -> None:
     """``warmup`` untimed then ``n`` timed reps per side: back to back per side, or (with
     ``--interleave``) alternating sides rep by rep, so each call follows the other side's."""
     order, reps = list(sides), range(args.warmup + n)
-    plan = ([(rep, s) for rep in reps for s in (order if rep % 2 == 0 else order[::-1])]
-            if args.interleave else [(rep, s) for s in order for rep in reps])
+    plan = (
+        [(rep, s) for rep in reps for s in (order if rep % 2 == 0 else order[::-1])]
+        if args.interleave
+        else [(rep, s) for s in order for rep in reps]
+    )
     for rep, side in plan:
         ms, result = await timed(sides[side])
         if check is not None:
@@ -155,7 +181,8 @@ async def bench(args: argparse.Namespace, client: Any) -> tuple[Samples, dict[st
     root = tempfile.mkdtemp(prefix="praisonai_bench_")
     ours, local = DockerCompute(image=args.image), LocalCompute(root=root)
     cleanups: list[Callable[[], Awaitable[Any]]] = [
-        lambda: anyio.to_thread.run_sync(lambda: shutil.rmtree(root, ignore_errors=True))]
+        lambda: anyio.to_thread.run_sync(lambda: shutil.rmtree(root, ignore_errors=True))
+    ]
     try:
         iid = (await ours.provision({"labels": LABELS})).instance_id
         cleanups.append(lambda: ours.shutdown(iid))
@@ -225,8 +252,9 @@ def exited_0(side: str, code: Any) -> None:
     assert code == 0, f"{side} exec true exited {code}"
 
 
-async def peer(args: argparse.Namespace, cleanups: list[Callable[[], Awaitable[Any]]]
-               ) -> Callable[[], Awaitable[int]]:
+async def peer(
+    args: argparse.Namespace, cleanups: list[Callable[[], Awaitable[Any]]]
+) -> Callable[[], Awaitable[int]]:
     """Provision a peer praisonai-sandbox instance; return its exec of ``true``."""
     from praisonai_sandbox.compute.docker import DockerCompute as PeerDocker  # type: ignore
     from praisonaiagents.managed import ComputeConfig  # type: ignore
@@ -254,26 +282,41 @@ def sweep(client: Any) -> None:
 
 def report(samples: Samples, rates: dict[str, float]) -> tuple[dict[str, Any], list[str]]:
     stats: dict[str, Any] = {}
-    lines = ["| op | ours p50 | ours p95 | raw p50 | raw p95 | ours/raw | peer p50 | target |",
-             "|---|---:|---:|---:|---:|---:|---:|---|"]
+    lines = [
+        "| op | ours p50 | ours p95 | raw p50 | raw p95 | ours/raw | peer p50 | target |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
     for op, (label, kind, limit, text) in OPS.items():
         row: dict[str, dict[str, Any]] = {
             side: {"p50": statistics.median(xs), "p95": p95(xs), "samples_ms": xs}
-            for side, xs in samples.get(op, {}).items()}
+            for side, xs in samples.get(op, {}).items()
+        }
         key = "rate" if op == "tput" else "p50"  # tput: commands/s, then per-call p95 under load
         for side in rates if op == "tput" else ():
             row[side]["rate"] = rates[side]
-        cells = [(f"{row[s]['rate']:.0f}/s", f"{row[s]['p95']:.1f} ms") if key == "rate"
-                 else (f"{row[s]['p50']:.2f}", f"{row[s]['p95']:.2f}") if s in row else ("", "")
-                 for s in ("ours", "raw")]
+        cells = [
+            (f"{row[s]['rate']:.0f}/s", f"{row[s]['p95']:.1f} ms")
+            if key == "rate"
+            else (f"{row[s]['p50']:.2f}", f"{row[s]['p95']:.2f}")
+            if s in row
+            else ("", "")
+            for s in ("ours", "raw")
+        ]
         ratio = row["ours"][key] / row["raw"][key] if "ours" in row and "raw" in row else None
         value = ratio if kind == "ratio" else row.get("ours", {}).get(key)
         ok = None if kind is None or value is None else value >= limit if kind == "rate" else value <= limit
-        peer_cell = "-" if op != "exec" else "peer not installed" if not PEER_INSTALLED else (
-            f"{row['peer']['p50']:.2f} (p95 {row['peer']['p95']:.2f})" if "peer" in row else "failed")
-        lines.append(f"| {label} | {' | '.join(cells[0] + cells[1])} | "
-                     f"{f'{ratio:.2f}x' if ratio else ''} | {peer_cell} | "
-                     f"{text}{'' if ok is None else ' PASS' if ok else ' FAIL'} |")
+        peer_cell = (
+            "-"
+            if op != "exec"
+            else "peer not installed"
+            if not PEER_INSTALLED
+            else (f"{row['peer']['p50']:.2f} (p95 {row['peer']['p95']:.2f})" if "peer" in row else "failed")
+        )
+        lines.append(
+            f"| {label} | {' | '.join(cells[0] + cells[1])} | "
+            f"{f'{ratio:.2f}x' if ratio else ''} | {peer_cell} | "
+            f"{text}{'' if ok is None else ' PASS' if ok else ' FAIL'} |"
+        )
         stats[op] = {**row, "ours_over_raw": ratio, "target": text, "pass": ok}
     return stats, lines
 
@@ -297,19 +340,32 @@ def main() -> None:
     finally:
         sweep(client)
     stats, lines = report(samples, rates)
-    print(f"\nn={args.n} n_big={args.n_big} warmup={args.warmup} throughput: ours {args.total} "
-          f"cmds, raw {CALLERS}x{args.raw_each}; image={args.image} "
-          f"({time.perf_counter() - started:.0f}s)\n")
+    print(
+        f"\nn={args.n} n_big={args.n_big} warmup={args.warmup} throughput: ours {args.total} "
+        f"cmds, raw {CALLERS}x{args.raw_each}; image={args.image} "
+        f"({time.perf_counter() - started:.0f}s)\n"
+    )
     print("\n".join(lines))
     for error in errors:
         print(f"  {error}")
 
     args.json.parent.mkdir(parents=True, exist_ok=True)
-    meta = {"n": args.n, "n_big": args.n_big, "warmup": args.warmup, "total": args.total,
-            "raw_each": args.raw_each, "callers": CALLERS, "image": args.image, "run_id": RUN_ID,
-            "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "python": platform.python_version(),
-            "docker_py": docker.__version__, "engine": client.version().get("Version"),
-            "peer_installed": PEER_INSTALLED, "cpus": os.cpu_count()}
+    meta = {
+        "n": args.n,
+        "n_big": args.n_big,
+        "warmup": args.warmup,
+        "total": args.total,
+        "raw_each": args.raw_each,
+        "callers": CALLERS,
+        "image": args.image,
+        "run_id": RUN_ID,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "python": platform.python_version(),
+        "docker_py": docker.__version__,
+        "engine": client.version().get("Version"),
+        "peer_installed": PEER_INSTALLED,
+        "cpus": os.cpu_count(),
+    }
     args.json.write_text(json.dumps({**meta, "results": stats, "errors": errors}, indent=2))
     print(f"\nsaved {args.json}")
 

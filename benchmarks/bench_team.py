@@ -34,9 +34,10 @@ from _common import RESULTS_DIR, save
 from praisonai.compute.providers.docker import DEFAULT_IMAGE, DockerCompute
 from praisonai.managed import SharedCompute
 
-HAVE_PEER = importlib.util.find_spec("praisonaiagents") is not None and importlib.util.find_spec(
-    "praisonai_sandbox"
-) is not None
+HAVE_PEER = (
+    importlib.util.find_spec("praisonaiagents") is not None
+    and importlib.util.find_spec("praisonai_sandbox") is not None
+)
 
 
 @dataclass

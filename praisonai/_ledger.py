@@ -60,7 +60,7 @@ _COLUMNS = (
 
 @dataclass(frozen=True, slots=True)
 class LedgerEntry:
-    """One recorded instance. ``spec`` rebuilds its provider: ``registry.provider_for_record(provider, spec)``.
+    """One recorded instance; ``registry.provider_for_record(provider, spec)`` rebuilds its provider.
 
     ``state`` is ``"provisioning"`` from the moment before creation until setup succeeded, then
     ``"running"``; ``"failed"`` when the provision failed and what it made could not be removed

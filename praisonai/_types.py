@@ -11,7 +11,7 @@ from typing import Any, Final, Literal
 from praisonai._limits import DEFAULT_EXEC_TIMEOUT_S, DEFAULT_MAX_OUTPUT_BYTES
 
 
-class _Unset(enum.Enum):
+class Unset(enum.Enum):
     """Sentinel type: "argument omitted, use the default" — distinct from ``None``."""
 
     UNSET = enum.auto()
@@ -20,7 +20,7 @@ class _Unset(enum.Enum):
         return "UNSET"
 
 
-UNSET: Final = _Unset.UNSET
+UNSET: Final = Unset.UNSET
 
 
 class InstanceStatus(str, enum.Enum):
@@ -177,7 +177,6 @@ class ExecRequest:
     max_output: int = DEFAULT_MAX_OUTPUT_BYTES
     on_output: OutputSink | None = None
     stdin: bytes | None = None
-
 
 
 @dataclass(frozen=True, slots=True)

@@ -166,12 +166,9 @@ async def _create_and_run(
 
 
 def _resolve(name: object) -> ComputeProvider:
-    """The provider named (``None``: the default), docker-py loaded first without paramiko when
-    docker may be the one (``None`` tries docker first)."""
+    """The provider named (``None``: the default), imported only when a run needs one."""
     from praisonai.compute.registry import resolve_compute
 
-    if name is None or (isinstance(name, str) and name.strip().lower() in ("docker", "container")):
-        _load_docker_sdk()  # before the provider imports it with paramiko
     return resolve_compute(name)
 
 
@@ -201,27 +198,6 @@ def _piped_stdin() -> bytes | None:
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISREG(mode)):
         return None
     return sys.stdin.buffer.read()
-
-
-def _load_docker_sdk() -> None:
-    """Import docker-py without paramiko when the engine is not reached over SSH.
-
-    docker-py imports paramiko when it loads, for ``ssh://`` engines only; that is a third of its
-    import time, which a one-shot run pays on every start. paramiko stays importable afterwards
-    (the SSH provider imports it itself); only docker-py's own ssh:// transport is left out.
-    """
-    if "docker" in sys.modules or os.environ.get("DOCKER_HOST", "").startswith("ssh://"):
-        return
-    hidden = "paramiko" not in sys.modules
-    if hidden:
-        sys.modules["paramiko"] = None  # type: ignore[assignment]  # "import paramiko" -> ImportError
-    try:
-        import docker  # noqa: F401
-    except ImportError:
-        pass  # the provider names the missing extra itself
-    finally:
-        if hidden:
-            del sys.modules["paramiko"]
 
 
 # ---- signals -------------------------------------------------------------------------------

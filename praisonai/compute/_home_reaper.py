@@ -26,15 +26,22 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
 from praisonai._ledger import Ledger, LedgerEntry
 
+if TYPE_CHECKING:
+    from praisonai.compute.base import ComputeProvider
+
 log = logging.getLogger("praisonai.home_reaper")
+
+#: Builds the provider of a ledger row from its provider name and spec (the registry's).
+Rebuild = Callable[[str, Mapping[str, Any]], "ComputeProvider"]
 
 #: Providers whose instances have no dead-man's switch of their own.
 WATCHED = frozenset({"local", "ssh"})
@@ -47,7 +54,13 @@ RETRY_MAX_S = 3600.0
 #: Consecutive unreadable polls (a corrupt or locked ledger) after which the process gives up.
 MAX_FAILED_POLLS = 60
 _LOG_MAX_BYTES = 1 << 20
-_MAIN = "import sys; from praisonai.compute._home_reaper import main; main(sys.argv[1], int(sys.argv[2]))"
+# The process rebuilds providers through the registry, which this module does not import (the
+# registry leads back here through the providers' base).
+_MAIN = (
+    "import sys; from praisonai.compute._home_reaper import main; "
+    "from praisonai.compute.registry import provider_for_record as rebuild; "
+    "main(sys.argv[1], int(sys.argv[2]), rebuild)"
+)
 
 #: The wall clock; a seam for tests (the reaper itself reads it only when it first sees a row).
 wall_clock: Callable[[], float] = time.time
@@ -165,20 +178,21 @@ def orphan_reason(entry: LedgerEntry, *, idle_s: float, age_s: float) -> str | N
 # ---- the process -------------------------------------------------------------------------------
 
 
-def main(home: str, lock: int) -> None:
+def main(home: str, lock: int, rebuild: Rebuild) -> None:
     """The reaper process: watch ``home`` while holding its reaper lock (the fd ``lock``, taken by
-    the process that started this one) until nothing is left to watch."""
+    the process that started this one) until nothing is left to watch, shutting instances down
+    through the provider ``rebuild`` makes of their row."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s home reaper %(process)d: %(message)s")
     os.environ["PRAISONAI_HOME"] = home  # providers' shutdown forgets rows in this home
     try:
         os.ftruncate(lock, 0)
         os.write(lock, f"{os.getpid()}\n".encode())
-        _watch(Path(home), lock)
+        _watch(Path(home), lock, rebuild)
     finally:
         os.close(lock)
 
 
-def _watch(home: Path, fd: int) -> None:
+def _watch(home: Path, fd: int, rebuild: Rebuild) -> None:
     path = home / "ledger.sqlite3"
     seen: dict[str, Seen] = {}
     failures = 0
@@ -195,7 +209,7 @@ def _watch(home: Path, fd: int) -> None:
             continue
         if not rows and not _keep_watching(home, fd, path):
             return
-        _reap_due(rows, seen)
+        _reap_due(rows, seen, rebuild)
         time.sleep(POLL_S)
 
 
@@ -214,7 +228,7 @@ def _keep_watching(home: Path, fd: int, path: Path) -> bool:
     return False  # another reaper took over
 
 
-def _reap_due(rows: list[LedgerEntry], seen: dict[str, Seen]) -> None:
+def _reap_due(rows: list[LedgerEntry], seen: dict[str, Seen], rebuild: Rebuild) -> None:
     now = time.monotonic()
     for gone in seen.keys() - {e.instance_id for e in rows}:
         del seen[gone]
@@ -225,16 +239,14 @@ def _reap_due(rows: list[LedgerEntry], seen: dict[str, Seen]) -> None:
         else:
             watch.update(entry, now)
         why = orphan_reason(entry, idle_s=now - watch.active_at, age_s=now - watch.born_at)
-        if why and now >= watch.retry_at and not _shut_down(entry, why, watch.retry_after):
+        if why and now >= watch.retry_at and not _shut_down(entry, why, watch.retry_after, rebuild):
             watch.retry_at = now + watch.retry_after
             watch.retry_after = min(2 * watch.retry_after, RETRY_MAX_S)
 
 
-def _shut_down(entry: LedgerEntry, why: str, retry_after: float) -> bool:
-    from praisonai.compute.registry import provider_for_record
-
+def _shut_down(entry: LedgerEntry, why: str, retry_after: float, rebuild: Rebuild) -> bool:
     async def shutdown() -> None:
-        provider = provider_for_record(entry.provider, entry.spec)
+        provider = rebuild(entry.provider, entry.spec)
         with anyio.fail_after(SHUTDOWN_TIMEOUT_S):
             await provider.shutdown(entry.instance_id)  # its row goes with it
 

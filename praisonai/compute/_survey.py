@@ -19,9 +19,10 @@ import anyio
 from praisonai._errors import InstanceNotFoundError
 from praisonai._ledger import Ledger, LedgerEntry
 from praisonai._types import InstanceInfo, InstanceStatus
-from praisonai.compute.base import ComputeProvider, is_instance_id
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.lifecycle import LABEL_HOME, LABEL_OWNER
 from praisonai.compute.registry import available_providers, provider_class, provider_for_record
+from praisonai.compute.requests import is_instance_id
 
 #: How long one provider call may take before its instance is shown as unreachable.
 CALL_TIMEOUT_S = 30.0

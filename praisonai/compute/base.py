@@ -11,41 +11,24 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
-import shlex
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar, Literal, TypeVar
+from typing import ClassVar, TypeVar
 
 import anyio
 
 from praisonai import _limits
-from praisonai._errors import (
-    ConfigError,
-    ExecError,
-    InvalidInstanceIdError,
-    PathNotFoundError,
-    UnsupportedFeatureError,
-)
+from praisonai._errors import ConfigError, ExecError, PathNotFoundError, UnsupportedFeatureError
 from praisonai._limits import check_timeout
-from praisonai._types import (
-    UNSET,
-    Capability,
-    CaptureInfo,
-    ExecRequest,
-    ExecResult,
-    InstanceInfo,
-    OutputSink,
-    ProcessInfo,
-    _Unset,
-)
+from praisonai._types import UNSET, Capability, ExecRequest, ExecResult, InstanceInfo, OutputSink, Unset
 from praisonai.compute import _activity, lifecycle
+from praisonai.compute.abilities import OptionalAbilities
 from praisonai.compute.capabilities import unmet
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.options import ProviderOptions
-from praisonai.runtime.session import ShellSession
+from praisonai.compute.requests import check_instance_id, exec_request, is_instance_id
 
 _P = TypeVar("_P", bound="ComputeProvider")
 
@@ -66,7 +49,7 @@ class SnapshotRef:
     created_at: float | None = None
 
 
-class ComputeProvider(ABC):
+class ComputeProvider(OptionalAbilities, ABC):
     """Hands out instances and runs commands and file operations in them. Async, written once.
 
     Subclasses set ``name`` and ``capabilities`` and implement the primitives: ``_create``,
@@ -237,27 +220,13 @@ class ComputeProvider(ABC):
         )
         return await lifecycle.run_once(self, cfg, request, on_start)
 
-    # ---- captures (providers with the ``capture`` capability) ------------------------------
-
-    async def list_captures(self) -> list[CaptureInfo]:
-        """Saved post-setup states, most recently used first (none without ``capture``)."""
-        return []
-
-    async def prune_captures(
-        self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
-    ) -> list[CaptureInfo]:
-        """Remove captures unused for ``older_than_s`` seconds and all but the ``keep`` most
-        recently used (those an instance still runs from stay); return what was (or would be)
-        removed."""
-        return []
-
     # ---- exec ------------------------------------------------------------------------------
 
     async def execute(
         self,
         instance_id: str,
         command: str | Sequence[str],
-        timeout: float | _Unset | None = UNSET,
+        timeout: float | Unset | None = UNSET,
         *,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
@@ -288,18 +257,8 @@ class ComputeProvider(ABC):
             ExecError: the command could not be run or its result was lost (e.g. a full spool).
         """
         self._check_id(instance_id)
-        _check_exec_args(command, cwd, env, max_output, stdin)
-        request = ExecRequest(
-            command=command if isinstance(command, str) else shlex.join(command),
-            cwd=cwd,
-            env=_checked_env(env or {}),
-            timeout=_resolve_timeout(timeout),
-            max_output=max_output or _limits.DEFAULT_MAX_OUTPUT_BYTES,
-            on_output=on_output,
-            stdin=stdin.encode() if isinstance(stdin, str) else None if stdin is None else bytes(stdin),
-        )
-        if not request.command.strip():
-            raise ConfigError("the command is empty", op="exec")
+        request = exec_request(command, timeout, cwd=cwd, env=env, max_output=max_output,
+                               on_output=on_output, stdin=stdin)  # fmt: skip
         started = time.monotonic()
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
@@ -350,64 +309,9 @@ class ComputeProvider(ABC):
         await self._ping(instance_id)
         return True
 
-    async def _ping(self, instance_id: str) -> None:  # noqa: B027  (a hook: nothing by default)
+    async def _ping(self, instance_id: str) -> None:
         """Tell the instance about activity it cannot see (a transfer that bypassed it); by
         default nothing (the channel mixin pings its helper)."""
-
-    # ---- background processes, sessions, bound env (channel-backed providers) ----------------
-
-    async def start_process(
-        self, instance_id: str, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None
-    ) -> ProcessInfo:
-        """Start ``command`` in the background and return at once. Its output is spooled inside
-        the instance, so any process can read it, wait for it or kill it later by its id."""
-        raise self._unsupported("background processes", "process")
-
-    async def list_processes(self, instance_id: str) -> list[ProcessInfo]:
-        """Every background process started in the instance, by any client."""
-        raise self._unsupported("background processes", "process")
-
-    async def get_process(self, instance_id: str, process_id: str) -> ProcessInfo:
-        """The background process's state (output, wait and kill look it up here first)."""
-        raise self._unsupported("background processes", "process")
-
-    async def read_process_output(
-        self,
-        instance_id: str,
-        process_id: str,
-        *,
-        stream: Literal["stdout", "stderr"] = "stdout",
-        offset: int = 0,
-        limit: int | None = None,
-    ) -> bytes:
-        """The process's output from byte ``offset`` (at most ``limit`` bytes), while it runs or after."""
-        raise self._unsupported("background processes", "process")
-
-    async def wait_process(
-        self, instance_id: str, process_id: str, timeout: float | None = None
-    ) -> ProcessInfo:
-        """Wait until the process ends (or ``timeout`` passes) and return its state."""
-        raise self._unsupported("background processes", "process")
-
-    async def kill_process(self, instance_id: str, process_id: str) -> None:
-        """Kill the process and everything it started; idempotent."""
-        raise self._unsupported("background processes", "process")
-
-    async def open_session(self, instance_id: str, *, cwd: str | None = None) -> ShellSession:
-        """A persistent shell in the instance (cwd, variables and functions persist)."""
-        raise self._unsupported("shell sessions", "session")
-
-    async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
-        """Add ``env`` to the environment of every later command in the instance (exec,
-        background processes and sessions, from any process); a later binding overrides an
-        earlier one name by name."""
-        raise self._unsupported("binding env to an instance", "bind_env")
-
-    def _unsupported(self, what: str, op: str) -> UnsupportedFeatureError:
-        return UnsupportedFeatureError(
-            f"the {self.name} provider does not support {what}; choose one that does (local, docker, ssh)",
-            op=op,
-        )
 
     # ---- helpers ---------------------------------------------------------------------------
 
@@ -487,63 +391,3 @@ class ComputeProvider(ABC):
         gone; when it raises, ``_destroy`` follows. Optional: a provider without it is served by
         provision, execute and shutdown."""
         raise UnsupportedFeatureError(f"the {self.name} provider has no one-shot path", op="provision")
-
-
-#: An instance id as ``provision`` makes it: the provider's name, ``_``, 12 lowercase hex digits.
-#: Never a path: no ``/``, and it starts with a letter.
-INSTANCE_ID = re.compile(r"(?P<provider>[A-Za-z][A-Za-z0-9_.-]*)_[0-9a-f]{12}")
-
-
-def is_instance_id(text: object, provider: str | None = None) -> bool:
-    """Whether ``text`` is an instance id (of ``provider``, when given)."""
-    match = INSTANCE_ID.fullmatch(text) if isinstance(text, str) else None
-    return match is not None and provider in (None, match["provider"])
-
-
-def check_instance_id(instance_id: object, provider: str | None = None) -> None:
-    """Refuse what is not an instance id (of ``provider``, when given).
-
-    Raises:
-        InvalidInstanceIdError (ValueError): it is not one; the message shows the expected form.
-    """
-    if not is_instance_id(instance_id, provider):
-        form = f"{provider or '<provider>'}_<12 hex digits>"
-        raise InvalidInstanceIdError(
-            f"{instance_id!r} is not an instance id{f' of the {provider} provider' if provider else ''}: "
-            f"ids look like {form}, e.g. {provider or 'docker'}_3f9a1c2b7d4e",
-            op="lookup",
-        )
-
-
-def _resolve_timeout(timeout: object) -> float | None:
-    if timeout is UNSET:
-        return _limits.DEFAULT_EXEC_TIMEOUT_S
-    return check_timeout(timeout, allow_zero=False)
-
-
-def _check_exec_args(command: object, cwd: object, env: object, max_output: object, stdin: object) -> None:
-    """Refuse, with one sentence, what the type hints of ``execute`` already exclude: it is
-    called from untyped code (agents' tools, PraisonAI's SDK) and must not fail deep inside."""
-    if isinstance(command, str):
-        parts = [command]
-    elif isinstance(command, Sequence) and command and all(isinstance(p, str) for p in command):
-        parts = list(command)
-    else:
-        raise ConfigError(
-            f"the command must be a string or a non-empty list of strings, not {command!r:.80}", op="exec"
-        )
-    if any("\0" in p for p in parts):
-        raise ConfigError("the command contains a NUL byte, which no shell can run", op="exec")
-    if cwd is not None and (not isinstance(cwd, str) or "\0" in cwd or not cwd):
-        raise ConfigError(f"cwd must be a non-empty path without NUL bytes, not {cwd!r:.80}", op="exec")
-    if env is not None and not isinstance(env, Mapping):
-        raise ConfigError(f"env must be a mapping of names to strings, not {type(env).__name__}", op="exec")
-    if max_output is not None and (isinstance(max_output, bool) or not isinstance(max_output, int)
-                                   or max_output <= 0):  # fmt: skip
-        raise ConfigError(f"max_output must be a positive number of bytes, not {max_output!r}", op="exec")
-    if stdin is not None and not isinstance(stdin, bytes | bytearray | memoryview | str):
-        raise ConfigError(f"stdin must be bytes, text or None, not {type(stdin).__name__}", op="exec")
-
-
-def _checked_env(env: Mapping[str, str]) -> Mapping[str, str]:
-    return ComputeConfig.coerce({"env": dict(env)}).env

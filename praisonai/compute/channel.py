@@ -27,7 +27,8 @@ from praisonai._errors import ProcessNotFoundError, UnsupportedFeatureError
 from praisonai._limits import check_timeout
 from praisonai._types import Capability, ExecRequest, ExecResult, ProcessInfo
 from praisonai.compute import _activity
-from praisonai.compute.base import ComputeProvider, _checked_env
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.requests import checked_env
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
 from praisonai.runtime.session import ShellSession
@@ -122,7 +123,7 @@ class ChannelMixin(ComputeProvider):
         self._check_id(instance_id)
         _activity.touch(instance_id)
         where = await self._channel_cwd(instance_id, cwd)
-        checked = _checked_env(env or {})
+        checked = checked_env(env or {})
         return await self._channels.run(instance_id, lambda ch: ch.start(command, cwd=where, env=checked))
 
     async def list_processes(self, instance_id: str) -> list[ProcessInfo]:
@@ -201,7 +202,7 @@ class ChannelMixin(ComputeProvider):
         earlier one name by name. For env that must not exist before the instance is handed out
         (the secrets of a warm pool's claimer). Values travel length-framed, never on a command line."""
         self._check_id(instance_id)
-        checked = _checked_env(env)
+        checked = checked_env(env)
         text = "".join(f"{name}={shlex.quote(value)}\n" for name, value in checked.items()).encode()
         await self._channels.run(instance_id, lambda ch: ch.bind_env(text))
 

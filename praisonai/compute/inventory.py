@@ -56,7 +56,8 @@ from praisonai.compute._survey import (
     recorded,
     stop_each,
 )
-from praisonai.compute.base import ComputeProvider, check_instance_id
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.requests import check_instance_id
 
 __all__ = [
     "CALL_TIMEOUT_S",
@@ -170,9 +171,7 @@ def _stop(targets: Sequence[Instance], unknown: tuple[str, ...], problems: tuple
     errors = _portal.call(stop_each, targets)
     forgotten = _forget_abandoned(targets, errors)
     gone = {f.instance_id for f, _ in forgotten}
-    failed = tuple(
-        (t, e) for t, e in zip(targets, errors, strict=True) if e and t.instance_id not in gone
-    )
+    failed = tuple((t, e) for t, e in zip(targets, errors, strict=True) if e and t.instance_id not in gone)
     stopped = tuple(t for t, e in zip(targets, errors, strict=True) if not e or t.instance_id in gone)
     return StopOutcome(stopped, forgotten, failed, unknown, problems)
 

@@ -112,9 +112,7 @@ async def forget(instance_id: str) -> None:
 # ---- ledger rows -------------------------------------------------------------------------------
 
 
-async def record(
-    provider: ComputeProvider, instance_id: str, lifetime: Lifetime, ledger: Ledger
-) -> None:
+async def record(provider: ComputeProvider, instance_id: str, lifetime: Lifetime, ledger: Ledger) -> None:
     """The instance's ledger row, written before it exists, so that an instance whose creator
     dies mid-way is still found."""
     spec, owner = provider.options.to_record(), owner_tag()

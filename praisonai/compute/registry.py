@@ -176,8 +176,7 @@ def _load(name: str) -> type[ComputeProvider]:
     missing = [m for m in cls.requires if importlib.util.find_spec(m) is None]
     if missing:
         raise MissingDependencyError(
-            f"the {key} provider needs {', '.join(missing)}: "
-            f"pip install 'praisonai[{cls.extra or key}]'"
+            f"the {key} provider needs {', '.join(missing)}: pip install 'praisonai[{cls.extra or key}]'"
         )
     return cls
 

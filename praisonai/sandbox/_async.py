@@ -12,9 +12,10 @@ import anyio
 import anyio.to_thread
 
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
-from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputSink, _Unset
-from praisonai.compute.base import ComputeProvider, check_instance_id
+from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputSink, Unset
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.registry import resolve_compute
+from praisonai.compute.requests import check_instance_id
 from praisonai.runtime.session import ShellSession
 from praisonai.sandbox._extras import AsyncProcess
 from praisonai.sandbox._stream import ExecStream
@@ -109,7 +110,7 @@ class AsyncSandbox:
         self,
         command: str | Sequence[str],
         *,
-        timeout: float | _Unset | None = UNSET,
+        timeout: float | Unset | None = UNSET,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         check: bool = False,
@@ -137,7 +138,7 @@ class AsyncSandbox:
         self,
         command: str | Sequence[str],
         *,
-        timeout: float | _Unset | None = UNSET,
+        timeout: float | Unset | None = UNSET,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         stdin: bytes | str | None = None,

@@ -8,7 +8,7 @@ from types import TracebackType
 from typing import Any
 
 from praisonai import _portal
-from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, OutputSink, _Unset
+from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, OutputSink, Unset
 from praisonai.compute.base import ComputeProvider
 from praisonai.sandbox._async import AsyncSandbox
 from praisonai.sandbox._extras import Blocking
@@ -75,7 +75,7 @@ class Sandbox:
         self,
         command: str | Sequence[str],
         *,
-        timeout: float | _Unset | None = UNSET,
+        timeout: float | Unset | None = UNSET,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         check: bool = False,
@@ -94,7 +94,7 @@ class Sandbox:
         self,
         command: str | Sequence[str],
         *,
-        timeout: float | _Unset | None = UNSET,
+        timeout: float | Unset | None = UNSET,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
         stdin: bytes | str | None = None,

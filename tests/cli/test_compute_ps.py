@@ -42,8 +42,6 @@ def ps() -> dict[str, dict[str, Any]]:
     return {row["instance"]: row for row in json.loads(r.stdout)}
 
 
-
-
 @pytest.fixture
 def no_docker(monkeypatch: pytest.MonkeyPatch) -> None:
     """Hide the Docker engine from the children, so that ``ps`` and ``stop --all`` see only this

@@ -156,4 +156,3 @@ def test_the_watchdog_gets_whole_seconds_and_0_for_never() -> None:
     assert watchdog_command(ComputeConfig(ttl_s=9).lifetime, "/spool")[-4:] == [
         "praisonai-watchdog", "300", "9", "/spool",
     ]  # fmt: skip
-

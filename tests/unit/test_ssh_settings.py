@@ -35,7 +35,10 @@ def test_bad_settings_are_one_clear_config_error(kwargs: dict[str, object], need
 
 def test_the_recorded_options_carry_no_secret() -> None:
     provider = SSHCompute(
-        host="h", user="u", password="hunter2", key_passphrase="pp",
+        host="h",
+        user="u",
+        password="hunter2",
+        key_passphrase="pp",
         jump={"host": "bastion", "password": "j1"},
     )
     spec = provider.options.to_record()

@@ -18,7 +18,7 @@ import math
 import os
 import posixpath
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -48,8 +48,10 @@ from praisonai.compute.providers.docker._engine import (
     daemon_down,
     exec_errors,
     explain,
-    file_error,
+    get_archive,
     info_of,
+    load_sdk,
+    put_archive,
     shared_client,
     start_errors,
 )
@@ -104,6 +106,7 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         """``image`` is the default image (else ``$PRAISONAI_DOCKER_IMAGE``, else
         ``praisonai-sandbox:latest``); ``base_url`` the engine (else ``$DOCKER_HOST``, as the
         docker CLI does); ``pull`` allows pulling a missing public image."""
+        load_sdk(base_url)  # before a lazy "import docker" below brings paramiko along
         image = image or os.environ.get("PRAISONAI_DOCKER_IMAGE") or DEFAULT_IMAGE
         self._options = DockerOptions.parse({"image": image, "base_url": base_url, "pull": pull})
         self.default_image = self._options.image
@@ -352,31 +355,15 @@ class DockerCompute(ChannelMixin, ComputeProvider):
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         target = await self._channel_path(instance_id, remote)
         archive = await anyio.to_thread.run_sync(_tar.pack_path, local, target)
-        await self._put_archive(instance_id, archive, remote)
+        await self._call(put_archive, self.api, container_name(instance_id), archive, remote)
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        chunks = await self._get_archive(instance_id, await self._channel_path(instance_id, remote), remote)
-        await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local)
-
-    async def _put_archive(self, instance_id: str, archive: bytes, shown: str) -> None:
-        import docker
-
-        try:
-            await self._call(self.api.put_archive, container_name(instance_id), "/", archive)
-        except docker.errors.APIError as exc:
-            raise file_error(exc, shown) from None
-
-    async def _get_archive(self, instance_id: str, target: str, shown: str) -> Iterator[bytes]:
-        import docker
-
-        try:
-            stream, _ = await self._call(self.api.get_archive, container_name(instance_id), target)
-        except docker.errors.NotFound:
+        target = await self._channel_path(instance_id, remote)
+        chunks = await self._call(get_archive, self.api, container_name(instance_id), target)
+        if chunks is None:
             await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
-            raise PathNotFoundError(
-                f"no such file or directory in the instance: {shown}", op="read"
-            ) from None
-        return iter(stream)
+            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="read")
+        await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local)
 
     # ---- captures (see _capture) ----------------------------------------------------
 

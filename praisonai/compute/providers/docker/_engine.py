@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -107,3 +108,49 @@ def file_error(exc: Exception, shown: str) -> Exception:
     if "is a directory" in text.lower():
         return IsADirectoryError(f"{shown} is a directory")
     return ExecError(f"docker could not write {shown}: {text}", op="write_file")
+
+
+def load_sdk(base_url: str | None) -> None:
+    """Import docker-py without paramiko when the engine (``base_url``, else ``$DOCKER_HOST``) is
+    not reached over SSH.
+
+    docker-py imports paramiko when it loads, for ``ssh://`` engines only; that is a third of its
+    import time, which every short-lived process (a one-shot run) would pay. paramiko stays
+    importable afterwards (the SSH provider imports it itself); only docker-py's own ssh://
+    transport is left out.
+    """
+    if "docker" in sys.modules or (base_url or os.environ.get("DOCKER_HOST", "")).startswith("ssh://"):
+        return
+    hidden = "paramiko" not in sys.modules
+    if hidden:
+        sys.modules["paramiko"] = None  # type: ignore[assignment]  # "import paramiko" -> ImportError
+    try:
+        import docker  # noqa: F401
+    except ImportError:
+        pass  # the provider names the missing extra itself
+    finally:
+        if hidden:
+            del sys.modules["paramiko"]
+
+
+def put_archive(api: Any, container: str, archive: bytes, shown: str) -> None:
+    """Unpack a tar ``archive`` at the container's root (blocking); ``shown`` names it in errors."""
+    import docker
+
+    try:
+        api.put_archive(container, "/", archive)
+    except docker.errors.APIError as exc:
+        raise file_error(exc, shown) from None
+
+
+def get_archive(api: Any, container: str, target: str) -> Iterator[bytes] | None:
+    """``target`` as a stream of tar chunks (blocking); ``None`` when the engine finds nothing
+    there (no such path, or no such container)."""
+    import docker
+
+    try:
+        stream, _ = api.get_archive(container, target)
+    except docker.errors.NotFound:
+        return None
+    chunks: Iterator[bytes] = iter(stream)
+    return chunks

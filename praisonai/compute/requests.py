@@ -1,0 +1,106 @@
+"""What the contract's edge accepts: instance ids and exec requests, checked before anything runs.
+
+``execute`` is called from untyped code (agents' tools, PraisonAI's SDK), and providers turn ids
+into host paths and container names: both are refused here, with one sentence, before any file,
+container or process is touched.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping, Sequence
+
+from praisonai import _limits
+from praisonai._errors import ConfigError, InvalidInstanceIdError
+from praisonai._limits import check_timeout
+from praisonai._types import UNSET, ExecRequest, OutputSink, Unset
+from praisonai.compute.config import ComputeConfig
+
+
+def exec_request(
+    command: str | Sequence[str],
+    timeout: float | Unset | None = UNSET,
+    *,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    max_output: int | None = None,
+    on_output: OutputSink | None = None,
+    stdin: bytes | str | None = None,
+) -> ExecRequest:
+    """``execute``'s arguments as one request, every default resolved (``timeout`` omitted: the
+    default; ``None``: no limit), or ConfigError naming what is wrong."""
+    _check_exec_args(command, cwd, env, max_output, stdin)
+    request = ExecRequest(
+        command=command if isinstance(command, str) else shlex.join(command),
+        cwd=cwd,
+        env=checked_env(env or {}),
+        timeout=_resolve_timeout(timeout),
+        max_output=max_output or _limits.DEFAULT_MAX_OUTPUT_BYTES,
+        on_output=on_output,
+        stdin=stdin.encode() if isinstance(stdin, str) else None if stdin is None else bytes(stdin),
+    )
+    if not request.command.strip():
+        raise ConfigError("the command is empty", op="exec")
+    return request
+
+
+#: An instance id as ``provision`` makes it: the provider's name, ``_``, 12 lowercase hex digits.
+#: Never a path: no ``/``, and it starts with a letter.
+INSTANCE_ID = re.compile(r"(?P<provider>[A-Za-z][A-Za-z0-9_.-]*)_[0-9a-f]{12}")
+
+
+def is_instance_id(text: object, provider: str | None = None) -> bool:
+    """Whether ``text`` is an instance id (of ``provider``, when given)."""
+    match = INSTANCE_ID.fullmatch(text) if isinstance(text, str) else None
+    return match is not None and provider in (None, match["provider"])
+
+
+def check_instance_id(instance_id: object, provider: str | None = None) -> None:
+    """Refuse what is not an instance id (of ``provider``, when given).
+
+    Raises:
+        InvalidInstanceIdError (ValueError): it is not one; the message shows the expected form.
+    """
+    if not is_instance_id(instance_id, provider):
+        form = f"{provider or '<provider>'}_<12 hex digits>"
+        raise InvalidInstanceIdError(
+            f"{instance_id!r} is not an instance id{f' of the {provider} provider' if provider else ''}: "
+            f"ids look like {form}, e.g. {provider or 'docker'}_3f9a1c2b7d4e",
+            op="lookup",
+        )
+
+
+def _resolve_timeout(timeout: object) -> float | None:
+    if timeout is UNSET:
+        return _limits.DEFAULT_EXEC_TIMEOUT_S
+    return check_timeout(timeout, allow_zero=False)
+
+
+def _check_exec_args(command: object, cwd: object, env: object, max_output: object, stdin: object) -> None:
+    """Refuse, with one sentence, what the type hints of ``execute`` already exclude: it is
+    called from untyped code (agents' tools, PraisonAI's SDK) and must not fail deep inside."""
+    if isinstance(command, str):
+        parts = [command]
+    elif isinstance(command, Sequence) and command and all(isinstance(p, str) for p in command):
+        parts = list(command)
+    else:
+        raise ConfigError(
+            f"the command must be a string or a non-empty list of strings, not {command!r:.80}", op="exec"
+        )
+    if any("\0" in p for p in parts):
+        raise ConfigError("the command contains a NUL byte, which no shell can run", op="exec")
+    if cwd is not None and (not isinstance(cwd, str) or "\0" in cwd or not cwd):
+        raise ConfigError(f"cwd must be a non-empty path without NUL bytes, not {cwd!r:.80}", op="exec")
+    if env is not None and not isinstance(env, Mapping):
+        raise ConfigError(f"env must be a mapping of names to strings, not {type(env).__name__}", op="exec")
+    if max_output is not None and (isinstance(max_output, bool) or not isinstance(max_output, int)
+                                   or max_output <= 0):  # fmt: skip
+        raise ConfigError(f"max_output must be a positive number of bytes, not {max_output!r}", op="exec")
+    if stdin is not None and not isinstance(stdin, bytes | bytearray | memoryview | str):
+        raise ConfigError(f"stdin must be bytes, text or None, not {type(stdin).__name__}", op="exec")
+
+
+def checked_env(env: Mapping[str, str]) -> Mapping[str, str]:
+    """``env`` validated as a config's env is (names, no NUL bytes), or ConfigError."""
+    return ComputeConfig.coerce({"env": dict(env)}).env
