@@ -22,7 +22,8 @@ from praisonai import _portal
 from praisonai._errors import InvalidInstanceIdError
 from praisonai._ledger import Ledger
 from praisonai.compute import inventory
-from praisonai.compute.base import ComputeProvider, owner_tag
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.lifecycle import owner_tag
 from praisonai.compute.providers.docker import DockerCompute
 from praisonai.compute.providers.local import LocalCompute
 
