@@ -32,7 +32,7 @@ def sb(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
 
 async def _borrow(sb: Sandbox) -> AsyncSandbox:
     """The same instance through a provider of this event loop's own."""
-    return await AsyncSandbox.connect(sb.id, type(sb.provider)(**sb.provider.reconnect_spec()))
+    return await AsyncSandbox.connect(sb.id, type(sb.provider).from_options(sb.provider.options))
 
 
 def _sleeper() -> tuple[str, str]:

@@ -17,11 +17,12 @@ import signal
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
-from praisonai._types import ExecResult
+from praisonai._types import ExecRequest, ExecResult
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.session import ShellSession
 from praisonai.runtime.transport import ProcessTransport
@@ -59,9 +60,9 @@ async def _channel(shell: list[str], tmp_path: Path) -> AsyncIterator[Channel]:
         channel.close()
 
 
-async def _exec(channel: Channel, command: str, cwd: Path, **options: object) -> ExecResult:
-    request: dict[str, object] = {"env": {}, "timeout": 30.0, "max_output": 1 << 20, **options}
-    return await channel.exec(command, cwd=str(cwd), **request)  # type: ignore[arg-type]
+async def _exec(channel: Channel, command: str, cwd: Path, **options: Any) -> ExecResult:
+    fields: dict[str, Any] = {"timeout": 30.0, "max_output": 1 << 20, **options}
+    return await channel.exec(ExecRequest(command, cwd=str(cwd), **fields))
 
 
 def test_the_helper_runs_requests_under_the_shell(shell: list[str], tmp_path: Path) -> None:
