@@ -56,9 +56,9 @@ def main() -> None:
     parser.add_argument("before", help="the revision to compare against (e.g. main~5, a commit)")
     parser.add_argument("script", choices=sorted(SAVED))
     parser.add_argument("--rounds", type=int, default=3, help="runs of each side (3)")
-    parser.add_argument("args", nargs=argparse.REMAINDER, help="after --: the script's own arguments")
-    opts = parser.parse_args()
-    script_args = [a for a in opts.args if a != "--"]
+    argv = sys.argv[1:]
+    cut = argv.index("--") if "--" in argv else len(argv)  # after --: the script's own arguments
+    opts, script_args = parser.parse_args(argv[:cut]), argv[cut + 1 :]
     scratch = Path(tempfile.mkdtemp(prefix="praisonai-ab-"))
     before = scratch / "before"
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "-q", "--detach", str(before), opts.before],
