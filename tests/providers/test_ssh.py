@@ -23,6 +23,7 @@ from praisonai._errors import (
     PathOutsideWorkspaceError,
     ProviderUnavailableError,
 )
+from praisonai._ledger import Ledger
 from praisonai.compute.providers.ssh import SSHCompute, SSHHost
 from praisonai.compute.testing.sshd import SSHServer
 
@@ -117,11 +118,17 @@ def test_a_password_is_used_only_when_given(
     ledger_files = list(home.glob("ledger.sqlite3*"))  # the database, its WAL and shared memory
     assert ledger_files and not any(sshd.password.encode() in f.read_bytes() for f in ledger_files)
     without = SSHCompute(**sshd.connect_kwargs(key_file=None, use_agent=False))
-    with pytest.raises(AuthenticationError, match="tried: nothing"):
-        _portal.call(without.provision)
     wrong = SSHCompute(**sshd.connect_kwargs(key_file=None, use_agent=False, password="wrong"))
-    with pytest.raises(AuthenticationError, match="tried: the password"):
-        _portal.call(wrong.provision)
+    try:
+        with pytest.raises(AuthenticationError, match="tried: nothing"):
+            _portal.call(without.provision)
+        with pytest.raises(AuthenticationError, match="tried: the password"):
+            _portal.call(wrong.provision)
+    finally:  # a refused provision cannot remove what it may have made: its row stays "failed"
+        ledger = Ledger.default()  # forgotten here, or the home's reaper would retry it for good
+        for entry in ledger.entries():
+            if entry.state == "failed":
+                ledger.forget(entry.instance_id)
 
 
 # ---- hosts that fail ----------------------------------------------------------------------------
