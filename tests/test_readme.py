@@ -40,8 +40,8 @@ from typing import Any
 import pytest
 
 from praisonai._ledger import Ledger, home_tag
-from praisonai.agents.testing import API_KEY, Reply, ScriptedLLM, reply, tool
 from praisonai.compute.testing.sshd import SSHServer
+from praisonai.llm.testing import API_KEY, Reply, ScriptedLLM, reply, tool
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"

@@ -3,8 +3,8 @@
 from praisonai.agents._run import AgentOutput, RunResult
 from praisonai.agents.agent import Agent
 from praisonai.agents.flow import AgentFlow, loop, parallel, repeat, route, when
-from praisonai.agents.llm import Usage
 from praisonai.agents.team import AgentTeam
+from praisonai.llm.types import Usage
 
 __all__ = [
     "Agent",

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from praisonai import _portal
 from praisonai.agents.agent import Agent
+from praisonai.managed import SharedCompute
 
 T = TypeVar("T")
 
@@ -37,7 +37,7 @@ def run_sync(compute: Any, agents: Sequence[Agent], arun: Callable[[], Awaitable
     """Run ``arun`` on the portal loop; inside ``SharedCompute(compute)`` when compute is not None."""
     if compute is None:
         return _portal.call(arun)
-    with _shared_compute()(compute) as shared:
+    with SharedCompute(compute) as shared:
         shared.attach(agents)
         return _portal.call(arun)
 
@@ -46,11 +46,6 @@ async def run_async(compute: Any, agents: Sequence[Agent], arun: Callable[[], Aw
     """Await ``arun``; inside ``SharedCompute(compute)`` when compute is not None."""
     if compute is None:
         return await arun()
-    async with _shared_compute()(compute) as shared:
+    async with SharedCompute(compute) as shared:
         shared.attach(agents)
         return await arun()
-
-
-def _shared_compute() -> Any:
-    # imported at run time: praisonai.managed sits beside this layer and needs the compute stack
-    return importlib.import_module("praisonai.managed").SharedCompute

@@ -9,8 +9,9 @@ from typing import Any, TypeVar
 import anyio.to_thread
 
 from praisonai import _portal
-from praisonai.agents._client import make_client
-from praisonai.agents.llm import (
+from praisonai.llm.client import make_client
+from praisonai.llm.tools import ToolSpec, call_tool, tool_name, tool_spec
+from praisonai.llm.types import (
     AssistantMessage,
     Completion,
     LLMClient,
@@ -21,7 +22,6 @@ from praisonai.agents.llm import (
     UserMessage,
     resolve_model,
 )
-from praisonai.agents.tools import ToolSpec, call_tool, tool_name, tool_spec
 
 T = TypeVar("T")
 

@@ -1,4 +1,4 @@
-"""The scripted LLM server (praisonai.agents.testing) as a fixture: a fresh script per test."""
+"""The scripted LLM server (praisonai.llm.testing) as a fixture: a fresh script per test."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from praisonai.agents import Agent
-from praisonai.agents.testing import ScriptedLLM
+from praisonai.llm.testing import ScriptedLLM
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import pytest
 
 from praisonai._errors import AuthenticationError, ConfigError, ProviderUnavailableError
 from praisonai.agents import Agent, Usage
-from praisonai.agents.llm import OLLAMA_BASE_URL, resolve_model
-from praisonai.agents.testing import Reply, ScriptedLLM, reply, tool
+from praisonai.llm.testing import Reply, ScriptedLLM, reply, tool
+from praisonai.llm.types import OLLAMA_BASE_URL, resolve_model
 
 
 def add(a: int, b: int) -> int:

@@ -11,7 +11,7 @@ import pytest
 
 from praisonai._errors import ConfigError
 from praisonai.agents import Agent, AgentFlow, AgentOutput, AgentTeam, loop, parallel, repeat, route, when
-from praisonai.agents.testing import Reply, ScriptedLLM, reply, tool
+from praisonai.llm.testing import Reply, ScriptedLLM, reply, tool
 
 MakeAgent = Callable[..., Agent]
 
@@ -196,7 +196,7 @@ def test_flow_with_compute_tears_down_when_a_step_raises(
     llm.set_script([reply(tool("execute_command", command="echo hi")), reply("ok")])
     a = make_agent("a", "You are a.")
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(managed, "SharedCompute", Spy)
+        mp.setattr("praisonai.agents._run.SharedCompute", Spy)
         with pytest.raises(RuntimeError, match="step failed"):
             anyio.run(AgentFlow([a, explode], compute="local").astart, "go")
     assert llm.requests[1]["messages"][-1]["content"].strip() == "hi"

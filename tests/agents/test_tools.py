@@ -7,7 +7,7 @@ from typing import Literal
 
 import anyio
 
-from praisonai.agents.tools import Tool, ToolCall, call_tool, tool_spec
+from praisonai.llm.tools import Tool, ToolCall, call_tool, tool_spec
 
 
 def search(

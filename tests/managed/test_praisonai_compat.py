@@ -35,7 +35,7 @@ def test_praisonaiagents_agent_team_runs_its_tools_on_our_docker_provider(
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no fetch from GitHub at import
     pytest.importorskip("litellm")
     agents = pytest.importorskip("praisonaiagents")
-    from praisonai.agents.testing import ScriptedLLM, reply, tool
+    from praisonai.llm.testing import ScriptedLLM, reply, tool
 
     monkeypatch.setenv("PRAISONAI_AUTO_APPROVE", "1")  # its approval prompt would wait for a human
     script = [

@@ -10,8 +10,8 @@ import pytest
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
 from praisonai.agents import Agent
-from praisonai.agents.testing import ScriptedLLM, reply, tool
 from praisonai.compute.providers.docker import DockerCompute
+from praisonai.llm.testing import ScriptedLLM, reply, tool
 from praisonai.managed import CAPABILITY_NOTE, SharedCompute
 
 pytestmark = pytest.mark.usefixtures("docker_ok")

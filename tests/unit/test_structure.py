@@ -2,7 +2,7 @@
 no private names borrowed across packages. The layering itself is import-linter's job (see
 ``[tool.importlinter]`` in pyproject.toml, run by ``.ci/run``).
 
-"Package" below means a top-level package of praisonai (``cli``, ``agents``, ``managed``,
+"Package" below means a top-level package of praisonai (``cli``, ``agents``, ``managed``, ``llm``,
 ``sandbox``, ``compute``, ``runtime``); the core modules (``praisonai/_errors.py`` and the other
 top-level ``_*.py`` files) form one package of their own, ``core``, that every package may use.
 """

@@ -3,15 +3,15 @@ types: ``llm`` imports no adapter, so no module imports one that imports it back
 
 from __future__ import annotations
 
-from praisonai.agents.llm import LLMClient, ModelSpec, api_key_for
+from praisonai.llm.types import LLMClient, ModelSpec, api_key_for
 
 
 def make_client(spec: ModelSpec) -> LLMClient:
     """A new SDK client for ``spec`` (call it on the event loop that will use it)."""
     if spec.provider == "anthropic":
-        from praisonai.agents._anthropic import AnthropicClient
+        from praisonai.llm._anthropic import AnthropicClient
 
         return AnthropicClient(spec, api_key_for(spec))
-    from praisonai.agents._openai import OpenAIClient
+    from praisonai.llm._openai import OpenAIClient
 
     return OpenAIClient(spec, api_key_for(spec))

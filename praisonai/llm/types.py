@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from praisonai._errors import ConfigError
-from praisonai.agents.tools import ToolCall, ToolSpec
+from praisonai.llm.tools import ToolCall, ToolSpec
 
 Provider = Literal["openai", "anthropic"]
 KNOWN_PREFIXES = ("openai", "anthropic", "ollama")

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from praisonai._errors import AuthenticationError, MissingDependencyError, ProviderUnavailableError
-from praisonai.agents.llm import AssistantMessage, Completion, Message, ModelSpec, ToolResult, Usage
-from praisonai.agents.tools import ToolCall, ToolSpec
+from praisonai.llm.tools import ToolCall, ToolSpec
+from praisonai.llm.types import AssistantMessage, Completion, Message, ModelSpec, ToolResult, Usage
 
 MAX_TOKENS = 4096
 
