@@ -16,6 +16,9 @@ Leaves also inherit the builtin a Python programmer would catch, so ``except Tim
     ├── AuthenticationError (PermissionError)    the host refused every credential offered
     ├── ImageNotFoundError (LookupError)         the image is absent and cannot be pulled
     ├── InstanceNotFoundError (LookupError)      no instance with that id
+    ├── SessionNotFoundError (LookupError)       no managed session (or agent) with that id
+    ├── SessionBusyError (RuntimeError)          another live process drives that session
+    ├── StaleSessionError (RuntimeError)         this process's lease on a session was taken over
     ├── SandboxClosedError (RuntimeError)        a handle used after close()
     ├── ProvisionError (RuntimeError)            creating the instance or its setup failed
     ├── ExecError (RuntimeError)                 the exec machinery failed (not a non-zero exit)
@@ -115,6 +118,18 @@ class ImageNotFoundError(PraisonAIError, LookupError):
 
 class InstanceNotFoundError(PraisonAIError, LookupError):
     """No instance with that id exists (any more)."""
+
+
+class SessionNotFoundError(PraisonAIError, LookupError):
+    """No managed session (or stored agent) with that id."""
+
+
+class SessionBusyError(PraisonAIError, RuntimeError):
+    """Another live process holds the session's lease (it is running a turn); the message names it."""
+
+
+class StaleSessionError(PraisonAIError, RuntimeError):
+    """This process's lease on a session was taken over by another (it must stop writing)."""
 
 
 class ProcessNotFoundError(PraisonAIError, LookupError):
