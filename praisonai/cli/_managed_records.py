@@ -1,0 +1,198 @@
+"""How ``praisonai managed`` prints stored records: sessions (a table, a card, JSON), agents, and
+the usage of each turn. Tables go through :func:`praisonai.cli._output.table`; this module only
+chooses the columns and words, and imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TextIO
+
+from praisonai._errors import SessionNotFoundError
+from praisonai.cli._managed_render import describe, describe_usage
+
+if TYPE_CHECKING:
+    from praisonai.managed.store import AgentRecord, SessionRecord, SessionStore, StoredEvent, TurnUsage
+
+Table = tuple[tuple[str, ...], list[tuple[Any, ...]]]
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """A session with its agent and its usage per turn, as ``sessions show`` prints it."""
+
+    session: SessionRecord
+    agent: AgentRecord | None
+    turns: Sequence[TurnUsage]
+
+    @classmethod
+    def load(cls, store: SessionStore, session_id: str) -> SessionView:
+        """Raises SessionNotFoundError for an unknown (or deleted, or malformed) id."""
+        session = store.get_session(session_id)
+        try:
+            agent: AgentRecord | None = store.get_agent(session.agent_id)
+        except SessionNotFoundError:  # the agent row is gone: the session still shows
+            agent = None
+        return cls(session, agent, store.turn_usage(session_id))
+
+
+def sessions_table(
+    found: Sequence[SessionRecord], agents: Mapping[str, AgentRecord], *, as_json: bool
+) -> Table:
+    """A row per session. JSON keeps every field apart; the table folds the stop reason and the
+    pending count into the status and the usage into one token count."""
+    if as_json:
+        columns = ("id", "agent_id", "agent", "agent_version", "title", "status", "stop_reason", "pending",
+                   "turns", "usage", "sandbox", "created_at", "updated_at")  # fmt: skip
+        return columns, [
+            (s.id, s.agent_id, _agent_name(agents.get(s.agent_id)), s.agent_version, s.title, s.status,
+             _stop(s), len(s.pending), s.turns, dict(s.usage), _sandbox(s), s.created_at, s.updated_at)
+            for s in found
+        ]  # fmt: skip
+    return ("id", "agent", "title", "status", "turns", "tokens", "updated"), [
+        (s.id, _agent_label(agents.get(s.agent_id), s), s.title or "", _status(s), s.turns,
+         int(s.usage.get("input_tokens") or 0) + int(s.usage.get("output_tokens") or 0), _when(s.updated_at))
+        for s in found
+    ]  # fmt: skip
+
+
+def session_card(view: SessionView, out: TextIO) -> None:
+    """The session as ``field  value`` lines: what it is, where it stands, what it used."""
+    s, agent = view.session, view.agent
+    model = (agent.config.get("model") if agent else None) or "?"
+    lines = [
+        ("session", s.id + (f" (remote {s.remote_session_id})" if s.remote_session_id else "")),
+        ("agent", f"{_agent_label(agent, s)} ({s.agent_id}), {s.backend}, model {model}"),
+        ("title", s.title or ""),
+        ("status", _status(s)),
+        *(("pending", _pending(p)) for p in s.pending),
+        ("error", _error(s.last_error)) if s.last_error else None,
+        ("sandbox", _sandbox_line(s)),
+        ("turns", str(s.turns)),
+        ("usage", describe_usage(s.usage)),
+        ("created", _when(s.created_at)),
+        ("updated", _when(s.updated_at)),
+        ("lease", f"held by {s.lease_owner} until {_when(s.lease_expires_at)}") if s.lease_owner else None,
+    ]
+    for field, value in filter(None, lines):
+        out.write(f"{field:<8} {value}\n")
+    out.flush()
+
+
+def session_summary(view: SessionView) -> str:
+    """One line naming a session, for a question about it."""
+    s = view.session
+    title = f" {s.title!r}" if s.title else ""
+    return f"{s.id}{title} ({s.status}; {_sandbox_line(s)})"
+
+
+def session_json(view: SessionView, events: Sequence[StoredEvent] | None) -> dict[str, Any]:
+    """The session as one JSON object; ``events`` (with their seq and turn) when asked for."""
+    s, agent = view.session, view.agent
+    data: dict[str, Any] = {
+        "id": s.id, "backend": s.backend, "remote_session_id": s.remote_session_id,
+        "agent": {"id": s.agent_id, "name": _agent_name(agent), "version": s.agent_version,
+                  "model": agent.config.get("model") if agent else None},
+        "title": s.title, "status": s.status, "stop_reason": _plain(s.stop_reason),
+        "pending": _plain(list(s.pending)), "last_error": _plain(s.last_error), "turns": s.turns,
+        "usage": dict(s.usage), "usage_by_turn": [_turn(t) for t in view.turns],
+        "sandbox": {**_sandbox(s), "status": s.sandbox_status} if s.sandbox else None,
+        "lease_owner": s.lease_owner, "created_at": s.created_at, "updated_at": s.updated_at,
+    }  # fmt: skip
+    if events is not None:
+        data["events"] = [{"seq": e.seq, "turn": e.turn, **e.event.to_json()} for e in events]
+    return data
+
+
+def turns_table(turns: Sequence[TurnUsage]) -> Table:
+    """Usage per turn and model, cache tokens included."""
+    return ("turn", "model", "requests", "input", "output", "cache read", "cache write"), [
+        (t.turn, t.model, t.requests, t.input_tokens, t.output_tokens, t.cache_read_input_tokens,
+         t.cache_creation_input_tokens)
+        for t in turns
+    ]  # fmt: skip
+
+
+def agents_table(agents: Sequence[AgentRecord], *, as_json: bool) -> Table:
+    """A row per stored agent version."""
+    if as_json:
+        columns = ("id", "name", "version", "backend", "model", "config_hash", "created_at")
+        return columns, [
+            (a.id, a.name, a.version, a.backend, a.config.get("model"), a.config_hash, a.created_at)
+            for a in agents
+        ]  # fmt: skip
+    return ("id", "name", "version", "backend", "model", "config", "created"), [
+        (a.id, a.name, a.version, a.backend, a.config.get("model") or "", a.config_hash[:12],
+         _when(a.created_at))
+        for a in agents
+    ]  # fmt: skip
+
+
+# ---- pieces ----------------------------------------------------------------------------------
+
+
+def _agent_name(agent: AgentRecord | None) -> str | None:
+    return agent.name if agent else None
+
+
+def _agent_label(agent: AgentRecord | None, s: SessionRecord) -> str:
+    return f"{agent.name if agent else s.agent_id}@{s.agent_version}"
+
+
+def _stop(s: SessionRecord) -> str | None:
+    return str(s.stop_reason.get("type")) if s.stop_reason else None
+
+
+def _status(s: SessionRecord) -> str:
+    """``idle (end_turn)``, ``requires_action (1 pending)``, ``running``."""
+    stop = _stop(s)
+    detail = [stop] if stop and stop != s.status else []
+    if s.pending:
+        detail.append(f"{len(s.pending)} pending")
+    return f"{s.status} ({', '.join(detail)})" if detail else s.status
+
+
+def _pending(item: Mapping[str, Any]) -> str:
+    ref = item.get("event_id") or item.get("tool_use_id") or item.get("id") or "?"
+    return f"{describe(str(item.get('name', '?')), item.get('input'))}  [{ref}]"
+
+
+def _error(error: Mapping[str, Any]) -> str:
+    retry = (error.get("retry_status") or {}).get("type")
+    kind = f"{error.get('type')}: " if error.get("type") else ""
+    return f"{kind}{error.get('message', '')}" + (f" ({retry})" if retry else "")
+
+
+def _sandbox(s: SessionRecord) -> dict[str, Any]:
+    """Provider and instance only: the recorded options may name hosts and users."""
+    box = s.sandbox or {}
+    return {"provider": box.get("provider"), "instance_id": box.get("instance_id")} if box else {}
+
+
+def _sandbox_line(s: SessionRecord) -> str:
+    box = _sandbox(s)
+    if not box:
+        return "none yet"
+    status = f" ({s.sandbox_status})" if s.sandbox_status else ""
+    return f"{box['provider']} {box['instance_id']}{status}"
+
+
+def _turn(t: TurnUsage) -> dict[str, Any]:
+    return {"turn": t.turn, "model": t.model, "requests": t.requests, "input_tokens": t.input_tokens,
+            "output_tokens": t.output_tokens, "cache_read_input_tokens": t.cache_read_input_tokens,
+            "cache_creation_input_tokens": t.cache_creation_input_tokens}  # fmt: skip
+
+
+def _plain(value: Any) -> Any:
+    """Mappings and tuples as JSON's dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _when(at: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at)) if at else ""
