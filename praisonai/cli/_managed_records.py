@@ -42,7 +42,7 @@ def sessions_table(
     found: Sequence[SessionRecord], agents: Mapping[str, AgentRecord], *, as_json: bool
 ) -> Table:
     """A row per session. JSON keeps every field apart; the table folds the stop reason and the
-    pending count into the status and the usage into one token count."""
+    pending count into the status (the usage is in ``sessions show``)."""
     if as_json:
         columns = ("id", "agent_id", "agent", "agent_version", "title", "status", "stop_reason", "pending",
                    "turns", "usage", "sandbox", "created_at", "updated_at")  # fmt: skip
@@ -51,9 +51,9 @@ def sessions_table(
              _stop(s), len(s.pending), s.turns, dict(s.usage), _sandbox(s), s.created_at, s.updated_at)
             for s in found
         ]  # fmt: skip
-    return ("id", "agent", "title", "status", "turns", "tokens", "updated"), [
-        (s.id, _agent_label(agents.get(s.agent_id), s), s.title or "", _status(s), s.turns,
-         int(s.usage.get("input_tokens") or 0) + int(s.usage.get("output_tokens") or 0), _when(s.updated_at))
+    return ("id", "agent", "status", "turns", "updated", "title"), [
+        (s.id, _agent_label(agents.get(s.agent_id), s), _status(s), s.turns, _when(s.updated_at, short=True),
+         s.title or "")
         for s in found
     ]  # fmt: skip
 
@@ -125,7 +125,7 @@ def agents_table(agents: Sequence[AgentRecord], *, as_json: bool) -> Table:
         ]  # fmt: skip
     return ("id", "name", "version", "backend", "model", "config", "created"), [
         (a.id, a.name, a.version, a.backend, a.config.get("model") or "", a.config_hash[:12],
-         _when(a.created_at))
+         _when(a.created_at, short=True))
         for a in agents
     ]  # fmt: skip
 
@@ -194,5 +194,12 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _when(at: float | None) -> str:
-    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at)) if at else ""
+def _when(at: float | None, *, short: bool = False) -> str:
+    """Local time; ``short``: the time alone today, else the day and minute."""
+    if not at:
+        return ""
+    moment = time.localtime(at)
+    if not short:
+        return time.strftime("%Y-%m-%d %H:%M:%S", moment)
+    today = time.localtime()[:3] == moment[:3]
+    return time.strftime("%H:%M:%S" if today else "%b %d %H:%M", moment)

@@ -15,10 +15,11 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any, Final, TextIO
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from praisonai.managed.events import Event
+if TYPE_CHECKING:  # not at run time: importing praisonai.managed loads SharedCompute
+    from praisonai.managed.events import Event
 
 # ---- exit statuses ---------------------------------------------------------------------------
 
@@ -165,7 +166,7 @@ class JsonLines:
     def break_line(self) -> None:
         """Nothing: a line is always complete here."""
 
-    def finish(self, session_id: str | None) -> None:
+    def finish(self, session_id: str | None, pending: Sequence[Mapping[str, Any]] = ()) -> None:
         """Nothing: the last event, ``session.status_idle``, says how the turn ended."""
 
 
@@ -182,6 +183,7 @@ class Transcript:
         self._tool: str | None = None  # the tool call whose line is open, waiting for its result
         self._streamed: set[str] = set()
         self._uses: dict[str, Event] = {}
+        self._held: list[str] = []  # notes for while a tool line is open (they would cut it)
         self._handlers: dict[str, Callable[[Event], None]] = {
             "event_delta": self._delta, "agent.message": self._message, "user.message": self._user,
             "agent.tool_use": self._use, "agent.custom_tool_use": self._use,
@@ -210,10 +212,11 @@ class Transcript:
             self.out.write("\n")
             self.out.flush()
             self._open = False
-            self._tool = None
+        self._line_done()
 
-    def finish(self, session_id: str | None) -> None:
-        """Close the transcript and say, on ``notes``, the turn's usage and what to do next."""
+    def finish(self, session_id: str | None, pending: Sequence[Mapping[str, Any]] = ()) -> None:
+        """Close the transcript and say, on ``notes``, the turn's usage and what to do next
+        (``pending``: the uses waiting for approval, as the session records them)."""
         with self.lock:
             self.break_line()
             done = self.outcome
@@ -222,9 +225,11 @@ class Transcript:
             if done.interrupted:
                 self._note(f"interrupted: the session is kept; continue it with: {resume} PROMPT")
             elif done.stop_reason == "requires_action":
+                known = {str(p.get("event_id")): p for p in pending}
+                known.update((i, u.data) for i, u in self._uses.items())
                 for use_id in done.waiting:
-                    use = self._uses.get(use_id)
-                    what = describe(str(use.data.get("name")), use.data.get("input")) if use else use_id
+                    use = known.get(use_id)
+                    what = describe(str(use.get("name")), use.get("input")) if use else use_id
                     self._note(f"waiting for approval: {what}")
                 self._note(f"approve or deny with: {resume} --approve allow|deny")
             elif done.stop_reason not in (None, "end_turn"):
@@ -268,10 +273,11 @@ class Transcript:
         shown = self._paint(_result(ev), _RED if failed else _DIM)
         if self._tool == use_id:
             self.out.write("  " + shown + "\n")
-            self._open, self._tool = False, None
+            self._open = False
+            self._line_done()
             return
-        use = self._uses.get(use_id)
-        name = str(use.data.get("name")) if use else "tool"
+        use = self._uses.get(use_id)  # unknown: the use was made by an earlier process
+        name = (use.data if use else ev.data).get("name") or "tool"
         self._line(f"  {name} {shown}")
 
     def _confirmation(self, ev: Event) -> None:
@@ -331,10 +337,18 @@ class Transcript:
         if self.notes is self.out:
             self._line(text)
             return
-        self.break_line()
         prefix = (_RED + "error:" + _RESET + " " if colour(self.notes) else "error: ") if error else ""
-        self.notes.write(prefix + text + "\n")
-        self.notes.flush()
+        self._held.append(prefix + text + "\n")
+        if self._tool is None:  # else it waits for the tool's result to complete the line
+            self.break_line()
+
+    def _line_done(self) -> None:
+        """The open line is finished: no tool line is open, and the notes held for it are written."""
+        self._tool = None
+        if self._held:
+            self.notes.write("".join(self._held))
+            self.notes.flush()
+            self._held.clear()
 
     def _paint(self, text: str, style: str) -> str:
         return f"{style}{text}{_RESET}" if self._colour else text

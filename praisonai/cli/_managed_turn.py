@@ -64,7 +64,8 @@ def drive(agent: ManagedAgent, prompt: str | None, into: View, approver: Approve
             except PraisonAIError:
                 if into.outcome.stop_reason is None:
                     raise
-        into.finish(agent.session_id)
+        done = agent.last_result
+        into.finish(agent.session_id, done.pending if done is not None else ())
     finally:
         agent.close()
     return 128 + caught.number if caught.number else into.outcome.exit_code()
