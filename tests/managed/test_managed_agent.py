@@ -123,7 +123,7 @@ def test_confirmation_allow_and_deny(make: Make, llm: ScriptedLLM) -> None:
     agent = make("local", tools=ASK)
     agent.on_tool_confirmation = confirm
     result = agent.run("go")
-    assert result.stop_reason == "end_turn" and asked == ["echo hi", "rm -rf /workspace"]
+    assert result.stop_reason == "end_turn" and asked == ["echo hi", "rm -rf ~"]
     events = stored(agent)
     confirmations = [e.data["result"] for e in events if e.type == "user.tool_confirmation"]
     assert confirmations == ["allow", "deny"]
@@ -133,9 +133,6 @@ def test_confirmation_allow_and_deny(make: Make, llm: ScriptedLLM) -> None:
 
 
 def test_without_a_callback_ask_is_denied_and_none_leaves_it_pending(make: Make, llm: ScriptedLLM) -> None:
-    ask = [
-        {"type": "agent_toolset_20260401", "default_config": {"permission_policy": {"type": "always_ask"}}}
-    ]
     llm.set_script([reply(tool("execute_command", command="touch x")), reply("gave up")])
     agent = make("local", tools=ASK)
     assert agent.run("go").text == "gave up"
