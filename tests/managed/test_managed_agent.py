@@ -123,7 +123,7 @@ def test_confirmation_allow_and_deny(make: Make, llm: ScriptedLLM) -> None:
     agent = make("local", tools=ASK)
     agent.on_tool_confirmation = confirm
     result = agent.run("go")
-    assert result.stop_reason == "end_turn" and asked == ["echo hi", "rm -rf ~"]
+    assert result.stop_reason == "end_turn" and asked == ["echo hi", "rm -rf /workspace"]
     events = stored(agent)
     confirmations = [e.data["result"] for e in events if e.type == "user.tool_confirmation"]
     assert confirmations == ["allow", "deny"]
