@@ -26,7 +26,22 @@ _LAZY = {
     "SqliteSessionStore": "praisonai.managed.store",
 }
 
-__all__ = ["CAPABILITY_NOTE", "AuditEntry", "SharedCompute", *_LAZY]
+__all__ = [
+    "CAPABILITY_NOTE",
+    "AuditEntry",
+    "Event",
+    "LocalAgent",
+    "LocalAgentConfig",
+    "LocalManagedConfig",
+    "ManagedAgent",
+    "ManagedResult",
+    "SandboxedAgent",
+    "SandboxedAgentConfig",
+    "SessionStore",
+    "SharedCompute",
+    "SqliteSessionStore",
+    "ToolRequest",
+]
 
 if TYPE_CHECKING:
     from praisonai.managed._turn import ManagedResult, ToolRequest
