@@ -106,10 +106,9 @@ class InstanceTools:
             return _error(f"the arguments of {name} must be a JSON object, not {type(arguments).__name__}")
         tool: Callable[..., Awaitable[ToolOutcome]] = getattr(self._box, name)
         try:
-            inspect.signature(tool).bind(**arguments)
+            _signature(name).bind(**arguments)
         except TypeError as exc:  # a missing, unknown or non-string argument name
-            takes = ", ".join(inspect.signature(tool).parameters)
-            return _error(f"{name} takes ({takes}): {exc}")
+            return _error(f"{name} takes ({', '.join(_signature(name).parameters)}): {exc}")
         try:
             return await tool(**arguments)
         except _FAILURES as exc:
@@ -120,6 +119,13 @@ class InstanceTools:
 
 def _listed() -> str:
     return ", ".join(INSTANCE_TOOL_NAMES)
+
+
+@functools.cache
+def _signature(name: str) -> inspect.Signature:
+    """The tool's parameters as the model passes them (without ``self``)."""
+    signature = inspect.signature(getattr(_Toolbox, name))
+    return signature.replace(parameters=list(signature.parameters.values())[1:])
 
 
 @functools.cache
