@@ -86,16 +86,8 @@ class InstanceTools:
         self._box = _Toolbox(sandbox, working_dir)
 
     def specs(self, names: Iterable[str]) -> list[ToolSpec]:
-        """What the model is told about the tools ``names`` (in that order, each once).
-
-        Raises:
-            ConfigError: a name is not one of :data:`INSTANCE_TOOL_NAMES`.
-        """
-        chosen = list(dict.fromkeys(names))
-        unknown = [n for n in chosen if n not in INSTANCE_TOOL_NAMES]
-        if unknown:
-            raise ConfigError(f"no instance tool named {unknown[0]!r}; the tools are {_listed()}", op="tools")
-        return [_spec(name, self.working_dir) for name in chosen]
+        """:func:`instance_specs` for this instance's working dir."""
+        return instance_specs(names, self.working_dir)
 
     async def call(self, name: str, arguments: Mapping[str, Any]) -> ToolOutcome:
         """Run tool ``name`` with the model's ``arguments``. Never raises, except the caller's
@@ -129,6 +121,20 @@ def _signature(name: str) -> inspect.Signature:
 
 
 @functools.cache
+def instance_specs(names: Iterable[str], working_dir: str = "/workspace") -> list[ToolSpec]:
+    """What the model is told about the tools ``names`` (in that order, each once); no instance
+    is needed for it.
+
+    Raises:
+        ConfigError: a name is not one of :data:`INSTANCE_TOOL_NAMES`.
+    """
+    chosen = list(dict.fromkeys(names))
+    unknown = [n for n in chosen if n not in INSTANCE_TOOL_NAMES]
+    if unknown:
+        raise ConfigError(f"no instance tool named {unknown[0]!r}; the tools are {_listed()}", op="tools")
+    return [_spec(name, working_dir) for name in chosen]
+
+
 def _spec(name: str, working_dir: str) -> ToolSpec:
     """The tool's schema from its signature; its description is the whole docstring before
     ``Args:`` (tool_spec keeps the first paragraph only), with the working dir filled in."""

@@ -214,7 +214,11 @@ class ManagedAgent:
             self._client = make_client(self._spec)
             _portal.close_at_exit(self)
         custom = (ToolSpec(t.name, t.description, t.input_schema) for t in self.plan.custom)
-        specs = [*instance_specs(self.plan.instance), *map(tool_spec, self.plan.functions), *custom]
+        specs = [
+            *instance_specs(self.plan.instance, self.config.working_dir),
+            *map(tool_spec, self.plan.functions),
+            *custom,
+        ]
         c = self.config
         confirm, on_custom = self.on_tool_confirmation, self.on_custom_tool
         return TurnSetup(
