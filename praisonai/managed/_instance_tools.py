@@ -120,7 +120,6 @@ def _signature(name: str) -> inspect.Signature:
     return signature.replace(parameters=list(signature.parameters.values())[1:])
 
 
-@functools.cache
 def instance_specs(names: Iterable[str], working_dir: str = "/workspace") -> list[ToolSpec]:
     """What the model is told about the tools ``names`` (in that order, each once); no instance
     is needed for it.
@@ -135,6 +134,7 @@ def instance_specs(names: Iterable[str], working_dir: str = "/workspace") -> lis
     return [_spec(name, working_dir) for name in chosen]
 
 
+@functools.cache
 def _spec(name: str, working_dir: str) -> ToolSpec:
     """The tool's schema from its signature; its description is the whole docstring before
     ``Args:`` (tool_spec keeps the first paragraph only), with the working dir filled in."""
