@@ -79,6 +79,7 @@ DEFAULT_SYSTEM = "You are a helpful coding assistant."
 RECORD_SCHEMA = 1
 # Set on the ManagedAgent or in the store's session row, not part of the agent's definition.
 _NOT_RECORDED = {"session_title", "on_tool_confirmation", "on_custom_tool"}
+_ALIASES = {"instructions": "system", "budget": "budget_tokens"}
 
 
 class LocalManagedConfig(BaseModel):
@@ -195,7 +196,8 @@ class LocalManagedConfig(BaseModel):
     def replace(self, **changes: Any) -> LocalManagedConfig:
         """A copy with ``changes`` applied and validated (the fields set here are kept)."""
         given = {name: getattr(self, name) for name in self.model_fields_set}
-        return type(self).coerce({**given, **changes})
+        named = {_ALIASES.get(key, key): value for key, value in changes.items()}
+        return type(self).coerce({**given, **named})
 
     def callbacks(
         self,
@@ -210,7 +212,7 @@ class LocalManagedConfig(BaseModel):
     @classmethod
     def _one_spelling(cls, data: Any) -> Any:
         if isinstance(data, Mapping):
-            for field, alias in (("system", "instructions"), ("budget_tokens", "budget")):
+            for alias, field in _ALIASES.items():
                 if field in data and alias in data:
                     raise ValueError(f"give {field} or {alias}, not both")
         return data
