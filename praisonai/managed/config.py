@@ -187,10 +187,15 @@ class LocalManagedConfig(BaseModel):
             raise ConfigError(f"not a LocalManagedConfig record of schema {RECORD_SCHEMA}", op="config")
         data = {k: v for k, v in record.items() if k != "schema"}
         bound = {qualified_name(fn): fn for fn in functions}
-        if data.get("tools") is not None:
+        if isinstance(data.get("tools"), list):
             data["tools"] = [bind_entry(entry, bound) for entry in data["tools"]]
+        names = data.get("env", [])
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            raise ConfigError(
+                f"the record's env must be a list of variable names, not {names!r}", op="config"
+            )
         values = env or {}
-        data["env"] = {name: values[name] for name in data.get("env", []) if name in values}
+        data["env"] = {name: values[name] for name in names if name in values}
         return cls.coerce(data)
 
     def replace(self, **changes: Any) -> LocalManagedConfig:

@@ -476,6 +476,8 @@ def test_a_bad_record_is_refused() -> None:
         LocalManagedConfig.from_record({"model": "m"})
     with pytest.raises(ConfigError, match="max_turns"):
         LocalManagedConfig.from_record({**config_record(LocalManagedConfig()), "max_turns": -1})
+    with pytest.raises(ConfigError, match="the record's env must be a list of variable names, not 'AB'"):
+        LocalManagedConfig.from_record({**config_record(LocalManagedConfig()), "env": "AB"})
 
 
 def test_the_hash_is_stable_across_processes_and_changes_with_the_definition() -> None:
