@@ -20,6 +20,7 @@ import anyio.to_thread
 from praisonai._errors import ConfigError, InstanceNotFoundError
 from praisonai._types import InstanceStatus
 from praisonai.compute.base import ComputeProvider
+from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import provider_for_record, resolve_compute
 from praisonai.managed.events import Event
 from praisonai.sandbox import AsyncSandbox
@@ -52,6 +53,7 @@ class InstanceSource:
         sandbox.owned = False  # the session references it; the idle policy ends it
         source = str(chosen.source) if chosen.source is not None else False
         reference = _reference(sandbox.provider, sandbox.id, self.fields, source)
+        reference["working_dir"] = chosen.config.working_dir
         return sandbox, reference, Event("sandbox.provisioned", _public(reference))
 
 
@@ -99,6 +101,11 @@ def _reference(
         "config": dict(fields),
         "environment": environment,
     }
+
+
+def working_dir(reference: Mapping[str, Any]) -> str:
+    """The instance's working directory (the effective config's, recorded when it was made)."""
+    return str(reference.get("working_dir") or ComputeConfig().working_dir)
 
 
 def _public(reference: Mapping[str, Any]) -> dict[str, Any]:

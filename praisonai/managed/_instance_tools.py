@@ -26,6 +26,7 @@ from praisonai._errors import ConfigError, PraisonAIError
 from praisonai._types import ExecResult
 from praisonai.llm.tools import ToolSpec, tool_spec
 from praisonai.managed import _instance_search as search
+from praisonai.managed._config_tools import INSTANCE_TOOL_NAMES
 from praisonai.managed._tools import (
     DEFAULT_TOOL_TIMEOUT_S,
     MAX_TOOL_OUTPUT_BYTES,
@@ -41,15 +42,6 @@ from praisonai.managed._tools import (
 )
 from praisonai.sandbox import AsyncSandbox
 
-INSTANCE_TOOL_NAMES = (
-    "execute_command",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "list_files",
-    "glob",
-    "grep",
-)
 #: Seconds ``list_files`` may take.
 LIST_TIMEOUT_S = 60
 #: What the model is told for a failed operation: the same as SharedCompute's tools catch.

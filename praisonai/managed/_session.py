@@ -42,9 +42,8 @@ class LiveSession:
         record: SessionRecord,
         lease: Lease,
         source: InstanceSource,
-        working_dir: str,
     ) -> None:
-        self.store, self.lease, self.source, self.working_dir = store, lease, source, working_dir
+        self.store, self.lease, self.source = store, lease, source
         self.id = record.id
         self.turn = record.turns
         self.reference: Mapping[str, Any] | None = record.sandbox
@@ -143,7 +142,7 @@ class LiveSession:
             self._adopt(sandbox, reference, event, status="attached")
         if self._tools is None:
             assert self.sandbox is not None
-            self._tools = InstanceTools(self.sandbox, self.working_dir)
+            self._tools = InstanceTools(self.sandbox, _instance.working_dir(self.reference or {}))
         return self._tools
 
     def _adopt(self, sandbox: AsyncSandbox, reference: dict[str, Any], event: Event, *, status: str) -> None:

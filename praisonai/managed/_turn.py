@@ -155,7 +155,7 @@ class Turn:
         start = Event("span.model_request_start", {"model": setup.model})
         s.record(start)
         s.flush()  # the prompt is in the log before the model sees it
-        message_id, pieces = new_id(), []
+        message_id, pieces = new_id(), list[str]()
         self._partial = (message_id, pieces)
         completion: Completion | None = None
         async for piece in setup.client.stream(setup.system, s.history, setup.specs):

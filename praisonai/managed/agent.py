@@ -29,6 +29,7 @@ import anyio.to_thread
 from praisonai import _portal
 from praisonai._errors import ConfigError, SessionBusyError, StaleSessionError
 from praisonai._types import ExecResult, InstanceInfo
+from praisonai.compute.config import ComputeConfig
 from praisonai.llm.client import make_client
 from praisonai.llm.tools import ToolSpec, tool_spec
 from praisonai.llm.types import LLMClient, Usage, api_key_for, resolve_model
@@ -215,7 +216,7 @@ class ManagedAgent:
             _portal.close_at_exit(self)
         custom = (ToolSpec(t.name, t.description, t.input_schema) for t in self.plan.custom)
         specs = [
-            *instance_specs(self.plan.instance, self.config.working_dir),
+            *instance_specs(self.plan.instance, self.config.working_dir or ComputeConfig().working_dir),
             *map(tool_spec, self.plan.functions),
             *custom,
         ]
@@ -259,7 +260,7 @@ class ManagedAgent:
         return self._live
 
     def _new_live(self, record: SessionRecord, lease: Any) -> LiveSession:
-        return LiveSession(self.store, record, lease, self._source, self.config.working_dir)
+        return LiveSession(self.store, record, lease, self._source)
 
     def _let_go(self) -> None:
         if self._live is not None and self._held:
