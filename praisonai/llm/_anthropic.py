@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import MissingDependencyError
@@ -44,7 +44,7 @@ class AnthropicClient:
 
     async def stream(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
-    ) -> AsyncIterator[str | Completion]:
+    ) -> AsyncGenerator[str | Completion, None]:
         """See :meth:`LLMClient.stream`; the SDK's stream accumulates the final message."""
         with sdk_errors(self._anthropic, self._where):
             # the context manager closes the response however this generator ends

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import MissingDependencyError
@@ -49,7 +49,7 @@ class OpenAIClient:
 
     async def stream(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
-    ) -> AsyncIterator[str | Completion]:
+    ) -> AsyncGenerator[str | Completion, None]:
         """See :meth:`LLMClient.stream`; tool calls arrive in pieces keyed by their index."""
         texts: list[str] = []
         calls: dict[int, _PartialCall] = {}

@@ -16,7 +16,7 @@ The SDKs (the ``llm`` extra) are imported only when a client is made.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -101,7 +101,7 @@ class LLMClient(Protocol):
 
     def stream(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
-    ) -> AsyncIterator[str | Completion]:
+    ) -> AsyncGenerator[str | Completion, None]:
         """One model request, streamed: its text deltas as they arrive, then exactly one
         :class:`Completion` (what :meth:`complete` would return for the same reply).
 

@@ -13,6 +13,7 @@ is killed in the instance, a partial message is kept, marked ``interrupted``).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 import time
@@ -157,17 +158,8 @@ class Turn:
         s.flush()  # the prompt is in the log before the model sees it
         message_id, pieces = new_id(), list[str]()
         self._partial = (message_id, pieces)
-        completion: Completion | None = None
-        async for piece in setup.client.stream(setup.system, s.history, setup.specs):
-            if isinstance(piece, str):
-                if not pieces:
-                    s.emit(Event("event_start", {"event": {"type": "agent.message", "id": message_id}}))
-                pieces.append(piece)
-                s.emit(delta(message_id, piece))
-            else:
-                completion = piece
+        completion = await self._stream(message_id, pieces)
         self._partial = None
-        assert completion is not None, "an LLM client's stream ends with its Completion"
         if completion.text:
             self._text = completion.text
             s.record(Event("agent.message", {"content": text_content(completion.text)}, id=message_id))
@@ -185,6 +177,20 @@ class Turn:
         s.add_usage(setup.model, completion.usage)
         self._usage = self._usage + completion.usage
         return completion
+
+    async def _stream(self, message_id: str, pieces: list[str]) -> Completion:
+        """Stream one model reply: its pieces as ``event_delta``s of message ``message_id``."""
+        s, setup = self.s, self.setup
+        stream = setup.client.stream(setup.system, s.history, setup.specs)
+        async with contextlib.aclosing(stream):  # an interrupt closes the HTTP stream at once
+            async for piece in stream:
+                if not isinstance(piece, str):
+                    return piece
+                if not pieces:
+                    s.emit(Event("event_start", {"event": {"type": "agent.message", "id": message_id}}))
+                pieces.append(piece)
+                s.emit(delta(message_id, piece))
+        raise AssertionError("an LLM client's stream ends with its Completion")
 
     def _use(self, call: ToolCall) -> Event:
         name = call.name
