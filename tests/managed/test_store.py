@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -44,9 +45,9 @@ def test_conformance(name: str, tmp_path: Path) -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> SqliteSessionStore:
+def store(tmp_path: Path) -> Iterator[SqliteSessionStore]:
     with SqliteSessionStore(tmp_path / "store.db") as opened:
-        yield opened  # type: ignore[misc]
+        yield opened
 
 
 def _child(*argv: str) -> subprocess.Popen[str]:
