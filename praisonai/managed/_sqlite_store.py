@@ -148,10 +148,10 @@ class Database:
 @contextlib.contextmanager
 def translated(path: Path) -> Iterator[None]:
     """sqlite's and the file system's errors as one ``HomeUnusableError`` naming the file; our
-    own errors pass unchanged."""
+    own errors, and a caller's misuse (a value sqlite cannot bind), pass unchanged."""
     try:
         yield
-    except PraisonAIError:
+    except (PraisonAIError, sqlite3.InterfaceError, sqlite3.ProgrammingError):
         raise
     except (OSError, sqlite3.Error) as exc:
         why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)

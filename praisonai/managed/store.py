@@ -118,8 +118,8 @@ class TurnUsage:
 
 class SessionStore(Protocol):
     """Where sessions live. Methods are synchronous, local and short; a store is thread-safe.
-    Unknown (or malformed) ids raise ``SessionNotFoundError``; ``praisonai.managed.testing`` is
-    the conformance suite every implementation must pass."""
+    Unknown (or malformed) ids raise ``SessionNotFoundError`` (so does a fenced write to a deleted
+    session); ``praisonai.managed.testing`` is the conformance suite every store must pass."""
 
     def upsert_agent(self, backend: str, name: str, config: Mapping[str, Any]) -> AgentRecord:
         """The record of this config: reused by (backend, name, hash), else the next version."""
