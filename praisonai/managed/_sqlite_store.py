@@ -62,7 +62,7 @@ _TABLES = (
         session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_id TEXT NOT NULL, type TEXT NOT NULL,
         turn INTEGER NOT NULL, recorded_at REAL NOT NULL, lease_epoch INTEGER NOT NULL,
         payload_json TEXT NOT NULL,
-        PRIMARY KEY (session_id, seq), UNIQUE (session_id, event_id)) WITHOUT ROWID""",
+        PRIMARY KEY (session_id, seq), UNIQUE (session_id, event_id))""",  # rowid: payloads may be big
     """CREATE TABLE turn_usage (
         session_id TEXT NOT NULL, turn INTEGER NOT NULL, model TEXT NOT NULL,
         requests INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,

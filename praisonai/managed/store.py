@@ -37,7 +37,6 @@ STATUSES: Final = ("idle", "running", "requires_action", "error", "interrupted",
 USAGE_KEYS: Final = sql.USAGE_KEYS
 #: What :meth:`SessionStore.update` may set, and the column it goes to.
 UPDATABLE: Final = sql.UPDATABLE
-_ID_CHARS = "[0-9a-hjkmnp-tv-z]{26}"  # what events.new_id makes
 
 
 @dataclass(frozen=True)
@@ -172,10 +171,15 @@ def lease_holder(record: SessionRecord, now: float | None = None) -> str | None:
 
 def _check_id(prefix: str, value: str, what: str) -> None:
     """Refuse an id that events.new_id could not have made, before it reaches a query."""
-    if not (isinstance(value, str) and re.fullmatch(f"{prefix}_{_ID_CHARS}", value)):
+    if not _well_formed(prefix, value):
         raise SessionNotFoundError(
             f"no {what} {value!r} (a {what} id looks like {prefix}_ and 26 letters or digits)"
         )
+
+
+def _well_formed(prefix: str, value: object) -> bool:
+    """Whether ``value`` is an id events.new_id(prefix) could have made."""
+    return isinstance(value, str) and re.fullmatch(f"{prefix}_[0-9a-hjkmnp-tv-z]{{26}}", value) is not None
 
 
 class SqliteSessionStore:
@@ -276,7 +280,7 @@ class SqliteSessionStore:
 
     def delete_session(self, session_id: str) -> bool:
         """Its row, events and usage, in one transaction; ``False`` when it was not there."""
-        if not re.fullmatch(f"msess_{_ID_CHARS}", session_id):
+        if not _well_formed("msess", session_id):
             return False
         with self._db.write() as db:
             db.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
