@@ -132,11 +132,11 @@ class Database:
             db.execute(begin)
             try:
                 yield db
-            except BaseException:
+                db.execute("COMMIT")
+            except BaseException:  # also a failed COMMIT: the next call must not find it open
                 if db.in_transaction:
                     db.rollback()
                 raise
-            db.execute("COMMIT")
 
     def _connection(self) -> sqlite3.Connection:
         """This process's connection, opened on first use; a forked child opens its own."""
