@@ -86,17 +86,22 @@ class LedgerEntry:
 
     def owner_alive(self) -> bool | None:
         """Whether the creating process still runs: ``None`` when it ran on another host."""
-        host_pid = self.owner.rpartition("@")[2]
-        host, _, pid = host_pid.rpartition(":")
-        if host != socket.gethostname() or not pid.isdigit():
-            return None
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:  # alive, someone else's
-            return True
+        return owner_alive(self.owner)
+
+
+def owner_alive(owner: str) -> bool | None:
+    """Whether the process an owner tag ``user@host:pid`` names still runs: ``None`` when it
+    runs on another host (or the tag is not of that form), which this host cannot tell."""
+    host, _, pid = owner.rpartition("@")[2].rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return None
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, someone else's
         return True
+    return True
 
 
 class Ledger:

@@ -4,8 +4,12 @@ sub-folder makes ``from conftest import …`` ambiguous, hence this module)."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from praisonai import _portal
@@ -31,3 +35,21 @@ class Member:
     tools: list[Callable[..., Any]] = field(default_factory=list)
     instructions: str = "You are helpful."
     backend: object = None
+
+
+def write_wheel(folder: Path, name: str, version: str, code: str) -> None:
+    """A minimal pure-Python wheel, written by hand (no network, no build tools)."""
+    dist = f"{name}-{version}.dist-info"
+    files = {
+        f"{name}/__init__.py": code.encode(),
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
+        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = "".join(
+        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
+        for path, data in files.items()
+    )
+    with zipfile.ZipFile(folder / f"{name}-{version}-py3-none-any.whl", "w") as wheel:
+        for path, data in files.items():
+            wheel.writestr(path, data)
+        wheel.writestr(f"{dist}/RECORD", record + f"{dist}/RECORD,,\n")

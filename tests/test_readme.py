@@ -58,6 +58,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "WarmPool": ("ci\n",),
     "def add": ("5 Usage(",),
     "SharedCompute": ("notes/report.md",),
+    "ManagedAgent.resume": ("end_turn Usage(",),
 }
 
 #: The SSH snippet's example host, replaced by the test sshd's (each must be found once).

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import AsyncGenerator, Sequence
+from typing import TYPE_CHECKING, Any
 
-from praisonai._errors import AuthenticationError, MissingDependencyError, ProviderUnavailableError
+from praisonai._errors import MissingDependencyError
+from praisonai.llm._sdk import sdk_errors
 from praisonai.llm.tools import ToolCall, ToolSpec
 from praisonai.llm.types import AssistantMessage, Completion, Message, ModelSpec, ToolResult, Usage
+
+if TYPE_CHECKING:
+    from anthropic.types import Message as WireMessage
 
 MAX_TOKENS = 4096
 
@@ -34,32 +38,58 @@ class AnthropicClient:
     async def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> Completion:
-        kwargs: dict[str, Any] = {}
+        with sdk_errors(self._anthropic, self._where):
+            response = await self._client.messages.create(**self._request(system, messages, tools))
+        return _completion(response)
+
+    async def stream(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> AsyncGenerator[str | Completion, None]:
+        """See :meth:`LLMClient.stream`; the SDK's stream accumulates the final message."""
+        with sdk_errors(self._anthropic, self._where):
+            # the context manager closes the response however this generator ends
+            async with self._client.messages.stream(**self._request(system, messages, tools)) as events:
+                async for event in events:
+                    if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                        yield event.delta.text
+                message = await events.get_final_message()
+        yield _completion(message)
+
+    def _request(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
+        """The arguments of ``messages.create`` and ``messages.stream``."""
+        request: dict[str, Any] = {
+            "model": self._model, "max_tokens": MAX_TOKENS, "system": system, "messages": _wire(messages)
+        }  # fmt: skip
         if tools:
-            kwargs["tools"] = [
+            request["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}
                 for t in tools
             ]
-        try:
-            response = await self._client.messages.create(
-                model=self._model, max_tokens=MAX_TOKENS, system=system, messages=_wire(messages), **kwargs
-            )
-        except self._anthropic.APIConnectionError as exc:  # includes timeouts
-            raise ProviderUnavailableError(f"{self._where}: {exc}", op="model") from exc
-        except self._anthropic.AuthenticationError as exc:
-            raise AuthenticationError(f"{self._where} refused the API key: {exc}", op="model") from exc
-        texts = [block.text for block in response.content if block.type == "text"]
-        calls = tuple(
-            ToolCall(id=block.id, name=block.name, arguments=dict(block.input))
-            for block in response.content
-            if block.type == "tool_use"
-        )
-        usage = Usage(response.usage.input_tokens, response.usage.output_tokens, 1)
-        return Completion(text="".join(texts), tool_calls=calls, usage=usage)
+        return request
+
+
+def _completion(message: WireMessage) -> Completion:
+    """Our Completion for a Messages API ``Message``, streamed or not."""
+    texts = [block.text for block in message.content if block.type == "text"]
+    calls = tuple(
+        ToolCall(id=block.id, name=block.name, arguments=dict(block.input))
+        for block in message.content
+        if block.type == "tool_use"
+    )
+    spent = message.usage
+    usage = Usage(
+        spent.input_tokens,
+        spent.output_tokens,
+        1,
+        spent.cache_read_input_tokens or 0,  # None when the request used no cache
+        spent.cache_creation_input_tokens or 0,
+    )
+    return Completion(text="".join(texts), tool_calls=calls, usage=usage)
 
 
 def _wire(messages: Sequence[Message]) -> list[Any]:
-    """Messages API turns: consecutive tool results join one user turn, as the API requires."""
+    """Messages API turns, whose roles must alternate: consecutive tool results, and a user message
+    that follows them, join one user turn (the tool_result blocks first, then the text)."""
     wire: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, ToolResult):
@@ -74,6 +104,10 @@ def _wire(messages: Sequence[Message]) -> list[Any]:
             if not blocks:  # the API refuses an empty turn
                 blocks = [{"type": "text", "text": "(no reply)"}]
             wire.append({"role": "assistant", "content": blocks})
+        elif wire and wire[-1]["role"] == "user" and isinstance(wire[-1]["content"], list):
+            # a user message after tool results: the same user turn, as roles must alternate
+            if message.text:
+                wire[-1]["content"].append({"type": "text", "text": message.text})
         else:
             wire.append({"role": "user", "content": message.text})
     return wire

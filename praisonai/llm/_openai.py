@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import AsyncGenerator, Sequence
+from typing import TYPE_CHECKING, Any
 
-from praisonai._errors import AuthenticationError, MissingDependencyError, ProviderUnavailableError
+from praisonai._errors import MissingDependencyError
+from praisonai.llm._sdk import sdk_errors
 from praisonai.llm.tools import ToolCall, ToolSpec
 from praisonai.llm.types import AssistantMessage, Completion, Message, ModelSpec, ToolResult, Usage
+
+if TYPE_CHECKING:
+    from openai.types import CompletionUsage
+    from openai.types.chat.chat_completion_chunk import ChoiceDeltaToolCall
 
 
 class OpenAIClient:
@@ -32,25 +37,80 @@ class OpenAIClient:
     async def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> Completion:
-        kwargs: dict[str, Any] = {}
-        if tools:
-            kwargs["tools"] = [_tool(t) for t in tools]
-        wire: list[Any] = [{"role": "system", "content": system}, *(_message(m) for m in messages)]
-        try:
-            response = await self._client.chat.completions.create(model=self._model, messages=wire, **kwargs)
-        except self._openai.APIConnectionError as exc:  # includes timeouts
-            raise ProviderUnavailableError(f"{self._where}: {exc}", op="model") from exc
-        except self._openai.AuthenticationError as exc:
-            raise AuthenticationError(f"{self._where} refused the API key: {exc}", op="model") from exc
+        with sdk_errors(self._openai, self._where):
+            response = await self._client.chat.completions.create(**self._request(system, messages, tools))
         message = response.choices[0].message
         calls = tuple(
             ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
             for c in (message.tool_calls or ())
             if c.type == "function"
         )
-        usage = response.usage
-        spent = Usage(usage.prompt_tokens, usage.completion_tokens, 1) if usage else Usage(requests=1)
-        return Completion(text=message.content or "", tool_calls=calls, usage=spent)
+        return Completion(text=message.content or "", tool_calls=calls, usage=_usage(response.usage))
+
+    async def stream(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> AsyncGenerator[str | Completion, None]:
+        """See :meth:`LLMClient.stream`; tool calls arrive in pieces keyed by their index."""
+        texts: list[str] = []
+        calls: dict[int, _PartialCall] = {}
+        usage: CompletionUsage | None = None
+        with sdk_errors(self._openai, self._where):
+            chunks = await self._client.chat.completions.create(
+                **self._request(system, messages, tools), stream=True, stream_options={"include_usage": True}
+            )
+            async with chunks:  # closes the response however this generator ends
+                async for chunk in chunks:
+                    usage = chunk.usage or usage  # on the last chunk, whose choices are empty
+                    if not chunk.choices:
+                        continue
+                    delta = chunk.choices[0].delta
+                    for piece in delta.tool_calls or ():
+                        calls.setdefault(piece.index, _PartialCall()).add(piece)
+                    if delta.content:
+                        texts.append(delta.content)
+                        yield delta.content
+        tool_calls = tuple(call.done() for _, call in sorted(calls.items()))
+        yield Completion(text="".join(texts), tool_calls=tool_calls, usage=_usage(usage))
+
+    def _request(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
+        """The arguments of ``chat.completions.create`` both ways of asking share."""
+        wire: list[Any] = [{"role": "system", "content": system}, *(_message(m) for m in messages)]
+        request: dict[str, Any] = {"model": self._model, "messages": wire}
+        if tools:
+            request["tools"] = [_tool(t) for t in tools]
+        return request
+
+
+class _PartialCall:
+    """One tool call as its streamed pieces arrive: the first carries id and name, the rest
+    fragments of the JSON arguments."""
+
+    def __init__(self) -> None:
+        self.id = ""
+        self.name = ""
+        self.arguments: list[str] = []
+
+    def add(self, piece: ChoiceDeltaToolCall) -> None:
+        self.id = piece.id or self.id
+        if piece.function is not None:
+            self.name = piece.function.name or self.name
+            self.arguments.append(piece.function.arguments or "")
+
+    def done(self) -> ToolCall:
+        return ToolCall(id=self.id, name=self.name, arguments="".join(self.arguments) or "{}")
+
+
+def _usage(usage: CompletionUsage | None) -> Usage:
+    """Our Usage for a ``CompletionUsage`` (None when the endpoint reports none). ``prompt_tokens``
+    counts the cached tokens too; they are moved to the cache fields (see :class:`Usage`)."""
+    if usage is None:
+        return Usage(requests=1)
+    details = usage.prompt_tokens_details
+    read = (details.cached_tokens or 0) if details else 0
+    # cache_write_tokens: reported by some OpenAI-compatible gateways (OpenRouter), absent in old SDKs
+    written = (getattr(details, "cache_write_tokens", None) or 0) if details else 0
+    uncached = max(usage.prompt_tokens - read - written, 0)
+    return Usage(uncached, usage.completion_tokens, 1, read, written)
 
 
 def _tool(spec: ToolSpec) -> dict[str, Any]:

@@ -12,36 +12,36 @@ The script is either a list of :class:`Reply` (served in order, for both APIs to
 function ``(path, request_body) -> Reply`` (for concurrent callers, whose order is not fixed).
 Running out of script answers HTTP 400 with a message saying so (400 is not retried by the SDKs).
 With ``require_key=...`` a request carrying another key is refused with 401, as a real API would.
+
+A request with ``"stream": true`` is answered with server-sent events in that API's framing, the
+text split into ``Reply.chunks`` deltas with ``Reply.delay_s`` before each; a client that leaves
+mid-stream is noticed at once (during a delay) and counted in :attr:`ScriptedLLM.disconnects`.
 """
 
 from __future__ import annotations
 
 import json
+import select
+import socket
 import threading
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from praisonai.llm._scripted_wire import (
+    PAUSE,
+    Frame,
+    Reply,
+    ScriptedCall,
+    anthropic_body,
+    anthropic_events,
+    openai_body,
+    openai_events,
+)
+
+__all__ = ["API_KEY", "Reply", "Script", "ScriptedCall", "ScriptedLLM", "reply", "tool"]
+
 API_KEY = "test-key"
-
-
-@dataclass(frozen=True)
-class ScriptedCall:
-    """A tool call the scripted model makes."""
-
-    name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One model turn: text and/or tool calls, and the usage to report for it."""
-
-    text: str = ""
-    calls: tuple[ScriptedCall, ...] = ()
-    input_tokens: int = 10
-    output_tokens: int = 5
 
 
 def tool(name: str, **arguments: Any) -> ScriptedCall:
@@ -49,11 +49,22 @@ def tool(name: str, **arguments: Any) -> ScriptedCall:
     return ScriptedCall(name, arguments)
 
 
-def reply(*parts: str | ScriptedCall, input_tokens: int = 10, output_tokens: int = 5) -> Reply:
-    """A reply made of text parts and tool calls, e.g. ``reply("let me look", tool("ls"))``."""
+def reply(
+    *parts: str | ScriptedCall,
+    input_tokens: int = 10,
+    output_tokens: int = 5,
+    chunks: int = 1,
+    delay_s: float = 0.0,
+    cache_read_tokens: int = 0,
+    cache_write_tokens: int = 0,
+) -> Reply:
+    """A reply made of text parts and tool calls, e.g. ``reply("let me look", tool("ls"))``; the
+    keywords are :class:`Reply`'s."""
     text = "".join(p for p in parts if isinstance(p, str))
     calls = tuple(p for p in parts if isinstance(p, ScriptedCall))
-    return Reply(text, calls, input_tokens, output_tokens)
+    return Reply(
+        text, calls, input_tokens, output_tokens, chunks, delay_s, cache_read_tokens, cache_write_tokens
+    )
 
 
 Script = Sequence[Reply] | Callable[[str, dict[str, Any]], Reply]
@@ -66,6 +77,7 @@ class ScriptedLLM:
         requests: every request body received, in arrival order.
         paths: the path of each request (``/v1/chat/completions`` or ``/v1/messages``).
         api_keys: the key each request carried (``Authorization: Bearer`` or ``x-api-key``).
+        disconnects: how many streamed replies their client left before the end.
     """
 
     def __init__(self, script: Script = (), *, require_key: str | None = None) -> None:
@@ -76,6 +88,8 @@ class ScriptedLLM:
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
         self.api_keys: list[str] = []
+        self.disconnects = 0
+        self._disconnected = threading.Condition(self._lock)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
@@ -130,34 +144,15 @@ class ScriptedLLM:
                 return script[self._served - 1]
         return script(path, body)
 
+    def wait_disconnects(self, count: int = 1, timeout: float = 10.0) -> bool:
+        """Wait until ``count`` streamed replies were cut off by their client; False on timeout."""
+        with self._disconnected:
+            return self._disconnected.wait_for(lambda: self.disconnects >= count, timeout)
 
-def openai_body(r: Reply, model: str, n: int) -> dict[str, Any]:
-    """A chat.completion response for ``r``."""
-    calls = [
-        {"id": f"call_{n}_{i}", "type": "function",
-         "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
-        for i, c in enumerate(r.calls)
-    ]  # fmt: skip
-    message: dict[str, Any] = {"role": "assistant", "content": r.text or None}
-    if calls:
-        message["tool_calls"] = calls
-    usage = {"prompt_tokens": r.input_tokens, "completion_tokens": r.output_tokens,
-             "total_tokens": r.input_tokens + r.output_tokens}  # fmt: skip
-    choice = {"index": 0, "message": message, "finish_reason": "tool_calls" if calls else "stop"}
-    return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": model,
-            "choices": [choice], "usage": usage}  # fmt: skip
-
-
-def anthropic_body(r: Reply, model: str, n: int) -> dict[str, Any]:
-    """A Messages API response for ``r``."""
-    content: list[dict[str, Any]] = [{"type": "text", "text": r.text}] if r.text else []
-    content += [
-        {"type": "tool_use", "id": f"toolu_{n}_{i}", "name": c.name, "input": c.arguments}
-        for i, c in enumerate(r.calls)
-    ]
-    return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": model, "content": content,
-            "stop_reason": "tool_use" if r.calls else "end_turn", "stop_sequence": None,
-            "usage": {"input_tokens": r.input_tokens, "output_tokens": r.output_tokens}}  # fmt: skip
+    def _record_disconnect(self) -> None:
+        with self._disconnected:
+            self.disconnects += 1
+            self._disconnected.notify_all()
 
 
 def _handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
@@ -180,8 +175,33 @@ def _handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
             if r is None:
                 error = {"type": "invalid_request_error", "message": "scripted LLM: the script is exhausted"}
                 return self._send(400, {"type": "error", "error": error})
+            model, n = str(body.get("model", "")), len(llm.requests)
+            if body.get("stream"):
+                usage = bool((body.get("stream_options") or {}).get("include_usage"))
+                frames = anthropic_events(r, model, n) if anthropic else openai_events(r, model, n, usage)
+                return self._stream(frames, r.delay_s)
             build = anthropic_body if anthropic else openai_body
-            self._send(200, build(r, str(body.get("model", "")), len(llm.requests)))
+            self._send(200, build(r, model, n))
+
+        def _stream(self, frames: Iterable[Frame], delay_s: float) -> None:
+            """Send ``frames`` as a chunked text/event-stream; a client that leaves ends it quietly."""
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            try:
+                for frame in frames:
+                    if frame is PAUSE:
+                        if delay_s > 0 and _left_within(self.connection, delay_s):
+                            raise ConnectionAbortedError("the client left")
+                        continue
+                    data = frame.encode()
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                self.wfile.write(b"0\r\n\r\n")
+            except OSError:  # BrokenPipeError, ConnectionResetError, ConnectionAbortedError
+                self.close_connection = True
+                llm._record_disconnect()
 
         def _send(self, status: int, payload: dict[str, Any]) -> None:
             data = json.dumps(payload).encode()
@@ -195,3 +215,11 @@ def _handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:
             pass
 
     return Handler
+
+
+def _left_within(connection: socket.socket, timeout: float) -> bool:
+    """Wait up to ``timeout``; True as soon as the peer closes the connection (a readable socket
+    with nothing to read). A client sends nothing while its reply streams, so that is the only
+    reason it becomes readable."""
+    readable, _, _ = select.select([connection], [], [], timeout)
+    return bool(readable) and connection.recv(1, socket.MSG_PEEK) == b""

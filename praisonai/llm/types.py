@@ -16,7 +16,7 @@ The SDKs (the ``llm`` extra) are imported only when a client is made.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -31,22 +31,33 @@ _KEY_ENV: dict[Provider, str] = {"openai": "OPENAI_API_KEY", "anthropic": "ANTHR
 
 @dataclass(frozen=True)
 class Usage:
-    """Tokens spent; ``a + b`` sums two usages."""
+    """Tokens spent; ``a + b`` sums two usages.
+
+    The input is split as Anthropic counts it, for both APIs: ``input_tokens`` are the uncached
+    prompt tokens, ``cache_read_tokens`` the ones served from the provider's prompt cache and
+    ``cache_write_tokens`` the ones written to it (an OpenAI ``prompt_tokens`` includes the cached
+    ones; the OpenAI adapter subtracts them), so the three add up to the whole prompt.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
     requests: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
             self.requests + other.requests,
+            self.cache_read_tokens + other.cache_read_tokens,
+            self.cache_write_tokens + other.cache_write_tokens,
         )
 
     @property
     def total_tokens(self) -> int:
-        return self.input_tokens + self.output_tokens
+        """Every token of the prompts (cached or not) and of the replies."""
+        return self.input_tokens + self.cache_read_tokens + self.cache_write_tokens + self.output_tokens
 
 
 @dataclass(frozen=True)
@@ -84,7 +95,21 @@ class LLMClient(Protocol):
 
     async def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
-    ) -> Completion: ...
+    ) -> Completion:
+        """One model request, answered whole."""
+        ...
+
+    def stream(
+        self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
+    ) -> AsyncGenerator[str | Completion, None]:
+        """One model request, streamed: its text deltas as they arrive, then exactly one
+        :class:`Completion` (what :meth:`complete` would return for the same reply).
+
+        Leaving the iteration early closes the HTTP response at once when the generator is closed:
+        iterate it under ``contextlib.aclosing`` (or call its ``aclose()``); cancelling the task
+        that iterates it closes the response as the cancellation unwinds.
+        """
+        ...
 
     async def aclose(self) -> None:
         """Close the client's connections."""

@@ -1,5 +1,60 @@
-"""Running agents' tools remotely: one instance shared by a team (SharedCompute)."""
+"""Agents whose tools run remotely: one instance shared by a team (SharedCompute), and agents whose
+sessions persist and resume from any process (ManagedAgent).
+
+The ManagedAgent names load on first use, so ``import praisonai.managed`` (which AgentTeam does
+for SharedCompute) stays light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from praisonai.managed.shared import CAPABILITY_NOTE, AuditEntry, SharedCompute
 
-__all__ = ["CAPABILITY_NOTE", "AuditEntry", "SharedCompute"]
+_LAZY = {
+    "ManagedAgent": "praisonai.managed.agent",
+    "LocalAgent": "praisonai.managed.agent",
+    "SandboxedAgent": "praisonai.managed.agent",
+    "ManagedResult": "praisonai.managed._turn",
+    "ToolRequest": "praisonai.managed._turn",
+    "LocalManagedConfig": "praisonai.managed.config",
+    "LocalAgentConfig": "praisonai.managed.config",
+    "SandboxedAgentConfig": "praisonai.managed.config",
+    "Event": "praisonai.managed.events",
+    "SessionStore": "praisonai.managed.store",
+    "SqliteSessionStore": "praisonai.managed.store",
+}
+
+__all__ = [
+    "CAPABILITY_NOTE",
+    "AuditEntry",
+    "Event",
+    "LocalAgent",
+    "LocalAgentConfig",
+    "LocalManagedConfig",
+    "ManagedAgent",
+    "ManagedResult",
+    "SandboxedAgent",
+    "SandboxedAgentConfig",
+    "SessionStore",
+    "SharedCompute",
+    "SqliteSessionStore",
+    "ToolRequest",
+]
+
+if TYPE_CHECKING:
+    from praisonai.managed._turn import ManagedResult, ToolRequest
+    from praisonai.managed.agent import LocalAgent, ManagedAgent, SandboxedAgent
+    from praisonai.managed.config import LocalAgentConfig, LocalManagedConfig, SandboxedAgentConfig
+    from praisonai.managed.events import Event
+    from praisonai.managed.store import SessionStore, SqliteSessionStore
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'praisonai.managed' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

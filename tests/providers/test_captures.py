@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import subprocess
 import sys
 import uuid
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import write_wheel
 
 from praisonai import _portal
 from praisonai._errors import ProvisionError
@@ -117,7 +115,7 @@ def test_pip_packages_install_offline_from_a_mounted_wheel_directory(
 ) -> None:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
-    _write_wheel(wheels, "praisonai_probe", "1.2", "VALUE = 'installed offline'\n")
+    write_wheel(wheels, "praisonai_probe", "1.2", "VALUE = 'installed offline'\n")
     definition = {
         "packages": {"pip": ["praisonai-probe>=1.0"]},
         "mount_paths": [f"{wheels}:/wheels:ro"],
@@ -170,21 +168,3 @@ def test_list_and_prune_see_only_this_homes_captures(
     assert tag not in {c.name for c in _portal.call(lambda: provider.prune_captures(keep=0))}
     monkeypatch.setenv("PRAISONAI_HOME", str(home))
     assert tag in {c.name for c in _portal.call(provider.list_captures)}
-
-
-def _write_wheel(folder: Path, name: str, version: str, code: str) -> None:
-    """A minimal pure-Python wheel, written by hand (no network, no build tools)."""
-    dist = f"{name}-{version}.dist-info"
-    files = {
-        f"{name}/__init__.py": code.encode(),
-        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode(),
-        f"{dist}/WHEEL": b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = "".join(
-        f"{path},sha256={base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b'=').decode()},{len(data)}\n"
-        for path, data in files.items()
-    )
-    with zipfile.ZipFile(folder / f"{name}-{version}-py3-none-any.whl", "w") as wheel:
-        for path, data in files.items():
-            wheel.writestr(path, data)
-        wheel.writestr(f"{dist}/RECORD", record + f"{dist}/RECORD,,\n")

@@ -1,0 +1,41 @@
+"""What the two SDK adapters share: how an SDK's failures become praisonai's errors.
+
+Takes the SDK module as a value, so that it imports neither SDK (each is imported by its adapter only).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from praisonai._errors import AuthenticationError, ProviderUnavailableError
+
+# The HTTP libraries the SDKs are built on (openai on httpx, recent anthropic on httpx2).
+_HTTP_LIBRARIES = ("httpx", "httpx2")
+
+
+@contextmanager
+def sdk_errors(sdk: Any, where: str) -> Iterator[None]:
+    """Raise ProviderUnavailableError for a connection that fails (refused, timed out, or broken while
+    a streamed reply is read) and AuthenticationError for a refused key; ``where`` names the model
+    and endpoint. ``sdk`` is the ``openai`` or ``anthropic`` module (they name these errors alike).
+    """
+    try:
+        yield
+    except sdk.APIConnectionError as exc:  # includes timeouts
+        raise ProviderUnavailableError(f"{where}: {exc}", op="model") from exc
+    except sdk.AuthenticationError as exc:
+        raise AuthenticationError(f"{where} refused the API key: {exc}", op="model") from exc
+    except _transport_errors() as exc:
+        raise ProviderUnavailableError(
+            f"{where}: the connection broke during the reply: {exc}", op="model"
+        ) from exc
+
+
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """The transport errors of the HTTP libraries loaded: the SDKs wrap them in APIConnectionError
+    only until the response starts, so a stream that breaks later raises them bare."""
+    modules = (sys.modules.get(name) for name in _HTTP_LIBRARIES)
+    return tuple(module.TransportError for module in modules if module is not None)

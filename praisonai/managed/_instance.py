@@ -1,0 +1,129 @@
+"""A session's instance: made through the one provisioning path, recorded as data in the session,
+reattached from any process, or replaced (and announced) when it is gone.
+
+The session holds a *reference*: ``{"provider", "options", "instance_id", "config", "environment"}``
+(the provider's options record, secrets left out, as the ledger keeps them; the explicit compute
+fields; which environment file was read). The instance itself follows its idle policy: nothing
+here keeps it alive, and closing a ManagedAgent leaves it running for the next turn or process.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio.to_thread
+
+from praisonai._errors import ConfigError, InstanceNotFoundError
+from praisonai._types import InstanceStatus
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.config import ComputeConfig
+from praisonai.compute.registry import provider_for_record, resolve_compute
+from praisonai.managed.events import Event
+from praisonai.sandbox import AsyncSandbox
+from praisonai.sandbox.provisioning import plan
+
+#: What a replaced instance loses and what the session keeps (told to the model).
+LOST = ("workspace files", "installed packages", "running processes", "shell state")
+KEPT = ("the transcript",)
+REPLACED_NOTE = (
+    "Note: the remote instance your tools run on was lost and replaced by a fresh one. Files you "
+    "wrote in the workspace, packages you installed by hand and running processes are gone; the "
+    "environment's own packages and setup are there again. Check the state before relying on it."
+)
+
+
+@dataclass(frozen=True)
+class InstanceSource:
+    """Where a session's instances come from: the compute, the explicit fields, the environment file."""
+
+    compute: object
+    fields: Mapping[str, Any]
+    environment: str | os.PathLike[str] | bool | None
+
+    async def provision(self) -> tuple[AsyncSandbox, dict[str, Any], Event]:
+        """A new instance, its reference for the session, and the ``sandbox.provisioned`` event."""
+        chosen = await anyio.to_thread.run_sync(
+            functools.partial(plan, self.compute, dict(self.fields), environment=self.environment)
+        )
+        sandbox = await AsyncSandbox.from_plan(chosen)
+        sandbox.owned = False  # the session references it; the idle policy ends it
+        source = str(chosen.source) if chosen.source is not None else False
+        reference = _reference(sandbox.provider, sandbox.id, self.fields, source)
+        reference["working_dir"] = chosen.config.working_dir
+        return sandbox, reference, Event("sandbox.provisioned", _public(reference))
+
+
+def source_of(reference: Mapping[str, Any]) -> InstanceSource:
+    """The source a recorded reference was made from (to make a replacement alike)."""
+    provider = provider_for_record(str(reference["provider"]), reference.get("options") or {})
+    return InstanceSource(provider, reference.get("config") or {}, reference.get("environment", False))
+
+
+async def reattach(reference: Mapping[str, Any]) -> AsyncSandbox | None:
+    """The recorded instance if it still runs (from any process), else ``None``.
+
+    Raises:
+        ConfigError, UnknownProviderError, MissingDependencyError: the provider cannot be rebuilt.
+    """
+    provider = provider_for_record(str(reference["provider"]), reference.get("options") or {})
+    instance_id = str(reference["instance_id"])
+    try:
+        info = await provider.get_status(instance_id)
+    except InstanceNotFoundError:
+        return None
+    except ValueError as exc:  # a recorded id the provider rejects: treat the row as corrupt
+        raise ConfigError(f"the session's recorded instance is unusable: {exc}", op="resume") from exc
+    if info.status not in (InstanceStatus.RUNNING, InstanceStatus.IDLE):
+        await provider.shutdown(instance_id)  # stopped or broken: clear it away before replacing it
+        return None
+    return AsyncSandbox(provider, info, owned=False)
+
+
+async def replace(reference: Mapping[str, Any]) -> tuple[AsyncSandbox, dict[str, Any], Event]:
+    """A new instance made like the lost one (from the capture when the definition has one)."""
+    sandbox, new, _ = await source_of(reference).provision()
+    announced = {**_public(new), "previous_instance_id": reference.get("instance_id"),
+                 "lost": list(LOST), "kept": list(KEPT)}  # fmt: skip
+    return sandbox, new, Event("sandbox.replaced", announced)
+
+
+def _reference(
+    provider: ComputeProvider, instance_id: str, fields: Mapping[str, Any], environment: str | bool
+) -> dict[str, Any]:
+    return {
+        "provider": provider.provider_name,
+        "options": provider.options.to_record(),
+        "instance_id": instance_id,
+        "config": dict(fields),
+        "environment": environment,
+    }
+
+
+def working_dir(reference: Mapping[str, Any]) -> str:
+    """The instance's working directory (the effective config's, recorded when it was made)."""
+    return str(reference.get("working_dir") or ComputeConfig().working_dir)
+
+
+def _public(reference: Mapping[str, Any]) -> dict[str, Any]:
+    """What an event says about an instance (no options, which may name hosts and users)."""
+    return {"provider": reference["provider"], "instance_id": reference["instance_id"]}
+
+
+def compute_record(compute: object) -> dict[str, Any] | None:
+    """The compute a session was given, as data for its row (``None``: the default, chosen when
+    the first instance is made), so a resume in another process uses the same."""
+    if compute is None:
+        return None
+    provider = resolve_compute(compute)
+    return {"provider": provider.provider_name, "options": provider.options.to_record()}
+
+
+def compute_from(record: object) -> ComputeProvider | None:
+    """The inverse of :func:`compute_record`."""
+    if not isinstance(record, Mapping):
+        return None
+    return provider_for_record(str(record["provider"]), record.get("options") or {})

@@ -1,0 +1,166 @@
+"""One session as a process drives it: its lease, its history, its instance, and the writes that
+make its event log the transcript.
+
+Events are written before what they announce is acted on: :meth:`LiveSession.record` buffers and
+streams an event, :meth:`LiveSession.flush` writes the buffer in one transaction, and the turn
+flushes before every model request and every tool run. So a crash leaves a log whose last turn
+is visibly open (a user message with no idle after it, a tool use with no result), and every
+write is fenced by the lease: a process whose lease was taken over fails its next write with
+``StaleSessionError`` and stops.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from praisonai.compute.lifecycle import owner_tag
+from praisonai.llm.types import Message, Usage
+from praisonai.managed import _instance
+from praisonai.managed._history import TOOL_RESULTS, TOOL_USES, open_calls, rebuild
+from praisonai.managed._instance import InstanceSource
+from praisonai.managed._instance_tools import InstanceTools
+from praisonai.managed.events import Event
+from praisonai.managed.store import Lease, SessionRecord, SessionStore
+from praisonai.sandbox import AsyncSandbox
+
+Emit = Callable[[Event], None]
+
+
+def _ignore(event: Event) -> None:
+    pass
+
+
+class LiveSession:
+    """A session held under a lease by this process (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: SessionStore,
+        record: SessionRecord,
+        lease: Lease,
+        source: InstanceSource,
+    ) -> None:
+        self.store, self.lease, self.source = store, lease, source
+        self.id = record.id
+        self.turn = record.turns
+        self.reference: Mapping[str, Any] | None = record.sandbox
+        self.pending_ids = tuple(str(p["event_id"]) for p in record.pending)
+        self.usage = _usage(record.usage)
+        self.history: list[Message] = []
+        self.open: dict[str, Event] = {}
+        self.last_seq = record.last_seq
+        self.emit: Emit = _ignore
+        self.sandbox: AsyncSandbox | None = None
+        self._tools: InstanceTools | None = None
+        self._buffer: list[Event] = []
+
+    def load(self) -> None:
+        """Rebuild the history and the open tool uses from the stored transcript."""
+        events = [stored.event for stored in self.store.events(self.id)]
+        self.history = rebuild(events)
+        self.open = {ev.id: ev for ev in open_calls(events)}
+
+    # ---- the log ---------------------------------------------------------------------------
+
+    def record(self, *events: Event) -> None:
+        """Stream ``events`` and queue them for the log (ephemeral ones are only streamed)."""
+        for ev in events:
+            if not ev.ephemeral:
+                self._buffer.append(ev)
+                if ev.type in TOOL_USES:
+                    self.open[ev.id] = ev
+                elif ev.type in TOOL_RESULTS:
+                    self.open.pop(str(ev.data.get("tool_use_id") or ev.data.get("custom_tool_use_id")), None)
+            self.emit(ev)
+
+    def flush(self) -> None:
+        """Write the queued events (one transaction; fenced by the lease)."""
+        if self._buffer:
+            self.last_seq = self.store.append(self.lease, self._buffer, turn=self.turn)
+            self._buffer = []
+
+    def update(self, **fields: Any) -> None:
+        """Flush, then update the session's row."""
+        self.flush()
+        record = self.store.update(self.lease, **fields)
+        self.last_seq = record.last_seq
+
+    def add_usage(self, model: str, usage: Usage) -> None:
+        """One model request's usage: adds to this turn's and to the session's."""
+        self.usage = self.usage + usage
+        spent = {
+            "input_tokens": usage.input_tokens,
+            "output_tokens": usage.output_tokens,
+            "cache_read_input_tokens": usage.cache_read_tokens,
+            "cache_creation_input_tokens": usage.cache_write_tokens,
+            "requests": usage.requests,
+        }
+        self.flush()
+        self.store.add_usage(self.lease, turn=self.turn, model=model, usage=spent)
+
+    def resumed(self) -> None:
+        """Say in the log that this process took the session over."""
+        self.record(
+            Event(
+                "session.resumed",
+                {"host": socket.gethostname(), "pid": os.getpid(), "lease_epoch": self.lease.epoch},
+            )
+        )
+
+    def release(self) -> None:
+        self.store.release(self.lease)
+
+    # ---- the instance ----------------------------------------------------------------------
+
+    async def attach(self) -> None:
+        """Reattach the recorded instance, or replace it (announced) when it is gone. A session
+        that never used an instance has nothing to attach: its first tool call provisions one."""
+        if self.reference is None or self.sandbox is not None:
+            return
+        sandbox = await _instance.reattach(self.reference)
+        if sandbox is not None:
+            self.sandbox = sandbox
+            self.record(
+                Event(
+                    "sandbox.reattached",
+                    {"provider": sandbox.provider.provider_name, "instance_id": sandbox.id},
+                )
+            )
+            return
+        sandbox, reference, event = await _instance.replace(self.reference)
+        self._adopt(sandbox, reference, event, status="replaced")
+
+    async def tools(self) -> InstanceTools:
+        """The toolset on the session's instance, provisioned on first use."""
+        if self.sandbox is None:
+            await self.attach()
+        if self.sandbox is None:
+            sandbox, reference, event = await self.source.provision()
+            self._adopt(sandbox, reference, event, status="attached")
+        if self._tools is None:
+            assert self.sandbox is not None
+            self._tools = InstanceTools(self.sandbox, _instance.working_dir(self.reference or {}))
+        return self._tools
+
+    def _adopt(self, sandbox: AsyncSandbox, reference: dict[str, Any], event: Event, *, status: str) -> None:
+        self.sandbox, self.reference, self._tools = sandbox, reference, None
+        self.record(event)
+        self.update(sandbox=reference, sandbox_status=status)
+
+
+def owner() -> str:
+    """This process, as leases name their holder."""
+    return owner_tag()
+
+
+def _usage(value: Mapping[str, int]) -> Usage:
+    return Usage(
+        int(value.get("input_tokens", 0)),
+        int(value.get("output_tokens", 0)),
+        int(value.get("requests", 0)),
+        int(value.get("cache_read_input_tokens", 0)),
+        int(value.get("cache_creation_input_tokens", 0)),
+    )

@@ -1,0 +1,398 @@
+"""The sqlite file behind :class:`~praisonai.managed.store.SqliteSessionStore`: its schema, how it
+is opened, how its rows read back, and how its failures read to a user.
+
+One file (default ``$PRAISONAI_HOME/managed/store.db``), shared by every process of the home:
+WAL journal (readers run beside the writer), ``synchronous=NORMAL`` (WAL stays consistent after a
+crash; a power cut may lose the last commits), a busy timeout, and every write in one short
+``BEGIN IMMEDIATE`` transaction, which takes the write lock up front so that the reads a write
+depends on (a lease's epoch, the last seq) cannot change under it. A :class:`Database` keeps one
+connection per process, guarded by a lock, so one store object may be shared by threads.
+
+A file that is not a database, is damaged, or was written by a newer schema is refused with one
+sentence naming it, and never changed: its owner decides whether to move it aside.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from praisonai._errors import (
+    HomeUnusableError,
+    PraisonAIError,
+    SessionBusyError,
+    SessionNotFoundError,
+    StaleSessionError,
+)
+from praisonai._ledger import owner_alive
+from praisonai.managed.events import Event, new_id
+
+#: The layout this code reads and writes; a file with a higher version is refused, not touched.
+SCHEMA_VERSION = 1
+#: How long a call waits for another process's write lock before giving up.
+BUSY_TIMEOUT_S = 30.0
+
+_TABLES = (
+    "CREATE TABLE schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE agents (
+        id TEXT PRIMARY KEY, backend TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL,
+        config_json TEXT NOT NULL, config_hash TEXT NOT NULL, created_at REAL NOT NULL,
+        UNIQUE (backend, name, config_hash), UNIQUE (backend, name, version))""",
+    """CREATE TABLE sessions (
+        id TEXT PRIMARY KEY, backend TEXT NOT NULL, agent_id TEXT NOT NULL REFERENCES agents (id),
+        agent_version INTEGER NOT NULL, title TEXT, status TEXT NOT NULL, stop_reason_json TEXT,
+        pending_json TEXT NOT NULL DEFAULT '[]', last_error_json TEXT,
+        input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_input_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_creation_input_tokens INTEGER NOT NULL DEFAULT 0, requests INTEGER NOT NULL DEFAULT 0,
+        turns INTEGER NOT NULL DEFAULT 0, sandbox_json TEXT, sandbox_status TEXT,
+        metadata_json TEXT NOT NULL DEFAULT '{}', remote_session_id TEXT,
+        lease_owner TEXT, lease_epoch INTEGER NOT NULL DEFAULT 0, lease_expires_at REAL,
+        last_seq INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, updated_at REAL NOT NULL)""",
+    "CREATE INDEX sessions_by_updated ON sessions (updated_at DESC)",
+    "CREATE INDEX sessions_by_agent ON sessions (agent_id, updated_at DESC)",
+    """CREATE TABLE events (
+        session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_id TEXT NOT NULL, type TEXT NOT NULL,
+        turn INTEGER NOT NULL, recorded_at REAL NOT NULL, lease_epoch INTEGER NOT NULL,
+        payload_json TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq), UNIQUE (session_id, event_id))""",  # rowid: payloads may be big
+    """CREATE TABLE turn_usage (
+        session_id TEXT NOT NULL, turn INTEGER NOT NULL, model TEXT NOT NULL,
+        requests INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+        cache_read_input_tokens INTEGER NOT NULL, cache_creation_input_tokens INTEGER NOT NULL,
+        PRIMARY KEY (session_id, turn, model)) WITHOUT ROWID""",
+)
+
+#: The token counters, in the order of their columns (sessions and turn_usage alike).
+USAGE_KEYS = (
+    "input_tokens",
+    "output_tokens",
+    "cache_read_input_tokens",
+    "cache_creation_input_tokens",
+    "requests",
+)
+#: SessionRecord's fields that ``update`` may set, and the column (JSON when it ends in ``_json``).
+UPDATABLE = {
+    "status": "status", "stop_reason": "stop_reason_json", "pending": "pending_json",
+    "last_error": "last_error_json", "sandbox": "sandbox_json", "sandbox_status": "sandbox_status",
+    "title": "title", "turns": "turns", "metadata": "metadata_json", "remote_session_id": "remote_session_id",
+}  # fmt: skip
+AGENT_COLUMNS = "id, backend, name, version, config_json, config_hash, created_at"
+SESSION_COLUMNS = (
+    "id, backend, agent_id, agent_version, title, status, stop_reason_json, pending_json, "
+    f"last_error_json, {', '.join(USAGE_KEYS)}, turns, sandbox_json, sandbox_status, metadata_json, "
+    "remote_session_id, lease_owner, lease_epoch, lease_expires_at, last_seq, created_at, updated_at"
+)
+
+
+class Database:
+    """The store file at ``path``, opened (and created, with its schema) at once, so that an
+    unusable file is refused by the constructor. :meth:`write` and :meth:`read` hand out the
+    connection inside one transaction, under a lock: a store object may be shared by threads."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        self._pid = 0
+        with self._lock, translated(path):
+            self._connection()
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction: committed when the block ends, rolled back when
+        it raises (what it raised goes on unchanged)."""
+        with self._transaction("BEGIN IMMEDIATE") as db:
+            yield db
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: the statements in the block see one snapshot."""
+        with self._transaction("BEGIN") as db:
+            yield db
+
+    def close(self) -> None:
+        """Close the connection; the next call opens a new one."""
+        with self._lock:
+            if self._db is not None and self._pid == os.getpid():
+                self._db.close()
+            self._db = None
+
+    @contextlib.contextmanager
+    def _transaction(self, begin: str) -> Iterator[sqlite3.Connection]:
+        with self._lock, translated(self.path):
+            db = self._connection()
+            db.execute(begin)
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:  # also a failed COMMIT: the next call must not find it open
+                if db.in_transaction:
+                    db.rollback()
+                raise
+
+    def _connection(self) -> sqlite3.Connection:
+        """This process's connection, opened on first use; a forked child opens its own."""
+        if self._db is None or self._pid != os.getpid():
+            self._db, self._pid = _open(self.path), os.getpid()
+        return self._db
+
+
+@contextlib.contextmanager
+def translated(path: Path) -> Iterator[None]:
+    """sqlite's and the file system's errors as one ``HomeUnusableError`` naming the file; our
+    own errors, and a caller's misuse (a value sqlite cannot bind), pass unchanged."""
+    try:
+        yield
+    except (PraisonAIError, sqlite3.InterfaceError, sqlite3.ProgrammingError):
+        raise
+    except (OSError, sqlite3.Error) as exc:
+        why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
+        raise HomeUnusableError(unusable(path, why[:1].lower() + why[1:]), op="store") from exc
+
+
+def unusable(path: Path, why: str) -> str:
+    """One sentence: which store file, why it cannot be used, and what to do."""
+    if "not a database" in why or "malformed" in why or "not a praisonai" in why:
+        return (
+            f"the session store {path} cannot be read ({why}); praisonai leaves it untouched: "
+            f"move it aside (mv {path} {path}.damaged) to start a new, empty one"
+        )
+    if "newer" in why:
+        return f"the session store {path} cannot be read ({why}); upgrade praisonai to use it"
+    if "locked" in why:
+        return f"the session store {path} stayed locked by another process for {BUSY_TIMEOUT_S:g}s; try again"
+    return f"the session store {path} cannot be used ({why}); check it and its folder can be written"
+
+
+def damaged(path: Path, what: str, why: str) -> HomeUnusableError:
+    """The error for a row that cannot be read back (``what``: which one)."""
+    return HomeUnusableError(unusable(path, f"{what} is malformed: {why}"), op="store")
+
+
+def _open(path: Path) -> sqlite3.Connection:
+    """Autocommit mode (``isolation_level=None``): transactions are begun explicitly."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if not path.exists():  # owner-only, like the rest of the home; sqlite keeps the mode for -wal
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    try:
+        db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
+        db.execute("PRAGMA synchronous = NORMAL")
+        _init(db)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+def _init(db: sqlite3.Connection) -> None:
+    """WAL, then the schema. Processes racing to switch a new file to WAL fail at once, without
+    the busy timeout: so retry that."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                db.execute("PRAGMA journal_mode = WAL")
+            break
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        _schema(db)
+    except BaseException:
+        db.rollback()
+        raise
+    db.execute("COMMIT")
+
+
+def _schema(db: sqlite3.Connection) -> None:
+    """Create the tables in an empty file; check the version of a file that has them. A file
+    with other tables and no version is someone else's database: refused, not written to."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        for statement in _TABLES:
+            db.execute(statement)
+        db.execute("INSERT INTO schema_meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+        return
+    row = None
+    if "schema_meta" in tables:
+        row = db.execute("SELECT value FROM schema_meta WHERE key = 'schema_version'").fetchone()
+    if row is None or not str(row[0]).isdigit():
+        raise sqlite3.DatabaseError("it is not a praisonai session store: it has no schema version")
+    if int(row[0]) > SCHEMA_VERSION:
+        raise sqlite3.DatabaseError(
+            f"a newer praisonai wrote it, schema version {row[0]}; this one reads version {SCHEMA_VERSION}"
+        )
+
+
+def dumps(value: Any) -> str:
+    """Canonical JSON: sorted keys, no spaces (so equal configs hash equal)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def loads(path: Path, what: str, text: str | None) -> Any:
+    """A JSON column's value (``None`` for SQL NULL); a damaged one is a ``HomeUnusableError``."""
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise damaged(path, what, str(exc)) from None
+
+
+def encode(column: str, value: Any) -> Any:
+    """``value`` as ``column`` stores it: JSON text for a ``*_json`` column (NULL for None, but
+    never for pending actions or metadata: none is an empty list or object)."""
+    if column == "pending_json":
+        return dumps([dict(item) for item in value or ()])
+    if column == "metadata_json":
+        return dumps(dict(value or {}))
+    if not column.endswith("_json") or value is None:
+        return value
+    return dumps(dict(value))
+
+
+def event(path: Path, session_id: str, seq: int, payload: str) -> Event:
+    """An ``events`` row's payload as the event it stored."""
+    what = f"event {seq} of session {session_id}"
+    try:
+        return Event.from_json(loads(path, what, payload))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise damaged(path, what, repr(exc)) from None
+
+
+def session_fields(path: Path, row: tuple[Any, ...]) -> dict[str, Any]:
+    """A ``sessions`` row (columns :data:`SESSION_COLUMNS`) as ``SessionRecord`` keyword arguments."""
+    (id_, backend, agent_id, agent_version, title, status, stop_reason, pending, last_error,
+     *rest) = row  # fmt: skip
+    usage, rest = dict(zip(USAGE_KEYS, rest, strict=False)), rest[len(USAGE_KEYS) :]
+    (turns, sandbox, sandbox_status, metadata, remote_id, lease_owner, lease_epoch, lease_expires_at,
+     last_seq, created_at, updated_at) = rest  # fmt: skip
+    what = f"session {id_}"
+    return {
+        "id": id_, "backend": backend, "agent_id": agent_id, "agent_version": agent_version,
+        "title": title, "status": status, "stop_reason": loads(path, what, stop_reason),
+        "pending": tuple(loads(path, what, pending) or ()), "last_error": loads(path, what, last_error),
+        "usage": usage, "turns": turns, "sandbox": loads(path, what, sandbox),
+        "sandbox_status": sandbox_status, "metadata": loads(path, what, metadata) or {},
+        "remote_session_id": remote_id, "lease_owner": lease_owner, "lease_epoch": lease_epoch,
+        "lease_expires_at": lease_expires_at, "last_seq": last_seq, "created_at": created_at,
+        "updated_at": updated_at,
+    }  # fmt: skip
+
+
+# ---- the lease and the fenced writes (each inside the caller's write transaction) -----------
+
+
+def live(owner: str | None, expires_at: float | None, now: float) -> str | None:
+    """``owner`` while its lease is live: unexpired, and its process not known to be dead."""
+    if owner is None or (expires_at is not None and expires_at <= now) or owner_alive(owner) is False:
+        return None
+    return owner
+
+
+def take_lease(db: sqlite3.Connection, session_id: str, owner: str, *, ttl_s: float, force: bool) -> int:
+    """Give ``owner`` the session's lease under the next epoch, and return that epoch."""
+    row = db.execute(
+        "SELECT lease_owner, lease_epoch, lease_expires_at FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        raise SessionNotFoundError(f"no session {session_id}")
+    holder, epoch, expires_at = row
+    now = time.time()
+    if not force and holder != owner and live(holder, expires_at, now):
+        raise SessionBusyError(
+            f"session {session_id} is busy: {holder} drives it (its lease runs {expires_at - now:.0f}s "
+            "more unless renewed); wait, or take it over with force"
+        )
+    db.execute(
+        "UPDATE sessions SET lease_owner = ?, lease_epoch = ?, lease_expires_at = ? WHERE id = ?",
+        (owner, epoch + 1, now + ttl_s, session_id),
+    )
+    return int(epoch) + 1
+
+
+def fence(db: sqlite3.Connection, session_id: str, owner: str, epoch: int, ttl_s: float) -> int:
+    """Check that (``owner``, ``epoch``) still holds the session, extend the lease by ``ttl_s``,
+    and return the session's last seq; ``StaleSessionError`` if it was released or taken over."""
+    row = db.execute(
+        "SELECT lease_owner, lease_epoch, last_seq FROM sessions WHERE id = ?", (session_id,)
+    ).fetchone()
+    if row is None:
+        raise SessionNotFoundError(f"no session {session_id}")
+    if (row[0], row[1]) != (owner, epoch):
+        now_by = f"{row[0]} took it over" if row[0] else "it was released"
+        raise StaleSessionError(
+            f"the lease of {owner} on session {session_id} is no longer valid ({now_by}, epoch "
+            f"{row[1]} after {epoch}); this process must stop driving it"
+        )
+    now = time.time()
+    db.execute(
+        "UPDATE sessions SET lease_expires_at = ?, updated_at = ? WHERE id = ?",
+        (now + ttl_s, now, session_id),
+    )
+    return int(row[2])
+
+
+def insert_events(
+    db: sqlite3.Connection, session_id: str, epoch: int, turn: int, events: Sequence[Event], seq: int
+) -> int:
+    """Append ``events`` after ``seq``, skipping those whose id the log has; return the last seq."""
+    now = time.time()
+    for event in events:
+        seq += db.execute(
+            "INSERT INTO events (session_id, seq, event_id, type, turn, recorded_at, lease_epoch,"
+            " payload_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, event_id) DO NOTHING",
+            (session_id, seq + 1, event.id, event.type, turn, now, epoch, event.dumps()),
+        ).rowcount
+    db.execute("UPDATE sessions SET last_seq = ? WHERE id = ?", (seq, session_id))
+    return seq
+
+
+def add_usage(db: sqlite3.Connection, session_id: str, turn: int, model: str, counts: Sequence[int]) -> None:
+    """Add ``counts`` (in :data:`USAGE_KEYS` order) to the turn's row for ``model`` and to the
+    session's totals."""
+    db.execute(
+        f"INSERT INTO turn_usage (session_id, turn, model, {', '.join(USAGE_KEYS)})"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, turn, model) DO UPDATE SET "
+        + ", ".join(f"{key} = {key} + excluded.{key}" for key in USAGE_KEYS),
+        (session_id, turn, model, *counts),
+    )
+    db.execute(
+        "UPDATE sessions SET " + ", ".join(f"{key} = {key} + ?" for key in USAGE_KEYS) + " WHERE id = ?",
+        (*counts, session_id),
+    )
+
+
+def agent_row(
+    db: sqlite3.Connection, backend: str, name: str, config_json: str, digest: str
+) -> tuple[Any, ...]:
+    """The ``agents`` row of this config (columns :data:`AGENT_COLUMNS`), added under the next
+    version of (backend, name) when there is none."""
+    row = db.execute(
+        f"SELECT {AGENT_COLUMNS} FROM agents WHERE backend = ? AND name = ? AND config_hash = ?",
+        (backend, name, digest),
+    ).fetchone()
+    if row is None:
+        (last,) = db.execute(
+            "SELECT max(version) FROM agents WHERE backend = ? AND name = ?", (backend, name)
+        ).fetchone()
+        row = (new_id("magt"), backend, name, (last or 0) + 1, config_json, digest, time.time())
+        db.execute(f"INSERT INTO agents ({AGENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)", row)
+    return tuple(row)
+
+
+def exists(db: sqlite3.Connection, session_id: str) -> None:
+    """``SessionNotFoundError`` unless the session is there."""
+    if db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone() is None:
+        raise SessionNotFoundError(f"no session {session_id}")

@@ -1,0 +1,398 @@
+"""ManagedAgent: an agent loop whose sessions persist and resume from any process.
+
+::
+
+    managed = ManagedAgent(compute="docker", config=LocalManagedConfig(model="gpt-4o-mini",
+                           system="You are a coder.", packages={"pip": ["requests"]}))
+    result = managed.run("Write fib.py, run it, print fib(20)")   # the loop here, tools in docker
+    for event in managed.stream("now add tests"): ...            # the same session, event by event
+    later = ManagedAgent.resume(result.session_id)                # any process, days later
+
+The loop (:mod:`praisonai.managed._turn`) runs on praisonai's portal loop; the sync methods
+block on it and the async ones await it from any event loop. Every event but text deltas is
+written to the session store (:mod:`praisonai.managed.store`) before what it announces happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import os
+import threading
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from praisonai import _portal
+from praisonai._errors import ConfigError, SessionBusyError, StaleSessionError
+from praisonai._types import ExecResult, InstanceInfo
+from praisonai.compute.config import ComputeConfig
+from praisonai.llm.client import make_client
+from praisonai.llm.tools import ToolSpec, tool_spec
+from praisonai.llm.types import LLMClient, Usage, api_key_for, resolve_model
+from praisonai.managed import _bridge
+from praisonai.managed._instance import InstanceSource, compute_from, compute_record
+from praisonai.managed._instance_tools import instance_specs
+from praisonai.managed._session import LiveSession, owner
+from praisonai.managed._turn import ManagedResult, Turn, TurnSetup
+from praisonai.managed.backend import choose_backend
+from praisonai.managed.config import (
+    LocalManagedConfig,
+    check_host_packages,
+    compute_fields,
+    config_record,
+    resolve_tools,
+)
+from praisonai.managed.events import Event
+from praisonai.managed.store import LEASE_TTL_S, SessionRecord, SessionStore, SqliteSessionStore
+
+
+class ManagedAgent:
+    """An agent whose loop runs here, tools on an instance, and whose sessions persist.
+
+    Args:
+        provider: ``"local"`` (this process runs the loop), ``"anthropic"`` (hosted; not yet
+            available: a ConfigError), or ``None``: see :func:`choose_backend`.
+        compute: where the tools run: a provider name (``"docker"``), a provider object, or
+            ``None`` (the environment file's backend, else docker when available, else local).
+            ``tools_run_on`` is PraisonAI's spelling of the same.
+        config: a :class:`LocalManagedConfig`, or a dict of its fields.
+        store: the sessions store (default: sqlite under ``PRAISONAI_HOME``).
+        on_tool_confirmation: ``(ToolRequest) -> "allow" | "deny" | None`` (or a bool; may be
+            async) for tools whose permission is ``ask``; ``None`` leaves the use pending and the
+            turn ends with ``requires_action``. Without a callback such uses are denied.
+        on_custom_tool: ``(name, input) -> result`` for the config's custom tools (may be async).
+        api_key, base_url: for the model (default: the provider's variables, e.g. ``OPENAI_API_KEY``).
+        environment: which ``.praisonai/environment.yaml`` to read (``None``: found from the working
+            directory; ``False``: none); the config's ``environment`` wins when set.
+
+    A session starts with the first turn and holds a *reference* to its instance: closing this
+    object leaves the instance running until its idle policy stops it, so another process can
+    :meth:`resume` the session on the same instance (or on a replacement, announced to the model).
+    """
+
+    def __init__(
+        self,
+        provider: str | None = None,
+        compute: object = None,
+        config: LocalManagedConfig | Mapping[str, Any] | None = None,
+        store: SessionStore | None = None,
+        on_tool_confirmation: Callable[..., Any] | None = None,
+        on_custom_tool: Callable[..., Any] | None = None,
+        *,
+        api_key: str | None = None,
+        base_url: str | None = None,
+        environment: str | os.PathLike[str] | bool | None = None,
+        tools_run_on: object = None,
+    ) -> None:
+        if compute is not None and tools_run_on is not None:
+            raise ConfigError("give compute= or tools_run_on= (the same thing), not both", op="managed")
+        compute = compute if compute is not None else tools_run_on
+        self.config = LocalManagedConfig.coerce(config)
+        self.provider = choose_backend(provider, compute)
+        check_host_packages(self.config, compute is not None)
+        self.compute = compute
+        self.on_tool_confirmation = self.config.on_tool_confirmation or on_tool_confirmation
+        self.on_custom_tool = self.config.on_custom_tool or on_custom_tool
+        self.plan = resolve_tools(self.config)
+        self.session_id: str | None = None
+        self.last_result: ManagedResult | None = None
+        self._store = store
+        self._spec = resolve_model(self.config.model, base_url=base_url, api_key=api_key)
+        env_choice = self.config.environment if self.config.environment is not None else environment
+        self._source = InstanceSource(compute, compute_fields(self.config), env_choice)
+        self._client: LLMClient | None = None
+        self._live: LiveSession | None = None
+        self._held = False  # whether self._live's lease is ours now
+        self._turn: Turn | None = None
+        self._running = False
+        self._interrupt_asked = False
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"ManagedAgent({self.config.name!r}, model={self.config.model!r}, session={self.session_id!r})"
+
+    @property
+    def store(self) -> SessionStore:
+        """The sessions store (opened on first use)."""
+        with self._lock:
+            if self._store is None:
+                self._store = SqliteSessionStore()
+            return self._store
+
+    # ---- turns -----------------------------------------------------------------------------
+
+    def run(self, prompt: str) -> ManagedResult:
+        """One turn (blocking): the prompt, the model and its tool uses, until the turn ends."""
+        self.last_result = _portal.call(self._run_turn, prompt, _ignore)
+        return self.last_result
+
+    async def arun(self, prompt: str) -> ManagedResult:
+        """Async :meth:`run`; cancelling the caller interrupts the turn."""
+        if _bridge.on_portal_thread():
+            self.last_result = await self._run_turn(prompt, _ignore)
+            return self.last_result
+        try:
+            self.last_result = await anyio.to_thread.run_sync(
+                _portal.call, self._run_turn, prompt, _ignore, abandon_on_cancel=True
+            )
+        except anyio.get_cancelled_exc_class():
+            self.interrupt()
+            raise
+        return self.last_result
+
+    def stream(self, prompt: str | None) -> Iterator[Event]:
+        """One turn, event by event as they happen (text deltas included). Leaving the loop early
+        interrupts the turn. The turn's result is :attr:`last_result` afterwards."""
+        return _bridge.stream(functools.partial(self._run_turn, prompt), self.interrupt, self._keep)
+
+    def astream(self, prompt: str | None) -> AsyncIterator[Event]:
+        """Async :meth:`stream`."""
+        return _bridge.astream(self.stream(prompt))
+
+    def _keep(self, result: ManagedResult) -> None:
+        self.last_result = result
+
+    def start(self, prompt: str) -> str:
+        """PraisonAI's name: one turn, its final text."""
+        return self.run(prompt).text
+
+    chat = start
+
+    async def execute(self, prompt: str) -> str:
+        """One turn, its final text (what ``Agent(backend=…)`` awaits)."""
+        return (await self.arun(prompt)).text
+
+    def stream_text(self, prompt: str) -> Iterator[str]:
+        """One turn's text as it streams (what ``Agent(backend=…).stream`` iterates)."""
+        for event in self.stream(prompt):
+            if event.type == "event_delta":
+                yield event.text
+
+    def interrupt(self) -> None:
+        """Stop the running turn, from any thread: the model stream closes, the command running in
+        the instance is killed, a partial message is kept and the session stays resumable.
+        No-op when no turn runs."""
+        with self._lock:
+            if not self._running:
+                return
+            self._interrupt_asked = True
+            turn = self._turn
+        if turn is not None:
+            _bridge.soon(turn.interrupt)
+
+    async def _run_turn(self, prompt: str | None, emit: Callable[[Event], None]) -> ManagedResult:
+        with self._lock:
+            if self._running:
+                raise SessionBusyError("a turn is already running on this ManagedAgent", op="managed")
+            self._running, self._interrupt_asked = True, False
+        try:
+            api_key_for(self._spec)  # a missing key is said before anything is provisioned
+            live = await self._hold_session()
+            live.emit = emit
+            setup = self._setup()
+            with self._lock:
+                self._turn = turn = Turn(setup, live)
+                if self._interrupt_asked:
+                    turn.interrupt()
+            heartbeat = asyncio.ensure_future(_keep_leased(live))  # a long tool call outlasts a lease
+            try:
+                await live.attach()
+                return await turn.run(prompt)
+            finally:
+                heartbeat.cancel()
+                live.emit = _ignore
+                self._let_go()
+        finally:
+            with self._lock:
+                self._running, self._turn = False, None
+
+    def _setup(self) -> TurnSetup:
+        if self._client is None:
+            self._client = make_client(self._spec)
+            _portal.close_at_exit(self)
+        custom = (ToolSpec(t.name, t.description, t.input_schema) for t in self.plan.custom)
+        specs = [
+            *instance_specs(self.plan.instance, self.config.working_dir or ComputeConfig().working_dir),
+            *map(tool_spec, self.plan.functions),
+            *custom,
+        ]
+        c = self.config
+        confirm, on_custom = self.on_tool_confirmation, self.on_custom_tool
+        return TurnSetup(
+            self._client,
+            self._spec.model,
+            c.system,
+            self.plan,
+            specs,
+            confirm,
+            on_custom,
+            c.max_turns,
+            c.budget_tokens,
+        )
+
+    # ---- sessions --------------------------------------------------------------------------
+
+    async def _hold_session(self) -> LiveSession:
+        """The live session under our lease: a new one, or the current one re-leased (reloaded
+        from the store when another writer added to it since)."""
+        store = self.store
+        if self.session_id is None:
+            agent = store.upsert_agent("local", self.config.name, config_record(self.config))
+            metadata = {**self.config.metadata, "compute": compute_record(self.compute)}
+            record, lease = store.create_session(
+                agent, owner(), title=self.config.session_title, metadata=metadata
+            )
+            self._live, self._held, self.session_id = self._new_live(record, lease), True, record.id
+            return self._live
+        if self._live is not None and self._held:
+            return self._live
+        lease = store.acquire(self.session_id, owner())
+        record = store.get_session(self.session_id)
+        if self._live is None or self._live.last_seq != record.last_seq:
+            self._live = self._new_live(record, lease)
+            self._live.load()
+            self._live.resumed()
+        self._live.lease, self._held = lease, True
+        return self._live
+
+    def _new_live(self, record: SessionRecord, lease: Any) -> LiveSession:
+        return LiveSession(self.store, record, lease, self._source)
+
+    def _let_go(self) -> None:
+        if self._live is not None and self._held:
+            self._held = False
+            self._live.flush()
+            self._live.release()
+
+    def resume_session(self, session_id: str, *, force: bool = False) -> None:
+        """PraisonAI's name: continue the stored session ``session_id`` with this agent's config.
+        Takes the session's lease (``SessionBusyError`` if a live process holds it; ``force``
+        takes it anyway and fences that process off) and reattaches its instance, or replaces it."""
+        _portal.call(self._take, session_id, force)
+
+    @classmethod
+    def resume(cls, session_id: str, *, store: SessionStore | None = None, force: bool = False,
+               **overrides: Any) -> ManagedAgent:  # fmt: skip
+        """The stored session ``session_id``, in this process, with the agent config it was made
+        with (``overrides``: constructor arguments, e.g. callbacks or ``api_key``)."""
+        store = store or SqliteSessionStore()
+        record = store.get_session(session_id)
+        agent = store.get_agent(record.agent_id)
+        config = LocalManagedConfig.from_record(agent.config)
+        compute = overrides.pop("compute", None) or compute_from(record.metadata.get("compute"))
+        managed = cls(config=config, store=store, compute=compute, **overrides)
+        managed.resume_session(session_id, force=force)
+        return managed
+
+    async def _take(self, session_id: str, force: bool) -> None:
+        self._let_go()
+        store = self.store
+        lease = store.acquire(session_id, owner(), force=force)
+        try:
+            record = store.get_session(session_id)
+            live = self._new_live(record, lease)
+            live.load()
+            live.resumed()
+            live.flush()
+            self._live, self._held, self.session_id = live, True, session_id
+            await live.attach()
+            live.flush()
+        except BaseException:
+            store.release(lease)
+            raise
+
+    def reset_session(self) -> None:
+        """PraisonAI's name: the next turn starts a new session (this one stays in the store)."""
+        self._let_go()
+        self._live, self.session_id = None, None
+
+    def retrieve_session(self) -> SessionRecord | None:
+        """The current session's stored record (``None`` before the first turn)."""
+        return None if self.session_id is None else self.store.get_session(self.session_id)
+
+    def list_sessions(self, limit: int = 20) -> list[SessionRecord]:
+        """PraisonAI's name: this store's sessions, newest first."""
+        return self.store.list_sessions(limit=limit)
+
+    @property
+    def managed_session_id(self) -> str | None:
+        return self.session_id
+
+    @property
+    def usage(self) -> Usage:
+        """The session's cumulative usage."""
+        return self._live.usage if self._live is not None else Usage()
+
+    @property
+    def total_input_tokens(self) -> int:
+        return self.usage.input_tokens
+
+    @property
+    def total_output_tokens(self) -> int:
+        return self.usage.output_tokens
+
+    # ---- the instance (PraisonAI's names) --------------------------------------------------
+
+    async def provision_compute(self) -> InstanceInfo:
+        """The session's instance, provisioned (or reattached) now."""
+        live = await self._hold_session()
+        try:
+            tools = await live.tools()
+            return tools.sandbox.info
+        finally:
+            self._let_go()
+
+    async def execute_in_compute(self, command: str, timeout: float = 300) -> ExecResult:
+        """Run ``command`` on the session's instance."""
+        await self.provision_compute()
+        assert self._live is not None and self._live.sandbox is not None
+        return await self._live.sandbox.exec(command, timeout=timeout)
+
+    async def shutdown_compute(self) -> None:
+        """Remove the session's instance now (the session stays; its next tool use makes a new one)."""
+        live = self._live
+        if live is not None and live.sandbox is not None:
+            await live.sandbox.shutdown()
+            live.sandbox = None
+
+    # ---- closing ---------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Let go of the session's lease and close the model client. The instance keeps running
+        until its idle policy stops it (the session references it). Idempotent."""
+        _portal.call(self.aclose)
+
+    async def aclose(self) -> None:
+        self._let_go()
+        client, self._client = self._client, None
+        _portal.forget_at_exit(self)
+        if client is not None:
+            await client.aclose()
+
+    def __enter__(self) -> ManagedAgent:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _ignore(event: Event) -> None:
+    pass
+
+
+async def _keep_leased(live: LiveSession) -> None:
+    """Renew the session's lease while a turn runs (a stale one just stops renewing: the turn's
+    next write fails, fenced off)."""
+    with contextlib.suppress(StaleSessionError):
+        while True:
+            await anyio.sleep(LEASE_TTL_S / 3)
+            live.store.renew(live.lease)
+
+
+#: PraisonAI's names for the same class (its ``LocalAgent(compute=…, tools_run_on=…)`` and
+#: ``SandboxedAgent``): both keywords are accepted by :class:`ManagedAgent`.
+LocalAgent = SandboxedAgent = ManagedAgent

@@ -1,0 +1,166 @@
+"""What ``praisonai managed sessions …`` and ``agents list`` do, as a library: the CLI prints these
+results (the library never prints). Every function takes a ``store`` (default: the sqlite store of
+the current ``PRAISONAI_HOME``, opened for the call and closed after it).
+
+Deleting a session is three steps, each reported: take its lease (refused while a live process
+drives it), remove the instance it recorded, then its rows, events and usage. An instance already
+gone counts as removed; when it cannot be removed the rows are kept, so that the session still
+names it and a second delete can retry.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from praisonai import _portal
+from praisonai._errors import InstanceNotFoundError, PraisonAIError, SessionBusyError, SessionNotFoundError
+from praisonai.compute.lifecycle import owner_tag
+from praisonai.compute.registry import provider_for_record
+from praisonai.managed.store import (
+    AgentRecord,
+    SessionRecord,
+    SessionStore,
+    SqliteSessionStore,
+    StoredEvent,
+    TurnUsage,
+    lease_holder,
+)
+
+
+@dataclass(frozen=True)
+class SessionView:
+    """A session with its agent, its whole transcript (by seq) and its usage per turn and model."""
+
+    record: SessionRecord
+    agent: AgentRecord
+    events: tuple[StoredEvent, ...]
+    usage: tuple[TurnUsage, ...]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step of a delete: ``lease``, ``instance`` or ``rows``; whether it is done, and how."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+@dataclass(frozen=True)
+class DeleteReport:
+    """The steps of one delete, in order; ``ok`` only when every one of them is done."""
+
+    session_id: str
+    steps: tuple[Step, ...]
+
+    @property
+    def ok(self) -> bool:
+        return all(step.ok for step in self.steps)
+
+
+def list_sessions(
+    store: SessionStore | None = None, *, agent: str | None = None, status: str | None = None, limit: int = 20
+) -> list[SessionRecord]:
+    """Sessions, newest updated first. ``agent`` is an agent id (``magt_…``) or a name (all its
+    versions). ``SessionNotFoundError`` for an agent that is not there; ``ConfigError`` for an
+    unknown ``status`` or a ``limit`` below 1."""
+    with _using(store) as opened:
+        if agent is None or agent.startswith("magt_"):
+            if agent is not None:
+                opened.get_agent(agent)
+            return opened.list_sessions(agent_id=agent, status=status, limit=limit)
+        versions = [found.id for found in opened.list_agents() if found.name == agent]
+        if not versions:
+            raise SessionNotFoundError(f"no agent named {agent!r}")
+        found = [r for v in versions for r in opened.list_sessions(agent_id=v, status=status, limit=limit)]
+        return sorted(found, key=lambda record: (record.updated_at, record.id), reverse=True)[:limit]
+
+
+def show_session(session_id: str, store: SessionStore | None = None) -> SessionView:
+    """The session, its agent, transcript and usage. ``SessionNotFoundError`` when it is not there."""
+    with _using(store) as opened:
+        record = opened.get_session(session_id)
+        return SessionView(
+            record,
+            opened.get_agent(record.agent_id),
+            tuple(opened.events(session_id)),
+            tuple(opened.turn_usage(session_id)),
+        )
+
+
+def list_agents(store: SessionStore | None = None, backend: str | None = None) -> list[AgentRecord]:
+    """The stored agents (every version), by name then version."""
+    with _using(store) as opened:
+        return opened.list_agents(backend)
+
+
+def delete_session(
+    session_id: str, store: SessionStore | None = None, *, keep_instance: bool = False
+) -> DeleteReport:
+    """Remove the session's instance, then its rows, events and usage; report each step.
+
+    ``keep_instance`` leaves the instance running (``praisonai compute stop`` removes it later).
+    The report is not ``ok`` when the instance could not be removed: the rows are then kept.
+
+    Raises:
+        SessionNotFoundError: no session with that id (also when it was deleted already).
+        SessionBusyError: a live process drives the session; nothing was changed.
+    """
+    with _using(store) as opened:
+        record = opened.get_session(session_id)
+        holder = lease_holder(record)
+        if holder is not None:
+            raise SessionBusyError(
+                f"session {session_id} is in use by {holder}: stop that process, or wait for its turn "
+                "to end, before deleting it"
+            )
+        lease = opened.acquire(session_id, owner_tag())  # fences off a writer that wakes up late
+        steps = [Step("lease", True, f"took the lease (epoch {lease.epoch})")]
+        steps.append(
+            Step("instance", True, "kept (keep_instance)") if keep_instance else _shutdown(record.sandbox)
+        )
+        if not steps[-1].ok:
+            opened.release(lease)
+            kept = "kept, so that the session still names its instance: delete again to retry"
+            return DeleteReport(session_id, (*steps, Step("rows", False, kept)))
+        removed = opened.delete_session(session_id)
+        done = (
+            f"removed the session, its {record.last_seq} events and its usage"
+            if removed
+            else "already removed"
+        )
+        return DeleteReport(session_id, (*steps, Step("rows", True, done)))
+
+
+def _shutdown(sandbox: Mapping[str, Any] | None) -> Step:
+    """Remove the instance a session recorded (``{"provider", "options", "instance_id"}``),
+    rebuilding its provider from the record; one that is gone already counts as removed."""
+    if not sandbox or not sandbox.get("instance_id"):
+        return Step("instance", True, "no instance recorded")
+    instance_id = str(sandbox["instance_id"])
+    if sandbox.get("owned") is False:  # attached to an instance the session did not make
+        return Step("instance", True, f"left {instance_id} running: the session did not create it")
+    try:
+        provider = provider_for_record(str(sandbox.get("provider")), dict(sandbox.get("options") or {}))
+        existed = _portal.call(provider.shutdown, instance_id)
+    except InstanceNotFoundError:
+        existed = False
+    except PraisonAIError as exc:
+        return Step("instance", False, f"could not remove {instance_id}: {exc}")
+    return Step("instance", True, f"removed {instance_id}" if existed else f"{instance_id} was already gone")
+
+
+@contextlib.contextmanager
+def _using(store: SessionStore | None) -> Iterator[SessionStore]:
+    """``store``, or the default store opened for the block and closed after it."""
+    if store is not None:
+        yield store
+        return
+    opened = SqliteSessionStore()
+    try:
+        yield opened
+    finally:
+        opened.close()

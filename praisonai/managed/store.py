@@ -1,0 +1,400 @@
+"""Durable managed sessions: the records, the :class:`SessionStore` protocol, and its sqlite
+implementation, :class:`SqliteSessionStore`.
+
+A store holds agents (configs, versioned by hash), sessions (status, pending actions, usage, the
+sandbox to reattach …) and each session's append-only event log, which *is* the transcript. Any
+process may read a session; one at a time drives it, holding its **lease**. Every write through
+a lease is *fenced*: in the same transaction it checks that the session's ``lease_epoch`` is still
+the lease's, so a process whose lease was taken over gets ``StaleSessionError`` and writes nothing.
+A lease may be taken by another owner once it expired, or at once when its owner (``user@host:pid``,
+as ``praisonai.compute.lifecycle.owner_tag()`` makes) ran on this host and is dead. The holder
+renews it by writing (append, update, add_usage) or with :meth:`SessionStore.renew`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Protocol
+
+from praisonai._errors import ConfigError, SessionNotFoundError
+from praisonai._home import praisonai_home
+from praisonai.managed import _sqlite_store as sql
+from praisonai.managed.events import Event, new_id
+
+#: How long a lease lasts unless renewed (a holder renews it at every write).
+LEASE_TTL_S: Final = 60.0
+#: A session's status values.
+STATUSES: Final = ("idle", "running", "requires_action", "error", "interrupted", "terminated")
+#: The keys of a usage mapping (``requests``: model requests; an ``add_usage`` without it is one).
+USAGE_KEYS: Final = sql.USAGE_KEYS
+#: What :meth:`SessionStore.update` may set, and the column it goes to.
+UPDATABLE: Final = sql.UPDATABLE
+
+
+@dataclass(frozen=True)
+class AgentRecord:
+    """One version of a named agent's config. ``config_hash`` is the SHA-256 of its canonical
+    JSON: the same config under the same (backend, name) is the same record."""
+
+    id: str
+    backend: str
+    name: str
+    version: int
+    config: Mapping[str, Any]
+    config_hash: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """A session as stored. ``usage`` is cumulative (:data:`USAGE_KEYS`); ``sandbox`` is what
+    rebuilds its instance (``{"provider", "options", "instance_id"}`` for an instance of ours);
+    ``lease_*`` say who drives it (see :func:`lease_holder`); ``last_seq`` is its last event's seq."""
+
+    id: str
+    backend: str
+    agent_id: str
+    agent_version: int
+    title: str | None
+    status: str
+    stop_reason: Mapping[str, Any] | None
+    pending: tuple[Mapping[str, Any], ...]
+    last_error: Mapping[str, Any] | None
+    usage: Mapping[str, int]
+    turns: int
+    sandbox: Mapping[str, Any] | None
+    sandbox_status: str | None
+    metadata: Mapping[str, Any]
+    remote_session_id: str | None
+    lease_owner: str | None
+    lease_epoch: int
+    lease_expires_at: float | None
+    last_seq: int
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class Lease:
+    """The right to write to a session, as long as its ``epoch`` is the session's."""
+
+    session_id: str
+    owner: str
+    epoch: int
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event of a session's log: its place (``seq``, from 1), the turn it belongs to, and
+    when it was recorded."""
+
+    seq: int
+    turn: int
+    event: Event
+    recorded_at: float
+
+
+@dataclass(frozen=True)
+class TurnUsage:
+    """The usage of one model in one turn: the sum of its requests."""
+
+    turn: int
+    model: str
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
+
+
+class SessionStore(Protocol):
+    """Where sessions live. Methods are synchronous, local and short; a store is thread-safe.
+    Unknown (or malformed) ids raise ``SessionNotFoundError`` (so does a fenced write to a deleted
+    session); ``praisonai.managed.testing`` is the conformance suite every store must pass."""
+
+    def upsert_agent(self, backend: str, name: str, config: Mapping[str, Any]) -> AgentRecord:
+        """The record of this config: reused by (backend, name, hash), else the next version."""
+        ...
+
+    def get_agent(self, agent_id: str) -> AgentRecord: ...
+    def list_agents(self, backend: str | None = None) -> list[AgentRecord]: ...
+
+    def create_session(
+        self, agent: AgentRecord, owner: str, *, title: str | None = None,
+        metadata: Mapping[str, Any] | None = None, sandbox: Mapping[str, Any] | None = None,
+        ttl_s: float = LEASE_TTL_S,
+    ) -> tuple[SessionRecord, Lease]:  # fmt: skip
+        """A new ``idle`` session of ``agent``, its lease held by ``owner``."""
+        ...
+
+    def get_session(self, session_id: str) -> SessionRecord: ...
+
+    def list_sessions(
+        self, *, agent_id: str | None = None, status: str | None = None, limit: int = 20
+    ) -> list[SessionRecord]:
+        """Newest updated first."""
+        ...
+
+    def acquire(
+        self, session_id: str, owner: str, *, ttl_s: float = LEASE_TTL_S, force: bool = False
+    ) -> Lease:
+        """A new lease (epoch + 1). ``SessionBusyError`` when a live other owner holds it,
+        unless ``force`` (the old holder is then fenced off)."""
+        ...
+
+    def renew(self, lease: Lease, *, ttl_s: float = LEASE_TTL_S) -> None: ...
+    def release(self, lease: Lease) -> None: ...
+    def append(self, lease: Lease, events: Sequence[Event], *, turn: int) -> int: ...
+    def update(self, lease: Lease, **fields: Any) -> SessionRecord: ...
+    def add_usage(self, lease: Lease, *, turn: int, model: str, usage: Mapping[str, int]) -> None: ...
+    def turn_usage(self, session_id: str) -> list[TurnUsage]: ...
+    def events(
+        self, session_id: str, *, after_seq: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]: ...
+    def delete_session(self, session_id: str) -> bool: ...
+    def close(self) -> None: ...
+
+
+def lease_holder(record: SessionRecord, now: float | None = None) -> str | None:
+    """The owner of the session's lease while it is live (unexpired, and its process not known
+    to be dead), else ``None``: nobody drives the session, or its driver is gone."""
+    return sql.live(record.lease_owner, record.lease_expires_at, time.time() if now is None else now)
+
+
+def _check_id(prefix: str, value: str, what: str) -> None:
+    """Refuse an id that events.new_id could not have made, before it reaches a query."""
+    if not _well_formed(prefix, value):
+        raise SessionNotFoundError(
+            f"no {what} {value!r} (a {what} id looks like {prefix}_ and 26 letters or digits)"
+        )
+
+
+def _well_formed(prefix: str, value: object) -> bool:
+    """Whether ``value`` is an id events.new_id(prefix) could have made."""
+    return isinstance(value, str) and re.fullmatch(f"{prefix}_[0-9a-hjkmnp-tv-z]{{26}}", value) is not None
+
+
+class SqliteSessionStore:
+    """The store in one sqlite file, shared by every process of the home (see ``_sqlite_store``).
+
+    ``path`` defaults to ``$PRAISONAI_HOME/managed/store.db``. The file is opened (and created)
+    at once: ``HomeUnusableError`` names it when it cannot be used, is damaged, or was written
+    by a newer version. ``close()`` releases the connection; a later call opens a new one.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
+        self.path = Path(path) if path is not None else praisonai_home() / "managed" / "store.db"
+        self._db = sql.Database(self.path)
+
+    def __enter__(self) -> SqliteSessionStore:  # closes the connection at the end of the block
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._db.close()
+
+    # ---- agents ----------------------------------------------------------------------------
+
+    def upsert_agent(self, backend: str, name: str, config: Mapping[str, Any]) -> AgentRecord:
+        """Race-safe: the write lock is taken before the lookup. ``TypeError`` if ``config`` is
+        not JSON-able."""
+        config_json = sql.dumps(dict(config))
+        digest = hashlib.sha256(config_json.encode()).hexdigest()
+        with self._db.write() as db:
+            row = sql.agent_row(db, backend, name, config_json, digest)
+        return self._agent(row)
+
+    def get_agent(self, agent_id: str) -> AgentRecord:
+        _check_id("magt", agent_id, "agent")
+        with self._db.read() as db:
+            row = db.execute(f"SELECT {sql.AGENT_COLUMNS} FROM agents WHERE id = ?", (agent_id,)).fetchone()
+        if row is None:
+            raise SessionNotFoundError(f"no agent {agent_id}")
+        return self._agent(row)
+
+    def list_agents(self, backend: str | None = None) -> list[AgentRecord]:
+        """By name, then version."""
+        where, params = ("WHERE backend = ?", (backend,)) if backend is not None else ("", ())
+        with self._db.read() as db:
+            rows = db.execute(
+                f"SELECT {sql.AGENT_COLUMNS} FROM agents {where} ORDER BY name, backend, version", params
+            ).fetchall()
+        return [self._agent(row) for row in rows]
+
+    # ---- sessions --------------------------------------------------------------------------
+
+    def create_session(
+        self, agent: AgentRecord, owner: str, *, title: str | None = None,
+        metadata: Mapping[str, Any] | None = None, sandbox: Mapping[str, Any] | None = None,
+        ttl_s: float = LEASE_TTL_S,
+    ) -> tuple[SessionRecord, Lease]:  # fmt: skip
+        session_id, now = new_id("msess"), time.time()
+        with self._db.write() as db:
+            if db.execute("SELECT 1 FROM agents WHERE id = ?", (agent.id,)).fetchone() is None:
+                raise SessionNotFoundError(f"no agent {agent.id}")
+            columns = {
+                "id": session_id, "backend": agent.backend, "agent_id": agent.id,
+                "agent_version": agent.version, "title": title, "status": "idle",
+                "metadata_json": sql.encode("metadata_json", metadata),
+                "sandbox_json": sql.encode("sandbox_json", sandbox), "lease_owner": owner, "lease_epoch": 1,
+                "lease_expires_at": now + ttl_s, "created_at": now, "updated_at": now,
+            }  # fmt: skip
+            names, marks = ", ".join(columns), ", ".join("?" * len(columns))
+            db.execute(f"INSERT INTO sessions ({names}) VALUES ({marks})", tuple(columns.values()))
+            record = self._session(db, session_id)
+        return record, Lease(session_id, owner, 1)
+
+    def get_session(self, session_id: str) -> SessionRecord:
+        _check_id("msess", session_id, "session")
+        with self._db.read() as db:
+            return self._session(db, session_id)
+
+    def list_sessions(
+        self, *, agent_id: str | None = None, status: str | None = None, limit: int = 20
+    ) -> list[SessionRecord]:
+        """``ConfigError`` for a ``limit`` below 1 or an unknown ``status``."""
+        if limit < 1:
+            raise ConfigError(f"limit must be at least 1, not {limit}", op="sessions")
+        if status is not None and status not in STATUSES:
+            raise ConfigError(f"unknown status {status!r} (one of: {', '.join(STATUSES)})", op="sessions")
+        filters = {"agent_id": agent_id, "status": status}
+        where = " AND ".join(f"{column} = ?" for column, value in filters.items() if value is not None)
+        params = [value for value in filters.values() if value is not None]
+        with self._db.read() as db:
+            rows = db.execute(
+                f"SELECT {sql.SESSION_COLUMNS} FROM sessions {'WHERE ' + where if where else ''}"
+                " ORDER BY updated_at DESC, id DESC LIMIT ?",
+                (*params, limit),
+            ).fetchall()
+        return [SessionRecord(**sql.session_fields(self.path, row)) for row in rows]
+
+    def delete_session(self, session_id: str) -> bool:
+        """Its row, events and usage, in one transaction; ``False`` when it was not there."""
+        if not _well_formed("msess", session_id):
+            return False
+        with self._db.write() as db:
+            db.execute("DELETE FROM events WHERE session_id = ?", (session_id,))
+            db.execute("DELETE FROM turn_usage WHERE session_id = ?", (session_id,))
+            return db.execute("DELETE FROM sessions WHERE id = ?", (session_id,)).rowcount > 0
+
+    # ---- leases ----------------------------------------------------------------------------
+
+    def acquire(
+        self, session_id: str, owner: str, *, ttl_s: float = LEASE_TTL_S, force: bool = False
+    ) -> Lease:
+        _check_id("msess", session_id, "session")
+        with self._db.write() as db:
+            epoch = sql.take_lease(db, session_id, owner, ttl_s=ttl_s, force=force)
+        return Lease(session_id, owner, epoch)
+
+    def renew(self, lease: Lease, *, ttl_s: float = LEASE_TTL_S) -> None:
+        """``StaleSessionError`` if the lease was released or taken over."""
+        with self._db.write() as db:
+            self._fence(db, lease, ttl_s)
+
+    def release(self, lease: Lease) -> None:
+        """Give the session up; a no-op when the lease is not ours any more (or it is gone)."""
+        with self._db.write() as db:
+            db.execute(
+                "UPDATE sessions SET lease_owner = NULL, lease_expires_at = NULL"
+                " WHERE id = ? AND lease_owner = ? AND lease_epoch = ?",
+                (lease.session_id, lease.owner, lease.epoch),
+            )
+
+    # ---- fenced writes ---------------------------------------------------------------------
+
+    def append(self, lease: Lease, events: Sequence[Event], *, turn: int) -> int:
+        """Append in order, each at the next seq; an event whose id the log already has is
+        skipped (a retried append adds nothing). Returns the session's last seq; renews the
+        lease. ``ValueError`` for an ephemeral event (nothing is written)."""
+        if any(event.ephemeral for event in events):
+            raise ValueError("ephemeral events (event_start, event_delta) are streamed, never stored")
+        with self._db.write() as db:
+            seq = sql.insert_events(db, lease.session_id, lease.epoch, turn, events, self._fence(db, lease))
+        return seq
+
+    def update(self, lease: Lease, **fields: Any) -> SessionRecord:
+        """Set the given :data:`UPDATABLE` fields; renews the lease. ``ConfigError`` for another
+        field or an unknown status; ``TypeError`` for a value that is not JSON-able."""
+        unknown = sorted(set(fields) - set(UPDATABLE))
+        if unknown:
+            raise ConfigError(
+                f"cannot update {', '.join(unknown)} (only: {', '.join(UPDATABLE)})", op="update"
+            )
+        if "status" in fields and fields["status"] not in STATUSES:
+            raise ConfigError(
+                f"unknown status {fields['status']!r} (one of: {', '.join(STATUSES)})", op="update"
+            )
+        columns = [UPDATABLE[name] for name in fields]
+        values = [sql.encode(UPDATABLE[name], value) for name, value in fields.items()]
+        with self._db.write() as db:
+            self._fence(db, lease)
+            if columns:
+                assignments = ", ".join(f"{column} = ?" for column in columns)
+                db.execute(f"UPDATE sessions SET {assignments} WHERE id = ?", (*values, lease.session_id))
+            return self._session(db, lease.session_id)
+
+    def add_usage(self, lease: Lease, *, turn: int, model: str, usage: Mapping[str, int]) -> None:
+        """Add one request's usage (or several: ``requests``, default 1) to the turn's row for
+        ``model`` and to the session's total; renews the lease. ``ValueError`` for a key not in
+        :data:`USAGE_KEYS` or a negative count."""
+        unknown = sorted(set(usage) - set(USAGE_KEYS))
+        if unknown or any(int(value) < 0 for value in usage.values()):
+            raise ValueError(f"usage takes counts >= 0 of {', '.join(USAGE_KEYS)}, not {dict(usage)}")
+        counts = [int(usage.get(key, 1 if key == "requests" else 0)) for key in USAGE_KEYS]
+        with self._db.write() as db:
+            self._fence(db, lease)
+            sql.add_usage(db, lease.session_id, turn, model, counts)
+
+    # ---- reads of the log ------------------------------------------------------------------
+
+    def turn_usage(self, session_id: str) -> list[TurnUsage]:
+        """By turn, then model."""
+        _check_id("msess", session_id, "session")
+        with self._db.read() as db:
+            sql.exists(db, session_id)
+            rows = db.execute(
+                f"SELECT turn, model, {', '.join(USAGE_KEYS)} FROM turn_usage WHERE session_id = ?"
+                " ORDER BY turn, model",
+                (session_id,),
+            ).fetchall()
+        return [TurnUsage(turn, model, requests, *tokens) for turn, model, *tokens, requests in rows]
+
+    def events(self, session_id: str, *, after_seq: int = 0, limit: int | None = None) -> list[StoredEvent]:
+        """The log after ``after_seq``, by seq, at most ``limit`` of them."""
+        _check_id("msess", session_id, "session")
+        with self._db.read() as db:
+            sql.exists(db, session_id)
+            rows = db.execute(
+                "SELECT seq, turn, payload_json, recorded_at FROM events WHERE session_id = ? AND seq > ?"
+                " ORDER BY seq LIMIT ?",
+                (session_id, after_seq, -1 if limit is None else limit),
+            ).fetchall()
+        return [StoredEvent(seq, turn, sql.event(self.path, session_id, seq, payload), at)
+                for seq, turn, payload, at in rows]  # fmt: skip
+
+    # ---- helpers ---------------------------------------------------------------------------
+
+    def _fence(self, db: sqlite3.Connection, lease: Lease, ttl_s: float = LEASE_TTL_S) -> int:
+        return sql.fence(db, lease.session_id, lease.owner, lease.epoch, ttl_s)
+
+    def _session(self, db: sqlite3.Connection, session_id: str) -> SessionRecord:
+        row = db.execute(f"SELECT {sql.SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        if row is None:
+            raise SessionNotFoundError(f"no session {session_id}")
+        return SessionRecord(**sql.session_fields(self.path, row))
+
+    def _agent(self, row: tuple[Any, ...]) -> AgentRecord:
+        agent_id, backend, name, version, config_json, digest, created_at = row
+        config = sql.loads(self.path, f"agent {agent_id}", config_json)
+        return AgentRecord(agent_id, backend, name, version, config, digest, created_at)
