@@ -7,35 +7,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TextIO
 
-from praisonai._errors import SessionNotFoundError
 from praisonai.cli._managed_render import describe, describe_usage
 
 if TYPE_CHECKING:
-    from praisonai.managed.store import AgentRecord, SessionRecord, SessionStore, StoredEvent, TurnUsage
+    from praisonai.managed.sessions import SessionView
+    from praisonai.managed.store import AgentRecord, SessionRecord, TurnUsage
 
 Table = tuple[tuple[str, ...], list[tuple[Any, ...]]]
-
-
-@dataclass(frozen=True)
-class SessionView:
-    """A session with its agent and its usage per turn, as ``sessions show`` prints it."""
-
-    session: SessionRecord
-    agent: AgentRecord | None
-    turns: Sequence[TurnUsage]
-
-    @classmethod
-    def load(cls, store: SessionStore, session_id: str) -> SessionView:
-        """Raises SessionNotFoundError for an unknown (or deleted, or malformed) id."""
-        session = store.get_session(session_id)
-        try:
-            agent: AgentRecord | None = store.get_agent(session.agent_id)
-        except SessionNotFoundError:  # the agent row is gone: the session still shows
-            agent = None
-        return cls(session, agent, store.turn_usage(session_id))
 
 
 def sessions_table(
@@ -60,8 +40,10 @@ def sessions_table(
 
 def session_card(view: SessionView, out: TextIO) -> None:
     """The session as ``field  value`` lines: what it is, where it stands, what it used."""
-    s, agent = view.session, view.agent
-    model = (agent.config.get("model") if agent else None) or "?"
+    from praisonai.managed.store import lease_holder
+
+    s, agent = view.record, view.agent
+    model = agent.config.get("model") or "?"
     lines = [
         ("session", s.id + (f" (remote {s.remote_session_id})" if s.remote_session_id else "")),
         ("agent", f"{_agent_label(agent, s)} ({s.agent_id}), {s.backend}, model {model}"),
@@ -74,7 +56,7 @@ def session_card(view: SessionView, out: TextIO) -> None:
         ("usage", describe_usage(s.usage)),
         ("created", _when(s.created_at)),
         ("updated", _when(s.updated_at)),
-        ("lease", f"held by {s.lease_owner} until {_when(s.lease_expires_at)}") if s.lease_owner else None,
+        ("lease", f"held by {holder}") if (holder := lease_holder(s)) else None,
     ]
     for field, value in filter(None, lines):
         out.write(f"{field:<8} {value}\n")
@@ -83,26 +65,26 @@ def session_card(view: SessionView, out: TextIO) -> None:
 
 def session_summary(view: SessionView) -> str:
     """One line naming a session, for a question about it."""
-    s = view.session
+    s = view.record
     title = f" {s.title!r}" if s.title else ""
     return f"{s.id}{title} ({s.status}; {_sandbox_line(s)})"
 
 
-def session_json(view: SessionView, events: Sequence[StoredEvent] | None) -> dict[str, Any]:
-    """The session as one JSON object; ``events`` (with their seq and turn) when asked for."""
-    s, agent = view.session, view.agent
+def session_json(view: SessionView, *, events: bool) -> dict[str, Any]:
+    """The session as one JSON object; with ``events``, its transcript (each with its seq and turn)."""
+    s, agent = view.record, view.agent
     data: dict[str, Any] = {
         "id": s.id, "backend": s.backend, "remote_session_id": s.remote_session_id,
-        "agent": {"id": s.agent_id, "name": _agent_name(agent), "version": s.agent_version,
-                  "model": agent.config.get("model") if agent else None},
+        "agent": {"id": s.agent_id, "name": agent.name, "version": s.agent_version,
+                  "model": agent.config.get("model")},
         "title": s.title, "status": s.status, "stop_reason": _plain(s.stop_reason),
         "pending": _plain(list(s.pending)), "last_error": _plain(s.last_error), "turns": s.turns,
-        "usage": dict(s.usage), "usage_by_turn": [_turn(t) for t in view.turns],
+        "usage": dict(s.usage), "usage_by_turn": [_turn(t) for t in view.usage],
         "sandbox": {**_sandbox(s), "status": s.sandbox_status} if s.sandbox else None,
         "lease_owner": s.lease_owner, "created_at": s.created_at, "updated_at": s.updated_at,
     }  # fmt: skip
-    if events is not None:
-        data["events"] = [{"seq": e.seq, "turn": e.turn, **e.event.to_json()} for e in events]
+    if events:
+        data["events"] = [{"seq": e.seq, "turn": e.turn, **e.event.to_json()} for e in view.events]
     return data
 
 

@@ -297,10 +297,7 @@ class Transcript:
         retry = (error.get("retry_status") or {}).get("type")
         kind = f"{error.get('type')}: " if error.get("type") else ""
         text = f"{kind}{error.get('message', '')}{f' ({retry})' if retry else ''}"
-        if self.stored:
-            self._line(self._paint("error: ", _RED) + text)
-        else:
-            self._note(text, error=True)
+        self._note(text, error=True)
 
     def _idle(self, ev: Event) -> None:
         if self.stored:
@@ -334,12 +331,10 @@ class Transcript:
         self.out.write(text + "\n")
 
     def _note(self, text: str, *, error: bool = False) -> None:
-        if self.notes is self.out:
-            self._line(text)
-            return
+        """A line on ``notes``; while a tool line is open, it waits for the result to complete it."""
         prefix = (_RED + "error:" + _RESET + " " if colour(self.notes) else "error: ") if error else ""
         self._held.append(prefix + text + "\n")
-        if self._tool is None:  # else it waits for the tool's result to complete the line
+        if self._tool is None:
             self.break_line()
 
     def _line_done(self) -> None:

@@ -10,21 +10,16 @@ the names PraisonAI's users know. Nothing heavy is imported before a command run
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
-from praisonai._errors import ConfigError, SessionBusyError, SessionNotFoundError
+from praisonai._errors import ConfigError, SessionBusyError
 from praisonai.cli import _managed_records as records
 from praisonai.cli import _managed_render as render
 from praisonai.cli import _managed_turn as turn
 from praisonai.cli import _output
 from praisonai.cli._app import PlainCommand
-
-if TYPE_CHECKING:
-    from praisonai.managed.store import SessionStore
 
 _HELP = "Managed agents: run a turn, and list, show, resume or delete the sessions it leaves."
 app = typer.Typer(help=_HELP, no_args_is_help=True, rich_markup_mode=None)
@@ -49,8 +44,6 @@ SessionArg = Annotated[
     str, typer.Argument(metavar="SESSION_ID", help="A session id (msess_…).", show_default=False)
 ]
 _APPROVALS = ("ask", "allow", "deny")
-#: A session's status values (the store's).
-STATUSES = ("idle", "running", "requires_action", "error", "interrupted", "terminated")
 
 
 # ---- run and resume --------------------------------------------------------------------------
@@ -144,9 +137,9 @@ def _resumed_turn(
 ) -> int:
     """Take the session and run its next turn; with no prompt and nothing pending, show it."""
     if prompt is None:
-        with _store() as store:
-            pending = store.get_session(session_id).pending
-        if not pending:
+        from praisonai.managed import sessions
+
+        if not sessions.show_session(session_id).record.pending:
             show(session_id, events=False, usage=False, json_=json_)
             return render.EXIT_OK
     view = turn.view(json_)
@@ -160,18 +153,6 @@ def _resumed_turn(
         return render.EXIT_BUSY
     turn.announce(session_id)
     return turn.drive(agent, prompt, view, approver, stream=stream)
-
-
-@contextmanager
-def _store() -> Iterator[SessionStore]:
-    """The sessions store under ``PRAISONAI_HOME``, closed after use."""
-    from praisonai.managed.store import SqliteSessionStore
-
-    store = SqliteSessionStore()
-    try:
-        yield store
-    finally:
-        store.close()
 
 
 def _check_approval(approve: str) -> None:
@@ -190,27 +171,22 @@ def list_(
     status: Annotated[
         str | None,
         typer.Option(
-            "--status", metavar="STATUS", help=f"Only sessions in this status: {', '.join(STATUSES)}."
+            "--status",
+            metavar="STATUS",
+            help="Only sessions in this status: idle, running, "
+            "requires_action, error, interrupted or terminated.",
         ),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-l", metavar="N", help="At most N sessions.")] = 20,
     json_: JsonOpt = False,
 ) -> None:
     """List stored sessions, the most recently active first."""
-    if limit < 1:
-        raise ConfigError(f"--limit takes a positive number, not {limit}")
-    if status is not None and status not in STATUSES:
-        raise ConfigError(f"--status takes one of {', '.join(STATUSES)}, not {status!r}")
-    with _store() as store:
-        agents = {a.id: a for a in store.list_agents()}
-        if agent is None:
-            found = store.list_sessions(status=status, limit=limit)
-        else:
-            ids = [agent] if agent in agents else [a.id for a in agents.values() if a.name == agent]
-            if not ids:
-                raise SessionNotFoundError(f"no stored agent is named or numbered {agent!r}")
-            found = [s for i in ids for s in store.list_sessions(agent_id=i, status=status, limit=limit)]
-            found = sorted(found, key=lambda s: s.updated_at, reverse=True)[:limit]
+    from praisonai.managed import sessions
+    from praisonai.managed.store import SqliteSessionStore
+
+    with SqliteSessionStore() as store:
+        found = sessions.list_sessions(store, agent=agent, status=status, limit=limit)
+        agents = {a.id: a for a in sessions.list_agents(store)}
     _output.table(*records.sessions_table(found, agents, as_json=json_), as_json=json_)
 
 
@@ -224,20 +200,20 @@ def show(
     """Show a session: its agent, status and stop reason, the tool calls waiting for approval,
     the last error, its usage (cumulative; per turn with --usage, cache tokens included) and
     its instance; with --events, its transcript (tool calls and results included)."""
-    with _store() as store:
-        view = records.SessionView.load(store, session_id)
-        stored = store.events(session_id) if events else []
+    from praisonai.managed import sessions
+
+    view = sessions.show_session(session_id)
     if json_:
-        _output.print_json(records.session_json(view, stored if events else None))
+        _output.print_json(records.session_json(view, events=events))
         return
     records.session_card(view, sys.stdout)
     if usage:
         print()
-        _output.table(*records.turns_table(view.turns))
+        _output.table(*records.turns_table(view.usage))
     if events:
         print()
         transcript = render.Transcript(sys.stdout, stored=True)
-        for item in stored:
+        for item in view.events:
             transcript.event(item.event)
 
 
@@ -276,26 +252,28 @@ def delete(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
 ) -> None:
     """Delete a session for good: its instance, its rows and its transcript. Each step is
-    reported; exits 1 when one failed (run it again: the steps that are done stay done)."""
+    reported; exits 1 when one failed (run it again: the steps that are done stay done), 7 when
+    a live process is running a turn of it."""
     from praisonai.managed import sessions
 
     if not yes:
-        with _store() as store:  # an unknown id is said before anything is asked
-            view = records.SessionView.load(store, session_id)
+        view = sessions.show_session(session_id)  # an unknown id is said before anything is asked
         if not sys.stdin.isatty():
             raise ConfigError(f"not deleting {session_id} without --yes: there is no terminal to ask on")
         if not typer.confirm(f"delete {records.session_summary(view)}?", default=False, err=True):
             _output.note("nothing deleted")
             return
-    report = sessions.delete_session(session_id)
-    failed = False
+    try:
+        report = sessions.delete_session(session_id)
+    except SessionBusyError as exc:
+        _output.error(str(exc))
+        raise typer.Exit(render.EXIT_BUSY) from None
     for step in report.steps:
         if step.ok:
             typer.echo(f"{step.name}: {step.detail}")
         else:
-            failed = True
             _output.error(f"{step.name}: {step.detail}")
-    if failed:
+    if not report.ok:
         raise typer.Exit(1)
 
 
@@ -305,9 +283,9 @@ def delete(
 @agents_app.command("list", cls=PlainCommand)
 def agents_list(json_: JsonOpt = False) -> None:
     """List stored agents: each name's versions, with their model and config hash."""
-    with _store() as store:
-        found = store.list_agents()
-    _output.table(*records.agents_table(found, as_json=json_), as_json=json_)
+    from praisonai.managed import sessions
+
+    _output.table(*records.agents_table(sessions.list_agents(), as_json=json_), as_json=json_)
 
 
 @app.command("ps", cls=PlainCommand)

@@ -225,7 +225,7 @@ def test_a_pending_approval_is_shown_kept_without_a_terminal_and_answered(
 
 
 def test_run_on_a_session_denies_with_approve_deny(cli: Cli, llm: ScriptedLLM, pending: str) -> None:
-    llm.set_script([reply("Then I will not."), reply("Fine.")])  # the denial answered, then the prompt
+    llm.set_script([reply("Then I will not.")])  # the denial, then the prompt, in one request
     r = cli("run", "fine", "--session", pending, "--approve", "deny")
     assert r.returncode == 0, r.stderr
     assert session_of(r) == pending
@@ -233,14 +233,18 @@ def test_run_on_a_session_denies_with_approve_deny(cli: Cli, llm: ScriptedLLM, p
         "  (denied: denied by the user)",
         "  execute_command [error] Error: the use of execute_command was denied; do not retry it",
         "Then I will not.",
-        "Fine.",
     ]
+    prompts = [
+        e["content"][0]["text"]
+        for e in shown(cli, pending, "--events")["events"]
+        if e["type"] == "user.message"
+    ]
+    assert prompts == ["run it", "fine"]
 
 
 def test_a_session_held_by_a_live_process_is_busy(cli: Cli, pending: str) -> None:
-    from praisonai.managed.store import SqliteSessionStore
-
     from praisonai.compute.lifecycle import owner_tag
+    from praisonai.managed.store import SqliteSessionStore
 
     with SqliteSessionStore() as store:
         lease = store.acquire(pending, owner_tag())  # this test process: alive, on this host
@@ -324,9 +328,9 @@ def test_on_docker_the_session_instance_is_listed_and_deleted_with_it(cli: Cli, 
         (("run", "hi", "--compute", "local", "--packages", "pip:a;rm"), 2, "a;rm"),
         (("run", "hi", "--approve", "maybe"), 2, "--approve takes ask, allow or deny"),
         (("run", "hi", "--session", "msess_x", "--model", "m"), 2, "--session continues a stored session"),
-        (("sessions", "list", "--status", "sleeping"), 2, "--status takes one of"),
+        (("sessions", "list", "--status", "sleeping"), 2, "unknown status 'sleeping'"),
         (("sessions", "list", "--agent", "nobody"), 1, "nobody"),
-        (("sessions", "list", "--limit", "0"), 2, "--limit"),
+        (("sessions", "list", "--limit", "0"), 2, "limit must be at least 1"),
     ],
 )
 def test_user_mistakes_are_one_line(cli: Cli, args: tuple[str, ...], code: int, needle: str) -> None:
