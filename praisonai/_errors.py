@@ -16,6 +16,7 @@ Leaves also inherit the builtin a Python programmer would catch, so ``except Tim
     ├── AuthenticationError (PermissionError)    the host refused every credential offered
     ├── ImageNotFoundError (LookupError)         the image is absent and cannot be pulled
     ├── InstanceNotFoundError (LookupError)      no instance with that id
+    ├── ModelError (RuntimeError)                the model's API answered a request with an error
     ├── SessionNotFoundError (LookupError)       no managed session (or agent) with that id
     ├── SessionBusyError (RuntimeError)          another live process drives that session
     ├── StaleSessionError (RuntimeError)         this process's lease on a session was taken over
@@ -118,6 +119,16 @@ class ImageNotFoundError(PraisonAIError, LookupError):
 
 class InstanceNotFoundError(PraisonAIError, LookupError):
     """No instance with that id exists (any more)."""
+
+
+class ModelError(PraisonAIError, RuntimeError):
+    """The model's API answered with an error status after the SDK's own retries (a bad request,
+    an unknown model, a rate limit or an outage); ``status`` is the HTTP status."""
+
+    def __init__(self, message: str, *, status: int, op: str | None = "model") -> None:
+        super().__init__(message, op=op)
+        self.status = status
+        self.retryable = status == 429 or status >= 500
 
 
 class SessionNotFoundError(PraisonAIError, LookupError):

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from praisonai._errors import AuthenticationError, ProviderUnavailableError
+from praisonai._errors import AuthenticationError, ModelError, ProviderUnavailableError
 
 # The HTTP libraries the SDKs are built on (openai on httpx, recent anthropic on httpx2).
 _HTTP_LIBRARIES = ("httpx", "httpx2")
@@ -19,7 +19,8 @@ _HTTP_LIBRARIES = ("httpx", "httpx2")
 @contextmanager
 def sdk_errors(sdk: Any, where: str) -> Iterator[None]:
     """Raise ProviderUnavailableError for a connection that fails (refused, timed out, or broken while
-    a streamed reply is read) and AuthenticationError for a refused key; ``where`` names the model
+    a streamed reply is read), AuthenticationError for a refused key and ModelError for any other
+    error status; ``where`` names the model
     and endpoint. ``sdk`` is the ``openai`` or ``anthropic`` module (they name these errors alike).
     """
     try:
@@ -28,6 +29,10 @@ def sdk_errors(sdk: Any, where: str) -> Iterator[None]:
         raise ProviderUnavailableError(f"{where}: {exc}", op="model") from exc
     except sdk.AuthenticationError as exc:
         raise AuthenticationError(f"{where} refused the API key: {exc}", op="model") from exc
+    except sdk.APIStatusError as exc:  # after the SDK's own retries
+        raise ModelError(
+            f"{where} answered {exc.status_code}: {exc.message}", status=exc.status_code
+        ) from exc
     except _transport_errors() as exc:
         raise ProviderUnavailableError(
             f"{where}: the connection broke during the reply: {exc}", op="model"

@@ -19,7 +19,7 @@ from typing import Any
 from praisonai.compute.lifecycle import owner_tag
 from praisonai.llm.types import Message, Usage
 from praisonai.managed import _instance
-from praisonai.managed._history import TOOL_RESULTS, TOOL_USES, open_calls, rebuild
+from praisonai.managed._history import TOOL_RESULTS, TOOL_USES, append_user, open_calls, rebuild
 from praisonai.managed._instance import InstanceSource
 from praisonai.managed._instance_tools import InstanceTools
 from praisonai.managed.events import Event
@@ -148,6 +148,8 @@ class LiveSession:
     def _adopt(self, sandbox: AsyncSandbox, reference: dict[str, Any], event: Event, *, status: str) -> None:
         self.sandbox, self.reference, self._tools = sandbox, reference, None
         self.record(event)
+        if event.type == "sandbox.replaced":  # the model must know what it lost (as a resumed log says)
+            append_user(self.history, _instance.REPLACED_NOTE)
         self.update(sandbox=reference, sandbox_status=status)
 
 

@@ -121,8 +121,10 @@ class Turn:
             if self._interrupted:
                 self._scope.cancel()
             try:
-                stop = await self._answer_open()
-                if stop["type"] == "end_turn":
+                still, answered = await self._answer_open()
+                if still:
+                    stop = {"type": "requires_action", "event_ids": [u.id for u in still]}
+                elif prompt is not None or answered:
                     if prompt is not None:
                         s.record(Event("user.message", {"content": text_content(prompt)}))
                         append_user(s.history, prompt)
@@ -216,8 +218,9 @@ class Turn:
             await self._answer(use, decision)
         return pending
 
-    async def _answer_open(self) -> dict[str, Any]:
-        """Answer the uses left open: pending approvals are asked again, orphans get CRASHED."""
+    async def _answer_open(self) -> tuple[list[Event], bool]:
+        """Answer the uses left open: orphans get CRASHED, pending approvals are asked again.
+        Returns the uses still left pending, and whether any pending one was answered."""
         s = self.s
         opens = list(s.open.values())
         pending_ids = set(s.pending_ids)
@@ -226,9 +229,7 @@ class Turn:
             self._result(use, CRASHED, is_error=True)
         waiting = [u for u in opens if u.id in pending_ids]
         still = await self._run_calls(waiting)
-        if still:
-            return {"type": "requires_action", "event_ids": [u.id for u in still]}
-        return {"type": "end_turn"} if not waiting else await self._loop()
+        return still, bool(waiting) and not still
 
     async def _decide(self, use: Event) -> str | None:
         permission = use.data.get("evaluated_permission", "allow")

@@ -131,6 +131,7 @@ def test_resume_after_sigkill_mid_tool_call(llm: ScriptedLLM, sessions: list[str
         session_id = first.stdout.readline().strip()
         sessions.append(session_id)
         wait_for(lambda: open_calls(events(session_id)), "the tool use to be recorded")
+        wait_for(lambda: any(e.type == "sandbox.provisioned" for e in events(session_id)), "the instance")
         time.sleep(0.5)  # the command is running in the instance
         first.send_signal(signal.SIGKILL)
         first.wait(timeout=30)
