@@ -47,7 +47,7 @@ def session_card(view: SessionView, out: TextIO) -> None:
     lines = [
         ("session", s.id + (f" (remote {s.remote_session_id})" if s.remote_session_id else "")),
         ("agent", f"{_agent_label(agent, s)} ({s.agent_id}), {s.backend}, model {model}"),
-        ("title", s.title or ""),
+        ("title", s.title) if s.title else None,
         ("status", _status(s)),
         *(("pending", _pending(p)) for p in s.pending),
         ("error", _error(s.last_error)) if s.last_error else None,

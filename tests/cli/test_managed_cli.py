@@ -224,6 +224,35 @@ def test_a_pending_approval_is_shown_kept_without_a_terminal_and_answered(
     assert shown(cli, pending)["pending"] == []
 
 
+def test_ask_on_a_terminal_takes_the_answer_typed(
+    env: dict[str, str], llm: ScriptedLLM, pending: str
+) -> None:
+    llm.set_script([reply("It printed approved.")])
+    master, slave = os.openpty()  # stdin is a terminal: the question is asked there
+    child = subprocess.Popen(
+        [sys.executable, "-m", "praisonai", "managed", "sessions", "resume", pending],
+        env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    os.close(slave)
+    try:
+        assert child.stderr is not None
+        asked = ""
+        while not asked.endswith("? [y/N] "):
+            char = child.stderr.read(1)
+            assert char, (asked, child.wait())
+            asked += char
+        os.write(master, b"y\n")
+        out, err = child.communicate(timeout=60)
+    finally:
+        os.close(master)
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 0, asked + err
+    assert asked.splitlines()[-1] == "allow $ echo approved? [y/N] "
+    assert out.splitlines()[0] == "  (allowed)" and out.endswith("It printed approved.\n")
+
+
 def test_run_on_a_session_denies_with_approve_deny(cli: Cli, llm: ScriptedLLM, pending: str) -> None:
     llm.set_script([reply("Then I will not.")])  # the denial, then the prompt, in one request
     r = cli("run", "fine", "--session", pending, "--approve", "deny")
