@@ -356,6 +356,8 @@ def test_on_docker_the_session_instance_is_listed_and_deleted_with_it(cli: Cli, 
         (("run", "hi", "--compute", "local", "--packages", "bogus:a"), 2, "bogus"),
         (("run", "hi", "--compute", "local", "--packages", "pip:a;rm"), 2, "a;rm"),
         (("run", "hi", "--approve", "maybe"), 2, "--approve takes ask, allow or deny"),
+        (("run", "hi", "--provider", "anthropic"), 2, "not available yet"),
+        (("run", "hi", "--compute", "nope"), 2, "unknown compute provider 'nope'"),
         (("run", "hi", "--session", "msess_x", "--model", "m"), 2, "--session continues a stored session"),
         (("sessions", "list", "--status", "sleeping"), 2, "unknown status 'sleeping'"),
         (("sessions", "list", "--agent", "nobody"), 1, "nobody"),
@@ -373,6 +375,22 @@ def test_no_api_key_names_the_variable_and_provisions_nothing(cli: Cli, home: Pa
     from praisonai._ledger import Ledger
 
     assert not list(Ledger.default().entries())
+
+
+def test_stop_needs_ids_or_all_as_compute_stop_does(cli: Cli) -> None:
+    r = cli("stop")
+    assert r.returncode == 2 and "name the instances to stop, or give --all" in r.stderr
+
+
+def test_the_command_group_loads_no_library_before_a_command_runs() -> None:
+    """Start-up: the group's modules import neither the managed library nor compute nor rich."""
+    code = (
+        "import sys; import praisonai.cli.managed; "
+        "heavy = ('praisonai.managed', 'praisonai.compute', 'rich'); "
+        "print(sorted(m for m in sys.modules if m.startswith(heavy)))"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout == "[]\n"
 
 
 def test_empty_store_lists_nothing(cli: Cli) -> None:
