@@ -6,19 +6,20 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import json
+import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from kit import write_wheel
-from praisonai.managed.sessions import delete_session
 
 from praisonai import _portal
 from praisonai._errors import ConfigError
 from praisonai.llm.testing import API_KEY, ScriptedLLM, reply, tool
 from praisonai.managed import ManagedAgent
 from praisonai.managed.events import Event
+from praisonai.managed.sessions import delete_session
 
 Make = Callable[..., ManagedAgent]
 #: The Anthropic toolset with every tool asking for confirmation.
@@ -205,8 +206,17 @@ def test_packages_are_installed_in_the_instance_never_on_the_host(
     probe = "python3 -c 'import praisonai_probe as p; print(p.VALUE)'"
     llm.set_script([reply(tool("execute_command", command=probe)), reply("ok")])
     agent = make("docker", packages={"pip": ["praisonai-probe>=1.0"]}, environment=str(environment))
-    agent.run("is the probe there?")
-    (result,) = [e for e in stored(agent) if e.type == "agent.tool_result"]
+    try:
+        agent.run("is the probe there?")
+        results = [e for e in stored(agent) if e.type == "agent.tool_result"]
+    finally:  # the packages made a capture of the definition: remove it with the session
+        live = agent._live
+        if live is not None and live.sandbox is not None and live.sandbox.plan is not None:
+            capture = f"praisonai-capture:{live.sandbox.plan.config.capture_tag()}"
+            agent.close()
+            delete_session(agent.session_id or "")
+            subprocess.run(["docker", "rmi", "-f", capture], capture_output=True, check=False)
+    (result,) = results
     assert result.data["exit_code"] == 0 and "in the instance" in result.text
     assert importlib.util.find_spec("praisonai_probe") is None, "installed on the host"
     with pytest.raises(ConfigError, match="host_packages_ok"):

@@ -16,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from praisonai.managed.sessions import delete_session
-from praisonai.managed.store import SqliteSessionStore
 
 from praisonai import _portal
 from praisonai._errors import SessionBusyError
@@ -26,6 +24,8 @@ from praisonai.managed import ManagedAgent
 from praisonai.managed._history import open_calls
 from praisonai.managed._instance import REPLACED_NOTE
 from praisonai.managed.events import Event
+from praisonai.managed.sessions import delete_session
+from praisonai.managed.store import SqliteSessionStore
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
