@@ -121,8 +121,18 @@ def describe_usage(usage: Mapping[str, Any]) -> str:
     )
 
 
+#: Control characters (all but tab and newline) shown as U+FFFD: a model or a command in the
+#: instance must not move the cursor, rewrite lines or retitle the user's terminal.
+_CONTROLS: Final = dict.fromkeys([*range(9), *range(11, 32), 127], "\ufffd")
+
+
+def clean(text: str) -> str:
+    """``text`` without terminal control characters (tab and newline kept)."""
+    return text.replace("\r\n", "\n").translate(_CONTROLS)
+
+
 def _one_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
+    lines = [line for line in clean(text).strip().splitlines() if line.strip()]
     if not lines:
         return ""
     return lines[0] + (f"  (+{len(lines) - 1} more lines)" if len(lines) > 1 else "")
@@ -240,7 +250,7 @@ class Transcript:
     # ---- one handler per event type ----
 
     def _delta(self, ev: Event) -> None:
-        text = ev.text
+        text = clean(ev.text)
         if not text:
             return
         if not self._open or self._tool is not None:
@@ -253,13 +263,15 @@ class Transcript:
         if ev.id in self._streamed:
             self.break_line()
         elif ev.text:
-            self._line(ev.text.rstrip("\n"))
+            self._line(clean(ev.text).rstrip("\n"))
         if ev.data.get("interrupted"):
             self._line(self._paint("[the message was cut by the interrupt]", _DIM))
 
     def _user(self, ev: Event) -> None:
         if self.stored:
-            self._line(self._paint("\n".join("> " + line for line in ev.text.splitlines() or [""]), _BOLD))
+            self._line(
+                self._paint("\n".join("> " + line for line in clean(ev.text).splitlines() or [""]), _BOLD)
+            )
 
     def _use(self, ev: Event) -> None:
         self._uses[ev.id] = ev

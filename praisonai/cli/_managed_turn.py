@@ -4,7 +4,7 @@ asked on the terminal (or answered by ``--approve``), and signals turned into an
 The first SIGINT, SIGTERM or SIGHUP calls ``ManagedAgent.interrupt()``: the model stream closes,
 the command running in the instance is killed, and the turn records that and ends; the command
 then exits 128 + the signal's number (130 for Ctrl-C), as a shell reports it. A second signal
-stops waiting for the turn to wind down.
+exits at once, without waiting for the turn to record its end.
 """
 
 from __future__ import annotations
@@ -48,26 +48,24 @@ def drive(agent: ManagedAgent, prompt: str | None, into: View, approver: Approve
     ``session.error``, then its end) was shown as an event and gives the exit status 4; one
     raised before the turn had an end to record propagates (``main`` prints it: exit 1 or 2)."""
     announced = agent.session_id is not None
-    try:
-        with _interrupts(agent.interrupt, approver) as caught:
+    with _interrupts(agent.interrupt, approver) as caught:  # until the agent is closed
+        try:
             try:
                 for ev in agent.stream(prompt):
                     if not announced and agent.session_id:
                         announced = announce(agent.session_id)
                     if stream or not ev.ephemeral:
                         into.event(ev)
-            except _GiveUp:
-                pass
             except SessionBusyError as exc:
                 _output.error(str(exc))
                 return render.EXIT_BUSY
             except PraisonAIError:
                 if into.outcome.stop_reason is None:
                     raise
-        done = agent.last_result
-        into.finish(agent.session_id, done.pending if done is not None else ())
-    finally:
-        agent.close()
+            done = agent.last_result
+            into.finish(agent.session_id, done.pending if done is not None else ())
+        finally:
+            agent.close()
     return 128 + caught.number if caught.number else into.outcome.exit_code()
 
 
@@ -132,10 +130,6 @@ def _read_line(stop: threading.Event) -> str | None:
 # ---- signals ---------------------------------------------------------------------------------
 
 
-class _GiveUp(BaseException):
-    """A second signal: stop waiting for the interrupted turn to record its end."""
-
-
 class _Caught:
     number = 0
 
@@ -143,13 +137,17 @@ class _Caught:
 @contextmanager
 def _interrupts(interrupt: Callable[[], None], approver: Approver) -> Iterator[_Caught]:
     """While the block runs, the first SIGINT/SIGTERM/SIGHUP calls ``interrupt`` and abandons a
-    question being asked; the next one raises ``_GiveUp``. The yielded record names the first."""
+    question being asked (the yielded record names the signal); the next one exits at once.
+
+    The handler writes with ``os.write``: a buffered stream may be in the middle of a write."""
     caught = _Caught()
 
     def handler(number: int, frame: FrameType | None) -> None:
-        if caught.number:
-            raise _GiveUp
+        if caught.number:  # the log stays consistent: resume marks a tool call cut short as such
+            os.write(2, b"\nstopped without waiting for the turn to record its end\n")
+            os._exit(128 + caught.number)
         caught.number = number
+        os.write(2, b"\ninterrupting the turn (again to quit at once)\n")
         approver.stop.set()
         interrupt()
 

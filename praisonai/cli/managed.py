@@ -151,6 +151,9 @@ def _resumed_turn(
     except SessionBusyError as exc:
         _output.error(f"{exc} (--force takes it over)")
         return render.EXIT_BUSY
+    except KeyboardInterrupt:  # while its instance was reattached or replaced: no turn to interrupt
+        _output.note(f"interrupted while resuming; {session_id} stays resumable")
+        return render.EXIT_INTERRUPTED
     turn.announce(session_id)
     return turn.drive(agent, prompt, view, approver, stream=stream)
 

@@ -424,6 +424,18 @@ def test_a_tool_call_and_its_result_share_one_line() -> None:
     assert notes.getvalue() == "usage: 0 input + 0 output tokens (cache: 0 read, 0 written), 0 requests\n"
 
 
+def test_terminal_control_characters_from_the_model_or_a_command_are_not_written() -> None:
+    out = io.StringIO()
+    view = render.Transcript(out, io.StringIO())
+    use = Event("agent.tool_use", {"name": "execute_command", "input": {"command": "printf x"}})
+    result = Event("agent.tool_result", {"tool_use_id": use.id, "content": text_content("\x1b]0;pwned\x07ok"),
+                                         "is_error": False, "exit_code": 0})  # fmt: skip
+    for ev in (delta("levt_m", "a\x1b[2Jb\r\n"), use, result):
+        view.event(ev)
+    assert "\x1b" not in out.getvalue() and "\x07" not in out.getvalue()
+    assert out.getvalue() == "a\ufffd[2Jb\n$ printf x  [exit 0] \ufffd]0;pwned\ufffdok\n"
+
+
 @pytest.mark.parametrize(
     ("events", "code"),
     [
