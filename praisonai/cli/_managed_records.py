@@ -156,7 +156,7 @@ def _sandbox(s: SessionRecord) -> dict[str, Any]:
 def _sandbox_line(s: SessionRecord) -> str:
     box = _sandbox(s)
     if not box:
-        return "none yet"
+        return "no instance"
     status = f" ({s.sandbox_status})" if s.sandbox_status else ""
     return f"{box['provider']} {box['instance_id']}{status}"
 

@@ -107,13 +107,20 @@ class Approver:
     def ask(self, request: ToolRequestLike) -> str | None:
         with self.into.lock:
             self.into.break_line()
-            sys.stderr.write(f"allow {render.describe(request.name, request.input)}? [y/N] ")
-            sys.stderr.flush()
-            answer = _read_line(self.stop)
-            if answer is None:
-                sys.stderr.write("\n")
-                return None
-        return "allow" if answer.strip().lower() in ("y", "yes") else "deny"
+            answer = confirm(f"allow {render.describe(request.name, request.input)}?", self.stop)
+        return None if answer is None else "allow" if answer else "deny"
+
+
+def confirm(question: str, stop: threading.Event | None = None) -> bool | None:
+    """Ask ``question [y/N]`` on stderr and read the answer from the terminal on stdin: yes or
+    no (anything else, an empty line included); ``None`` when stdin ends or ``stop`` is set."""
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    answer = _read_line(stop or threading.Event())
+    if answer is None:
+        sys.stderr.write("\n")
+        return None
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _read_line(stop: threading.Event) -> str | None:

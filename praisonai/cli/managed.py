@@ -263,7 +263,7 @@ def delete(
         view = sessions.show_session(session_id)  # an unknown id is said before anything is asked
         if not sys.stdin.isatty():
             raise ConfigError(f"not deleting {session_id} without --yes: there is no terminal to ask on")
-        if not typer.confirm(f"delete {records.session_summary(view)}?", default=False, err=True):
+        if not turn.confirm(f"delete {records.session_summary(view)}?"):
             _output.note("nothing deleted")
             return
     try:

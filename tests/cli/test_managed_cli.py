@@ -115,6 +115,13 @@ def test_run_list_show_resume_delete(cli: Cli, llm: ScriptedLLM) -> None:
     )  # fmt: skip
     table = cli("sessions", "list")
     assert sid in table.stdout and "greeting" in table.stdout  # the id whole, to copy
+    [agent] = json.loads(cli("agents", "list", "--json").stdout)
+    assert (agent["name"], agent["version"], agent["model"], agent["id"]) == (
+        "agent",
+        1,
+        "gpt-4o-mini",
+        row["agent_id"],
+    )
 
     card = cli("sessions", "show", sid, "--usage", "--events")
     assert card.returncode == 0, card.stderr
@@ -224,33 +231,54 @@ def test_a_pending_approval_is_shown_kept_without_a_terminal_and_answered(
     assert shown(cli, pending)["pending"] == []
 
 
-def test_ask_on_a_terminal_takes_the_answer_typed(
-    env: dict[str, str], llm: ScriptedLLM, pending: str
-) -> None:
-    llm.set_script([reply("It printed approved.")])
-    master, slave = os.openpty()  # stdin is a terminal: the question is asked there
+def on_a_terminal(env: dict[str, str], args: tuple[str, ...], answer: str) -> tuple[int, str, str, str]:
+    """``praisonai managed ARGS…`` with a terminal (a pty) as stdin: wait for its ``[y/N]``
+    question on stderr, type ``answer``; returns the exit status, the question, stdout, stderr."""
+    master, slave = os.openpty()
     child = subprocess.Popen(
-        [sys.executable, "-m", "praisonai", "managed", "sessions", "resume", pending],
+        [sys.executable, "-m", "praisonai", "managed", *args],
         env=env, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     os.close(slave)
     try:
         assert child.stderr is not None
         asked = ""
-        while not asked.endswith("? [y/N] "):
+        while not asked.endswith(" [y/N] "):
             char = child.stderr.read(1)
             assert char, (asked, child.wait())
             asked += char
-        os.write(master, b"y\n")
+        os.write(master, answer.encode() + b"\n")
         out, err = child.communicate(timeout=60)
     finally:
         os.close(master)
         if child.poll() is None:
             child.kill()
             child.wait()
-    assert child.returncode == 0, asked + err
-    assert asked.splitlines()[-1] == "allow $ echo approved? [y/N] "
+    return child.returncode, asked.splitlines()[-1], out, err
+
+
+def test_ask_on_a_terminal_takes_the_answer_typed(
+    env: dict[str, str], llm: ScriptedLLM, pending: str
+) -> None:
+    llm.set_script([reply("It printed approved.")])
+    code, asked, out, err = on_a_terminal(env, ("sessions", "resume", pending), "y")
+    assert code == 0, err
+    assert asked == "allow $ echo approved? [y/N] "
     assert out.splitlines()[0] == "  (allowed)" and out.endswith("It printed approved.\n")
+
+
+def test_delete_asks_on_a_terminal(env: dict[str, str], cli: Cli, pending: str) -> None:
+    code, asked, out, err = on_a_terminal(env, ("sessions", "delete", pending), "n")
+    assert (code, out, err.strip()) == (0, "", "nothing deleted")
+    # the approval was asked before the tool ran: no instance was made for the session yet
+    assert asked == f"delete {pending} (requires_action; no instance)? [y/N] "
+    assert shown(cli, pending)["id"] == pending
+    code, _, out, err = on_a_terminal(env, ("sessions", "delete", pending), "y")
+    assert code == 0, err
+    lease, instance, rows = out.splitlines()
+    assert lease.startswith("lease: ") and instance == "instance: no instance recorded"
+    assert rows.startswith("rows: removed the session, its ")
+    assert cli("sessions", "show", pending).returncode == 1
 
 
 def test_run_on_a_session_denies_with_approve_deny(cli: Cli, llm: ScriptedLLM, pending: str) -> None:
@@ -282,6 +310,20 @@ def test_a_session_held_by_a_live_process_is_busy(cli: Cli, pending: str) -> Non
         finally:
             store.release(lease)
     assert r.returncode == render.EXIT_BUSY and "--force" in one_clean_line(r)
+
+
+def test_force_takes_a_session_over_from_a_live_process(cli: Cli, llm: ScriptedLLM, pending: str) -> None:
+    from praisonai._errors import StaleSessionError
+    from praisonai.compute.lifecycle import owner_tag
+    from praisonai.managed.store import SqliteSessionStore
+
+    llm.set_script([reply("Taken over.")])
+    with SqliteSessionStore() as store:
+        lease = store.acquire(pending, owner_tag())
+        r = cli("sessions", "resume", pending, "--approve", "allow", "--force")
+        assert r.returncode == 0 and r.stdout.endswith("Taken over.\n"), r.stderr
+        with pytest.raises(StaleSessionError):  # the old holder is fenced off
+            store.update(lease, title="late write")
 
 
 # ---- Ctrl-C ----------------------------------------------------------------------------------
