@@ -7,7 +7,7 @@ The backend is duck-typed: anything with the two methods of :class:`AgentBackend
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Protocol, runtime_checkable
 
 
@@ -25,7 +25,9 @@ class AgentBackend(Protocol):
     def stream_text(self, prompt: str) -> Iterator[str]: ...
 
 
-def stream_turn(backend: AgentBackend, prompt: str, record: Callable[[str], object]) -> Iterator[str]:
+def stream_turn(
+    backend: AgentBackend, prompt: str, record: Callable[[str], object]
+) -> Generator[str, None, None]:
     """The pieces of ``backend.stream_text(prompt)``; ``record(joined text)`` once they end, or
     when the caller stops early (with what came so far), but not when the backend raised."""
     pieces: list[str] = []

@@ -16,12 +16,14 @@ from typing import Any
 
 from praisonai import _portal
 from praisonai.managed import SharedCompute
+from praisonai.managed.shared import check_place
 
 
 class ToolsPlacement:
     """The place an agent named for its tools, and the SharedCompute attached to it, if any."""
 
     def __init__(self, place: object) -> None:
+        check_place(place)
         self.place = place
         self.shared: SharedCompute | None = None
         self._finalizer: weakref.finalize[Any, Any] | None = None

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -115,7 +115,7 @@ class Agent:
         """Answer ``prompt`` continuing this agent's conversation (blocking)."""
         return _portal.call(self.achat, prompt)
 
-    def stream(self, prompt: str) -> Iterator[str]:
+    def stream(self, prompt: str) -> Generator[str, None, None]:
         """:meth:`chat` as text pieces: the backend's as they come, else the final text once."""
         if self.backend is None:
             yield self.chat(prompt)

@@ -123,8 +123,7 @@ class SharedCompute:
         *,
         environment: str | os.PathLike[str] | bool | None = None,
     ) -> None:
-        if isinstance(compute, str):
-            provider_class(compute)  # a typo fails here, not as an error text at the first tool call
+        check_place(compute)
         self._compute = compute
         self._config = _explicit(config, working_dir=working_dir, idle_timeout_s=idle_timeout_s)
         self._environment = environment
@@ -304,6 +303,13 @@ class SharedCompute:
         if self._closed or self.provider is None or self.instance_id is None:
             raise SandboxClosedError("the shared instance is not running", op="exec")
         return self.provider, self.instance_id
+
+
+def check_place(compute: object) -> None:
+    """Refuse a provider name that is unknown or whose SDK is missing, now rather than as an error
+    text at the first tool call (UnknownProviderError, MissingDependencyError)."""
+    if isinstance(compute, str):
+        provider_class(compute)
 
 
 def _explicit(config: object, **arguments: Any) -> ComputeConfig:
