@@ -7,6 +7,8 @@ process, and the session store's append rate.
 * resume: a session of ``--events`` events (turns with one tool call each) on ``--compute``, then
   ``ManagedAgent.resume(id)`` in a fresh process: the time inside it (lease, transcript, history,
   reattaching the instance) and the whole process's wall time (interpreter start and imports too).
+* interrupt: from ``interrupt()`` to the end of a turn whose command (a shell with two sleeps) runs
+  on ``--compute``: the model stream closed, the process tree killed, the interruption recorded.
 * store: single-event appends per second to a SqliteSessionStore (one transaction each), and
   10-event batches.
 
@@ -25,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -117,6 +120,26 @@ def bench_resume(llm: ScriptedLLM, events: int, compute: str, reps: int) -> dict
             "resume_ms": statistics.median(inside)}  # fmt: skip
 
 
+def bench_interrupt(llm: ScriptedLLM, compute: str, reps: int) -> dict[str, Any]:
+    """From ``interrupt()`` to the end of the turn (recorded, command killed), a command running."""
+    llm.set_script(lambda path, body: reply(tool("execute_command", command="sh -c 'sleep 300 & sleep 300'")))
+    agent = ManagedAgent(compute=compute, config={"model": "gpt-4o-mini", "environment": False},
+                         api_key=API_KEY, base_url=f"{llm.url}/v1")  # fmt: skip
+    took = []
+    for _ in range(reps):
+        stopped_at = 0.0
+        for event in agent.stream("sleep"):
+            if event.type == "agent.tool_use":
+                threading.Timer(0.5, agent.interrupt).start()  # the command is running by then
+                stopped_at = time.perf_counter() + 0.5
+        took.append((time.perf_counter() - stopped_at) * 1000)
+    session_id = agent.session_id
+    agent.close()
+    if session_id:
+        delete_session(session_id)
+    return {"compute": compute, "interrupt": summary(took), "interrupt_ms": statistics.median(took)}
+
+
 def _tool_then_answer(path: str, body: dict[str, Any]) -> Any:
     last = body["messages"][-1]
     return reply("listed") if last["role"] == "tool" else reply(tool("list_files"))
@@ -154,6 +177,7 @@ def main() -> None:
         with ScriptedLLM() as llm:
             turns = bench_turns(llm, args.turns)
             resume = bench_resume(llm, args.events, args.compute, args.resumes)
+            interrupt = bench_interrupt(llm, args.compute, args.resumes)
         store = bench_store(args.appends)
     print(
         f"turn: ours {turns['ours']['p50']:.2f} ms, raw SDK {turns['raw']['p50']:.2f} ms (median), "
@@ -165,9 +189,17 @@ def main() -> None:
         f"the new process, {resume['process']['p50']:.0f} ms including its start "
         f"[{'PASS' if resume['resume_ms'] <= TARGETS['resume_ms'] else 'MISS'} ≤ 300 ms]"
     )
+    print(
+        f"interrupt ({interrupt['compute']}): {interrupt['interrupt_ms']:.0f} ms "
+        "from interrupt() to the turn's end"
+    )
     print(f"store: {store['single_events_per_s']:.0f} single appends/s, "
           f"{store['batched_events_per_s']:.0f} events/s in batches of 10")  # fmt: skip
-    save(args.json, vars(args) | {"json": str(args.json)}, {"turn": turns, "resume": resume, "store": store})
+    save(
+        args.json,
+        vars(args) | {"json": str(args.json)},
+        {"turn": turns, "resume": resume, "interrupt": interrupt, "store": store},
+    )
 
 
 if __name__ == "__main__":
