@@ -7,6 +7,8 @@ process, and the session store's append rate.
 * resume: a session of ``--events`` events (turns with one tool call each) on ``--compute``, then
   ``ManagedAgent.resume(id)`` in a fresh process: the time inside it (lease, transcript, history,
   reattaching the instance) and the whole process's wall time (interpreter start and imports too).
+* interrupt: from ``interrupt()`` to the end of a turn whose command (a shell with two sleeps) runs
+  on ``--compute``: the model stream closed, the process tree killed, the interruption recorded.
 * store: single-event appends per second to a SqliteSessionStore (one transaction each), and
   10-event batches.
 
@@ -25,19 +27,21 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
+import anyio.from_thread
 import openai
 from _common import RESULTS_DIR, save, summary
-from praisonai.managed.sessions import delete_session
-from praisonai.managed.store import SqliteSessionStore
 
 from praisonai.llm.testing import API_KEY, ScriptedLLM, reply, tool
 from praisonai.managed import ManagedAgent
 from praisonai.managed.events import Event, text_content
+from praisonai.managed.sessions import delete_session
+from praisonai.managed.store import SqliteSessionStore
 
 TARGETS = {"turn_overhead_ms": 5.0, "resume_ms": 300.0}
 RESUME = """
@@ -51,34 +55,41 @@ agent.close()
 
 
 def bench_turns(llm: ScriptedLLM, n: int) -> dict[str, Any]:
-    """Ours and raw take turns, on conversations of the same length."""
+    """Ours and raw take turns, on conversations of the same length. Raw is the async client our
+    loop uses (``openai.AsyncOpenAI``, streamed), called from this thread through a blocking portal
+    as ``run()`` reaches ours, so the difference is the loop's own work."""
     llm.set_script(lambda path, body: reply("ok, done."))
     agent = ManagedAgent(compute="local", config={"model": "gpt-4o-mini", "environment": False},
                          api_key=API_KEY, base_url=f"{llm.url}/v1")  # fmt: skip
-    client = openai.OpenAI(api_key=API_KEY, base_url=f"{llm.url}/v1")
+    client = openai.AsyncOpenAI(api_key=API_KEY, base_url=f"{llm.url}/v1")
     history: list[dict[str, str]] = [{"role": "system", "content": agent.config.system}]
-    ours, raw = [], []
-    for i in range(n + 3):
-        start = time.perf_counter()
-        agent.run(f"turn {i}")
-        ours_ms = (time.perf_counter() - start) * 1000
-        history.append({"role": "user", "content": f"turn {i}"})
-        start = time.perf_counter()
-        stream = client.chat.completions.create(
+
+    async def raw_turn() -> str:
+        stream = await client.chat.completions.create(
             model="gpt-4o-mini",
             messages=history,
             stream=True,
             stream_options={"include_usage": True},  # type: ignore[arg-type]
         )
-        text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
-        raw_ms = (time.perf_counter() - start) * 1000
-        history.append({"role": "assistant", "content": text})
-        if i >= 3:  # warm-up turns are not counted
-            ours.append(ours_ms)
-            raw.append(raw_ms)
+        return "".join([c.choices[0].delta.content or "" async for c in stream if c.choices])
+
+    ours, raw = [], []
+    with anyio.from_thread.start_blocking_portal() as portal:
+        for i in range(n + 3):
+            start = time.perf_counter()
+            agent.run(f"turn {i}")
+            ours_ms = (time.perf_counter() - start) * 1000
+            history.append({"role": "user", "content": f"turn {i}"})
+            start = time.perf_counter()
+            text = portal.call(raw_turn)
+            raw_ms = (time.perf_counter() - start) * 1000
+            history.append({"role": "assistant", "content": text})
+            if i >= 3:  # warm-up turns are not counted
+                ours.append(ours_ms)
+                raw.append(raw_ms)
+        portal.call(client.close)
     session_id = agent.session_id
     agent.close()
-    client.close()
     if session_id:
         delete_session(session_id)
     overhead = statistics.median(ours) - statistics.median(raw)
@@ -107,6 +118,26 @@ def bench_resume(llm: ScriptedLLM, events: int, compute: str, reps: int) -> dict
         delete_session(session_id)
     return {"events": count, "compute": compute, "inside": summary(inside), "process": summary(wall),
             "resume_ms": statistics.median(inside)}  # fmt: skip
+
+
+def bench_interrupt(llm: ScriptedLLM, compute: str, reps: int) -> dict[str, Any]:
+    """From ``interrupt()`` to the end of the turn (recorded, command killed), a command running."""
+    llm.set_script(lambda path, body: reply(tool("execute_command", command="sh -c 'sleep 300 & sleep 300'")))
+    agent = ManagedAgent(compute=compute, config={"model": "gpt-4o-mini", "environment": False},
+                         api_key=API_KEY, base_url=f"{llm.url}/v1")  # fmt: skip
+    took = []
+    for _ in range(reps):
+        stopped_at = 0.0
+        for event in agent.stream("sleep"):
+            if event.type == "agent.tool_use":
+                threading.Timer(0.5, agent.interrupt).start()  # the command is running by then
+                stopped_at = time.perf_counter() + 0.5
+        took.append((time.perf_counter() - stopped_at) * 1000)
+    session_id = agent.session_id
+    agent.close()
+    if session_id:
+        delete_session(session_id)
+    return {"compute": compute, "interrupt": summary(took), "interrupt_ms": statistics.median(took)}
 
 
 def _tool_then_answer(path: str, body: dict[str, Any]) -> Any:
@@ -146,6 +177,7 @@ def main() -> None:
         with ScriptedLLM() as llm:
             turns = bench_turns(llm, args.turns)
             resume = bench_resume(llm, args.events, args.compute, args.resumes)
+            interrupt = bench_interrupt(llm, args.compute, args.resumes)
         store = bench_store(args.appends)
     print(
         f"turn: ours {turns['ours']['p50']:.2f} ms, raw SDK {turns['raw']['p50']:.2f} ms (median), "
@@ -157,9 +189,17 @@ def main() -> None:
         f"the new process, {resume['process']['p50']:.0f} ms including its start "
         f"[{'PASS' if resume['resume_ms'] <= TARGETS['resume_ms'] else 'MISS'} ≤ 300 ms]"
     )
+    print(
+        f"interrupt ({interrupt['compute']}): {interrupt['interrupt_ms']:.0f} ms "
+        "from interrupt() to the turn's end"
+    )
     print(f"store: {store['single_events_per_s']:.0f} single appends/s, "
           f"{store['batched_events_per_s']:.0f} events/s in batches of 10")  # fmt: skip
-    save(args.json, vars(args) | {"json": str(args.json)}, {"turn": turns, "resume": resume, "store": store})
+    save(
+        args.json,
+        vars(args) | {"json": str(args.json)},
+        {"turn": turns, "resume": resume, "interrupt": interrupt, "store": store},
+    )
 
 
 if __name__ == "__main__":

@@ -50,6 +50,15 @@ _EXPORTS = {
     "repeat": "praisonai.agents",
     "loop": "praisonai.agents",
     "when": "praisonai.agents",
+    "SharedCompute": "praisonai.managed",
+    # PraisonAI's managed-agent names (praisonai.managed defines them)
+    "ManagedAgent": "praisonai.managed",
+    "ManagedResult": "praisonai.managed",
+    "LocalManagedConfig": "praisonai.managed",
+    "LocalAgent": "praisonai.managed",
+    "LocalAgentConfig": "praisonai.managed",
+    "SandboxedAgent": "praisonai.managed",
+    "SandboxedAgentConfig": "praisonai.managed",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -81,6 +90,16 @@ if TYPE_CHECKING:
     from praisonai.compute.config import ComputeConfig
     from praisonai.compute.registry import available_providers, resolve_compute
     from praisonai.compute.warm import WarmPool
+    from praisonai.managed import (
+        LocalAgent,
+        LocalAgentConfig,
+        LocalManagedConfig,
+        ManagedAgent,
+        ManagedResult,
+        SandboxedAgent,
+        SandboxedAgentConfig,
+        SharedCompute,
+    )
     from praisonai.sandbox import AsyncSandbox, Sandbox
     from praisonai.sandbox.environment import effective_config
 

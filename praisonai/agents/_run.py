@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from praisonai import _portal
+from praisonai._errors import ConfigError
 from praisonai.agents.agent import Agent
 from praisonai.managed import SharedCompute
 
@@ -31,6 +32,15 @@ class RunResult:
 
     def __str__(self) -> str:
         return self.text
+
+
+def place(compute: Any, tools_run_on: Any, op: str) -> Any:
+    """The run's place from ``compute`` or its PraisonAI spelling ``tools_run_on`` (one of them)."""
+    if compute is not None and tools_run_on is not None:
+        raise ConfigError(
+            f"give the {op} compute= or tools_run_on= (PraisonAI's name for it), not both", op=op
+        )
+    return compute if compute is not None else tools_run_on
 
 
 def run_sync(compute: Any, agents: Sequence[Agent], arun: Callable[[], Awaitable[T]]) -> T:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from typing import Any, TypeVar
 
 import anyio.to_thread
 
 from praisonai import _portal
+from praisonai._errors import ConfigError
+from praisonai.agents._backend import AgentBackend, stream_turn
+from praisonai.agents._placement import ToolsPlacement
 from praisonai.llm.client import make_client
 from praisonai.llm.tools import ToolSpec, call_tool, tool_name, tool_spec
 from praisonai.llm.types import (
@@ -34,19 +37,34 @@ class Agent:
         instructions: the system prompt; built from role/goal/backstory when not given.
         tools: Python callables; a tool's name is its ``__name__``. The loop reads this list afresh
             at each ``start``/``chat``, so replacing items changes what the model sees.
-        backend: None, or an object that runs this agent elsewhere (left to the layer that sets it).
+        backend: None, or an object that runs this agent's turns (see below).
+        tools_run_on: None, or the place (a provider name or object) its tools run on (see below).
+        history: the conversation so far (user, assistant and tool messages).
         usage: tokens spent by every run so far (a frozen :class:`Usage`, replaced after each call).
         max_iter: at most this many model calls per ``start``/``chat``.
 
     ``start(prompt)`` begins a fresh conversation; ``chat(prompt)`` continues the one kept on the
-    agent. Both return the model's final text. The sync forms run on praisonai's one portal loop
-    (they work from plain threads and from inside a running event loop); the async forms run the
-    loop and the tools on the caller's event loop.
+    agent. Both return the model's final text; ``stream(prompt)`` is ``chat`` as an iterator of
+    text pieces (one piece: the final text, unless a backend streams). The sync forms run on
+    praisonai's one portal loop (they work from plain threads and from inside a running event
+    loop); the async forms run the loop and the tools on the caller's event loop.
 
     The agent makes one SDK client, on first use, and keeps it: it lives on the portal loop (async
     callers reach it through a worker thread), so it outlives any one caller's event loop. ``close()``
     / ``aclose()`` (or ``with``/``async with``) release its connections; a later call makes a new one;
     interpreter exit closes what is still open.
+
+    ``tools_run_on="docker"`` (PraisonAI's parameter; any provider name or object): the agent gets
+    ``execute_command``, ``read_file``, ``write_file`` and ``list_files`` on an instance of its own,
+    made on the first tool call (once, however many calls come at once) and kept across turns, so
+    files persist; ``close()`` removes it, as does interpreter exit. A team or flow with a
+    ``compute`` leaves such an agent on its own place.
+
+    ``backend=obj`` (PraisonAI's managed backend, e.g. ``ManagedAgent``): ``start``/``chat`` and
+    their async forms return ``await obj.execute(prompt)``, and ``stream`` yields
+    ``obj.stream_text(prompt)`` (see :class:`~praisonai.agents.agent.AgentBackend`); the model, tools and
+    loop here are not used. Each turn is recorded in ``history``; ``start`` does not clear it, since
+    the backend's conversation goes on.
     """
 
     def __init__(
@@ -62,10 +80,15 @@ class Agent:
         max_iter: int = 10,
         base_url: str | None = None,
         api_key: str | None = None,
-        backend: Any = None,
+        backend: AgentBackend | None = None,
+        tools_run_on: object = None,
     ) -> None:
         if max_iter < 1:
             raise ValueError(f"max_iter must be at least 1, got {max_iter}")
+        if backend is not None and tools_run_on is not None:
+            raise ConfigError(
+                "give an Agent backend= or tools_run_on=, not both: a backend runs its own tools", op="agent"
+            )
         self.name = name
         self.instructions = instructions or _instructions(name, role, goal, backstory)
         self.role, self.goal, self.backstory = role, goal, backstory
@@ -73,11 +96,13 @@ class Agent:
         self.tools: list[Callable[..., Any]] = list(tools or [])
         self.max_iter = max_iter
         self.backend = backend
+        self.tools_run_on = tools_run_on
         self.usage = Usage()
         self.history: list[Message] = []
         self._spec: ModelSpec = resolve_model(model, base_url=base_url, api_key=api_key)
         self._client: LLMClient | None = None
         self._lock = threading.Lock()
+        self._placement = ToolsPlacement(tools_run_on) if tools_run_on is not None else None
 
     def __repr__(self) -> str:
         return f"Agent({self.name!r}, model={self.model!r}, tools={[tool_name(t) for t in self.tools]})"
@@ -90,9 +115,17 @@ class Agent:
         """Answer ``prompt`` continuing this agent's conversation (blocking)."""
         return _portal.call(self.achat, prompt)
 
+    def stream(self, prompt: str) -> Generator[str, None, None]:
+        """:meth:`chat` as text pieces: the backend's as they come, else the final text once."""
+        if self.backend is None:
+            yield self.chat(prompt)
+            return
+        yield from stream_turn(self.backend, prompt, lambda text: self._record(prompt, text))
+
     async def astart(self, prompt: str) -> str:
         """Async :meth:`start`."""
-        self.history = []
+        if self.backend is None:
+            self.history = []
         return await self.achat(prompt)
 
     async def achat(self, prompt: str) -> str:
@@ -102,6 +135,10 @@ class Agent:
         When the bound is reached with tool calls still pending, those calls are not run and the
         last text the model wrote is returned (or a note saying the loop stopped).
         """
+        if self.backend is not None:
+            return self._record(prompt, await self.backend.execute(prompt))
+        if self._placement is not None and not self._placement.placed:  # its tools before they are read
+            await anyio.to_thread.run_sync(self._placement.attach, self)
         messages = [*self.history, UserMessage(prompt)]
         tools = {tool_name(t): t for t in self.tools}
         specs = [tool_spec(t) for t in tools.values()]
@@ -122,12 +159,21 @@ class Agent:
         return text or f"(stopped after max_iter={self.max_iter} model calls without a final answer)"
 
     def close(self) -> None:
-        """Close the SDK client's connections (blocking). Idempotent; the agent stays usable."""
-        _portal.call(self._aclose_client)
+        """Close the SDK client's connections and remove the ``tools_run_on`` instance (blocking).
+        Idempotent; the agent stays usable."""
+        try:
+            _portal.call(self._aclose_client)
+        finally:
+            if self._placement is not None:
+                self._placement.close()
 
     async def aclose(self) -> None:
         """Async :meth:`close`."""
-        await _on_portal(self._aclose_client)
+        try:
+            await _on_portal(self._aclose_client)
+        finally:
+            if self._placement is not None:
+                await anyio.to_thread.run_sync(self._placement.close)
 
     def __enter__(self) -> Agent:
         return self
@@ -140,6 +186,10 @@ class Agent:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
+
+    def _record(self, prompt: str, text: str) -> str:
+        self.history = [*self.history, UserMessage(prompt), AssistantMessage(text)]
+        return text
 
     async def _complete(self, messages: Sequence[Message], specs: Sequence[ToolSpec]) -> Completion:
         with self._lock:

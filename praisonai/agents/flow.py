@@ -26,7 +26,7 @@ import anyio
 import anyio.to_thread
 
 from praisonai._errors import ConfigError
-from praisonai.agents._run import AgentOutput, RunResult, run_async, run_sync
+from praisonai.agents._run import AgentOutput, RunResult, place, run_async, run_sync
 from praisonai.agents.agent import Agent
 
 Step = Union[Agent, "Route", "Parallel", "Repeat", "Loop", "When", Sequence["Step"], Callable[[str], Any]]
@@ -111,12 +111,14 @@ class AgentFlow:
     """A pipeline of steps (see the module docstring), optionally sharing one remote instance.
 
     ``compute``: None, or a provider name or instance: the run happens inside
-    ``praisonai.managed.SharedCompute(compute)`` with :attr:`agents` attached.
+    ``praisonai.managed.SharedCompute(compute)`` with :attr:`agents` attached (an agent with its
+    own ``tools_run_on`` or ``backend`` keeps it). ``tools_run_on``: PraisonAI's name for
+    ``compute``; give one of the two.
     """
 
-    def __init__(self, steps: Sequence[Step], compute: Any = None) -> None:
+    def __init__(self, steps: Sequence[Step], compute: Any = None, tools_run_on: Any = None) -> None:
         self.steps = list(steps)
-        self.compute = compute
+        self.compute = place(compute, tools_run_on, "flow")
 
     @property
     def agents(self) -> list[Agent]:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import anyio
 
 from praisonai._errors import ConfigError
-from praisonai.agents._run import AgentOutput, RunResult, run_async, run_sync
+from praisonai.agents._run import AgentOutput, RunResult, place, run_async, run_sync
 from praisonai.agents.agent import Agent
 
 Process = Literal["sequential", "parallel"]
@@ -25,7 +25,9 @@ class AgentTeam:
             and the result's text joins every answer under its agent's name.
         compute: None (tools run where they are), or a provider name or instance: the run happens
             inside ``praisonai.managed.SharedCompute(compute)``, which gives every agent shell and file
-            tools on one shared instance and tears it down afterwards, even on error.
+            tools on one shared instance and tears it down afterwards, even on error. An agent
+            with its own ``tools_run_on`` or ``backend`` keeps it.
+        tools_run_on: PraisonAI's name for ``compute``; give one of the two.
     """
 
     def __init__(
@@ -34,6 +36,7 @@ class AgentTeam:
         tasks: Sequence[str] | None = None,
         process: Process = "sequential",
         compute: Any = None,
+        tools_run_on: Any = None,
     ) -> None:
         if not agents:
             raise ConfigError("an AgentTeam needs at least one agent", op="team")
@@ -44,7 +47,7 @@ class AgentTeam:
         self.agents = list(agents)
         self.tasks = list(tasks) if tasks is not None else None
         self.process = process
-        self.compute = compute
+        self.compute = place(compute, tools_run_on, "team")
 
     def start(self, prompt: str | None = None) -> RunResult:
         """Run the team (blocking); see the class docstring for what the result holds."""

@@ -201,16 +201,22 @@ def _digest(data: Any) -> str:
 def _foreign_fields(obj: object) -> dict[str, Any]:
     names = set(ComputeConfig.model_fields) | {"networking"}
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        data = {
-            f.name: getattr(obj, f.name)
-            for f in dataclasses.fields(obj)
-            if f.name in names and getattr(obj, f.name) != _dataclass_default(f)
-        }
+        data = {name: value for name, value in changed_fields(obj).items() if name in names}
     else:
         data = {name: getattr(obj, name) for name in names if hasattr(obj, name)}
     if "networking" in data:
         data["network"] = _network_from_praisonai(data.pop("networking"))
     return data
+
+
+def changed_fields(obj: Any) -> dict[str, Any]:
+    """The fields of dataclass instance ``obj`` whose value differs from their declared default
+    (what a PraisonAI config object really sets)."""
+    return {
+        f.name: getattr(obj, f.name)
+        for f in dataclasses.fields(obj)
+        if getattr(obj, f.name) != _dataclass_default(f)
+    }
 
 
 def _dataclass_default(f: dataclasses.Field[Any]) -> Any:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import select
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -90,7 +91,7 @@ class ScriptedLLM:
         self.api_keys: list[str] = []
         self.disconnects = 0
         self._disconnected = threading.Condition(self._lock)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server = _Server(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(
             target=self._server.serve_forever, args=(0.05,), name="scripted-llm", daemon=True
@@ -153,6 +154,16 @@ class ScriptedLLM:
         with self._disconnected:
             self.disconnects += 1
             self._disconnected.notify_all()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up (a cancelled stream, a closed SDK client) is no error worth a
+        traceback on stderr; anything else still is."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 def _handler(llm: ScriptedLLM) -> type[BaseHTTPRequestHandler]:

@@ -56,6 +56,7 @@ class LiveSession:
         self.sandbox: AsyncSandbox | None = None
         self._tools: InstanceTools | None = None
         self._buffer: list[Event] = []
+        self._fields: dict[str, Any] = {}
 
     def load(self) -> None:
         """Rebuild the history and the open tool uses from the stored transcript."""
@@ -76,17 +77,19 @@ class LiveSession:
                     self.open.pop(str(ev.data.get("tool_use_id") or ev.data.get("custom_tool_use_id")), None)
             self.emit(ev)
 
-    def flush(self) -> None:
-        """Write the queued events (one transaction; fenced by the lease)."""
-        if self._buffer:
-            self.last_seq = self.store.append(self.lease, self._buffer, turn=self.turn)
-            self._buffer = []
+    def stage(self, **fields: Any) -> None:
+        """Set ``fields`` of the session's row with the next write."""
+        self._fields.update(fields)
 
-    def update(self, **fields: Any) -> None:
-        """Flush, then update the session's row."""
-        self.flush()
-        record = self.store.update(self.lease, **fields)
-        self.last_seq = record.last_seq
+    def flush(self, **fields: Any) -> None:
+        """Write the queued events and the staged and given ``fields`` of the session's row (one
+        transaction, fenced by the lease)."""
+        fields = {**self._fields, **fields}
+        if self._buffer or fields:
+            record = self.store.update(self.lease, events=self._buffer, turn=self.turn, **fields)
+            self.last_seq, self._buffer, self._fields = record.last_seq, [], {}
+
+    update = flush
 
     def add_usage(self, model: str, usage: Usage) -> None:
         """One model request's usage: adds to this turn's and to the session's."""
@@ -98,7 +101,6 @@ class LiveSession:
             "cache_creation_input_tokens": usage.cache_write_tokens,
             "requests": usage.requests,
         }
-        self.flush()
         self.store.add_usage(self.lease, turn=self.turn, model=model, usage=spent)
 
     def resumed(self) -> None:

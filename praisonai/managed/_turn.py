@@ -115,7 +115,7 @@ class Turn:
         s = self.s
         s.turn += 1
         s.record(Event("session.status_running"))
-        s.update(status="running", turns=s.turn)
+        s.stage(status="running", turns=s.turn)
         stop: dict[str, Any] = {"type": "end_turn"}
         with anyio.CancelScope() as self._scope:
             if self._interrupted:

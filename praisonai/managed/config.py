@@ -42,7 +42,7 @@ from pydantic import (
 )
 
 from praisonai._errors import ConfigError
-from praisonai.compute.config import PackageManager
+from praisonai.compute.config import PackageManager, changed_fields
 from praisonai.managed._config_compute import checked_by_compute, network_value, parse_packages
 from praisonai.managed._config_tools import (
     INSTANCE_TOOL_NAMES,
@@ -153,7 +153,7 @@ class LocalManagedConfig(BaseModel):
         if isinstance(value, Mapping):
             data = dict(value)
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-            data = _dataclass_fields(value)
+            data = changed_fields(value)
         else:
             raise ConfigError(
                 f"config must be a LocalManagedConfig, a dict or a dataclass, not {type(value).__name__}",
@@ -354,20 +354,6 @@ def _check_json(value: Any) -> None:
         _canonical_json(value)
     except (TypeError, ValueError):
         raise ValueError("must be JSON data (dicts, lists, strings, numbers, booleans, None)") from None
-
-
-def _dataclass_fields(obj: Any) -> dict[str, Any]:
-    values = dataclasses.asdict(obj)
-    defaults = {f.name: _declared_default(f) for f in dataclasses.fields(obj)}
-    return {name: value for name, value in values.items() if value != defaults[name]}
-
-
-def _declared_default(f: dataclasses.Field[Any]) -> Any:
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    if f.default_factory is not dataclasses.MISSING:
-        return f.default_factory()
-    return dataclasses.MISSING
 
 
 def _config_error(exc: ValidationError) -> ConfigError:

@@ -9,13 +9,22 @@
 
 The instance is provisioned lazily, once, on the first tool call (or :meth:`ensure`), under a lock
 that holds across threads and async tasks, so parallel steps making their first call together
-share it. The config follows ``.praisonai/environment.yaml`` like every other provisioning path
-(explicit ``config`` fields win). Each agent gets its own shell session (its own cwd) on the
+share it. The config follows ``.praisonai/environment.yaml`` like every other provisioning path:
+the fields ``config`` sets win, then ``working_dir`` and ``idle_timeout_s`` when they are passed,
+then the file, then the defaults. Each agent gets its own shell session (its own cwd) on the
 instance, created once however many of its calls arrive together; calls made at the same time
 queue in it, each with its own output. Files are shared. Every command and file write is
 recorded, with its agent, in :attr:`SharedCompute.audit`. Leaving the ``with`` (also on an
-exception) or :meth:`shutdown` restores the agents and removes the instance; shutdown is
-idempotent.
+exception) or :meth:`shutdown` restores the agents and removes the instance (kept, to stop by its
+idle policy, with ``auto_shutdown=False``); shutdown is idempotent.
+
+PraisonAI's names work unchanged: ``SharedCompute(compute, config, working_dir, auto_shutdown,
+idle_timeout_s)``, :meth:`build_tools`, :meth:`ensure_provisioned`, :meth:`run_command`,
+:attr:`instance_id`, :attr:`provider_name`, ``attach(agents, override_declared=...)``::
+
+    shared = SharedCompute("docker")
+    execute_command, read_file, write_file, list_files = shared.build_tools()
+    r = shared.run_command("python3 --version", timeout=30)     # r["exit_code"], r["stdout"]
 """
 
 from __future__ import annotations
@@ -23,7 +32,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterable
+import weakref
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,8 +42,11 @@ import anyio.to_thread
 
 from praisonai import _portal
 from praisonai._errors import SandboxClosedError
-from praisonai._types import ExecResult, SessionResult
+from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S
+from praisonai._types import UNSET, ExecResult, SessionResult, Unset
 from praisonai.compute.base import ComputeProvider
+from praisonai.compute.config import ComputeConfig
+from praisonai.compute.registry import provider_class
 from praisonai.managed._tools import TOOL_NAMES, list_command, tool_name, tools_for
 from praisonai.runtime.session import ShellSession
 from praisonai.sandbox import AsyncSandbox
@@ -47,12 +60,26 @@ CAPABILITY_NOTE = (
 )
 
 
+class _DefaultPath(str):
+    """The default ``working_dir``, told apart (by identity) from the same path passed explicitly."""
+
+
+class _DefaultSeconds(int):
+    """The default ``idle_timeout_s``, told apart (by identity) from the same number passed."""
+
+
+# Only a value the caller passed overrides the environment file; the defaults in the signature
+# are these objects, so SharedCompute("docker") still takes working_dir from the file.
+_WORKSPACE = _DefaultPath("/workspace")
+_IDLE_S = _DefaultSeconds(DEFAULT_IDLE_TIMEOUT_S)
+
+
 @dataclass(frozen=True, slots=True)
 class AuditEntry:
     """One command or file write on the shared instance, and which agent made it."""
 
     at: float
-    agent: str
+    agent: str  # "run_command" for SharedCompute.run_command
     action: str  # "exec" | "write_file"
     target: str  # the command line, or the path
     outcome: str  # "exit 0", "timed out", "1024 bytes"
@@ -60,7 +87,7 @@ class AuditEntry:
 
 @dataclass
 class _Attached:
-    agent: Any
+    agent: Callable[[], Any]  # a weak reference: an agent's own SharedCompute must not keep it alive
     tools: list[Any]
     instructions: str
 
@@ -68,27 +95,47 @@ class _Attached:
 class SharedCompute:
     """One lazily provisioned instance shared by agents; see the module docstring.
 
-    ``compute``: a provider name, a provider object, or ``None`` (the environment file's backend,
-    else the default). ``config``: explicit fields over the environment file. ``environment``:
-    ``None`` finds the file from the working directory, ``False`` reads none, a path reads that.
+    Args:
+        compute: a provider name, a provider object, or ``None`` (the environment file's backend,
+            else the default). An unknown name, or a provider whose SDK is missing, is refused here.
+        config: the instance's fields (a dict, a ``ComputeConfig`` or PraisonAI's config object);
+            the fields it sets win over everything else.
+        working_dir, idle_timeout_s: PraisonAI's spelling of those config fields; used when passed
+            and ``config`` does not set them (then over the environment file).
+        auto_shutdown: ``True``: :meth:`shutdown` removes the instance. ``False``: it is left
+            running and stops by its idle policy (``idle_timeout_s``). Unlike PraisonAI's, where the
+            flag went into the provider's config and shutdown always removed the instance.
+        environment: ``None`` finds the environment file from the working directory, ``False``
+            reads none, a path reads that.
+
+    Raises:
+        UnknownProviderError, MissingDependencyError: ``compute`` names no usable provider.
+        ConfigError: ``config``, ``working_dir`` or ``idle_timeout_s`` is invalid.
     """
 
     def __init__(
         self,
         compute: object = None,
         config: object = None,
+        working_dir: str = _WORKSPACE,
+        auto_shutdown: bool = True,
+        idle_timeout_s: int = _IDLE_S,
         *,
         environment: str | os.PathLike[str] | bool | None = None,
     ) -> None:
+        check_place(compute)
         self._compute = compute
-        self._config = config
+        self._config = _explicit(config, working_dir=working_dir, idle_timeout_s=idle_timeout_s)
         self._environment = environment
+        self.auto_shutdown = auto_shutdown
         #: How the instance was made (effective config, environment file, provider), once it is.
         self.plan: ProvisionPlan | None = None
         self.provider: ComputeProvider | None = None
         self.instance_id: str | None = None
         self.audit: list[AuditEntry] = []
+        self._chosen: ProvisionPlan | None = None
         self._lock = threading.Lock()
+        self._plan_lock = threading.Lock()
         self._sessions: dict[str, ShellSession] = {}
         self._sessions_lock = threading.Lock()
         self._attached: list[_Attached] = []
@@ -102,34 +149,63 @@ class SharedCompute:
             if self._closed:
                 raise SandboxClosedError("this SharedCompute was shut down", op="exec")
             if self.instance_id is None:  # the one provisioning path, as Sandbox.create takes it
-                chosen = plan(self._compute, self._config, environment=self._environment)
+                chosen = self._planned()
                 sandbox = _portal.call(AsyncSandbox.from_plan, chosen)
                 self.plan, self.provider, self.instance_id = chosen, chosen.provider, sandbox.id
             return self.instance_id
+
+    def ensure_provisioned(self) -> str:
+        """PraisonAI's name for :meth:`ensure`: the instance's id, provisioning it first if needed."""
+        return self.ensure()
 
     async def aensure(self) -> str:
         """:meth:`ensure` for async callers (the wait happens in a worker thread)."""
         return await anyio.to_thread.run_sync(self.ensure)
 
+    @property
+    def provider_name(self) -> str:
+        """The provider's name (``"docker"``, ``"local"``, …): the one the instance runs on, or will."""
+        return self._planned().provider.provider_name
+
+    @property
+    def working_dir(self) -> str:
+        """The directory commands start in and relative paths resolve against."""
+        return self._planned().config.working_dir
+
+    def _planned(self) -> ProvisionPlan:
+        """The provisioning plan, made once: the environment file read and the provider chosen."""
+        with self._plan_lock:
+            if self._chosen is None:
+                self._chosen = plan(self._compute, self._config, environment=self._environment)
+            return self._chosen
+
     def shutdown(self) -> None:
-        """Restore the attached agents, close the sessions and remove the instance. Idempotent."""
+        """Restore the attached agents, close the sessions and remove the instance (left to its
+        idle policy with ``auto_shutdown=False``). Idempotent."""
         with self._lock:
             if self._closed:
                 return
             self._closed = True
             for record in reversed(self._attached):
-                record.agent.tools[:] = record.tools
-                record.agent.instructions = record.instructions
+                agent = record.agent()
+                if agent is not None:  # a collected agent has nothing left to restore
+                    agent.tools[:] = record.tools
+                    agent.instructions = record.instructions
             self._attached.clear()
             if self.provider is not None and self.instance_id is not None:
                 _portal.call(self._teardown, self.provider, self.instance_id)
+
+    async def ashutdown(self) -> None:
+        """:meth:`shutdown` for async callers, on any event loop (praisonai's own included)."""
+        await anyio.to_thread.run_sync(self.shutdown)
 
     async def _teardown(self, provider: ComputeProvider, instance_id: str) -> None:
         sessions, self._sessions = list(self._sessions.values()), {}
         with anyio.CancelScope(shield=True):
             for session in sessions:
                 await session.close()
-            await provider.shutdown(instance_id)
+            if self.auto_shutdown:
+                await provider.shutdown(instance_id)
 
     def __enter__(self) -> SharedCompute:
         return self
@@ -141,20 +217,45 @@ class SharedCompute:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await anyio.to_thread.run_sync(self.shutdown)
+        await self.ashutdown()
+
+    # ---- PraisonAI's direct use, without agents ------------------------------------------------
+
+    def build_tools(self, agent: str = "user") -> list[Callable[..., str]]:
+        """``[execute_command, read_file, write_file, list_files]`` bound to this instance (the
+        first call provisions it), attached to no agent. ``agent`` names their shell session and
+        their entries in :attr:`audit`; tools built under one name share one session."""
+        return tools_for(self, agent)
+
+    def run_command(self, command: str, timeout: float | None = None) -> ExecResult:
+        """Run ``command`` (``sh -c``) in the working directory of the instance, provisioning it
+        first; blocking. Returns an :class:`~praisonai.ExecResult`, which also reads as PraisonAI's
+        dict (``r["exit_code"]``, ``r["stdout"]``, ``r["stderr"]``).
+
+        ``timeout``: seconds; ``None`` means the default limit (300 s), not "no limit" as in
+        PraisonAI, where a hung command held its thread forever. At the limit the command's process
+        tree is killed and the result has ``timed_out=True``. Not an agent's shell session: no
+        ``cd`` or variable carries over between calls.
+        """
+        self.ensure()
+        return _portal.call(self._exec, command, UNSET if timeout is None else timeout)
 
     # ---- agents ----------------------------------------------------------------------------
 
-    def attach(self, agents: Iterable[Any]) -> None:
+    def attach(self, agents: Iterable[Any], *, override_declared: bool = False) -> None:
         """Give each agent the four tools bound to this instance and the capability note.
 
-        Same-named tools of the agent are replaced in place, the others kept; an agent with its
-        own ``backend`` is left alone. Everything is restored on :meth:`shutdown`.
+        Same-named tools of the agent are replaced in place, the others kept. Left alone: an agent
+        with its own ``backend``, one already attached, and one that names its own
+        ``tools_run_on`` place (its choice outranks the run's) unless ``override_declared``.
+        Everything is restored on :meth:`shutdown`.
         """
         for agent in agents:
-            if getattr(agent, "backend", None) is not None or any(r.agent is agent for r in self._attached):
+            if getattr(agent, "backend", None) is not None or any(r.agent() is agent for r in self._attached):
                 continue
-            self._attached.append(_Attached(agent, list(agent.tools), agent.instructions))
+            if getattr(agent, "tools_run_on", None) is not None and not override_declared:
+                continue
+            self._attached.append(_Attached(_weak(agent), list(agent.tools), agent.instructions))
             ours = {tool_name(t): t for t in tools_for(self, agent.name)}
             agent.tools[:] = [ours.pop(tool_name(t), t) for t in agent.tools] + list(ours.values())
             agent.instructions = f"{agent.instructions}\n\n{CAPABILITY_NOTE}".strip()
@@ -187,6 +288,13 @@ class SharedCompute:
         await provider.write_file(instance_id, path, data)
         self.audit.append(AuditEntry(time.time(), agent, "write_file", path, f"{len(data)} bytes"))
 
+    async def _exec(self, command: str, timeout: float | Unset) -> ExecResult:
+        provider, instance_id = self._live()
+        result = await provider.execute(instance_id, command, timeout)
+        outcome = "timed out" if result.timed_out else f"exit {result.exit_code}"
+        self.audit.append(AuditEntry(time.time(), "run_command", "exec", command, outcome))
+        return result
+
     async def _list(self, agent: str, path: str) -> ExecResult:
         provider, instance_id = self._live()
         return await provider.execute(instance_id, list_command(path), timeout=60)
@@ -195,6 +303,33 @@ class SharedCompute:
         if self._closed or self.provider is None or self.instance_id is None:
             raise SandboxClosedError("the shared instance is not running", op="exec")
         return self.provider, self.instance_id
+
+
+def check_place(compute: object) -> None:
+    """Refuse a provider name that is unknown or whose SDK is missing, now rather than as an error
+    text at the first tool call (UnknownProviderError, MissingDependencyError)."""
+    if isinstance(compute, str):
+        provider_class(compute)
+
+
+def _explicit(config: object, **arguments: Any) -> ComputeConfig:
+    """``config``'s fields, plus each argument the caller passed (not a default) that it lacks."""
+    given = ComputeConfig.coerce(config)
+    passed = {
+        name: value
+        for name, value in arguments.items()
+        if not isinstance(value, _DefaultPath | _DefaultSeconds) and name not in given.model_fields_set
+    }
+    if not passed:
+        return given
+    return ComputeConfig.coerce({**given.model_dump(include=set(given.model_fields_set)), **passed})
+
+
+def _weak(agent: Any) -> Callable[[], Any]:
+    try:
+        return weakref.ref(agent)
+    except TypeError:  # an object without weak references: held strongly, as before
+        return lambda: agent
 
 
 __all__ = ["CAPABILITY_NOTE", "TOOL_NAMES", "AuditEntry", "SharedCompute"]

@@ -19,7 +19,6 @@ import re
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Protocol
@@ -27,7 +26,23 @@ from typing import Any, Final, Protocol
 from praisonai._errors import ConfigError, SessionNotFoundError
 from praisonai._home import praisonai_home
 from praisonai.managed import _sqlite_store as sql
+from praisonai.managed._records import AgentRecord, Lease, SessionRecord, StoredEvent, TurnUsage
 from praisonai.managed.events import Event, new_id
+
+__all__ = [
+    "LEASE_TTL_S",
+    "STATUSES",
+    "UPDATABLE",
+    "USAGE_KEYS",
+    "AgentRecord",
+    "Lease",
+    "SessionRecord",
+    "SessionStore",
+    "SqliteSessionStore",
+    "StoredEvent",
+    "TurnUsage",
+    "lease_holder",
+]
 
 #: How long a lease lasts unless renewed (a holder renews it at every write).
 LEASE_TTL_S: Final = 60.0
@@ -37,82 +52,6 @@ STATUSES: Final = ("idle", "running", "requires_action", "error", "interrupted",
 USAGE_KEYS: Final = sql.USAGE_KEYS
 #: What :meth:`SessionStore.update` may set, and the column it goes to.
 UPDATABLE: Final = sql.UPDATABLE
-
-
-@dataclass(frozen=True)
-class AgentRecord:
-    """One version of a named agent's config. ``config_hash`` is the SHA-256 of its canonical
-    JSON: the same config under the same (backend, name) is the same record."""
-
-    id: str
-    backend: str
-    name: str
-    version: int
-    config: Mapping[str, Any]
-    config_hash: str
-    created_at: float
-
-
-@dataclass(frozen=True)
-class SessionRecord:
-    """A session as stored. ``usage`` is cumulative (:data:`USAGE_KEYS`); ``sandbox`` is what
-    rebuilds its instance (``{"provider", "options", "instance_id"}`` for an instance of ours);
-    ``lease_*`` say who drives it (see :func:`lease_holder`); ``last_seq`` is its last event's seq."""
-
-    id: str
-    backend: str
-    agent_id: str
-    agent_version: int
-    title: str | None
-    status: str
-    stop_reason: Mapping[str, Any] | None
-    pending: tuple[Mapping[str, Any], ...]
-    last_error: Mapping[str, Any] | None
-    usage: Mapping[str, int]
-    turns: int
-    sandbox: Mapping[str, Any] | None
-    sandbox_status: str | None
-    metadata: Mapping[str, Any]
-    remote_session_id: str | None
-    lease_owner: str | None
-    lease_epoch: int
-    lease_expires_at: float | None
-    last_seq: int
-    created_at: float
-    updated_at: float
-
-
-@dataclass(frozen=True)
-class Lease:
-    """The right to write to a session, as long as its ``epoch`` is the session's."""
-
-    session_id: str
-    owner: str
-    epoch: int
-
-
-@dataclass(frozen=True)
-class StoredEvent:
-    """An event of a session's log: its place (``seq``, from 1), the turn it belongs to, and
-    when it was recorded."""
-
-    seq: int
-    turn: int
-    event: Event
-    recorded_at: float
-
-
-@dataclass(frozen=True)
-class TurnUsage:
-    """The usage of one model in one turn: the sum of its requests."""
-
-    turn: int
-    model: str
-    requests: int
-    input_tokens: int
-    output_tokens: int
-    cache_read_input_tokens: int
-    cache_creation_input_tokens: int
 
 
 class SessionStore(Protocol):
@@ -153,7 +92,9 @@ class SessionStore(Protocol):
     def renew(self, lease: Lease, *, ttl_s: float = LEASE_TTL_S) -> None: ...
     def release(self, lease: Lease) -> None: ...
     def append(self, lease: Lease, events: Sequence[Event], *, turn: int) -> int: ...
-    def update(self, lease: Lease, **fields: Any) -> SessionRecord: ...
+    def update(
+        self, lease: Lease, *, events: Sequence[Event] = (), turn: int = 0, **fields: Any
+    ) -> SessionRecord: ...
     def add_usage(self, lease: Lease, *, turn: int, model: str, usage: Mapping[str, int]) -> None: ...
     def turn_usage(self, session_id: str) -> list[TurnUsage]: ...
     def events(
@@ -198,7 +139,7 @@ class SqliteSessionStore:
         return self
 
     def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
-        self.close()
+        self._db.close()
 
     def close(self) -> None:
         self._db.close()
@@ -317,14 +258,13 @@ class SqliteSessionStore:
         """Append in order, each at the next seq; an event whose id the log already has is
         skipped (a retried append adds nothing). Returns the session's last seq; renews the
         lease. ``ValueError`` for an ephemeral event (nothing is written)."""
-        if any(event.ephemeral for event in events):
-            raise ValueError("ephemeral events (event_start, event_delta) are streamed, never stored")
-        with self._db.write() as db:
-            seq = sql.insert_events(db, lease.session_id, lease.epoch, turn, events, self._fence(db, lease))
-        return seq
+        return self.update(lease, events=events, turn=turn).last_seq
 
-    def update(self, lease: Lease, **fields: Any) -> SessionRecord:
-        """Set the given :data:`UPDATABLE` fields; renews the lease. ``ConfigError`` for another
+    def update(
+        self, lease: Lease, *, events: Sequence[Event] = (), turn: int = 0, **fields: Any
+    ) -> SessionRecord:
+        """Append ``events`` (as :meth:`append`, in turn ``turn``) and set the given
+        :data:`UPDATABLE` fields, in one transaction; renews the lease. ``ConfigError`` for another
         field or an unknown status; ``TypeError`` for a value that is not JSON-able."""
         unknown = sorted(set(fields) - set(UPDATABLE))
         if unknown:
@@ -337,8 +277,12 @@ class SqliteSessionStore:
             )
         columns = [UPDATABLE[name] for name in fields]
         values = [sql.encode(UPDATABLE[name], value) for name, value in fields.items()]
+        if any(event.ephemeral for event in events):
+            raise ValueError("ephemeral events (event_start, event_delta) are streamed, never stored")
         with self._db.write() as db:
-            self._fence(db, lease)
+            fence = self._fence(db, lease)
+            if events:
+                sql.insert_events(db, lease.session_id, lease.epoch, turn, events, fence)
             if columns:
                 assignments = ", ".join(f"{column} = ?" for column in columns)
                 db.execute(f"UPDATE sessions SET {assignments} WHERE id = ?", (*values, lease.session_id))

@@ -1,0 +1,85 @@
+"""The records a session store hands out: frozen values, the same for every store."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from praisonai.managed.events import Event
+
+
+@dataclass(frozen=True)
+class AgentRecord:
+    """One version of a named agent's config. ``config_hash`` is the SHA-256 of its canonical
+    JSON: the same config under the same (backend, name) is the same record."""
+
+    id: str
+    backend: str
+    name: str
+    version: int
+    config: Mapping[str, Any]
+    config_hash: str
+    created_at: float
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """A session as stored. ``usage`` is cumulative (:data:`USAGE_KEYS`); ``sandbox`` is what
+    rebuilds its instance (``{"provider", "options", "instance_id"}`` for an instance of ours);
+    ``lease_*`` say who drives it (see :func:`lease_holder`); ``last_seq`` is its last event's seq."""
+
+    id: str
+    backend: str
+    agent_id: str
+    agent_version: int
+    title: str | None
+    status: str
+    stop_reason: Mapping[str, Any] | None
+    pending: tuple[Mapping[str, Any], ...]
+    last_error: Mapping[str, Any] | None
+    usage: Mapping[str, int]
+    turns: int
+    sandbox: Mapping[str, Any] | None
+    sandbox_status: str | None
+    metadata: Mapping[str, Any]
+    remote_session_id: str | None
+    lease_owner: str | None
+    lease_epoch: int
+    lease_expires_at: float | None
+    last_seq: int
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True)
+class Lease:
+    """The right to write to a session, as long as its ``epoch`` is the session's."""
+
+    session_id: str
+    owner: str
+    epoch: int
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """An event of a session's log: its place (``seq``, from 1), the turn it belongs to, and
+    when it was recorded."""
+
+    seq: int
+    turn: int
+    event: Event
+    recorded_at: float
+
+
+@dataclass(frozen=True)
+class TurnUsage:
+    """The usage of one model in one turn: the sum of its requests."""
+
+    turn: int
+    model: str
+    requests: int
+    input_tokens: int
+    output_tokens: int
+    cache_read_input_tokens: int
+    cache_creation_input_tokens: int
