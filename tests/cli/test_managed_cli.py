@@ -37,22 +37,31 @@ def llm() -> Iterator[ScriptedLLM]:
 
 
 @pytest.fixture
-def env(home: Path, llm: ScriptedLLM) -> dict[str, str]:
-    """The child's environment: this test's home, the scripted model, no Anthropic key."""
+def env(home: Path, llm: ScriptedLLM) -> Iterator[dict[str, str]]:
+    """The child's environment: this test's home, the scripted model, no Anthropic key. Every
+    instance the test's sessions made is stopped afterwards, by id (``compute stop --all`` would
+    also stop other homes' containers)."""
     base = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "CLAUDE_API_KEY")}
-    return {
+    child = {
         **base,
         "PRAISONAI_HOME": str(home),
         "OPENAI_BASE_URL": f"{llm.url}/v1",
         "OPENAI_API_KEY": API_KEY,
     }
+    yield child
+    from praisonai._ledger import Ledger
+
+    made = [e.instance_id for e in Ledger.default().entries()]
+    if made:
+        stopped = subprocess.run([sys.executable, "-m", "praisonai", "compute", "stop", *made], env=child,
+                                 capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+        assert stopped.returncode == 0, stopped.stderr
+    assert not list(Ledger.default().entries()), "an instance of the test outlived it"
 
 
 @pytest.fixture
-def cli(env: dict[str, str]) -> Iterator[Cli]:
-    """``praisonai managed ARGS…`` in a child process (stdin not a terminal). Every instance the
-    test's sessions made is stopped afterwards, by id (``compute stop --all`` would also stop
-    other homes' containers)."""
+def cli(env: dict[str, str]) -> Cli:
+    """``praisonai managed ARGS…`` in a child process (stdin not a terminal)."""
 
     def run(*args: str, extra: dict[str, str] | None = None, drop: tuple[str, ...] = ()) -> Any:
         child_env = {k: v for k, v in {**env, **(extra or {})}.items() if k not in drop}
@@ -61,13 +70,7 @@ def cli(env: dict[str, str]) -> Iterator[Cli]:
             capture_output=True, text=True, timeout=180, env=child_env, stdin=subprocess.DEVNULL,
         )  # fmt: skip
 
-    yield run
-    from praisonai._ledger import Ledger
-
-    made = [e.instance_id for e in Ledger.default().entries()]
-    if made:
-        subprocess.run([sys.executable, "-m", "praisonai", "compute", "stop", *made], env=env,
-                       capture_output=True, timeout=120, check=False)  # fmt: skip
+    return run
 
 
 def session_of(r: subprocess.CompletedProcess[str]) -> str:
@@ -191,7 +194,7 @@ def test_no_stream_prints_the_message_whole(cli: Cli, llm: ScriptedLLM) -> None:
 
 
 @pytest.fixture
-def pending(home: Path, llm: ScriptedLLM) -> Iterator[str]:
+def pending(env: dict[str, str], llm: ScriptedLLM) -> Iterator[str]:
     """A session (made by the library, with tools that ask) left waiting to run ``echo approved``."""
     from praisonai.managed import LocalManagedConfig, ManagedAgent
 
