@@ -6,5 +6,6 @@ other's module for it."""
 GROUPS = {
     "sandbox": ("praisonai.cli.sandbox", "Run a command in a fresh instance: sandbox run -- COMMAND."),
     "compute": ("praisonai.cli.compute", "Providers and their instances: providers, ps, stop, gc."),
+    "managed": ("praisonai.cli.managed", "Agent turns and their sessions: run, sessions, agents, ps, stop."),
     "env": ("praisonai.cli.env", "The file .praisonai/environment.yaml: validate, show, plan, build."),
 }

@@ -41,8 +41,9 @@ def _colour() -> bool:
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, as_json: bool = False) -> None:
-    """Rows under their column names; with ``as_json`` a JSON list of objects whose keys are the
-    column names (spaces become underscores) and whose values keep their types."""
+    """Rows under their column names, the first never cut (it holds the id a user copies); with
+    ``as_json`` a JSON list of objects whose keys are the column names (spaces become
+    underscores) and whose values keep their types."""
     if as_json:
         keys = [c.replace(" ", "_") for c in columns]
         print_json([dict(zip(keys, row, strict=True)) for row in rows])
@@ -51,7 +52,11 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, as_json: boo
     from rich.markup import escape
     from rich.table import Table
 
-    view = Table(*columns, box=None, pad_edge=False, header_style="bold")
+    view = Table(box=None, pad_edge=False, header_style="bold")
+    widest = max((len(_cell(row[0])) for row in rows), default=0)
+    view.add_column(columns[0], no_wrap=True, min_width=widest)  # an id, copied from here: never cut
+    for column in columns[1:]:
+        view.add_column(column)
     for row in rows:
         view.add_row(*(escape(_cell(cell)) for cell in row))  # cells are data, not markup
     Console(soft_wrap=True).print(view)

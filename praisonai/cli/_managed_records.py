@@ -1,0 +1,187 @@
+"""How ``praisonai managed`` prints stored records: sessions (a table, a card, JSON), agents, and
+the usage of each turn. Tables go through :func:`praisonai.cli._output.table`; this module only
+chooses the columns and words, and imports nothing heavy.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TextIO
+
+from praisonai.cli._managed_render import describe, describe_usage
+
+if TYPE_CHECKING:
+    from praisonai.managed.sessions import SessionView
+    from praisonai.managed.store import AgentRecord, SessionRecord, TurnUsage
+
+Table = tuple[tuple[str, ...], list[tuple[Any, ...]]]
+
+
+def sessions_table(
+    found: Sequence[SessionRecord], agents: Mapping[str, AgentRecord], *, as_json: bool
+) -> Table:
+    """A row per session. JSON keeps every field apart; the table folds the stop reason and the
+    pending count into the status (the usage is in ``sessions show``)."""
+    if as_json:
+        columns = ("id", "agent_id", "agent", "agent_version", "title", "status", "stop_reason", "pending",
+                   "turns", "usage", "sandbox", "created_at", "updated_at")  # fmt: skip
+        return columns, [
+            (s.id, s.agent_id, _agent_name(agents.get(s.agent_id)), s.agent_version, s.title, s.status,
+             _stop(s), len(s.pending), s.turns, dict(s.usage), _sandbox(s), s.created_at, s.updated_at)
+            for s in found
+        ]  # fmt: skip
+    return ("id", "agent", "status", "turns", "updated", "title"), [
+        (s.id, _agent_label(agents.get(s.agent_id), s), _status(s), s.turns, _when(s.updated_at, short=True),
+         s.title or "")
+        for s in found
+    ]  # fmt: skip
+
+
+def session_card(view: SessionView, out: TextIO) -> None:
+    """The session as ``field  value`` lines: what it is, where it stands, what it used."""
+    from praisonai.managed.store import lease_holder
+
+    s, agent = view.record, view.agent
+    model = agent.config.get("model") or "?"
+    lines = [
+        ("session", s.id + (f" (remote {s.remote_session_id})" if s.remote_session_id else "")),
+        ("agent", f"{_agent_label(agent, s)} ({s.agent_id}), {s.backend}, model {model}"),
+        ("title", s.title) if s.title else None,
+        ("status", _status(s)),
+        *(("pending", _pending(p)) for p in s.pending),
+        ("error", _error(s.last_error)) if s.last_error else None,
+        ("sandbox", _sandbox_line(s)),
+        ("turns", str(s.turns)),
+        ("usage", describe_usage(s.usage)),
+        ("created", _when(s.created_at)),
+        ("updated", _when(s.updated_at)),
+        ("lease", f"held by {holder}") if (holder := lease_holder(s)) else None,
+    ]
+    for field, value in filter(None, lines):
+        out.write(f"{field:<8} {value}\n")
+    out.flush()
+
+
+def session_summary(view: SessionView) -> str:
+    """One line naming a session, for a question about it."""
+    s = view.record
+    title = f" {s.title!r}" if s.title else ""
+    return f"{s.id}{title} ({s.status}; {_sandbox_line(s)})"
+
+
+def session_json(view: SessionView, *, events: bool) -> dict[str, Any]:
+    """The session as one JSON object; with ``events``, its transcript (each with its seq and turn)."""
+    s, agent = view.record, view.agent
+    data: dict[str, Any] = {
+        "id": s.id, "backend": s.backend, "remote_session_id": s.remote_session_id,
+        "agent": {"id": s.agent_id, "name": agent.name, "version": s.agent_version,
+                  "model": agent.config.get("model")},
+        "title": s.title, "status": s.status, "stop_reason": _plain(s.stop_reason),
+        "pending": _plain(list(s.pending)), "last_error": _plain(s.last_error), "turns": s.turns,
+        "usage": dict(s.usage), "usage_by_turn": [_turn(t) for t in view.usage],
+        "sandbox": {**_sandbox(s), "status": s.sandbox_status} if s.sandbox else None,
+        "lease_owner": s.lease_owner, "created_at": s.created_at, "updated_at": s.updated_at,
+    }  # fmt: skip
+    if events:
+        data["events"] = [{"seq": e.seq, "turn": e.turn, **e.event.to_json()} for e in view.events]
+    return data
+
+
+def turns_table(turns: Sequence[TurnUsage]) -> Table:
+    """Usage per turn and model, cache tokens included."""
+    return ("turn", "model", "requests", "input", "output", "cache read", "cache write"), [
+        (t.turn, t.model, t.requests, t.input_tokens, t.output_tokens, t.cache_read_input_tokens,
+         t.cache_creation_input_tokens)
+        for t in turns
+    ]  # fmt: skip
+
+
+def agents_table(agents: Sequence[AgentRecord], *, as_json: bool) -> Table:
+    """A row per stored agent version."""
+    if as_json:
+        columns = ("id", "name", "version", "backend", "model", "config_hash", "created_at")
+        return columns, [
+            (a.id, a.name, a.version, a.backend, a.config.get("model"), a.config_hash, a.created_at)
+            for a in agents
+        ]  # fmt: skip
+    return ("id", "name", "version", "backend", "model", "config", "created"), [
+        (a.id, a.name, a.version, a.backend, a.config.get("model") or "", a.config_hash[:12],
+         _when(a.created_at, short=True))
+        for a in agents
+    ]  # fmt: skip
+
+
+# ---- pieces ----------------------------------------------------------------------------------
+
+
+def _agent_name(agent: AgentRecord | None) -> str | None:
+    return agent.name if agent else None
+
+
+def _agent_label(agent: AgentRecord | None, s: SessionRecord) -> str:
+    return f"{agent.name if agent else s.agent_id}@{s.agent_version}"
+
+
+def _stop(s: SessionRecord) -> str | None:
+    return str(s.stop_reason.get("type")) if s.stop_reason else None
+
+
+def _status(s: SessionRecord) -> str:
+    """``idle (end_turn)``, ``requires_action (1 pending)``, ``running``."""
+    stop = _stop(s)
+    detail = [stop] if stop and stop != s.status else []
+    if s.pending:
+        detail.append(f"{len(s.pending)} pending")
+    return f"{s.status} ({', '.join(detail)})" if detail else s.status
+
+
+def _pending(item: Mapping[str, Any]) -> str:
+    ref = item.get("event_id") or item.get("tool_use_id") or item.get("id") or "?"
+    return f"{describe(str(item.get('name', '?')), item.get('input'))}  [{ref}]"
+
+
+def _error(error: Mapping[str, Any]) -> str:
+    retry = (error.get("retry_status") or {}).get("type")
+    kind = f"{error.get('type')}: " if error.get("type") else ""
+    return f"{kind}{error.get('message', '')}" + (f" ({retry})" if retry else "")
+
+
+def _sandbox(s: SessionRecord) -> dict[str, Any]:
+    """Provider and instance only: the recorded options may name hosts and users."""
+    box = s.sandbox or {}
+    return {"provider": box.get("provider"), "instance_id": box.get("instance_id")} if box else {}
+
+
+def _sandbox_line(s: SessionRecord) -> str:
+    box = _sandbox(s)
+    if not box:
+        return "no instance"
+    status = f" ({s.sandbox_status})" if s.sandbox_status else ""
+    return f"{box['provider']} {box['instance_id']}{status}"
+
+
+def _turn(t: TurnUsage) -> dict[str, Any]:
+    return {"turn": t.turn, "model": t.model, "requests": t.requests, "input_tokens": t.input_tokens,
+            "output_tokens": t.output_tokens, "cache_read_input_tokens": t.cache_read_input_tokens,
+            "cache_creation_input_tokens": t.cache_creation_input_tokens}  # fmt: skip
+
+
+def _plain(value: Any) -> Any:
+    """Mappings and tuples as JSON's dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _when(at: float | None, *, short: bool = False) -> str:
+    """Local time; ``short``: the time alone today, else the day and minute."""
+    if not at:
+        return ""
+    moment = time.localtime(at)
+    if not short:
+        return time.strftime("%Y-%m-%d %H:%M:%S", moment)
+    today = time.localtime()[:3] == moment[:3]
+    return time.strftime("%H:%M:%S" if today else "%b %d %H:%M", moment)

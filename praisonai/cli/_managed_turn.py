@@ -1,0 +1,167 @@
+"""Driving one turn of a managed agent from the terminal: its events into a view, tool approvals
+asked on the terminal (or answered by ``--approve``), and signals turned into an interrupt.
+
+The first SIGINT, SIGTERM or SIGHUP calls ``ManagedAgent.interrupt()``: the model stream closes,
+the command running in the instance is killed, and the turn records that and ends; the command
+then exits 128 + the signal's number (130 for Ctrl-C), as a shell reports it. A second signal
+exits at once, without waiting for the turn to record its end.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import signal
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from contextlib import contextmanager
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from praisonai._errors import PraisonAIError, SessionBusyError
+from praisonai.cli import _managed_render as render
+from praisonai.cli import _output
+
+if TYPE_CHECKING:
+    from praisonai.managed.agent import ManagedAgent
+
+View = render.Transcript | render.JsonLines
+
+
+def view(json_: bool) -> View:
+    """JSON lines on stdout, or the transcript on stdout with its notes on stderr."""
+    return render.JsonLines(sys.stdout) if json_ else render.Transcript(sys.stdout, sys.stderr)
+
+
+def announce(session_id: str) -> bool:
+    """``session: msess_…`` on stderr, before anything else the turn prints."""
+    sys.stderr.write(f"session: {session_id}\n")
+    sys.stderr.flush()
+    return True
+
+
+def drive(agent: ManagedAgent, prompt: str | None, into: View, approver: Approver, *, stream: bool) -> int:
+    """Stream one turn into ``into`` and return its exit status; the agent is closed after.
+
+    A new session's id is announced with the first event. An error the turn recorded (a
+    ``session.error``, then its end) was shown as an event and gives the exit status 4; one
+    raised before the turn had an end to record propagates (``main`` prints it: exit 1 or 2)."""
+    announced = agent.session_id is not None
+    with _interrupts(agent.interrupt, approver) as caught:  # until the agent is closed
+        try:
+            try:
+                for ev in agent.stream(prompt):
+                    if not announced and agent.session_id:
+                        announced = announce(agent.session_id)
+                    if stream or not ev.ephemeral:
+                        into.event(ev)
+            except SessionBusyError as exc:
+                _output.error(str(exc))
+                return render.EXIT_BUSY
+            except PraisonAIError:
+                if into.outcome.stop_reason is None:
+                    raise
+            done = agent.last_result
+            into.finish(agent.session_id, done.pending if done is not None else ())
+        finally:
+            agent.close()
+    return 128 + caught.number if caught.number else into.outcome.exit_code()
+
+
+# ---- approvals -------------------------------------------------------------------------------
+
+
+class ToolRequestLike(Protocol):
+    """What an approval needs of ``praisonai.managed.ToolRequest``."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def input(self) -> Mapping[str, Any]: ...
+
+
+class Approver:
+    """``on_tool_confirmation`` for ``--approve``: ``allow`` or ``deny`` answers every request;
+    ``ask`` asks on the terminal (y/N) and, with no terminal to ask on, leaves the request pending
+    (``None``: the turn ends with requires_action). An interrupt (``stop`` set) abandons a
+    question being asked, which leaves that request pending too."""
+
+    def __init__(self, mode: str, into: View) -> None:
+        self.mode, self.into = mode, into
+        self.stop = threading.Event()
+
+    def __call__(self, request: ToolRequestLike) -> str | Awaitable[str | None] | None:
+        if self.mode != "ask":
+            return self.mode
+        if not sys.stdin.isatty():
+            return None
+        return self._ask_off_the_loop(request)
+
+    async def _ask_off_the_loop(self, request: ToolRequestLike) -> str | None:
+        """The question waits in a worker thread: the loop keeps the session's lease renewed."""
+        import anyio.to_thread
+
+        return await anyio.to_thread.run_sync(self.ask, request, abandon_on_cancel=True)
+
+    def ask(self, request: ToolRequestLike) -> str | None:
+        with self.into.lock:
+            self.into.break_line()
+            answer = confirm(f"allow {render.describe(request.name, request.input)}?", self.stop)
+        return None if answer is None else "allow" if answer else "deny"
+
+
+def confirm(question: str, stop: threading.Event | None = None) -> bool | None:
+    """Ask ``question [y/N]`` on stderr and read the answer from the terminal on stdin: yes or
+    no (anything else, an empty line included); ``None`` when stdin ends or ``stop`` is set."""
+    sys.stderr.write(f"{question} [y/N] ")
+    sys.stderr.flush()
+    answer = _read_line(stop or threading.Event())
+    if answer is None:
+        sys.stderr.write("\n")
+        return None
+    return answer.strip().lower() in ("y", "yes")
+
+
+def _read_line(stop: threading.Event) -> str | None:
+    """A line from the terminal on stdin; ``None`` at its end or once ``stop`` is set."""
+    fd = sys.stdin.fileno()
+    while not stop.is_set():
+        ready, _, _ = select.select([fd], [], [], 0.2)
+        if ready:
+            data = os.read(fd, 4096)
+            return data.decode(errors="replace") if data else None
+    return None
+
+
+# ---- signals ---------------------------------------------------------------------------------
+
+
+class _Caught:
+    number = 0
+
+
+@contextmanager
+def _interrupts(interrupt: Callable[[], None], approver: Approver) -> Iterator[_Caught]:
+    """While the block runs, the first SIGINT/SIGTERM/SIGHUP calls ``interrupt`` and abandons a
+    question being asked (the yielded record names the signal); the next one exits at once.
+
+    The handler writes with ``os.write``: a buffered stream may be in the middle of a write."""
+    caught = _Caught()
+
+    def handler(number: int, frame: FrameType | None) -> None:
+        if caught.number:  # the log stays consistent: resume marks a tool call cut short as such
+            os.write(2, b"\nstopped without waiting for the turn to record its end\n")
+            os._exit(128 + caught.number)
+        caught.number = number
+        os.write(2, b"\ninterrupting the turn (again to quit at once)\n")
+        approver.stop.set()
+        interrupt()
+
+    wanted = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    previous = {number: signal.signal(number, handler) for number in wanted}
+    try:
+        yield caught
+    finally:
+        for number, old in previous.items():
+            signal.signal(number, old)
