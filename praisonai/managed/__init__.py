@@ -1,8 +1,8 @@
 """Agents whose tools run remotely: one instance shared by a team (SharedCompute), and agents whose
 sessions persist and resume from any process (ManagedAgent).
 
-The ManagedAgent names load on first use, so ``import praisonai.managed`` (which AgentTeam does
-for SharedCompute) stays light.
+Every name loads on first use, so ``import praisonai.managed`` (the CLI's managed commands, or an
+agent that only reads the sessions store) stays light.
 """
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from praisonai.managed.shared import CAPABILITY_NOTE, AuditEntry, SharedCompute
-
 _LAZY = {
+    "CAPABILITY_NOTE": "praisonai.managed.shared",
+    "AuditEntry": "praisonai.managed.shared",
+    "SharedCompute": "praisonai.managed.shared",
     "ManagedAgent": "praisonai.managed.agent",
     "LocalAgent": "praisonai.managed.agent",
     "SandboxedAgent": "praisonai.managed.agent",
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from praisonai.managed.agent import LocalAgent, ManagedAgent, SandboxedAgent
     from praisonai.managed.config import LocalAgentConfig, LocalManagedConfig, SandboxedAgentConfig
     from praisonai.managed.events import Event
+    from praisonai.managed.shared import CAPABILITY_NOTE, AuditEntry, SharedCompute
     from praisonai.managed.store import SessionStore, SqliteSessionStore
 
 

@@ -17,8 +17,6 @@ from typing import Any
 
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError, PraisonAIError, SessionBusyError, SessionNotFoundError
-from praisonai.compute.lifecycle import owner_tag
-from praisonai.compute.registry import provider_for_record
 from praisonai.managed.store import (
     AgentRecord,
     SessionRecord,
@@ -117,6 +115,8 @@ def delete_session(
                 f"session {session_id} is in use by {holder}: stop that process, or wait for its turn "
                 "to end, before deleting it"
             )
+        from praisonai.compute.lifecycle import owner_tag  # the compute stack only when deleting
+
         lease = opened.acquire(session_id, owner_tag())  # fences off a writer that wakes up late
         steps = [Step("lease", True, f"took the lease (epoch {lease.epoch})")]
         steps.append(
@@ -143,6 +143,8 @@ def _shutdown(sandbox: Mapping[str, Any] | None) -> Step:
     instance_id = str(sandbox["instance_id"])
     if sandbox.get("owned") is False:  # attached to an instance the session did not make
         return Step("instance", True, f"left {instance_id} running: the session did not create it")
+    from praisonai.compute.registry import provider_for_record  # loaded only when deleting
+
     try:
         provider = provider_for_record(str(sandbox.get("provider")), dict(sandbox.get("options") or {}))
         existed = _portal.call(provider.shutdown, instance_id)
