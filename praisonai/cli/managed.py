@@ -49,6 +49,13 @@ _APPROVALS = ("ask", "allow", "deny")
 # ---- run and resume --------------------------------------------------------------------------
 
 
+#: The Anthropic toolset with every tool asking first: what ``--ask`` configures.
+ASK_EVERY_TOOL = {
+    "type": "agent_toolset_20260401",
+    "default_config": {"permission_policy": {"type": "always_ask"}},
+}
+
+
 @app.command("run", cls=PlainCommand, epilog=render.EXIT_CODES_HELP)
 def run(
     prompt: Annotated[
@@ -98,6 +105,18 @@ def run(
         bool, typer.Option("--stream/--no-stream", help="Show the text as it is written (or whole).")
     ] = True,
     approve: ApproveOpt = "ask",
+    ask: Annotated[
+        bool, typer.Option("--ask", help="Every tool asks for approval before it runs (see --approve).")
+    ] = False,
+    max_turns: Annotated[
+        int | None, typer.Option("--max-turns", metavar="N", help="At most N model requests this turn.")
+    ] = None,
+    budget_tokens: Annotated[
+        int | None,
+        typer.Option(
+            "--budget-tokens", metavar="N", help="Stop before a request once the session spent N tokens."
+        ),
+    ] = None,
     json_: JsonOpt = False,
 ) -> None:
     """Run one turn of a managed agent and stream it: the text as it comes, each tool call with
@@ -111,8 +130,11 @@ def run(
       praisonai managed run "now add tests" --session msess_0123...
     """
     _check_approval(approve)
-    fields = (("model", model), ("system", system), ("name", name), ("session_title", title))
-    config: dict[str, Any] = {key: value for key, value in fields if value}
+    fields = (("model", model), ("system", system), ("name", name), ("session_title", title),
+              ("max_turns", max_turns), ("budget_tokens", budget_tokens))  # fmt: skip
+    config: dict[str, Any] = {key: value for key, value in fields if value is not None}
+    if ask:
+        config["tools"] = [ASK_EVERY_TOOL]
     if packages:
         from praisonai.managed.config import parse_packages
 
@@ -120,8 +142,9 @@ def run(
     if session is not None:
         if config or compute or provider:
             raise ConfigError(
-                "--session continues a stored session with its own agent, compute and title; "
-                "drop --model, --system, --name, --packages, --compute, --provider and --title"
+                "--session continues a stored session with its own agent, compute and title; drop "
+                "--model, --system, --name, --packages, --compute, --provider, --title, --ask, "
+                "--max-turns and --budget-tokens"
             )
         raise typer.Exit(_resumed_turn(session, prompt, approve, force=False, stream=stream, json_=json_))
     view = turn.view(json_)

@@ -507,3 +507,26 @@ def test_each_way_a_turn_ends_has_its_exit_status(events: list[Event], code: int
         view.event(ev)
     assert view.outcome.exit_code() == code
     assert [json.loads(line)["type"] for line in view.out.getvalue().splitlines()] == [e.type for e in events]  # type: ignore[attr-defined]
+
+
+def test_ask_leaves_the_call_pending_without_a_terminal_then_resume_approves_it(
+    cli: Cli, llm: ScriptedLLM
+) -> None:
+    llm.set_script([reply(tool("execute_command", command="echo approved-run")), reply("done")])
+    r = cli("run", "go", "--compute", "local", "--ask")
+    sid = session_of(r)
+    assert r.returncode == render.EXIT_REQUIRES_ACTION, r.stderr
+    assert shown(cli, sid)["pending"], "the call waits for approval"
+    resumed = cli("sessions", "resume", sid, "--approve", "allow")
+    assert resumed.returncode == 0, resumed.stderr
+    assert "approved-run" in resumed.stdout and resumed.stdout.endswith("done\n")
+
+
+def test_max_turns_and_budget_end_the_turn_with_their_exit_code(cli: Cli, llm: ScriptedLLM) -> None:
+    llm.set_script(lambda path, body: reply(tool("list_files"), input_tokens=600, output_tokens=10))
+    r = cli("run", "loop", "--compute", "local", "--max-turns", "2")
+    assert r.returncode == render.EXIT_LIMIT, r.stderr
+    assert len(llm.requests) == 2
+    r = cli("run", "loop", "--compute", "local", "--budget-tokens", "1000")
+    assert r.returncode == render.EXIT_LIMIT, r.stderr
+    assert len(llm.requests) == 4  # two more: the second pushed the session past its budget
