@@ -57,10 +57,15 @@ class InstanceSource:
         return sandbox, reference, Event("sandbox.provisioned", _public(reference))
 
 
-def source_of(reference: Mapping[str, Any]) -> InstanceSource:
-    """The source a recorded reference was made from (to make a replacement alike)."""
+def source_of(reference: Mapping[str, Any], env: Mapping[str, str]) -> InstanceSource:
+    """The source a recorded reference was made from (to make a replacement alike), with the
+    values of its variables from ``env`` (the reference keeps their names only)."""
     provider = provider_for_record(str(reference["provider"]), reference.get("options") or {})
-    return InstanceSource(provider, reference.get("config") or {}, reference.get("environment", False))
+    fields = {
+        **(reference.get("config") or {}),
+        "env": {k: v for k, v in env.items() if k in reference.get("env", ())},
+    }
+    return InstanceSource(provider, fields, reference.get("environment", False))
 
 
 async def reattach(reference: Mapping[str, Any]) -> AsyncSandbox | None:
@@ -83,9 +88,25 @@ async def reattach(reference: Mapping[str, Any]) -> AsyncSandbox | None:
     return AsyncSandbox(provider, info, owned=False)
 
 
-async def replace(reference: Mapping[str, Any]) -> tuple[AsyncSandbox, dict[str, Any], Event]:
-    """A new instance made like the lost one (from the capture when the definition has one)."""
-    sandbox, new, _ = await source_of(reference).provision()
+async def alive(sandbox: AsyncSandbox) -> bool:
+    """Whether the instance still runs (its idle policy may have stopped it since it was used);
+    one that stopped but still exists is removed, to be replaced."""
+    try:
+        info = await sandbox.provider.get_status(sandbox.id)
+    except InstanceNotFoundError:
+        return False
+    if info.status in (InstanceStatus.RUNNING, InstanceStatus.IDLE):
+        return True
+    await sandbox.provider.shutdown(sandbox.id)
+    return False
+
+
+async def replace(
+    reference: Mapping[str, Any], env: Mapping[str, str]
+) -> tuple[AsyncSandbox, dict[str, Any], Event]:
+    """A new instance made like the lost one (from the capture when the definition has one);
+    ``env``: the values of its variables, from this process."""
+    sandbox, new, _ = await source_of(reference, env).provision()
     announced = {**_public(new), "previous_instance_id": reference.get("instance_id"),
                  "lost": list(LOST), "kept": list(KEPT)}  # fmt: skip
     return sandbox, new, Event("sandbox.replaced", announced)
@@ -98,7 +119,8 @@ def _reference(
         "provider": provider.provider_name,
         "options": provider.options.to_record(),
         "instance_id": instance_id,
-        "config": dict(fields),
+        "config": {k: v for k, v in fields.items() if k != "env"},  # values may be secrets
+        "env": sorted(fields.get("env") or {}),
         "environment": environment,
     }
 

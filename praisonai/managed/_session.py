@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -27,6 +28,8 @@ from praisonai.managed.store import Lease, SessionRecord, SessionStore
 from praisonai.sandbox import AsyncSandbox
 
 Emit = Callable[[Event], None]
+#: Seconds an instance may sit unused here before a turn checks that it still runs.
+RECHECK_AFTER_S = 30.0
 
 
 def _ignore(event: Event) -> None:
@@ -56,6 +59,7 @@ class LiveSession:
         self.sandbox: AsyncSandbox | None = None
         self._tools: InstanceTools | None = None
         self._buffer: list[Event] = []
+        self.used_at = time.monotonic()  # when a turn last ended here
         self._fields: dict[str, Any] = {}
 
     def load(self) -> None:
@@ -118,21 +122,24 @@ class LiveSession:
     # ---- the instance ----------------------------------------------------------------------
 
     async def attach(self) -> None:
-        """Reattach the recorded instance, or replace it (announced) when it is gone. A session
-        that never used an instance has nothing to attach: its first tool call provisions one."""
-        if self.reference is None or self.sandbox is not None:
+        """Reattach the recorded instance, or replace it (announced) when it is gone; an instance
+        this process holds is checked again when unused for :data:`RECHECK_AFTER_S` (its idle
+        policy may have stopped it). A session that never used an instance has nothing to attach:
+        its first tool call provisions one."""
+        if self.reference is None:
             return
-        sandbox = await _instance.reattach(self.reference)
-        if sandbox is not None:
-            self.sandbox = sandbox
-            self.record(
-                Event(
-                    "sandbox.reattached",
-                    {"provider": sandbox.provider.provider_name, "instance_id": sandbox.id},
-                )
-            )
-            return
-        sandbox, reference, event = await _instance.replace(self.reference)
+        if self.sandbox is not None:
+            if time.monotonic() - self.used_at < RECHECK_AFTER_S or await _instance.alive(self.sandbox):
+                return
+        else:
+            sandbox = await _instance.reattach(self.reference)
+            if sandbox is not None:
+                self.sandbox = sandbox
+                self.record(Event("sandbox.reattached", {"provider": sandbox.provider.provider_name,
+                                                         "instance_id": sandbox.id}))  # fmt: skip
+                return
+        env = self.source.fields.get("env") or {}
+        sandbox, reference, event = await _instance.replace(self.reference, env)
         self._adopt(sandbox, reference, event, status="replaced")
 
     async def tools(self) -> InstanceTools:

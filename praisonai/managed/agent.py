@@ -20,6 +20,7 @@ import contextlib
 import functools
 import os
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from typing import Any
 
@@ -203,6 +204,7 @@ class ManagedAgent:
                 await live.attach()
                 return await turn.run(prompt)
             finally:
+                live.used_at = time.monotonic()
                 heartbeat.cancel()
                 live.emit = _ignore
                 self._let_go()
@@ -278,11 +280,14 @@ class ManagedAgent:
     def resume(cls, session_id: str, *, store: SessionStore | None = None, force: bool = False,
                **overrides: Any) -> ManagedAgent:  # fmt: skip
         """The stored session ``session_id``, in this process, with the agent config it was made
-        with (``overrides``: constructor arguments, e.g. callbacks or ``api_key``)."""
+        with. ``overrides`` are constructor arguments (callbacks, ``api_key``, ``compute``), plus
+        what the store does not keep: ``functions`` (the Python tools, matched by qualified name)
+        and ``env`` (the values of the instance's variables, whose names alone are stored)."""
         store = store or SqliteSessionStore()
         record = store.get_session(session_id)
         agent = store.get_agent(record.agent_id)
-        config = LocalManagedConfig.from_record(agent.config)
+        functions, env = overrides.pop("functions", ()), overrides.pop("env", None)
+        config = LocalManagedConfig.from_record(agent.config, functions=functions, env=env)
         compute = overrides.pop("compute", None) or compute_from(record.metadata.get("compute"))
         managed = cls(config=config, store=store, compute=compute, **overrides)
         managed.resume_session(session_id, force=force)

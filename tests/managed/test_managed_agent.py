@@ -248,3 +248,36 @@ def test_the_agent_backend_delegation(make: Make, llm: ScriptedLLM) -> None:
     agent = Agent(name="coder", backend=managed)
     assert agent.start("hi") == "hello from the managed loop"
     assert managed.session_id is not None and _portal.call(managed.execute_in_compute, "true").exit_code == 0
+
+
+@pytest.mark.usefixtures("docker_ok")
+def test_an_instance_gone_between_turns_is_replaced_and_announced(
+    make: Make, llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The idle policy (or anyone) may remove the instance while the session sits idle in this
+    process: the next turn finds out, makes a new one and tells the model."""
+    llm.set_script([reply(tool("write_file", path="a.txt", content="x")), reply("ok"), reply("noted")])
+    agent = make("docker")
+    agent.run("write a.txt")
+    assert agent._live is not None and agent._live.sandbox is not None
+    old = agent._live.sandbox.id
+    subprocess.run(["docker", "rm", "-f", f"praisonai_{old}"], capture_output=True, check=True)
+    monkeypatch.setattr("praisonai.managed._session.RECHECK_AFTER_S", 0.0)
+    assert agent.run("still there?").text == "noted"
+    (replaced,) = [e for e in stored(agent) if e.type == "sandbox.replaced"]
+    assert replaced.data["previous_instance_id"] == old and replaced.data["instance_id"] != old
+    assert "was lost and replaced" in json.dumps(llm.requests[-1]["messages"])
+
+
+def test_env_values_reach_the_instance_but_never_the_store(make: Make, llm: ScriptedLLM, home: Path) -> None:
+    check = 'test "${#API_TOKEN}" = 12 && echo same'  # the value itself stays off the transcript
+    llm.set_script([reply(tool("execute_command", command=check)), reply("ok")])
+    agent = make("local", env={"API_TOKEN": "s3cret-value"})
+    agent.run("compare")
+    (result,) = [e for e in stored(agent) if e.type == "agent.tool_result"]
+    assert result.text.strip() == "same"
+    agent.close()
+    for path in (home / "managed").iterdir():  # the database and its WAL
+        assert b"s3cret-value" not in path.read_bytes(), path
+    record = agent.retrieve_session()
+    assert record is not None and record.sandbox is not None and record.sandbox["env"] == ["API_TOKEN"]
