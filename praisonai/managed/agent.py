@@ -222,19 +222,9 @@ class ManagedAgent:
             *map(tool_spec, self.plan.functions),
             *custom,
         ]
-        c = self.config
-        confirm, on_custom = self.on_tool_confirmation, self.on_custom_tool
-        return TurnSetup(
-            self._client,
-            self._spec.model,
-            c.system,
-            self.plan,
-            specs,
-            confirm,
-            on_custom,
-            c.max_turns,
-            c.budget_tokens,
-        )
+        c, confirm, answer = self.config, self.on_tool_confirmation, self.on_custom_tool
+        return TurnSetup(self._client, self._spec.model, c.system, self.plan, specs, confirm, answer,
+                         c.max_turns, c.budget_tokens)  # fmt: skip
 
     # ---- sessions --------------------------------------------------------------------------
 
