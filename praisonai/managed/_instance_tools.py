@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from praisonai._errors import ConfigError, PraisonAIError
+from praisonai._errors import ConfigError
 from praisonai._types import ExecResult
 from praisonai.llm.tools import ToolSpec, tool_spec
 from praisonai.managed import _instance_search as search
@@ -31,21 +31,21 @@ from praisonai.managed._tools import (
     DEFAULT_TOOL_TIMEOUT_S,
     MAX_TOOL_OUTPUT_BYTES,
     NO_OUTPUT,
+    TOOL_FAILURES,
     _BadArgument,
-    _count,
-    _joined,
     _path,
     _seconds,
     _text,
-    _window,
+    command_answer,
+    file_answer,
     list_command,
+    listing_answer,
+    read_arguments,
 )
 from praisonai.sandbox import AsyncSandbox
 
 #: Seconds ``list_files`` may take.
 LIST_TIMEOUT_S = 60
-#: What the model is told for a failed operation: the same as SharedCompute's tools catch.
-_FAILURES = (_BadArgument, PraisonAIError, OSError, ValueError)
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ class InstanceTools:
             return _error(f"{name} takes ({', '.join(_signature(name).parameters)}): {exc}")
         try:
             return await tool(**arguments)
-        except _FAILURES as exc:
+        except TOOL_FAILURES as exc:
             return _error(str(exc) or type(exc).__name__)
         except Exception as exc:  # a defect below us must not end the model's turn
             return _error(f"{type(exc).__name__}: {exc}")
@@ -140,7 +140,7 @@ def _spec(name: str, working_dir: str) -> ToolSpec:
 class _Toolbox:
     """The tools themselves. Each method's name, signature and docstring are what the model is
     told (``{working_dir}`` is filled in); each checks its arguments before anything runs and
-    raises one of ``_FAILURES`` for the model to read."""
+    raises one of ``TOOL_FAILURES`` for the model to read."""
 
     def __init__(self, sandbox: AsyncSandbox, working_dir: str) -> None:
         self._sandbox = sandbox
@@ -161,12 +161,8 @@ class _Toolbox:
         if not command.strip():
             raise _BadArgument("command must not be empty")
         result = await self._sandbox.exec(command, cwd=self._wd, timeout=seconds)
-        output = _joined(result.stdout, result.stderr) or NO_OUTPUT
-        if result.timed_out:
-            return _error(f"Error (timed out after {timeout}s): {output}", result.exit_code)
-        if result.exit_code != 0:
-            return _error(f"Error (exit {result.exit_code}): {output}", result.exit_code)
-        return _ok(output, result.exit_code)
+        failed = result.timed_out or result.exit_code != 0
+        return ToolOutcome(command_answer(result, timeout), failed, result.exit_code)
 
     async def read_file(self, path: str, offset: int = 0, limit: int | None = None) -> ToolOutcome:
         """Read a text file on the instance (relative paths start at {working_dir}).
@@ -179,15 +175,8 @@ class _Toolbox:
             offset: The byte to start at (0: the beginning).
             limit: How many bytes to read, at most 1048576 (default: the rest of the file).
         """
-        path = _path(path)
-        start = _count("offset", offset, 0, None)
-        size = None if limit is None else _count("limit", limit, 1, MAX_TOOL_OUTPUT_BYTES)
-        data = await self._sandbox.read_file(self._at(path))
-        if not data:
-            return _ok("(empty file)")
-        if start >= len(data):
-            raise _BadArgument(f"offset {start} is at or past the end of {path} ({len(data)} bytes)")
-        return _ok(_window(path, data, start, size))
+        path, start, size = read_arguments(path, offset, limit)
+        return _ok(file_answer(path, await self._sandbox.read_file(self._at(path)), start, size))
 
     async def write_file(self, path: str, content: str) -> ToolOutcome:
         """Write a file on the instance exactly as given (no newline is added), replacing it if it
@@ -250,11 +239,7 @@ class _Toolbox:
         result = await self._sandbox.exec(
             list_command(search.search_root(path, self._wd)), cwd=self._wd, timeout=LIST_TIMEOUT_S
         )
-        if result.exit_code != 0:
-            return _error(
-                f"Error (exit {result.exit_code}): {_joined(result.stdout, result.stderr) or NO_OUTPUT}"
-            )
-        return _ok(result.stdout.strip() or "(empty directory)")
+        return ToolOutcome(listing_answer(result), result.exit_code != 0)
 
     async def glob(self, pattern: str, path: str = ".") -> ToolOutcome:
         """Find files (not directories) whose path below `path` matches a glob pattern; sorted,

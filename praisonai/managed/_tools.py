@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from praisonai import _limits, _portal
 from praisonai._errors import PraisonAIError
+from praisonai._types import ExecResult, SessionResult
 
 if TYPE_CHECKING:
     from praisonai.managed.shared import SharedCompute
@@ -32,6 +33,10 @@ TOOL_NAMES = ("execute_command", "read_file", "write_file", "list_files")
 
 class _BadArgument(Exception):
     """An argument the model passed is unusable; the message says why in one sentence."""
+
+
+#: What a tool answers as ``Error: …`` instead of raising: a bad argument or a failed operation.
+TOOL_FAILURES = (_BadArgument, PraisonAIError, OSError, ValueError)
 
 
 def tools_for(shared: SharedCompute, agent: str) -> list[Callable[..., str]]:
@@ -52,12 +57,7 @@ def tools_for(shared: SharedCompute, agent: str) -> list[Callable[..., str]]:
         seconds = _seconds(timeout)
         shared.ensure()  # the first call of any agent provisions the instance, once
         result = _portal.call(shared._run, agent, _text("command", command), seconds)
-        output = _joined(result.stdout, result.stderr)
-        if result.timed_out:
-            return f"Error (timed out after {timeout}s): {output or NO_OUTPUT}"
-        if result.exit_code != 0:
-            return f"Error (exit {result.exit_code}): {output or NO_OUTPUT}"
-        return output or NO_OUTPUT
+        return command_answer(result, timeout)
 
     @_answers_errors
     def read_file(path: str, offset: int = 0, limit: int | None = None) -> str:
@@ -71,16 +71,9 @@ def tools_for(shared: SharedCompute, agent: str) -> list[Callable[..., str]]:
             offset: The byte to start at (0: the beginning).
             limit: How many bytes to read, at most 1048576 (default: the rest of the file).
         """
-        path = _path(path)
-        start = _count("offset", offset, 0, None)
-        size = None if limit is None else _count("limit", limit, 1, MAX_TOOL_OUTPUT_BYTES)
+        path, start, size = read_arguments(path, offset, limit)
         shared.ensure()
-        data = _portal.call(shared._read, agent, path)
-        if not data:
-            return "(empty file)"
-        if start >= len(data):
-            return f"Error: offset {start} is at or past the end of {path} ({len(data)} bytes)"
-        return _window(path, data, start, size)
+        return file_answer(path, _portal.call(shared._read, agent, path), start, size)
 
     @_answers_errors
     def write_file(path: str, content: str) -> str:
@@ -106,12 +99,44 @@ def tools_for(shared: SharedCompute, agent: str) -> list[Callable[..., str]]:
         """
         path = _path(path)
         shared.ensure()
-        result = _portal.call(shared._list, agent, path)
-        if result.exit_code != 0:
-            return f"Error (exit {result.exit_code}): {_joined(result.stdout, result.stderr) or NO_OUTPUT}"
-        return result.stdout.strip() or "(empty directory)"
+        return listing_answer(_portal.call(shared._list, agent, path))
 
     return [execute_command, read_file, write_file, list_files]
+
+
+def command_answer(result: ExecResult | SessionResult, timeout: object) -> str:
+    """What the model is told of a command: its output (stdout, then stderr), or the same under
+    ``Error (exit N):`` / ``Error (timed out after Ns):``; never empty."""
+    output = _joined(result.stdout, result.stderr) or NO_OUTPUT
+    if result.timed_out:
+        return f"Error (timed out after {timeout}s): {output}"
+    if result.exit_code != 0:
+        return f"Error (exit {result.exit_code}): {output}"
+    return output
+
+
+def read_arguments(path: object, offset: object, limit: object) -> tuple[str, int, int | None]:
+    """``read_file``'s arguments checked: the path, the first byte, how many bytes (``None``: the
+    rest, within the cap). ``_BadArgument`` names the one that is wrong."""
+    checked, start = _path(path), _count("offset", offset, 0, None)
+    return checked, start, None if limit is None else _count("limit", limit, 1, MAX_TOOL_OUTPUT_BYTES)
+
+
+def file_answer(path: str, data: bytes, start: int, size: int | None) -> str:
+    """What the model is told of a file read from byte ``start``; ``_BadArgument`` when ``start``
+    is at or past its end."""
+    if not data:
+        return "(empty file)"
+    if start >= len(data):
+        raise _BadArgument(f"offset {start} is at or past the end of {path} ({len(data)} bytes)")
+    return _window(path, data, start, size)
+
+
+def listing_answer(result: ExecResult) -> str:
+    """What the model is told of a ``list_command`` run."""
+    if result.exit_code != 0:
+        return f"Error (exit {result.exit_code}): {_joined(result.stdout, result.stderr) or NO_OUTPUT}"
+    return result.stdout.strip() or "(empty directory)"
 
 
 def list_command(path: str) -> str:
@@ -126,7 +151,7 @@ def _answers_errors(tool: Callable[..., str]) -> Callable[..., str]:
     def answered(*args: Any, **kwargs: Any) -> str:
         try:
             return tool(*args, **kwargs)
-        except (_BadArgument, PraisonAIError, OSError, ValueError) as exc:
+        except TOOL_FAILURES as exc:
             return f"Error: {exc}"
 
     return answered
