@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import select
-import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from praisonai._errors import PraisonAIError, SessionBusyError
 from praisonai.cli import _managed_render as render
-from praisonai.cli import _output
+from praisonai.cli import _output, _signals
 
 if TYPE_CHECKING:
     from praisonai.managed.agent import ManagedAgent
@@ -158,10 +157,5 @@ def _interrupts(interrupt: Callable[[], None], approver: Approver) -> Iterator[_
         approver.stop.set()
         interrupt()
 
-    wanted = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {number: signal.signal(number, handler) for number in wanted}
-    try:
+    with _signals.handling(handler):
         yield caught
-    finally:
-        for number, old in previous.items():
-            signal.signal(number, old)

@@ -27,7 +27,7 @@ import typer
 from praisonai import _portal
 from praisonai._errors import ConfigError
 from praisonai._limits import check_timeout
-from praisonai.cli import _output
+from praisonai.cli import _output, _signals
 
 if TYPE_CHECKING:
     from praisonai._types import ExecResult
@@ -224,13 +224,8 @@ def _signals_interrupt() -> Iterator[_Signal]:
         caught.number, caught.name = number, signal.Signals(number).name
         raise _Interrupted
 
-    wanted = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
-    previous = {number: signal.signal(number, handler) for number in wanted}
-    try:
+    with _signals.handling(handler):
         yield caught
-    finally:
-        for number, old in previous.items():
-            signal.signal(number, old)
 
 
 def _wait(fn: Callable[[], Awaitable[T]]) -> T:
