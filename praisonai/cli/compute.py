@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from praisonai.cli import _output
+from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
 from praisonai.compute import inventory
 from praisonai.compute.inventory import GcOutcome, Instance
 from praisonai.compute.registry import provider_statuses
@@ -21,14 +22,14 @@ app = typer.Typer(help="Compute providers and their instances.", no_args_is_help
 
 
 @app.command("providers")
-def providers(json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+def providers(json: JsonOpt = False) -> None:
     """List providers: installed, available now, and why not."""
     rows = [(s.name, s.installed, s.available, s.reason) for s in provider_statuses()]
     _output.table(("name", "installed", "available", "why not"), rows, as_json=json)
 
 
 @app.command("ps")
-def ps(json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False) -> None:
+def ps(json: JsonOpt = False) -> None:
     """List instances: the ledger's, checked with their providers, and every provider's own list.
 
     Exits 1 when a provider could not list its instances or a ledger row could not be read
@@ -44,11 +45,8 @@ def ps(json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False
 
 @app.command("stop")
 def stop(
-    instance_ids: Annotated[
-        list[str] | None,
-        typer.Argument(help="Instances to stop.", metavar="[INSTANCE_ID]...", show_default=False),
-    ] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Stop every instance `ps` shows.")] = False,
+    instance_ids: InstanceIdsArg = None,
+    all_: AllOpt = False,
 ) -> None:
     """Shut down instances, found in the ledger or in a provider's own list; print a tally.
 

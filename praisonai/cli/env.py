@@ -22,6 +22,7 @@ from praisonai import _portal
 from praisonai._errors import ConfigError, MissingDependencyError
 from praisonai._types import Capability
 from praisonai.cli import _output
+from praisonai.cli._options import JsonOpt
 from praisonai.compute.capabilities import GOVERNED_FIELDS, needs_of
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import ALIASES, available_providers, provider_class, resolve_compute
@@ -42,7 +43,6 @@ PathArg = Annotated[
     typer.Argument(help="The file, or a directory to search from (default: here, up to the repo root).",
                    show_default=False),
 ]  # fmt: skip
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 MASK = "***"
 
 

@@ -20,6 +20,7 @@ from praisonai.cli import _managed_render as render
 from praisonai.cli import _managed_turn as turn
 from praisonai.cli import _output
 from praisonai.cli._app import PlainCommand
+from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
 
 _HELP = "Managed agents: run a turn, and list, show, resume or delete the sessions it leaves."
 app = typer.Typer(help=_HELP, no_args_is_help=True, rich_markup_mode=None)
@@ -30,7 +31,6 @@ agents_app = typer.Typer(help="Stored agents (a name, a config, its versions).",
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(agents_app, name="agents")
 
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 ApproveOpt = Annotated[
     str,
     typer.Option(
@@ -324,11 +324,8 @@ def ps(json_: JsonOpt = False) -> None:
 
 @app.command("stop", cls=PlainCommand)
 def stop(
-    instance_ids: Annotated[
-        list[str] | None,
-        typer.Argument(help="Instances to stop.", metavar="[INSTANCE_ID]...", show_default=False),
-    ] = None,
-    all_: Annotated[bool, typer.Option("--all", help="Stop every instance `ps` shows.")] = False,
+    instance_ids: InstanceIdsArg = None,
+    all_: AllOpt = False,
 ) -> None:
     """Shut down instances (as praisonai compute stop does). A session whose instance was
     stopped gets a new one when it is resumed, and says so."""
