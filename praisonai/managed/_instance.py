@@ -52,15 +52,27 @@ class InstanceSource:
         sandbox = await AsyncSandbox.from_plan(chosen)
         sandbox.owned = False  # the session references it; the idle policy ends it
         source = str(chosen.source) if chosen.source is not None else False
-        reference = _reference(sandbox.provider, sandbox.id, self.fields, source)
-        reference["working_dir"] = chosen.config.working_dir
+        reference = _reference(sandbox.provider, sandbox.id, self.fields, source, chosen.config.working_dir)
         return sandbox, reference, Event("sandbox.provisioned", _public(reference))
 
 
-def source_of(reference: Mapping[str, Any], env: Mapping[str, str]) -> InstanceSource:
+def provider_of(reference: Mapping[str, Any], known: object = None) -> ComputeProvider:
+    """The provider that made the recorded instance: ``known`` when it is that very provider (a
+    resumed session's own compute is), else one rebuilt from the record."""
+    options = reference.get("options") or {}
+    if (
+        isinstance(known, ComputeProvider)
+        and known.provider_name == reference["provider"]
+        and known.options.to_record() == options
+    ):
+        return known
+    return provider_for_record(str(reference["provider"]), options)
+
+
+def source_of(reference: Mapping[str, Any], env: Mapping[str, str], known: object = None) -> InstanceSource:
     """The source a recorded reference was made from (to make a replacement alike), with the
     values of its variables from ``env`` (the reference keeps their names only)."""
-    provider = provider_for_record(str(reference["provider"]), reference.get("options") or {})
+    provider = provider_of(reference, known)
     fields = {
         **(reference.get("config") or {}),
         "env": {k: v for k, v in env.items() if k in reference.get("env", ())},
@@ -68,13 +80,14 @@ def source_of(reference: Mapping[str, Any], env: Mapping[str, str]) -> InstanceS
     return InstanceSource(provider, fields, reference.get("environment", False))
 
 
-async def reattach(reference: Mapping[str, Any]) -> AsyncSandbox | None:
-    """The recorded instance if it still runs (from any process), else ``None``.
+async def reattach(reference: Mapping[str, Any], known: object = None) -> AsyncSandbox | None:
+    """The recorded instance if it still runs (from any process), else ``None``; ``known``: as
+    for :func:`provider_of`.
 
     Raises:
         ConfigError, UnknownProviderError, MissingDependencyError: the provider cannot be rebuilt.
     """
-    provider = provider_for_record(str(reference["provider"]), reference.get("options") or {})
+    provider = provider_of(reference, known)
     instance_id = str(reference["instance_id"])
     try:
         info = await provider.get_status(instance_id)
@@ -102,18 +115,22 @@ async def alive(sandbox: AsyncSandbox) -> bool:
 
 
 async def replace(
-    reference: Mapping[str, Any], env: Mapping[str, str]
+    reference: Mapping[str, Any], env: Mapping[str, str], known: object = None
 ) -> tuple[AsyncSandbox, dict[str, Any], Event]:
     """A new instance made like the lost one (from the capture when the definition has one);
-    ``env``: the values of its variables, from this process."""
-    sandbox, new, _ = await source_of(reference, env).provision()
+    ``env``: the values of its variables, from this process; ``known``: as for :func:`provider_of`."""
+    sandbox, new, _ = await source_of(reference, env, known).provision()
     announced = {**_public(new), "previous_instance_id": reference.get("instance_id"),
                  "lost": list(LOST), "kept": list(KEPT)}  # fmt: skip
     return sandbox, new, Event("sandbox.replaced", announced)
 
 
 def _reference(
-    provider: ComputeProvider, instance_id: str, fields: Mapping[str, Any], environment: str | bool
+    provider: ComputeProvider,
+    instance_id: str,
+    fields: Mapping[str, Any],
+    environment: str | bool,
+    working_dir: str,
 ) -> dict[str, Any]:
     return {
         "provider": provider.provider_name,
@@ -122,6 +139,7 @@ def _reference(
         "config": {k: v for k, v in fields.items() if k != "env"},  # values may be secrets
         "env": sorted(fields.get("env") or {}),
         "environment": environment,
+        "working_dir": working_dir,
     }
 
 

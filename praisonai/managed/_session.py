@@ -17,7 +17,6 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from praisonai.compute.lifecycle import owner_tag
 from praisonai.llm.types import Message, Usage
 from praisonai.managed import _instance
 from praisonai.managed._history import TOOL_RESULTS, TOOL_USES, append_user, open_calls, rebuild
@@ -32,8 +31,8 @@ Emit = Callable[[Event], None]
 RECHECK_AFTER_S = 30.0
 
 
-def _ignore(event: Event) -> None:
-    pass
+def ignore(event: Event) -> None:
+    """The ``emit`` of a turn nobody streams."""
 
 
 class LiveSession:
@@ -55,7 +54,7 @@ class LiveSession:
         self.history: list[Message] = []
         self.open: dict[str, Event] = {}
         self.last_seq = record.last_seq
-        self.emit: Emit = _ignore
+        self.emit: Emit = ignore
         self.sandbox: AsyncSandbox | None = None
         self._tools: InstanceTools | None = None
         self._buffer: list[Event] = []
@@ -92,8 +91,6 @@ class LiveSession:
         if self._buffer or fields:
             record = self.store.update(self.lease, events=self._buffer, turn=self.turn, **fields)
             self.last_seq, self._buffer, self._fields = record.last_seq, [], {}
-
-    update = flush
 
     def add_usage(self, model: str, usage: Usage) -> None:
         """One model request's usage: adds to this turn's and to the session's."""
@@ -132,14 +129,14 @@ class LiveSession:
             if time.monotonic() - self.used_at < RECHECK_AFTER_S or await _instance.alive(self.sandbox):
                 return
         else:
-            sandbox = await _instance.reattach(self.reference)
+            sandbox = await _instance.reattach(self.reference, self.source.compute)
             if sandbox is not None:
                 self.sandbox = sandbox
                 self.record(Event("sandbox.reattached", {"provider": sandbox.provider.provider_name,
                                                          "instance_id": sandbox.id}))  # fmt: skip
                 return
         env = self.source.fields.get("env") or {}
-        sandbox, reference, event = await _instance.replace(self.reference, env)
+        sandbox, reference, event = await _instance.replace(self.reference, env, self.source.compute)
         self._adopt(sandbox, reference, event, status="replaced")
 
     async def tools(self) -> InstanceTools:
@@ -159,12 +156,7 @@ class LiveSession:
         self.record(event)
         if event.type == "sandbox.replaced":  # the model must know what it lost (as a resumed log says)
             append_user(self.history, _instance.REPLACED_NOTE)
-        self.update(sandbox=reference, sandbox_status=status)
-
-
-def owner() -> str:
-    """This process, as leases name their holder."""
-    return owner_tag()
+        self.flush(sandbox=reference, sandbox_status=status)
 
 
 def _usage(value: Mapping[str, int]) -> Usage:

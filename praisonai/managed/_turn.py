@@ -333,7 +333,7 @@ class Turn:
         )
         s.pending_ids = tuple(p["event_id"] for p in pending)
         s.record(idle(reason, **{k: v for k, v in stop.items() if k != "type"}))
-        s.update(status=STATUS.get(reason, "idle"), stop_reason=stop, pending=list(pending), **extra)
+        s.flush(status=STATUS.get(reason, "idle"), stop_reason=stop, pending=list(pending), **extra)
         return ManagedResult(self._text, reason, STATUS.get(reason, "idle"), s.id, self._usage, pending)
 
 

@@ -31,13 +31,14 @@ from praisonai import _portal
 from praisonai._errors import ConfigError, SessionBusyError, StaleSessionError
 from praisonai._types import ExecResult, InstanceInfo
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.lifecycle import owner_tag
 from praisonai.llm.client import make_client
 from praisonai.llm.tools import ToolSpec, tool_spec
 from praisonai.llm.types import LLMClient, Usage, api_key_for, resolve_model
 from praisonai.managed import _bridge
 from praisonai.managed._instance import InstanceSource, compute_from, compute_record
 from praisonai.managed._instance_tools import instance_specs
-from praisonai.managed._session import LiveSession, owner
+from praisonai.managed._session import LiveSession, ignore
 from praisonai.managed._turn import ManagedResult, Turn, TurnSetup
 from praisonai.managed.backend import choose_backend
 from praisonai.managed.config import (
@@ -128,17 +129,17 @@ class ManagedAgent:
 
     def run(self, prompt: str) -> ManagedResult:
         """One turn (blocking): the prompt, the model and its tool uses, until the turn ends."""
-        self.last_result = _portal.call(self._run_turn, prompt, _ignore)
+        self.last_result = _portal.call(self._run_turn, prompt, ignore)
         return self.last_result
 
     async def arun(self, prompt: str) -> ManagedResult:
         """Async :meth:`run`; cancelling the caller interrupts the turn."""
         if _bridge.on_portal_thread():
-            self.last_result = await self._run_turn(prompt, _ignore)
+            self.last_result = await self._run_turn(prompt, ignore)
             return self.last_result
         try:
             self.last_result = await anyio.to_thread.run_sync(
-                _portal.call, self._run_turn, prompt, _ignore, abandon_on_cancel=True
+                _portal.call, self._run_turn, prompt, ignore, abandon_on_cancel=True
             )
         except anyio.get_cancelled_exc_class():
             self.interrupt()
@@ -206,7 +207,7 @@ class ManagedAgent:
             finally:
                 live.used_at = time.monotonic()
                 heartbeat.cancel()
-                live.emit = _ignore
+                live.emit = ignore
                 self._let_go()
         finally:
             with self._lock:
@@ -236,13 +237,13 @@ class ManagedAgent:
             agent = store.upsert_agent("local", self.config.name, config_record(self.config))
             metadata = {**self.config.metadata, "compute": compute_record(self.compute)}
             record, lease = store.create_session(
-                agent, owner(), title=self.config.session_title, metadata=metadata
+                agent, owner_tag(), title=self.config.session_title, metadata=metadata
             )
             self._live, self._held, self.session_id = self._new_live(record, lease), True, record.id
             return self._live
         if self._live is not None and self._held:
             return self._live
-        lease = store.acquire(self.session_id, owner())
+        lease = store.acquire(self.session_id, owner_tag())
         record = store.get_session(self.session_id)
         if self._live is None or self._live.last_seq != record.last_seq:
             self._live = self._new_live(record, lease)
@@ -286,7 +287,7 @@ class ManagedAgent:
     async def _take(self, session_id: str, force: bool) -> None:
         self._let_go()
         store = self.store
-        lease = store.acquire(session_id, owner(), force=force)
+        lease = store.acquire(session_id, owner_tag(), force=force)
         try:
             record = store.get_session(session_id)
             live = self._new_live(record, lease)
@@ -373,10 +374,6 @@ class ManagedAgent:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _ignore(event: Event) -> None:
-    pass
 
 
 async def _keep_leased(live: LiveSession) -> None:
