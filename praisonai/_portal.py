@@ -33,6 +33,11 @@ class _Closable(Protocol):
 _open_at_exit: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
+def on_loop_thread() -> bool:
+    """Whether the caller runs on the portal loop's own thread (where blocking on it would deadlock)."""
+    return threading.current_thread() is _thread
+
+
 def call(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     """Run ``await fn(*args)`` on the portal loop and return its result (blocking this thread).
 
@@ -41,7 +46,7 @@ def call(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     deadlock.
     """
     portal = _get()
-    if threading.current_thread() is _thread:
+    if on_loop_thread():
         raise RuntimeError(
             "the sync Sandbox API was called from praisonai's own event loop; use AsyncSandbox there"
         )
@@ -68,7 +73,7 @@ def iterate(items: AsyncIterator[T]) -> Iterator[T]:
     finally:
         aclose = getattr(items, "aclose", None)
         if aclose is not None:
-            if threading.current_thread() is _thread:  # dropped on the loop itself: cannot wait
+            if on_loop_thread():  # dropped on the loop itself: cannot wait
                 submit(aclose)
             else:
                 call(aclose)

@@ -213,7 +213,7 @@ async def _on_portal(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     From another loop the wait happens in a worker thread; if the caller is cancelled meanwhile,
     it stops waiting at once and the call finishes (unobserved) on the portal loop.
     """
-    if threading.current_thread() is getattr(_portal, "_thread", None):
+    if _portal.on_loop_thread():
         return await fn(*args)
     return await anyio.to_thread.run_sync(_portal.call, fn, *args, abandon_on_cancel=True)
 

@@ -4,7 +4,6 @@ plain thread (a queue) or on another event loop (a worker thread per item)."""
 from __future__ import annotations
 
 import queue
-import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
@@ -15,11 +14,6 @@ from praisonai import _portal
 T = TypeVar("T")
 Emit = Callable[[Any], None]
 _DONE = object()
-
-
-def on_portal_thread() -> bool:
-    """Whether the caller runs on the portal loop itself (where blocking on it would deadlock)."""
-    return threading.current_thread() is getattr(_portal, "_thread", None)
 
 
 def stream(
@@ -55,7 +49,7 @@ async def astream(items: Iterator[T]) -> AsyncIterator[T]:
 
 def soon(fn: Callable[[], None]) -> None:
     """Call ``fn`` on the portal loop (at once when already there)."""
-    if on_portal_thread():
+    if _portal.on_loop_thread():
         fn()
     else:
         _portal.submit(_call, fn)

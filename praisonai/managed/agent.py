@@ -134,7 +134,7 @@ class ManagedAgent:
 
     async def arun(self, prompt: str) -> ManagedResult:
         """Async :meth:`run`; cancelling the caller interrupts the turn."""
-        if _bridge.on_portal_thread():
+        if _portal.on_loop_thread():
             self.last_result = await self._run_turn(prompt, ignore)
             return self.last_result
         try:
