@@ -247,6 +247,7 @@ def _iso(at: float) -> str:
 
 class _Server(socketserver.ThreadingMixIn, WSGIServer):
     daemon_threads = True
+    request_queue_size = 1024  # the SDK opens many connections at once (HTTP/1.1: one per call)
 
 
 class _Quiet(WSGIRequestHandler):

@@ -87,8 +87,8 @@ class ProcessService:
                 pending, sent = proc.events[sent:], len(proc.events)
                 code = proc.exit_code if sent == len(proc.events) else None
             for name, chunk in pending:
-                data = pb.ProcessEvent.DataEvent(output=Oneof(name, chunk))
-                yield wrap(event=pb.ProcessEvent(event=Oneof("data", data)))
+                data = pb.ProcessEvent.DataEvent(output=_oneof(name, chunk))
+                yield wrap(event=pb.ProcessEvent(event=_oneof("data", data)))
             if code is not None:
                 signalled = code == 137
                 end = pb.ProcessEvent.EndEvent(
@@ -97,10 +97,10 @@ class ProcessService:
                     status="signal: killed" if signalled else f"exit status {code}",
                     error="signal: killed" if signalled else None,
                 )
-                yield wrap(event=pb.ProcessEvent(event=Oneof("end", end)))
+                yield wrap(event=pb.ProcessEvent(event=_oneof("end", end)))
                 return
             if not pending:
-                yield wrap(event=pb.ProcessEvent(event=Oneof("keepalive", pb.ProcessEvent.KeepAlive())))
+                yield wrap(event=pb.ProcessEvent(event=_oneof("keepalive", pb.ProcessEvent.KeepAlive())))
 
     def list(self, request: Any, ctx: Any) -> Any:
         sandbox = self._sandbox(ctx)
@@ -133,8 +133,13 @@ class ProcessService:
         raise ConnectError(Code.UNIMPLEMENTED, "the e2b fake has no stream_input (use send_input)")
 
 
+def _oneof(field: str, value: object) -> Any:
+    """A protobuf oneof value (typed loosely: the stubs want a literal field name)."""
+    return Oneof(field, value)
+
+
 def _started(pid: int) -> Any:
-    return pb.ProcessEvent(event=Oneof("start", pb.ProcessEvent.StartEvent(pid=pid)))
+    return pb.ProcessEvent(event=_oneof("start", pb.ProcessEvent.StartEvent(pid=pid)))
 
 
 def _error(status: str, message: str) -> tuple[str, bytes, str]:
@@ -162,7 +167,7 @@ def files(fake: FakeE2B, environ: dict[str, Any]) -> tuple[str, bytes, str]:
     kind = environ.get("CONTENT_TYPE", "")
     if kind.startswith("multipart/"):
         message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {kind}\r\n\r\n".encode() + body)
-        part = next(iter(message.iter_parts()))  # type: ignore[attr-defined]
+        part = next(iter(message.iter_parts()))
         body = part.get_payload(decode=True) or b""
     script = 'mkdir -p "$(dirname "$0")" && cat > "$0"'
     done = container_exec(sandbox.container, ["sh", "-c", script, path], body)
