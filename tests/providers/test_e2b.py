@@ -180,3 +180,26 @@ def test_live_conformance() -> None:  # pragma: no cover - needs a real account
         assert not failures, failures
     finally:
         _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_ttl_wins_over_activity(fake: FakeE2B) -> None:
+    p = E2BCompute()
+    info = _portal.call(p.provision, {"idle_timeout_s": 600, "ttl_s": 4})
+    _portal.call(p.execute, info.instance_id, "true")
+    p._renewed.clear()  # the next call renews: it must still stop at the ttl
+    _portal.call(p.execute, info.instance_id, "true")
+    time.sleep(5)
+    assert _portal.call(E2BCompute().shutdown, info.instance_id) is False, "the ttl did not stop it"
+
+
+def test_a_retried_create_makes_one_sandbox(fake: FakeE2B) -> None:
+    from e2b import AsyncSandbox
+
+    async def twice() -> set[str]:
+        made = {(await AsyncSandbox.create(timeout=30, idempotency_key="praisonai-retry-1")).sandbox_id
+                for _ in range(2)}  # fmt: skip
+        for sandbox_id in made:
+            await AsyncSandbox.kill(sandbox_id)
+        return made
+
+    assert len(_portal.call(twice)) == 1

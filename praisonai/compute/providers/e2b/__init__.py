@@ -135,12 +135,13 @@ class E2BCompute(ComputeProvider):
             raise ProvisionError(f"cannot create {cfg.working_dir}: {result.stderr.strip()}", op="provision")
         return _info(instance_id, sandbox.sandbox_id, metadata, InstanceStatus.RUNNING)
 
-    async def _sandbox_id(self, instance_id: str) -> str | None:
-        """The E2B sandbox of ``instance_id``, found by its metadata (any process made it)."""
+    async def _lookup(self, instance_id: str) -> tuple[str, dict[str, str]] | None:
+        """The E2B sandbox of ``instance_id`` and its metadata, found by that metadata (any
+        process may have made it); ``None`` when there is none (never made, killed, expired)."""
         if instance_id in self._sandboxes:
-            return str(self._sandboxes[instance_id].sandbox_id)
+            return str(self._sandboxes[instance_id].sandbox_id), self._metadata[instance_id]
         found = await self._find({LABEL_INSTANCE: instance_id})
-        return found[0].sandbox_id if found else None
+        return (found[0].sandbox_id, dict(found[0].metadata)) if found else None
 
     async def _find(self, metadata: dict[str, str]) -> list[Any]:
         from e2b import AsyncSandbox, SandboxQuery
@@ -158,15 +159,15 @@ class E2BCompute(ComputeProvider):
 
         sandbox = self._sandboxes.get(instance_id)
         if sandbox is None:
-            sandbox_id = await self._sandbox_id(instance_id)
-            if sandbox_id is None:
+            found = await self._lookup(instance_id)
+            if found is None:
                 raise InstanceNotFoundError(f"no e2b instance {instance_id!r}", op="lookup")
+            sandbox_id, metadata = found
             with translated("connect", instance_id):
-                info = await AsyncSandbox.get_info(sandbox_id, **self._params())
-                timeout = _timeout(_idle(info.metadata), info.metadata.get(TTL_DEADLINE, ""))
+                timeout = _timeout(_idle(metadata), metadata.get(TTL_DEADLINE, ""))
                 # connect() without a timeout would set E2B's 300 s default (cloud-sdks.md §1.8.3)
                 sandbox = await AsyncSandbox.connect(sandbox_id, timeout=timeout, **self._params())
-            self._sandboxes[instance_id], self._metadata[instance_id] = sandbox, dict(info.metadata)
+            self._sandboxes[instance_id], self._metadata[instance_id] = sandbox, metadata
             self._renewed[instance_id] = time.monotonic()
         await self._renew(instance_id, sandbox)
         return sandbox
@@ -186,21 +187,22 @@ class E2BCompute(ComputeProvider):
     async def _destroy(self, instance_id: str) -> bool:
         from e2b import AsyncSandbox
 
-        sandbox_id = await self._sandbox_id(instance_id)
+        found = await self._lookup(instance_id)
         self._sandboxes.pop(instance_id, None)
         self._metadata.pop(instance_id, None)
         self._renewed.pop(instance_id, None)
-        if sandbox_id is None:
+        if found is None:
             return False  # never made, or already gone (expired counts as shut down)
         with translated("shutdown", instance_id):
-            return bool(await AsyncSandbox.kill(sandbox_id, **self._params()))
+            return bool(await AsyncSandbox.kill(found[0], **self._params()))  # False: gone meanwhile
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         from e2b import AsyncSandbox
 
-        sandbox_id = await self._sandbox_id(instance_id)
-        if sandbox_id is None:
+        found = await self._lookup(instance_id)
+        if found is None:
             raise InstanceNotFoundError(f"no e2b instance {instance_id!r}", op="lookup")
+        sandbox_id = found[0]
         with translated("status", instance_id):
             info = await AsyncSandbox.get_info(sandbox_id, **self._params())
         return _info(instance_id, sandbox_id, info.metadata, _state(info.state))
