@@ -16,7 +16,7 @@ import pytest
 pytest.importorskip("e2b")
 
 from praisonai import _portal
-from praisonai._errors import InstanceNotFoundError, MissingDependencyError, UnsupportedFeatureError
+from praisonai._errors import AuthenticationError, InstanceNotFoundError, UnsupportedFeatureError
 from praisonai.compute import registry
 from praisonai.compute.providers.e2b import E2BCompute
 from praisonai.compute.testing import CHECKS, Context, skip_reason
@@ -162,7 +162,7 @@ def test_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None
     monkeypatch.delenv("E2B_API_KEY", raising=False)
     p = E2BCompute()
     assert "E2B_API_KEY" in (p.unavailable_reason() or "")
-    with pytest.raises(MissingDependencyError, match="set E2B_API_KEY"):
+    with pytest.raises(AuthenticationError, match="set E2B_API_KEY"):
         _portal.call(p.provision)
 
 
@@ -203,3 +203,20 @@ def test_a_retried_create_makes_one_sandbox(fake: FakeE2B) -> None:
         return made
 
     assert len(_portal.call(twice)) == 1
+
+
+def test_refused_key_says_which_variable(fake: FakeE2B) -> None:
+    from praisonai.compute.testing.e2b_fake import REFUSED_KEY
+
+    with pytest.raises(AuthenticationError, match=r"E2B refused the API key.*E2B_API_KEY"):
+        _portal.call(E2BCompute(api_key=REFUSED_KEY).provision)
+
+
+def test_options_round_trip_without_the_key() -> None:
+    from praisonai.compute.providers.e2b import E2BOptions
+
+    p = E2BCompute(template="my-template", api_key="e2b_secret")
+    record = p.options.to_record()
+    assert record == {"type": "e2b", "template": "my-template"}, "the key must never reach the ledger"
+    again = E2BCompute.from_options(E2BOptions.parse(record))
+    assert again.options.template == "my-template" and again.options.api_key is None

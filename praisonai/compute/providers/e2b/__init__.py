@@ -28,7 +28,12 @@ from typing import Any, Literal
 
 from pydantic import SecretStr
 
-from praisonai._errors import InstanceNotFoundError, MissingDependencyError, ProvisionError
+from praisonai._errors import (
+    AuthenticationError,
+    InstanceNotFoundError,
+    MissingDependencyError,
+    ProvisionError,
+)
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig, NetworkAllow
@@ -94,7 +99,7 @@ class E2BCompute(ComputeProvider):
                 "the e2b provider needs the e2b SDK: pip install 'praisonai[e2b]'", op="provision"
             )
         if not (self._api_key or os.environ.get(KEY_VARIABLE)):
-            raise MissingDependencyError(MISSING_KEY, op="provision")
+            raise AuthenticationError(MISSING_KEY, op="provision")
         params: dict[str, Any] = {}
         if self._api_key:
             params["api_key"] = self._api_key

@@ -19,8 +19,8 @@ What it models (the e2b 2.63 wheel, read from its source):
   real too: ``CommandExitException`` on a non-zero exit, ``TimeoutException`` at the command
   timeout while the process keeps running until ``commands.kill(pid)``.
 
-What it does not model: authentication beyond "a key is present", templates and snapshots,
-pause/resume, the ``filesystem.Filesystem`` RPC service (stat, list, watch…), PTYs,
+What it does not model: authentication beyond "a key is present" (``REFUSED_KEY`` gets 401),
+templates and snapshots, pause/resume, the ``filesystem.Filesystem`` RPC service (stat, list, watch…), PTYs,
 ``stream_input``, users (commands run as root), egress rules (stored, not enforced), rate limits.
 The SDK must be pointed at it with ``E2B_API_URL``, ``E2B_SANDBOX_URL`` (every sandbox behind one
 URL, told apart by the ``E2b-Sandbox-Id`` header, as the SDK sends it) and HTTP/1.1
@@ -49,7 +49,8 @@ from praisonai.compute.testing.e2b_fake._docker import Proc
 from praisonai.compute.testing.e2b_fake._envd import ProcessService, files
 
 ENVD_VERSION = "0.6.4"
-__all__ = ["ENVD_VERSION", "FakeE2B", "FakeSandbox"]
+REFUSED_KEY = "e2b_refused"  # the one API key the fake answers 401 to
+__all__ = ["ENVD_VERSION", "REFUSED_KEY", "FakeE2B", "FakeSandbox"]
 
 
 @dataclasses.dataclass
@@ -152,7 +153,7 @@ class FakeE2B:
         return [body]
 
     def _rest(self, method: str, path: str, environ: dict[str, Any]) -> tuple[str, Any]:
-        if not environ.get("HTTP_X_API_KEY"):
+        if environ.get("HTTP_X_API_KEY", "") in ("", REFUSED_KEY):
             return "401 Unauthorized", {"code": 401, "message": "Invalid API key"}
         length = int(environ.get("CONTENT_LENGTH") or 0)
         body = json.loads(environ["wsgi.input"].read(length) or b"{}") if length else {}
