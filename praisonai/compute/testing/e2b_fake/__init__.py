@@ -135,9 +135,13 @@ class FakeE2B:
     def _app(self, environ: dict[str, Any], start_response: Any) -> Any:
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
         self.calls.append(f"{method} {path}")
-        if "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():  # wsgiref leaves it to us
+        # The whole body, read here: wsgiref neither de-chunks nor stops a reader at the end of a
+        # body (connectrpc drains its input to EOF, which on a kept-alive socket never comes).
+        if "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
             body = _dechunk(environ["wsgi.input"])
-            environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(body), str(len(body))
+        else:
+            body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(body), str(len(body))
         if path.startswith("/process.Process/"):
             return self._envd(environ, start_response)
         if path == "/files":
