@@ -220,3 +220,22 @@ def test_options_round_trip_without_the_key() -> None:
     assert record == {"type": "e2b", "template": "my-template"}, "the key must never reach the ledger"
     again = E2BCompute.from_options(E2BOptions.parse(record))
     assert again.options.template == "my-template" and again.options.api_key is None
+
+
+def test_second_provision_of_a_definition_starts_from_its_capture(fake: FakeE2B) -> None:
+    p = E2BCompute()
+    cfg = {"setup": [f"echo ran >> /workspace/setup-{time.time_ns()}.log"]}
+    first = _portal.call(p.provision, cfg)
+    try:
+        assert len(fake.snapshots) >= 1, "setup was not captured as an E2B snapshot"
+        names = [n for names in fake.snapshots.values() for n in names]
+        assert any(n.startswith("praisonai-capture-") for n in names), names
+    finally:
+        _portal.call(p.shutdown, first.instance_id)
+    again = E2BCompute()  # another process's view: it finds the snapshot by name
+    second = _portal.call(again.provision, cfg)
+    try:
+        r = _portal.call(again.execute, second.instance_id, "cat /workspace/setup-*.log")
+        assert r.stdout == "ran\n", f"setup ran again, or the capture was not used: {r.stdout!r}"
+    finally:
+        _portal.call(again.shutdown, second.instance_id)

@@ -13,7 +13,9 @@
   kill at the timeout) and ``_files`` (bytes both ways with ``format="bytes"``; trees as tar).
 - The SDK is imported lazily: this module loads without it. Templates, not images: a config's
   ``image``, ``cpu``, ``memory_mb``, ``gpu``, ``disk_mb``, mounts and packages are refused (set the
-  provider's ``template``); background processes, sessions and captures are not offered yet.
+  provider's ``template``); background processes and sessions are not offered yet.
+- **Captures** are named E2B snapshots (``praisonai-capture-<tag>``), found by name from any
+  process; a new instance starts from the snapshot id as its template.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from praisonai._errors import (
     ProvisionError,
 )
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.compute.base import ComputeProvider
+from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
@@ -64,7 +66,13 @@ class E2BCompute(ComputeProvider):
 
     name = "e2b"
     capabilities = frozenset(
-        {Capability.ISOLATION, Capability.NETWORK_NONE, Capability.NETWORK_ALLOWLIST, Capability.SELF_STOP}
+        {
+            Capability.ISOLATION,
+            Capability.NETWORK_NONE,
+            Capability.NETWORK_ALLOWLIST,
+            Capability.SELF_STOP,
+            Capability.CAPTURE,
+        }
     )
     requires = ("e2b",)
     extra = "e2b"
@@ -110,6 +118,37 @@ class E2BCompute(ComputeProvider):
     # ---- instances ---------------------------------------------------------------------------
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        return await self._start(instance_id, cfg, labels, self._template)
+
+    async def _create_from_snapshot(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
+    ) -> InstanceInfo:
+        return await self._start(instance_id, cfg, labels, snapshot.ref)  # a snapshot id is a template
+
+    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
+        from e2b import AsyncSandbox
+
+        with translated("capture"):
+            pages = AsyncSandbox.list_snapshots(name=_capture_name(tag), **self._params())
+            while pages.has_next:
+                for snapshot in await pages.next_items():
+                    if _capture_name(tag) in snapshot.names:
+                        return SnapshotRef(self.name, snapshot.snapshot_id)
+        return None
+
+    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
+        """A named E2B snapshot. A full snapshot keeps envd's memory, and with it the env given at
+        create; with env values, only the filesystem is saved (``mode="filesystem"``, which a team
+        without that feature is refused: set ``capture: false`` there)."""
+        sandbox = await self._sandbox(instance_id)
+        mode = "filesystem" if cfg.env else None
+        with translated("capture", instance_id):
+            info = await sandbox.create_snapshot(name=_capture_name(tag), mode=mode)
+        return SnapshotRef(self.name, info.snapshot_id, time.time())
+
+    async def _start(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], template: str
+    ) -> InstanceInfo:
         from e2b import ALL_TRAFFIC, AsyncSandbox
 
         lifetime = cfg.lifetime
@@ -124,7 +163,7 @@ class E2BCompute(ComputeProvider):
             network["network"] = {"allow_out": list(cfg.network.allow), "deny_out": [ALL_TRAFFIC]}
         with translated("provision", instance_id):
             sandbox = await AsyncSandbox.create(
-                template=self._template,
+                template=template,
                 timeout=_timeout(idle, deadline),
                 metadata=metadata,
                 envs=dict(cfg.env),  # in the create body, never on a command line
@@ -267,6 +306,11 @@ class E2BCompute(ComputeProvider):
         """``path`` in the sandbox: relative paths resolve against the instance's working dir."""
         workdir = self._metadata[instance_id].get(WORKDIR) or "/workspace"
         return posixpath.normpath(posixpath.join(workdir, path))
+
+
+def _capture_name(tag: str) -> str:
+    """The E2B snapshot name of capture ``tag`` (a hex digest: a valid template name)."""
+    return f"praisonai-capture-{tag}".lower()
 
 
 def _num(value: float | None) -> str:

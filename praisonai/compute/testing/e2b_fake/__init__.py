@@ -19,9 +19,13 @@ What it models (the e2b 2.63 wheel, read from its source):
   real too: ``CommandExitException`` on a non-zero exit, ``TimeoutException`` at the command
   timeout while the process keeps running until ``commands.kill(pid)``.
 
-What it does not model: authentication beyond "a key is present" (``REFUSED_KEY`` gets 401),
-templates and snapshots, pause/resume, the ``filesystem.Filesystem`` RPC service (stat, list, watch…), PTYs,
-``stream_input``, users (commands run as root), egress rules (stored, not enforced), rate limits.
+Snapshots: ``POST /sandboxes/{id}/snapshots`` commits the container to an image (filesystem only:
+envd's env from ``envVars`` is given to each process, not stored in the container), ``GET
+/snapshots?name=`` lists them, and a create whose ``templateID`` is a snapshot's id or name starts
+from it. What it does not model: authentication beyond "a key is present" (``REFUSED_KEY`` gets
+401), templates, memory snapshots, pause/resume, the ``filesystem.Filesystem`` RPC service (stat,
+list, watch…), PTYs, ``stream_input``, users (commands run as root), egress rules (stored, not
+enforced), rate limits.
 The SDK must be pointed at it with ``E2B_API_URL``, ``E2B_SANDBOX_URL`` (every sandbox behind one
 URL, told apart by the ``E2b-Sandbox-Id`` header, as the SDK sends it) and HTTP/1.1
 (``E2B_HTTP_VERSION=1.1``): :meth:`FakeE2B.env` gives those.
@@ -62,6 +66,7 @@ class FakeSandbox:
     started_at: float
     end_at: float
     request: dict[str, Any]  # the create body as sent (network, lifecycle… for tests to read)
+    envs: dict[str, str] = dataclasses.field(default_factory=dict)  # envd's, given to processes
     procs: dict[int, Proc] = dataclasses.field(default_factory=dict)
 
     def touch(self) -> None:
@@ -74,6 +79,7 @@ class FakeE2B:
     def __init__(self) -> None:
         self.sandboxes: dict[str, FakeSandbox] = {}
         self.idempotency: dict[str, str] = {}
+        self.snapshots: dict[str, list[str]] = {}  # snapshot id -> its names (image: _image(id))
         self.calls: list[str] = []  # "METHOD path" of every request, for call counts
         self.owner = uuid.uuid4().hex[:12]
         self._lock = threading.Lock()
@@ -97,6 +103,9 @@ class FakeE2B:
         for sandbox in list(self.sandboxes.values()):
             _docker.remove_container(sandbox.container)
         self.sandboxes.clear()
+        for snapshot_id in self.snapshots:
+            _docker.remove_image(self._image(snapshot_id))
+        self.snapshots.clear()
 
     @property
     def url(self) -> str:
@@ -164,6 +173,10 @@ class FakeE2B:
         parts = path.strip("/").split("/")
         if method == "POST" and parts in (["sandboxes"], ["v2", "sandboxes"]):
             return self._create(body, environ.get("HTTP_IDEMPOTENCY_KEY"))
+        if method == "GET" and parts == ["snapshots"]:
+            name = parse_qs(environ.get("QUERY_STRING", "")).get("name", [""])[0]
+            return "200 OK", [{"snapshotID": i, "names": names} for i, names in self.snapshots.items()
+                              if not name or name == i or name in names]  # fmt: skip
         if method == "GET" and parts == ["v2", "sandboxes"]:
             return "200 OK", self._list(parse_qs(environ.get("QUERY_STRING", "")))
         if parts[:1] == ["v2"]:
@@ -181,6 +194,8 @@ class FakeE2B:
         if method == "POST" and parts[2:] == ["timeout"]:
             sandbox.end_at = time.time() + float(body.get("timeout", 0))
             return "204 No Content", None
+        if method == "POST" and parts[2:] == ["snapshots"]:
+            return self._snapshot(sandbox, body.get("name"))
         if method == "POST" and parts[2:] == ["connect"]:
             sandbox.end_at = max(sandbox.end_at, time.time() + float(body.get("timeout", 0)))
             return "200 OK", self._short(sandbox)
@@ -193,14 +208,34 @@ class FakeE2B:
             sandbox_id = "i" + secrets.token_hex(10)
             if key:
                 self.idempotency[key] = sandbox_id
-        envs = dict(body.get("envVars") or {})
-        container = _docker.start_container(sandbox_id, envs, self.owner)
+        template = str(body.get("templateID", "base"))
+        snapshot = next(
+            (i for i, names in self.snapshots.items() if template == i or template in names), None
+        )
+        image = _docker.IMAGE if snapshot is None else self._image(snapshot)
+        container = _docker.start_container(sandbox_id, self.owner, image)
         now = time.time()
         end_at = now + float(body.get("timeout", 300))
-        template, metadata = str(body.get("templateID", "base")), dict(body.get("metadata") or {})
+        metadata = dict(body.get("metadata") or {})
         sandbox = FakeSandbox(sandbox_id, container, template, metadata, now, end_at, body)
+        sandbox.envs = dict(body.get("envVars") or {})
         self.sandboxes[sandbox_id] = sandbox
         return "201 Created", self._short(sandbox)
+
+    def _snapshot(self, sandbox: FakeSandbox, name: str | None) -> tuple[str, Any]:
+        """A filesystem snapshot (a committed image; envd's env is not in it). A name already
+        taken moves to the new snapshot, as E2B assigns a new build to the existing template."""
+        snapshot_id = "snap" + secrets.token_hex(8)
+        _docker.commit_container(sandbox.container, self._image(snapshot_id), self.owner)
+        names = [name] if name else []
+        for other in self.snapshots.values():
+            if name in other:
+                other.remove(name)
+        self.snapshots[snapshot_id] = names
+        return "201 Created", {"snapshotID": snapshot_id, "names": names}
+
+    def _image(self, snapshot_id: str) -> str:
+        return f"praisonai-e2bfake-{self.owner}:{snapshot_id}"
 
     def _list(self, query: dict[str, list[str]]) -> list[dict[str, Any]]:
         wanted = {k: v[0] for k, v in parse_qs(query.get("metadata", [""])[0]).items()}

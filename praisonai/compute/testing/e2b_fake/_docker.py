@@ -11,11 +11,10 @@ IMAGE = "praisonai-sandbox:latest"
 LABEL = "praisonai.test.e2b-fake"  # every container the fake starts carries it (clean-up by label)
 
 
-def start_container(sandbox_id: str, env: Mapping[str, str], owner: str) -> str:
+def start_container(sandbox_id: str, owner: str, image: str = IMAGE) -> str:
+    """A container that idles; the sandbox's env is envd's (given to each process), not its own."""
     argv = ["docker", "run", "-d", "--rm", "--label", f"{LABEL}={owner}", "--name", f"e2bfake-{sandbox_id}"]
-    for key, value in env.items():
-        argv += ["-e", f"{key}={value}"]
-    argv += [IMAGE, "sh", "-c", "mkdir -p /workspace /home/user && exec sleep infinity"]
+    argv += [image, "sh", "-c", "mkdir -p /workspace /home/user && exec sleep infinity"]
     return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
 
 
@@ -23,8 +22,13 @@ def remove_container(container: str) -> None:
     subprocess.run(["docker", "rm", "-f", container], capture_output=True, check=False)
 
 
-def commit_container(container: str, tag: str) -> None:
-    subprocess.run(["docker", "commit", container, tag], capture_output=True, check=True)
+def commit_container(container: str, tag: str, owner: str) -> None:
+    change = f"LABEL {LABEL}={owner}"
+    subprocess.run(["docker", "commit", "--change", change, container, tag], capture_output=True, check=True)
+
+
+def remove_image(tag: str) -> None:
+    subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
 
 
 def container_exec(
