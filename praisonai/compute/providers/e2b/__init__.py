@@ -34,6 +34,7 @@ from praisonai._errors import (
     AuthenticationError,
     InstanceNotFoundError,
     MissingDependencyError,
+    PraisonAIError,
     ProvisionError,
 )
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
@@ -284,7 +285,10 @@ class E2BCompute(ComputeProvider):
         idle = _idle(self._metadata[instance_id]) or MAX_TIMEOUT_S
         while True:
             await anyio.sleep(idle / 2)
-            await self._renew(instance_id, sandbox, force=True)
+            try:
+                await self._renew(instance_id, sandbox, force=True)
+            except PraisonAIError:  # the command's own call reports a sandbox that is gone
+                return
 
     async def _read(self, instance_id: str, path: str) -> bytes:
         sandbox = await self._sandbox(instance_id)
