@@ -1,0 +1,353 @@
+"""E2B compute: an instance is an E2B sandbox, driven through the official ``e2b`` SDK (async).
+
+- **Identity.** Every sandbox carries the ``praisonai.*`` labels as E2B metadata (server-side),
+  plus ``praisonai.workdir`` and ``praisonai.ttl_deadline``; any process finds an instance by
+  listing sandboxes whose metadata holds its ``praisonai.instance`` id.
+- **Lifetime.** E2B's ``timeout`` is an absolute deadline, not an idle timer. The sandbox is
+  created with the idle limit as its timeout and renewed (``set_timeout``) on activity, and kept
+  renewed while a command runs, so a busy task is never killed by it; the ttl is an absolute
+  deadline kept in metadata that every renewal is clamped to. So the sandbox stops itself when
+  idle or past its ttl, with no client alive (``self_stop``). E2B caps a timeout at the plan's
+  maximum (1 h Hobby, 24 h Pro); an instance without ``auto_shutdown`` is renewed up to that.
+- **Exec and files**: ``_exec`` (run in the background, exit code from ``CommandExitException``,
+  kill at the timeout) and ``_files`` (bytes both ways with ``format="bytes"``; trees as tar).
+- The SDK is imported lazily: this module loads without it. Templates, not images: a config's
+  ``image``, ``cpu``, ``memory_mb``, ``gpu``, ``disk_mb``, mounts and packages are refused (set the
+  provider's ``template``); background processes and sessions are not offered yet.
+- **Captures** are named E2B snapshots (``praisonai-capture-<tag>``), found by name from any
+  process; a new instance starts from the snapshot id as its template.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import posixpath
+import shlex
+import time
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import SecretStr
+
+from praisonai._errors import (
+    AuthenticationError,
+    InstanceNotFoundError,
+    MissingDependencyError,
+    PraisonAIError,
+    ProvisionError,
+)
+from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute.base import ComputeProvider, SnapshotRef
+from praisonai.compute.config import ComputeConfig, NetworkAllow
+from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
+from praisonai.compute.options import ProviderOptions
+from praisonai.compute.providers.e2b import _exec, _files
+from praisonai.compute.providers.e2b._errors import KEY_VARIABLE, MISSING_KEY, translated
+
+WORKDIR = "praisonai.workdir"
+TTL_DEADLINE = "praisonai.ttl_deadline"  # epoch seconds: no renewal goes past it
+IDLE = "praisonai.idle_s"  # the renewal length ("" when idleness never stops the instance)
+#: E2B's longest sandbox timeout (Pro); the server silently caps a longer one to the plan's.
+MAX_TIMEOUT_S = 24 * 3600
+
+
+class E2BOptions(ProviderOptions):
+    """The e2b provider's options: the sandbox template, and the API key and domain (else
+    ``E2B_API_KEY`` and ``E2B_DOMAIN``, as the SDK reads them)."""
+
+    type: Literal["e2b"] = "e2b"
+    template: str = "base"
+    api_key: SecretStr | None = None
+    domain: str | None = None
+
+
+class E2BCompute(ComputeProvider):
+    """Instances are E2B sandboxes; see the module docstring."""
+
+    name = "e2b"
+    capabilities = frozenset(
+        {
+            Capability.ISOLATION,
+            Capability.NETWORK_NONE,
+            Capability.NETWORK_ALLOWLIST,
+            Capability.SELF_STOP,
+            Capability.CAPTURE,
+        }
+    )
+    requires = ("e2b",)
+    extra = "e2b"
+    options_model = E2BOptions
+
+    def __init__(
+        self, *, template: str = "base", api_key: SecretStr | str | None = None, domain: str | None = None
+    ) -> None:
+        self._template = template
+        self._api_key = api_key.get_secret_value() if isinstance(api_key, SecretStr) else api_key
+        self._domain = domain
+        self._sandboxes: dict[str, Any] = {}  # instance id -> connected AsyncSandbox
+        self._metadata: dict[str, dict[str, str]] = {}  # instance id -> its sandbox's metadata
+        self._renewed: dict[str, float] = {}  # instance id -> monotonic time of the last renewal
+
+    @property
+    def options(self) -> E2BOptions:
+        key = None if self._api_key is None else SecretStr(self._api_key)
+        return E2BOptions(template=self._template, api_key=key, domain=self._domain)
+
+    def unavailable_reason(self) -> str | None:
+        if importlib.util.find_spec("e2b") is None:
+            return "the e2b SDK is not installed: pip install 'praisonai[e2b]'"
+        if not (self._api_key or os.environ.get(KEY_VARIABLE)):
+            return MISSING_KEY
+        return None
+
+    def _params(self) -> dict[str, Any]:
+        """The SDK's ``ApiParams`` this provider was given (the SDK reads the rest from env)."""
+        if importlib.util.find_spec("e2b") is None:
+            raise MissingDependencyError(
+                "the e2b provider needs the e2b SDK: pip install 'praisonai[e2b]'", op="provision"
+            )
+        if not (self._api_key or os.environ.get(KEY_VARIABLE)):
+            raise AuthenticationError(MISSING_KEY, op="provision")
+        params: dict[str, Any] = {}
+        if self._api_key:
+            params["api_key"] = self._api_key
+        if self._domain:
+            params["domain"] = self._domain
+        return params
+
+    # ---- instances ---------------------------------------------------------------------------
+
+    async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        return await self._start(instance_id, cfg, labels, self._template)
+
+    async def _create_from_snapshot(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
+    ) -> InstanceInfo:
+        return await self._start(instance_id, cfg, labels, snapshot.ref)  # a snapshot id is a template
+
+    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
+        from e2b import AsyncSandbox
+
+        with translated("capture"):
+            pages = AsyncSandbox.list_snapshots(name=_capture_name(tag), **self._params())
+            while pages.has_next:
+                for snapshot in await pages.next_items():
+                    if _capture_name(tag) in snapshot.names:
+                        return SnapshotRef(self.name, snapshot.snapshot_id)
+        return None
+
+    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
+        """A named E2B snapshot. A full snapshot keeps envd's memory, and with it the env given at
+        create; with env values, only the filesystem is saved (``mode="filesystem"``, which a team
+        without that feature is refused: set ``capture: false`` there)."""
+        sandbox = await self._sandbox(instance_id)
+        mode = "filesystem" if cfg.env else None
+        with translated("capture", instance_id):
+            info = await sandbox.create_snapshot(name=_capture_name(tag), mode=mode)
+        return SnapshotRef(self.name, info.snapshot_id, time.time())
+
+    async def _start(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], template: str
+    ) -> InstanceInfo:
+        from e2b import ALL_TRAFFIC, AsyncSandbox
+
+        lifetime = cfg.lifetime
+        created = float(labels[LABEL_CREATED])
+        deadline = "" if lifetime.ttl_s is None else str(int(created + lifetime.ttl_s))
+        idle = lifetime.idle_limit_s
+        metadata = {**labels, WORKDIR: cfg.working_dir, TTL_DEADLINE: deadline, IDLE: _num(idle)}
+        network: dict[str, Any] = {}
+        if cfg.network == "none":
+            network["allow_internet_access"] = False
+        elif isinstance(cfg.network, NetworkAllow):
+            network["network"] = {"allow_out": list(cfg.network.allow), "deny_out": [ALL_TRAFFIC]}
+        with translated("provision", instance_id):
+            sandbox = await AsyncSandbox.create(
+                template=template,
+                timeout=_timeout(idle, deadline),
+                metadata=metadata,
+                envs=dict(cfg.env),  # in the create body, never on a command line
+                idempotency_key=instance_id.lower().replace("_", "-"),  # a retried create makes one
+                **network,
+                **self._params(),
+            )
+        self._sandboxes[instance_id], self._metadata[instance_id] = sandbox, metadata
+        self._renewed[instance_id] = time.monotonic()
+        mkdir = ExecRequest(f"mkdir -p -- {shlex.quote(cfg.working_dir)}")
+        result = await _exec.run(sandbox, instance_id, mkdir, "/")
+        if result.exit_code != 0:
+            raise ProvisionError(f"cannot create {cfg.working_dir}: {result.stderr.strip()}", op="provision")
+        return _info(instance_id, sandbox.sandbox_id, metadata, InstanceStatus.RUNNING)
+
+    async def _lookup(self, instance_id: str) -> tuple[str, dict[str, str]] | None:
+        """The E2B sandbox of ``instance_id`` and its metadata, found by that metadata (any
+        process may have made it); ``None`` when there is none (never made, killed, expired)."""
+        if instance_id in self._sandboxes:
+            return str(self._sandboxes[instance_id].sandbox_id), self._metadata[instance_id]
+        found = await self._find({LABEL_INSTANCE: instance_id})
+        return (found[0].sandbox_id, dict(found[0].metadata)) if found else None
+
+    async def _find(self, metadata: dict[str, str]) -> list[Any]:
+        from e2b import AsyncSandbox, SandboxQuery
+
+        with translated("list"):
+            pages = AsyncSandbox.list(query=SandboxQuery(metadata=metadata), **self._params())
+            rows: list[Any] = []
+            while pages.has_next:
+                rows += await pages.next_items()
+        return rows
+
+    async def _sandbox(self, instance_id: str) -> Any:
+        """The connected sandbox of ``instance_id``, renewed for the activity about to happen."""
+        from e2b import AsyncSandbox
+
+        sandbox = self._sandboxes.get(instance_id)
+        if sandbox is None:
+            found = await self._lookup(instance_id)
+            if found is None:
+                raise InstanceNotFoundError(f"no e2b instance {instance_id!r}", op="lookup")
+            sandbox_id, metadata = found
+            with translated("connect", instance_id):
+                timeout = _timeout(_idle(metadata), metadata.get(TTL_DEADLINE, ""))
+                # connect() without a timeout would set E2B's 300 s default (cloud-sdks.md §1.8.3)
+                sandbox = await AsyncSandbox.connect(sandbox_id, timeout=timeout, **self._params())
+            self._sandboxes[instance_id], self._metadata[instance_id] = sandbox, metadata
+            self._renewed[instance_id] = time.monotonic()
+        await self._renew(instance_id, sandbox)
+        return sandbox
+
+    async def _renew(self, instance_id: str, sandbox: Any, *, force: bool = False) -> None:
+        """Move the sandbox's deadline to now + idle limit (clamped to the ttl), at most once per
+        quarter of the idle limit: activity renews it, as an idle timer would be reset."""
+        metadata = self._metadata[instance_id]
+        idle = _idle(metadata)
+        last = self._renewed.get(instance_id, 0.0)
+        if not force and time.monotonic() - last < (idle or MAX_TIMEOUT_S) / 4:
+            return
+        with translated("renew", instance_id):
+            await sandbox.set_timeout(_timeout(idle, metadata.get(TTL_DEADLINE, "")))
+        self._renewed[instance_id] = time.monotonic()
+
+    async def _destroy(self, instance_id: str) -> bool:
+        from e2b import AsyncSandbox
+
+        found = await self._lookup(instance_id)
+        self._sandboxes.pop(instance_id, None)
+        self._metadata.pop(instance_id, None)
+        self._renewed.pop(instance_id, None)
+        if found is None:
+            return False  # never made, or already gone (expired counts as shut down)
+        with translated("shutdown", instance_id):
+            return bool(await AsyncSandbox.kill(found[0], **self._params()))  # False: gone meanwhile
+
+    async def _status(self, instance_id: str) -> InstanceInfo:
+        from e2b import AsyncSandbox
+
+        found = await self._lookup(instance_id)
+        if found is None:
+            raise InstanceNotFoundError(f"no e2b instance {instance_id!r}", op="lookup")
+        sandbox_id = found[0]
+        with translated("status", instance_id):
+            info = await AsyncSandbox.get_info(sandbox_id, **self._params())
+        return _info(instance_id, sandbox_id, info.metadata, _state(info.state))
+
+    async def _list(self) -> list[InstanceInfo]:
+        rows = await self._find({LABEL_PROVIDER: self.name})
+        return [
+            _info(row.metadata.get(LABEL_INSTANCE, ""), row.sandbox_id, row.metadata, _state(row.state))
+            for row in rows
+        ]
+
+    # ---- exec and files ----------------------------------------------------------------------
+
+    async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
+        import anyio
+
+        sandbox = await self._sandbox(instance_id)
+        cwd = self._path(instance_id, request.cwd or ".")
+        failure: BaseException | None = None
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self._keep_alive, instance_id, sandbox)  # a busy instance stays
+            try:
+                result = await _exec.run(sandbox, instance_id, request, cwd)
+            except Exception as exc:  # raised below, not as a task group's ExceptionGroup
+                failure = exc
+            finally:
+                tasks.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
+        return result
+
+    async def _keep_alive(self, instance_id: str, sandbox: Any) -> None:
+        import anyio
+
+        idle = _idle(self._metadata[instance_id]) or MAX_TIMEOUT_S
+        while True:
+            await anyio.sleep(idle / 2)
+            try:
+                await self._renew(instance_id, sandbox, force=True)
+            except PraisonAIError:  # the command's own call reports a sandbox that is gone
+                return
+
+    async def _read(self, instance_id: str, path: str) -> bytes:
+        sandbox = await self._sandbox(instance_id)
+        return await _files.read(sandbox, instance_id, self._path(instance_id, path))
+
+    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
+        sandbox = await self._sandbox(instance_id)
+        await _files.write(sandbox, instance_id, self._path(instance_id, path), data)
+
+    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        sandbox = await self._sandbox(instance_id)
+        await _files.upload(sandbox, instance_id, local, self._path(instance_id, remote))
+
+    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
+        sandbox = await self._sandbox(instance_id)
+        await _files.download(sandbox, instance_id, self._path(instance_id, remote), local)
+
+    def _path(self, instance_id: str, path: str) -> str:
+        """``path`` in the sandbox: relative paths resolve against the instance's working dir."""
+        workdir = self._metadata[instance_id].get(WORKDIR) or "/workspace"
+        return posixpath.normpath(posixpath.join(workdir, path))
+
+
+def _capture_name(tag: str) -> str:
+    """The E2B snapshot name of capture ``tag`` (a hex digest: a valid template name)."""
+    return f"praisonai-capture-{tag}".lower()
+
+
+def _num(value: float | None) -> str:
+    return "" if value is None else str(int(value))
+
+
+def _idle(metadata: dict[str, str]) -> float | None:
+    text = metadata.get(IDLE, "")
+    return float(text) if text else None
+
+
+def _timeout(idle: float | None, deadline: str) -> int:
+    """Seconds until the sandbox may stop: the idle limit, never past the ttl deadline."""
+    wanted = float(idle) if idle is not None else float(MAX_TIMEOUT_S)
+    if deadline:
+        wanted = min(wanted, float(deadline) - time.time())
+    return max(1, min(int(wanted), MAX_TIMEOUT_S))
+
+
+def _state(state: Any) -> InstanceStatus:
+    value = getattr(state, "value", state)
+    return InstanceStatus.RUNNING if value == "running" else InstanceStatus.STOPPED
+
+
+def _info(
+    instance_id: str, sandbox_id: str, metadata: dict[str, str], status: InstanceStatus
+) -> InstanceInfo:
+    return InstanceInfo(
+        instance_id=instance_id,
+        provider="e2b",
+        status=status,
+        endpoint=f"e2b://{sandbox_id}",
+        created_at=float(metadata.get(LABEL_CREATED, 0) or 0),
+        labels=dict(metadata),
+        metadata={"sandbox_id": sandbox_id, WORKDIR: metadata.get(WORKDIR, "/workspace")},
+    )

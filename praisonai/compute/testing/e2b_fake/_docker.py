@@ -1,0 +1,106 @@
+"""The fake's sandboxes: local docker containers, and the processes running in them."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import threading
+from collections.abc import Mapping
+
+IMAGE = "praisonai-sandbox:latest"
+LABEL = "praisonai.test.e2b-fake"  # every container the fake starts carries it (clean-up by label)
+
+
+def start_container(sandbox_id: str, owner: str, image: str = IMAGE) -> str:
+    """A container that idles; the sandbox's env is envd's (given to each process), not its own."""
+    argv = ["docker", "run", "-d", "--rm", "--label", f"{LABEL}={owner}", "--name", f"e2bfake-{sandbox_id}"]
+    argv += [image, "sh", "-c", "mkdir -p /workspace /home/user && exec sleep infinity"]
+    return subprocess.run(argv, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def remove_container(container: str) -> None:
+    subprocess.run(["docker", "rm", "-f", container], capture_output=True, check=False)
+
+
+def commit_container(container: str, tag: str, owner: str) -> None:
+    change = f"LABEL {LABEL}={owner}"
+    subprocess.run(["docker", "commit", "--change", change, container, tag], capture_output=True, check=True)
+
+
+def remove_image(tag: str) -> None:
+    subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
+
+
+def container_exec(
+    container: str, argv: list[str], data: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        ["docker", "exec", "-i", container, *argv], input=data or b"", capture_output=True, check=False
+    )
+
+
+class Proc:
+    """One command in a container, run as envd runs it (``/bin/bash -l -c``) in its own
+    process group, whose pid is the in-container pid (what ``commands.kill(pid)`` names)."""
+
+    def __init__(
+        self, container: str, cmd: str, args: list[str], envs: Mapping[str, str], cwd: str | None, stdin: bool
+    ) -> None:
+        argv = ["docker", "exec", "-i"]
+        if cwd:
+            argv += ["-w", cwd]
+        for key, value in envs.items():
+            argv += ["-e", f"{key}={value}"]
+        # "echo $$" first: the group leader's pid, then exec keeps it for the command itself.
+        argv += [container, "/bin/sh", "-c", 'echo $$; exec "$0" "$@"', cmd, *args]
+        self.container = container
+        self.cmd, self.args, self.envs, self.cwd = cmd, args, dict(envs), cwd or ""
+        self.popen = subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        assert (
+            self.popen.stdout is not None and self.popen.stderr is not None and self.popen.stdin is not None
+        )
+        self.pid = int(self.popen.stdout.readline().strip() or 0)
+        if not stdin:
+            self.popen.stdin.close()
+        self.events: list[tuple[str, bytes]] = []  # ("stdout"|"stderr", chunk), in arrival order
+        self.cond = threading.Condition()
+        self.exit_code: int | None = None
+        self._readers = [
+            threading.Thread(target=self._pump, args=(name, pipe), daemon=True)
+            for name, pipe in (("stdout", self.popen.stdout), ("stderr", self.popen.stderr))
+        ]
+        for reader in self._readers:
+            reader.start()
+        threading.Thread(target=self._reap, daemon=True).start()
+
+    def _pump(self, name: str, pipe: object) -> None:
+        read = pipe.read1  # type: ignore[attr-defined]
+        while chunk := read(65536):
+            with self.cond:
+                self.events.append((name, chunk))
+                self.cond.notify_all()
+
+    def _reap(self) -> None:
+        code = self.popen.wait()
+        for reader in self._readers:
+            reader.join()
+        with self.cond:
+            self.exit_code = code
+            self.cond.notify_all()
+
+    def send(self, data: bytes) -> None:
+        assert self.popen.stdin is not None
+        with contextlib.suppress(BrokenPipeError, ValueError, OSError):
+            self.popen.stdin.write(data)
+            self.popen.stdin.flush()
+
+    def close_stdin(self) -> None:
+        assert self.popen.stdin is not None
+        with contextlib.suppress(BrokenPipeError, OSError):
+            self.popen.stdin.close()
+
+    def kill(self) -> None:
+        """SIGKILL the command's whole process group inside the container."""
+        container_exec(self.container, ["kill", "-KILL", "--", f"-{self.pid}"])

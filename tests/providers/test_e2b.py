@@ -1,0 +1,241 @@
+"""The e2b provider through the real ``e2b`` SDK against the wire-level fake
+(``praisonai.compute.testing.e2b_fake``), whose sandboxes are local docker containers: the
+conformance suite, and E2B's traps (raise on a non-zero exit, a timed-out process left running,
+text-by-default reads, an absolute timeout renewed as an idle one, listing by metadata).
+Live runs, the same suite, only when ``E2B_API_KEY`` is set and ``PRAISONAI_E2B_LIVE=1``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("e2b")
+
+from praisonai import _portal
+from praisonai._errors import AuthenticationError, InstanceNotFoundError, UnsupportedFeatureError
+from praisonai.compute import registry
+from praisonai.compute.providers.e2b import E2BCompute
+from praisonai.compute.testing import CHECKS, Context, skip_reason
+from praisonai.compute.testing.e2b_fake import FakeE2B
+from praisonai.compute.testing.e2b_fake._docker import LABEL
+
+pytestmark = pytest.mark.usefixtures("docker_ok")
+
+NOT_APPLICABLE = {
+    name
+    for name in CHECKS
+    if name.startswith(("background_process", "session_", "bound_env", "killed_helper", "helper_killed"))
+}
+EXPR = "__import__('praisonai.compute.providers.e2b', fromlist=['E2BCompute']).E2BCompute()"
+
+
+@pytest.fixture(scope="module")
+def fake(docker_ok: None) -> Iterator[FakeE2B]:
+    saved = {
+        k: os.environ.get(k) for k in ("E2B_API_URL", "E2B_SANDBOX_URL", "E2B_API_KEY", "E2B_HTTP_VERSION")
+    }
+    with FakeE2B() as server:
+        os.environ.update(server.env())  # child processes (cross-process checks) inherit it
+        try:
+            yield server
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+    left = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={LABEL}={server.owner}"],
+                          capture_output=True, text=True).stdout.split()  # fmt: skip
+    assert not left, f"the fake left containers: {left}"
+
+
+@pytest.fixture(scope="module")
+def ctx(fake: FakeE2B) -> Iterator[Context]:
+    registry.register("e2b", E2BCompute)
+    provider = E2BCompute()
+    info = _portal.call(provider.provision)
+    try:
+        yield Context(provider, info.instance_id, provider_expr=EXPR)
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+        registry.unregister("e2b")
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_conformance(ctx: Context, check: str) -> None:
+    reason = skip_reason(check, ctx.provider)
+    assert (reason is not None) == (check in NOT_APPLICABLE), (check, reason)
+    if reason:
+        pytest.skip(reason)
+    _portal.call(CHECKS[check], ctx)
+
+
+def test_exit_code_survives_the_sdks_raise(ctx: Context) -> None:
+    r = _portal.call(ctx.sh, "echo out; echo err >&2; exit 42")
+    assert (r.exit_code, r.stdout, r.stderr) == (42, "out\n", "err\n")
+
+
+def test_long_command_runs_past_the_sdks_60s_default_setting(ctx: Context) -> None:
+    # The SDK's default command timeout is 60 s; ours is passed explicitly (0 = none).
+    r = _portal.call(lambda: ctx.provider.execute(ctx.instance_id, "sleep 2; echo done", timeout=None))
+    assert r.stdout == "done\n" and not r.timed_out
+
+
+def test_metadata_carries_identity_and_ttl(fake: FakeE2B, ctx: Context) -> None:
+    sandbox = next(
+        s for s in fake.sandboxes.values() if s.metadata.get("praisonai.instance") == ctx.instance_id
+    )
+    assert sandbox.metadata["praisonai.provider"] == "e2b"
+    assert (
+        "praisonai.ttl_deadline" in sandbox.metadata and sandbox.metadata["praisonai.workdir"] == "/workspace"
+    )
+
+
+def test_ttl_clamps_the_deadline_and_idle_renews_it(fake: FakeE2B) -> None:
+    p = E2BCompute()
+    info = _portal.call(p.provision, {"idle_timeout_s": 600, "ttl_s": 30})
+    try:
+        sandbox = next(
+            s for s in fake.sandboxes.values() if s.metadata["praisonai.instance"] == info.instance_id
+        )
+        assert sandbox.end_at - time.time() <= 31, "ttl must clamp E2B's absolute timeout"
+        sandbox.end_at = time.time() + 5  # as if the deadline were near
+        p._renewed.clear()
+        _portal.call(p.execute, info.instance_id, "true")
+        assert sandbox.end_at - time.time() > 20, "activity must renew the deadline"
+    finally:
+        _portal.call(p.shutdown, info.instance_id)
+
+
+def test_idle_instance_stops_itself_and_counts_as_shut_down(fake: FakeE2B) -> None:
+    p = E2BCompute()
+    info = _portal.call(p.provision, {"idle_timeout_s": 2})
+    time.sleep(3.5)
+    other = E2BCompute()  # another process's view: nothing cached
+    with pytest.raises(InstanceNotFoundError):
+        _portal.call(other.get_status, info.instance_id)
+    assert _portal.call(other.shutdown, info.instance_id) is False
+
+
+def test_busy_instance_outlives_its_idle_timeout(fake: FakeE2B) -> None:
+    p = E2BCompute()
+    info = _portal.call(p.provision, {"idle_timeout_s": 2})
+    try:
+        r = _portal.call(lambda: p.execute(info.instance_id, "sleep 4; echo alive", timeout=20))
+        assert r.stdout == "alive\n", r
+    finally:
+        _portal.call(p.shutdown, info.instance_id)
+
+
+def test_network_reaches_the_create_call(fake: FakeE2B) -> None:
+    p = E2BCompute()
+    for network, expected in (
+        ("none", {"allow_internet_access": False}),
+        ({"allow": ["pypi.org"]}, {"network": {"allowOut": ["pypi.org"], "denyOut": ["0.0.0.0/0"]}}),
+    ):
+        info = _portal.call(p.provision, {"network": network})
+        try:
+            sandbox = next(
+                s for s in fake.sandboxes.values() if s.metadata["praisonai.instance"] == info.instance_id
+            )
+            for key, value in expected.items():  # the create body as the SDK put it on the wire
+                assert sandbox.request.get(key) == value, sandbox.request
+        finally:
+            _portal.call(p.shutdown, info.instance_id)
+
+
+def test_unsupported_config_is_refused_in_one_sentence(fake: FakeE2B) -> None:
+    with pytest.raises(UnsupportedFeatureError, match="the e2b provider cannot honour cpu"):
+        _portal.call(E2BCompute().provision, {"cpu": 2})
+
+
+def test_unknown_id_is_not_found(fake: FakeE2B) -> None:
+    with pytest.raises(InstanceNotFoundError):
+        _portal.call(E2BCompute().get_status, "e2b_000000000000")
+
+
+def test_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("E2B_API_KEY", raising=False)
+    p = E2BCompute()
+    assert "E2B_API_KEY" in (p.unavailable_reason() or "")
+    with pytest.raises(AuthenticationError, match="set E2B_API_KEY"):
+        _portal.call(p.provision)
+
+
+@pytest.mark.skipif(
+    not (os.environ.get("E2B_API_KEY") and os.environ.get("PRAISONAI_E2B_LIVE") == "1"),
+    reason="live E2B runs need E2B_API_KEY and PRAISONAI_E2B_LIVE=1",
+)
+def test_live_conformance() -> None:  # pragma: no cover - needs a real account
+    provider = E2BCompute()
+    info = _portal.call(provider.provision)
+    try:
+        from praisonai.compute.testing import run_checks
+
+        failures = _portal.call(run_checks, Context(provider, info.instance_id, provider_expr=EXPR))
+        assert not failures, failures
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_ttl_wins_over_activity(fake: FakeE2B) -> None:
+    p = E2BCompute()
+    info = _portal.call(p.provision, {"idle_timeout_s": 600, "ttl_s": 4})
+    _portal.call(p.execute, info.instance_id, "true")
+    p._renewed.clear()  # the next call renews: it must still stop at the ttl
+    _portal.call(p.execute, info.instance_id, "true")
+    time.sleep(5)
+    assert _portal.call(E2BCompute().shutdown, info.instance_id) is False, "the ttl did not stop it"
+
+
+def test_a_retried_create_makes_one_sandbox(fake: FakeE2B) -> None:
+    from e2b import AsyncSandbox
+
+    async def twice() -> set[str]:
+        made = {(await AsyncSandbox.create(timeout=30, idempotency_key="praisonai-retry-1")).sandbox_id
+                for _ in range(2)}  # fmt: skip
+        for sandbox_id in made:
+            await AsyncSandbox.kill(sandbox_id)
+        return made
+
+    assert len(_portal.call(twice)) == 1
+
+
+def test_refused_key_says_which_variable(fake: FakeE2B) -> None:
+    from praisonai.compute.testing.e2b_fake import REFUSED_KEY
+
+    with pytest.raises(AuthenticationError, match=r"E2B refused the API key.*E2B_API_KEY"):
+        _portal.call(E2BCompute(api_key=REFUSED_KEY).provision)
+
+
+def test_options_round_trip_without_the_key() -> None:
+    from praisonai.compute.providers.e2b import E2BOptions
+
+    p = E2BCompute(template="my-template", api_key="e2b_secret")
+    record = p.options.to_record()
+    assert record == {"type": "e2b", "template": "my-template"}, "the key must never reach the ledger"
+    again = E2BCompute.from_options(E2BOptions.parse(record))
+    assert again.options.template == "my-template" and again.options.api_key is None
+
+
+def test_second_provision_of_a_definition_starts_from_its_capture(fake: FakeE2B) -> None:
+    p = E2BCompute()
+    cfg = {"setup": [f"echo ran >> /workspace/setup-{time.time_ns()}.log"]}
+    first = _portal.call(p.provision, cfg)
+    try:
+        assert len(fake.snapshots) >= 1, "setup was not captured as an E2B snapshot"
+        names = [n for names in fake.snapshots.values() for n in names]
+        assert any(n.startswith("praisonai-capture-") for n in names), names
+    finally:
+        _portal.call(p.shutdown, first.instance_id)
+    again = E2BCompute()  # another process's view: it finds the snapshot by name
+    second = _portal.call(again.provision, cfg)
+    try:
+        r = _portal.call(again.execute, second.instance_id, "cat /workspace/setup-*.log")
+        assert r.stdout == "ran\n", f"setup ran again, or the capture was not used: {r.stdout!r}"
+    finally:
+        _portal.call(again.shutdown, second.instance_id)
