@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from praisonai.compute.testing._modal_wire.fs_tools import FS_TOOLS, FS_TOOLS_PATH
 
 LABEL = "praisonai.test.modal-fake"
+_HIGH_WATER = 4 << 20
 #: What the worker answers when it runs a command: the real fs-tools binary lives there.
 _PRELUDE = 'echo $$ > "/tmp/.modal-exec-$0"; exec "$@"'
 
@@ -33,6 +34,11 @@ class Exec:
     proc: asyncio.subprocess.Process
     out: bytearray = field(default_factory=bytearray)
     err: bytearray = field(default_factory=bytearray)
+    #: the stream offset of each buffer's first byte: what a reader has taken is dropped, so the
+    #: fake's memory stays bounded (a re-read from before it is refused: DATA_LOSS)
+    base: dict[str, int] = field(default_factory=lambda: {"out": 0, "err": 0})
+    drained: asyncio.Event = field(default_factory=asyncio.Event)
+    runner: asyncio.Future[None] | None = None
     stdin_written: int = 0
     stdin_closed: bool = False
     code: int | None = None
@@ -93,6 +99,9 @@ async def _pump(stream: asyncio.StreamReader | None, buf: bytearray, ex: Exec) -
     while chunk := await stream.read(65536):
         buf += chunk
         ex.grew.set()
+        while len(buf) > _HIGH_WATER:  # back-pressure, as a pipe would give
+            ex.drained.clear()
+            await ex.drained.wait()
 
 
 async def start_exec(
@@ -116,7 +125,7 @@ async def start_exec(
     ex = Exec(exec_id, proc)
     box.execs[exec_id] = ex
     box.last_active = time.monotonic()
-    asyncio.ensure_future(_run(box, ex, timeout))
+    ex.runner = asyncio.ensure_future(_run(box, ex, timeout))
     return ex
 
 
@@ -134,5 +143,10 @@ async def _run(box: Box, ex: Exec, timeout: int | None) -> None:
 
 
 async def kill_exec(box: Box, ex: Exec) -> None:
-    script = f'p=$(cat /tmp/.modal-exec-{ex.exec_id} 2>/dev/null) && kill -KILL -- -"$p" "$p"'
+    """The worker's kill at ``timeout_secs``: the command and every process below it (a command
+    may start its own process group or session; the walk finds it all the same)."""
+    script = (
+        't() { for c in $(ps -o pid= --ppid "$1"); do t "$c"; done; kill -KILL "$1" 2>/dev/null; }; '
+        f'p=$(cat /tmp/.modal-exec-{ex.exec_id} 2>/dev/null) && t "$p"; rm -f /tmp/.modal-exec-{ex.exec_id}'
+    )
     await docker("exec", box.container, "sh", "-c", script)

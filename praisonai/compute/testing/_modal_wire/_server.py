@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import time
 from typing import Any
 
-from google.protobuf import empty_pb2
 from grpclib import GRPCError, Status
 from grpclib.server import Stream
 from modal_proto import api_grpc, api_pb2
@@ -20,6 +20,8 @@ from modal_proto import task_command_router_pb2 as tcr
 from praisonai.compute.testing._modal_wire import _boxes
 from praisonai.compute.testing._modal_wire._boxes import Box
 
+# google.protobuf's Empty as the generated module holds it (its stubs are not a dependency)
+_EMPTY: Any = vars(api_pb2)["google_dot_protobuf_dot_empty__pb2"].Empty
 ARG_MAX_BYTES = 65536  # modal/sandbox/_common.py; the worker enforces it too
 
 
@@ -81,6 +83,13 @@ class State:
         return g()
 
 
+async def _recv(stream: Stream[Any, Any]) -> Any:
+    msg = await stream.recv_message()
+    if msg is None:
+        raise GRPCError(Status.INVALID_ARGUMENT, "no request message")
+    return msg
+
+
 def _source_env(sources: Any) -> dict[str, str]:
     """Env given inline (``SecretSource.env``); named secrets are not modelled."""
     env: dict[str, str] = {}
@@ -102,17 +111,18 @@ def _with_defaults(base: type, impl: type) -> type:
 
         return unimplemented
 
-    missing = {n: make(n) for n in base.__abstractmethods__ if n not in impl.__dict__}
+    abstract: frozenset[str] = getattr(base, "__abstractmethods__", frozenset())
+    missing = {n: make(n) for n in abstract if n not in impl.__dict__}
     return type(impl.__name__, (impl,), missing)
 
 
-class _Control(api_grpc.ModalClientBase):  # type: ignore[misc]
+class _Control(api_grpc.ModalClientBase):
     def __init__(self, state: State) -> None:
         self.s = state
 
     async def _req(self, stream: Stream[Any, Any], name: str) -> Any:
         self.s.calls[name] = self.s.calls.get(name, 0) + 1
-        return await stream.recv_message()
+        return await _recv(stream)
 
     async def ClientHello(self, stream: Stream[Any, Any]) -> None:
         await self._req(stream, "ClientHello")
@@ -186,9 +196,11 @@ class _Control(api_grpc.ModalClientBase):  # type: ignore[misc]
 
     async def SandboxGetCommandRouterAccess(self, stream: Stream[Any, Any]) -> None:
         req = await self._req(stream, "SandboxGetCommandRouterAccess")
-        self.s.box(req.sandbox_id)
-        access = api_pb2.CommandRouterAccess(jwt=_jwt(), url=self.s.url)
-        await stream.send_message(api_pb2.SandboxGetCommandRouterAccessResponse(access=access))
+        if req.sandbox_id:
+            self.s.box(req.sandbox_id)
+        else:
+            self.s.by_task(req.task_id)
+        await stream.send_message(api_pb2.SandboxGetCommandRouterAccessResponse(jwt=_jwt(), url=self.s.url))
 
     async def SandboxGetTaskIdV2(self, stream: Stream[Any, Any]) -> None:
         req = await self._req(stream, "SandboxGetTaskIdV2")
@@ -202,10 +214,8 @@ class _Control(api_grpc.ModalClientBase):  # type: ignore[misc]
         req = await self._req(stream, "SandboxWaitV2")
         box = self.s.box(req.sandbox_id)
         if req.timeout:
-            try:
+            with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(box.finished.wait(), req.timeout)
-            except asyncio.TimeoutError:
-                pass
         await stream.send_message(api_pb2.SandboxWaitResponse(result=self.s.result(box)))
 
     async def SandboxTerminateV2(self, stream: Stream[Any, Any]) -> None:
@@ -241,10 +251,10 @@ class _Control(api_grpc.ModalClientBase):  # type: ignore[misc]
     async def SandboxTagsSetV2(self, stream: Stream[Any, Any]) -> None:
         req = await self._req(stream, "SandboxTagsSetV2")
         self.s.box(req.sandbox_id).tags = {t.tag_name: t.tag_value for t in req.tags}
-        await stream.send_message(empty_pb2.Empty())
+        await stream.send_message(_EMPTY())
 
 
-class _Router(tcr_grpc.TaskCommandRouterBase):  # type: ignore[misc]
+class _Router(tcr_grpc.TaskCommandRouterBase):
     def __init__(self, state: State) -> None:
         self.s = state
 
@@ -255,10 +265,10 @@ class _Router(tcr_grpc.TaskCommandRouterBase):  # type: ignore[misc]
         return box, box.execs[exec_id]
 
     async def TaskExecStart(self, stream: Stream[Any, Any]) -> None:
-        req = await stream.recv_message()
+        req = await _recv(stream)
         self.s.calls["TaskExecStart"] = self.s.calls.get("TaskExecStart", 0) + 1
         box = self.s.by_task(req.task_id)
-        if sum(len(a) for a in req.command_args) > ARG_MAX_BYTES:
+        if sum(len(str(a)) for a in req.command_args) > ARG_MAX_BYTES:
             raise GRPCError(Status.INVALID_ARGUMENT, "argument list too long")
         env = {e.key: e.value for e in req.env}
         env.update(_source_env(req.secret_sources))
@@ -268,16 +278,22 @@ class _Router(tcr_grpc.TaskCommandRouterBase):  # type: ignore[misc]
         await stream.send_message(tcr.TaskExecStartResponse())
 
     async def TaskExecStdioRead(self, stream: Stream[Any, Any]) -> None:
-        req = await stream.recv_message()
+        req = await _recv(stream)
         _, ex = self._exec(req.task_id, req.exec_id)
-        err = req.file_descriptor == tcr.TASK_EXEC_STDIO_FILE_DESCRIPTOR_STDERR
+        name = "err" if req.file_descriptor == tcr.TASK_EXEC_STDIO_FILE_DESCRIPTOR_STDERR else "out"
         offset = req.offset
+        if offset < ex.base[name]:
+            raise GRPCError(Status.DATA_LOSS, "the Modal fake keeps no output already read")
         while True:
-            buf = ex.err if err else ex.out
-            if offset < len(buf):
-                data = bytes(buf[offset : offset + (1 << 20)])
-                offset += len(data)
+            buf = ex.err if name == "err" else ex.out
+            start = offset - ex.base[name]
+            if start < len(buf):
+                data = bytes(buf[start : start + (1 << 20)])
                 await stream.send_message(tcr.TaskExecStdioReadResponse(data=data))
+                offset += len(data)
+                del buf[: offset - ex.base[name]]
+                ex.base[name] = offset
+                ex.drained.set()
                 continue
             if ex.done.is_set():
                 return
@@ -300,7 +316,7 @@ class _Router(tcr_grpc.TaskCommandRouterBase):  # type: ignore[misc]
             proc_in.close()
 
     async def TaskExecStdinWrite(self, stream: Stream[Any, Any]) -> None:
-        req = await stream.recv_message()
+        req = await _recv(stream)
         _, ex = self._exec(req.task_id, req.exec_id)
         await self._write(ex, req.offset, req.data, req.eof)
         await stream.send_message(tcr.TaskExecStdinWriteResponse())
@@ -318,20 +334,20 @@ class _Router(tcr_grpc.TaskCommandRouterBase):  # type: ignore[misc]
         await stream.send_message(tcr.TaskExecStdinWriteStreamResponse())
 
     async def TaskExecStdinStatus(self, stream: Stream[Any, Any]) -> None:
-        req = await stream.recv_message()
+        req = await _recv(stream)
         _, ex = self._exec(req.task_id, req.exec_id)
         await stream.send_message(
             tcr.TaskExecStdinStatusResponse(num_bytes_written=ex.stdin_written, closed=ex.stdin_closed)
         )
 
     async def TaskExecWait(self, stream: Stream[Any, Any]) -> None:
-        req = await stream.recv_message()
+        req = await _recv(stream)
         _, ex = self._exec(req.task_id, req.exec_id)
         await ex.done.wait()
         await stream.send_message(tcr.TaskExecWaitResponse(code=ex.code or 0))
 
     async def TaskExecPoll(self, stream: Stream[Any, Any]) -> None:
-        req = await stream.recv_message()
+        req = await _recv(stream)
         _, ex = self._exec(req.task_id, req.exec_id)
         resp = tcr.TaskExecPollResponse() if ex.code is None else tcr.TaskExecPollResponse(code=ex.code)
         await stream.send_message(resp)

@@ -1,0 +1,152 @@
+"""The Modal provider through the real ``modal`` SDK, against the wire-level fake
+(``praisonai.compute.testing.modal_fake``: Modal's gRPC control plane and task command router on
+loopback, sandboxes as real docker containers): the conformance suite, then Modal's traps."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("modal")
+
+from praisonai import _portal
+from praisonai._errors import InstanceNotFoundError
+from praisonai.compute import registry
+from praisonai.compute.providers.modal import ModalProvider
+from praisonai.compute.testing import CHECKS, Context, skip_reason
+from praisonai.compute.testing.modal_fake import ModalFake
+
+IMAGE = "praisonai-sandbox:latest"
+REBUILD = f"__import__('praisonai.compute.providers.modal', fromlist=['_']).ModalProvider(image={IMAGE!r})"
+# Background processes and sessions: Modal has no re-attach to an exec; no helper channel.
+NOT_APPLICABLE_PREFIXES = ("background_process", "session_", "bound_env", "killed_helper", "helper_killed")
+
+
+@pytest.fixture(scope="module")
+def fake(docker_ok: None) -> Iterator[ModalFake]:
+    fake = ModalFake().start()
+    saved = {k: os.environ.get(k) for k in fake.env()}
+    os.environ.update(fake.env())  # the child processes of the cross-process checks see it too
+    try:
+        yield fake
+    finally:
+        fake.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+@pytest.fixture(scope="module")
+def provider(fake: ModalFake) -> ModalProvider:
+    return ModalProvider(image=IMAGE)
+
+
+@pytest.fixture(scope="module")
+def ctx(provider: ModalProvider) -> Iterator[Context]:
+    registry.register("modal", ModalProvider)
+    info = _portal.call(provider.provision)
+    try:
+        yield Context(provider, info.instance_id, provider_expr=REBUILD)
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_conformance(ctx: Context, check: str) -> None:
+    reason = skip_reason(check, ctx.provider)
+    if reason:
+        assert check.startswith(NOT_APPLICABLE_PREFIXES), (check, reason)
+        pytest.skip(reason)
+    _portal.call(CHECKS[check], ctx)
+
+
+def test_a_command_longer_than_modals_arg_cap_runs(ctx: Context) -> None:
+    payload = "x" * 100_000  # Modal refuses argv over 64 KiB: the command must not travel there
+    r = _portal.call(ctx.sh, f"printf %s '{payload}' | wc -c")
+    assert r.exit_code == 0 and r.stdout.strip() == "100000", r
+
+
+def test_a_large_binary_file_goes_both_ways(ctx: Context) -> None:
+    data = bytes(range(256)) * 4096  # 1 MiB: through exec stdin, never a command line
+    _portal.call(ctx.provider.write_file, ctx.instance_id, "big.bin", data)
+    assert _portal.call(ctx.provider.read_file, ctx.instance_id, "big.bin") == data
+
+
+def test_timeout_kills_the_command(ctx: Context) -> None:
+    started = time.monotonic()
+    r = _portal.call(lambda: ctx.sh("echo begun; sleep 300", timeout=2))
+    assert r.timed_out and "begun" in r.stdout and time.monotonic() - started < 10
+    left = _portal.call(ctx.sh, "ps -eo args | grep -c '^sleep 300' || true")
+    assert left.stdout.strip() == "0", "the timed-out command still runs"
+
+
+def test_non_zero_exit_and_separate_streams(ctx: Context) -> None:
+    r = _portal.call(ctx.sh, "echo out; echo err >&2; exit 7")
+    assert (r.exit_code, r.stdout, r.stderr) == (7, "out\n", "err\n")
+
+
+def test_tags_carry_the_praisonai_identity_and_list_finds_it(fake: ModalFake, ctx: Context) -> None:
+    box = next(b for b in fake.state.boxes.values() if b.name == ctx.instance_id)
+    assert box.tags["praisonai.instance"] == ctx.instance_id and box.tags["praisonai.provider"] == "modal"
+    ids = [i.instance_id for i in _portal.call(ModalProvider(image=IMAGE).list_instances)]
+    assert ctx.instance_id in ids
+
+
+def test_lifetime_is_idle_timeout_plus_absolute_timeout(fake: ModalFake, provider: ModalProvider) -> None:
+    info = _portal.call(provider.provision, {"idle_timeout_s": 123, "ttl_s": 456})
+    try:
+        box = next(b for b in fake.state.boxes.values() if b.name == info.instance_id)
+        d = box.definition  # type: ignore[attr-defined]
+        assert (d.idle_timeout_secs, d.timeout_secs) == (123, 456)
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_env_reaches_the_sandbox_not_a_command_line(fake: ModalFake, provider: ModalProvider) -> None:
+    info = _portal.call(provider.provision, {"env": {"API_TOKEN": "s3cret"}})
+    try:
+        r = _portal.call(provider.execute, info.instance_id, "echo $API_TOKEN")
+        assert r.stdout == "s3cret\n"
+        box = next(b for b in fake.state.boxes.values() if b.name == info.instance_id)
+        assert "s3cret" not in " ".join(box.definition.entrypoint_args)  # type: ignore[attr-defined]
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_network_allowlist_and_none_reach_the_create_call(fake: ModalFake, provider: ModalProvider) -> None:
+    info = _portal.call(provider.provision, {"network": {"allow": ["pypi.org", "10.0.0.0/8"]}})
+    try:
+        box = next(b for b in fake.state.boxes.values() if b.name == info.instance_id)
+        access = box.definition.network_access  # type: ignore[attr-defined]
+        assert list(access.allowed_domains) == ["pypi.org"] and list(access.allowed_cidrs) == ["10.0.0.0/8"]
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+    info = _portal.call(provider.provision, {"network": "none"})
+    try:
+        r = _portal.call(provider.execute, info.instance_id, "cat /proc/net/dev")
+        assert {line.split(":")[0].strip() for line in r.stdout.splitlines()[2:]} == {"lo"}
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_shutdown_is_idempotent_and_unknown_ids_are_not_found(provider: ModalProvider) -> None:
+    info = _portal.call(provider.provision)
+    assert _portal.call(provider.shutdown, info.instance_id) is True
+    assert _portal.call(provider.shutdown, info.instance_id) is False
+    with pytest.raises(InstanceNotFoundError):
+        _portal.call(provider.get_status, info.instance_id)
+    with pytest.raises(InstanceNotFoundError):
+        _portal.call(provider.execute, info.instance_id, "true")
+
+
+def test_missing_credentials_name_the_variables(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    monkeypatch.delenv("MODAL_TOKEN_ID", raising=False)
+    monkeypatch.delenv("MODAL_TOKEN_SECRET", raising=False)
+    monkeypatch.setenv("MODAL_CONFIG_PATH", str(tmp_path / "none.toml"))
+    reason = ModalProvider().unavailable_reason() or ""
+    assert "MODAL_TOKEN_ID" in reason and "MODAL_TOKEN_SECRET" in reason
