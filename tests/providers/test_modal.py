@@ -150,3 +150,65 @@ def test_missing_credentials_name_the_variables(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.setenv("MODAL_CONFIG_PATH", str(tmp_path / "none.toml"))
     reason = ModalProvider().unavailable_reason() or ""
     assert "MODAL_TOKEN_ID" in reason and "MODAL_TOKEN_SECRET" in reason
+
+
+def test_idle_timeout_spares_a_busy_sandbox_and_stops_an_idle_one(provider: ModalProvider) -> None:
+    info = _portal.call(provider.provision, {"idle_timeout_s": 2})
+    try:
+        r = _portal.call(provider.execute, info.instance_id, "sleep 4; echo alive")
+        assert r.stdout == "alive\n"  # busy past its idle timeout: still there
+        time.sleep(4)
+        with pytest.raises(InstanceNotFoundError):
+            _portal.call(provider.get_status, info.instance_id)
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_ttl_wins_over_a_busy_sandbox(provider: ModalProvider) -> None:
+    info = _portal.call(provider.provision, {"ttl_s": 3})
+    try:
+        started = time.monotonic()
+        with pytest.raises(InstanceNotFoundError):  # the sandbox went away under the command
+            _portal.call(lambda: provider.execute(info.instance_id, "sleep 20", timeout=30))
+        assert time.monotonic() - started < 10
+        with pytest.raises(InstanceNotFoundError):
+            _portal.call(provider.get_status, info.instance_id)
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_vendor_calls_per_exec(fake: ModalFake, ctx: Context) -> None:
+    _portal.call(ctx.sh, "true")
+    before = dict(fake.state.calls)
+    _portal.call(ctx.sh, "true")
+    spent = {k: v - before.get(k, 0) for k, v in fake.state.calls.items() if v != before.get(k, 0)}
+    assert spent == {"TaskExecStart": 1}, spent  # plus the router's stdio reads and wait
+
+
+# ---- live: the same conformance suite on Modal itself, when its credentials are set ----------------
+
+LIVE_REASON = (
+    None
+    if os.environ.get("MODAL_TOKEN_ID") and os.environ.get("MODAL_TOKEN_SECRET")
+    else "live Modal tests need MODAL_TOKEN_ID and MODAL_TOKEN_SECRET"
+)
+
+
+@pytest.fixture(scope="module")
+def live_ctx() -> Iterator[Context]:
+    if LIVE_REASON:
+        pytest.skip(LIVE_REASON)
+    provider = ModalProvider(app_name="praisonai-tests")
+    info = _portal.call(provider.provision, {"idle_timeout_s": 300, "ttl_s": 1800})
+    expr = "__import__('praisonai.compute.providers.modal', fromlist=['_']).ModalProvider(app_name='praisonai-tests')"
+    try:
+        yield Context(provider, info.instance_id, provider_expr=expr)
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_live_conformance(live_ctx: Context, check: str) -> None:
+    if reason := skip_reason(check, live_ctx.provider):
+        pytest.skip(reason)
+    _portal.call(CHECKS[check], live_ctx)

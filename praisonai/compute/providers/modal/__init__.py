@@ -17,6 +17,7 @@ sessions (Modal has no re-attach to an exec).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ipaddress
 import math
@@ -98,9 +99,13 @@ class ModalProvider(ComputeProvider):
                 )
         return self._app
 
-    async def _find(self, instance_id: str) -> Any:
-        """The running sandbox of ``instance_id``; a finished or vanished one is not found."""
+    async def _find(self, instance_id: str, *, fresh: bool = False) -> Any:
+        """The running sandbox of ``instance_id``; a finished or vanished one is not found.
+        A handle this process holds is used as it is (an exec or file call on a finished sandbox
+        fails NOT_FOUND by itself) unless ``fresh`` asks Modal whether it still runs."""
         sb = self._sandboxes.get(instance_id)
+        if sb is not None and not fresh:
+            return sb
         if sb is None:
             modal = _sdk.load()
             app = await self._get_app()
@@ -149,7 +154,7 @@ class ModalProvider(ComputeProvider):
 
     async def _destroy(self, instance_id: str) -> bool:
         try:
-            sb = await self._find(instance_id)
+            sb = await self._find(instance_id, fresh=True)
         except InstanceNotFoundError:
             return False  # a vanished sandbox counts as shut down
         with translated("shutdown", instance_id), contextlib.suppress(_sdk.load().exception.NotFoundError):
@@ -158,7 +163,7 @@ class ModalProvider(ComputeProvider):
         return True
 
     async def _status(self, instance_id: str) -> InstanceInfo:
-        sb = await self._find(instance_id)
+        sb = await self._find(instance_id, fresh=True)
         with translated("status", instance_id):
             tags = await sb.get_tags.aio()
         return self._info(instance_id, sb.object_id, tags)
@@ -216,8 +221,6 @@ class ModalProvider(ComputeProvider):
                     buf.write(chunk)
                     if request.on_output is not None:
                         request.on_output(name, chunk)
-
-            import asyncio
 
             await asyncio.gather(pump(proc.stdout, out, "stdout"), pump(proc.stderr, err, "stderr"))
             code = await proc.wait.aio()
