@@ -20,7 +20,9 @@ from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.modal_fake import ModalFake
 
 IMAGE = "praisonai-sandbox:latest"
-REBUILD = f"__import__('praisonai.compute.providers.modal', fromlist=['_']).ModalProvider(image={IMAGE!r})"
+# how a child process of a cross-process check rebuilds the provider (no entry point needed)
+_MODULE = "__import__('praisonai.compute.providers.modal', fromlist=['_'])"
+REBUILD = f"{_MODULE}.ModalProvider(image={IMAGE!r})"
 # Background processes and sessions: Modal has no re-attach to an exec; no helper channel.
 NOT_APPLICABLE_PREFIXES = ("background_process", "session_", "bound_env", "killed_helper", "helper_killed")
 
@@ -34,11 +36,7 @@ def fake(docker_ok: None) -> Iterator[ModalFake]:
         yield fake
     finally:
         fake.stop()
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        _set_env(saved)
 
 
 @pytest.fixture(scope="module")
@@ -187,6 +185,8 @@ def test_vendor_calls_per_exec(fake: ModalFake, ctx: Context) -> None:
 
 # ---- live: the same conformance suite on Modal itself, when its credentials are set ----------------
 
+_MODAL_VARS = ("MODAL_SERVER_URL", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET")
+_ORIGINAL_ENV = {k: os.environ.get(k) for k in _MODAL_VARS}  # before the fake fixture points them at it
 LIVE_REASON = (
     None
     if os.environ.get("MODAL_TOKEN_ID") and os.environ.get("MODAL_TOKEN_SECRET")
@@ -198,13 +198,24 @@ LIVE_REASON = (
 def live_ctx() -> Iterator[Context]:
     if LIVE_REASON:
         pytest.skip(LIVE_REASON)
+    during = {k: os.environ.get(k) for k in _MODAL_VARS}
+    _set_env(_ORIGINAL_ENV)  # Modal itself, not the fake
     provider = ModalProvider(app_name="praisonai-tests")
     info = _portal.call(provider.provision, {"idle_timeout_s": 300, "ttl_s": 1800})
-    expr = "__import__('praisonai.compute.providers.modal', fromlist=['_']).ModalProvider(app_name='praisonai-tests')"
+    expr = f"{_MODULE}.ModalProvider(app_name='praisonai-tests')"
     try:
         yield Context(provider, info.instance_id, provider_expr=expr)
     finally:
         _portal.call(provider.shutdown, info.instance_id)
+        _set_env(during)
+
+
+def _set_env(values: dict[str, str | None]) -> None:
+    for key, value in values.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
 
 
 @pytest.mark.parametrize("check", list(CHECKS))
