@@ -23,8 +23,11 @@ Modelled, as the SDK's source shows them (``modal/sandbox/_impl_v2.py``,
 - ``sb.filesystem``: the SDK execs ``/__modal/.bin/modal-sandbox-fs-tools``; the fake installs a
   Python stand-in there (ReadFile, WriteFile, MakeDirectory, Remove) with the same error payloads.
 
-Not modelled (each answers UNIMPLEMENTED naming the method): image builds, snapshots
-(``TaskSnapshotFilesystem`` / ``snapshot_directory``), ``from_name``, tunnels, sidecars, PTY,
+- ``snapshot_filesystem``: ``docker commit`` of the sandbox (``ImageFromId`` finds it; the fake
+  removes the images when it stops); no ttl expiry.
+
+Not modelled (each answers UNIMPLEMENTED naming the method): image builds,
+``snapshot_directory`` / ``mount_image``, memory snapshots, ``from_name``, tunnels, sidecars, PTY,
 outbound domain/CIDR allowlists (accepted and recorded on the sandbox, not enforced), secrets,
 volumes, the V1 backend (gpu=), rate limits and quotas.
 """
@@ -42,7 +45,7 @@ from typing import Any
 
 from grpclib.server import Server
 
-from praisonai.compute.testing._modal_wire._boxes import LABEL
+from praisonai.compute.testing._modal_wire._boxes import LABEL, SNAPSHOT_REPOSITORY
 from praisonai.compute.testing._modal_wire._server import State, services
 
 __all__ = ["LABEL", "ModalFake", "modal_fake"]
@@ -103,6 +106,9 @@ class ModalFake:
             ).stdout.split()
             if ids:  # only this fake's label; a leftover from a crashed run goes too
                 subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, check=False)
+            snaps = [ref for ref in self.state.images.values() if ref.startswith(SNAPSHOT_REPOSITORY)]
+            if snaps:
+                subprocess.run(["docker", "rmi", "-f", *snaps], capture_output=True, check=False)
 
 
 @contextmanager

@@ -10,9 +10,9 @@
   exit is returned, not raised; ``wait()`` returning -1 is Modal's timeout (its worker kills the
   command). A command longer than Modal's 64 KiB argument cap is written to a file first.
 - files: ``sb.filesystem.read_bytes`` / ``write_bytes(data, path)`` (``sb.open`` is gone in 1.6).
+- captures: ``snapshot_filesystem`` images, found again by tag (``_capture``).
 Not offered (refused by capability): GPUs (they force the V1 backend, not yet tested), disk
-limits, host mounts, captures (``snapshot_filesystem``: not yet wired), background processes and
-sessions (Modal has no re-attach to an exec).
+limits, host mounts, background processes and sessions (Modal has no re-attach to an exec).
 """
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from praisonai._errors import InstanceNotFoundError, PathNotFoundError
+from praisonai._errors import InstanceNotFoundError, PathNotFoundError, ProvisionError
 from praisonai._output import OutputBuffer, exec_result
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.compute.base import ComputeProvider
+from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.modal import _files, _sdk
+from praisonai.compute.providers.modal import _capture, _files, _sdk
 from praisonai.compute.providers.modal._sdk import translated
 
 ARG_MAX_BYTES = 65536  # modal/sandbox/_common.py: the sum of the argv lengths
@@ -64,7 +64,7 @@ class ModalProvider(ComputeProvider):
     name = "modal"
     capabilities = frozenset({
         Capability.IMAGE, Capability.CPU_LIMIT, Capability.MEMORY_LIMIT,
-        Capability.NETWORK_NONE, Capability.NETWORK_ALLOWLIST,
+        Capability.NETWORK_NONE, Capability.NETWORK_ALLOWLIST, Capability.CAPTURE,
     })  # fmt: skip
     requires = ("modal",)
     extra = "modal"
@@ -118,20 +118,45 @@ class ModalProvider(ComputeProvider):
         if sb is None:
             raise InstanceNotFoundError(f"no running Modal sandbox for {instance_id!r}", op="lookup")
         with translated("lookup", instance_id):
-            if await sb.poll.aio() is not None:
-                self._sandboxes.pop(instance_id, None)
-                raise InstanceNotFoundError(f"the Modal sandbox of {instance_id!r} has finished", op="lookup")
+            finished = await sb.poll.aio() is not None
+        if finished:
+            self._sandboxes[instance_id] = sb
+            await self._forget(instance_id)
+            raise InstanceNotFoundError(f"the Modal sandbox of {instance_id!r} has finished", op="lookup")
         self._sandboxes[instance_id] = sb
         return sb
 
     # ---- lifecycle -------------------------------------------------------------------------
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        image = _sdk.load().Image.from_registry(cfg.image or self._opts.image)
+        return await self._create_with(instance_id, cfg, labels, image)
+
+    async def _create_from_snapshot(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
+    ) -> InstanceInfo:
+        try:
+            return await self._create_with(instance_id, cfg, labels, _capture.image(snapshot))
+        except InstanceNotFoundError as exc:  # NOT_FOUND at create: the image expired on Modal
+            _capture.forget(self._opts.app_name, snapshot.ref)
+            raise ProvisionError(
+                f"Modal no longer has capture image {snapshot.ref}; provision again to rebuild it",
+                op="provision",
+            ) from exc
+
+    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
+        return await _capture.find(self._opts.app_name, tag, self.name)
+
+    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
+        return await _capture.save(await self._find(instance_id), self._opts.app_name, tag, self.name)
+
+    async def _create_with(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], image: Any
+    ) -> InstanceInfo:
         modal = _sdk.load()
         app = await self._get_app()
         kwargs: dict[str, Any] = {
-            "app": app, "name": instance_id, "tags": labels, "env": dict(cfg.env),
-            "image": modal.Image.from_registry(cfg.image or self._opts.image),
+            "app": app, "name": instance_id, "tags": labels, "env": dict(cfg.env), "image": image,
             "timeout": min(cfg.ttl_s or MAX_LIFETIME_S, MAX_LIFETIME_S),
             "idle_timeout": cfg.idle_timeout_s if cfg.auto_shutdown else None,
             "workdir": cfg.working_dir,
@@ -159,8 +184,15 @@ class ModalProvider(ComputeProvider):
             return False  # a vanished sandbox counts as shut down
         with translated("shutdown", instance_id), contextlib.suppress(_sdk.load().exception.NotFoundError):
             await sb.terminate.aio()
-        self._sandboxes.pop(instance_id, None)
+        await self._forget(instance_id)
         return True
+
+    async def _forget(self, instance_id: str) -> None:
+        """Drop this process's handle, closing its connections (``detach``: not a terminate)."""
+        sb = self._sandboxes.pop(instance_id, None)
+        if sb is not None:
+            with contextlib.suppress(Exception):
+                await sb.detach.aio()
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         sb = await self._find(instance_id, fresh=True)

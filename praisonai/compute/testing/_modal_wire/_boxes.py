@@ -12,6 +12,8 @@ from praisonai.compute.testing._modal_wire.fs_tools import FS_TOOLS, FS_TOOLS_PA
 
 LABEL = "praisonai.test.modal-fake"
 _HIGH_WATER = 4 << 20
+#: where ``snapshot_filesystem`` commits a sandbox (the fake removes these when it stops)
+SNAPSHOT_REPOSITORY = "praisonai-modal-fake-snapshot"
 #: What the worker answers when it runs a command: the real fs-tools binary lives there.
 _PRELUDE = 'echo $$ > "/tmp/.modal-exec-$0"; exec "$@"'
 
@@ -62,6 +64,7 @@ class Box:
     #: 124 timeout, 137 terminated (the SDK's own mapping of GenericResult), else None
     status: str | None = None
     execs: dict[str, Exec] = field(default_factory=dict)
+    env_keys: list[str] = field(default_factory=list)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
 
     def busy(self) -> bool:

@@ -158,6 +158,12 @@ class _Control(api_grpc.ModalClientBase):
         ok = api_pb2.GenericResult(status=api_pb2.GenericResult.GENERIC_STATUS_SUCCESS)
         await stream.send_message(api_pb2.ImageGetOrCreateResponse(image_id=image_id, result=ok))
 
+    async def ImageFromId(self, stream: Stream[Any, Any]) -> None:
+        req = await self._req(stream, "ImageFromId")
+        if req.image_id not in self.s.images:
+            raise GRPCError(Status.NOT_FOUND, f"Image {req.image_id} not found")
+        await stream.send_message(api_pb2.ImageFromIdResponse(image_id=req.image_id))
+
     async def SandboxCreateV2(self, stream: Stream[Any, Any]) -> None:
         req = await self._req(stream, "SandboxCreateV2")
         d = req.definition
@@ -185,6 +191,7 @@ class _Control(api_grpc.ModalClientBase):
             deadline=time.monotonic() + (d.timeout_secs or 300),
             idle_timeout=d.idle_timeout_secs or None,
         )
+        box.env_keys = sorted(env)
         box.definition = d  # type: ignore[attr-defined]  # kept for tests that inspect the call
         self.s.boxes[box.sandbox_id] = box
         access = api_pb2.CommandRouterAccess(jwt=_jwt(), url=self.s.url)
@@ -345,6 +352,20 @@ class _Router(tcr_grpc.TaskCommandRouterBase):
         _, ex = self._exec(req.task_id, req.exec_id)
         await ex.done.wait()
         await stream.send_message(tcr.TaskExecWaitResponse(code=ex.code or 0))
+
+    async def TaskSnapshotFilesystem(self, stream: Stream[Any, Any]) -> None:
+        req = await _recv(stream)
+        self.s.calls["TaskSnapshotFilesystem"] = self.s.calls.get("TaskSnapshotFilesystem", 0) + 1
+        box = self.s.by_task(req.task_id)
+        image_id = _boxes.new_id("im")
+        ref = f"{_boxes.SNAPSHOT_REPOSITORY}:{image_id}"
+        # the filesystem only: Modal's snapshot holds no sandbox env (docker commit would keep it)
+        blank = [arg for key in box.env_keys for arg in ("--change", f"ENV {key}=")]
+        rc, _, err = await _boxes.docker("commit", *blank, box.container, ref)
+        if rc:
+            raise GRPCError(Status.INTERNAL, err.decode(errors="replace").strip())
+        self.s.images[image_id] = ref
+        await stream.send_message(tcr.TaskSnapshotFilesystemResponse(image_id=image_id))
 
     async def TaskExecPoll(self, stream: Stream[Any, Any]) -> None:
         req = await _recv(stream)
