@@ -17,6 +17,7 @@ pytest.importorskip("modal")
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
 from praisonai.compute import registry
+from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.modal import ModalProvider
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.modal_fake import ModalFake
@@ -29,6 +30,15 @@ REBUILD = f"{_MODULE}.ModalProvider(image={IMAGE!r})"
 NOT_APPLICABLE_PREFIXES = ("background_process", "session_", "bound_env", "killed_helper", "helper_killed")
 
 
+@pytest.fixture(autouse=True)
+def _collect_sdk_garbage() -> Iterator[None]:
+    """The SDK's handles (synchronicity, grpclib) finalized by a GC pass that lands inside a later
+    ``ast.parse`` (pytest's assertion rewriting, tests/unit/test_structure.py) trip CPython 3.11.7's
+    "AST constructor recursion depth mismatch": collect them after each test, while they are ours."""
+    yield
+    gc.collect()
+
+
 @pytest.fixture(scope="module")
 def fake(docker_ok: None) -> Iterator[ModalFake]:
     fake = ModalFake().start()
@@ -39,10 +49,7 @@ def fake(docker_ok: None) -> Iterator[ModalFake]:
     finally:
         fake.stop()
         _set_env(saved)
-        # The SDK's handles (synchronicity, grpclib) finalized by a later GC pass inside another
-        # test's ast.parse trip CPython 3.11.7's "AST constructor recursion depth mismatch"
-        # (tests/unit/test_structure.py): collect them here, while they are ours.
-        gc.collect()
+        gc.collect()  # as _collect_sdk_garbage
 
 
 @pytest.fixture(scope="module")
@@ -249,3 +256,27 @@ def test_the_second_provision_starts_from_the_capture(
     finally:
         for instance_id in (first, second):
             _portal.call(provider.shutdown, instance_id)
+
+
+def test_a_retried_create_makes_one_sandbox(fake: ModalFake, provider: ModalProvider) -> None:
+    cfg = ComputeConfig()
+    info = _portal.call(provider.provision)
+    try:
+        again = _portal.call(
+            provider._create, info.instance_id, cfg, {"praisonai.instance": info.instance_id}
+        )
+        assert again.metadata["sandbox_id"] == info.metadata["sandbox_id"]
+        assert sum(b.name == info.instance_id for b in fake.state.boxes.values()) == 1
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_another_process_resolves_relative_paths_in_the_working_dir(provider: ModalProvider) -> None:
+    info = _portal.call(provider.provision, {"working_dir": "/srv/work"})
+    try:
+        _portal.call(provider.write_file, info.instance_id, "note.txt", b"here")
+        other = ModalProvider(image=IMAGE)  # a new process's provider: no handle, no cache
+        assert _portal.call(other.read_file, info.instance_id, "/srv/work/note.txt") == b"here"
+        assert _portal.call(other.read_file, info.instance_id, "note.txt") == b"here"
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)

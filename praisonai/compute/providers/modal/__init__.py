@@ -38,6 +38,8 @@ from praisonai.compute.providers.modal._sdk import translated
 ARG_MAX_BYTES = 65536  # modal/sandbox/_common.py: the sum of the argv lengths
 MAX_LIFETIME_S = 24 * 3600  # Modal's longest sandbox timeout
 _SCRIPT_DIR = "/tmp/.praisonai-cmd"
+#: the instance's working dir, so another process resolves relative paths the same way
+TAG_WORKDIR = "praisonai.modal.workdir"
 _NO_CWD = "praisonai: no such working directory"
 _NO_CWD_CODE = 211
 # $0 the pidfile, $1 the working dir, $2 the command. Our own cd: what Modal does with a missing
@@ -113,8 +115,11 @@ class ModalProvider(ComputeProvider):
                 async for found in modal.Sandbox.list.aio(
                     app_id=app.app_id, tags={LABEL_INSTANCE: instance_id}
                 ):
-                    sb = found
-                    break
+                    sb = found  # no break: a generator left open is finalized later, by GC
+            if sb is not None:
+                with translated("lookup", instance_id):
+                    tags = await sb.get_tags.aio()
+                self._workdirs[instance_id] = tags.get(TAG_WORKDIR, "/workspace")
         if sb is None:
             raise InstanceNotFoundError(f"no running Modal sandbox for {instance_id!r}", op="lookup")
         with translated("lookup", instance_id):
@@ -171,8 +176,13 @@ class ModalProvider(ComputeProvider):
             cidrs, domains = _split_allow(cfg.network.allow)
             kwargs["outbound_cidr_allowlist"] = cidrs or None
             kwargs["outbound_domain_allowlist"] = domains or None
-        with translated("provision", instance_id):
-            sb = await modal.Sandbox.create.aio(**kwargs)
+        kwargs["tags"] = {**labels, TAG_WORKDIR: cfg.working_dir}
+        try:
+            with translated("provision", instance_id):
+                sb = await modal.Sandbox.create.aio(**kwargs)
+        except modal.exception.AlreadyExistsError:
+            # the name is the instance id: a retried create finds the one sandbox it made
+            sb = await self._find(instance_id, fresh=True)
         self._sandboxes[instance_id] = sb
         self._workdirs[instance_id] = cfg.working_dir
         return self._info(instance_id, sb.object_id, labels)
