@@ -61,7 +61,7 @@ class DaytonaFake:
         self.requests: list[tuple[str, str, Any]] = []  # (method, route, json body) of API calls
         self._faults: list[tuple[int, float | None]] = []
         self._lock = threading.Lock()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self._server = _Server(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._threads = [threading.Thread(target=self._server.serve_forever, daemon=True),
                          threading.Thread(target=self._lifetimes, daemon=True)]  # fmt: skip
@@ -167,6 +167,10 @@ class DaytonaFake:
                     _docker.stop(box["_container"])
                     if box["autoDeleteInterval"] == 0:
                         self.destroy(box)
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # the SDK opens many connections at once (one client per operation)
 
 
 def _build_info(sent: dict[str, Any] | None, now: float) -> dict[str, Any] | None:

@@ -31,6 +31,8 @@ def route(fake: DaytonaFake, h: BaseHTTPRequestHandler, method: str, parts: list
             _toolbox(fake, h, method, parts[1], parts[2:], query)
         else:
             send_error(h, 404, f"no route {h.path}")
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the client went away (the SDK drops its socket.io probe)
     except Exception as exc:  # noqa: BLE001 - a fake's bug must reach the test as a 500
         send_error(h, 500, f"fake error: {exc!r}")
 

@@ -1,0 +1,153 @@
+"""The Daytona provider through the real ``daytona`` SDK, against the wire-level fake
+(``praisonai.compute.testing.daytona_fake``) whose sandboxes are docker containers; and, when
+DAYTONA_API_KEY is set, against Daytona itself (the same conformance suite)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("daytona", reason="the daytona SDK is not installed (pip install 'praisonai[daytona]')")
+
+from praisonai import _portal  # noqa: E402
+from praisonai._errors import AuthenticationError, InstanceNotFoundError, UnsupportedFeatureError  # noqa: E402
+from praisonai._types import Capability  # noqa: E402
+from praisonai.compute import registry  # noqa: E402
+from praisonai.compute.providers.daytona import DaytonaCompute  # noqa: E402
+from praisonai.compute.testing import CHECKS, Context, skip_reason  # noqa: E402
+from praisonai.compute.testing.daytona_fake import DaytonaFake  # noqa: E402
+
+# Checks the provider does not pass yet, each with the reason (the next session's work list).
+KNOWN_GAPS = {
+    "stream_delivers_output_while_running": "process.exec does not stream; output arrives when the command ends",
+}
+LIVE = bool(os.environ.get("DAYTONA_API_KEY"))
+
+
+@pytest.fixture(scope="module")
+def fake(docker_ok: None) -> Iterator[DaytonaFake]:
+    with DaytonaFake(minute_s=1.0) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def provider(fake: DaytonaFake) -> DaytonaCompute:
+    return DaytonaCompute(api_key="fake-key", api_url=fake.api_url, renew_s=0.3)
+
+
+@pytest.fixture(scope="module")
+def ctx(provider: DaytonaCompute) -> Iterator[Context]:
+    registry.register("daytona", DaytonaCompute)
+    info = _portal.call(provider.provision, {"auto_shutdown": False})
+    expr = f"DaytonaCompute(api_key='fake-key', api_url={provider.options.api_url!r})"
+    try:
+        yield Context(provider, info.instance_id, provider_expr=f"__import__('praisonai.compute.providers.daytona', fromlist=['x']).{expr}")
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_conformance(ctx: Context, check: str) -> None:
+    if reason := skip_reason(check, ctx.provider):
+        pytest.skip(reason)
+    if check in KNOWN_GAPS:
+        pytest.xfail(KNOWN_GAPS[check])
+    _portal.call(CHECKS[check], ctx)
+
+
+# ---- Daytona's traps (cloud-sdks.md §3) ------------------------------------------------------
+
+
+def test_stdout_and_stderr_stay_apart_although_exec_merges_them(ctx: Context, fake: DaytonaFake) -> None:
+    r = _portal.call(ctx.sh, "printf out; printf err >&2; exit 7")
+    assert (r.stdout, r.stderr, r.exit_code) == ("out", "err", 7), r
+
+
+def test_a_timeout_keeps_partial_output_though_daytona_drops_it(ctx: Context) -> None:
+    r = _portal.call(lambda: ctx.sh("echo before; echo e >&2; sleep 30", timeout=1))
+    assert r.timed_out and r.exit_code == 124 and r.stdout == "before\n" and r.stderr == "e\n", r
+
+
+def test_identity_labels_and_unique_name(ctx: Context, fake: DaytonaFake) -> None:
+    box = fake.find(ctx.instance_id)
+    assert box is not None, "the sandbox's name is the instance id"
+    assert box["labels"]["praisonai.instance"] == ctx.instance_id
+    assert box["labels"]["praisonai.provider"] == "daytona"
+    assert box["autoDeleteInterval"] == 0 and box["autoStopInterval"] == 0  # auto_shutdown False
+
+
+def test_env_goes_through_the_api_never_a_command_line(provider: DaytonaCompute, fake: DaytonaFake) -> None:
+    info = _portal.call(provider.provision, {"env": {"SECRET_X": "s3cret"}})
+    try:
+        r = _portal.call(lambda: provider.execute(info.instance_id, 'echo "$SECRET_X"', env={"PER_CALL": "p1"}))
+        assert r.stdout == "s3cret\n"
+        commands = [body.get("command", "") for _, _, body in fake.requests if isinstance(body, dict)]
+        assert not any("s3cret" in c or "p1" in c for c in commands)
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_network_none_is_block_all(provider: DaytonaCompute, fake: DaytonaFake) -> None:
+    info = _portal.call(provider.provision, {"network": "none"})
+    try:
+        assert fake.find(info.instance_id)["networkBlockAll"] is True  # type: ignore[index]
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_allow_lists_are_refused_until_mapped(provider: DaytonaCompute) -> None:
+    with pytest.raises(UnsupportedFeatureError, match="the daytona provider cannot honour"):
+        _portal.call(provider.provision, {"network": {"allow": ["pypi.org"]}})
+
+
+def test_a_busy_exec_renews_the_idle_timer_and_an_idle_sandbox_stops(provider: DaytonaCompute, fake: DaytonaFake) -> None:
+    # minute_s=1: idle_timeout 60 s is one fake "minute" = 1 s; processes inside are not activity.
+    info = _portal.call(provider.provision, {"idle_timeout_s": 60})
+    try:
+        r = _portal.call(lambda: provider.execute(info.instance_id, "sleep 3; echo alive", timeout=10))
+        assert r.stdout == "alive\n", "the sandbox stopped under a running command"
+        time.sleep(3)
+        with pytest.raises(InstanceNotFoundError):  # stopped when idle, then deleted (auto_delete 0)
+            _portal.call(provider.get_status, info.instance_id)
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_unknown_and_vanished_sandboxes(provider: DaytonaCompute) -> None:
+    with pytest.raises(InstanceNotFoundError):
+        _portal.call(provider.get_status, "daytona_000000000000")
+    assert _portal.call(provider.shutdown, "daytona_000000000000") is False
+
+
+def test_missing_credentials_name_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN"):
+        monkeypatch.delenv(var, raising=False)
+    p = DaytonaCompute(api_url="http://127.0.0.1:9/api")
+    assert "DAYTONA_API_KEY" in (p.unavailable_reason() or "")
+    with pytest.raises(AuthenticationError, match="DAYTONA_API_KEY"):
+        _portal.call(p.list_instances)
+
+
+def test_capabilities_are_declared_honestly() -> None:
+    caps = DaytonaCompute.capabilities
+    assert Capability.NETWORK_NONE in caps and Capability.SELF_STOP in caps
+    assert not caps & {Capability.PROCESSES, Capability.SESSIONS, Capability.CAPTURE, Capability.NETWORK_ALLOWLIST}
+
+
+# ---- live ------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not LIVE, reason="set DAYTONA_API_KEY to run the conformance suite against Daytona")
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_live_conformance(check: str) -> None:
+    provider = DaytonaCompute()
+    if reason := skip_reason(check, provider):
+        pytest.skip(reason)
+    info = _portal.call(provider.provision)
+    try:
+        _portal.call(CHECKS[check], Context(provider, info.instance_id, provider_expr="DaytonaCompute()"))
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
