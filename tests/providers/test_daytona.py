@@ -12,17 +12,19 @@ import pytest
 
 pytest.importorskip("daytona", reason="the daytona SDK is not installed (pip install 'praisonai[daytona]')")
 
-from praisonai import _portal  # noqa: E402
-from praisonai._errors import AuthenticationError, InstanceNotFoundError, UnsupportedFeatureError  # noqa: E402
-from praisonai._types import Capability  # noqa: E402
-from praisonai.compute import registry  # noqa: E402
-from praisonai.compute.providers.daytona import DaytonaCompute  # noqa: E402
-from praisonai.compute.testing import CHECKS, Context, skip_reason  # noqa: E402
-from praisonai.compute.testing.daytona_fake import DaytonaFake  # noqa: E402
+from praisonai import _portal
+from praisonai._errors import AuthenticationError, InstanceNotFoundError, UnsupportedFeatureError
+from praisonai._types import Capability
+from praisonai.compute import registry
+from praisonai.compute.providers.daytona import DaytonaCompute
+from praisonai.compute.testing import CHECKS, Context, skip_reason
+from praisonai.compute.testing.daytona_fake import DaytonaFake
 
 # Checks the provider does not pass yet, each with the reason (the next session's work list).
 KNOWN_GAPS = {
-    "stream_delivers_output_while_running": "process.exec does not stream; output arrives when the command ends",
+    "stream_delivers_output_while_running": (
+        "process.exec does not stream; output arrives when the command ends"
+    ),
 }
 LIVE = bool(os.environ.get("DAYTONA_API_KEY"))
 
@@ -44,7 +46,11 @@ def ctx(provider: DaytonaCompute) -> Iterator[Context]:
     info = _portal.call(provider.provision, {"auto_shutdown": False})
     expr = f"DaytonaCompute(api_key='fake-key', api_url={provider.options.api_url!r})"
     try:
-        yield Context(provider, info.instance_id, provider_expr=f"__import__('praisonai.compute.providers.daytona', fromlist=['x']).{expr}")
+        yield Context(
+            provider,
+            info.instance_id,
+            provider_expr=f"__import__('praisonai.compute.providers.daytona', fromlist=['x']).{expr}",
+        )
     finally:
         _portal.call(provider.shutdown, info.instance_id)
 
@@ -82,7 +88,9 @@ def test_identity_labels_and_unique_name(ctx: Context, fake: DaytonaFake) -> Non
 def test_env_goes_through_the_api_never_a_command_line(provider: DaytonaCompute, fake: DaytonaFake) -> None:
     info = _portal.call(provider.provision, {"env": {"SECRET_X": "s3cret"}})
     try:
-        r = _portal.call(lambda: provider.execute(info.instance_id, 'echo "$SECRET_X"', env={"PER_CALL": "p1"}))
+        r = _portal.call(
+            lambda: provider.execute(info.instance_id, 'echo "$SECRET_X"', env={"PER_CALL": "p1"})
+        )
         assert r.stdout == "s3cret\n"
         commands = [body.get("command", "") for _, _, body in fake.requests if isinstance(body, dict)]
         assert not any("s3cret" in c or "p1" in c for c in commands)
@@ -103,7 +111,9 @@ def test_allow_lists_are_refused_until_mapped(provider: DaytonaCompute) -> None:
         _portal.call(provider.provision, {"network": {"allow": ["pypi.org"]}})
 
 
-def test_a_busy_exec_renews_the_idle_timer_and_an_idle_sandbox_stops(provider: DaytonaCompute, fake: DaytonaFake) -> None:
+def test_a_busy_exec_renews_the_idle_timer_and_an_idle_sandbox_stops(
+    provider: DaytonaCompute, fake: DaytonaFake
+) -> None:
     # minute_s=1: idle_timeout 60 s is one fake "minute" = 1 s; processes inside are not activity.
     info = _portal.call(provider.provision, {"idle_timeout_s": 60})
     try:
@@ -134,7 +144,12 @@ def test_missing_credentials_name_the_variable(monkeypatch: pytest.MonkeyPatch) 
 def test_capabilities_are_declared_honestly() -> None:
     caps = DaytonaCompute.capabilities
     assert Capability.NETWORK_NONE in caps and Capability.SELF_STOP in caps
-    assert not caps & {Capability.PROCESSES, Capability.SESSIONS, Capability.CAPTURE, Capability.NETWORK_ALLOWLIST}
+    assert not caps & {
+        Capability.PROCESSES,
+        Capability.SESSIONS,
+        Capability.CAPTURE,
+        Capability.NETWORK_ALLOWLIST,
+    }
 
 
 # ---- live ------------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ import math
 import posixpath
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import anyio
 from pydantic import SecretStr
@@ -40,7 +40,7 @@ from praisonai.compute.providers.daytona import _exec
 from praisonai.compute.providers.daytona._client import client, missing_credentials, translated
 
 LABEL_WORKDIR = "praisonai.workdir"
-_XFER_DIR = "/tmp/.praisonai-xfer"  # noqa: S108 - inside the sandbox
+_XFER_DIR = "/tmp/.praisonai-xfer"
 _STATES = {
     "started": InstanceStatus.RUNNING,
     "stopped": InstanceStatus.STOPPED,
@@ -133,7 +133,7 @@ class DaytonaCompute(ComputeProvider):
                 cpu=None if cfg.cpu is None else max(1, math.ceil(cfg.cpu)),
                 memory=None if cfg.memory_mb is None else max(1, math.ceil(cfg.memory_mb / 1024)),  # GiB
                 gpu=None if cfg.gpu is None else (int(cfg.gpu) if str(cfg.gpu).isdigit() else 1),
-                gpu_type=None if cfg.gpu is None or str(cfg.gpu).isdigit() else str(cfg.gpu),
+                gpu_type=None if cfg.gpu is None or str(cfg.gpu).isdigit() else cast(Any, str(cfg.gpu)),
             )
         if resources is not None and image is None:
             raise UnsupportedFeatureError(
@@ -193,11 +193,17 @@ class DaytonaCompute(ComputeProvider):
         return InstanceInfo(
             instance_id=sandbox.name,
             provider=self.name,
-            status=_STATES.get(state, InstanceStatus.PROVISIONING if "ing" in state else InstanceStatus.ERROR),
+            status=_STATES.get(
+                state, InstanceStatus.PROVISIONING if "ing" in state else InstanceStatus.ERROR
+            ),
             endpoint=f"daytona://{sandbox.id}",
             created_at=float(labels.get(LABEL_CREATED, 0)),
             labels=labels,
-            metadata={"sandbox_id": sandbox.id, "state": state, "working_dir": labels.get(LABEL_WORKDIR, "/")},
+            metadata={
+                "sandbox_id": sandbox.id,
+                "state": state,
+                "working_dir": labels.get(LABEL_WORKDIR, "/"),
+            },
         )
 
     # ---- exec ------------------------------------------------------------------------------
@@ -228,7 +234,9 @@ class DaytonaCompute(ComputeProvider):
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         async with self._sandbox(instance_id, "write_file") as sandbox:
             with translated("write_file", instance_id=instance_id):
-                await sandbox.fs.upload_file(bytes(data), self._path(sandbox, path))  # bytes: a str is a LOCAL path
+                await sandbox.fs.upload_file(
+                    bytes(data), self._path(sandbox, path)
+                )  # bytes: a str is a LOCAL path
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         from daytona import FileUpload
@@ -254,7 +262,8 @@ class DaytonaCompute(ComputeProvider):
             archive = f"{_XFER_DIR}/{posixpath.basename(target) or 'root'}.{id(local):x}.tar"
             script = (
                 f"if [ -d {_q(target)} ]; then mkdir -p {_XFER_DIR} && "
-                f"tar -cf {_q(archive)} -C {_q(posixpath.dirname(target))} {_q(posixpath.basename(target))} && echo D; "
+                f"tar -cf {_q(archive)} -C {_q(posixpath.dirname(target))} "
+                f"{_q(posixpath.basename(target))} && echo D; "
                 f"elif [ -f {_q(target)} ]; then echo F; else echo N; fi"
             )
             with translated("download", instance_id=instance_id):

@@ -47,7 +47,7 @@ async def client(api_key: str | None, api_url: str | None, target: str | None) -
         with translated("daytona"):
             yield sdk
     finally:
-        await sdk.close()
+        await sdk.close()  # type: ignore[no-untyped-call]
 
 
 @contextlib.contextmanager

@@ -30,10 +30,13 @@ from praisonai._output import OutputBuffer, exec_result
 from praisonai._types import ExecRequest, ExecResult
 from praisonai.compute.providers.daytona._client import translated
 
-JOBS_DIR = "/tmp/.praisonai-exec"  # noqa: S108 - inside the sandbox, not on this host
+JOBS_DIR = "/tmp/.praisonai-exec"
 #: ``process.exec`` without a timeout gets the daemon's default of 10 s, so "no limit" is a week.
 NO_LIMIT_S = 7 * 24 * 3600
 _CHUNK = 1 << 16
+#: What the wrapper prints (the only thing it prints: the command's output goes to files) when
+#: the working directory is missing.
+NO_CWD = "praisonai:no-such-cwd"
 
 
 def wrapper(job: str, cwd: str, command: str, *, has_stdin: bool) -> str:
@@ -42,7 +45,7 @@ def wrapper(job: str, cwd: str, command: str, *, has_stdin: bool) -> str:
     stdin = q(f"{job}/in") if has_stdin else "/dev/null"
     script = (
         f"mkdir -p {q(job)} || exit 125\n"
-        f"cd -- {q(cwd)} 2>/dev/null || {{ : > {q(job + '/nocwd')}; exit 0; }}\n"
+        f"cd -- {q(cwd)} 2>/dev/null || {{ printf {NO_CWD}; exit 0; }}\n"
         f"exec sh -c -- {q(command)} <{stdin} >{q(job + '/out')} 2>{q(job + '/err')}\n"
     )
     return f"sh -c {q(script)}"
@@ -60,29 +63,36 @@ async def run(sandbox: Any, request: ExecRequest, cwd: str, renew: Any) -> ExecR
             await sandbox.fs.upload_file(bytes(request.stdin), f"{job}/in")
     timeout = NO_LIMIT_S if request.timeout is None else max(1, math.ceil(request.timeout))
     script = wrapper(job, cwd, request.command, has_stdin=request.stdin is not None)
-    timed_out, status = False, None
+    timed_out, status, said = False, None, ""
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(renew)
         try:
             with translated("exec"):
                 try:
-                    response = await sandbox.process.exec(script, env=dict(request.env) or None, timeout=timeout)
-                    status = response.exit_code
+                    response = await sandbox.process.exec(
+                        script, env=dict(request.env) or None, timeout=timeout
+                    )
+                    status, said = response.exit_code, response.result
                 except DaytonaProcessExecutionTimeoutError:
                     timed_out = True  # the daemon killed the process group; the files keep the partial output
         finally:
             tasks.cancel_scope.cancel()
+    if said.strip() == NO_CWD:
+        with translated("exec"):
+            await sandbox.fs.delete_file(job, recursive=True)
+        raise PathNotFoundError(f"working directory {cwd} does not exist in the sandbox", op="exec")
     out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
     with tempfile.TemporaryDirectory(prefix="praisonai-daytona-") as tmp:
-        wanted = {name: str(Path(tmp, name)) for name in ("out", "err", "nocwd")}
+        wanted = {name: str(Path(tmp, name)) for name in ("out", "err")}
         with translated("exec"):
             results = await sandbox.fs.download_files(
-                [FileDownloadRequest(source=f"{job}/{name}", destination=local) for name, local in wanted.items()]
+                [
+                    FileDownloadRequest(source=f"{job}/{name}", destination=local)
+                    for name, local in wanted.items()
+                ]
             )
             await sandbox.fs.delete_file(job, recursive=True)
         got = {posixpath.basename(r.source): r for r in results if not r.error}
-        if "nocwd" in got:
-            raise PathNotFoundError(f"working directory {cwd} does not exist in the sandbox", op="exec")
         for name, buffer in (("stdout", out), ("stderr", err)):
             if name[3:] in got:
                 await _pour(Path(wanted[name[3:]]), buffer, name, request)

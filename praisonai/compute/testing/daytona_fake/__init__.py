@@ -43,7 +43,12 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 from praisonai.compute.testing.daytona_fake import _docker
 from praisonai.compute.testing.daytona_fake._wire import (
-    multipart_fields, part_header, read_body, read_json, send_error, send_json,
+    multipart_fields,
+    part_header,
+    read_body,
+    read_json,
+    send_error,
+    send_json,
 )  # fmt: skip
 
 __all__ = ["DaytonaFake"]
@@ -124,7 +129,8 @@ class DaytonaFake:
             "networkAllowList": body.get("networkAllowList"), "domainAllowList": body.get("domainAllowList"),
             "target": body.get("target") or "us", "cpu": body.get("cpu") or 1, "gpu": body.get("gpu") or 0,
             "memory": body.get("memory") or 1, "disk": body.get("disk") or 3, "state": "started",
-            "autoStopInterval": body.get("autoStopInterval", 15), "autoDeleteInterval": body.get("autoDeleteInterval", -1),
+            "autoStopInterval": body.get("autoStopInterval", 15),
+            "autoDeleteInterval": body.get("autoDeleteInterval", -1),
             "ttlMinutes": body.get("ttlMinutes") or 0, "buildInfo": _build_info(body.get("buildInfo"), now),
             "createdAt": _iso(now), "updatedAt": _iso(now), "lastActivityAt": _iso(now),
             "_container": container, "_created": now, "_activity": now,
@@ -160,8 +166,10 @@ class DaytonaFake:
                     continue
                 if box["ttlMinutes"] and now >= box["_created"] + box["ttlMinutes"] * self.minute_s:
                     self.destroy(box)
-                elif box["state"] == "started" and box["autoStopInterval"] and (
-                    now - box["_activity"] >= box["autoStopInterval"] * self.minute_s
+                elif (
+                    box["state"] == "started"
+                    and box["autoStopInterval"]
+                    and (now - box["_activity"] >= box["autoStopInterval"] * self.minute_s)
                 ):
                     box["state"] = "stopped"
                     _docker.stop(box["_container"])
@@ -171,6 +179,9 @@ class DaytonaFake:
 
 class _Server(ThreadingHTTPServer):
     request_queue_size = 1024  # the SDK opens many connections at once (one client per operation)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hung up (the SDK drops its socket.io probe) is not news
 
 
 def _build_info(sent: dict[str, Any] | None, now: float) -> dict[str, Any] | None:
@@ -189,7 +200,7 @@ def _handler(fake: DaytonaFake) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        def log_message(self, format: str, *args: Any) -> None:
             pass
 
         def _any(self) -> None:

@@ -75,12 +75,15 @@ def write(container: str, path: str, data: bytes) -> str | None:
     return None if done.returncode == 0 else done.stderr.decode(errors="replace").strip()
 
 
-def read(container: str, path: str) -> subprocess.Popen[bytes]:
-    """A process whose stdout is the file (after one status byte: ``F`` a file, ``D`` a
-    directory, ``N`` missing), so the caller can stream it."""
-    script = 'if [ -d "$1" ]; then printf D; elif [ -f "$1" ]; then printf F; exec cat -- "$1"; else printf N; fi'
+def read(container: str, paths: list[str]) -> subprocess.Popen[bytes]:
+    """One process whose stdout is, per path, a line ``F<size>`` then the file's bytes, or a
+    line ``D`` (a directory) or ``N`` (missing), so the caller can stream them all."""
+    script = (
+        'for p; do if [ -d "$p" ]; then echo D; elif [ -f "$p" ]; then '
+        'echo "F$(wc -c < "$p")"; cat -- "$p"; else echo N; fi; done'
+    )
     return subprocess.Popen(
-        ["docker", "exec", "-w", WORKDIR, container, "sh", "-c", script, "sh", path],
+        ["docker", "exec", "-w", WORKDIR, container, "sh", "-c", script, "sh", *paths],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
     )  # fmt: skip
 

@@ -11,7 +11,12 @@ from typing import TYPE_CHECKING, Any
 
 from praisonai.compute.testing.daytona_fake import _docker
 from praisonai.compute.testing.daytona_fake._wire import (
-    multipart_fields, part_header, read_body, read_json, send_error, send_json,
+    multipart_fields,
+    part_header,
+    read_body,
+    read_json,
+    send_error,
+    send_json,
 )  # fmt: skip
 
 if TYPE_CHECKING:
@@ -20,7 +25,9 @@ if TYPE_CHECKING:
 _DEFAULT_EXEC_TIMEOUT_S = 10  # the toolbox model: "Timeout in seconds, defaults to 10 seconds"
 
 
-def route(fake: DaytonaFake, h: BaseHTTPRequestHandler, method: str, parts: list[str], query: dict[str, str]) -> None:
+def route(
+    fake: DaytonaFake, h: BaseHTTPRequestHandler, method: str, parts: list[str], query: dict[str, str]
+) -> None:
     key = f"{method} /" + "/".join(p if i < 1 or p in _WORDS else "*" for i, p in enumerate(parts))
     with fake._lock:
         fake.calls[key] = fake.calls.get(key, 0) + 1
@@ -33,15 +40,18 @@ def route(fake: DaytonaFake, h: BaseHTTPRequestHandler, method: str, parts: list
             send_error(h, 404, f"no route {h.path}")
     except (BrokenPipeError, ConnectionResetError):
         pass  # the client went away (the SDK drops its socket.io probe)
-    except Exception as exc:  # noqa: BLE001 - a fake's bug must reach the test as a 500
+    except Exception as exc:
         send_error(h, 500, f"fake error: {exc!r}")
 
 
 _WORDS = {"api", "toolbox", "sandbox", "process", "execute", "files", "bulk-upload", "bulk-download",
-          "toolbox-proxy-url", "last-activity", "autostop", "ttl", "snapshot", "labels", "socket.io"}  # fmt: skip
+          "toolbox-proxy-url", "last-activity", "autostop", "ttl", "snapshot", "labels",
+          "socket.io"}  # fmt: skip
 
 
-def _api(fake: DaytonaFake, h: BaseHTTPRequestHandler, method: str, parts: list[str], query: dict[str, str]) -> None:
+def _api(
+    fake: DaytonaFake, h: BaseHTTPRequestHandler, method: str, parts: list[str], query: dict[str, str]
+) -> None:
     body = read_json(h) if method in ("POST", "PUT") and parts[-1:] != ["last-activity"] else None
     if parts[-1:] == ["last-activity"]:
         read_body(h)
@@ -58,7 +68,8 @@ def _api(fake: DaytonaFake, h: BaseHTTPRequestHandler, method: str, parts: list[
     if len(parts) == 1 and method == "GET":
         wanted = json.loads(query["labels"]) if query.get("labels") else {}
         items = [fake.dto(b) for b in list(fake.sandboxes.values())
-                 if b["state"] != "destroyed" and all(b["labels"].get(k) == v for k, v in wanted.items())]  # fmt: skip
+                 if b["state"] != "destroyed"
+                 and all(b["labels"].get(k) == v for k, v in wanted.items())]  # fmt: skip
         return send_json(h, 200, {"items": items, "nextCursor": None})
     box = fake.find(parts[1])
     if box is None:
@@ -110,7 +121,9 @@ def _toolbox(fake: DaytonaFake, h: BaseHTTPRequestHandler, method: str, sandbox_
         if cwd and not _docker.is_dir(container, cwd):
             return send_error(h, 400, f"cwd {cwd} does not exist")
         timeout = req.get("timeout") or _DEFAULT_EXEC_TIMEOUT_S
-        code, output, timed_out = _docker.exec_merged(container, req["command"], cwd, req.get("envs") or {}, timeout)
+        code, output, timed_out = _docker.exec_merged(
+            container, req["command"], cwd, req.get("envs") or {}, timeout
+        )
         fake.touch(box)
         if timed_out:
             return send_error(h, 408, "command execution timeout", code="PROCESS_EXECUTION_TIMEOUT")
@@ -151,21 +164,28 @@ def _download(h: BaseHTTPRequestHandler, container: str, paths: list[str]) -> No
         if data:
             h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
+    proc = _docker.read(container, [_abs(p) for p in paths])
+    assert proc.stdout is not None
     for path in paths:
-        proc = _docker.read(container, _abs(path))
-        assert proc.stdout is not None
-        kind = proc.stdout.read(1)
-        if kind == b"F":
+        kind = proc.stdout.readline().strip()
+        if kind.startswith(b"F"):
             chunk(part_header(boundary, "file", path, "application/octet-stream"))
-            while data := proc.stdout.read(1 << 16):
+            left = int(kind[1:])
+            while left and (data := proc.stdout.read(min(left, 1 << 16))):
                 chunk(data)
+                left -= len(data)
             chunk(b"\r\n")
         else:
             message = "is a directory" if kind == b"D" else "file not found"
             error = {"message": f"{path}: {message}", "statusCode": 400 if kind == b"D" else 404,
-                     "code": "FILE_NOT_FOUND" if kind != b"D" else "BAD_REQUEST", "source": "DAYTONA_DAEMON"}  # fmt: skip
-            chunk(part_header(boundary, "error", path, "application/json") + json.dumps(error).encode() + b"\r\n")
-        proc.wait()
+                     "code": "FILE_NOT_FOUND" if kind != b"D" else "BAD_REQUEST",
+                     "source": "DAYTONA_DAEMON"}  # fmt: skip
+            chunk(
+                part_header(boundary, "error", path, "application/json")
+                + json.dumps(error).encode()
+                + b"\r\n"
+            )
+    proc.wait()
     chunk(f"--{boundary}--\r\n".encode())
     h.wfile.write(b"0\r\n\r\n")
 

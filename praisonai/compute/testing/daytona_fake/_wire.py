@@ -12,7 +12,7 @@ from typing import Any
 def read_body(handler: BaseHTTPRequestHandler) -> bytes:
     """The request body, whether it came with a Content-Length or chunked (aiohttp's form data)."""
     if handler.headers.get("Transfer-Encoding", "").lower() == "chunked":
-        parts = []
+        parts: list[bytes] = []
         while True:
             size = int(handler.rfile.readline().split(b";")[0].strip() or b"0", 16)
             if size == 0:
@@ -56,12 +56,14 @@ def part_header(boundary: str, name: str, filename: str, content_type: str) -> b
     from urllib.parse import quote
 
     return (
-        f"--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"; "
+        f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"; '
         f"filename*=utf-8''{quote(filename, safe='')}\r\nContent-Type: {content_type}\r\n\r\n"
     ).encode()
 
 
-def send_json(handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+def send_json(
+    handler: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str] | None = None
+) -> None:
     body = json.dumps(payload).encode()
     handler.send_response(status)
     handler.send_header("Content-Type", "application/json")
