@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import time
+import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -16,6 +17,7 @@ from praisonai import _portal
 from praisonai._errors import AuthenticationError, InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._types import Capability
 from praisonai.compute import registry
+from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.daytona import DaytonaCompute
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.daytona_fake import DaytonaFake
@@ -126,6 +128,26 @@ def test_a_busy_exec_renews_the_idle_timer_and_an_idle_sandbox_stops(
         _portal.call(provider.shutdown, info.instance_id)
 
 
+@pytest.mark.usefixtures("home")
+def test_a_capture_is_a_daytona_snapshot_and_the_second_provision_skips_setup(
+    provider: DaytonaCompute, fake: DaytonaFake
+) -> None:
+    marker = uuid.uuid4().hex
+    definition = {"setup": [f"echo {marker} >> built"], "refresh": ["echo refreshed >> log"]}
+    first = _portal.call(provider.provision, definition)
+    second = _portal.call(provider.provision, definition)
+    try:
+        built = _portal.call(provider.read_file, second.instance_id, "built")
+        assert built == f"{marker}\n".encode(), "setup ran again instead of starting from the snapshot"
+        assert _portal.call(provider.read_file, second.instance_id, "log") == b"refreshed\n"
+        tag = ComputeConfig.coerce(definition).capture_tag()
+        assert f"praisonai-{tag}" in fake.snapshots
+        assert fake.find(second.instance_id)["snapshot"] == f"praisonai-{tag}"  # type: ignore[index]
+    finally:
+        for info in (first, second):
+            _portal.call(provider.shutdown, info.instance_id)
+
+
 def test_unknown_and_vanished_sandboxes(provider: DaytonaCompute) -> None:
     with pytest.raises(InstanceNotFoundError):
         _portal.call(provider.get_status, "daytona_000000000000")
@@ -144,12 +166,8 @@ def test_missing_credentials_name_the_variable(monkeypatch: pytest.MonkeyPatch) 
 def test_capabilities_are_declared_honestly() -> None:
     caps = DaytonaCompute.capabilities
     assert Capability.NETWORK_NONE in caps and Capability.SELF_STOP in caps
-    assert not caps & {
-        Capability.PROCESSES,
-        Capability.SESSIONS,
-        Capability.CAPTURE,
-        Capability.NETWORK_ALLOWLIST,
-    }
+    assert Capability.CAPTURE in caps
+    assert not caps & {Capability.PROCESSES, Capability.SESSIONS, Capability.NETWORK_ALLOWLIST}
 
 
 # ---- live ------------------------------------------------------------------------------------

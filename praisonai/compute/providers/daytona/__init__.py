@@ -12,7 +12,11 @@ counts API calls as activity but not processes inside the sandbox, so a running 
 (``refresh_activity``) every ``renew_s``. Deleting is idempotent here: Daytona's second delete is
 404, which counts as "already gone".
 
-Not (yet) here: captures as Daytona snapshots, sessions and background processes (Daytona's
+Captures are Daytona snapshots named ``praisonai-<capture tag>`` (``create_snapshot``, then
+``create(CreateSandboxFromSnapshotParams(snapshot=name))``); a snapshot keeps the filesystem, not
+the env, and a sandbox made from one takes the snapshot's resources.
+
+Not (yet) here: sessions and background processes (Daytona's
 session API), live streaming of output, allow lists (``network_allow_list``) - each refused by
 capability.
 """
@@ -32,7 +36,7 @@ from pydantic import SecretStr
 from praisonai._errors import InstanceNotFoundError, PathNotFoundError, UnsupportedFeatureError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
-from praisonai.compute.base import ComputeProvider
+from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
@@ -79,6 +83,7 @@ class DaytonaCompute(ComputeProvider):
             Capability.NETWORK_NONE,
             Capability.ISOLATION,
             Capability.SELF_STOP,
+            Capability.CAPTURE,
         }
     )
 
@@ -123,6 +128,11 @@ class DaytonaCompute(ComputeProvider):
     # ---- lifecycle -------------------------------------------------------------------------
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        return await self._start(instance_id, cfg, labels, None)
+
+    async def _start(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: str | None
+    ) -> InstanceInfo:
         from daytona import CreateSandboxFromImageParams, CreateSandboxFromSnapshotParams, Resources
 
         lifetime = cfg.lifetime
@@ -135,7 +145,7 @@ class DaytonaCompute(ComputeProvider):
                 gpu=None if cfg.gpu is None else (int(cfg.gpu) if str(cfg.gpu).isdigit() else 1),
                 gpu_type=None if cfg.gpu is None or str(cfg.gpu).isdigit() else cast(Any, str(cfg.gpu)),
             )
-        if resources is not None and image is None:
+        if resources is not None and (image is None or snapshot is not None):
             raise UnsupportedFeatureError(
                 "Daytona applies cpu, memory and gpu only to a sandbox built from an image; "
                 "give an image in the config (or DaytonaCompute(image=...))",
@@ -151,8 +161,8 @@ class DaytonaCompute(ComputeProvider):
             network_block_all=cfg.network == "none",
         )
         params: Any = (
-            CreateSandboxFromSnapshotParams(**common)  # Daytona's default snapshot
-            if image is None
+            CreateSandboxFromSnapshotParams(snapshot=snapshot, **common)  # None: Daytona's default
+            if image is None or snapshot is not None
             else CreateSandboxFromImageParams(image=image, resources=resources, **common)
         )
         async with self._client() as sdk:
@@ -205,6 +215,34 @@ class DaytonaCompute(ComputeProvider):
                 "working_dir": labels.get(LABEL_WORKDIR, "/"),
             },
         )
+
+    # ---- captures: Daytona snapshots named by the capture tag -------------------------------
+
+    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
+        from daytona import DaytonaNotFoundError
+
+        async with self._client() as sdk:
+            try:
+                snapshot = await sdk.snapshot.get(_snapshot_name(tag))
+            except DaytonaNotFoundError:
+                return None
+            except Exception as exc:
+                with translated("capture"):
+                    raise exc
+        state = str(getattr(snapshot.state, "value", snapshot.state))
+        return SnapshotRef(self.name, snapshot.name) if state == "active" else None
+
+    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
+        # The sandbox's env_vars are not part of its filesystem: a snapshot does not keep them.
+        async with self._sandbox(instance_id, "capture") as sandbox:
+            with translated("capture", instance_id=instance_id):
+                await sandbox.create_snapshot(_snapshot_name(tag), timeout=1800)
+        return SnapshotRef(self.name, _snapshot_name(tag))
+
+    async def _create_from_snapshot(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
+    ) -> InstanceInfo:
+        return await self._start(instance_id, cfg, labels, snapshot.ref)
 
     # ---- exec ------------------------------------------------------------------------------
 
@@ -279,6 +317,10 @@ class DaytonaCompute(ComputeProvider):
                 tar = await sandbox.fs.download_file(archive)
                 await sandbox.fs.delete_file(archive)
             await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local)
+
+
+def _snapshot_name(tag: str) -> str:
+    return f"praisonai-{tag}"
 
 
 def _q(text: str) -> str:

@@ -46,7 +46,7 @@ def route(
 
 _WORDS = {"api", "toolbox", "sandbox", "process", "execute", "files", "bulk-upload", "bulk-download",
           "toolbox-proxy-url", "last-activity", "autostop", "ttl", "snapshot", "labels",
-          "socket.io"}  # fmt: skip
+          "socket.io", "snapshots"}  # fmt: skip
 
 
 def _api(
@@ -60,6 +60,10 @@ def _api(
         status, retry_after = fake._faults.pop(0)
         headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else None
         return send_error(h, status, f"injected {status}", headers=headers)
+    if parts[:1] == ["snapshots"] and len(parts) == 2 and method == "GET":
+        if parts[1] not in fake.snapshots:
+            return send_error(h, 404, f"Snapshot {parts[1]} not found")
+        return send_json(h, 200, _snapshot_dto(parts[1]))
     if parts[:1] != ["sandbox"]:
         return send_error(h, 404, "not modelled by the fake")
     if len(parts) == 1 and method == "POST":
@@ -188,6 +192,15 @@ def _download(h: BaseHTTPRequestHandler, container: str, paths: list[str]) -> No
     proc.wait()
     chunk(f"--{boundary}--\r\n".encode())
     h.wfile.write(b"0\r\n\r\n")
+
+
+def _snapshot_dto(name: str) -> dict[str, Any]:
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    return {
+        "id": name, "organizationId": "fake-org", "general": False, "name": name, "imageName": name,
+        "state": "active", "size": None, "entrypoint": None, "cpu": 1, "gpu": 0, "mem": 1, "disk": 3,
+        "errorReason": None, "createdAt": now, "updatedAt": now, "lastUsedAt": None, "sourceSandboxId": None,
+    }  # fmt: skip
 
 
 def _abs(path: str) -> str:
