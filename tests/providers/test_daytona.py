@@ -14,7 +14,11 @@ import pytest
 pytest.importorskip("daytona", reason="the daytona SDK is not installed (pip install 'praisonai[daytona]')")
 
 from praisonai import _portal
-from praisonai._errors import AuthenticationError, InstanceNotFoundError, UnsupportedFeatureError
+from praisonai._errors import (
+    AuthenticationError,
+    InstanceNotFoundError,
+    ProviderUnavailableError,
+)
 from praisonai._types import Capability
 from praisonai.compute import registry
 from praisonai.compute.config import ComputeConfig
@@ -108,9 +112,35 @@ def test_network_none_is_block_all(provider: DaytonaCompute, fake: DaytonaFake) 
         _portal.call(provider.shutdown, info.instance_id)
 
 
-def test_allow_lists_are_refused_until_mapped(provider: DaytonaCompute) -> None:
-    with pytest.raises(UnsupportedFeatureError, match="the daytona provider cannot honour"):
-        _portal.call(provider.provision, {"network": {"allow": ["pypi.org"]}})
+def test_an_allow_list_reaches_daytona_as_its_two_comma_separated_lists(
+    provider: DaytonaCompute, fake: DaytonaFake
+) -> None:
+    allow = ["pypi.org", "*.github.com", "10.1.2.3", "192.168.0.0/16"]
+    info = _portal.call(provider.provision, {"network": {"allow": allow}})
+    try:
+        box = fake.find(info.instance_id)
+        assert box is not None and box["networkBlockAll"] is False
+        assert box["domainAllowList"] == "pypi.org,*.github.com"
+        assert box["networkAllowList"] == "10.1.2.3/32,192.168.0.0/16"
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+@pytest.mark.usefixtures("home")
+def test_ttl_wins_over_activity(provider: DaytonaCompute, fake: DaytonaFake) -> None:
+    # minute_s=1: ttl 60 s is one fake "minute"; a busy sandbox is destroyed at its deadline.
+    info = _portal.call(provider.provision, {"ttl_s": 60, "auto_shutdown": False})
+    assert fake.find(info.instance_id)["ttlMinutes"] == 1  # type: ignore[index]
+    time.sleep(2.5)
+    with pytest.raises(InstanceNotFoundError):
+        _portal.call(provider.get_status, info.instance_id)
+    assert _portal.call(provider.shutdown, info.instance_id) is False
+
+
+def test_a_rate_limit_says_what_to_do(provider: DaytonaCompute, fake: DaytonaFake) -> None:
+    fake.fail_next(429, retry_after=1)
+    with pytest.raises(ProviderUnavailableError, match="rate limiting"):
+        _portal.call(provider.list_instances)
 
 
 def test_a_busy_exec_renews_the_idle_timer_and_an_idle_sandbox_stops(
@@ -167,7 +197,8 @@ def test_capabilities_are_declared_honestly() -> None:
     caps = DaytonaCompute.capabilities
     assert Capability.NETWORK_NONE in caps and Capability.SELF_STOP in caps
     assert Capability.CAPTURE in caps
-    assert not caps & {Capability.PROCESSES, Capability.SESSIONS, Capability.NETWORK_ALLOWLIST}
+    assert Capability.NETWORK_ALLOWLIST in caps
+    assert not caps & {Capability.PROCESSES, Capability.SESSIONS}
 
 
 # ---- live ------------------------------------------------------------------------------------

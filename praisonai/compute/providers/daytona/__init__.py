@@ -17,13 +17,14 @@ Captures are Daytona snapshots named ``praisonai-<capture tag>`` (``create_snaps
 the env, and a sandbox made from one takes the snapshot's resources.
 
 Not (yet) here: sessions and background processes (Daytona's
-session API), live streaming of output, allow lists (``network_allow_list``) - each refused by
-capability.
+session API), live streaming of output - each refused by capability. ``network: {allow: [...]}`` maps to
+Daytona's ``network_allow_list`` (addresses, CIDRs) and ``domain_allow_list`` (host names).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import math
 import posixpath
 from collections.abc import AsyncIterator
@@ -37,7 +38,7 @@ from praisonai._errors import InstanceNotFoundError, PathNotFoundError, Unsuppor
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
 from praisonai.compute.base import ComputeProvider, SnapshotRef
-from praisonai.compute.config import ComputeConfig
+from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.daytona import _exec
@@ -84,6 +85,7 @@ class DaytonaCompute(ComputeProvider):
             Capability.ISOLATION,
             Capability.SELF_STOP,
             Capability.CAPTURE,
+            Capability.NETWORK_ALLOWLIST,
         }
     )
 
@@ -159,6 +161,7 @@ class DaytonaCompute(ComputeProvider):
             auto_delete_interval=0,  # stopped (idle) is gone, as on every other provider
             ttl_minutes=None if lifetime.ttl_s is None else max(1, math.ceil(lifetime.ttl_s / 60)),
             network_block_all=cfg.network == "none",
+            **_allow_lists(cfg),
         )
         params: Any = (
             CreateSandboxFromSnapshotParams(snapshot=snapshot, **common)  # None: Daytona's default
@@ -317,6 +320,21 @@ class DaytonaCompute(ComputeProvider):
                 tar = await sandbox.fs.download_file(archive)
                 await sandbox.fs.delete_file(archive)
             await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local)
+
+
+def _allow_lists(cfg: ComputeConfig) -> dict[str, str]:
+    """``network: {allow: [...]}`` as Daytona's two comma-separated strings: addresses and CIDRs
+    go to ``network_allow_list``, host names (``*.example.org`` too) to ``domain_allow_list``."""
+    if not isinstance(cfg.network, NetworkAllow):
+        return {}
+    nets, domains = [], []
+    for host in cfg.network.allow:
+        try:
+            nets.append(str(ipaddress.ip_network(host, strict=False)))
+        except ValueError:
+            domains.append(host)
+    found = {"network_allow_list": ",".join(nets), "domain_allow_list": ",".join(domains)}
+    return {key: value for key, value in found.items() if value}
 
 
 def _snapshot_name(tag: str) -> str:
