@@ -215,3 +215,11 @@ def test_live_conformance(check: str) -> None:
         _portal.call(CHECKS[check], Context(provider, info.instance_id, provider_expr="DaytonaCompute()"))
     finally:
         _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_a_huge_output_is_cut_in_the_sandbox_with_the_exact_count(ctx: Context) -> None:
+    r = _portal.call(
+        lambda: ctx.sh("head -c 5000000 /dev/zero | tr '\\0' x; echo; echo end", max_output=1000)
+    )
+    assert r.truncated and r.stdout.startswith("x" * 500) and r.stdout.endswith("x\nend\n"), r.stdout[:80]
+    assert f"[… {5000005 - 1000} bytes of output truncated …]" in r.stdout, r.stdout

@@ -39,14 +39,26 @@ _CHUNK = 1 << 16
 NO_CWD = "praisonai:no-such-cwd"
 
 
-def wrapper(job: str, cwd: str, command: str, *, has_stdin: bool) -> str:
-    """The ``sh`` script ``process.exec`` runs (quoted for whatever shell the sandbox has)."""
+def wrapper(job: str, cwd: str, command: str, *, has_stdin: bool, limit: int) -> str:
+    """The ``sh`` script ``process.exec`` runs (quoted for whatever shell the sandbox has).
+
+    When the command ends by itself, an output file longer than ``limit`` is cut in the sandbox
+    to its head and tail (as ``OutputBuffer`` keeps them) and the wrapper prints ``cut <name>
+    <size>``, so a 100 MB output is not downloaded. At a timeout the daemon kills the wrapper too:
+    the files come back whole (rare, and bounded by what the command wrote before its deadline).
+    """
     q = shlex.quote
     stdin = q(f"{job}/in") if has_stdin else "/dev/null"
+    head = limit // 2
     script = (
         f"mkdir -p {q(job)} || exit 125\n"
         f"cd -- {q(cwd)} 2>/dev/null || {{ printf {NO_CWD}; exit 0; }}\n"
-        f"exec sh -c -- {q(command)} <{stdin} >{q(job + '/out')} 2>{q(job + '/err')}\n"
+        f"sh -c -- {q(command)} <{stdin} >{q(job + '/out')} 2>{q(job + '/err')}\n"
+        "rc=$?\n"
+        f'for f in out err; do p={q(job)}/$f; n=$(wc -c < "$p"); if [ "$n" -gt {limit} ]; then '
+        f'head -c {head} "$p" > "$p.cut"; tail -c {limit - head} "$p" >> "$p.cut"; '
+        'mv "$p.cut" "$p"; echo "cut $f $n"; fi; done\n'
+        "exit $rc\n"
     )
     return f"sh -c {q(script)}"
 
@@ -62,7 +74,7 @@ async def run(sandbox: Any, request: ExecRequest, cwd: str, renew: Any) -> ExecR
         with translated("exec"):
             await sandbox.fs.upload_file(bytes(request.stdin), f"{job}/in")
     timeout = NO_LIMIT_S if request.timeout is None else max(1, math.ceil(request.timeout))
-    script = wrapper(job, cwd, request.command, has_stdin=request.stdin is not None)
+    script = wrapper(job, cwd, request.command, has_stdin=request.stdin is not None, limit=request.max_output)
     timed_out, status, said = False, None, ""
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(renew)
@@ -93,14 +105,24 @@ async def run(sandbox: Any, request: ExecRequest, cwd: str, renew: Any) -> ExecR
             )
             await sandbox.fs.delete_file(job, recursive=True)
         got = {posixpath.basename(r.source): r for r in results if not r.error}
+        sizes = {words[1]: int(words[2]) for words in (line.split() for line in said.splitlines())
+                 if len(words) == 3 and words[0] == "cut"}  # fmt: skip
         for name, buffer in (("stdout", out), ("stderr", err)):
             if name[3:] in got:
-                await _pour(Path(wanted[name[3:]]), buffer, name, request)
+                await _pour(Path(wanted[name[3:]]), buffer, name, request, sizes.get(name[3:]))
     return exec_result(status, out, err, timed_out=timed_out)
 
 
-async def _pour(local: Path, buffer: OutputBuffer, name: str, request: ExecRequest) -> None:
+async def _pour(local: Path, buffer: OutputBuffer, name: str, request: ExecRequest, size: int | None) -> None:
+    """Feed a downloaded output file to its buffer; a file cut in the sandbox (``size`` is what
+    the command wrote) is its head, then the count of dropped bytes, then its tail."""
     async with await anyio.open_file(local, "rb") as f:
+        if size is not None:
+            head = await f.read(buffer.head_size)
+            buffer.write(head)
+            buffer.skip(size - buffer.head_size - buffer.tail_size)
+            if request.on_output is not None:
+                request.on_output(name, head)  # type: ignore[arg-type]
         while chunk := await f.read(_CHUNK):
             buffer.write(chunk)
             if request.on_output is not None:
