@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import warnings
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -41,8 +42,12 @@ async def client(api_key: str | None, api_url: str | None, target: str | None) -
     reason = missing_credentials(api_key)
     if reason:
         raise AuthenticationError(reason, op="daytona")
-    with translated("connect"):
-        sdk = AsyncDaytona(DaytonaConfig(api_key=api_key, api_url=api_url, target=target))
+    config = DaytonaConfig(api_key=api_key, api_url=api_url, target=target, use_deprecated_polling=True)
+    with translated("connect"), warnings.catch_warnings():
+        # Polling, not the socket.io event stream: a client lives for one operation here, and the
+        # stream would open a websocket per operation only to wait for state changes.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        sdk = AsyncDaytona(config)
     try:
         with translated("daytona"):
             yield sdk
