@@ -13,10 +13,10 @@ Modelled (from daytona 0.226.1's client code and cloud-sdks.md §3):
   ``DELETE /sandbox/{id}`` (a deleted or unknown sandbox is 404, so a second delete raises
   ``DaytonaNotFoundError``), ``toolbox-proxy-url``, ``last-activity``, ``autostop``, ``ttl``,
   ``POST /sandbox/{id}/snapshot`` (``docker commit``) and creating from that snapshot name.
-- ``POST /process/execute``: ``sh -c`` in the container; **stdout and stderr merged** into
-  ``result``; a non-zero exit is a result; at ``timeout`` (seconds; **10 when absent**) the process
-  group is killed and the answer is 408 ``PROCESS_EXECUTION_TIMEOUT`` **with no output**; a missing
-  ``cwd`` is 400 [guess]; a stopped sandbox is 409 [guess].
+- ``POST /process/execute``: ``<first of zsh, bash, sh> -c`` in the container; **stdout and
+  stderr merged** into ``result``; a non-zero exit is a result; at ``timeout`` (seconds; **10
+  when absent**) the process group is killed and the answer is 408 ``PROCESS_EXECUTION_TIMEOUT``
+  **with no output**; a missing ``cwd`` is 400 [guess]; a stopped sandbox is 409 [guess].
 - ``files/bulk-upload`` and ``files/bulk-download`` (multipart both ways, binary-safe; a missing
   file is a per-file ``error`` part the SDK turns into ``DaytonaFileNotFoundError``), ``DELETE
   /files``; relative paths resolve against ``/workspace``.
@@ -27,8 +27,9 @@ Modelled (from daytona 0.226.1's client code and cloud-sdks.md §3):
 
 Not modelled: sessions, PTY, the socket.io event stream (404: the SDK falls back to polling),
 builds (``buildInfo`` is recorded, the image is always ``praisonai-sandbox:latest``), resources
-(recorded only), allow lists (recorded, not enforced), zsh as the default shell, pagination,
-organisations and auth (any bearer token is accepted), pause/archive.
+(recorded only), allow lists (recorded, not enforced), pagination,
+organisations and auth (any bearer token is accepted), pause/archive, ``set_labels``' exact wire
+shape, snapshot builds (``create_snapshot`` is a ``docker commit``, active at once).
 """
 
 from __future__ import annotations

@@ -48,13 +48,15 @@ def commit(container: str, tag: str) -> None:
 def exec_merged(
     container: str, command: str, cwd: str | None, env: dict[str, str], timeout: float
 ) -> tuple[int, bytes, bool]:
-    """Run ``command`` with ``sh -c`` as the daemon does, stdout and stderr in ONE pipe (the
+    """Run ``command`` with the first of zsh, bash, sh as the daemon does, stdout and stderr in ONE pipe (the
     merged ``result`` Daytona returns), stdin closed; at ``timeout`` the command's whole process
     group is killed (GNU ``timeout`` signals its group). Returns (exit code, output, timed out)."""
     argv = ["docker", "exec", "-w", cwd or WORKDIR]
     for key in env:
         argv += ["-e", key]
-    argv += [container, "timeout", "-s", "KILL", f"{timeout:g}", "sh", "-c", command]
+    # The daemon's shell: "the first available of zsh, bash or sh" (bash in praisonai-sandbox).
+    pick = 'for s in zsh bash sh; do command -v "$s" >/dev/null && exec "$s" -c "$0"; done'
+    argv += [container, "timeout", "-s", "KILL", f"{timeout:g}", "sh", "-c", pick, command]
     started = time.monotonic()
     done = subprocess.run(
         argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
