@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, ClassVar, Literal
 
+import anyio
+
 from praisonai._errors import UnsupportedFeatureError
+from praisonai._limits import check_timeout
 from praisonai._types import CaptureInfo, ProcessInfo
 
 if TYPE_CHECKING:
@@ -68,8 +71,15 @@ class OptionalAbilities:
     async def wait_process(
         self, instance_id: str, process_id: str, timeout: float | None = None
     ) -> ProcessInfo:
-        """Wait until the process ends (or ``timeout`` passes) and return its state."""
-        raise self._unsupported("background processes", "process")
+        """Wait until the process ends (or ``timeout`` passes) and return its state (polled
+        through ``get_process``, backing off to twice a second)."""
+        delay = 0.01
+        with anyio.move_on_after(check_timeout(timeout)):
+            while (info := await self.get_process(instance_id, process_id)).running:
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+            return info
+        return await self.get_process(instance_id, process_id)
 
     async def kill_process(self, instance_id: str, process_id: str) -> None:
         """Kill the process and everything it started; idempotent."""

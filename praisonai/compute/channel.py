@@ -14,21 +14,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import re
 import shlex
 from abc import abstractmethod
 from collections.abc import Mapping
 from typing import Literal
 
-import anyio
-
 from praisonai import _limits
 from praisonai._errors import ProcessNotFoundError, UnsupportedFeatureError
-from praisonai._limits import check_timeout
 from praisonai._types import Capability, ExecRequest, ExecResult, ProcessInfo
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.requests import checked_env
+from praisonai.runtime import processes
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
 from praisonai.runtime.session import ShellSession
@@ -136,7 +133,9 @@ class ChannelMixin(ComputeProvider):
         """The background process's state (output, wait and kill look it up here first)."""
         self._check_id(instance_id)
         _activity.touch(instance_id)  # polling a process (wait_process) is activity too
-        found = await self._channels.run(instance_id, lambda ch: ch.processes(_process_id(process_id)))
+        found = await self._channels.run(
+            instance_id, lambda ch: ch.processes(processes.checked_id(process_id))
+        )
         if not found:
             raise ProcessNotFoundError(f"no background process {process_id!r} in {instance_id}", op="process")
         return found[0]
@@ -157,18 +156,6 @@ class ChannelMixin(ComputeProvider):
             instance_id,
             lambda ch: ch.read_file(ch.process_file(process_id, name), offset, limit),
         )
-
-    async def wait_process(
-        self, instance_id: str, process_id: str, timeout: float | None = None
-    ) -> ProcessInfo:
-        """Wait until the process ends (or ``timeout`` passes) and return its state."""
-        delay = 0.01
-        with anyio.move_on_after(check_timeout(timeout)):
-            while (info := await self.get_process(instance_id, process_id)).running:
-                await anyio.sleep(delay)
-                delay = min(delay * 2, 0.5)
-            return info
-        return await self.get_process(instance_id, process_id)
 
     async def kill_process(self, instance_id: str, process_id: str) -> None:
         """Kill the process and everything it started; idempotent."""
@@ -205,9 +192,3 @@ class ChannelMixin(ComputeProvider):
         checked = checked_env(env)
         text = "".join(f"{name}={shlex.quote(value)}\n" for name, value in checked.items()).encode()
         await self._channels.run(instance_id, lambda ch: ch.bind_env(text))
-
-
-def _process_id(process_id: str) -> str:
-    if not re.fullmatch(r"p[0-9a-f]{12}", process_id):
-        raise ProcessNotFoundError(f"{process_id!r} is not a background process id", op="process")
-    return process_id

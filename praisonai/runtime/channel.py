@@ -20,10 +20,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import threading
-import time
-import uuid
 from collections.abc import Callable, Mapping
 from importlib import resources
 from typing import Any, Literal
@@ -34,13 +31,13 @@ import anyio.to_thread
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer
 from praisonai._types import ExecRequest, ExecResult, ProcessInfo
+from praisonai.runtime import processes
 from praisonai.runtime._job import Job, JobInterrupted
 from praisonai.runtime._waiter import Waiter
 from praisonai.runtime._wire import (
     LineSplitter,
     PendingReply,
     ReplyParser,
-    assignments,
     new_nonce,
     request_line,
 )
@@ -307,40 +304,20 @@ class Channel:
     # ---- background processes ----------------------------------------------------------------
 
     async def start(self, command: str, *, cwd: str, env: Mapping[str, str]) -> ProcessInfo:
-        process_id = "p" + uuid.uuid4().hex[:12]
-        started = time.time()
-        meta = json.dumps({"command": command, "cwd": cwd, "started_at": started})
-        status, _ = await self.request("__p_start", process_id, cwd, meta, command, *assignments(env))
-        if status == "nocwd":
-            raise PathNotFoundError(f"working directory {cwd} does not exist", op="start")
-        if status == "nospool":
-            raise ExecError(
-                f"could not start a background process: the helper cannot create {self.spool}/bg "
-                "in the instance (its /tmp is full, read-only or not writable)",
-                op="start",
-            )
-        if status != "0":
-            raise ExecError(f"could not start a background process: {status}", op="start")
-        return ProcessInfo(process_id, command, cwd, started, "running")
+        info, args = processes.start_request(command, cwd, env)
+        status, _ = await self.request("__p_start", *args)
+        processes.check_started(status, cwd, self.spool)
+        return info
 
     async def processes(self, process_id: str | None = None) -> list[ProcessInfo]:
         _, body = await self.request("__p_ps", *([process_id] if process_id else []))
-        found = []
-        for line in body.decode(errors="replace").splitlines():
-            pid, state, meta_text = line.split("\t", 2)
-            meta = json.loads(meta_text)
-            code = int(state) if state.lstrip("-").isdigit() else None
-            kind: Literal["running", "exited", "lost"] = (
-                "exited" if code is not None else "lost" if state == "lost" else "running"
-            )
-            found.append(ProcessInfo(pid, meta["command"], meta["cwd"], meta["started_at"], kind, code))
-        return found
+        return processes.parse_listing(body)
 
     def process_file(self, process_id: str, name: Literal["out", "err", "pid"]) -> str:
-        return f"{self.spool}/bg/{process_id}/{name}"
+        return processes.process_file(self.spool, process_id, name)
 
     async def kill_process(self, process_id: str) -> None:
-        await self.request("__p_kill", "bg-" + process_id, self.process_file(process_id, "pid"))
+        await self.request("__p_kill", *processes.kill_args(self.spool, process_id))
 
 
 def _file_error(status: str, path: str, op: str) -> Exception:

@@ -16,8 +16,10 @@ Captures are Daytona snapshots named ``praisonai-<capture tag>`` (``create_snaps
 ``create(CreateSandboxFromSnapshotParams(snapshot=name))``); a snapshot keeps the filesystem, not
 the env, and a sandbox made from one takes the snapshot's resources.
 
-Not (yet) here: sessions and background processes (Daytona's
-session API), live streaming of output - each refused by capability. ``network: {allow: [...]}`` maps to
+Background processes run through the instance helper, one ``exec`` per operation
+(``compute.oneshot``): listed, read, waited for and killed by id from any process. Not here:
+shell sessions (``exec`` has no stdin to keep a shell on) and live streaming of output, each
+refused by capability. ``network: {allow: [...]}`` maps to
 Daytona's ``network_allow_list`` (addresses, CIDRs) and ``domain_allow_list`` (host names).
 """
 
@@ -40,6 +42,7 @@ from praisonai.compute import _tar
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
+from praisonai.compute.oneshot import OneShotProcesses
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.daytona import _exec
 from praisonai.compute.providers.daytona._client import client, missing_credentials, translated
@@ -68,7 +71,7 @@ class DaytonaOptions(ProviderOptions):
     renew_s: float = 60.0
 
 
-class DaytonaCompute(ComputeProvider):
+class DaytonaCompute(OneShotProcesses, ComputeProvider):
     """Instances are Daytona sandboxes; see the module docstring."""
 
     name = "daytona"
@@ -86,6 +89,7 @@ class DaytonaCompute(ComputeProvider):
             Capability.SELF_STOP,
             Capability.CAPTURE,
             Capability.NETWORK_ALLOWLIST,
+            Capability.PROCESSES,
         }
     )
 
