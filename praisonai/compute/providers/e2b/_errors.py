@@ -21,6 +21,7 @@ MISSING_KEY = f"the e2b provider needs an API key: set {KEY_VARIABLE} (from http
 def translated(op: str, instance_id: str = "", path: str = "") -> Iterator[None]:
     """Run an SDK call, turning E2B's exceptions into ours (``op`` names the operation)."""
     import e2b
+    import httpx  # the SDK's transport: an unreachable E2B surfaces as its errors, not E2B's
 
     try:
         yield
@@ -36,6 +37,10 @@ def translated(op: str, instance_id: str = "", path: str = "") -> Iterator[None]
         raise InstanceNotFoundError(f"no e2b instance {instance_id!r} (gone or expired)", op=op) from exc
     except e2b.NotEnoughSpaceException as exc:
         raise ExecError(f"the e2b instance {instance_id} is out of disk space", op=op) from exc
+    except httpx.TransportError as exc:
+        raise ProviderUnavailableError(
+            f"E2B could not be reached ({exc}); check the network and E2B_DOMAIN, or retry later", op=op
+        ) from exc
     except e2b.SandboxException as exc:
         if getattr(exc, "status_code", None) == 404:
             raise InstanceNotFoundError(f"no e2b instance {instance_id!r}", op=op) from exc

@@ -1,0 +1,52 @@
+"""The cloud providers' setup mistakes through the command: one sentence naming what to do, no
+traceback. Missing credentials name the variable to set; an unreachable vendor says so."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+CREDENTIALS = ("E2B_API_KEY", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN")
+
+
+def run(compute: str, **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in CREDENTIALS and not k.startswith("MODAL_")}
+    return subprocess.run(
+        [sys.executable, "-c", "from praisonai.cli import main; main()",
+         "sandbox", "run", "--compute", compute, "--no-environment", "--", "true"],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+        env={**clean, "MODAL_CONFIG_PATH": "/nonexistent/.modal.toml", **env},
+    )  # fmt: skip
+
+
+def one_sentence(r: subprocess.CompletedProcess[str], *fragments: str) -> None:
+    assert r.returncode != 0, r
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    for fragment in fragments:
+        assert fragment in r.stderr, r.stderr
+
+
+@pytest.mark.parametrize(
+    ("compute", "variables"),
+    [
+        ("e2b", ("E2B_API_KEY",)),
+        ("modal", ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET")),
+        ("daytona", ("DAYTONA_API_KEY",)),
+    ],
+)
+def test_missing_credentials_name_the_variable(compute: str, variables: tuple[str, ...]) -> None:
+    pytest.importorskip(compute)
+    one_sentence(run(compute), *variables)
+
+
+def test_an_unreachable_e2b_says_so() -> None:
+    pytest.importorskip("e2b")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: connections are refused
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        r = run("e2b", E2B_API_KEY="e2b_" + "0" * 40, E2B_API_URL=url, E2B_SANDBOX_URL=url)
+    one_sentence(r, "E2B could not be reached")
