@@ -49,7 +49,7 @@ class Capability(str, enum.Enum):
     DISK_LIMIT = "disk_limit"
     CAPTURE = "capture"  # snapshots an instance after setup; later provisions start from it
     SELF_STOP = "self_stop"  # stops itself when idle or past its ttl, even when its client is gone
-    PROCESSES = "processes"  # background processes and bind_env (the channel mixin brings them)
+    PROCESSES = "processes"  # background processes (and bind_env where the channel mixin brings them)
     SESSIONS = "sessions"  # persistent shell sessions (the channel mixin brings them)
 
 

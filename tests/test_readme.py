@@ -39,6 +39,7 @@ from typing import Any
 
 import pytest
 
+from praisonai import _portal
 from praisonai._ledger import Ledger, home_tag
 from praisonai.compute.testing.sshd import SSHServer
 from praisonai.llm.testing import API_KEY, Reply, ScriptedLLM, reply, tool
@@ -47,6 +48,9 @@ ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 SNIPPET_TIMEOUT_S = 40
 PROVIDERS = ("local", "docker")
+#: Cloud providers a snippet may name: it runs against the vendor's wire fake (real SDK, docker
+#: containers behind it), pointed at by the SDK's own variables in the child's environment.
+CLOUD = ("e2b", "modal", "daytona")
 
 #: What a snippet prints, by a fragment of code that picks out exactly one snippet.
 EXPECTED: dict[str, tuple[str, ...]] = {
@@ -96,7 +100,7 @@ class Snippet:
             named = [options[i + 1] for i, a in enumerate(options[:-1]) if a in ("--compute", "-c")]
         else:
             strings = [t.string for t in _tokens(self.code) if t.type == tokenize.STRING]
-            named = [p for p in PROVIDERS if f'"{p}"' in strings or f"'{p}'" in strings]
+            named = [p for p in PROVIDERS + CLOUD if f'"{p}"' in strings or f"'{p}'" in strings]
             if any(t.string == "SSHCompute" for t in _tokens(self.code)):
                 named.append("ssh")
         return tuple(named)
@@ -163,7 +167,7 @@ def test_the_readme_has_the_snippets_this_test_knows() -> None:
     """A README that loses its quick start or its Python snippets should not pass by running less."""
     assert any(s.lang == "bash" and s.expect == ("4\n",) for s in SNIPPETS), "the quick start is gone"
     assert sum(s.lang == "python" for s in SNIPPETS) >= 8
-    assert {p for s in SNIPPETS for p in s.providers} == {"local", "docker", "ssh"}
+    assert {p for s in SNIPPETS for p in s.providers} == {"local", "docker", "ssh", "e2b", "daytona"}
 
 
 @pytest.mark.parametrize(("snippet", "provider"), RUNS)
@@ -174,7 +178,11 @@ def test_readme_snippet_runs(
         pytest.skip(f"{snippet.where}: {snippet.skip}")
     code = snippet.code
     server: SSHServer | None = None
-    if provider == "docker":
+    if provider in CLOUD:
+        request.getfixturevalue("docker_ok")
+        pytest.importorskip(provider)
+        cloud = request.getfixturevalue("cloud_fakes")[provider]
+    elif provider == "docker":
         request.getfixturevalue("docker_ok")
     elif provider == "ssh":
         server = request.getfixturevalue("sshd")
@@ -184,7 +192,58 @@ def test_readme_snippet_runs(
     if not snippet.named_providers:  # it uses the default: make it this provider
         (work / ".praisonai").mkdir()
         (work / ".praisonai" / "environment.yaml").write_text(f"backend: {provider}\n")
-    _run_and_check(snippet, code, work, home, server)
+    if provider not in CLOUD:
+        _run_and_check(snippet, code, work, home, server)
+        return
+    _run_and_check(snippet, code, work, home, None, cloud.env)
+    left = [i.instance_id for i in _portal.call(cloud.provider().list_instances) if i.status != "stopped"]
+    assert not left, f"{snippet.where} left {provider} sandboxes behind: {left}"
+
+
+@dataclass(frozen=True)
+class CloudFake:
+    """A vendor's wire fake as a snippet's child sees it: the SDK variables that point at it."""
+
+    env: dict[str, str]
+    provider: Any  # () -> a provider of ours talking to the fake
+
+
+@pytest.fixture(scope="module")
+def cloud_fakes(docker_ok: None) -> Iterator[dict[str, CloudFake]]:
+    """Each cloud vendor's fake, started on first use and stopped with the module."""
+    with contextlib.ExitStack() as stack:
+        yield _LazyFakes(stack)
+
+
+class _LazyFakes(dict[str, CloudFake]):
+    def __init__(self, stack: contextlib.ExitStack) -> None:
+        super().__init__()
+        self._stack = stack
+
+    def __missing__(self, vendor: str) -> CloudFake:
+        if vendor == "e2b":
+            from praisonai.compute.providers.e2b import E2BCompute
+            from praisonai.compute.testing.e2b_fake import FakeE2B
+
+            env = self._stack.enter_context(FakeE2B()).env()
+            made = CloudFake(env, lambda: _with_env(env, E2BCompute))
+        elif vendor == "daytona":
+            from praisonai.compute.providers.daytona import DaytonaCompute
+            from praisonai.compute.testing.daytona_fake import DaytonaFake
+
+            fake = self._stack.enter_context(DaytonaFake())
+            env = {"DAYTONA_API_KEY": "fake-key", "DAYTONA_API_URL": fake.api_url}
+            made = CloudFake(env, lambda: DaytonaCompute(api_key="fake-key", api_url=fake.api_url))
+        else:
+            raise KeyError(f"no wire fake wired up for {vendor} snippets")
+        self[vendor] = made
+        return made
+
+
+def _with_env(env: dict[str, str], make: Any) -> Any:
+    """A provider built while the SDK's variables point at the fake (E2B reads them per call)."""
+    os.environ.update(env)
+    return make()
 
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
@@ -201,10 +260,17 @@ def test_example_runs_with_a_model(example: Path, tmp_path: Path) -> None:
     _run_and_check(snippet, snippet.code, tmp_path / "work", tmp_path / "home", None)
 
 
-def _run_and_check(snippet: Snippet, code: str, work: Path, home: Path, server: SSHServer | None) -> None:
-    """Run ``code`` (``snippet``, maybe adapted) in ``work`` with ``home``; assert it exits 0, prints
-    what is expected and leaves nothing behind (what it left is removed all the same)."""
-    env = _child_env(home)
+def _run_and_check(
+    snippet: Snippet,
+    code: str,
+    work: Path,
+    home: Path,
+    server: SSHServer | None,
+    extra_env: dict[str, str] | None = None,
+) -> None:
+    """Run ``code`` (``snippet``, maybe adapted) in ``work`` with ``home`` (and ``extra_env``); assert
+    it exits 0, prints what is expected and leaves nothing behind (what it left is removed all the same)."""
+    env = {**_child_env(home), **(extra_env or {})}
     ssh_before = _ssh_instances(server)
     try:
         with _model_for(snippet, env):

@@ -18,7 +18,7 @@ from praisonai.cli._groups import GROUPS
 USAGE = """\
 Usage: praisonai [--version] [--help] COMMAND [ARGS]...
 
-  Run AI agents' shell and file tools in isolated instances (local, docker, ssh).
+  Run AI agents' shell and file tools in isolated instances (local, docker, ssh, e2b, modal, daytona).
 
 Commands:
 {commands}

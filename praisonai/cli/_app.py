@@ -21,7 +21,8 @@ from praisonai.cli._groups import GROUPS
 def build(groups: Sequence[str]) -> typer.Typer:
     """The root app with the named groups (their modules are imported here, not before)."""
     app = typer.Typer(
-        help="Run AI agents' shell and file tools in isolated instances (local, docker, ssh).",
+        help="Run AI agents' shell and file tools in isolated instances "
+        "(local, docker, ssh, e2b, modal, daytona).",
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         add_completion=False,

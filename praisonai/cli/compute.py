@@ -23,9 +23,11 @@ app = typer.Typer(help="Compute providers and their instances.", no_args_is_help
 
 @app.command("providers")
 def providers(json: JsonOpt = False) -> None:
-    """List providers: installed, available now, and why not."""
-    rows = [(s.name, s.installed, s.available, s.reason) for s in provider_statuses()]
-    _output.table(("name", "installed", "available", "why not"), rows, as_json=json)
+    """List providers: installed, available now, why not, and what each can do."""
+    rows = [
+        (s.name, s.installed, s.available, s.reason, " ".join(s.capabilities)) for s in provider_statuses()
+    ]
+    _output.table(("name", "installed", "available", "why not", "capabilities"), rows, as_json=json)
 
 
 @app.command("ps")

@@ -14,7 +14,7 @@ import anyio
 
 from praisonai._errors import UnsupportedFeatureError
 from praisonai._limits import check_timeout
-from praisonai._types import CaptureInfo, ProcessInfo
+from praisonai._types import Capability, CaptureInfo, ProcessInfo
 
 if TYPE_CHECKING:
     from praisonai.runtime.session import ShellSession
@@ -46,15 +46,15 @@ class OptionalAbilities:
     ) -> ProcessInfo:
         """Start ``command`` in the background and return at once. Its output is spooled inside
         the instance, so any process can read it, wait for it or kill it later by its id."""
-        raise self._unsupported("background processes", "process")
+        raise self._unsupported("background processes", "process", Capability.PROCESSES)
 
     async def list_processes(self, instance_id: str) -> list[ProcessInfo]:
         """Every background process started in the instance, by any client."""
-        raise self._unsupported("background processes", "process")
+        raise self._unsupported("background processes", "process", Capability.PROCESSES)
 
     async def get_process(self, instance_id: str, process_id: str) -> ProcessInfo:
         """The background process's state (output, wait and kill look it up here first)."""
-        raise self._unsupported("background processes", "process")
+        raise self._unsupported("background processes", "process", Capability.PROCESSES)
 
     async def read_process_output(
         self,
@@ -66,7 +66,7 @@ class OptionalAbilities:
         limit: int | None = None,
     ) -> bytes:
         """The process's output from byte ``offset`` (at most ``limit`` bytes), while it runs or after."""
-        raise self._unsupported("background processes", "process")
+        raise self._unsupported("background processes", "process", Capability.PROCESSES)
 
     async def wait_process(
         self, instance_id: str, process_id: str, timeout: float | None = None
@@ -83,20 +83,21 @@ class OptionalAbilities:
 
     async def kill_process(self, instance_id: str, process_id: str) -> None:
         """Kill the process and everything it started; idempotent."""
-        raise self._unsupported("background processes", "process")
+        raise self._unsupported("background processes", "process", Capability.PROCESSES)
 
     async def open_session(self, instance_id: str, *, cwd: str | None = None) -> ShellSession:
         """A persistent shell in the instance (cwd, variables and functions persist)."""
-        raise self._unsupported("shell sessions", "session")
+        raise self._unsupported("shell sessions", "session", Capability.SESSIONS)
 
     async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
         """Add ``env`` to the environment of every later command in the instance (exec,
         background processes and sessions, from any process); a later binding overrides an
         earlier one name by name."""
-        raise self._unsupported("binding env to an instance", "bind_env")
+        raise self._unsupported("binding env to an instance", "bind_env", Capability.PROCESSES)
 
-    def _unsupported(self, what: str, op: str) -> UnsupportedFeatureError:
+    def _unsupported(self, what: str, op: str, needs: Capability) -> UnsupportedFeatureError:
         return UnsupportedFeatureError(
-            f"the {self.name} provider does not support {what}; choose one that does (local, docker, ssh)",
+            f"the {self.name} provider does not support {what} (it lacks the {needs.value!r} capability); "
+            "choose one that has it: `praisonai compute providers` lists each provider's",
             op=op,
         )

@@ -35,6 +35,7 @@ class ProviderStatus:
     installed: bool
     available: bool
     reason: str  # why not installed or not available; empty when available
+    capabilities: tuple[str, ...] = ()  # what it declares (empty when not installed)
 
 
 _registered: dict[str, type[ComputeProvider]] = {}
@@ -112,7 +113,8 @@ def provider_statuses() -> list[ProviderStatus]:
             rows.append(ProviderStatus(name, installed=False, available=False, reason=str(exc)))
             continue
         reason = provider.unavailable_reason()
-        rows.append(ProviderStatus(name, True, reason is None, reason or ""))
+        declared = tuple(sorted(c.value for c in provider.capabilities))
+        rows.append(ProviderStatus(name, True, reason is None, reason or "", declared))
     return rows
 
 

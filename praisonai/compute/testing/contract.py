@@ -184,6 +184,21 @@ async def upload_download_tree(ctx: Context) -> None:
 
 
 @suite.check()
+async def config_env_reaches_every_command(ctx: Context) -> None:
+    env = {"PRAISONAI_CHECK_A": "a 'b' $c", "PRAISONAI_CHECK_B": "kept"}
+    info = await ctx.provider.provision({"env": env})
+    try:
+        r = await ctx.provider.execute(
+            info.instance_id,
+            'printf "%s|%s" "$PRAISONAI_CHECK_A" "$PRAISONAI_CHECK_B"',
+            env={"PRAISONAI_CHECK_B": "call"},
+        )
+        assert r.stdout == "a 'b' $c|call", f"the instance's env must reach commands, a call's env win: {r}"
+    finally:
+        await ctx.provider.shutdown(info.instance_id)
+
+
+@suite.check()
 async def shutdown_is_idempotent(ctx: Context) -> None:
     info = await ctx.provider.provision()
     assert await ctx.provider.shutdown(info.instance_id) is True

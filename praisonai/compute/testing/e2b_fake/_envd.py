@@ -56,7 +56,7 @@ class ProcessService:
             sandbox.container,
             config.cmd,
             list(config.args),
-            dict(config.envs),
+            {**sandbox.envs, **config.envs},  # envd gives every process the sandbox's env
             config.cwd or None,
             bool(request.stdin),
         )
