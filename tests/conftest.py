@@ -6,6 +6,7 @@ PRAISONAI_REQUIRE_DOCKER=1 or PRAISONAI_REQUIRE_SSH=1 (CI sets both) turns that 
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import subprocess
@@ -64,6 +65,17 @@ def _skip_unless_required(service: str, reason: str | None) -> None:
     if os.environ.get(flag) == "1":
         pytest.fail(f"{flag}=1 but {service} cannot run: {reason}")
     pytest.skip(f"{service} not usable here: {reason}")
+
+
+@pytest.fixture
+def collect_sdk_garbage() -> Iterator[None]:
+    """For tests that drive a cloud SDK in this process: its handles (grpclib, pyqwest, connect
+    streams) finalized by a GC pass that lands inside a later ``ast.parse`` (pytest's assertion
+    rewriting, a plugin's late import) trip CPython 3.11.7's "AST constructor recursion depth
+    mismatch". Collecting them after each such test, while they are ours, avoids it (a full
+    collection costs ~70 ms, so not after every test)."""
+    yield
+    gc.collect()
 
 
 @pytest.fixture(scope="session")

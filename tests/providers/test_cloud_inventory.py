@@ -17,7 +17,7 @@ from praisonai._errors import InstanceNotFoundError
 from praisonai._types import InstanceStatus
 from praisonai.compute.base import ComputeProvider
 
-pytestmark = pytest.mark.usefixtures("docker_ok")
+pytestmark = pytest.mark.usefixtures("docker_ok", "collect_sdk_garbage")
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
