@@ -56,7 +56,7 @@ class ProcessService:
             sandbox.container,
             config.cmd,
             list(config.args),
-            dict(config.envs),
+            {**sandbox.envs, **config.envs},  # envd: the create's envVars, then the call's own
             config.cwd or None,
             bool(request.stdin),
         )
