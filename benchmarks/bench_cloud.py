@@ -237,7 +237,10 @@ def main() -> None:
         elif missing:
             live[vendor] = {"skipped": f"{' and '.join(missing)} not set (no real account to measure)"}
         else:
-            live[vendor] = anyio.run(live_vendor, vendor, args.n, args.n_life)
+            try:
+                live[vendor] = anyio.run(live_vendor, vendor, args.n, args.n_life)
+            except Exception as exc:  # a refused key, a quota: said, and the fakes still run
+                live[vendor] = {"skipped": f"failed: {type(exc).__name__}: {exc}".splitlines()[0][:300]}
     results: dict[str, Any] = {}
     for vendor in vendors:
         if importlib.util.find_spec(vendor) is None:
