@@ -54,8 +54,9 @@ async def timeout_kills_process_tree(ctx: Context) -> None:
     assert r.timed_out and r.exit_code == 124, r
     assert r.stdout == "before\n", f"partial output lost: {r.stdout!r}"
     assert r.duration_s < 1 + _limits.KILL_GRACE_S, f"took {r.duration_s:.1f}s to return"
-    # "[s]leep" matches the sleeps but not this grep's own command line.
-    left = await ctx.sh(f"grep -l '[s]leep.{token}' /proc/[0-9]*/cmdline 2>/dev/null; true")
+    # "[s]leep" matches the sleeps but not this grep's own command line; -a: a cmdline is
+    # NUL-separated, and grep would take the file as binary, where "." never crosses the NUL.
+    left = await ctx.sh(f"grep -al '[s]leep.{token}' /proc/[0-9]*/cmdline 2>/dev/null; true")
     assert left.stdout.strip() == "", f"processes survived the timeout: {left.stdout}"
 
 

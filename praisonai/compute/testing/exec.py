@@ -170,7 +170,8 @@ async def background_process_lifecycle(ctx: Context) -> None:
     killed = await p.wait_process(ctx.instance_id, tree.process_id, timeout=10)
     assert not killed.running, killed
     await anyio.sleep(0.2)
-    left = await ctx.sh("grep -l 'sleep 30[0-2]' /proc/[0-9]*/cmdline 2>/dev/null | grep -v self || true")
+    # -a and ".": a cmdline's arguments are NUL-separated (see timeout_kills_process_tree)
+    left = await ctx.sh("grep -al 'sleep.30[0-2]' /proc/[0-9]*/cmdline 2>/dev/null | grep -v self || true")
     assert not [line for line in left.stdout.split() if "/proc/" in line and _alive(line)], left.stdout
 
 
