@@ -28,6 +28,7 @@ guards this with non-UTF-8 output from a background process and from a session.
 
 from __future__ import annotations
 
+import logging
 import shlex
 import threading
 from collections.abc import Callable
@@ -35,6 +36,8 @@ from typing import Any
 
 from praisonai.compute.providers.e2b._errors import translated
 from praisonai.runtime.transport import Receiver, Transport
+
+log = logging.getLogger("praisonai.e2b")
 
 
 class E2BTransport(Transport):
@@ -66,8 +69,10 @@ class E2BTransport(Transport):
             self._code = result.exit_code
         except e2b.CommandExitException as exc:  # a non-zero exit: the SDK raises it
             self._code = exc.exit_code if exc.exit_code >= 0 else 128 + 9  # -1: killed by a signal
-        except (e2b.SandboxException, OSError):  # the stream broke (the sandbox is gone): it ended
-            pass
+        except (e2b.SandboxException, OSError) as exc:  # the sandbox is gone or the link broke
+            log.debug("the e2b process stream ended: %r", exc)
+        except Exception:  # anything else ends the stream too, but is worth seeing
+            log.exception("the e2b process stream failed")
         finally:
             self._ended.set()
 
