@@ -332,6 +332,10 @@ class E2BCompute(ChannelMixin, ComputeProvider):
         self._renewals.keep(instance_id)
         return E2BTransport(sandbox, argv, lambda: self._renewals.soon(instance_id))
 
+    async def _ping(self, instance_id: str) -> None:
+        """Nothing: a transfer renews the sandbox itself (``_sandbox``). The helper's ping is for an
+        instance that watches its own idleness (docker's watchdog); here it would cost an envd call."""
+
     def _env_file(self, instance_id: str) -> str:
         """Where ``bind_env`` keeps the bound env (native exec sources it too)."""
         return f"{self._spool(instance_id)}/env"
