@@ -168,6 +168,10 @@ class ShellSession:
         self._secret = ""  # frames this shell's replies; see session.sh
         self._replies = 0  # replies asked of this shell so far (the hello is reply 0)
         self._run: _Run | None = None
+        # The command a caller last got back running: read() continues it. Not always _run: on a
+        # transport whose send returns after the reply (E2B: an HTTP round trip), a command fed
+        # by send() can end, and a queued run() take the shell, before the caller calls read().
+        self._held: _Run | None = None
         self._turns = _Turns()
         self._stdout = ReplyParser()
         self._stderr = ReplyParser()
@@ -226,9 +230,10 @@ class ShellSession:
             _limits.check_timeout(timeout, allow_zero=False),
             _limits.check_timeout(idle_timeout, "idle_timeout", allow_zero=False),
         )
-        if self._run is None:
+        run = self._held or self._run
+        if run is None:
             raise ExecError("nothing has run in this session yet", op="exec")
-        return await self._outcome(self._run, timeout, idle_timeout)
+        return await self._outcome(run, timeout, idle_timeout)
 
     async def send(self, text: str | bytes) -> None:
         """Type ``text`` into the running command's stdin (add the newline yourself). Text that
@@ -313,6 +318,10 @@ class ShellSession:
     async def _outcome(self, run: _Run, timeout: float | None, idle_timeout: float | None) -> SessionResult:
         """What the command printed and how it ended; ``ChannelClosedError`` if its shell died under it."""
         result = await self._collect(run, timeout, idle_timeout)
+        if result.running:
+            self._held = run
+        elif self._held is run:
+            self._held = None
         if run.lost and not result.timed_out:
             raise ChannelClosedError(
                 "the session shell ended while the command ran, so it may not have finished;"

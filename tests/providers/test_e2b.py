@@ -25,11 +25,7 @@ from praisonai.compute.testing.e2b_fake._docker import LABEL
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
-NOT_APPLICABLE = {
-    name
-    for name in CHECKS
-    if name.startswith(("background_process", "session_", "bound_env", "killed_helper", "helper_killed"))
-}
+NOT_APPLICABLE: set[str] = set()  # every check runs: processes, sessions and bind_env go over the channel
 EXPR = "__import__('praisonai.compute.providers.e2b', fromlist=['E2BCompute']).E2BCompute()"
 
 
@@ -85,6 +81,80 @@ def test_long_command_runs_past_the_sdks_60s_default_setting(ctx: Context) -> No
     assert r.stdout == "done\n" and not r.timed_out
 
 
+def test_binary_output_survives_the_sdks_text_decoding(ctx: Context) -> None:
+    # The SDK decodes process output as UTF-8 with errors="replace", so nothing binary may reach
+    # the helper channel's stdout (see providers/e2b/_channel.py): background output is read
+    # through the files API, and a session's output is text as on every provider. A broken
+    # sequence at the end of a body must not break the framing after it.
+    raw = bytes(range(256)) + b"\xe2\x82"
+    p, iid = ctx.provider, ctx.instance_id
+
+    async def check() -> None:
+        await p.write_file(iid, "binary.bin", raw)
+        info = await p.start_process(iid, "cat binary.bin; cat binary.bin >&2")
+        await p.wait_process(iid, info.process_id, timeout=30)
+        assert await p.read_process_output(iid, info.process_id) == raw
+        part = await p.read_process_output(iid, info.process_id, stream="stderr", offset=10, limit=20)
+        assert part == raw[10:30]
+        session = await p.open_session(iid)
+        try:
+            r = await session.run("cat binary.bin")
+            assert (r.stdout, r.exit_code) == (raw.decode("utf-8", "replace"), 0), r
+            assert (await session.run("echo next")).stdout == "next\n"
+        finally:
+            await session.close()
+        assert info.process_id in {q.process_id for q in await p.list_processes(iid)}
+
+    _portal.call(check)
+
+
+def test_exec_costs_one_envd_call(fake: FakeE2B, ctx: Context) -> None:
+    # Exec stays native: 1 envd call each (over the helper channel: 1.06 for `true`, 2.06 for
+    # `echo hi`, as the spooled output is fetched with a second request).
+    _portal.call(ctx.sh, "true")
+    before = len(fake.calls)
+    for _ in range(3):
+        _portal.call(ctx.sh, "echo hi")
+    envd = [call for call in fake.calls[before:] if call.startswith("POST /process.Process/")]
+    assert envd == ["POST /process.Process/Start"] * 3, envd
+
+
+def test_channel_traffic_renews_the_deadline(fake: FakeE2B) -> None:
+    p = E2BCompute()
+    info = _portal.call(p.provision, {"idle_timeout_s": 600})
+    try:
+        sandbox = next(
+            s for s in fake.sandboxes.values() if s.metadata["praisonai.instance"] == info.instance_id
+        )
+        _portal.call(p.list_processes, info.instance_id)  # opens the channel
+        sandbox.end_at = time.time() + 5  # as if the deadline were near
+        p._renewals.renewed.clear()
+        _portal.call(p.list_processes, info.instance_id)  # a request on the open channel only
+        deadline = time.monotonic() + 10
+        while sandbox.end_at - time.time() < 20 and time.monotonic() < deadline:
+            time.sleep(0.05)  # the renewal runs in a thread of its own
+        assert sandbox.end_at - time.time() > 20, "channel traffic must renew the deadline"
+    finally:
+        _portal.call(p.shutdown, info.instance_id)
+
+
+def test_quiet_session_command_outlives_the_idle_timeout(fake: FakeE2B) -> None:
+    p = E2BCompute()
+    info = _portal.call(p.provision, {"idle_timeout_s": 2})
+
+    async def quiet() -> str:
+        session = await p.open_session(info.instance_id)
+        try:
+            return (await session.run("sleep 4; echo alive", timeout=20)).stdout
+        finally:
+            await session.close()
+
+    try:
+        assert _portal.call(quiet) == "alive\n"
+    finally:
+        _portal.call(p.shutdown, info.instance_id)
+
+
 def test_metadata_carries_identity_and_ttl(fake: FakeE2B, ctx: Context) -> None:
     sandbox = next(
         s for s in fake.sandboxes.values() if s.metadata.get("praisonai.instance") == ctx.instance_id
@@ -104,7 +174,7 @@ def test_ttl_clamps_the_deadline_and_idle_renews_it(fake: FakeE2B) -> None:
         )
         assert sandbox.end_at - time.time() <= 31, "ttl must clamp E2B's absolute timeout"
         sandbox.end_at = time.time() + 5  # as if the deadline were near
-        p._renewed.clear()
+        p._renewals.renewed.clear()
         _portal.call(p.execute, info.instance_id, "true")
         assert sandbox.end_at - time.time() > 20, "activity must renew the deadline"
     finally:
@@ -186,7 +256,7 @@ def test_ttl_wins_over_activity(fake: FakeE2B) -> None:
     p = E2BCompute()
     info = _portal.call(p.provision, {"idle_timeout_s": 600, "ttl_s": 4})
     _portal.call(p.execute, info.instance_id, "true")
-    p._renewed.clear()  # the next call renews: it must still stop at the ttl
+    p._renewals.renewed.clear()  # the next call renews: it must still stop at the ttl
     _portal.call(p.execute, info.instance_id, "true")
     time.sleep(5)
     assert _portal.call(E2BCompute().shutdown, info.instance_id) is False, "the ttl did not stop it"

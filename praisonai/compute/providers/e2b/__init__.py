@@ -9,11 +9,17 @@
   deadline kept in metadata that every renewal is clamped to. So the sandbox stops itself when
   idle or past its ttl, with no client alive (``self_stop``). E2B caps a timeout at the plan's
   maximum (1 h Hobby, 24 h Pro); an instance without ``auto_shutdown`` is renewed up to that.
+  What counts as activity, and who renews: ``_renewal``.
 - **Exec and files**: ``_exec`` (run in the background, exit code from ``CommandExitException``,
   kill at the timeout) and ``_files`` (bytes both ways with ``format="bytes"``; trees as tar).
+- **Background processes, sessions, bind_env** go through our helper channel (``ChannelMixin``)
+  over one long-lived envd process each (``_channel``, which says why that is binary-safe here).
+  Exec stays native: measured through the wire fake, ``execute("true")`` costs 1 envd call
+  natively and 1.06 over the channel (``echo hi``: 1 against 2.06, as the helper's spooled output
+  is fetched with a second request), and a vendor call is what costs time on a real network.
 - The SDK is imported lazily: this module loads without it. Templates, not images: a config's
   ``image``, ``cpu``, ``memory_mb``, ``gpu``, ``disk_mb``, mounts and packages are refused (set the
-  provider's ``template``); background processes and sessions are not offered yet.
+  provider's ``template``).
 - **Captures** are named E2B snapshots (``praisonai-capture-<tag>``), found by name from any
   process; a new instance starts from the snapshot id as its template.
 """
@@ -34,22 +40,31 @@ from praisonai._errors import (
     AuthenticationError,
     InstanceNotFoundError,
     MissingDependencyError,
-    PraisonAIError,
     ProvisionError,
 )
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.base import ComputeProvider, SnapshotRef
+from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.e2b import _exec, _files
+from praisonai.compute.providers.e2b._channel import E2BTransport
 from praisonai.compute.providers.e2b._errors import KEY_VARIABLE, MISSING_KEY, translated
-
-WORKDIR = "praisonai.workdir"
-TTL_DEADLINE = "praisonai.ttl_deadline"  # epoch seconds: no renewal goes past it
-IDLE = "praisonai.idle_s"  # the renewal length ("" when idleness never stops the instance)
-#: E2B's longest sandbox timeout (Pro); the server silently caps a longer one to the plan's.
-MAX_TIMEOUT_S = 24 * 3600
+from praisonai.compute.providers.e2b._meta import (
+    IDLE,
+    TTL_DEADLINE,
+    WORKDIR,
+    capture_name,
+    info_of,
+    num_text,
+    renewal_s,
+    status_of,
+    timeout_for,
+)
+from praisonai.compute.providers.e2b._renewal import Renewals
+from praisonai.runtime.channel import Channel
+from praisonai.runtime.transport import Transport
 
 
 class E2BOptions(ProviderOptions):
@@ -62,7 +77,7 @@ class E2BOptions(ProviderOptions):
     domain: str | None = None
 
 
-class E2BCompute(ComputeProvider):
+class E2BCompute(ChannelMixin, ComputeProvider):
     """Instances are E2B sandboxes; see the module docstring."""
 
     name = "e2b"
@@ -74,6 +89,7 @@ class E2BCompute(ComputeProvider):
             Capability.SELF_STOP,
             Capability.CAPTURE,
         }
+        | CHANNEL_CAPABILITIES
     )
     requires = ("e2b",)
     extra = "e2b"
@@ -87,7 +103,8 @@ class E2BCompute(ComputeProvider):
         self._domain = domain
         self._sandboxes: dict[str, Any] = {}  # instance id -> connected AsyncSandbox
         self._metadata: dict[str, dict[str, str]] = {}  # instance id -> its sandbox's metadata
-        self._renewed: dict[str, float] = {}  # instance id -> monotonic time of the last renewal
+        self._renewals = Renewals(self._sandboxes, self._metadata, self._params)
+        self._sync: dict[str, Any] = {}  # instance id -> a sync e2b.Sandbox, for channel transports
 
     @property
     def options(self) -> E2BOptions:
@@ -130,10 +147,10 @@ class E2BCompute(ComputeProvider):
         from e2b import AsyncSandbox
 
         with translated("capture"):
-            pages = AsyncSandbox.list_snapshots(name=_capture_name(tag), **self._params())
+            pages = AsyncSandbox.list_snapshots(name=capture_name(tag), **self._params())
             while pages.has_next:
                 for snapshot in await pages.next_items():
-                    if _capture_name(tag) in snapshot.names:
+                    if capture_name(tag) in snapshot.names:
                         return SnapshotRef(self.name, snapshot.snapshot_id)
         return None
 
@@ -144,7 +161,7 @@ class E2BCompute(ComputeProvider):
         sandbox = await self._sandbox(instance_id)
         mode = "filesystem" if cfg.env else None
         with translated("capture", instance_id):
-            info = await sandbox.create_snapshot(name=_capture_name(tag), mode=mode)
+            info = await sandbox.create_snapshot(name=capture_name(tag), mode=mode)
         return SnapshotRef(self.name, info.snapshot_id, time.time())
 
     async def _start(
@@ -156,7 +173,7 @@ class E2BCompute(ComputeProvider):
         created = float(labels[LABEL_CREATED])
         deadline = "" if lifetime.ttl_s is None else str(int(created + lifetime.ttl_s))
         idle = lifetime.idle_limit_s
-        metadata = {**labels, WORKDIR: cfg.working_dir, TTL_DEADLINE: deadline, IDLE: _num(idle)}
+        metadata = {**labels, WORKDIR: cfg.working_dir, TTL_DEADLINE: deadline, IDLE: num_text(idle)}
         network: dict[str, Any] = {}
         if cfg.network == "none":
             network["allow_internet_access"] = False
@@ -165,7 +182,7 @@ class E2BCompute(ComputeProvider):
         with translated("provision", instance_id):
             sandbox = await AsyncSandbox.create(
                 template=template,
-                timeout=_timeout(idle, deadline),
+                timeout=timeout_for(idle, deadline),
                 metadata=metadata,
                 envs=dict(cfg.env),  # in the create body, never on a command line
                 idempotency_key=instance_id.lower().replace("_", "-"),  # a retried create makes one
@@ -173,12 +190,12 @@ class E2BCompute(ComputeProvider):
                 **self._params(),
             )
         self._sandboxes[instance_id], self._metadata[instance_id] = sandbox, metadata
-        self._renewed[instance_id] = time.monotonic()
+        self._renewals.renewed[instance_id] = time.monotonic()
         mkdir = ExecRequest(f"mkdir -p -- {shlex.quote(cfg.working_dir)}")
         result = await _exec.run(sandbox, instance_id, mkdir, "/")
         if result.exit_code != 0:
             raise ProvisionError(f"cannot create {cfg.working_dir}: {result.stderr.strip()}", op="provision")
-        return _info(instance_id, sandbox.sandbox_id, metadata, InstanceStatus.RUNNING)
+        return info_of(instance_id, sandbox.sandbox_id, metadata, InstanceStatus.RUNNING)
 
     async def _lookup(self, instance_id: str) -> tuple[str, dict[str, str]] | None:
         """The E2B sandbox of ``instance_id`` and its metadata, found by that metadata (any
@@ -209,25 +226,13 @@ class E2BCompute(ComputeProvider):
                 raise InstanceNotFoundError(f"no e2b instance {instance_id!r}", op="lookup")
             sandbox_id, metadata = found
             with translated("connect", instance_id):
-                timeout = _timeout(_idle(metadata), metadata.get(TTL_DEADLINE, ""))
+                timeout = renewal_s(metadata)
                 # connect() without a timeout would set E2B's 300 s default (cloud-sdks.md §1.8.3)
                 sandbox = await AsyncSandbox.connect(sandbox_id, timeout=timeout, **self._params())
             self._sandboxes[instance_id], self._metadata[instance_id] = sandbox, metadata
-            self._renewed[instance_id] = time.monotonic()
-        await self._renew(instance_id, sandbox)
+            self._renewals.renewed[instance_id] = time.monotonic()
+        await self._renewals.renew(instance_id, sandbox)
         return sandbox
-
-    async def _renew(self, instance_id: str, sandbox: Any, *, force: bool = False) -> None:
-        """Move the sandbox's deadline to now + idle limit (clamped to the ttl), at most once per
-        quarter of the idle limit: activity renews it, as an idle timer would be reset."""
-        metadata = self._metadata[instance_id]
-        idle = _idle(metadata)
-        last = self._renewed.get(instance_id, 0.0)
-        if not force and time.monotonic() - last < (idle or MAX_TIMEOUT_S) / 4:
-            return
-        with translated("renew", instance_id):
-            await sandbox.set_timeout(_timeout(idle, metadata.get(TTL_DEADLINE, "")))
-        self._renewed[instance_id] = time.monotonic()
 
     async def _destroy(self, instance_id: str) -> bool:
         from e2b import AsyncSandbox
@@ -235,7 +240,9 @@ class E2BCompute(ComputeProvider):
         found = await self._lookup(instance_id)
         self._sandboxes.pop(instance_id, None)
         self._metadata.pop(instance_id, None)
-        self._renewed.pop(instance_id, None)
+        self._renewals.forget(instance_id)
+        self._sync.pop(instance_id, None)
+        self._channels.drop(instance_id)
         if found is None:
             return False  # never made, or already gone (expired counts as shut down)
         with translated("shutdown", instance_id):
@@ -250,12 +257,12 @@ class E2BCompute(ComputeProvider):
         sandbox_id = found[0]
         with translated("status", instance_id):
             info = await AsyncSandbox.get_info(sandbox_id, **self._params())
-        return _info(instance_id, sandbox_id, info.metadata, _state(info.state))
+        return info_of(instance_id, sandbox_id, info.metadata, status_of(info.state))
 
     async def _list(self) -> list[InstanceInfo]:
         rows = await self._find({LABEL_PROVIDER: self.name})
         return [
-            _info(row.metadata.get(LABEL_INSTANCE, ""), row.sandbox_id, row.metadata, _state(row.state))
+            info_of(row.metadata.get(LABEL_INSTANCE, ""), row.sandbox_id, row.metadata, status_of(row.state))
             for row in rows
         ]
 
@@ -268,9 +275,9 @@ class E2BCompute(ComputeProvider):
         cwd = self._path(instance_id, request.cwd or ".")
         failure: BaseException | None = None
         async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self._keep_alive, instance_id, sandbox)  # a busy instance stays
+            tasks.start_soon(self._renewals.keep_alive, instance_id, sandbox)  # a busy instance stays
             try:
-                result = await _exec.run(sandbox, instance_id, request, cwd)
+                result = await _exec.run(sandbox, instance_id, request, cwd, self._env_file(instance_id))
             except Exception as exc:  # raised below, not as a task group's ExceptionGroup
                 failure = exc
             finally:
@@ -278,17 +285,6 @@ class E2BCompute(ComputeProvider):
         if failure is not None:
             raise failure
         return result
-
-    async def _keep_alive(self, instance_id: str, sandbox: Any) -> None:
-        import anyio
-
-        idle = _idle(self._metadata[instance_id]) or MAX_TIMEOUT_S
-        while True:
-            await anyio.sleep(idle / 2)
-            try:
-                await self._renew(instance_id, sandbox, force=True)
-            except PraisonAIError:  # the command's own call reports a sandbox that is gone
-                return
 
     async def _read(self, instance_id: str, path: str) -> bytes:
         sandbox = await self._sandbox(instance_id)
@@ -311,43 +307,51 @@ class E2BCompute(ComputeProvider):
         workdir = self._metadata[instance_id].get(WORKDIR) or "/workspace"
         return posixpath.normpath(posixpath.join(workdir, path))
 
+    # ---- the helper channel: background processes, sessions, bind_env -------------------------
 
-def _capture_name(tag: str) -> str:
-    """The E2B snapshot name of capture ``tag`` (a hex digest: a valid template name)."""
-    return f"praisonai-capture-{tag}".lower()
+    async def _channel_path(self, instance_id: str, path: str) -> str:
+        await self._sandbox(instance_id)  # looked up (another process may have made it), renewed
+        return self._path(instance_id, path)
 
+    async def _open_channel(self, instance_id: str) -> Channel:
+        await self._sandbox(instance_id)
+        return await super()._open_channel(instance_id)
 
-def _num(value: float | None) -> str:
-    return "" if value is None else str(int(value))
+    def _transport(self, instance_id: str, argv: list[str]) -> Transport:
+        """``argv`` as a long-lived envd process (blocking; see ``_channel``). What is sent to it
+        renews the sandbox, and the instance's keeper renews while a session command runs."""
+        from e2b import Sandbox
 
+        sandbox = self._sync.get(instance_id)
+        if sandbox is None:  # the async sandbox cannot serve a thread: connect a sync one, once
+            metadata = self._metadata[instance_id]
+            with translated("connect", instance_id):
+                sandbox_id = self._sandboxes[instance_id].sandbox_id
+                sandbox = Sandbox.connect(sandbox_id, timeout=renewal_s(metadata), **self._params())
+            self._sync[instance_id] = sandbox
+        self._renewals.keep(instance_id)
+        return E2BTransport(sandbox, argv, lambda: self._renewals.soon(instance_id))
 
-def _idle(metadata: dict[str, str]) -> float | None:
-    text = metadata.get(IDLE, "")
-    return float(text) if text else None
+    async def _ping(self, instance_id: str) -> None:
+        """Nothing: a transfer renews the sandbox itself (``_sandbox``). The helper's ping is for an
+        instance that watches its own idleness (docker's watchdog); here it would cost an envd call."""
 
+    def _env_file(self, instance_id: str) -> str:
+        """Where ``bind_env`` keeps the bound env (native exec sources it too)."""
+        return f"{self._spool(instance_id)}/env"
 
-def _timeout(idle: float | None, deadline: str) -> int:
-    """Seconds until the sandbox may stop: the idle limit, never past the ttl deadline."""
-    wanted = float(idle) if idle is not None else float(MAX_TIMEOUT_S)
-    if deadline:
-        wanted = min(wanted, float(deadline) - time.time())
-    return max(1, min(int(wanted), MAX_TIMEOUT_S))
-
-
-def _state(state: Any) -> InstanceStatus:
-    value = getattr(state, "value", state)
-    return InstanceStatus.RUNNING if value == "running" else InstanceStatus.STOPPED
-
-
-def _info(
-    instance_id: str, sandbox_id: str, metadata: dict[str, str], status: InstanceStatus
-) -> InstanceInfo:
-    return InstanceInfo(
-        instance_id=instance_id,
-        provider="e2b",
-        status=status,
-        endpoint=f"e2b://{sandbox_id}",
-        created_at=float(metadata.get(LABEL_CREATED, 0) or 0),
-        labels=dict(metadata),
-        metadata={"sandbox_id": sandbox_id, WORKDIR: metadata.get(WORKDIR, "/workspace")},
-    )
+    async def read_process_output(
+        self,
+        instance_id: str,
+        process_id: str,
+        *,
+        stream: Literal["stdout", "stderr"] = "stdout",
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> bytes:
+        """The process's output from byte ``offset`` (at most ``limit`` bytes), read from its
+        spool file through envd's files API: the channel's output is not binary-safe on E2B."""
+        await self.get_process(instance_id, process_id)
+        sandbox = await self._sandbox(instance_id)
+        path = f"{self._spool(instance_id)}/bg/{process_id}/{'out' if stream == 'stdout' else 'err'}"
+        return await _files.read_range(sandbox, instance_id, path, max(0, offset), limit)

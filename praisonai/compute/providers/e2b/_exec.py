@@ -10,8 +10,10 @@ text (``errors="replace"``), so it is re-encoded for the byte buffers and is not
 from __future__ import annotations
 
 import contextlib
+import re
 import shlex
 import uuid
+from collections.abc import Iterable
 from typing import Any
 
 import anyio
@@ -25,23 +27,36 @@ from praisonai.compute.providers.e2b._errors import translated
 #: The exit status the wrapper gives when the working directory is missing, with this on stderr.
 NO_CWD_EXIT = 200
 NO_CWD_MARK = "praisonai-e2b: no working directory"
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def wrapper(command: str, cwd: str, group_file: str) -> str:
-    """The line E2B's ``/bin/bash -l -c`` runs: enter ``cwd`` (or say it is missing), open a new
-    session whose id is written to ``group_file`` (so a timeout kills the whole tree whatever
-    envd's kill reaches), and run ``command`` with ``sh -c`` as every provider does."""
+def wrapper(command: str, cwd: str, group_file: str, env_file: str = "", names: Iterable[str] = ()) -> str:
+    """The line E2B's ``/bin/bash -l -c`` runs: enter ``cwd`` (or say it is missing), load the
+    env bound by ``bind_env`` from ``env_file`` when it exists (the call's own env, ``names``,
+    still wins, as on the helper), open a new session whose id is written to ``group_file`` (so a
+    timeout kills the whole tree whatever envd's kill reaches), and run ``command`` with
+    ``sh -c`` as every provider does. Values never appear here: they come from the env."""
     group = shlex.quote(group_file)
     inner = f'echo $$ > {group}; exec /bin/sh -c -- "$0"'
+    bound = ""
+    if env_file:
+        kept = [name for name in names if _NAME.fullmatch(name)]
+        save = "".join(f'__praisonai_{i}="${name}"; ' for i, name in enumerate(kept))
+        restore = "".join(f'export {name}="$__praisonai_{i}"; ' for i, name in enumerate(kept))
+        source = shlex.quote(env_file)
+        bound = f"if [ -r {source} ]; then {save}set -a; . {source}; set +a; {restore}fi; "
     return (
         f"cd -- {shlex.quote(cwd)} 2>/dev/null || {{ echo {shlex.quote(NO_CWD_MARK)} >&2; "
-        f"exit {NO_CWD_EXIT}; }}; setsid -w /bin/sh -c {shlex.quote(inner)} {shlex.quote(command)}; "
+        f"exit {NO_CWD_EXIT}; }}; {bound}setsid -w /bin/sh -c {shlex.quote(inner)} {shlex.quote(command)}; "
         f"s=$?; rm -f {group}; exit $s"
     )
 
 
-async def run(sandbox: Any, instance_id: str, request: ExecRequest, cwd: str) -> ExecResult:
-    """Run ``request`` in ``sandbox`` (an ``e2b.AsyncSandbox``) with the contract's semantics."""
+async def run(
+    sandbox: Any, instance_id: str, request: ExecRequest, cwd: str, env_file: str = ""
+) -> ExecResult:
+    """Run ``request`` in ``sandbox`` (an ``e2b.AsyncSandbox``) with the contract's semantics;
+    ``env_file``: the bound env to load first (see :func:`wrapper`)."""
     import e2b
 
     out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
@@ -59,7 +74,7 @@ async def run(sandbox: Any, instance_id: str, request: ExecRequest, cwd: str) ->
     timed_out, code = False, None
     with translated("exec", instance_id):
         handle = await sandbox.commands.run(
-            wrapper(request.command, cwd, group_file),
+            wrapper(request.command, cwd, group_file, env_file, request.env),
             background=True,
             envs=dict(request.env),
             timeout=request.timeout or 0,  # 0: no limit (the SDK's default would be 60 s)

@@ -28,6 +28,21 @@ async def read(sandbox: Any, instance_id: str, path: str) -> bytes:
     return bytes(data)
 
 
+async def read_range(sandbox: Any, instance_id: str, path: str, offset: int, limit: int | None) -> bytes:
+    """Bytes ``offset`` to ``offset + limit`` of a file (to its end when ``limit`` is None); a
+    bounded read stops downloading once it has them."""
+    with translated("read_process_output", instance_id, path):
+        if limit is None:
+            return bytes(await sandbox.files.read(path, format="bytes"))[offset:]
+        got = bytearray()
+        async with await sandbox.files.read(path, format="stream") as chunks:
+            async for chunk in chunks:
+                got += chunk
+                if len(got) >= offset + limit:
+                    break
+    return bytes(got[offset : offset + limit])
+
+
 async def write(sandbox: Any, instance_id: str, path: str, data: bytes) -> None:
     with translated("write_file", instance_id, path):
         await sandbox.files.write(path, data, use_octet_stream=True)  # parents are created

@@ -13,6 +13,14 @@ What it models (the e2b 2.63 wheel, read from its source):
 - envd's ``process.Process`` Connect service (start, connect, list, send_input, close_stdin,
   send_signal = SIGKILL of the process group) through the wheel's generated server stub, and
   envd's ``GET/POST /files`` (raw bytes; multipart or octet-stream uploads, parents created);
+- a process as a long-lived stream, as the provider's helper channel uses it: ``start`` with
+  ``stdin=True`` and no deadline streams output events (raw bytes, which the SDK decodes) until
+  the process has exited and its pipes are closed, with a keepalive event each second of silence
+  (envd's interval is the client's ``Keepalive-Ping-Interval``, 50 s); each ``send_input`` is
+  written whole, in arrival order, to the process's stdin; ``send_input`` to a process started
+  without stdin or after ``close_stdin`` fails (FAILED_PRECONDITION, assumed: the SDK makes any
+  code a ``SandboxException``); ``close_stdin`` is EOF;
+  ``calls`` counts every request (the vendor calls an operation costs);
 - every sandbox is a real local docker container (``praisonai-sandbox:latest``, labelled
   ``praisonai.test.e2b-fake``), commands run as ``/bin/bash -l -c`` there, so exit codes,
   stdout/stderr, stdin, timeouts and file bytes are real. The SDK's own behaviour on top is then

@@ -62,6 +62,8 @@ class Proc:
             self.popen.stdout is not None and self.popen.stderr is not None and self.popen.stdin is not None
         )
         self.pid = int(self.popen.stdout.readline().strip() or 0)
+        self.stdin_open = stdin
+        self._stdin_lock = threading.Lock()  # envd writes one input at a time, in arrival order
         if not stdin:
             self.popen.stdin.close()
         self.events: list[tuple[str, bytes]] = []  # ("stdout"|"stderr", chunk), in arrival order
@@ -90,15 +92,21 @@ class Proc:
             self.exit_code = code
             self.cond.notify_all()
 
-    def send(self, data: bytes) -> None:
+    def send(self, data: bytes) -> bool:
+        """Write to the command's stdin; False when it has none (started without, or closed)."""
         assert self.popen.stdin is not None
-        with contextlib.suppress(BrokenPipeError, ValueError, OSError):
-            self.popen.stdin.write(data)
-            self.popen.stdin.flush()
+        with self._stdin_lock:
+            if not self.stdin_open:
+                return False
+            with contextlib.suppress(BrokenPipeError, ValueError, OSError):
+                self.popen.stdin.write(data)
+                self.popen.stdin.flush()
+            return True
 
     def close_stdin(self) -> None:
         assert self.popen.stdin is not None
-        with contextlib.suppress(BrokenPipeError, OSError):
+        with self._stdin_lock, contextlib.suppress(BrokenPipeError, OSError):
+            self.stdin_open = False
             self.popen.stdin.close()
 
     def kill(self) -> None:

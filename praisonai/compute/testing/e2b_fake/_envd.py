@@ -115,7 +115,8 @@ class ProcessService:
         )
 
     def send_input(self, request: Any, ctx: Any) -> Any:
-        self._proc(ctx, request.process).send(request.input.input.value)
+        if not self._proc(ctx, request.process).send(request.input.input.value):
+            raise ConnectError(Code.FAILED_PRECONDITION, "stdin not enabled or closed")
         return pb.SendInputResponse()
 
     def close_stdin(self, request: Any, ctx: Any) -> Any:

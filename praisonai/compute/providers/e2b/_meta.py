@@ -1,0 +1,61 @@
+"""What an E2B sandbox's metadata says: its identity, working dir, idle limit and ttl deadline."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from praisonai._types import InstanceInfo, InstanceStatus
+from praisonai.compute.lifecycle import LABEL_CREATED
+
+WORKDIR = "praisonai.workdir"
+TTL_DEADLINE = "praisonai.ttl_deadline"  # epoch seconds: no renewal goes past it
+IDLE = "praisonai.idle_s"  # the renewal length ("" when idleness never stops the instance)
+#: E2B's longest sandbox timeout (Pro); the server silently caps a longer one to the plan's.
+MAX_TIMEOUT_S = 24 * 3600
+
+
+def capture_name(tag: str) -> str:
+    """The E2B snapshot name of capture ``tag`` (a hex digest: a valid template name)."""
+    return f"praisonai-capture-{tag}".lower()
+
+
+def num_text(value: float | None) -> str:
+    return "" if value is None else str(int(value))
+
+
+def idle_of(metadata: dict[str, str]) -> float | None:
+    text = metadata.get(IDLE, "")
+    return float(text) if text else None
+
+
+def timeout_for(idle: float | None, deadline: str) -> int:
+    """Seconds until the sandbox may stop: the idle limit, never past the ttl deadline."""
+    wanted = float(idle) if idle is not None else float(MAX_TIMEOUT_S)
+    if deadline:
+        wanted = min(wanted, float(deadline) - time.time())
+    return max(1, min(int(wanted), MAX_TIMEOUT_S))
+
+
+def status_of(state: Any) -> InstanceStatus:
+    value = getattr(state, "value", state)
+    return InstanceStatus.RUNNING if value == "running" else InstanceStatus.STOPPED
+
+
+def info_of(
+    instance_id: str, sandbox_id: str, metadata: dict[str, str], status: InstanceStatus
+) -> InstanceInfo:
+    return InstanceInfo(
+        instance_id=instance_id,
+        provider="e2b",
+        status=status,
+        endpoint=f"e2b://{sandbox_id}",
+        created_at=float(metadata.get(LABEL_CREATED, 0) or 0),
+        labels=dict(metadata),
+        metadata={"sandbox_id": sandbox_id, WORKDIR: metadata.get(WORKDIR, "/workspace")},
+    )
+
+
+def renewal_s(metadata: dict[str, str]) -> int:
+    """The timeout a renewal sets: the idle limit from now, clamped to the ttl deadline."""
+    return timeout_for(idle_of(metadata), metadata.get(TTL_DEADLINE, ""))
