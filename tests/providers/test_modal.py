@@ -26,8 +26,8 @@ IMAGE = "praisonai-sandbox:latest"
 # how a child process of a cross-process check rebuilds the provider (no entry point needed)
 _MODULE = "__import__('praisonai.compute.providers.modal', fromlist=['_'])"
 REBUILD = f"{_MODULE}.ModalProvider(image={IMAGE!r})"
-# Background processes and sessions: Modal has no re-attach to an exec; no helper channel.
-NOT_APPLICABLE_PREFIXES = ("background_process", "session_", "bound_env", "killed_helper", "helper_killed")
+# Every check applies: processes and sessions run through the helper channel over a Modal exec.
+NOT_APPLICABLE_PREFIXES: tuple[str, ...] = ()
 
 
 @pytest.fixture(autouse=True)
@@ -189,11 +189,15 @@ def test_ttl_wins_over_a_busy_sandbox(provider: ModalProvider) -> None:
 
 
 def test_vendor_calls_per_exec(fake: ModalFake, ctx: Context) -> None:
-    _portal.call(ctx.sh, "true")
+    """A command through the helper channel costs one vendor call, its request on the helper's
+    stdin (its end and output come over the held stdio streams); a native ``sb.exec`` costs five:
+    start, stdin EOF, two stdio reads, wait. Every 64th also posts the spool's cleanup."""
+    _portal.call(ctx.sh, "true")  # the channel is open
     before = dict(fake.state.calls)
-    _portal.call(ctx.sh, "true")
+    for _ in range(10):
+        _portal.call(ctx.sh, "true")
     spent = {k: v - before.get(k, 0) for k, v in fake.state.calls.items() if v != before.get(k, 0)}
-    assert spent == {"TaskExecStart": 1}, spent  # plus the router's stdio reads and wait
+    assert set(spent) == {"TaskExecStdinWrite"} and spent["TaskExecStdinWrite"] <= 11, spent
 
 
 # ---- live: the same conformance suite on Modal itself, when its credentials are set ----------------

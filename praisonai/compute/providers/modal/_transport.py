@@ -1,0 +1,137 @@
+"""A long-lived Modal exec as a channel transport: stdin bytes in, stdout/stderr bytes out.
+
+Modal's exec is already a bidirectional stream: ``sb.exec(*argv, text=False)`` returns a process
+whose stdin is written by unary calls (``write`` + ``drain``: one ``TaskExecStdinWrite`` each) and
+whose stdout/stderr are long server streams (``TaskExecStdioRead``). The transport is blocking and
+loop-agnostic, as every transport is:
+
+- ``send`` uses the SDK's blocking API (synchronicity runs it on the SDK's own loop) from the
+  caller's worker thread, never from an event loop (that would warn, and block the loop);
+- the reader thread runs a private event loop that pumps both streams with the SDK's ``.aio``
+  form and waits for the exit status (one held ``TaskExecWait``), so ``alive`` and ``exit_code``
+  cost no vendor call;
+- ``close`` never waits: it stops the reader (its reads are cancelled) and sends EOF from a daemon
+  thread.
+
+When the process has exited but its streams stay open (jobs it started still hold its stderr,
+which a worker may keep streaming), the reader ends after ``_EXIT_GRACE_S``, so a dead helper is
+seen as one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from praisonai._errors import InstanceNotFoundError
+from praisonai.compute.providers.modal import _sdk
+from praisonai.compute.providers.modal._sdk import translated
+from praisonai.runtime.transport import Receiver, Transport
+
+#: A write larger than this is sent in pieces (Modal's stdin buffer refuses more than 16 MiB).
+_CHUNK = 4 << 20
+#: After the process exits, how long its streams may still deliver output.
+_EXIT_GRACE_S = 2.0
+
+
+def start(sb: Any, argv: Sequence[str], instance_id: str) -> ModalExecTransport:
+    """Start ``argv`` in the sandbox ``sb`` (blocking: call it from a worker thread)."""
+    with translated("exec", instance_id):
+        try:
+            process = sb.exec(*argv, text=False)
+        except _sdk.load().exception.ConflictError as exc:  # "Sandbox already finished"
+            raise InstanceNotFoundError(
+                f"the Modal sandbox of {instance_id!r} has finished", op="exec"
+            ) from exc
+    return ModalExecTransport(process)
+
+
+class ModalExecTransport(Transport):
+    """One process started by ``sb.exec``; see the module docstring."""
+
+    def __init__(self, process: Any) -> None:
+        self._process = process
+        self._send_lock = threading.Lock()  # write + drain share one buffer in the SDK
+        self._closed = False
+        self._ended = False
+        self._code: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+
+    def _pump(self, on_stdout: Receiver, on_stderr: Receiver) -> None:
+        try:
+            asyncio.run(self._read(on_stdout, on_stderr))
+        finally:
+            self._ended = True
+
+    async def _read(self, on_stdout: Receiver, on_stderr: Receiver) -> None:
+        self._stop = stop = asyncio.Event()
+        self._loop = asyncio.get_running_loop()
+        if self._closed:  # closed before the reader started
+            return
+        both: asyncio.Future[Any] = asyncio.gather(
+            self._drain(self._process.stdout, on_stdout),
+            self._drain(self._process.stderr, on_stderr),
+            return_exceptions=True,
+        )
+        exited: asyncio.Future[Any] = asyncio.ensure_future(self._wait_exit())
+        stopped: asyncio.Future[Any] = asyncio.ensure_future(stop.wait())
+        try:
+            await asyncio.wait([stopped, exited, both], return_when=asyncio.FIRST_COMPLETED)
+            if exited.done() and not stopped.done() and not both.done():
+                await asyncio.wait(
+                    [stopped, both], timeout=_EXIT_GRACE_S, return_when=asyncio.FIRST_COMPLETED
+                )
+        finally:
+            for future in (both, exited, stopped):
+                future.cancel()
+            await asyncio.gather(both, exited, stopped, return_exceptions=True)
+
+    @staticmethod
+    async def _drain(stream: Any, receive: Receiver) -> None:
+        with contextlib.suppress(Exception):  # a vanished sandbox or exec ends the stream
+            async for chunk in stream:
+                if chunk:
+                    receive(bytes(chunk))
+
+    async def _wait_exit(self) -> None:
+        try:
+            self._code = int(await self._process.wait.aio())
+        except Exception:  # the sandbox or the exec is gone: so is the process
+            self._code = -1
+
+    def send(self, data: bytes) -> None:
+        with self._send_lock:
+            if self._closed or self._ended:
+                raise OSError("the Modal exec's stdin is closed")
+            try:
+                for start in range(0, len(data), _CHUNK):
+                    self._process.stdin.write(data[start : start + _CHUNK])
+                    self._process.stdin.drain()
+            except Exception as exc:  # the SDK's errors: the process or the sandbox is gone
+                raise OSError(f"writing to the Modal exec failed: {exc}") from exc
+
+    def alive(self) -> bool:
+        return not self._ended and self._code is None
+
+    def exit_code(self) -> int | None:
+        return self._code
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        loop, stop = self._loop, self._stop
+        if loop is not None and stop is not None:
+            with contextlib.suppress(RuntimeError):  # the reader's loop has ended already
+                loop.call_soon_threadsafe(stop.set)
+        threading.Thread(target=self._send_eof, name="praisonai-modal-eof", daemon=True).start()
+
+    def _send_eof(self) -> None:
+        """EOF ends the helper (its jobs live on); a gone process needs none."""
+        with self._send_lock, contextlib.suppress(Exception):
+            self._process.stdin.write_eof()
+            self._process.stdin.drain()
