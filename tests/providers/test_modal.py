@@ -200,6 +200,21 @@ def test_vendor_calls_per_exec(fake: ModalFake, ctx: Context) -> None:
     assert set(spent) == {"TaskExecStdinWrite"} and spent["TaskExecStdinWrite"] <= 11, spent
 
 
+def test_a_process_that_exits_with_its_channel_open_ends_the_helper(fake: ModalFake, ctx: Context) -> None:
+    """Modal ends no exec when its client goes, so a helper left running would keep the sandbox
+    active until its timeout: a process that exits with channels open sends their EOF."""
+    box = next(b for b in fake.state.boxes.values() if b.name == ctx.instance_id)
+    before = set(box.execs)
+    body = f"print(anyio.run(lambda: p.execute({ctx.instance_id!r}, 'echo hi')).stdout)"
+    assert _portal.call(ctx.in_child, body).strip() == "hi"
+    helpers = [box.execs[e] for e in set(box.execs) - before]
+    assert helpers, "the child ran no exec"
+    deadline = time.monotonic() + 20
+    while any(e.code is None for e in helpers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(e.code is not None for e in helpers), "the child's helper still runs"
+
+
 # ---- live: the same conformance suite on Modal itself, when its credentials are set ----------------
 
 _MODAL_VARS = ("MODAL_SERVER_URL", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET")

@@ -11,7 +11,8 @@ loop-agnostic, as every transport is:
   form and waits for the exit status (one held ``TaskExecWait``), so ``alive`` and ``exit_code``
   cost no vendor call;
 - ``close`` never waits: it stops the reader (its reads are cancelled) and sends EOF from a daemon
-  thread.
+  thread. A process that ends with channels open sends their EOF at exit: Modal ends no exec when
+  its client goes, so a helper left running would keep its sandbox active until its ``timeout``.
 
 When the process has exited but its streams stay open (jobs it started still hold its stderr,
 which a worker may keep streaming), the reader ends after ``_EXIT_GRACE_S``, so a dead helper is
@@ -21,6 +22,7 @@ seen as one.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import threading
 from collections.abc import Sequence
@@ -35,6 +37,9 @@ from praisonai.runtime.transport import Receiver, Transport
 _CHUNK = 4 << 20
 #: After the process exits, how long its streams may still deliver output.
 _EXIT_GRACE_S = 2.0
+#: Transports whose EOF is not sent yet (sent at exit; see the module docstring).
+_OPEN: set[ModalExecTransport] = set()
+_at_exit: list[bool] = []
 
 
 def start(sb: Any, argv: Sequence[str], instance_id: str) -> ModalExecTransport:
@@ -46,7 +51,17 @@ def start(sb: Any, argv: Sequence[str], instance_id: str) -> ModalExecTransport:
             raise InstanceNotFoundError(
                 f"the Modal sandbox of {instance_id!r} has finished", op="exec"
             ) from exc
-    return ModalExecTransport(process)
+    if not _at_exit:  # registered after modal's own exit hook, so it runs first (LIFO)
+        _at_exit.append(True)
+        atexit.register(_end_all)
+    transport = ModalExecTransport(process)
+    _OPEN.add(transport)
+    return transport
+
+
+def _end_all() -> None:
+    for transport in list(_OPEN):
+        transport._send_eof(wait_s=1.0)
 
 
 class ModalExecTransport(Transport):
@@ -66,6 +81,8 @@ class ModalExecTransport(Transport):
             asyncio.run(self._read(on_stdout, on_stderr))
         finally:
             self._ended = True
+            if self._code is not None:
+                _OPEN.discard(self)  # it has exited: no EOF due
 
     async def _read(self, on_stdout: Receiver, on_stderr: Receiver) -> None:
         self._stop = stop = asyncio.Event()
@@ -130,8 +147,14 @@ class ModalExecTransport(Transport):
                 loop.call_soon_threadsafe(stop.set)
         threading.Thread(target=self._send_eof, name="praisonai-modal-eof", daemon=True).start()
 
-    def _send_eof(self) -> None:
+    def _send_eof(self, wait_s: float = -1) -> None:
         """EOF ends the helper (its jobs live on); a gone process needs none."""
-        with self._send_lock, contextlib.suppress(Exception):
-            self._process.stdin.write_eof()
-            self._process.stdin.drain()
+        if not self._send_lock.acquire(timeout=wait_s):
+            return  # a send is stuck: at exit, not worth waiting for
+        try:
+            with contextlib.suppress(Exception):
+                self._process.stdin.write_eof()
+                self._process.stdin.drain()
+            _OPEN.discard(self)
+        finally:
+            self._send_lock.release()
