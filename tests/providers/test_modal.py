@@ -7,6 +7,7 @@ from __future__ import annotations
 import gc
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
 
@@ -213,6 +214,26 @@ def test_a_process_that_exits_with_its_channel_open_ends_the_helper(fake: ModalF
     while any(e.code is None for e in helpers) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert all(e.code is not None for e in helpers), "the child's helper still runs"
+
+
+def test_closing_a_transport_ends_its_reader_without_waiting_for_the_process(ctx: Context) -> None:
+    """``close`` returns at once and the reader ends (its reads are cancelled) even while the
+    process keeps its output open; a send after it fails as on a closed pipe."""
+    provider = ctx.provider
+    assert isinstance(provider, ModalProvider)
+    _portal.call(provider.execute, ctx.instance_id, "true")  # the sandbox handle is known
+    transport = provider._transport(ctx.instance_id, ["sh", "-c", "echo up; exec sleep 120"])
+    got, closed = bytearray(), threading.Event()
+    transport.start(got.extend, lambda data: None, closed.set)
+    deadline = time.monotonic() + 20
+    while got != b"up\n" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert got == b"up\n" and transport.alive()
+    transport.close()
+    assert closed.wait(20), "the reader did not end after close()"
+    with pytest.raises(OSError):
+        transport.send(b"more\n")
+    _portal.call(provider.execute, ctx.instance_id, "pkill -f 'sleep 120' || true")
 
 
 # ---- live: the same conformance suite on Modal itself, when its credentials are set ----------------
