@@ -10,7 +10,9 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
+import anyio
 import pytest
 
 pytest.importorskip("modal")
@@ -20,6 +22,7 @@ from praisonai._errors import InstanceNotFoundError
 from praisonai.compute import registry
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.modal import ModalProvider
+from praisonai.compute.providers.modal._linger import LingeringPool
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.modal_fake import ModalFake
 
@@ -234,6 +237,38 @@ def test_closing_a_transport_ends_its_reader_without_waiting_for_the_process(ctx
     with pytest.raises(OSError):
         transport.send(b"more\n")
     _portal.call(provider.execute, ctx.instance_id, "pkill -f 'sleep 120' || true")
+
+
+def test_an_unused_channel_closes_after_its_linger_and_a_busy_one_stays() -> None:
+    """Modal counts a running exec as activity: an idle helper must go, or the sandbox never
+    idles out; one waiting for a command must stay."""
+
+    class Channel:
+        is_open = True
+
+        def close(self) -> None:
+            self.is_open = False
+
+    opened: list[Channel] = []
+
+    async def open_channel(instance_id: str) -> Any:
+        opened.append(Channel())
+        return opened[-1]
+
+    pool = LingeringPool(open_channel, lambda instance_id: 0.2)
+
+    async def busy(channel: Any) -> None:
+        await anyio.sleep(0.6)  # longer than the linger: a command still running
+
+    anyio.run(pool.run, "i1", busy)
+    assert opened[0].is_open, "closed while a call used it"
+    deadline = time.monotonic() + 20
+    while opened[0].is_open and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not opened[0].is_open, "an unused channel stayed open"
+    anyio.run(pool.run, "i1", busy)
+    assert len(opened) == 2, "the next call did not open a new channel"
+    pool.drop("i1")
 
 
 # ---- live: the same conformance suite on Modal itself, when its credentials are set ----------------

@@ -9,6 +9,7 @@ call opens a new channel). A call that waits for a command counts as use for as 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
@@ -29,35 +30,38 @@ class LingeringPool(ChannelPool):
         self._lock = threading.Lock()  # timers fire on their own threads
         self._in_use: dict[str, int] = {}
         self._timers: dict[str, threading.Timer] = {}
+        self._last: dict[str, float] = {}  # monotonic: when a call last ended
 
     async def run(self, instance_id: str, call: Callable[[Channel], Awaitable[T]]) -> T:
         with self._lock:
             self._in_use[instance_id] = self._in_use.get(instance_id, 0) + 1
-            timer = self._timers.pop(instance_id, None)
-        if timer is not None:
-            timer.cancel()
         try:
             return await super().run(instance_id, call)
         finally:
-            self._release(instance_id)
+            with self._lock:
+                self._in_use[instance_id] -= 1
+                self._last[instance_id] = time.monotonic()
+                if not self._in_use[instance_id] and instance_id not in self._timers:
+                    self._arm(instance_id, self._linger(instance_id))
 
-    def _release(self, instance_id: str) -> None:
-        with self._lock:
-            left = self._in_use[instance_id] = self._in_use[instance_id] - 1
-            if left == 0:
-                timer = threading.Timer(self._linger(instance_id), self._expire, (instance_id,))
-                timer.daemon = True
-                self._timers[instance_id] = timer
-                timer.start()
+    def _arm(self, instance_id: str, delay: float) -> None:
+        """One timer per instance at most (not one per call): it re-arms itself while in use."""
+        timer = threading.Timer(delay, self._expire, (instance_id,))
+        timer.daemon = True
+        self._timers[instance_id] = timer
+        timer.start()
 
     def _expire(self, instance_id: str) -> None:
         with self._lock:
-            if (
-                self._in_use.get(instance_id)
-                or self._timers.get(instance_id) is not threading.current_thread()
-            ):
-                return  # used again since
+            if self._timers.get(instance_id) is not threading.current_thread():
+                return  # dropped since
             del self._timers[instance_id]
+            if self._in_use.get(instance_id):
+                return  # the call that ends last arms a new timer
+            left = self._last.get(instance_id, 0.0) + self._linger(instance_id) - time.monotonic()
+            if left > 0:
+                self._arm(instance_id, left)
+                return
             channel = self.peek(instance_id)
             if channel is not None:
                 channel.close()  # is_open turns False at once: the next call opens a new one
