@@ -4,6 +4,7 @@ loopback, sandboxes as real docker containers): the conformance suite, then Moda
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import subprocess
@@ -19,19 +20,19 @@ pytest.importorskip("modal")
 
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
+from praisonai._types import ExecRequest
 from praisonai.compute import registry
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.providers.modal import ModalProvider
+from praisonai.compute.providers.modal import ModalProvider, _transport
 from praisonai.compute.providers.modal._linger import LingeringPool
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.modal_fake import ModalFake
+from praisonai.runtime.channel import Channel
 
 IMAGE = "praisonai-sandbox:latest"
 # how a child process of a cross-process check rebuilds the provider (no entry point needed)
 _MODULE = "__import__('praisonai.compute.providers.modal', fromlist=['_'])"
 REBUILD = f"{_MODULE}.ModalProvider(image={IMAGE!r})"
-# Every check applies: processes and sessions run through the helper channel over a Modal exec.
-NOT_APPLICABLE_PREFIXES: tuple[str, ...] = ()
 
 
 @pytest.fixture(autouse=True)
@@ -77,10 +78,8 @@ def ctx(provider: ModalProvider) -> Iterator[Context]:
 
 @pytest.mark.parametrize("check", list(CHECKS))
 def test_conformance(ctx: Context, check: str) -> None:
-    reason = skip_reason(check, ctx.provider)
-    if reason:
-        assert check.startswith(NOT_APPLICABLE_PREFIXES), (check, reason)
-        pytest.skip(reason)
+    # every check applies: processes and sessions run through the helper channel over a Modal exec
+    assert skip_reason(check, ctx.provider) is None, check
     _portal.call(CHECKS[check], ctx)
 
 
@@ -273,6 +272,24 @@ def test_an_unused_channel_closes_after_its_linger_and_a_busy_one_stays() -> Non
     anyio.run(pool.run, "i1", busy)
     assert len(opened) == 2, "the next call did not open a new channel"
     pool.drop("i1")
+
+
+def test_an_orphaned_helper_ends_itself_once_idle(monkeypatch: pytest.MonkeyPatch, ctx: Context) -> None:
+    """A client killed outright sends no EOF, and Modal ends no exec when its client goes: the
+    helper's guard ends it once no request came for a while, but not while its command runs."""
+    provider, iid = ctx.provider, ctx.instance_id
+    assert isinstance(provider, ModalProvider)
+    _portal.call(provider.execute, iid, "true")  # the sandbox handle is known
+    monkeypatch.setattr(_transport, "ORPHAN_HELPER_S", 1)
+    opener = functools.partial(provider._transport, iid)
+    channel = _portal.call(Channel.open, opener, provider._spool(iid))
+    _transport._OPEN.discard(channel.transport)  # as if this process were killed: no EOF, ever
+    request = ExecRequest("sleep 3; echo done", cwd="/", timeout=30, max_output=1000)
+    assert _portal.call(channel.exec, request).stdout == "done\n"  # busy past the guard's period
+    deadline = time.monotonic() + 30
+    while channel.transport.alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not channel.transport.alive(), "the orphaned helper still runs"
 
 
 # ---- live: the same conformance suite on Modal itself, when its credentials are set ----------------

@@ -35,6 +35,7 @@ from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.modal import _capture, _files, _sdk, _transport
 from praisonai.compute.providers.modal._linger import LingeringPool
 from praisonai.compute.providers.modal._sdk import translated
+from praisonai.compute.providers.modal._transport import ModalExecTransport
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
 
@@ -254,7 +255,11 @@ class ModalProvider(ChannelMixin, ComputeProvider):
         await self._find(instance_id)  # the handle the blocking _transport needs
         return await super()._open_channel(instance_id)
 
-    def _transport(self, instance_id: str, argv: list[str]) -> _transport.ModalExecTransport:
+    def _transport(self, instance_id: str, argv: list[str]) -> ModalExecTransport:
+        """The helper, under a guard that ends it once orphaned (see ``_transport.guarded``)."""
+        return self._session_transport(instance_id, _transport.guarded(argv, self._spool(instance_id)))
+
+    def _session_transport(self, instance_id: str, argv: list[str]) -> ModalExecTransport:
         sb = self._sandboxes.get(instance_id)
         if sb is None:
             raise InstanceNotFoundError(f"no running Modal sandbox for {instance_id!r}", op="exec")

@@ -37,9 +37,43 @@ from praisonai.runtime.transport import Receiver, Transport
 _CHUNK = 4 << 20
 #: After the process exits, how long its streams may still deliver output.
 _EXIT_GRACE_S = 2.0
+#: A helper no client has sent a request for this long, with no command of its own running, is
+#: ended by its guard (``guarded``). Far past the linger (at most 30 s) a live client closes by.
+ORPHAN_HELPER_S = 600
+#: Watches the helper it ``exec``s (same pid, ``$$``): ends it once no request reached the
+#: sandbox's helpers (SPOOL/alive, touched per request) for $1 seconds and none of its own jobs
+#: (SPOOL/x/*.p naming it, without a "done" line) runs. Holds none of the exec's pipes.
+_GUARD = r"""g=$1 s=$2
+shift 2
+(
+  m=$s/.guard.$$
+  true >"$m"
+  while sleep "$g"; do
+    [ -d "/proc/$$" ] || break
+    if [ "$s/alive" -nt "$m" ]; then true >"$m"; continue; fi
+    for f in "$s"/x/*.p; do
+      [ -f "$f" ] || continue
+      o= d=
+      { read -r c o n; read -r d r; } <"$f"
+      [ "$o" = "$$" ] && [ "$d" != done ] && continue 2
+    done
+    kill "$$"
+    break
+  done
+  rm -f "$m"
+) </dev/null >/dev/null 2>&1 &
+exec "$@"
+"""
 #: Transports whose EOF is not sent yet (sent at exit; see the module docstring).
 _OPEN: set[ModalExecTransport] = set()
 _at_exit: list[bool] = []
+
+
+def guarded(argv: Sequence[str], spool: str) -> list[str]:
+    """``argv`` (the helper) under its guard: a client killed outright sends no EOF, and Modal
+    ends no exec when its client goes, so the helper would keep its sandbox active until the
+    sandbox's timeout."""
+    return ["sh", "-c", _GUARD, "praisonai-guard", str(ORPHAN_HELPER_S), spool, *argv]
 
 
 def start(sb: Any, argv: Sequence[str], instance_id: str) -> ModalExecTransport:
