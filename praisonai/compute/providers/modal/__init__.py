@@ -10,7 +10,10 @@
   (``ChannelMixin``) over one long-lived ``sb.exec(..., text=False)`` per instance
   (``_transport``): a command costs one vendor call (its request on the helper's stdin) against
   five for a native exec, measured through the wire fake; no 64 KiB argument cap. Modal counts a
-  running exec as activity, so an unused channel closes after half the idle timeout (``_linger``).
+  running exec as activity, so an unused channel closes after half the idle timeout (``_linger``),
+  a process exiting with channels open sends their EOF, and a helper orphaned by a killed client
+  ends itself after 10 idle minutes. An open shell session is an exec too: it keeps the sandbox
+  active until it is closed.
 - files: ``sb.filesystem.read_bytes`` / ``write_bytes(data, path)`` (``sb.open`` is gone in 1.6).
 - captures: ``snapshot_filesystem`` images, found again by tag (``_capture``).
 Not offered (refused by capability): GPUs (they force the V1 backend, not yet tested), disk

@@ -42,7 +42,8 @@ _EXIT_GRACE_S = 2.0
 ORPHAN_HELPER_S = 600
 #: Watches the helper it ``exec``s (same pid, ``$$``): ends it once no request reached the
 #: sandbox's helpers (SPOOL/alive, touched per request) for $1 seconds and none of its own jobs
-#: (SPOOL/x/*.p naming it, without a "done" line) runs. Holds none of the exec's pipes.
+#: (SPOOL/x/*.p naming it, without a "done" line) runs. Holds none of the exec's pipes. ``-nt`` is
+#: not POSIX, but dash, bash and busybox sh have it.
 _GUARD = r"""g=$1 s=$2
 shift 2
 (
