@@ -4,30 +4,35 @@ loopback, sandboxes as real docker containers): the conformance suite, then Moda
 
 from __future__ import annotations
 
+import functools
 import gc
 import os
 import subprocess
+import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
+import anyio
 import pytest
 
 pytest.importorskip("modal")
 
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
+from praisonai._types import ExecRequest
 from praisonai.compute import registry
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.providers.modal import ModalProvider
+from praisonai.compute.providers.modal import ModalProvider, _transport
+from praisonai.compute.providers.modal._linger import LingeringPool
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.modal_fake import ModalFake
+from praisonai.runtime.channel import Channel
 
 IMAGE = "praisonai-sandbox:latest"
 # how a child process of a cross-process check rebuilds the provider (no entry point needed)
 _MODULE = "__import__('praisonai.compute.providers.modal', fromlist=['_'])"
 REBUILD = f"{_MODULE}.ModalProvider(image={IMAGE!r})"
-# Background processes and sessions: Modal has no re-attach to an exec; no helper channel.
-NOT_APPLICABLE_PREFIXES = ("background_process", "session_", "bound_env", "killed_helper", "helper_killed")
 
 
 @pytest.fixture(autouse=True)
@@ -50,6 +55,10 @@ def fake(docker_ok: None) -> Iterator[ModalFake]:
         fake.stop()
         _set_env(saved)
         gc.collect()  # as _collect_sdk_garbage
+        # and what lives on (the SDK's loop thread holds its handles) stays out of every later
+        # pass: one landing in pytest's rewrite of a plugin it imports for the terminal summary
+        # (hypothesis) failed the run after every test passed, on HEAD as well
+        gc.freeze()
 
 
 @pytest.fixture(scope="module")
@@ -69,10 +78,8 @@ def ctx(provider: ModalProvider) -> Iterator[Context]:
 
 @pytest.mark.parametrize("check", list(CHECKS))
 def test_conformance(ctx: Context, check: str) -> None:
-    reason = skip_reason(check, ctx.provider)
-    if reason:
-        assert check.startswith(NOT_APPLICABLE_PREFIXES), (check, reason)
-        pytest.skip(reason)
+    # every check applies: processes and sessions run through the helper channel over a Modal exec
+    assert skip_reason(check, ctx.provider) is None, check
     _portal.call(CHECKS[check], ctx)
 
 
@@ -189,11 +196,100 @@ def test_ttl_wins_over_a_busy_sandbox(provider: ModalProvider) -> None:
 
 
 def test_vendor_calls_per_exec(fake: ModalFake, ctx: Context) -> None:
-    _portal.call(ctx.sh, "true")
+    """A command through the helper channel costs one vendor call, its request on the helper's
+    stdin (its end and output come over the held stdio streams); a native ``sb.exec`` costs five:
+    start, stdin EOF, two stdio reads, wait. Every 64th also posts the spool's cleanup."""
+    _portal.call(ctx.sh, "true")  # the channel is open
     before = dict(fake.state.calls)
-    _portal.call(ctx.sh, "true")
+    for _ in range(10):
+        _portal.call(ctx.sh, "true")
     spent = {k: v - before.get(k, 0) for k, v in fake.state.calls.items() if v != before.get(k, 0)}
-    assert spent == {"TaskExecStart": 1}, spent  # plus the router's stdio reads and wait
+    assert set(spent) == {"TaskExecStdinWrite"} and spent["TaskExecStdinWrite"] <= 11, spent
+
+
+def test_a_process_that_exits_with_its_channel_open_ends_the_helper(fake: ModalFake, ctx: Context) -> None:
+    """Modal ends no exec when its client goes, so a helper left running would keep the sandbox
+    active until its timeout: a process that exits with channels open sends their EOF."""
+    box = next(b for b in fake.state.boxes.values() if b.name == ctx.instance_id)
+    before = set(box.execs)
+    body = f"print(anyio.run(lambda: p.execute({ctx.instance_id!r}, 'echo hi')).stdout)"
+    assert _portal.call(ctx.in_child, body).strip() == "hi"
+    helpers = [box.execs[e] for e in set(box.execs) - before]
+    assert helpers, "the child ran no exec"
+    deadline = time.monotonic() + 20
+    while any(e.code is None for e in helpers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(e.code is not None for e in helpers), "the child's helper still runs"
+
+
+def test_closing_a_transport_ends_its_reader_without_waiting_for_the_process(ctx: Context) -> None:
+    """``close`` returns at once and the reader ends (its reads are cancelled) even while the
+    process keeps its output open; a send after it fails as on a closed pipe."""
+    provider = ctx.provider
+    assert isinstance(provider, ModalProvider)
+    _portal.call(provider.execute, ctx.instance_id, "true")  # the sandbox handle is known
+    transport = provider._transport(ctx.instance_id, ["sh", "-c", "echo up; exec sleep 120"])
+    got, closed = bytearray(), threading.Event()
+    transport.start(got.extend, lambda data: None, closed.set)
+    deadline = time.monotonic() + 20
+    while got != b"up\n" and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert got == b"up\n" and transport.alive()
+    transport.close()
+    assert closed.wait(20), "the reader did not end after close()"
+    with pytest.raises(OSError):
+        transport.send(b"more\n")
+    _portal.call(provider.execute, ctx.instance_id, "pkill -f 'sleep 120' || true")
+
+
+def test_an_unused_channel_closes_after_its_linger_and_a_busy_one_stays() -> None:
+    """Modal counts a running exec as activity: an idle helper must go, or the sandbox never
+    idles out; one waiting for a command must stay."""
+
+    class Channel:
+        is_open = True
+
+        def close(self) -> None:
+            self.is_open = False
+
+    opened: list[Channel] = []
+
+    async def open_channel(instance_id: str) -> Any:
+        opened.append(Channel())
+        return opened[-1]
+
+    pool = LingeringPool(open_channel, lambda instance_id: 0.2)
+
+    async def busy(channel: Any) -> None:
+        await anyio.sleep(0.6)  # longer than the linger: a command still running
+
+    anyio.run(pool.run, "i1", busy)
+    assert opened[0].is_open, "closed while a call used it"
+    deadline = time.monotonic() + 20
+    while opened[0].is_open and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not opened[0].is_open, "an unused channel stayed open"
+    anyio.run(pool.run, "i1", busy)
+    assert len(opened) == 2, "the next call did not open a new channel"
+    pool.drop("i1")
+
+
+def test_an_orphaned_helper_ends_itself_once_idle(monkeypatch: pytest.MonkeyPatch, ctx: Context) -> None:
+    """A client killed outright sends no EOF, and Modal ends no exec when its client goes: the
+    helper's guard ends it once no request came for a while, but not while its command runs."""
+    provider, iid = ctx.provider, ctx.instance_id
+    assert isinstance(provider, ModalProvider)
+    _portal.call(provider.execute, iid, "true")  # the sandbox handle is known
+    monkeypatch.setattr(_transport, "ORPHAN_HELPER_S", 1)
+    opener = functools.partial(provider._transport, iid)
+    channel = _portal.call(Channel.open, opener, provider._spool(iid))
+    _transport._OPEN.discard(channel.transport)  # as if this process were killed: no EOF, ever
+    request = ExecRequest("sleep 3; echo done", cwd="/", timeout=30, max_output=1000)
+    assert _portal.call(channel.exec, request).stdout == "done\n"  # busy past the guard's period
+    deadline = time.monotonic() + 30
+    while channel.transport.alive() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not channel.transport.alive(), "the orphaned helper still runs"
 
 
 # ---- live: the same conformance suite on Modal itself, when its credentials are set ----------------

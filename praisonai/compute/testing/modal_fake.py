@@ -3,7 +3,7 @@
 Point the SDK at it with ``MODAL_SERVER_URL=http://127.0.0.1:<port>`` (any ``MODAL_TOKEN_ID`` /
 ``MODAL_TOKEN_SECRET``): :meth:`ModalFake.env` gives the variables. The SDK's own code runs — its
 ``Sandbox`` V2 backend, the task command router client, its retries and exception mapping — and
-every sandbox is a real local docker container (labelled ``praisonai.test.modal-fake``), so exit
+every sandbox is a real local docker container (labelled ``praisonai.test.modal-fake=<fake>``), so exit
 codes, stdout/stderr, timeouts and files are real.
 
 Modelled, as the SDK's source shows them (``modal/sandbox/_impl_v2.py``,
@@ -20,6 +20,14 @@ Modelled, as the SDK's source shows them (``modal/sandbox/_impl_v2.py``,
   exec start/stdio read from offset/stdin write (unary and streaming)/stdin status/wait/poll; the
   64 KiB argument cap; ``timeout_secs`` kills the command's whole process group (the SDK's client
   deadline then makes ``wait()`` return -1); a finished sandbox answers NOT_FOUND.
+- a long-lived exec as a byte stream (the provider's helper channel): stdin written piecewise by
+  offset while stdout/stderr stream back on held reads, a wait held open beside them; a write to
+  an exec whose process has exited fails FAILED_PRECONDITION. One difference: the exit status is
+  known once the exec's output has closed (a ``docker exec`` ends then), where Modal's worker
+  knows it when the process exits, so a process whose children still hold its pipes looks
+  alive here until they close them.
+- every call is counted by method name in ``state.calls``: what a call costs on a real network is
+  a round trip, and the tests and the benchmark count them.
 - ``sb.filesystem``: the SDK execs ``/__modal/.bin/modal-sandbox-fs-tools``; the fake installs a
   Python stand-in there (ReadFile, WriteFile, MakeDirectory, Remove) with the same error payloads.
 
@@ -108,12 +116,12 @@ class ModalFake:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=10)
             ids = subprocess.run(
-                ["docker", "ps", "-aq", "--filter", f"label={LABEL}"],
+                ["docker", "ps", "-aq", "--filter", f"label={LABEL}={self.state.owner}"],
                 capture_output=True,
                 text=True,
                 check=False,
             ).stdout.split()
-            if ids:  # only this fake's label; a leftover from a crashed run goes too
+            if ids:  # only this fake's: other processes run fakes beside it
                 subprocess.run(["docker", "rm", "-f", *ids], capture_output=True, check=False)
             snaps = [ref for ref in self.state.images.values() if ref.startswith(SNAPSHOT_REPOSITORY)]
             if snaps:

@@ -6,48 +6,49 @@
   makes one sandbox), tagged with the praisonai labels (``list``/``ps``/``stop`` from any process
   find it by tag); env goes in the create request, never on a command line; ``idle_timeout`` is
   the idle policy (renewed by Modal on exec activity) and ``timeout`` the absolute ttl.
-- exec: ``sb.exec("sh", "-c", cmd, text=False)`` with ``workdir``/``env``/``timeout``; a non-zero
-  exit is returned, not raised; ``wait()`` returning -1 is Modal's timeout (its worker kills the
-  command). A command longer than Modal's 64 KiB argument cap is written to a file first.
+- exec, background processes, shell sessions, ``bind_env``: the POSIX-sh helper channel
+  (``ChannelMixin``) over one long-lived ``sb.exec(..., text=False)`` per instance
+  (``_transport``): a command costs one vendor call (its request on the helper's stdin) against
+  five for a native exec, measured through the wire fake; no 64 KiB argument cap. Modal counts a
+  running exec as activity, so an unused channel closes after half the idle timeout (``_linger``),
+  a process exiting with channels open sends their EOF, and a helper orphaned by a killed client
+  ends itself after 10 idle minutes. An open shell session is an exec too: it keeps the sandbox
+  active until it is closed.
 - files: ``sb.filesystem.read_bytes`` / ``write_bytes(data, path)`` (``sb.open`` is gone in 1.6).
 - captures: ``snapshot_filesystem`` images, found again by tag (``_capture``).
 Not offered (refused by capability): GPUs (they force the V1 backend, not yet tested), disk
-limits, host mounts, background processes and sessions (Modal has no re-attach to an exec).
+limits, host mounts.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import ipaddress
-import math
 import time
 from pathlib import Path
 from typing import Any, Literal
 
-from praisonai._errors import InstanceNotFoundError, PathNotFoundError, ProvisionError
-from praisonai._output import OutputBuffer, exec_result
+from praisonai._errors import ChannelClosedError, InstanceNotFoundError, ProvisionError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.base import ComputeProvider, SnapshotRef
+from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.modal import _capture, _files, _sdk
+from praisonai.compute.providers.modal import _capture, _files, _sdk, _transport
+from praisonai.compute.providers.modal._linger import LingeringPool
 from praisonai.compute.providers.modal._sdk import translated
+from praisonai.compute.providers.modal._transport import ModalExecTransport
+from praisonai.runtime.channel import Channel
+from praisonai.runtime.pool import ChannelPool
 
-ARG_MAX_BYTES = 65536  # modal/sandbox/_common.py: the sum of the argv lengths
 MAX_LIFETIME_S = 24 * 3600  # Modal's longest sandbox timeout
-_SCRIPT_DIR = "/tmp/.praisonai-cmd"
 #: the instance's working dir, so another process resolves relative paths the same way
 TAG_WORKDIR = "praisonai.modal.workdir"
-_NO_CWD = "praisonai: no such working directory"
-_NO_CWD_CODE = 211
-# $0 the pidfile, $1 the working dir, $2 the command. Our own cd: what Modal does with a missing
-# workdir is not documented, and a missing cwd must be a PathNotFoundError.
-_GROUP = (
-    f'cd -- "$1" 2>/dev/null || {{ echo "{_NO_CWD}" >&2; exit {_NO_CWD_CODE}; }}; '
-    'mkdir -p "${0%/*}" && echo $$ > "$0"; sh -c -- "$2"; rc=$?; rm -f "$0"; exit "$rc"'
-)
+#: the idle timeout, so another process closes its idle channel in time too (see _linger)
+TAG_IDLE = "praisonai.modal.idle_timeout"
+#: an unused channel is closed after half the idle timeout, and at most after this
+LINGER_MAX_S = 30.0
 
 
 class ModalOptions(ProviderOptions):
@@ -60,11 +61,11 @@ class ModalOptions(ProviderOptions):
     environment: str | None = None
 
 
-class ModalProvider(ComputeProvider):
+class ModalProvider(ChannelMixin, ComputeProvider):
     """Instances are Modal Sandboxes; see the module docstring."""
 
     name = "modal"
-    capabilities = frozenset({
+    capabilities = CHANNEL_CAPABILITIES | frozenset({
         Capability.IMAGE, Capability.CPU_LIMIT, Capability.MEMORY_LIMIT,
         Capability.NETWORK_NONE, Capability.NETWORK_ALLOWLIST, Capability.CAPTURE,
     })  # fmt: skip
@@ -78,6 +79,7 @@ class ModalProvider(ComputeProvider):
         self._app: Any = None
         self._sandboxes: dict[str, Any] = {}
         self._workdirs: dict[str, str] = {}
+        self._idle: dict[str, float] = {}
 
     @property
     def options(self) -> ModalOptions:
@@ -120,6 +122,8 @@ class ModalProvider(ComputeProvider):
                 with translated("lookup", instance_id):
                     tags = await sb.get_tags.aio()
                 self._workdirs[instance_id] = tags.get(TAG_WORKDIR, "/workspace")
+                if tags.get(TAG_IDLE):
+                    self._idle[instance_id] = float(tags[TAG_IDLE])
         if sb is None:
             raise InstanceNotFoundError(f"no running Modal sandbox for {instance_id!r}", op="lookup")
         with translated("lookup", instance_id):
@@ -177,6 +181,8 @@ class ModalProvider(ComputeProvider):
             kwargs["outbound_cidr_allowlist"] = cidrs or None
             kwargs["outbound_domain_allowlist"] = domains or None
         kwargs["tags"] = {**labels, TAG_WORKDIR: cfg.working_dir}
+        if kwargs["idle_timeout"]:
+            kwargs["tags"][TAG_IDLE] = str(kwargs["idle_timeout"])
         try:
             with translated("provision", instance_id):
                 sb = await modal.Sandbox.create.aio(**kwargs)
@@ -185,6 +191,8 @@ class ModalProvider(ComputeProvider):
             sb = await self._find(instance_id, fresh=True)
         self._sandboxes[instance_id] = sb
         self._workdirs[instance_id] = cfg.working_dir
+        if kwargs["idle_timeout"]:
+            self._idle[instance_id] = float(kwargs["idle_timeout"])
         return self._info(instance_id, sb.object_id, labels)
 
     async def _destroy(self, instance_id: str) -> bool:
@@ -199,6 +207,7 @@ class ModalProvider(ComputeProvider):
 
     async def _forget(self, instance_id: str) -> None:
         """Drop this process's handle, closing its connections (``detach``: not a terminate)."""
+        self._channels.drop(instance_id)
         sb = self._sandboxes.pop(instance_id, None)
         if sb is not None:
             with contextlib.suppress(Exception):
@@ -232,47 +241,54 @@ class ModalProvider(ComputeProvider):
     def _workdir(self, instance_id: str) -> str:
         return self._workdirs.get(instance_id, "/workspace")
 
+    # ---- the helper channel: one long-lived exec per instance (ChannelMixin) -------------------
+
+    @property
+    def _channels(self) -> ChannelPool:
+        pool: ChannelPool | None = self.__dict__.get("_channel_pool")
+        if pool is None:
+            pool = self.__dict__["_channel_pool"] = LingeringPool(self._open_channel, self._linger)
+        return pool
+
+    def _linger(self, instance_id: str) -> float:
+        idle = self._idle.get(instance_id)
+        return min(LINGER_MAX_S, idle / 2) if idle else LINGER_MAX_S
+
+    async def _open_channel(self, instance_id: str) -> Channel:
+        await self._find(instance_id)  # the handle the blocking _transport needs
+        return await super()._open_channel(instance_id)
+
+    def _transport(self, instance_id: str, argv: list[str]) -> ModalExecTransport:
+        """The helper, under a guard that ends it once orphaned (see ``_transport.guarded``)."""
+        return self._session_transport(instance_id, _transport.guarded(argv, self._spool(instance_id)))
+
+    def _session_transport(self, instance_id: str, argv: list[str]) -> ModalExecTransport:
+        sb = self._sandboxes.get(instance_id)
+        if sb is None:
+            raise InstanceNotFoundError(f"no running Modal sandbox for {instance_id!r}", op="exec")
+        return _transport.start(sb, argv, instance_id)
+
+    async def _channel_path(self, instance_id: str, path: str) -> str:
+        await self._find(instance_id)  # the working dir another process's sandbox was made with
+        return _files.absolute(path, self._workdir(instance_id))
+
+    async def _ping(self, instance_id: str) -> None:
+        """Nothing: Modal sees a transfer itself (``sb.filesystem`` and tar run as execs)."""
+
     # ---- exec ------------------------------------------------------------------------------
 
     async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
-        sb = await self._find(instance_id)
-        workdir = _files.absolute(request.cwd or ".", self._workdir(instance_id))
-        token = f"{_SCRIPT_DIR}/{time.time_ns()}"
-        command = request.command
-        if len(command) > ARG_MAX_BYTES - 1024:  # never past the cap: the command goes in a file
-            await _files.write(sb, f"{token}.sh", command.encode())
-            command = f'. {token}.sh; rc=$?; rm -f {token}.sh; exit "$rc"'
-        # its own process group, recorded, so a timeout can kill the whole tree (below)
-        argv = ["setsid", "-w", "sh", "-c", _GROUP, f"{token}.pg", workdir, command]
-        timeout = None if request.timeout is None else max(1, math.ceil(request.timeout))
-        out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
-        with translated("exec", instance_id):
+        """Through the helper channel: one vendor call per command (the request on the helper's
+        stdin; its end and output come over the held stdio streams) against five for a native
+        ``sb.exec`` (start, stdin EOF, two stdio reads, wait), and no 64 KiB argument cap."""
+        try:
+            return await self._channel_exec(instance_id, request)
+        except ChannelClosedError as exc:
             try:
-                proc = await sb.exec.aio(*argv, env=dict(request.env), timeout=timeout, text=False)
-            except _sdk.load().exception.ConflictError as exc:
-                raise InstanceNotFoundError(
-                    f"the Modal sandbox of {instance_id!r} has finished", op="exec"
-                ) from exc
-            if request.stdin:
-                proc.stdin.write(request.stdin)
-            proc.stdin.write_eof()
-            await proc.stdin.drain.aio()
-
-            async def pump(stream: Any, buf: OutputBuffer, name: Literal["stdout", "stderr"]) -> None:
-                async for chunk in stream:
-                    buf.write(chunk)
-                    if request.on_output is not None:
-                        request.on_output(name, chunk)
-
-            await asyncio.gather(pump(proc.stdout, out, "stdout"), pump(proc.stderr, err, "stderr"))
-            code = await proc.wait.aio()
-            if code == -1:  # Modal's client deadline passed; its worker's kill may lag: make sure
-                kill = f'p=$(cat {token}.pg 2>/dev/null) && kill -KILL -"$p"; rm -f {token}.pg'
-                killer = await sb.exec.aio("sh", "-c", kill, text=False)
-                await killer.wait.aio()
-        if code == _NO_CWD_CODE and err.text().strip() == _NO_CWD:
-            raise PathNotFoundError(f"working directory {workdir} does not exist", op="exec")
-        return exec_result(code, out, err, timed_out=code == -1)
+                await self._find(instance_id, fresh=True)
+            except InstanceNotFoundError as gone:  # the sandbox went away under the command
+                raise gone from exc
+            raise
 
     # ---- files ---------------------------------------------------------------------------------
 

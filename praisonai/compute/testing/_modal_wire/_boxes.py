@@ -75,8 +75,12 @@ def new_id(prefix: str, suffix: str = "") -> str:
     return f"{prefix}-fake{secrets.token_hex(8)}{suffix}"
 
 
-async def start_container(image: str, env: dict[str, str], workdir: str, network_none: bool) -> str:
-    args = ["run", "-d", "--label", LABEL, "--init"]
+async def start_container(
+    image: str, env: dict[str, str], workdir: str, network_none: bool, owner: str
+) -> str:
+    """A sandbox's container, labelled ``LABEL=<owner>``: a fake removes its own containers only
+    (fakes in other processes run beside it)."""
+    args = ["run", "-d", "--label", f"{LABEL}={owner}", "--init"]
     if network_none:
         args += ["--network", "none"]
     for key, value in env.items():

@@ -8,6 +8,7 @@ import asyncio
 import base64
 import contextlib
 import json
+import secrets
 import time
 from typing import Any
 
@@ -19,6 +20,7 @@ from modal_proto import task_command_router_pb2 as tcr
 
 from praisonai.compute.testing._modal_wire import _boxes
 from praisonai.compute.testing._modal_wire._boxes import Box
+from praisonai.compute.testing._modal_wire._rpc import Counted, with_defaults
 
 # google.protobuf's Empty as the generated module holds it (its stubs are not a dependency)
 _EMPTY: Any = vars(api_pb2)["google_dot_protobuf_dot_empty__pb2"].Empty
@@ -35,6 +37,7 @@ def _jwt() -> str:
 class State:
     def __init__(self, url: str) -> None:
         self.url = url
+        self.owner = secrets.token_hex(8)  # the value of this fake's container label
         self.apps: dict[str, str] = {}
         self.images: dict[str, str] = {}  # image id -> docker image
         self.boxes: dict[str, Box] = {}
@@ -101,28 +104,12 @@ def _source_env(sources: Any) -> dict[str, str]:
     return env
 
 
-def _with_defaults(base: type, impl: type) -> type:
-    """``impl`` with every abstract method it lacks answering UNIMPLEMENTED."""
-
-    def make(name: str) -> Any:
-        async def unimplemented(self: Any, stream: Stream[Any, Any]) -> None:
-            await stream.recv_message()
-            raise GRPCError(Status.UNIMPLEMENTED, f"the Modal fake does not model {name}")
-
-        return unimplemented
-
-    abstract: frozenset[str] = getattr(base, "__abstractmethods__", frozenset())
-    missing = {n: make(n) for n in abstract if n not in impl.__dict__}
-    return type(impl.__name__, (impl,), missing)
-
-
 class _Control(api_grpc.ModalClientBase):
     def __init__(self, state: State) -> None:
         self.s = state
 
     async def _req(self, stream: Stream[Any, Any], name: str) -> Any:
-        self.s.calls[name] = self.s.calls.get(name, 0) + 1
-        return await _recv(stream)
+        return await _recv(stream)  # counted by Counted
 
     async def ClientHello(self, stream: Stream[Any, Any]) -> None:
         await self._req(stream, "ClientHello")
@@ -177,7 +164,8 @@ class _Control(api_grpc.ModalClientBase):
         env.update(_source_env(req.secret_sources))
         blocked = d.network_access.network_access_type == api_pb2.NetworkAccess.BLOCKED
         try:
-            cid = await _boxes.start_container(self.s.images[d.image_id], env, d.workdir, blocked)
+            image = self.s.images[d.image_id]
+            cid = await _boxes.start_container(image, env, d.workdir, blocked, self.s.owner)
         except RuntimeError as exc:
             raise GRPCError(Status.INTERNAL, str(exc)) from exc
         box = Box(
@@ -273,7 +261,6 @@ class _Router(tcr_grpc.TaskCommandRouterBase):
 
     async def TaskExecStart(self, stream: Stream[Any, Any]) -> None:
         req = await _recv(stream)
-        self.s.calls["TaskExecStart"] = self.s.calls.get("TaskExecStart", 0) + 1
         box = self.s.by_task(req.task_id)
         if sum(len(str(a)) for a in req.command_args) > ARG_MAX_BYTES:
             raise GRPCError(Status.INVALID_ARGUMENT, "argument list too long")
@@ -355,7 +342,6 @@ class _Router(tcr_grpc.TaskCommandRouterBase):
 
     async def TaskSnapshotFilesystem(self, stream: Stream[Any, Any]) -> None:
         req = await _recv(stream)
-        self.s.calls["TaskSnapshotFilesystem"] = self.s.calls.get("TaskSnapshotFilesystem", 0) + 1
         box = self.s.by_task(req.task_id)
         image_id = _boxes.new_id("im")
         ref = f"{_boxes.SNAPSHOT_REPOSITORY}:{image_id}"
@@ -376,6 +362,6 @@ class _Router(tcr_grpc.TaskCommandRouterBase):
 
 def services(state: State) -> list[Any]:
     return [
-        _with_defaults(api_grpc.ModalClientBase, _Control)(state),
-        _with_defaults(tcr_grpc.TaskCommandRouterBase, _Router)(state),
+        Counted(with_defaults(api_grpc.ModalClientBase, _Control)(state), state),
+        Counted(with_defaults(tcr_grpc.TaskCommandRouterBase, _Router)(state), state),
     ]
