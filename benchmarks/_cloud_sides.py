@@ -296,35 +296,16 @@ class Fake:
                 key = f"{method} {'/'.join(parts)}"
                 out[key] = out.get(key, 0) + 1
             return out
-        return dict(self.server.rpcs if self.vendor == "modal" else self.server.calls)
+        return dict(self.server.state.calls if self.vendor == "modal" else self.server.calls)
 
     def reset(self) -> None:
-        (self.server.rpcs if self.vendor == "modal" else self.server.calls).clear()
+        (self.server.state.calls if self.vendor == "modal" else self.server.calls).clear()
 
     def close(self) -> None:
         if self.vendor == "modal":
-            _stop_modal_fake(self.server)
+            self.server.stop()  # its own sandboxes only: each fake labels them with its id
         else:
             self.server.__exit__(None, None, None)
-
-
-def _stop_modal_fake(fake: Any) -> None:
-    """``ModalFake.stop()`` without its last sweep of every container that carries the fake's
-    label: that label is the same for every ModalFake on the machine (other sessions' tests
-    too), so the sweep would remove containers this run did not make. ``stop()`` still removes
-    this fake's own sandboxes, as it terminates each one."""
-    import subprocess
-    from unittest import mock
-
-    real = subprocess.run
-
-    def run(args: Any, *rest: Any, **kw: Any) -> Any:
-        if list(args[:3]) == ["docker", "ps", "-aq"]:
-            return subprocess.CompletedProcess(args, 0, "", "")
-        return real(args, *rest, **kw)
-
-    with mock.patch.object(subprocess, "run", run):
-        fake.stop()
 
 
 def _fold(segment: str) -> str:

@@ -217,7 +217,7 @@ def test_capabilities_are_declared_honestly() -> None:
     assert Capability.NETWORK_NONE in caps and Capability.SELF_STOP in caps
     assert Capability.CAPTURE in caps
     assert Capability.NETWORK_ALLOWLIST in caps
-    assert not caps & {Capability.PROCESSES, Capability.SESSIONS}
+    assert Capability.PROCESSES in caps and Capability.SESSIONS not in caps  # exec has no stdin for a shell
 
 
 # ---- live ------------------------------------------------------------------------------------
@@ -253,3 +253,13 @@ def test_a_huge_output_is_cut_in_the_sandbox_with_the_exact_count(ctx: Context) 
     )
     assert r.truncated and r.stdout.startswith("x" * 500) and r.stdout.endswith("x\nend\n"), r.stdout[:80]
     assert f"[… {5000005 - 1000} bytes of output truncated …]" in r.stdout, r.stdout
+
+
+def test_a_small_output_comes_back_in_the_exec_answer(ctx: Context, fake: DaytonaFake) -> None:
+    """Apart and with its exit code, and no download: the sandbox lookup and the exec are the
+    only vendor calls."""
+    before = dict(fake.calls)
+    r = _portal.call(lambda: ctx.sh("printf 'a\\0b'; printf 'e\\n' >&2; exit 4"))
+    assert (r.stdout, r.stderr, r.exit_code) == ("a\0b", "e\n", 4), r
+    spent = {k: v - before.get(k, 0) for k, v in fake.calls.items() if v != before.get(k, 0)}
+    assert sum(spent.values()) == 2 and any("execute" in k for k in spent), spent

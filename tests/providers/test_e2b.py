@@ -2,7 +2,7 @@
 (``praisonai.compute.testing.e2b_fake``), whose sandboxes are local docker containers: the
 conformance suite, and E2B's traps (raise on a non-zero exit, a timed-out process left running,
 text-by-default reads, an absolute timeout renewed as an idle one, listing by metadata).
-Live runs, the same suite, only when ``E2B_API_KEY`` is set and ``PRAISONAI_E2B_LIVE=1``."""
+Live runs, the same suite, when ``E2B_API_KEY`` is set."""
 
 from __future__ import annotations
 
@@ -236,11 +236,16 @@ def test_missing_key_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None
         _portal.call(p.provision)
 
 
-@pytest.mark.skipif(
-    not (os.environ.get("E2B_API_KEY") and os.environ.get("PRAISONAI_E2B_LIVE") == "1"),
-    reason="live E2B runs need E2B_API_KEY and PRAISONAI_E2B_LIVE=1",
-)
-def test_live_conformance() -> None:  # pragma: no cover - needs a real account
+#: Read at import, before the fake's fixture puts its own key and URLs into the environment.
+LIVE_KEY = os.environ.get("E2B_API_KEY")
+
+
+@pytest.mark.skipif(not LIVE_KEY, reason="live E2B runs need E2B_API_KEY")
+def test_live_conformance(monkeypatch: pytest.MonkeyPatch) -> None:  # pragma: no cover - needs an account
+    """The whole suite against E2B itself, also while the fake's variables are set."""
+    for name in ("E2B_API_URL", "E2B_SANDBOX_URL", "E2B_HTTP_VERSION"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("E2B_API_KEY", LIVE_KEY or "")
     provider = E2BCompute()
     info = _portal.call(provider.provision)
     try:

@@ -23,7 +23,7 @@ from praisonai._errors import InstanceNotFoundError
 from praisonai._types import ExecRequest
 from praisonai.compute import registry
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.providers.modal import ModalProvider, _transport
+from praisonai.compute.providers.modal import ModalCompute, _transport
 from praisonai.compute.providers.modal._linger import LingeringPool
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.modal_fake import ModalFake
@@ -32,7 +32,7 @@ from praisonai.runtime.channel import Channel
 IMAGE = "praisonai-sandbox:latest"
 # how a child process of a cross-process check rebuilds the provider (no entry point needed)
 _MODULE = "__import__('praisonai.compute.providers.modal', fromlist=['_'])"
-REBUILD = f"{_MODULE}.ModalProvider(image={IMAGE!r})"
+REBUILD = f"{_MODULE}.ModalCompute(image={IMAGE!r})"
 
 
 @pytest.fixture(autouse=True)
@@ -62,13 +62,13 @@ def fake(docker_ok: None) -> Iterator[ModalFake]:
 
 
 @pytest.fixture(scope="module")
-def provider(fake: ModalFake) -> ModalProvider:
-    return ModalProvider(image=IMAGE)
+def provider(fake: ModalFake) -> ModalCompute:
+    return ModalCompute(image=IMAGE)
 
 
 @pytest.fixture(scope="module")
-def ctx(provider: ModalProvider) -> Iterator[Context]:
-    registry.register("modal", ModalProvider)
+def ctx(provider: ModalCompute) -> Iterator[Context]:
+    registry.register("modal", ModalCompute)
     info = _portal.call(provider.provision)
     try:
         yield Context(provider, info.instance_id, provider_expr=REBUILD)
@@ -111,11 +111,11 @@ def test_non_zero_exit_and_separate_streams(ctx: Context) -> None:
 def test_tags_carry_the_praisonai_identity_and_list_finds_it(fake: ModalFake, ctx: Context) -> None:
     box = next(b for b in fake.state.boxes.values() if b.name == ctx.instance_id)
     assert box.tags["praisonai.instance"] == ctx.instance_id and box.tags["praisonai.provider"] == "modal"
-    ids = [i.instance_id for i in _portal.call(ModalProvider(image=IMAGE).list_instances)]
+    ids = [i.instance_id for i in _portal.call(ModalCompute(image=IMAGE).list_instances)]
     assert ctx.instance_id in ids
 
 
-def test_lifetime_is_idle_timeout_plus_absolute_timeout(fake: ModalFake, provider: ModalProvider) -> None:
+def test_lifetime_is_idle_timeout_plus_absolute_timeout(fake: ModalFake, provider: ModalCompute) -> None:
     info = _portal.call(provider.provision, {"idle_timeout_s": 123, "ttl_s": 456})
     try:
         box = next(b for b in fake.state.boxes.values() if b.name == info.instance_id)
@@ -125,7 +125,7 @@ def test_lifetime_is_idle_timeout_plus_absolute_timeout(fake: ModalFake, provide
         _portal.call(provider.shutdown, info.instance_id)
 
 
-def test_env_reaches_the_sandbox_not_a_command_line(fake: ModalFake, provider: ModalProvider) -> None:
+def test_env_reaches_the_sandbox_not_a_command_line(fake: ModalFake, provider: ModalCompute) -> None:
     info = _portal.call(provider.provision, {"env": {"API_TOKEN": "s3cret"}})
     try:
         r = _portal.call(provider.execute, info.instance_id, "echo $API_TOKEN")
@@ -136,7 +136,7 @@ def test_env_reaches_the_sandbox_not_a_command_line(fake: ModalFake, provider: M
         _portal.call(provider.shutdown, info.instance_id)
 
 
-def test_network_allowlist_and_none_reach_the_create_call(fake: ModalFake, provider: ModalProvider) -> None:
+def test_network_allowlist_and_none_reach_the_create_call(fake: ModalFake, provider: ModalCompute) -> None:
     info = _portal.call(provider.provision, {"network": {"allow": ["pypi.org", "10.0.0.0/8"]}})
     try:
         box = next(b for b in fake.state.boxes.values() if b.name == info.instance_id)
@@ -152,7 +152,7 @@ def test_network_allowlist_and_none_reach_the_create_call(fake: ModalFake, provi
         _portal.call(provider.shutdown, info.instance_id)
 
 
-def test_shutdown_is_idempotent_and_unknown_ids_are_not_found(provider: ModalProvider) -> None:
+def test_shutdown_is_idempotent_and_unknown_ids_are_not_found(provider: ModalCompute) -> None:
     info = _portal.call(provider.provision)
     assert _portal.call(provider.shutdown, info.instance_id) is True
     assert _portal.call(provider.shutdown, info.instance_id) is False
@@ -166,11 +166,11 @@ def test_missing_credentials_name_the_variables(monkeypatch: pytest.MonkeyPatch,
     monkeypatch.delenv("MODAL_TOKEN_ID", raising=False)
     monkeypatch.delenv("MODAL_TOKEN_SECRET", raising=False)
     monkeypatch.setenv("MODAL_CONFIG_PATH", str(tmp_path / "none.toml"))
-    reason = ModalProvider().unavailable_reason() or ""
+    reason = ModalCompute().unavailable_reason() or ""
     assert "MODAL_TOKEN_ID" in reason and "MODAL_TOKEN_SECRET" in reason
 
 
-def test_idle_timeout_spares_a_busy_sandbox_and_stops_an_idle_one(provider: ModalProvider) -> None:
+def test_idle_timeout_spares_a_busy_sandbox_and_stops_an_idle_one(provider: ModalCompute) -> None:
     info = _portal.call(provider.provision, {"idle_timeout_s": 2})
     try:
         r = _portal.call(provider.execute, info.instance_id, "sleep 4; echo alive")
@@ -182,7 +182,7 @@ def test_idle_timeout_spares_a_busy_sandbox_and_stops_an_idle_one(provider: Moda
         _portal.call(provider.shutdown, info.instance_id)
 
 
-def test_ttl_wins_over_a_busy_sandbox(provider: ModalProvider) -> None:
+def test_ttl_wins_over_a_busy_sandbox(provider: ModalCompute) -> None:
     info = _portal.call(provider.provision, {"ttl_s": 3})
     try:
         started = time.monotonic()
@@ -226,7 +226,7 @@ def test_closing_a_transport_ends_its_reader_without_waiting_for_the_process(ctx
     """``close`` returns at once and the reader ends (its reads are cancelled) even while the
     process keeps its output open; a send after it fails as on a closed pipe."""
     provider = ctx.provider
-    assert isinstance(provider, ModalProvider)
+    assert isinstance(provider, ModalCompute)
     _portal.call(provider.execute, ctx.instance_id, "true")  # the sandbox handle is known
     transport = provider._transport(ctx.instance_id, ["sh", "-c", "echo up; exec sleep 120"])
     got, closed = bytearray(), threading.Event()
@@ -278,7 +278,7 @@ def test_an_orphaned_helper_ends_itself_once_idle(monkeypatch: pytest.MonkeyPatc
     """A client killed outright sends no EOF, and Modal ends no exec when its client goes: the
     helper's guard ends it once no request came for a while, but not while its command runs."""
     provider, iid = ctx.provider, ctx.instance_id
-    assert isinstance(provider, ModalProvider)
+    assert isinstance(provider, ModalCompute)
     _portal.call(provider.execute, iid, "true")  # the sandbox handle is known
     monkeypatch.setattr(_transport, "ORPHAN_HELPER_S", 1)
     opener = functools.partial(provider._transport, iid)
@@ -309,9 +309,9 @@ def live_ctx() -> Iterator[Context]:
         pytest.skip(LIVE_REASON)
     during = {k: os.environ.get(k) for k in _MODAL_VARS}
     _set_env(_ORIGINAL_ENV)  # Modal itself, not the fake
-    provider = ModalProvider(app_name="praisonai-tests")
+    provider = ModalCompute(app_name="praisonai-tests")
     info = _portal.call(provider.provision, {"idle_timeout_s": 300, "ttl_s": 1800})
-    expr = f"{_MODULE}.ModalProvider(app_name='praisonai-tests')"
+    expr = f"{_MODULE}.ModalCompute(app_name='praisonai-tests')"
     try:
         yield Context(provider, info.instance_id, provider_expr=expr)
     finally:
@@ -335,7 +335,7 @@ def test_live_conformance(live_ctx: Context, check: str) -> None:
 
 
 def test_the_second_provision_starts_from_the_capture(
-    provider: ModalProvider, home: object, fake: ModalFake
+    provider: ModalCompute, home: object, fake: ModalFake
 ) -> None:
     definition = {"setup": ["echo ran >> /opt/setup-runs"], "env": {"API_TOKEN": "s3cret"}}
     first = _portal.call(provider.provision, definition).instance_id
@@ -354,7 +354,7 @@ def test_the_second_provision_starts_from_the_capture(
             _portal.call(provider.shutdown, instance_id)
 
 
-def test_a_retried_create_makes_one_sandbox(fake: ModalFake, provider: ModalProvider) -> None:
+def test_a_retried_create_makes_one_sandbox(fake: ModalFake, provider: ModalCompute) -> None:
     cfg = ComputeConfig()
     info = _portal.call(provider.provision)
     try:
@@ -367,11 +367,11 @@ def test_a_retried_create_makes_one_sandbox(fake: ModalFake, provider: ModalProv
         _portal.call(provider.shutdown, info.instance_id)
 
 
-def test_another_process_resolves_relative_paths_in_the_working_dir(provider: ModalProvider) -> None:
+def test_another_process_resolves_relative_paths_in_the_working_dir(provider: ModalCompute) -> None:
     info = _portal.call(provider.provision, {"working_dir": "/srv/work"})
     try:
         _portal.call(provider.write_file, info.instance_id, "note.txt", b"here")
-        other = ModalProvider(image=IMAGE)  # a new process's provider: no handle, no cache
+        other = ModalCompute(image=IMAGE)  # a new process's provider: no handle, no cache
         assert _portal.call(other.read_file, info.instance_id, "/srv/work/note.txt") == b"here"
         assert _portal.call(other.read_file, info.instance_id, "note.txt") == b"here"
     finally:

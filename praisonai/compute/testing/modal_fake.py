@@ -51,7 +51,6 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 from typing import Any
 
-from grpclib.events import RecvRequest, listen
 from grpclib.server import Server
 
 from praisonai.compute.testing._modal_wire._boxes import LABEL, SNAPSHOT_REPOSITORY
@@ -61,9 +60,8 @@ __all__ = ["LABEL", "ModalFake", "modal_fake"]
 
 
 class ModalFake:
-    """The server, on its own thread and event loop; ``state`` holds sandboxes and call counts.
-    ``rpcs`` counts every gRPC request by method name, control plane and command router alike
-    (``state.calls`` counts only some); clear it to start a count."""
+    """The server, on its own thread and event loop; ``state`` holds sandboxes and call counts
+    (``state.calls``: every gRPC call by method name; clear it to start a count)."""
 
     def __init__(self) -> None:
         with socket.socket() as sock:
@@ -75,7 +73,6 @@ class ModalFake:
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True, name="modal-fake")
         self._server: Server | None = None
         self._reaper: asyncio.Task[None] | None = None
-        self.rpcs: dict[str, int] = {}
 
     def env(self) -> dict[str, str]:
         return {"MODAL_SERVER_URL": self.url, "MODAL_TOKEN_ID": "ak-fake", "MODAL_TOKEN_SECRET": "as-fake"}
@@ -89,16 +86,11 @@ class ModalFake:
 
         async def up() -> None:
             self._server = Server(services(self.state))
-            listen(self._server, RecvRequest, self._count)
             await self._server.start("127.0.0.1", self.port)
             self._reaper = asyncio.ensure_future(self.state.reap())
 
         self._call(up())
         return self
-
-    async def _count(self, event: RecvRequest) -> None:
-        name = event.method_name.rsplit("/", 1)[-1]
-        self.rpcs[name] = self.rpcs.get(name, 0) + 1
 
     def stop(self) -> None:
         async def down() -> None:

@@ -6,15 +6,18 @@ default snapshots) and has no stdin. So the command goes to ``exec`` wrapped in 
 script that ``cd``s to the working directory, redirects stdin (``/dev/null``, or a file uploaded
 first), and writes stdout and stderr to two files in a job directory outside the workspace. The
 exit code is the wrapper's (it ``exec``s the command); the daemon enforces the timeout and kills
-the process group. Afterwards both files come back in one ``download_files`` call (to local temp
-files, so a huge output never sits in memory) and the job directory is removed: three API calls
-per command (four with stdin), against one for a bare ``exec`` that would lose stderr.
+the process group. Outputs of at most ``INLINE_BYTES`` together come back in the exec's own
+answer, base64 after an ``inline`` line (the wrapper then removes the job directory itself): one
+API call per command, as a bare ``exec`` (which would lose stderr). Larger ones, and those of a
+timed-out command, come back in one ``download_files`` call (to local temp files, so a huge output
+never sits in memory) before the job directory is removed: three calls. Stdin adds an upload.
 
 Output reaches ``on_output`` only once the command has ended (``exec`` does not stream).
 """
 
 from __future__ import annotations
 
+import base64
 import math
 import posixpath
 import shlex
@@ -37,6 +40,10 @@ _CHUNK = 1 << 16
 #: What the wrapper prints (the only thing it prints: the command's output goes to files) when
 #: the working directory is missing.
 NO_CWD = "praisonai:no-such-cwd"
+#: Outputs up to this size (both streams) travel in the exec's answer instead of a download.
+INLINE_BYTES = 48 * 1024
+#: The line before them.
+INLINE = "praisonai:inline"
 
 
 def wrapper(job: str, cwd: str, command: str, *, has_stdin: bool, limit: int) -> str:
@@ -58,6 +65,11 @@ def wrapper(job: str, cwd: str, command: str, *, has_stdin: bool, limit: int) ->
         f'for f in out err; do p={q(job)}/$f; n=$(wc -c < "$p"); if [ "$n" -gt {limit} ]; then '
         f'head -c {head} "$p" > "$p.cut"; tail -c {limit - head} "$p" >> "$p.cut"; '
         'mv "$p.cut" "$p"; echo "cut $f $n"; fi; done\n'
+        f"o={q(job + '/out')} e={q(job + '/err')}\n"
+        f'if [ $(($(wc -c < "$o") + $(wc -c < "$e"))) -le {INLINE_BYTES} ] && command -v base64 >/dev/null\n'
+        "then\n"
+        f'  echo {INLINE}; base64 < "$o"; echo .; base64 < "$e"; rm -rf -- {q(job)}\n'
+        "fi\n"
         "exit $rc\n"
     )
     return f"sh -c {q(script)}"
@@ -94,6 +106,15 @@ async def run(sandbox: Any, request: ExecRequest, cwd: str, renew: Any) -> ExecR
             await sandbox.fs.delete_file(job, recursive=True)
         raise PathNotFoundError(f"working directory {cwd} does not exist in the sandbox", op="exec")
     out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
+    sizes = {words[1]: int(words[2]) for words in (line.split() for line in said.splitlines())
+             if len(words) == 3 and words[0] == "cut"}  # fmt: skip
+    if INLINE in said:
+        texts = said.partition(INLINE)[2].split("\n.\n", 1)
+        for (name, buffer), text in zip((("stdout", out), ("stderr", err)), texts, strict=True):
+            data = base64.b64decode("".join(text.split()))
+            _head(buffer, name, request, data, sizes.get(name[3:]))
+            _emit(buffer, name, request, data[buffer.head_size if name[3:] in sizes else 0 :])
+        return exec_result(status, out, err, timed_out=timed_out)
     with tempfile.TemporaryDirectory(prefix="praisonai-daytona-") as tmp:
         wanted = {name: str(Path(tmp, name)) for name in ("out", "err")}
         with translated("exec"):
@@ -105,8 +126,6 @@ async def run(sandbox: Any, request: ExecRequest, cwd: str, renew: Any) -> ExecR
             )
             await sandbox.fs.delete_file(job, recursive=True)
         got = {posixpath.basename(r.source): r for r in results if not r.error}
-        sizes = {words[1]: int(words[2]) for words in (line.split() for line in said.splitlines())
-                 if len(words) == 3 and words[0] == "cut"}  # fmt: skip
         for name, buffer in (("stdout", out), ("stderr", err)):
             if name[3:] in got:
                 await _pour(Path(wanted[name[3:]]), buffer, name, request, sizes.get(name[3:]))
@@ -114,16 +133,24 @@ async def run(sandbox: Any, request: ExecRequest, cwd: str, renew: Any) -> ExecR
 
 
 async def _pour(local: Path, buffer: OutputBuffer, name: str, request: ExecRequest, size: int | None) -> None:
-    """Feed a downloaded output file to its buffer; a file cut in the sandbox (``size`` is what
-    the command wrote) is its head, then the count of dropped bytes, then its tail."""
+    """Feed a downloaded output file to its buffer (see :func:`_head` for a cut one)."""
     async with await anyio.open_file(local, "rb") as f:
         if size is not None:
-            head = await f.read(buffer.head_size)
-            buffer.write(head)
-            buffer.skip(size - buffer.head_size - buffer.tail_size)
-            if request.on_output is not None:
-                request.on_output(name, head)  # type: ignore[arg-type]
+            _head(buffer, name, request, await f.read(buffer.head_size), size)
         while chunk := await f.read(_CHUNK):
-            buffer.write(chunk)
-            if request.on_output is not None:
-                request.on_output(name, chunk)  # type: ignore[arg-type]
+            _emit(buffer, name, request, chunk)
+
+
+def _head(buffer: OutputBuffer, name: str, request: ExecRequest, data: bytes, size: int | None) -> None:
+    """An output cut in the sandbox (``size`` is what the command wrote, ``None``: not cut) is
+    its head, then the count of dropped bytes, then its tail: take the head and count the rest."""
+    if size is not None:
+        _emit(buffer, name, request, data[: buffer.head_size])
+        buffer.skip(size - buffer.head_size - buffer.tail_size)
+
+
+def _emit(buffer: OutputBuffer, name: str, request: ExecRequest, chunk: bytes) -> None:
+    if chunk:
+        buffer.write(chunk)
+        if request.on_output is not None:
+            request.on_output(name, chunk)  # type: ignore[arg-type]

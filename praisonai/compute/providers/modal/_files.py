@@ -1,5 +1,5 @@
-"""Files through ``sb.filesystem`` (bytes over exec stdin, never a command line) and directory
-trees as a tar stream through an exec's stdin/stdout."""
+"""Uploads and downloads: a file through ``sb.filesystem`` (bytes over exec stdin, never a
+command line), a directory tree as a tar stream through an exec's stdin/stdout."""
 
 from __future__ import annotations
 

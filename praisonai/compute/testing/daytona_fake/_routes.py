@@ -168,28 +168,27 @@ def _download(h: BaseHTTPRequestHandler, container: str, paths: list[str]) -> No
         if data:
             h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
 
-    proc = _docker.read(container, [_abs(p) for p in paths])
-    assert proc.stdout is not None
-    for path in paths:
-        kind = proc.stdout.readline().strip()
-        if kind.startswith(b"F"):
-            chunk(part_header(boundary, "file", path, "application/octet-stream"))
-            left = int(kind[1:])
-            while left and (data := proc.stdout.read(min(left, 1 << 16))):
-                chunk(data)
-                left -= len(data)
-            chunk(b"\r\n")
-        else:
-            message = "is a directory" if kind == b"D" else "file not found"
-            error = {"message": f"{path}: {message}", "statusCode": 400 if kind == b"D" else 404,
-                     "code": "FILE_NOT_FOUND" if kind != b"D" else "BAD_REQUEST",
-                     "source": "DAYTONA_DAEMON"}  # fmt: skip
-            chunk(
-                part_header(boundary, "error", path, "application/json")
-                + json.dumps(error).encode()
-                + b"\r\n"
-            )
-    proc.wait()
+    with _docker.read(container, [_abs(p) for p in paths]) as proc:  # closes its pipes
+        assert proc.stdout is not None
+        for path in paths:
+            kind = proc.stdout.readline().strip()
+            if kind.startswith(b"F"):
+                chunk(part_header(boundary, "file", path, "application/octet-stream"))
+                left = int(kind[1:])
+                while left and (data := proc.stdout.read(min(left, 1 << 16))):
+                    chunk(data)
+                    left -= len(data)
+                chunk(b"\r\n")
+            else:
+                message = "is a directory" if kind == b"D" else "file not found"
+                error = {"message": f"{path}: {message}", "statusCode": 400 if kind == b"D" else 404,
+                         "code": "FILE_NOT_FOUND" if kind != b"D" else "BAD_REQUEST",
+                         "source": "DAYTONA_DAEMON"}  # fmt: skip
+                chunk(
+                    part_header(boundary, "error", path, "application/json")
+                    + json.dumps(error).encode()
+                    + b"\r\n"
+                )
     chunk(f"--{boundary}--\r\n".encode())
     h.wfile.write(b"0\r\n\r\n")
 

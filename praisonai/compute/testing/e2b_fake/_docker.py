@@ -88,6 +88,13 @@ class Proc:
         code = self.popen.wait()
         for reader in self._readers:
             reader.join()
+        for pipe in (self.popen.stdout, self.popen.stderr):
+            assert pipe is not None
+            pipe.close()
+        with self._stdin_lock, contextlib.suppress(OSError):  # a stdin nobody closed
+            self.stdin_open = False
+            assert self.popen.stdin is not None
+            self.popen.stdin.close()
         with self.cond:
             self.exit_code = code
             self.cond.notify_all()
