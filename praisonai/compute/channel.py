@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from praisonai import _limits
-from praisonai._errors import ProcessNotFoundError, UnsupportedFeatureError
+from praisonai._errors import UnsupportedFeatureError
 from praisonai._types import Capability, ExecRequest, ExecResult, ProcessInfo
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
@@ -136,9 +136,7 @@ class ChannelMixin(ComputeProvider):
         found = await self._channels.run(
             instance_id, lambda ch: ch.processes(processes.checked_id(process_id))
         )
-        if not found:
-            raise ProcessNotFoundError(f"no background process {process_id!r} in {instance_id}", op="process")
-        return found[0]
+        return processes.found_one(found, process_id, instance_id)
 
     async def read_process_output(
         self,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Literal
 
-from praisonai._errors import ExecError, ProcessNotFoundError
+from praisonai._errors import ExecError
 from praisonai._types import ExecRequest, ProcessInfo
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
@@ -70,9 +70,7 @@ class OneShotProcesses(ComputeProvider):
         _activity.touch(instance_id)
         wanted = processes.checked_id(process_id)
         found = processes.parse_listing((await self._helper(instance_id, "__p_ps", wanted))[1])
-        if not found:
-            raise ProcessNotFoundError(f"no background process {process_id!r} in {instance_id}", op="process")
-        return found[0]
+        return processes.found_one(found, process_id, instance_id)
 
     async def read_process_output(
         self,

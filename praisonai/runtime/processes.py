@@ -55,6 +55,13 @@ def parse_listing(body: bytes) -> list[ProcessInfo]:
     return found
 
 
+def found_one(found: list[ProcessInfo], process_id: str, instance_id: str) -> ProcessInfo:
+    """The process a ``__p_ps <id>`` listing found, or ProcessNotFoundError."""
+    if not found:
+        raise ProcessNotFoundError(f"no background process {process_id!r} in {instance_id}", op="process")
+    return found[0]
+
+
 def checked_id(process_id: str) -> str:
     """``process_id`` if it has the form ``start_request`` gives, else ProcessNotFoundError
     (it becomes a path in the instance)."""
