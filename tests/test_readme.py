@@ -36,6 +36,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -196,7 +197,9 @@ def test_readme_snippet_runs(
         _run_and_check(snippet, code, work, home, server)
         return
     _run_and_check(snippet, code, work, home, None, cloud.env)
-    left = [i.instance_id for i in _portal.call(cloud.provider().list_instances) if i.status != "stopped"]
+    with mock.patch.dict(os.environ, cloud.env):  # E2B's SDK reads them per call; scoped to this check
+        listed = _portal.call(cloud.provider().list_instances)
+    left = [i.instance_id for i in listed if i.status != "stopped"]
     assert not left, f"{snippet.where} left {provider} sandboxes behind: {left}"
 
 
@@ -226,7 +229,7 @@ class _LazyFakes(dict[str, CloudFake]):
             from praisonai.compute.testing.e2b_fake import FakeE2B
 
             env = self._stack.enter_context(FakeE2B()).env()
-            made = CloudFake(env, lambda: _with_env(env, E2BCompute))
+            made = CloudFake(env, E2BCompute)
         elif vendor == "daytona":
             from praisonai.compute.providers.daytona import DaytonaCompute
             from praisonai.compute.testing.daytona_fake import DaytonaFake
@@ -238,12 +241,6 @@ class _LazyFakes(dict[str, CloudFake]):
             raise KeyError(f"no wire fake wired up for {vendor} snippets")
         self[vendor] = made
         return made
-
-
-def _with_env(env: dict[str, str], make: Any) -> Any:
-    """A provider built while the SDK's variables point at the fake (E2B reads them per call)."""
-    os.environ.update(env)
-    return make()
 
 
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))

@@ -63,6 +63,7 @@ from praisonai.compute.providers.e2b._meta import (
     timeout_for,
 )
 from praisonai.compute.providers.e2b._renewal import Renewals
+from praisonai.runtime import processes
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.transport import Transport
 
@@ -353,5 +354,7 @@ class E2BCompute(ChannelMixin, ComputeProvider):
         spool file through envd's files API: the channel's output is not binary-safe on E2B."""
         await self.get_process(instance_id, process_id)
         sandbox = await self._sandbox(instance_id)
-        path = f"{self._spool(instance_id)}/bg/{process_id}/{'out' if stream == 'stdout' else 'err'}"
+        path = processes.process_file(
+            self._spool(instance_id), process_id, "out" if stream == "stdout" else "err"
+        )
         return await _files.read_range(sandbox, instance_id, path, max(0, offset), limit)
