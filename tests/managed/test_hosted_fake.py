@@ -9,6 +9,7 @@ Every wait is on an event the fake produces (a stream frame, a recorded event); 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -39,6 +40,8 @@ CUSTOM = {"type": "custom", "name": "lookup", "description": "look a word up",
 def fake() -> Iterator[ManagedAgentsFake]:
     with ManagedAgentsFake() as server:
         yield server
+    left = [t.name for t in threading.enumerate() if t.name.startswith("managed-")]
+    assert not left, f"the fake left threads running: {left}"
 
 
 _clients: list[Anthropic] = []
@@ -435,3 +438,19 @@ def test_a_429_carries_retry_after_and_the_sdk_honours_it(fake: ManagedAgentsFak
     fake.fail(429, "agents.create", retry_after="0.001")
     client(fake, max_retries=1).beta.agents.create(name="a", model="m")
     assert len(fake.calls("agents.create")) == 2 and len(fake.agents()) == 1
+
+
+def test_initial_events_start_a_turn_no_stream_can_see_and_list_shows_it(fake: ManagedAgentsFake) -> None:
+    c = client(fake)
+    fake.set_script([say("from the first event"), end_turn()])
+    agent = c.beta.agents.create(name="coder", model="claude-sonnet-4-6")
+    env = c.beta.environments.create(name="env")
+    session = c.beta.sessions.create(agent=agent.id, environment_id=env.id, initial_events=[user("hi")])
+    assert fake.wait_until(
+        lambda: fake.session(session.id)["status"] == "idle" and len(fake.events(session.id)) > 2
+    )
+    listed = [e.type for e in c.beta.sessions.events.list(session.id)]
+    assert listed[0] == "user.message" and listed[-1] == "session.status_idle"
+    updated = c.beta.sessions.update(session.id, title="renamed", metadata={"k": "v"})
+    assert updated.title == "renamed" and c.beta.sessions.list().data[0].metadata == {"k": "v"}
+    assert fake.events(session.id)[-1]["type"] == "session.updated"

@@ -50,6 +50,11 @@ messages and the status for a missing beta header (ours, not verbatim); validati
 listed above (the SDK's own param checks, prefixes of ids, field lengths); a 409 retried by the SDK
 (it retries 408/409/429/5xx twice by default: tests that expect a 409 or 5xx pass ``max_retries=0``).
 Whether a denied confirmation leads to an ``agent.tool_result`` is not documented: here it does not.
+
+It lives in ``llm``, beside :mod:`praisonai.llm.testing` (the Messages API fake), because it is an
+Anthropic wire: the layer rule lets the ``llm`` client code, the hosted backend in ``managed`` and the
+CLI all use it, and it imports only the standard library (the SDK is the tests' side), so it needs
+no import-linter exception.
 """
 
 from __future__ import annotations
