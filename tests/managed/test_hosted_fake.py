@@ -454,3 +454,16 @@ def test_initial_events_start_a_turn_no_stream_can_see_and_list_shows_it(fake: M
     updated = c.beta.sessions.update(session.id, title="renamed", metadata={"k": "v"})
     assert updated.title == "renamed" and c.beta.sessions.list().data[0].metadata == {"k": "v"}
     assert fake.events(session.id)[-1]["type"] == "session.updated"
+
+
+def test_deleting_a_session_tells_its_open_streams_and_ends_them(fake: ManagedAgentsFake) -> None:
+    c = client(fake)
+    sid = new_session(fake, [say("working"), wait()])
+    seen = []
+    with c.beta.sessions.events.stream(sid) as stream:
+        c.beta.sessions.events.send(sid, events=[user("go")])
+        for event in stream:
+            seen.append(event.type)
+            if event.type == "agent.message":
+                client(fake).beta.sessions.delete(sid)
+    assert seen[-1] == "session.deleted"  # and the stream ended by itself
