@@ -20,6 +20,7 @@ Leaves also inherit the builtin a Python programmer would catch, so ``except Tim
     ├── SessionNotFoundError (LookupError)       no managed session (or agent) with that id
     ├── SessionBusyError (RuntimeError)          another live process drives that session
     ├── StaleSessionError (RuntimeError)         this process's lease on a session was taken over
+    ├── ManagedSessionError (RuntimeError)       a hosted session failed for good (session.error)
     ├── SandboxClosedError (RuntimeError)        a handle used after close()
     ├── ProvisionError (RuntimeError)            creating the instance or its setup failed
     ├── ExecError (RuntimeError)                 the exec machinery failed (not a non-zero exit)
@@ -141,6 +142,20 @@ class SessionBusyError(PraisonAIError, RuntimeError):
 
 class StaleSessionError(PraisonAIError, RuntimeError):
     """This process's lease on a session was taken over by another (it must stop writing)."""
+
+
+class ManagedSessionError(PraisonAIError, RuntimeError):
+    """A hosted session reported an error it will not retry (``session.error`` whose retry status
+    is ``exhausted`` or ``terminal``), or an answer the hosted API refused. ``error_type`` is the
+    API's error type, ``retry_status`` its retry status; the event is in the session's log."""
+
+    def __init__(
+        self, message: str, *, error_type: str = "unknown_error", retry_status: str = "terminal",
+        op: str | None = "managed",
+    ) -> None:  # fmt: skip
+        super().__init__(message, op=op)
+        self.error_type = error_type
+        self.retry_status = retry_status
 
 
 class ProcessNotFoundError(PraisonAIError, LookupError):

@@ -1,0 +1,118 @@
+"""The ``anthropic`` client the hosted backend uses, and how the API's failures read to a user.
+
+One ``AsyncAnthropic`` per ManagedAgent, made on the portal loop that uses it. Every call goes
+through :func:`api_errors`, which turns the SDK's exceptions into praisonai's, one sentence each:
+no key, a refused key, the beta not enabled, a rate limit (with its ``retry-after``), an
+unreachable API, or the API's own answer. A 404 is :class:`SessionNotFoundError` naming what was
+missing; a cut stream (which the SDK raises bare, as its HTTP library's error) is
+:class:`ProviderUnavailableError`.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, Final
+
+from praisonai._errors import (
+    AuthenticationError,
+    ConfigError,
+    MissingDependencyError,
+    ModelError,
+    ProviderUnavailableError,
+    SessionNotFoundError,
+)
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+#: Where the key may come from, in order (PraisonAI reads both).
+KEY_VARIABLES: Final = ("ANTHROPIC_API_KEY", "CLAUDE_API_KEY")
+#: The client's timeout for a request (a stream waits for events much longer: see _turn).
+REQUEST_TIMEOUT_S: Final = 600.0
+_HTTP_LIBRARIES: Final = ("httpx", "httpx2")
+
+
+def api_key(explicit: str | None = None) -> str:
+    """The key to use: ``explicit``, else the first of :data:`KEY_VARIABLES` set; ConfigError
+    naming them otherwise."""
+    key = explicit or next((os.environ[v] for v in KEY_VARIABLES if os.environ.get(v)), None)
+    if not key:
+        raise ConfigError(
+            "the hosted backend (provider='anthropic') needs an Anthropic API key: set "
+            "ANTHROPIC_API_KEY (or CLAUDE_API_KEY), or pass api_key=",
+            op="managed",
+        )
+    return key
+
+
+def make_client(key: str, base_url: str | None = None) -> AsyncAnthropic:
+    """A new client (call it on the loop that will use it). ``base_url`` defaults to the SDK's
+    (``ANTHROPIC_BASE_URL``, else api.anthropic.com)."""
+    try:
+        import anthropic
+    except ImportError as exc:
+        raise MissingDependencyError(
+            "the hosted backend needs the anthropic SDK: pip install 'praisonai[llm]'", op="managed"
+        ) from exc
+    return anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=REQUEST_TIMEOUT_S)
+
+
+@contextmanager
+def api_errors(what: str) -> Iterator[None]:
+    """Translate the SDK's failures inside the block; ``what`` says what was being done
+    (``"creating the agent"``, ``"session sesn_…"``)."""
+    import anthropic
+
+    try:
+        yield
+    except anthropic.AuthenticationError as exc:
+        raise AuthenticationError(
+            f"{what}: Anthropic refused the API key (check ANTHROPIC_API_KEY): {_message(exc)}",
+            op="managed",
+        ) from exc
+    except anthropic.PermissionDeniedError as exc:
+        raise AuthenticationError(
+            f"{what}: the key may not use Claude Managed Agents (is the managed-agents beta enabled "
+            f"for this organization?): {_message(exc)}",
+            op="managed",
+        ) from exc
+    except anthropic.NotFoundError as exc:
+        raise SessionNotFoundError(f"{what}: not found on the API: {_message(exc)}") from exc
+    except anthropic.RateLimitError as exc:
+        wait = exc.response.headers.get("retry-after")
+        after = f"; retry after {wait} s" if wait else ""
+        raise ModelError(f"{what}: rate limited by the API{after}", status=429, op="managed") from exc
+    except anthropic.APIConnectionError as exc:
+        message = f"{what}: the Anthropic API did not answer: {exc}"
+        raise ProviderUnavailableError(message, op="managed") from exc
+    except anthropic.APIStatusError as exc:
+        message = f"{what}: the API answered {exc.status_code}: {_message(exc)}"
+        raise ModelError(message, status=exc.status_code, op="managed") from exc
+    except _transport_errors() as exc:
+        message = f"{what}: the connection to the API broke: {exc}"
+        raise ProviderUnavailableError(message, op="managed") from exc
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status behind a translated error (``None`` when there was no answer)."""
+    cause: Any = exc.__cause__
+    return getattr(cause, "status_code", None)
+
+
+def _message(exc: Any) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict) and error.get("message"):
+            return str(error["message"])
+    return str(getattr(exc, "message", exc))
+
+
+def _transport_errors() -> tuple[type[Exception], ...]:
+    """The SDK wraps transport errors only until a response starts: a stream cut later raises
+    its HTTP library's error bare (httpx2's RemoteProtocolError, for one)."""
+    modules = (sys.modules.get(name) for name in _HTTP_LIBRARIES)
+    return tuple(module.TransportError for module in modules if module is not None)
