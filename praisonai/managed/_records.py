@@ -27,7 +27,9 @@ class AgentRecord:
 class SessionRecord:
     """A session as stored. ``usage`` is cumulative (:data:`USAGE_KEYS`); ``sandbox`` is what
     rebuilds its instance (``{"provider", "options", "instance_id"}`` for an instance of ours);
-    ``lease_*`` say who drives it (see :func:`lease_holder`); ``last_seq`` is its last event's seq."""
+    ``lease_*`` say who drives it (see :func:`lease_holder`); ``last_seq`` is its last event's seq.
+    A hosted session has its API id in ``remote_session_id`` and what the API last said of it in
+    ``remote`` (``{"agent": {"id", "version"}, "environment_id", "status", "usage", "stats", …}``)."""
 
     id: str
     backend: str
@@ -50,6 +52,22 @@ class SessionRecord:
     last_seq: int
     created_at: float
     updated_at: float
+    remote: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class RemoteResource:
+    """A resource made on a hosted API for one config (``kind``: ``"agent"`` or
+    ``"environment"``): its remote id, version (agents) and name, keyed by the config's hash."""
+
+    backend: str
+    kind: str
+    config_hash: str
+    remote_id: str
+    version: int | None
+    name: str
+    config: Mapping[str, Any]
+    created_at: float
 
 
 @dataclass(frozen=True)

@@ -32,43 +32,11 @@ from praisonai._errors import (
     StaleSessionError,
 )
 from praisonai._ledger import owner_alive
+from praisonai.managed import _sqlite_schema as schema
 from praisonai.managed.events import Event, new_id
 
-#: The layout this code reads and writes; a file with a higher version is refused, not touched.
-SCHEMA_VERSION = 1
 #: How long a call waits for another process's write lock before giving up.
 BUSY_TIMEOUT_S = 30.0
-
-_TABLES = (
-    "CREATE TABLE schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    """CREATE TABLE agents (
-        id TEXT PRIMARY KEY, backend TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL,
-        config_json TEXT NOT NULL, config_hash TEXT NOT NULL, created_at REAL NOT NULL,
-        UNIQUE (backend, name, config_hash), UNIQUE (backend, name, version))""",
-    """CREATE TABLE sessions (
-        id TEXT PRIMARY KEY, backend TEXT NOT NULL, agent_id TEXT NOT NULL REFERENCES agents (id),
-        agent_version INTEGER NOT NULL, title TEXT, status TEXT NOT NULL, stop_reason_json TEXT,
-        pending_json TEXT NOT NULL DEFAULT '[]', last_error_json TEXT,
-        input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0,
-        cache_read_input_tokens INTEGER NOT NULL DEFAULT 0,
-        cache_creation_input_tokens INTEGER NOT NULL DEFAULT 0, requests INTEGER NOT NULL DEFAULT 0,
-        turns INTEGER NOT NULL DEFAULT 0, sandbox_json TEXT, sandbox_status TEXT,
-        metadata_json TEXT NOT NULL DEFAULT '{}', remote_session_id TEXT,
-        lease_owner TEXT, lease_epoch INTEGER NOT NULL DEFAULT 0, lease_expires_at REAL,
-        last_seq INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, updated_at REAL NOT NULL)""",
-    "CREATE INDEX sessions_by_updated ON sessions (updated_at DESC)",
-    "CREATE INDEX sessions_by_agent ON sessions (agent_id, updated_at DESC)",
-    """CREATE TABLE events (
-        session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_id TEXT NOT NULL, type TEXT NOT NULL,
-        turn INTEGER NOT NULL, recorded_at REAL NOT NULL, lease_epoch INTEGER NOT NULL,
-        payload_json TEXT NOT NULL,
-        PRIMARY KEY (session_id, seq), UNIQUE (session_id, event_id))""",  # rowid: payloads may be big
-    """CREATE TABLE turn_usage (
-        session_id TEXT NOT NULL, turn INTEGER NOT NULL, model TEXT NOT NULL,
-        requests INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
-        cache_read_input_tokens INTEGER NOT NULL, cache_creation_input_tokens INTEGER NOT NULL,
-        PRIMARY KEY (session_id, turn, model)) WITHOUT ROWID""",
-)
 
 #: The token counters, in the order of their columns (sessions and turn_usage alike).
 USAGE_KEYS = (
@@ -83,12 +51,14 @@ UPDATABLE = {
     "status": "status", "stop_reason": "stop_reason_json", "pending": "pending_json",
     "last_error": "last_error_json", "sandbox": "sandbox_json", "sandbox_status": "sandbox_status",
     "title": "title", "turns": "turns", "metadata": "metadata_json", "remote_session_id": "remote_session_id",
+    "remote": "remote_json",
 }  # fmt: skip
 AGENT_COLUMNS = "id, backend, name, version, config_json, config_hash, created_at"
 SESSION_COLUMNS = (
     "id, backend, agent_id, agent_version, title, status, stop_reason_json, pending_json, "
     f"last_error_json, {', '.join(USAGE_KEYS)}, turns, sandbox_json, sandbox_status, metadata_json, "
-    "remote_session_id, lease_owner, lease_epoch, lease_expires_at, last_seq, created_at, updated_at"
+    "remote_session_id, lease_owner, lease_epoch, lease_expires_at, last_seq, created_at, updated_at, "
+    "remote_json"
 )
 
 
@@ -208,31 +178,11 @@ def _init(db: sqlite3.Connection) -> None:
             time.sleep(0.01)
     db.execute("BEGIN IMMEDIATE")
     try:
-        _schema(db)
+        schema.ensure(db)
     except BaseException:
         db.rollback()
         raise
     db.execute("COMMIT")
-
-
-def _schema(db: sqlite3.Connection) -> None:
-    """Create the tables in an empty file; check the version of a file that has them. A file
-    with other tables and no version is someone else's database: refused, not written to."""
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not tables:
-        for statement in _TABLES:
-            db.execute(statement)
-        db.execute("INSERT INTO schema_meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-        return
-    row = None
-    if "schema_meta" in tables:
-        row = db.execute("SELECT value FROM schema_meta WHERE key = 'schema_version'").fetchone()
-    if row is None or not str(row[0]).isdigit():
-        raise sqlite3.DatabaseError("it is not a praisonai session store: it has no schema version")
-    if int(row[0]) > SCHEMA_VERSION:
-        raise sqlite3.DatabaseError(
-            f"a newer praisonai wrote it, schema version {row[0]}; this one reads version {SCHEMA_VERSION}"
-        )
 
 
 def dumps(value: Any) -> str:
@@ -277,7 +227,7 @@ def session_fields(path: Path, row: tuple[Any, ...]) -> dict[str, Any]:
      *rest) = row  # fmt: skip
     usage, rest = dict(zip(USAGE_KEYS, rest, strict=False)), rest[len(USAGE_KEYS) :]
     (turns, sandbox, sandbox_status, metadata, remote_id, lease_owner, lease_epoch, lease_expires_at,
-     last_seq, created_at, updated_at) = rest  # fmt: skip
+     last_seq, created_at, updated_at, remote) = rest  # fmt: skip
     what = f"session {id_}"
     return {
         "id": id_, "backend": backend, "agent_id": agent_id, "agent_version": agent_version,
@@ -287,7 +237,7 @@ def session_fields(path: Path, row: tuple[Any, ...]) -> dict[str, Any]:
         "sandbox_status": sandbox_status, "metadata": loads(path, what, metadata) or {},
         "remote_session_id": remote_id, "lease_owner": lease_owner, "lease_epoch": lease_epoch,
         "lease_expires_at": lease_expires_at, "last_seq": last_seq, "created_at": created_at,
-        "updated_at": updated_at,
+        "updated_at": updated_at, "remote": loads(path, what, remote),
     }  # fmt: skip
 
 

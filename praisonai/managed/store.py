@@ -26,7 +26,15 @@ from typing import Any, Final, Protocol
 from praisonai._errors import ConfigError, SessionNotFoundError
 from praisonai._home import praisonai_home
 from praisonai.managed import _sqlite_store as sql
-from praisonai.managed._records import AgentRecord, Lease, SessionRecord, StoredEvent, TurnUsage
+from praisonai.managed._records import (
+    AgentRecord,
+    Lease,
+    RemoteResource,
+    SessionRecord,
+    StoredEvent,
+    TurnUsage,
+)
+from praisonai.managed._sqlite_remote import RemoteResources
 from praisonai.managed.events import Event, new_id
 
 __all__ = [
@@ -36,6 +44,7 @@ __all__ = [
     "USAGE_KEYS",
     "AgentRecord",
     "Lease",
+    "RemoteResource",
     "SessionRecord",
     "SessionStore",
     "SqliteSessionStore",
@@ -101,6 +110,18 @@ class SessionStore(Protocol):
         self, session_id: str, *, after_seq: int = 0, limit: int | None = None
     ) -> list[StoredEvent]: ...
     def delete_session(self, session_id: str) -> bool: ...
+
+    def remote_resource(self, backend: str, kind: str, config_hash: str) -> RemoteResource | None:
+        """The remote resource recorded for this config, if any."""
+        ...
+
+    def add_remote_resource(self, resource: RemoteResource) -> RemoteResource:
+        """Record ``resource`` unless one is recorded for its (backend, kind, config hash): the
+        one recorded first wins and is returned (the caller archives a loser it made)."""
+        ...
+
+    def list_remote_resources(self, backend: str, kind: str | None = None) -> list[RemoteResource]: ...
+    def forget_remote_resource(self, backend: str, kind: str, remote_id: str) -> bool: ...
     def close(self) -> None: ...
 
 
@@ -123,7 +144,7 @@ def _well_formed(prefix: str, value: object) -> bool:
     return isinstance(value, str) and re.fullmatch(f"{prefix}_[0-9a-hjkmnp-tv-z]{{26}}", value) is not None
 
 
-class SqliteSessionStore:
+class SqliteSessionStore(RemoteResources):
     """The store in one sqlite file, shared by every process of the home (see ``_sqlite_store``).
 
     ``path`` defaults to ``$PRAISONAI_HOME/managed/store.db``. The file is opened (and created)
@@ -265,8 +286,11 @@ class SqliteSessionStore:
     ) -> SessionRecord:
         """Append ``events`` (as :meth:`append`, in turn ``turn``) and set the given
         :data:`UPDATABLE` fields, in one transaction; renews the lease. ``ConfigError`` for another
-        field or an unknown status; ``TypeError`` for a value that is not JSON-able."""
-        unknown = sorted(set(fields) - set(UPDATABLE))
+        field or an unknown status; ``TypeError`` for a value that is not JSON-able. ``usage``
+        (counts of :data:`USAGE_KEYS`) *replaces* the session's cumulative counters it names: a
+        hosted API's snapshot, which must never be added to what was counted before."""
+        usage = fields.pop("usage", None) or {}
+        unknown = sorted(set(fields) - set(UPDATABLE) | set(usage) - set(USAGE_KEYS))
         if unknown:
             raise ConfigError(
                 f"cannot update {', '.join(unknown)} (only: {', '.join(UPDATABLE)})", op="update"
@@ -275,8 +299,9 @@ class SqliteSessionStore:
             raise ConfigError(
                 f"unknown status {fields['status']!r} (one of: {', '.join(STATUSES)})", op="update"
             )
-        columns = [UPDATABLE[name] for name in fields]
+        columns = [UPDATABLE[name] for name in fields] + list(usage)
         values = [sql.encode(UPDATABLE[name], value) for name, value in fields.items()]
+        values += [int(count) for count in usage.values()]
         if any(event.ephemeral for event in events):
             raise ValueError("ephemeral events (event_start, event_delta) are streamed, never stored")
         with self._db.write() as db:

@@ -20,9 +20,9 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from praisonai._errors import SessionBusyError, SessionNotFoundError, StaleSessionError
+from praisonai._errors import ConfigError, SessionBusyError, SessionNotFoundError, StaleSessionError
 from praisonai.managed.events import Event, delta, new_id, text_content
-from praisonai.managed.store import USAGE_KEYS, AgentRecord, Lease, SessionStore, TurnUsage
+from praisonai.managed.store import USAGE_KEYS, AgentRecord, Lease, RemoteResource, SessionStore, TurnUsage
 
 OpenStore = Callable[[], SessionStore]
 Check = Callable[[OpenStore], None]
@@ -307,3 +307,34 @@ def unknown_and_malformed_ids_raise_session_not_found(open_store: OpenStore) -> 
         _raises(SessionNotFoundError, store.create_session, ghost, OWNER_A)
         _raises(SessionNotFoundError, store.append, Lease(unknown, OWNER_A, 1), _messages("x"), turn=1)
         assert store.list_sessions() == [] and store.list_agents() == []
+
+
+@_check
+def a_usage_snapshot_replaces_the_totals_and_remote_details_round_trip(open_store: OpenStore) -> None:
+    with _opened(open_store) as store:
+        lease = _session(store)
+        store.add_usage(lease, turn=1, model="m", usage={"input_tokens": 10, "output_tokens": 2})
+        snapshot = {"input_tokens": 30, "output_tokens": 7, "cache_read_input_tokens": 5}
+        remote = {"agent": {"id": "agent_1", "version": 2}, "usage": {"list_cost": {"amount": "12"}}}
+        record = store.update(lease, usage=snapshot, remote=remote)
+        assert dict(record.usage) == {**snapshot, "cache_creation_input_tokens": 0, "requests": 1}
+        assert store.get_session(lease.session_id).remote == remote
+        assert [t.input_tokens for t in store.turn_usage(lease.session_id)] == [10], "per request stays"
+        _raises(ConfigError, store.update, lease, usage={"dollars": 1})
+
+
+@_check
+def the_first_remote_resource_recorded_for_a_config_wins(open_store: OpenStore) -> None:
+    with _opened(open_store) as one, _opened(open_store) as two:
+        assert one.remote_resource("anthropic", "agent", "h1") is None
+        mine = RemoteResource("anthropic", "agent", "h1", "agent_A", 1, "a", {"model": "m"}, 1.0)
+        theirs = RemoteResource("anthropic", "agent", "h1", "agent_B", 1, "a", {"model": "m"}, 2.0)
+        assert one.add_remote_resource(mine) == mine
+        assert two.add_remote_resource(theirs) == mine, "the first recorded must win"
+        env = RemoteResource("anthropic", "environment", "h1", "env_1", None, "e", {}, 3.0)
+        two.add_remote_resource(env)
+        assert [r.remote_id for r in one.list_remote_resources("anthropic")] == ["agent_A", "env_1"]
+        assert [r.remote_id for r in one.list_remote_resources("anthropic", "environment")] == ["env_1"]
+        assert one.forget_remote_resource("anthropic", "agent", "agent_A")
+        assert not one.forget_remote_resource("anthropic", "agent", "agent_A")
+        assert two.remote_resource("anthropic", "agent", "h1") is None

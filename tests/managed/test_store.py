@@ -119,7 +119,7 @@ def test_a_file_of_a_newer_schema_or_of_someone_else_is_refused(tmp_path: Path) 
     newer = tmp_path / "newer.db"
     SqliteSessionStore(newer).close()
     with sqlite3.connect(newer) as db:
-        db.execute("UPDATE schema_meta SET value = '2' WHERE key = 'schema_version'")
+        db.execute("UPDATE schema_meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(HomeUnusableError, match="newer praisonai"):
         SqliteSessionStore(newer)
     foreign = tmp_path / "foreign.db"
@@ -129,6 +129,25 @@ def test_a_file_of_a_newer_schema_or_of_someone_else_is_refused(tmp_path: Path) 
         SqliteSessionStore(foreign)
     with sqlite3.connect(foreign) as db:
         assert [row[0] for row in db.execute("SELECT name FROM sqlite_master")] == ["notes"]
+
+
+def test_a_version_1_file_is_migrated_in_place_and_keeps_its_sessions(tmp_path: Path) -> None:
+    path = tmp_path / "v1.db"
+    with SqliteSessionStore(path) as store:  # made at version 2, then taken back to what 1 had
+        agent = store.upsert_agent("local", "a", CONFIG)
+        record, lease = store.create_session(agent, owner_tag(), title="kept")
+        store.append(lease, [Event("user.message", {"content": text_content("hi")})], turn=1)
+    with sqlite3.connect(path) as db:
+        db.execute("DROP TABLE remote_resources")
+        db.execute("DROP INDEX sessions_by_remote")
+        db.execute("ALTER TABLE sessions DROP COLUMN remote_json")
+        db.execute("UPDATE schema_meta SET value = '1' WHERE key = 'schema_version'")
+    with SqliteSessionStore(path) as store:
+        again = store.get_session(record.id)
+        assert (again.title, again.remote, again.last_seq) == ("kept", None, 1)
+        assert store.list_remote_resources("anthropic") == []
+    with sqlite3.connect(path) as db:
+        assert db.execute("SELECT value FROM schema_meta").fetchone() == ("2",)
 
 
 def test_the_default_file_lives_in_the_home_and_an_unusable_home_is_one_sentence(

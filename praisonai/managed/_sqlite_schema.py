@@ -1,0 +1,90 @@
+"""The session store's sqlite schema, and how an older file is brought up to it.
+
+Version 1 is the local backend's layout. Version 2 adds what the hosted backend keeps: a session's
+remote details (``sessions.remote_json``) and the remote agents and environments made for each
+config (``remote_resources``, one row per (backend, kind, config hash): what makes concurrent
+runs reuse one remote agent instead of creating one each). A version-1 file is migrated in place,
+in the transaction that opens it; a file of a newer version is refused, never touched.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Final
+
+#: The layout this code reads and writes.
+SCHEMA_VERSION: Final = 2
+
+_V1: Final = (
+    "CREATE TABLE schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    """CREATE TABLE agents (
+        id TEXT PRIMARY KEY, backend TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL,
+        config_json TEXT NOT NULL, config_hash TEXT NOT NULL, created_at REAL NOT NULL,
+        UNIQUE (backend, name, config_hash), UNIQUE (backend, name, version))""",
+    """CREATE TABLE sessions (
+        id TEXT PRIMARY KEY, backend TEXT NOT NULL, agent_id TEXT NOT NULL REFERENCES agents (id),
+        agent_version INTEGER NOT NULL, title TEXT, status TEXT NOT NULL, stop_reason_json TEXT,
+        pending_json TEXT NOT NULL DEFAULT '[]', last_error_json TEXT,
+        input_tokens INTEGER NOT NULL DEFAULT 0, output_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_read_input_tokens INTEGER NOT NULL DEFAULT 0,
+        cache_creation_input_tokens INTEGER NOT NULL DEFAULT 0, requests INTEGER NOT NULL DEFAULT 0,
+        turns INTEGER NOT NULL DEFAULT 0, sandbox_json TEXT, sandbox_status TEXT,
+        metadata_json TEXT NOT NULL DEFAULT '{}', remote_session_id TEXT,
+        lease_owner TEXT, lease_epoch INTEGER NOT NULL DEFAULT 0, lease_expires_at REAL,
+        last_seq INTEGER NOT NULL DEFAULT 0, created_at REAL NOT NULL, updated_at REAL NOT NULL)""",
+    "CREATE INDEX sessions_by_updated ON sessions (updated_at DESC)",
+    "CREATE INDEX sessions_by_agent ON sessions (agent_id, updated_at DESC)",
+    """CREATE TABLE events (
+        session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_id TEXT NOT NULL, type TEXT NOT NULL,
+        turn INTEGER NOT NULL, recorded_at REAL NOT NULL, lease_epoch INTEGER NOT NULL,
+        payload_json TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq), UNIQUE (session_id, event_id))""",  # rowid: payloads may be big
+    """CREATE TABLE turn_usage (
+        session_id TEXT NOT NULL, turn INTEGER NOT NULL, model TEXT NOT NULL,
+        requests INTEGER NOT NULL, input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+        cache_read_input_tokens INTEGER NOT NULL, cache_creation_input_tokens INTEGER NOT NULL,
+        PRIMARY KEY (session_id, turn, model)) WITHOUT ROWID""",
+)
+
+#: version -> the statements that bring the version before it up to it.
+_MIGRATIONS: Final = {
+    2: (
+        "ALTER TABLE sessions ADD COLUMN remote_json TEXT",
+        "CREATE UNIQUE INDEX sessions_by_remote ON sessions (remote_session_id)",
+        """CREATE TABLE remote_resources (
+            backend TEXT NOT NULL, kind TEXT NOT NULL, config_hash TEXT NOT NULL,
+            remote_id TEXT NOT NULL, version INTEGER, name TEXT NOT NULL, config_json TEXT NOT NULL,
+            created_at REAL NOT NULL, PRIMARY KEY (backend, kind, config_hash))""",
+    ),
+}
+
+
+def ensure(db: sqlite3.Connection) -> None:
+    """Inside the caller's write transaction: create the tables in an empty file, migrate an
+    older one, check the version of any other. A file with other tables and no version is someone
+    else's database: refused (``sqlite3.DatabaseError``), not written to."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        for statement in _V1:
+            db.execute(statement)
+        db.execute("INSERT INTO schema_meta VALUES ('schema_version', '1')")
+        version = 1
+    else:
+        version = _version(db, tables)
+    if version > SCHEMA_VERSION:
+        raise sqlite3.DatabaseError(
+            f"a newer praisonai wrote it, schema version {version}; this one reads version {SCHEMA_VERSION}"
+        )
+    for target in range(version + 1, SCHEMA_VERSION + 1):
+        for statement in _MIGRATIONS[target]:
+            db.execute(statement)
+        db.execute("UPDATE schema_meta SET value = ? WHERE key = 'schema_version'", (str(target),))
+
+
+def _version(db: sqlite3.Connection, tables: set[str]) -> int:
+    row = None
+    if "schema_meta" in tables:
+        row = db.execute("SELECT value FROM schema_meta WHERE key = 'schema_version'").fetchone()
+    if row is None or not str(row[0]).isdigit():
+        raise sqlite3.DatabaseError("it is not a praisonai session store: it has no schema version")
+    return int(row[0])
