@@ -135,11 +135,12 @@ class LocalManagedConfig(BaseModel):
         try:
             super().__init__(**data)
         except ValidationError as exc:
-            raise _config_error(exc) from None
+            raise _config_error(exc, type(self)) from None
 
     @classmethod
     def coerce(cls, value: object = None) -> LocalManagedConfig:
-        """``None`` (the defaults), a ``LocalManagedConfig``, a dict of fields, or a dataclass
+        """``None`` (the defaults), a config of this class (or the fields set on another
+        ``LocalManagedConfig``), a dict of fields, or a dataclass
         config (PraisonAI's): its fields are read with ``dataclasses.asdict`` and those equal to
         its declared defaults are left out, so its defaults mean ours.
 
@@ -150,19 +151,21 @@ class LocalManagedConfig(BaseModel):
             return cls()
         if isinstance(value, cls):
             return value
-        if isinstance(value, Mapping):
+        if isinstance(value, LocalManagedConfig):  # the local config given to the hosted backend
+            data = {name: getattr(value, name) for name in value.model_fields_set}
+        elif isinstance(value, Mapping):
             data = dict(value)
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
             data = changed_fields(value)
         else:
             raise ConfigError(
-                f"config must be a LocalManagedConfig, a dict or a dataclass, not {type(value).__name__}",
+                f"config must be a {cls.__name__}, a dict or a dataclass, not {type(value).__name__}",
                 op="config",
             )
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
-            raise _config_error(exc) from None
+            raise _config_error(exc, cls) from None
 
     @classmethod
     def from_record(
@@ -184,7 +187,7 @@ class LocalManagedConfig(BaseModel):
             ConfigError: not a record of this schema, or an invalid one.
         """
         if not isinstance(record, Mapping) or record.get("schema") != RECORD_SCHEMA:
-            raise ConfigError(f"not a LocalManagedConfig record of schema {RECORD_SCHEMA}", op="config")
+            raise ConfigError(f"not a {cls.__name__} record of schema {RECORD_SCHEMA}", op="config")
         data = {k: v for k, v in record.items() if k != "schema"}
         bound = {qualified_name(fn): fn for fn in functions}
         if isinstance(data.get("tools"), list):
@@ -356,6 +359,6 @@ def _check_json(value: Any) -> None:
         raise ValueError("must be JSON data (dicts, lists, strings, numbers, booleans, None)") from None
 
 
-def _config_error(exc: ValidationError) -> ConfigError:
-    known = sorted({*LocalManagedConfig.model_fields, "instructions", "budget"})
-    return ConfigError(f"invalid LocalManagedConfig: {describe(exc, known=known)}", op="config")
+def _config_error(exc: ValidationError, cls: type[LocalManagedConfig]) -> ConfigError:
+    known = sorted({*cls.model_fields, "instructions", "budget"})
+    return ConfigError(f"invalid {cls.__name__}: {describe(exc, known=known)}", op="config")
