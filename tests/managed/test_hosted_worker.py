@@ -20,11 +20,14 @@ import pytest
 from anthropic import Anthropic, AsyncAnthropic
 
 from praisonai import AsyncSandbox, ConfigError, Sandbox
-from praisonai.llm.testing_managed import API_KEY, ManagedAgentsFake, Step, end_turn, tool
+from praisonai._errors import AuthenticationError
+from praisonai.llm.testing_managed import API_KEY, ManagedAgentsFake, Step, custom_tool, end_turn, tool
 from praisonai.managed._instance_tools import InstanceTools
 from praisonai.managed.hosted._worker import agent_tools, serving
 
 TOOLSET = {"type": "agent_toolset_20260401"}
+CUSTOM = {"type": "custom", "name": "lookup", "description": "look a word up",
+          "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}  # fmt: skip
 Body = Callable[[AsyncAnthropic, InstanceTools, AsyncSandbox], Awaitable[None]]
 
 
@@ -65,7 +68,7 @@ def drive(box: Sandbox, fake: ManagedAgentsFake, body: Body) -> None:
 async def self_hosted(client: AsyncAnthropic, fake: ManagedAgentsFake, steps: list[Step],
                       env_id: str | None = None) -> tuple[str, str]:  # fmt: skip
     """A session (and a self_hosted environment unless given) playing ``steps``: (env id, session id)."""
-    agent = await client.beta.agents.create(name="coder", model="claude-sonnet-4-6", tools=[TOOLSET])
+    agent = await client.beta.agents.create(name="coder", model="claude-sonnet-4-6", tools=[TOOLSET, CUSTOM])
     if env_id is None:
         env = await client.beta.environments.create(name=f"own-{uuid.uuid4().hex[:6]}",
                                                     config={"type": "self_hosted"})  # fmt: skip
@@ -79,14 +82,21 @@ def user(text: str) -> dict[str, Any]:
     return {"type": "user.message", "content": [{"type": "text", "text": text}]}
 
 
-async def turn(client: AsyncAnthropic, sid: str) -> None:
-    """Stream first, send a message, read until the turn ends."""
+async def turn(
+    client: AsyncAnthropic, sid: str, answer: Callable[[list[str]], list[Any]] | None = None
+) -> None:
+    """Stream first, send a message, read until the turn ends; ``answer(event_ids)`` gives what
+    resolves a ``requires_action`` (as the turn loop would: confirmations, custom tool results)."""
     stream = await client.beta.sessions.events.stream(sid)
     async with stream:
         await client.beta.sessions.events.send(sid, events=[user("go")])  # type: ignore[list-item]
         async for ev in stream:
-            if ev.type == "session.status_idle" and ev.stop_reason.type != "requires_action":
+            if ev.type != "session.status_idle":
+                continue
+            if ev.stop_reason.type != "requires_action":
                 return
+            assert answer is not None
+            await client.beta.sessions.events.send(sid, events=answer(ev.stop_reason.event_ids))
 
 
 def results(fake: ManagedAgentsFake, sid: str) -> list[tuple[str, str, bool]]:
@@ -181,6 +191,58 @@ def test_another_sessions_call_is_not_run_by_us(box: Sandbox, fake: ManagedAgent
         assert results(fake, other) == []
         assert fake.session(other)["status"] == "running"  # still waiting for its own runner
         assert (await asb.exec(["test", "-e", marker])).exit_code == 1
+
+    drive(box, fake, body)
+
+
+def test_confirmed_calls_run_denied_ones_and_custom_tools_are_left_to_the_turn(
+    box: Sandbox, fake: ManagedAgentsFake
+) -> None:
+    async def body(client: AsyncAnthropic, tools: InstanceTools, asb: AsyncSandbox) -> None:
+        denied = f"{tools.working_dir}/denied-ran"
+        steps = [custom_tool("lookup", {"q": "x"}), tool("bash", {"command": "echo asked"}),
+                 tool("bash", {"command": f"touch {denied}"}), end_turn()]  # fmt: skip
+        env_id, sid = await self_hosted(client, fake, steps)
+
+        def answer(ids: list[str]) -> list[Any]:
+            custom, allow, deny = ids
+            return [{"type": "user.custom_tool_result", "custom_tool_use_id": custom,
+                     "content": [{"type": "text", "text": "found"}]},
+                    {"type": "user.tool_confirmation", "tool_use_id": allow, "result": "allow"},
+                    {"type": "user.tool_confirmation", "tool_use_id": deny, "result": "deny"}]  # fmt: skip
+
+        async with serving(client, environment_id=env_id, session_id=sid, tools=tools):
+            await turn(client, sid, answer)
+        assert results(fake, sid) == [("bash", "asked", False)]
+        customs = [e for e in fake.events(sid) if e["type"] == "user.custom_tool_result"]
+        assert len(customs) == 1  # the turn's own answer: the runner posts none for a custom tool
+        assert (await asb.exec(["test", "-e", denied])).exit_code == 1
+
+    drive(box, fake, body)
+
+
+def test_an_api_refusal_ends_the_block_with_the_error(box: Sandbox, fake: ManagedAgentsFake) -> None:
+    async def body(client: AsyncAnthropic, tools: InstanceTools, asb: AsyncSandbox) -> None:
+        env_id, sid = await self_hosted(client, fake, [end_turn()])
+        fake.fail(401, on="events.stream")
+        with pytest.raises(AuthenticationError, match="refused the API key"):
+            async with serving(client, environment_id=env_id, session_id=sid, tools=tools):
+                await anyio.sleep_forever()  # the runner's failure cancels the block
+
+    drive(box, fake, body)
+
+
+def test_the_blocks_own_error_comes_out_as_is(box: Sandbox, fake: ManagedAgentsFake) -> None:
+    async def body(client: AsyncAnthropic, tools: InstanceTools, asb: AsyncSandbox) -> None:
+        env_id, sid = await self_hosted(client, fake, [end_turn()])
+        with pytest.raises(ValueError, match="the turn failed"):
+            async with serving(client, environment_id=env_id, session_id=sid, tools=tools):
+                raise ValueError("the turn failed")
+        with anyio.CancelScope() as outer:  # a cancellation from outside goes on out
+            async with serving(client, environment_id=env_id, session_id=sid, tools=tools):
+                outer.cancel()
+                await anyio.sleep_forever()
+        assert outer.cancelled_caught
 
     drive(box, fake, body)
 

@@ -118,12 +118,19 @@ async def serving(
         )
     runner = client.beta.sessions.events.tool_runner(session_id, tools=agent_tools(tools), max_idle=None)
     failed: list[PraisonAIError] = []
+    raised: BaseException | None = None
     async with anyio.create_task_group() as group:
         group.start_soon(_run, runner, failed, group.cancel_scope)
         try:
             yield
+        except anyio.get_cancelled_exc_class():
+            raise  # ours (the runner failed) ends in the group; an outer one goes on out
+        except BaseException as exc:  # raised again below: from inside, the group would wrap it
+            raised = exc
         finally:
             group.cancel_scope.cancel()
+    if raised is not None:
+        raise raised
     if failed:
         raise failed[0]
 
