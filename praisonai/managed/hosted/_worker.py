@@ -34,6 +34,18 @@ Containment: file tools (read, write, edit, glob, grep) refuse a path outside th
 (after normalising ``..``; symlinks inside it are followed by the instance). bash runs in the
 instance like every command there: the instance is its boundary. Unlike the API's bash, each
 call is a new shell (``cd`` and variables do not carry over; ``restart`` has nothing to do).
+read's ``view_range`` slices the text InstanceTools gives (a file over 1 MiB comes as its head
+and tail, so lines in the cut-out middle are not reachable that way).
+
+Not there on a self-hosted environment (the docs; the README should say it): the environment has
+no ``networking`` or ``packages`` (its config is ``{type: self_hosted}`` only: the instance's own
+network and image apply); session ``resources`` (files, GitHub repositories) are not mounted by
+Anthropic, and memory stores and the agent's skills are materialised by the SDK's
+``EnvironmentWorker`` only, not by this runner (so not here); vault environment-variable
+credentials are not supported. web_fetch, web_search and MCP tools are not the worker's (the
+SDK's toolset has no implementation of the first two; MCP runs server-side). A call no runner
+answers within 120 s becomes an error result, so a turn on such an environment must run inside
+:func:`serving`.
 """
 
 from __future__ import annotations
