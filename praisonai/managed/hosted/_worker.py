@@ -164,7 +164,7 @@ class _Box:
 
     def __init__(self, tools: InstanceTools) -> None:
         self._tools = tools
-        self._wd = tools.working_dir
+        self._wd = posixpath.normpath(tools.working_dir)  # compared with normalised paths below
 
     async def bash(self, command: str | None = None, restart: bool | None = None,
                    timeout_ms: int | None = None) -> str:  # fmt: skip
@@ -218,7 +218,7 @@ class _Box:
             raise _error(f"{tool}: the path must be a non-empty string")
         full = posixpath.normpath(posixpath.join(self._wd, path))
         if full != self._wd and not full.startswith(self._wd.rstrip("/") + "/"):
-            raise _error(f"{tool}: {path} is outside the workspace {self._wd}")
+            raise _error(f"{tool}: {path:.200} is outside the workspace {self._wd}")
         return full
 
     async def _call(self, name: str, **arguments: Any) -> str:
