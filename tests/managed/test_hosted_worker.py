@@ -60,6 +60,7 @@ def drive(box: Sandbox, fake: ManagedAgentsFake, body: Body) -> None:
         finally:
             await client.close()
             await asb.close()  # borrowed: lets go only
+        await asyncio.sleep(0)  # lets asyncio finish closing a stream's iterator left by a break
         assert asyncio.all_tasks() == {asyncio.current_task()}
 
     anyio.run(main)
@@ -243,6 +244,24 @@ def test_the_blocks_own_error_comes_out_as_is(box: Sandbox, fake: ManagedAgentsF
                 outer.cancel()
                 await anyio.sleep_forever()
         assert outer.cancelled_caught
+
+    drive(box, fake, body)
+
+
+def test_a_call_made_before_serving_began_is_run_on_entry(box: Sandbox, fake: ManagedAgentsFake) -> None:
+    """As after a crash or a resume: the runner rebuilds the session from its log and runs the
+    call the session still waits on."""
+
+    async def body(client: AsyncAnthropic, tools: InstanceTools, asb: AsyncSandbox) -> None:
+        env_id, sid = await self_hosted(client, fake, [allowed("bash", command="echo late"), end_turn()])
+        await client.beta.sessions.events.send(sid, events=[user("go")])  # type: ignore[list-item]
+        assert fake.wait_until(lambda: any(e["type"] == "agent.tool_use" for e in fake.events(sid)))
+        stream = await client.beta.sessions.events.stream(sid)
+        async with stream, serving(client, environment_id=env_id, session_id=sid, tools=tools):
+            async for ev in stream:
+                if ev.type == "session.status_idle":
+                    break
+        assert results(fake, sid) == [("bash", "late", False)]
 
     drive(box, fake, body)
 
