@@ -37,18 +37,27 @@ What it models (the wire as the SDK sends and parses it, see ``managed-agents.md
   re-emit the idle with the rest), built-in tool calls allowed or denied, ``session.error``
   retrying / exhausted / terminal, cumulative ``session.usage`` snapshots, any stop reason,
   arbitrary (unknown) events verbatim, interrupts, and a :func:`wait` a test releases.
+- Self-hosted environments (``config: {type: self_hosted}``): the "server" does not execute a
+  session's built-in tool calls there. An allowed (or confirmed) ``agent.tool_use`` leaves the
+  session running until the client posts ``user.tool_result {tool_use_id, content, is_error}``
+  (as the SDK's ``SessionToolRunner`` does), then the script goes on. ``user.tool_result`` is
+  accepted only for sessions in a self_hosted environment (a 400 otherwise) and must name an
+  ``agent.tool_use`` of the session.
 - Faults: :meth:`ManagedAgentsFake.fail` (any status, ``retry-after``, before or after the request
   takes effect: a 5xx after a recorded send is what makes the SDK's retry duplicate a message, as
   the SDK sends no idempotency key) and :meth:`ManagedAgentsFake.drop_stream` (a stream cut after N
   frames, without its final chunk).
 
 What it does not model: the model itself (only the script speaks); tool execution (results are
-scripted); rate limits, budgets and ``list_cost`` unless a test injects them; threads and
-multi-agent sessions, outcomes, resources, vaults, skills, files, memory stores, deployments; the
-self-hosted work queue (``environments.work``); webhooks; the exact wording of the API's error
-messages and the status for a missing beta header (ours, not verbatim); validation beyond what is
-listed above (the SDK's own param checks, prefixes of ids, field lengths); a 409 retried by the SDK
-(it retries 408/409/429/5xx twice by default: tests that expect a 409 or 5xx pass ``max_retries=0``).
+scripted, or the client's on self_hosted); rate limits, budgets and ``list_cost`` unless a test
+injects them; threads and multi-agent sessions, outcomes, resources, vaults, skills, files, memory
+stores, deployments; the self-hosted work queue (``environments.work``: no items are queued, and
+its routes are 404s), the service's error result for a call no runner answers within 120 s, and
+whether the real service waits for a claimed work item before it runs a self-hosted session;
+webhooks; the exact wording of the API's error messages and the status for a missing beta header
+(ours, not verbatim); validation beyond what is listed above (the SDK's own param checks, prefixes
+of ids, field lengths); a 409 retried by the SDK (it retries 408/409/429/5xx twice by default:
+tests that expect a 409 or 5xx pass ``max_retries=0``).
 Whether a denied confirmation leads to an ``agent.tool_result`` is not documented: here it does not.
 
 It lives in ``llm``, beside :mod:`praisonai.llm.testing` (the Messages API fake), because it is an
@@ -171,7 +180,7 @@ class ManagedAgentsFake:
     def script_session(self, session_id: str, steps: list[Step]) -> None:
         """Replace one session's script (before its first event is sent)."""
         with self._lock:
-            self._sessions.get(session_id).set_script(steps)
+            self._sessions.set_script(session_id, steps)
 
     def release(self, session_id: str) -> None:
         """Let the session's :func:`wait` step go on."""

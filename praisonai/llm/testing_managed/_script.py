@@ -8,6 +8,10 @@ script runs out (an implicit ``end_turn``). Tool calls (:func:`custom_tool`, :fu
 last one resumes (``session.status_running``). A ``user.interrupt`` ends the turn at the next step
 or wait (idle, ``end_turn``) and drops the turn's remaining steps; a ``user.message`` that arrives
 mid-turn is queued for after it.
+
+On a ``self_hosted`` environment (:func:`hosted_by_client`) a built-in call that runs (allowed, or
+confirmed) is not executed here: the session stays running until the client posts its
+``user.tool_result``, and the script goes on from there.
 """
 
 from __future__ import annotations
@@ -59,6 +63,12 @@ def tool(name: str, input: Json | None = None, *, permission: Literal["ask", "al
     (``agent.tool_result`` with ``result``); ``ask``: the session waits for ``user.tool_confirmation``,
     and runs it only on ``allow``; ``deny``: it never runs."""
     return Step("tool", {"name": name, "input": input or {}, "permission": permission, "result": result})
+
+
+def hosted_by_client(steps: Sequence[Step]) -> list[Step]:
+    """``steps`` for a session in a ``self_hosted`` environment: its :func:`tool` calls wait for the
+    client's ``user.tool_result`` instead of a scripted ``agent.tool_result``."""
+    return [Step(s.kind, {**s.args, "self_hosted": True}) if s.kind == "tool" else s for s in steps]
 
 
 def session_error(retry: Literal["retrying", "exhausted", "terminal"] = "retrying", *,
@@ -120,6 +130,7 @@ class ScriptedAgent:
         self._steps = deque(steps)
         self._pending: dict[str, Step] = {}  # tool-use event id -> its step, in order
         self._deferred: deque[list[Json]] = deque()
+        self._results: set[str] = set()  # tool-use ids the client posted a user.tool_result for
 
     def run(self) -> None:
         """Until the session is closed: every batch of sent events with a ``user.message`` is a turn."""
@@ -171,8 +182,9 @@ class ScriptedAgent:
                 self._idle({"type": "requires_action", "event_ids": list(self._pending)})
         self._host.emit({"type": "session.status_running"})
         for step, answer in answered:
-            if step.kind == "tool" and answer.get("result") == "allow":
-                self._tool_result(answer["tool_use_id"], step)
+            allowed = step.kind == "tool" and answer.get("result") == "allow"
+            if allowed and (outcome := self._run_tool(answer["tool_use_id"], step)) != "go":
+                return outcome
         return "go"
 
     def _do(self, step: Step) -> Outcome:
@@ -192,7 +204,7 @@ class ScriptedAgent:
             if a["permission"] == "ask":
                 self._pending[used["id"]] = step
             elif a["permission"] == "allow":
-                self._tool_result(used["id"], step)
+                return self._run_tool(used["id"], step)
         elif step.kind == "error":
             return self._error(a)
         elif step.kind == "usage":
@@ -260,6 +272,22 @@ class ScriptedAgent:
         if details is not None:
             event["stop_details"] = details
         self._host.emit(event)
+
+    def _run_tool(self, tool_use_id: str, step: Step) -> Outcome:
+        """The call runs: here (a scripted result), or on the client's runner (self-hosted)."""
+        if not step.args.get("self_hosted"):
+            self._tool_result(tool_use_id, step)
+            return "go"
+        while tool_use_id not in self._results:
+            batch = self._host.take()
+            if batch is None:
+                return "gone"
+            if _has(batch, "user.interrupt"):
+                return "interrupted"
+            if _has(batch, "user.message"):
+                self._deferred.append(batch)
+            self._results.update(str(e.get("tool_use_id")) for e in batch if e["type"] == "user.tool_result")
+        return "go"
 
     def _tool_result(self, tool_use_id: str, step: Step) -> None:
         content = [{"type": "text", "text": step.args["result"]}]

@@ -15,7 +15,7 @@ from typing import Final
 
 from praisonai.llm.testing_managed._live import LiveSession
 from praisonai.llm.testing_managed._resources import Registry
-from praisonai.llm.testing_managed._script import Step
+from praisonai.llm.testing_managed._script import Step, hosted_by_client
 from praisonai.llm.testing_managed._wire import (
     ApiError,
     Clock,
@@ -47,6 +47,7 @@ class Sessions:
         self._registry, self._ids, self._clock, self._lock = registry, ids, clock, lock
         self.script = script
         self.live: dict[str, LiveSession] = {}
+        self.self_hosted: set[str] = set()  # sessions whose built-in tools the client runs
         self.ended: list[LiveSession] = []  # deleted: their workers are joined when the fake closes
 
     def create(self, body: Json) -> Json:
@@ -73,7 +74,9 @@ class Sessions:
                      "status": "idle", "stats": {"active_seconds": None, "duration_seconds": None},
                      "created_at": now, "updated_at": now, "archived_at": None}  # fmt: skip
         steps = self.script(obj) if callable(self.script) else self.script
-        session = LiveSession(obj, list(steps), self._ids, self._clock, self._lock)
+        if env["config"]["type"] == "self_hosted":
+            self.self_hosted.add(obj["id"])
+        session = LiveSession(obj, self._steps(obj["id"], steps), self._ids, self._clock, self._lock)
         self.live[obj["id"]] = session
         if body.get("initial_events"):
             session.send(list(body["initial_events"]))
@@ -84,6 +87,14 @@ class Sessions:
         if session is None:
             raise not_found("session", session_id)
         return session
+
+    def set_script(self, session_id: str, steps: Sequence[Step]) -> None:
+        """Replace one session's script (before its first event is sent)."""
+        self.get(session_id).set_script(self._steps(session_id, steps))
+
+    def _steps(self, session_id: str, steps: Sequence[Step]) -> list[Step]:
+        """A self-hosted session's built-in calls wait for the client's ``user.tool_result``."""
+        return hosted_by_client(steps) if session_id in self.self_hosted else list(steps)
 
     def update(self, session_id: str, body: Json) -> Json:
         """``POST /v1/sessions/{id}``: title, metadata (a patch), budget, the agent's tools and MCP
@@ -142,7 +153,10 @@ class Sessions:
         events = body.get("events")
         if not isinstance(events, list) or not events or not all(isinstance(e, dict) for e in events):
             raise ApiError(400, "events: expected a non-empty list of events")
-        return {"data": self.get(session_id).send(events)}
+        session = self.get(session_id)
+        if session_id not in self.self_hosted and any(e.get("type") == "user.tool_result" for e in events):
+            raise ApiError(400, "user.tool_result is only accepted for sessions in a self_hosted environment")
+        return {"data": session.send(events)}
 
     def list_events(self, session_id: str, query: Query) -> Json:
         """``GET /v1/sessions/{id}/events``: the log (no deltas), oldest first unless ``order=desc``,
