@@ -59,6 +59,9 @@ _EXPORTS = {
     "LocalAgentConfig": "praisonai.managed",
     "SandboxedAgent": "praisonai.managed",
     "SandboxedAgentConfig": "praisonai.managed",
+    "ManagedConfig": "praisonai.managed",
+    "HostedAgentConfig": "praisonai.managed",
+    "ManagedSessionError": "praisonai._errors",
 }
 
 __all__ = ["__version__", *_EXPORTS]
@@ -74,6 +77,7 @@ if TYPE_CHECKING:
         HostKeyError,
         ImageNotFoundError,
         InstanceNotFoundError,
+        ManagedSessionError,
         MissingDependencyError,
         PathNotFoundError,
         PathOutsideWorkspaceError,
@@ -91,10 +95,12 @@ if TYPE_CHECKING:
     from praisonai.compute.registry import available_providers, resolve_compute
     from praisonai.compute.warm import WarmPool
     from praisonai.managed import (
+        HostedAgentConfig,
         LocalAgent,
         LocalAgentConfig,
         LocalManagedConfig,
         ManagedAgent,
+        ManagedConfig,
         ManagedResult,
         SandboxedAgent,
         SandboxedAgentConfig,

@@ -20,6 +20,8 @@ _LAZY = {
     "ManagedResult": "praisonai.managed._turn",
     "ToolRequest": "praisonai.managed._turn",
     "LocalManagedConfig": "praisonai.managed.config",
+    "ManagedConfig": "praisonai.managed._config_hosted",
+    "HostedAgentConfig": "praisonai.managed._config_hosted",
     "LocalAgentConfig": "praisonai.managed.config",
     "SandboxedAgentConfig": "praisonai.managed.config",
     "Event": "praisonai.managed.events",
@@ -31,10 +33,12 @@ __all__ = [
     "CAPABILITY_NOTE",
     "AuditEntry",
     "Event",
+    "HostedAgentConfig",
     "LocalAgent",
     "LocalAgentConfig",
     "LocalManagedConfig",
     "ManagedAgent",
+    "ManagedConfig",
     "ManagedResult",
     "SandboxedAgent",
     "SandboxedAgentConfig",
@@ -45,6 +49,7 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
+    from praisonai.managed._config_hosted import HostedAgentConfig, ManagedConfig
     from praisonai.managed._turn import ManagedResult, ToolRequest
     from praisonai.managed.agent import LocalAgent, ManagedAgent, SandboxedAgent
     from praisonai.managed.config import LocalAgentConfig, LocalManagedConfig, SandboxedAgentConfig

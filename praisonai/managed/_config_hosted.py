@@ -135,4 +135,3 @@ def _hosted_entry(entry: Any) -> bool:
     """Whether a ``tools`` entry is one the API runs or relays (toolsets and custom tools)."""
     kind = str(entry.get("type", "")) if isinstance(entry, Mapping) else ""
     return kind.startswith(("agent_toolset", "mcp_toolset")) or kind == "custom"
-

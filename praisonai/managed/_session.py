@@ -47,6 +47,8 @@ class LiveSession:
     ) -> None:
         self.store, self.lease, self.source = store, lease, source
         self.id = record.id
+        self.remote_session_id = record.remote_session_id  # a hosted session's API id
+        self.remote: dict[str, Any] = dict(record.remote or {})
         self.turn = record.turns
         self.reference: Mapping[str, Any] | None = record.sandbox
         self.pending_ids = tuple(str(p["event_id"]) for p in record.pending)

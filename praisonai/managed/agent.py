@@ -22,20 +22,21 @@ import os
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.to_thread
 
 from praisonai import _portal
 from praisonai._errors import ConfigError, SessionBusyError, StaleSessionError
-from praisonai._types import ExecResult, InstanceInfo
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import owner_tag
 from praisonai.llm.client import make_client
 from praisonai.llm.tools import ToolSpec, tool_spec
-from praisonai.llm.types import LLMClient, Usage, api_key_for, resolve_model
+from praisonai.llm.types import LLMClient, api_key_for, resolve_model
 from praisonai.managed import _bridge
+from praisonai.managed._agent_names import PraisonAINames
+from praisonai.managed._config_hosted import ManagedConfig
 from praisonai.managed._instance import InstanceSource, compute_from, compute_record
 from praisonai.managed._instance_tools import instance_specs
 from praisonai.managed._session import LiveSession, ignore
@@ -51,17 +52,23 @@ from praisonai.managed.config import (
 from praisonai.managed.events import Event
 from praisonai.managed.store import LEASE_TTL_S, SessionRecord, SessionStore, SqliteSessionStore
 
+if TYPE_CHECKING:
+    from praisonai.managed.hosted._backend import HostedBackend
+    from praisonai.managed.hosted._turn import HostedTurn
 
-class ManagedAgent:
+
+class ManagedAgent(PraisonAINames):
     """An agent whose loop runs here, tools on an instance, and whose sessions persist.
 
     Args:
-        provider: ``"local"`` (this process runs the loop), ``"anthropic"`` (hosted; not yet
-            available: a ConfigError), or ``None``: see :func:`choose_backend`.
+        provider: ``"local"`` (this process runs the loop), ``"anthropic"`` (the loop runs on
+            Claude Managed Agents; with ``compute`` named its tools run there), or ``None``: see
+            :func:`choose_backend`.
         compute: where the tools run: a provider name (``"docker"``), a provider object, or
             ``None`` (the environment file's backend, else docker when available, else local).
             ``tools_run_on`` is PraisonAI's spelling of the same.
-        config: a :class:`LocalManagedConfig`, or a dict of its fields.
+        config: a :class:`LocalManagedConfig` (hosted: a :class:`ManagedConfig`), or a dict of
+            its fields.
         store: the sessions store (default: sqlite under ``PRAISONAI_HOME``).
         on_tool_confirmation: ``(ToolRequest) -> "allow" | "deny" | None`` (or a bool; may be
             async) for tools whose permission is ``ask``; ``None`` leaves the use pending and the
@@ -93,9 +100,11 @@ class ManagedAgent:
         if compute is not None and tools_run_on is not None:
             raise ConfigError("give compute= or tools_run_on= (the same thing), not both", op="managed")
         compute = compute if compute is not None else tools_run_on
-        self.config = LocalManagedConfig.coerce(config)
         self.provider = choose_backend(provider, compute)
-        check_host_packages(self.config, compute is not None)
+        hosted = self.provider == "anthropic"
+        self.config = (ManagedConfig if hosted else LocalManagedConfig).coerce(config)
+        if not hosted or compute is not None:  # hosted without compute: Anthropic's container
+            check_host_packages(self.config, compute is not None)
         self.compute = compute
         self.on_tool_confirmation = self.config.on_tool_confirmation or on_tool_confirmation
         self.on_custom_tool = self.config.on_custom_tool or on_custom_tool
@@ -103,7 +112,13 @@ class ManagedAgent:
         self.session_id: str | None = None
         self.last_result: ManagedResult | None = None
         self._store = store
-        self._spec = resolve_model(self.config.model, base_url=base_url, api_key=api_key)
+        self._spec = None if hosted else resolve_model(self.config.model, base_url=base_url, api_key=api_key)
+        self._hosted: HostedBackend | None = None
+        if hosted:
+            from praisonai.managed.hosted._backend import HostedBackend
+
+            self._hosted = HostedBackend(self.config, self.plan, self_hosted=compute is not None,
+                                         api_key=api_key, base_url=base_url)  # fmt: skip
         env_choice = self.config.environment if self.config.environment is not None else environment
         self._source = InstanceSource(compute, compute_fields(self.config), env_choice)
         self._client: LLMClient | None = None
@@ -192,12 +207,12 @@ class ManagedAgent:
                 raise SessionBusyError("a turn is already running on this ManagedAgent", op="managed")
             self._running, self._interrupt_asked = True, False
         try:
-            api_key_for(self._spec)  # a missing key is said before anything is provisioned
+            self._check_key()  # a missing key is said before anything is provisioned
             live = await self._hold_session()
             live.emit = emit
-            setup = self._setup()
+            turn = await self._new_turn(live)
             with self._lock:
-                self._turn = turn = Turn(setup, live)
+                self._turn = turn
                 if self._interrupt_asked:
                     turn.interrupt()
             heartbeat = asyncio.ensure_future(_keep_leased(live))  # a long tool call outlasts a lease
@@ -213,7 +228,21 @@ class ManagedAgent:
             with self._lock:
                 self._running, self._turn = False, None
 
+    def _check_key(self) -> None:
+        if self._hosted is not None:
+            self._hosted.check_key()
+        else:
+            assert self._spec is not None
+            api_key_for(self._spec)
+
+    async def _new_turn(self, live: LiveSession) -> Turn | HostedTurn:
+        if self._hosted is not None:
+            _portal.close_at_exit(self)
+            return await self._hosted.turn(live, self.on_tool_confirmation, self.on_custom_tool)
+        return Turn(self._setup(), live)
+
     def _setup(self) -> TurnSetup:
+        assert self._spec is not None
         if self._client is None:
             self._client = make_client(self._spec)
             _portal.close_at_exit(self)
@@ -234,7 +263,7 @@ class ManagedAgent:
         from the store when another writer added to it since)."""
         store = self.store
         if self.session_id is None:
-            agent = store.upsert_agent("local", self.config.name, config_record(self.config))
+            agent = store.upsert_agent(self.provider, self.config.name, config_record(self.config))
             metadata = {**self.config.metadata, "compute": compute_record(self.compute)}
             record, lease = store.create_session(
                 agent, owner_tag(), title=self.config.session_title, metadata=metadata
@@ -278,8 +307,10 @@ class ManagedAgent:
         record = store.get_session(session_id)
         agent = store.get_agent(record.agent_id)
         functions, env = overrides.pop("functions", ()), overrides.pop("env", None)
-        config = LocalManagedConfig.from_record(agent.config, functions=functions, env=env)
+        kind = ManagedConfig if agent.backend == "anthropic" else LocalManagedConfig
+        config = kind.from_record(agent.config, functions=functions, env=env)
         compute = overrides.pop("compute", None) or compute_from(record.metadata.get("compute"))
+        overrides.setdefault("provider", agent.backend)
         managed = cls(config=config, store=store, compute=compute, **overrides)
         managed.resume_session(session_id, force=force)
         return managed
@@ -314,47 +345,6 @@ class ManagedAgent:
         """PraisonAI's name: this store's sessions, newest first."""
         return self.store.list_sessions(limit=limit)
 
-    @property
-    def managed_session_id(self) -> str | None:
-        return self.session_id
-
-    @property
-    def usage(self) -> Usage:
-        """The session's cumulative usage."""
-        return self._live.usage if self._live is not None else Usage()
-
-    @property
-    def total_input_tokens(self) -> int:
-        return self.usage.input_tokens
-
-    @property
-    def total_output_tokens(self) -> int:
-        return self.usage.output_tokens
-
-    # ---- the instance (PraisonAI's names) --------------------------------------------------
-
-    async def provision_compute(self) -> InstanceInfo:
-        """The session's instance, provisioned (or reattached) now."""
-        live = await self._hold_session()
-        try:
-            tools = await live.tools()
-            return tools.sandbox.info
-        finally:
-            self._let_go()
-
-    async def execute_in_compute(self, command: str, timeout: float = 300) -> ExecResult:
-        """Run ``command`` on the session's instance."""
-        await self.provision_compute()
-        assert self._live is not None and self._live.sandbox is not None
-        return await self._live.sandbox.exec(command, timeout=timeout)
-
-    async def shutdown_compute(self) -> None:
-        """Remove the session's instance now (the session stays; its next tool use makes a new one)."""
-        live = self._live
-        if live is not None and live.sandbox is not None:
-            await live.sandbox.shutdown()
-            live.sandbox = None
-
     # ---- closing ---------------------------------------------------------------------------
 
     def close(self) -> None:
@@ -368,6 +358,8 @@ class ManagedAgent:
         _portal.forget_at_exit(self)
         if client is not None:
             await client.aclose()
+        if self._hosted is not None:
+            await self._hosted.aclose()
 
     def __enter__(self) -> ManagedAgent:
         return self

@@ -233,9 +233,15 @@ def test_no_api_key_is_one_sentence_before_anything_is_provisioned(
     assert agent.session_id is None  # no session, no instance
 
 
-def test_anthropic_provider_is_a_clear_error_until_the_hosted_backend_lands(home: Path) -> None:
-    with pytest.raises(ConfigError, match="not available yet"):
-        ManagedAgent(provider="anthropic")
+def test_the_hosted_provider_without_a_key_and_an_unknown_provider_are_one_sentence(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for key in ("ANTHROPIC_API_KEY", "CLAUDE_API_KEY"):
+        monkeypatch.delenv(key, raising=False)
+    hosted = ManagedAgent(provider="anthropic")
+    with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
+        hosted.run("hello")
+    assert hosted.session_id is None
     with pytest.raises(ConfigError, match="unknown managed provider"):
         ManagedAgent(provider="e2b")
 

@@ -1,0 +1,134 @@
+"""What a hosted ManagedAgent keeps between turns, and how a turn is set up.
+
+Before each turn: the SDK client (made once, on the portal loop), the remote agent and
+environment for the config (:mod:`._resources`: reused, never made twice), and the session's
+remote twin, created the first time with our session id in its metadata and recorded in the
+store before anything is sent to it. Python callables in ``tools`` become custom tools that run
+in this process; with a compute named, the environment is ``self_hosted`` and the agent toolset
+runs on the session's instance (:mod:`._worker`) while the turn runs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from praisonai._errors import ConfigError
+from praisonai.llm.tools import ToolCall, call_tool, tool_name, tool_spec
+from praisonai.managed._config_hosted import ManagedConfig, agent_payload, environment_config
+from praisonai.managed._session import LiveSession
+from praisonai.managed.config import ToolPlan
+from praisonai.managed.hosted._client import api_key, make_client
+from praisonai.managed.hosted._resources import create_session, ensure_agent, ensure_environment
+from praisonai.managed.hosted._turn import HostedSetup, HostedTurn
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+
+#: The agent toolset's tools, which a self-hosted worker runs.
+TOOLSET_NAMES = ("bash", "read", "write", "edit", "glob", "grep")
+
+
+class HostedBackend:
+    """The hosted side of one ManagedAgent (see the module docstring).
+
+    ``self_hosted``: a compute was named, so the tools run there, not in Anthropic's container.
+    """
+
+    def __init__(
+        self, config: ManagedConfig, plan: ToolPlan, *, self_hosted: bool,
+        api_key: str | None = None, base_url: str | None = None,
+    ) -> None:  # fmt: skip
+        self.config, self.plan, self.self_hosted = config, plan, self_hosted
+        names = {tool_name(fn) for fn in plan.functions} | {tool.name for tool in plan.custom}
+        clash = sorted(names & set(TOOLSET_NAMES))
+        if self_hosted and clash:  # the worker would answer them as the toolset's own
+            raise ConfigError(
+                f"custom tools may not be named like the agent toolset's ({', '.join(clash)}) "
+                "when the tools run on your compute",
+                op="managed",
+            )
+        self._key, self._base_url = api_key, base_url
+        self._client: AsyncAnthropic | None = None
+
+    def check_key(self) -> None:
+        """ConfigError naming ANTHROPIC_API_KEY when there is no key (said before any work)."""
+        api_key(self._key)
+
+    async def turn(
+        self, live: LiveSession, confirm: Callable[..., Any] | None, on_custom_tool: Callable[..., Any] | None
+    ) -> HostedTurn:
+        """The next turn of ``live``, its remote session made first when it has none."""
+        client = self._client = self._client or make_client(api_key(self._key), self._base_url)
+        functions = {tool_name(fn): fn for fn in self.plan.functions}
+        custom = [_custom(fn) for fn in self.plan.functions]
+        agent = await ensure_agent(client, live.store, agent_payload(self.config, custom))
+        env_config = environment_config(self.config, self_hosted=self.self_hosted)
+        environment = await ensure_environment(client, live.store, self.config.env_name, env_config)
+        remote = {
+            "agent": {"id": agent.remote_id, "version": agent.version},
+            "environment_id": environment.remote_id,
+        }
+        if live.remote_session_id is None:
+            extra = {key: value for key in ("resources", "vault_ids") if (value := getattr(self.config, key))}
+            live.remote_session_id = await create_session(
+                client, session_id=live.id, agent=agent, environment_id=environment.remote_id,
+                title=self.config.session_title, extra=extra,
+            )  # fmt: skip
+            live.remote = remote
+            live.flush(remote_session_id=live.remote_session_id, remote=remote)
+        serve = _serving(client, environment.remote_id, live) if self.self_hosted else None
+        setup = HostedSetup(
+            client, live.remote_session_id, self.config.model, confirm,
+            _answering(functions, on_custom_tool), serve_tools=serve,
+        )  # fmt: skip
+        return HostedTurn(setup, live)
+
+    async def aclose(self) -> None:
+        client, self._client = self._client, None
+        if client is not None:
+            await client.close()
+
+
+def _custom(fn: Callable[..., Any]) -> dict[str, Any]:
+    """A Python callable as a custom tool (it runs here when the hosted agent calls it)."""
+    spec = tool_spec(fn)
+    return {"type": "custom", "name": spec.name, "description": spec.description or spec.name,
+            "input_schema": dict(spec.parameters)}  # fmt: skip
+
+
+def _answering(
+    functions: Mapping[str, Callable[..., Any]], on_custom_tool: Callable[..., Any] | None
+) -> Callable[..., Any] | None:
+    """Custom tool calls: a callable of the config by its name, else the user's ``on_custom_tool``."""
+    if not functions:
+        return on_custom_tool
+
+    async def answer(name: str, arguments: Mapping[str, Any]) -> Any:
+        if name in functions:
+            return await call_tool(functions, ToolCall(name, name, dict(arguments)))
+        if on_custom_tool is None:
+            return f"Error: no handler for custom tool {name!r}"
+        result = on_custom_tool(name, arguments)
+        return await result if hasattr(result, "__await__") else result
+
+    return answer
+
+
+def _serving(client: AsyncAnthropic, environment_id: str, live: LiveSession) -> Callable[..., Any]:
+    """The turn's self-hosted worker: the session's instance (provisioned or reattached first)
+    runs the agent toolset while the turn runs."""
+
+    @contextlib.asynccontextmanager
+    async def serve() -> AsyncIterator[None]:
+        from praisonai.managed.hosted._worker import serving
+
+        tools = await live.tools()
+        assert live.remote_session_id is not None
+        async with serving(
+            client, environment_id=environment_id, session_id=live.remote_session_id, tools=tools
+        ):
+            yield
+
+    return serve
