@@ -360,3 +360,25 @@ def test_a_run_with_nothing_to_send_only_catches_up(hosted: Make) -> None:
     assert (again.stop_reason, again.status) == ("end_turn", "idle")
     assert [e.id for e in h.logged()] == before
     assert len(h.fake.calls("events.send")) == 1
+
+
+def test_a_prompt_while_a_confirmation_is_pending_answers_it_first(hosted: Make) -> None:
+    h = hosted([tool("bash", {"command": "ls"}, result="a.txt"), say("done"), end_turn(),
+                say("next"), end_turn()])  # fmt: skip
+    assert h.turn("list files", confirm=lambda request: None).stop_reason == "requires_action"
+    result = h.turn("and then?", confirm=lambda request: True)
+    assert (result.stop_reason, result.text) == ("end_turn", "next")
+    kinds = [e.type for e in h.logged()]
+    assert kinds.index("user.tool_confirmation") < kinds.index("agent.tool_result") < len(kinds) - 1
+    texts = [e.text for e in h.logged() if e.type in ("user.message", "agent.message")]
+    assert texts == ["list files", "done", "and then?", "next"]  # the prompt after the answered turn
+    assert_logged_once(h)
+
+
+def test_a_terminated_session_takes_no_prompt(hosted: Make) -> None:
+    h = hosted([session_error("terminal")])
+    with pytest.raises(ManagedSessionError):
+        h.turn("go")
+    result = h.turn("again?")
+    assert (result.stop_reason, result.status) == ("terminated", "terminated")
+    assert len(h.fake.calls("events.send")) == 1

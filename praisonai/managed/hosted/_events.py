@@ -9,6 +9,8 @@ the session's events that survives a dropped stream.
 - :class:`Feed`: the live stream (opened before anything is sent: it has no replay); when it
   breaks or ends, it is reopened with backoff and what was missed is listed with
   ``events.list`` from the last event seen (the overlap is dropped by id).
+- :func:`request_usage`, :func:`counters`: a request's usage (added up) and the API's cumulative
+  snapshot (which replaces the session's counters); :func:`retrieve`: the session at a turn's end.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
-from praisonai._errors import ModelError, ProviderUnavailableError
+from praisonai._errors import ModelError, PraisonAIError, ProviderUnavailableError
+from praisonai.llm.types import Usage
 from praisonai.managed.events import EPHEMERAL, Event, new_id
 from praisonai.managed.hosted._client import api_errors
 
@@ -133,6 +136,34 @@ async def _recorded(
 
 def _carries(logged: Mapping[str, Any], sent: Mapping[str, Any]) -> bool:
     return all(logged.get(key) == value for key, value in sent.items())
+
+
+def request_usage(model_usage: Mapping[str, Any]) -> Usage:
+    """One model request's usage (``span.model_request_end.model_usage``)."""
+    return Usage(int(model_usage.get("input_tokens") or 0), int(model_usage.get("output_tokens") or 0), 1,
+                 int(model_usage.get("cache_read_input_tokens") or 0),
+                 int(model_usage.get("cache_creation_input_tokens") or 0))  # fmt: skip
+
+
+def counters(usage: Mapping[str, Any]) -> dict[str, int]:
+    """The API's cumulative usage as the store's counters (its cache writes are split by lifetime)."""
+    cache = usage.get("cache_creation") or {}
+    return {
+        "input_tokens": int(usage.get("input_tokens") or 0),
+        "output_tokens": int(usage.get("output_tokens") or 0),
+        "cache_read_input_tokens": int(usage.get("cache_read_input_tokens") or 0),
+        "cache_creation_input_tokens": int(cache.get("ephemeral_5m_input_tokens") or 0)
+        + int(cache.get("ephemeral_1h_input_tokens") or 0),
+    }
+
+
+async def retrieve(client: AsyncAnthropic, session_id: str) -> Raw | None:
+    """The remote session, or None when the API does not answer (gone, refused, unreachable)."""
+    try:
+        with api_errors(f"retrieving session {session_id}"):
+            return dump(await client.beta.sessions.retrieve(session_id))
+    except PraisonAIError:
+        return None
 
 
 class Feed:

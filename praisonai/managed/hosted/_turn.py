@@ -2,8 +2,9 @@
 session's log and answer what it asks (``managed-agents.md`` e.5).
 
 :meth:`HostedTurn.run` opens the event stream first (it has no replay), logs what the remote log
-has that ours lacks (a catch-up after the last event we logged), then sends the prompt (logged
-first, sent once: see :mod:`._events`) or, with no prompt, answers what was left pending. It then
+has that ours lacks (a catch-up after the last event we logged), answers what the previous turn
+left pending (and reads that turn to its end: a message sent meanwhile would only queue behind
+it), then sends the prompt (logged first, sent once: see :mod:`._events`), if any. It then
 reads events by type until the session stops: every event but the text deltas goes to the log
 under the API's id (the store's upsert on the id drops repeats); ``requires_action`` is answered —
 confirmations through ``confirm`` (deny when there is none; ``None`` leaves the use pending and
@@ -30,17 +31,12 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import anyio.to_thread
 
-from praisonai._errors import (
-    ManagedSessionError,
-    PraisonAIError,
-    StaleSessionError,
-)
+from praisonai._errors import ManagedSessionError, PraisonAIError, StaleSessionError
 from praisonai.llm.types import Usage
 from praisonai.managed._session import LiveSession
 from praisonai.managed._turn import STATUS, Decision, ManagedResult, ToolRequest
 from praisonai.managed.events import Event, text_content
-from praisonai.managed.hosted._client import api_errors
-from praisonai.managed.hosted._events import Feed, Raw, dump, send, to_event
+from praisonai.managed.hosted._events import Feed, Raw, counters, request_usage, retrieve, send, to_event
 from praisonai.managed.store import UPDATABLE
 
 if TYPE_CHECKING:
@@ -81,6 +77,8 @@ class HostedTurn:
         self._seen: set[str] = set()  # event ids logged (or ours, echoed): never logged again
         self._since: float | None = None  # processed_at of the last remote event logged
         self._last_id: str | None = None
+        self._idle: dict[str, Any] | None = None  # the stop reason of the last idle logged
+        self._details: dict[str, Any] = {}  # the row's remote details
         self._fatal: dict[str, Any] | None = None  # a session.error that is not retried
         self._interrupted = False
         self._wake: anyio.Event | None = None
@@ -121,9 +119,11 @@ class HostedTurn:
     # ---- the log ---------------------------------------------------------------------------
 
     def _load(self) -> None:
-        """What the log already holds: ids, tool uses and their answers, the last remote time."""
+        """What the log already holds: ids, tool uses and their answers, the last idle, the last
+        remote time; and the row's remote details."""
         for stored in self.s.store.events(self.s.id):
             self._note(stored.event)
+        self._details = dict(getattr(self.s.store.get_session(self.s.id), "remote", None) or {})
 
     def _note(self, ev: Event) -> None:
         self._seen.add(ev.id)
@@ -131,6 +131,10 @@ class HostedTurn:
             self._since, self._last_id = max(self._since or 0.0, ev.processed_at), ev.id
         if ev.type in (*_CONFIRMED, "agent.custom_tool_use"):
             self._uses[ev.id] = ev
+        elif ev.type == "session.status_idle":
+            self._idle = dict(ev.data.get("stop_reason") or {"type": "end_turn"})
+        elif ev.type in ("session.status_terminated", "session.deleted"):
+            self._idle = {"type": "terminated"}
         elif ev.type in _ANSWERS:
             self._answered.add(str(ev.data.get(_ANSWERS[ev.type])))
 
@@ -145,7 +149,7 @@ class HostedTurn:
         if ev.type == "agent.message":
             self._text = ev.text
         elif ev.type == "span.model_request_end":
-            usage = _request_usage(ev.data.get("model_usage") or {})
+            usage = request_usage(ev.data.get("model_usage") or {})
             self.s.add_usage(self.setup.model, usage)
             self._usage = self._usage + usage
         elif ev.type == "session.usage":
@@ -154,38 +158,36 @@ class HostedTurn:
 
     def _snapshot(self, usage: Mapping[str, Any], **remote: Any) -> None:
         """A cumulative snapshot replaces the session's counters (never added to them)."""
-        counters = _counters(usage)
-        c = counters
+        c = counters(usage)
         self.s.usage = Usage(c["input_tokens"], c["output_tokens"], self.s.usage.requests,
                              c["cache_read_input_tokens"], c["cache_creation_input_tokens"])  # fmt: skip
-        self.s.stage(**_updatable(usage=counters, remote=self._remote({"usage": dict(usage), **remote})))
+        self.s.stage(**_updatable(usage=c, remote=self._remote({"usage": dict(usage), **remote})))
 
     def _remote(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         """The session row's ``remote`` details, updated with ``fields``."""
-        record = self.s.store.get_session(self.s.id)
-        current = getattr(record, "remote", None) or {}
-        return {**current, "last_event_id": self._last_id, "last_processed_at": self._since, **fields}
+        self._details.update(last_event_id=self._last_id, last_processed_at=self._since, **fields)
+        return dict(self._details)
 
     # ---- the turn --------------------------------------------------------------------------
 
     async def _drive(self, feed: Feed, prompt: str | None) -> dict[str, Any]:
+        """Catch up, finish the previous turn if it waits on us (a message sent meanwhile would
+        only queue behind it), then send the prompt; the stop reason."""
         s = self.s
         if self._since is not None:
             for raw in await feed.missed():  # what the remote log got after our last event
                 self._take(raw)
-        if prompt is not None:
-            content = text_content(prompt)
-            s.record(Event("user.message", {"content": content}))
-            s.flush()  # the prompt is in the log before the API has it
-            for echo in await self._send(feed, [{"type": "user.message", "content": content}]):
-                feed.fresh(echo)  # the same message under the API's id: logged once, above
-        elif s.pending_ids:
-            stop = await self._resolve(feed, list(s.pending_ids))
-            if stop is not None:
-                return stop
-        else:  # nothing to send: the catch-up was the turn
-            stored = s.store.get_session(s.id).stop_reason
-            return dict(stored) if stored else {"type": "end_turn"}
+        stop = dict(self._idle or {"type": "end_turn"})
+        if stop["type"] == "requires_action":
+            ids = [str(i) for i in stop.get("event_ids") or ()]
+            stop = await self._resolve(feed, ids) or await self._consume(feed)
+        if prompt is None or stop["type"] in ("requires_action", "interrupted", "terminated"):
+            return stop
+        content = text_content(prompt)
+        s.record(Event("user.message", {"content": content}))
+        s.flush()  # the prompt is in the log before the API has it
+        for echo in await self._send(feed, [{"type": "user.message", "content": content}]):
+            feed.fresh(echo)  # the same message under the API's id: logged once, above
         return await self._consume(feed)
 
     async def _consume(self, feed: Feed) -> dict[str, Any]:
@@ -339,39 +341,12 @@ class HostedTurn:
             for u in uses if reason == "requires_action"
         )  # fmt: skip
         s.pending_ids = tuple(str(p["event_id"]) for p in pending)
-        session = await self._retrieve()
+        session = await retrieve(self.setup.client, self._sid)
         if session is not None:  # the authoritative usage, stats and status
             stats = session.get("stats") or {}
             self._snapshot(session.get("usage") or {}, status=session.get("status"), stats=stats)
         s.flush(status=status, stop_reason=stop, pending=list(pending), **extra)
         return ManagedResult(self._text, reason, status, s.id, self._usage, pending)
-
-    async def _retrieve(self) -> dict[str, Any] | None:
-        """The remote session, or None when the API does not answer (the turn is over anyway)."""
-        try:
-            with api_errors(f"retrieving session {self._sid}"):
-                return dump(await self.setup.client.beta.sessions.retrieve(self._sid))
-        except PraisonAIError:  # gone (deleted), refused, unreachable
-            return None
-
-
-def _request_usage(model_usage: Mapping[str, Any]) -> Usage:
-    """One model request's usage (``span.model_request_end.model_usage``)."""
-    return Usage(int(model_usage.get("input_tokens") or 0), int(model_usage.get("output_tokens") or 0), 1,
-                 int(model_usage.get("cache_read_input_tokens") or 0),
-                 int(model_usage.get("cache_creation_input_tokens") or 0))  # fmt: skip
-
-
-def _counters(usage: Mapping[str, Any]) -> dict[str, int]:
-    """The API's cumulative usage as the store's counters (its cache writes are split by lifetime)."""
-    cache = usage.get("cache_creation") or {}
-    return {
-        "input_tokens": int(usage.get("input_tokens") or 0),
-        "output_tokens": int(usage.get("output_tokens") or 0),
-        "cache_read_input_tokens": int(usage.get("cache_read_input_tokens") or 0),
-        "cache_creation_input_tokens": int(cache.get("ephemeral_5m_input_tokens") or 0)
-        + int(cache.get("ephemeral_1h_input_tokens") or 0),
-    }
 
 
 def _updatable(**fields: Any) -> dict[str, Any]:
