@@ -382,3 +382,22 @@ def test_a_terminated_session_takes_no_prompt(hosted: Make) -> None:
     result = h.turn("again?")
     assert (result.stop_reason, result.status) == ("terminated", "terminated")
     assert len(h.fake.calls("events.send")) == 1
+
+
+def test_a_prompt_sent_by_a_process_that_stopped_is_logged_once_and_its_turn_read_out(hosted: Make) -> None:
+    h = hosted([say("working"), wait(), say("done"), end_turn()])
+    prompt = {"type": "user.message", "content": [{"type": "text", "text": "go"}]}
+    h.live.record(Event("user.message", {"content": prompt["content"]}))
+    h.live.flush()  # logged, then sent, then the process stopped before reading anything
+    with Anthropic(base_url=h.fake.url, api_key=API_KEY, max_retries=0) as c:
+        c.beta.sessions.events.send(h.sid, events=[prompt])  # type: ignore[list-item]
+    assert h.fake.wait_until(lambda: any(e["type"] == "agent.message" for e in h.remote()))
+
+    def release(turn: HostedTurn, ev: Event) -> None:  # caught up (its stream is open by then)
+        if ev.type == "agent.message":
+            h.fake.release(h.sid)
+
+    h.resume()
+    result = h.turn(None, during=release)
+    assert (result.stop_reason, result.text) == ("end_turn", "done")
+    assert_logged_once(h)

@@ -77,7 +77,8 @@ class HostedTurn:
         self._seen: set[str] = set()  # event ids logged (or ours, echoed): never logged again
         self._since: float | None = None  # processed_at of the last remote event logged
         self._last_id: str | None = None
-        self._idle: dict[str, Any] | None = None  # the stop reason of the last idle logged
+        self._idle: dict[str, Any] | None = None  # the last idle's stop reason; None: running
+        self._unechoed: list[Any] = []  # prompts logged after the last remote event (sent, maybe)
         self._details: dict[str, Any] = {}  # the row's remote details
         self._fatal: dict[str, Any] | None = None  # a session.error that is not retried
         self._interrupted = False
@@ -127,10 +128,16 @@ class HostedTurn:
 
     def _note(self, ev: Event) -> None:
         self._seen.add(ev.id)
-        if not ev.id.startswith("levt_"):  # the API's clock: where a catch-up listing starts
+        if ev.id.startswith("levt_"):  # ours: a prompt (the API's copy has another id)
+            if ev.type == "user.message":
+                self._unechoed.append(ev.data.get("content"))
+        else:  # the API's clock: where a catch-up listing starts
             self._since, self._last_id = max(self._since or 0.0, ev.processed_at), ev.id
+            self._unechoed.clear()
         if ev.type in (*_CONFIRMED, "agent.custom_tool_use"):
             self._uses[ev.id] = ev
+        elif ev.type == "session.status_running":
+            self._idle = None
         elif ev.type == "session.status_idle":
             self._idle = dict(ev.data.get("stop_reason") or {"type": "end_turn"})
         elif ev.type in ("session.status_terminated", "session.deleted"):
@@ -174,13 +181,15 @@ class HostedTurn:
         """Catch up, finish the previous turn if it waits on us (a message sent meanwhile would
         only queue behind it), then send the prompt; the stop reason."""
         s = self.s
-        if self._since is not None:
-            for raw in await feed.missed():  # what the remote log got after our last event
-                self._take(raw)
-        stop = dict(self._idle or {"type": "end_turn"})
-        if stop["type"] == "requires_action":
+        if self._seen:
+            await self._catch_up(feed)
+        stop = self._idle
+        if stop is None and self._since is not None:  # the remote turn goes on: read it out
+            stop = await self._consume(feed)
+        elif stop is not None and stop["type"] == "requires_action":
             ids = [str(i) for i in stop.get("event_ids") or ()]
             stop = await self._resolve(feed, ids) or await self._consume(feed)
+        stop = stop or {"type": "end_turn"}
         if prompt is None or stop["type"] in ("requires_action", "interrupted", "terminated"):
             return stop
         content = text_content(prompt)
@@ -189,6 +198,15 @@ class HostedTurn:
         for echo in await self._send(feed, [{"type": "user.message", "content": content}]):
             feed.fresh(echo)  # the same message under the API's id: logged once, above
         return await self._consume(feed)
+
+    async def _catch_up(self, feed: Feed) -> None:
+        """Log what the remote log got after our last event; the API's copy of a prompt we logged
+        last (a process that sent it and stopped before reading on) is not logged twice."""
+        for raw in await feed.missed():
+            if raw["type"] == "user.message" and self._unechoed and raw.get("content") == self._unechoed[0]:
+                self._unechoed.pop(0)
+                continue
+            self._take(raw)
 
     async def _consume(self, feed: Feed) -> dict[str, Any]:
         """Read until the session stops; an interrupt is sent meanwhile, when asked for."""
