@@ -9,8 +9,9 @@ Every wait is on an event the fake produces; no timings.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -65,12 +66,14 @@ class Hosted:
     emitted: list[Event] = field(default_factory=list)
 
     def turn(self, prompt: str | None, *, confirm: Any = None, on_custom_tool: Any = None,
-             during: Callable[[HostedTurn, Event], None] | None = None) -> ManagedResult:  # fmt: skip
-        """One HostedTurn.run on a fresh client; ``during(turn, event)`` sees every streamed event."""
+             during: Callable[[HostedTurn, Event], None] | None = None,
+             **options: Any) -> ManagedResult:  # fmt: skip
+        """One HostedTurn.run on a fresh client; ``during(turn, event)`` sees every streamed event;
+        ``options`` are HostedSetup's (``deltas``, ``serve_tools``)."""
 
         async def main() -> ManagedResult:
             async with make_client(API_KEY, self.fake.url) as client:
-                setup = HostedSetup(client, self.sid, "claude-sonnet-4-6", confirm, on_custom_tool)
+                setup = HostedSetup(client, self.sid, "claude-sonnet-4-6", confirm, on_custom_tool, **options)
                 turn = HostedTurn(setup, self.live)
 
                 def emit(ev: Event) -> None:
@@ -401,3 +404,20 @@ def test_a_prompt_sent_by_a_process_that_stopped_is_logged_once_and_its_turn_rea
     result = h.turn(None, during=release)
     assert (result.stop_reason, result.text) == ("end_turn", "done")
     assert_logged_once(h)
+
+
+def test_without_deltas_and_with_a_tool_server_around_the_turn(hosted: Make) -> None:
+    h = hosted([custom_tool("lookup", {"q": "x"}), say("served"), end_turn()])
+    seen: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def serve_tools() -> AsyncIterator[None]:
+        seen.append("up")
+        yield
+        seen.append(f"down after {len(h.fake.events(h.sid))} events")
+
+    result = h.turn("go", deltas=False, serve_tools=serve_tools, on_custom_tool=lambda name, args: "ok")
+    assert (result.stop_reason, result.text) == ("end_turn", "served")
+    assert seen == ["up", f"down after {len(h.remote())} events"]  # around the whole turn
+    assert not [e for e in h.emitted if e.ephemeral]
+    assert "event_deltas" not in h.fake.calls("events.stream")[0].query
