@@ -211,6 +211,24 @@ def test_a_dropped_stream_is_reconnected_and_reconciled_without_duplicates(
     assert_logged_once(h)
 
 
+def test_a_catch_up_that_fails_is_tried_again_with_a_new_stream(hosted: Make) -> None:
+    h = hosted([say("before", chunks=2), wait(), say("after"), end_turn()])
+    h.fake.drop_stream(after_frames=4)
+    h.fake.fail(503, "events.list", times=3, retry_after="0.001")  # the SDK's two retries too
+
+    def release() -> None:
+        h.fake.wait_until(lambda: any(e["type"] == "span.model_request_end" for e in h.remote()))
+        h.fake.release(h.sid)
+
+    releaser = threading.Thread(target=release)
+    releaser.start()
+    result = h.turn("go")
+    releaser.join()
+    assert (result.stop_reason, result.text) == ("end_turn", "after")
+    assert len(h.fake.calls("events.stream")) == 3  # the first catch-up failed: reopened, listed again
+    assert_logged_once(h)
+
+
 @pytest.mark.parametrize("after", [True, False], ids=["answer-lost", "not-taken"])
 def test_a_5xx_on_send_never_duplicates_the_message(hosted: Make, after: bool) -> None:
     h = hosted([say("hi"), end_turn()])

@@ -190,7 +190,8 @@ class Feed:
     async def events(self) -> AsyncGenerator[Raw, None]:
         """Every event not seen yet (deltas too, when asked for), for as long as the caller reads.
         A broken or ended stream is reopened after a backoff, then the missed events are listed;
-        ``ProviderUnavailableError`` after :data:`RECONNECTS` failed tries in a row."""
+        ``ProviderUnavailableError`` after :data:`RECONNECTS` tries in a row that brought nothing
+        new (a long quiet tool call outlives a few idle streams, not a dead API)."""
         failures = 0
         while True:
             raw = await self._next()
@@ -207,6 +208,7 @@ class Feed:
             await anyio.sleep(min(BACKOFF_S * 2 ** (failures - 1), BACKOFF_CAP_S))
             for raw in await self._recover():
                 if self.fresh(raw):
+                    failures = 0
                     yield raw
 
     async def missed(self) -> list[Raw]:
@@ -242,12 +244,14 @@ class Feed:
             raise
 
     async def _recover(self) -> list[Raw]:
-        """Reopen the stream, then list what was missed meanwhile ([] when that failed: try again)."""
+        """Reopen the stream, then list what was missed meanwhile; [] when either failed, with the
+        stream closed (so the next read tries again: what was missed must not be skipped)."""
         await self._close()
         try:
             await self._open()
             return await listed(self._client, self._sid, self.since)
         except (ModelError, ProviderUnavailableError) as exc:
+            await self._close()
             if transient(exc):
                 return []
             raise
