@@ -1,0 +1,269 @@
+"""The wire side of a hosted turn: the API's events as ours, events sent at most once, and a feed of
+the session's events that survives a dropped stream.
+
+- :func:`to_event`: a remote event becomes an :class:`Event` with the API's own id (``sevt_…``),
+  so the store's upsert on the event id de-duplicates whatever arrives twice.
+- :func:`send`: the SDK sends no idempotency key and retries 5xx by itself, which duplicates a
+  message whose answer was lost. So we send with ``max_retries=0`` and, when the answer is lost
+  (no answer, a 5xx), look for the events in the session's log before sending them again.
+- :class:`Feed`: the live stream (opened before anything is sent: it has no replay); when it
+  breaks or ends, it is reopened with backoff and what was missed is listed with
+  ``events.list`` from the last event seen (the overlap is dropped by id).
+- :func:`request_usage`, :func:`counters`: a request's usage (added up) and the API's cumulative
+  snapshot (which replaces the session's counters); :func:`retrieve`: the session at a turn's end.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import re
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Final
+
+import anyio
+
+from praisonai._errors import ModelError, PraisonAIError, ProviderUnavailableError
+from praisonai.llm.types import Usage
+from praisonai.managed.events import EPHEMERAL, Event, new_id
+from praisonai.managed.hosted._client import api_errors
+
+if TYPE_CHECKING:
+    from anthropic import AsyncAnthropic
+    from anthropic.types.beta.sessions.beta_managed_agents_event_params import (
+        BetaManagedAgentsEventParams,
+    )
+
+Raw = dict[str, Any]
+#: The first wait before reopening a broken stream, doubled each try up to the cap (as the SDK's
+#: own session runner does), and how many tries in a row before the turn gives up.
+BACKOFF_S: Final = 0.5
+BACKOFF_CAP_S: Final = 10.0
+RECONNECTS: Final = 6
+#: Tries of one send whose answer was lost (each first checks the log).
+SEND_TRIES: Final = 3
+_PAGE: Final = 1000  # events.list's largest page
+
+
+def dump(event: Any) -> Raw:
+    """An SDK event as the API sent it: an unknown type parses as some other class, so only the
+    fields that were set are taken (nothing lost, nothing added)."""
+    value: Raw = event.model_dump(mode="json", exclude_unset=True)
+    return value
+
+
+def to_event(raw: Mapping[str, Any]) -> Event:
+    """``raw`` as our Event: the same type and id, the rest as data, ``processed_at`` in epoch
+    seconds (a delta has neither id nor time: it gets ours, it is never stored)."""
+    data = {k: v for k, v in raw.items() if k not in ("type", "id", "processed_at")}
+    at = raw.get("processed_at")
+    return Event(str(raw["type"]), data, str(raw.get("id") or new_id()), epoch(at) if at else time.time())
+
+
+def epoch(stamp: str) -> float:
+    """An RFC 3339 time in epoch seconds (Python 3.10's parser wants an offset, not ``Z``, and 3 or 6
+    digits of fraction)."""
+    text = re.sub(r"[Zz]$", "+00:00", stamp)
+    text = re.sub(r"\.(\d+)", lambda m: "." + (m.group(1) + "00000")[:6], text)
+    return dt.datetime.fromisoformat(text).timestamp()
+
+
+def moment(seconds: float) -> dt.datetime:
+    """Epoch seconds back to the API's microsecond time (a float holds them exactly)."""
+    return dt.datetime.fromtimestamp(round(seconds, 6), tz=dt.timezone.utc)
+
+
+def transient(exc: ModelError | ProviderUnavailableError) -> bool:
+    """Worth another try: no answer, a 5xx (the API's or a proxy's), or a rate limit."""
+    status = getattr(exc, "status", None)
+    return isinstance(exc, ProviderUnavailableError) or status is None or status >= 500 or status == 429
+
+
+async def listed(
+    client: AsyncAnthropic, session_id: str, since: float | None, types: Sequence[str] = ()
+) -> list[Raw]:
+    """The session's events processed at or after ``since`` (all when None), oldest first."""
+    options: dict[str, Any] = {"limit": _PAGE}
+    if since is not None:
+        options["created_at_gte"] = moment(since)
+    if types:
+        options["types"] = list(types)
+    with api_errors(f"listing the events of session {session_id}"):
+        return [dump(e) async for e in client.beta.sessions.events.list(session_id, **options)]
+
+
+async def send(
+    client: AsyncAnthropic, session_id: str, events: Sequence[Raw], *, since: float | None,
+    seen: set[str],
+) -> list[Raw]:  # fmt: skip
+    """Send ``events`` once; their echoes (with the API's ids). When an answer is lost, the log
+    after ``since`` (the last event processed before sending) is searched for events not in
+    ``seen`` that carry every field we sent: found, they were recorded and are not sent again."""
+    params: list[BetaManagedAgentsEventParams] = [dict(e) for e in events]  # type: ignore[misc]
+    once = client.with_options(max_retries=0)
+    for attempt in range(1, SEND_TRIES + 1):
+        try:
+            with api_errors(f"sending {', '.join(e['type'] for e in events)} to session {session_id}"):
+                answer = await once.beta.sessions.events.send(session_id, events=params)
+            return [dump(e) for e in answer.data or []]
+        except (ModelError, ProviderUnavailableError) as exc:
+            if not transient(exc) or attempt == SEND_TRIES:
+                raise
+        found = await _recorded(client, session_id, events, since=since, seen=seen)
+        if found is not None:
+            return found
+        await anyio.sleep(BACKOFF_S * 2 ** (attempt - 1))
+    raise AssertionError("unreachable")
+
+
+async def _recorded(
+    client: AsyncAnthropic, session_id: str, events: Sequence[Raw], *, since: float | None,
+    seen: set[str],
+) -> list[Raw] | None:  # fmt: skip
+    """The echoes of ``events`` if the log has them all, else None (send them again)."""
+    logged = await listed(client, session_id, since, types=sorted({e["type"] for e in events}))
+    found: list[Raw] = []
+    for event in events:
+        match = next(
+            (r for r in logged if r.get("id") not in seen and r not in found and _carries(r, event)), None
+        )
+        if match is None:
+            return None
+        found.append(match)
+    return found
+
+
+def _carries(logged: Mapping[str, Any], sent: Mapping[str, Any]) -> bool:
+    return all(logged.get(key) == value for key, value in sent.items())
+
+
+def request_usage(model_usage: Mapping[str, Any]) -> Usage:
+    """One model request's usage (``span.model_request_end.model_usage``)."""
+    return Usage(int(model_usage.get("input_tokens") or 0), int(model_usage.get("output_tokens") or 0), 1,
+                 int(model_usage.get("cache_read_input_tokens") or 0),
+                 int(model_usage.get("cache_creation_input_tokens") or 0))  # fmt: skip
+
+
+def counters(usage: Mapping[str, Any]) -> dict[str, int]:
+    """The API's cumulative usage as the store's counters (its cache writes are split by lifetime)."""
+    cache = usage.get("cache_creation") or {}
+    return {
+        "input_tokens": int(usage.get("input_tokens") or 0),
+        "output_tokens": int(usage.get("output_tokens") or 0),
+        "cache_read_input_tokens": int(usage.get("cache_read_input_tokens") or 0),
+        "cache_creation_input_tokens": int(cache.get("ephemeral_5m_input_tokens") or 0)
+        + int(cache.get("ephemeral_1h_input_tokens") or 0),
+    }
+
+
+async def retrieve(client: AsyncAnthropic, session_id: str) -> Raw | None:
+    """The remote session, or None when the API does not answer (gone, refused, unreachable)."""
+    try:
+        with api_errors(f"retrieving session {session_id}"):
+            return dump(await client.beta.sessions.retrieve(session_id))
+    except PraisonAIError:
+        return None
+
+
+class Feed:
+    """The session's events for one turn, each once, in order (an async context manager: the stream
+    opens on entry). ``seen`` holds the ids already handled (the log's, our own echoes) and grows;
+    ``since`` is the last ``processed_at`` seen, where a catch-up listing starts."""
+
+    def __init__(
+        self, client: AsyncAnthropic, session_id: str, *, deltas: bool, seen: set[str],
+        since: float | None,
+    ) -> None:  # fmt: skip
+        self._client, self._sid, self._deltas = client, session_id, deltas
+        self.seen, self.since = seen, since
+        self._stream: Any = None
+        self._events: AsyncIterator[Any] | None = None
+
+    async def __aenter__(self) -> Feed:
+        await self._open()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._close()
+
+    async def events(self) -> AsyncGenerator[Raw, None]:
+        """Every event not seen yet (deltas too, when asked for), for as long as the caller reads.
+        A broken or ended stream is reopened after a backoff, then the missed events are listed;
+        ``ProviderUnavailableError`` after :data:`RECONNECTS` tries in a row that brought nothing
+        new (a long quiet tool call outlives a few idle streams, not a dead API)."""
+        failures = 0
+        while True:
+            raw = await self._next()
+            if raw is not None:
+                failures = 0
+                if self.fresh(raw):
+                    yield raw
+                continue
+            failures += 1
+            if failures > RECONNECTS:
+                raise ProviderUnavailableError(
+                    f"session {self._sid}: the event stream broke {RECONNECTS} times in a row", op="managed"
+                )
+            await anyio.sleep(min(BACKOFF_S * 2 ** (failures - 1), BACKOFF_CAP_S))
+            for raw in await self._recover():
+                if self.fresh(raw):
+                    failures = 0
+                    yield raw
+
+    async def missed(self) -> list[Raw]:
+        """The events logged remotely after ``since`` that were not seen (a catch-up)."""
+        return [raw for raw in await listed(self._client, self._sid, self.since) if self.fresh(raw)]
+
+    def fresh(self, raw: Raw) -> bool:
+        """Not seen yet (deltas have no id: always fresh); marks it seen."""
+        if raw.get("type") in EPHEMERAL:
+            return True
+        ident = raw.get("id")
+        if ident in self.seen:
+            return False
+        if ident:
+            self.seen.add(str(ident))
+        if raw.get("processed_at"):
+            self.since = max(self.since or 0.0, epoch(str(raw["processed_at"])))
+        return True
+
+    async def _next(self) -> Raw | None:
+        """The stream's next event; None when it ended or broke."""
+        if self._events is None:
+            return None
+        try:
+            with api_errors(f"streaming session {self._sid}"):
+                try:
+                    return dump(await self._events.__anext__())
+                except StopAsyncIteration:
+                    return None
+        except (ModelError, ProviderUnavailableError) as exc:
+            if transient(exc):
+                return None
+            raise
+
+    async def _recover(self) -> list[Raw]:
+        """Reopen the stream, then list what was missed meanwhile; [] when either failed, with the
+        stream closed (so the next read tries again: what was missed must not be skipped)."""
+        await self._close()
+        try:
+            await self._open()
+            return await listed(self._client, self._sid, self.since)
+        except (ModelError, ProviderUnavailableError) as exc:
+            await self._close()
+            if transient(exc):
+                return []
+            raise
+
+    async def _open(self) -> None:
+        options: dict[str, Any] = {"event_deltas": ["agent.message"]} if self._deltas else {}
+        with api_errors(f"streaming session {self._sid}"):
+            self._stream = await self._client.beta.sessions.events.stream(self._sid, **options)
+        self._events = self._stream.__aiter__()
+
+    async def _close(self) -> None:
+        stream, self._stream, self._events = self._stream, None, None
+        if stream is not None:
+            with contextlib.suppress(Exception):  # a broken connection may fail to close cleanly
+                await stream.close()
