@@ -47,6 +47,7 @@ class LiveSession:
     ) -> None:
         self.store, self.lease, self.source = store, lease, source
         self.id = record.id
+        self.backend = record.backend
         self.remote_session_id = record.remote_session_id  # a hosted session's API id
         self.remote: dict[str, Any] = dict(record.remote or {})
         self.turn = record.turns
@@ -64,7 +65,10 @@ class LiveSession:
         self._fields: dict[str, Any] = {}
 
     def load(self) -> None:
-        """Rebuild the history and the open tool uses from the stored transcript."""
+        """Rebuild the history and the open tool uses from the stored transcript (a hosted
+        session keeps its history remotely: its turn reads the log itself)."""
+        if self.backend == "anthropic":
+            return
         events = [stored.event for stored in self.store.events(self.id)]
         self.history = rebuild(events)
         self.open = {ev.id: ev for ev in open_calls(events)}

@@ -117,6 +117,7 @@ class ManagedAgent(PraisonAINames):
         if hosted:
             from praisonai.managed.hosted._backend import HostedBackend
 
+            assert isinstance(self.config, ManagedConfig)
             self._hosted = HostedBackend(self.config, self.plan, self_hosted=compute is not None,
                                          api_key=api_key, base_url=base_url)  # fmt: skip
         env_choice = self.config.environment if self.config.environment is not None else environment
@@ -124,7 +125,7 @@ class ManagedAgent(PraisonAINames):
         self._client: LLMClient | None = None
         self._live: LiveSession | None = None
         self._held = False  # whether self._live's lease is ours now
-        self._turn: Turn | None = None
+        self._turn: Turn | HostedTurn | None = None
         self._running = False
         self._interrupt_asked = False
         self._lock = threading.Lock()

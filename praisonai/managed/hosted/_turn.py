@@ -37,7 +37,6 @@ from praisonai.managed._session import LiveSession
 from praisonai.managed._turn import STATUS, Decision, ManagedResult, ToolRequest
 from praisonai.managed.events import Event, text_content
 from praisonai.managed.hosted._events import Feed, Raw, counters, request_usage, retrieve, send, to_event
-from praisonai.managed.store import UPDATABLE
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -168,7 +167,7 @@ class HostedTurn:
         c = counters(usage)
         self.s.usage = Usage(c["input_tokens"], c["output_tokens"], self.s.usage.requests,
                              c["cache_read_input_tokens"], c["cache_creation_input_tokens"])  # fmt: skip
-        self.s.stage(**_updatable(usage=c, remote=self._remote({"usage": dict(usage), **remote})))
+        self.s.stage(usage=c, remote=self._remote({"usage": dict(usage), **remote}))
 
     def _remote(self, fields: Mapping[str, Any]) -> dict[str, Any]:
         """The session row's ``remote`` details, updated with ``fields``."""
@@ -365,9 +364,3 @@ class HostedTurn:
             self._snapshot(session.get("usage") or {}, status=session.get("status"), stats=stats)
         s.flush(status=status, stop_reason=stop, pending=list(pending), **extra)
         return ManagedResult(self._text, reason, status, s.id, self._usage, pending)
-
-
-def _updatable(**fields: Any) -> dict[str, Any]:
-    """``fields`` the store can set: ``remote`` and ``usage`` are being added to the session row
-    (issue 15); until the store has them, they are left out."""
-    return {name: value for name, value in fields.items() if name in UPDATABLE}
