@@ -54,7 +54,7 @@ def sessions_list(found: Sequence[SessionRecord], agents: Mapping[str, AgentReco
 
     remote = admin.call(admin.list_remote_sessions, limit)
     by_id = {r.id: r for r in remote}
-    untracked = [r for r in remote if not _tracked(r)]
+    untracked = _untracked(remote)
     if as_json:
         columns, rows = records.sessions_table(found, agents, as_json=True)
         local = [dict(zip(columns, row, strict=True)) for row in rows]
@@ -75,19 +75,19 @@ def sessions_list(found: Sequence[SessionRecord], agents: Mapping[str, AgentReco
                      "their local session was deleted)")  # fmt: skip
 
 
-def _tracked(r: RemoteSession) -> bool:
-    """Whether a stored session records this remote session (by its id, or the id its metadata
-    tag names): asked of the whole store, not of the listed page."""
-    from praisonai._errors import SessionNotFoundError
+def _untracked(remote: Sequence[RemoteSession]) -> list[RemoteSession]:
+    """The remote sessions no stored session records, by their id or by the local id their
+    metadata tag names: asked of the whole store, not of the listed page."""
     from praisonai.managed.store import SqliteSessionStore
 
     with SqliteSessionStore() as store:
-        if r.praisonai_session:
-            try:
-                return store.get_session(r.praisonai_session).remote_session_id in (None, r.id)
-            except (SessionNotFoundError, ConfigError):  # gone, or not an id of ours
-                pass
-        return any(s.remote_session_id == r.id for s in store.list_sessions(limit=1_000_000))
+        stored = store.list_sessions(limit=1_000_000)
+    ids = {s.id: s.remote_session_id for s in stored}
+    known = {s.remote_session_id for s in stored if s.remote_session_id}
+    return [
+        r for r in remote
+        if r.id not in known and not (r.praisonai_session in ids and ids[r.praisonai_session] in (None, r.id))
+    ]  # fmt: skip
 
 
 def _remote_cell(remote_id: str | None, by_id: Mapping[str, RemoteSession]) -> str:

@@ -69,7 +69,8 @@ def session_summary(view: SessionView) -> str:
     """One line naming a session, for a question about it."""
     s = view.record
     title = f" {s.title!r}" if s.title else ""
-    return f"{s.id}{title} ({s.status}; {_sandbox_line(s)})"
+    remote = f"remote {s.remote_session_id}; " if s.remote_session_id else ""
+    return f"{s.id}{title} ({s.status}; {remote}{_sandbox_line(s)})"
 
 
 def session_json(view: SessionView, *, events: bool) -> dict[str, Any]:

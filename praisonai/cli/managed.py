@@ -292,6 +292,9 @@ def delete(
     archive: Annotated[
         bool, typer.Option("--archive", help="A hosted session: archive it on the API (read-only) instead.")
     ] = False,
+    keep_remote: Annotated[
+        bool, typer.Option("--keep-remote", help="A hosted session: leave its remote session as it is.")
+    ] = False,
     json_: JsonOpt = False,
 ) -> None:
     """Delete a session for good: its remote session (a hosted one's), its instance, its rows
@@ -308,7 +311,7 @@ def delete(
             _output.note("nothing deleted")
             return
     try:
-        report = sessions.delete_session(session_id, archive=archive)
+        report = sessions.delete_session(session_id, archive=archive, keep_remote=keep_remote)
     except SessionBusyError as exc:
         _output.error(str(exc))
         raise typer.Exit(render.EXIT_BUSY) from None

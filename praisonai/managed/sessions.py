@@ -121,25 +121,35 @@ def list_agents(store: SessionStore | None = None, backend: str | None = None) -
 
 
 def delete_session(
-    session_id: str, store: SessionStore | None = None, *, keep_instance: bool = False, archive: bool = False
+    session_id: str,
+    store: SessionStore | None = None,
+    *,
+    keep_instance: bool = False,
+    archive: bool = False,
+    keep_remote: bool = False,
 ) -> DeleteReport:
     """Remove a hosted session's remote session, then the instance, then the rows, events and
     usage; report each step.
 
     The remote session is deleted for good (its events, container and checkpoints), or with
-    ``archive`` made read-only on the API. ``keep_instance`` leaves the instance running
+    ``archive`` made read-only on the API; ``keep_remote`` leaves it as it is (when the API
+    cannot be reached for good, say). ``keep_instance`` leaves the instance running
     (``praisonai compute stop`` removes it later). The report is not ``ok`` when the remote
     session or the instance could not be removed: the rows are then kept, to retry with.
 
     Raises:
         SessionNotFoundError: no session with that id (also when it was deleted already).
         SessionBusyError: a live process drives the session; nothing was changed.
-        ConfigError: ``archive`` for a session that is not hosted.
+        ConfigError: ``archive`` for a session that is not hosted, or with ``keep_remote``.
     """
     with _using(store) as opened:
         record = opened.get_session(session_id)
-        if archive and record.backend != HOSTED:
-            raise ConfigError(f"{session_id} is a {record.backend} session: only hosted sessions archive")
+        if archive and (record.backend != HOSTED or keep_remote):
+            raise ConfigError(
+                f"{session_id} is a {record.backend} session: only hosted sessions archive"
+                if record.backend != HOSTED
+                else "archive the remote session or keep it, not both"
+            )
         holder = lease_holder(record)
         if holder is not None:
             raise SessionBusyError(
@@ -151,14 +161,16 @@ def delete_session(
         lease = opened.acquire(session_id, owner_tag())  # fences off a writer that wakes up late
         steps = [Step("lease", True, f"took the lease (epoch {lease.epoch})")]
         if record.backend == HOSTED:
-            steps.append(_remove_remote(record.remote_session_id, archive))
+            left = Step("remote", True, f"left {record.remote_session_id} as it is (keep_remote)")
+            steps.append(left if keep_remote else _remove_remote(record.remote_session_id, archive))
         if steps[-1].ok:
             steps.append(
                 Step("instance", True, "kept (keep_instance)") if keep_instance else _shutdown(record.sandbox)
             )
         if not steps[-1].ok:
             opened.release(lease)
-            kept = "kept, so that the session still names its instance: delete again to retry"
+            what = "remote session" if steps[-1].name == "remote" else "instance"
+            kept = f"kept, so that the session still names its {what}: delete again to retry"
             return DeleteReport(session_id, (*steps, Step("rows", False, kept)))
         removed = opened.delete_session(session_id)
         done = (

@@ -183,6 +183,20 @@ def test_sessions_list_remote_flags_the_sessions_with_no_local_record(
     assert rows[0]["remote_status"] == "idle"
 
 
+def test_a_session_tracked_beyond_the_listed_page_is_not_flagged(cli: Cli, client: Anthropic) -> None:
+    older, older_remote = hosted_session(client)
+    _, newer_remote = hosted_session(client)  # the newest remote session
+    with SqliteSessionStore() as store:  # the older one is the most recently active locally
+        lease = store.acquire(older, owner_tag())
+        store.update(lease, title="touched")
+        store.release(lease)
+    rows = as_json(cli("sessions", "list", "--remote", "-l", "1", "--json"))
+    assert [(x["id"], x["remote_session_id"], x["remote_status"]) for x in rows] == [
+        (older, older_remote, None)  # its remote session is not on the API's first page
+    ]  # newer_remote is listed by the API but recorded by `newer`: not flagged
+    assert newer_remote not in ok(cli("sessions", "list", "--remote", "-l", "1"))
+
+
 def test_sessions_show_gives_the_remote_session_and_what_the_api_billed(cli: Cli, client: Anthropic) -> None:
     usage = {"input_tokens": 120, "output_tokens": 30, "cache_read_input_tokens": 50,
              "cache_creation": {"ephemeral_5m_input_tokens": 100, "ephemeral_1h_input_tokens": 0},
@@ -231,9 +245,12 @@ def test_delete_archive_and_a_failed_remote_step_keeps_the_rows(
     assert fake.session(sesn)["archived_at"] is not None  # kept on the API, read-only
     assert f"no session {local_id}" in one_error(cli("sessions", "show", local_id))
 
-    no_key = hosted_session(client)[0]
+    no_key, kept = hosted_session(client)
     r = cli("sessions", "delete", no_key, "--yes", drop=("ANTHROPIC_API_KEY",))
     assert r.returncode == 1 and "error: remote: " in r.stderr and "ANTHROPIC_API_KEY" in r.stderr
+    assert "error: rows: kept, so that the session still names its remote session" in r.stderr
+    out = ok(cli("sessions", "delete", no_key, "--yes", "--keep-remote", drop=("ANTHROPIC_API_KEY",)))
+    assert f"remote: left {kept} as it is" in out and kept in fake.session_ids()
 
 
 # ---- errors -------------------------------------------------------------------------------------
