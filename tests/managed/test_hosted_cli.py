@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,13 @@ def test_agents_list_show_update_and_archive(cli: Cli, client: Anthropic) -> Non
     listed = as_json(cli("agents", "list", "--remote", "--include-archived", "--json"))
     assert [a["id"] for a in listed] == [agent.id] and listed[0]["archived_at"]
     assert "not found" in one_error(cli("agents", "show", "agent_nope"))
+
+
+def test_a_listing_walks_the_api_pages(cli: Cli, client: Anthropic) -> None:
+    with ThreadPoolExecutor(8) as pool:  # made side by side: each answer of the fake takes a while
+        made = set(pool.map(lambda i: client.beta.agents.create(name=f"a{i}", model=MODEL).id, range(101)))
+    listed = [a["id"] for a in as_json(cli("agents", "list", "--remote", "--json"))]  # pages hold 100
+    assert len(listed) == 101 and set(listed) == made
 
 
 # ---- environments -------------------------------------------------------------------------------
