@@ -45,16 +45,16 @@ def register(agents_app: typer.Typer) -> typer.Typer:
 
 
 def sessions_list(found: Sequence[SessionRecord], agents: Mapping[str, AgentRecord], limit: int,
-                  *, as_json: bool) -> None:  # fmt: skip
+                  status: str | None, *, as_json: bool) -> None:  # fmt: skip
     """The stored sessions beside the API's, each local one with its remote session (and that
-    one's status now); the remote sessions no stored session records are listed after them,
-    flagged ``no local record``."""
+    one's status now); the remote sessions no stored session records (in ``status``, when
+    given) are listed after them, flagged ``no local record``."""
     from praisonai.cli import _managed_records as records
     from praisonai.managed import hosted_admin as admin
 
     remote = admin.call(admin.list_remote_sessions, limit)
     by_id = {r.id: r for r in remote}
-    untracked = _untracked(remote)
+    untracked = [r for r in _untracked(remote) if status in (None, r.status)]
     if as_json:
         columns, rows = records.sessions_table(found, agents, as_json=True)
         local = [dict(zip(columns, row, strict=True)) for row in rows]
@@ -101,7 +101,7 @@ def _untracked_json(r: RemoteSession) -> dict[str, Any]:
     return {"id": None, "local": False, "remote_session_id": r.id, "remote_status": r.status,
             "agent": r.agent_name, "agent_id": r.agent_id, "agent_version": r.agent_version,
             "title": r.title, "praisonai_session": r.praisonai_session, "archived": r.archived,
-            "created_at": r.created_at, "updated_at": r.updated_at}  # fmt: skip
+            "created_at": _epoch(r.created_at), "updated_at": _epoch(r.updated_at)}  # fmt: skip
 
 
 def agents_list(include_archived: bool, *, as_json: bool) -> None:
@@ -269,18 +269,22 @@ def _first_line(text: str) -> str:
 
 
 def _at(stamp: str | None, *, short: bool = False) -> str:
-    """An API timestamp (ISO 8601, ``Z`` for UTC) in local time, as the stored records show theirs."""
-    if not stamp:
-        return ""
-    from datetime import datetime
-
+    """An API timestamp in local time, as the stored records show theirs."""
     from praisonai.cli._managed_records import when
 
+    at = _epoch(stamp)
+    return when(at, short=short) if at is not None else stamp or ""
+
+
+def _epoch(stamp: str | None) -> float | None:
+    """An API timestamp (ISO 8601, ``Z`` for UTC) in seconds since the epoch, as the store keeps
+    its own (``None`` when there is none, or it does not parse)."""
+    from datetime import datetime
+
     try:
-        moment = datetime.fromisoformat(stamp.replace("Z", "+00:00"))  # Python 3.10 reads no "Z"
+        return datetime.fromisoformat((stamp or "").replace("Z", "+00:00")).timestamp()  # 3.10 reads no Z
     except ValueError:
-        return stamp
-    return when(moment.timestamp(), short=short)
+        return None
 
 
 def _card(lines: Sequence[tuple[str, Any]]) -> None:

@@ -222,7 +222,7 @@ def list_(
         found = sessions.list_sessions(store, agent=agent, status=status, limit=limit)
         agents = {a.id: a for a in sessions.list_agents(store)}
     if remote:
-        hosted.sessions_list(found, agents, limit, as_json=json_)
+        hosted.sessions_list(found, agents, limit, status, as_json=json_)
         return
     _output.table(*records.sessions_table(found, agents, as_json=json_), as_json=json_)
 
