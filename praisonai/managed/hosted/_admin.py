@@ -10,7 +10,7 @@ Deleting what is already gone (a 404) counts as done and says so (``False``).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -58,7 +58,7 @@ async def list_agents(client: AsyncAnthropic, include_archived: bool = False) ->
     """The key's agents (their latest versions), at most :data:`MAX_ITEMS`."""
     with api_errors("listing the agents"):
         pages = client.beta.agents.list(include_archived=include_archived, limit=_PAGE)
-        return [_json(a) async for a in _bounded(pages.__aiter__(), MAX_ITEMS)]
+        return [_json(a) async for a in _bounded(pages, MAX_ITEMS)]
 
 
 async def show_agent(client: AsyncAnthropic, agent_id: str, version: int | None = None) -> dict[str, Any]:
@@ -107,7 +107,7 @@ async def list_environments(client: AsyncAnthropic, include_archived: bool = Fal
     """The key's environments, at most :data:`MAX_ITEMS`."""
     with api_errors("listing the environments"):
         pages = client.beta.environments.list(include_archived=include_archived, limit=_PAGE)
-        return [_json(e) async for e in _bounded(pages.__aiter__(), MAX_ITEMS)]
+        return [_json(e) async for e in _bounded(pages, MAX_ITEMS)]
 
 
 async def show_environment(client: AsyncAnthropic, env_id: str) -> dict[str, Any]:
@@ -135,7 +135,7 @@ async def list_remote_sessions(client: AsyncAnthropic, limit: int = 20) -> list[
     bound = min(limit, MAX_ITEMS)
     with api_errors("listing the sessions"):
         pages = client.beta.sessions.list(limit=min(bound, _PAGE))
-        return [_session(s) async for s in _bounded(pages.__aiter__(), bound)]
+        return [_session(s) async for s in _bounded(pages, bound)]
 
 
 async def show_remote_session(client: AsyncAnthropic, session_id: str) -> dict[str, Any]:
@@ -171,7 +171,7 @@ async def _gone_is_done(call: Awaitable[None]) -> bool:
     return True
 
 
-async def _bounded(items: AsyncIterator[T], limit: int) -> AsyncIterator[T]:
+async def _bounded(items: AsyncIterable[T], limit: int) -> AsyncIterator[T]:
     """The first ``limit`` items: the SDK fetches the next page only when it is reached."""
     count = 0
     async for item in items:
