@@ -32,7 +32,7 @@ def sessions_table(
             for s in found
         ]  # fmt: skip
     return ("id", "agent", "status", "turns", "updated", "title"), [
-        (s.id, _agent_label(agents.get(s.agent_id), s), _status(s), s.turns, _when(s.updated_at, short=True),
+        (s.id, _agent_label(agents.get(s.agent_id), s), _status(s), s.turns, when(s.updated_at, short=True),
          s.title or "")
         for s in found
     ]  # fmt: skip
@@ -47,6 +47,7 @@ def session_card(view: SessionView, out: TextIO) -> None:
     lines = [
         ("session", s.id + (f" (remote {s.remote_session_id})" if s.remote_session_id else "")),
         ("agent", f"{_agent_label(agent, s)} ({s.agent_id}), {s.backend}, model {model}"),
+        ("remote", _remote_line(view.remote)) if view.remote else None,
         ("title", s.title) if s.title else None,
         ("status", _status(s)),
         *(("pending", _pending(p)) for p in s.pending),
@@ -54,8 +55,9 @@ def session_card(view: SessionView, out: TextIO) -> None:
         ("sandbox", _sandbox_line(s)),
         ("turns", str(s.turns)),
         ("usage", describe_usage(s.usage)),
-        ("created", _when(s.created_at)),
-        ("updated", _when(s.updated_at)),
+        ("billed", billed) if (billed := _billed(view.remote.get("usage"))) else None,
+        ("created", when(s.created_at)),
+        ("updated", when(s.updated_at)),
         ("lease", f"held by {holder}") if (holder := lease_holder(s)) else None,
     ]
     for field, value in filter(None, lines):
@@ -67,7 +69,8 @@ def session_summary(view: SessionView) -> str:
     """One line naming a session, for a question about it."""
     s = view.record
     title = f" {s.title!r}" if s.title else ""
-    return f"{s.id}{title} ({s.status}; {_sandbox_line(s)})"
+    remote = f"remote {s.remote_session_id}; " if s.remote_session_id else ""
+    return f"{s.id}{title} ({s.status}; {remote}{_sandbox_line(s)})"
 
 
 def session_json(view: SessionView, *, events: bool) -> dict[str, Any]:
@@ -81,6 +84,7 @@ def session_json(view: SessionView, *, events: bool) -> dict[str, Any]:
         "pending": _plain(list(s.pending)), "last_error": _plain(s.last_error), "turns": s.turns,
         "usage": dict(s.usage), "usage_by_turn": [_turn(t) for t in view.usage],
         "sandbox": {**_sandbox(s), "status": s.sandbox_status} if s.sandbox else None,
+        "remote": _plain(view.remote) or None,
         "lease_owner": s.lease_owner, "created_at": s.created_at, "updated_at": s.updated_at,
     }  # fmt: skip
     if events:
@@ -107,7 +111,7 @@ def agents_table(agents: Sequence[AgentRecord], *, as_json: bool) -> Table:
         ]  # fmt: skip
     return ("id", "name", "version", "backend", "model", "config", "created"), [
         (a.id, a.name, a.version, a.backend, a.config.get("model") or "", a.config_hash[:12],
-         _when(a.created_at, short=True))
+         when(a.created_at, short=True))
         for a in agents
     ]  # fmt: skip
 
@@ -147,6 +151,36 @@ def _error(error: Mapping[str, Any]) -> str:
     return f"{kind}{error.get('message', '')}" + (f" ({retry})" if retry else "")
 
 
+def _remote_line(remote: Mapping[str, Any]) -> str:
+    """``agent agent_…@2, environment env_…, idle``: the remote session as last recorded."""
+    agent = remote.get("agent") or {}
+    parts = [
+        f"agent {agent.get('id')}@{agent.get('version')}" if agent.get("id") else None,
+        f"environment {remote['environment_id']}" if remote.get("environment_id") else None,
+        str(remote["status"]) if remote.get("status") else None,
+    ]
+    return ", ".join(filter(None, parts)) or "recorded"
+
+
+def _billed(usage: Any) -> str:
+    """What the API reported that the local counters do not hold: cache writes by lifetime, the
+    list cost and the active seconds (each only when reported)."""
+    if not isinstance(usage, Mapping):
+        return ""
+    parts = []
+    cache = usage.get("cache_creation") or {}
+    if cache:
+        parts.append(f"cache written {int(cache.get('ephemeral_5m_input_tokens') or 0)} for 5m, "
+                     f"{int(cache.get('ephemeral_1h_input_tokens') or 0)} for 1h")  # fmt: skip
+    cost = usage.get("list_cost") or {}
+    if cost.get("amount") is not None:
+        cents = int(cost["amount"])  # minor units, as a string: "2500" is 25.00
+        parts.append(f"list cost {cents // 100}.{cents % 100:02d} {cost.get('currency') or ''}".rstrip())
+    if usage.get("active_seconds") is not None:
+        parts.append(f"{float(usage['active_seconds']):g} s active")
+    return "; ".join(parts)
+
+
 def _sandbox(s: SessionRecord) -> dict[str, Any]:
     """Provider and instance only: the recorded options may name hosts and users."""
     box = s.sandbox or {}
@@ -176,7 +210,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _when(at: float | None, *, short: bool = False) -> str:
+def when(at: float | None, *, short: bool = False) -> str:
     """Local time; ``short``: the time alone today, else the day and minute."""
     if not at:
         return ""

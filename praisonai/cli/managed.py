@@ -1,5 +1,6 @@
 """``praisonai managed …``: a managed agent's turns from the command line, and the sessions they
-leave in the store under ``PRAISONAI_HOME`` (list, show, resume from any terminal, delete).
+leave in the store under ``PRAISONAI_HOME`` (list, show, resume from any terminal, delete); the
+hosted agents and environments of the Anthropic key are :mod:`praisonai.cli._managed_hosted`'s.
 
 The loop, the store and the sessions are the library's (:mod:`praisonai.managed`); these commands
 parse their arguments, answer tool confirmations, turn Ctrl-C into an interrupt, and print
@@ -15,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from praisonai._errors import ConfigError, SessionBusyError
+from praisonai.cli import _managed_hosted as hosted
 from praisonai.cli import _managed_records as records
 from praisonai.cli import _managed_render as render
 from praisonai.cli import _managed_turn as turn
@@ -26,10 +28,13 @@ _HELP = "Managed agents: run a turn, and list, show, resume or delete the sessio
 app = typer.Typer(help=_HELP, no_args_is_help=True, rich_markup_mode=None)
 sessions_app = typer.Typer(help="Stored sessions: list, show, resume, delete.", no_args_is_help=True,
                            rich_markup_mode=None)  # fmt: skip
-agents_app = typer.Typer(help="Stored agents (a name, a config, its versions).", no_args_is_help=True,
-                         rich_markup_mode=None)  # fmt: skip
+agents_app = typer.Typer(help="Stored agents (a name, a config, its versions), and hosted agents: list, "
+                         "show, update, archive.", no_args_is_help=True, rich_markup_mode=None)  # fmt: skip
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(agents_app, name="agents")
+RemoteOpt = Annotated[
+    bool, typer.Option("--remote", help="Also ask the Anthropic API (ANTHROPIC_API_KEY) for its own list.")
+]
 
 ApproveOpt = Annotated[
     str,
@@ -204,15 +209,21 @@ def list_(
         ),
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-l", metavar="N", help="At most N sessions.")] = 20,
+    remote: RemoteOpt = False,
     json_: JsonOpt = False,
 ) -> None:
-    """List stored sessions, the most recently active first."""
+    """List stored sessions, the most recently active first. With --remote, the API's sessions
+    too (at most N): each stored one shows its remote session's status, and those with no
+    local record are listed after them, flagged."""
     from praisonai.managed import sessions
     from praisonai.managed.store import SqliteSessionStore
 
     with SqliteSessionStore() as store:
         found = sessions.list_sessions(store, agent=agent, status=status, limit=limit)
         agents = {a.id: a for a in sessions.list_agents(store)}
+    if remote:
+        hosted.sessions_list(found, agents, limit, status, as_json=json_)
+        return
     _output.table(*records.sessions_table(found, agents, as_json=json_), as_json=json_)
 
 
@@ -225,7 +236,9 @@ def show(
 ) -> None:
     """Show a session: its agent, status and stop reason, the tool calls waiting for approval,
     the last error, its usage (cumulative; per turn with --usage, cache tokens included) and
-    its instance; with --events, its transcript (tool calls and results included)."""
+    its instance; with --events, its transcript (tool calls and results included). A hosted
+    session adds its remote session (agent@version, environment, status) and what the API
+    billed (cache writes, list cost, active seconds), as last recorded."""
     from praisonai.managed import sessions
 
     view = sessions.show_session(session_id)
@@ -276,10 +289,18 @@ def resume(
 def delete(
     session_id: SessionArg,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    archive: Annotated[
+        bool, typer.Option("--archive", help="A hosted session: archive it on the API (read-only) instead.")
+    ] = False,
+    keep_remote: Annotated[
+        bool, typer.Option("--keep-remote", help="A hosted session: leave its remote session as it is.")
+    ] = False,
+    json_: JsonOpt = False,
 ) -> None:
-    """Delete a session for good: its instance, its rows and its transcript. Each step is
-    reported; exits 1 when one failed (run it again: the steps that are done stay done), 7 when
-    a live process is running a turn of it."""
+    """Delete a session for good: its remote session (a hosted one's), its instance, its rows
+    and its transcript. Each step is reported (one already done counts as done); exits 1 when
+    one failed (run it again: the steps that are done stay done), 7 when a live process is
+    running a turn of it."""
     from praisonai.managed import sessions
 
     if not yes:
@@ -290,11 +311,14 @@ def delete(
             _output.note("nothing deleted")
             return
     try:
-        report = sessions.delete_session(session_id)
+        report = sessions.delete_session(session_id, archive=archive, keep_remote=keep_remote)
     except SessionBusyError as exc:
         _output.error(str(exc))
         raise typer.Exit(render.EXIT_BUSY) from None
-    for step in report.steps:
+    if json_:
+        steps = [{"name": s.name, "ok": s.ok, "detail": s.detail} for s in report.steps]
+        _output.print_json({"id": session_id, "ok": report.ok, "steps": steps})
+    for step in [] if json_ else report.steps:
         if step.ok:
             typer.echo(f"{step.name}: {step.detail}")
         else:
@@ -307,11 +331,26 @@ def delete(
 
 
 @agents_app.command("list", cls=PlainCommand)
-def agents_list(json_: JsonOpt = False) -> None:
-    """List stored agents: each name's versions, with their model and config hash."""
+def agents_list(
+    remote: Annotated[
+        bool, typer.Option("--remote", help="The Anthropic key's hosted agents (ANTHROPIC_API_KEY) instead.")
+    ] = False,
+    include_archived: Annotated[
+        bool, typer.Option("--include-archived", help="With --remote: archived agents too.")
+    ] = False,
+    json_: JsonOpt = False,
+) -> None:
+    """List stored agents: each name's versions, with their model and config hash; with
+    --remote, the API's agents at their latest versions."""
     from praisonai.managed import sessions
 
+    if remote:
+        hosted.agents_list(include_archived, as_json=json_)
+        return
     _output.table(*records.agents_table(sessions.list_agents(), as_json=json_), as_json=json_)
+
+
+app.add_typer(hosted.register(agents_app), name="envs")  # here: after agents list, in the help too
 
 
 @app.command("ps", cls=PlainCommand)

@@ -3,9 +3,11 @@ results (the library never prints). Every function takes a ``store`` (default: t
 the current ``PRAISONAI_HOME``, opened for the call and closed after it).
 
 Deleting a session is three steps, each reported: take its lease (refused while a live process
-drives it), remove the instance it recorded, then its rows, events and usage. An instance already
-gone counts as removed; when it cannot be removed the rows are kept, so that the session still
-names it and a second delete can retry.
+drives it), remove the instance it recorded, then its rows, events and usage. A hosted session
+(``backend == "anthropic"``) has a step before the instance: its remote session is deleted (or
+archived) through the API. A remote session or an instance already gone counts as removed; when
+either cannot be removed the rows are kept, so that the session still names it and a second
+delete can retry.
 """
 
 from __future__ import annotations
@@ -16,7 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from praisonai import _portal
-from praisonai._errors import InstanceNotFoundError, PraisonAIError, SessionBusyError, SessionNotFoundError
+from praisonai._errors import (
+    ConfigError,
+    InstanceNotFoundError,
+    PraisonAIError,
+    SessionBusyError,
+    SessionNotFoundError,
+)
 from praisonai.managed.store import (
     AgentRecord,
     SessionRecord,
@@ -27,15 +35,32 @@ from praisonai.managed.store import (
     lease_holder,
 )
 
+#: The backend whose sessions live on Anthropic's Managed Agents API.
+HOSTED = "anthropic"
+
 
 @dataclass(frozen=True)
 class SessionView:
-    """A session with its agent, its whole transcript (by seq) and its usage per turn and model."""
+    """A session with its agent, its whole transcript (by seq) and its usage per turn and model;
+    ``remote`` is what the hosted backend recorded of its remote session (see :func:`remote_of`)."""
 
     record: SessionRecord
     agent: AgentRecord
     events: tuple[StoredEvent, ...]
     usage: tuple[TurnUsage, ...]
+
+    @property
+    def remote(self) -> Mapping[str, Any]:
+        return remote_of(self.record)
+
+
+def remote_of(record: SessionRecord) -> Mapping[str, Any]:
+    """The hosted session's remote details as last recorded (empty for a local session):
+    ``{"agent": {"id", "version"}, "environment_id", "status", "usage": <the API's cumulative
+    snapshot: tokens, cache_creation, list_cost, active_seconds>, "stats": {…}}``. Read from the
+    record's ``remote`` field, or from ``metadata["remote"]`` in a store that has no such field."""
+    remote = getattr(record, "remote", None) or record.metadata.get("remote")
+    return remote if isinstance(remote, Mapping) else {}
 
 
 @dataclass(frozen=True)
@@ -96,19 +121,35 @@ def list_agents(store: SessionStore | None = None, backend: str | None = None) -
 
 
 def delete_session(
-    session_id: str, store: SessionStore | None = None, *, keep_instance: bool = False
+    session_id: str,
+    store: SessionStore | None = None,
+    *,
+    keep_instance: bool = False,
+    archive: bool = False,
+    keep_remote: bool = False,
 ) -> DeleteReport:
-    """Remove the session's instance, then its rows, events and usage; report each step.
+    """Remove a hosted session's remote session, then the instance, then the rows, events and
+    usage; report each step.
 
-    ``keep_instance`` leaves the instance running (``praisonai compute stop`` removes it later).
-    The report is not ``ok`` when the instance could not be removed: the rows are then kept.
+    The remote session is deleted for good (its events, container and checkpoints), or with
+    ``archive`` made read-only on the API; ``keep_remote`` leaves it as it is (when the API
+    cannot be reached for good, say). ``keep_instance`` leaves the instance running
+    (``praisonai compute stop`` removes it later). The report is not ``ok`` when the remote
+    session or the instance could not be removed: the rows are then kept, to retry with.
 
     Raises:
         SessionNotFoundError: no session with that id (also when it was deleted already).
         SessionBusyError: a live process drives the session; nothing was changed.
+        ConfigError: ``archive`` for a session that is not hosted, or with ``keep_remote``.
     """
     with _using(store) as opened:
         record = opened.get_session(session_id)
+        if archive and (record.backend != HOSTED or keep_remote):
+            raise ConfigError(
+                f"{session_id} is a {record.backend} session: only hosted sessions archive"
+                if record.backend != HOSTED
+                else "archive the remote session or keep it, not both"
+            )
         holder = lease_holder(record)
         if holder is not None:
             raise SessionBusyError(
@@ -119,12 +160,17 @@ def delete_session(
 
         lease = opened.acquire(session_id, owner_tag())  # fences off a writer that wakes up late
         steps = [Step("lease", True, f"took the lease (epoch {lease.epoch})")]
-        steps.append(
-            Step("instance", True, "kept (keep_instance)") if keep_instance else _shutdown(record.sandbox)
-        )
+        if record.backend == HOSTED:
+            left = Step("remote", True, f"left {record.remote_session_id} as it is (keep_remote)")
+            steps.append(left if keep_remote else _remove_remote(record.remote_session_id, archive))
+        if steps[-1].ok:
+            steps.append(
+                Step("instance", True, "kept (keep_instance)") if keep_instance else _shutdown(record.sandbox)
+            )
         if not steps[-1].ok:
             opened.release(lease)
-            kept = "kept, so that the session still names its instance: delete again to retry"
+            what = "remote session" if steps[-1].name == "remote" else "instance"
+            kept = f"kept, so that the session still names its {what}: delete again to retry"
             return DeleteReport(session_id, (*steps, Step("rows", False, kept)))
         removed = opened.delete_session(session_id)
         done = (
@@ -133,6 +179,21 @@ def delete_session(
             else "already removed"
         )
         return DeleteReport(session_id, (*steps, Step("rows", True, done)))
+
+
+def _remove_remote(remote_id: str | None, archive: bool) -> Step:
+    """Delete (or archive) the remote session through the API; one already gone counts as done."""
+    if not remote_id:
+        return Step("remote", True, "no remote session recorded")
+    from praisonai.managed import hosted_admin  # the SDK only when deleting a hosted session
+
+    try:
+        existed = hosted_admin.call(hosted_admin.delete_remote_session, remote_id, archive)
+    except PraisonAIError as exc:
+        return Step("remote", False, str(exc))
+    if not existed:
+        return Step("remote", True, f"{remote_id} was already gone")
+    return Step("remote", True, f"{'archived' if archive else 'deleted'} {remote_id}")
 
 
 def _shutdown(sandbox: Mapping[str, Any] | None) -> Step:
