@@ -361,7 +361,8 @@ class Transcript:
         return f"{style}{text}{_RESET}" if self._colour else text
 
 
-#: Events a transcript shows nothing for (the outcome still reads them).
+#: Events a transcript shows nothing for (the outcome still reads them; the usage shows at the end).
 _SILENT: Final = frozenset(
-    {"event_start", "session.status_running", "span.model_request_start", "span.model_request_end"}
-)
+    {"event_start", "session.status_running", "span.model_request_start", "span.model_request_end",
+     "session.usage"}
+)  # fmt: skip

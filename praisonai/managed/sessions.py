@@ -57,10 +57,8 @@ class SessionView:
 def remote_of(record: SessionRecord) -> Mapping[str, Any]:
     """The hosted session's remote details as last recorded (empty for a local session):
     ``{"agent": {"id", "version"}, "environment_id", "status", "usage": <the API's cumulative
-    snapshot: tokens, cache_creation, list_cost, active_seconds>, "stats": {…}}``. Read from the
-    record's ``remote`` field, or from ``metadata["remote"]`` in a store that has no such field."""
-    remote = getattr(record, "remote", None) or record.metadata.get("remote")
-    return remote if isinstance(remote, Mapping) else {}
+    snapshot: tokens, cache_creation, list_cost, active_seconds>, "stats": {…}}``."""
+    return record.remote or {}
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -22,7 +23,8 @@ from typing import Any
 
 import pytest
 
-from praisonai.llm.testing_managed import API_KEY, ManagedAgentsFake, custom_tool, end_turn, say
+from praisonai import _portal
+from praisonai.llm.testing_managed import API_KEY, ManagedAgentsFake, custom_tool, end_turn, say, tool, wait
 from praisonai.managed import ManagedAgent
 from praisonai.managed.store import SqliteSessionStore
 
@@ -161,3 +163,50 @@ def test_the_session_is_resumed_in_a_child_process(home: Path, make: Make, fake:
         record = store.get_session(first.session_id)
         assert record.turns == 2 and record.backend == "anthropic"
         assert json.dumps(record.remote).count("environment_id") == 1
+
+
+@pytest.mark.usefixtures("docker_ok")
+def test_the_hosted_loop_runs_its_tools_on_our_docker_instance(home: Path, fake: ManagedAgentsFake) -> None:
+    bash = tool("bash", {"command": "uname -s; echo made > here.txt"}, permission="allow")
+    fake.set_script(
+        [bash, tool("read", {"file_path": "here.txt"}, permission="allow"), say("done"), end_turn()]
+    )
+    agent = ManagedAgent(provider="anthropic", compute="docker", config={"environment": False},
+                         api_key=API_KEY, base_url=fake.url)  # fmt: skip
+    try:
+        assert agent.run("go").text == "done"
+        (env,) = fake.environments()
+        assert env["config"] == {"type": "self_hosted"}
+        results = [e for e in fake.events(fake.session_ids()[0]) if e["type"] == "user.tool_result"]
+        texts = [e["content"][0]["text"] for e in results]
+        assert "Linux" in texts[0] and "made" in texts[1], texts
+        record = agent.retrieve_session()
+        assert record is not None and record.sandbox is not None and record.sandbox["provider"] == "docker"
+        _portal.call(agent.shutdown_compute)
+    finally:
+        agent.close()
+
+
+def test_ctrl_c_in_the_cli_sends_an_interrupt_and_exits_130(home: Path, fake: ManagedAgentsFake) -> None:
+    fake.set_script([say("working", chunks=1), wait(), say("never"), end_turn()])
+    env = {**os.environ, "ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": API_KEY}
+    child = subprocess.Popen(
+        [sys.executable, "-m", "praisonai", "managed", "run", "go", "--provider", "anthropic"],
+        env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+
+        def said() -> bool:
+            return any(e["type"] == "agent.message" for s in fake.session_ids() for e in fake.events(s))
+
+        assert fake.wait_until(said, timeout=60), child.communicate(timeout=5)
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 130, err
+    (sid,) = fake.session_ids()
+    assert "user.interrupt" in [e["type"] for e in fake.events(sid)]
+    assert "working" in out and "never" not in out

@@ -23,7 +23,7 @@ from anthropic import Anthropic
 
 from praisonai.compute.lifecycle import owner_tag
 from praisonai.llm.testing_managed import API_KEY, ManagedAgentsFake
-from praisonai.managed.store import UPDATABLE, SqliteSessionStore
+from praisonai.managed.store import SqliteSessionStore
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 MODEL = "claude-sonnet-4-6"
@@ -92,9 +92,7 @@ def hosted_session(c: Anthropic, remote: dict[str, Any] | None = None) -> tuple[
             metadata={"praisonai_session": record.id},
         )
         details = remote or {"agent": {"id": agent.id, "version": 1}, "environment_id": env.id}
-        # ``remote`` is a session field once the store has it; until then the record's metadata holds it
-        fields = {"remote": details} if "remote" in UPDATABLE else {"metadata": {"remote": details}}
-        store.update(lease, remote_session_id=sesn.id, **fields)
+        store.update(lease, remote_session_id=sesn.id, remote=details)
         store.release(lease)
     return record.id, sesn.id
 

@@ -123,7 +123,7 @@ class HostedTurn:
         remote time; and the row's remote details."""
         for stored in self.s.store.events(self.s.id):
             self._note(stored.event)
-        self._details = dict(getattr(self.s.store.get_session(self.s.id), "remote", None) or {})
+        self._details = dict(self.s.store.get_session(self.s.id).remote or {})
 
     def _note(self, ev: Event) -> None:
         self._seen.add(ev.id)
