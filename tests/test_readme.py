@@ -44,6 +44,8 @@ from praisonai import _portal
 from praisonai._ledger import Ledger, home_tag
 from praisonai.compute.testing.sshd import SSHServer
 from praisonai.llm.testing import API_KEY, Reply, ScriptedLLM, reply, tool
+from praisonai.llm.testing_managed import API_KEY as MANAGED_API_KEY
+from praisonai.llm.testing_managed import ManagedAgentsFake, end_turn, say, usage
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -52,6 +54,9 @@ PROVIDERS = ("local", "docker")
 #: Cloud providers a snippet may name: it runs against the vendor's wire fake (real SDK, docker
 #: containers behind it), pointed at by the SDK's own variables in the child's environment.
 CLOUD = ("e2b", "modal", "daytona")
+#: A snippet that names the hosted backend (``provider="anthropic"``) runs against the Managed
+#: Agents fake, pointed at by the anthropic SDK's own variables (no Anthropic account is used).
+HOSTED = "anthropic"
 
 #: What a snippet prints, by a fragment of code that picks out exactly one snippet.
 EXPECTED: dict[str, tuple[str, ...]] = {
@@ -64,6 +69,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "def add": ("5 Usage(",),
     "SharedCompute": ("notes/report.md",),
     "ManagedAgent.resume": ("end_turn Usage(",),
+    "hosted.run(": ("end_turn Usage(",),
 }
 
 #: The SSH snippet's example host, replaced by the test sshd's (each must be found once).
@@ -104,6 +110,8 @@ class Snippet:
             named = [p for p in PROVIDERS + CLOUD if f'"{p}"' in strings or f"'{p}'" in strings]
             if any(t.string == "SSHCompute" for t in _tokens(self.code)):
                 named.append("ssh")
+            if f'"{HOSTED}"' in strings:
+                named.append(HOSTED)
         return tuple(named)
 
     @property
@@ -168,7 +176,7 @@ def test_the_readme_has_the_snippets_this_test_knows() -> None:
     """A README that loses its quick start or its Python snippets should not pass by running less."""
     assert any(s.lang == "bash" and s.expect == ("4\n",) for s in SNIPPETS), "the quick start is gone"
     assert sum(s.lang == "python" for s in SNIPPETS) >= 8
-    assert {p for s in SNIPPETS for p in s.providers} == {"local", "docker", "ssh", "e2b", "daytona"}
+    assert {p for s in SNIPPETS for p in s.providers} == {"local", "docker", "ssh", "e2b", "daytona", HOSTED}
 
 
 @pytest.mark.parametrize(("snippet", "provider"), RUNS)
@@ -190,6 +198,11 @@ def test_readme_snippet_runs(
         code = _on_test_sshd(code, server)
     home, work = tmp_path / "home", tmp_path / "work"
     work.mkdir()
+    if provider == HOSTED:
+        url = request.getfixturevalue("hosted_fake").url
+        hosted_env = {"ANTHROPIC_BASE_URL": url, "ANTHROPIC_API_KEY": MANAGED_API_KEY}
+        _run_and_check(snippet, code, work, home, None, hosted_env)
+        return
     if not snippet.named_providers:  # it uses the default: make it this provider
         (work / ".praisonai").mkdir()
         (work / ".praisonai" / "environment.yaml").write_text(f"backend: {provider}\n")
@@ -209,6 +222,13 @@ class CloudFake:
 
     env: dict[str, str]
     provider: Any  # () -> a provider of ours talking to the fake
+
+
+@pytest.fixture(scope="module")
+def hosted_fake() -> Iterator[ManagedAgentsFake]:
+    """The Managed Agents fake: each session says one line, reports its usage and ends its turn."""
+    with ManagedAgentsFake([say("Done: fib.py and its test pass."), usage(), end_turn()]) as fake:
+        yield fake
 
 
 @pytest.fixture(scope="module")

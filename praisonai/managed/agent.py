@@ -121,7 +121,8 @@ class ManagedAgent(PraisonAINames):
             self._hosted = HostedBackend(self.config, self.plan, self_hosted=compute is not None,
                                          api_key=api_key, base_url=base_url)  # fmt: skip
         env_choice = self.config.environment if self.config.environment is not None else environment
-        self._source = InstanceSource(compute, compute_fields(self.config), env_choice)
+        fields = {} if hosted and compute is None else compute_fields(self.config)  # no instance of ours
+        self._source = InstanceSource(compute, fields, env_choice)
         self._client: LLMClient | None = None
         self._live: LiveSession | None = None
         self._held = False  # whether self._live's lease is ours now

@@ -301,11 +301,20 @@ def compute_fields(config: LocalManagedConfig) -> dict[str, Any]:
         "packages": {m: list(names) for m, names in (config.packages or {}).items()},
         "env": dict(config.env),
         "working_dir": config.working_dir,
-        "network": None if config.networking is None else network_value(config.networking),
+        "network": None if config.networking is None else network_value(_allowlist(config.networking)),
         "idle_timeout_s": config.idle_timeout_s,
         "ttl_s": config.ttl_s,
     }
     return {k: v for k, v in fields.items() if v is not None and v != {}}
+
+
+def _allowlist(networking: str | dict[str, Any]) -> str | dict[str, Any]:
+    """The hosted API's ``{"type": "limited", "allowed_hosts": [...]}`` (a ManagedConfig whose
+    tools run on our compute) as ours: an allowlist, or no network when it lists no host."""
+    if isinstance(networking, dict) and networking.get("type") == "limited" and "allowed_hosts" in networking:
+        hosts = networking["allowed_hosts"]
+        return {"allow": list(hosts)} if hosts else "none"
+    return networking
 
 
 def check_host_packages(config: LocalManagedConfig, compute_named: bool) -> None:
