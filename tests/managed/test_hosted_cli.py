@@ -12,7 +12,6 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,14 +26,6 @@ from praisonai.managed.store import SqliteSessionStore
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 MODEL = "claude-sonnet-4-6"
-
-
-@pytest.fixture
-def fake() -> Iterator[ManagedAgentsFake]:
-    with ManagedAgentsFake() as server:
-        yield server
-    left = [t.name for t in threading.enumerate() if t.name.startswith("managed-")]
-    assert not left, f"the fake left threads running: {left}"
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ Every wait is on an event the fake produces (a stream frame, a recorded event); 
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -34,14 +33,6 @@ from praisonai.llm.testing_managed import (
 
 CUSTOM = {"type": "custom", "name": "lookup", "description": "look a word up",
           "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}  # fmt: skip
-
-
-@pytest.fixture
-def fake() -> Iterator[ManagedAgentsFake]:
-    with ManagedAgentsFake() as server:
-        yield server
-    left = [t.name for t in threading.enumerate() if t.name.startswith("managed-")]
-    assert not left, f"the fake left threads running: {left}"
 
 
 _clients: list[Anthropic] = []

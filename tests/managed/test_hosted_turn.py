@@ -47,14 +47,6 @@ CUSTOM = {"type": "custom", "name": "lookup", "description": "look a word up",
           "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}  # fmt: skip
 
 
-@pytest.fixture
-def fake() -> Iterator[ManagedAgentsFake]:
-    with ManagedAgentsFake() as server:
-        yield server
-    left = [t.name for t in threading.enumerate() if t.name.startswith("managed-")]
-    assert not left, f"the fake left threads running: {left}"
-
-
 @dataclass
 class Hosted:
     """A remote session on the fake and its local record, driven by :meth:`turn`."""

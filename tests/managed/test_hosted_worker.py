@@ -9,7 +9,6 @@ Every wait is on something the fake or the instance shows (an event, a file); no
 from __future__ import annotations
 
 import asyncio
-import threading
 import uuid
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, cast
@@ -36,14 +35,6 @@ def box(docker_ok: None) -> Iterator[Sandbox]:
     """One docker instance for the module (removed afterwards, even on failure)."""
     with Sandbox.create("docker", environment=False) as sandbox:
         yield sandbox
-
-
-@pytest.fixture
-def fake() -> Iterator[ManagedAgentsFake]:
-    with ManagedAgentsFake() as server:
-        yield server
-    left = [t.name for t in threading.enumerate() if t.name.startswith("managed-")]
-    assert not left, f"the fake left threads running: {left}"
 
 
 def drive(box: Sandbox, fake: ManagedAgentsFake, body: Body) -> None:

@@ -169,13 +169,9 @@ class ScriptedAgent:
         answered: list[tuple[Step, Json]] = []
         self._idle({"type": "requires_action", "event_ids": list(self._pending)})
         while self._pending:
-            batch = self._host.take()
-            if batch is None:
-                return "gone"
-            if _has(batch, "user.interrupt"):
-                return "interrupted"
-            if _has(batch, "user.message"):
-                self._deferred.append(batch)
+            batch = self._next()
+            if isinstance(batch, str):
+                return batch
             found = [(self._pending.pop(i), e) for e in batch if (i := _answers(e)) in self._pending]
             answered += found
             if found and self._pending:
@@ -247,17 +243,26 @@ class ScriptedAgent:
         self._host.emit({"type": "session.status_terminated"})
         return "gone"
 
+    def _next(self) -> list[Json] | Outcome:
+        """The next batch of sent events, or how the wait for it ended: ``"gone"`` (the session
+        closed) or ``"interrupted"``. A batch with a ``user.message`` is also kept for the turn
+        after this one (messages queue behind the running turn)."""
+        batch = self._host.take()
+        if batch is None:
+            return "gone"
+        if _has(batch, "user.interrupt"):
+            return "interrupted"
+        if _has(batch, "user.message"):
+            self._deferred.append(batch)
+        return batch
+
     def _wait(self) -> Outcome:
         while True:
-            batch = self._host.take()
-            if batch is None:
-                return "gone"
-            if _has(batch, "user.interrupt"):
-                return "interrupted"
+            batch = self._next()
+            if isinstance(batch, str):
+                return batch
             if _has(batch, RELEASE):
                 return "go"
-            if _has(batch, "user.message"):
-                self._deferred.append(batch)
 
     def _interrupted(self, step: Step) -> Outcome:
         """The turn ends now: its remaining steps, up to its own end, are dropped."""
@@ -279,13 +284,9 @@ class ScriptedAgent:
             self._tool_result(tool_use_id, step)
             return "go"
         while tool_use_id not in self._results:
-            batch = self._host.take()
-            if batch is None:
-                return "gone"
-            if _has(batch, "user.interrupt"):
-                return "interrupted"
-            if _has(batch, "user.message"):
-                self._deferred.append(batch)
+            batch = self._next()
+            if isinstance(batch, str):
+                return batch
             self._results.update(str(e.get("tool_use_id")) for e in batch if e["type"] == "user.tool_result")
         return "go"
 
