@@ -5,6 +5,7 @@ when FLY_API_TOKEN and FLY_APP_NAME are set, against Fly itself (the same confor
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -131,8 +132,41 @@ def test_identity_in_metadata_and_unique_name(ctx: Context, fake: FlyFake) -> No
     assert machine is not None, "the machine's name is the instance id"
     metadata = machine["config"]["metadata"]
     assert metadata["praisonai.instance"] == ctx.instance_id and metadata["praisonai.provider"] == "flyio"
-    assert machine["config"]["init"]["exec"][-1] == "sleep infinity"
+    assert machine["config"]["init"]["exec"][2:] == [_exec.WATCHDOG, "praisonai-watchdog", "0", "0"]
+    assert machine["config"]["auto_destroy"] is True
     assert machine["config"]["restart"] == {"policy": "no"}
+
+
+def _gone_within(provider: FlyCompute, instance_id: str, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            _portal.call(provider.get_status, instance_id)
+        except InstanceNotFoundError:
+            return True
+        time.sleep(0.5)
+    return False
+
+
+def test_an_idle_machine_destroys_itself_and_a_busy_one_does_not(provider: FlyCompute) -> None:
+    """The watchdog (PID 1) exits after idle_timeout_s without activity; auto_destroy removes it."""
+    info = _portal.call(provider.provision, {"idle_timeout_s": 3})
+    try:
+        r = _portal.call(lambda: provider.execute(info.instance_id, "sleep 6; echo alive", timeout=20))
+        assert r.stdout == "alive\n", "the machine went away under a running command"
+        assert _gone_within(provider, info.instance_id, 20), "an idle machine stayed"
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_ttl_wins_over_activity(provider: FlyCompute) -> None:
+    info = _portal.call(provider.provision, {"ttl_s": 3, "auto_shutdown": False})
+    try:
+        with pytest.raises((InstanceNotFoundError, ExecError)):
+            _portal.call(lambda: provider.execute(info.instance_id, "sleep 30", timeout=40))
+        assert _gone_within(provider, info.instance_id, 20)
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
 
 
 def test_a_lost_create_answer_is_retried_without_a_second_machine(fake: FlyFake) -> None:

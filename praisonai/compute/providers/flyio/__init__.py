@@ -5,18 +5,17 @@ The app comes from the options (``FLY_APP_NAME``); it is created only when ``cre
 never silently. Each machine is named by the instance id, so a create retried after a lost answer
 cannot make a second machine (Fly refuses the name; the provider then adopts the first), and
 carries the ``praisonai.*`` identity in ``config.metadata``, which Fly filters server-side, so any
-process finds it. PID 1 is a keep-alive ``init`` (``sleep``: forever, or ``ttl_s`` with
-``auto_destroy`` so the machine destroys itself at its deadline) and the provider waits for
-``started`` (the exec endpoint does not start a machine). Env goes in ``config.env`` at create
-and through the exec body per command.
+process finds it. PID 1 is a keep-alive ``init``: a watchdog (``_exec.WATCHDOG``) that exits
+when the machine is idle or past its ``ttl_s``, whereupon ``auto_destroy`` removes the machine.
+The provider waits for ``started`` (the exec endpoint does not start a machine). Env goes in
+``config.env`` at create and through the exec body per command.
 
 Exec, files and background processes all go through the exec endpoint (see ``_exec``: the
 payload in ``stdin``, never on a command line; long commands polled under Fly's 30 s limit).
 Files are base64 in ``stdin`` (writes) and in the answer (reads), ``CHUNK`` bytes per exec.
 Shutdown is stop (with a ``{}`` body: an empty one is 400) then a forced delete; 404 is "already
 gone". Not here: captures (Fly has no rootfs snapshot), sessions and streaming (no stdin stream),
-idle timeouts (no guest watchdog yet), network policies, and stop/start (it resets the root
-filesystem).
+network policies, and stop/start (it resets the root filesystem).
 """
 
 from __future__ import annotations
@@ -169,7 +168,8 @@ class FlyCompute(OneShotProcesses, ComputeProvider):
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         app = self._app("provision")
         await self._ensure_app(app)
-        ttl = cfg.lifetime.ttl_s
+        lifetime = cfg.lifetime
+        idle = int(lifetime.idle_timeout_s) if lifetime.auto_shutdown else 0
         guest: dict[str, Any] = {
             "cpu_kind": "shared",
             "cpus": max(1, int(cfg.cpu or 1)),
@@ -180,9 +180,18 @@ class FlyCompute(OneShotProcesses, ComputeProvider):
             "guest": guest,
             "env": dict(cfg.env),
             "metadata": {**labels, LABEL_WORKDIR: cfg.working_dir},
-            # PID 1 keeps the machine up; at a ttl it exits and auto_destroy removes the machine.
-            "init": {"exec": ["/bin/sh", "-c", f"sleep {int(ttl)}" if ttl else "sleep infinity"]},
-            "auto_destroy": ttl is not None,
+            # PID 1 keeps the machine up; idle or past its ttl it exits, and the machine goes.
+            "init": {
+                "exec": [
+                    "/bin/sh",
+                    "-c",
+                    _exec.WATCHDOG,
+                    "praisonai-watchdog",
+                    str(idle),
+                    str(int(lifetime.ttl_s or 0)),
+                ]
+            },
+            "auto_destroy": True,
             "restart": {"policy": "no"},
         }
         body = {"name": instance_id, "region": self._options.region, "config": config}

@@ -28,9 +28,21 @@ from praisonai._errors import PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
 from praisonai._types import ExecRequest, ExecResult
 
-#: Decode the script from stdin to a file and run it (the only command line Fly ever sees).
-BOOT = 'f=/tmp/.praisonai-fly.$$; base64 -d > "$f" && sh "$f"; rc=$?; rm -f "$f"; exit $rc'
+ALIVE = "/tmp/.praisonai-alive"
+#: Mark activity, decode the script from stdin to a file and run it (the only command line Fly
+#: ever sees).
+BOOT = f'touch {ALIVE}; f=/tmp/.praisonai-fly.$$; base64 -d > "$f" && sh "$f"; rc=$?; rm -f "$f"; exit $rc'
 JOBS_DIR = "/tmp/.praisonai-exec"
+#: The machine's PID 1, as ``sh -c WATCHDOG praisonai-watchdog IDLE_S TTL_S`` (0: no limit). It
+#: exits (and ``auto_destroy`` removes the machine) once nothing touched ``ALIVE`` for IDLE_S
+#: seconds while no job runs, or TTL_S seconds after boot: the instance's Lifetime, enforced in
+#: the machine, so a machine whose client died still goes away. Fly has neither natively.
+WATCHDOG = (
+    f"t0=$(date +%s); touch {ALIVE}; while sleep 1; do now=$(date +%s); "
+    '[ "$2" -gt 0 ] && [ $((now - t0)) -ge "$2" ] && exit 0; '
+    f'for p in {JOBS_DIR}/*/pid; do [ -f "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null && touch {ALIVE}; done; '
+    f'[ "$1" -gt 0 ] && [ $((now - $(stat -c %Y {ALIVE}))) -ge "$1" ] && exit 0; done'
+)
 #: Longest wait inside one exec: well under the ~30 s after which Fly answers 408.
 WAIT_S = 20.0
 NO_CWD = "praisonai:no-such-cwd"

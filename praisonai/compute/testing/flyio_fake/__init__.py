@@ -28,10 +28,13 @@ Modelled (cloud-sdks.md §5, fly-go's machine types):
   the next call's work and then answers with that status (a lost answer: a retried create must
   not make a second machine).
 
+- ``auto_destroy``: a started machine whose PID 1 exited is destroyed (checked twice a second).
+
 Not modelled: auth and organisations, leases, regions (recorded), guest resources beyond docker's
-``--cpus``/``--memory``, ``auto_destroy`` on PID 1's exit (recorded only), network policies,
+``--cpus``/``--memory``, network policies,
 volumes, suspend, services, ``config.files``, the metadata endpoints, per-machine rate limits
-(429 only on demand), the ``octet-stream`` exec answer.
+(429 only on demand), the ``octet-stream`` exec answer, ``restart`` policies (a machine whose PID 1
+exits is destroyed with ``auto_destroy``, else left as it is).
 """
 
 from __future__ import annotations
@@ -63,14 +66,17 @@ class FlyFake:
         self.lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._threads = [threading.Thread(target=self._server.serve_forever, daemon=True),
+                         threading.Thread(target=self._auto_destroy, daemon=True)]  # fmt: skip
+        self._closed = threading.Event()
 
     @property
     def api_url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
     def __enter__(self) -> FlyFake:
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -78,6 +84,7 @@ class FlyFake:
 
     def close(self) -> None:
         """Stop serving and remove every container this fake made."""
+        self._closed.set()
         self._server.shutdown()
         self._server.server_close()
         for container in _docker.leftovers(self.fake_id):
@@ -152,6 +159,14 @@ class FlyFake:
         machine["state"] = "destroying"
         _docker.remove(machine["_container"])
         machine["state"] = "destroyed"
+
+    def _auto_destroy(self) -> None:
+        """A started machine with ``auto_destroy`` whose PID 1 has exited is destroyed."""
+        while not self._closed.wait(0.5):
+            for machine in list(self.machines.values()):
+                wanted = machine["state"] == "started" and machine["config"].get("auto_destroy")
+                if wanted and not _docker.running(machine["_container"]) and machine["state"] == "started":
+                    self.destroy(machine)
 
     def view(self, machine: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in machine.items() if not k.startswith("_")}
