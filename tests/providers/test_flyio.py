@@ -190,6 +190,18 @@ def test_rate_limits_are_retried_honouring_retry_after(provider: FlyCompute, fak
     assert isinstance(_portal.call(provider.list_instances), list)
 
 
+def test_an_exec_is_retried_on_429_only_so_it_runs_at_most_once(ctx: Context, fake: FlyFake) -> None:
+    """429 is answered before any work: retried. A 5xx after the work may hide a run: not retried."""
+    _portal.call(ctx.sh, "rm -f once")
+    fake.fail_next(429, retry_after=0.1)
+    assert _portal.call(ctx.sh, "echo x >> once").exit_code == 0
+    fake.fail_after_next(502)
+    with pytest.raises(ProviderUnavailableError):
+        _portal.call(ctx.sh, "echo y >> once")
+    # y ran once (its answer was lost), not twice: the 502 was not retried.
+    assert _portal.call(ctx.provider.read_file, ctx.instance_id, "once") == b"x\ny\n"
+
+
 def test_a_persistent_rate_limit_says_what_to_do(provider: FlyCompute, fake: FlyFake) -> None:
     for _ in range(6):
         fake.fail_next(429, retry_after=0)

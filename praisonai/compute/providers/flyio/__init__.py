@@ -204,8 +204,9 @@ class FlyCompute(OneShotProcesses, ComputeProvider):
             machine = made.json()
             self._machine_ids[instance_id] = machine["id"]
         await self._wait_started(app, machine["id"])
+        self._workdirs[instance_id] = cfg.working_dir
         await self._exec(instance_id, ExecRequest(f"mkdir -p -- {shlex.quote(cfg.working_dir)}", cwd="/"))
-        return self._info(await self._machine(instance_id, "provision"))
+        return self._info({**machine, "state": "started"})  # as the wait saw it: no GET more
 
     async def _wait_started(self, app: str, machine_id: str) -> None:
         """Loop Fly's ``wait`` (at most 60 s a call, 408 when it expires) until ``started``."""
