@@ -37,6 +37,7 @@ from praisonai._errors import (
     ExecError,
     InstanceNotFoundError,
     PathNotFoundError,
+    ProviderUnavailableError,
 )
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
@@ -194,7 +195,9 @@ class FlyCompute(OneShotProcesses, ComputeProvider):
             "auto_destroy": True,
             "restart": {"policy": "no"},
         }
-        body = {"name": instance_id, "region": self._options.region, "config": config}
+        body: dict[str, Any] = {"name": instance_id, "config": config}
+        if self._options.region:
+            body["region"] = self._options.region
         made = await self.api.request(
             "POST", f"/apps/{app}/machines", op="provision", body=body, allow=(409, 422)
         )
@@ -203,20 +206,24 @@ class FlyCompute(OneShotProcesses, ComputeProvider):
         else:
             machine = made.json()
             self._machine_ids[instance_id] = machine["id"]
-        await self._wait_started(app, machine["id"])
+        await self._wait_started(app, machine["id"], machine.get("instance_id"))
         self._workdirs[instance_id] = cfg.working_dir
         await self._exec(instance_id, ExecRequest(f"mkdir -p -- {shlex.quote(cfg.working_dir)}", cwd="/"))
         return self._info({**machine, "state": "started"})  # as the wait saw it: no GET more
 
-    async def _wait_started(self, app: str, machine_id: str) -> None:
-        """Loop Fly's ``wait`` (at most 60 s a call, 408 when it expires) until ``started``."""
-        with anyio.fail_after(_STARTED_WITHIN_S):
+    async def _wait_started(self, app: str, machine_id: str, version: str | None) -> None:
+        """Loop Fly's ``wait`` (at most 60 s a call, 408 when it expires) until ``started``;
+        ``version`` (the machine's ``instance_id``) pins the wait to this version, as fly-go does."""
+        params = {"state": "started", "timeout": "60", **({"instance_id": version} if version else {})}
+        path = f"/apps/{app}/machines/{machine_id}/wait"
+        with anyio.move_on_after(_STARTED_WITHIN_S):
             while True:
-                params = {"state": "started", "timeout": "60"}
-                path = f"/apps/{app}/machines/{machine_id}/wait"
                 got = await self.api.request("GET", path, op="provision", params=params, allow=(408,))
                 if got.status_code != 408:
                     return
+        raise ProviderUnavailableError(
+            f"Fly machine {machine_id} did not reach 'started' in {_STARTED_WITHIN_S:g} s", op="provision"
+        )
 
     async def _destroy(self, instance_id: str) -> bool:
         app = self._app("shutdown")
