@@ -184,6 +184,18 @@ def test_a_lost_create_answer_is_retried_without_a_second_machine(fake: FlyFake)
         _portal.call(p.api.aclose)
 
 
+def test_a_capacity_409_on_create_is_not_taken_for_our_own_machine(
+    provider: FlyCompute, fake: FlyFake
+) -> None:
+    info = _portal.call(provider.provision)  # the app is checked: the next call is the create
+    try:
+        fake.fail_next(409)
+        with pytest.raises(ProviderUnavailableError, match="capacity or quota"):
+            _portal.call(provider.provision)
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
 def test_rate_limits_are_retried_honouring_retry_after(provider: FlyCompute, fake: FlyFake) -> None:
     fake.fail_next(429, retry_after=0.2)
     fake.fail_next(502)

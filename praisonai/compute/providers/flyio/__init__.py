@@ -47,7 +47,7 @@ from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PRO
 from praisonai.compute.oneshot import OneShotProcesses
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.flyio import _exec
-from praisonai.compute.providers.flyio._client import FlyAPI, missing_credentials
+from praisonai.compute.providers.flyio._client import FlyAPI, missing_credentials, raise_for
 
 LABEL_WORKDIR = "praisonai.workdir"
 CHUNK = 512 * 1024  # file bytes per exec: stdin and answer sizes are undocumented
@@ -201,8 +201,12 @@ class FlyCompute(OneShotProcesses, ComputeProvider):
         made = await self.api.request(
             "POST", f"/apps/{app}/machines", op="provision", body=body, allow=(409, 422)
         )
-        if made.status_code in (409, 422):  # our earlier attempt made it and its answer was lost
-            machine = await self._machine(instance_id, "provision")
+        if made.status_code in (409, 422):  # our earlier attempt made it and its answer was lost...
+            try:
+                machine = await self._machine(instance_id, "provision")
+            except InstanceNotFoundError:  # ...or not: Fly says 409 for "insufficient memory" too
+                raise_for(made, "provision", capacity=True)
+                raise
         else:
             machine = made.json()
             self._machine_ids[instance_id] = machine["id"]

@@ -126,14 +126,19 @@ def _backoff(attempt: int, retry_after: str | None) -> float:
     return float(min(MAX_DELAY_S, 0.25 * 2**attempt))
 
 
-def raise_for(response: httpx.Response, op: str) -> None:
-    """Fly's error answer (``{"error", "status"}``) as our exception, one sentence."""
+def raise_for(response: httpx.Response, op: str, *, capacity: bool = False) -> None:
+    """Fly's error answer (``{"error", "status"}``) as our exception, one sentence. ``capacity``:
+    a create's 403/409/412, which Fly uses for quota and capacity (Kilo-Org/cloud#412, #516)."""
     status = response.status_code
     try:
         said = response.json().get("error") or response.text
     except ValueError:
         said = response.text
     what = f"Fly.io answered {status} to {op}: {said}"
+    if (capacity and status in (403, 409, 412, 422)) or "quota" in str(said).lower():
+        raise ProviderUnavailableError(
+            f"{what}; Fly.io is out of capacity or quota here: retry later or set another region", op=op
+        )
     if status in (401, 403):
         raise AuthenticationError(f"{what}; check FLY_API_TOKEN and its app or org", op=op)
     if status == 404:
