@@ -1,0 +1,154 @@
+"""The Fly Machines REST API at the boundary: one httpx client per provider and event loop,
+retries with backoff, and Fly's errors as ours.
+
+Fly has no SDK (cloud-sdks.md §5); ``httpx`` is imported here and in the package only, lazily.
+An ``AsyncClient`` belongs to the event loop that made it (its connection pool does), and a
+provider is used from several loops (portals, threads), so the client is kept per loop.
+Rate limits are per action and per machine (1 req/s, burst 3): 429 and 5xx are retried with
+exponential backoff, honouring ``retry-after``; a request that is not idempotent (``exec``) is
+retried on 429 only, which Fly answers before doing anything.
+"""
+
+from __future__ import annotations
+
+import os
+import weakref
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from praisonai import _portal
+from praisonai._errors import (
+    AuthenticationError,
+    ConfigError,
+    ExecError,
+    InstanceNotFoundError,
+    ProviderUnavailableError,
+)
+
+if TYPE_CHECKING:
+    import httpx
+
+DEFAULT_URL = "https://api.machines.dev"
+RETRIES = 5
+MAX_DELAY_S = 10.0
+
+
+def missing_credentials(token: str | None, app: str | None) -> str | None:
+    """One sentence naming what to set, or ``None`` when the token and the app are there."""
+    if not (token or os.environ.get("FLY_API_TOKEN")):
+        return "Fly.io needs an API token: set FLY_API_TOKEN (fly tokens create deploy -a APP)"
+    if not (app or os.environ.get("FLY_APP_NAME")):
+        return "Fly.io needs an app for its machines: set FLY_APP_NAME (or FlyCompute(app=...))"
+    return None
+
+
+class FlyAPI:
+    """``/v1`` requests with the bearer token; one ``httpx.AsyncClient`` per running event loop."""
+
+    def __init__(self, token: str | None, base_url: str | None) -> None:
+        self._token = token
+        self._base_url = (base_url or os.environ.get("FLY_API_HOSTNAME") or DEFAULT_URL).rstrip("/")
+        self._clients: weakref.WeakKeyDictionary[Any, httpx.AsyncClient] = weakref.WeakKeyDictionary()
+        self.calls = 0  # requests sent, retries included (for the benchmark's calls per operation)
+
+    def _client(self) -> httpx.AsyncClient:
+        import asyncio
+
+        import httpx
+
+        loop = asyncio.get_running_loop()
+        client = self._clients.get(loop)
+        if client is None:
+            token = self._token or os.environ.get("FLY_API_TOKEN", "")
+            client = httpx.AsyncClient(
+                base_url=self._base_url + "/v1",
+                headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
+                timeout=httpx.Timeout(90.0, connect=15.0),
+            )
+            self._clients[loop] = client
+            _portal.close_at_exit(client)  # on the portal's loop, closed before it stops
+        return client
+
+    async def aclose(self) -> None:
+        """Close this loop's client (a provider dropped early; the portal closes the rest at exit)."""
+        import asyncio
+
+        client = self._clients.pop(asyncio.get_running_loop(), None)
+        if client is not None:
+            _portal.forget_at_exit(client)
+            await client.aclose()
+
+    async def request(
+        self,
+        method: str,
+        path: str,
+        *,
+        op: str,
+        body: Any = None,
+        params: Mapping[str, str] | None = None,
+        allow: tuple[int, ...] = (),
+        idempotent: bool = True,
+    ) -> httpx.Response:
+        """Send one request (retried as the module docstring says); a status in ``allow`` is
+        returned to the caller, any other error raised as ours (:func:`raise_for`)."""
+        import httpx
+
+        for attempt in range(RETRIES + 1):
+            self.calls += 1
+            try:
+                response = await self._client().request(method, path, json=body, params=params)
+            except httpx.TransportError as exc:
+                if attempt < RETRIES and idempotent:
+                    await anyio.sleep(_backoff(attempt, None))
+                    continue
+                raise ProviderUnavailableError(
+                    f"Fly.io could not be reached ({exc!r}); check FLY_API_HOSTNAME and the network", op=op
+                ) from exc
+            status = response.status_code
+            retry = status == 429 or (status >= 500 and idempotent)
+            if retry and attempt < RETRIES:
+                await anyio.sleep(_backoff(attempt, response.headers.get("retry-after")))
+                continue
+            if status < 400 or status in allow:
+                return response
+            raise_for(response, op)
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _backoff(attempt: int, retry_after: str | None) -> float:
+    if retry_after:
+        try:
+            return min(MAX_DELAY_S, max(0.0, float(retry_after)))
+        except ValueError:
+            pass  # an HTTP date: back off as usual
+    return float(min(MAX_DELAY_S, 0.25 * 2**attempt))
+
+
+def raise_for(response: httpx.Response, op: str, *, capacity: bool = False) -> None:
+    """Fly's error answer (``{"error", "status"}``) as our exception, one sentence. ``capacity``:
+    a create's 403/409/412, which Fly uses for quota and capacity (Kilo-Org/cloud#412, #516)."""
+    status = response.status_code
+    try:
+        said = response.json().get("error") or response.text
+    except ValueError:
+        said = response.text
+    what = f"Fly.io answered {status} to {op}: {said}"
+    if (capacity and status in (403, 409, 412, 422)) or "quota" in str(said).lower():
+        raise ProviderUnavailableError(
+            f"{what}; Fly.io is out of capacity or quota here: retry later or set another region", op=op
+        )
+    if status in (401, 403):
+        raise AuthenticationError(f"{what}; check FLY_API_TOKEN and its app or org", op=op)
+    if status == 404:
+        raise InstanceNotFoundError(what, op=op)
+    if status == 429:
+        raise ProviderUnavailableError(
+            f"{what}; Fly.io is rate limiting: retry later or lower the concurrency", op=op
+        )
+    if status >= 500:
+        raise ProviderUnavailableError(f"{what}; retry later or check status.flyio.net", op=op)
+    if status in (400, 422):
+        raise ConfigError(what, op=op)
+    raise ExecError(what, op=op)

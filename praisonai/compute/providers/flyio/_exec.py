@@ -1,0 +1,152 @@
+"""Commands through Fly's exec endpoint, which answers 408 past about 30 s and returns its output
+as JSON strings (not binary-safe) with no ``cwd``, ``env`` or streaming.
+
+Every exec runs the same fixed command line, ``sh -c BOOT``: BOOT decodes a script from the
+exec's ``stdin`` (base64) and runs it. So working directory, env values, stdin data and the
+command itself travel in the request body, never on a command line. The script starts the command
+in its own process group in the background (``setsid``), writing stdout, stderr and its exit code
+to files in a job directory, and waits for it at most ``WAIT_S`` seconds: a command that ends by
+then is answered in that one call, its outputs base64 after a ``done`` line (cut in the machine to
+their head and tail beyond ``max_output``). A longer one is polled with further short execs, each
+waiting up to ``WAIT_S`` again, so no exec comes near Fly's limit; at the command's own deadline
+one more exec kills its process group and returns what it wrote. The job directory is removed
+once its result is read.
+
+Output reaches ``on_output`` only once the command has ended (the endpoint does not stream).
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import shlex
+import time
+import uuid
+from collections.abc import Awaitable, Callable, Mapping
+
+from praisonai._errors import PathNotFoundError
+from praisonai._output import OutputBuffer, exec_result
+from praisonai._types import ExecRequest, ExecResult
+
+ALIVE = "/tmp/.praisonai-alive"
+#: Mark activity, decode the script from stdin to a file and run it (the only command line Fly
+#: ever sees).
+BOOT = f'touch {ALIVE}; f=/tmp/.praisonai-fly.$$; base64 -d > "$f" && sh "$f"; rc=$?; rm -f "$f"; exit $rc'
+JOBS_DIR = "/tmp/.praisonai-exec"
+#: The machine's PID 1, as ``sh -c WATCHDOG praisonai-watchdog IDLE_S TTL_S`` (0: no limit). It
+#: exits (and ``auto_destroy`` removes the machine) once nothing touched ``ALIVE`` for IDLE_S
+#: seconds while no job runs, or TTL_S seconds after boot: the instance's Lifetime, enforced in
+#: the machine, so a machine whose client died still goes away. Fly has neither natively.
+WATCHDOG = (
+    f"t0=$(date +%s); touch {ALIVE}; while sleep 1; do now=$(date +%s); "
+    '[ "$2" -gt 0 ] && [ $((now - t0)) -ge "$2" ] && exit 0; '
+    f'for p in {JOBS_DIR}/*/pid; do [ -f "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null && touch {ALIVE}; done; '
+    f'[ "$1" -gt 0 ] && [ $((now - $(stat -c %Y {ALIVE}))) -ge "$1" ] && exit 0; done'
+)
+#: Longest wait inside one exec: well under the ~30 s after which Fly answers 408.
+WAIT_S = 20.0
+NO_CWD = "praisonai:no-such-cwd"
+DONE = "praisonai:done"
+RUNNING = "praisonai:running"
+
+#: ``call(script, wait_s)``: run ``script`` through one exec, return its stdout.
+Call = Callable[[str, float], Awaitable[str]]
+
+
+def stdin_for(script: str) -> str:
+    """The exec's ``stdin`` that BOOT turns back into ``script``."""
+    return base64.b64encode(script.encode()).decode()
+
+
+def exports(env: Mapping[str, str]) -> str:
+    """``export`` lines for ``env`` whose values are decoded in the machine (any byte survives,
+    a trailing newline too); the names were checked as identifiers by ``checked_env``."""
+    lines = []
+    for key, value in env.items():
+        b64 = base64.b64encode(value.encode()).decode()
+        lines.append(f'{key}="$(printf %s {b64} | base64 -d; echo x)"; export {key}="${{{key}%x}}"\n')
+    return "".join(lines)
+
+
+def heredoc(data: bytes, redirect: str) -> str:
+    """Lines writing ``data`` through ``base64 -d`` to ``redirect`` (``> file`` or ``>> file``)."""
+    b64 = base64.encodebytes(data).decode()
+    return f"base64 -d {redirect} <<'PRAISONAI_EOF'\n{b64}PRAISONAI_EOF\n"
+
+
+def start_script(job: str, cwd: str, request: ExecRequest, wait_s: float) -> str:
+    """Start ``request`` in the background from ``cwd`` and wait for it (see the module docstring)."""
+    q = shlex.quote
+    stdin = heredoc(request.stdin, f"> {q(job)}/in") if request.stdin is not None else f": > {q(job)}/in\n"
+    runner = 'sh -c -- "$1" < "$2/in" > "$2/out" 2> "$2/err"; echo $? > "$2/rc.t"; mv "$2/rc.t" "$2/rc"'
+    return (
+        f"mkdir -p {q(job)} || exit 125\n"
+        f"cd -- {q(cwd)} 2>/dev/null || {{ rm -rf -- {q(job)}; echo {NO_CWD}; exit 0; }}\n"
+        + exports(request.env)
+        + stdin
+        + f"setsid sh -c {q(runner)} sh {q(request.command)} {q(job)} </dev/null >/dev/null 2>&1 &\n"
+        f"echo $! > {q(job)}/pid\n" + poll_script(job, request.max_output, wait_s)
+    )
+
+
+def poll_script(job: str, limit: int, wait_s: float, *, kill: bool = False) -> str:
+    """Wait up to ``wait_s`` for the job; print its result (or RUNNING); ``kill``: kill it first."""
+    q = shlex.quote
+    j = q(job)
+    head = limit // 2
+    # dash's kill takes no "--": a negative pid right after the signal is the group
+    killer = f'kill -KILL -"$(cat {j}/pid)" 2>/dev/null; sleep 0.2\n' if kill else ""
+    ticks = max(0, math.ceil(wait_s * 10))
+    pending = "" if kill else f"if [ ! -f {j}/rc ]; then echo {RUNNING}; exit 0; fi\n"
+    return (
+        killer
+        + f"i=0; while [ ! -f {j}/rc ] && [ $i -lt {ticks} ]; do sleep 0.1; i=$((i+1)); done\n"
+        + pending
+        + f'for f in out err; do p={j}/$f; n=$(wc -c < "$p"); if [ "$n" -gt {limit} ]; then '
+        f'head -c {head} "$p" > "$p.cut"; tail -c {limit - head} "$p" >> "$p.cut"; '
+        'mv "$p.cut" "$p"; echo "cut $f $n"; fi; done\n'
+        f'echo {DONE} "$(cat {j}/rc 2>/dev/null || echo -)"; base64 < {j}/out; echo .; base64 < {j}/err\n'
+        f"rm -rf -- {j}\n"
+    )
+
+
+async def run(call: Call, request: ExecRequest, cwd: str) -> ExecResult:
+    """Run ``request`` from ``cwd`` through ``call``, polling past ``WAIT_S``; its result."""
+    job = f"{JOBS_DIR}/{uuid.uuid4().hex}"
+    deadline = None if request.timeout is None else time.monotonic() + request.timeout
+    wait = WAIT_S if deadline is None else min(WAIT_S, request.timeout or 0.0)
+    said = await call(start_script(job, cwd, request, wait), wait)
+    if said.strip() == NO_CWD:
+        raise PathNotFoundError(f"working directory {cwd} does not exist in the machine", op="exec")
+    timed_out = False
+    while RUNNING in said.splitlines():
+        left = WAIT_S if deadline is None else deadline - time.monotonic()
+        timed_out = left <= 0
+        wait = min(WAIT_S, max(0.0, left))
+        said = await call(poll_script(job, request.max_output, wait, kill=timed_out), wait)
+    return _result(said, request, timed_out)
+
+
+def _result(said: str, request: ExecRequest, timed_out: bool) -> ExecResult:
+    lines = said.splitlines()
+    status_line = next(line for line in lines if line.startswith(DONE))
+    code = status_line.split()[1] if len(status_line.split()) > 1 else "-"
+    sizes = {w[1]: int(w[2]) for w in (line.split() for line in lines) if len(w) == 3 and w[0] == "cut"}
+    texts = said.partition(status_line)[2].split("\n.\n", 1)
+    out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
+    for (name, buffer), text in zip((("stdout", out), ("stderr", err)), texts, strict=True):
+        data = base64.b64decode("".join(text.split()))
+        size = sizes.get(name[3:])
+        if size is not None:  # cut in the machine: its head, the dropped count, its tail
+            _emit(buffer, name, request, data[: buffer.head_size])
+            buffer.skip(size - buffer.head_size - buffer.tail_size)
+            data = data[buffer.head_size :]
+        _emit(buffer, name, request, data)
+    return exec_result(None if timed_out or not code.isdigit() else int(code), out, err, timed_out=timed_out)
+
+
+def _emit(buffer: OutputBuffer, name: str, request: ExecRequest, chunk: bytes) -> None:
+    if chunk:
+        buffer.write(chunk)
+        if request.on_output is not None:
+            request.on_output(name, chunk)  # type: ignore[arg-type]
