@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import anyio
 
 from praisonai._errors import (
     AuthenticationError,
@@ -32,7 +34,10 @@ if TYPE_CHECKING:
 KEY_VARIABLES: Final = ("ANTHROPIC_API_KEY", "CLAUDE_API_KEY")
 #: The client's timeout for a request (a stream waits for events much longer: see _turn).
 REQUEST_TIMEOUT_S: Final = 600.0
+#: The first wait before a request whose answer was lost is sent again (it doubles).
+BACKOFF_S: Final = 0.5
 _HTTP_LIBRARIES: Final = ("httpx", "httpx2")
+T = TypeVar("T")
 
 
 def api_key(explicit: str | None = None) -> str:
@@ -94,6 +99,36 @@ def api_errors(what: str) -> Iterator[None]:
     except _transport_errors() as exc:
         message = f"{what}: the connection to the API broke: {exc}"
         raise ProviderUnavailableError(message, op="managed") from exc
+
+
+async def at_most_once(
+    client: AsyncAnthropic, what: str, send: Callable[[AsyncAnthropic], Awaitable[T]],
+    lookup: Callable[[], Awaitable[T | None]], *, tries: int = 3,
+) -> T:  # fmt: skip
+    """``send`` (given a client without the SDK's retries: it sends no idempotency key, so its own
+    retry of a 5xx whose effect happened makes the thing twice). When an answer is lost (no answer,
+    a 5xx, or a 429), ``lookup()`` says whether the request took effect — its result, or ``None``
+    — before it is sent again, after a backoff (0.5 s, doubling)."""
+    once = client.with_options(max_retries=0)
+    for attempt in range(1, tries + 1):
+        try:
+            with api_errors(what):
+                return await send(once)
+        except (ModelError, ProviderUnavailableError) as exc:
+            if not transient(exc) or attempt == tries:
+                raise
+        with api_errors(what):
+            found = await lookup()
+        if found is not None:
+            return found
+        await anyio.sleep(BACKOFF_S * 2 ** (attempt - 1))
+    raise AssertionError("unreachable")
+
+
+def transient(exc: ModelError | ProviderUnavailableError) -> bool:
+    """Worth another try: no answer, a 5xx (the API's or a proxy's), or a rate limit."""
+    status = getattr(exc, "status", None)
+    return isinstance(exc, ProviderUnavailableError) or status is None or status >= 500 or status == 429
 
 
 def status_of(exc: BaseException) -> int | None:

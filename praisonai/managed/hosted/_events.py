@@ -27,7 +27,7 @@ import anyio
 from praisonai._errors import ModelError, PraisonAIError, ProviderUnavailableError
 from praisonai.llm.types import Usage
 from praisonai.managed.events import EPHEMERAL, Event, new_id
-from praisonai.managed.hosted._client import api_errors
+from praisonai.managed.hosted._client import BACKOFF_S, api_errors, at_most_once, transient
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -36,13 +36,10 @@ if TYPE_CHECKING:
     )
 
 Raw = dict[str, Any]
-#: The first wait before reopening a broken stream, doubled each try up to the cap (as the SDK's
-#: own session runner does), and how many tries in a row before the turn gives up.
-BACKOFF_S: Final = 0.5
+#: Reopening a broken stream waits BACKOFF_S, doubled each try up to the cap (as the SDK's own
+#: session runner does); after this many tries in a row that bring nothing new, the turn gives up.
 BACKOFF_CAP_S: Final = 10.0
 RECONNECTS: Final = 6
-#: Tries of one send whose answer was lost (each first checks the log).
-SEND_TRIES: Final = 3
 _PAGE: Final = 1000  # events.list's largest page
 
 
@@ -74,12 +71,6 @@ def moment(seconds: float) -> dt.datetime:
     return dt.datetime.fromtimestamp(round(seconds, 6), tz=dt.timezone.utc)
 
 
-def transient(exc: ModelError | ProviderUnavailableError) -> bool:
-    """Worth another try: no answer, a 5xx (the API's or a proxy's), or a rate limit."""
-    status = getattr(exc, "status", None)
-    return isinstance(exc, ProviderUnavailableError) or status is None or status >= 500 or status == 429
-
-
 async def listed(
     client: AsyncAnthropic, session_id: str, since: float | None, types: Sequence[str] = ()
 ) -> list[Raw]:
@@ -101,20 +92,14 @@ async def send(
     after ``since`` (the last event processed before sending) is searched for events not in
     ``seen`` that carry every field we sent: found, they were recorded and are not sent again."""
     params: list[BetaManagedAgentsEventParams] = [dict(e) for e in events]  # type: ignore[misc]
-    once = client.with_options(max_retries=0)
-    for attempt in range(1, SEND_TRIES + 1):
-        try:
-            with api_errors(f"sending {', '.join(e['type'] for e in events)} to session {session_id}"):
-                answer = await once.beta.sessions.events.send(session_id, events=params)
-            return [dump(e) for e in answer.data or []]
-        except (ModelError, ProviderUnavailableError) as exc:
-            if not transient(exc) or attempt == SEND_TRIES:
-                raise
-        found = await _recorded(client, session_id, events, since=since, seen=seen)
-        if found is not None:
-            return found
-        await anyio.sleep(BACKOFF_S * 2 ** (attempt - 1))
-    raise AssertionError("unreachable")
+
+    async def post(once: AsyncAnthropic) -> list[Raw]:
+        answer = await once.beta.sessions.events.send(session_id, events=params)
+        return [dump(e) for e in answer.data or []]
+
+    what = f"sending {', '.join(e['type'] for e in events)} to session {session_id}"
+    return await at_most_once(client, what, post, lambda: _recorded(client, session_id, events, since=since,
+                                                                       seen=seen))  # fmt: skip
 
 
 async def _recorded(

@@ -12,8 +12,8 @@ Agents and environments are keyed by the hash of what is sent for them, in the s
 - **Versions.** A changed config of a named agent is an ``agents.update`` of the same remote
   agent with the version we know as precondition (a 409: someone updated it since; the current
   version is read and the update tried again). Each session pins the version it was made with.
-- **At most once.** Creates are sent without the SDK's retries (it sends no idempotency key): a
-  lost answer is looked up (the list again) before anything is sent twice.
+- **At most once.** Creates go through :func:`~._client.at_most_once`: a lost answer is looked
+  up (the list again) before anything is sent twice.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from praisonai._errors import ModelError, ProviderUnavailableError
+from praisonai._errors import ModelError
 from praisonai._locks import file_lock
 from praisonai.managed.config import config_hash
-from praisonai.managed.hosted._client import api_errors
+from praisonai.managed.hosted._client import api_errors, at_most_once
 from praisonai.managed.store import RemoteResource, SessionStore
 
 if TYPE_CHECKING:
@@ -75,7 +75,7 @@ async def _agent_for(
             agent = await c.beta.agents.create(**payload, metadata={HASH_KEY: digest})
             return agent.id, agent.version
 
-        return await _once(f"creating agent {payload['name']!r}", lookup, create, client)
+        return await at_most_once(client, f"creating agent {payload['name']!r}", create, lookup)
     latest = max(named, key=lambda r: r.version or 0)
     version = latest.version or 1
     for _ in range(3):  # a 409 is a newer version made elsewhere: read it, update on top of it
@@ -137,7 +137,7 @@ async def _environment_for(client: AsyncAnthropic, name: str, config: dict[str, 
         return (await c.beta.environments.create(name=name, config=config)).id  # type: ignore[arg-type]
 
     try:
-        return await _once(f"creating environment {name!r}", lookup, create, client)
+        return await at_most_once(client, f"creating environment {name!r}", create, lookup)
     except ModelError as exc:  # 409: a duplicate name, made by someone else since the lookup
         found = await _guarded(f"looking up environment {name!r}", lookup) if exc.status == 409 else None
         if found is None:
@@ -168,26 +168,7 @@ async def create_session(
         )  # fmt: skip
         return made.id
 
-    return await _once(f"creating the session for {session_id}", lookup, create, client)
-
-
-async def _once(
-    what: str, lookup: Callable[[], Awaitable[_T | None]], send: Callable[[AsyncAnthropic], Awaitable[_T]],
-    client: AsyncAnthropic,
-) -> _T:  # fmt: skip
-    """``send`` without the SDK's retries; when its answer is lost (no answer, or a 5xx that may
-    have come after the effect), ``lookup`` decides whether it took effect before sending again."""
-    for attempt in range(3):
-        try:
-            with api_errors(what):
-                return await send(client.with_options(max_retries=0))
-        except (ProviderUnavailableError, ModelError) as exc:
-            if (isinstance(exc, ModelError) and exc.status < 500) or attempt == 2:
-                raise
-            found = await _guarded(what, lookup)
-            if found is not None:
-                return found
-    raise AssertionError("unreachable")
+    return await at_most_once(client, f"creating the session for {session_id}", create, lookup)
 
 
 async def _guarded(what: str, lookup: Callable[[], Awaitable[_T]]) -> _T:
