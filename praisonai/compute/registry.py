@@ -174,7 +174,12 @@ def _load(name: str) -> type[ComputeProvider]:
         if entry is None:
             known = ", ".join(available_providers()) or "none (is praisonai installed? pip install -e .)"
             raise UnknownProviderError(f"unknown compute provider {name!r}; available: {known}")
-        cls = entry.load()
+        try:
+            cls = entry.load()
+        except (ImportError, AttributeError) as exc:  # a provider package absent or broken: say which
+            raise MissingDependencyError(
+                f"the {key} provider ({entry.value}) cannot be loaded: {exc}; is its package installed?"
+            ) from exc
     missing = [m for m in cls.requires if importlib.util.find_spec(m) is None]
     if missing:
         raise MissingDependencyError(

@@ -40,3 +40,19 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(MissingDependencyError, match=r"pip install 'praisonai\[docker\]'") as info:
         resolve_compute("docker")
     assert isinstance(info.value, ImportError)
+
+
+def test_a_provider_whose_package_cannot_be_imported_is_one_sentence_not_a_crash(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from importlib.metadata import EntryPoint
+
+    from praisonai.compute import registry
+
+    ghost = EntryPoint("ghost", "praisonai_no_such_package.provider:GhostCompute", registry.GROUP)
+    real = registry._entry_points()
+    monkeypatch.setattr(registry, "_entry_points", lambda: {**real, "ghost": ghost})
+    with pytest.raises(MissingDependencyError, match=r"ghost provider .* cannot be loaded"):
+        registry.resolve_compute("ghost")
+    (status,) = [s for s in registry.provider_statuses() if s.name == "ghost"]
+    assert not status.installed
