@@ -22,7 +22,7 @@ from praisonai._errors import (
 )
 from praisonai._types import Capability
 from praisonai.compute import registry
-from praisonai.compute.providers.flyio import FlyCompute, _exec
+from praisonai.compute.providers.flyio import FlyCompute, _client, _exec
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.flyio_fake import FlyFake
 
@@ -264,6 +264,95 @@ def test_capabilities_are_declared_honestly() -> None:
     caps = FlyCompute.capabilities
     assert Capability.PROCESSES in caps and Capability.SESSIONS not in caps
     assert Capability.CAPTURE not in caps and Capability.NETWORK_ALLOWLIST not in caps
+    assert Capability.GPU in caps and Capability.SELF_STOP in caps and Capability.NETWORK_NONE not in caps
+
+
+# ---- leases, HTTP/2, credentials, env plan -----------------------------------------------------
+
+
+def _lease_calls(fake: FlyFake, machine_id: str) -> list[tuple[str, str, str | None]]:
+    """(method, action, nonce) of the calls that change ``machine_id`` or its lease, in order."""
+    return [
+        (method, path.rsplit("/", 1)[-1], nonce)
+        for method, path, _, nonce in fake.mutations
+        if f"/machines/{machine_id}" in path and not path.endswith("/exec")
+    ]
+
+
+def test_shutdown_holds_the_machine_lease_and_sends_its_nonce(provider: FlyCompute, fake: FlyFake) -> None:
+    info = _portal.call(provider.provision)
+    machine_id = info.metadata["machine_id"]
+    assert _portal.call(provider.shutdown, info.instance_id) is True
+    calls = _lease_calls(fake, machine_id)
+    assert [(m, a) for m, a, _ in calls] == [("POST", "lease"), ("POST", "stop"), ("DELETE", machine_id)]
+    nonces = {n for _, _, n in calls[1:]}
+    assert len(nonces) == 1 and None not in nonces, "stop and delete carry the lease's nonce"
+
+
+def test_another_holders_lease_is_waited_out(provider: FlyCompute, fake: FlyFake) -> None:
+    info = _portal.call(provider.provision)
+    fake.hold_lease(info.instance_id, ttl_s=2)
+    assert _portal.call(provider.shutdown, info.instance_id) is True
+    refused = [s for m, p, s in fake.answers if p.endswith("/lease") and m == "POST" and s == 409]
+    assert refused, "the first lease request met the other holder's lease"
+
+
+def test_a_lease_held_too_long_is_one_sentence(
+    provider: FlyCompute, fake: FlyFake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = _portal.call(provider.provision)
+    try:
+        nonce = fake.hold_lease(info.instance_id, ttl_s=120)
+        monkeypatch.setattr(_client, "LEASE_WAIT_S", 1.5)
+        with pytest.raises(ProviderUnavailableError, match=r"leased by another client.*someone-else"):
+            _portal.call(provider.shutdown, info.instance_id)
+        machine_id = info.metadata["machine_id"]
+        base = f"/apps/{APP}/machines/{machine_id}"
+        got = _portal.call(
+            lambda: provider.api.request("POST", f"{base}/stop", op="t", body={}, allow=(409,))
+        )
+        assert got.status_code == 409, "a stop without the holder's nonce"
+        _portal.call(lambda: provider.api.request("DELETE", f"{base}/lease", op="t", nonce=nonce))
+    finally:
+        assert _portal.call(provider.shutdown, info.instance_id) is True
+
+
+def test_http2_is_offered_when_h2_is_installed() -> None:
+    pytest.importorskip("h2", reason="h2 is not installed (the flyio extra brings httpx[http2])")
+    assert _client.http2_available()
+
+
+def test_a_rejected_token_is_one_sentence(docker_ok: None) -> None:
+    with FlyFake(token="the-right-one") as strict:
+        p = FlyCompute(api_token="a-wrong-one", app=APP, api_url=strict.api_url)
+        with pytest.raises(AuthenticationError, match=r"Fly.io answered 401 .*check FLY_API_TOKEN") as caught:
+            _portal.call(p.list_instances)
+        assert "\n" not in str(caught.value)
+        _portal.call(p.api.aclose)
+
+
+def test_a_gpu_request_reaches_the_guest(provider: FlyCompute, fake: FlyFake) -> None:
+    info = _portal.call(provider.provision, {"gpu": "l40s"})
+    try:
+        guest = fake.live(APP, info.instance_id)["config"]["guest"]  # type: ignore[index]
+        assert (guest["gpus"], guest["gpu_kind"], guest["cpu_kind"]) == (1, "l40s", "performance"), guest
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_env_plan_shows_native_emulated_and_unsupported() -> None:
+    from praisonai.cli.env import _plan_provider
+    from praisonai.sandbox._envmodel import EnvironmentDefinition
+
+    registry.register("flyio", FlyCompute)
+    definition = EnvironmentDefinition.model_validate(
+        {"image": "python:3.12-slim", "resources": {"cpu": 2, "gpu": 1}, "idle_timeout": 600, "ttl": 3600,
+         "network": "none", "setup": ["true"], "capture": True}
+    )  # fmt: skip
+    plan = {s.field: (s.level, s.why) for s in _plan_provider("flyio", definition).fields}
+    assert plan["image"][0] == plan["resources.cpu"][0] == plan["resources.gpu"][0] == "native"
+    assert plan["idle_timeout"][0] == plan["ttl"][0] == "emulated" and "watchdog" in plan["idle_timeout"][1]
+    assert plan["network"][0] == "unsupported" and plan["capture"][0] == "unsupported"
 
 
 # ---- live ------------------------------------------------------------------------------------
