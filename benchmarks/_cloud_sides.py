@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from _cloud_fly import RawFly, start_fake
+
 IMAGE = "praisonai-sandbox:latest"
 Run = tuple[int, str, str]
 
@@ -57,6 +59,7 @@ PEER_CLASSES = {
     "e2b": ("praisonai_sandbox.compute.e2b", "E2BCompute"),
     "modal": ("praisonai_sandbox.compute.modal_compute", "ModalCompute"),
     "daytona": ("praisonai_sandbox.compute.daytona", "DaytonaCompute"),
+    "flyio": ("praisonai_sandbox.compute.flyio", "FlyioCompute"),
 }
 
 
@@ -260,7 +263,7 @@ class RawDaytona:
             await self.client.close()
 
 
-RAW = {"e2b": RawE2B, "modal": RawModal, "daytona": RawDaytona}
+RAW: dict[str, Any] = {"e2b": RawE2B, "modal": RawModal, "daytona": RawDaytona, "flyio": RawFly}
 
 # ---- the fakes, and how each counts the vendor calls it answers ---------------------------------
 
@@ -281,6 +284,8 @@ class Fake:
 
             self.server = ModalFake().start()
             self.env = self.server.env()
+        elif vendor == "flyio":
+            self.server, self.env = start_fake()
         else:
             from praisonai.compute.testing.daytona_fake import DaytonaFake
 

@@ -340,6 +340,16 @@ def test_a_gpu_request_reaches_the_guest(provider: FlyCompute, fake: FlyFake) ->
         _portal.call(provider.shutdown, info.instance_id)
 
 
+def test_compute_providers_lists_flyio_with_what_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("FLY_API_TOKEN", "FLY_APP_NAME"):
+        monkeypatch.delenv(var, raising=False)
+    registry.register("flyio", FlyCompute)
+    row = next(s for s in registry.provider_statuses() if s.name == "flyio")
+    assert row.installed and not row.available and "FLY_API_TOKEN" in row.reason, row
+    assert "gpu" in row.capabilities and "processes" in row.capabilities
+    assert FlyCompute.extra == "flyio"
+
+
 def test_env_plan_shows_native_emulated_and_unsupported() -> None:
     from praisonai.cli.env import _plan_provider
     from praisonai.sandbox._envmodel import EnvironmentDefinition

@@ -18,7 +18,8 @@ Modelled (cloud-sdks.md §5, fly-go's machine types):
   stop with ``{}``), ``POST …/start`` (a NEW container: the root filesystem is reset);
   ``DELETE …/machines/{id}`` (a started machine needs ``force=true`` or ``kill=true``, else 412
   [guess]; destroyed or unknown is 404).
-- Exec: ``POST …/exec {cmd | command, stdin, timeout}`` (only on a ``started`` machine, else
+- Exec: ``POST …/exec {cmd | command, stdin, timeout}`` (``cmd`` a string: a list is 400, as
+  fly-go's ``MachineExecRequest.Cmd string`` cannot take one) (only on a ``started`` machine, else
   412 [guess]) answers ``{stdout, stderr, exit_code}`` with ``exit_code`` **omitted when 0**; output
   is decoded as UTF-8 with replacement (a JSON string, not binary-safe); past ``exec_limit_s``
   (30) or the request's ``timeout`` it answers 408 ``deadline_exceeded``, and what runs inside is
@@ -108,6 +109,10 @@ class FlyFake:
     def fail_after_next(self, status: int) -> None:
         """Do the next call's work, then answer ``status`` instead of its result."""
         self.faults.append((status, None, True))
+
+    def create_app(self, name: str, org_slug: str = "personal") -> None:
+        """Make app ``name`` as ``POST /v1/apps`` would (an app made beforehand, with flyctl)."""
+        self.apps[name] = {"id": name, "name": name, "organization": {"slug": org_slug}}
 
     def new_lease(self, machine: dict[str, Any], owner: str, description: str = "") -> dict[str, Any]:
         lease = {"nonce": uuid.uuid4().hex, "expires_at": int(time.time()) + 30, "owner": owner,

@@ -184,6 +184,8 @@ def _delete(fake: FlyFake, machine: dict[str, Any], query: dict[str, str]) -> tu
 def _exec(fake: FlyFake, machine: dict[str, Any], body: dict[str, Any]) -> tuple[int, Any]:
     if machine["state"] != "started":
         return 412, f"machine is {machine['state']}, not started"
+    if "cmd" in body and not isinstance(body["cmd"], str):  # fly-go: MachineExecRequest.Cmd string
+        return 400, "json: cannot unmarshal array into Go struct field MachineExecRequest.cmd of type string"
     argv = body.get("command") or (["sh", "-c", body["cmd"]] if body.get("cmd") else None)
     if not argv:
         return 400, "cmd or command is required"
