@@ -83,6 +83,14 @@ def start_fake() -> tuple[Any, dict[str, str]]:
     return server, env
 
 
+#: The peer's adapter in a child process, aimed at the fake the same way (FLY_API_HOSTNAME is
+#: inherited), so that the cross-process list check measures the adapter, not its fixed URL.
+PEER_LIST_EXPR = (
+    "(lambda m: (setattr(m, 'FLY_API_BASE', __import__('os').environ['FLY_API_HOSTNAME'] + '/v1'), "
+    "m.FlyioCompute())[1])(__import__('praisonai_sandbox.compute.flyio', fromlist=['_']))"
+)
+
+
 def point_peer(url: str) -> None:
     """Aim the peer's Fly adapter at ``url`` (its base URL is a module constant), if installed."""
     try:

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from _cloud_fly import RawFly, start_fake
+from _cloud_fly import PEER_LIST_EXPR, RawFly, start_fake
 
 IMAGE = "praisonai-sandbox:latest"
 Run = tuple[int, str, str]
@@ -74,7 +74,9 @@ class Peer:
 
         module, cls = PEER_CLASSES[vendor]
         self.p: Any = getattr(importlib.import_module(module), cls)()
-        self.list_expr = f"__import__({module!r}, fromlist=['_']).{cls}()"
+        self.list_expr = (
+            PEER_LIST_EXPR if vendor == "flyio" else f"__import__({module!r}, fromlist=['_']).{cls}()"
+        )
         self.tmp = Path(tempfile.mkdtemp(prefix="bench-cloud-peer-"))
 
     async def provision(self, env: dict[str, str] | None = None) -> str:
