@@ -114,6 +114,15 @@ def test_a_408_from_fly_is_one_clear_sentence(ctx: Context, fake: FlyFake) -> No
         _portal.call(ctx.sh, "true")
 
 
+def test_a_408_after_the_command_started_is_polled_not_raised(ctx: Context, fake: FlyFake) -> None:
+    """A loaded machine: the start step ran but Fly answered 408; the job is polled, once run."""
+    _portal.call(ctx.sh, "rm -f ran")
+    fake.fail_after_next(408)
+    r = _portal.call(ctx.sh, "echo x >> ran; echo done")
+    assert (r.stdout, r.exit_code) == ("done\n", 0), r
+    assert _portal.call(ctx.provider.read_file, ctx.instance_id, "ran") == b"x\n"
+
+
 def test_payloads_never_reach_a_command_line(provider: FlyCompute, fake: FlyFake) -> None:
     info = _portal.call(provider.provision, {"env": {"SECRET_X": "s3cret"}})
     try:
@@ -344,6 +353,7 @@ def test_compute_providers_lists_flyio_with_what_it_needs(monkeypatch: pytest.Mo
     for var in ("FLY_API_TOKEN", "FLY_APP_NAME"):
         monkeypatch.delenv(var, raising=False)
     registry.register("flyio", FlyCompute)
+    monkeypatch.setattr(registry, "available_providers", lambda: ["flyio"])  # flyio's row alone
     row = next(s for s in registry.provider_statuses() if s.name == "flyio")
     assert row.installed and not row.available and "FLY_API_TOKEN" in row.reason, row
     assert "gpu" in row.capabilities and "processes" in row.capabilities

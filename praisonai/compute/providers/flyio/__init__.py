@@ -321,7 +321,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
             self._machine_ids.pop(instance_id, None)
             raise InstanceNotFoundError(f"no Fly machine for instance {instance_id!r}", op=op)
         if got.status_code == 408:
-            raise ExecError(
+            raise _exec.StepTimedOut(
                 "Fly's exec endpoint timed out (it answers 408 past about 30 s) on a step meant to take "
                 f"{wait_s:g} s; the machine may be overloaded",
                 op=op,
