@@ -326,6 +326,17 @@ def test_a_lease_held_too_long_is_one_sentence(
         assert _portal.call(provider.shutdown, info.instance_id) is True
 
 
+def test_backoff_reads_the_rate_limit_headers() -> None:
+    """``retry-after`` first, else ``ratelimit-reset`` / ``x-ratelimit-reset`` (seconds or an epoch
+    time), capped; without any, exponential."""
+    wait = _client._backoff
+    assert wait(0, _client._reset_after({"retry-after": "2", "x-ratelimit-reset": "7"})) == 2.0
+    assert wait(0, _client._reset_after({"ratelimit-reset": "3"})) == 3.0
+    assert 0.0 < wait(0, _client._reset_after({"x-ratelimit-reset": str(int(time.time()) + 4)})) <= 4.0
+    assert wait(0, "600") == _client.MAX_DELAY_S
+    assert wait(0, None) < wait(3, None) <= _client.MAX_DELAY_S
+
+
 def test_http2_is_offered_when_h2_is_installed() -> None:
     pytest.importorskip("h2", reason="h2 is not installed (the flyio extra brings httpx[http2])")
     assert _client.http2_available()
