@@ -15,6 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from _cloud_fly import PEER_LIST_EXPR, RawFly, start_fake
+
 IMAGE = "praisonai-sandbox:latest"
 Run = tuple[int, str, str]
 
@@ -57,6 +59,7 @@ PEER_CLASSES = {
     "e2b": ("praisonai_sandbox.compute.e2b", "E2BCompute"),
     "modal": ("praisonai_sandbox.compute.modal_compute", "ModalCompute"),
     "daytona": ("praisonai_sandbox.compute.daytona", "DaytonaCompute"),
+    "flyio": ("praisonai_sandbox.compute.flyio", "FlyioCompute"),
 }
 
 
@@ -71,7 +74,9 @@ class Peer:
 
         module, cls = PEER_CLASSES[vendor]
         self.p: Any = getattr(importlib.import_module(module), cls)()
-        self.list_expr = f"__import__({module!r}, fromlist=['_']).{cls}()"
+        self.list_expr = (
+            PEER_LIST_EXPR if vendor == "flyio" else f"__import__({module!r}, fromlist=['_']).{cls}()"
+        )
         self.tmp = Path(tempfile.mkdtemp(prefix="bench-cloud-peer-"))
 
     async def provision(self, env: dict[str, str] | None = None) -> str:
@@ -260,7 +265,7 @@ class RawDaytona:
             await self.client.close()
 
 
-RAW = {"e2b": RawE2B, "modal": RawModal, "daytona": RawDaytona}
+RAW: dict[str, Any] = {"e2b": RawE2B, "modal": RawModal, "daytona": RawDaytona, "flyio": RawFly}
 
 # ---- the fakes, and how each counts the vendor calls it answers ---------------------------------
 
@@ -281,6 +286,8 @@ class Fake:
 
             self.server = ModalFake().start()
             self.env = self.server.env()
+        elif vendor == "flyio":
+            self.server, self.env = start_fake()
         else:
             from praisonai.compute.testing.daytona_fake import DaytonaFake
 

@@ -1,27 +1,31 @@
-"""Vendor API calls per operation on E2B, Modal and Daytona: ours, the raw SDK and the peer.
+"""Vendor API calls per operation on E2B, Modal, Daytona and Fly.io: ours, the raw SDK (raw REST
+for Fly, which has no SDK) and the peer.
 
 Each vendor's real SDK talks to its loopback wire fake (praisonai.compute.testing: e2b_fake,
-modal_fake, daytona_fake; sandboxes are local docker containers). The fake counts the requests
-it answers, by route (E2B: HTTP method + path, ids folded; Modal: gRPC method, control plane and
-command router; Daytona: HTTP method + route). For each side the count is taken over ``--n``
+modal_fake, daytona_fake, flyio_fake; sandboxes are local docker containers). The fake counts the
+requests it answers, by route (E2B: HTTP method + path, ids folded; Modal: gRPC method, control
+plane and command router; Daytona: HTTP method + route; Fly: HTTP method + the path's last kind,
+``machines``, ``exec``, ``wait``, ``lease``...). For each side the count is taken over ``--n``
 repetitions of one operation after one untimed warm-up (``--n-life`` for provision/shutdown)
 and divided: calls per exec ``true``, per 1 KiB write, per 1 KiB read, per provision, per
 shutdown. Fewer calls is lower latency on a real network; latencies through a loopback fake are
 no performance claim, so none are printed.
 
-Sides (_cloud_sides.py): ours = ``praisonai.compute.registry.resolve_compute(vendor)``; raw =
-the vendor's async SDK called directly on a handle already held (the floor); peer =
-``praisonai-sandbox``'s compute adapters (E2BCompute, ModalCompute, DaytonaCompute) through
-their own API, when it is installed (else "not installed").
+Sides (_cloud_sides.py, _cloud_fly.py): ours = ``praisonai.compute.registry.resolve_compute(vendor)``;
+raw = the vendor's async SDK called directly on a handle already held (the floor; for Fly the
+Machines REST API through one httpx client); peer = ``praisonai-sandbox``'s compute adapters
+(E2BCompute, ModalCompute, DaytonaCompute, FlyioCompute) through their own API, when it is
+installed (else "not installed"); peer-sbx = its one-sandbox classes (none for Fly).
 
 Side by side (_cloud_checks.py): behaviour checks on ours and the peer through the same fakes,
 PASS / FAIL / FAKE GAP, each check's exact definition in its docstring.
 
-Live: when E2B_API_KEY / MODAL_TOKEN_ID+MODAL_TOKEN_SECRET / DAYTONA_API_KEY are set, ours and
-raw are also timed against the vendor itself (exec ``true`` p50/p95, provision, shutdown).
+Live: when E2B_API_KEY / MODAL_TOKEN_ID+MODAL_TOKEN_SECRET / DAYTONA_API_KEY /
+FLY_API_TOKEN+FLY_APP_NAME are set, ours and raw are also timed against the vendor itself (exec
+``true`` p50/p95, provision, shutdown).
 
-    PYTHONPATH=$PWD python3 benchmarks/bench_cloud.py [--n 10] [--n-life 3] [--vendors e2b,modal,daytona]
-        [--no-peer]
+    PYTHONPATH=$PWD python3 benchmarks/bench_cloud.py [--n 10] [--n-life 3]
+        [--vendors e2b,modal,daytona,flyio] [--no-peer]
 """
 
 from __future__ import annotations
@@ -38,10 +42,11 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _cloud_checks import CHECKS, run_checks
-from _cloud_sides import RAW, Fake, Ours, Peer, PeerSandbox, restore_env, set_env
+from _cloud_sides import RAW, SANDBOX_CLASSES, Fake, Ours, Peer, PeerSandbox, restore_env, set_env
 from _common import RESULTS_DIR, save, summary, timed
 
-VENDORS = ("e2b", "modal", "daytona")
+VENDORS = ("e2b", "modal", "daytona", "flyio")
+SDK = {"flyio": "httpx"}  # the module a vendor's side needs, when not named as the vendor (Fly has no SDK)
 HAVE_PEER = importlib.util.find_spec("praisonai_sandbox") is not None
 OPS = ("provision", "exec", "write_1k", "read_1k", "shutdown")
 DATA = os.urandom(1024)
@@ -49,6 +54,7 @@ CREDENTIALS = {
     "e2b": ("E2B_API_KEY",),
     "modal": ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET"),
     "daytona": ("DAYTONA_API_KEY",),
+    "flyio": ("FLY_API_TOKEN", "FLY_APP_NAME"),
 }
 
 
@@ -101,7 +107,7 @@ async def run_vendor(vendor: str, n: int, n_life: int) -> dict[str, Any]:
     try:
         sides: list[Any] = [Ours(vendor), RAW[vendor]()]
         if HAVE_PEER:
-            sides += [Peer(vendor), PeerSandbox(vendor)]
+            sides += [Peer(vendor)] + ([PeerSandbox(vendor)] if vendor in SANDBOX_CLASSES else [])
         for side in sides:
             try:
                 result["counts"][side.side] = await count_side(side, fake, n, n_life)
@@ -232,7 +238,7 @@ def main() -> None:
     live: dict[str, Any] = {}
     for vendor in vendors:  # live first: the fakes' variables are set only while each runs
         missing = [k for k in CREDENTIALS[vendor] if not os.environ.get(k)]
-        if importlib.util.find_spec(vendor) is None:
+        if importlib.util.find_spec(SDK.get(vendor, vendor)) is None:
             live[vendor] = {"skipped": f"the {vendor} SDK is not installed"}
         elif missing:
             live[vendor] = {"skipped": f"{' and '.join(missing)} not set (no real account to measure)"}
@@ -243,7 +249,7 @@ def main() -> None:
                 live[vendor] = {"skipped": f"failed: {type(exc).__name__}: {exc}".splitlines()[0][:300]}
     results: dict[str, Any] = {}
     for vendor in vendors:
-        if importlib.util.find_spec(vendor) is None:
+        if importlib.util.find_spec(SDK.get(vendor, vendor)) is None:
             results[vendor] = {"skipped": f"the {vendor} SDK is not installed"}
             continue
         results[vendor] = anyio.run(run_vendor, vendor, args.n, args.n_life)
@@ -251,7 +257,7 @@ def main() -> None:
           f"{'installed' if HAVE_PEER else 'not installed'}")  # fmt: skip
     report(results)
     report_live(live)
-    versions = {m: _version(m) for m in ("e2b", "modal", "daytona", "praisonai-sandbox")}
+    versions = {m: _version(m) for m in ("e2b", "modal", "daytona", "httpx", "praisonai-sandbox")}
     meta = {"n": args.n, "n_life": args.n_life, "versions": versions, "peer_installed": HAVE_PEER,
             "note": "calls counted at the wire fakes; no latency through a fake is reported"}  # fmt: skip
     save(args.json, meta, {"fakes": results, "live": live})

@@ -147,7 +147,10 @@ def _plan_provider(name: str, definition: EnvironmentDefinition) -> ProviderPlan
         return ProviderPlan(name, [], unavailable=str(exc))
     # Class-level capabilities: what a provider built with default arguments declares.
     rows = [_support(k, v, alone, cls.name, cls.capabilities) for k, v, alone in _used(definition)]
-    return ProviderPlan(cls.name, rows)
+    notes = cls.plan_notes  # the provider's word where the capability table alone would mislead
+    return ProviderPlan(
+        cls.name, [FieldSupport(r.field, *notes[r.field]) if r.field in notes else r for r in rows]
+    )
 
 
 def _used(definition: EnvironmentDefinition) -> list[tuple[str, Any, dict[str, Any]]]:

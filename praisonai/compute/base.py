@@ -82,6 +82,10 @@ class ComputeProvider(OptionalAbilities, ABC):
     #: Modules the provider's SDK brings, and the pip extra that installs them.
     requires: ClassVar[tuple[str, ...]] = ()
     extra: ClassVar[str] = ""
+    #: How ``praisonai env plan`` describes a field this provider honours its own way, where the
+    #: capability table alone would mislead: ``{field: (level, why)}``, level ``native``,
+    #: ``emulated`` or ``unsupported`` (e.g. Fly's idle timeout: a watchdog, not a vendor setting).
+    plan_notes: ClassVar[Mapping[str, tuple[str, str]]] = {}
 
     @property
     def provider_name(self) -> str:

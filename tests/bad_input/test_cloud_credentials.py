@@ -52,3 +52,40 @@ def test_an_unreachable_e2b_says_so() -> None:
         url = f"http://127.0.0.1:{closed.getsockname()[1]}"
         r = run("e2b", E2B_API_KEY="e2b_" + "0" * 40, E2B_API_URL=url, E2B_SANDBOX_URL=url)
     one_sentence(r, "E2B could not be reached")
+
+
+# ---- Fly.io (no SDK: httpx) --------------------------------------------------------------------
+
+
+def run_fly(**env: str) -> subprocess.CompletedProcess[str]:
+    """``run("flyio")`` with no FLY_* variable of this machine, only ``env``'s."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("FLY_")}
+    return subprocess.run(
+        [sys.executable, "-c", "from praisonai.cli import main; main()",
+         "sandbox", "run", "--compute", "flyio", "--no-environment", "--", "true"],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, env={**clean, **env},
+    )  # fmt: skip
+
+
+def test_fly_missing_token_and_app_name_the_variable() -> None:
+    pytest.importorskip("httpx")
+    one_sentence(run_fly(), "FLY_API_TOKEN")
+    one_sentence(run_fly(FLY_API_TOKEN="t"), "FLY_APP_NAME")
+
+
+def test_a_rejected_fly_token_is_one_sentence() -> None:
+    pytest.importorskip("httpx")
+    from praisonai.compute.testing.flyio_fake import FlyFake
+
+    with FlyFake(token="the-right-one") as fake:  # answers 401 before any machine (no docker needed)
+        r = run_fly(FLY_API_TOKEN="a-wrong-one", FLY_APP_NAME="praisonai-test", FLY_API_HOSTNAME=fake.api_url)
+    one_sentence(r, "401", "check FLY_API_TOKEN")
+
+
+def test_an_unreachable_fly_says_so() -> None:
+    pytest.importorskip("httpx")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        r = run_fly(FLY_API_TOKEN="t", FLY_APP_NAME="praisonai-test", FLY_API_HOSTNAME=url)
+    one_sentence(r, "Fly.io could not be reached")

@@ -22,7 +22,7 @@ from praisonai._errors import (
 )
 from praisonai._types import Capability
 from praisonai.compute import registry
-from praisonai.compute.providers.flyio import FlyCompute, _exec
+from praisonai.compute.providers.flyio import FlyCompute, _client, _exec
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.flyio_fake import FlyFake
 
@@ -112,6 +112,15 @@ def test_a_408_from_fly_is_one_clear_sentence(ctx: Context, fake: FlyFake) -> No
     fake.fail_next(408)
     with pytest.raises(ExecError, match="408 past about 30 s"):
         _portal.call(ctx.sh, "true")
+
+
+def test_a_408_after_the_command_started_is_polled_not_raised(ctx: Context, fake: FlyFake) -> None:
+    """A loaded machine: the start step ran but Fly answered 408; the job is polled, once run."""
+    _portal.call(ctx.sh, "rm -f ran")
+    fake.fail_after_next(408)
+    r = _portal.call(ctx.sh, "echo x >> ran; echo done")
+    assert (r.stdout, r.exit_code) == ("done\n", 0), r
+    assert _portal.call(ctx.provider.read_file, ctx.instance_id, "ran") == b"x\n"
 
 
 def test_payloads_never_reach_a_command_line(provider: FlyCompute, fake: FlyFake) -> None:
@@ -264,6 +273,117 @@ def test_capabilities_are_declared_honestly() -> None:
     caps = FlyCompute.capabilities
     assert Capability.PROCESSES in caps and Capability.SESSIONS not in caps
     assert Capability.CAPTURE not in caps and Capability.NETWORK_ALLOWLIST not in caps
+    assert Capability.GPU in caps and Capability.SELF_STOP in caps and Capability.NETWORK_NONE not in caps
+
+
+# ---- leases, HTTP/2, credentials, env plan -----------------------------------------------------
+
+
+def _lease_calls(fake: FlyFake, machine_id: str) -> list[tuple[str, str, str | None]]:
+    """(method, action, nonce) of the calls that change ``machine_id`` or its lease, in order."""
+    return [
+        (method, path.rsplit("/", 1)[-1], nonce)
+        for method, path, _, nonce in fake.mutations
+        if f"/machines/{machine_id}" in path and not path.endswith("/exec")
+    ]
+
+
+def test_shutdown_holds_the_machine_lease_and_sends_its_nonce(provider: FlyCompute, fake: FlyFake) -> None:
+    info = _portal.call(provider.provision)
+    machine_id = info.metadata["machine_id"]
+    assert _portal.call(provider.shutdown, info.instance_id) is True
+    calls = _lease_calls(fake, machine_id)
+    assert [(m, a) for m, a, _ in calls] == [("POST", "lease"), ("POST", "stop"), ("DELETE", machine_id)]
+    nonces = {n for _, _, n in calls[1:]}
+    assert len(nonces) == 1 and None not in nonces, "stop and delete carry the lease's nonce"
+
+
+def test_another_holders_lease_is_waited_out(provider: FlyCompute, fake: FlyFake) -> None:
+    info = _portal.call(provider.provision)
+    fake.hold_lease(info.instance_id, ttl_s=2)
+    assert _portal.call(provider.shutdown, info.instance_id) is True
+    refused = [s for m, p, s in fake.answers if p.endswith("/lease") and m == "POST" and s == 409]
+    assert refused, "the first lease request met the other holder's lease"
+
+
+def test_a_lease_held_too_long_is_one_sentence(
+    provider: FlyCompute, fake: FlyFake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = _portal.call(provider.provision)
+    try:
+        nonce = fake.hold_lease(info.instance_id, ttl_s=120)
+        monkeypatch.setattr(_client, "LEASE_WAIT_S", 1.5)
+        with pytest.raises(ProviderUnavailableError, match=r"leased by another client.*someone-else"):
+            _portal.call(provider.shutdown, info.instance_id)
+        machine_id = info.metadata["machine_id"]
+        base = f"/apps/{APP}/machines/{machine_id}"
+        got = _portal.call(
+            lambda: provider.api.request("POST", f"{base}/stop", op="t", body={}, allow=(409,))
+        )
+        assert got.status_code == 409, "a stop without the holder's nonce"
+        _portal.call(lambda: provider.api.request("DELETE", f"{base}/lease", op="t", nonce=nonce))
+    finally:
+        assert _portal.call(provider.shutdown, info.instance_id) is True
+
+
+def test_backoff_reads_the_rate_limit_headers() -> None:
+    """``retry-after`` first, else ``ratelimit-reset`` / ``x-ratelimit-reset`` (seconds or an epoch
+    time), capped; without any, exponential."""
+    wait = _client._backoff
+    assert wait(0, _client._reset_after({"retry-after": "2", "x-ratelimit-reset": "7"})) == 2.0
+    assert wait(0, _client._reset_after({"ratelimit-reset": "3"})) == 3.0
+    assert 0.0 < wait(0, _client._reset_after({"x-ratelimit-reset": str(int(time.time()) + 4)})) <= 4.0
+    assert wait(0, "600") == _client.MAX_DELAY_S
+    assert wait(0, None) < wait(3, None) <= _client.MAX_DELAY_S
+
+
+def test_http2_is_offered_when_h2_is_installed() -> None:
+    pytest.importorskip("h2", reason="h2 is not installed (the flyio extra brings httpx[http2])")
+    assert _client.http2_available()
+
+
+def test_a_rejected_token_is_one_sentence(docker_ok: None) -> None:
+    with FlyFake(token="the-right-one") as strict:
+        p = FlyCompute(api_token="a-wrong-one", app=APP, api_url=strict.api_url)
+        with pytest.raises(AuthenticationError, match=r"Fly.io answered 401 .*check FLY_API_TOKEN") as caught:
+            _portal.call(p.list_instances)
+        assert "\n" not in str(caught.value)
+        _portal.call(p.api.aclose)
+
+
+def test_a_gpu_request_reaches_the_guest(provider: FlyCompute, fake: FlyFake) -> None:
+    info = _portal.call(provider.provision, {"gpu": "l40s"})
+    try:
+        guest = fake.live(APP, info.instance_id)["config"]["guest"]  # type: ignore[index]
+        assert (guest["gpus"], guest["gpu_kind"], guest["cpu_kind"]) == (1, "l40s", "performance"), guest
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_compute_providers_lists_flyio_with_what_it_needs(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("FLY_API_TOKEN", "FLY_APP_NAME"):
+        monkeypatch.delenv(var, raising=False)
+    registry.register("flyio", FlyCompute)
+    monkeypatch.setattr(registry, "available_providers", lambda: ["flyio"])  # flyio's row alone
+    row = next(s for s in registry.provider_statuses() if s.name == "flyio")
+    assert row.installed and not row.available and "FLY_API_TOKEN" in row.reason, row
+    assert "gpu" in row.capabilities and "processes" in row.capabilities
+    assert FlyCompute.extra == "flyio"
+
+
+def test_env_plan_shows_native_emulated_and_unsupported() -> None:
+    from praisonai.cli.env import _plan_provider
+    from praisonai.sandbox._envmodel import EnvironmentDefinition
+
+    registry.register("flyio", FlyCompute)
+    definition = EnvironmentDefinition.model_validate(
+        {"image": "python:3.12-slim", "resources": {"cpu": 2, "gpu": 1}, "idle_timeout": 600, "ttl": 3600,
+         "network": "none", "setup": ["true"], "capture": True}
+    )  # fmt: skip
+    plan = {s.field: (s.level, s.why) for s in _plan_provider("flyio", definition).fields}
+    assert plan["image"][0] == plan["resources.cpu"][0] == plan["resources.gpu"][0] == "native"
+    assert plan["idle_timeout"][0] == plan["ttl"][0] == "emulated" and "watchdog" in plan["idle_timeout"][1]
+    assert plan["network"][0] == "unsupported" and plan["capture"][0] == "unsupported"
 
 
 # ---- live ------------------------------------------------------------------------------------

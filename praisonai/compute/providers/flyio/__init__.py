@@ -11,21 +11,28 @@ The provider waits for ``started`` (the exec endpoint does not start a machine).
 ``config.env`` at create and through the exec body per command.
 
 Exec, files and background processes all go through the exec endpoint (see ``_exec``: the
-payload in ``stdin``, never on a command line; long commands polled under Fly's 30 s limit).
-Files are base64 in ``stdin`` (writes) and in the answer (reads), ``CHUNK`` bytes per exec.
-Shutdown is stop (with a ``{}`` body: an empty one is 400) then a forced delete; 404 is "already
-gone". Not here: captures (Fly has no rootfs snapshot), sessions and streaming (no stdin stream),
-network policies, and stop/start (it resets the root filesystem).
+payload in ``stdin``, never on a command line; long commands polled under Fly's 30 s limit, so
+none meets its 408). Files are base64 in ``stdin`` (writes) and in the answer (reads), ``CHUNK``
+bytes per exec (``_files``). Background processes are one-shot helper runs (``OneShotProcesses``).
+Shutdown takes the machine's lease, then stop (with a ``{}`` body: an empty one is 400) and a
+forced delete under its nonce; 404 is "already gone". ``guest`` carries cpus, memory and GPUs.
+
+Refused by capability, each for a reason:
+- captures: Fly has no root-filesystem snapshot (§5.6). A volume snapshot holds a volume only,
+  while packages and setup write the image's root filesystem (/usr, /etc); a machine image must
+  be built and pushed through a registry, outside the Machines API.
+- sessions, streaming and the helper channel: the exec endpoint is one request, one answer, with
+  no stdin stream and no streamed output; a shell kept across calls needs a byte stream in.
+- network none and allowlists: Fly's network policies are ports-only and per app, take effect
+  only after a restart (which resets the root filesystem), and do not cover the Fly Proxy.
+- stop/start: a restarted machine boots its image afresh (§5.2), so there is nothing to resume.
 """
 
 from __future__ import annotations
 
-import base64
 import os
 import posixpath
 import shlex
-import uuid
-from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -36,11 +43,9 @@ from praisonai._errors import (
     ConfigError,
     ExecError,
     InstanceNotFoundError,
-    PathNotFoundError,
     ProviderUnavailableError,
 )
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.compute import _tar
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
@@ -48,10 +53,9 @@ from praisonai.compute.oneshot import OneShotProcesses
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.flyio import _exec
 from praisonai.compute.providers.flyio._client import FlyAPI, missing_credentials, raise_for
+from praisonai.compute.providers.flyio._files import FlyFiles
 
 LABEL_WORKDIR = "praisonai.workdir"
-CHUNK = 512 * 1024  # file bytes per exec: stdin and answer sizes are undocumented
-_XFER_DIR = "/tmp/.praisonai-xfer"
 _STARTED_WITHIN_S = 300.0
 _STATES = {
     "started": InstanceStatus.RUNNING,
@@ -75,7 +79,7 @@ class FlyOptions(ProviderOptions):
     image: str = "debian:bookworm-slim"  # needs sh, base64, setsid, tar
 
 
-class FlyCompute(OneShotProcesses, ComputeProvider):
+class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
     """Instances are Fly Machines; see the module docstring."""
 
     name = "flyio"
@@ -87,9 +91,19 @@ class FlyCompute(OneShotProcesses, ComputeProvider):
             Capability.IMAGE,
             Capability.CPU_LIMIT,
             Capability.MEMORY_LIMIT,
+            Capability.GPU,
             Capability.ISOLATION,
+            Capability.SELF_STOP,
             Capability.PROCESSES,
         }
+    )
+    #: How ``env plan`` should describe what Fly does not do natively (``plan_notes``).
+    plan_notes = dict.fromkeys(
+        ("idle_timeout", "ttl"),
+        (
+            "emulated",
+            "a watchdog in the machine (its PID 1) exits, even if this process dies; auto_destroy removes it",
+        ),
     )
 
     def __init__(
@@ -176,6 +190,10 @@ class FlyCompute(OneShotProcesses, ComputeProvider):
             "cpus": max(1, int(cfg.cpu or 1)),
             "memory_mb": max(256, int(cfg.memory_mb or 256)),
         }
+        if cfg.gpu is not None:  # a count, or a Fly GPU kind ("a100-40gb", "l40s") for one of it
+            named = not str(cfg.gpu).isdigit()
+            guest.update(gpus=1 if named else int(cfg.gpu), **({"gpu_kind": str(cfg.gpu)} if named else {}))
+            guest["cpu_kind"] = "performance"  # Fly's GPU machines are performance-class
         config = {
             "image": cfg.image or self._options.image,
             "guest": guest,
@@ -236,8 +254,19 @@ class FlyCompute(OneShotProcesses, ComputeProvider):
         except InstanceNotFoundError:
             return False
         path = f"/apps/{app}/machines/{machine_id}"
-        await self.api.request("POST", f"{path}/stop", op="shutdown", body={}, allow=(404, 412))
-        gone = await self.api.request("DELETE", path, op="shutdown", params={"force": "true"}, allow=(404,))
+        async with self.api.lease(app, machine_id, op="shutdown") as lease:
+            if lease is None:  # destroyed meanwhile (its watchdog, another process)
+                self._machine_ids.pop(instance_id, None)
+                return False
+            nonce = lease.nonce
+            await self.api.request(
+                "POST", f"{path}/stop", op="shutdown", body={}, allow=(404, 412), nonce=nonce
+            )
+            params = {"force": "true"}
+            gone = await self.api.request(
+                "DELETE", path, op="shutdown", params=params, allow=(404,), nonce=nonce
+            )
+            lease.done = True  # destroyed (or gone already): the lease went with it
         self._machine_ids.pop(instance_id, None)
         return gone.status_code != 404
 
@@ -292,7 +321,7 @@ class FlyCompute(OneShotProcesses, ComputeProvider):
             self._machine_ids.pop(instance_id, None)
             raise InstanceNotFoundError(f"no Fly machine for instance {instance_id!r}", op=op)
         if got.status_code == 408:
-            raise ExecError(
+            raise _exec.StepTimedOut(
                 "Fly's exec endpoint timed out (it answers 408 past about 30 s) on a step meant to take "
                 f"{wait_s:g} s; the machine may be overloaded",
                 op=op,
@@ -321,74 +350,3 @@ class FlyCompute(OneShotProcesses, ComputeProvider):
             return await self._run_script(instance_id, script, wait_s)
 
         return await _exec.run(call, request, cwd)
-
-    # ---- files: base64 through the exec endpoint, CHUNK bytes per call ----------------------
-
-    async def _read(self, instance_id: str, path: str) -> bytes:
-        target = shlex.quote(await self._path(instance_id, path, "read_file"))
-        parts: list[bytes] = []
-        offset, size = 0, None
-        while size is None or offset < size:
-            script = (
-                f"if [ -d {target} ]; then echo D; elif [ ! -f {target} ]; then echo N; else "
-                f"echo F $(wc -c < {target}); tail -c +{offset + 1} {target} | head -c {CHUNK} | base64; fi\n"
-            )
-            said = await self._run_script(instance_id, script, 0, "read_file")
-            kind, _, rest = said.partition("\n")
-            if kind == "N":
-                raise PathNotFoundError(f"no such file in the Fly machine: {path}", op="read_file")
-            if kind == "D":
-                raise IsADirectoryError(f"{path} is a directory in the Fly machine")
-            size = int(kind.split()[1])
-            parts.append(base64.b64decode("".join(rest.split())))
-            offset += len(parts[-1])
-            if not parts[-1] and offset < size:
-                raise ExecError(f"{path} shrank while it was read", op="read_file")
-        return b"".join(parts)
-
-    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
-        target = await self._path(instance_id, path, "write_file")
-        part = shlex.quote(f"{target}.praisonai-{uuid.uuid4().hex[:8]}")
-        q = shlex.quote(target)
-        for start in range(0, max(1, len(data)), CHUNK):
-            redirect = f"{'>' if start == 0 else '>>'} {part}"
-            script = f'mkdir -p -- "$(dirname -- {q})" || exit 1\n'
-            script += _exec.heredoc(data[start : start + CHUNK], redirect)
-            if start + CHUNK >= len(data):
-                script += f"mv -f -- {part} {q}\n"
-            await self._run_script(instance_id, script, 0, "write_file")
-
-    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        target = await self._path(instance_id, remote, "upload")
-        tar = await anyio.to_thread.run_sync(_tar.pack_path, local, posixpath.basename(target) or "root")
-        archive = f"{_XFER_DIR}/{uuid.uuid4().hex}.tar"
-        await self._write(instance_id, archive, tar)
-        q = shlex.quote
-        parent = q(posixpath.dirname(target))
-        script = (
-            f"mkdir -p -- {parent} && tar -xf {q(archive)} -C {parent}; rc=$?; "
-            f"rm -f -- {q(archive)}; [ $rc = 0 ] || echo failed\n"
-        )
-        if "failed" in await self._run_script(instance_id, script, 0, "upload"):
-            raise ExecError(f"could not unpack the upload at {remote} in the Fly machine", op="upload")
-
-    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        target = await self._path(instance_id, remote, "download")
-        q = shlex.quote
-        archive = f"{_XFER_DIR}/{uuid.uuid4().hex}.tar"
-        script = (
-            f"if [ -d {q(target)} ]; then mkdir -p {_XFER_DIR} && tar -cf {q(archive)} -C "
-            f"{q(posixpath.dirname(target))} {q(posixpath.basename(target))} && echo D; "
-            f"elif [ -f {q(target)} ]; then echo F; else echo N; fi\n"
-        )
-        kind = (await self._run_script(instance_id, script, 0, "download")).strip()
-        if kind == "N":
-            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
-        if kind == "F":
-            data = await self._read(instance_id, target)
-            local.parent.mkdir(parents=True, exist_ok=True)
-            await anyio.Path(local).write_bytes(data)
-            return
-        tar = await self._read(instance_id, archive)
-        await self._run_script(instance_id, f"rm -f -- {q(archive)}\n", 0, "download")
-        await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local)

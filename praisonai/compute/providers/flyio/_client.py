@@ -5,15 +5,24 @@ Fly has no SDK (cloud-sdks.md §5); ``httpx`` is imported here and in the packag
 An ``AsyncClient`` belongs to the event loop that made it (its connection pool does), and a
 provider is used from several loops (portals, threads), so the client is kept per loop.
 Rate limits are per action and per machine (1 req/s, burst 3): 429 and 5xx are retried with
-exponential backoff, honouring ``retry-after``; a request that is not idempotent (``exec``) is
-retried on 429 only, which Fly answers before doing anything.
+exponential backoff, honouring ``retry-after`` or, without it, a ``ratelimit-reset`` /
+``x-ratelimit-reset`` header (Fly documents no header: these are the common ones). A request
+that is not idempotent (``exec``) is retried on 429 only, which Fly answers before doing
+anything. HTTP/2 is offered when ``h2`` is installed (the ``flyio`` extra brings
+``httpx[http2]``): api.machines.dev negotiates it over TLS, so concurrent requests share one
+connection; a plain-http URL (the fake, ``_api.internal``) stays HTTP/1.1.
 """
 
 from __future__ import annotations
 
+import contextlib
+import importlib.util
 import os
+import time
 import weakref
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -33,6 +42,27 @@ if TYPE_CHECKING:
 DEFAULT_URL = "https://api.machines.dev"
 RETRIES = 5
 MAX_DELAY_S = 10.0
+NONCE_HEADER = "fly-machine-lease-nonce"  # a lease holder's mutations carry its nonce
+#: Headers that say when a rate limit resets, in seconds, after ``retry-after``.
+_RESET_HEADERS = ("retry-after", "ratelimit-reset", "x-ratelimit-reset")
+
+
+def http2_available() -> bool:
+    """Whether httpx can speak HTTP/2 here (``h2`` installed)."""
+    return importlib.util.find_spec("h2") is not None
+
+
+LEASE_TTL_S = 30  # a lease left by a client that died frees itself this soon
+LEASE_WAIT_S = 60.0  # how long a mutation waits for another holder's lease to go
+
+
+@dataclass
+class Lease:
+    """A machine lease held for a block of mutations: send ``nonce`` with each; set ``done`` once
+    the machine is destroyed (its lease went with it: no release call)."""
+
+    nonce: str
+    done: bool = False
 
 
 def missing_credentials(token: str | None, app: str | None) -> str | None:
@@ -66,6 +96,7 @@ class FlyAPI:
                 base_url=self._base_url + "/v1",
                 headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
                 timeout=httpx.Timeout(90.0, connect=15.0),
+                http2=http2_available(),
             )
             self._clients[loop] = client
             _portal.close_at_exit(client)  # on the portal's loop, closed before it stops
@@ -90,15 +121,20 @@ class FlyAPI:
         params: Mapping[str, str] | None = None,
         allow: tuple[int, ...] = (),
         idempotent: bool = True,
+        nonce: str | None = None,
     ) -> httpx.Response:
         """Send one request (retried as the module docstring says); a status in ``allow`` is
-        returned to the caller, any other error raised as ours (:func:`raise_for`)."""
+        returned to the caller, any other error raised as ours (:func:`raise_for`). ``nonce``:
+        the machine lease this mutation is made under."""
         import httpx
 
+        headers = {NONCE_HEADER: nonce} if nonce else None
         for attempt in range(RETRIES + 1):
             self.calls += 1
             try:
-                response = await self._client().request(method, path, json=body, params=params)
+                response = await self._client().request(
+                    method, path, json=body, params=params, headers=headers
+                )
             except httpx.TransportError as exc:
                 if attempt < RETRIES and idempotent:
                     await anyio.sleep(_backoff(attempt, None))
@@ -109,18 +145,68 @@ class FlyAPI:
             status = response.status_code
             retry = status == 429 or (status >= 500 and idempotent)
             if retry and attempt < RETRIES:
-                await anyio.sleep(_backoff(attempt, response.headers.get("retry-after")))
+                await anyio.sleep(_backoff(attempt, _reset_after(response.headers)))
                 continue
             if status < 400 or status in allow:
                 return response
             raise_for(response, op)
         raise AssertionError("unreachable")  # the loop returns or raises
 
+    @asynccontextmanager
+    async def lease(self, app: str, machine_id: str, *, op: str) -> AsyncIterator[Lease | None]:
+        """Hold the machine's lease for the block (``None``: the machine is gone, 404).
+
+        Fly serialises mutations by lease: a stop or delete by someone else (another process's
+        shutdown, flyctl) while we hold it is refused, and ours wait for theirs. Another holder's
+        lease (409) is waited out for ``LEASE_WAIT_S``, then one sentence. A taken lease whose
+        answer was lost looks like another holder's and frees itself after ``LEASE_TTL_S``.
+        """
+        path = f"/apps/{app}/machines/{machine_id}/lease"
+        body = {"ttl": LEASE_TTL_S, "description": "praisonai: stop and destroy"}
+        with anyio.move_on_after(LEASE_WAIT_S):
+            while (
+                got := await self.request("POST", path, op=op, body=body, allow=(404, 409))
+            ).status_code == 409:
+                await anyio.sleep(1.0)
+        if got.status_code == 409:
+            raise ProviderUnavailableError(
+                f"the Fly machine {machine_id} is leased by another client ({_said(got)}); "
+                "try again once its lease expires",
+                op=op,
+            )
+        if got.status_code == 404:
+            yield None
+            return
+        held = Lease(str(got.json()["data"]["nonce"]))
+        try:
+            yield held
+        finally:
+            if not held.done:
+                # Unreleased, it expires in LEASE_TTL_S: not worth hiding the block's own outcome.
+                with contextlib.suppress(ProviderUnavailableError):
+                    await self.request("DELETE", path, op=op, allow=(404, 409), nonce=held.nonce)
+
+
+def _said(response: httpx.Response) -> str:
+    """Fly's error text from an answer."""
+    try:
+        return str(response.json().get("error") or response.text)
+    except ValueError:
+        return response.text
+
+
+def _reset_after(headers: Mapping[str, str]) -> str | None:
+    """The first rate-limit reset header's value (seconds), if any."""
+    return next((headers[h] for h in _RESET_HEADERS if h in headers), None)
+
 
 def _backoff(attempt: int, retry_after: str | None) -> float:
     if retry_after:
         try:
-            return min(MAX_DELAY_S, max(0.0, float(retry_after)))
+            wait = float(retry_after)
+            if wait > 1e9:  # an epoch time, as some x-ratelimit-reset headers give
+                wait -= time.time()
+            return min(MAX_DELAY_S, max(0.0, wait))
         except ValueError:
             pass  # an HTTP date: back off as usual
     return float(min(MAX_DELAY_S, 0.25 * 2**attempt))
@@ -130,10 +216,7 @@ def raise_for(response: httpx.Response, op: str, *, capacity: bool = False) -> N
     """Fly's error answer (``{"error", "status"}``) as our exception, one sentence. ``capacity``:
     a create's 403/409/412, which Fly uses for quota and capacity (Kilo-Org/cloud#412, #516)."""
     status = response.status_code
-    try:
-        said = response.json().get("error") or response.text
-    except ValueError:
-        said = response.text
+    said = _said(response)
     what = f"Fly.io answered {status} to {op}: {said}"
     if (capacity and status in (403, 409, 412, 422)) or "quota" in str(said).lower():
         raise ProviderUnavailableError(

@@ -9,8 +9,12 @@ to files in a job directory, and waits for it at most ``WAIT_S`` seconds: a comm
 then is answered in that one call, its outputs base64 after a ``done`` line (cut in the machine to
 their head and tail beyond ``max_output``). A longer one is polled with further short execs, each
 waiting up to ``WAIT_S`` again, so no exec comes near Fly's limit; at the command's own deadline
-one more exec kills its process group and returns what it wrote. The job directory is removed
-once its result is read.
+one more exec kills its process group and returns what it wrote. Once its result is read the job
+directory becomes ``<job>.read``, which a later exec removes after two minutes: a step whose
+answer was lost can read it again. A step Fly answers with 408 anyway (a loaded machine) is not the end:
+polls only read the job, so they are sent again (up to ``STEP_RETRIES`` in a row); after a
+start that got 408 the job is polled, and if it does not exist the command never ran and the 408
+is raised.
 
 Output reaches ``on_output`` only once the command has ended (the endpoint does not stream).
 """
@@ -24,7 +28,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 
-from praisonai._errors import PathNotFoundError
+from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
 from praisonai._types import ExecRequest, ExecResult
 
@@ -48,6 +52,13 @@ WAIT_S = 20.0
 NO_CWD = "praisonai:no-such-cwd"
 DONE = "praisonai:done"
 RUNNING = "praisonai:running"
+NO_JOB = "praisonai:no-job"
+STEP_RETRIES = 3  # 408s in a row on one job before giving up
+
+
+class StepTimedOut(ExecError):
+    """Fly answered one exec step with 408 (past its ~30 s limit)."""
+
 
 #: ``call(script, wait_s)``: run ``script`` through one exec, return its stdout.
 Call = Callable[[str, float], Awaitable[str]]
@@ -80,6 +91,8 @@ def start_script(job: str, cwd: str, request: ExecRequest, wait_s: float) -> str
     stdin = heredoc(request.stdin, f"> {q(job)}/in") if request.stdin is not None else f": > {q(job)}/in\n"
     runner = 'sh -c -- "$1" < "$2/in" > "$2/out" 2> "$2/err"; echo $? > "$2/rc.t"; mv "$2/rc.t" "$2/rc"'
     return (
+        # results read more than 2 minutes ago: no lost answer will ask for them again
+        f"find {JOBS_DIR} -maxdepth 1 -name '*.read' -mmin +2 -exec rm -rf {{}} + 2>/dev/null\n"
         f"mkdir -p {q(job)} || exit 125\n"
         f"cd -- {q(cwd)} 2>/dev/null || {{ rm -rf -- {q(job)}; echo {NO_CWD}; exit 0; }}\n"
         + exports(request.env)
@@ -97,16 +110,19 @@ def poll_script(job: str, limit: int, wait_s: float, *, kill: bool = False) -> s
     # dash's kill takes no "--": a negative pid right after the signal is the group
     killer = f'kill -KILL -"$(cat {j}/pid)" 2>/dev/null; sleep 0.2\n' if kill else ""
     ticks = max(0, math.ceil(wait_s * 10))
+    # a result already read (its answer lost to a 408) is read again; no job at all: NO_JOB
+    missing = f"[ -d {j} ] || mv {j}.read {j} 2>/dev/null || {{ echo {NO_JOB}; exit 0; }}\n"
     pending = "" if kill else f"if [ ! -f {j}/rc ]; then echo {RUNNING}; exit 0; fi\n"
     return (
-        killer
+        missing
+        + killer
         + f"i=0; while [ ! -f {j}/rc ] && [ $i -lt {ticks} ]; do sleep 0.1; i=$((i+1)); done\n"
         + pending
         + f'for f in out err; do p={j}/$f; n=$(wc -c < "$p"); if [ "$n" -gt {limit} ]; then '
         f'head -c {head} "$p" > "$p.cut"; tail -c {limit - head} "$p" >> "$p.cut"; '
-        'mv "$p.cut" "$p"; echo "cut $f $n"; fi; done\n'
+        f'mv "$p.cut" "$p"; echo "cut $f $n" >> {j}/cuts; fi; done; cat {j}/cuts 2>/dev/null\n'
         f'echo {DONE} "$(cat {j}/rc 2>/dev/null || echo -)"; base64 < {j}/out; echo .; base64 < {j}/err\n'
-        f"rm -rf -- {j}\n"
+        f"touch {j}; mv -- {j} {j}.read\n"  # touched: the two minutes start now
     )
 
 
@@ -115,15 +131,31 @@ async def run(call: Call, request: ExecRequest, cwd: str) -> ExecResult:
     job = f"{JOBS_DIR}/{uuid.uuid4().hex}"
     deadline = None if request.timeout is None else time.monotonic() + request.timeout
     wait = WAIT_S if deadline is None else min(WAIT_S, request.timeout or 0.0)
-    said = await call(start_script(job, cwd, request, wait), wait)
+    late: StepTimedOut | None = None
+    try:
+        said = await call(start_script(job, cwd, request, wait), wait)
+    except StepTimedOut as exc:  # it may have started: ask the job
+        said, late = RUNNING, exc
     if said.strip() == NO_CWD:
         raise PathNotFoundError(f"working directory {cwd} does not exist in the machine", op="exec")
-    timed_out = False
+    timed_out, misses = False, 0
     while RUNNING in said.splitlines():
         left = WAIT_S if deadline is None else deadline - time.monotonic()
         timed_out = left <= 0
         wait = min(WAIT_S, max(0.0, left))
-        said = await call(poll_script(job, request.max_output, wait, kill=timed_out), wait)
+        try:
+            said = await call(poll_script(job, request.max_output, wait, kill=timed_out), wait)
+            misses = 0
+        except StepTimedOut:
+            misses += 1
+            if misses >= STEP_RETRIES:
+                raise
+            said = RUNNING
+        if said.strip() == NO_JOB:  # the start's 408 stands (it never ran), or a result was lost
+            raise late or ExecError(
+                "Fly's exec endpoint answered 408 while the command's result was read", op="exec"
+            )
+        late = None
     return _result(said, request, timed_out)
 
 

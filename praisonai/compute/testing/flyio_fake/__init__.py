@@ -18,11 +18,18 @@ Modelled (cloud-sdks.md §5, fly-go's machine types):
   stop with ``{}``), ``POST …/start`` (a NEW container: the root filesystem is reset);
   ``DELETE …/machines/{id}`` (a started machine needs ``force=true`` or ``kill=true``, else 412
   [guess]; destroyed or unknown is 404).
-- Exec: ``POST …/exec {cmd | command, stdin, timeout}`` (only on a ``started`` machine, else
+- Exec: ``POST …/exec {cmd | command, stdin, timeout}`` (``cmd`` a string: a list is 400, as
+  fly-go's ``MachineExecRequest.Cmd string`` cannot take one) (only on a ``started`` machine, else
   412 [guess]) answers ``{stdout, stderr, exit_code}`` with ``exit_code`` **omitted when 0**; output
   is decoded as UTF-8 with replacement (a JSON string, not binary-safe); past ``exec_limit_s``
   (30) or the request's ``timeout`` it answers 408 ``deadline_exceeded``, and what runs inside is
   left running (undocumented on Fly).
+- Leases: ``POST …/lease {ttl, description}`` answers ``{"status": "success", "data": {nonce,
+  expires_at, owner, description, version}}``; with the holder's nonce in the
+  ``fly-machine-lease-nonce`` header it refreshes, ``DELETE …/lease`` with it releases,
+  ``GET …/lease`` shows it. While another holder's lease is live, taking it and every stop,
+  start and delete without its nonce are 409 (``hold_lease`` plays that other holder).
+- Auth: ``FlyFake(token=...)`` answers 401 to any other bearer token (default: any is accepted).
 - Errors are ``{"error": ..., "status": ...}``. Faults: ``fail_next(status, retry_after=...)``
   answers the next call with that status before doing anything; ``fail_after_next(status)`` does
   the next call's work and then answers with that status (a lost answer: a retried create must
@@ -30,8 +37,8 @@ Modelled (cloud-sdks.md §5, fly-go's machine types):
 
 - ``auto_destroy``: a started machine whose PID 1 exited is destroyed (checked twice a second).
 
-Not modelled: auth and organisations, leases, regions (recorded), guest resources beyond docker's
-``--cpus``/``--memory``, network policies,
+Not modelled: organisations, machine updates (so leases guard stop, start and delete), regions
+(recorded), guest resources beyond docker's ``--cpus``/``--memory`` (GPUs are recorded), network policies,
 volumes, suspend, services, ``config.files``, the metadata endpoints, per-machine rate limits
 (429 only on demand), the ``octet-stream`` exec answer, ``restart`` policies (a machine whose PID 1
 exits is destroyed with ``auto_destroy``, else left as it is).
@@ -54,7 +61,10 @@ __all__ = ["FlyFake"]
 class FlyFake:
     """The fake server; see the module docstring. ``calls`` counts requests by ``METHOD kind``."""
 
-    def __init__(self, *, start_delay_s: float = 0.3, exec_limit_s: float = 30.0) -> None:
+    def __init__(
+        self, *, start_delay_s: float = 0.3, exec_limit_s: float = 30.0, token: str | None = None
+    ) -> None:
+        self.token = token
         self.fake_id = uuid.uuid4().hex[:12]
         self.start_delay_s = start_delay_s
         self.exec_limit_s = exec_limit_s
@@ -62,6 +72,8 @@ class FlyFake:
         self.machines: dict[str, dict[str, Any]] = {}
         self.calls: dict[str, int] = {}
         self.requests: list[tuple[str, str, Any]] = []  # (method, path, json body)
+        self.mutations: list[tuple[str, str, Any, str | None]] = []  # not GET: (..., lease nonce)
+        self.answers: list[tuple[str, str, int]] = []  # (method, path, status) of dispatched calls
         self.faults: list[tuple[int, float | None, bool]] = []  # (status, retry-after, after the work)
         self.lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _handler(self))
@@ -97,6 +109,25 @@ class FlyFake:
     def fail_after_next(self, status: int) -> None:
         """Do the next call's work, then answer ``status`` instead of its result."""
         self.faults.append((status, None, True))
+
+    def create_app(self, name: str, org_slug: str = "personal") -> None:
+        """Make app ``name`` as ``POST /v1/apps`` would (an app made beforehand, with flyctl)."""
+        self.apps[name] = {"id": name, "name": name, "organization": {"slug": org_slug}}
+
+    def new_lease(self, machine: dict[str, Any], owner: str, description: str = "") -> dict[str, Any]:
+        lease = {"nonce": uuid.uuid4().hex, "expires_at": int(time.time()) + 30, "owner": owner,
+                 "description": description, "version": machine.get("instance_id", "")}  # fmt: skip
+        machine["_lease"] = lease
+        return lease
+
+    def hold_lease(self, key: str, ttl_s: float, owner: str = "someone-else@example.com") -> str:
+        """Another client takes the lease of machine ``key`` (id or name) for ``ttl_s``; its nonce."""
+        machine = next(
+            m for m in self.machines.values() if key in (m["id"], m["name"]) and m["state"] != "destroyed"
+        )
+        lease = self.new_lease(machine, owner, "held by a test")
+        lease["expires_at"] = time.time() + ttl_s
+        return str(lease["nonce"])
 
     # ---- machines ----------------------------------------------------------------------------
 

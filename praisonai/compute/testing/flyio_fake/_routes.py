@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any
 
 from praisonai.compute.testing.flyio_fake import _docker
 
+NONCE_HEADER = "fly-machine-lease-nonce"
+
 if TYPE_CHECKING:
     from praisonai.compute.testing.flyio_fake import FlyFake
 
@@ -25,13 +27,19 @@ def route(fake: FlyFake, h: BaseHTTPRequestHandler, path: list[str], query: dict
     with fake.lock:
         fake.calls[f"{h.command} {kind}"] = fake.calls.get(f"{h.command} {kind}", 0) + 1
         fake.requests.append((h.command, "/" + "/".join(path), body))
+        if h.command != "GET":
+            fake.mutations.append((h.command, "/" + "/".join(path), body, h.headers.get(NONCE_HEADER)))
         fault = fake.faults.pop(0) if fake.faults else None
+    if fake.token is not None and h.headers.get("Authorization") != f"Bearer {fake.token}":
+        return _send(h, 401, {"error": "You must be authenticated to view this.", "status": "unauthorized"})
     if fault is not None and not fault[2]:
         headers = {} if fault[1] is None else {"retry-after": f"{fault[1]:g}"}
         return _send(h, fault[0], {"error": "injected fault", "status": _CODES.get(fault[0], "")}, headers)
-    status, answer = _dispatch(fake, h.command, path, query, body)
+    status, answer = _dispatch(fake, h.command, path, query, body, h.headers.get(NONCE_HEADER))
     if fault is not None:
         status, answer = fault[0], "injected fault after the work was done"
+    with fake.lock:
+        fake.answers.append((h.command, "/" + "/".join(path), status))
     if status >= 400:
         code, text = answer if isinstance(answer, tuple) else (_CODES.get(status, "unknown"), answer)
         answer = {"error": text, "status": code}
@@ -47,7 +55,7 @@ def _kind(path: list[str]) -> str:
 
 
 def _dispatch(
-    fake: FlyFake, method: str, path: list[str], query: dict[str, str], body: Any
+    fake: FlyFake, method: str, path: list[str], query: dict[str, str], body: Any, nonce: str | None
 ) -> tuple[int, Any]:
     if path[:2] == ["v1", "apps"] and len(path) == 2 and method == "POST":
         return _create_app(fake, body or {})
@@ -67,6 +75,10 @@ def _dispatch(
     if machine is None:
         return 404, f"machine {path[4] if len(path) >= 5 else ''} not found"
     action = path[5] if len(path) > 5 else ""
+    if action == "lease":
+        return _lease(fake, machine, method, body or {}, nonce)
+    if (method == "DELETE" or action in ("stop", "start")) and (held := _held_by_other(machine, nonce)):
+        return 409, ("failed_precondition", held)
     if not action:
         return _delete(fake, machine, query) if method == "DELETE" else (200, fake.view(machine))
     handlers = {
@@ -76,6 +88,41 @@ def _dispatch(
         "exec": lambda: _exec(fake, machine, body or {}),
     }
     return handlers[action]() if action in handlers else (404, f"no such route {action}")
+
+
+def _held_by_other(machine: dict[str, Any], nonce: str | None) -> str | None:
+    """Why a mutation without the lease's nonce is refused, or None when it may go ahead."""
+    lease = machine.get("_lease")
+    if lease is None or lease["expires_at"] <= time.time() or lease["nonce"] == nonce:
+        return None
+    return (
+        f"machine {machine['id']}: lease currently held by {lease['owner']}, expires at {lease['expires_at']}"
+    )
+
+
+def _lease(
+    fake: FlyFake, machine: dict[str, Any], method: str, body: dict[str, Any], nonce: str | None
+) -> tuple[int, Any]:
+    """``POST`` takes the lease (or refreshes it with its nonce), ``GET`` shows it, ``DELETE``
+    releases it (its nonce required); another holder's live lease is 409."""
+    held = _held_by_other(machine, nonce)
+    lease = machine.get("_lease")
+    if method == "GET":
+        live = lease is not None and lease["expires_at"] > time.time()
+        return (200, {"status": "success", "data": _shown(lease)}) if live else (404, "no lease")
+    if held:
+        return 409, ("failed_precondition", held)
+    if method == "DELETE":
+        machine["_lease"] = None
+        return 200, {"ok": True}
+    if lease is None or lease["nonce"] != nonce:
+        lease = fake.new_lease(machine, "praisonai-test@fake", str(body.get("description") or ""))
+    lease["expires_at"] = int(time.time() + int(body.get("ttl") or 30))
+    return 200, {"status": "success", "data": _shown(lease)}
+
+
+def _shown(lease: dict[str, Any] | None) -> dict[str, Any]:
+    return dict(lease or {})
 
 
 def _create_app(fake: FlyFake, body: dict[str, Any]) -> tuple[int, Any]:
@@ -137,6 +184,8 @@ def _delete(fake: FlyFake, machine: dict[str, Any], query: dict[str, str]) -> tu
 def _exec(fake: FlyFake, machine: dict[str, Any], body: dict[str, Any]) -> tuple[int, Any]:
     if machine["state"] != "started":
         return 412, f"machine is {machine['state']}, not started"
+    if "cmd" in body and not isinstance(body["cmd"], str):  # fly-go: MachineExecRequest.Cmd string
+        return 400, "json: cannot unmarshal array into Go struct field MachineExecRequest.cmd of type string"
     argv = body.get("command") or (["sh", "-c", body["cmd"]] if body.get("cmd") else None)
     if not argv:
         return 400, "cmd or command is required"
