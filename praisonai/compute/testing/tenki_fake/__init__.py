@@ -69,6 +69,7 @@ class TenkiFake:
         self.sessions: dict[str, dict[str, Any]] = {}
         self.snapshots: dict[str, dict[str, Any]] = {}
         self.calls: dict[str, int] = {}
+        self.argvs: list[list[str]] = []  # every Run's argv, as the guest got it
         self.lock = threading.Lock()
         self._faults: list[tuple[grpc.StatusCode, str, bool]] = []
         self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=64))

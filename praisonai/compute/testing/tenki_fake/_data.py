@@ -61,6 +61,7 @@ class DataPlane(pb_grpc.SandboxSessionDataPlaneServiceServicer):  # type: ignore
         self.fake.count("Run")
         start = next(request_iterator).frame.start
         box = self._session(start.session_id, context)
+        self.fake.argvs.append(list(start.cmd))
         run = _Run(box["_container"], start, context)
         yield _frame(started=pb.RunStarted(pid=run.proc.pid))
         threading.Thread(target=run.feed, args=(request_iterator,), daemon=True).start()
@@ -137,6 +138,9 @@ class _Run:
     def exit(self) -> Any:
         code = self.proc.wait()
         self.done.set()
+        for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if pipe is not None:
+                pipe.close()
         _docker.forget(self.container, self.run_id)
         took = int((time.monotonic() - self.started) * 1000)
         if code == _docker.NO_CWD_EXIT:  # [guess] the guest's spawn failure: no status, ENOENT
