@@ -146,7 +146,10 @@ def _plan_provider(name: str, definition: EnvironmentDefinition) -> ProviderPlan
     except MissingDependencyError as exc:
         return ProviderPlan(name, [], unavailable=str(exc))
     # Class-level capabilities: what a provider built with default arguments declares.
-    rows = [_support(k, v, alone, cls.name, cls.capabilities) for k, v, alone in _used(definition)]
+    rows = [
+        _support(k, v, alone, cls.name, cls.capabilities, cls.native_lifetimes)
+        for k, v, alone in _used(definition)
+    ]
     return ProviderPlan(cls.name, rows)
 
 
@@ -173,7 +176,12 @@ def _alone(definition: EnvironmentDefinition, key: str, value: Any) -> dict[str,
 
 
 def _support(
-    field: str, value: Any, alone: dict[str, Any], provider: str, caps: frozenset[Capability]
+    field: str,
+    value: Any,
+    alone: dict[str, Any],
+    provider: str,
+    caps: frozenset[Capability],
+    native_lifetimes: frozenset[str] = frozenset(),
 ) -> FieldSupport:
     needs = needs_of(ComputeConfig.coerce(alone))
     missing = [n for n in needs if n.capability not in caps]
@@ -188,6 +196,8 @@ def _support(
     if field in ("idle_timeout", "ttl"):
         if Capability.SELF_STOP in caps:  # a dead-man's switch inside the instance
             return FieldSupport(field, "native", "the instance stops itself, even if this process dies")
+        if field in native_lifetimes:
+            return FieldSupport(field, "native", "the vendor ends it then, even if this process dies")
         return FieldSupport(field, "emulated", "stopped by the reaper of a running praisonai process")
     if field in ("capture", "refresh"):
         return _capture_support(field, value, caps)

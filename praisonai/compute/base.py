@@ -82,6 +82,10 @@ class ComputeProvider(OptionalAbilities, ABC):
     #: Modules the provider's SDK brings, and the pip extra that installs them.
     requires: ClassVar[tuple[str, ...]] = ()
     extra: ClassVar[str] = ""
+    #: Lifetime fields (``"ttl"``, ``"idle_timeout"``) the vendor itself enforces for a provider
+    #: without ``SELF_STOP`` (Tenki's ``max_duration``); ``env plan`` shows them native, the rest
+    #: emulated by the reaper.
+    native_lifetimes: ClassVar[frozenset[str]] = frozenset()
 
     @property
     def provider_name(self) -> str:

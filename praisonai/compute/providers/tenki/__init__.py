@@ -105,6 +105,8 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
             Capability.PROCESSES,
         }
     )
+    #: ``ttl`` is Tenki's ``max_duration``; ``idle_timeout`` is our reaper's (Tenki ignores its own).
+    native_lifetimes = frozenset({"ttl"})
 
     def __init__(
         self, *, api_key: str | SecretStr | None = None, api_url: str | None = None, image: str | None = None
