@@ -15,6 +15,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from _cloud_tenki import RawTenki
+from _cloud_tenki import fake_server as tenki_fake_server
+
 IMAGE = "praisonai-sandbox:latest"
 Run = tuple[int, str, str]
 
@@ -57,6 +60,7 @@ PEER_CLASSES = {
     "e2b": ("praisonai_sandbox.compute.e2b", "E2BCompute"),
     "modal": ("praisonai_sandbox.compute.modal_compute", "ModalCompute"),
     "daytona": ("praisonai_sandbox.compute.daytona", "DaytonaCompute"),
+    "tenki": ("praisonai_sandbox.compute.tenki", "TenkiCompute"),
 }
 
 
@@ -260,7 +264,7 @@ class RawDaytona:
             await self.client.close()
 
 
-RAW = {"e2b": RawE2B, "modal": RawModal, "daytona": RawDaytona}
+RAW = {"e2b": RawE2B, "modal": RawModal, "daytona": RawDaytona, "tenki": RawTenki}
 
 # ---- the fakes, and how each counts the vendor calls it answers ---------------------------------
 
@@ -281,6 +285,8 @@ class Fake:
 
             self.server = ModalFake().start()
             self.env = self.server.env()
+        elif vendor == "tenki":
+            self.server, self.env = tenki_fake_server()
         else:
             from praisonai.compute.testing.daytona_fake import DaytonaFake
 

@@ -1,23 +1,24 @@
-"""Vendor API calls per operation on E2B, Modal and Daytona: ours, the raw SDK and the peer.
+"""Vendor API calls per operation on E2B, Modal, Daytona and Tenki: ours, the raw SDK and the peer.
 
 Each vendor's real SDK talks to its loopback wire fake (praisonai.compute.testing: e2b_fake,
-modal_fake, daytona_fake; sandboxes are local docker containers). The fake counts the requests
-it answers, by route (E2B: HTTP method + path, ids folded; Modal: gRPC method, control plane and
-command router; Daytona: HTTP method + route). For each side the count is taken over ``--n``
-repetitions of one operation after one untimed warm-up (``--n-life`` for provision/shutdown)
-and divided: calls per exec ``true``, per 1 KiB write, per 1 KiB read, per provision, per
-shutdown. Fewer calls is lower latency on a real network; latencies through a loopback fake are
-no performance claim, so none are printed.
+modal_fake, daytona_fake, tenki_fake; sandboxes are local docker containers). The fake counts the
+requests it answers, by route (E2B: HTTP method + path, ids folded; Modal: gRPC method, control
+plane and command router; Daytona: HTTP method + route; Tenki: gRPC method, control and data
+plane). For each side the count is taken over ``--n`` repetitions of one operation after one
+untimed warm-up (``--n-life`` for provision/shutdown) and divided: calls per exec ``true``, per
+1 KiB write, per 1 KiB read, per provision, per shutdown. Fewer calls is lower latency on a real
+network; latencies through a loopback fake are no performance claim, so none are printed.
 
 Sides (_cloud_sides.py): ours = ``praisonai.compute.registry.resolve_compute(vendor)``; raw =
 the vendor's async SDK called directly on a handle already held (the floor); peer =
-``praisonai-sandbox``'s compute adapters (E2BCompute, ModalCompute, DaytonaCompute) through
-their own API, when it is installed (else "not installed").
+``praisonai-sandbox``'s compute adapters (E2BCompute, ModalCompute, DaytonaCompute, TenkiCompute)
+through their own API, when it is installed (else "not installed"); its one-sandbox classes
+(peer-sbx) have no Tenki one.
 
 Side by side (_cloud_checks.py): behaviour checks on ours and the peer through the same fakes,
 PASS / FAIL / FAKE GAP, each check's exact definition in its docstring.
 
-Live: when E2B_API_KEY / MODAL_TOKEN_ID+MODAL_TOKEN_SECRET / DAYTONA_API_KEY are set, ours and
+Live: when E2B_API_KEY / MODAL_TOKEN_ID+MODAL_TOKEN_SECRET / DAYTONA_API_KEY / TENKI_API_KEY are set, ours and
 raw are also timed against the vendor itself (exec ``true`` p50/p95, provision, shutdown).
 
     PYTHONPATH=$PWD python3 benchmarks/bench_cloud.py [--n 10] [--n-life 3] [--vendors e2b,modal,daytona]
@@ -41,7 +42,7 @@ from _cloud_checks import CHECKS, run_checks
 from _cloud_sides import RAW, Fake, Ours, Peer, PeerSandbox, restore_env, set_env
 from _common import RESULTS_DIR, save, summary, timed
 
-VENDORS = ("e2b", "modal", "daytona")
+VENDORS = ("e2b", "modal", "daytona", "tenki")
 HAVE_PEER = importlib.util.find_spec("praisonai_sandbox") is not None
 OPS = ("provision", "exec", "write_1k", "read_1k", "shutdown")
 DATA = os.urandom(1024)
@@ -49,6 +50,7 @@ CREDENTIALS = {
     "e2b": ("E2B_API_KEY",),
     "modal": ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET"),
     "daytona": ("DAYTONA_API_KEY",),
+    "tenki": ("TENKI_API_KEY",),
 }
 
 
@@ -101,7 +103,7 @@ async def run_vendor(vendor: str, n: int, n_life: int) -> dict[str, Any]:
     try:
         sides: list[Any] = [Ours(vendor), RAW[vendor]()]
         if HAVE_PEER:
-            sides += [Peer(vendor), PeerSandbox(vendor)]
+            sides += [Peer(vendor)] + ([PeerSandbox(vendor)] if vendor != "tenki" else [])
         for side in sides:
             try:
                 result["counts"][side.side] = await count_side(side, fake, n, n_life)
@@ -146,6 +148,8 @@ async def live_vendor(vendor: str, n: int, n_life: int) -> dict[str, Any]:
 def cell(counts: dict[str, Any], side: str, op: str, errors: dict[str, str]) -> str:
     if side.startswith("peer") and not HAVE_PEER:
         return "not installed"
+    if side == "peer-sbx" and side not in counts:
+        return "none"  # the peer has no one-sandbox class for this vendor
     got = counts.get(side, {}).get(op)
     if got is None:
         return "error" if side in errors else "-"
@@ -251,7 +255,7 @@ def main() -> None:
           f"{'installed' if HAVE_PEER else 'not installed'}")  # fmt: skip
     report(results)
     report_live(live)
-    versions = {m: _version(m) for m in ("e2b", "modal", "daytona", "praisonai-sandbox")}
+    versions = {m: _version(m) for m in ("e2b", "modal", "daytona", "tenki", "praisonai-sandbox")}
     meta = {"n": args.n, "n_life": args.n_life, "versions": versions, "peer_installed": HAVE_PEER,
             "note": "calls counted at the wire fakes; no latency through a fake is reported"}  # fmt: skip
     save(args.json, meta, {"fakes": results, "live": live})

@@ -23,6 +23,9 @@ Modelled (from the wheel's source and cloud-sdks.md §4):
   ``ListWorkspaceSnapshots``.
 - The data plane (``_data``): ``Run`` (stdin, stdout/stderr as bytes, exit code, signals, the
   guest-enforced timeout with partial output, a dropped stream kills the command) and ``Stat``.
+  ``ReadFile``/``WriteFile`` (relative to ``/home/tenki``; an absolute path outside it is
+  INVALID_ARGUMENT [guess at the code; the README says it must stay inside]; a missing file is
+  NOT_FOUND "no such file or directory", the SDK's ``tenki.FileNotFoundError``).
   A missing cwd ends the Run with ``exit_code=-1, errno=2`` [guess: the wheel only says it fails
   before the process starts]. Relative cwds resolve under ``/home/tenki``.
 - Auth: ``authorization: Bearer <key>`` must be one of ``keys`` (else UNAUTHENTICATED); the data
@@ -31,8 +34,8 @@ Modelled (from the wheel's source and cloud-sdks.md §4):
   status; ``after=True`` does the work first (a lost answer, as a gateway 5xx after the fact).
   RESOURCE_EXHAUSTED "rate limit exceeded" is Tenki's 429; UNAVAILABLE/INTERNAL its 5xx.
 
-Not modelled: the file RPCs (``ReadFile``/``WriteFile``/``*Stream``/``Mkdir``/``List``...:
-UNIMPLEMENTED), pause/resume, templates, volumes, previews, SSH, Dial, pagination, workspaces,
+Not modelled: the other file RPCs (``*Stream``, ``Mkdir``, ``List``, ``Remove``: UNIMPLEMENTED),
+``WhoAmI``, pause/resume, templates, volumes, previews, SSH, Dial, pagination, workspaces,
 snapshot durability states, resource enforcement (cpu/memory/disk are recorded only), egress
 allowlist enforcement, WaitSession (sandboxes are RUNNING at once, so the SDK never waits).
 """

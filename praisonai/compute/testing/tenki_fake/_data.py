@@ -1,5 +1,6 @@
 """The data plane of the Tenki fake: ``SandboxSessionDataPlaneService.Run`` (the bidi stream behind
-``AsyncSandbox.exec``/``start``) and ``Stat`` (the SDK's readiness probe), on the wheel's stubs.
+``AsyncSandbox.exec``/``start``), ``Stat`` (the SDK's readiness probe) and ``ReadFile``/``WriteFile``
+(paths inside ``/home/tenki`` only, as Tenki's fs API), on the wheel's stubs.
 
 One ``docker exec`` per Run: stdin frames go to its stdin, its stdout and stderr come back as
 frames (bytes), the exit as ``RunExit``. The guest's timeout is the fake's clock: SIGTERM to the
@@ -10,6 +11,7 @@ the output so far. A stream the client drops kills the command (no reattach).
 from __future__ import annotations
 
 import importlib
+import posixpath
 import queue
 import threading
 import time
@@ -56,6 +58,35 @@ class DataPlane(pb_grpc.SandboxSessionDataPlaneServiceServicer):  # type: ignore
         done = _docker.docker("exec", box["_container"], "test", "-e", path, timeout=30)
         exists = done.returncode == 0
         return pb.SandboxSessionDataPlaneServiceStatResponse(response=pb.StatResponse(exists=exists))
+
+    def _fs_path(self, path: str, context: Any) -> str:
+        """Tenki's fs rule: paths are relative to the workdir, absolute ones must stay inside it."""
+        full = posixpath.normpath(posixpath.join(_docker.HOME, path))
+        if full != _docker.HOME and not full.startswith(_docker.HOME + "/"):
+            _docker.abort(context, grpc.StatusCode.INVALID_ARGUMENT, f"path {path} is outside the workdir")
+        return full
+
+    def WriteFile(self, request: Any, context: Any) -> Any:
+        self.fake.count("WriteFile")
+        req = request.request
+        box = self._session(req.session_id, context)
+        script = 'mkdir -p -- "$(dirname -- "$0")" && cat > "$0"'
+        path = self._fs_path(req.path, context)
+        _docker.docker("exec", "-i", box["_container"], "sh", "-c", script, path, data=bytes(req.content))
+        return pb.SandboxSessionDataPlaneServiceWriteFileResponse(
+            response=pb.WriteFileResponse(path=req.path, size_bytes=len(req.content))
+        )
+
+    def ReadFile(self, request: Any, context: Any) -> Any:
+        self.fake.count("ReadFile")
+        req = request.request
+        box = self._session(req.session_id, context)
+        path = self._fs_path(req.path, context)
+        done = _docker.docker("exec", box["_container"], "sh", "-c", '[ -f "$0" ] && cat -- "$0"', path)
+        if done.returncode != 0:
+            _docker.abort(context, grpc.StatusCode.NOT_FOUND, f"open {req.path}: no such file or directory")
+        response = pb.ReadFileResponse(path=req.path, content=done.stdout)
+        return pb.SandboxSessionDataPlaneServiceReadFileResponse(response=response)
 
     def Run(self, request_iterator: Iterator[Any], context: Any) -> Iterator[Any]:
         self.fake.count("Run")
