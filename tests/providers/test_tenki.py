@@ -108,14 +108,33 @@ def test_env_goes_through_the_api_never_a_command_line(provider: TenkiCompute, f
         _portal.call(provider.shutdown, info.instance_id)
 
 
-def test_an_exec_costs_three_vendor_calls(ctx: Context, fake: TenkiFake) -> None:
-    """Find by tag, the data-plane credential, the Run stream: Tenki hands out no data plane
-    for a sandbox found by listing, so each operation bootstraps one."""
+def test_an_exec_on_a_held_handle_costs_one_vendor_call(ctx: Context, fake: TenkiFake) -> None:
+    """The handle found first (by tag, then a data-plane credential) is kept with its credential:
+    the next command is the Run stream alone. Another process pays the lookup once."""
+    _portal.call(lambda: ctx.sh("true"))
     before = dict(fake.calls)
     r = _portal.call(lambda: ctx.sh("printf 'a\\0b'; printf 'e\\n' >&2; exit 4"))
     assert (r.stdout, r.stderr, r.exit_code) == ("a\0b", "e\n", 4), r
     spent = {k: v - before.get(k, 0) for k, v in fake.calls.items() if v != before.get(k, 0)}
+    assert spent == {"Run": 1}, spent
+    fresh = TenkiCompute(api_key="tk_fake", api_url=fake.base_url)
+    before = dict(fake.calls)
+    _portal.call(lambda: fresh.execute(ctx.instance_id, "true"))
+    spent = {k: v - before.get(k, 0) for k, v in fake.calls.items() if v != before.get(k, 0)}
     assert spent == {"ListWorkspaceSandboxes": 1, "CreateSessionCredential": 1, "Run": 1}, spent
+
+
+def test_a_sandbox_terminated_elsewhere_is_not_found_through_a_held_handle(
+    provider: TenkiCompute, fake: TenkiFake
+) -> None:
+    info = _portal.call(provider.provision)
+    _portal.call(lambda: provider.execute(info.instance_id, "true"))  # the handle is held now
+    box = fake.find(info.instance_id)
+    assert box is not None
+    fake.terminate(box)  # its ttl, or another process
+    with pytest.raises(InstanceNotFoundError):
+        _portal.call(lambda: provider.execute(info.instance_id, "true"))
+    assert _portal.call(provider.shutdown, info.instance_id) is False
 
 
 def test_a_timeout_keeps_partial_output(ctx: Context) -> None:

@@ -18,12 +18,15 @@ so idleness is our reaper's, like any provider without ``SELF_STOP`` (``env plan
 "emulated"). Shutdown is ``AsyncSandbox.close()``, which terminates; an already terminated or
 unknown sandbox counts as "already gone" (``False``).
 
-Exec is the Run stream (``_exec``); files go through exec as bytes both ways (``cat``, stdin in
-frames, tar for trees): Tenki's own fs API only reaches paths under ``/home/tenki`` and our
-working directory is anywhere. Background processes use the instance helper one request per exec
-(``compute.oneshot``): a Run stream dies with its connection and the edge drops idle streams
-after about 30 s, so it cannot carry a long-lived helper channel. No shell sessions (same
-reason), no GPU (the API has none). Captures are Tenki snapshots named ``praisonai-<tag>``.
+One ``AsyncClient`` is kept per event loop, with the handles it found (``_client.Held``): a handle
+holds its data-plane credential, so after the first, a command costs one vendor call. Status and
+listing always ask Tenki. Exec is the Run stream (``_exec``); files go through exec as bytes both
+ways (``cat``, stdin in frames, tar for trees): Tenki's own fs API only reaches paths under
+``/home/tenki`` and our working directory is anywhere. Background processes use the instance helper
+one request per exec (``compute.oneshot``): a Run stream dies with its connection and the edge
+drops idle streams after about 30 s, so it cannot carry a long-lived helper channel. No shell
+sessions (same reason), no GPU (the API has none). Captures are Tenki snapshots named
+``praisonai-<tag>``.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.tenki import _exec
 from praisonai.compute.providers.tenki._client import (
     ATTEMPTS,
-    client,
+    Clients,
     is_retryable,
     missing_credentials,
     retried,
@@ -112,6 +115,7 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
         self, *, api_key: str | SecretStr | None = None, api_url: str | None = None, image: str | None = None
     ) -> None:
         self._options = TenkiOptions.parse({"api_key": api_key, "api_url": api_url, "image": image})
+        self._clients = Clients(self._key(), self._options.api_url)
 
     @property
     def options(self) -> TenkiOptions:
@@ -124,8 +128,8 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
         key = self._options.api_key
         return None if key is None else key.get_secret_value()
 
-    def _client(self) -> contextlib.AbstractAsyncContextManager[Any]:
-        return client(self._key(), self._options.api_url)
+    def _sdk(self) -> Any:
+        return self._clients.here().sdk
 
     async def _find(self, sdk: Any, instance_id: str, op: str) -> Any:
         """The live sandbox tagged with ``instance_id``, or ``None``."""
@@ -136,13 +140,22 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
         return live[0] if live else None
 
     @contextlib.asynccontextmanager
-    async def _sandbox(self, instance_id: str, op: str) -> AsyncIterator[Any]:
-        """The instance's ``AsyncSandbox``; unknown or terminated -> InstanceNotFoundError."""
-        async with self._client() as sdk:
-            sandbox = await self._find(sdk, instance_id, op)
+    async def _sandbox(self, instance_id: str, op: str, *, fresh: bool = False) -> AsyncIterator[Any]:
+        """The instance's ``AsyncSandbox``, held from a previous operation unless ``fresh``;
+        unknown or terminated -> InstanceNotFoundError (and the held handle is dropped)."""
+        held = self._clients.here()
+        sandbox = None if fresh else held.boxes.get(instance_id)
+        if sandbox is None:
+            sandbox = await self._find(held.sdk, instance_id, op)
             if sandbox is None:
+                held.boxes.pop(instance_id, None)
                 raise InstanceNotFoundError(f"no Tenki sandbox for instance {instance_id!r}", op=op)
+            held.boxes[instance_id] = sandbox
+        try:
             yield sandbox
+        except InstanceNotFoundError:
+            held.boxes.pop(instance_id, None)  # terminated meanwhile (by its ttl, another process)
+            raise
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -166,12 +179,13 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
             allow_outbound=cfg.network != "none",
             **_allow_lists(cfg),
         )
-        async with self._client() as sdk:
-            sandbox = await self._create_once(sdk, instance_id, kwargs)
-            result = await self._raw(sandbox, ["mkdir", "-p", "--", cfg.working_dir], None, "provision")
-            if result.exit_code != 0:
-                raise ExecError(f"could not make {cfg.working_dir} in the sandbox", op="provision")
-            return self._info(sandbox)
+        held = self._clients.here()
+        sandbox = await self._create_once(held.sdk, instance_id, kwargs)
+        held.boxes[instance_id] = sandbox  # its data plane came with the create
+        result = await self._raw(sandbox, ["mkdir", "-p", "--", cfg.working_dir], None, "provision")
+        if result.exit_code != 0:
+            raise ExecError(f"could not make {cfg.working_dir} in the sandbox", op="provision")
+        return self._info(sandbox)
 
     async def _create_once(self, sdk: Any, instance_id: str, kwargs: dict[str, Any]) -> Any:
         """``create``, retried on a rate limit or a server error only once a listing by the
@@ -190,23 +204,23 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
         raise AssertionError("unreachable: the last attempt raises")
 
     async def _destroy(self, instance_id: str) -> bool:
-        async with self._client() as sdk:
-            sandbox = await self._find(sdk, instance_id, "shutdown")
-            if sandbox is None:
-                return False
-            try:
-                await retried("shutdown", sandbox.close)  # close() TERMINATES: that is the point here
-            except InstanceNotFoundError:
-                return False  # terminated meanwhile (Tenki's second terminate is "already terminated")
+        held = self._clients.here()
+        sandbox = held.boxes.pop(instance_id, None) or await self._find(held.sdk, instance_id, "shutdown")
+        if sandbox is None:
+            return False
+        try:
+            await retried("shutdown", sandbox.close)  # close() TERMINATES: that is the point here
+        except InstanceNotFoundError:
+            return False  # already terminated (Tenki's second terminate is "already terminated")
         return True
 
     async def _status(self, instance_id: str) -> InstanceInfo:
-        async with self._sandbox(instance_id, "status") as sandbox:
+        async with self._sandbox(instance_id, "status", fresh=True) as sandbox:
             return self._info(sandbox)
 
     async def _list(self) -> list[InstanceInfo]:
-        async with self._client() as sdk:
-            found = await retried("list", lambda: sdk.list(tags=[TAG_PROVIDER]))
+        sdk = self._sdk()
+        found = await retried("list", lambda: sdk.list(tags=[TAG_PROVIDER]))
         return [self._info(s) for s in found if s.state not in _GONE and LABEL_INSTANCE in s.info.metadata]
 
     def _info(self, sandbox: Any) -> InstanceInfo:
@@ -229,8 +243,8 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
     # ---- captures: Tenki snapshots named by the capture tag ---------------------------------
 
     async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
-        async with self._client() as sdk:
-            snapshots = await retried("capture", lambda: sdk.snapshots.list())
+        sdk = self._sdk()
+        snapshots = await retried("capture", lambda: sdk.snapshots.list())
         for snap in snapshots:
             if snap.name == _snapshot_name(tag) and snap.state == "READY":
                 return SnapshotRef(self.name, snap.id)
@@ -254,13 +268,14 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
 
     async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
         async with self._sandbox(instance_id, "exec") as sandbox:
-            return await _exec.run(sandbox, request, self._path(sandbox, request.cwd or "."))
+            return await _exec.run(sandbox, request, self._path(sandbox, request.cwd or "."), instance_id)
 
     async def _raw(self, sandbox: Any, argv: list[str], data: bytes | None, op: str) -> Any:
         """``argv`` with ``data`` on stdin; the SDK's ``CommandResult`` (bytes, binary-safe)."""
-        proc = await _exec.start(sandbox, argv, "/", {}, None)
-        await _exec.feed(proc, data)
-        with translated(op):
+        iid = sandbox.info.metadata.get(LABEL_INSTANCE)
+        with translated(op, instance_id=iid):
+            proc = await sandbox.start(*argv, cwd="/")
+            await _exec.feed(proc, data)
             return await proc.wait()
 
     async def _read(self, instance_id: str, path: str) -> bytes:

@@ -1,21 +1,26 @@
-"""The Tenki SDK at the boundary: one client per operation, retries, and its errors as ours.
+"""The Tenki SDK at the boundary: one client per event loop, retries, and its errors as ours.
 
 ``tenki`` is imported here and in the package only, lazily (lint-imports keeps it there). A
-client is opened per operation and released with ``AsyncClient.close()`` (which closes the
-channel only): its grpc.aio channel belongs to the event loop that made it, and a provider is
-used from several loops. Never ``AsyncSandbox.close()`` to release anything: it TERMINATES the
-sandbox (``terminate = close`` in the wheel).
+client (:class:`Held`) is kept per running event loop, since its grpc.aio channel belongs to the
+loop that made it, with the sandbox handles it found: a handle carries its data-plane endpoint and
+credential (renewed by the SDK), so a second command on an instance is one vendor call, not three
+(find, credential, run). It is released with ``AsyncClient.close()`` (the channel only), at exit
+through the portal. Never ``AsyncSandbox.close()`` to release anything: it TERMINATES the sandbox
+(``terminate = close`` in the wheel).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+import weakref
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
 import anyio
 
+from praisonai import _portal
 from praisonai._errors import (
     AuthenticationError,
     ConfigError,
@@ -45,19 +50,38 @@ def missing_credentials(api_key: str | None) -> str | None:
     return None
 
 
-@contextlib.asynccontextmanager
-async def client(api_key: str | None, base_url: str | None) -> AsyncIterator[Any]:
-    """An ``AsyncClient`` for one operation (its channel closed after; no sandbox is touched)."""
-    if reason := missing_credentials(api_key):
-        raise AuthenticationError(reason, op="connect")
-    from tenki import AsyncClient
+class Held:
+    """One loop's ``AsyncClient`` and the sandbox handles found through it, by instance id."""
 
-    with translated("connect"):
-        sdk = AsyncClient(api_key=api_key or None, base_url=base_url or None)
-    try:
-        yield sdk
-    finally:
-        await sdk.close()
+    def __init__(self, sdk: Any) -> None:
+        self.sdk = sdk
+        self.boxes: dict[str, Any] = {}
+
+    async def aclose(self) -> None:
+        self.boxes.clear()
+        await self.sdk.close()  # the channel; no sandbox is touched
+
+
+class Clients:
+    """A :class:`Held` per running event loop (weakly keyed: a closed loop's goes with it)."""
+
+    def __init__(self, api_key: str | None, base_url: str | None) -> None:
+        self._key, self._url = api_key, base_url
+        self._held: weakref.WeakKeyDictionary[Any, Held] = weakref.WeakKeyDictionary()
+
+    def here(self) -> Held:
+        if reason := missing_credentials(self._key):
+            raise AuthenticationError(reason, op="connect")
+        loop = asyncio.get_running_loop()
+        held = self._held.get(loop)
+        if held is None:
+            from tenki import AsyncClient
+
+            with translated("connect"):
+                held = Held(AsyncClient(api_key=self._key or None, base_url=self._url or None))
+            self._held[loop] = held
+            _portal.close_at_exit(held)  # on the portal's loop, closed before it stops
+        return held
 
 
 def is_retryable(exc: BaseException) -> bool:

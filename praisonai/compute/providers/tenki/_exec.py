@@ -15,6 +15,7 @@ here. :func:`_forget_kept` drops them as we consume them (the one private SDK na
 
 from __future__ import annotations
 
+import contextlib
 import signal
 from typing import Any
 
@@ -32,12 +33,6 @@ _SIGNALS = {"terminated": signal.SIGTERM, "killed": signal.SIGKILL, "interrupt":
             "hangup": signal.SIGHUP}  # fmt: skip
 
 
-async def start(sandbox: Any, argv: list[str], cwd: str, env: dict[str, str], timeout: float | None) -> Any:
-    """The ``AsyncProcess`` of ``argv``; the caller writes stdin (or closes it) and waits."""
-    with translated("exec"):
-        return await sandbox.start(*argv, cwd=cwd, env=env or None, timeout=timeout)
-
-
 async def feed(proc: Any, data: bytes | None) -> None:
     """Write ``data`` to the process's stdin in frames, then close it (``None``: just close)."""
     with translated("exec"):
@@ -46,28 +41,42 @@ async def feed(proc: Any, data: bytes | None) -> None:
         await proc.close_stdin()
 
 
-async def run(sandbox: Any, request: ExecRequest, cwd: str) -> ExecResult:
-    """Run ``request`` in ``sandbox`` from ``cwd`` (absolute)."""
-    proc = await start(sandbox, ["sh", "-c", "--", request.command], cwd, dict(request.env), request.timeout)
+async def run(sandbox: Any, request: ExecRequest, cwd: str, instance_id: str) -> ExecResult:
+    """Run ``request`` in ``sandbox`` (``instance_id``'s) from ``cwd`` (absolute)."""
+    with translated("exec", instance_id=instance_id):
+        argv = ("sh", "-c", "--", request.command)
+        proc = await sandbox.start(*argv, cwd=cwd, env=dict(request.env) or None, timeout=request.timeout)
     out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
 
     async def pour(stream: Any, buffer: OutputBuffer, name: str) -> None:
-        async for chunk in stream:
-            _forget_kept(stream)
-            buffer.write(chunk)
-            if request.on_output is not None:
-                request.on_output(name, chunk)  # type: ignore[arg-type]
+        with contextlib.suppress(Exception):  # a broken stream: wait() raises the same error
+            async for chunk in stream:
+                _forget_kept(stream)
+                buffer.write(chunk)
+                if request.on_output is not None:
+                    request.on_output(name, chunk)  # type: ignore[arg-type]
+
+    unfed: list[Exception] = []
+
+    async def give() -> None:
+        try:
+            await feed(proc, request.stdin)
+        except Exception as exc:  # a broken stream: wait() raises it; anything else, below
+            unfed.append(exc)
 
     bound = None if request.timeout is None else request.timeout + GRACE_S
-    with translated("exec"):
-        try:
+    with translated("exec", instance_id=instance_id):
+        with anyio.move_on_after(bound) as local:  # None: no bound
             async with anyio.create_task_group() as tasks:
                 tasks.start_soon(pour, proc.stdout, out, "stdout")
                 tasks.start_soon(pour, proc.stderr, err, "stderr")
-                await feed(proc, request.stdin)
-            result = await proc.wait(timeout=bound)
-        except TimeoutError:  # the local bound: wait() killed it
+                tasks.start_soon(give)
+            result = await proc.wait()
+        if local.cancelled_caught:  # the guest did not end it: we do
+            await proc.kill()
             return exec_result(None, out, err, timed_out=True)
+    if unfed:
+        raise unfed[0]
     return outcome(result, out, err, cwd)
 
 

@@ -75,7 +75,8 @@ class TenkiFake:
         self.argvs: list[list[str]] = []  # every Run's argv, as the guest got it
         self.lock = threading.Lock()
         self._faults: list[tuple[grpc.StatusCode, str, bool]] = []
-        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=64))
+        # A Run stream holds a worker for the life of its command: room for hundreds at once.
+        self._server = grpc.server(futures.ThreadPoolExecutor(max_workers=512))
         pb_grpc.add_SandboxServiceServicer_to_server(Control(self), self._server)
         pb_grpc.add_SandboxSessionDataPlaneServiceServicer_to_server(DataPlane(self), self._server)
         self.port = self._server.add_insecure_port("127.0.0.1:0")

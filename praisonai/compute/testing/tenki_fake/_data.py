@@ -172,7 +172,8 @@ class _Run:
         for pipe in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if pipe is not None:
                 pipe.close()
-        _docker.forget(self.container, self.run_id)
+        # The command's pid file stays (a few bytes in the container's /tmp): one more docker exec
+        # per command would double the fake's load when hundreds run at once.
         took = int((time.monotonic() - self.started) * 1000)
         if code == _docker.NO_CWD_EXIT:  # [guess] the guest's spawn failure: no status, ENOENT
             return pb.RunExit(exit_code=-1, errno=2, reason="start_failed: chdir: no such file or directory")

@@ -64,10 +64,6 @@ def signal_group(container: str, run_id: str, signal: str) -> None:
     docker("exec", container, "sh", "-c", script, run_id, timeout=30)
 
 
-def forget(container: str, run_id: str) -> None:
-    docker("exec", container, "rm", "-f", f"{PIDS}/{run_id}", timeout=30)
-
-
 def remove(container: str) -> None:
     docker("rm", "-f", container)
 
