@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from _cloud_fly import PEER_LIST_EXPR, RawFly, start_fake
+from _cloud_tenki import RawTenki
+from _cloud_tenki import fake_server as tenki_fake_server
 
 IMAGE = "praisonai-sandbox:latest"
 Run = tuple[int, str, str]
@@ -60,6 +62,7 @@ PEER_CLASSES = {
     "modal": ("praisonai_sandbox.compute.modal_compute", "ModalCompute"),
     "daytona": ("praisonai_sandbox.compute.daytona", "DaytonaCompute"),
     "flyio": ("praisonai_sandbox.compute.flyio", "FlyioCompute"),
+    "tenki": ("praisonai_sandbox.compute.tenki", "TenkiCompute"),
 }
 
 
@@ -265,7 +268,8 @@ class RawDaytona:
             await self.client.close()
 
 
-RAW: dict[str, Any] = {"e2b": RawE2B, "modal": RawModal, "daytona": RawDaytona, "flyio": RawFly}
+RAW: dict[str, Any] = {"e2b": RawE2B, "modal": RawModal, "daytona": RawDaytona, "flyio": RawFly,
+                       "tenki": RawTenki}
 
 # ---- the fakes, and how each counts the vendor calls it answers ---------------------------------
 
@@ -288,6 +292,8 @@ class Fake:
             self.env = self.server.env()
         elif vendor == "flyio":
             self.server, self.env = start_fake()
+        elif vendor == "tenki":
+            self.server, self.env = tenki_fake_server()
         else:
             from praisonai.compute.testing.daytona_fake import DaytonaFake
 

@@ -1,11 +1,12 @@
-"""Vendor API calls per operation on E2B, Modal, Daytona and Fly.io: ours, the raw SDK (raw REST
+"""Vendor API calls per operation on E2B, Modal, Daytona, Fly.io and Tenki: ours, the raw SDK (raw REST
 for Fly, which has no SDK) and the peer.
 
 Each vendor's real SDK talks to its loopback wire fake (praisonai.compute.testing: e2b_fake,
-modal_fake, daytona_fake, flyio_fake; sandboxes are local docker containers). The fake counts the
+modal_fake, daytona_fake, flyio_fake,
+tenki_fake; sandboxes are local docker containers). The fake counts the
 requests it answers, by route (E2B: HTTP method + path, ids folded; Modal: gRPC method, control
 plane and command router; Daytona: HTTP method + route; Fly: HTTP method + the path's last kind,
-``machines``, ``exec``, ``wait``, ``lease``...). For each side the count is taken over ``--n``
+``machines``, ``exec``, ``wait``, ``lease``...; Tenki: gRPC method, control and data plane). For each side the count is taken over ``--n``
 repetitions of one operation after one untimed warm-up (``--n-life`` for provision/shutdown)
 and divided: calls per exec ``true``, per 1 KiB write, per 1 KiB read, per provision, per
 shutdown. Fewer calls is lower latency on a real network; latencies through a loopback fake are
@@ -14,14 +15,14 @@ no performance claim, so none are printed.
 Sides (_cloud_sides.py, _cloud_fly.py): ours = ``praisonai.compute.registry.resolve_compute(vendor)``;
 raw = the vendor's async SDK called directly on a handle already held (the floor; for Fly the
 Machines REST API through one httpx client); peer = ``praisonai-sandbox``'s compute adapters
-(E2BCompute, ModalCompute, DaytonaCompute, FlyioCompute) through their own API, when it is
-installed (else "not installed"); peer-sbx = its one-sandbox classes (none for Fly).
+(E2BCompute, ModalCompute, DaytonaCompute, FlyioCompute, TenkiCompute) through their own API, when it is
+installed (else "not installed"); peer-sbx = its one-sandbox classes (none for Fly or Tenki).
 
 Side by side (_cloud_checks.py): behaviour checks on ours and the peer through the same fakes,
 PASS / FAIL / FAKE GAP, each check's exact definition in its docstring.
 
 Live: when E2B_API_KEY / MODAL_TOKEN_ID+MODAL_TOKEN_SECRET / DAYTONA_API_KEY /
-FLY_API_TOKEN+FLY_APP_NAME are set, ours and raw are also timed against the vendor itself (exec
+FLY_API_TOKEN+FLY_APP_NAME / TENKI_API_KEY are set, ours and raw are also timed against the vendor itself (exec
 ``true`` p50/p95, provision, shutdown).
 
     PYTHONPATH=$PWD python3 benchmarks/bench_cloud.py [--n 10] [--n-life 3]
@@ -45,7 +46,7 @@ from _cloud_checks import CHECKS, run_checks
 from _cloud_sides import RAW, SANDBOX_CLASSES, Fake, Ours, Peer, PeerSandbox, restore_env, set_env
 from _common import RESULTS_DIR, save, summary, timed
 
-VENDORS = ("e2b", "modal", "daytona", "flyio")
+VENDORS = ("e2b", "modal", "daytona", "flyio", "tenki")
 SDK = {"flyio": "httpx"}  # the module a vendor's side needs, when not named as the vendor (Fly has no SDK)
 HAVE_PEER = importlib.util.find_spec("praisonai_sandbox") is not None
 OPS = ("provision", "exec", "write_1k", "read_1k", "shutdown")
@@ -55,6 +56,7 @@ CREDENTIALS = {
     "modal": ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET"),
     "daytona": ("DAYTONA_API_KEY",),
     "flyio": ("FLY_API_TOKEN", "FLY_APP_NAME"),
+    "tenki": ("TENKI_API_KEY",),
 }
 
 
@@ -152,6 +154,8 @@ async def live_vendor(vendor: str, n: int, n_life: int) -> dict[str, Any]:
 def cell(counts: dict[str, Any], side: str, op: str, errors: dict[str, str]) -> str:
     if side.startswith("peer") and not HAVE_PEER:
         return "not installed"
+    if side == "peer-sbx" and side not in counts:
+        return "none"  # the peer has no one-sandbox class for this vendor
     got = counts.get(side, {}).get(op)
     if got is None:
         return "error" if side in errors else "-"
@@ -257,7 +261,7 @@ def main() -> None:
           f"{'installed' if HAVE_PEER else 'not installed'}")  # fmt: skip
     report(results)
     report_live(live)
-    versions = {m: _version(m) for m in ("e2b", "modal", "daytona", "httpx", "praisonai-sandbox")}
+    versions = {m: _version(m) for m in ("e2b", "modal", "daytona", "httpx", "tenki", "praisonai-sandbox")}
     meta = {"n": args.n, "n_life": args.n_life, "versions": versions, "peer_installed": HAVE_PEER,
             "note": "calls counted at the wire fakes; no latency through a fake is reported"}  # fmt: skip
     save(args.json, meta, {"fakes": results, "live": live})

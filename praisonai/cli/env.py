@@ -176,7 +176,11 @@ def _alone(definition: EnvironmentDefinition, key: str, value: Any) -> dict[str,
 
 
 def _support(
-    field: str, value: Any, alone: dict[str, Any], provider: str, caps: frozenset[Capability]
+    field: str,
+    value: Any,
+    alone: dict[str, Any],
+    provider: str,
+    caps: frozenset[Capability],
 ) -> FieldSupport:
     needs = needs_of(ComputeConfig.coerce(alone))
     missing = [n for n in needs if n.capability not in caps]

@@ -12,7 +12,10 @@ import pytest
 
 pytestmark = pytest.mark.usefixtures("home")  # a refused provision's ledger row stays in the test's home
 
-CREDENTIALS = ("E2B_API_KEY", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN")
+CREDENTIALS = (
+    "E2B_API_KEY", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET", "DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN",
+    "TENKI_API_KEY", "TENKI_AUTH_TOKEN",
+)  # fmt: skip
 
 
 def run(compute: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -38,6 +41,7 @@ def one_sentence(r: subprocess.CompletedProcess[str], *fragments: str) -> None:
         ("e2b", ("E2B_API_KEY",)),
         ("modal", ("MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET")),
         ("daytona", ("DAYTONA_API_KEY",)),
+        ("tenki", ("TENKI_API_KEY", "TENKI_AUTH_TOKEN")),
     ],
 )
 def test_missing_credentials_name_the_variable(compute: str, variables: tuple[str, ...]) -> None:
@@ -89,3 +93,17 @@ def test_an_unreachable_fly_says_so() -> None:
         url = f"http://127.0.0.1:{closed.getsockname()[1]}"
         r = run_fly(FLY_API_TOKEN="t", FLY_APP_NAME="praisonai-test", FLY_API_HOSTNAME=url)
     one_sentence(r, "Fly.io could not be reached")
+
+
+def test_a_tenki_key_of_the_wrong_shape_says_what_it_must_look_like() -> None:
+    pytest.importorskip("tenki")
+    one_sentence(run("tenki", TENKI_API_KEY="sk-not-a-tenki-key"), "must start with tk_")
+
+
+def test_a_tenki_key_tenki_refuses_says_so() -> None:
+    pytest.importorskip("tenki")
+    from praisonai.compute.testing.tenki_fake import TenkiFake
+
+    with TenkiFake() as fake:  # a real gRPC server that refuses every key but tk_fake
+        r = run("tenki", TENKI_API_KEY="tk_revoked", TENKI_API_ENDPOINT=fake.base_url)
+    one_sentence(r, "Tenki refused the API key", "TENKI_API_KEY")

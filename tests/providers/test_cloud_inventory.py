@@ -27,7 +27,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )  # fmt: skip
 
 
-@pytest.fixture(params=["e2b", "daytona"])
+@pytest.fixture(params=["e2b", "daytona", "tenki"])
 def cloud(
     request: pytest.FixtureRequest, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[ComputeProvider]:
@@ -41,6 +41,14 @@ def cloud(
             for key, value in fake.env().items():
                 monkeypatch.setenv(key, value)
             yield E2BCompute()
+    elif request.param == "tenki":
+        from praisonai.compute.providers.tenki import TenkiCompute
+        from praisonai.compute.testing.tenki_fake import TenkiFake
+
+        with TenkiFake() as tenki_fake:
+            monkeypatch.setenv("TENKI_API_KEY", "tk_fake")
+            monkeypatch.setenv("TENKI_API_ENDPOINT", tenki_fake.base_url)
+            yield TenkiCompute()
     else:
         from praisonai.compute.providers.daytona import DaytonaCompute
         from praisonai.compute.testing.daytona_fake import DaytonaFake
