@@ -268,8 +268,13 @@ class RawDaytona:
             await self.client.close()
 
 
-RAW: dict[str, Any] = {"e2b": RawE2B, "modal": RawModal, "daytona": RawDaytona, "flyio": RawFly,
-                       "tenki": RawTenki}
+RAW: dict[str, Any] = {
+    "e2b": RawE2B,
+    "modal": RawModal,
+    "daytona": RawDaytona,
+    "flyio": RawFly,
+    "tenki": RawTenki,
+}
 
 # ---- the fakes, and how each counts the vendor calls it answers ---------------------------------
 

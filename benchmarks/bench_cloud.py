@@ -2,31 +2,31 @@
 for Fly, which has no SDK) and the peer.
 
 Each vendor's real SDK talks to its loopback wire fake (praisonai.compute.testing: e2b_fake,
-modal_fake, daytona_fake, flyio_fake,
-tenki_fake; sandboxes are local docker containers). The fake counts the
-requests it answers, by route (E2B: HTTP method + path, ids folded; Modal: gRPC method, control
-plane and command router; Daytona: HTTP method + route; Fly: HTTP method + the path's last kind,
-``machines``, ``exec``, ``wait``, ``lease``...; Tenki: gRPC method, control and data plane). For each side the count is taken over ``--n``
-repetitions of one operation after one untimed warm-up (``--n-life`` for provision/shutdown)
-and divided: calls per exec ``true``, per 1 KiB write, per 1 KiB read, per provision, per
-shutdown. Fewer calls is lower latency on a real network; latencies through a loopback fake are
-no performance claim, so none are printed.
+modal_fake, daytona_fake, flyio_fake, tenki_fake; sandboxes are local docker containers). The fake
+counts the requests it answers, by route (E2B: HTTP method + path, ids folded; Modal: gRPC method,
+control plane and command router; Daytona: HTTP method + route; Fly: HTTP method + the path's last
+kind, ``machines``, ``exec``, ``wait``, ``lease``...; Tenki: gRPC method, control and data plane).
+For each side the count is taken over ``--n`` repetitions of one operation after one untimed warm-up
+(``--n-life`` for provision/shutdown) and divided: calls per exec ``true``, per 1 KiB write, per 1
+KiB read, per provision, per shutdown. Fewer calls is lower latency on a real network; latencies
+through a loopback fake are no performance claim, so none are printed.
 
-Sides (_cloud_sides.py, _cloud_fly.py): ours = ``praisonai.compute.registry.resolve_compute(vendor)``;
-raw = the vendor's async SDK called directly on a handle already held (the floor; for Fly the
-Machines REST API through one httpx client); peer = ``praisonai-sandbox``'s compute adapters
-(E2BCompute, ModalCompute, DaytonaCompute, FlyioCompute, TenkiCompute) through their own API, when it is
-installed (else "not installed"); peer-sbx = its one-sandbox classes (none for Fly or Tenki).
+Sides (_cloud_sides.py, _cloud_fly.py): ours =
+``praisonai.compute.registry.resolve_compute(vendor)``; raw = the vendor's async SDK called directly
+on a handle already held (the floor; for Fly the Machines REST API through one httpx client); peer =
+``praisonai-sandbox``'s compute adapters (E2BCompute, ModalCompute, DaytonaCompute, FlyioCompute,
+TenkiCompute) through their own API, when it is installed (else "not installed"); peer-sbx = its
+one-sandbox classes (none for Fly or Tenki).
 
-Side by side (_cloud_checks.py): behaviour checks on ours and the peer through the same fakes,
-PASS / FAIL / FAKE GAP, each check's exact definition in its docstring.
+Side by side (_cloud_checks.py): behaviour checks on ours and the peer through the same fakes, PASS
+/ FAIL / FAKE GAP, each check's exact definition in its docstring.
 
 Live: when E2B_API_KEY / MODAL_TOKEN_ID+MODAL_TOKEN_SECRET / DAYTONA_API_KEY /
-FLY_API_TOKEN+FLY_APP_NAME / TENKI_API_KEY are set, ours and raw are also timed against the vendor itself (exec
-``true`` p50/p95, provision, shutdown).
+FLY_API_TOKEN+FLY_APP_NAME / TENKI_API_KEY are set, ours and raw are also timed against the vendor
+itself (exec ``true`` p50/p95, provision, shutdown).
 
     PYTHONPATH=$PWD python3 benchmarks/bench_cloud.py [--n 10] [--n-life 3]
-        [--vendors e2b,modal,daytona,flyio] [--no-peer]
+        [--vendors e2b,modal,daytona,flyio,tenki] [--no-peer]
 """
 
 from __future__ import annotations

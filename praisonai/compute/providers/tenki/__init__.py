@@ -35,9 +35,9 @@ import contextlib
 import ipaddress
 import math
 import posixpath
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import anyio
 from pydantic import SecretStr
@@ -109,7 +109,7 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
         }
     )
     #: ``ttl`` is Tenki's ``max_duration``; ``idle_timeout`` is our reaper's (Tenki ignores its own).
-    plan_notes = {
+    plan_notes: ClassVar[Mapping[str, tuple[str, str]]] = {
         "ttl": ("native", "Tenki's max_duration ends it then, even if this process dies"),
         "idle_timeout": ("emulated", "Tenki ignores its own idle setting: the reaper of a running "
                                      "praisonai process stops it"),
