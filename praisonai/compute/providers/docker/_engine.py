@@ -9,9 +9,18 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from praisonai._errors import ExecError, InstanceNotFoundError, ProviderUnavailableError, ProvisionError
+from pydantic import BaseModel, ConfigDict, Field
+
+from praisonai._errors import (
+    ConfigError,
+    ExecError,
+    InstanceNotFoundError,
+    ProviderUnavailableError,
+    ProvisionError,
+)
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
 
@@ -154,3 +163,44 @@ def get_archive(api: Any, container: str, target: str) -> Iterator[bytes] | None
         return None
     chunks: Iterator[bytes] = iter(stream)
     return chunks
+
+
+class DockerHost(BaseModel):
+    """One engine of a pool: ``url`` in DOCKER_HOST syntax; ``tls`` a directory holding
+    ``ca.pem``, ``cert.pem`` and ``key.pem`` (as ``DOCKER_CERT_PATH``) for a ``tcp://`` engine."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str = Field(pattern=r"^(unix|tcp|ssh)://.+")
+    tls: str | None = None
+
+
+def engine_client(host: DockerHost) -> Any:
+    """docker-py's ``APIClient`` for ``host``.
+
+    Raises:
+        ConfigError: an ``ssh://`` host, or TLS on a non-tcp host.
+    """
+    import docker
+
+    if host.url.startswith("ssh://"):
+        # docker-py's ssh transport reads the exec stream with blocking full reads
+        # (BufferedReader.read(n)), which deadlocks the helper's request/response traffic.
+        raise ConfigError(
+            f"docker host {host.url}: ssh:// engines are not pooled (docker-py's ssh transport blocks "
+            f"on full reads and would deadlock the instance's helper); forward the engine's socket "
+            f"with `ssh -nNT -L /path/engine.sock:/var/run/docker.sock HOST` and list unix:///path/engine.sock",
+            op="config",
+        )
+    tls = None
+    if host.tls is not None:
+        if not host.url.startswith("tcp://"):
+            raise ConfigError(f"docker host {host.url}: tls applies to tcp:// engines only", op="config")
+        certs = Path(host.tls)
+        tls = docker.tls.TLSConfig(
+            client_cert=(str(certs / "cert.pem"), str(certs / "key.pem")),
+            ca_cert=str(certs / "ca.pem"),
+            verify=True,
+        )
+    url = host.url.replace("tcp://", "https://", 1) if tls else host.url
+    return docker.APIClient(base_url=url, tls=tls, max_pool_size=64)
