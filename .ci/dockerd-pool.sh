@@ -15,14 +15,25 @@ set -euo pipefail
 
 tag() { printf 'pxp%s' "$(printf '%s' "$1" | md5sum | cut -c1-8)"; }  # netns and cgroup names of DIR
 
+gone() {  # PID: no such process, or a zombie
+    [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
+}
+
 start_one() {  # DIR i IMAGE
-    local dir=$1 i=$2 image=$3 ns d fresh=0
+    local dir=$1 i=$2 image=$3 ns d pid fresh=0
     ns="$(tag "$dir")-$i"
     d="$dir/d$i"
     if [ -S "$d/docker.sock" ] && DOCKER_HOST="unix://$d/docker.sock" docker info >/dev/null 2>&1; then
         return 0
     fi
     [ -d "$d/data" ] || fresh=1
+    # An engine that does not answer (killed) goes with its containerd, which dies after it: the
+    # restarted engine would wait on a dying one. Its shims stay: it restores (and ends) them.
+    for pid in $(cat "$d/docker.pid" "$d/exec/containerd/containerd.pid" 2>/dev/null || true); do
+        kill -KILL "$pid" 2>/dev/null || true
+        for _ in $(seq 40); do gone "$pid" && break; sleep 0.25; done
+    done
+    rm -f "$d/docker.pid" "$d/exec/containerd/containerd.pid"  # a zombie's pid would still count
     mkdir -p "$d/data" "$d/exec"
     echo '{}' >"$d/daemon.json"  # not the machine's /etc/docker/daemon.json
     [ -e "/var/run/netns/$ns" ] || { ip netns add "$ns"; ip netns exec "$ns" ip link set lo up; }
@@ -81,6 +92,7 @@ stop_one() {  # DIR i: stop the engine; kill what is left of a killed one (shims
         find "$cg" -depth -type d -exec rmdir {} \; 2>/dev/null || true
     done
     [ ! -e "/var/run/netns/$ns" ] || ip netns del "$ns" || true
+    rm -f "$d/docker.pid"
 }
 
 down() {  # DIR

@@ -46,6 +46,7 @@ from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.docker import _capture, _spec
 from praisonai.compute.providers.docker._engine import (
     DockerHost,
+    container_name,
     daemon_down,
     exec_errors,
     explain,
@@ -57,6 +58,7 @@ from praisonai.compute.providers.docker._engine import (
     start_errors,
 )
 from praisonai.compute.providers.docker._exec import DockerExecTransport, own_shell
+from praisonai.compute.providers.docker._pool import PoolMixin
 
 T = TypeVar("T")
 
@@ -65,10 +67,6 @@ BUILD_HINT = (
     "build it offline with `sudo images/build-offline.sh` (Debian packages only), "
     "or `docker build -t praisonai-sandbox:latest images/` where a registry is reachable"
 )
-
-
-def container_name(instance_id: str) -> str:
-    return f"praisonai_{instance_id}"
 
 
 class DockerOptions(ProviderOptions):
@@ -81,8 +79,9 @@ class DockerOptions(ProviderOptions):
     hosts: tuple[DockerHost, ...] = ()  # a pool of engines (_pool), instead of base_url
 
 
-class DockerCompute(ChannelMixin, ComputeProvider):
-    """Instances are containers on the Docker engine named by ``DOCKER_HOST`` (or the default)."""
+class DockerEngine(ChannelMixin, ComputeProvider):
+    """Instances are containers on the Docker engine named by ``DOCKER_HOST`` (or the default);
+    :class:`DockerCompute` is this, or a pool of engines (``_pool``)."""
 
     name = "docker"
     options_model = DockerOptions
@@ -103,16 +102,11 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         }
     )
 
-    def __new__(cls, *, hosts: Sequence[DockerHost | str] = (), **_: Any) -> DockerCompute:
-        from praisonai.compute.providers.docker._pool import DockerPoolCompute  # imports this module
-
-        return super().__new__(DockerPoolCompute if hosts and cls is DockerCompute else cls)
-
     def __init__(self, *, image: str | None = None, base_url: str | None = None, pull: bool = True,
                  hosts: Sequence[DockerHost | str] = ()) -> None:  # fmt: skip
         """``image`` is the default image (else ``$PRAISONAI_DOCKER_IMAGE``, else
         ``praisonai-sandbox:latest``); ``base_url`` the engine (else ``$DOCKER_HOST``, as the docker
-        CLI does); ``pull`` allows pulling a missing public image; ``hosts`` a pool instead (``_pool``)."""
+        CLI does); ``pull`` allows pulling a missing public image; ``hosts`` see ``_pool``."""
         load_sdk(base_url)  # before a lazy "import docker" below brings paramiko along
         image = image or os.environ.get("PRAISONAI_DOCKER_IMAGE") or DEFAULT_IMAGE
         pool = [{"url": h} if isinstance(h, str) else h for h in hosts]
@@ -146,7 +140,7 @@ class DockerCompute(ChannelMixin, ComputeProvider):
             try:
                 return fn(*args, **kwargs)
             except requests.exceptions.ConnectionError as exc:
-                raise ProviderUnavailableError(daemon_down(exc), op="docker") from None
+                raise ProviderUnavailableError(daemon_down(exc, self._base_url), op="docker") from None
 
         return await run_blocking(call)
 
@@ -398,3 +392,7 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         return await self._call(
             lambda: _capture.prune(self.api, older_than_s=older_than_s, keep=keep, dry_run=dry_run)
         )
+
+
+class DockerCompute(PoolMixin, DockerEngine):
+    """Docker compute: one engine (``base_url``, else ``$DOCKER_HOST``), or several (``hosts``)."""

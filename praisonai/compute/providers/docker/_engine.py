@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from praisonai._errors import (
     ConfigError,
@@ -35,6 +35,12 @@ _STATUS = {
 }
 
 _clients: dict[str | None, Any] = {}
+
+
+def container_name(instance_id: str) -> str:
+    return f"praisonai_{instance_id}"
+
+
 _clients_lock = threading.Lock()
 
 
@@ -50,7 +56,7 @@ def shared_client(base_url: str | None) -> Any:
                 else:
                     _clients[base_url] = docker.from_env(max_pool_size=64).api
             except docker.errors.DockerException as exc:
-                raise ProviderUnavailableError(daemon_down(exc), op="connect") from None
+                raise ProviderUnavailableError(daemon_down(exc, base_url), op="connect") from None
         return _clients[base_url]
 
 
@@ -101,8 +107,8 @@ def info_of(container: dict[str, Any]) -> InstanceInfo:
     )
 
 
-def daemon_down(exc: Exception) -> str:
-    where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+def daemon_down(exc: Exception, base_url: str | None = None) -> str:
+    where = base_url or os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
     return f"the Docker engine at {where} does not answer (is dockerd running?): {exc}"
 
 
@@ -174,9 +180,15 @@ class DockerHost(BaseModel):
     url: str = Field(pattern=r"^(unix|tcp|ssh)://.+")
     tls: str | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _from_url(cls, value: object) -> object:
+        return {"url": value} if isinstance(value, str) else value  # a bare DOCKER_HOST string
 
-def engine_client(host: DockerHost) -> Any:
-    """docker-py's ``APIClient`` for ``host``.
+
+def engine_client(host: DockerHost, *, connect: bool = True) -> Any:
+    """docker-py's ``APIClient`` for ``host`` (which asks the engine its API version, blocking);
+    without ``connect``, only the checks, and ``None``.
 
     Raises:
         ConfigError: an ``ssh://`` host, or TLS on a non-tcp host.
@@ -202,5 +214,7 @@ def engine_client(host: DockerHost) -> Any:
             ca_cert=str(certs / "ca.pem"),
             verify=True,
         )
+    if not connect:
+        return None
     url = host.url.replace("tcp://", "https://", 1) if tls else host.url
     return docker.APIClient(base_url=url, tls=tls, max_pool_size=64)
