@@ -9,11 +9,49 @@
 #                                      praisonai-pool-test:busybox instead (seconds, not minutes)
 #   dockerd-pool.sh down DIR           stop them all, kill what a killed engine left, remove DIR
 #
-# Engine i listens on unix://DIR/dI/docker.sock; its pid is in DIR/dI/docker.pid. `up` again
-# restarts an engine that was killed (its data root is kept).
+# Engine i listens on unix://DIR/dI/docker.sock, and with TLS on the tcp:// address in DIR/dI/tcp
+# (a veth into its namespace; client certificates in DIR/tls/client, as DOCKER_CERT_PATH wants
+# them); its pid is in DIR/dI/docker.pid. `up` again restarts an engine that was killed (its data
+# root is kept).
 set -euo pipefail
 
 tag() { printf 'pxp%s' "$(printf '%s' "$1" | md5sum | cut -c1-8)"; }  # netns and cgroup names of DIR
+
+net() {  # DIR: the second octet of its engines' tcp addresses (10.NET.i.2), one per DIR
+    printf '%d' $((200 + 0x$(printf '%s' "$1" | md5sum | cut -c1-2) % 50))
+}
+
+tls_certs() {  # DIR: a CA, one server certificate for every engine address, a client one; once
+    local t=$1/tls sans="" i
+    [ ! -e "$t/client/key.pem" ] || return 0
+    mkdir -p "$t/client"
+    for i in $(seq 9); do sans="$sans,IP:10.$(net "$1").$i.2"; done
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=pxp-ca \
+        -keyout "$t/ca-key.pem" -out "$t/ca.pem" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=pxp-engine -keyout "$t/server-key.pem" -out "$t/server.csr" 2>/dev/null
+    printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "${sans#,}" >"$t/server.ext"
+    openssl x509 -req -days 2 -in "$t/server.csr" -CA "$t/ca.pem" -CAkey "$t/ca-key.pem" -CAcreateserial \
+        -extfile "$t/server.ext" -out "$t/server-cert.pem" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=pxp-client -keyout "$t/client/key.pem" -out "$t/client.csr" 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' >"$t/client.ext"
+    openssl x509 -req -days 2 -in "$t/client.csr" -CA "$t/ca.pem" -CAkey "$t/ca-key.pem" -CAcreateserial \
+        -extfile "$t/client.ext" -out "$t/client/cert.pem" 2>/dev/null
+    cp "$t/ca.pem" "$t/client/ca.pem"
+}
+
+link_up() {  # DIR i NS: a veth from here into the engine's namespace, 10.NET.i.1 <-> 10.NET.i.2
+    local host peer n
+    n=$(net "$1")
+    host="pv$(tag "$1" | cut -c4-9)$2"
+    peer="pe$(tag "$1" | cut -c4-9)$2"
+    ip link show "$host" >/dev/null 2>&1 && return 0
+    ip link add "$host" type veth peer name "$peer"
+    ip link set "$peer" netns "$3"
+    ip addr add "10.$n.$2.1/30" dev "$host"
+    ip link set "$host" up
+    ip netns exec "$3" ip addr add "10.$n.$2.2/30" dev "$peer"
+    ip netns exec "$3" ip link set "$peer" up
+}
 
 gone() {  # PID: no such process, or a zombie
     [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
@@ -37,9 +75,14 @@ start_one() {  # DIR i IMAGE
     mkdir -p "$d/data" "$d/exec"
     echo '{}' >"$d/daemon.json"  # not the machine's /etc/docker/daemon.json
     [ -e "/var/run/netns/$ns" ] || { ip netns add "$ns"; ip netns exec "$ns" ip link set lo up; }
+    link_up "$dir" "$i" "$ns"
+    tls_certs "$dir"
+    echo "tcp://10.$(net "$dir").$i.2:2376" >"$d/tcp"
     # nsenter, not `ip netns exec`: that remounts /sys and hides the cgroup mounts dockerd needs.
     nsenter --net="/var/run/netns/$ns" setsid dockerd --data-root "$d/data" --exec-root "$d/exec" \
-        --pidfile "$d/docker.pid" -H "unix://$d/docker.sock" --cgroup-parent "/$ns" \
+        --pidfile "$d/docker.pid" -H "unix://$d/docker.sock" -H "$(cat "$d/tcp")" --cgroup-parent "/$ns" \
+        --tlsverify --tlscacert "$dir/tls/ca.pem" --tlscert "$dir/tls/server-cert.pem" \
+        --tlskey "$dir/tls/server-key.pem" \
         --bip "10.231.$i.1/24" --config-file "$d/daemon.json" >"$d/dockerd.log" 2>&1 </dev/null &
     for _ in $(seq 120); do
         DOCKER_HOST="unix://$d/docker.sock" docker info >/dev/null 2>&1 && break

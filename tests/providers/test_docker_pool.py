@@ -25,7 +25,7 @@ from praisonai import _portal
 from praisonai._errors import ConfigError, InstanceNotFoundError, ProviderUnavailableError
 from praisonai._types import InstanceStatus
 from praisonai.compute.lifecycle import LABEL_PROVIDER
-from praisonai.compute.providers.docker import DockerCompute
+from praisonai.compute.providers.docker import DockerCompute, DockerHost
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 
 SCRIPT = Path(__file__).resolve().parents[2] / ".ci" / "dockerd-pool.sh"
@@ -146,6 +146,24 @@ def test_options_rebuild_the_pool_and_refuse_what_cannot_work(engines: Path) -> 
         DockerCompute(hosts=["ssh://user@example"])
     with pytest.raises(ConfigError, match="once"):
         DockerCompute(hosts=[_hosts(engines)[0], _hosts(engines)[0]])
+
+
+def test_tcp_with_tls_and_unix_engines_in_one_pool(engines: Path) -> None:
+    tcp = (engines / "d2" / "tcp").read_text().strip()
+    hosts = [DockerHost(url=_hosts(engines)[0]), DockerHost(url=tcp, tls=str(engines / "tls" / "client"))]
+    pool = DockerCompute(hosts=hosts, image=IMAGE)
+    made = _provision(pool, 2)
+    try:
+        assert sorted(host for _, host in made) == sorted(h.url for h in hosts)
+        for instance_id, _ in made:
+            assert _portal.call(pool.execute, instance_id, "echo ok").stdout == "ok\n"
+        rebuilt = DockerCompute.from_options(pool.options)  # the cert directory is in its options
+        assert {i for i, _ in made} <= {i.instance_id for i in _portal.call(rebuilt.list_instances)}
+    finally:
+        for instance_id, _ in made:
+            assert _portal.call(pool.shutdown, instance_id)
+    with pytest.raises(ConfigError, match="tcp"):
+        DockerCompute(hosts=[DockerHost(url=_hosts(engines)[0], tls="/nonexistent")])
 
 
 def test_placement_spreads_instances(pool: DockerCompute, engines: Path) -> None:

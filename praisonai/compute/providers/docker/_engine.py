@@ -35,6 +35,9 @@ _STATUS = {
 }
 
 _clients: dict[str | None, Any] = {}
+#: The API version a TLS client starts with (it cannot ask the engine before its CA is in place);
+#: docker 20.10 and later speak it.
+_API_VERSION = "1.41"
 
 
 def container_name(instance_id: str) -> str:
@@ -217,4 +220,9 @@ def engine_client(host: DockerHost, *, connect: bool = True) -> Any:
     if not connect:
         return None
     url = host.url.replace("tcp://", "https://", 1) if tls else host.url
-    return docker.APIClient(base_url=url, tls=tls, max_pool_size=64)
+    api = docker.APIClient(base_url=url, tls=tls, max_pool_size=64, version=_API_VERSION if tls else None)
+    if tls is not None:
+        # requests prefers $REQUESTS_CA_BUNDLE / $CURL_CA_BUNDLE to the session's CA when it reads
+        # the environment: this engine's CA would never be used. (APIClient is a requests.Session.)
+        api.trust_env = False
+    return api
