@@ -18,7 +18,7 @@ import math
 import os
 import posixpath
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -45,6 +45,8 @@ from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.docker import _capture, _spec
 from praisonai.compute.providers.docker._engine import (
+    DockerHost,
+    container_name,
     daemon_down,
     exec_errors,
     explain,
@@ -55,7 +57,8 @@ from praisonai.compute.providers.docker._engine import (
     shared_client,
     start_errors,
 )
-from praisonai.compute.providers.docker._exec import DockerExecTransport
+from praisonai.compute.providers.docker._exec import DockerExecTransport, own_shell
+from praisonai.compute.providers.docker._pool import PoolMixin
 
 T = TypeVar("T")
 
@@ -66,22 +69,19 @@ BUILD_HINT = (
 )
 
 
-def container_name(instance_id: str) -> str:
-    return f"praisonai_{instance_id}"
-
-
 class DockerOptions(ProviderOptions):
-    """``DockerCompute``'s options. ``image`` is the resolved default image; ``base_url`` is
-    recorded only when given, so another process without it reads its own ``$DOCKER_HOST``."""
+    """``DockerCompute``'s options; ``base_url`` only when given (else a process reads ``$DOCKER_HOST``)."""
 
     type: Literal["docker"] = "docker"
     image: str = Field(default=DEFAULT_IMAGE, min_length=1)
     base_url: str | None = None
     pull: bool = True
+    hosts: tuple[DockerHost, ...] = ()  # a pool of engines (_pool), instead of base_url
 
 
-class DockerCompute(ChannelMixin, ComputeProvider):
-    """Instances are containers on the Docker engine named by ``DOCKER_HOST`` (or the default)."""
+class DockerEngine(ChannelMixin, ComputeProvider):
+    """Instances are containers on the Docker engine named by ``DOCKER_HOST`` (or the default);
+    :class:`DockerCompute` is this, or a pool of engines (``_pool``)."""
 
     name = "docker"
     options_model = DockerOptions
@@ -102,13 +102,17 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         }
     )
 
-    def __init__(self, *, image: str | None = None, base_url: str | None = None, pull: bool = True) -> None:
+    def __init__(self, *, image: str | None = None, base_url: str | None = None, pull: bool = True,
+                 hosts: Sequence[DockerHost | str] = ()) -> None:  # fmt: skip
         """``image`` is the default image (else ``$PRAISONAI_DOCKER_IMAGE``, else
-        ``praisonai-sandbox:latest``); ``base_url`` the engine (else ``$DOCKER_HOST``, as the
-        docker CLI does); ``pull`` allows pulling a missing public image."""
+        ``praisonai-sandbox:latest``); ``base_url`` the engine (else ``$DOCKER_HOST``, as the docker
+        CLI does); ``pull`` allows pulling a missing public image; ``hosts`` see ``_pool``."""
         load_sdk(base_url)  # before a lazy "import docker" below brings paramiko along
         image = image or os.environ.get("PRAISONAI_DOCKER_IMAGE") or DEFAULT_IMAGE
-        self._options = DockerOptions.parse({"image": image, "base_url": base_url, "pull": pull})
+        pool = [{"url": h} if isinstance(h, str) else h for h in hosts]
+        self._options = DockerOptions.parse(
+            {"image": image, "base_url": base_url, "pull": pull, "hosts": pool}
+        )
         self.default_image = self._options.image
         self.pull = self._options.pull
         self._base_url = self._options.base_url
@@ -136,7 +140,7 @@ class DockerCompute(ChannelMixin, ComputeProvider):
             try:
                 return fn(*args, **kwargs)
             except requests.exceptions.ConnectionError as exc:
-                raise ProviderUnavailableError(daemon_down(exc), op="docker") from None
+                raise ProviderUnavailableError(daemon_down(exc, self._base_url), op="docker") from None
 
         return await run_blocking(call)
 
@@ -343,14 +347,14 @@ class DockerCompute(ChannelMixin, ComputeProvider):
 
     def _transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
         with exec_errors(instance_id):
-            return DockerExecTransport(self.api, container_name(instance_id), _own_shell(argv))
+            return DockerExecTransport(self.api, container_name(instance_id), own_shell(argv))
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
         """A session shell whose commands keep the instance alive only while this client is
         connected (see ``_watchdog.guarded_session``)."""
         from praisonai.compute.providers.docker._watchdog import guarded_session
 
-        return self._transport(instance_id, guarded_session(self._spool(instance_id), _own_shell(argv)))
+        return self._transport(instance_id, guarded_session(self._spool(instance_id), own_shell(argv)))
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         target = await self._channel_path(instance_id, remote)
@@ -390,7 +394,5 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         )
 
 
-def _own_shell(argv: list[str]) -> list[str]:
-    """The instance's own processes start ``/bin/sh`` by its path: the engine would look ``sh`` up
-    in the PATH of the user's env."""
-    return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv
+class DockerCompute(PoolMixin, DockerEngine):
+    """Docker compute: one engine (``base_url``, else ``$DOCKER_HOST``), or several (``hosts``)."""

@@ -9,9 +9,18 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from praisonai._errors import ExecError, InstanceNotFoundError, ProviderUnavailableError, ProvisionError
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from praisonai._errors import (
+    ConfigError,
+    ExecError,
+    InstanceNotFoundError,
+    ProviderUnavailableError,
+    ProvisionError,
+)
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
 
@@ -26,6 +35,15 @@ _STATUS = {
 }
 
 _clients: dict[str | None, Any] = {}
+#: The API version a TLS client starts with (it cannot ask the engine before its CA is in place);
+#: docker 20.10 and later speak it.
+_API_VERSION = "1.41"
+
+
+def container_name(instance_id: str) -> str:
+    return f"praisonai_{instance_id}"
+
+
 _clients_lock = threading.Lock()
 
 
@@ -41,7 +59,7 @@ def shared_client(base_url: str | None) -> Any:
                 else:
                     _clients[base_url] = docker.from_env(max_pool_size=64).api
             except docker.errors.DockerException as exc:
-                raise ProviderUnavailableError(daemon_down(exc), op="connect") from None
+                raise ProviderUnavailableError(daemon_down(exc, base_url), op="connect") from None
         return _clients[base_url]
 
 
@@ -92,8 +110,8 @@ def info_of(container: dict[str, Any]) -> InstanceInfo:
     )
 
 
-def daemon_down(exc: Exception) -> str:
-    where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+def daemon_down(exc: Exception, base_url: str | None = None) -> str:
+    where = base_url or os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
     return f"the Docker engine at {where} does not answer (is dockerd running?): {exc}"
 
 
@@ -154,3 +172,57 @@ def get_archive(api: Any, container: str, target: str) -> Iterator[bytes] | None
         return None
     chunks: Iterator[bytes] = iter(stream)
     return chunks
+
+
+class DockerHost(BaseModel):
+    """One engine of a pool: ``url`` in DOCKER_HOST syntax; ``tls`` a directory holding
+    ``ca.pem``, ``cert.pem`` and ``key.pem`` (as ``DOCKER_CERT_PATH``) for a ``tcp://`` engine."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str = Field(pattern=r"^(unix|tcp|ssh)://.+")
+    tls: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_url(cls, value: object) -> object:
+        return {"url": value} if isinstance(value, str) else value  # a bare DOCKER_HOST string
+
+
+def engine_client(host: DockerHost, *, connect: bool = True) -> Any:
+    """docker-py's ``APIClient`` for ``host`` (which asks the engine its API version, blocking);
+    without ``connect``, only the checks, and ``None``.
+
+    Raises:
+        ConfigError: an ``ssh://`` host, or TLS on a non-tcp host.
+    """
+    import docker
+
+    if host.url.startswith("ssh://"):
+        # docker-py's ssh transport reads the exec stream with blocking full reads
+        # (BufferedReader.read(n)), which deadlocks the helper's request/response traffic.
+        raise ConfigError(
+            f"docker host {host.url}: ssh:// engines are not pooled (docker-py's ssh transport blocks "
+            f"on full reads and would deadlock the instance's helper); forward the engine's socket "
+            f"with `ssh -nNT -L /path/engine.sock:/var/run/docker.sock HOST` and list unix:///path/engine.sock",
+            op="config",
+        )
+    tls = None
+    if host.tls is not None:
+        if not host.url.startswith("tcp://"):
+            raise ConfigError(f"docker host {host.url}: tls applies to tcp:// engines only", op="config")
+        certs = Path(host.tls)
+        tls = docker.tls.TLSConfig(
+            client_cert=(str(certs / "cert.pem"), str(certs / "key.pem")),
+            ca_cert=str(certs / "ca.pem"),
+            verify=True,
+        )
+    if not connect:
+        return None
+    url = host.url.replace("tcp://", "https://", 1) if tls else host.url
+    api = docker.APIClient(base_url=url, tls=tls, max_pool_size=64, version=_API_VERSION if tls else None)
+    if tls is not None:
+        # requests prefers $REQUESTS_CA_BUNDLE / $CURL_CA_BUNDLE to the session's CA when it reads
+        # the environment: this engine's CA would never be used. (APIClient is a requests.Session.)
+        api.trust_env = False
+    return api
