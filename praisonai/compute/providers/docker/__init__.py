@@ -29,7 +29,6 @@ from pydantic import Field
 from praisonai import _limits
 from praisonai._errors import (
     ConfigError,
-    ImageNotFoundError,
     InstanceNotFoundError,
     PathNotFoundError,
     ProviderUnavailableError,
@@ -40,22 +39,22 @@ from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
-from praisonai.compute.config import ComputeConfig
+from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.docker import _capture, _spec
+from praisonai.compute.providers.docker import _capture, _runtime, _spec
 from praisonai.compute.providers.docker._engine import (
     daemon_down,
     exec_errors,
-    explain,
     get_archive,
     info_of,
     load_sdk,
+    pull_image,
     put_archive,
     shared_client,
     start_errors,
 )
-from praisonai.compute.providers.docker._exec import DockerExecTransport
+from praisonai.compute.providers.docker._exec import DockerExecTransport, own_shell
 
 T = TypeVar("T")
 
@@ -78,6 +77,7 @@ class DockerOptions(ProviderOptions):
     image: str = Field(default=DEFAULT_IMAGE, min_length=1)
     base_url: str | None = None
     pull: bool = True
+    runtime: Runtime | None = None
 
 
 class DockerCompute(ChannelMixin, ComputeProvider):
@@ -99,16 +99,23 @@ class DockerCompute(ChannelMixin, ComputeProvider):
             Capability.ISOLATION,
             Capability.CAPTURE,
             Capability.SELF_STOP,
+            Capability.RUNC,
+            Capability.GVISOR,  # when the engine has runsc registered; checked at each start
         }
     )
 
-    def __init__(self, *, image: str | None = None, base_url: str | None = None, pull: bool = True) -> None:
+    def __init__(
+        self, *, image: str | None = None, base_url: str | None = None, pull: bool = True,
+        runtime: Runtime | None = None,
+    ) -> None:  # fmt: skip
         """``image`` is the default image (else ``$PRAISONAI_DOCKER_IMAGE``, else
         ``praisonai-sandbox:latest``); ``base_url`` the engine (else ``$DOCKER_HOST``, as the
-        docker CLI does); ``pull`` allows pulling a missing public image."""
+        docker CLI does); ``pull`` allows pulling a missing public image; ``runtime`` the
+        instances' OCI runtime when their config names none (``"runsc"``: gVisor, see ``_runtime``)."""
         load_sdk(base_url)  # before a lazy "import docker" below brings paramiko along
         image = image or os.environ.get("PRAISONAI_DOCKER_IMAGE") or DEFAULT_IMAGE
-        self._options = DockerOptions.parse({"image": image, "base_url": base_url, "pull": pull})
+        given = {"image": image, "base_url": base_url, "pull": pull, "runtime": runtime}
+        self._options = DockerOptions.parse(given)
         self.default_image = self._options.image
         self.pull = self._options.pull
         self._base_url = self._options.base_url
@@ -159,6 +166,7 @@ class DockerCompute(ChannelMixin, ComputeProvider):
     def check_supported(self, cfg: ComputeConfig) -> None:
         """Also refuse a mount whose host path is missing: the engine would create it, as root."""
         super().check_supported(cfg)
+        _runtime.chosen(self._options.runtime, cfg)  # a config and a provider that disagree
         if not self._engine_is_local():
             return  # its paths are on another host; the engine refuses a missing one (see _mounts)
         for spec in cfg.mount_paths:
@@ -187,11 +195,15 @@ class DockerCompute(ChannelMixin, ComputeProvider):
     ) -> InstanceInfo:
         from praisonai.compute.providers.docker._watchdog import watchdog_command
 
+        runtime = _runtime.chosen(self._options.runtime, cfg)
+        await self._call(_runtime.check_registered, self.api, runtime)  # before anything is made
         with start_errors(image):
             # The watchdog stops the container itself when idle; auto_remove then removes it.
             watchdog = watchdog_command(cfg.lifetime, self._spool(instance_id))
             await self._new_container(instance_id, cfg, labels, watchdog, image)
             await self._call(self.api.start, container_name(instance_id))
+            # never a silent fallback to runc; a failure here removes the instance (lifecycle)
+            await self._call(_runtime.confirm, self.api, container_name(instance_id), runtime, cfg)
         self._workdirs[instance_id] = cfg.working_dir
         return InstanceInfo(
             instance_id=instance_id,
@@ -218,7 +230,7 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         import docker
 
         api = self.api
-        host_config = _spec.host_config(api, cfg)
+        host_config = _spec.host_config(api, cfg, _runtime.chosen(self._options.runtime, cfg))
         create = lambda: api.create_container(  # noqa: E731
             image,
             command=command,
@@ -235,6 +247,11 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         except docker.errors.ImageNotFound:
             await self._pull(image)
             await self._call(create)
+
+    def runs_once(self, config: object = None) -> bool:
+        """Not under gVisor: the command would run before its kernel could be checked."""
+        runtime = _runtime.chosen(self._options.runtime, ComputeConfig.coerce(config))
+        return runtime != "runsc" and super().runs_once(config)
 
     async def _run_once(
         self,
@@ -285,18 +302,8 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         return exec_result(status, timed_out=timed_out)  # the output went to request.on_output only
 
     async def _pull(self, image: str) -> None:
-        import docker
-
-        if not self.pull or image == DEFAULT_IMAGE:
-            raise ImageNotFoundError(f"image {image} is not present: {BUILD_HINT}", op="provision")
-        try:
-            await self._call(self.api.pull, image)
-        except docker.errors.APIError as exc:
-            raise ImageNotFoundError(
-                f"image {image} is not present and could not be pulled ({explain(exc)}); "
-                f"no registry may be reachable here: {BUILD_HINT}",
-                op="provision",
-            ) from None
+        allowed = self.pull and image != DEFAULT_IMAGE
+        await self._call(pull_image, self.api, image, allowed=allowed, hint=BUILD_HINT)
 
     async def _destroy(self, instance_id: str) -> bool:
         import docker
@@ -343,14 +350,14 @@ class DockerCompute(ChannelMixin, ComputeProvider):
 
     def _transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
         with exec_errors(instance_id):
-            return DockerExecTransport(self.api, container_name(instance_id), _own_shell(argv))
+            return DockerExecTransport(self.api, container_name(instance_id), own_shell(argv))
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
         """A session shell whose commands keep the instance alive only while this client is
         connected (see ``_watchdog.guarded_session``)."""
         from praisonai.compute.providers.docker._watchdog import guarded_session
 
-        return self._transport(instance_id, guarded_session(self._spool(instance_id), _own_shell(argv)))
+        return self._transport(instance_id, guarded_session(self._spool(instance_id), own_shell(argv)))
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         target = await self._channel_path(instance_id, remote)
@@ -388,9 +395,3 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         return await self._call(
             lambda: _capture.prune(self.api, older_than_s=older_than_s, keep=keep, dry_run=dry_run)
         )
-
-
-def _own_shell(argv: list[str]) -> list[str]:
-    """The instance's own processes start ``/bin/sh`` by its path: the engine would look ``sh`` up
-    in the PATH of the user's env."""
-    return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv
