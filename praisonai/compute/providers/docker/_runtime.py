@@ -5,9 +5,10 @@ The engine runs whatever runtime the create request names, so the request is not
 compatible engine may ignore it: Podman's compat API does). Before anything is made, the engine
 must list the runtime; after the container starts, its kernel must say that it is gVisor (its
 ``dmesg`` opens with "Starting gVisor..."; under runc ``dmesg`` is refused, as CAP_SYSLOG is
-dropped), and with ``network: unrestricted`` it must have an interface besides loopback (the
-Debian gVisor build only starts on kernel 6.x with the runtime argument ``--network=none``, see
-the README). Otherwise the container is removed and the provision fails with one sentence.
+dropped), and with ``network: unrestricted`` it must have an interface besides loopback. (The Debian gVisor
+build starts on kernel 6.x only with the runtime argument ``--network=host``, gVisor passing
+network calls to the host kernel inside the container's own network namespace, or
+``--network=none``, no network at all: see the README.) Otherwise the container is removed and the provision fails with one sentence.
 docker-py is imported lazily: this module loads without it.
 """
 
@@ -24,7 +25,7 @@ GVISOR_BANNER = "Starting gVisor"
 _PROBE = ["/bin/sh", "-c", "dmesg 2>&1 | head -n 5; echo @@; cat /proc/net/dev 2>&1"]
 REGISTER_HINT = (
     'register it in /etc/docker/daemon.json ("runtimes": {"runsc": {"path": "/usr/bin/runsc", '
-    '"runtimeArgs": ["--network=none"]}}) and reload dockerd (SIGHUP)'
+    '"runtimeArgs": ["--network=host"]}}) and reload dockerd (SIGHUP); see the README'
 )
 
 
@@ -81,9 +82,8 @@ def confirm(api: Any, container: str, runtime: Runtime | None, cfg: ComputeConfi
         )
     if cfg.network == "unrestricted" and not _has_interface(interfaces):
         raise ProvisionError(
-            "under this engine's runsc the instance has no network (its runtimeArgs include "
-            "--network=none, which the Debian gVisor build needs on kernel 6.x); ask for "
-            "network='none', or register a runsc with networking",
+            "under this engine's runsc the instance has no network (its runtimeArgs say "
+            "--network=none); ask for network='none', or register runsc with --network=host",
             op="provision",
         )
 
