@@ -40,7 +40,8 @@ def gvisor(docker_ok: None, skip_unless_required: Callable[[str, str | None], No
 def ctx(gvisor: DockerCompute) -> Iterator[Context]:
     info = _portal.call(gvisor.provision)
     try:
-        yield Context(gvisor, info.instance_id, provider_expr="resolve_compute({'type': 'docker', 'runtime': 'runsc'})")
+        rebuilt = "resolve_compute({'type': 'docker', 'runtime': 'runsc'})"
+        yield Context(gvisor, info.instance_id, provider_expr=rebuilt)
     finally:
         _portal.call(gvisor.shutdown, info.instance_id)
 
