@@ -40,6 +40,10 @@ def pct(xs: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+def spread(xs: list[float]) -> dict[str, float]:
+    return {"p50": statistics.median(xs), "p99": pct(xs, 0.99)}
+
+
 def ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000
 
@@ -110,8 +114,8 @@ def measure(runtime: str, instances: int, execs: int) -> dict[str, Any]:
             _portal.call(provider.shutdown, instance_id)
     return {
         "kernel": kernel,
-        "provision_to_first_exec_ms": {"p50": statistics.median(to_first_exec), "p99": pct(to_first_exec, 0.99)},
-        "exec_true_ms": {"p50": statistics.median(exec_true), "p99": pct(exec_true, 0.99)},
+        "provision_to_first_exec_ms": spread(to_first_exec),
+        "exec_true_ms": spread(exec_true),
         "idle_pss_mib_per_instance": {"median": statistics.median(memory), "max": max(memory)},
     }
 
@@ -132,7 +136,7 @@ def main() -> None:
         ("idle PSS MiB/instance", "idle_pss_mib_per_instance", "median"),
     ]
     for label, key, sub in rows:
-        cells = [results[rt][key] if sub is None else f"{results[rt][key][sub]:.1f}" for rt in ("runc", "runsc")]
+        cells = [results[rt][key] if sub is None else f"{results[rt][key][sub]:.1f}" for rt in results]
         print(f"{label:28}{cells[0]:>12}{cells[1]:>12}")
     save(RESULTS_DIR / "bench_runtime.json", vars(args), results)
 
