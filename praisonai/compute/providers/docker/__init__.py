@@ -9,7 +9,8 @@ labels, from any process. docker-py is imported lazily: this module loads withou
 
 Its parts: ``_spec`` (the hardened container), ``_engine`` (the shared client, the engine's
 answers as values and errors), ``_exec`` (an exec as a channel transport), ``_once`` (one-shot runs),
-``_capture`` (captures as images) and ``_watchdog`` (the instance's dead-man's switch).
+``_capture`` (captures as images), ``_runtime`` (runc or gVisor, and the proof that it is gVisor)
+and ``_watchdog`` (the instance's dead-man's switch).
 """
 
 from __future__ import annotations
