@@ -7,9 +7,9 @@ environment, so a timeout can find and kill the command's whole process tree *in
 container, including children that started their own session. Everything is found again by its
 labels, from any process. docker-py is imported lazily: this module loads without it.
 
-Its parts: ``_spec`` (the hardened container), ``_engine`` (the shared client, the engine's
-answers as values and errors), ``_exec`` (an exec as a channel transport), ``_once`` (one-shot runs),
-``_capture`` (captures as images) and ``_watchdog`` (the instance's dead-man's switch).
+Parts: ``_spec`` (the container), ``_engine`` (client, answers, errors), ``_exec`` (an exec as a
+transport), ``_once`` (one-shot runs), ``_capture``, ``_runtime`` (runc or gVisor, proved), ``_pool``
+(several engines) and ``_watchdog`` (the instance's dead-man's switch).
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from pydantic import Field
 from praisonai import _limits
 from praisonai._errors import (
     ConfigError,
-    ImageNotFoundError,
     InstanceNotFoundError,
     PathNotFoundError,
     ProviderUnavailableError,
@@ -40,19 +39,19 @@ from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
-from praisonai.compute.config import ComputeConfig
+from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.docker import _capture, _spec
+from praisonai.compute.providers.docker import _capture, _runtime, _spec
 from praisonai.compute.providers.docker._engine import (
     DockerHost,
     container_name,
     daemon_down,
     exec_errors,
-    explain,
     get_archive,
     info_of,
     load_sdk,
+    pull_image,
     put_archive,
     shared_client,
     start_errors,
@@ -77,11 +76,11 @@ class DockerOptions(ProviderOptions):
     base_url: str | None = None
     pull: bool = True
     hosts: tuple[DockerHost, ...] = ()  # a pool of engines (_pool), instead of base_url
+    runtime: Runtime | None = None
 
 
 class DockerEngine(ChannelMixin, ComputeProvider):
-    """Instances are containers on the Docker engine named by ``DOCKER_HOST`` (or the default);
-    :class:`DockerCompute` is this, or a pool of engines (``_pool``)."""
+    """Containers on one engine (``DOCKER_HOST``); :class:`DockerCompute` is this, or a pool."""
 
     name = "docker"
     options_model = DockerOptions
@@ -99,20 +98,23 @@ class DockerEngine(ChannelMixin, ComputeProvider):
             Capability.ISOLATION,
             Capability.CAPTURE,
             Capability.SELF_STOP,
+            Capability.RUNC,
+            Capability.GVISOR,  # when the engine has runsc registered; checked at each start
         }
     )
 
-    def __init__(self, *, image: str | None = None, base_url: str | None = None, pull: bool = True,
-                 hosts: Sequence[DockerHost | str] = ()) -> None:  # fmt: skip
-        """``image`` is the default image (else ``$PRAISONAI_DOCKER_IMAGE``, else
-        ``praisonai-sandbox:latest``); ``base_url`` the engine (else ``$DOCKER_HOST``, as the docker
-        CLI does); ``pull`` allows pulling a missing public image; ``hosts`` see ``_pool``."""
+    def __init__(
+        self, *, image: str | None = None, base_url: str | None = None, pull: bool = True,
+        runtime: Runtime | None = None, hosts: Sequence[DockerHost | str] = (),
+    ) -> None:  # fmt: skip
+        """``image``: the default image (else ``$PRAISONAI_DOCKER_IMAGE``, else the sandbox image);
+        ``base_url``: the engine (else ``$DOCKER_HOST``); ``pull``: may pull a missing public image;
+        ``runtime``: when a config names none (``"runsc"``: gVisor, ``_runtime``); ``hosts``: ``_pool``."""
         load_sdk(base_url)  # before a lazy "import docker" below brings paramiko along
         image = image or os.environ.get("PRAISONAI_DOCKER_IMAGE") or DEFAULT_IMAGE
         pool = [{"url": h} if isinstance(h, str) else h for h in hosts]
-        self._options = DockerOptions.parse(
-            {"image": image, "base_url": base_url, "pull": pull, "hosts": pool}
-        )
+        given = {"image": image, "base_url": base_url, "pull": pull, "runtime": runtime, "hosts": pool}
+        self._options = DockerOptions.parse(given)
         self.default_image = self._options.image
         self.pull = self._options.pull
         self._base_url = self._options.base_url
@@ -163,6 +165,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
     def check_supported(self, cfg: ComputeConfig) -> None:
         """Also refuse a mount whose host path is missing: the engine would create it, as root."""
         super().check_supported(cfg)
+        _runtime.chosen(self._options.runtime, cfg)  # a config and a provider that disagree
         if not self._engine_is_local():
             return  # its paths are on another host; the engine refuses a missing one (see _mounts)
         for spec in cfg.mount_paths:
@@ -191,11 +194,15 @@ class DockerEngine(ChannelMixin, ComputeProvider):
     ) -> InstanceInfo:
         from praisonai.compute.providers.docker._watchdog import watchdog_command
 
+        runtime = _runtime.chosen(self._options.runtime, cfg)
+        await self._call(_runtime.check_registered, self.api, runtime)  # before anything is made
         with start_errors(image):
             # The watchdog stops the container itself when idle; auto_remove then removes it.
             watchdog = watchdog_command(cfg.lifetime, self._spool(instance_id))
             await self._new_container(instance_id, cfg, labels, watchdog, image)
             await self._call(self.api.start, container_name(instance_id))
+            # never a silent fallback to runc; a failure here removes the instance (lifecycle)
+            await self._call(_runtime.confirm, self.api, container_name(instance_id), runtime, cfg)
         self._workdirs[instance_id] = cfg.working_dir
         return InstanceInfo(
             instance_id=instance_id,
@@ -222,7 +229,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         import docker
 
         api = self.api
-        host_config = _spec.host_config(api, cfg)
+        host_config = _spec.host_config(api, cfg, _runtime.chosen(self._options.runtime, cfg))
         create = lambda: api.create_container(  # noqa: E731
             image,
             command=command,
@@ -239,6 +246,11 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         except docker.errors.ImageNotFound:
             await self._pull(image)
             await self._call(create)
+
+    def runs_once(self, config: object = None) -> bool:
+        """Not under gVisor: the command would run before its kernel could be checked."""
+        runtime = _runtime.chosen(self._options.runtime, ComputeConfig.coerce(config))
+        return runtime != "runsc" and super().runs_once(config)
 
     async def _run_once(
         self,
@@ -289,18 +301,8 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         return exec_result(status, timed_out=timed_out)  # the output went to request.on_output only
 
     async def _pull(self, image: str) -> None:
-        import docker
-
-        if not self.pull or image == DEFAULT_IMAGE:
-            raise ImageNotFoundError(f"image {image} is not present: {BUILD_HINT}", op="provision")
-        try:
-            await self._call(self.api.pull, image)
-        except docker.errors.APIError as exc:
-            raise ImageNotFoundError(
-                f"image {image} is not present and could not be pulled ({explain(exc)}); "
-                f"no registry may be reachable here: {BUILD_HINT}",
-                op="provision",
-            ) from None
+        allowed = self.pull and image != DEFAULT_IMAGE
+        await self._call(pull_image, self.api, image, allowed=allowed, hint=BUILD_HINT)
 
     async def _destroy(self, instance_id: str) -> bool:
         import docker

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from praisonai._errors import (
     ConfigError,
     ExecError,
+    ImageNotFoundError,
     InstanceNotFoundError,
     ProviderUnavailableError,
     ProvisionError,
@@ -91,6 +92,26 @@ def exec_errors(instance_id: str) -> Iterator[None]:
         raise ExecError(f"docker could not exec in {instance_id}: {explain(exc)}", op="exec") from None
     except requests.exceptions.ConnectionError as exc:
         raise ProviderUnavailableError(daemon_down(exc), op="exec") from None
+
+
+def pull_image(api: Any, image: str, *, allowed: bool, hint: str) -> None:
+    """Pull a missing ``image`` (blocking), where ``allowed``; ``hint`` says how to build it instead.
+
+    Raises:
+        ImageNotFoundError: not allowed, or the pull failed (no registry may be reachable).
+    """
+    import docker
+
+    if not allowed:
+        raise ImageNotFoundError(f"image {image} is not present: {hint}", op="provision")
+    try:
+        api.pull(image)
+    except docker.errors.APIError as exc:
+        raise ImageNotFoundError(
+            f"image {image} is not present and could not be pulled ({explain(exc)}); "
+            f"no registry may be reachable here: {hint}",
+            op="provision",
+        ) from None
 
 
 def info_of(container: dict[str, Any]) -> InstanceInfo:

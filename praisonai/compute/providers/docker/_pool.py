@@ -64,6 +64,7 @@ class PoolMixin(ChannelMixin):
         if base_url is not None:
             raise ConfigError("give either base_url or hosts, not both", op="config")
         parsed: tuple[DockerHost, ...] = getattr(self.options, "hosts", ())
+        runtime = getattr(self.options, "runtime", None)  # each member runs the pool's runtime
         urls = [h.url for h in parsed]
         if len(set(urls)) != len(urls):
             raise ConfigError("a docker pool lists each host once", op="config")
@@ -71,7 +72,8 @@ class PoolMixin(ChannelMixin):
             engine_client(host, connect=False)  # refuses what cannot be pooled, now
         self._hosts = {host.url: host for host in parsed}
         self._members = {
-            url: type(self)(image=self.default_image, base_url=url, pull=self.pull) for url in urls
+            url: type(self)(image=self.default_image, base_url=url, pull=self.pull, runtime=runtime)
+            for url in urls
         }
         self._host_of: dict[str, str] = {}  # instance id -> host url, as found in this process
         self._down_until: dict[str, float] = {}
