@@ -32,14 +32,16 @@ def start(name: str, fake_id: str, pod: dict[str, Any], *, network_none: bool) -
     if security.get("allowPrivilegeEscalation") is False:
         argv += ["--security-opt", "no-new-privileges"]
     empty = {v["name"] for v in spec.get("volumes") or [] if "emptyDir" in v}
-    for mount in box.get("volumeMounts") or []:
-        if mount["name"] in empty:  # an emptyDir is world-writable, as a kubelet makes it
-            argv += ["--tmpfs", f"{mount['mountPath']}:rw,exec,mode=1777"]
+    dirs = [m["mountPath"] for m in box.get("volumeMounts") or [] if m["name"] in empty]
+    for path in dirs:
+        argv += ["--tmpfs", f"{path}:rw,exec"]
     limits = (box.get("resources") or {}).get("limits") or {}
     if "cpu" in limits:
         argv += ["--cpus", str(_cpus(str(limits["cpu"])))]
     if "memory" in limits:
         argv += ["--memory", str(limits["memory"]).replace("Mi", "m").replace("Gi", "g")]
+    if spec.get("shareProcessNamespace"):  # the pause process is PID 1 and reaps orphans
+        argv += ["--init"]
     if network_none:
         argv += ["--network", "none"]
     command = list(box.get("command") or []) + list(box.get("args") or [])
@@ -52,7 +54,10 @@ def start(name: str, fake_id: str, pod: dict[str, Any], *, network_none: bool) -
     )
     if done.returncode != 0:
         return None, done.stderr.decode(errors="replace").strip()
-    return done.stdout.decode().strip(), ""
+    cid = done.stdout.decode().strip()
+    if dirs:  # an emptyDir is world-writable, as a kubelet makes it (docker copies the image's mode up)
+        docker("exec", "-u", "0", cid, "chmod", "1777", *dirs)
+    return cid, ""
 
 
 def _cpus(quantity: str) -> float:
