@@ -74,6 +74,10 @@ def _finish(
     for pump in pumps:
         pump.join()
     code = process.wait()
+    for stream in (process.stdout, process.stderr, process.stdin):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
     ws.send(bytes([ERROR]) + json.dumps(status_for(code, argv)).encode())
     ws.close()
     threading.Timer(5.0, ws.abort).start()  # a client that never answers the close is cut off

@@ -55,7 +55,7 @@ class WebSocket:
             try:
                 self._h.wfile.write(head + payload)
                 self._h.wfile.flush()
-            except OSError:
+            except (OSError, ValueError):  # ValueError: the server closed the file already
                 self.closed = True
 
     def close(self, code: int = 1000) -> None:
@@ -103,7 +103,7 @@ class WebSocket:
                 size = struct.unpack("!Q", read(8))[0]
             mask = read(4) if head[1] & 0x80 else b""
             data = read(size)
-        except (OSError, struct.error):
+        except (OSError, ValueError, struct.error):
             return None
         if len(data) < size:
             return None
