@@ -97,6 +97,18 @@ def test_stdout_and_stderr_stay_apart_over_one_websocket(ctx: Context, fake: K8s
     assert (r.stdout, r.stderr, r.exit_code) == ("out", "err", 7), r
 
 
+def test_the_client_keeps_no_copy_of_the_helpers_output(ctx: Context) -> None:
+    """stream() makes the client copy all output for read_all (capture_all): a helper that lives
+    for hours would grow it forever; the transport empties it. (Reads the client's private buffer:
+    there is no public size.)"""
+    p = ctx.provider
+    assert isinstance(p, KubernetesCompute)
+    _portal.call(ctx.sh, "head -c 3000000 /dev/zero")
+    channel = p._channels.peek(ctx.instance_id)
+    assert channel is not None and isinstance(channel.transport, PodExecTransport)
+    assert len(channel.transport._ws._all.getvalue()) < 1 << 16
+
+
 def test_listing_by_label_from_another_provider_object(ctx: Context, kubeconfig: Path) -> None:
     other = KubernetesCompute(kubeconfig=str(kubeconfig), image=IMAGE)
     assert ctx.instance_id in [i.instance_id for i in _portal.call(other.list_instances)]

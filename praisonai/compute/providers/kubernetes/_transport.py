@@ -51,6 +51,10 @@ class PodExecTransport(Transport):
                 if err:
                     on_stderr(err)
                 self._take_status()
+                # stream() always makes the client keep a copy of all output (capture_all) for
+                # read_all(), which also empties it: without this a helper's copy grows forever.
+                # Safe here: this thread alone reads frames, and channels 1-3 were taken above.
+                ws.read_all()
                 if time.monotonic() - pinged >= PING_EVERY_S and ws.is_open():
                     ws.sock.ping()  # an idle stream must not look dead to a proxy in between
                     pinged = time.monotonic()
