@@ -99,8 +99,8 @@ def test_stdout_and_stderr_stay_apart_over_one_websocket(ctx: Context, fake: K8s
 
 def test_the_client_keeps_no_copy_of_the_helpers_output(ctx: Context) -> None:
     """stream() makes the client copy all output for read_all (capture_all): a helper that lives
-    for hours would grow it forever; the transport empties it. (Reads the client's private buffer:
-    there is no public size.)"""
+    for hours would grow it forever; the transport turns it off. (Reads the client's private
+    buffer: there is no public size.)"""
     p = ctx.provider
     assert isinstance(p, KubernetesCompute)
     _portal.call(ctx.sh, "head -c 3000000 /dev/zero")

@@ -24,10 +24,30 @@ PING_EVERY_S = 20.0
 
 def open_exec(core: Any, namespace: str, pod: str, argv: list[str]) -> Any:
     """The exec stream's client (``WSClient``), connected; raises ``ApiException`` when refused."""
-    return stream(
+    ws = stream(
         core.connect_get_namespaced_pod_exec, pod, namespace, command=argv, container="sandbox",
         stdin=True, stdout=True, stderr=True, tty=False, _preload_content=False, binary=True,
     )  # fmt: skip
+    _keep_no_copy(ws)
+    return ws
+
+
+class _Discard:
+    def write(self, data: bytes) -> None:
+        pass
+
+    def getvalue(self) -> bytes:
+        return b""
+
+
+def _keep_no_copy(ws: Any) -> None:
+    """Stop the client from keeping a copy of every output byte, for ``read_all``.
+
+    The ONE private name used: ``stream()`` always asks for that copy (``capture_all``) and has
+    no way to decline it, so a helper that lives for hours would grow it without end. The public
+    ``read_all()`` empties it but also drops output not yet read from a channel (lost replies).
+    """
+    ws._all = _Discard()
 
 
 class PodExecTransport(Transport):
@@ -51,10 +71,6 @@ class PodExecTransport(Transport):
                 if err:
                     on_stderr(err)
                 self._take_status()
-                # stream() always makes the client keep a copy of all output (capture_all) for
-                # read_all(), which also empties it: without this a helper's copy grows forever.
-                # Safe here: this thread alone reads frames, and channels 1-3 were taken above.
-                ws.read_all()
                 if time.monotonic() - pinged >= PING_EVERY_S and ws.is_open():
                     ws.sock.ping()  # an idle stream must not look dead to a proxy in between
                     pinged = time.monotonic()
