@@ -20,7 +20,7 @@ pytest.importorskip(
 )
 
 from praisonai import _portal
-from praisonai._errors import ImageNotFoundError, InstanceNotFoundError, ProviderUnavailableError
+from praisonai._errors import ConfigError, ImageNotFoundError, InstanceNotFoundError, ProviderUnavailableError
 from praisonai.compute import lifecycle, registry
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.kubernetes import KubernetesCompute
@@ -163,6 +163,19 @@ def test_unknown_instances_are_not_found(provider: KubernetesCompute) -> None:
     with pytest.raises(InstanceNotFoundError):
         _portal.call(provider.get_status, "kubernetes_000000000000")
     assert _portal.call(provider.shutdown, "kubernetes_000000000000") is False
+
+
+def test_an_unreachable_cluster_and_a_missing_config_are_one_sentence(tmp_path: Path) -> None:
+    closed = tmp_path / "kc"  # nothing listens on port 1 of the loopback
+    closed.write_text(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:1\n"
+        "users:\n- name: u\n  user: {}\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
+        "current-context: x\n"
+    )
+    reason = KubernetesCompute(kubeconfig=str(closed)).unavailable_reason()
+    assert reason is not None and "unreachable" in reason, reason
+    with pytest.raises(ConfigError, match="no usable Kubernetes configuration"):
+        KubernetesCompute(kubeconfig=str(tmp_path / "missing")).namespace  # noqa: B018
 
 
 def test_writes_are_rate_limited(kubeconfig: Path, fake: K8sFake) -> None:

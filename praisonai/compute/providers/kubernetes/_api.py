@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import urllib3
 from kubernetes import client, config
 from kubernetes.client import ApiException
 from kubernetes.config.config_exception import ConfigException
@@ -81,5 +82,5 @@ def translated(op: str, what: str) -> Iterator[None]:
         if status in (400, 409, 422):
             raise ConfigError(f"the Kubernetes API rejected {op} ({status}): {said}", op=op) from exc
         raise ProviderUnavailableError(f"the Kubernetes API failed {op} ({status}): {said}", op=op) from exc
-    except OSError as exc:  # urllib3's connection errors are OSErrors
+    except (OSError, urllib3.exceptions.HTTPError) as exc:  # the client's transport: urllib3
         raise ProviderUnavailableError(f"the Kubernetes API is unreachable ({op}): {exc}", op=op) from exc

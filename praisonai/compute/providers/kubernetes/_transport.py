@@ -77,7 +77,8 @@ class PodExecTransport(Transport):
         except Exception:  # the stream's end, however the client reports it (closed socket, EOF)
             pass
         finally:
-            self._take_status()
+            with contextlib.suppress(Exception):  # a read may touch the socket, closed or not
+                self._take_status()
             with contextlib.suppress(Exception):
                 ws.sock.shutdown()  # frees the socket; only here, where nothing polls it any more
 
