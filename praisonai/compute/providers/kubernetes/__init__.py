@@ -1,0 +1,280 @@
+"""Kubernetes compute: an instance is a Pod, driven through the official ``kubernetes`` client.
+
+The pod carries our identity (labels where Kubernetes allows the value, all of it in
+annotations), resource requests and limits, ``runtimeClassName`` when configured (gVisor, Kata),
+no service account token, no privilege escalation, all capabilities dropped, a non-root user and a
+read-only root with emptyDirs at the working dir, /tmp and HOME (both switchable off for images
+that need them). ``network: none`` (and an allowlist of IP blocks) is a NetworkPolicy made before
+the pod — it holds only where the cluster's network plugin enforces policies.
+
+Its main process is the docker provider's watchdog script (``watchdog.sh``, read as a package
+file): it exits when the instance is idle or past its ``ttl_s``, ending the pod, which any later
+``shutdown``/``gc`` deletes; ``activeDeadlineSeconds`` is the cluster's own backstop for ``ttl_s``.
+Exec, processes, sessions and files go through the POSIX-sh helper over ONE ``pods/exec``
+WebSocket per instance (``_transport``), reopened on demand when it drops. Every pod is found
+again by its labels, from any process. API writes (create, delete) pass a client-side rate limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import posixpath
+import shlex
+import uuid
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from kubernetes import client
+from kubernetes.client import ApiException
+
+from praisonai._errors import ConfigError, ExecError, InstanceNotFoundError, PathNotFoundError
+from praisonai._types import Capability, ExecRequest, InstanceInfo
+from praisonai.compute import _tar
+from praisonai.compute._threads import run_blocking
+from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
+from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
+from praisonai.compute.config import ComputeConfig, NetworkAllow
+from praisonai.compute.lifecycle import LABEL_PROVIDER
+from praisonai.compute.options import ProviderOptions
+from praisonai.compute.providers.kubernetes import _pod, _wait
+from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
+from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
+
+# The providers share no code (an import-linter contract), but the watchdog is one script: it is
+# read as a file of the docker package, not imported.
+WATCHDOG = resources.files("praisonai.compute.providers.docker").joinpath("watchdog.sh").read_text()
+# sh -c LAUNCH name SCRIPT name ARGS...: the watchdog under bash where there is one, env of its own.
+_LAUNCH = (
+    f"PATH={SYSTEM_PATH}; unset BASH_ENV ENV; s=/bin/sh; "
+    'for b in /bin/bash /usr/bin/bash; do if [ -x "$b" ]; then s=$b; break; fi; done; '
+    'if command -v env >/dev/null 2>&1; then exec env -i PATH="$PATH" "$s" -c "$@"; fi; '
+    'exec "$s" -c "$@"'
+)
+
+
+class KubernetesOptions(ProviderOptions):
+    """``KubernetesCompute``'s options. The namespace is the config's (kubeconfig context, or the
+    service account's in a cluster) unless given."""
+
+    type: Literal["kubernetes"] = "kubernetes"
+    kubeconfig: str | None = None
+    context: str | None = None
+    in_cluster: bool = False
+    namespace: str | None = None
+    image: str = "debian:bookworm-slim"  # needs sh, coreutils, tar
+    cpu: float = 1.0
+    memory_mb: int = 1024
+    runtime_class: str | None = None  # e.g. "gvisor" or "kata", as the cluster names them
+    run_as_user: int | None = 1000
+    read_only_root: bool = True
+    scheduled_timeout_s: float = 300.0
+    ready_timeout_s: float = 180.0
+    writes_per_s: float = 5.0
+    write_burst: int = 10
+
+
+class KubernetesCompute(ChannelMixin, ComputeProvider):
+    """Instances are Pods in one namespace of a cluster; see the module docstring."""
+
+    name = "kubernetes"
+    options_model = KubernetesOptions
+    requires = ("kubernetes",)
+    extra = "kubernetes"
+    capabilities = CHANNEL_CAPABILITIES | frozenset(
+        {
+            Capability.IMAGE,
+            Capability.CPU_LIMIT,
+            Capability.MEMORY_LIMIT,
+            Capability.NETWORK_NONE,
+            Capability.NETWORK_ALLOWLIST,
+            Capability.ISOLATION,
+            Capability.SELF_STOP,
+        }
+    )
+
+    def __init__(self, **options: Any) -> None:
+        """Keyword options as :class:`KubernetesOptions` names them."""
+        self._options = KubernetesOptions.parse(options)
+        self._api: Any = None
+        self._namespace = ""
+        self._writes = WriteLimiter(self._options.writes_per_s, self._options.write_burst)
+        self._workdirs: dict[str, str] = {}
+
+    @property
+    def options(self) -> KubernetesOptions:
+        return self._options
+
+    @property
+    def core(self) -> Any:
+        """The client's ``CoreV1Api`` (connected on first use)."""
+        return client.CoreV1Api(self._client())
+
+    @property
+    def namespace(self) -> str:
+        self._client()
+        return self._namespace
+
+    def _client(self) -> Any:
+        if self._api is None:
+            o = self._options
+            self._api, found = connect(o.kubeconfig, o.context, o.in_cluster)
+            self._namespace = o.namespace or found
+        return self._api
+
+    def unavailable_reason(self) -> str | None:
+        try:
+            with translated("list", "the namespace"):
+                self.core.list_namespaced_pod(self.namespace, limit=1)
+        except Exception as exc:  # any failure to reach the cluster is the reason, said as such
+            return str(exc)
+        return None
+
+    def check_supported(self, cfg: ComputeConfig) -> None:
+        """Also refuse an allowlist of host names: a NetworkPolicy matches IP blocks only."""
+        super().check_supported(cfg)
+        if isinstance(cfg.network, NetworkAllow):
+            names = [a for a in cfg.network.allow if not _pod.is_ip(a)]
+            if names:
+                raise ConfigError(
+                    f"the kubernetes provider enforces allowlists as NetworkPolicies, which match IP "
+                    f"blocks only; {', '.join(names)} are host names",
+                    op="provision",
+                )
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    async def _write_call(self, op: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """One API write, after the rate limit, translated."""
+        await self._writes.acquire()
+
+        def call() -> Any:
+            with translated(op, what):
+                return fn(*args, **kwargs)
+
+        return await run_blocking(call)
+
+    async def _read_call(self, op: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        def call() -> Any:
+            with translated(op, what):
+                return fn(*args, **kwargs)
+
+        return await run_blocking(call)
+
+    async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        name = _pod.pod_name(instance_id)
+        ns = self.namespace
+        policy = _pod.network_policy(instance_id, cfg.network)
+        if policy is not None:  # before the pod: it must never run without it
+            net = client.NetworkingV1Api(self._client())
+            create = net.create_namespaced_network_policy
+            await self._write_call("provision", f"network policy {name}", create, ns, policy)
+        idle, ttl = _pod.lifetime_args(cfg.lifetime)
+        command = ["/bin/sh", "-c", _LAUNCH, "praisonai-watchdog", WATCHDOG, "praisonai-watchdog", idle, ttl,
+                   self._spool(instance_id)]  # fmt: skip
+        body = _pod.manifest(instance_id, cfg, labels, command, self._options)
+        await self._write_call("provision", f"pod {name}", self.core.create_namespaced_pod, ns, body)
+        o = self._options
+        wait = functools.partial(
+            _wait.until_ready, self.core, ns, name, o.scheduled_timeout_s, o.ready_timeout_s
+        )
+        pod = await run_blocking(wait)
+        self._workdirs[instance_id] = cfg.working_dir
+        return _pod.info_of(pod)
+
+    async def _destroy(self, instance_id: str) -> bool:
+        name = _pod.pod_name(instance_id)
+        self._workdirs.pop(instance_id, None)
+        self._channels.drop(instance_id)
+        options = client.V1DeleteOptions(grace_period_seconds=0)
+        try:
+            await self._write_call("shutdown", f"pod {name}", self.core.delete_namespaced_pod, name,
+                                   self.namespace, body=options)  # fmt: skip
+            existed = True
+        except InstanceNotFoundError:
+            existed = False
+        net = client.NetworkingV1Api(self._client())
+        # none there: it had none (network unrestricted), or it went already
+        with contextlib.suppress(InstanceNotFoundError):
+            delete = net.delete_namespaced_network_policy
+            await self._write_call("shutdown", f"network policy {name}", delete, name, self.namespace)
+        return existed
+
+    async def _status(self, instance_id: str) -> InstanceInfo:
+        name = _pod.pod_name(instance_id)
+        pod = await self._read_call(
+            "status", f"pod {name}", self.core.read_namespaced_pod, name, self.namespace
+        )
+        return _pod.info_of(pod)
+
+    async def _list(self) -> list[InstanceInfo]:
+        found = await self._read_call("list", "the namespace", self.core.list_namespaced_pod, self.namespace,
+                                      label_selector=f"{LABEL_PROVIDER}={self.name}")  # fmt: skip
+        return [_pod.info_of(pod) for pod in found.items]
+
+    # ---- the channel: one exec WebSocket per instance --------------------------------------
+
+    def _transport(self, instance_id: str, argv: list[str]) -> PodExecTransport:
+        name = _pod.pod_name(instance_id)
+        with translated("exec", f"pod {name}"):
+            try:
+                ws = open_exec(self.core, self.namespace, name, _own_shell(argv))
+            except ApiException as exc:
+                if exc.status == 0:  # the client reports a refused upgrade as status 0
+                    raise ExecError(f"could not exec in pod {name}: {exc.reason}", op="exec") from exc
+                raise
+        return PodExecTransport(ws)
+
+    async def _workdir(self, instance_id: str) -> str:
+        if instance_id not in self._workdirs:
+            self._workdirs[instance_id] = str((await self._status(instance_id)).metadata["working_dir"])
+        return self._workdirs[instance_id]
+
+    async def _channel_path(self, instance_id: str, path: str) -> str:
+        return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))
+
+    # ---- trees: a tar through the helper --------------------------------------------------
+
+    async def _shell(self, instance_id: str, script: str, op: str) -> str:
+        result = await self._channel_exec(instance_id, ExecRequest(script, cwd="/", timeout=600))
+        if result.exit_code != 0:
+            raise ExecError(f"{op} failed in the pod: {result.stderr.strip()[-300:]}", op=op)
+        return str(result.stdout)
+
+    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        target = await self._channel_path(instance_id, remote)
+        tar = await anyio.to_thread.run_sync(_tar.pack_path, local, posixpath.basename(target) or "root")
+        archive = f"{self._spool(instance_id)}/xfer-{uuid.uuid4().hex}.tar"
+        await self._channels.run(instance_id, lambda ch: ch.write_file(archive, tar))
+        q, parent = shlex.quote, shlex.quote(posixpath.dirname(target))
+        await self._shell(instance_id, f"mkdir -p -- {parent} && tar -xf {q(archive)} -C {parent}; rc=$?; "
+                          f"rm -f -- {q(archive)}; exit $rc", "upload")  # fmt: skip
+
+    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
+        target = await self._channel_path(instance_id, remote)
+        archive = f"{self._spool(instance_id)}/xfer-{uuid.uuid4().hex}.tar"
+        q = shlex.quote
+        said = await self._shell(
+            instance_id,
+            f"[ -e {q(target)} ] || {{ echo N; exit 0; }}; "
+            f"tar -cf {q(archive)} -C {q(posixpath.dirname(target))} "
+            f"{q(posixpath.basename(target))} && echo T",
+            "download",
+        )
+        if said.strip() == "N":
+            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
+        try:
+            tar = await self._channels.run(instance_id, lambda ch: ch.read_file(archive, 0, None))
+        finally:
+            await self._shell(instance_id, f"rm -f -- {q(archive)}", "download")
+        await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local)
+
+
+def _own_shell(argv: list[str]) -> list[str]:
+    """Start ``/bin/sh`` by its path: the exec has no PATH of ours."""
+    return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv
+
+
+__all__ = ["KubernetesCompute", "KubernetesOptions"]
