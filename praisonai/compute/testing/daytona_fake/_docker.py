@@ -6,37 +6,27 @@ import os
 import subprocess
 import time
 
+from praisonai.compute.testing import containers
+from praisonai.compute.testing.containers import docker as docker  # the fake's modules use these from here
+from praisonai.compute.testing.containers import remove as remove
+from praisonai.compute.testing.containers import run_detached
+from praisonai.compute.testing.containers import stop as stop
+
 IMAGE = "praisonai-sandbox:latest"
 OWNER_LABEL = "praisonai.test.daytona-fake"  # every container the fake starts carries it
 WORKDIR = "/workspace"
 
 
-def docker(*args: str, data: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["docker", *args], input=data, capture_output=True, timeout=timeout, check=False)
-
-
 def start(name: str, fake_id: str, env: dict[str, str], *, network_none: bool, image: str = IMAGE) -> str:
     """Start a container that idles until it is removed; its id."""
-    argv = ["run", "-d", "--init", "--label", f"{OWNER_LABEL}={fake_id}", "--name", name, "-w", WORKDIR]
-    if network_none:
-        argv += ["--network", "none"]
-    for key in env:  # values through the environment of the docker client, not its argv
-        argv += ["-e", key]
-    done = subprocess.run(
-        ["docker", *argv, image, "sleep", "infinity"],
-        capture_output=True, timeout=120, check=False, env={**os.environ, **env},
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr.decode(errors="replace").strip())
-    return done.stdout.decode().strip()
+    options = ["--init", "--label", f"{OWNER_LABEL}={fake_id}", "--name", name, "-w", WORKDIR]
+    return run_detached(
+        options + (["--network", "none"] if network_none else []), [image, "sleep", "infinity"], env
+    )
 
 
-def remove(container: str) -> None:
-    docker("rm", "-f", container)
-
-
-def stop(container: str) -> None:
-    docker("stop", "-t", "0", container)
+def leftovers(fake_id: str) -> list[str]:
+    return containers.leftovers(OWNER_LABEL, fake_id)
 
 
 def commit(container: str, tag: str) -> None:
@@ -94,8 +84,3 @@ def delete(container: str, path: str, recursive: bool) -> bool:
     flag = "-rf" if recursive else "-f"
     script = f'[ -e "$1" ] || exit 3; rm {flag} -- "$1"'
     return docker("exec", "-w", WORKDIR, container, "sh", "-c", script, "sh", path).returncode == 0
-
-
-def leftovers(fake_id: str) -> list[str]:
-    done = docker("ps", "-aq", "--filter", f"label={OWNER_LABEL}={fake_id}")
-    return done.stdout.decode().split()

@@ -2,41 +2,30 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
+
+from praisonai.compute.testing import containers
+from praisonai.compute.testing.containers import docker as docker  # the fake's modules use these from here
+from praisonai.compute.testing.containers import remove as remove
+from praisonai.compute.testing.containers import run_detached
+from praisonai.compute.testing.containers import stop as stop
 
 IMAGE = "praisonai-sandbox:latest"
 OWNER_LABEL = "praisonai.test.flyio-fake"  # every container the fake starts carries it
-
-
-def docker(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["docker", *args], capture_output=True, timeout=timeout, check=False)
 
 
 def start(
     name: str, fake_id: str, env: dict[str, str], init: list[str] | None, *, cpus: int, memory_mb: int
 ) -> str:
     """Start a container running ``init`` (PID 1; ``sleep infinity`` when absent); its id."""
-    argv = ["run", "-d", "--label", f"{OWNER_LABEL}={fake_id}", "--name", name]
-    argv += ["--cpus", str(cpus), "--memory", f"{memory_mb}m"]
-    for key in env:  # values through the docker client's environment, not its argv
-        argv += ["-e", key]
     command = init or ["sleep", "infinity"]
-    done = subprocess.run(
-        ["docker", *argv, "--entrypoint", command[0], IMAGE, *command[1:]],
-        capture_output=True, timeout=120, check=False, env={**os.environ, **env},
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr.decode(errors="replace").strip())
-    return done.stdout.decode().strip()
+    options = ["--label", f"{OWNER_LABEL}={fake_id}", "--name", name, "--cpus", str(cpus), "--memory",
+               f"{memory_mb}m", "--entrypoint", command[0]]  # fmt: skip
+    return run_detached(options, [IMAGE, *command[1:]], env)
 
 
-def remove(container: str) -> None:
-    docker("rm", "-f", container)
-
-
-def stop(container: str) -> None:
-    docker("stop", "-t", "0", container)
+def leftovers(fake_id: str) -> list[str]:
+    return containers.leftovers(OWNER_LABEL, fake_id)
 
 
 def running(container: str) -> bool:
@@ -58,8 +47,3 @@ def exec_argv(
     except subprocess.TimeoutExpired:
         return None
     return done.returncode, done.stdout, done.stderr
-
-
-def leftovers(fake_id: str) -> list[str]:
-    done = docker("ps", "-aq", "--filter", f"label={OWNER_LABEL}={fake_id}")
-    return done.stdout.decode().split()

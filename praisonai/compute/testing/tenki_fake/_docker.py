@@ -6,6 +6,12 @@ import os
 import subprocess
 from typing import Any, NoReturn
 
+from praisonai.compute.testing import containers
+from praisonai.compute.testing.containers import docker as docker  # the fake's modules use these from here
+from praisonai.compute.testing.containers import remove as remove
+from praisonai.compute.testing.containers import run_detached
+from praisonai.compute.testing.containers import stop as stop
+
 IMAGE = "praisonai-sandbox:latest"
 OWNER_LABEL = "praisonai.test.tenki-fake"  # every container the fake starts carries it
 HOME = "/home/tenki"  # Tenki's workdir: relative exec cwds resolve under it
@@ -24,24 +30,16 @@ WRAPPER = (
 NO_CWD_EXIT = 200
 
 
-def docker(*args: str, data: bytes | None = None, timeout: float = 120) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["docker", *args], input=data, capture_output=True, timeout=timeout, check=False)
-
-
 def start(name: str, fake_id: str, env: dict[str, str], *, network_none: bool, image: str = IMAGE) -> str:
     """Start a container that idles until it is removed; its id."""
-    argv = ["run", "-d", "--init", "--label", f"{OWNER_LABEL}={fake_id}", "--name", name, "-w", HOME]
-    if network_none:
-        argv += ["--network", "none"]
-    for key in env:  # values through the environment of the docker client, not its argv
-        argv += ["-e", key]
-    done = subprocess.run(
-        ["docker", *argv, image, "sleep", "infinity"],
-        capture_output=True, timeout=120, check=False, env={**os.environ, **env},
-    )  # fmt: skip
-    if done.returncode != 0:
-        raise RuntimeError(done.stderr.decode(errors="replace").strip())
-    return done.stdout.decode().strip()
+    options = ["--init", "--label", f"{OWNER_LABEL}={fake_id}", "--name", name, "-w", HOME]
+    return run_detached(
+        options + (["--network", "none"] if network_none else []), [image, "sleep", "infinity"], env
+    )
+
+
+def leftovers(fake_id: str) -> list[str]:
+    return containers.leftovers(OWNER_LABEL, fake_id)
 
 
 def run(
@@ -64,19 +62,10 @@ def signal_group(container: str, run_id: str, signal: str) -> None:
     docker("exec", container, "sh", "-c", script, run_id, timeout=30)
 
 
-def remove(container: str) -> None:
-    docker("rm", "-f", container)
-
-
 def commit(container: str, tag: str) -> None:
     done = docker("commit", "--change", "LABEL " + f"{OWNER_LABEL}=snapshot", container, tag, timeout=300)
     if done.returncode != 0:
         raise RuntimeError(done.stderr.decode(errors="replace").strip())
-
-
-def leftovers(fake_id: str) -> list[str]:
-    done = docker("ps", "-aq", "--filter", f"label={OWNER_LABEL}={fake_id}")
-    return done.stdout.decode().split()
 
 
 def abort(context: Any, code: Any, message: str) -> NoReturn:
