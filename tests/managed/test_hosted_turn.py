@@ -184,20 +184,28 @@ def test_a_custom_tool_that_fails_is_answered_as_an_error(hosted: Make) -> None:
     assert answer["is_error"] and "RuntimeError: no dictionary" in answer["content"][0]["text"]
 
 
-def test_a_dropped_stream_is_reconnected_and_reconciled_without_duplicates(
-    hosted: Make,
-) -> None:
-    h = hosted([say("before", chunks=2), wait(), say("after"), end_turn()])
-    h.fake.drop_stream(after_frames=4)  # mid-message: its deltas started, the message not sent yet
+def turn_released_after_first_request(h: Hosted) -> ManagedResult:
+    """``h.turn("go")`` while a thread releases the script's wait() once the first model request
+    is over, whether the stream is back or not."""
 
-    def release() -> None:  # once the first request is over, whether the stream is back or not
+    def release() -> None:
         h.fake.wait_until(lambda: any(e["type"] == "span.model_request_end" for e in h.remote()))
         h.fake.release(h.sid)
 
     releaser = threading.Thread(target=release)
     releaser.start()
-    result = h.turn("go")
-    releaser.join()
+    try:
+        return h.turn("go")
+    finally:
+        releaser.join()
+
+
+def test_a_dropped_stream_is_reconnected_and_reconciled_without_duplicates(
+    hosted: Make,
+) -> None:
+    h = hosted([say("before", chunks=2), wait(), say("after"), end_turn()])
+    h.fake.drop_stream(after_frames=4)  # mid-message: its deltas started, the message not sent yet
+    result = turn_released_after_first_request(h)
     assert (result.stop_reason, result.text) == ("end_turn", "after")
     assert len(h.fake.calls("events.stream")) == 2 and h.fake.calls("events.list")
     assert_logged_once(h)
@@ -207,15 +215,7 @@ def test_a_catch_up_that_fails_is_tried_again_with_a_new_stream(hosted: Make) ->
     h = hosted([say("before", chunks=2), wait(), say("after"), end_turn()])
     h.fake.drop_stream(after_frames=4)
     h.fake.fail(503, "events.list", times=3, retry_after="0.001")  # the SDK's two retries too
-
-    def release() -> None:
-        h.fake.wait_until(lambda: any(e["type"] == "span.model_request_end" for e in h.remote()))
-        h.fake.release(h.sid)
-
-    releaser = threading.Thread(target=release)
-    releaser.start()
-    result = h.turn("go")
-    releaser.join()
+    result = turn_released_after_first_request(h)
     assert (result.stop_reason, result.text) == ("end_turn", "after")
     assert len(h.fake.calls("events.stream")) == 3  # the first catch-up failed: reopened, listed again
     assert_logged_once(h)
