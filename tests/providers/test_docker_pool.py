@@ -23,8 +23,9 @@ import pytest
 
 from praisonai import _portal
 from praisonai._errors import ConfigError, InstanceNotFoundError, ProviderUnavailableError
+from praisonai._ledger import home_tag
 from praisonai._types import InstanceStatus
-from praisonai.compute.lifecycle import LABEL_PROVIDER
+from praisonai.compute.lifecycle import LABEL_HOME, LABEL_PROVIDER
 from praisonai.compute.providers.docker import DockerCompute, DockerHost
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 
@@ -85,13 +86,18 @@ def pool(engines: Path) -> Iterator[DockerCompute]:
     yield provider
     for url in _hosts(engines):
         api = DockerCompute(base_url=url).api
-        for row in api.containers(all=True, filters={"label": f"{LABEL_PROVIDER}=docker"}):
+        for row in api.containers(all=True, filters=_ours()):
             api.remove_container(row["Id"], force=True)
 
 
+def _ours() -> dict[str, list[str]]:
+    """The label filter of this test's instances: the engines are shared with other runs (and
+    benchmarks), whose containers are neither counted nor removed here."""
+    return {"label": [f"{LABEL_PROVIDER}=docker", f"{LABEL_HOME}={home_tag()}"]}
+
+
 def _counts(hosts: list[str]) -> dict[str, int]:
-    label = {"label": f"{LABEL_PROVIDER}=docker"}
-    return {u: len(DockerCompute(base_url=u).api.containers(all=True, filters=label)) for u in hosts}
+    return {u: len(DockerCompute(base_url=u).api.containers(all=True, filters=_ours())) for u in hosts}
 
 
 def _provision(pool: DockerCompute, n: int) -> list[tuple[str, str]]:
