@@ -121,6 +121,12 @@ def test_a_dropped_stream_is_reopened(ctx: Context) -> None:
     channel = p._channels.peek(iid)
     assert channel is not None
     channel.transport.close()  # as a proxy dropping the WebSocket would
+    # The reader notices the drop (a command sent into the dead socket before it does may have
+    # run, and is reported so: the at-most-once promise, not this test's subject).
+    deadline = time.monotonic() + 10
+    while channel.is_open and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not channel.is_open
     assert _portal.call(ctx.sh, "echo again").stdout == "again\n"
 
 
