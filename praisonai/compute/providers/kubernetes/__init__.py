@@ -39,7 +39,7 @@ from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.kubernetes import _pod, _wait
+from praisonai.compute.providers.kubernetes import _adopt, _pod, _wait
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
 
@@ -163,19 +163,33 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
 
         return await run_blocking(call)
 
+    async def _create_or_adopt(self, what: str, instance_id: str, create: Any, read: Any) -> Any:
+        """``create()`` (a rate-limited write), adopting our own object after a lost answer."""
+        return await _adopt.create_or_adopt(
+            what, instance_id, self.name,
+            lambda: self._write_call("provision", what, create),
+            lambda: self._read_call("provision", what, read),
+        )  # fmt: skip
+
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         name = _pod.pod_name(instance_id)
         ns = self.namespace
         policy = _pod.network_policy(instance_id, cfg.network)
         if policy is not None:  # before the pod: it must never run without it
-            net = client.NetworkingV1Api(self._client())
-            create = net.create_namespaced_network_policy
-            await self._write_call("provision", f"network policy {name}", create, ns, policy)
+            net: Any = client.NetworkingV1Api(self._client())  # takes the manifest as a dict
+            await self._create_or_adopt(
+                f"network policy {name}", instance_id,
+                functools.partial(net.create_namespaced_network_policy, ns, policy),
+                functools.partial(net.read_namespaced_network_policy, name, ns),
+            )  # fmt: skip
         idle, ttl = _pod.lifetime_args(cfg.lifetime)
         command = ["/bin/sh", "-c", _LAUNCH, "praisonai-watchdog", WATCHDOG, "praisonai-watchdog", idle, ttl,
                    self._spool(instance_id)]  # fmt: skip
         body = _pod.manifest(instance_id, cfg, labels, command, self._options)
-        await self._write_call("provision", f"pod {name}", self.core.create_namespaced_pod, ns, body)
+        await self._create_or_adopt(
+            f"pod {name}", instance_id, functools.partial(self.core.create_namespaced_pod, ns, body),
+            functools.partial(self.core.read_namespaced_pod, name, ns),
+        )  # fmt: skip
         o = self._options
         wait = functools.partial(
             _wait.until_ready, self.core, ns, name, o.scheduled_timeout_s, o.ready_timeout_s

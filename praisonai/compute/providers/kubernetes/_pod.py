@@ -12,7 +12,7 @@ from typing import Any
 from praisonai._lifetime import Lifetime
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.config import ComputeConfig, NetworkAllow
-from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
+from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 
 LABEL_WORKDIR = "praisonai.workdir"
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?)?\Z")
@@ -98,7 +98,8 @@ def network_policy(instance_id: str, network: object) -> dict[str, Any] | None:
         dns = {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
         blocks = [{"ipBlock": {"cidr": a if "/" in a else f"{a}/32"}} for a in network.allow if is_ip(a)]
         spec["egress"] = [dns] + ([{"to": blocks}] if blocks else [])
-    meta = {"name": pod_name(instance_id), "labels": {LABEL_INSTANCE: instance_id}}
+    labels = {LABEL_INSTANCE: instance_id, LABEL_PROVIDER: "kubernetes"}
+    meta = {"name": pod_name(instance_id), "labels": labels}
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": meta, "spec": spec}
 
 

@@ -32,7 +32,9 @@ Modelled:
 
 Not modelled: authentication and RBAC, namespaces as objects, update/patch, resourceVersion
 semantics beyond a counter, graceful deletion, SPDY, TTYs, attach/logs/port-forward, other kinds.
-Faults: ``fail_next(status)`` answers the next API call (not exec) with that status.
+Faults: ``fail_next(status)`` answers the next API call (not exec) with that status;
+``lose_next_answer(status)`` performs the next create, then drops the connection (0) or answers
+that status instead of the object.
 """
 
 from __future__ import annotations
@@ -65,6 +67,7 @@ class K8sFake:
         self.exec_log: list[str] = []  # the channel of every client message on an exec stream
         self.write_times: list[float] = []
         self.faults: list[int] = []
+        self.lost_answers: list[int] = []
         self.cond = threading.Condition()
         self.events: list[tuple[int, str, dict[str, Any]]] = []  # (version, type, pod)
         self.version = 1
@@ -108,6 +111,11 @@ class K8sFake:
 
     def fail_next(self, status: int) -> None:
         self.faults.append(status)
+
+    def lose_next_answer(self, status: int = 0) -> None:
+        """Perform the next create (POST), then lose its answer: ``0`` drops the connection, a
+        status answers that error instead (a proxy's 5xx after the API server acted)."""
+        self.lost_answers.append(status)
 
     # ---- pods --------------------------------------------------------------------------------
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import socket
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
@@ -37,6 +39,15 @@ def route(fake: K8sFake, h: BaseHTTPRequestHandler, path: list[str], query: Quer
         return _watch(fake, h, path, query)
     body: Any = json.loads(raw) if raw.strip() else None
     code, answer = _dispatch(fake, h.command, path, query, body)
+    with fake.cond:
+        lost = fake.lost_answers.pop(0) if fake.lost_answers and h.command == "POST" else None
+    if lost == 0:  # done, but the connection drops before the answer
+        h.close_connection = True
+        with contextlib.suppress(OSError):
+            h.connection.shutdown(socket.SHUT_RDWR)
+        return None
+    if lost is not None:  # done, but a proxy in between answers an error
+        return _status(h, lost, _REASONS.get(lost, "Unknown"), "injected fault after the write")
     if code >= 400:
         reason, message = answer
         return _status(h, code, reason, message)
