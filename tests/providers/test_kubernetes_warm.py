@@ -78,3 +78,22 @@ def test_a_taken_name_that_is_not_ours_is_refused(provider: KubernetesCompute, f
             _portal.call(provider._create, iid, cfg, lifecycle.labels("kubernetes", iid, cfg))
     finally:
         fake.delete_pod("warm", iid.replace("_", "-"))
+
+
+# ---- session shells, guarded as docker's ------------------------------------------------------
+
+
+def test_a_session_shell_is_tied_to_its_client(provider: KubernetesCompute) -> None:
+    """The pod runs the docker watchdog and spool, so a session's shell reads its input through a
+    forwarder that ends with the client's connection: its busy command counts as activity only
+    while the client is there (see ``guarded_session``)."""
+    info = _portal.call(provider.provision, {"auto_shutdown": False})
+    try:
+        session = _portal.call(provider.open_session, info.instance_id)
+        forwarder = "read -r by </tmp/.praisonai/busy/$$.by && [ -d /proc/$by ] && echo tied"
+        assert _portal.call(lambda: session.run(forwarder)).stdout == "tied\n"
+        assert _portal.call(lambda: session.run("cd /tmp && X=kept; true")).exit_code == 0
+        assert _portal.call(lambda: session.run('echo "$PWD $X"')).stdout == "/tmp kept\n"
+        _portal.call(session.close)
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)

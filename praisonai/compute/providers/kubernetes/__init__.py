@@ -42,6 +42,7 @@ from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.kubernetes import _adopt, _pod, _wait
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
+from praisonai.compute.session_guard import guarded_session
 
 # The providers share no code (an import-linter contract), but the watchdog is one script: it is
 # read as a file of the docker package, not imported.
@@ -240,6 +241,11 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
                     raise ExecError(f"could not exec in pod {name}: {exc.reason}", op="exec") from exc
                 raise
         return PodExecTransport(ws)
+
+    def _session_transport(self, instance_id: str, argv: list[str]) -> PodExecTransport:
+        """A session shell whose commands keep the pod alive only while this client is connected:
+        the pod runs the same watchdog and spool as a docker instance (see ``guarded_session``)."""
+        return self._transport(instance_id, guarded_session(self._spool(instance_id), _own_shell(argv)))
 
     async def _workdir(self, instance_id: str) -> str:
         if instance_id not in self._workdirs:
