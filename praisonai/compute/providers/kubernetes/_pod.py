@@ -69,10 +69,15 @@ def manifest(
         spec["runtimeClassName"] = opts.runtime_class
     if cfg.lifetime.ttl_s:
         spec["activeDeadlineSeconds"] = math.ceil(cfg.lifetime.ttl_s)
-    annotations = {**labels, LABEL_WORKDIR: cfg.working_dir}
-    shown = {k: v for k, v in labels.items() if _LABEL_VALUE.match(v) and len(k) <= 253}
-    meta = {"name": pod_name(instance_id), "labels": shown, "annotations": annotations}
+    meta = {"name": pod_name(instance_id), **identity(labels, cfg.working_dir)}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def identity(labels: dict[str, str], working_dir: str, more: dict[str, str] | None = None) -> dict[str, Any]:
+    """``labels`` and ``annotations`` of an instance's objects: every identity value (and the
+    working dir, and ``more``) in annotations, the values Kubernetes allows in labels too."""
+    shown = {k: v for k, v in labels.items() if _LABEL_VALUE.match(v) and len(k) <= 253}
+    return {"labels": shown, "annotations": {**labels, LABEL_WORKDIR: working_dir, **(more or {})}}
 
 
 def _mounts(cfg: ComputeConfig, opts: Any) -> list[dict[str, str]]:
