@@ -4,7 +4,8 @@ agent-sandbox claims on a warm pool (the fake models the CRDs; it is not their c
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,10 @@ pytest.importorskip(
     "kubernetes", reason="the kubernetes client is not installed (pip install 'praisonai[kubernetes]')"
 )
 
+from kubernetes import client
+
 from praisonai import _portal
-from praisonai._errors import ConfigError
+from praisonai._errors import ConfigError, ProvisionError
 from praisonai.compute import lifecycle
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.kubernetes import KubernetesCompute
@@ -97,3 +100,99 @@ def test_a_session_shell_is_tied_to_its_client(provider: KubernetesCompute) -> N
         _portal.call(session.close)
     finally:
         _portal.call(provider.shutdown, info.instance_id)
+
+
+# ---- agent-sandbox warm pools (the fake models the CRDs; it is not their controller) ----------
+
+EXT = ("extensions.agents.x-k8s.io", "v1beta1", "warm")
+
+
+@pytest.fixture(scope="module")
+def warm_fake(docker_ok: None) -> Iterator[K8sFake]:
+    with K8sFake(agent_sandbox=True) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def warm_kubeconfig(warm_fake: K8sFake, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = warm_fake.write_kubeconfig(tmp_path_factory.mktemp("kube") / "config", namespace="warm")
+    custom = client.CustomObjectsApi(KubernetesCompute(kubeconfig=str(path)).core.api_client)
+    box = {"name": "sandbox", "image": IMAGE, "command": ["sleep", "infinity"]}
+    template = {"podTemplate": {"metadata": {"labels": {"app": "pool"}}, "spec": {"containers": [box]}}}
+    custom.create_namespaced_custom_object(
+        *EXT, "sandboxtemplates", _object("SandboxTemplate", "tpl", template)
+    )
+    for name, replicas in (("pool", 2), ("empty", 0)):
+        spec = {"replicas": replicas, "sandboxTemplateRef": {"name": "tpl"}}
+        custom.create_namespaced_custom_object(
+            *EXT, "sandboxwarmpools", _object("SandboxWarmPool", name, spec)
+        )
+    return path
+
+
+def _object(kind: str, name: str, spec: dict[str, object]) -> dict[str, object]:
+    return {"apiVersion": "/".join(EXT[:2]), "kind": kind, "metadata": {"name": name}, "spec": spec}
+
+
+def _until(check: Callable[[], bool], what: str) -> None:
+    for _ in range(600):
+        if check():
+            return
+        time.sleep(0.1)
+    pytest.fail(f"never happened: {what}")
+
+
+def _pool(fake: K8sFake, name: str) -> dict[str, int]:
+    with fake.cond:
+        return dict(fake.custom[("sandboxwarmpools", "warm", name)]["status"])
+
+
+def _claims(fake: K8sFake) -> list[str]:
+    with fake.cond:
+        return [name for (plural, _, name) in fake.custom if plural == "sandboxclaims"]
+
+
+def test_a_claim_is_served_from_the_pool_which_refills(warm_fake: K8sFake, warm_kubeconfig: Path) -> None:
+    _until(lambda: _pool(warm_fake, "pool").get("readyReplicas") == 2, "the pool is ready")
+    p = KubernetesCompute(kubeconfig=str(warm_kubeconfig), warm_pool="pool")
+    info = _portal.call(p.provision, {"env": {"PZ_SECRET": "s3"}, "auto_shutdown": False})
+    other = KubernetesCompute(kubeconfig=str(warm_kubeconfig))  # as another process would
+    try:
+        pod = info.metadata["pod"]
+        assert pod.startswith("pool-") and _claims(warm_fake) == [info.instance_id.replace("_", "-")]
+        r = _portal.call(lambda: p.execute(info.instance_id, 'echo "$PZ_SECRET"; pwd'))
+        assert (r.exit_code, r.stdout) == (0, "s3\n/workspace\n"), r  # env bound after the claim
+        _until(
+            lambda: _pool(warm_fake, "pool") == {**_pool(warm_fake, "pool"), "readyReplicas": 2}, "a refill"
+        )
+        assert info.instance_id in [i.instance_id for i in _portal.call(other.list_instances)]
+        assert _portal.call(other.get_status, info.instance_id).metadata["pod"] == pod
+        assert _portal.call(lambda: other.execute(info.instance_id, "echo there")).stdout == "there\n"
+    finally:
+        assert _portal.call(other.shutdown, info.instance_id) is True  # deletes the claim, found by label
+    assert not _claims(warm_fake) and ("warm", pod) not in warm_fake.pods
+
+
+def test_an_empty_pool_times_out_in_one_sentence(warm_fake: K8sFake, warm_kubeconfig: Path) -> None:
+    p = KubernetesCompute(kubeconfig=str(warm_kubeconfig), warm_pool="empty", ready_timeout_s=1.5)
+    with pytest.raises(
+        ProvisionError, match=r"warm pool 'empty' gave claim .* no ready sandbox within 1.5 s"
+    ):
+        _portal.call(p.provision, {"auto_shutdown": False})
+    assert not _claims(warm_fake)  # the failed provision deleted its claim
+
+
+def test_a_warm_pool_without_the_crds_is_one_sentence(kubeconfig: Path) -> None:
+    p = KubernetesCompute(kubeconfig=str(kubeconfig), warm_pool="pool")
+    with pytest.raises(ConfigError, match="needs the agent-sandbox CRDs"):
+        _portal.call(p.provision, {"auto_shutdown": False})
+
+
+def test_nothing_is_left_but_the_pool(warm_fake: K8sFake) -> None:
+    """Every pod left is an unclaimed member of a pool; closing the fake removes their containers."""
+    assert not _claims(warm_fake)
+    with warm_fake.cond:
+        labels = [pod["metadata"].get("labels") or {} for pod in warm_fake.pods.values()]
+    assert labels and all(found.get("agents.x-k8s.io/warm-pool-sandbox") == "pool" for found in labels), (
+        labels
+    )
