@@ -173,6 +173,19 @@ def test_a_claim_is_served_from_the_pool_which_refills(warm_fake: K8sFake, warm_
     assert not _claims(warm_fake) and ("warm", pod) not in warm_fake.pods
 
 
+def test_a_lost_claim_answer_adopts_our_own_claim(warm_fake: K8sFake, warm_kubeconfig: Path) -> None:
+    _until(lambda: _pool(warm_fake, "pool").get("readyReplicas") == 2, "the pool is ready")
+    p = KubernetesCompute(kubeconfig=str(warm_kubeconfig), warm_pool="pool")
+    warm_fake.lose_next_answer(0)  # the claim is made, then the connection drops
+    info = _portal.call(p.provision, {"auto_shutdown": False})
+    try:
+        assert _claims(warm_fake) == [info.instance_id.replace("_", "-")] and not warm_fake.lost_answers
+        assert _portal.call(lambda: p.execute(info.instance_id, "echo one")).stdout == "one\n"
+    finally:
+        assert _portal.call(p.shutdown, info.instance_id) is True
+    assert not _claims(warm_fake)
+
+
 def test_an_empty_pool_times_out_in_one_sentence(warm_fake: K8sFake, warm_kubeconfig: Path) -> None:
     p = KubernetesCompute(kubeconfig=str(warm_kubeconfig), warm_pool="empty", ready_timeout_s=1.5)
     with pytest.raises(

@@ -12,7 +12,9 @@ file): it exits when the instance is idle or past its ``ttl_s``, ending the pod,
 ``shutdown``/``gc`` deletes; ``activeDeadlineSeconds`` is the cluster's own backstop for ``ttl_s``.
 Exec, processes, sessions and files go through the POSIX-sh helper over ONE ``pods/exec``
 WebSocket per instance (``_transport``), reopened on demand when it drops. Every pod is found
-again by its labels, from any process. API writes (create, delete) pass a client-side rate limit.
+again by its labels, from any process. API writes (create, delete) pass a client-side rate limit;
+a create whose answer was lost is retried and adopts our own object (``_adopt``). With
+``warm_pool``, the pod is claimed from an agent-sandbox warm pool instead (``_warm``).
 """
 
 from __future__ import annotations
