@@ -195,6 +195,12 @@ def test_an_empty_pool_times_out_in_one_sentence(warm_fake: K8sFake, warm_kubeco
     assert not _claims(warm_fake)  # the failed provision deleted its claim
 
 
+def test_what_the_pools_template_decides_is_refused(warm_kubeconfig: Path) -> None:
+    p = KubernetesCompute(kubeconfig=str(warm_kubeconfig), warm_pool="pool")
+    with pytest.raises(ConfigError, match=r"get image, network from the pool's SandboxTemplate"):
+        _portal.call(p.provision, {"image": IMAGE, "network": "none"})
+
+
 def test_a_warm_pool_without_the_crds_is_one_sentence(kubeconfig: Path) -> None:
     p = KubernetesCompute(kubeconfig=str(kubeconfig), warm_pool="pool")
     with pytest.raises(ConfigError, match="needs the agent-sandbox CRDs"):

@@ -142,6 +142,8 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
     def check_supported(self, cfg: ComputeConfig) -> None:
         """Also refuse an allowlist of host names: a NetworkPolicy matches IP blocks only."""
         super().check_supported(cfg)
+        if self._options.warm_pool:
+            _warm.check_config(cfg, self._options.warm_pool)
         if isinstance(cfg.network, NetworkAllow):
             names = [a for a in cfg.network.allow if not _pod.is_ip(a)]
             if names:
@@ -290,10 +292,15 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
             )
         for pod in found.items:
             self._pods[instance_id] = pod.metadata.name
-            if claim := (pod.metadata.annotations or {}).get(_warm.LABEL_CLAIM):
-                self._claims[instance_id] = claim
             return str(pod.metadata.name)
-        return None
+        name = _pod.pod_name(instance_id)  # a claimed pod: found through its claim
+        with translated(op, f"sandbox claim {name}"):
+            exists, pod_name = _warm.find_claim(self._client(), self.namespace, name)
+        if exists:
+            self._claims[instance_id] = name
+        if pod_name is not None:
+            self._pods[instance_id] = pod_name
+        return pod_name
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         name = await run_blocking(functools.partial(self._pod_of, instance_id, "status"))
@@ -307,9 +314,19 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
         return _pod.info_of(pod)
 
     async def _list(self) -> list[InstanceInfo]:
-        found = await self._read_call("list", "the namespace", self.core.list_namespaced_pod, self.namespace,
-                                      label_selector=f"{LABEL_PROVIDER}={self.name}")  # fmt: skip
-        return [_pod.info_of(pod) for pod in found.items]
+        """Pods by our label, and the pods of our claims (which carry our identity in annotations)."""
+        mine, ns = f"{LABEL_PROVIDER}={self.name}", self.namespace
+        found = await self._read_call(
+            "list", "the namespace", self.core.list_namespaced_pod, ns, label_selector=mine
+        )
+        infos = {i.instance_id: i for i in map(_pod.info_of, found.items)}
+        claimed = functools.partial(_warm.claimed_pods, self._client(), ns, mine)
+        for name, extra in await self._read_call("list", "the sandbox claims", claimed):
+            with contextlib.suppress(InstanceNotFoundError):  # its pod went meanwhile
+                pod = await self._read_call("list", f"pod {name}", self.core.read_namespaced_pod, name, ns)
+                pod.metadata.annotations = {**(pod.metadata.annotations or {}), **extra}
+                infos.setdefault(extra.get(LABEL_INSTANCE, name), _pod.info_of(pod))
+        return list(infos.values())
 
     # ---- the channel: one exec WebSocket per instance --------------------------------------
 

@@ -21,6 +21,7 @@ from kubernetes import client, watch
 from kubernetes.client import ApiException
 
 from praisonai._errors import ConfigError, ProviderUnavailableError, ProvisionError
+from praisonai.compute.config import ComputeConfig
 
 CLAIM_GROUP = "extensions.agents.x-k8s.io"
 SANDBOX_GROUP = "agents.x-k8s.io"
@@ -38,7 +39,7 @@ _TERMINAL = {"InvalidMetadata", "EnvVarsInjectionRejected", "VolumeClaimTemplate
 def check_installed(api: Any, pool: str) -> None:
     """Raise unless the agent-sandbox API groups are served (API discovery: a 404 on a group is
     "not installed")."""
-    custom = client.CustomObjectsApi(api)
+    custom: Any = client.CustomObjectsApi(api)  # custom objects are plain dicts
     for group in (CLAIM_GROUP, SANDBOX_GROUP):
         try:
             custom.get_api_resources(group, VERSION)
@@ -52,12 +53,61 @@ def check_installed(api: Any, pool: str) -> None:
             raise
 
 
+def check_config(cfg: ComputeConfig, pool: str) -> None:
+    """Refuse what a claimed pod cannot honour: its SandboxTemplate decides image, resources and
+    network (its ``networkPolicy``)."""
+    fields = [name for name in ("image", "cpu", "memory_mb") if getattr(cfg, name) is not None]
+    fields += ["network"] if cfg.network != "unrestricted" else []
+    if fields:
+        raise ConfigError(
+            f"instances of warm pool {pool!r} get {', '.join(fields)} from the pool's SandboxTemplate; "
+            "set them there, not in the config",
+            op="provision",
+        )
+
+
+def find_claim(api: Any, namespace: str, name: str) -> tuple[bool, str | None]:
+    """(whether claim ``name`` exists, its pod once bound); (False, None) without the CRDs."""
+    custom: Any = client.CustomObjectsApi(api)  # custom objects are plain dicts
+    try:
+        claim = custom.get_namespaced_custom_object(CLAIM_GROUP, VERSION, namespace, CLAIMS, name)
+    except ApiException as exc:
+        if exc.status == 404:
+            return False, None
+        raise
+    sandbox = str(((claim.get("status") or {}).get("sandbox") or {}).get("name") or "")
+    return True, (pod_of_sandbox(custom, namespace, sandbox) if sandbox else None)
+
+
+def claimed_pods(api: Any, namespace: str, selector: str) -> list[tuple[str, dict[str, str]]]:
+    """(pod, the claim's annotations) of every bound claim matching ``selector``; none without
+    the CRDs."""
+    custom: Any = client.CustomObjectsApi(api)  # custom objects are plain dicts
+    try:
+        found = custom.list_namespaced_custom_object(
+            CLAIM_GROUP, VERSION, namespace, CLAIMS, label_selector=selector
+        )
+    except ApiException as exc:
+        if exc.status == 404:
+            return []
+        raise
+    pods = []
+    for claim in found.get("items") or []:
+        sandbox = str(((claim.get("status") or {}).get("sandbox") or {}).get("name") or "")
+        if sandbox:
+            annotations = dict((claim.get("metadata") or {}).get("annotations") or {})
+            pods.append((pod_of_sandbox(custom, namespace, sandbox), annotations))
+    return pods
+
+
 def claim_manifest(name: str, pool: str, meta: dict[str, Any], ttl_s: float | None) -> dict[str, Any]:
     """The SandboxClaim: the pool, our identity on the claim and (merged by the controller) on its
     pod; ``ttl_s`` as the claim's shutdown time, the cluster's backstop to our own reaping."""
     spec: dict[str, Any] = {
         "warmPoolRef": {"name": pool},
-        "additionalPodMetadata": {"labels": meta["labels"], "annotations": meta["annotations"]},
+        # annotations only: the controller refuses pod labels outside its allowed domains
+        # (sandbox.users.io by default), so the pod is found through the claim, not by label
+        "additionalPodMetadata": {"annotations": meta["annotations"]},
     }
     if ttl_s:
         at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + ttl_s))
@@ -73,7 +123,7 @@ def claim_manifest(name: str, pool: str, meta: dict[str, Any], ttl_s: float | No
 def until_claimed(api: Any, namespace: str, name: str, pool: str, timeout_s: float) -> str:
     """Watch the claim until it is bound and ``Ready``; the name of its pod then. An empty pool
     (or one whose sandboxes never get ready) is a ``ProvisionError`` after ``timeout_s``."""
-    custom = client.CustomObjectsApi(api)
+    custom: Any = client.CustomObjectsApi(api)  # custom objects are plain dicts
     deadline = time.monotonic() + timeout_s
     why = "no sandbox adopted yet"
     while (left := deadline - time.monotonic()) > 0:

@@ -13,7 +13,9 @@ agent-sandbox controller, only its observable contract, reconciled by a loop in 
 - a SandboxClaim adopts a pooled Sandbox whose pod is Running: the pool label goes, the claim's
   ``spec.additionalPodMetadata`` is merged onto the pod, the Sandbox gets the
   ``agents.x-k8s.io/pod-name`` annotation, and the claim ``status.sandbox.name`` with ``Ready``
-  True in one update. With no such sandbox (an empty pool) the claim stays ``Ready`` False
+  True in one update. Pod labels in ``additionalPodMetadata`` outside the controller's default
+  allowed domain (``sandbox.users.io``) make the claim ``InvalidMetadata``, as its check does. With no such
+  sandbox (an empty pool) the claim stays ``Ready`` False
   (``SandboxNotReady``); an unknown pool is ``WarmPoolNotFound``. Deleting a claim deletes its
   sandbox and pod (as the owner reference would); deleting a pool deletes its unclaimed ones.
 Not modelled: cold claims without a pool, templates' network policies, lifecycle/shutdownTime,
@@ -40,6 +42,7 @@ GROUPS = {
 }
 POOL_LABEL = "agents.x-k8s.io/warm-pool-sandbox"
 POD_NAME = "agents.x-k8s.io/pod-name"
+LABEL_DOMAIN = "sandbox.users.io"  # the controller's default allowlist for claim pod labels
 
 
 def discovery(group: str) -> dict[str, Any]:
@@ -189,6 +192,12 @@ def _bind(fake: K8sFake, claim: dict[str, Any]) -> None:
             (s, n) for (p, s, n) in fake.custom if p == "sandboxclaims"
         }:
             return  # deleted meanwhile
+        extra = (claim.get("spec") or {}).get("additionalPodMetadata") or {}
+        if bad := [
+            k for k in extra.get("labels") or {} if k.partition("/")[0] != LABEL_DOMAIN or "/" not in k
+        ]:
+            why = f"label domain of {bad[0]!r} is not in the allowlist ({LABEL_DOMAIN})"
+            return _waiting(fake, claim, "InvalidMetadata", why)
         if ("sandboxwarmpools", ns, pool) not in fake.custom:
             return _waiting(fake, claim, "WarmPoolNotFound", f'SandboxWarmPool "{pool}" not found')
         ready = [m for m in _members(fake, ns, pool) if _running(fake, ns, m["metadata"]["name"])]
@@ -201,7 +210,6 @@ def _bind(fake: K8sFake, claim: dict[str, Any]) -> None:
         sandbox["metadata"]["ownerReferences"] = [{**owner, "controller": True}]
         fake.changed("MODIFIED", sandbox)
         pod = fake.pods[(ns, name)]
-        extra = (claim.get("spec") or {}).get("additionalPodMetadata") or {}
         for key in ("labels", "annotations"):
             pod["metadata"][key] = {**(pod["metadata"].get(key) or {}), **(extra.get(key) or {})}
         pod["metadata"]["labels"].pop(POOL_LABEL, None)
