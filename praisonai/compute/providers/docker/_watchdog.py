@@ -18,6 +18,7 @@ from importlib import resources
 
 from praisonai._lifetime import Lifetime
 from praisonai.compute.base import SYSTEM_PATH
+from praisonai.compute.session_guard import guarded_session as guarded_session  # shared with kubernetes
 
 WATCHDOG = resources.files("praisonai.compute.providers.docker").joinpath("watchdog.sh").read_text()
 
@@ -27,22 +28,6 @@ _LAUNCH = (
     'for b in /bin/bash /usr/bin/bash; do if [ -x "$b" ]; then s=$b; break; fi; done; '
     'if command -v env >/dev/null 2>&1; then exec env -i PATH="$PATH" "$s" -c "$@"; fi; '
     'exec "$s" -c "$@"'
-)
-
-# sh -c SESSION_GUARD name SPOOL SHELL-ARGV...: start the session shell with its input through a
-# forwarder (`cat`) that ends when the client's connection does: the engine closes the exec's
-# stdin then, while the shell itself may be busy with a command that never reads it. The
-# forwarder's pid goes to busy/<shell pid>.by, so the watchdog counts the shell's command only
-# while its client is there. The shell keeps this process's pid (and so its process group); the
-# forwarder is detached from it (its parent becomes init). Without a FIFO, the shell starts as is.
-_SESSION_GUARD = (
-    f"s=$1; shift; f=$s/busy/.$$.in; P={SYSTEM_PATH}; "
-    'if PATH=$P mkfifo -m 600 -- "$f" 2>/dev/null; then '
-    "exec 3<&0; "
-    '( PATH=$P cat <&3 >"$f" 3<&- & echo $! >"$s/busy/$$.by" ); '
-    'exec <"$f" 3<&-; PATH=$P rm -f -- "$f"; '
-    "fi; "
-    'exec "$@"'
 )
 
 
@@ -57,9 +42,3 @@ def watchdog_command(lifetime: Lifetime, spool: str) -> list[str]:
 def _whole_seconds(limit: float | None) -> str:
     """A limit as watchdog.sh takes it: whole seconds, rounded up (it counts seconds), 0 for none."""
     return "0" if limit is None else str(math.ceil(limit))
-
-
-def guarded_session(spool: str, argv: list[str]) -> list[str]:
-    """``argv`` (a session shell's) started so that its commands count as activity for the
-    watchdog only while the client that opened it is connected."""
-    return ["/bin/sh", "-c", _SESSION_GUARD, "praisonai-session-guard", spool, *argv]

@@ -12,7 +12,9 @@ file): it exits when the instance is idle or past its ``ttl_s``, ending the pod,
 ``shutdown``/``gc`` deletes; ``activeDeadlineSeconds`` is the cluster's own backstop for ``ttl_s``.
 Exec, processes, sessions and files go through the POSIX-sh helper over ONE ``pods/exec``
 WebSocket per instance (``_transport``), reopened on demand when it drops. Every pod is found
-again by its labels, from any process. API writes (create, delete) pass a client-side rate limit.
+again by its labels, from any process. API writes (create, delete) pass a client-side rate limit;
+a create whose answer was lost is retried and adopts our own object (``_adopt``). With
+``warm_pool``, the pod is claimed from an agent-sandbox warm pool instead (``_warm``).
 """
 
 from __future__ import annotations
@@ -37,11 +39,12 @@ from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
-from praisonai.compute.lifecycle import LABEL_PROVIDER
+from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.kubernetes import _pod, _wait
+from praisonai.compute.providers.kubernetes import _adopt, _pod, _wait, _warm
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
+from praisonai.compute.session_guard import guarded_session
 
 # The providers share no code (an import-linter contract), but the watchdog is one script: it is
 # read as a file of the docker package, not imported.
@@ -74,6 +77,7 @@ class KubernetesOptions(ProviderOptions):
     ready_timeout_s: float = 180.0
     writes_per_s: float = 5.0
     write_burst: int = 10
+    warm_pool: str | None = None  # an agent-sandbox SandboxWarmPool to claim instances from
 
 
 class KubernetesCompute(ChannelMixin, ComputeProvider):
@@ -102,6 +106,9 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
         self._namespace = ""
         self._writes = WriteLimiter(self._options.writes_per_s, self._options.write_burst)
         self._workdirs: dict[str, str] = {}
+        self._pods: dict[str, str] = {}  # instance id -> pod name (a claimed pod has the pool's)
+        self._claims: dict[str, str] = {}  # instance id -> its SandboxClaim, for claimed pods
+        self._warm_checked = False
 
     @property
     def options(self) -> KubernetesOptions:
@@ -135,6 +142,8 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
     def check_supported(self, cfg: ComputeConfig) -> None:
         """Also refuse an allowlist of host names: a NetworkPolicy matches IP blocks only."""
         super().check_supported(cfg)
+        if self._options.warm_pool:
+            _warm.check_config(cfg, self._options.warm_pool)
         if isinstance(cfg.network, NetworkAllow):
             names = [a for a in cfg.network.allow if not _pod.is_ip(a)]
             if names:
@@ -163,35 +172,104 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
 
         return await run_blocking(call)
 
+    async def _create_or_adopt(self, what: str, instance_id: str, create: Any, read: Any) -> Any:
+        """``create()`` (a rate-limited write), adopting our own object after a lost answer."""
+        return await _adopt.create_or_adopt(
+            what, instance_id, self.name,
+            lambda: self._write_call("provision", what, create),
+            lambda: self._read_call("provision", what, read),
+        )  # fmt: skip
+
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        if self._options.warm_pool:
+            return await self._claim(instance_id, cfg, labels, self._options.warm_pool)
         name = _pod.pod_name(instance_id)
         ns = self.namespace
-        policy = _pod.network_policy(instance_id, cfg.network)
-        if policy is not None:  # before the pod: it must never run without it
-            net = client.NetworkingV1Api(self._client())
-            create = net.create_namespaced_network_policy
-            await self._write_call("provision", f"network policy {name}", create, ns, policy)
+        await self._ensure_policy(instance_id, cfg)  # before the pod: it must never run without it
         idle, ttl = _pod.lifetime_args(cfg.lifetime)
         command = ["/bin/sh", "-c", _LAUNCH, "praisonai-watchdog", WATCHDOG, "praisonai-watchdog", idle, ttl,
                    self._spool(instance_id)]  # fmt: skip
         body = _pod.manifest(instance_id, cfg, labels, command, self._options)
-        await self._write_call("provision", f"pod {name}", self.core.create_namespaced_pod, ns, body)
+        await self._create_or_adopt(
+            f"pod {name}", instance_id, functools.partial(self.core.create_namespaced_pod, ns, body),
+            functools.partial(self.core.read_namespaced_pod, name, ns),
+        )  # fmt: skip
+        pod = await self._until_ready(name)
+        self._pods[instance_id], self._workdirs[instance_id] = name, cfg.working_dir
+        return _pod.info_of(pod)
+
+    async def _ensure_policy(self, instance_id: str, cfg: ComputeConfig) -> None:
+        """The instance's NetworkPolicy, when its network needs one."""
+        policy = _pod.network_policy(instance_id, cfg.network)
+        if policy is not None:
+            name, ns = _pod.pod_name(instance_id), self.namespace
+            net: Any = client.NetworkingV1Api(self._client())  # takes the manifest as a dict
+            await self._create_or_adopt(
+                f"network policy {name}", instance_id,
+                functools.partial(net.create_namespaced_network_policy, ns, policy),
+                functools.partial(net.read_namespaced_network_policy, name, ns),
+            )  # fmt: skip
+
+    async def _until_ready(self, pod: str) -> Any:
         o = self._options
+        wait = functools.partial(_wait.until_ready, self.core, self.namespace, pod, o.scheduled_timeout_s,
+                                 o.ready_timeout_s)  # fmt: skip
+        return await run_blocking(wait)
+
+    async def _claim(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], pool: str
+    ) -> InstanceInfo:
+        """A pod of the warm pool, through a SandboxClaim (see ``_warm``); the env is bound after
+        the claim (the pool's pods were made before anyone asked for it)."""
+        if not self._warm_checked:
+            await run_blocking(functools.partial(_warm.check_installed, self._client(), pool))
+            self._warm_checked = True
+        await self._ensure_policy(instance_id, cfg)
+        name, ns = _pod.pod_name(instance_id), self.namespace
+        meta = _pod.identity(labels, cfg.working_dir, {_warm.LABEL_CLAIM: name})
+        body = _warm.claim_manifest(name, pool, meta, cfg.lifetime.ttl_s)
+        custom: Any = client.CustomObjectsApi(self._client())
+        where = (_warm.CLAIM_GROUP, _warm.VERSION, ns, _warm.CLAIMS)
+        await self._create_or_adopt(
+            f"sandbox claim {name}", instance_id,
+            functools.partial(custom.create_namespaced_custom_object, *where, body),
+            functools.partial(custom.get_namespaced_custom_object, *where, name),
+        )  # fmt: skip
+        self._claims[instance_id] = name
         wait = functools.partial(
-            _wait.until_ready, self.core, ns, name, o.scheduled_timeout_s, o.ready_timeout_s
+            _warm.until_claimed, self._client(), ns, name, pool, self._options.ready_timeout_s
         )
-        pod = await run_blocking(wait)
-        self._workdirs[instance_id] = cfg.working_dir
+        found = await self._read_call("provision", f"sandbox claim {name}", wait)
+        pod = await self._until_ready(found)
+        self._pods[instance_id], self._workdirs[instance_id] = found, cfg.working_dir
+        # ours over the pool's: the controller's merge of them onto the pod may lag its Ready
+        pod.metadata.annotations = {**(pod.metadata.annotations or {}), **meta["annotations"]}
+        await self._shell(instance_id, f"mkdir -p -- {shlex.quote(cfg.working_dir)}", "provision")
+        if cfg.env:
+            await self.bind_env(instance_id, cfg.env)
         return _pod.info_of(pod)
 
     async def _destroy(self, instance_id: str) -> bool:
-        name = _pod.pod_name(instance_id)
+        """Delete the pod (a claimed one: its claim, which owns it) and its NetworkPolicy."""
+        found = await run_blocking(functools.partial(self._pod_of, instance_id, "shutdown"))
+        claim = self._claims.pop(instance_id, None)
+        if found is None and self._options.warm_pool:
+            claim = _pod.pod_name(instance_id)  # a claim that never got its pod (an empty pool)
+        name = found or _pod.pod_name(instance_id)
         self._workdirs.pop(instance_id, None)
+        self._pods.pop(instance_id, None)
         self._channels.drop(instance_id)
-        options = client.V1DeleteOptions(grace_period_seconds=0)
+        if claim is not None:
+            custom: Any = client.CustomObjectsApi(self._client())
+            where = (_warm.CLAIM_GROUP, _warm.VERSION, self.namespace, _warm.CLAIMS, claim)
+            call: Any = functools.partial(custom.delete_namespaced_custom_object, *where)
+            what = f"sandbox claim {claim}"
+        else:
+            options = client.V1DeleteOptions(grace_period_seconds=0)
+            call = functools.partial(self.core.delete_namespaced_pod, name, self.namespace, body=options)
+            what = f"pod {name}"
         try:
-            await self._write_call("shutdown", f"pod {name}", self.core.delete_namespaced_pod, name,
-                                   self.namespace, body=options)  # fmt: skip
+            await self._write_call("shutdown", what, call)
             existed = True
         except InstanceNotFoundError:
             existed = False
@@ -199,25 +277,61 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
         # none there: it had none (network unrestricted), or it went already
         with contextlib.suppress(InstanceNotFoundError):
             delete = net.delete_namespaced_network_policy
-            await self._write_call("shutdown", f"network policy {name}", delete, name, self.namespace)
+            policy = _pod.pod_name(instance_id)
+            await self._write_call("shutdown", f"network policy {policy}", delete, policy, self.namespace)
         return existed
 
+    def _pod_of(self, instance_id: str, op: str) -> str | None:
+        """The instance's pod name (blocking): known, or found by its instance label — a claimed
+        pod has its pool's name, not ours. ``None`` when there is none."""
+        if instance_id in self._pods:
+            return self._pods[instance_id]
+        with translated(op, "the namespace"):
+            found = self.core.list_namespaced_pod(
+                self.namespace, label_selector=f"{LABEL_INSTANCE}={instance_id}"
+            )
+        for pod in found.items:
+            self._pods[instance_id] = pod.metadata.name
+            return str(pod.metadata.name)
+        name = _pod.pod_name(instance_id)  # a claimed pod: found through its claim
+        with translated(op, f"sandbox claim {name}"):
+            exists, pod_name = _warm.find_claim(self._client(), self.namespace, name)
+        if exists:
+            self._claims[instance_id] = name
+        if pod_name is not None:
+            self._pods[instance_id] = pod_name
+        return pod_name
+
     async def _status(self, instance_id: str) -> InstanceInfo:
-        name = _pod.pod_name(instance_id)
+        name = await run_blocking(functools.partial(self._pod_of, instance_id, "status"))
+        if name is None:
+            raise InstanceNotFoundError(
+                f"pod {_pod.pod_name(instance_id)} does not exist in the cluster", op="status"
+            )
         pod = await self._read_call(
             "status", f"pod {name}", self.core.read_namespaced_pod, name, self.namespace
         )
         return _pod.info_of(pod)
 
     async def _list(self) -> list[InstanceInfo]:
-        found = await self._read_call("list", "the namespace", self.core.list_namespaced_pod, self.namespace,
-                                      label_selector=f"{LABEL_PROVIDER}={self.name}")  # fmt: skip
-        return [_pod.info_of(pod) for pod in found.items]
+        """Pods by our label, and the pods of our claims (which carry our identity in annotations)."""
+        mine, ns = f"{LABEL_PROVIDER}={self.name}", self.namespace
+        found = await self._read_call(
+            "list", "the namespace", self.core.list_namespaced_pod, ns, label_selector=mine
+        )
+        infos = {i.instance_id: i for i in map(_pod.info_of, found.items)}
+        claimed = functools.partial(_warm.claimed_pods, self._client(), ns, mine)
+        for name, extra in await self._read_call("list", "the sandbox claims", claimed):
+            with contextlib.suppress(InstanceNotFoundError):  # its pod went meanwhile
+                pod = await self._read_call("list", f"pod {name}", self.core.read_namespaced_pod, name, ns)
+                pod.metadata.annotations = {**(pod.metadata.annotations or {}), **extra}
+                infos.setdefault(extra.get(LABEL_INSTANCE, name), _pod.info_of(pod))
+        return list(infos.values())
 
     # ---- the channel: one exec WebSocket per instance --------------------------------------
 
     def _transport(self, instance_id: str, argv: list[str]) -> PodExecTransport:
-        name = _pod.pod_name(instance_id)
+        name = self._pod_of(instance_id, "exec") or _pod.pod_name(instance_id)
         with translated("exec", f"pod {name}"):
             try:
                 ws = open_exec(self.core, self.namespace, name, _own_shell(argv))
@@ -226,6 +340,11 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
                     raise ExecError(f"could not exec in pod {name}: {exc.reason}", op="exec") from exc
                 raise
         return PodExecTransport(ws)
+
+    def _session_transport(self, instance_id: str, argv: list[str]) -> PodExecTransport:
+        """A session shell whose commands keep the pod alive only while this client is connected:
+        the pod runs the same watchdog and spool as a docker instance (see ``guarded_session``)."""
+        return self._transport(instance_id, guarded_session(self._spool(instance_id), _own_shell(argv)))
 
     async def _workdir(self, instance_id: str) -> str:
         if instance_id not in self._workdirs:

@@ -12,7 +12,7 @@ from typing import Any
 from praisonai._lifetime import Lifetime
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.config import ComputeConfig, NetworkAllow
-from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
+from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 
 LABEL_WORKDIR = "praisonai.workdir"
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?)?\Z")
@@ -69,10 +69,15 @@ def manifest(
         spec["runtimeClassName"] = opts.runtime_class
     if cfg.lifetime.ttl_s:
         spec["activeDeadlineSeconds"] = math.ceil(cfg.lifetime.ttl_s)
-    annotations = {**labels, LABEL_WORKDIR: cfg.working_dir}
-    shown = {k: v for k, v in labels.items() if _LABEL_VALUE.match(v) and len(k) <= 253}
-    meta = {"name": pod_name(instance_id), "labels": shown, "annotations": annotations}
+    meta = {"name": pod_name(instance_id), **identity(labels, cfg.working_dir)}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def identity(labels: dict[str, str], working_dir: str, more: dict[str, str] | None = None) -> dict[str, Any]:
+    """``labels`` and ``annotations`` of an instance's objects: every identity value (and the
+    working dir, and ``more``) in annotations, the values Kubernetes allows in labels too."""
+    shown = {k: v for k, v in labels.items() if _LABEL_VALUE.match(v) and len(k) <= 253}
+    return {"labels": shown, "annotations": {**labels, LABEL_WORKDIR: working_dir, **(more or {})}}
 
 
 def _mounts(cfg: ComputeConfig, opts: Any) -> list[dict[str, str]]:
@@ -98,7 +103,8 @@ def network_policy(instance_id: str, network: object) -> dict[str, Any] | None:
         dns = {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
         blocks = [{"ipBlock": {"cidr": a if "/" in a else f"{a}/32"}} for a in network.allow if is_ip(a)]
         spec["egress"] = [dns] + ([{"to": blocks}] if blocks else [])
-    meta = {"name": pod_name(instance_id), "labels": {LABEL_INSTANCE: instance_id}}
+    labels = {LABEL_INSTANCE: instance_id, LABEL_PROVIDER: "kubernetes"}
+    meta = {"name": pod_name(instance_id), "labels": labels}
     return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": meta, "spec": spec}
 
 

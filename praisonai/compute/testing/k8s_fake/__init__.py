@@ -30,9 +30,14 @@ Modelled:
 - ``pods/{name}/exec`` over WebSocket (see ``_exec``): ``v5.channel.k8s.io`` and
   ``v4.channel.k8s.io`` (``protocols`` limits what the fake offers, to test v4 servers).
 
+- agent-sandbox (with ``agent_sandbox=True``): its CRDs' API groups, warm pools, claims and
+  sandboxes, reconciled by a stand-in for its controllers — see ``_warm``; not the real controller.
+
 Not modelled: authentication and RBAC, namespaces as objects, update/patch, resourceVersion
 semantics beyond a counter, graceful deletion, SPDY, TTYs, attach/logs/port-forward, other kinds.
-Faults: ``fail_next(status)`` answers the next API call (not exec) with that status.
+Faults: ``fail_next(status)`` answers the next API call (not exec) with that status;
+``lose_next_answer(status)`` performs the next create, then drops the connection (0) or answers
+that status instead of the object.
 """
 
 from __future__ import annotations
@@ -40,12 +45,13 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from praisonai.compute.testing.k8s_fake import _docker
+from praisonai.compute.testing.k8s_fake import _docker, _warm
 
 __all__ = ["K8sFake"]
 
@@ -55,9 +61,11 @@ PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
 class K8sFake:
     """The fake server; see the module docstring. ``writes`` counts create/delete calls."""
 
-    def __init__(self, *, protocols: tuple[str, ...] = PROTOCOLS) -> None:
+    def __init__(self, *, protocols: tuple[str, ...] = PROTOCOLS, agent_sandbox: bool = False) -> None:
         self.fake_id = uuid.uuid4().hex[:12]
         self.protocols = protocols
+        self.agent_sandbox = agent_sandbox  # serve the agent-sandbox CRDs (see ``_warm``)
+        self.custom: dict[tuple[str, str, str], dict[str, Any]] = {}  # (plural, ns, name): object
         self.unschedulable = False
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
         self.policies: dict[tuple[str, str], dict[str, Any]] = {}
@@ -65,14 +73,19 @@ class K8sFake:
         self.exec_log: list[str] = []  # the channel of every client message on an exec stream
         self.write_times: list[float] = []
         self.faults: list[int] = []
+        self.lost_answers: list[int] = []
         self.cond = threading.Condition()
         self.events: list[tuple[int, str, dict[str, Any]]] = []  # (version, type, pod)
         self.version = 1
         self._server = _Server(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._closed = threading.Event()
-        self._threads = [threading.Thread(target=self._server.serve_forever, daemon=True),
-                         threading.Thread(target=self._reap, daemon=True)]  # fmt: skip
+        loops: list[tuple[Callable[..., None], tuple[Any, ...]]] = [
+            (self._server.serve_forever, ()),
+            (self._reap, ()),
+            (_warm.run, (self, self._closed)),
+        ]
+        self._threads = [threading.Thread(target=f, args=a, daemon=True) for f, a in loops]
 
     @property
     def url(self) -> str:
@@ -108,6 +121,11 @@ class K8sFake:
 
     def fail_next(self, status: int) -> None:
         self.faults.append(status)
+
+    def lose_next_answer(self, status: int = 0) -> None:
+        """Perform the next create (POST), then lose its answer: ``0`` drops the connection, a
+        status answers that error instead (a proxy's 5xx after the API server acted)."""
+        self.lost_answers.append(status)
 
     # ---- pods --------------------------------------------------------------------------------
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
+import socket
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
-from praisonai.compute.testing.k8s_fake import _exec
+from praisonai.compute.testing.k8s_fake import _exec, _warm
 from praisonai.compute.testing.k8s_fake._ws import WebSocket, offered
 
 if TYPE_CHECKING:
@@ -37,6 +39,15 @@ def route(fake: K8sFake, h: BaseHTTPRequestHandler, path: list[str], query: Quer
         return _watch(fake, h, path, query)
     body: Any = json.loads(raw) if raw.strip() else None
     code, answer = _dispatch(fake, h.command, path, query, body)
+    with fake.cond:
+        lost = fake.lost_answers.pop(0) if fake.lost_answers and h.command == "POST" else None
+    if lost == 0:  # done, but the connection drops before the answer
+        h.close_connection = True
+        with contextlib.suppress(OSError):
+            h.connection.shutdown(socket.SHUT_RDWR)
+        return None
+    if lost is not None:  # done, but a proxy in between answers an error
+        return _status(h, lost, _REASONS.get(lost, "Unknown"), "injected fault after the write")
     if code >= 400:
         reason, message = answer
         return _status(h, code, reason, message)
@@ -45,7 +56,9 @@ def route(fake: K8sFake, h: BaseHTTPRequestHandler, path: list[str], query: Quer
 
 def _dispatch(fake: K8sFake, method: str, path: list[str], query: Query, body: Any) -> tuple[int, Any]:
     if method == "GET" and path in (["version"], ["api"], ["apis"], ["api", "v1"], _NET):
-        return 200, _discovery(path)
+        return 200, _discovery(fake, path)
+    if path[:2] in (["apis", g] for g in _warm.GROUPS):
+        return _agent_sandbox(fake, method, path, query, body)
     ns = path[3] if len(path) > 3 and path[2] == "namespaces" else ""
     if path == ["api", "v1", "pods"] and method == "GET":
         return 200, _list(fake, fake.pods, None, query, "PodList")
@@ -53,6 +66,29 @@ def _dispatch(fake: K8sFake, method: str, path: list[str], query: Query, body: A
         return _pods(fake, method, ns, path[5] if len(path) == 6 else None, query, body)
     if path[:4] == [*_NET, "namespaces"] and len(path) >= 6 and path[5] == "networkpolicies":
         return _policies(fake, method, path[4], path[6] if len(path) == 7 else None, query, body)
+    return 404, ("NotFound", "the server could not find the requested resource")
+
+
+def _agent_sandbox(fake: K8sFake, method: str, path: list[str], query: Query, body: Any) -> tuple[int, Any]:
+    """The agent-sandbox groups: 404 as a whole without the CRDs installed."""
+    group = path[1]
+    if not fake.agent_sandbox:
+        return 404, ("NotFound", "the server could not find the requested resource")
+    if method == "GET" and path == ["apis", group, _warm.VERSION]:
+        return 200, _warm.discovery(group)
+    if method == "GET" and path == ["apis", group]:
+        version = {"groupVersion": f"{group}/{_warm.VERSION}", "version": _warm.VERSION}
+        return 200, {"kind": "APIGroup", "name": group, "versions": [version], "preferredVersion": version}
+    if (
+        len(path) in (6, 7)
+        and path[2] == _warm.VERSION
+        and path[3] == "namespaces"
+        and path[5] in _warm.GROUPS[group]
+    ):
+        if len(path) == 6 and method == "GET":
+            store = {(ns, n): o for (p, ns, n), o in fake.custom.items() if p == path[5]}
+            return 200, _list(fake, store, path[4], query, _warm.KINDS[path[5]] + "List")
+        return _warm.objects(fake, method, path[5], path[4], path[6] if len(path) == 7 else None, body)
     return 404, ("NotFound", "the server could not find the requested resource")
 
 
@@ -125,7 +161,7 @@ def _matches(obj: dict[str, Any], query: Query) -> bool:
 
 def _watch(fake: K8sFake, h: BaseHTTPRequestHandler, path: list[str], query: Query) -> None:
     """A chunked stream of ``{"type", "object"}`` lines: the current matches, then changes."""
-    ns = path[3] if len(path) > 3 and path[2] == "namespaces" else None
+    kind, ns, current = _watched(fake, path)
     deadline = time.monotonic() + float(query.get("timeoutSeconds", ["60"])[0])
     h.send_response(200)
     h.send_header("Content-Type", "application/json")
@@ -133,13 +169,11 @@ def _watch(fake: K8sFake, h: BaseHTTPRequestHandler, path: list[str], query: Que
     h.end_headers()
     with fake.cond:
         seen = fake.version
-        lines = [
-            ("ADDED", _view(p)) for (n, _), p in fake.pods.items() if ns in (None, n) and _matches(p, query)
-        ]
+        lines = [("ADDED", _view(o)) for o in current if _matches(o, query)]
     try:
         while True:
-            for kind, obj in lines:
-                data = json.dumps({"type": kind, "object": obj}).encode() + b"\n"
+            for change, obj in lines:
+                data = json.dumps({"type": change, "object": obj}).encode() + b"\n"
                 h.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
             h.wfile.flush()
             left = deadline - time.monotonic()
@@ -149,12 +183,27 @@ def _watch(fake: K8sFake, h: BaseHTTPRequestHandler, path: list[str], query: Que
                 fake.cond.wait_for(functools.partial(_newer, fake, seen), timeout=min(left, 1.0))
                 new = [e for e in fake.events if e[0] > seen]
                 seen = fake.version
-                lines = [(kind, _view(p)) for _, kind, p in new
-                         if ns in (None, p["metadata"]["namespace"]) and _matches(p, query)]  # fmt: skip
+                lines = [(change, _view(o)) for _, change, o in new if (o.get("kind") or "Pod") == kind
+                         and ns in (None, o["metadata"]["namespace"]) and _matches(o, query)]  # fmt: skip
         h.wfile.write(b"0\r\n\r\n")
     except OSError:
         pass  # the watcher hung up
     h.close_connection = True
+
+
+def _watched(fake: K8sFake, path: list[str]) -> tuple[str, str | None, list[dict[str, Any]]]:
+    """What a watch on ``path`` follows: (kind, namespace or None, the current objects)."""
+    if path[0] == "apis" and len(path) == 6:  # an agent-sandbox resource
+        kind = _warm.KINDS.get(path[5], "")
+        with fake.cond:
+            return (
+                kind,
+                path[4],
+                [o for (p, ns, _), o in fake.custom.items() if p == path[5] and ns == path[4]],
+            )
+    ns = path[3] if len(path) > 3 and path[2] == "namespaces" else None
+    with fake.cond:
+        return "Pod", ns, [p for (n, _), p in fake.pods.items() if ns in (None, n)]
 
 
 def _newer(fake: K8sFake, seen: int) -> bool:
@@ -188,7 +237,7 @@ def _view(obj: dict[str, Any] | None) -> dict[str, Any]:
     return shown
 
 
-def _discovery(path: list[str]) -> dict[str, Any]:
+def _discovery(fake: K8sFake, path: list[str]) -> dict[str, Any]:
     if path == ["version"]:
         return {
             "major": "1",
@@ -201,8 +250,11 @@ def _discovery(path: list[str]) -> dict[str, Any]:
         return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": where}
     if path == ["apis"]:
         version = {"groupVersion": "networking.k8s.io/v1", "version": "v1"}
-        group = {"name": "networking.k8s.io", "versions": [version], "preferredVersion": version}
-        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": [group]}
+        groups = [{"name": "networking.k8s.io", "versions": [version], "preferredVersion": version}]
+        for name in _warm.GROUPS if fake.agent_sandbox else ():
+            version = {"groupVersion": f"{name}/{_warm.VERSION}", "version": _warm.VERSION}
+            groups.append({"name": name, "versions": [version], "preferredVersion": version})
+        return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
     if path == ["api", "v1"]:
         verbs = ["create", "delete", "get", "list", "watch"]
         pods = {"name": "pods", "singularName": "pod", "namespaced": True, "kind": "Pod", "verbs": verbs}
