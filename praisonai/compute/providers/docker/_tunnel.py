@@ -77,6 +77,7 @@ def target(url: str, remote_socket: str | None, config: str | None) -> Target:
     if not _SOCKET.fullmatch(where):
         message = f"docker host {url}: socket {where!r} is not an absolute path without ':' or spaces"
         raise ConfigError(message, op="config")
+    config = os.path.expanduser(config) if config else None
     return Target(url, found["user"], found["host"].strip("[]"), port, where, config)
 
 
