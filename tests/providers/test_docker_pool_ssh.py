@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -31,7 +32,7 @@ MARK = "StreamLocalBindUnlink"  # in every forward's command line, and in no oth
 
 
 @pytest.mark.parametrize(
-    ("url", "socket"),
+    ("url", "remote"),
     [
         ("ssh://-oProxyCommand=touch@example", None),
         ("ssh://user@-oProxyCommand=x", None),
@@ -41,9 +42,9 @@ MARK = "StreamLocalBindUnlink"  # in every forward's command line, and in no oth
         ("ssh://user@host", "relative.sock"),
     ],
 )
-def test_what_ssh_could_misread_is_refused(url: str, socket: str | None) -> None:
+def test_what_ssh_could_misread_is_refused(url: str, remote: str | None) -> None:
     with pytest.raises(ConfigError) as refused:
-        DockerCompute(hosts=[DockerHost(url=url, socket=socket)])
+        DockerCompute(hosts=[DockerHost(url=url, socket=remote)])
     assert "\n" not in str(refused.value)
     with pytest.raises(ConfigError, match="ssh:// engines only"):
         DockerCompute(hosts=[DockerHost(url="unix:///run/docker.sock", socket="/x.sock")])
@@ -88,6 +89,12 @@ def _forwards(server: SSHServer) -> list[int]:
         for pid, stat, args in (row.split(None, 2) for row in rows.splitlines() if row.count(" ") >= 2)
         if MARK in args and f"-p {server.port} " in args and not stat.startswith("Z")
     ]
+
+
+def _remote_sessions(server: SSHServer) -> list[str]:
+    """The forwards' remote ``sleep`` processes (the sshd host is this machine)."""
+    found = subprocess.run(["pgrep", "-u", server.user, "-f", "sleep 2147483647"], capture_output=True)
+    return found.stdout.decode().split()
 
 
 @pytest.fixture
@@ -182,6 +189,25 @@ def test_a_refused_login_is_reported_per_instance_in_one_sentence(
         refused.close()
 
 
+def test_an_unreachable_ssh_host_leaves_the_others_working(hosts: list[DockerHost]) -> None:
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port = free.getsockname()[1]  # nothing listens there once closed
+    nowhere = DockerHost(url=f"ssh://nobody@127.0.0.1:{port}", ssh_config=hosts[1].ssh_config)
+    pool = DockerCompute(hosts=[hosts[0], nowhere], image=IMAGE)
+    try:
+        assert pool.unavailable_reason() is None
+        info = _portal.call(pool.provision)
+        assert info.metadata["host"] == hosts[0].url
+        assert _portal.call(pool.execute, info.instance_id, "echo ok").stdout == "ok\n"
+        with pytest.raises(ProviderUnavailableError, match="Connection refused") as caught:
+            _portal.call(DockerCompute(hosts=[nowhere], image=IMAGE).provision)
+        assert nowhere.url in str(caught.value) and "\n" not in str(caught.value)
+        assert _portal.call(pool.shutdown, info.instance_id)
+    finally:
+        pool.close()
+
+
 def test_a_killed_forward_is_started_again(hosts: list[DockerHost], server: SSHServer) -> None:
     pool = DockerCompute(hosts=hosts[1:], image=IMAGE)
     try:
@@ -195,6 +221,10 @@ def test_a_killed_forward_is_started_again(hosts: list[DockerHost], server: SSHS
         assert _portal.call(pool.execute, instance, "echo two").stdout == "two\n"
         [second] = _forwards(server)
         assert second != first
+        # the killed forward's remote session ended with it (its pty hung up)
+        while len(_remote_sessions(server)) > 1 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert len(_remote_sessions(server)) == 1
         assert _portal.call(pool.shutdown, instance)
     finally:
         pool.close()
