@@ -231,6 +231,21 @@ def test_a_killed_forward_is_started_again(hosts: list[DockerHost], server: SSHS
     assert _forwards(server) == []
 
 
+def test_a_host_that_keeps_no_session_gets_a_plain_forward(engines: Path) -> None:
+    """A forced command ends the pty session the forward rides on: ``ssh -N`` then."""
+    with SSHServer(groups=("docker",), sshd_args=("-o", "ForceCommand=/bin/true")) as forced:
+        pool = DockerCompute(hosts=[_ssh_host(forced, engines)], image=IMAGE)
+        try:
+            instance = _portal.call(pool.provision).instance_id
+            assert _portal.call(pool.execute, instance, "echo ok").stdout == "ok\n"
+            [pid] = _forwards(forced)
+            assert " -nNT " in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            assert _portal.call(pool.shutdown, instance)
+        finally:
+            pool.close()
+        assert _forwards(forced) == []
+
+
 def test_no_forward_outlives_its_process(hosts: list[DockerHost], server: SSHServer) -> None:
     """A process that never closes its pool still stops its forwards when it exits."""
     body = (

@@ -37,6 +37,7 @@ from praisonai._errors import ConfigError, ProviderUnavailableError
 #: a host whose ssh hangs is reported by its own sentence, not by the pool's "did not answer".
 TIMEOUT_S = 4.0
 DEFAULT_SOCKET = "/var/run/docker.sock"
+_READY = b"praisonai-forward-ready"  # printed by the remote session once it runs
 
 # A user and a host name or [IPv6] address that cannot be read by ssh as an option (no leading
 # '-'), nor carry spaces, quotes or anything a shell, ssh_config's %-tokens or -L would parse.
@@ -82,7 +83,7 @@ def target(url: str, remote_socket: str | None, config: str | None) -> Target:
 
 
 class _SessionEnded(Exception):
-    """ssh logged in and forwarded, then ended: its remote session did not last."""
+    """ssh logged in, then ended with its remote command: the host keeps no session of ours."""
 
 
 class Tunnel:
@@ -105,8 +106,11 @@ class Tunnel:
                 naming the host, with ssh's own last line.
         """
         with self._lock:
-            if self._process is not None and self._process.poll() is None:
-                return
+            if self._process is not None:
+                if self._process.poll() is None:
+                    return
+                if _session_ended(self._process.returncode):  # it forwarded, then its session ended
+                    self._session = False
             self._start()
 
     def _argv(self, session: bool) -> list[str]:
@@ -124,11 +128,13 @@ class Tunnel:
         argv += ["-l", to.user] if to.user else []
         argv += ["-p", str(to.port)] if to.port else []  # else ssh_config's Port applies
         argv += ["-L", f"{self.path}:{to.socket}", "--", to.host]
-        return [*argv, "exec sleep 2147483647"] if session else argv  # the pty's hangup ends it
+        # the marker says the session lasts (a forced command would print anything else and end);
+        # the pty's hangup ends the sleep with the connection
+        return [*argv, f"echo {_READY.decode()}; exec sleep 2147483647"] if session else argv
 
     def _start(self) -> None:
-        """Start ssh and wait for the forward; when a pty session is not possible there (the
-        login worked, then the session ended: a forced command, no shell), ``-N`` from then on."""
+        """Start ssh and wait for the forward; where a pty session does not last (a forced
+        command, no shell: ssh ends with that command's status), ``-N`` from then on."""
         deadline = time.monotonic() + TIMEOUT_S
         if self._session:
             try:
@@ -141,20 +147,20 @@ class Tunnel:
 
     def _run(self, argv: list[str], deadline: float) -> None:
         self._stop_process()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.path)  # a dead ssh's socket: its reappearance means "logged in"
-        with open(self.dir / "ssh.log", "wb") as log:  # the child keeps its own copy
+        out = self.dir / "ssh.out"
+        with open(self.dir / "ssh.log", "wb") as log, open(out, "wb") as said:  # the child keeps copies
             self._process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=log,
+                argv, stdin=subprocess.DEVNULL, stdout=said, stderr=log,
                 start_new_session=True,  # a terminal's Ctrl-C is ours to handle, then we stop it
             )  # fmt: skip
+        answer: bool | None = None
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
-                if os.path.exists(self.path):
+                if _session_ended(self._process.returncode):
                     raise _SessionEnded
                 self._fail("ssh exited")
-            answer = _ping(self.path, deadline)
-            if answer:
+            answer = answer or _ping(self.path, deadline)
+            if answer and ("-nNT" in argv or _READY in out.read_bytes()):
                 return
             if answer is False:  # connected, then closed unanswered: the remote side refused
                 time.sleep(0.1)  # for ssh to write why
@@ -191,6 +197,12 @@ class Tunnel:
             self._stop_process()
             shutil.rmtree(self.dir, ignore_errors=True)
             self.dir.mkdir(mode=0o700)  # the same path stays this tunnel's
+
+
+def _session_ended(code: int) -> bool:
+    """Whether ssh ended because its remote command did (its exit status, 0-254), rather than by
+    its own failure or a lost connection (255) or a signal (negative)."""
+    return 0 <= code < 255
 
 
 def _ping(path: str, deadline: float) -> bool | None:
