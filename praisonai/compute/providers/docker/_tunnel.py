@@ -97,6 +97,7 @@ class Tunnel:
         self._process: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._session = True  # a pty session (see _argv) until the host refuses one
+        self._foreign = False  # in a forked child: the parent's forward, never started or stopped
 
     def ensure(self) -> None:
         """Make sure the forward runs (blocking): started, or started again when it died.
@@ -106,6 +107,8 @@ class Tunnel:
                 naming the host, with ssh's own last line.
         """
         with self._lock:
+            if self._foreign:
+                return
             if self._process is not None:
                 if self._process.poll() is None:
                     return
@@ -192,11 +195,15 @@ class Tunnel:
             process.wait()
 
     def close(self) -> None:
-        """Stop the forward and remove its directory; a later ``ensure`` starts it again."""
+        """Stop the forward; a later ``ensure`` starts it again. Its private directory stays this
+        tunnel's until the interpreter exits (never removed and made again: another user could
+        take the name in between)."""
         with self._lock:
+            if self._foreign:
+                return
             self._stop_process()
-            shutil.rmtree(self.dir, ignore_errors=True)
-            self.dir.mkdir(mode=0o700)  # the same path stays this tunnel's
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.path)
 
 
 def _session_ended(code: int) -> bool:
@@ -259,6 +266,20 @@ def _close_all() -> None:
             tunnel.close()
             shutil.rmtree(tunnel.dir, ignore_errors=True)
         _tunnels.clear()
+
+
+def _forked() -> None:
+    """In a forked child: the parent's tunnels stay the parent's (its exit must not stop them, nor
+    may a restart here take their socket); the child's own pools start their own."""
+    global _tunnels_lock
+    _tunnels_lock = threading.Lock()
+    for tunnel in _tunnels.values():
+        tunnel._foreign = True
+        tunnel._lock = threading.Lock()
+    _tunnels.clear()
+
+
+os.register_at_fork(after_in_child=_forked)
 
 
 def _client_class() -> Any:
