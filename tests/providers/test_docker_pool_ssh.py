@@ -46,6 +46,9 @@ def test_what_ssh_could_misread_is_refused(url: str, remote: str | None) -> None
     with pytest.raises(ConfigError) as refused:
         DockerCompute(hosts=[DockerHost(url=url, socket=remote)])
     assert "\n" not in str(refused.value)
+    if remote is None:  # one engine at an ssh:// base_url goes through the same forward and checks
+        with pytest.raises(ConfigError, match="not ssh://"):
+            _ = DockerCompute(base_url=url).api
     with pytest.raises(ConfigError, match="ssh:// engines only"):
         DockerCompute(hosts=[DockerHost(url="unix:///run/docker.sock", socket="/x.sock")])
 
