@@ -16,6 +16,7 @@ stops it). Captures are per engine, so a pool does not capture: every instance r
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -78,6 +79,7 @@ class PoolMixin(ChannelMixin):
         self._host_of: dict[str, str] = {}  # instance id -> host url, as found in this process
         self._down_until: dict[str, float] = {}
         self._placing: dict[str, int] = dict.fromkeys(urls, 0)
+        self._connecting = {url: threading.Lock() for url in urls}  # one client (one ssh user) per host
         self.capabilities = type(self).capabilities - {Capability.CAPTURE}
 
     @property
@@ -117,8 +119,9 @@ class PoolMixin(ChannelMixin):
     def _client(self, url: str) -> Any:
         """Host ``url``'s client, made on first use (blocking: it asks the engine its API version)."""
         member = self._members[url]
-        if member._api is None:
-            member._api = engine_client(self._hosts[url])
+        with self._connecting[url]:
+            if member._api is None:
+                member._api = engine_client(self._hosts[url])
         return member._api
 
     def close(self) -> None:
@@ -133,10 +136,11 @@ class PoolMixin(ChannelMixin):
         for instance_id in list(self._host_of):
             self._channels.drop(instance_id)
         for url, member in self._members.items():
-            if member._api is None:
+            with self._connecting[url]:
+                api, member._api = member._api, None
+            if api is None:
                 continue
-            member._api.close()
-            member._api = None
+            api.close()
             if url.startswith("ssh://"):
                 host = self._hosts[url]
                 _tunnel.release(_tunnel.target(url, host.socket, host.ssh_config))
