@@ -58,6 +58,11 @@ def _up(where: Path) -> None:
 @pytest.fixture(scope="module")
 def engines() -> Iterator[Path]:
     """The directory of the running extra engines (``dI/docker.sock``, ``dI/docker.pid``)."""
+    yield from running_engines()
+
+
+def running_engines() -> Iterator[Path]:
+    """``engines``, for other modules' fixtures (the ssh pool's)."""
     given = os.environ.get("PRAISONAI_TEST_DOCKERD_POOL")
     if given:
         _up(Path(given))  # restarts one a previous run killed; a no-op otherwise
@@ -148,8 +153,8 @@ def test_options_rebuild_the_pool_and_refuse_what_cannot_work(engines: Path) -> 
     assert pool.unavailable_reason() is None
     again = DockerCompute.from_options(pool.options)
     assert [h.url for h in again.options.hosts] == _hosts(engines)
-    with pytest.raises(ConfigError, match="deadlock"):
-        DockerCompute(hosts=["ssh://user@example"])
+    with pytest.raises(ConfigError, match="not ssh://"):
+        DockerCompute(hosts=["ssh://-oProxyCommand=x"])  # ssh hosts: test_docker_pool_ssh.py
     with pytest.raises(ConfigError, match="once"):
         DockerCompute(hosts=[_hosts(engines)[0], _hosts(engines)[0]])
 

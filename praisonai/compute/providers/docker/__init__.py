@@ -9,7 +9,7 @@ labels, from any process. docker-py is imported lazily: this module loads withou
 
 Parts: ``_spec`` (the container), ``_engine`` (client, answers, errors), ``_exec`` (an exec as a
 transport), ``_once`` (one-shot runs), ``_capture``, ``_runtime`` (runc or gVisor, proved), ``_pool``
-(several engines) and ``_watchdog`` (the instance's dead-man's switch).
+(several engines), ``_tunnel`` (``ssh://`` engines) and ``_watchdog`` (the dead-man's switch).
 """
 
 from __future__ import annotations

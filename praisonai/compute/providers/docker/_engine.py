@@ -55,7 +55,10 @@ def shared_client(base_url: str | None) -> Any:
     with _clients_lock:
         if base_url not in _clients:
             try:
-                if base_url:
+                where = base_url or os.environ.get("DOCKER_HOST", "")
+                if where.startswith("ssh://"):  # through an OpenSSH forward (_tunnel), as in a pool
+                    _clients[base_url] = engine_client(DockerHost(url=where))
+                elif base_url:
                     _clients[base_url] = docker.APIClient(base_url=base_url, max_pool_size=64)
                 else:
                     _clients[base_url] = docker.from_env(max_pool_size=64).api
@@ -150,15 +153,14 @@ def file_error(exc: Exception, shown: str) -> Exception:
 
 
 def load_sdk(base_url: str | None) -> None:
-    """Import docker-py without paramiko when the engine (``base_url``, else ``$DOCKER_HOST``) is
-    not reached over SSH.
+    """Import docker-py without paramiko.
 
-    docker-py imports paramiko when it loads, for ``ssh://`` engines only; that is a third of its
-    import time, which every short-lived process (a one-shot run) would pay. paramiko stays
-    importable afterwards (the SSH provider imports it itself); only docker-py's own ssh://
-    transport is left out.
+    docker-py imports paramiko when it loads, for its own ``ssh://`` transport only; that is a
+    third of its import time, which every short-lived process (a one-shot run) would pay. This
+    provider never uses that transport (an ``ssh://`` engine goes through an OpenSSH forward,
+    ``_tunnel``). paramiko stays importable afterwards (the SSH provider imports it itself).
     """
-    if "docker" in sys.modules or (base_url or os.environ.get("DOCKER_HOST", "")).startswith("ssh://"):
+    if "docker" in sys.modules:
         return
     hidden = "paramiko" not in sys.modules
     if hidden:
@@ -197,12 +199,17 @@ def get_archive(api: Any, container: str, target: str) -> Iterator[bytes] | None
 
 class DockerHost(BaseModel):
     """One engine of a pool: ``url`` in DOCKER_HOST syntax; ``tls`` a directory holding
-    ``ca.pem``, ``cert.pem`` and ``key.pem`` (as ``DOCKER_CERT_PATH``) for a ``tcp://`` engine."""
+    ``ca.pem``, ``cert.pem`` and ``key.pem`` (as ``DOCKER_CERT_PATH``) for a ``tcp://`` engine.
+    For an ``ssh://[user@]host[:port]`` engine (reached through an OpenSSH forward, ``_tunnel``):
+    ``socket``, the engine's socket on that host (default ``/var/run/docker.sock``), and
+    ``ssh_config``, an ssh_config(5) file to use instead of ``~/.ssh/config``."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     url: str = Field(pattern=r"^(unix|tcp|ssh)://.+")
     tls: str | None = None
+    socket: str | None = None
+    ssh_config: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -211,27 +218,29 @@ class DockerHost(BaseModel):
 
 
 def engine_client(host: DockerHost, *, connect: bool = True) -> Any:
-    """docker-py's ``APIClient`` for ``host`` (which asks the engine its API version, blocking);
-    without ``connect``, only the checks, and ``None``.
+    """docker-py's ``APIClient`` for ``host`` (which asks the engine its API version, blocking;
+    for an ``ssh://`` host, after starting its forward); without ``connect``, only the checks,
+    and ``None``.
 
     Raises:
-        ConfigError: an ``ssh://`` host, or TLS on a non-tcp host.
+        ConfigError: an ``ssh://`` address ssh could misread, TLS on a non-tcp host, or ssh
+            settings on a non-ssh one.
+        ProviderUnavailableError: ssh could not forward an ``ssh://`` host's engine.
     """
     import docker
 
+    if host.tls is not None and not host.url.startswith("tcp://"):
+        raise ConfigError(f"docker host {host.url}: tls applies to tcp:// engines only", op="config")
     if host.url.startswith("ssh://"):
-        # docker-py's ssh transport reads the exec stream with blocking full reads
-        # (BufferedReader.read(n)), which deadlocks the helper's request/response traffic.
-        raise ConfigError(
-            f"docker host {host.url}: ssh:// engines are not pooled (docker-py's ssh transport blocks "
-            f"on full reads and would deadlock the instance's helper); forward the engine's socket "
-            f"with `ssh -nNT -L /path/engine.sock:/var/run/docker.sock HOST` and list unix:///path/engine.sock",
-            op="config",
-        )
+        from praisonai.compute.providers.docker import _tunnel
+
+        to = _tunnel.target(host.url, host.socket, host.ssh_config)
+        return _tunnel.client(to) if connect else None
+    if host.socket is not None or host.ssh_config is not None:
+        message = f"docker host {host.url}: socket and ssh_config apply to ssh:// engines only"
+        raise ConfigError(message, op="config")
     tls = None
     if host.tls is not None:
-        if not host.url.startswith("tcp://"):
-            raise ConfigError(f"docker host {host.url}: tls applies to tcp:// engines only", op="config")
         certs = Path(host.tls)
         tls = docker.tls.TLSConfig(
             client_cert=(str(certs / "cert.pem"), str(certs / "key.pem")),

@@ -9,13 +9,14 @@ be on it is reported as unreachable (``ProviderUnavailableError`` naming the hos
 holding up the instances of the other hosts.
 
 Hosts use DOCKER_HOST syntax: ``unix://``, ``tcp://`` (with TLS when the host has a ``tls`` cert
-directory). ``ssh://`` is refused (see ``_engine.engine_client``). Captures are per engine, so a
-pool does not capture: every instance runs its own setup.
+directory) and ``ssh://`` (through an OpenSSH forward started on first use, ``_tunnel``; ``close``
+stops it). Captures are per engine, so a pool does not capture: every instance runs its own setup.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -78,6 +79,7 @@ class PoolMixin(ChannelMixin):
         self._host_of: dict[str, str] = {}  # instance id -> host url, as found in this process
         self._down_until: dict[str, float] = {}
         self._placing: dict[str, int] = dict.fromkeys(urls, 0)
+        self._connecting = {url: threading.Lock() for url in urls}  # one client (one ssh user) per host
         self.capabilities = type(self).capabilities - {Capability.CAPTURE}
 
     @property
@@ -108,6 +110,8 @@ class PoolMixin(ChannelMixin):
             if _is_answer(exc):
                 raise
             self._down_until[url] = time.monotonic() + DOWN_FOR_S
+            if isinstance(exc, ProviderUnavailableError):  # names the host already (an ssh failure)
+                raise
             raise ProviderUnavailableError(f"docker host {url} does not answer: {exc}", op="docker") from None
         self._down_until.pop(url, None)
         return result
@@ -115,9 +119,31 @@ class PoolMixin(ChannelMixin):
     def _client(self, url: str) -> Any:
         """Host ``url``'s client, made on first use (blocking: it asks the engine its API version)."""
         member = self._members[url]
-        if member._api is None:
-            member._api = engine_client(self._hosts[url])
+        with self._connecting[url]:
+            if member._api is None:
+                member._api = engine_client(self._hosts[url])
         return member._api
+
+    def close(self) -> None:
+        """Close the pool's engine clients and the helpers opened through them, and stop its ssh
+        forwards (each shared by this process's pools over that host, stopped with the last of
+        them). The pool still works afterwards: its next call connects again. One engine's client
+        is shared process-wide (``shared_client``): nothing to close here."""
+        from praisonai.compute.providers.docker import _tunnel
+
+        if not self._members:
+            return
+        for instance_id in list(self._host_of):
+            self._channels.drop(instance_id)
+        for url, member in self._members.items():
+            with self._connecting[url]:
+                api, member._api = member._api, None
+            if api is None:
+                continue
+            api.close()
+            if url.startswith("ssh://"):
+                host = self._hosts[url]
+                _tunnel.release(_tunnel.target(url, host.socket, host.ssh_config))
 
     async def _each(self, fn: Callable[[str], Awaitable[T]]) -> dict[str, T | Exception]:
         """``fn(url)`` on every host at once: each host's result or exception."""
@@ -215,6 +241,8 @@ class PoolMixin(ChannelMixin):
     def _reason(self, url: str) -> str | None:
         try:
             self._client(url)
+        except ProviderUnavailableError as exc:  # names the host already (an ssh failure)
+            return str(exc)
         except Exception as exc:  # this host's failure is its reason
             return f"the Docker engine at {url} does not answer: {exc}"
         return self._members[url].unavailable_reason()
