@@ -266,3 +266,25 @@ def test_no_forward_outlives_its_process(hosts: list[DockerHost], server: SSHSer
     )  # fmt: skip
     assert (child.returncode, child.stdout) == (0, "ok\n"), child.stderr
     assert _forwards(server) == []
+
+
+def test_no_forward_outlives_a_killed_process(hosts: list[DockerHost], server: SSHServer) -> None:
+    """SIGKILL runs no exit handler: the kernel ends the forward with its process."""
+    body = (
+        "import os, signal, sys\n"
+        "from praisonai import _portal\n"
+        "from praisonai.compute.providers.docker import DockerCompute, DockerHost\n"
+        "pool = DockerCompute(hosts=[DockerHost.model_validate_json(sys.argv[1])], image=sys.argv[2])\n"
+        "_portal.call(pool.list_instances)\n"
+        "print('up', flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", body, hosts[1].model_dump_json(), IMAGE],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert (child.returncode, child.stdout) == (-signal.SIGKILL, "up\n"), child.stderr
+    deadline = time.monotonic() + 10
+    while _forwards(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _forwards(server) == []

@@ -12,16 +12,20 @@ the engine is then a ``unix://`` one (the exec transport uses the raw socket, as
 engine). The user's ssh config, agent and known_hosts apply; nothing ever prompts (``BatchMode``).
 The forward starts on the first request, is started again when it died, and stops when the last
 client using it is released (a pool's ``close``) or when the interpreter exits. A process killed
-with SIGKILL cannot stop it: the forward then lives until its connection drops (``ServerAlive``).
+with SIGKILL cannot stop it, so on Linux the kernel does: ssh is started by one long-lived thread
+and asks for SIGTERM when that thread ends (``PR_SET_PDEATHSIG``; see :func:`_spawn`).
 """
 
 from __future__ import annotations
 
 import atexit
+import concurrent.futures
 import contextlib
+import ctypes
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -152,10 +156,7 @@ class Tunnel:
         self._stop_process()
         out = self.dir / "ssh.out"
         with open(self.dir / "ssh.log", "wb") as log, open(out, "wb") as said:  # the child keeps copies
-            self._process = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=said, stderr=log,
-                start_new_session=True,  # a terminal's Ctrl-C is ours to handle, then we stop it
-            )  # fmt: skip
+            self._process = _spawn(argv, stdout=said, stderr=log)
         answer: bool | None = None
         while time.monotonic() < deadline:
             if self._process.poll() is not None:
@@ -228,6 +229,42 @@ def _ping(path: str, deadline: float) -> bool | None:
             return False
 
 
+def _spawn(argv: list[str], **streams: Any) -> subprocess.Popen[bytes]:
+    """``argv`` started by the one spawner thread, which lives as long as this process: the child
+    asks the kernel for SIGTERM when its parent thread ends (PR_SET_PDEATHSIG is tied to the
+    thread that forked, so a worker thread, which may end any time, cannot be that parent)."""
+    global _spawner
+    with _tunnels_lock:
+        if _spawner is None:
+            _spawner = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="praisonai-ssh")
+        spawner = _spawner
+    return spawner.submit(_popen, argv, streams).result()
+
+
+def _popen(argv: list[str], streams: dict[str, Any]) -> subprocess.Popen[bytes]:
+    prctl = _prctl()  # looked up here: the forked child should only call it
+
+    def die_with_parent() -> None:  # in the child, before ssh runs (Linux only)
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+
+    return subprocess.Popen(
+        argv, stdin=subprocess.DEVNULL, **streams,
+        start_new_session=True,  # a terminal's Ctrl-C is ours to handle, then we stop it
+        preexec_fn=die_with_parent,
+    )  # fmt: skip
+
+
+def _prctl() -> Any:
+    """libc's ``prctl``, or ``None`` where there is none (not Linux)."""
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PR_SET_PDEATHSIG = 1
+_spawner: concurrent.futures.ThreadPoolExecutor | None = None
 _tunnels: dict[Target, Tunnel] = {}
 _tunnels_lock = threading.Lock()
 
@@ -271,8 +308,9 @@ def _close_all() -> None:
 def _forked() -> None:
     """In a forked child: the parent's tunnels stay the parent's (its exit must not stop them, nor
     may a restart here take their socket); the child's own pools start their own."""
-    global _tunnels_lock
+    global _tunnels_lock, _spawner
     _tunnels_lock = threading.Lock()
+    _spawner = None  # its thread is the parent's
     for tunnel in _tunnels.values():
         tunnel._foreign = True
         tunnel._lock = threading.Lock()
