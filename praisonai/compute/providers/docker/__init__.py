@@ -192,7 +192,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
     async def _start(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], image: str
     ) -> InstanceInfo:
-        from praisonai.compute.providers.docker._watchdog import watchdog_command
+        from praisonai.compute.watchdog import watchdog_command
 
         runtime = _runtime.chosen(self._options.runtime, cfg)
         await self._call(_runtime.check_registered, self.api, runtime)  # before anything is made
@@ -354,7 +354,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
     def _session_transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
         """A session shell whose commands keep the instance alive only while this client is
         connected (see ``_watchdog.guarded_session``)."""
-        from praisonai.compute.providers.docker._watchdog import guarded_session
+        from praisonai.compute.watchdog import guarded_session
 
         return self._transport(instance_id, guarded_session(self._spool(instance_id), own_shell(argv)))
 

@@ -7,8 +7,8 @@ read-only root with emptyDirs at the working dir, /tmp and HOME (both switchable
 that need them). ``network: none`` (and an allowlist of IP blocks) is a NetworkPolicy made before
 the pod — it holds only where the cluster's network plugin enforces policies.
 
-Its main process is the docker provider's watchdog script (``watchdog.sh``, read as a package
-file): it exits when the instance is idle or past its ``ttl_s``, ending the pod, which any later
+Its main process is the watchdog that docker instances run (``compute/watchdog.py``): it exits
+when the instance is idle or past its ``ttl_s``, ending the pod, which any later
 ``shutdown``/``gc`` deletes; ``activeDeadlineSeconds`` is the cluster's own backstop for ``ttl_s``.
 Exec, processes, sessions and files go through the POSIX-sh helper over ONE ``pods/exec``
 WebSocket per instance (``_transport``), reopened on demand when it drops. Every pod is found
@@ -24,7 +24,6 @@ import functools
 import posixpath
 import shlex
 import uuid
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,7 +35,7 @@ from praisonai._errors import ConfigError, ExecError, InstanceNotFoundError, Pat
 from praisonai._types import Capability, ExecRequest, InstanceInfo
 from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
-from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
@@ -44,18 +43,7 @@ from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.kubernetes import _adopt, _pod, _wait, _warm
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
-from praisonai.compute.session_guard import guarded_session
-
-# The providers share no code (an import-linter contract), but the watchdog is one script: it is
-# read as a file of the docker package, not imported.
-WATCHDOG = resources.files("praisonai.compute.providers.docker").joinpath("watchdog.sh").read_text()
-# sh -c LAUNCH name SCRIPT name ARGS...: the watchdog under bash where there is one, env of its own.
-_LAUNCH = (
-    f"PATH={SYSTEM_PATH}; unset BASH_ENV ENV; s=/bin/sh; "
-    'for b in /bin/bash /usr/bin/bash; do if [ -x "$b" ]; then s=$b; break; fi; done; '
-    'if command -v env >/dev/null 2>&1; then exec env -i PATH="$PATH" "$s" -c "$@"; fi; '
-    'exec "$s" -c "$@"'
-)
+from praisonai.compute.watchdog import guarded_session, watchdog_command
 
 
 class KubernetesOptions(ProviderOptions):
@@ -186,9 +174,7 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
         name = _pod.pod_name(instance_id)
         ns = self.namespace
         await self._ensure_policy(instance_id, cfg)  # before the pod: it must never run without it
-        idle, ttl = _pod.lifetime_args(cfg.lifetime)
-        command = ["/bin/sh", "-c", _LAUNCH, "praisonai-watchdog", WATCHDOG, "praisonai-watchdog", idle, ttl,
-                   self._spool(instance_id)]  # fmt: skip
+        command = watchdog_command(cfg.lifetime, self._spool(instance_id))
         body = _pod.manifest(instance_id, cfg, labels, command, self._options)
         await self._create_or_adopt(
             f"pod {name}", instance_id, functools.partial(self.core.create_namespaced_pod, ns, body),

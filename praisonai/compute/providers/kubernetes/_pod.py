@@ -9,7 +9,6 @@ import math
 import re
 from typing import Any
 
-from praisonai._lifetime import Lifetime
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
@@ -134,9 +133,3 @@ def info_of(pod: Any) -> InstanceInfo:
             "node": pod.spec.node_name,
         },
     )
-
-
-def lifetime_args(lifetime: Lifetime) -> tuple[str, str]:
-    """The watchdog's limits in whole seconds, rounded up (0: none)."""
-    idle = "0" if lifetime.idle_limit_s is None else str(math.ceil(lifetime.idle_limit_s))
-    return idle, "0" if lifetime.ttl_s is None else str(math.ceil(lifetime.ttl_s))
