@@ -22,11 +22,14 @@ main engine when missing. Both sides run ``network: none`` (the one policy both 
 registrations honour). Raw containers get ours' hardening (docker-init, the same 8 capabilities,
 no-new-privileges, pids/cpu/memory limits) and idle in ``sleep``; raw on the pool places round-robin.
 The pool is the engines of ``--pool`` (default ``$PRAISONAI_TEST_DOCKERD_POOL``); a pool
-configuration is skipped when it has no engines, a runsc one when an engine lacks runsc.
+configuration is skipped when it has no engines, a runsc one when an engine lacks runsc. Give it
+engines no test is using (tests/providers/test_docker_pool.py removes every docker instance on
+its engines after each test, and counts them): ``.ci/dockerd-pool.sh up /tmp/pxbench 3 busybox``,
+then ``--pool /tmp/pxbench`` (and ``down /tmp/pxbench`` after).
 Every container carries this run's label and is removed at the end, even on error or Ctrl-C.
 Results JSON: benchmarks/results/bench_scale.json.
 
-    python3 benchmarks/bench_scale.py [--sizes 1,10,50,100,200] [--quick] [--configs one-runc,...]
+    python3 benchmarks/bench_scale.py [--sizes 1,10,50,100,200] [--quick] [--pool DIR] [--configs …]
 """
 
 from __future__ import annotations
@@ -284,7 +287,7 @@ def ensure_image(pool: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1,10,50,100,200", help="N values, comma-separated")
-    parser.add_argument("--quick", action="store_true", help="sizes 1,10 and fewer execs (seconds)")
+    parser.add_argument("--quick", action="store_true", help="sizes 1,10 and fewer execs (~2 min here)")
     parser.add_argument("--configs", default=",".join(CONFIGS), help=f"of {', '.join(CONFIGS)}")
     parser.add_argument("--concurrency", type=int, default=8, help="provisions/removals at a time")
     parser.add_argument("--callers", type=int, default=4, help="concurrent exec callers")
