@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import statistics
 import sys
 import time
@@ -327,7 +328,15 @@ def main() -> None:
     save(RESULTS_DIR / "bench_scale.json", meta, {"configs": results, "targets": verdicts})
 
 
+def interrupted(*_: Any) -> None:
+    raise KeyboardInterrupt
+
+
 if __name__ == "__main__":
+    # Ctrl-C and kill both end the run through its clean-up (a background job of a
+    # non-interactive shell starts with SIGINT ignored, so it is set again).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, interrupted)
     try:
         main()
     except KeyboardInterrupt:
