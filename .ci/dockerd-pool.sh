@@ -12,7 +12,8 @@
 # Engine i listens on unix://DIR/dI/docker.sock, and with TLS on the tcp:// address in DIR/dI/tcp
 # (a veth into its namespace; client certificates in DIR/tls/client, as DOCKER_CERT_PATH wants
 # them); its pid is in DIR/dI/docker.pid. `up` again restarts an engine that was killed (its data
-# root is kept).
+# root is kept). Where /usr/bin/runsc exists, engines register it as .ci/run does for the main
+# dockerd (runsc, runsc-nonet); `up` on a running engine reloads that (SIGHUP).
 set -euo pipefail
 
 tag() { printf 'pxp%s' "$(printf '%s' "$1" | md5sum | cut -c1-8)"; }  # netns and cgroup names of DIR
@@ -57,11 +58,24 @@ gone() {  # PID: no such process, or a zombie
     [ ! -e "/proc/$1" ] || grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2>/dev/null
 }
 
+engine_config() {  # an engine's daemon.json: gVisor registered as .ci/run does it, where installed
+    if [ -x /usr/bin/runsc ]; then
+        echo '{"runtimes": {"runsc": {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=host"]},' \
+            '"runsc-nonet": {"path": "/usr/bin/runsc", "runtimeArgs": ["--network=none"]}}}'
+    else
+        echo '{}'
+    fi
+}
+
 start_one() {  # DIR i IMAGE
     local dir=$1 i=$2 image=$3 ns d pid fresh=0
     ns="$(tag "$dir")-$i"
     d="$dir/d$i"
     if [ -S "$d/docker.sock" ] && DOCKER_HOST="unix://$d/docker.sock" docker info >/dev/null 2>&1; then
+        if [ "$(engine_config)" != "$(cat "$d/daemon.json")" ]; then  # e.g. runsc installed since
+            engine_config >"$d/daemon.json"
+            kill -HUP "$(cat "$d/docker.pid")"  # reloads its runtimes; containers keep running
+        fi
         return 0
     fi
     [ -d "$d/data" ] || fresh=1
@@ -73,7 +87,7 @@ start_one() {  # DIR i IMAGE
     done
     rm -f "$d/docker.pid" "$d/exec/containerd/containerd.pid"  # a zombie's pid would still count
     mkdir -p "$d/data" "$d/exec"
-    echo '{}' >"$d/daemon.json"  # not the machine's /etc/docker/daemon.json
+    engine_config >"$d/daemon.json"  # not the machine's /etc/docker/daemon.json
     [ -e "/var/run/netns/$ns" ] || { ip netns add "$ns"; ip netns exec "$ns" ip link set lo up; }
     link_up "$dir" "$i" "$ns"
     tls_certs "$dir"

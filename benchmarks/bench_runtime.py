@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _common import RESULTS_DIR, save
+from _common import RESULTS_DIR, children, pss_kib, save, shim_of
 
 from praisonai import _portal
 from praisonai.compute.providers.docker import DockerCompute, container_name
@@ -46,45 +46,6 @@ def spread(xs: list[float]) -> dict[str, float]:
 
 def ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000
-
-
-def children() -> dict[int, list[int]]:
-    """Every process's children, from ``/proc/*/stat``."""
-    found: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        found.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    return found
-
-
-def shim_of(container_id: str) -> int:
-    """The pid of the containerd shim that runs ``container_id``."""
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"-id" in argv and container_id.encode() in argv and b"shim" in argv[0]:
-            return int(cmdline.parent.name)
-    raise LookupError(f"no shim for {container_id}")
-
-
-def pss_kib(root: int, tree: dict[int, list[int]]) -> int:
-    """The PSS of ``root`` and all its descendants, in KiB."""
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        todo.extend(tree.get(pid, []))
-        try:
-            for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
-                if line.startswith("Pss:"):
-                    total += int(line.split()[1])
-        except OSError:
-            continue
-    return total
 
 
 def measure(runtime: str, instances: int, execs: int) -> dict[str, Any]:
