@@ -23,9 +23,9 @@ registrations honour). Raw containers get ours' hardening (docker-init, the same
 no-new-privileges, pids/cpu/memory limits) and idle in ``sleep``; raw on the pool places round-robin.
 The pool is the engines of ``--pool`` (default ``$PRAISONAI_TEST_DOCKERD_POOL``); a pool
 configuration is skipped when it has no engines, a runsc one when an engine lacks runsc. Give it
-engines no test is using (tests/providers/test_docker_pool.py removes every docker instance on
-its engines after each test, and counts them): ``.ci/dockerd-pool.sh up /tmp/pxbench 3 busybox``,
-then ``--pool /tmp/pxbench`` (and ``down /tmp/pxbench`` after).
+engines no test is using (tests/providers/test_docker_pool.py kills and restarts one of its
+engines): ``.ci/dockerd-pool.sh up /tmp/pxbench 3 busybox``, then ``--pool /tmp/pxbench`` (and
+``down /tmp/pxbench`` after).
 Every container carries this run's label and is removed at the end, even on error or Ctrl-C.
 Results JSON: benchmarks/results/bench_scale.json.
 
