@@ -75,11 +75,14 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     ]
     verdicts = []
     print("\ntargets (ours; at N=100, else the largest N measured):")
+    checks += [(f"claimed from a WarmPool, {c}", c, "warm.claim_per_s", None, ">=", 10.0, "/s")
+               for c in ("one-runc", "one-runsc")]  # fmt: skip
     for label, config, key, sub, op, limit, unit in checks:
         row = at(results, config, 100)
-        if row is None:
+        side, _, key = key.rpartition(".")
+        if row is None or (side or "ours") not in row:
             continue
-        got = value(row["ours"], key, sub)
+        got = value(row[side or "ours"], key, sub)
         ok = got >= limit if op == ">=" else got < limit if op == "<" else got <= limit
         print(
             f"  {label:36} N={row['n']:<4} {got:8.2f} {unit:4} target {op} {limit:g}  "

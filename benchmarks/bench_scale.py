@@ -14,7 +14,9 @@ configuration stops growing at the first N whose error rate is above 1%), ours t
 * host memory per idle instance: 2 s after the exec rounds, the PSS of each instance's containerd
   shim and every process under it (as ``bench_runtime.py``), median;
 * teardown rate: N removals, ``--concurrency`` at a time; leaks: containers of this run still on
-  any engine afterwards (must be 0; the sweep then removes them).
+  any engine afterwards (must be 0; the sweep then removes them);
+* with ``--warm``, ours from a ``WarmPool`` already holding N (filled untimed): claims to first
+  exec per second, the path that does not wait for ``docker start``.
 
 Same image everywhere so that one engine and the pool compare: the pool engines'
 ``praisonai-pool-test:busybox`` (``.ci/dockerd-pool.sh up DIR 3 busybox``), copied into the
@@ -56,6 +58,7 @@ from _scale_report import CONFIGS, table, targets
 
 from praisonai.compute.providers.docker import DockerCompute
 from praisonai.compute.providers.docker._engine import container_name
+from praisonai.compute.warm import WarmPool
 
 IMAGE = "praisonai-pool-test:busybox"
 RUN_ID = uuid.uuid4().hex[:12]
@@ -218,6 +221,32 @@ async def measure(side: Any, n: int, args: argparse.Namespace, live: list[str]) 
     return result
 
 
+async def warm_claims(hosts: list[str], runtime: str, n: int, args: argparse.Namespace) -> dict[str, Any]:
+    """Ours from a ``WarmPool`` already holding N (filled before the clock starts): N claims and
+    their first exec, ``--concurrency`` at a time. The pool stops refilling before the teardown."""
+    ours = Ours(hosts, runtime)
+    ids: list[str] = []
+
+    async def claim(_: int) -> str:
+        iid = (await pool.claim()).instance_id
+        ids.append(iid)
+        await ours.exec(iid)
+        return iid
+
+    try:
+        async with WarmPool(ours.p, ours.cfg, size=n) as pool:
+            wall, made = await each(list(range(n)), claim, args.concurrency)
+        ready_ms = [ms for _, ms, r in made if not isinstance(r, Exception)]
+        return {
+            "claim_per_s": len(ready_ms) / wall,
+            "ready_ms": spread(ready_ms),
+            "errors": n - len(ready_ms),
+        }
+    finally:
+        with anyio.CancelScope(shield=True):
+            await each(ids, ours.remove, args.concurrency)
+
+
 async def run_config(name: str, hosts: list[str], args: argparse.Namespace) -> list[dict[str, Any]]:
     runtime = name.split("-")[1]
     sides: list[Any] = [Ours(hosts, runtime), Raw(hosts, runtime)]
@@ -233,6 +262,14 @@ async def run_config(name: str, hosts: list[str], args: argparse.Namespace) -> l
                     await each(list(live), side.remove, args.concurrency)
                     await anyio.to_thread.run_sync(sweep, side.engines)
             print(f"  {name} N={n} {side.name}: {brief(row[side.name])}", flush=True)
+        if args.warm:
+            try:
+                row["warm"] = warm = await warm_claims(hosts, runtime, n, args)
+            finally:
+                with anyio.CancelScope(shield=True):
+                    await anyio.to_thread.run_sync(sweep, sides[0].engines)
+            print(f"  {name} N={n} warm: {warm['claim_per_s']:.1f}/s claimed to first exec, ready p50 "
+                  f"{warm['ready_ms']['p50']:.0f} ms, errors {warm['errors']}", flush=True)  # fmt: skip
         rows.append(row)
         if row["ours"]["errors"] > 0.01 * n:
             print(f"  {name}: error rate above 1% at N={n}; not growing further")
@@ -293,6 +330,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8, help="provisions/removals at a time")
     parser.add_argument("--callers", type=int, default=4, help="concurrent exec callers")
     parser.add_argument("--execs", type=int, default=200, help="at least this many exec samples per N")
+    parser.add_argument("--warm", action="store_true", help="also claim N from a WarmPool holding N")
     parser.add_argument(
         "--pool", default=os.environ.get("PRAISONAI_TEST_DOCKERD_POOL", "/tmp/praisonai-ci-pool")
     )
