@@ -51,6 +51,8 @@ class Capability(str, enum.Enum):
     SELF_STOP = "self_stop"  # stops itself when idle or past its ttl, even when its client is gone
     PROCESSES = "processes"  # background processes (and bind_env where the channel mixin brings them)
     SESSIONS = "sessions"  # persistent shell sessions (the channel mixin brings them)
+    RUNC = "runc"  # runs the instance as a plain OCI container on the host's kernel (runtime='runc')
+    GVISOR = "gvisor"  # runs the instance under gVisor's user-space kernel, checked (runtime='runsc')
 
 
 _RESULT_KEYS: Final = ("stdout", "stderr", "exit_code")

@@ -1,6 +1,6 @@
 """The home's reaper: a small detached process that stops local and SSH instances whose owner died.
 
-A docker instance stops itself (its watchdog, ``providers/docker/watchdog.sh``); a local workspace or an
+A docker instance stops itself (its watchdog, ``compute/watchdog.sh``); a local workspace or an
 SSH host has nothing inside that could. So a process that provisions one whose ``Lifetime`` ever
 stops it (``reaps``) makes sure that this process runs for its home (``ensure_running``),
 and any praisonai process of the home starts it again when it finds rows to watch and no reaper

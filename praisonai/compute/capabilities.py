@@ -48,6 +48,11 @@ NEEDS: tuple[Need, ...] = (
          lambda c: bool(c.mount_paths)),
     Need(Capability.PACKAGES, "packages", "packages",
          "installed inside the instance at start, each name quoted", lambda c: bool(c.packages)),
+    Need(Capability.GVISOR, "runtime", "runtime='runsc'",
+         "gVisor's user-space kernel between the instance and the host, checked at start",
+         lambda c: c.runtime == "runsc"),
+    Need(Capability.RUNC, "runtime", "runtime='runc'", "a plain container on the host's kernel",
+         lambda c: c.runtime == "runc"),
 )  # fmt: skip
 
 #: Every config field some capability governs.

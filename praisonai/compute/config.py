@@ -21,6 +21,8 @@ _PACKAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._\-\[\],<>=!~@:/+*]*\Z")
 _LABEL_KEY = re.compile(r"[a-z0-9][a-z0-9._\-/]*\Z")
 
 PackageManager = Literal["pip", "apt", "npm"]
+#: The OCI runtimes an instance can ask for: runc (the host's kernel) or runsc (gVisor).
+Runtime = Literal["runc", "runsc"]
 
 
 class NetworkAllow(BaseModel):
@@ -71,6 +73,10 @@ class ComputeConfig(BaseModel):
     """Disk ceiling in MiB (providers with ``disk_limit``)."""
     network: Network = "unrestricted"
     """``"none"`` cuts the instance off every network; ``{"allow": [hosts]}`` keeps only those."""
+    runtime: Runtime | None = None
+    """``"runsc"``: the instance runs under gVisor (a user-space kernel between it and the host),
+    checked when it starts; ``"runc"``: a plain container on the host's kernel; ``None``: the
+    provider's default. Providers with the ``gvisor`` or ``runc`` capability."""
     auto_shutdown: bool = True
     """Stop the instance when it has been idle for ``idle_timeout_s``."""
     idle_timeout_s: int = DEFAULT_IDLE_TIMEOUT_S

@@ -169,6 +169,7 @@ class EnvironmentDefinition(_Strict):
     resources: Resources | None = None
     network: _Network | None = None
     backend: Annotated[str, AfterValidator(_backend)] | None = None
+    runtime: Annotated[str, _checked_by_config("runtime")] | None = None
     working_dir: Annotated[str, _checked_by_config("working_dir")] | None = None
     mount_paths: list[_Mount] | None = None
     idle_timeout: Annotated[int, _checked_by_config("idle_timeout_s")] | None = None
@@ -179,7 +180,7 @@ class EnvironmentDefinition(_Strict):
     def config_fields(self) -> dict[str, Any]:
         """The ``ComputeConfig`` keyword arguments this file sets (``backend`` is not one)."""
         fields: dict[str, Any] = {}
-        for key in ("image", "setup", "refresh", "env", "working_dir", "mount_paths", "capture"):
+        for key in ("image", "setup", "refresh", "env", "working_dir", "mount_paths", "capture", "runtime"):
             if getattr(self, key) is not None:
                 fields[key] = getattr(self, key)
         if self.packages is not None:

@@ -26,6 +26,7 @@ dropped. The schema (every key optional; see ``_envmodel``)::
     resources: {cpu: 2, memory_mb: 2048, gpu: 1, disk: 4096}   # disk in MiB
     network: none                   # or unrestricted, or {allow: [pypi.org]}
     backend: docker
+    runtime: runsc                  # gVisor (checked at start; never a fallback to runc), or runc
     working_dir: /workspace
     mount_paths: ["/data:/data:ro"]
     idle_timeout: 600               # seconds

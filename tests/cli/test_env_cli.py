@@ -118,6 +118,16 @@ def test_plan_says_how_each_provider_honours_each_field(repo: Path) -> None:
     assert plans["docker"]["provisions"] and not plans["local"]["provisions"]
 
 
+def test_plan_shows_the_runtime_and_who_can_honour_it(repo: Path) -> None:
+    declare(repo, "runtime: runsc\nnetwork: none\n")
+    data = json.loads(cli(repo, "env", "plan", "--json", "-c", "docker", "-c", "local").stdout)
+    plans = {p["name"]: {f["field"]: f for f in p["fields"]} for p in data["providers"]}
+    assert plans["docker"]["runtime"]["support"] == "native"
+    assert "checked at start" in plans["docker"]["runtime"]["why"]
+    local = plans["local"]["runtime"]
+    assert (local["support"], local["why"]) == ("unsupported", "no gvisor capability")
+
+
 def test_plan_for_named_providers_as_a_table(repo: Path) -> None:
     declare(repo, GOOD)
     r = cli(repo, "env", "plan", "--compute", "local")

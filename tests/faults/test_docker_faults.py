@@ -20,7 +20,7 @@ from praisonai import _portal
 from praisonai.compute import _reaper
 from praisonai.compute.base import SYSTEM_PATH
 from praisonai.compute.providers.docker import DockerCompute, _spec, container_name
-from praisonai.compute.providers.docker._watchdog import WATCHDOG
+from praisonai.compute.watchdog import WATCHDOG
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 

@@ -155,6 +155,7 @@ def test_an_empty_file_is_the_empty_definition(repo: Path, text: str) -> None:
         ('capture: "false"\n', "1: capture: must be true or false (unquoted), not the string 'false'"),
         ("env:\n  ok: x\n  1BAD: y\n", "3: env.1BAD: '1BAD' is not a valid environment variable name"),
         ("working_dir: src\n", "1: working_dir: must be an absolute path, not 'src'"),
+        ("runtime: gvisor\n", "1: runtime: must be 'runc' or 'runsc'"),
         ("mount_paths: [/a]\n", "1: mount_paths[0]: mount '/a' is not HOST:INSTANCE[:ro]"),
         ("idle_timeout: 0\n", "1: idle_timeout: must be greater than 0"),
         ("backend: dokcer\n", "1: backend: unknown compute provider 'dokcer' (did you mean docker?"),

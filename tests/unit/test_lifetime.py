@@ -20,8 +20,8 @@ from praisonai import ComputeConfig, ConfigError
 from praisonai._ledger import Ledger, LedgerEntry
 from praisonai._lifetime import DEFAULT_LIFETIME, Lifetime, check_setting
 from praisonai.compute import _activity, _home_reaper, _reaper
-from praisonai.compute.providers.docker._watchdog import watchdog_command
 from praisonai.compute.providers.local import LocalCompute
+from praisonai.compute.watchdog import watchdog_command
 
 # ---- the rule ----------------------------------------------------------------------------------
 

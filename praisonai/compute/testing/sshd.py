@@ -45,9 +45,12 @@ class SSHServer:
     #: Users made by the servers of this process, so a test run checks its own leftovers only.
     users_made: ClassVar[set[str]] = set()
 
-    def __init__(self, *, sshd_args: tuple[str, ...] = ()) -> None:
-        """``sshd_args`` are extra sshd options (``("-r",)``: no re-exec per connection)."""
+    def __init__(self, *, sshd_args: tuple[str, ...] = (), groups: tuple[str, ...] = ()) -> None:
+        """``sshd_args`` are extra sshd options (``("-r",)``: no re-exec per connection);
+        ``groups``, supplementary groups of the user created as root (``("docker",)``: it may use
+        the engines' sockets)."""
         self.sshd_args = sshd_args
+        self.groups = groups
         self.dir = Path(tempfile.mkdtemp(prefix="praisonai-sshd-"))
         self.dir.chmod(0o755)
         self.host = "127.0.0.1"
@@ -137,6 +140,7 @@ class SSHServer:
         if self._created_user:
             Path("/run/sshd").mkdir(mode=0o755, exist_ok=True)  # sshd's privilege-separation dir
             useradd = ["useradd", "--no-create-home", "--home-dir", str(self.home), "--shell", "/bin/sh"]
+            useradd += ["--groups", ",".join(self.groups)] if self.groups else []
             subprocess.run([*useradd, self.user], check=True, capture_output=True)
             # A password too (useradd's "!" is a locked account, which sshd refuses without PAM)
             hashed = subprocess.run(

@@ -7,9 +7,9 @@ environment, so a timeout can find and kill the command's whole process tree *in
 container, including children that started their own session. Everything is found again by its
 labels, from any process. docker-py is imported lazily: this module loads without it.
 
-Its parts: ``_spec`` (the hardened container), ``_engine`` (the shared client, the engine's
-answers as values and errors), ``_exec`` (an exec as a channel transport), ``_once`` (one-shot runs),
-``_capture`` (captures as images) and ``_watchdog`` (the instance's dead-man's switch).
+Parts: ``_spec`` (the container), ``_engine`` (client, answers, errors), ``_exec`` (an exec as a
+transport), ``_once`` (one-shot runs), ``_capture``, ``_runtime`` (runc or gVisor, proved), ``_pool``
+(several engines), ``_tunnel`` (``ssh://`` engines) and ``_watchdog`` (the dead-man's switch).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import math
 import os
 import posixpath
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -29,7 +29,6 @@ from pydantic import Field
 from praisonai import _limits
 from praisonai._errors import (
     ConfigError,
-    ImageNotFoundError,
     InstanceNotFoundError,
     PathNotFoundError,
     ProviderUnavailableError,
@@ -40,22 +39,25 @@ from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
-from praisonai.compute.config import ComputeConfig
+from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.docker import _capture, _spec
+from praisonai.compute.providers.docker import _capture, _runtime, _spec
 from praisonai.compute.providers.docker._engine import (
+    DockerHost,
+    container_name,
     daemon_down,
     exec_errors,
-    explain,
     get_archive,
     info_of,
     load_sdk,
+    pull_image,
     put_archive,
     shared_client,
     start_errors,
 )
-from praisonai.compute.providers.docker._exec import DockerExecTransport
+from praisonai.compute.providers.docker._exec import DockerExecTransport, own_shell
+from praisonai.compute.providers.docker._pool import PoolMixin
 
 T = TypeVar("T")
 
@@ -66,22 +68,19 @@ BUILD_HINT = (
 )
 
 
-def container_name(instance_id: str) -> str:
-    return f"praisonai_{instance_id}"
-
-
 class DockerOptions(ProviderOptions):
-    """``DockerCompute``'s options. ``image`` is the resolved default image; ``base_url`` is
-    recorded only when given, so another process without it reads its own ``$DOCKER_HOST``."""
+    """``DockerCompute``'s options; ``base_url`` only when given (else a process reads ``$DOCKER_HOST``)."""
 
     type: Literal["docker"] = "docker"
     image: str = Field(default=DEFAULT_IMAGE, min_length=1)
     base_url: str | None = None
     pull: bool = True
+    hosts: tuple[DockerHost, ...] = ()  # a pool of engines (_pool), instead of base_url
+    runtime: Runtime | None = None
 
 
-class DockerCompute(ChannelMixin, ComputeProvider):
-    """Instances are containers on the Docker engine named by ``DOCKER_HOST`` (or the default)."""
+class DockerEngine(ChannelMixin, ComputeProvider):
+    """Containers on one engine (``DOCKER_HOST``); :class:`DockerCompute` is this, or a pool."""
 
     name = "docker"
     options_model = DockerOptions
@@ -99,16 +98,23 @@ class DockerCompute(ChannelMixin, ComputeProvider):
             Capability.ISOLATION,
             Capability.CAPTURE,
             Capability.SELF_STOP,
+            Capability.RUNC,
+            Capability.GVISOR,  # when the engine has runsc registered; checked at each start
         }
     )
 
-    def __init__(self, *, image: str | None = None, base_url: str | None = None, pull: bool = True) -> None:
-        """``image`` is the default image (else ``$PRAISONAI_DOCKER_IMAGE``, else
-        ``praisonai-sandbox:latest``); ``base_url`` the engine (else ``$DOCKER_HOST``, as the
-        docker CLI does); ``pull`` allows pulling a missing public image."""
+    def __init__(
+        self, *, image: str | None = None, base_url: str | None = None, pull: bool = True,
+        runtime: Runtime | None = None, hosts: Sequence[DockerHost | str] = (),
+    ) -> None:  # fmt: skip
+        """``image``: the default image (else ``$PRAISONAI_DOCKER_IMAGE``, else the sandbox image);
+        ``base_url``: the engine (else ``$DOCKER_HOST``); ``pull``: may pull a missing public image;
+        ``runtime``: when a config names none (``"runsc"``: gVisor, ``_runtime``); ``hosts``: ``_pool``."""
         load_sdk(base_url)  # before a lazy "import docker" below brings paramiko along
         image = image or os.environ.get("PRAISONAI_DOCKER_IMAGE") or DEFAULT_IMAGE
-        self._options = DockerOptions.parse({"image": image, "base_url": base_url, "pull": pull})
+        pool = [{"url": h} if isinstance(h, str) else h for h in hosts]
+        given = {"image": image, "base_url": base_url, "pull": pull, "runtime": runtime, "hosts": pool}
+        self._options = DockerOptions.parse(given)
         self.default_image = self._options.image
         self.pull = self._options.pull
         self._base_url = self._options.base_url
@@ -136,7 +142,7 @@ class DockerCompute(ChannelMixin, ComputeProvider):
             try:
                 return fn(*args, **kwargs)
             except requests.exceptions.ConnectionError as exc:
-                raise ProviderUnavailableError(daemon_down(exc), op="docker") from None
+                raise ProviderUnavailableError(daemon_down(exc, self._base_url), op="docker") from None
 
         return await run_blocking(call)
 
@@ -159,6 +165,7 @@ class DockerCompute(ChannelMixin, ComputeProvider):
     def check_supported(self, cfg: ComputeConfig) -> None:
         """Also refuse a mount whose host path is missing: the engine would create it, as root."""
         super().check_supported(cfg)
+        _runtime.chosen(self._options.runtime, cfg)  # a config and a provider that disagree
         if not self._engine_is_local():
             return  # its paths are on another host; the engine refuses a missing one (see _mounts)
         for spec in cfg.mount_paths:
@@ -185,13 +192,17 @@ class DockerCompute(ChannelMixin, ComputeProvider):
     async def _start(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], image: str
     ) -> InstanceInfo:
-        from praisonai.compute.providers.docker._watchdog import watchdog_command
+        from praisonai.compute.watchdog import watchdog_command
 
+        runtime = _runtime.chosen(self._options.runtime, cfg)
+        await self._call(_runtime.check_registered, self.api, runtime)  # before anything is made
         with start_errors(image):
             # The watchdog stops the container itself when idle; auto_remove then removes it.
             watchdog = watchdog_command(cfg.lifetime, self._spool(instance_id))
             await self._new_container(instance_id, cfg, labels, watchdog, image)
             await self._call(self.api.start, container_name(instance_id))
+            # never a silent fallback to runc; a failure here removes the instance (lifecycle)
+            await self._call(_runtime.confirm, self.api, container_name(instance_id), runtime, cfg)
         self._workdirs[instance_id] = cfg.working_dir
         return InstanceInfo(
             instance_id=instance_id,
@@ -218,7 +229,7 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         import docker
 
         api = self.api
-        host_config = _spec.host_config(api, cfg)
+        host_config = _spec.host_config(api, cfg, _runtime.chosen(self._options.runtime, cfg))
         create = lambda: api.create_container(  # noqa: E731
             image,
             command=command,
@@ -235,6 +246,11 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         except docker.errors.ImageNotFound:
             await self._pull(image)
             await self._call(create)
+
+    def runs_once(self, config: object = None) -> bool:
+        """Not under gVisor: the command would run before its kernel could be checked."""
+        runtime = _runtime.chosen(self._options.runtime, ComputeConfig.coerce(config))
+        return runtime != "runsc" and super().runs_once(config)
 
     async def _run_once(
         self,
@@ -285,18 +301,8 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         return exec_result(status, timed_out=timed_out)  # the output went to request.on_output only
 
     async def _pull(self, image: str) -> None:
-        import docker
-
-        if not self.pull or image == DEFAULT_IMAGE:
-            raise ImageNotFoundError(f"image {image} is not present: {BUILD_HINT}", op="provision")
-        try:
-            await self._call(self.api.pull, image)
-        except docker.errors.APIError as exc:
-            raise ImageNotFoundError(
-                f"image {image} is not present and could not be pulled ({explain(exc)}); "
-                f"no registry may be reachable here: {BUILD_HINT}",
-                op="provision",
-            ) from None
+        allowed = self.pull and image != DEFAULT_IMAGE
+        await self._call(pull_image, self.api, image, allowed=allowed, hint=BUILD_HINT)
 
     async def _destroy(self, instance_id: str) -> bool:
         import docker
@@ -343,14 +349,14 @@ class DockerCompute(ChannelMixin, ComputeProvider):
 
     def _transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
         with exec_errors(instance_id):
-            return DockerExecTransport(self.api, container_name(instance_id), _own_shell(argv))
+            return DockerExecTransport(self.api, container_name(instance_id), own_shell(argv))
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
         """A session shell whose commands keep the instance alive only while this client is
         connected (see ``_watchdog.guarded_session``)."""
-        from praisonai.compute.providers.docker._watchdog import guarded_session
+        from praisonai.compute.watchdog import guarded_session
 
-        return self._transport(instance_id, guarded_session(self._spool(instance_id), _own_shell(argv)))
+        return self._transport(instance_id, guarded_session(self._spool(instance_id), own_shell(argv)))
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         target = await self._channel_path(instance_id, remote)
@@ -390,7 +396,5 @@ class DockerCompute(ChannelMixin, ComputeProvider):
         )
 
 
-def _own_shell(argv: list[str]) -> list[str]:
-    """The instance's own processes start ``/bin/sh`` by its path: the engine would look ``sh`` up
-    in the PATH of the user's env."""
-    return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv
+class DockerCompute(PoolMixin, DockerEngine):
+    """Docker compute: one engine (``base_url``, else ``$DOCKER_HOST``), or several (``hosts``)."""

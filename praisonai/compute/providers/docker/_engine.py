@@ -9,9 +9,19 @@ import os
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from praisonai._errors import ExecError, InstanceNotFoundError, ProviderUnavailableError, ProvisionError
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from praisonai._errors import (
+    ConfigError,
+    ExecError,
+    ImageNotFoundError,
+    InstanceNotFoundError,
+    ProviderUnavailableError,
+    ProvisionError,
+)
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
 
@@ -26,6 +36,15 @@ _STATUS = {
 }
 
 _clients: dict[str | None, Any] = {}
+#: The API version a TLS client starts with (it cannot ask the engine before its CA is in place);
+#: docker 20.10 and later speak it.
+_API_VERSION = "1.41"
+
+
+def container_name(instance_id: str) -> str:
+    return f"praisonai_{instance_id}"
+
+
 _clients_lock = threading.Lock()
 
 
@@ -36,12 +55,15 @@ def shared_client(base_url: str | None) -> Any:
     with _clients_lock:
         if base_url not in _clients:
             try:
-                if base_url:
+                where = base_url or os.environ.get("DOCKER_HOST", "")
+                if where.startswith("ssh://"):  # through an OpenSSH forward (_tunnel), as in a pool
+                    _clients[base_url] = engine_client(DockerHost(url=where))
+                elif base_url:
                     _clients[base_url] = docker.APIClient(base_url=base_url, max_pool_size=64)
                 else:
                     _clients[base_url] = docker.from_env(max_pool_size=64).api
             except docker.errors.DockerException as exc:
-                raise ProviderUnavailableError(daemon_down(exc), op="connect") from None
+                raise ProviderUnavailableError(daemon_down(exc, base_url), op="connect") from None
         return _clients[base_url]
 
 
@@ -75,6 +97,26 @@ def exec_errors(instance_id: str) -> Iterator[None]:
         raise ProviderUnavailableError(daemon_down(exc), op="exec") from None
 
 
+def pull_image(api: Any, image: str, *, allowed: bool, hint: str) -> None:
+    """Pull a missing ``image`` (blocking), where ``allowed``; ``hint`` says how to build it instead.
+
+    Raises:
+        ImageNotFoundError: not allowed, or the pull failed (no registry may be reachable).
+    """
+    import docker
+
+    if not allowed:
+        raise ImageNotFoundError(f"image {image} is not present: {hint}", op="provision")
+    try:
+        api.pull(image)
+    except docker.errors.APIError as exc:
+        raise ImageNotFoundError(
+            f"image {image} is not present and could not be pulled ({explain(exc)}); "
+            f"no registry may be reachable here: {hint}",
+            op="provision",
+        ) from None
+
+
 def info_of(container: dict[str, Any]) -> InstanceInfo:
     """An InstanceInfo from either ``inspect_container`` or a ``containers()`` list row."""
     labels = container.get("Labels") or container.get("Config", {}).get("Labels") or {}
@@ -92,8 +134,8 @@ def info_of(container: dict[str, Any]) -> InstanceInfo:
     )
 
 
-def daemon_down(exc: Exception) -> str:
-    where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+def daemon_down(exc: Exception, base_url: str | None = None) -> str:
+    where = base_url or os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
     return f"the Docker engine at {where} does not answer (is dockerd running?): {exc}"
 
 
@@ -111,15 +153,14 @@ def file_error(exc: Exception, shown: str) -> Exception:
 
 
 def load_sdk(base_url: str | None) -> None:
-    """Import docker-py without paramiko when the engine (``base_url``, else ``$DOCKER_HOST``) is
-    not reached over SSH.
+    """Import docker-py without paramiko.
 
-    docker-py imports paramiko when it loads, for ``ssh://`` engines only; that is a third of its
-    import time, which every short-lived process (a one-shot run) would pay. paramiko stays
-    importable afterwards (the SSH provider imports it itself); only docker-py's own ssh://
-    transport is left out.
+    docker-py imports paramiko when it loads, for its own ``ssh://`` transport only; that is a
+    third of its import time, which every short-lived process (a one-shot run) would pay. This
+    provider never uses that transport (an ``ssh://`` engine goes through an OpenSSH forward,
+    ``_tunnel``). paramiko stays importable afterwards (the SSH provider imports it itself).
     """
-    if "docker" in sys.modules or (base_url or os.environ.get("DOCKER_HOST", "")).startswith("ssh://"):
+    if "docker" in sys.modules:
         return
     hidden = "paramiko" not in sys.modules
     if hidden:
@@ -154,3 +195,64 @@ def get_archive(api: Any, container: str, target: str) -> Iterator[bytes] | None
         return None
     chunks: Iterator[bytes] = iter(stream)
     return chunks
+
+
+class DockerHost(BaseModel):
+    """One engine of a pool: ``url`` in DOCKER_HOST syntax; ``tls`` a directory holding
+    ``ca.pem``, ``cert.pem`` and ``key.pem`` (as ``DOCKER_CERT_PATH``) for a ``tcp://`` engine.
+    For an ``ssh://[user@]host[:port]`` engine (reached through an OpenSSH forward, ``_tunnel``):
+    ``socket``, the engine's socket on that host (default ``/var/run/docker.sock``), and
+    ``ssh_config``, an ssh_config(5) file to use instead of ``~/.ssh/config``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    url: str = Field(pattern=r"^(unix|tcp|ssh)://.+")
+    tls: str | None = None
+    socket: str | None = None
+    ssh_config: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_url(cls, value: object) -> object:
+        return {"url": value} if isinstance(value, str) else value  # a bare DOCKER_HOST string
+
+
+def engine_client(host: DockerHost, *, connect: bool = True) -> Any:
+    """docker-py's ``APIClient`` for ``host`` (which asks the engine its API version, blocking;
+    for an ``ssh://`` host, after starting its forward); without ``connect``, only the checks,
+    and ``None``.
+
+    Raises:
+        ConfigError: an ``ssh://`` address ssh could misread, TLS on a non-tcp host, or ssh
+            settings on a non-ssh one.
+        ProviderUnavailableError: ssh could not forward an ``ssh://`` host's engine.
+    """
+    import docker
+
+    if host.tls is not None and not host.url.startswith("tcp://"):
+        raise ConfigError(f"docker host {host.url}: tls applies to tcp:// engines only", op="config")
+    if host.url.startswith("ssh://"):
+        from praisonai.compute.providers.docker import _tunnel
+
+        to = _tunnel.target(host.url, host.socket, host.ssh_config)
+        return _tunnel.client(to) if connect else None
+    if host.socket is not None or host.ssh_config is not None:
+        message = f"docker host {host.url}: socket and ssh_config apply to ssh:// engines only"
+        raise ConfigError(message, op="config")
+    tls = None
+    if host.tls is not None:
+        certs = Path(host.tls)
+        tls = docker.tls.TLSConfig(
+            client_cert=(str(certs / "cert.pem"), str(certs / "key.pem")),
+            ca_cert=str(certs / "ca.pem"),
+            verify=True,
+        )
+    if not connect:
+        return None
+    url = host.url.replace("tcp://", "https://", 1) if tls else host.url
+    api = docker.APIClient(base_url=url, tls=tls, max_pool_size=64, version=_API_VERSION if tls else None)
+    if tls is not None:
+        # requests prefers $REQUESTS_CA_BUNDLE / $CURL_CA_BUNDLE to the session's CA when it reads
+        # the environment: this engine's CA would never be used. (APIClient is a requests.Session.)
+        api.trust_env = False
+    return api

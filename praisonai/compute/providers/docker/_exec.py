@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import ssl
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -41,6 +42,8 @@ class DockerExecTransport(Transport):
         self._sock.sendall(data)
 
     def send_nowait(self, data: bytes) -> int:
+        if isinstance(self._sock, ssl.SSLSocket):
+            return 0  # a TLS engine's (a pool's tcp host): TLS takes no send flags; send blocks
         try:
             return self._sock.send(data, socket.MSG_DONTWAIT)
         except BlockingIOError:
@@ -89,3 +92,9 @@ def read_frames(sock: socket.socket, on_stdout: Receiver, on_stderr: Receiver) -
             receive(bytes(buffer[start + _HEADER : end]))
             start = end
         del buffer[:start]
+
+
+def own_shell(argv: list[str]) -> list[str]:
+    """The instance's own processes start ``/bin/sh`` by its path: the engine would look ``sh`` up
+    in the PATH of the user's env."""
+    return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from praisonai.compute.config import ComputeConfig
+from praisonai.compute.config import ComputeConfig, Runtime
 
 # Enough to install packages and run ordinary tools as root; no NET_RAW, MKNOD, SYS_*, AUDIT_*.
 CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"]
 PIDS_LIMIT = 4096
 
 
-def host_config(api: Any, cfg: ComputeConfig) -> Any:
-    """The engine's host config for an instance of ``cfg``, removed by the engine once it ends."""
+def host_config(api: Any, cfg: ComputeConfig, runtime: Runtime | None = None) -> Any:
+    """The engine's host config for an instance of ``cfg`` under ``runtime`` (``None``: the
+    engine's default), removed by the engine once it ends."""
     return api.create_host_config(
+        runtime=runtime,
         init=True,
         auto_remove=True,
         cap_drop=["ALL"],

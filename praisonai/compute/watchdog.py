@@ -1,14 +1,18 @@
-"""The dead-man's switch of a docker instance: its main process (``watchdog.sh``).
+"""The dead-man's switch of an instance that runs our watchdog as its main process (a docker
+container, a kubernetes pod), and its session guard.
 
-The container runs the watchdog instead of ``sleep infinity``; the watchdog exits once the
-instance's ``Lifetime`` says so: nothing was active for its idle limit, or it is ``ttl_s`` old. The
-container, created with ``auto_remove``, is then removed by the engine. So no instance
-outlives its purpose even when its client was SIGKILLed and nothing else ever reaps it.
+The instance runs the watchdog (``watchdog.sh``) instead of ``sleep infinity``; the watchdog exits
+once the instance's ``Lifetime`` says so: nothing was active for its idle limit, or it is ``ttl_s``
+old. The instance then ends (a container made with ``auto_remove`` is removed by its engine; a pod
+is deleted by the next ``shutdown``/``gc``). So no instance outlives its purpose even when its
+client was SIGKILLed and nothing else ever reaps it. Activity is what the exec helper marks in its
+spool.
 
 The watchdog is the instance's own process, so nothing of the user's may break it: it starts
 with an environment of its own (``env -i``; the user's env reaches only their commands), under
 bash where the image has it (its ``read -t`` waits without forking, which a fork bomb would
-refuse), and it never ends because a fork failed (see the script).
+refuse), and it never ends because a fork failed (see the script). Shared by the providers as
+shell text (data), since providers share no code.
 """
 
 from __future__ import annotations
@@ -19,7 +23,7 @@ from importlib import resources
 from praisonai._lifetime import Lifetime
 from praisonai.compute.base import SYSTEM_PATH
 
-WATCHDOG = resources.files("praisonai.compute.providers.docker").joinpath("watchdog.sh").read_text()
+WATCHDOG = resources.files("praisonai.compute").joinpath("watchdog.sh").read_text()
 
 # sh -c LAUNCH name SCRIPT name ARGS...: run SCRIPT (with its name and ARGS) cleanly, as above.
 _LAUNCH = (
@@ -35,7 +39,7 @@ _LAUNCH = (
 # forwarder's pid goes to busy/<shell pid>.by, so the watchdog counts the shell's command only
 # while its client is there. The shell keeps this process's pid (and so its process group); the
 # forwarder is detached from it (its parent becomes init). Without a FIFO, the shell starts as is.
-_SESSION_GUARD = (
+SESSION_GUARD = (
     f"s=$1; shift; f=$s/busy/.$$.in; P={SYSTEM_PATH}; "
     'if PATH=$P mkfifo -m 600 -- "$f" 2>/dev/null; then '
     "exec 3<&0; "
@@ -47,7 +51,7 @@ _SESSION_GUARD = (
 
 
 def watchdog_command(lifetime: Lifetime, spool: str) -> list[str]:
-    """The container command that stops the instance by itself when ``lifetime`` says so.
+    """The instance's main command, which stops it by itself when ``lifetime`` says so.
     ``spool`` is where the exec helper leaves its activity markers."""
     name = "praisonai-watchdog"
     limits = (_whole_seconds(lifetime.idle_limit_s), _whole_seconds(lifetime.ttl_s))
@@ -62,4 +66,7 @@ def _whole_seconds(limit: float | None) -> str:
 def guarded_session(spool: str, argv: list[str]) -> list[str]:
     """``argv`` (a session shell's) started so that its commands count as activity for the
     watchdog only while the client that opened it is connected."""
-    return ["/bin/sh", "-c", _SESSION_GUARD, "praisonai-session-guard", spool, *argv]
+    return ["/bin/sh", "-c", SESSION_GUARD, "praisonai-session-guard", spool, *argv]
+
+
+__all__ = ["SESSION_GUARD", "WATCHDOG", "guarded_session", "watchdog_command"]

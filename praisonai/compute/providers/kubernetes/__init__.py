@@ -1,0 +1,385 @@
+"""Kubernetes compute: an instance is a Pod, driven through the official ``kubernetes`` client.
+
+The pod carries our identity (labels where Kubernetes allows the value, all of it in
+annotations), resource requests and limits, ``runtimeClassName`` when configured (gVisor, Kata),
+no service account token, no privilege escalation, all capabilities dropped, a non-root user and a
+read-only root with emptyDirs at the working dir, /tmp and HOME (both switchable off for images
+that need them). ``network: none`` (and an allowlist of IP blocks) is a NetworkPolicy made before
+the pod — it holds only where the cluster's network plugin enforces policies.
+
+Its main process is the watchdog that docker instances run (``compute/watchdog.py``): it exits
+when the instance is idle or past its ``ttl_s``, ending the pod, which any later
+``shutdown``/``gc`` deletes; ``activeDeadlineSeconds`` is the cluster's own backstop for ``ttl_s``.
+Exec, processes, sessions and files go through the POSIX-sh helper over ONE ``pods/exec``
+WebSocket per instance (``_transport``), reopened on demand when it drops. Every pod is found
+again by its labels, from any process. API writes (create, delete) pass a client-side rate limit;
+a create whose answer was lost is retried and adopts our own object (``_adopt``). With
+``warm_pool``, the pod is claimed from an agent-sandbox warm pool instead (``_warm``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import posixpath
+import shlex
+import uuid
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from kubernetes import client
+from kubernetes.client import ApiException
+
+from praisonai._errors import ConfigError, ExecError, InstanceNotFoundError, PathNotFoundError
+from praisonai._types import Capability, ExecRequest, InstanceInfo
+from praisonai.compute import _tar
+from praisonai.compute._threads import run_blocking
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
+from praisonai.compute.config import ComputeConfig, NetworkAllow
+from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
+from praisonai.compute.options import ProviderOptions
+from praisonai.compute.providers.kubernetes import _adopt, _pod, _wait, _warm
+from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
+from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
+from praisonai.compute.watchdog import guarded_session, watchdog_command
+
+
+class KubernetesOptions(ProviderOptions):
+    """``KubernetesCompute``'s options. The namespace is the config's (kubeconfig context, or the
+    service account's in a cluster) unless given."""
+
+    type: Literal["kubernetes"] = "kubernetes"
+    kubeconfig: str | None = None
+    context: str | None = None
+    in_cluster: bool = False
+    namespace: str | None = None
+    image: str = "debian:bookworm-slim"  # needs sh, coreutils, tar
+    cpu: float = 1.0
+    memory_mb: int = 1024
+    runtime_class: str | None = None  # e.g. "gvisor" or "kata", as the cluster names them
+    run_as_user: int | None = 1000
+    read_only_root: bool = True
+    scheduled_timeout_s: float = 300.0
+    ready_timeout_s: float = 180.0
+    writes_per_s: float = 5.0
+    write_burst: int = 10
+    warm_pool: str | None = None  # an agent-sandbox SandboxWarmPool to claim instances from
+
+
+class KubernetesCompute(ChannelMixin, ComputeProvider):
+    """Instances are Pods in one namespace of a cluster; see the module docstring."""
+
+    name = "kubernetes"
+    options_model = KubernetesOptions
+    requires = ("kubernetes",)
+    extra = "kubernetes"
+    capabilities = CHANNEL_CAPABILITIES | frozenset(
+        {
+            Capability.IMAGE,
+            Capability.CPU_LIMIT,
+            Capability.MEMORY_LIMIT,
+            Capability.NETWORK_NONE,
+            Capability.NETWORK_ALLOWLIST,
+            Capability.ISOLATION,
+            Capability.SELF_STOP,
+        }
+    )
+
+    def __init__(self, **options: Any) -> None:
+        """Keyword options as :class:`KubernetesOptions` names them."""
+        self._options = KubernetesOptions.parse(options)
+        self._api: Any = None
+        self._namespace = ""
+        self._writes = WriteLimiter(self._options.writes_per_s, self._options.write_burst)
+        self._workdirs: dict[str, str] = {}
+        self._pods: dict[str, str] = {}  # instance id -> pod name (a claimed pod has the pool's)
+        self._claims: dict[str, str] = {}  # instance id -> its SandboxClaim, for claimed pods
+        self._warm_checked = False
+
+    @property
+    def options(self) -> KubernetesOptions:
+        return self._options
+
+    @property
+    def core(self) -> Any:
+        """The client's ``CoreV1Api`` (connected on first use)."""
+        return client.CoreV1Api(self._client())
+
+    @property
+    def namespace(self) -> str:
+        self._client()
+        return self._namespace
+
+    def _client(self) -> Any:
+        if self._api is None:
+            o = self._options
+            self._api, found = connect(o.kubeconfig, o.context, o.in_cluster)
+            self._namespace = o.namespace or found
+        return self._api
+
+    def unavailable_reason(self) -> str | None:
+        try:
+            with translated("list", "the namespace"):
+                self.core.list_namespaced_pod(self.namespace, limit=1)
+        except Exception as exc:  # any failure to reach the cluster is the reason, said as such
+            return str(exc)
+        return None
+
+    def check_supported(self, cfg: ComputeConfig) -> None:
+        """Also refuse an allowlist of host names: a NetworkPolicy matches IP blocks only."""
+        super().check_supported(cfg)
+        if self._options.warm_pool:
+            _warm.check_config(cfg, self._options.warm_pool)
+        if isinstance(cfg.network, NetworkAllow):
+            names = [a for a in cfg.network.allow if not _pod.is_ip(a)]
+            if names:
+                raise ConfigError(
+                    f"the kubernetes provider enforces allowlists as NetworkPolicies, which match IP "
+                    f"blocks only; {', '.join(names)} are host names",
+                    op="provision",
+                )
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    async def _write_call(self, op: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """One API write, after the rate limit, translated."""
+        await self._writes.acquire()
+
+        def call() -> Any:
+            with translated(op, what):
+                return fn(*args, **kwargs)
+
+        return await run_blocking(call)
+
+    async def _read_call(self, op: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        def call() -> Any:
+            with translated(op, what):
+                return fn(*args, **kwargs)
+
+        return await run_blocking(call)
+
+    async def _create_or_adopt(self, what: str, instance_id: str, create: Any, read: Any) -> Any:
+        """``create()`` (a rate-limited write), adopting our own object after a lost answer."""
+        return await _adopt.create_or_adopt(
+            what, instance_id, self.name,
+            lambda: self._write_call("provision", what, create),
+            lambda: self._read_call("provision", what, read),
+        )  # fmt: skip
+
+    async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        if self._options.warm_pool:
+            return await self._claim(instance_id, cfg, labels, self._options.warm_pool)
+        name = _pod.pod_name(instance_id)
+        ns = self.namespace
+        await self._ensure_policy(instance_id, cfg)  # before the pod: it must never run without it
+        command = watchdog_command(cfg.lifetime, self._spool(instance_id))
+        body = _pod.manifest(instance_id, cfg, labels, command, self._options)
+        await self._create_or_adopt(
+            f"pod {name}", instance_id, functools.partial(self.core.create_namespaced_pod, ns, body),
+            functools.partial(self.core.read_namespaced_pod, name, ns),
+        )  # fmt: skip
+        pod = await self._until_ready(name)
+        self._pods[instance_id], self._workdirs[instance_id] = name, cfg.working_dir
+        return _pod.info_of(pod)
+
+    async def _ensure_policy(self, instance_id: str, cfg: ComputeConfig) -> None:
+        """The instance's NetworkPolicy, when its network needs one."""
+        policy = _pod.network_policy(instance_id, cfg.network)
+        if policy is not None:
+            name, ns = _pod.pod_name(instance_id), self.namespace
+            net: Any = client.NetworkingV1Api(self._client())  # takes the manifest as a dict
+            await self._create_or_adopt(
+                f"network policy {name}", instance_id,
+                functools.partial(net.create_namespaced_network_policy, ns, policy),
+                functools.partial(net.read_namespaced_network_policy, name, ns),
+            )  # fmt: skip
+
+    async def _until_ready(self, pod: str) -> Any:
+        o = self._options
+        wait = functools.partial(_wait.until_ready, self.core, self.namespace, pod, o.scheduled_timeout_s,
+                                 o.ready_timeout_s)  # fmt: skip
+        return await run_blocking(wait)
+
+    async def _claim(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], pool: str
+    ) -> InstanceInfo:
+        """A pod of the warm pool, through a SandboxClaim (see ``_warm``); the env is bound after
+        the claim (the pool's pods were made before anyone asked for it)."""
+        if not self._warm_checked:
+            await run_blocking(functools.partial(_warm.check_installed, self._client(), pool))
+            self._warm_checked = True
+        await self._ensure_policy(instance_id, cfg)
+        name, ns = _pod.pod_name(instance_id), self.namespace
+        meta = _pod.identity(labels, cfg.working_dir, {_warm.LABEL_CLAIM: name})
+        body = _warm.claim_manifest(name, pool, meta, cfg.lifetime.ttl_s)
+        custom: Any = client.CustomObjectsApi(self._client())
+        where = (_warm.CLAIM_GROUP, _warm.VERSION, ns, _warm.CLAIMS)
+        await self._create_or_adopt(
+            f"sandbox claim {name}", instance_id,
+            functools.partial(custom.create_namespaced_custom_object, *where, body),
+            functools.partial(custom.get_namespaced_custom_object, *where, name),
+        )  # fmt: skip
+        self._claims[instance_id] = name
+        wait = functools.partial(
+            _warm.until_claimed, self._client(), ns, name, pool, self._options.ready_timeout_s
+        )
+        found = await self._read_call("provision", f"sandbox claim {name}", wait)
+        pod = await self._until_ready(found)
+        self._pods[instance_id], self._workdirs[instance_id] = found, cfg.working_dir
+        # ours over the pool's: the controller's merge of them onto the pod may lag its Ready
+        pod.metadata.annotations = {**(pod.metadata.annotations or {}), **meta["annotations"]}
+        await self._shell(instance_id, f"mkdir -p -- {shlex.quote(cfg.working_dir)}", "provision")
+        if cfg.env:
+            await self.bind_env(instance_id, cfg.env)
+        return _pod.info_of(pod)
+
+    async def _destroy(self, instance_id: str) -> bool:
+        """Delete the pod (a claimed one: its claim, which owns it) and its NetworkPolicy."""
+        found = await run_blocking(functools.partial(self._pod_of, instance_id, "shutdown"))
+        claim = self._claims.pop(instance_id, None)
+        if found is None and self._options.warm_pool:
+            claim = _pod.pod_name(instance_id)  # a claim that never got its pod (an empty pool)
+        name = found or _pod.pod_name(instance_id)
+        self._workdirs.pop(instance_id, None)
+        self._pods.pop(instance_id, None)
+        self._channels.drop(instance_id)
+        if claim is not None:
+            custom: Any = client.CustomObjectsApi(self._client())
+            where = (_warm.CLAIM_GROUP, _warm.VERSION, self.namespace, _warm.CLAIMS, claim)
+            call: Any = functools.partial(custom.delete_namespaced_custom_object, *where)
+            what = f"sandbox claim {claim}"
+        else:
+            options = client.V1DeleteOptions(grace_period_seconds=0)
+            call = functools.partial(self.core.delete_namespaced_pod, name, self.namespace, body=options)
+            what = f"pod {name}"
+        try:
+            await self._write_call("shutdown", what, call)
+            existed = True
+        except InstanceNotFoundError:
+            existed = False
+        net = client.NetworkingV1Api(self._client())
+        # none there: it had none (network unrestricted), or it went already
+        with contextlib.suppress(InstanceNotFoundError):
+            delete = net.delete_namespaced_network_policy
+            policy = _pod.pod_name(instance_id)
+            await self._write_call("shutdown", f"network policy {policy}", delete, policy, self.namespace)
+        return existed
+
+    def _pod_of(self, instance_id: str, op: str) -> str | None:
+        """The instance's pod name (blocking): known, or found by its instance label — a claimed
+        pod has its pool's name, not ours. ``None`` when there is none."""
+        if instance_id in self._pods:
+            return self._pods[instance_id]
+        with translated(op, "the namespace"):
+            found = self.core.list_namespaced_pod(
+                self.namespace, label_selector=f"{LABEL_INSTANCE}={instance_id}"
+            )
+        for pod in found.items:
+            self._pods[instance_id] = pod.metadata.name
+            return str(pod.metadata.name)
+        name = _pod.pod_name(instance_id)  # a claimed pod: found through its claim
+        with translated(op, f"sandbox claim {name}"):
+            exists, pod_name = _warm.find_claim(self._client(), self.namespace, name)
+        if exists:
+            self._claims[instance_id] = name
+        if pod_name is not None:
+            self._pods[instance_id] = pod_name
+        return pod_name
+
+    async def _status(self, instance_id: str) -> InstanceInfo:
+        name = await run_blocking(functools.partial(self._pod_of, instance_id, "status"))
+        if name is None:
+            raise InstanceNotFoundError(
+                f"pod {_pod.pod_name(instance_id)} does not exist in the cluster", op="status"
+            )
+        pod = await self._read_call(
+            "status", f"pod {name}", self.core.read_namespaced_pod, name, self.namespace
+        )
+        return _pod.info_of(pod)
+
+    async def _list(self) -> list[InstanceInfo]:
+        """Pods by our label, and the pods of our claims (which carry our identity in annotations)."""
+        mine, ns = f"{LABEL_PROVIDER}={self.name}", self.namespace
+        found = await self._read_call(
+            "list", "the namespace", self.core.list_namespaced_pod, ns, label_selector=mine
+        )
+        infos = {i.instance_id: i for i in map(_pod.info_of, found.items)}
+        claimed = functools.partial(_warm.claimed_pods, self._client(), ns, mine)
+        for name, extra in await self._read_call("list", "the sandbox claims", claimed):
+            with contextlib.suppress(InstanceNotFoundError):  # its pod went meanwhile
+                pod = await self._read_call("list", f"pod {name}", self.core.read_namespaced_pod, name, ns)
+                pod.metadata.annotations = {**(pod.metadata.annotations or {}), **extra}
+                infos.setdefault(extra.get(LABEL_INSTANCE, name), _pod.info_of(pod))
+        return list(infos.values())
+
+    # ---- the channel: one exec WebSocket per instance --------------------------------------
+
+    def _transport(self, instance_id: str, argv: list[str]) -> PodExecTransport:
+        name = self._pod_of(instance_id, "exec") or _pod.pod_name(instance_id)
+        with translated("exec", f"pod {name}"):
+            try:
+                ws = open_exec(self.core, self.namespace, name, _own_shell(argv))
+            except ApiException as exc:
+                if exc.status == 0:  # the client reports a refused upgrade as status 0
+                    raise ExecError(f"could not exec in pod {name}: {exc.reason}", op="exec") from exc
+                raise
+        return PodExecTransport(ws)
+
+    def _session_transport(self, instance_id: str, argv: list[str]) -> PodExecTransport:
+        """A session shell whose commands keep the pod alive only while this client is connected:
+        the pod runs the same watchdog and spool as a docker instance (see ``guarded_session``)."""
+        return self._transport(instance_id, guarded_session(self._spool(instance_id), _own_shell(argv)))
+
+    async def _workdir(self, instance_id: str) -> str:
+        if instance_id not in self._workdirs:
+            self._workdirs[instance_id] = str((await self._status(instance_id)).metadata["working_dir"])
+        return self._workdirs[instance_id]
+
+    async def _channel_path(self, instance_id: str, path: str) -> str:
+        return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))
+
+    # ---- trees: a tar through the helper --------------------------------------------------
+
+    async def _shell(self, instance_id: str, script: str, op: str) -> str:
+        result = await self._channel_exec(instance_id, ExecRequest(script, cwd="/", timeout=600))
+        if result.exit_code != 0:
+            raise ExecError(f"{op} failed in the pod: {result.stderr.strip()[-300:]}", op=op)
+        return str(result.stdout)
+
+    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        target = await self._channel_path(instance_id, remote)
+        tar = await anyio.to_thread.run_sync(_tar.pack_path, local, posixpath.basename(target) or "root")
+        archive = f"{self._spool(instance_id)}/xfer-{uuid.uuid4().hex}.tar"
+        await self._channels.run(instance_id, lambda ch: ch.write_file(archive, tar))
+        q, parent = shlex.quote, shlex.quote(posixpath.dirname(target))
+        await self._shell(instance_id, f"mkdir -p -- {parent} && tar -xf {q(archive)} -C {parent}; rc=$?; "
+                          f"rm -f -- {q(archive)}; exit $rc", "upload")  # fmt: skip
+
+    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
+        target = await self._channel_path(instance_id, remote)
+        archive = f"{self._spool(instance_id)}/xfer-{uuid.uuid4().hex}.tar"
+        q = shlex.quote
+        said = await self._shell(
+            instance_id,
+            f"[ -e {q(target)} ] || {{ echo N; exit 0; }}; "
+            f"tar -cf {q(archive)} -C {q(posixpath.dirname(target))} "
+            f"{q(posixpath.basename(target))} && echo T",
+            "download",
+        )
+        if said.strip() == "N":
+            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
+        try:
+            tar = await self._channels.run(instance_id, lambda ch: ch.read_file(archive, 0, None))
+        finally:
+            await self._shell(instance_id, f"rm -f -- {q(archive)}", "download")
+        await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local)
+
+
+def _own_shell(argv: list[str]) -> list[str]:
+    """Start ``/bin/sh`` by its path: the exec has no PATH of ours."""
+    return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv
+
+
+__all__ = ["KubernetesCompute", "KubernetesOptions"]

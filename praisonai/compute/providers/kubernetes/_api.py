@@ -1,0 +1,86 @@
+"""The cluster connection: the official client from a kubeconfig or in-cluster, its namespace,
+a client-side rate limit on writes, and the API server's errors as ours."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import urllib3
+from kubernetes import client, config
+from kubernetes.client import ApiException
+from kubernetes.config.config_exception import ConfigException
+
+from praisonai._errors import (
+    AuthenticationError,
+    ConfigError,
+    InstanceNotFoundError,
+    ProviderUnavailableError,
+)
+
+_SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+def connect(kubeconfig: str | None, context: str | None, in_cluster: bool) -> tuple[Any, str]:
+    """(ApiClient, namespace of the config) from ``kubeconfig`` (else ``$KUBECONFIG`` or
+    ``~/.kube/config``) and ``context``, or from the pod's service account with ``in_cluster``."""
+    try:
+        if in_cluster:
+            configuration = client.Configuration()
+            config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
+            namespace = _SA_NAMESPACE.read_text().strip() if _SA_NAMESPACE.exists() else "default"
+            return client.ApiClient(configuration), namespace
+        # the config loaders carry no annotations
+        api = config.new_client_from_config(config_file=kubeconfig, context=context)  # type: ignore[no-untyped-call]
+        contexts, active = config.list_kube_config_contexts(config_file=kubeconfig)  # type: ignore[no-untyped-call]
+        chosen = next((c for c in contexts if c["name"] == context), active) if context else active
+        return api, str((chosen.get("context") or {}).get("namespace") or "default")
+    except (ConfigException, OSError) as exc:
+        where = "the in-cluster service account" if in_cluster else (kubeconfig or "the default kubeconfig")
+        raise ConfigError(f"no usable Kubernetes configuration from {where}: {exc}", op="kubernetes") from exc
+
+
+class WriteLimiter:
+    """At most ``per_s`` API writes a second on average, ``burst`` at once: many sandboxes
+    started together must not flood the control plane (Harbor and agent-sandbox both hit this)."""
+
+    def __init__(self, per_s: float, burst: int) -> None:
+        self._per_s = per_s
+        self._burst = float(burst)
+        self._tokens = float(burst)
+        self._at = time.monotonic()
+        self._lock = anyio.Lock()
+
+    async def acquire(self) -> None:
+        async with self._lock:  # one waiter at a time: they leave in order
+            now = time.monotonic()
+            self._tokens = min(self._burst, self._tokens + (now - self._at) * self._per_s)
+            self._at = now
+            if self._tokens < 1:
+                await anyio.sleep((1 - self._tokens) / self._per_s)
+                self._at = time.monotonic()
+                self._tokens = 1.0
+            self._tokens -= 1
+
+
+@contextlib.contextmanager
+def translated(op: str, what: str) -> Iterator[None]:
+    """The API server's failures as ours (a 404 names ``what``)."""
+    try:
+        yield
+    except ApiException as exc:
+        status = int(exc.status or 0)
+        said = f"{exc.reason or ''} {exc.body or ''}".strip()[:300]
+        if status == 404:
+            raise InstanceNotFoundError(f"{what} does not exist in the cluster", op=op) from exc
+        if status in (401, 403):
+            raise AuthenticationError(f"the Kubernetes API refused {op} ({status}): {said}", op=op) from exc
+        if status in (400, 409, 422):
+            raise ConfigError(f"the Kubernetes API rejected {op} ({status}): {said}", op=op) from exc
+        raise ProviderUnavailableError(f"the Kubernetes API failed {op} ({status}): {said}", op=op) from exc
+    except (OSError, urllib3.exceptions.HTTPError) as exc:  # the client's transport: urllib3
+        raise ProviderUnavailableError(f"the Kubernetes API is unreachable ({op}): {exc}", op=op) from exc

@@ -1,0 +1,135 @@
+"""The instance's Pod and NetworkPolicy as API bodies, and a Pod read back as an InstanceInfo.
+
+Labels carry what Kubernetes allows in a label value (so listing by selector works from any
+process); annotations carry every identity value (the owner tag has ``@`` and ``:``)."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+from praisonai._types import InstanceInfo, InstanceStatus
+from praisonai.compute.config import ComputeConfig, NetworkAllow
+from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
+
+LABEL_WORKDIR = "praisonai.workdir"
+_LABEL_VALUE = re.compile(r"([A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?)?\Z")
+_PHASES = {
+    "Pending": InstanceStatus.PROVISIONING,
+    "Running": InstanceStatus.RUNNING,
+    "Succeeded": InstanceStatus.STOPPED,  # the watchdog ended it: idle, or past its ttl
+    "Failed": InstanceStatus.ERROR,
+}
+
+
+def pod_name(instance_id: str) -> str:
+    """A DNS-1123 name for the instance (its ids have ``_``, which pod names may not)."""
+    return instance_id.replace("_", "-").lower()
+
+
+def manifest(
+    instance_id: str, cfg: ComputeConfig, labels: dict[str, str], command: list[str], opts: Any
+) -> dict[str, Any]:
+    """The Pod: our identity, resources, no service account token, non-root and a read-only root
+    (writable emptyDirs at the working dir, /tmp and HOME), never restarted, ``ttl_s`` as its
+    active deadline (a backstop to the in-pod watchdog)."""
+    limits: dict[str, str] = {
+        "cpu": _cpu(cfg.cpu or opts.cpu),
+        "memory": f"{cfg.memory_mb or opts.memory_mb}Mi",
+    }
+    box: dict[str, Any] = {
+        "name": "sandbox",
+        "image": cfg.image or opts.image,
+        "command": command,
+        "env": [{"name": k, "value": v} for k, v in cfg.env.items()],
+        "workingDir": cfg.working_dir,
+        "resources": {"requests": dict(limits), "limits": limits},
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": opts.read_only_root,
+            "capabilities": {"drop": ["ALL"]},
+        },
+        "volumeMounts": _mounts(cfg, opts),
+    }
+    spec: dict[str, Any] = {
+        "containers": [box],
+        "restartPolicy": "Never",
+        "automountServiceAccountToken": False,
+        "enableServiceLinks": False,  # no other services' addresses in the sandbox's env
+        "shareProcessNamespace": True,  # the pause process is PID 1 and reaps orphans
+        "terminationGracePeriodSeconds": 1,
+        "volumes": [{"name": m["name"], "emptyDir": {}} for m in box["volumeMounts"]],
+    }
+    if opts.run_as_user is not None:
+        spec["securityContext"] = {"runAsNonRoot": True, "runAsUser": opts.run_as_user,
+                                   "runAsGroup": opts.run_as_user, "fsGroup": opts.run_as_user}  # fmt: skip
+    if opts.runtime_class:
+        spec["runtimeClassName"] = opts.runtime_class
+    if cfg.lifetime.ttl_s:
+        spec["activeDeadlineSeconds"] = math.ceil(cfg.lifetime.ttl_s)
+    meta = {"name": pod_name(instance_id), **identity(labels, cfg.working_dir)}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def identity(labels: dict[str, str], working_dir: str, more: dict[str, str] | None = None) -> dict[str, Any]:
+    """``labels`` and ``annotations`` of an instance's objects: every identity value (and the
+    working dir, and ``more``) in annotations, the values Kubernetes allows in labels too."""
+    shown = {k: v for k, v in labels.items() if _LABEL_VALUE.match(v) and len(k) <= 253}
+    return {"labels": shown, "annotations": {**labels, LABEL_WORKDIR: working_dir, **(more or {})}}
+
+
+def _mounts(cfg: ComputeConfig, opts: Any) -> list[dict[str, str]]:
+    if not opts.read_only_root:
+        return []
+    paths = dict.fromkeys([cfg.working_dir, "/tmp", "/home/sandbox"])  # in order, no duplicates
+    return [{"name": f"rw{i}", "mountPath": p} for i, p in enumerate(paths)]
+
+
+def _cpu(cpu: float) -> str:
+    return f"{max(1, round(cpu * 1000))}m"
+
+
+def network_policy(instance_id: str, network: object) -> dict[str, Any] | None:
+    """The NetworkPolicy for the instance's network: ``none`` denies all ingress and egress; an
+    allowlist allows DNS and the listed entries that are IP blocks (NetworkPolicy has no host
+    names); ``unrestricted`` needs none. ``None`` when none is needed."""
+    if network == "unrestricted":
+        return None
+    selector = {"matchLabels": {LABEL_INSTANCE: instance_id}}
+    spec: dict[str, Any] = {"podSelector": selector, "policyTypes": ["Ingress", "Egress"], "ingress": []}
+    if isinstance(network, NetworkAllow):
+        dns = {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]}
+        blocks = [{"ipBlock": {"cidr": a if "/" in a else f"{a}/32"}} for a in network.allow if is_ip(a)]
+        spec["egress"] = [dns] + ([{"to": blocks}] if blocks else [])
+    labels = {LABEL_INSTANCE: instance_id, LABEL_PROVIDER: "kubernetes"}
+    meta = {"name": pod_name(instance_id), "labels": labels}
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": meta, "spec": spec}
+
+
+def is_ip(text: str) -> bool:
+    return bool(re.fullmatch(r"[0-9.]+(/[0-9]+)?|[0-9A-Fa-f:]+(/[0-9]+)?", text)) and any(
+        c.isdigit() for c in text
+    )
+
+
+def info_of(pod: Any) -> InstanceInfo:
+    """An InstanceInfo from a ``V1Pod``; the annotations hold our identity."""
+    meta, status = pod.metadata, pod.status
+    annotations = dict(meta.annotations or {})
+    phase = str(getattr(status, "phase", None) or "Pending")
+    return InstanceInfo(
+        instance_id=annotations.get(LABEL_INSTANCE, meta.name),
+        provider="kubernetes",
+        status=_PHASES.get(phase, InstanceStatus.ERROR),
+        endpoint=f"kubernetes://{meta.namespace}/{meta.name}",
+        created_at=float(annotations.get(LABEL_CREATED, 0)),
+        labels={k: v for k, v in annotations.items() if k != LABEL_WORKDIR},
+        metadata={
+            "pod": meta.name,
+            "namespace": meta.namespace,
+            "phase": phase,
+            "working_dir": annotations.get(LABEL_WORKDIR, "/"),
+            "node": pod.spec.node_name,
+        },
+    )

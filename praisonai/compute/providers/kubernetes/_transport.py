@@ -1,0 +1,120 @@
+"""One ``pods/exec`` WebSocket as a channel transport: stdin in, stdout and stderr apart.
+
+No TTY (a TTY would merge stdout into stderr's stream, and the helper needs them apart).
+Stdin goes as BINARY frames (the client sends ``str`` as TEXT). On ``v5.channel.k8s.io``
+``close`` half-closes stdin first (CLOSE channel), so the helper sees EOF and ends; on v4 the
+end of the connection does that. An idle stream is pinged so that proxies keep it open.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import socket
+import time
+from typing import Any
+
+from kubernetes.stream import stream
+from kubernetes.stream.ws_client import ERROR_CHANNEL, STDERR_CHANNEL, STDIN_CHANNEL, STDOUT_CHANNEL
+
+from praisonai.runtime.transport import Receiver, Transport
+
+PING_EVERY_S = 20.0
+
+
+def open_exec(core: Any, namespace: str, pod: str, argv: list[str]) -> Any:
+    """The exec stream's client (``WSClient``), connected; raises ``ApiException`` when refused."""
+    ws = stream(
+        core.connect_get_namespaced_pod_exec, pod, namespace, command=argv, container="sandbox",
+        stdin=True, stdout=True, stderr=True, tty=False, _preload_content=False, binary=True,
+    )  # fmt: skip
+    _keep_no_copy(ws)
+    return ws
+
+
+class _Discard:
+    def write(self, data: bytes) -> None:
+        pass
+
+    def getvalue(self) -> bytes:
+        return b""
+
+
+def _keep_no_copy(ws: Any) -> None:
+    """Stop the client from keeping a copy of every output byte, for ``read_all``.
+
+    The ONE private name used: ``stream()`` always asks for that copy (``capture_all``) and has
+    no way to decline it, so a helper that lives for hours would grow it without end. The public
+    ``read_all()`` empties it but also drops output not yet read from a channel (lost replies).
+    """
+    ws._all = _Discard()
+
+
+class PodExecTransport(Transport):
+    """A process started by the API server's exec endpoint, attached over one WebSocket."""
+
+    def __init__(self, ws: Any) -> None:
+        self._ws = ws
+        self._code: int | None = None
+        self._closed = False
+
+    def _pump(self, on_stdout: Receiver, on_stderr: Receiver) -> None:
+        ws = self._ws
+        pinged = time.monotonic()
+        try:
+            while ws.is_open():
+                ws.update(timeout=PING_EVERY_S)
+                out = ws.read_channel(STDOUT_CHANNEL, timeout=0)
+                err = ws.read_channel(STDERR_CHANNEL, timeout=0)
+                if out:
+                    on_stdout(out)
+                if err:
+                    on_stderr(err)
+                self._take_status()
+                if time.monotonic() - pinged >= PING_EVERY_S and ws.is_open():
+                    ws.sock.ping()  # an idle stream must not look dead to a proxy in between
+                    pinged = time.monotonic()
+        except Exception:  # the stream's end, however the client reports it (closed socket, EOF)
+            pass
+        finally:
+            with contextlib.suppress(Exception):  # a read may touch the socket, closed or not
+                self._take_status()
+            with contextlib.suppress(Exception):
+                ws.sock.shutdown()  # frees the socket; only here, where nothing polls it any more
+
+    def _take_status(self) -> None:
+        """The error channel's Status: the exit code (0 on ``Success``)."""
+        raw = self._ws.read_channel(ERROR_CHANNEL, timeout=0)
+        if not raw:
+            return
+        with contextlib.suppress(ValueError, TypeError, KeyError, IndexError):
+            status = json.loads(raw)
+            if status.get("status") == "Success":
+                self._code = 0
+            else:
+                causes = (status.get("details") or {}).get("causes") or []
+                codes = [c["message"] for c in causes if c.get("reason") == "ExitCode"]
+                self._code = int(codes[0]) if codes else 255
+
+    def send(self, data: bytes) -> None:
+        try:
+            self._ws.write_channel(STDIN_CHANNEL, bytes(data))
+        except Exception as exc:  # the client raises its own WebSocket errors, not OSError
+            raise OSError(f"the exec stream is closed: {exc}") from exc
+
+    def alive(self) -> bool:
+        return self._code is None and bool(self._ws.is_open())
+
+    def exit_code(self) -> int | None:
+        return self._code
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with contextlib.suppress(Exception):
+            self._ws.close_channel(STDIN_CHANNEL)  # v5 only (a no-op on v4): EOF for the helper
+        with contextlib.suppress(Exception):
+            # shutdown wakes the reader's poll (a close from this thread would not); no close
+            # handshake, which would race the reader for the socket
+            self._ws.sock.sock.shutdown(socket.SHUT_RDWR)

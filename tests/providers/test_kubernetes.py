@@ -1,0 +1,268 @@
+"""The Kubernetes provider through the real ``kubernetes`` client, against the loopback API-server
+fake (``praisonai.compute.testing.k8s_fake``) whose pods are docker containers — a contract test of
+our client code, not of a cluster; and, when PRAISONAI_TEST_KUBECONFIG is set, against that
+cluster (the same conformance suite)."""
+
+from __future__ import annotations
+
+import itertools
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip(
+    "kubernetes", reason="the kubernetes client is not installed (pip install 'praisonai[kubernetes]')"
+)
+
+from praisonai import _portal
+from praisonai._errors import ConfigError, ImageNotFoundError, InstanceNotFoundError, ProviderUnavailableError
+from praisonai.compute import lifecycle, registry
+from praisonai.compute.config import ComputeConfig
+from praisonai.compute.providers.kubernetes import KubernetesCompute
+from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
+from praisonai.compute.testing import CHECKS, Context, skip_reason
+from praisonai.compute.testing.k8s_fake import K8sFake
+
+IMAGE = "praisonai-sandbox:latest"
+LIVE_KUBECONFIG = os.environ.get("PRAISONAI_TEST_KUBECONFIG")
+
+
+@pytest.fixture(scope="module")
+def fake(docker_ok: None) -> Iterator[K8sFake]:
+    with K8sFake() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def kubeconfig(fake: K8sFake, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return fake.write_kubeconfig(tmp_path_factory.mktemp("kube") / "config", namespace="sbx")
+
+
+@pytest.fixture(scope="module")
+def provider(kubeconfig: Path) -> KubernetesCompute:
+    return KubernetesCompute(kubeconfig=str(kubeconfig), image=IMAGE)
+
+
+def _context(provider: KubernetesCompute, kubeconfig: str, image: str) -> Iterator[Context]:
+    registry.register("kubernetes", KubernetesCompute)
+    info = _portal.call(provider.provision, {"auto_shutdown": False})
+    expr = f"KubernetesCompute(kubeconfig={kubeconfig!r}, image={image!r})"
+    try:
+        yield Context(
+            provider,
+            info.instance_id,
+            provider_expr=f"__import__('praisonai.compute.providers.kubernetes', fromlist=['x']).{expr}",
+        )
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+
+
+@pytest.fixture(scope="module")
+def ctx(provider: KubernetesCompute, kubeconfig: Path) -> Iterator[Context]:
+    yield from _context(provider, str(kubeconfig), IMAGE)
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_conformance(ctx: Context, check: str) -> None:
+    if reason := skip_reason(check, ctx.provider):
+        pytest.skip(reason)
+    _portal.call(CHECKS[check], ctx)
+
+
+# ---- the pod ---------------------------------------------------------------------------------
+
+
+def test_the_pod_is_hardened_and_carries_our_identity(ctx: Context, fake: K8sFake) -> None:
+    pod = next(p for (ns, _), p in fake.pods.items() if ns == "sbx" and
+               p["metadata"]["labels"].get("praisonai.instance") == ctx.instance_id)  # fmt: skip
+    spec, box = pod["spec"], pod["spec"]["containers"][0]
+    assert pod["metadata"]["labels"]["praisonai.provider"] == "kubernetes"
+    assert "@" in pod["metadata"]["annotations"]["praisonai.owner"]  # not a valid label value
+    assert spec["automountServiceAccountToken"] is False and spec["restartPolicy"] == "Never"
+    assert spec["securityContext"]["runAsNonRoot"] is True
+    assert box["securityContext"]["readOnlyRootFilesystem"] is True
+    assert box["securityContext"]["allowPrivilegeEscalation"] is False
+    assert box["resources"]["limits"] == {"cpu": "1000m", "memory": "1024Mi"}
+    r = _portal.call(ctx.sh, "id -u; touch /etc/x 2>/dev/null || echo read-only")
+    assert r.stdout == "1000\nread-only\n", r
+
+
+def test_stdout_and_stderr_stay_apart_over_one_websocket(ctx: Context, fake: K8sFake) -> None:
+    r = _portal.call(ctx.sh, "printf out; printf err >&2; exit 7")
+    assert (r.stdout, r.stderr, r.exit_code) == ("out", "err", 7), r
+
+
+def test_the_client_keeps_no_copy_of_the_helpers_output(ctx: Context) -> None:
+    """stream() makes the client copy all output for read_all (capture_all): a helper that lives
+    for hours would grow it forever; the transport turns it off. (Reads the client's private
+    buffer: there is no public size.)"""
+    p = ctx.provider
+    assert isinstance(p, KubernetesCompute)
+    _portal.call(ctx.sh, "head -c 3000000 /dev/zero")
+    channel = p._channels.peek(ctx.instance_id)
+    assert channel is not None and isinstance(channel.transport, PodExecTransport)
+    assert len(channel.transport._ws._all.getvalue()) < 1 << 16
+
+
+def test_listing_by_label_from_another_provider_object(ctx: Context, kubeconfig: Path) -> None:
+    other = KubernetesCompute(kubeconfig=str(kubeconfig), image=IMAGE)
+    assert ctx.instance_id in [i.instance_id for i in _portal.call(other.list_instances)]
+
+
+def test_a_dropped_stream_is_reopened(ctx: Context) -> None:
+    p, iid = ctx.provider, ctx.instance_id
+    assert isinstance(p, KubernetesCompute)
+    _portal.call(ctx.sh, "true")
+    channel = p._channels.peek(iid)
+    assert channel is not None
+    channel.transport.close()  # as a proxy dropping the WebSocket would
+    # The reader notices the drop (a command sent into the dead socket before it does may have
+    # run, and is reported so: the at-most-once promise, not this test's subject).
+    deadline = time.monotonic() + 10
+    while channel.is_open and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not channel.is_open
+    assert _portal.call(ctx.sh, "echo again").stdout == "again\n"
+
+
+def test_network_none_is_a_network_policy(provider: KubernetesCompute, fake: K8sFake) -> None:
+    info = _portal.call(provider.provision, {"network": "none", "auto_shutdown": False})
+    try:
+        name = info.metadata["pod"]
+        policy = fake.policies[("sbx", name)]["spec"]
+        assert policy["policyTypes"] == ["Ingress", "Egress"] and "egress" not in policy
+        r = _portal.call(lambda: provider.execute(info.instance_id, "cat /sys/class/net/*/operstate | wc -l"))
+        assert r.stdout.strip() == "1", r  # only lo: the fake enforces the policy as a CNI would
+    finally:
+        _portal.call(provider.shutdown, info.instance_id)
+    assert ("sbx", name) not in fake.policies
+
+
+def test_host_names_in_an_allowlist_are_refused(provider: KubernetesCompute) -> None:
+    with pytest.raises(Exception, match="IP blocks only"):
+        _portal.call(provider.provision, {"network": {"allow": ["pypi.org"]}})
+
+
+def test_a_pending_pod_times_out_as_unscheduled(kubeconfig: Path, fake: K8sFake) -> None:
+    p = KubernetesCompute(kubeconfig=str(kubeconfig), image=IMAGE, scheduled_timeout_s=1.5)
+    fake.unschedulable = True
+    try:
+        with pytest.raises(ProviderUnavailableError, match=r"not scheduled.*Unschedulable"):
+            _portal.call(p.provision, {"auto_shutdown": False})
+    finally:
+        fake.unschedulable = False
+    assert not [i for i in _portal.call(p.list_instances) if i.metadata["phase"] == "Pending"], "leaked"
+
+
+def test_a_missing_image_fails_at_once(kubeconfig: Path) -> None:
+    p = KubernetesCompute(kubeconfig=str(kubeconfig), image="praisonai-no-such-image:0")
+    with pytest.raises(ImageNotFoundError, match="ErrImageNeverPull"):
+        _portal.call(p.provision, {"auto_shutdown": False})
+
+
+def test_unknown_instances_are_not_found(provider: KubernetesCompute) -> None:
+    with pytest.raises(InstanceNotFoundError):
+        _portal.call(provider.get_status, "kubernetes_000000000000")
+    assert _portal.call(provider.shutdown, "kubernetes_000000000000") is False
+
+
+def test_an_unreachable_cluster_and_a_missing_config_are_one_sentence(tmp_path: Path) -> None:
+    closed = tmp_path / "kc"  # nothing listens on port 1 of the loopback
+    closed.write_text(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:1\n"
+        "users:\n- name: u\n  user: {}\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n"
+        "current-context: x\n"
+    )
+    reason = KubernetesCompute(kubeconfig=str(closed)).unavailable_reason()
+    assert reason is not None and "unreachable" in reason, reason
+    with pytest.raises(ConfigError, match="no usable Kubernetes configuration"):
+        KubernetesCompute(kubeconfig=str(tmp_path / "missing")).namespace  # noqa: B018
+
+
+def test_writes_are_rate_limited(kubeconfig: Path, fake: K8sFake) -> None:
+    p = KubernetesCompute(kubeconfig=str(kubeconfig), image=IMAGE, writes_per_s=4, write_burst=1)
+    before = len(fake.write_times)
+    for i in range(3):
+        _portal.call(p.shutdown, f"kubernetes_00000000000{i}")  # two writes each (pod, policy)
+    times = fake.write_times[before:]
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    # a lower bound the limiter guarantees (a slow machine only widens the gaps): 4/s, burst 1
+    assert len(gaps) == 5 and min(gaps) > 0.15, gaps
+
+
+def test_the_idle_watchdog_ends_the_pod(provider: KubernetesCompute, fake: K8sFake) -> None:
+    """Made without the lifecycle (whose reaper in this process would delete it first): only the
+    in-pod watchdog can end it; the pod is then ``Succeeded`` until someone deletes it."""
+    cfg = ComputeConfig.coerce({"idle_timeout_s": 2})
+    iid = lifecycle.new_instance_id("kubernetes")
+    _portal.call(provider._create, iid, cfg, lifecycle.labels("kubernetes", iid, cfg))
+    try:
+        for _ in range(60):
+            if _portal.call(provider.get_status, iid).metadata["phase"] == "Succeeded":
+                break
+            time.sleep(0.5)
+        else:
+            pytest.fail("the pod did not end when idle")
+    finally:
+        assert _portal.call(provider.shutdown, iid) is True
+
+
+# ---- the exec protocol itself, through the real client ---------------------------------------
+
+
+@pytest.mark.parametrize("protocol", ["v5.channel.k8s.io", "v4.channel.k8s.io"])
+def test_exec_subprotocols(docker_ok: None, tmp_path: Path, protocol: str) -> None:
+    with K8sFake(protocols=(protocol,)) as server:
+        p = KubernetesCompute(kubeconfig=str(server.write_kubeconfig(tmp_path / "kc")), image=IMAGE)
+        info = _portal.call(p.provision, {"auto_shutdown": False})
+        try:
+            r = _portal.call(lambda: p.execute(info.instance_id, "echo $((6*7)); exit 5"))
+            assert (r.stdout, r.exit_code) == ("42\n", 5), r
+            ws = open_exec(p.core, p.namespace, info.metadata["pod"], ["sh", "-c", "exit 9"])
+            assert ws.subprotocol == protocol
+            transport = PodExecTransport(ws)
+            transport.start(lambda b: None, lambda b: None, lambda: None)
+            for _ in range(100):
+                if transport.exit_code() is not None:
+                    break
+                time.sleep(0.05)
+            assert transport.exit_code() == 9  # from the error channel's Status
+            transport.close()
+        finally:
+            _portal.call(p.shutdown, info.instance_id)
+
+
+def test_kubectl_talks_to_the_fake(fake: K8sFake, kubeconfig: Path, ctx: Context) -> None:
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not installed")
+    env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
+    pod = ctx.instance_id.replace("_", "-")
+    got = subprocess.run(["kubectl", "get", "pods", "-l", "praisonai.provider=kubernetes"], env=env,
+                         capture_output=True, timeout=60, check=False)  # fmt: skip
+    assert pod in got.stdout.decode(), got
+    done = subprocess.run(["kubectl", "exec", "-i", pod, "--", "sh"], input=b"echo via-kubectl; exit 3\n",
+                          env=env, capture_output=True, timeout=60, check=False)  # fmt: skip
+    assert (done.returncode, done.stdout) == (3, b"via-kubectl\n"), done
+
+
+# ---- a real cluster --------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def live_ctx() -> Iterator[Context]:
+    if not LIVE_KUBECONFIG:
+        pytest.skip("set PRAISONAI_TEST_KUBECONFIG to run the conformance suite against a real cluster")
+    image = os.environ.get("PRAISONAI_TEST_K8S_IMAGE", "debian:bookworm-slim")
+    yield from _context(KubernetesCompute(kubeconfig=LIVE_KUBECONFIG, image=image), LIVE_KUBECONFIG, image)
+
+
+@pytest.mark.parametrize("check", list(CHECKS))
+def test_live_conformance(live_ctx: Context, check: str) -> None:
+    if reason := skip_reason(check, live_ctx.provider):
+        pytest.skip(reason)
+    _portal.call(CHECKS[check], live_ctx)
