@@ -2,7 +2,7 @@
 # shellcheck disable=SC2016 # '...$x...' is code for __w_try's eval: it expands there, not here
 # shellcheck disable=SC3045 # read -t is used only where the shell has it (probed before use)
 # praisonai watchdog: the main process of a docker instance (under docker-init), POSIX sh.
-# Started by _watchdog.py's launcher, with an environment of its own (the user's env is for their
+# Started by watchdog.py's launcher, with an environment of its own (the user's env is for their
 # commands), as:  sh -c "<this file>" praisonai-watchdog IDLE_TIMEOUT_S TTL_S SPOOL
 # It exits, which stops the container (and docker, told auto_remove, removes it), when nothing
 # was active for IDLE_TIMEOUT_S seconds (0: never) or the instance has run TTL_S seconds (0: no
@@ -13,7 +13,7 @@
 #   x/<job>.p       "<command pid> <helper pid>": an exec is running while both processes live
 #   busy/<pid>      non-empty while session shell <pid> runs a command
 #   busy/<pid>.by   the pid of that session's input forwarder, which ends with its client's
-#                   connection (_watchdog.py): a command counts only while its client is there
+#                   connection (watchdog.py): a command counts only while its client is there
 # A marker whose process is gone counts for nothing, so a killed client cannot keep it alive.
 # x/.w and busy/.w are this watchdog's own: when one is gone (the spool was deleted inside the
 # instance), markers may be missing too, so a missing marker is not taken for idle: until nothing
