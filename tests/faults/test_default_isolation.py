@@ -266,3 +266,19 @@ def test_ps_providers_and_env_plan_name_the_bubblewrap_flavour(
         p["name"]: {f["field"]: f["support"] for f in p["fields"]} for p in json.loads(r.stdout)["providers"]
     }
     assert plans["local (bubblewrap)"]["network"] == "native" and plans["local"]["network"] == "unsupported"
+
+
+def test_a_bubblewrap_that_cannot_sandbox_here_is_not_taken_for_isolation(
+    home: Path, tmp_path: Path, no_bwrap_path: str
+) -> None:
+    """Installed is not enough: a ``bwrap`` that cannot make namespaces (a container that forbids
+    them) leaves the default with no isolation, as a missing one does."""
+    broken = Path(no_bwrap_path) / "bwrap"
+    broken.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
+    broken.chmod(0o755)
+    env = child_env(home, path=no_bwrap_path)
+    r = run(env, "-m", "praisonai", "sandbox", "run", "--", "sh", "-c", "echo ran", cwd=tmp_path)
+    assert (r.returncode, r.stdout) == (0, "ran\n") and UNISOLATED_LINE in r.stderr.splitlines(), r.stderr
+    r = run(env, "-m", "praisonai", "compute", "providers", "--json", cwd=tmp_path)
+    row = next(row for row in json.loads(r.stdout) if row["name"] == "local (bubblewrap)")
+    assert not row["available"] and "No permissions to create new namespace" in row["why_not"]
