@@ -52,3 +52,7 @@ def check_timeout(
         f"{name} must be a finite number of seconds {bound} ({none} for no limit), not {shown}",
         op="timeout",
     )
+
+
+#: Seconds the one-off check that bubblewrap can make a sandbox here may take (it takes ms).
+BWRAP_PROBE_TIMEOUT_S = 10.0

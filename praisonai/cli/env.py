@@ -12,6 +12,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -23,9 +24,17 @@ from praisonai._errors import ConfigError, MissingDependencyError
 from praisonai._types import Capability
 from praisonai.cli import _output
 from praisonai.cli._options import JsonOpt
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.capabilities import GOVERNED_FIELDS, needs_of
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.registry import ALIASES, available_providers, provider_class, resolve_compute
+from praisonai.compute.registry import (
+    ALIASES,
+    DEFAULT_ORDER,
+    available_providers,
+    provider_class,
+    resolve_compute,
+    shown_name,
+)
 from praisonai.sandbox import AsyncSandbox, provisioning
 from praisonai.sandbox.environment import (
     ENVIRONMENT_FILE,
@@ -82,6 +91,9 @@ def plan(
     effective = effective_config(path=_locate(path))
     assert effective.definition is not None
     plans = [_plan_provider(name, effective.definition) for name in compute or available_providers()]
+    if not compute:  # also each flavour the default may choose, with what it declares (bubblewrap)
+        plans += [_plan_flavour(c, effective.definition) for c in DEFAULT_ORDER if not isinstance(c, str)]
+        plans.sort(key=lambda p: p.provider)
     if json_:
         _print_json({**_header(effective), "providers": [p.as_json() for p in plans]})
         return
@@ -146,10 +158,26 @@ def _plan_provider(name: str, definition: EnvironmentDefinition) -> ProviderPlan
     except MissingDependencyError as exc:
         return ProviderPlan(name, [], unavailable=str(exc))
     # Class-level capabilities: what a provider built with default arguments declares.
-    rows = [_support(k, v, alone, cls.name, cls.capabilities) for k, v, alone in _used(definition)]
+    return _fields_plan(cls.name, cls, cls.capabilities, definition)
+
+
+def _plan_flavour(options: Mapping[str, Any], definition: EnvironmentDefinition) -> ProviderPlan:
+    """The plan of a provider built with ``options`` (a flavour such as local under bubblewrap),
+    by what that provider declares, under its shown name."""
+    try:
+        provider = resolve_compute(options)
+    except MissingDependencyError as exc:
+        return ProviderPlan(str(options["type"]), [], unavailable=str(exc))
+    return _fields_plan(shown_name(provider), type(provider), provider.capabilities, definition)
+
+
+def _fields_plan(
+    shown: str, cls: type[ComputeProvider], caps: frozenset[Capability], definition: EnvironmentDefinition
+) -> ProviderPlan:
+    rows = [_support(k, v, alone, cls.name, caps) for k, v, alone in _used(definition)]
     notes = cls.plan_notes  # the provider's word where the capability table alone would mislead
     return ProviderPlan(
-        cls.name, [FieldSupport(r.field, *notes[r.field]) if r.field in notes else r for r in rows]
+        shown, [FieldSupport(r.field, *notes[r.field]) if r.field in notes else r for r in rows]
     )
 
 

@@ -54,7 +54,8 @@ def run(
             "-c",
             metavar="NAME",
             help="Provider: docker, local or ssh (default: the environment file's backend, else docker "
-            "when it is available, else local).",
+            "when it is available, else local under bubblewrap, else local on this host, unisolated, "
+            "said on stderr).",
         ),
     ] = None,
     image: Annotated[
@@ -115,8 +116,7 @@ def run(
         shown, definition = shown_path(chosen.source), chosen.config.definition_hash()
         _output.note(f"environment: {shown} (definition {definition})")
     if compute is None:
-        by = " (backend from the environment file)" if chosen.backend else ""
-        _output.note(f"compute: {provider.provider_name}{by}")
+        _output.note(f"compute: {_chosen_by_default(provider, chosen.backend)}")
 
     line = shlex.join(command)
     with (
@@ -166,10 +166,26 @@ async def _create_and_run(
 
 
 def _resolve(name: object) -> ComputeProvider:
-    """The provider named (``None``: the default), imported only when a run needs one."""
-    from praisonai.compute.registry import resolve_compute
+    """The provider named, imported only when a run needs one. ``None``: the default, which a
+    person typing a command may take on this host, unisolated, when nothing isolates here (said
+    on stderr: see :func:`_chosen_by_default`); the library refuses that."""
+    from praisonai.compute.registry import default_compute, resolve_compute
 
-    return resolve_compute(name)
+    return default_compute(host=True) if name is None else resolve_compute(name)
+
+
+#: What the stderr line says when the default fell back to plain local.
+UNISOLATED = "on this host, NOT isolated: install docker or bubblewrap to isolate"
+
+
+def _chosen_by_default(provider: ComputeProvider, backend: str | None) -> str:
+    """The provider as the ``compute:`` line names it when no --compute was given: its flavour
+    (``local (bubblewrap)``), or plainly that it runs on this host, not isolated."""
+    from praisonai.compute.registry import isolates, shown_name
+
+    if backend:
+        return f"{shown_name(provider)} (backend from the environment file)"
+    return shown_name(provider) if isolates(provider) else f"{provider.provider_name} ({UNISOLATED})"
 
 
 def _write(stream: Literal["stdout", "stderr"], chunk: bytes) -> None:

@@ -24,7 +24,7 @@ from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import provider_for_record, resolve_compute
 from praisonai.managed.events import Event
 from praisonai.sandbox import AsyncSandbox
-from praisonai.sandbox.provisioning import plan
+from praisonai.sandbox.provisioning import ProvisionPlan, plan
 
 #: What a replaced instance loses and what the session keeps (told to the model).
 LOST = ("workspace files", "installed packages", "running processes", "shell state")
@@ -44,16 +44,24 @@ class InstanceSource:
     fields: Mapping[str, Any]
     environment: str | os.PathLike[str] | bool | None
 
+    async def check(self) -> None:
+        """Choose the provider as :meth:`provision` would, making nothing, so that what it would
+        refuse (an invalid environment file, no isolated default) is said first."""
+        await self._plan()
+
     async def provision(self) -> tuple[AsyncSandbox, dict[str, Any], Event]:
         """A new instance, its reference for the session, and the ``sandbox.provisioned`` event."""
-        chosen = await anyio.to_thread.run_sync(
-            functools.partial(plan, self.compute, dict(self.fields), environment=self.environment)
-        )
+        chosen = await self._plan()
         sandbox = await AsyncSandbox.from_plan(chosen)
         sandbox.owned = False  # the session references it; the idle policy ends it
         source = str(chosen.source) if chosen.source is not None else False
         reference = _reference(sandbox.provider, sandbox.id, self.fields, source, chosen.config.working_dir)
         return sandbox, reference, Event("sandbox.provisioned", _public(reference))
+
+    async def _plan(self) -> ProvisionPlan:
+        return await anyio.to_thread.run_sync(
+            functools.partial(plan, self.compute, dict(self.fields), environment=self.environment)
+        )
 
 
 def provider_of(reference: Mapping[str, Any], known: object = None) -> ComputeProvider:

@@ -65,7 +65,9 @@ class ManagedAgent(PraisonAINames):
             Claude Managed Agents; with ``compute`` named its tools run there), or ``None``: see
             :func:`choose_backend`.
         compute: where the tools run: a provider name (``"docker"``), a provider object, or
-            ``None`` (the environment file's backend, else docker when available, else local).
+            ``None`` (the environment file's backend, else docker when available, else local under
+            bubblewrap; never this host unisolated, which only ``"local"`` named asks for: a turn
+            without either is refused, before any model call, with ProviderUnavailableError).
             ``tools_run_on`` is PraisonAI's spelling of the same.
         config: a :class:`LocalManagedConfig` (hosted: a :class:`ManagedConfig`), or a dict of
             its fields.
@@ -210,6 +212,8 @@ class ManagedAgent(PraisonAINames):
             self._running, self._interrupt_asked = True, False
         try:
             self._check_key()  # a missing key is said before anything is provisioned
+            if self.compute is None and self._hosted is None and self.plan.instance:
+                await self._source.check()  # no isolated default: refused before any model call
             live = await self._hold_session()
             live.emit = emit
             turn = await self._new_turn(live)

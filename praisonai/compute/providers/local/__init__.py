@@ -48,6 +48,7 @@ from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport, bwrap_argv
+from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
 from praisonai.compute.providers.local._files import copy, read_bytes, write_bytes
 from praisonai.compute.providers.local._process import INSTANCE_MARKER, kill_group, kill_marked, run_process
 from praisonai.runtime.transport import ProcessTransport
@@ -121,10 +122,13 @@ class LocalCompute(ChannelMixin, ComputeProvider):
     def options(self) -> LocalOptions:
         return self._options
 
+    @property
+    def flavour(self) -> str:
+        """How its instances are contained, as ``registry.shown_name`` shows it."""
+        return "bubblewrap" if self.isolate else ""
+
     def unavailable_reason(self) -> str | None:
-        if self.isolate and shutil.which("bwrap") is None:
-            return "isolation needs bubblewrap, which is not installed (apt-get install bubblewrap)"
-        return None
+        return bwrap_problem() if self.isolate else None
 
     @property
     def root(self) -> Path:
