@@ -40,6 +40,7 @@ from praisonai.managed._config_hosted import ManagedConfig
 from praisonai.managed._instance import InstanceSource, compute_from, compute_record
 from praisonai.managed._instance_tools import instance_specs
 from praisonai.managed._session import LiveSession, ignore
+from praisonai.managed._text import check_prompt
 from praisonai.managed._turn import ManagedResult, Turn, TurnSetup
 from praisonai.managed.backend import choose_backend
 from praisonai.managed.config import (
@@ -204,6 +205,7 @@ class ManagedAgent(PraisonAINames):
             _bridge.soon(turn.interrupt)
 
     async def _run_turn(self, prompt: str | None, emit: Callable[[Event], None]) -> ManagedResult:
+        check_prompt(prompt)  # before anything is stored: a session is never broken by its input
         with self._lock:
             if self._running:
                 raise SessionBusyError("a turn is already running on this ManagedAgent", op="managed")

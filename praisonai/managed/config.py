@@ -44,6 +44,7 @@ from pydantic import (
 from praisonai._errors import ConfigError
 from praisonai.compute.config import PackageManager, changed_fields
 from praisonai.managed._config_compute import checked_by_compute, network_value, parse_packages
+from praisonai.managed._text import line_problem, utf8_problem
 from praisonai.managed._config_tools import (
     INSTANCE_TOOL_NAMES,
     CustomTool,
@@ -267,6 +268,22 @@ class LocalManagedConfig(BaseModel):
             return os.path.abspath(os.fspath(value))
         if value == "":
             raise ValueError("environment must be a path, True, False or None, not ''")
+        return value
+
+    @field_validator("model", "system")
+    @classmethod
+    def _utf8(cls, value: str) -> str:
+        why = utf8_problem(value)
+        if why is not None:
+            raise ValueError(why)
+        return value
+
+    @field_validator("name", "session_title")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        why = None if value is None else line_problem(value)
+        if why is not None:
+            raise ValueError(f"{why}; use plain text on one line")
         return value
 
     @field_validator("metadata")
