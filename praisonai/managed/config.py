@@ -44,7 +44,6 @@ from pydantic import (
 from praisonai._errors import ConfigError
 from praisonai.compute.config import PackageManager, changed_fields
 from praisonai.managed._config_compute import checked_by_compute, network_value, parse_packages
-from praisonai.managed._text import line_problem, utf8_problem
 from praisonai.managed._config_tools import (
     INSTANCE_TOOL_NAMES,
     CustomTool,
@@ -56,6 +55,7 @@ from praisonai.managed._config_tools import (
     qualified_name,
     record_entry,
 )
+from praisonai.managed._text import line_problem, utf8_problem
 
 __all__ = [
     "DEFAULT_SYSTEM",

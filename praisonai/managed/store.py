@@ -24,8 +24,8 @@ from types import TracebackType
 from typing import Any, Final, Protocol
 
 from praisonai._errors import ConfigError, HomeUnusableError, SessionNotFoundError
-from praisonai._limits import MAX_SESSIONS_LISTED
 from praisonai._home import praisonai_home
+from praisonai._limits import MAX_SESSIONS_LISTED
 from praisonai.managed import _sqlite_store as sql
 from praisonai.managed._records import (
     AgentRecord,
