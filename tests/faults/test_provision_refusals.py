@@ -1,0 +1,45 @@
+"""A provision the provider refused before taking anything (no engine, no key, no kubeconfig)
+leaves no ledger row: ``compute ps`` shows nothing afterwards, not an "unreachable" row forever.
+Real providers, each pointed at what is missing; the command in a child process.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from praisonai._ledger import Ledger
+
+#: The secrets and settings a case must not inherit from the machine running the tests.
+_CLEARED = ("E2B_API_KEY", "DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET",
+            "KUBECONFIG", "DOCKER_HOST")  # fmt: skip
+CASES: list[tuple[str, str, dict[str, str], str]] = [
+    ("dead engine", "docker", {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}, "does not answer"),
+    ("no key", "e2b", {}, "E2B_API_KEY"),
+    ("no key", "daytona", {}, "DAYTONA_API_KEY"),
+    ("no kubeconfig", "kubernetes", {"KUBECONFIG": "/nonexistent/kubeconfig"}, "Kubernetes configuration"),
+]
+
+
+@pytest.mark.parametrize(
+    ("provider", "extra", "fragment"), [c[1:] for c in CASES], ids=[f"{c[1]}, {c[0]}" for c in CASES]
+)
+def test_a_refused_provision_leaves_no_ledger_row(
+    home: Path, provider: str, extra: dict[str, str], fragment: str
+) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in _CLEARED}
+    env.update(PRAISONAI_HOME=str(home), **extra)
+
+    def praisonai(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "praisonai", *args], capture_output=True, text=True,
+                              env=env, timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
+
+    r = praisonai("sandbox", "run", "-c", provider, "--no-environment", "--", "true")
+    assert r.returncode in (1, 2) and fragment in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert list(Ledger.default().entries()) == []
+    ps = praisonai("compute", "ps", "--json")
+    assert ps.returncode == 0 and ps.stdout.strip() == "[]", ps.stdout + ps.stderr
