@@ -29,6 +29,7 @@ import anyio.to_thread
 
 from praisonai import _portal
 from praisonai._errors import ConfigError, SessionBusyError, StaleSessionError
+from praisonai._ledger import Ledger
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import owner_tag
 from praisonai.llm.client import make_client
@@ -52,6 +53,7 @@ from praisonai.managed.config import (
 )
 from praisonai.managed.events import Event
 from praisonai.managed.store import LEASE_TTL_S, SessionRecord, SessionStore, SqliteSessionStore
+from praisonai.sandbox.provisioning import plan
 
 if TYPE_CHECKING:
     from praisonai.managed.hosted._backend import HostedBackend
@@ -212,6 +214,8 @@ class ManagedAgent(PraisonAINames):
             self._running, self._interrupt_asked = True, False
         try:
             self._check_key()  # a missing key is said before anything is provisioned
+            if self.session_id is None:  # what the first tool call would refuse: before a billed request
+                await anyio.to_thread.run_sync(self._preflight)
             live = await self._hold_session()
             live.emit = emit
             turn = await self._new_turn(live)
@@ -238,6 +242,16 @@ class ManagedAgent(PraisonAINames):
         else:
             assert self._spec is not None
             api_key_for(self._spec)
+
+    def _preflight(self) -> None:
+        """Refuse now what provisioning would refuse later: the provider resolves, it honours
+        the config's fields (packages, …), and the ledger opens. Nothing is provisioned."""
+        if self._hosted is not None and self.compute is None:
+            return  # Anthropic's container: nothing of ours is provisioned
+        source = self._source
+        chosen = plan(source.compute, dict(source.fields), environment=source.environment)
+        chosen.provider.check_supported(chosen.config)
+        Ledger.default().entries()
 
     async def _new_turn(self, live: LiveSession) -> Turn | HostedTurn:
         if self._hosted is not None:
