@@ -28,7 +28,7 @@ CASES: list[tuple[str, tuple[bytes, ...], str]] = [
     ("newline in title", (*RUN, b"hi", b"--title", b"a\nb"), "control character U+000A"),
     ("non-UTF-8 title", (*RUN, b"hi", b"--title", b"a\xfe"), "byte 0xfe"),
     ("escape in name", (*RUN, b"hi", b"--name", b"x\x1b[31m"), "control character U+001B"),
-    ("packages local cannot install", (*RUN, b"hi", b"--packages", b"pip:requests"), "cannot honour packages"),
+    ("packages on local", (*RUN, b"hi", b"--packages", b"pip:requests"), "cannot honour packages"),
     ("non-UTF-8 resume", (b"sessions", b"resume", b"msess_" + b"0" * 26, b"\xff"), "not valid UTF-8"),
     ("huge limit", (b"sessions", b"list", b"--limit", b"99999999999999999999999"), "limit must be at most"),
     ("limit in exponent form", (b"sessions", b"list", b"--limit", b"1e20"), "Invalid value for '--limit'"),

@@ -243,8 +243,9 @@ def failed_provision(make: Callable[[], ComputeProvider]) -> str:
         anyio.run(provider.provision)
     assert Ledger.default().entries() == []
     instance_id = f"{provider.name}_00000000f00d"
-    Ledger.default().record(instance_id, provider.name, provider.options.to_record(), owner_tag(), time.time())
-    Ledger.default().mark(instance_id, "failed")
+    ledger = Ledger.default()
+    ledger.record(instance_id, provider.name, provider.options.to_record(), owner_tag(), time.time())
+    ledger.mark(instance_id, "failed")
     return instance_id
 
 
