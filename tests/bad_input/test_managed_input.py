@@ -30,6 +30,9 @@ CASES: list[tuple[str, tuple[bytes, ...], str]] = [
     ("escape in name", (*RUN, b"hi", b"--name", b"x\x1b[31m"), "control character U+001B"),
     ("packages on local", (*RUN, b"hi", b"--packages", b"pip:requests"), "cannot honour packages"),
     ("non-UTF-8 resume", (b"sessions", b"resume", b"msess_" + b"0" * 26, b"\xff"), "not valid UTF-8"),
+    ("huge max-turns", (*RUN, b"hi", b"--max-turns", b"99999999999999999999999"), "max_turns: must be less"),
+    ("huge budget", (*RUN, b"hi", b"--budget-tokens", b"99999999999999999999999"), "budget_tokens: must be"),
+    ("zero max-turns", (*RUN, b"hi", b"--max-turns", b"0"), "max_turns: must be greater"),
     ("huge limit", (b"sessions", b"list", b"--limit", b"99999999999999999999999"), "limit must be at most"),
     ("limit in exponent form", (b"sessions", b"list", b"--limit", b"1e20"), "Invalid value for '--limit'"),
 ]
