@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from praisonai._errors import HomeUnusableError
-from praisonai.llm.testing import API_KEY, ScriptedLLM, reply
+from praisonai.llm.testing import API_KEY, ScriptedLLM, reply, tool
 from praisonai.managed._history import result_event
 from praisonai.managed.events import Event, text_content
 from praisonai.managed.store import SqliteSessionStore
@@ -129,3 +129,27 @@ def test_readers_do_not_wait_behind_a_writer(home: Path, llm: ScriptedLLM) -> No
             assert r.returncode == 0 and "read me" in r.stdout, r.stderr
     finally:
         writer.communicate("\n", timeout=30)
+
+
+def test_a_turn_that_fails_unexpectedly_ends_in_error_not_running(home: Path, llm: ScriptedLLM) -> None:
+    """Any exception out of a turn (here: the confirmation callback's own bug) is recorded: the
+    session ends ``error`` with the reason, and stays resumable, never ``running`` forever."""
+    from praisonai.managed import ManagedAgent
+
+    def broken(_request: object) -> str:
+        raise RuntimeError("the callback's own bug")
+
+    ask = [
+        {"type": "agent_toolset_20260401", "default_config": {"permission_policy": {"type": "always_ask"}}}
+    ]
+    llm.set_script([reply(tool("execute_command", command="true"))])
+    agent = ManagedAgent(compute="local", config={"model": "gpt-4o-mini", "tools": ask, "environment": False},
+                         on_tool_confirmation=broken, api_key=API_KEY, base_url=f"{llm.url}/v1")  # fmt: skip
+    try:
+        with pytest.raises(RuntimeError, match="the callback's own bug"):
+            agent.run("go")
+        record = agent.retrieve_session()
+    finally:
+        agent.close()
+    assert record is not None and record.status == "error", record
+    assert "RuntimeError: the callback's own bug" in str(record.last_error)
