@@ -157,6 +157,7 @@ def _open(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     if not path.exists():  # owner-only, like the rest of the home; sqlite keeps the mode for -wal
         os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    _check_read_only(path)
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     try:
         db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
@@ -168,10 +169,22 @@ def _open(path: Path) -> sqlite3.Connection:
     return db
 
 
+def _check_read_only(path: Path) -> None:
+    """Whether the file is ours (or empty), asked through a read-only connection: a file that
+    is not is refused (``sqlite3.DatabaseError``) before any connection that could write to it
+    (not even a hot journal's rollback) is opened."""
+    db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+    try:
+        schema.version_of(db)
+    finally:
+        db.close()
+
+
 def _init(db: sqlite3.Connection) -> None:
     """Check the file is ours (or empty) without writing a byte, then WAL, then the schema. The
-    check runs with ``query_only`` on: another application's database pointed at by mistake is
-    refused exactly as it was found (switching it to WAL would already change it). The write lock
+    check runs with ``query_only`` on, again (the read-only check came first; the file may have
+    been replaced since): another application's database pointed at by mistake is refused
+    exactly as it was found (switching it to WAL would already change it). The write lock
     is taken only when there is a schema to create or migrate: a reader opening the store never
     waits behind another process's long write transaction."""
     db.execute("PRAGMA query_only = ON")
