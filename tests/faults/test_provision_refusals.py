@@ -5,6 +5,7 @@ Real providers, each pointed at what is missing; the command in a child process.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -16,11 +17,12 @@ from praisonai._ledger import Ledger
 
 #: The secrets and settings a case must not inherit from the machine running the tests.
 _CLEARED = ("E2B_API_KEY", "DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN", "MODAL_TOKEN_ID", "MODAL_TOKEN_SECRET",
-            "KUBECONFIG", "DOCKER_HOST")  # fmt: skip
+            "MODAL_SERVER_URL", "KUBECONFIG", "DOCKER_HOST")  # fmt: skip
 CASES: list[tuple[str, str, dict[str, str], str]] = [
     ("dead engine", "docker", {"DOCKER_HOST": "unix:///nonexistent/docker.sock"}, "does not answer"),
     ("no key", "e2b", {}, "E2B_API_KEY"),
     ("no key", "daytona", {}, "DAYTONA_API_KEY"),
+    ("no token", "modal", {"MODAL_SERVER_URL": "http://127.0.0.1:1"}, "MODAL_TOKEN_ID"),  # never leaves here
     ("no kubeconfig", "kubernetes", {"KUBECONFIG": "/nonexistent/kubeconfig"}, "Kubernetes configuration"),
 ]
 
@@ -42,4 +44,7 @@ def test_a_refused_provision_leaves_no_ledger_row(
     assert r.returncode in (1, 2) and fragment in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert list(Ledger.default().entries()) == []
     ps = praisonai("compute", "ps", "--json")
-    assert ps.returncode == 0 and ps.stdout.strip() == "[]", ps.stdout + ps.stderr
+    assert ps.returncode == 0, ps.stderr
+    # ps also lists what the engine holds for other homes (other tests' containers): only this
+    # provider's rows can be this refusal's
+    assert [row for row in json.loads(ps.stdout) if row["provider"] == provider] == [], ps.stdout
