@@ -79,7 +79,7 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, as_json: boo
     for column in columns[1:]:
         view.add_column(column)
     for row in rows:
-        view.add_row(*(escape(safe(_cell(cell))) for cell in row))  # cells are data, not markup
+        view.add_row(*(escape(safe(_cell(cell), multiline=True)) for cell in row))  # data, not markup
     Console(soft_wrap=True).print(view)
 
 
