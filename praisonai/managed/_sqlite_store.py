@@ -159,6 +159,7 @@ def _open(path: Path) -> sqlite3.Connection:
         os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
     _check_read_only(path)
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    db.text_factory = _text
     try:
         db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         db.execute("PRAGMA synchronous = NORMAL")
@@ -167,6 +168,13 @@ def _open(path: Path) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+def _text(raw: bytes) -> str:
+    """A TEXT value as stored. Bytes that are not UTF-8 (written by another tool) must not fail
+    the whole query (sqlite3's default would): they are kept as lone surrogates, which
+    :func:`event` refuses for that one event and the CLI prints as U+FFFD."""
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def _check_read_only(path: Path) -> None:

@@ -153,3 +153,24 @@ def test_a_turn_that_fails_unexpectedly_ends_in_error_not_running(home: Path, ll
         agent.close()
     assert record is not None and record.status == "error", record
     assert "RuntimeError: the callback's own bug" in str(record.last_error)
+
+
+def test_bytes_that_are_not_utf8_in_a_row_are_said_not_a_traceback(home: Path, llm: ScriptedLLM) -> None:
+    """Another tool wrote bytes that are not UTF-8 into a title and an event: the listing still
+    lists (the title shown harmless), show and resume say which event in one sentence."""
+    session_id = stored_session("fine", Event("user.message", {"content": text_content("hi")}))
+    with sqlite3.connect(home / "managed" / "store.db") as db:
+        db.execute("UPDATE sessions SET title = CAST(X'6869ff1b5b324a' AS TEXT) WHERE id = ?", (session_id,))
+        db.execute(
+            "UPDATE events SET payload_json = CAST(REPLACE(payload_json, '\"hi\"', '\"hi' || X'ff' || '\"')"
+            " AS TEXT) WHERE session_id = ?",
+            (session_id,),
+        )
+    db.close()
+    listed = managed(home, llm, "sessions", "list")
+    assert listed.returncode == 0 and session_id in listed.stdout and "\x1b" not in listed.stdout, listed
+    for args in (("sessions", "show", session_id, "--events"), ("sessions", "resume", session_id, "again")):
+        r = managed(home, llm, *args)
+        assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+        assert f"event 1 of session {session_id}" in r.stderr and "not valid UTF-8" in r.stderr, r.stderr
+    assert llm.requests == []
