@@ -21,6 +21,15 @@ MAX_READ_BYTES = 256 * 1024 * 1024
 #: Idle instances stop after this many seconds unless the config says otherwise.
 DEFAULT_IDLE_TIMEOUT_S = 300
 
+#: Most sessions one ``list_sessions`` call (``managed sessions list --limit``) returns.
+MAX_SESSIONS_LISTED = 100_000
+
+#: Most model requests one managed turn may be allowed (``max_turns``, ``--max-turns``).
+MAX_TURN_REQUESTS = 10_000
+
+#: Largest token budget a managed session may be given (``budget_tokens``, ``--budget-tokens``).
+MAX_BUDGET_TOKENS = 10**12
+
 #: Seconds one package-manager run or one setup command may take while provisioning.
 SETUP_TIMEOUT_S = 900.0
 
