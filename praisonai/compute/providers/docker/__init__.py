@@ -1,8 +1,10 @@
 """Docker compute: an instance is a hardened, labelled container that idles until removed.
 
 Containers run ``docker-init`` as PID 1, drop every capability but a minimal set, set
-no-new-privileges and pids/cpu/memory limits, and take their network from the config. Env goes
-through the Docker API (never a command line). Each exec carries a private marker in its
+no-new-privileges and pids/cpu/memory limits, and take their network from the config. The config's
+env never enters the container's own config (``docker commit`` would record it in the image as
+``ContainerConfig.Env``): it is bound through the helper after the start (``bind_env``: length-framed,
+never a command line) and kept in its spool, which a capture empties. Each exec carries a private marker in its
 environment, so a timeout can find and kill the command's whole process tree *inside* the
 container, including children that started their own session. Everything is found again by its
 labels, from any process. docker-py is imported lazily: this module loads without it.
@@ -204,6 +206,8 @@ class DockerEngine(ChannelMixin, ComputeProvider):
             # never a silent fallback to runc; a failure here removes the instance (lifecycle)
             await self._call(_runtime.confirm, self.api, container_name(instance_id), runtime, cfg)
         self._workdirs[instance_id] = cfg.working_dir
+        if cfg.env:  # through the helper, never the container's config (see the module docstring)
+            await self.bind_env(instance_id, cfg.env)
         return InstanceInfo(
             instance_id=instance_id,
             provider=self.name,
@@ -222,10 +226,12 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         image: str,
         *,
         stdin: bool = False,
+        env: dict[str, str] | None = None,
     ) -> None:
         """Create (not start) the instance's hardened container (``_spec``) of ``image`` running
         ``command`` under docker-init, removed by the engine once it ends; pull a missing image
-        where allowed. With ``stdin``, the command reads the input of an attached client, to its end."""
+        where allowed. With ``stdin``, the command reads the input of an attached client, to its end.
+        ``env`` goes into the container's config: only for a one-shot run, which is never committed."""
         import docker
 
         api = self.api
@@ -235,7 +241,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
             command=command,
             name=container_name(instance_id),
             labels=labels,
-            environment=cfg.env,
+            environment=env,
             working_dir=cfg.working_dir,
             host_config=host_config,
             stdin_open=stdin,
@@ -272,7 +278,9 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         has_input = request.stdin is not None
         image = cfg.image or self.default_image
         with start_errors(image):
-            await self._new_container(instance_id, cfg, labels, command, image, stdin=has_input)
+            await self._new_container(
+                instance_id, cfg, labels, command, image, stdin=has_input, env=cfg.env
+            )
             run = await self._call(lambda: AttachedRun(self.api, name, stdin=has_input))
             try:
                 await self._call(self.api.start, name)
