@@ -62,7 +62,8 @@ def test_no_env_value_reaches_the_capture_its_history_the_home_or_the_output(
     (tmp_path / ".praisonai" / "environment.yaml").write_text(
         f"backend: docker\nsetup:\n  - {setup}\nenv:\n  TOKEN: {secret}\n"
     )
-    ref = f"praisonai-capture:{ComputeConfig.coerce({'setup': [setup], 'env': {'TOKEN': secret}}).capture_tag()}"
+    tag = ComputeConfig.coerce({"setup": [setup], "env": {"TOKEN": secret}}).capture_tag()
+    ref = f"praisonai-capture:{tag}"
     try:
         built = cli(tmp_path, "env", "build")
         assert built.returncode == 0, built.stderr
@@ -71,9 +72,10 @@ def test_no_env_value_reaches_the_capture_its_history_the_home_or_the_output(
         assert inspected.returncode == 0 and history.returncode == 0, inspected.stderr + history.stderr
         assert secret not in inspected.stdout and secret not in history.stdout
         # nothing of ours in the captured filesystem holds it (the helper's spool, its bound env)
-        grep = "grep -rlF -- \"$1\" /tmp /var /run /root /opt /etc /workspace 2>/dev/null; true"
+        grep = 'grep -rlF -- "$1" /tmp /var /run /root /opt /etc /workspace 2>/dev/null; true'
         found = subprocess.run(
-            ["docker", "run", "--rm", "--network", "none", "--entrypoint", "/bin/sh", ref, "-c", grep, "-", secret],
+            ["docker", "run", "--rm", "--network", "none", "--entrypoint", "/bin/sh",
+             ref, "-c", grep, "-", secret],
             capture_output=True, text=True, timeout=120,
         )  # fmt: skip
         assert found.returncode == 0 and found.stdout == "", found.stdout + found.stderr

@@ -1,13 +1,13 @@
 """Docker compute: an instance is a hardened, labelled container that idles until removed.
 
-Containers run ``docker-init`` as PID 1, drop every capability but a minimal set, set
-no-new-privileges and pids/cpu/memory limits, and take their network from the config. The config's
-env never enters the container's own config (``docker commit`` would record it in the image as
-``ContainerConfig.Env``): it is bound through the helper after the start (``bind_env``: length-framed,
-never a command line) and kept in its spool, which a capture empties. Each exec carries a private marker in its
-environment, so a timeout can find and kill the command's whole process tree *inside* the
-container, including children that started their own session. Everything is found again by its
-labels, from any process. docker-py is imported lazily: this module loads without it.
+Containers run ``docker-init`` as PID 1, drop every capability but a minimal set, set no-new-
+privileges and pids/cpu/memory limits, and take their network from the config. The config's env
+never enters the container's own config (``docker commit`` would record it in the image as
+``ContainerConfig.Env``): it is bound through the helper after the start (``bind_env``: length-
+framed, never a command line) and kept in its spool, which a capture empties. Each exec carries a
+private marker in its environment, so a timeout can find and kill the command's whole process tree
+*inside* the container, including children that started their own session. Everything is found again
+by its labels, from any process. docker-py is imported lazily: this module loads without it.
 
 Parts: ``_spec`` (the container), ``_engine`` (client, answers, errors), ``_exec`` (an exec as a
 transport), ``_once`` (one-shot runs), ``_capture``, ``_runtime`` (runc or gVisor, proved), ``_pool``
@@ -278,9 +278,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         has_input = request.stdin is not None
         image = cfg.image or self.default_image
         with start_errors(image):
-            await self._new_container(
-                instance_id, cfg, labels, command, image, stdin=has_input, env=cfg.env
-            )
+            await self._new_container(instance_id, cfg, labels, command, image, stdin=has_input, env=cfg.env)
             run = await self._call(lambda: AttachedRun(self.api, name, stdin=has_input))
             try:
                 await self._call(self.api.start, name)

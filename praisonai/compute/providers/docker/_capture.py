@@ -5,11 +5,10 @@ names the definition's exact content without revealing env values). The definiti
 enters the container's config (the provider binds it through the helper), so neither ``Config.Env``
 nor ``ContainerConfig.Env`` of the image can hold a value; the helper's spool, where the bound env
 lives, is emptied first, and the committed image is checked: one that holds a value anyway is
-removed, and the capture fails. When each capture was last used is kept under ``$PRAISONAI_HOME/captures``. A capture
-carries the label of the home that made it: listing and pruning see only this home's (another
-home on the same engine keeps its own), while a provision may start from any home's. All functions
-block; the provider calls them in worker threads.
-"""
+removed, and the capture fails. When each capture was last used is kept under
+``$PRAISONAI_HOME/captures``. A capture carries the label of the home that made it: listing and
+pruning see only this home's (another home on the same engine keeps its own), while a provision may
+start from any home's. All functions block; the provider calls them in worker threads."""
 
 from __future__ import annotations
 
