@@ -22,7 +22,7 @@ from praisonai import _portal
 from praisonai._errors import ConfigError, MissingDependencyError
 from praisonai._types import Capability
 from praisonai.cli import _output
-from praisonai.cli._options import JsonOpt
+from praisonai.cli._options import AllowHostMountsOpt, JsonOpt
 from praisonai.compute.capabilities import GOVERNED_FIELDS, needs_of
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import ALIASES, available_providers, provider_class, resolve_compute
@@ -47,9 +47,9 @@ MASK = "***"
 
 
 @app.command("validate")
-def validate(path: PathArg = None) -> None:
+def validate(path: PathArg = None, allow_host_mounts: AllowHostMountsOpt = False) -> None:
     """Check the file: 'ok' and its definition hash, or every problem with its line (exit 2)."""
-    effective = effective_config(path=_locate(path))
+    effective = effective_config(_allowing(allow_host_mounts), path=_locate(path))
     assert effective.source is not None  # a path was given, so it was read
     print(f"ok: {shown_path(effective.source)} (definition {effective.config.definition_hash()})")
 
@@ -276,10 +276,12 @@ ComputeOpt = Annotated[
 
 
 @app.command("build")
-def build(path: PathArg = None, compute: ComputeOpt = None) -> None:
+def build(
+    path: PathArg = None, compute: ComputeOpt = None, allow_host_mounts: AllowHostMountsOpt = False
+) -> None:
     """Provision the definition once so that its capture exists: later starts skip packages and
     setup and run only refresh. Nothing to do when the capture is there already."""
-    chosen = provisioning.plan(compute or None, environment=_locate(path))
+    chosen = provisioning.plan(compute or None, _allowing(allow_host_mounts), environment=_locate(path))
     provider, config, definition = chosen.provider, chosen.config, chosen.config.definition_hash()
     if Capability.CAPTURE not in provider.capabilities:
         raise ConfigError(
@@ -357,3 +359,8 @@ def _age(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds / size:.0f}{unit} ago"
     return f"{seconds:.0f}s ago"
+
+
+def _allowing(allow_host_mounts: bool) -> dict[str, bool] | None:
+    """The explicit config of ``--allow-host-mounts``: only when given, so nothing else changes."""
+    return {"allow_host_mounts": True} if allow_host_mounts else None
