@@ -55,9 +55,9 @@ def validate(path: PathArg = None, allow_host_mounts: AllowHostMountsOpt = False
 
 
 @app.command("show")
-def show(path: PathArg = None, json_: JsonOpt = False) -> None:
+def show(path: PathArg = None, json_: JsonOpt = False, allow_host_mounts: AllowHostMountsOpt = False) -> None:
     """The effective definition (the file over the defaults), env values masked."""
-    effective = effective_config(path=_locate(path, required=False))
+    effective = effective_config(_allowing(allow_host_mounts), path=_locate(path, required=False))
     from_file = set(effective.definition.config_fields()) if effective.definition else set()
     fields = _shown_fields(effective.config)
     if json_:
@@ -77,9 +77,10 @@ def plan(
         typer.Option("--compute", "-c", metavar="NAME", help="Provider, repeatable (default: every one)."),
     ] = None,
     json_: JsonOpt = False,
+    allow_host_mounts: AllowHostMountsOpt = False,
 ) -> None:
     """How each provider honours each field the file uses: native, emulated or unsupported."""
-    effective = effective_config(path=_locate(path))
+    effective = effective_config(_allowing(allow_host_mounts), path=_locate(path))
     assert effective.definition is not None
     plans = [_plan_provider(name, effective.definition) for name in compute or available_providers()]
     if json_:

@@ -17,6 +17,7 @@ import pytest
 from praisonai import Sandbox, _portal
 from praisonai._errors import ConfigError, EnvironmentFileError
 from praisonai._ledger import Ledger, home_tag
+from praisonai.compute.providers.docker import DockerCompute
 from praisonai.sandbox.environment import effective_config
 from praisonai.sandbox.provisioning import plan
 
@@ -205,15 +206,10 @@ def test_the_engine_socket_is_refused_before_any_container_is_made(home: Path, r
         with pytest.raises(ConfigError, match="unix socket"):
             Sandbox.create("docker", mount_paths=[socket_mount], environment=False)
         with pytest.raises(ConfigError, match="unix socket"):
-            _portal.call(lambda: _docker().provision({"mount_paths": [socket_mount]}))
+            _portal.call(lambda: DockerCompute().provision({"mount_paths": [socket_mount]}))
         assert containers() == [] and Ledger.default().entries() == []
     finally:
         for container in containers():
             subprocess.run(["docker", "rm", "-f", container], capture_output=True, check=False)
     assert os.path.exists("/var/run/docker.sock")
 
-
-def _docker():  # type: ignore[no-untyped-def]
-    from praisonai.compute.providers.docker import DockerCompute
-
-    return DockerCompute()
