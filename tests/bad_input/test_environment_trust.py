@@ -212,4 +212,3 @@ def test_the_engine_socket_is_refused_before_any_container_is_made(home: Path, r
         for container in containers():
             subprocess.run(["docker", "rm", "-f", container], capture_output=True, check=False)
     assert os.path.exists("/var/run/docker.sock")
-
