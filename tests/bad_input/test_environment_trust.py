@@ -117,13 +117,15 @@ def _unix_socket(folder: Path) -> Iterator[str]:
 
 
 @pytest.fixture
-def host_paths(tmp_path: Path) -> Iterator[dict[str, str]]:
+def host_paths(home: Path, tmp_path: Path) -> Iterator[dict[str, str]]:
     """Host paths a mount must not reach without the opt-in, some of them through links."""
     (tmp_path / "to-etc").symlink_to("/etc")
     sock = _unix_socket(tmp_path)
     paths = {"sock": next(sock), "etc-link": str(tmp_path / "to-etc")}
     (tmp_path / "to-sock").symlink_to(paths["sock"])
     paths["sock-link"] = str(tmp_path / "to-sock")
+    home.mkdir(parents=True, exist_ok=True)
+    paths["praisonai-home"] = str(home / "local")  # every local instance's record and env
     yield paths
     next(sock, None)
 
@@ -146,6 +148,7 @@ REFUSED_MOUNTS = [
     ("/root", "host system directory"),
     ("/lib", "host system directory"),
     ("/boot", "host system directory"),
+    ("{praisonai-home}", "the praisonai home"),
 ]
 
 
