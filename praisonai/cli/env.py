@@ -23,7 +23,7 @@ from praisonai import _portal
 from praisonai._errors import ConfigError, MissingDependencyError
 from praisonai._types import Capability
 from praisonai.cli import _output
-from praisonai.cli._options import JsonOpt
+from praisonai.cli._options import AllowHostMountsOpt, JsonOpt
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.capabilities import GOVERNED_FIELDS, needs_of
 from praisonai.compute.config import ComputeConfig
@@ -56,17 +56,17 @@ MASK = "***"
 
 
 @app.command("validate")
-def validate(path: PathArg = None) -> None:
+def validate(path: PathArg = None, allow_host_mounts: AllowHostMountsOpt = False) -> None:
     """Check the file: 'ok' and its definition hash, or every problem with its line (exit 2)."""
-    effective = effective_config(path=_locate(path))
+    effective = effective_config(_allowing(allow_host_mounts), path=_locate(path))
     assert effective.source is not None  # a path was given, so it was read
     print(f"ok: {shown_path(effective.source)} (definition {effective.config.definition_hash()})")
 
 
 @app.command("show")
-def show(path: PathArg = None, json_: JsonOpt = False) -> None:
+def show(path: PathArg = None, json_: JsonOpt = False, allow_host_mounts: AllowHostMountsOpt = False) -> None:
     """The effective definition (the file over the defaults), env values masked."""
-    effective = effective_config(path=_locate(path, required=False))
+    effective = effective_config(_allowing(allow_host_mounts), path=_locate(path, required=False))
     from_file = set(effective.definition.config_fields()) if effective.definition else set()
     fields = _shown_fields(effective.config)
     if json_:
@@ -86,9 +86,10 @@ def plan(
         typer.Option("--compute", "-c", metavar="NAME", help="Provider, repeatable (default: every one)."),
     ] = None,
     json_: JsonOpt = False,
+    allow_host_mounts: AllowHostMountsOpt = False,
 ) -> None:
     """How each provider honours each field the file uses: native, emulated or unsupported."""
-    effective = effective_config(path=_locate(path))
+    effective = effective_config(_allowing(allow_host_mounts), path=_locate(path))
     assert effective.definition is not None
     plans = [_plan_provider(name, effective.definition) for name in compute or available_providers()]
     if not compute:  # also each flavour the default may choose, with what it declares (bubblewrap)
@@ -304,10 +305,12 @@ ComputeOpt = Annotated[
 
 
 @app.command("build")
-def build(path: PathArg = None, compute: ComputeOpt = None) -> None:
+def build(
+    path: PathArg = None, compute: ComputeOpt = None, allow_host_mounts: AllowHostMountsOpt = False
+) -> None:
     """Provision the definition once so that its capture exists: later starts skip packages and
     setup and run only refresh. Nothing to do when the capture is there already."""
-    chosen = provisioning.plan(compute or None, environment=_locate(path))
+    chosen = provisioning.plan(compute or None, _allowing(allow_host_mounts), environment=_locate(path))
     provider, config, definition = chosen.provider, chosen.config, chosen.config.definition_hash()
     if Capability.CAPTURE not in provider.capabilities:
         raise ConfigError(
@@ -385,3 +388,8 @@ def _age(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds / size:.0f}{unit} ago"
     return f"{seconds:.0f}s ago"
+
+
+def _allowing(allow_host_mounts: bool) -> dict[str, bool] | None:
+    """The explicit config of ``--allow-host-mounts``: only when given, so nothing else changes."""
+    return {"allow_host_mounts": True} if allow_host_mounts else None

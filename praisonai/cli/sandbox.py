@@ -28,6 +28,7 @@ from praisonai import _portal
 from praisonai._errors import ConfigError
 from praisonai._limits import check_timeout
 from praisonai.cli import _output, _signals
+from praisonai.cli._options import AllowHostMountsOpt
 
 if TYPE_CHECKING:
     from praisonai._types import ExecResult
@@ -82,6 +83,7 @@ def run(
     no_environment: Annotated[
         bool, typer.Option("--no-environment", help="Read no environment file.")
     ] = False,
+    allow_host_mounts: AllowHostMountsOpt = False,
 ) -> None:
     """Run COMMAND in a new instance, stream its output, and exit with its exit code; the instance
     is removed afterwards, also on Ctrl-C, SIGTERM or SIGHUP.
@@ -105,6 +107,8 @@ def run(
     fields: dict[str, object] = {"env": _parse_env(env or [])}
     if image:
         fields["image"] = image
+    if allow_host_mounts:
+        fields["allow_host_mounts"] = True
     stdin = _piped_stdin()
 
     from praisonai.sandbox.environment import shown_path

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from praisonai._errors import ConfigError
 from praisonai._lifetime import Lifetime, check_setting
 from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S, SETUP_TIMEOUT_S, check_timeout
+from praisonai.compute.hostmounts import OPT_IN, host_mount_refusal
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # PEP 508-ish: a name, optional extras and version specifiers or a URL. No leading dash, no spaces,
@@ -67,6 +68,10 @@ class ComputeConfig(BaseModel):
     """Environment variables of every command in the instance."""
     working_dir: str = "/workspace"
     """Directory commands start in and relative paths resolve against."""
+    allow_host_mounts: bool = False
+    """Allow ``mount_paths`` of the engine's socket, ``/``, host system directories, other users'
+    homes and credential stores (``praisonai.compute.hostmounts``), refused without it. A
+    permission of the caller, never of a repository's environment file; not part of the definition."""
     mount_paths: list[str] = Field(default_factory=list)
     """Host paths bound into the instance, ``"HOST:INSTANCE"`` or ``"HOST:INSTANCE:ro"``."""
     disk_mb: int | None = Field(default=None, ge=64)
@@ -119,13 +124,16 @@ class ComputeConfig(BaseModel):
 
     @field_validator("mount_paths")
     @classmethod
-    def _mount_specs(cls, mounts: list[str]) -> list[str]:
+    def _mount_specs(cls, mounts: list[str], info: ValidationInfo) -> list[str]:
         for spec in mounts:
             parts = spec.split(":")
             if len(parts) not in (2, 3) or not all(p.startswith("/") for p in parts[:2]):
                 raise ValueError(f"mount {spec!r} is not HOST:INSTANCE[:ro] with absolute paths")
             if len(parts) == 3 and parts[2] not in ("ro", "rw"):
                 raise ValueError(f"mount {spec!r}: the mode must be 'ro' or 'rw'")
+            why = None if info.data.get("allow_host_mounts") else host_mount_refusal(parts[0])
+            if why:
+                raise ValueError(f"mount {spec!r} refused: {why}; remove it, or {OPT_IN}")
         return mounts
 
     @field_validator("idle_timeout_s", "ttl_s", mode="before")
@@ -180,7 +188,7 @@ class ComputeConfig(BaseModel):
 
     def definition_hash(self) -> str:
         """A short hash of the definition that is safe to show: env and label *values* are left out."""
-        shape = self.model_dump(mode="json", exclude={"metadata", "setup_timeout_s"})
+        shape = self.model_dump(mode="json", exclude={"metadata", "setup_timeout_s", "allow_host_mounts"})
         shape["env"] = sorted(self.env)
         shape["labels"] = sorted(self.labels)
         return _digest(shape)[:16]

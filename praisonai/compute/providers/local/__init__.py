@@ -40,7 +40,7 @@ from praisonai._errors import (
     PathOutsideWorkspaceError,
     ProviderUnavailableError,
 )
-from praisonai._home import praisonai_home
+from praisonai._home import home_path, praisonai_home
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _home_reaper
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
@@ -152,7 +152,9 @@ class LocalCompute(ChannelMixin, ComputeProvider):
             created_at=time.time(),
             labels=labels,
         )
-        inst.workspace.mkdir(parents=True)
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        inst.root.mkdir(mode=0o700)  # its record holds env values: for this user only
+        inst.workspace.mkdir()
         (inst.root / "pgids").mkdir()
         (inst.root / "spool").mkdir(mode=0o700)
         _save(inst)
@@ -372,4 +374,5 @@ def _bwrap_argv(inst: _Instance, cwd: str, *, new_session: bool = True) -> list[
     return bwrap_argv(
         root=inst.root, workspace=inst.workspace, working_dir=inst.working_dir,
         network=inst.network, cwd=cwd, new_session=new_session,
+        hidden=(home_path(), inst.root.parent),  # every instance's record and workspace
     )  # fmt: skip
