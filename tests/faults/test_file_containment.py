@@ -1,0 +1,199 @@
+"""File operations against an instance that fights back: links swapped in while we open, links
+planted for uploads and downloads, two writers on one file. Against the real providers (local,
+local under bubblewrap, docker)."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from kit import Instance, provisioned
+
+from praisonai import _portal
+from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.providers.local import LocalCompute
+
+RACE_SECONDS = 4.0  # the old check-then-open lost a few hundred times in this long
+SECRET = b"HOST-SECRET"
+
+
+@pytest.fixture(params=["plain", pytest.param("bwrap", marks=pytest.mark.bwrap)])
+def local(request: pytest.FixtureRequest) -> Iterator[Instance]:
+    if request.param == "bwrap":
+        request.getfixturevalue("bwrap_ok")
+    yield from provisioned(LocalCompute(isolate=request.param == "bwrap"))
+
+
+@pytest.fixture
+def host_dir(tmp_path: Path) -> Path:
+    """A host directory the instance must never reach: one marker file in it."""
+    folder = tmp_path / "host"
+    folder.mkdir()
+    (folder / "marker").write_bytes(SECRET)
+    return folder
+
+
+def run(instance: Instance, command: str) -> None:
+    provider, instance_id = instance
+    result = _portal.call(provider.execute, instance_id, command)
+    assert result.exit_code == 0, result.stderr
+
+
+@pytest.fixture
+def swapping(local: Instance, host_dir: Path) -> Iterator[Instance]:
+    """The instance runs a loop that swaps its directory ``real`` for a link to ``host_dir``."""
+    provider, instance_id = local
+    run(local, "mkdir real && printf inside > real/marker")
+    loop = f"while [ ! -e stop ]; do mv real aside; ln -s {host_dir} real; rm real; mv aside real; done"
+    process = _portal.call(provider.start_process, instance_id, loop)
+    try:
+        yield local
+    finally:
+        run(local, "touch stop")
+        _portal.call(provider.kill_process, instance_id, process.process_id)
+
+
+def test_a_racing_link_swap_never_reaches_the_host(swapping: Instance, host_dir: Path) -> None:
+    provider, instance_id = swapping
+    refused = answered = 0
+    deadline = time.monotonic() + RACE_SECONDS
+    i = 0
+    while time.monotonic() < deadline:
+        i += 1
+        try:
+            data = _portal.call(provider.read_file, instance_id, "real/marker")
+            assert data == b"inside", "read_file returned a host file through a swapped link"
+            answered += 1
+            _portal.call(provider.write_file, instance_id, f"real/new-{i}", b"x")
+        except (PathOutsideWorkspaceError, PathNotFoundError, NotADirectoryError):
+            refused += 1
+    assert sorted(p.name for p in host_dir.iterdir()) == ["marker"], "write_file created a file on the host"
+    assert answered and refused, "the race did not run both ways"  # the loop really swapped
+
+
+def test_upload_never_follows_a_planted_link(local: Instance, host_dir: Path, tmp_path: Path) -> None:
+    provider, instance_id = local
+    run(local, f"mkdir dst && ln -s {host_dir} dst/sub")
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    (tree / "sub" / "planted").write_text("x")
+    single = tmp_path / "single"
+    single.write_text("x")
+    with pytest.raises(PathOutsideWorkspaceError, match="symbolic link"):
+        _portal.call(provider.upload_file, instance_id, tree, "dst")
+    with pytest.raises(PathOutsideWorkspaceError, match="symbolic link"):
+        _portal.call(provider.upload_file, instance_id, single, "dst/sub/planted")
+    assert sorted(p.name for p in host_dir.iterdir()) == ["marker"]
+
+
+def test_download_copies_inner_links_as_links_and_refuses_the_rest(
+    local: Instance, host_dir: Path, tmp_path: Path
+) -> None:
+    provider, instance_id = local
+    run(local, f"mkdir -p t/d && printf in > t/d/f && ln -s d/f t/near && ln -s {host_dir} top")
+    out = tmp_path / "out"
+    _portal.call(provider.download_file, instance_id, "t", out)
+    assert os.readlink(out / "near") == "d/f" and (out / "near").read_bytes() == b"in"
+    with pytest.raises(PathOutsideWorkspaceError, match="symbolic link"):
+        _portal.call(provider.download_file, instance_id, "top", tmp_path / "top")
+    assert not (tmp_path / "top").exists()
+    run(local, f"ln -s {host_dir}/marker t/d/far")
+    with pytest.raises(PathOutsideWorkspaceError, match="out of the downloaded tree"):
+        _portal.call(provider.download_file, instance_id, "t", tmp_path / "again")
+    assert not (tmp_path / "again" / "d" / "far").exists()
+
+
+# ---- a tar made by the instance, extracted on the host -------------------------------------
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("target", ["/etc/passwd", "../../../../x"])
+def test_docker_download_refuses_links_out_of_the_tree(
+    docker_instance: Instance, tmp_path: Path, target: str
+) -> None:
+    run(
+        docker_instance,
+        f"rm -rf /tmp/t && mkdir -p /tmp/t && printf in > /tmp/t/f && ln -s {target} /tmp/t/l",
+    )
+    provider, instance_id = docker_instance
+    out = tmp_path / "deep" / "out"
+    with pytest.raises(PathOutsideWorkspaceError, match="symbolic link") as caught:
+        _portal.call(provider.download_file, instance_id, "/tmp/t", out)
+    assert "tarfile" not in str(caught.value) and "\n" not in str(caught.value)
+    assert not out.exists(), "a refused download left a partial tree"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deep"]
+
+
+# ---- two writers and a reader ------------------------------------------------------------------
+
+WRITES = 12
+
+
+def race_writers(providers: list[ComputeProvider], instance_id: str, path: str) -> set[str]:
+    """Two writers of different large payloads and a reader, concurrently: what the reader saw."""
+    payloads = [bytes([65 + n]) * (3 * 1024 * 1024) for n in range(2)]
+    _portal.call(providers[0].write_file, instance_id, path, payloads[0])
+    seen: set[bytes] = set()
+    done = threading.Event()
+
+    def write(n: int) -> None:
+        for _ in range(WRITES):
+            _portal.call(providers[n].write_file, instance_id, path, payloads[n])
+
+    def read() -> None:
+        while not done.is_set():
+            seen.add(_portal.call(providers[2].read_file, instance_id, path))
+
+    writers = [threading.Thread(target=write, args=(n,)) for n in range(2)]
+    reader = threading.Thread(target=read)
+    for thread in [reader, *writers]:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    done.set()
+    reader.join()
+    seen.add(_portal.call(providers[2].read_file, instance_id, path))
+    return {describe(data, payloads) for data in seen}
+
+
+def describe(data: bytes, payloads: list[bytes]) -> str:
+    """``payload 0``/``payload 1``, or what a mix looks like (first and last byte, length)."""
+    if data in payloads:
+        return f"payload {payloads.index(data)}"
+    return f"mixed {data[:1]!r}..{data[-1:]!r} of {len(data)} bytes"
+
+
+def test_local_concurrent_writes_never_mix(local: Instance) -> None:
+    provider, instance_id = local
+    seen = race_writers([provider] * 3, instance_id, "shared.bin")
+    assert seen <= {"payload 0", "payload 1"}, f"a reader saw a mix: {seen}"
+
+
+def test_local_write_keeps_the_mode_of_the_file_it_replaces(local: Instance) -> None:
+    provider, instance_id = local
+    run(local, "printf old > tool.sh && chmod 750 tool.sh")
+    _portal.call(provider.write_file, instance_id, "tool.sh", b"new")
+    result = _portal.call(provider.execute, instance_id, "stat -c %a tool.sh; ls -a")
+    assert result.stdout.split()[0] == "750"
+    assert "praisonai-" not in result.stdout, "a temporary file was left behind"
+
+
+@pytest.mark.docker
+def test_docker_concurrent_writes_never_mix(docker_instance: Instance) -> None:
+    from praisonai.compute.providers.docker import DockerCompute
+
+    _, instance_id = docker_instance
+    # one provider per party: each has its own channel, so its own helper in the container
+    providers: list[ComputeProvider] = [DockerCompute() for _ in range(3)]
+    seen = race_writers(providers, instance_id, "/tmp/shared.bin")
+    assert seen <= {"payload 0", "payload 1"}, f"a reader saw a mix: {seen}"
+    run(docker_instance, "printf old > /tmp/tool.sh && chmod 750 /tmp/tool.sh")
+    _portal.call(providers[0].write_file, instance_id, "/tmp/tool.sh", b"new")
+    result = _portal.call(providers[0].execute, instance_id, "stat -c %a /tmp/tool.sh; ls -a /tmp")
+    assert result.stdout.split()[0] == "750"
+    assert "praisonai-" not in result.stdout, "a temporary file was left behind"
