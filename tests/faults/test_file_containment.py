@@ -4,7 +4,9 @@ local under bubblewrap, docker)."""
 
 from __future__ import annotations
 
+import io
 import os
+import tarfile
 import threading
 import time
 from collections.abc import Iterator
@@ -15,6 +17,7 @@ from kit import Instance, provisioned
 
 from praisonai import _portal
 from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
+from praisonai.compute import _tar
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.providers.local import LocalCompute
 
@@ -126,7 +129,49 @@ def test_docker_download_refuses_links_out_of_the_tree(
         _portal.call(provider.download_file, instance_id, "/tmp/t", out)
     assert "tarfile" not in str(caught.value) and "\n" not in str(caught.value)
     assert not out.exists(), "a refused download left a partial tree"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["deep"]
+    assert list(tmp_path.iterdir()) == [], "a refused download wrote something"
+
+
+def member(
+    name: str, kind: bytes = tarfile.REGTYPE, link: str = "", data: bytes = b"x"
+) -> tuple[tarfile.TarInfo, bytes]:
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname, info.size = kind, link, len(data) if kind == tarfile.REGTYPE else 0
+    return info, data
+
+
+#: archives an instance could hand us (a provider that runs `tar` inside it trusts that `tar`)
+HOSTILE_TARS = {
+    "a member climbing out": [member("t", tarfile.DIRTYPE), member("t/../../escaped")],
+    "an absolute member": [member("t", tarfile.DIRTYPE), member("/tmp/escaped")],
+    "a write through a link": [
+        member("t", tarfile.DIRTYPE),
+        member("t/l", tarfile.SYMTYPE, "."),
+        member("t/l/escaped"),
+    ],
+    "a link chain out": [
+        member("t", tarfile.DIRTYPE),
+        member("t/a", tarfile.SYMTYPE, "."),
+        member("t/b", tarfile.SYMTYPE, "a/.."),
+    ],
+    "a hard link to a host file": [
+        member("t", tarfile.DIRTYPE),
+        member("t/h", tarfile.LNKTYPE, "/etc/passwd"),
+    ],
+}
+
+
+@pytest.mark.parametrize("case", HOSTILE_TARS)
+def test_a_hostile_archive_is_refused_before_anything_is_written(tmp_path: Path, case: str) -> None:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        for info, data in HOSTILE_TARS[case]:
+            tar.addfile(info, io.BytesIO(data) if info.isreg() else None)
+    out = tmp_path / "a" / "out"
+    with pytest.raises(PathOutsideWorkspaceError, match="refused") as caught:
+        _tar.unpack_to([buffer.getvalue()], out, "/workspace/t")
+    assert "\n" not in str(caught.value)
+    assert list(tmp_path.iterdir()) == [], f"{case}: something was written"
 
 
 # ---- two writers and a reader ------------------------------------------------------------------

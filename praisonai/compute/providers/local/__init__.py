@@ -37,7 +37,6 @@ from pydantic import field_validator
 
 from praisonai._errors import (
     InstanceNotFoundError,
-    PathNotFoundError,
     PathOutsideWorkspaceError,
     ProviderUnavailableError,
 )

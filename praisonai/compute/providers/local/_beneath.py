@@ -10,6 +10,7 @@ those pointing inside it (the instance controls them, so following one is never 
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -79,10 +80,8 @@ def open_dir(dir_fd: int, parts: list[str], shown: str, *, create: bool = False)
     current = os.dup(dir_fd)
     try:
         for name in parts:
-            try:
+            with contextlib.suppress(FileExistsError):  # a directory, or a link the open refuses
                 os.mkdir(name, 0o777, dir_fd=current)
-            except FileExistsError:
-                pass  # a directory already, or a link the open below refuses
             following = open_beneath(current, [name], os.O_RDONLY | os.O_DIRECTORY, shown)
             os.close(current)
             current = following

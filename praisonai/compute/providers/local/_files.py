@@ -21,6 +21,7 @@ from typing import BinaryIO
 
 from praisonai import _limits
 from praisonai._errors import ConfigError, PathNotFoundError, PathOutsideWorkspaceError
+from praisonai.compute._tar import link_stays_inside
 from praisonai.compute.providers.local._beneath import open_beneath, open_dir, opened
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -72,7 +73,7 @@ def upload(local: Path, workspace: Path, parts: list[str], shown: str) -> None:
     with opened(workspace_fd(workspace)) as root:
         if not local.is_dir():
             with local.open("rb") as source:
-                _write_into(root, parts, shown, lambda out: shutil.copyfileobj(source, out, _CHUNK))
+                _write_into(root, parts, shown, _copier(source))
             return
         with opened(open_dir(root, parts, shown, create=True)) as target:
             _upload_tree(local, target, shown)
@@ -97,8 +98,24 @@ def download(workspace: Path, parts: list[str], local: Path, shown: str) -> None
                 _copy_file(source, target, local.name, local.name)
             return
         local.mkdir(parents=True, exist_ok=True)
+        links: dict[str, str] = {}
         with opened(os.open(local, _DIR)) as target:
-            _download_tree(source, target, "", shown)
+            _download_tree(source, target, "", links)
+    _refuse_links_out(local, links, shown)
+
+
+def _refuse_links_out(local: Path, links: dict[str, str], shown: str) -> None:
+    """Remove the copied links that lead out of the tree (judged once all are known: one link
+    can make another leave), and refuse the download if there were any."""
+    out = [where for where, pointed in links.items() if not link_stays_inside(where, pointed, links.keys())]
+    for where in out:
+        (local / where).unlink()  # our own copy: its directories are real ones we made
+    if out:
+        raise PathOutsideWorkspaceError(
+            f"{shown}/{out[0]} is a symbolic link out of the downloaded tree (to {links[out[0]]}); "
+            "download refuses it (not copied): remove or replace the link in the instance",
+            op="download",
+        )
 
 
 # ---- the pieces ----------------------------------------------------------------------------
@@ -163,40 +180,39 @@ def _upload_tree(local: Path, target: int, shown: str) -> None:
                 _upload_tree(entry, sub, shown)
         else:
             with entry.open("rb") as source:
-                _write_into(
-                    target, [entry.name], shown, lambda out, s=source: shutil.copyfileobj(s, out, _CHUNK)
-                )
+                _write_into(target, [entry.name], shown, _copier(source))
 
 
-def _download_tree(source: int, target: int, below: str, shown: str) -> None:
-    """Copy the directory ``source`` into ``target``; ``below`` is where it is in the copied tree."""
+def _download_tree(source: int, target: int, below: str, links: dict[str, str]) -> None:
+    """Copy the directory ``source`` into ``target``; ``below`` is where it is in the copied
+    tree. Links are copied as links, and recorded in ``links`` for ``_refuse_links_out``."""
     for name in sorted(os.listdir(source)):
         info = os.stat(name, dir_fd=source, follow_symlinks=False)
         where = posixpath.join(below, name)
         if stat.S_ISLNK(info.st_mode):
-            pointed = os.readlink(name, dir_fd=source)
-            if pointed.startswith("/") or posixpath.normpath(posixpath.join(below, pointed)).startswith(".."):
-                raise PathOutsideWorkspaceError(
-                    f"{shown}/{where} is a symbolic link out of the downloaded tree (to {pointed}); "
-                    "download refuses it: remove or replace the link in the instance",
-                    op="download",
-                )
-            _replace_link(pointed, name, target)
+            links[where] = os.readlink(name, dir_fd=source)
+            _replace_link(links[where], name, target)
         elif stat.S_ISDIR(info.st_mode):
-            with opened(os.open(name, _DIR, dir_fd=source)) as sub_source:
-                with opened(open_dir(target, [name], where, create=True)) as sub_target:
-                    _download_tree(sub_source, sub_target, where, shown)
+            with (
+                opened(os.open(name, _DIR, dir_fd=source)) as sub_source,
+                opened(open_dir(target, [name], where, create=True)) as sub_target,
+            ):
+                _download_tree(sub_source, sub_target, where, links)
         elif stat.S_ISREG(info.st_mode):
-            with opened(
-                os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=source)
-            ) as fd:
+            flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+            with opened(os.open(name, flags, dir_fd=source)) as fd:
                 if stat.S_ISREG(os.fstat(fd).st_mode):  # swapped since the listing: skipped
                     _copy_file(fd, target, name, where)
 
 
 def _copy_file(source: int, target: int, name: str, shown: str) -> None:
     with open(source, "rb", closefd=False) as reader:
-        _write_into(target, [name], shown, lambda out: shutil.copyfileobj(reader, out, _CHUNK))
+        _write_into(target, [name], shown, _copier(reader))
+
+
+def _copier(reader: BinaryIO) -> Callable[[BinaryIO], object]:
+    """What ``_write_into`` calls to fill the new file from ``reader``."""
+    return lambda out: shutil.copyfileobj(reader, out, _CHUNK)
 
 
 def _replace_link(pointed: str, name: str, target: int) -> None:

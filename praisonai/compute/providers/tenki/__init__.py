@@ -314,7 +314,7 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
         if result.exit_code == 2:
             raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
         _check(result, "download", remote)
-        await anyio.to_thread.run_sync(_tar.unpack_to, [bytes(result.stdout)], local)
+        await anyio.to_thread.run_sync(_tar.unpack_to, [bytes(result.stdout)], local, remote)
 
 
 def _check(result: Any, op: str, path: str) -> None:
