@@ -105,10 +105,25 @@ def test_download_copies_inner_links_as_links_and_refuses_the_rest(
     with pytest.raises(PathOutsideWorkspaceError, match="symbolic link"):
         _portal.call(provider.download_file, instance_id, "top", tmp_path / "top")
     assert not (tmp_path / "top").exists()
-    run(local, f"ln -s {host_dir}/marker t/d/far")
+    for name, target in (("far", f"{host_dir}/marker"), ("chain", "a/..")):  # t/d/a -> . makes a/.. leave d
+        run(local, f"ln -sfn . t/d/a && ln -s {target} t/d/{name}")
+        again = tmp_path / f"again-{name}"
+        with pytest.raises(PathOutsideWorkspaceError, match="out of the downloaded tree"):
+            _portal.call(provider.download_file, instance_id, "t/d", again)
+        assert not os.path.lexists(again / name), "a link out of the tree was left on the host"
+        run(local, f"rm t/d/{name}")
+
+
+@pytest.mark.parametrize("target", ["/etc/passwd", "../../..", "a/.."])
+def test_ssh_download_refuses_links_out_of_the_tree(
+    ssh_instance: Instance, tmp_path: Path, target: str
+) -> None:
+    run(ssh_instance, f"rm -rf t && mkdir t && printf in > t/f && ln -s . t/a && ln -s {target} t/l")
+    provider, instance_id = ssh_instance
     with pytest.raises(PathOutsideWorkspaceError, match="out of the downloaded tree"):
-        _portal.call(provider.download_file, instance_id, "t", tmp_path / "again")
-    assert not (tmp_path / "again" / "d" / "far").exists()
+        _portal.call(provider.download_file, instance_id, "t", tmp_path / "out")
+    assert not os.path.lexists(tmp_path / "out" / "l")
+    assert (tmp_path / "out" / "f").read_bytes() == b"in"
 
 
 # ---- a tar made by the instance, extracted on the host -------------------------------------

@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from praisonai._errors import PathNotFoundError
+from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
+from praisonai.compute._tar import link_stays_inside
 from praisonai.compute.providers.ssh._link import HostLink
 
 if TYPE_CHECKING:
@@ -120,6 +121,9 @@ def upload(link: HostLink, local: Path, remote: str) -> None:
 
 
 def download(link: HostLink, remote: str, local: Path, shown: str) -> None:
+    """Copy the instance's file or tree to ``local``. Links in the tree are copied as links,
+    except those leading out of it: they are removed again and the download refused (links
+    are judged once all are known, as one link can make another leave the tree)."""
     with link.sftp() as sftp:
         try:
             info = sftp.stat(remote)
@@ -131,18 +135,34 @@ def download(link: HostLink, remote: str, local: Path, shown: str) -> None:
             local.parent.mkdir(parents=True, exist_ok=True)
             sftp.get(remote, str(local))
             return
-        _download_tree(sftp, remote, local)
+        links: dict[str, str] = {}
+        _download_tree(sftp, remote, local, "", links)
+    out = [where for where, pointed in links.items() if not link_stays_inside(where, pointed, links.keys())]
+    for where in out:
+        (local / where).unlink()  # our own copy: its directories are real ones we made
+    if out:
+        raise PathOutsideWorkspaceError(
+            f"{shown}/{out[0]} is a symbolic link out of the downloaded tree (to {links[out[0]]}); "
+            "download refuses it (not copied): remove or replace the link in the instance",
+            op="download",
+        )
 
 
-def _download_tree(sftp: paramiko.SFTPClient, remote: str, local: Path) -> None:
+def _download_tree(
+    sftp: paramiko.SFTPClient, remote: str, local: Path, below: str, links: dict[str, str]
+) -> None:
     local.mkdir(parents=True, exist_ok=True)
     for entry in sftp.listdir_attr(remote):
-        source, dest = posixpath.join(remote, entry.filename), local / entry.filename
+        name = entry.filename
+        if "/" in name or name in ("", ".", ".."):  # a name the server should never send
+            raise PathOutsideWorkspaceError(f"the SSH host listed an impossible name {name!r}", op="download")
+        source, dest, where = posixpath.join(remote, name), local / name, posixpath.join(below, name)
         mode = entry.st_mode or 0
         if stat.S_ISLNK(mode):
-            os.symlink(sftp.readlink(source) or "", dest)
+            links[where] = sftp.readlink(source) or ""
+            os.symlink(links[where], dest)
         elif stat.S_ISDIR(mode):
-            _download_tree(sftp, source, dest)
+            _download_tree(sftp, source, dest, where, links)
         else:
             sftp.get(source, str(dest))
 
