@@ -19,7 +19,7 @@ from praisonai import _portal
 from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
 from praisonai.compute import _tar
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.providers.local import LocalCompute
+from praisonai.compute.providers.local import LocalCompute, _beneath
 
 RACE_SECONDS = 4.0  # the old check-then-open lost a few hundred times in this long
 SECRET = b"HOST-SECRET"
@@ -61,7 +61,14 @@ def swapping(local: Instance, host_dir: Path) -> Iterator[Instance]:
         _portal.call(provider.kill_process, instance_id, process.process_id)
 
 
-def test_a_racing_link_swap_never_reaches_the_host(swapping: Instance, host_dir: Path) -> None:
+@pytest.mark.parametrize("resolver", ["openat2", "walk"])
+def test_a_racing_link_swap_never_reaches_the_host(
+    swapping: Instance, host_dir: Path, resolver: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both ways of opening beneath the workspace: openat2, and the O_NOFOLLOW walk of kernels
+    without it (forced here: this process's file API calls run in its own threads)."""
+    if resolver == "walk":
+        monkeypatch.setattr(_beneath, "_have_openat2", False)
     provider, instance_id = swapping
     refused = answered = 0
     deadline = time.monotonic() + RACE_SECONDS
@@ -77,6 +84,8 @@ def test_a_racing_link_swap_never_reaches_the_host(swapping: Instance, host_dir:
             refused += 1
     assert sorted(p.name for p in host_dir.iterdir()) == ["marker"], "write_file created a file on the host"
     assert answered and refused, "the race did not run both ways"  # the loop really swapped
+    if resolver == "openat2" and not _beneath._have_openat2:
+        pytest.skip("this kernel has no openat2: only the walk protects it (tested above)")
 
 
 def test_upload_never_follows_a_planted_link(local: Instance, host_dir: Path, tmp_path: Path) -> None:
