@@ -266,3 +266,14 @@ def test_docker_concurrent_writes_never_mix(docker_instance: Instance) -> None:
     result = _portal.call(providers[0].execute, instance_id, "stat -c %a /tmp/tool.sh; ls -a /tmp")
     assert result.stdout.split()[0] == "750"
     assert "praisonai-" not in result.stdout, "a temporary file was left behind"
+
+
+def test_ssh_concurrent_writes_never_mix(ssh_instance: Instance) -> None:
+    provider, instance_id = ssh_instance
+    seen = race_writers([provider] * 3, instance_id, "shared.bin")
+    assert seen <= {"payload 0", "payload 1"}, f"a reader saw a mix: {seen}"
+    run(ssh_instance, "printf old > tool.sh && chmod 750 tool.sh")
+    _portal.call(provider.write_file, instance_id, "tool.sh", b"new")
+    result = _portal.call(provider.execute, instance_id, "stat -c %a tool.sh; ls -a")
+    assert result.stdout.split()[0] == "750"
+    assert "praisonai-" not in result.stdout, "a temporary file was left behind"

@@ -6,12 +6,14 @@ Every function blocks (call it from a worker thread) and maps SFTP failures onto
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import posixpath
 import re
 import shlex
 import stat
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -87,18 +89,42 @@ def _write_private(sftp: paramiko.SFTPClient, path: str, data: bytes) -> None:
 
 
 def write(link: HostLink, path: str, data: bytes, shown: str) -> None:
-    """Write exactly ``data``; missing parents are made only when the first open says so."""
+    """Write exactly ``data`` to a new file beside ``path``, renamed over it (``posix-rename``),
+    so a reader sees the old or the new file, never a mix of two writers; a replaced file keeps
+    its mode. Missing parents are made only when the first open says so."""
+    name = f".{posixpath.basename(path)}.praisonai-{uuid.uuid4().hex[:12]}"
+    partial = posixpath.join(posixpath.dirname(path), name)
     with link.sftp() as sftp:
+        mode = _replaced_mode(sftp, path, shown)
         try:
-            f = sftp.open(path, "wb")
+            f = sftp.open(partial, "wbx")
         except FileNotFoundError:
             _makedirs(sftp, posixpath.dirname(path), shown)
-            f = sftp.open(path, "wb")
+            f = sftp.open(partial, "wbx")
         except OSError as exc:
             raise _refusal(sftp, path, shown, exc) from None
-        with f:
-            f.set_pipelined(True)
-            f.write(data)
+        try:
+            with f:
+                f.set_pipelined(True)
+                f.write(data)
+                if mode is not None:
+                    f.chmod(mode)
+            sftp.posix_rename(partial, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                sftp.remove(partial)
+            raise
+
+
+def _replaced_mode(sftp: paramiko.SFTPClient, path: str, shown: str) -> int | None:
+    """The permission bits of the regular file that ``path`` replaces (None: nothing to keep)."""
+    try:
+        mode = sftp.lstat(path).st_mode or 0
+    except (FileNotFoundError, PermissionError):
+        return None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{shown} is a directory")
+    return stat.S_IMODE(mode) if stat.S_ISREG(mode) else None
 
 
 def upload(link: HostLink, local: Path, remote: str) -> None:
