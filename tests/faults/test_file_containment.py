@@ -7,13 +7,12 @@ from __future__ import annotations
 import io
 import os
 import tarfile
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kit import Instance, provisioned
+from kit import Instance, provisioned, race_writers
 
 from praisonai import _portal
 from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
@@ -199,42 +198,6 @@ def test_a_hostile_archive_is_refused_before_anything_is_written(tmp_path: Path,
 
 
 # ---- two writers and a reader ------------------------------------------------------------------
-
-WRITES = 12
-
-
-def race_writers(providers: list[ComputeProvider], instance_id: str, path: str) -> set[str]:
-    """Two writers of different large payloads and a reader, concurrently: what the reader saw."""
-    payloads = [bytes([65 + n]) * (3 * 1024 * 1024) for n in range(2)]
-    _portal.call(providers[0].write_file, instance_id, path, payloads[0])
-    seen: set[bytes] = set()
-    done = threading.Event()
-
-    def write(n: int) -> None:
-        for _ in range(WRITES):
-            _portal.call(providers[n].write_file, instance_id, path, payloads[n])
-
-    def read() -> None:
-        while not done.is_set():
-            seen.add(_portal.call(providers[2].read_file, instance_id, path))
-
-    writers = [threading.Thread(target=write, args=(n,)) for n in range(2)]
-    reader = threading.Thread(target=read)
-    for thread in [reader, *writers]:
-        thread.start()
-    for thread in writers:
-        thread.join()
-    done.set()
-    reader.join()
-    seen.add(_portal.call(providers[2].read_file, instance_id, path))
-    return {describe(data, payloads) for data in seen}
-
-
-def describe(data: bytes, payloads: list[bytes]) -> str:
-    """``payload 0``/``payload 1``, or what a mix looks like (first and last byte, length)."""
-    if data in payloads:
-        return f"payload {payloads.index(data)}"
-    return f"mixed {data[:1]!r}..{data[-1:]!r} of {len(data)} bytes"
 
 
 def test_local_concurrent_writes_never_mix(local: Instance) -> None:
