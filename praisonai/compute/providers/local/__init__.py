@@ -291,11 +291,12 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         (``/workspace/...`` by default) are translated, so the same path works on every provider.
         Nothing is resolved here: ``_files`` opens the components without following a link.
         """
-        virtual = posixpath.normpath(inst.working_dir or "/workspace")
         wanted = posixpath.normpath(path) if path else "."
-        if wanted == virtual or wanted.startswith(virtual.rstrip("/") + "/"):
-            wanted = posixpath.relpath(wanted, virtual)
-        elif wanted.startswith("/"):
+        for root in (posixpath.normpath(inst.working_dir or "/workspace"), str(inst.workspace)):
+            if wanted == root or wanted.startswith(root.rstrip("/") + "/"):  # also the host's own path
+                wanted = posixpath.relpath(wanted, root)
+                break
+        if wanted.startswith("/"):
             raise PathOutsideWorkspaceError(f"{path} is outside the instance workspace", op="path")
         return relative_parts(wanted, path)
 
