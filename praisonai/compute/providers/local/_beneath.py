@@ -16,15 +16,16 @@ import errno
 import os
 import posixpath
 import stat
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
 from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
 
-_SYS_OPENAT2 = 437  # the same number on every Linux architecture
+_SYS_OPENAT2 = 437  # one number on every Linux architecture but alpha (which we do not run on)
 _RESOLVE_NO_MAGICLINKS, _RESOLVE_NO_SYMLINKS, _RESOLVE_BENEATH = 0x02, 0x04, 0x08
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_have_openat2: bool | None = None  # unknown until the first call
+_have_openat2: bool | None = None if sys.platform == "linux" else False  # None: unknown until the first call
 
 
 class _OpenHow(ctypes.Structure):
