@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import threading
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -53,3 +54,43 @@ def write_wheel(folder: Path, name: str, version: str, code: str) -> None:
         for path, data in files.items():
             wheel.writestr(path, data)
         wheel.writestr(f"{dist}/RECORD", record + f"{dist}/RECORD,,\n")
+
+
+def race_writers(
+    providers: list[ComputeProvider],
+    instance_id: str,
+    path: str,
+    writes: int = 12,
+    size: int = 3 * 1024 * 1024,
+) -> set[str]:
+    """Two writers of different large payloads and a reader, concurrently: what the reader saw."""
+    payloads = [bytes([65 + n]) * size for n in range(2)]
+    _portal.call(providers[0].write_file, instance_id, path, payloads[0])
+    seen: set[bytes] = set()
+    done = threading.Event()
+
+    def write(n: int) -> None:
+        for _ in range(writes):
+            _portal.call(providers[n].write_file, instance_id, path, payloads[n])
+
+    def read() -> None:
+        while not done.is_set():
+            seen.add(_portal.call(providers[2].read_file, instance_id, path))
+
+    writers = [threading.Thread(target=write, args=(n,)) for n in range(2)]
+    reader = threading.Thread(target=read)
+    for thread in [reader, *writers]:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    done.set()
+    reader.join()
+    seen.add(_portal.call(providers[2].read_file, instance_id, path))
+    return {describe(data, payloads) for data in seen}
+
+
+def describe(data: bytes, payloads: list[bytes]) -> str:
+    """``payload 0``/``payload 1``, or what a mix looks like (first and last byte, length)."""
+    if data in payloads:
+        return f"payload {payloads.index(data)}"
+    return f"mixed {data[:1]!r}..{data[-1:]!r} of {len(data)} bytes"

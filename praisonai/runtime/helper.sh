@@ -1,5 +1,5 @@
 # shellcheck shell=sh
-# praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir, grep and readlink).
+# praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir, mv, grep and readlink).
 # Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE
 #
 # Requests arrive on stdin, one line of shell code each, calling a function below with
@@ -156,18 +156,31 @@ __p_signal() {  # nonce pgid signal: signal a process group (a session's shell a
 
 # files
 __p_write() {  # nonce path size, then SIZE bytes
+  # Written to a new file beside PATH, then renamed over it: a reader sees the old file or the new
+  # one, never a mix of two writers. A replaced file keeps its mode (where stat -c exists); a
+  # link at PATH is replaced, not written through.
   __p_d=${2%/*}
   [ -z "$__p_d" ] || [ -d "$__p_d" ] || mkdir -p -- "$__p_d" 2>/dev/null
-  if [ -e "$2" ] && [ ! -f "$2" ] && [ ! -d "$2" ]; then  # opening a FIFO would block the helper
-    head -c "$3" >/dev/null
-    __p_reply "$1" notfile
-  elif true 2>/dev/null >"$2"; then  # `true`, not `:`: a special builtin's failed redirection ends sh
-    # tee reads all SIZE bytes even when the disk fills up (head would stop at the failed write)
-    head -c "$3" | tee -- "$2" >/dev/null 2>&1 || { __p_reply "$1" nospace; return; }
-    __p_reply "$1" 0
-  else
+  __p_wn=$((${__p_wn:-0} + 1))
+  __p_t=$__p_d/.${2##*/}.praisonai-$$-$__p_wn
+  if [ -e "$2" ] && [ ! -f "$2" ]; then  # a directory, or a FIFO that would block the helper
     head -c "$3" >/dev/null  # consume the payload, or it would be read as requests
+    if [ -d "$2" ]; then __p_reply "$1" isdir; else __p_reply "$1" notfile; fi
+  elif { [ -e "$2" ] && [ ! -w "$2" ]; } || ! (set -C && true >"$__p_t") 2>/dev/null; then
+    head -c "$3" >/dev/null
     __p_reply "$1" "$(__p_why "$2" w)"
+  elif ! head -c "$3" | tee -- "$__p_t" >/dev/null 2>&1; then
+    # tee reads all SIZE bytes even when the disk fills up (head would stop at the failed write)
+    rm -f -- "$__p_t"
+    __p_reply "$1" nospace
+  else
+    if [ -f "$2" ] && __p_m=$(stat -c %a -- "$2" 2>/dev/null); then chmod "$__p_m" -- "$__p_t"; fi
+    if mv -f -- "$__p_t" "$2" 2>/dev/null; then
+      __p_reply "$1" 0
+    else
+      rm -f -- "$__p_t"
+      __p_reply "$1" "$(__p_why "$2" w)"
+    fi
   fi
 }
 __p_read() {  # nonce path [offset [limit]]

@@ -323,7 +323,7 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             with translated("download", instance_id=instance_id, path=remote):
                 tar = await sandbox.fs.download_file(archive)
                 await sandbox.fs.delete_file(archive)
-            await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local)
+            await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local, remote)
 
 
 def _allow_lists(cfg: ComputeConfig) -> dict[str, str]:

@@ -370,7 +370,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         if chunks is None:
             await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
             raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="read")
-        await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local)
+        await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local, remote)
 
     # ---- captures (see _capture) ----------------------------------------------------
 

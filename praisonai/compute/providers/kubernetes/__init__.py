@@ -374,7 +374,7 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
             tar = await self._channels.run(instance_id, lambda ch: ch.read_file(archive, 0, None))
         finally:
             await self._shell(instance_id, f"rm -f -- {q(archive)}", "download")
-        await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local)
+        await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local, remote)
 
 
 def _own_shell(argv: list[str]) -> list[str]:
