@@ -113,9 +113,15 @@ __p_kill() {  # nonce marker pid-file
   command eval '( __p_sweep "$2" "$3" & )' </dev/null >/dev/null 2>&1 || { __p_reply "$1" nofork; return; }
   __p_reply "$1" 0
 }
-__p_sweep() {
-  __p_root=
-  [ -s "$2" ] && read -r __p_root __p_helper <"$2"
+# killtree: the same, for a session's command line, known by its shell's pid (the shell runs the
+# rest of the line, so it goes too); done before the reply, so the caller answers after the kill.
+__p_killtree() {  # nonce marker pid
+  command eval '( __p_sweep "$2" "" "$3"; exit 0 )' </dev/null >/dev/null 2>&1 || { __p_reply "$1" nofork; return; }
+  __p_reply "$1" 0
+}
+__p_sweep() {  # marker pid-file [pid]: the tree's root is pid, else the pid file's first word
+  __p_root=${3-}
+  [ -n "$__p_root" ] || { [ -s "$2" ] && read -r __p_root __p_helper <"$2"; }
   __p_k=0
   while [ "$__p_k" -lt 20 ]; do
     __p_found=$(__p_tree "$__p_root"; grep -lF -- "PRAISONAI_EXEC_ID=$1" /proc/[0-9]*/environ 2>/dev/null)

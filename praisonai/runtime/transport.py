@@ -49,6 +49,11 @@ class Transport(ABC):
         """Signal the process's group from here if this side can (False: ask the helper)."""
         return False
 
+    def kill_all(self) -> bool:
+        """Kill the process and everything it started from here, if this side sees all of it
+        (a sandbox of its own), and return once they are gone; False: ask the helper. Blocking."""
+        return False
+
     @abstractmethod
     def alive(self) -> bool:
         """Ask out of band whether the process still runs (its pipes may outlive it)."""
