@@ -223,12 +223,16 @@ class LocalCompute(ChannelMixin, ComputeProvider):
 
     # ---- the exec channel (background processes and sessions) ------------------------------
 
-    def _transport(self, instance_id: str, argv: list[str]) -> ProcessTransport:
+    def _session_transport(self, instance_id: str, argv: list[str]) -> ProcessTransport:
+        # a session's commands die with this process; the helper's background processes do not
+        return self._transport(instance_id, argv, die_with_owner=True)
+
+    def _transport(self, instance_id: str, argv: list[str], *, die_with_owner: bool = False) -> ProcessTransport:
         inst = self._load(instance_id)
         if inst.isolate:  # no --new-session: the transport is a session already, with no tty
             argv = [*_bwrap_argv(inst, inst.working_dir, new_session=False), *argv]
         kind = SandboxedProcessTransport if inst.isolate else ProcessTransport
-        transport = kind(argv, env=_base_env(inst), cwd=str(inst.workspace))
+        transport = kind(argv, env=_base_env(inst), cwd=str(inst.workspace), die_with_owner=die_with_owner)
         (inst.root / "pgids" / str(transport.process.pid)).touch()  # shutdown kills its group
         return transport
 
