@@ -16,8 +16,8 @@
 # <pid namespace>" while an exec runs (busy while both live: a job whose helper died no longer
 # counts), and once it ends a second line "done <exit-code> <flags>" (written before the notice).
 # A job outlives its helper's death: its .p lets a client on a new channel recover the result
-# (__p_fate); a job still running when its helper died is stopped by the next helper, which marks
-# it SPOOL/x/<id>.k (killed).
+# (__p_fate); a job still running when its helper's input ends is stopped by the helper, and one
+# still running when its helper died by the next helper; either marks it SPOOL/x/<id>.k (killed).
 __p_nl='
 '
 __p_s=$1
@@ -104,6 +104,16 @@ __p_orphans() {  # stop the jobs of helpers that died while the jobs ran: nobody
     if [ -d "/proc/$__p_h" ] && grep -qF praisonai-helper "/proc/$__p_h/cmdline" 2>/dev/null; then continue; fi
     true 2>/dev/null >"$__p_x.k"
     ( __p_sweep "${__p_x##*/}" "$__p_f" & ) </dev/null >/dev/null 2>&1
+  done
+}
+__p_hangup() {  # our input ended (the client died or let go): nobody can wait for our jobs now
+  for __p_f in "$__p_s"/x/*.p; do
+    __p_x=${__p_f%.p}
+    [ -e "$__p_x.k" ] || [ ! -f "$__p_f" ] && continue
+    __p_result
+    { [ "$__p_d" != "done" ] && [ "$__p_h" = "$$" ] && [ "$__p_n" = "$__p_ns" ]; } || continue
+    true 2>/dev/null >"$__p_x.k"  # a client that reconnects is told it was killed: it may have run
+    ( __p_sweep "${__p_x##*/}" "$__p_f" ) </dev/null >/dev/null 2>&1
   done
 }
 
@@ -289,3 +299,4 @@ while IFS= read -r __p_line; do
   true 2>/dev/null >"$__p_s/alive" || { __p_spool && true 2>/dev/null >"$__p_s/alive"; }
   eval "$__p_line"
 done
+__p_hangup
