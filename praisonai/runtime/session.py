@@ -24,7 +24,6 @@ in the instance holds (see session.sh): nothing a command prints — ``set``, ``
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import secrets
 import signal
@@ -41,6 +40,7 @@ from praisonai import _limits
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError
 from praisonai._output import OutputBuffer
 from praisonai._types import TIMEOUT_EXIT_CODE, SessionResult
+from praisonai.runtime._turns import Turns
 from praisonai.runtime._waiter import Waiter
 from praisonai.runtime._wire import PendingReply, ReplyParser, quote
 from praisonai.runtime.transport import Transport
@@ -117,48 +117,6 @@ class _Run:
         return taken
 
 
-class _Turns:
-    """Turns at the shell, first come first served, for callers on any thread or event loop."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._waiting: collections.deque[Waiter] = collections.deque()
-        self._taken = False
-
-    async def take(self, timeout: float | None) -> bool:
-        """Wait for the turn; False when ``timeout`` passed first (then nothing is held)."""
-        with self._lock:
-            if not self._taken:
-                self._taken = True
-                return True
-            waiter = Waiter()
-            self._waiting.append(waiter)
-        try:
-            with anyio.move_on_after(timeout):
-                await waiter.wait()
-                return True
-        except BaseException:
-            self._withdraw(waiter)
-            raise
-        self._withdraw(waiter)
-        return False
-
-    def give_back(self) -> None:
-        """Hand the turn to the longest waiter, or free it."""
-        with self._lock:
-            if self._waiting:
-                self._waiting.popleft().resolve(None)  # the turn stays taken: it passes on
-            else:
-                self._taken = False
-
-    def _withdraw(self, waiter: Waiter) -> None:
-        with self._lock:
-            if waiter in self._waiting:
-                self._waiting.remove(waiter)
-                return
-        self.give_back()  # it was handed to this waiter meanwhile: pass it on
-
-
 class ShellSession:
     """A persistent shell in one instance. Open through ``Sandbox.session()``."""
 
@@ -186,7 +144,7 @@ class ShellSession:
         # transport whose send returns after the reply (E2B: an HTTP round trip), a command fed
         # by send() can end, and a queued run() take the shell, before the caller calls read().
         self._held: _Run | None = None
-        self._turns = _Turns()
+        self._turns = Turns()
         self._stdout = ReplyParser()
         self._stderr = ReplyParser()
         self._ending = False

@@ -219,7 +219,13 @@ def test_the_next_process_of_the_home_restarts_a_missing_reaper(home: Path) -> N
 
 @pytest.mark.parametrize(
     ("kind", "how"),
-    [("local", "exec"), ("local", "session"), ("local-bwrap", "exec"), ("local-bwrap", "session"), ("ssh", "exec")],
+    [
+        ("local", "exec"),
+        ("local", "session"),
+        ("local-bwrap", "exec"),
+        ("local-bwrap", "session"),
+        ("ssh", "exec"),
+    ],
 )
 def test_a_call_whose_client_was_sigkilled_dies_with_it(
     home: Path, kind: str, how: str, request: pytest.FixtureRequest
@@ -245,7 +251,9 @@ def test_a_call_whose_client_was_sigkilled_dies_with_it(
         assert child.returncode == -signal.SIGKILL and instance_id, child.stderr
         _portal.call(provider.get_status, instance_id)  # what resume asks before it answers
         time.sleep(4)  # past the moment the call would have touched the file
-        assert not Path(str(workspace).format(instance_id), name).exists(), "the dead client's call ran on to its side effect"
+        assert not Path(str(workspace).format(instance_id), name).exists(), (
+            "the dead client's call ran on to its side effect"
+        )
         assert processes_running(marker) == []
     finally:
         _portal.call(provider.shutdown, instance_id)

@@ -9,7 +9,6 @@ import subprocess
 from pathlib import Path
 
 from praisonai._limits import KILL_GRACE_S
-
 from praisonai.runtime.transport import ProcessTransport
 
 # What an isolated command sees of the host, read-only. /etc is bound file by file so that
@@ -50,7 +49,6 @@ class SandboxedProcessTransport(ProcessTransport):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signum)
         return True
-
 
     def kill_all(self) -> bool:
         """Its own pid namespace holds everything it started: killing bubblewrap ends the
