@@ -339,9 +339,11 @@ class ShellSession:
         call answers (an interrupt would let the shell run the rest of the line, and leave what
         the line started with ``&``); the next command starts a fresh shell."""
         transport = self._transport
-        if transport is None or not await anyio.to_thread.run_sync(transport.kill_all):
-            await self._kill_tree(self._shell_pid, run.marker)
-        run.lose()
+        try:
+            if transport is None or not await anyio.to_thread.run_sync(transport.kill_all):
+                await self._kill_tree(self._shell_pid, run.marker)
+        finally:  # a kill that failed raises; the shell is not used again either way
+            run.lose()
 
 
 def _request(command: str, marker: str) -> bytes:

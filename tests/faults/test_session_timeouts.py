@@ -102,11 +102,16 @@ def test_an_idle_timeout_is_not_a_timeout_the_command_runs_on(instance: Instance
         _portal.call(provider.execute, instance_id, f"rm -f {name}")
 
 
-@pytest.mark.usefixtures("home", "bwrap_ok")
-def test_the_execute_command_tool_kills_its_timed_out_line() -> None:
+@pytest.mark.usefixtures("home")
+@pytest.mark.parametrize("isolate", [False, True], ids=["local", "local-bwrap"])
+def test_the_execute_command_tool_kills_its_timed_out_line(
+    isolate: bool, request: pytest.FixtureRequest
+) -> None:
     """The agents' tool (SharedCompute's sessions): its "timed out" answer comes after the kill."""
+    if isolate:
+        request.getfixturevalue("bwrap_ok")
     name = f"late-{uuid.uuid4().hex[:8]}"
-    with SharedCompute(compute=LocalCompute(isolate=True)) as shared:
+    with SharedCompute(compute=LocalCompute(isolate=isolate)) as shared:
         execute_command = shared.build_tools()[0]
         answer = execute_command(f"( sleep 3; touch {name}.bg ) & sleep 3; echo x > {name}", timeout=1)
         assert answer.startswith("Error (timed out after 1s)"), answer

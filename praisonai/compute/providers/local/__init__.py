@@ -12,8 +12,10 @@ On disk (``$PRAISONAI_HOME/local/<instance-id>/``): ``instance.json`` (mode 0600
 ``workspace/`` and ``pgids/`` — one empty file per running process group, so a shutdown from any
 process can kill what runs.
 
-An instance whose creating process died (SIGKILL, power cut) is shut down by the home's reaper
-process (``_home_reaper``) once its ``Lifetime`` says so (idle too long, or past its ttl).
+A command or session still running when its client process dies (SIGKILL included) dies with it
+(``runtime.owner``); background processes (``start``) live on. An instance whose creating process
+died is shut down by the home's reaper process (``_home_reaper``) once its ``Lifetime`` says so
+(idle too long, or past its ttl).
 """
 
 from __future__ import annotations
