@@ -225,6 +225,7 @@ def test_the_next_process_of_the_home_restarts_a_missing_reaper(home: Path) -> N
         ("local-bwrap", "exec"),
         ("local-bwrap", "session"),
         ("ssh", "exec"),
+        ("ssh", "session"),
     ],
 )
 def test_a_call_whose_client_was_sigkilled_dies_with_it(
