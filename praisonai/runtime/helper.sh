@@ -16,8 +16,8 @@
 # <pid namespace>" while an exec runs (busy while both live: a job whose helper died no longer
 # counts), and once it ends a second line "done <exit-code> <flags>" (written before the notice).
 # A job outlives its helper's death: its .p lets a client on a new channel recover the result
-# (__p_fate); a job still running when its helper died is stopped by the next helper, which marks
-# it SPOOL/x/<id>.k (killed).
+# (__p_fate); a job still running when its helper's input ends is stopped by the helper, and one
+# still running when its helper died by the next helper; either marks it SPOOL/x/<id>.k (killed).
 __p_nl='
 '
 __p_s=$1
@@ -106,6 +106,16 @@ __p_orphans() {  # stop the jobs of helpers that died while the jobs ran: nobody
     ( __p_sweep "${__p_x##*/}" "$__p_f" & ) </dev/null >/dev/null 2>&1
   done
 }
+__p_hangup() {  # our input ended (the client died or let go): nobody can wait for our jobs now
+  for __p_f in "$__p_s"/x/*.p; do
+    __p_x=${__p_f%.p}
+    [ -e "$__p_x.k" ] || [ ! -f "$__p_f" ] && continue
+    __p_result
+    { [ "$__p_d" != "done" ] && [ "$__p_h" = "$$" ] && [ "$__p_n" = "$__p_ns" ]; } || continue
+    true 2>/dev/null >"$__p_x.k"  # a client that reconnects is told it was killed: it may have run
+    ( __p_sweep "${__p_x##*/}" "$__p_f" ) </dev/null >/dev/null 2>&1
+  done
+}
 
 # kill: the job's process, its descendants, and every process whose environment carries its
 # marker (however deep or detached, setsid included); repeated while forks race the sweep.
@@ -113,9 +123,15 @@ __p_kill() {  # nonce marker pid-file
   command eval '( __p_sweep "$2" "$3" & )' </dev/null >/dev/null 2>&1 || { __p_reply "$1" nofork; return; }
   __p_reply "$1" 0
 }
-__p_sweep() {
-  __p_root=
-  [ -s "$2" ] && read -r __p_root __p_helper <"$2"
+# killtree: the same, for a session's command line, known by its shell's pid (the shell runs the
+# rest of the line, so it goes too); done before the reply, so the caller answers after the kill.
+__p_killtree() {  # nonce marker pid
+  command eval '( __p_sweep "$2" "" "$3"; exit 0 )' </dev/null >/dev/null 2>&1 || { __p_reply "$1" nofork; return; }
+  __p_reply "$1" 0
+}
+__p_sweep() {  # marker pid-file [pid]: the tree's root is pid, else the pid file's first word
+  __p_root=${3-}
+  [ -n "$__p_root" ] || { [ -s "$2" ] && read -r __p_root __p_helper <"$2"; }
   __p_k=0
   while [ "$__p_k" -lt 20 ]; do
     __p_found=$(__p_tree "$__p_root"; grep -lF -- "PRAISONAI_EXEC_ID=$1" /proc/[0-9]*/environ 2>/dev/null)
@@ -296,3 +312,4 @@ while IFS= read -r __p_line; do
   true 2>/dev/null >"$__p_s/alive" || { __p_spool && true 2>/dev/null >"$__p_s/alive"; }
   eval "$__p_line"
 done
+__p_hangup

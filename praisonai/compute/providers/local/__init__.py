@@ -12,8 +12,10 @@ On disk (``$PRAISONAI_HOME/local/<instance-id>/``): ``instance.json`` (mode 0600
 ``workspace/`` and ``pgids/`` — one empty file per running process group, so a shutdown from any
 process can kill what runs.
 
-An instance whose creating process died (SIGKILL, power cut) is shut down by the home's reaper
-process (``_home_reaper``) once its ``Lifetime`` says so (idle too long, or past its ttl).
+A command or session still running when its client process dies (SIGKILL included) dies with it
+(``runtime.owner``); background processes (``start``) live on. An instance whose creating process
+died is shut down by the home's reaper process (``_home_reaper``) once its ``Lifetime`` says so
+(idle too long, or past its ttl).
 """
 
 from __future__ import annotations
@@ -228,12 +230,18 @@ class LocalCompute(ChannelMixin, ComputeProvider):
 
     # ---- the exec channel (background processes and sessions) ------------------------------
 
-    def _transport(self, instance_id: str, argv: list[str]) -> ProcessTransport:
+    def _session_transport(self, instance_id: str, argv: list[str]) -> ProcessTransport:
+        # a session's commands die with this process; the helper's background processes do not
+        return self._transport(instance_id, argv, die_with_owner=True)
+
+    def _transport(
+        self, instance_id: str, argv: list[str], *, die_with_owner: bool = False
+    ) -> ProcessTransport:
         inst = self._load(instance_id)
         if inst.isolate:  # no --new-session: the transport is a session already, with no tty
             argv = [*_bwrap_argv(inst, inst.working_dir, new_session=False), *argv]
         kind = SandboxedProcessTransport if inst.isolate else ProcessTransport
-        transport = kind(argv, env=_base_env(inst), cwd=str(inst.workspace))
+        transport = kind(argv, env=_base_env(inst), cwd=str(inst.workspace), die_with_owner=die_with_owner)
         (inst.root / "pgids" / str(transport.process.pid)).touch()  # shutdown kills its group
         return transport
 

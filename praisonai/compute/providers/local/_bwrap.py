@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
+from praisonai._limits import KILL_GRACE_S
 from praisonai.runtime.transport import ProcessTransport
 
 # What an isolated command sees of the host, read-only. /etc is bound file by file so that
@@ -75,6 +77,15 @@ class SandboxedProcessTransport(ProcessTransport):
         for pid in _group_members(self.process.pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signum)
+        return True
+
+    def kill_all(self) -> bool:
+        """Its own pid namespace holds everything it started: killing bubblewrap ends the
+        namespace's init (``--die-with-parent``), and the kernel kills the rest with it."""
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(KILL_GRACE_S)
         return True
 
 
