@@ -6,15 +6,19 @@
 # arguments the client has quoted; __p_write is followed by exactly SIZE raw bytes.
 # Every request gets one reply on stdout: optional body bytes, then "<nonce> <status>\n".
 # Finished jobs are announced on stderr as single short lines (atomic pipe writes):
-#   D <id> <exit-code> <flags>    flags: 1 = stdout not empty, 2 = stderr not empty, 4 = the spool
-#                                 is full or was deleted (output may be lost); summed. A word for
-#                                 the code says why the job could not start (nocwd).
+#   D <id> <exit-code> <flags> <secret>
+#        flags: 1 = stdout not empty, 2 = stderr not empty, 4 = the spool is full or was deleted
+#        (output may be lost); summed. A word for the code says why the job could not start (nocwd).
+#        secret: the job's own, sent with its request; commands never see it (not in their env,
+#        argv or files, and unset in the subshell that runs them), so a line a command writes to
+#        our stderr (/proc/<pid>/fd/2) cannot end its call or another's: the client drops it.
 # Exec output is spooled under SPOOL/x, background processes under SPOOL/bg/<id>, so output is
 # never interleaved on the channel and a background process can be found again by id.
 # Activity, for an instance that stops itself when idle (docker's watchdog.sh), costs no fork:
 # SPOOL/alive is created per request read, and SPOOL/x/<id>.p holds "<command pid> <helper pid>
 # <pid namespace>" while an exec runs (busy while both live: a job whose helper died no longer
-# counts), and once it ends a second line "done <exit-code> <flags>" (written before the notice).
+# counts), and once it ends a second line "done <exit-code> <flags> <secret>" (written before the
+# notice); a client recovering the result accepts the line only with the job's secret.
 # A job outlives its helper's death: its .p lets a client on a new channel recover the result
 # (__p_fate); a job still running when its helper's input ends is stopped by the helper, and one
 # still running when its helper died by the next helper; either marks it SPOOL/x/<id>.k (killed).
@@ -45,7 +49,7 @@ __p_jobs=0
 # exec: run a command in a background job; its end is announced on stderr. The command runs
 # in a subshell (no exec: about 1 ms less per command) that carries PRAISONAI_EXEC_ID=<id>
 # into every program it starts; the subshell's pid is recorded for the kill sweep.
-__p_exec() {  # nonce id cwd stdin-file command [NAME=value...]
+__p_exec() {  # nonce id cwd stdin-file secret command [NAME=value...]
   if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
   [ -d "$__p_s/x" ] || __p_spool || { __p_reply "$1" nospool; return; }
   command eval '__p_job "$@" &' || { __p_reply "$1" nofork; return; }
@@ -55,9 +59,9 @@ __p_exec() {  # nonce id cwd stdin-file command [NAME=value...]
 }
 __p_job() {
   exec </dev/null >/dev/null
-  __p_x=$__p_s/x/$2 __p_i=$2 __p_in=${4:-/dev/null} __p_c=$5
-  cd -- "$3" || { echo "D $__p_i nocwd 0" >&2; exit; }
-  shift 5
+  __p_x=$__p_s/x/$2 __p_i=$2 __p_in=${4:-/dev/null} __p_k=$5 __p_c=$6
+  cd -- "$3" || { echo "D $__p_i nocwd 0 $__p_k" >&2; exit; }
+  shift 6
   PATH=$__p_path
   # shellcheck disable=SC2163 # "$@" is NAME=value words: export each, with its value
   [ $# -eq 0 ] || export "$@"
@@ -67,7 +71,9 @@ __p_job() {
   # "<command pid> <helper pid> <pid namespace>", then "done <exit-code> <flags>" on a second line.
   __p_f=0  # a spool too full for a few bytes has lost the output too (sh says why on stderr)
   command exec 3>"$__p_x.p" || __p_f=4  # `command`: a failed redirection must not end the job
-  ( set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &
+  # the command must not find the secret: not in a variable (`set` prints them all), nor in the
+  # request line it came in
+  ( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &
   echo "$! $$ $__p_ns" >&3 || __p_f=4  # in a subshell $$ is still the helper's pid
   wait $!
   __p_r=$?
@@ -75,24 +81,27 @@ __p_job() {
   [ -s "$__p_x.e" ] && __p_f=$((__p_f | 2))
   [ -e "$__p_x.o" ] && [ -e "$__p_x.e" ] || __p_f=$((__p_f | 4))  # not created, or deleted
   # the result stays in the spool (the same file: no new one per job) for a client on a new channel
-  echo "done $__p_r $__p_f" >&3 || __p_f=$((__p_f | 4))
-  echo "D $__p_i $__p_r $__p_f" >&2
+  echo "done $__p_r $__p_f $__p_k" >&3 || __p_f=$((__p_f | 4))
+  echo "D $__p_i $__p_r $__p_f $__p_k" >&2
 }
-__p_fate() {  # nonce id: what became of a job whose channel closed (done <code> <flags>, ...)
+__p_fate() {  # nonce id secret: what became of a job whose channel closed (done <code> <flags>, ...)
   __p_x=$__p_s/x/$2
-  __p_result
+  __p_result "$3"
   if [ -e "$__p_x.k" ]; then __p_reply "$1" killed
   elif [ "$__p_d" = "done" ]; then __p_reply "$1" "done $__p_dc $__p_df"
   elif [ -n "$__p_c" ] && [ -d "/proc/$__p_c" ]; then __p_reply "$1" running
   else
-    __p_result  # it may have ended just now
+    __p_result "$3"  # it may have ended just now
     if [ "$__p_d" = "done" ]; then __p_reply "$1" "done $__p_dc $__p_df"; else __p_reply "$1" unknown; fi
   fi
 }
-__p_result() {  # __p_x.p's two lines: __p_c __p_h __p_n (pids), then __p_d(=done) __p_dc __p_df
-  __p_c='' __p_h='' __p_n='' __p_d='' __p_dc='' __p_df=''
+# __p_x.p's two lines: __p_c __p_h __p_n (pids), then __p_d(=done) __p_dc __p_df; with a secret, a
+# done line without it (a command can write the spool: it runs as our user) counts as not done
+__p_result() {  # [secret]
+  __p_c='' __p_h='' __p_n='' __p_d='' __p_dc='' __p_df='' __p_dk=''
   [ -s "$__p_x.p" ] || return 0
-  { read -r __p_c __p_h __p_n; read -r __p_d __p_dc __p_df; } 2>/dev/null <"$__p_x.p"
+  { read -r __p_c __p_h __p_n; read -r __p_d __p_dc __p_df __p_dk; } 2>/dev/null <"$__p_x.p"
+  [ -z "$1" ] || [ "$__p_dk" = "$1" ] || __p_d=''
 }
 __p_orphans() {  # stop the jobs of helpers that died while the jobs ran: nobody waits for them
   for __p_f in "$__p_s"/x/*.p; do

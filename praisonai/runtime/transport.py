@@ -113,8 +113,11 @@ class ProcessTransport(Transport):
         assert self.process.stdin is not None
         view = memoryview(data)
         with self._lock:
-            while view:  # a raw pipe write may be partial
-                view = view[self.process.stdin.write(view) or 0 :]
+            try:
+                while view:  # a raw pipe write may be partial
+                    view = view[self.process.stdin.write(view) or 0 :]
+            except ValueError as exc:  # close() ran: the pipe is as gone as a broken one
+                raise BrokenPipeError("the helper's stdin is closed") from exc
 
     def signal_group(self, signum: int) -> bool:
         with contextlib.suppress(ProcessLookupError, PermissionError):
