@@ -103,12 +103,15 @@ __p_result() {  # [secret]
   { read -r __p_c __p_h __p_n; read -r __p_d __p_dc __p_df __p_dk; } 2>/dev/null <"$__p_x.p"
   [ -z "$1" ] || [ "$__p_dk" = "$1" ] || __p_d=''
 }
+# a job counts as unfinished while its command runs, whatever its record says: a command can
+# write a "done" line into its own record to escape the sweeps below
+__p_unfinished() { [ "$__p_d" != "done" ] || { [ -n "$__p_c" ] && [ -d "/proc/$__p_c" ]; }; }
 __p_orphans() {  # stop the jobs of helpers that died while the jobs ran: nobody waits for them
   for __p_f in "$__p_s"/x/*.p; do
     __p_x=${__p_f%.p}
     [ -e "$__p_x.k" ] || [ ! -f "$__p_f" ] && continue
     __p_result
-    { [ "$__p_d" != "done" ] && [ -n "$__p_h" ]; } || continue
+    { __p_unfinished && [ -n "$__p_h" ]; } || continue
     [ "$__p_n" = "$__p_ns" ] || continue  # another pid namespace's: not ours to judge
     if [ -d "/proc/$__p_h" ] && grep -qF praisonai-helper "/proc/$__p_h/cmdline" 2>/dev/null; then continue; fi
     true 2>/dev/null >"$__p_x.k"
@@ -120,7 +123,7 @@ __p_hangup() {  # our input ended (the client died or let go): nobody can wait f
     __p_x=${__p_f%.p}
     [ -e "$__p_x.k" ] || [ ! -f "$__p_f" ] && continue
     __p_result
-    { [ "$__p_d" != "done" ] && [ "$__p_h" = "$$" ] && [ "$__p_n" = "$__p_ns" ]; } || continue
+    { __p_unfinished && [ "$__p_h" = "$$" ] && [ "$__p_n" = "$__p_ns" ]; } || continue
     true 2>/dev/null >"$__p_x.k"  # a client that reconnects is told it was killed: it may have run
     ( __p_sweep "${__p_x##*/}" "$__p_f" ) </dev/null >/dev/null 2>&1
   done
