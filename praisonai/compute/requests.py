@@ -90,6 +90,7 @@ def _check_exec_args(command: object, cwd: object, env: object, max_output: obje
         )
     if any("\0" in p for p in parts):
         raise ConfigError("the command contains a NUL byte, which no shell can run", op="exec")
+    check_command_text(parts)
     if cwd is not None and (not isinstance(cwd, str) or "\0" in cwd or not cwd):
         raise ConfigError(f"cwd must be a non-empty path without NUL bytes, not {cwd!r:.80}", op="exec")
     if env is not None and not isinstance(env, Mapping):
@@ -101,6 +102,32 @@ def _check_exec_args(command: object, cwd: object, env: object, max_output: obje
         raise ConfigError(f"stdin must be bytes, text or None, not {type(stdin).__name__}", op="exec")
 
 
+def check_command_text(parts: Sequence[str]) -> None:
+    """Refuse a command that is not UTF-8 text. Arguments made of bytes that are not UTF-8 reach
+    Python as lone surrogates (``\\udcff`` for the byte 0xff); every provider's wire carries text,
+    so they are refused here, at once, rather than fail differently in each.
+
+    Raises:
+        ConfigError: one sentence naming the argument, the byte and what to do instead.
+    """
+    for position, part in enumerate(parts, 1):
+        try:
+            part.encode()
+        except UnicodeEncodeError as exc:
+            char = ord(part[exc.start])
+            byte = f"the byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"U+{char:04X}"
+            where = f"argument {position} of the command" if len(parts) > 1 else "the command"
+            raise ConfigError(
+                f"{where} is not UTF-8 text (it holds {byte}); commands must be UTF-8: write other "
+                f"bytes from inside the command, e.g. printf '\\{char - 0xDC00:03o}'",
+                op="exec",
+            ) from None
+
+
 def checked_env(env: Mapping[str, str]) -> Mapping[str, str]:
-    """``env`` validated as a config's env is (names, no NUL bytes), or ConfigError."""
-    return ComputeConfig.coerce({"env": dict(env)}).env
+    """``env`` validated as a config's env is (names; values without NUL bytes, UTF-8, within
+    Linux's sizes), or ConfigError."""
+    try:
+        return ComputeConfig.coerce({"env": dict(env)}).env
+    except ConfigError as exc:  # the rule is the config's; the words are this call's
+        raise ConfigError(str(exc).removeprefix("invalid compute config: "), op="exec") from None

@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from praisonai._errors import EnvironmentFileError
+from praisonai._errors import ConfigError, EnvironmentFileError
+from praisonai._files import read_regular_file
 from praisonai.sandbox._envmodel import MODELS, NETWORK_TAGS, EnvironmentDefinition, plain_message
 
 #: A larger file is refused unread: a definition is a few dozen lines.
@@ -82,8 +83,9 @@ def shown_path(path: Path) -> str:
 
 def _read(path: Path, shown: str) -> str:
     try:
-        with path.open("rb") as stream:
-            raw = stream.read(MAX_BYTES + 1)
+        raw = read_regular_file(path, "environment file", limit=MAX_BYTES)  # a FIFO would hang open()
+    except ConfigError as exc:  # a FIFO, device or directory, or too large: said in one sentence
+        raise EnvironmentFileError(path, [str(exc)]) from None
     except FileNotFoundError:
         raise EnvironmentFileError(path, [f"{shown}: no such file"]) from None
     except OSError as exc:
