@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from praisonai._errors import ChannelClosedError, InstanceNotFoundError, ProvisionError
+from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError, ProvisionError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
@@ -90,7 +90,7 @@ class ModalCompute(ChannelMixin, ComputeProvider):
     def unavailable_reason(self) -> str | None:
         try:
             _sdk.load()
-        except ImportError as exc:
+        except (ImportError, ConfigError) as exc:  # not installed, or its config unreadable
             return str(exc)
         return _sdk.credentials_reason()
 
