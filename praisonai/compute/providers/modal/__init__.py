@@ -87,6 +87,12 @@ class ModalCompute(ChannelMixin, ComputeProvider):
     def options(self) -> ModalOptions:
         return self._opts
 
+    def check_supported(self, cfg: ComputeConfig) -> None:
+        """Also load the SDK, so that an unreadable Modal config is refused before anything is
+        recorded or made (importing modal reads it)."""
+        super().check_supported(cfg)
+        _sdk.load()
+
     def unavailable_reason(self) -> str | None:
         try:
             _sdk.load()
