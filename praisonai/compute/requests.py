@@ -140,15 +140,15 @@ def checked_env(env: Mapping[str, str]) -> Mapping[str, str]:
 
 
 def check_instance_path(path: object, op: str, what: str = "path") -> None:
-    """Refuse a path in an instance that no file system there could hold: not a non-empty
-    string, a NUL byte, text that is not UTF-8, longer than Linux's PATH_MAX or with a name
+    """Refuse a path in an instance that no file system there could hold: not a string, a NUL
+    byte, text that is not UTF-8, longer than Linux's PATH_MAX or with a name
     longer than NAME_MAX (ENAMETOOLONG, said before any provider is asked).
 
     Raises:
         ConfigError: one sentence naming the path (cut short) and the limit.
     """
-    if not isinstance(path, str) or not path or "\0" in path:
-        raise ConfigError(f"a {what} must be a non-empty string without NUL bytes, not {path!r:.80}", op=op)
+    if not isinstance(path, str) or "\0" in path:  # "" is the working dir, as each provider reads it
+        raise ConfigError(f"a {what} must be a string without NUL bytes, not {path!r:.80}", op=op)
     try:
         encoded = path.encode()
     except UnicodeEncodeError:
