@@ -12,11 +12,17 @@ import errno
 import os
 import re
 import shlex
+import tarfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from praisonai import _limits
-from praisonai._errors import ConfigError, InvalidInstanceIdError, PathNotFoundError
+from praisonai._errors import (
+    ConfigError,
+    InvalidInstanceIdError,
+    PathNotFoundError,
+    PathOutsideWorkspaceError,
+)
 from praisonai._limits import check_timeout
 from praisonai._types import UNSET, ExecRequest, OutputSink, Unset
 from praisonai.compute.config import ComputeConfig
@@ -175,10 +181,17 @@ def checked_host_path(path: object, op: str, *, must_exist: bool = False) -> Pat
 
 @contextlib.contextmanager
 def host_path_errors(op: str, local: Path) -> Iterator[None]:
-    """A loop of symlinks or a name too long on this machine's side of a transfer, said as what
-    it is (the OS's own words name neither the operation nor what to do)."""
+    """A loop of symlinks or a name too long on this machine's side of a transfer, or an archive
+    entry the safety filter refused (an absolute link, a path out of the target), said as what it
+    is: the OS's and tarfile's own words name neither the operation nor what to do."""
     try:
         yield
+    except tarfile.FilterError as exc:  # the instance sent an entry that would land outside the target
+        raise PathOutsideWorkspaceError(
+            f"{op}: refused {exc.tarinfo.name!r} from the instance, which would land outside {local} "
+            f"({type(exc).__name__}); entries before it may have been written there",
+            op=op,
+        ) from exc
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise ConfigError(

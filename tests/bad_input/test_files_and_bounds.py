@@ -344,3 +344,16 @@ def test_an_environment_file_that_is_a_directory_or_device_is_one_sentence(tmp_p
             str(caught.value)
             == f"environment file {path} is {kind}, not a regular file; point it at a regular file"
         )
+
+
+def test_a_download_holding_an_absolute_link_is_one_sentence(docker_ok: None, tmp_path: Path) -> None:
+    """tarfile's ``AbsoluteLinkError`` reached the caller raw, after part of the tree was written."""
+    from praisonai._errors import PathOutsideWorkspaceError
+
+    with Sandbox.create("docker", environment=False) as sb:
+        sb.exec("mkdir -p d && echo x > d/a && ln -s /etc/passwd d/link")
+        with pytest.raises(PathOutsideWorkspaceError) as caught:
+            sb.download("d", str(tmp_path / "out"))
+    said = str(caught.value)
+    assert "link" in said and "\n" not in said and "Traceback" not in said, said
+    assert not (tmp_path / "out" / "link").is_symlink()
