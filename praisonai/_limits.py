@@ -56,7 +56,7 @@ BOUNDS: dict[str, tuple[float, float, str, bool]] = {
     "run_as_user": (0, 2**31 - 1, "", True),  # a uid
     "scheduled_timeout_s": (1, MAX_SECONDS, "seconds", False),
     "ready_timeout_s": (1, MAX_SECONDS, "seconds", False),
-    "renew_s": (1, 24 * 3600, "seconds", False),
+    "renew_s": (0.1, 24 * 3600, "seconds", False),
     "connect_timeout": (0.1, 3600, "seconds", False),
     "keepalive_s": (0, 3600, "seconds (0: off)", False),
     "keepalive_count": (1, 100, "probes", True),

@@ -265,7 +265,7 @@ BOUND_CASES: list[tuple[str, Callable[[], object], str]] = [
     ("ssh keepalive_count 0", lambda: _ssh(keepalive_count=0),
      "keepalive_count must be a whole number of probes"),
     ("daytona renew_s 0", lambda: _daytona(renew_s=0),
-     "renew_s must be a number of seconds from 1 to 86400, not 0"),
+     "renew_s must be a number of seconds from 0.1 to 86400, not 0"),
     ("cpu nan", lambda: _create(cpu=math.nan), "cpu must be a number of cores from 0.01 to 256, not nan"),
     ("memory_mb 1e15", lambda: _create(memory_mb=10**15), "memory_mb must be a whole number of MiB from 16"),
     ("disk_mb True", lambda: _create(disk_mb=True), "disk_mb must be a whole number of MiB from 64"),
@@ -357,3 +357,18 @@ def test_a_download_holding_an_absolute_link_is_one_sentence(docker_ok: None, tm
     said = str(caught.value)
     assert "link" in said and "\n" not in said and "Traceback" not in said, said
     assert not (tmp_path / "out" / "link").is_symlink()
+
+
+def test_an_ssh_key_file_that_is_a_fifo_is_one_sentence(sshd: Any, tmp_path: Path) -> None:
+    """paramiko opens the key itself: a FIFO blocked the connection forever."""
+    from praisonai._portal import call
+    from praisonai.compute.providers.ssh import SSHCompute
+
+    os.mkfifo(tmp_path / "key")
+    provider = SSHCompute(**sshd.connect_kwargs(key_file=str(tmp_path / "key")))
+    with pytest.raises(ConfigError) as caught:
+        call(provider.provision)
+    said = str(caught.value)
+    assert f"SSH key file {tmp_path}/key is a FIFO (named pipe), not a regular file" in said, said
+    assert "\n" not in said
+    # Not asserted here: the ledger row a failed ssh provision leaves is issue 26 item 15 (its own fix).

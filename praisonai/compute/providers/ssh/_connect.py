@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from praisonai._errors import AuthenticationError, ConfigError, HostKeyError, ProviderUnavailableError
+from praisonai._files import check_regular_file
 from praisonai.compute.options import bounded
 
 if TYPE_CHECKING:
@@ -245,7 +246,10 @@ def _load_key(path: Path, passphrase: str | None) -> Any:
     import paramiko
 
     try:
+        check_regular_file(path, "SSH key file")  # paramiko opens it itself: a FIFO would block forever
         return paramiko.PKey.from_path(path, passphrase)
+    except ConfigError:
+        raise
     except FileNotFoundError:
         raise ConfigError(f"SSH key file {path} does not exist", op="connect") from None
     except paramiko.PasswordRequiredException:
