@@ -104,6 +104,9 @@ def run(
     if environment is not None and no_environment:
         raise ConfigError("--environment and --no-environment exclude each other")
     seconds = check_timeout(timeout, "--timeout", none="0") or None  # 0 means no limit here
+    from praisonai.compute.requests import check_command_text
+
+    check_command_text(command)  # before an instance is made for a command that cannot run
     fields: dict[str, object] = {"env": _parse_env(env or [])}
     if image:
         fields["image"] = image

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import os
 import re
 from pathlib import Path
@@ -23,7 +24,8 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from praisonai._errors import EnvironmentFileError
+from praisonai._errors import ConfigError, EnvironmentFileError
+from praisonai._files import read_regular_file
 from praisonai.sandbox._envmodel import MODELS, NETWORK_TAGS, EnvironmentDefinition, plain_message
 
 #: A larger file is refused unread: a definition is a few dozen lines.
@@ -90,9 +92,13 @@ def shown_path(path: Path) -> str:
 
 def _read(path: Path, shown: str) -> str:
     try:
-        with path.open("rb") as stream:
-            _check_inside(path, shown, _opened(stream.fileno()))  # the file opened is the file checked
-            raw = stream.read(MAX_BYTES + 1)
+        # one open: a FIFO refused without hanging, and the file opened is the file checked
+        inside = functools.partial(_check_inside_opened, path, shown)
+        raw = read_regular_file(path, "environment file", limit=MAX_BYTES, on_open=inside)
+    except EnvironmentFileError:
+        raise
+    except ConfigError as exc:  # a FIFO, device or directory, or too large: said in one sentence
+        raise EnvironmentFileError(path, [str(exc)]) from None
     except FileNotFoundError:
         raise EnvironmentFileError(path, [f"{shown}: no such file"]) from None
     except OSError as exc:
@@ -129,6 +135,10 @@ def _check_inside(path: Path, shown: str, real: str | None) -> None:
             [f"{shown}: a link to a file outside {where} {root}, which is never read; "
              f"put the definition itself at {shown}"],
         )  # fmt: skip
+
+
+def _check_inside_opened(path: Path, shown: str, fd: int) -> None:
+    _check_inside(path, shown, _opened(fd))
 
 
 def _opened(fd: int) -> str | None:

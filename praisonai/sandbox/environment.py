@@ -87,7 +87,7 @@ def find_environment_file(start: str | os.PathLike[str] | None = None) -> Path |
     here = Path(start if start is not None else os.getcwd()).resolve()
     for directory in _search_path(here):
         candidate = directory / ENVIRONMENT_FILE
-        if candidate.is_file():
+        if candidate.exists() and not candidate.is_dir():  # a FIFO is found, and refused when read
             return candidate
     return None
 

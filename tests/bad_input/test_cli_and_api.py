@@ -150,7 +150,7 @@ CREATE_CASES: list[tuple[str, dict[str, Any], type[Exception], str]] = [
         ConfigError,
         "timeout: Extra inputs are not permitted",
     ),
-    ("negative cpu", {"compute": "local", "cpu": -1}, ConfigError, "cpu:"),
+    ("negative cpu", {"compute": "local", "cpu": -1}, ConfigError, "cpu must be a number of cores from 0.01"),
     (
         "field the provider lacks",
         {"compute": "local", "image": "x"},
