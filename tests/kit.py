@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import subprocess
 import threading
 import zipfile
 from collections.abc import Callable, Iterator
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonai import _portal
+from praisonai._ledger import Ledger, home_tag
 from praisonai.compute.base import ComputeProvider
 
 Instance = tuple[ComputeProvider, str]
@@ -26,6 +28,35 @@ def provisioned(provider: ComputeProvider) -> Iterator[Instance]:
         yield provider, info.instance_id
     finally:
         _portal.call(provider.shutdown, info.instance_id)
+
+
+def provider_named(kind: str, request: Any) -> ComputeProvider:
+    """A provider for the test parameter ``kind`` ("local", "local-bwrap", "docker" or "ssh"),
+    skipping (through the conftest fixtures ``docker_ok``, ``bwrap_ok``, ``sshd``) where the
+    service cannot run here. ``request`` is the test's ``pytest.FixtureRequest``."""
+    from praisonai.compute.providers.docker import DockerCompute
+    from praisonai.compute.providers.local import LocalCompute
+    from praisonai.compute.providers.ssh import SSHCompute
+
+    if kind == "docker":
+        request.getfixturevalue("docker_ok")
+        return DockerCompute()
+    if kind == "ssh":
+        return SSHCompute(**request.getfixturevalue("sshd").connect_kwargs())
+    if kind == "local-bwrap":
+        request.getfixturevalue("bwrap_ok")
+    return LocalCompute(isolate=kind == "local-bwrap")
+
+
+def left_behind(home: Path) -> list[str]:
+    """What a refused input must not leave: ledger rows, local instances, containers of this home."""
+    rows = [e.instance_id for e in Ledger.default().entries()]
+    local = sorted(p.name for p in (home / "local").glob("*")) if (home / "local").is_dir() else []
+    containers = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=praisonai.home={home_tag()}"],
+        capture_output=True, text=True, check=False,
+    ).stdout.split()  # fmt: skip
+    return rows + local + containers
 
 
 @dataclass

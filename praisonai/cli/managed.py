@@ -191,7 +191,7 @@ def _resumed_turn(
 
 def _check_text(prompt: str | None, title: str | None) -> None:
     """The prompt and the title, refused (exit 2) before anything is provisioned or stored."""
-    from praisonai.managed._text import check_prompt, line_problem
+    from praisonai.managed.text import check_prompt, line_problem
 
     check_prompt(prompt)
     why = None if title is None else line_problem(title)

@@ -7,7 +7,7 @@ import posixpath
 import tarfile
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from pathlib import Path
 
@@ -132,6 +132,21 @@ def link_stays_inside(link: str, target: str, links: AbstractSet[str]) -> bool:
         if index < len(steps) - 1 and "/".join(where) in links:
             return False
     return True
+
+
+def refuse_links_out(local: Path, links: Mapping[str, str], shown: str) -> None:
+    """For a tree copied link by link to ``local`` (``links``: each copied link's path below it
+    and its target): remove the links that lead out of the tree, judged once all are known (one
+    link can make another leave), and refuse the download if there were any."""
+    out = [where for where, pointed in links.items() if not link_stays_inside(where, pointed, links.keys())]
+    for where in out:
+        (local / where).unlink()  # our own copy: its directories are real ones we made
+    if out:
+        raise PathOutsideWorkspaceError(
+            f"{shown}/{out[0]} is a symbolic link out of the downloaded tree (to {links[out[0]]}); "
+            "download refuses it (not copied): remove or replace the link in the instance",
+            op="download",
+        )
 
 
 def _skip_special(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:

@@ -18,6 +18,7 @@ from typing import Any
 import anyio.to_thread
 
 from praisonai._errors import ConfigError, InstanceNotFoundError
+from praisonai._ledger import Ledger
 from praisonai._types import InstanceStatus
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
@@ -45,9 +46,12 @@ class InstanceSource:
     environment: str | os.PathLike[str] | bool | None
 
     async def check(self) -> None:
-        """Choose the provider as :meth:`provision` would, making nothing, so that what it would
-        refuse (an invalid environment file, no isolated default) is said first."""
-        await self._plan()
+        """Refuse now what :meth:`provision` would refuse later, making nothing: the provider
+        resolves (never to unisolated host execution by default), it honours the fields
+        (packages, …), and the ledger opens."""
+        chosen = await self._plan()
+        chosen.provider.check_supported(chosen.config)
+        await anyio.to_thread.run_sync(Ledger.default().entries)
 
     async def provision(self) -> tuple[AsyncSandbox, dict[str, Any], Event]:
         """A new instance, its reference for the session, and the ``sandbox.provisioned`` event."""

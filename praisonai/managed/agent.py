@@ -29,7 +29,6 @@ import anyio.to_thread
 
 from praisonai import _portal
 from praisonai._errors import ConfigError, SessionBusyError, StaleSessionError
-from praisonai._ledger import Ledger
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import owner_tag
 from praisonai.llm.client import make_client
@@ -41,7 +40,6 @@ from praisonai.managed._config_hosted import ManagedConfig
 from praisonai.managed._instance import InstanceSource, compute_from, compute_record
 from praisonai.managed._instance_tools import instance_specs
 from praisonai.managed._session import LiveSession, ignore
-from praisonai.managed._text import check_prompt
 from praisonai.managed._turn import ManagedResult, Turn, TurnSetup
 from praisonai.managed.backend import choose_backend
 from praisonai.managed.config import (
@@ -53,7 +51,7 @@ from praisonai.managed.config import (
 )
 from praisonai.managed.events import Event
 from praisonai.managed.store import LEASE_TTL_S, SessionRecord, SessionStore, SqliteSessionStore
-from praisonai.sandbox.provisioning import plan
+from praisonai.managed.text import check_prompt
 
 if TYPE_CHECKING:
     from praisonai.managed.hosted._backend import HostedBackend
@@ -216,8 +214,11 @@ class ManagedAgent(PraisonAINames):
             self._running, self._interrupt_asked = True, False
         try:
             self._check_key()  # a missing key is said before anything is provisioned
-            if self.session_id is None or self.compute is None:  # before a billed request
-                await anyio.to_thread.run_sync(self._preflight)
+            # what the first tool call would refuse, before a billed request (hosted: nothing of
+            # ours is provisioned; no instance tool: nothing ever is)
+            ours = self.plan.instance and (self._hosted is None or self.compute is not None)
+            if ours and (self.session_id is None or self.compute is None):
+                await self._source.check()
             live = await self._hold_session()
             live.emit = emit
             turn = await self._new_turn(live)
@@ -244,19 +245,6 @@ class ManagedAgent(PraisonAINames):
         else:
             assert self._spec is not None
             api_key_for(self._spec)
-
-    def _preflight(self) -> None:
-        """Refuse now what provisioning would refuse later: the provider resolves (never to
-        unisolated host execution by default), it honours the config's fields (packages, …), and
-        the ledger opens. Nothing is provisioned."""
-        if self._hosted is not None and self.compute is None:
-            return  # Anthropic's container: nothing of ours is provisioned
-        if not self.plan.instance:
-            return  # no instance tool: nothing is ever provisioned
-        source = self._source
-        chosen = plan(source.compute, dict(source.fields), environment=source.environment)
-        chosen.provider.check_supported(chosen.config)
-        Ledger.default().entries()
 
     async def _new_turn(self, live: LiveSession) -> Turn | HostedTurn:
         if self._hosted is not None:

@@ -56,7 +56,7 @@ from praisonai.managed._config_tools import (
     qualified_name,
     record_entry,
 )
-from praisonai.managed._text import line_problem, utf8_problem
+from praisonai.managed.text import line_problem, utf8_problem
 
 __all__ = [
     "DEFAULT_SYSTEM",

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import left_behind
 
 from praisonai import Sandbox
 from praisonai._errors import (
@@ -28,7 +29,6 @@ from praisonai._errors import (
     UnknownProviderError,
     UnsupportedFeatureError,
 )
-from praisonai._ledger import Ledger, home_tag
 from praisonai.compute.providers.local import LocalCompute
 
 # ---- the command ----------------------------------------------------------------------------
@@ -92,17 +92,6 @@ def files(tmp_path: Path) -> Path:
     for name, text in BAD_FILES.items():
         (tmp_path / name).write_text(text)
     return tmp_path
-
-
-def left_behind(home: Path) -> list[str]:
-    """What a refused input must not leave: ledger rows, local instances, containers of this home."""
-    rows = [e.instance_id for e in Ledger.default().entries()]
-    local = sorted(p.name for p in (home / "local").glob("*")) if (home / "local").is_dir() else []
-    containers = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=praisonai.home={home_tag()}"],
-        capture_output=True, text=True, check=False,
-    ).stdout.split()  # fmt: skip
-    return rows + local + containers
 
 
 @pytest.mark.parametrize(

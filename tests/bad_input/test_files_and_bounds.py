@@ -16,24 +16,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import left_behind
 
 from praisonai import Sandbox
 from praisonai._errors import ConfigError, EnvironmentFileError
-from praisonai._ledger import Ledger, home_tag
 from praisonai.compute.providers.local import LocalCompute
 
 _BIG = "a" * 200_000  # over Linux's 128 KiB for one environment string (E2BIG)
 _LONG = "a" * 5000  # over NAME_MAX and PATH_MAX (ENAMETOOLONG)
-
-
-def left_behind(home: Path) -> list[str]:
-    rows = [e.instance_id for e in Ledger.default().entries()]
-    local = sorted(p.name for p in (home / "local").glob("*")) if (home / "local").is_dir() else []
-    containers = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=praisonai.home={home_tag()}"],
-        capture_output=True, text=True, check=False,
-    ).stdout.split()  # fmt: skip
-    return rows + local + containers
 
 
 @pytest.fixture

@@ -14,16 +14,12 @@ from collections.abc import Iterator
 
 import anyio
 import pytest
+from kit import Instance, provider_named, provisioned
 
 from praisonai import _portal
-from praisonai.compute.base import ComputeProvider
-from praisonai.compute.providers.docker import DockerCompute
 from praisonai.compute.providers.local import LocalCompute
-from praisonai.compute.providers.ssh import SSHCompute
 from praisonai.managed.shared import SharedCompute
 from praisonai.runtime.session import ShellSession
-
-Instance = tuple[ComputeProvider, str]
 
 # command line (writes the file named by {f} 3 s in, unless killed)
 TIMED_OUT_LINES = [
@@ -36,21 +32,7 @@ TIMED_OUT_LINES = [
 
 @pytest.fixture(scope="module", params=["local", "local-bwrap", "docker", "ssh"])
 def instance(request: pytest.FixtureRequest) -> Iterator[Instance]:
-    provider: ComputeProvider
-    if request.param == "docker":
-        request.getfixturevalue("docker_ok")
-        provider = DockerCompute()
-    elif request.param == "ssh":
-        provider = SSHCompute(**request.getfixturevalue("sshd").connect_kwargs())
-    else:
-        if request.param == "local-bwrap":
-            request.getfixturevalue("bwrap_ok")
-        provider = LocalCompute(isolate=request.param == "local-bwrap")
-    info = _portal.call(provider.provision)
-    try:
-        yield provider, info.instance_id
-    finally:
-        _portal.call(provider.shutdown, info.instance_id)
+    yield from provisioned(provider_named(request.param, request))
 
 
 def exists(instance: Instance, name: str) -> bool:

@@ -21,7 +21,7 @@ from typing import BinaryIO
 
 from praisonai import _limits
 from praisonai._errors import ConfigError, PathNotFoundError, PathOutsideWorkspaceError
-from praisonai.compute._tar import link_stays_inside
+from praisonai.compute._tar import refuse_links_out
 from praisonai.compute.providers.local._beneath import open_beneath, open_dir, opened
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -101,21 +101,7 @@ def download(workspace: Path, parts: list[str], local: Path, shown: str) -> None
         links: dict[str, str] = {}
         with opened(os.open(local, _DIR)) as target:
             _download_tree(source, target, "", links)
-    _refuse_links_out(local, links, shown)
-
-
-def _refuse_links_out(local: Path, links: dict[str, str], shown: str) -> None:
-    """Remove the copied links that lead out of the tree (judged once all are known: one link
-    can make another leave), and refuse the download if there were any."""
-    out = [where for where, pointed in links.items() if not link_stays_inside(where, pointed, links.keys())]
-    for where in out:
-        (local / where).unlink()  # our own copy: its directories are real ones we made
-    if out:
-        raise PathOutsideWorkspaceError(
-            f"{shown}/{out[0]} is a symbolic link out of the downloaded tree (to {links[out[0]]}); "
-            "download refuses it (not copied): remove or replace the link in the instance",
-            op="download",
-        )
+    refuse_links_out(local, links, shown)
 
 
 # ---- the pieces ----------------------------------------------------------------------------
@@ -185,7 +171,7 @@ def _upload_tree(local: Path, target: int, shown: str) -> None:
 
 def _download_tree(source: int, target: int, below: str, links: dict[str, str]) -> None:
     """Copy the directory ``source`` into ``target``; ``below`` is where it is in the copied
-    tree. Links are copied as links, and recorded in ``links`` for ``_refuse_links_out``."""
+    tree. Links are copied as links, and recorded in ``links`` for ``refuse_links_out``."""
     for name in sorted(os.listdir(source)):
         info = os.stat(name, dir_fd=source, follow_symlinks=False)
         where = posixpath.join(below, name)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
-from praisonai.compute._tar import link_stays_inside
+from praisonai.compute._tar import refuse_links_out
 from praisonai.compute.providers.ssh._link import HostLink
 
 if TYPE_CHECKING:
@@ -163,15 +163,7 @@ def download(link: HostLink, remote: str, local: Path, shown: str) -> None:
             return
         links: dict[str, str] = {}
         _download_tree(sftp, remote, local, "", links)
-    out = [where for where, pointed in links.items() if not link_stays_inside(where, pointed, links.keys())]
-    for where in out:
-        (local / where).unlink()  # our own copy: its directories are real ones we made
-    if out:
-        raise PathOutsideWorkspaceError(
-            f"{shown}/{out[0]} is a symbolic link out of the downloaded tree (to {links[out[0]]}); "
-            "download refuses it (not copied): remove or replace the link in the instance",
-            op="download",
-        )
+    refuse_links_out(local, links, shown)
 
 
 def _download_tree(
