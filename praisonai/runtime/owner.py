@@ -14,6 +14,7 @@ covered: the instance's shutdown and reaper find those by the instance's marker.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import subprocess
@@ -31,6 +32,9 @@ while IFS=' ' read -r op p; do
 done
 for p in $g; do kill -9 "-$p" 2>/dev/null; done
 """
+
+#: Seconds an exiting client waits for its keeper to kill what it watched and end (it takes ms).
+KEEPER_EXIT_S = 2.0
 
 _lock = threading.Lock()
 _keeper: subprocess.Popen[bytes] | None = None
@@ -84,5 +88,17 @@ def forget_keeper() -> None:
     _keeper = None
 
 
+def _exiting() -> None:
+    """At a normal exit, end the keeper as the exit would (the pipe closes: the groups it still
+    watches die), and reap it, rather than leave a running child to the garbage collector."""
+    keeper = _keeper
+    if keeper is None or keeper.stdin is None:
+        return
+    keeper.stdin.close()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        keeper.wait(KEEPER_EXIT_S)
+
+
 with contextlib.suppress(AttributeError):  # no fork on this platform
     os.register_at_fork(after_in_child=forget_keeper)
+atexit.register(_exiting)
