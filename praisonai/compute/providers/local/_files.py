@@ -10,6 +10,7 @@ permission bits; a new one gets 0666 less the umask.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import shutil
@@ -88,6 +89,8 @@ def download(workspace: Path, parts: list[str], local: Path, shown: str) -> None
     planted. On the host side every entry is made beneath ``local``'s fd, never through a link.
     Special files (FIFOs, sockets, devices) inside a tree are skipped.
     """
+    with contextlib.suppress(FileNotFoundError):  # the caller's own links on the host are theirs to
+        local = Path(os.path.realpath(local, strict=True))  # follow (a loop raises ELOOP: said above us)
     with opened(workspace_fd(workspace)) as root:
         source = open_beneath(root, parts, os.O_RDONLY | os.O_NONBLOCK, shown)
     with opened(source):
