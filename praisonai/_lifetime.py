@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 from praisonai._errors import ConfigError
-from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S
+from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S, MAX_SECONDS
 
 #: The settings measured in seconds, and what ``None`` means for each (``None``: refused).
 _NONE_MEANS: dict[str, str | None] = {"idle_timeout_s": None, "ttl_s": "no limit"}
@@ -36,7 +36,8 @@ def check_setting(name: str, value: object) -> float | None:
     them (``ComputeConfig``, through it ``environment.yaml``, a ledger row).
 
     Raises:
-        ConfigError: a bool, a string, NaN, infinity, zero or less; one sentence naming ``name``.
+        ConfigError: a bool, a string, NaN, infinity, zero or less, more than ``MAX_SECONDS``;
+            one sentence naming ``name``.
     """
     none_means = _NONE_MEANS[name]
     if value is None and none_means is not None:
@@ -47,6 +48,9 @@ def check_setting(name: str, value: object) -> float | None:
         raise ConfigError(f"{name} must be a number of seconds{alternative}, not {shown}", op="config")
     if not math.isfinite(value) or value <= 0:
         raise ConfigError(f"{name} must be greater than 0 seconds{alternative}, not {value!r}", op="config")
+    if value > MAX_SECONDS:
+        message = f"{name} must be at most {MAX_SECONDS} seconds (366 days){alternative}, not {value!r}"
+        raise ConfigError(message, op="config")
     return float(value)
 
 

@@ -21,8 +21,55 @@ MAX_READ_BYTES = 256 * 1024 * 1024
 #: Idle instances stop after this many seconds unless the config says otherwise.
 DEFAULT_IDLE_TIMEOUT_S = 300
 
+#: Most sessions one ``list_sessions`` call (``managed sessions list --limit``) returns.
+MAX_SESSIONS_LISTED = 100_000
+
+#: Most model requests one managed turn may be allowed (``max_turns``, ``--max-turns``).
+MAX_TURN_REQUESTS = 10_000
+
+#: Largest token budget a managed session may be given (``budget_tokens``, ``--budget-tokens``).
+MAX_BUDGET_TOKENS = 10**12
+
 #: Seconds one package-manager run or one setup command may take while provisioning.
 SETUP_TIMEOUT_S = 900.0
+
+#: The longest any timeout, idle timeout or ttl may be: a year (and a day). Longer is a typo
+#: or ``1e20``, which sleeps and shell arithmetic cannot hold.
+MAX_SECONDS = 366 * 24 * 3600
+
+#: Largest configuration file we read (kubeconfig, Modal config): they are a few kilobytes.
+MAX_CONFIG_FILE_BYTES = 4 * 1024 * 1024
+
+#: Linux refuses one ``NAME=value`` string over 128 KiB (MAX_ARG_STRLEN) when it starts a
+#: program (E2BIG), whatever the provider: one variable is at most this many bytes, NAME= included.
+MAX_ENV_ENTRY_BYTES = 128 * 1024 - 1
+#: All variables of one exec or config together (Linux allows ~2 MiB of arguments and
+#: environment at once; the command line and the instance's own variables need the rest).
+MAX_ENV_BYTES = 1024 * 1024
+
+#: Linux's PATH_MAX (with its NUL) and NAME_MAX: longer paths fail with ENAMETOOLONG.
+MAX_PATH_BYTES = 4095
+MAX_NAME_BYTES = 255
+
+#: Bounds of numeric options: ``name: (lowest, highest, unit, whole)``, checked by
+#: :func:`check_number`. Each option is written once here; pydantic models and constructors
+#: refer to it by name.
+BOUNDS: dict[str, tuple[float, float, str, bool]] = {
+    "cpu": (0.01, 256, "cores", False),
+    "memory_mb": (16, 1 << 20, "MiB", True),
+    "disk_mb": (64, 1 << 24, "MiB", True),
+    "gpu": (1, 64, "GPUs", True),
+    "size": (1, 1000, "instances", True),  # WarmPool(size=…)
+    "writes_per_s": (0.1, 1000, "writes a second", False),
+    "write_burst": (1, 1000, "writes", True),
+    "run_as_user": (0, 2**31 - 1, "", True),  # a uid
+    "scheduled_timeout_s": (1, MAX_SECONDS, "seconds", False),
+    "ready_timeout_s": (1, MAX_SECONDS, "seconds", False),
+    "renew_s": (0.1, 24 * 3600, "seconds", False),
+    "connect_timeout": (0.1, 3600, "seconds", False),
+    "keepalive_s": (0, 3600, "seconds (0: off)", False),
+    "keepalive_count": (1, 100, "probes", True),
+}
 
 
 def check_timeout(
@@ -37,7 +84,7 @@ def check_timeout(
 
     Raises:
         ConfigError: a bool, a string, NaN, infinity, a negative number (or zero, without
-            ``allow_zero``); one sentence.
+            ``allow_zero``), more than ``MAX_SECONDS``; one sentence.
     """
     if value is None:
         return None
@@ -45,6 +92,11 @@ def check_timeout(
         shown = f"{type(value).__name__} {value!r}"
     elif not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
         shown = repr(value)
+    elif value > MAX_SECONDS:
+        raise ConfigError(
+            f"{name} must be at most {MAX_SECONDS} seconds (366 days; {none} for no limit), not {value!r}",
+            op="timeout",
+        )
     else:
         return float(value)
     bound = ">= 0" if allow_zero else "> 0"
@@ -52,3 +104,26 @@ def check_timeout(
         f"{name} must be a finite number of seconds {bound} ({none} for no limit), not {shown}",
         op="timeout",
     )
+
+
+def check_number(value: object, name: str, bound: str | None = None) -> float:
+    """``value`` for the numeric option ``name``, within ``BOUNDS[bound or name]``: a number
+    (not a bool, not a string) that is finite, whole where the option counts things, and within
+    the range. The one check of every bounded numeric option.
+
+    Raises:
+        ConfigError: one sentence naming the option, its range and the value given.
+    """
+    low, high, unit, whole = BOUNDS[bound or name]
+    kind = "a whole number" if whole else "a number"
+    span = " to ".join(str(int(b)) if float(b).is_integer() else str(b) for b in (low, high))
+    rule = f"{name} must be {kind}{f' of {unit}' if unit else ''} from {span}"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ConfigError(f"{rule}, not {type(value).__name__} {value!r:.40}", op="config")
+    if not math.isfinite(value) or not low <= value <= high or (whole and value != int(value)):
+        raise ConfigError(f"{rule}, not {value!r}", op="config")
+    return value
+
+
+#: Seconds the one-off check that bubblewrap can make a sandbox here may take (it takes ms).
+BWRAP_PROBE_TIMEOUT_S = 10.0

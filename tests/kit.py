@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import subprocess
+import threading
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonai import _portal
+from praisonai._ledger import Ledger, home_tag
 from praisonai.compute.base import ComputeProvider
 
 Instance = tuple[ComputeProvider, str]
@@ -25,6 +28,35 @@ def provisioned(provider: ComputeProvider) -> Iterator[Instance]:
         yield provider, info.instance_id
     finally:
         _portal.call(provider.shutdown, info.instance_id)
+
+
+def provider_named(kind: str, request: Any) -> ComputeProvider:
+    """A provider for the test parameter ``kind`` ("local", "local-bwrap", "docker" or "ssh"),
+    skipping (through the conftest fixtures ``docker_ok``, ``bwrap_ok``, ``sshd``) where the
+    service cannot run here. ``request`` is the test's ``pytest.FixtureRequest``."""
+    from praisonai.compute.providers.docker import DockerCompute
+    from praisonai.compute.providers.local import LocalCompute
+    from praisonai.compute.providers.ssh import SSHCompute
+
+    if kind == "docker":
+        request.getfixturevalue("docker_ok")
+        return DockerCompute()
+    if kind == "ssh":
+        return SSHCompute(**request.getfixturevalue("sshd").connect_kwargs())
+    if kind == "local-bwrap":
+        request.getfixturevalue("bwrap_ok")
+    return LocalCompute(isolate=kind == "local-bwrap")
+
+
+def left_behind(home: Path) -> list[str]:
+    """What a refused input must not leave: ledger rows, local instances, containers of this home."""
+    rows = [e.instance_id for e in Ledger.default().entries()]
+    local = sorted(p.name for p in (home / "local").glob("*")) if (home / "local").is_dir() else []
+    containers = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=praisonai.home={home_tag()}"],
+        capture_output=True, text=True, check=False,
+    ).stdout.split()  # fmt: skip
+    return rows + local + containers
 
 
 @dataclass
@@ -53,3 +85,43 @@ def write_wheel(folder: Path, name: str, version: str, code: str) -> None:
         for path, data in files.items():
             wheel.writestr(path, data)
         wheel.writestr(f"{dist}/RECORD", record + f"{dist}/RECORD,,\n")
+
+
+def race_writers(
+    providers: list[ComputeProvider],
+    instance_id: str,
+    path: str,
+    writes: int = 12,
+    size: int = 3 * 1024 * 1024,
+) -> set[str]:
+    """Two writers of different large payloads and a reader, concurrently: what the reader saw."""
+    payloads = [bytes([65 + n]) * size for n in range(2)]
+    _portal.call(providers[0].write_file, instance_id, path, payloads[0])
+    seen: set[bytes] = set()
+    done = threading.Event()
+
+    def write(n: int) -> None:
+        for _ in range(writes):
+            _portal.call(providers[n].write_file, instance_id, path, payloads[n])
+
+    def read() -> None:
+        while not done.is_set():
+            seen.add(_portal.call(providers[2].read_file, instance_id, path))
+
+    writers = [threading.Thread(target=write, args=(n,)) for n in range(2)]
+    reader = threading.Thread(target=read)
+    for thread in [reader, *writers]:
+        thread.start()
+    for thread in writers:
+        thread.join()
+    done.set()
+    reader.join()
+    seen.add(_portal.call(providers[2].read_file, instance_id, path))
+    return {describe(data, payloads) for data in seen}
+
+
+def describe(data: bytes, payloads: list[bytes]) -> str:
+    """``payload 0``/``payload 1``, or what a mix looks like (first and last byte, length)."""
+    if data in payloads:
+        return f"payload {payloads.index(data)}"
+    return f"mixed {data[:1]!r}..{data[-1:]!r} of {len(data)} bytes"

@@ -78,10 +78,11 @@ def sessions_list(found: Sequence[SessionRecord], agents: Mapping[str, AgentReco
 def _untracked(remote: Sequence[RemoteSession]) -> list[RemoteSession]:
     """The remote sessions no stored session records, by their id or by the local id their
     metadata tag names: asked of the whole store, not of the listed page."""
+    from praisonai._limits import MAX_SESSIONS_LISTED
     from praisonai.managed.store import SqliteSessionStore
 
     with SqliteSessionStore() as store:
-        stored = store.list_sessions(limit=1_000_000)
+        stored = store.list_sessions(limit=MAX_SESSIONS_LISTED)
     ids = {s.id: s.remote_session_id for s in stored}
     known = {s.remote_session_id for s in stored if s.remote_session_id}
     return [

@@ -9,6 +9,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from praisonai.cli import _output
 from praisonai.cli._managed_render import describe, describe_usage
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def session_card(view: SessionView, out: TextIO) -> None:
         ("lease", f"held by {holder}") if (holder := lease_holder(s)) else None,
     ]
     for field, value in filter(None, lines):
-        out.write(f"{field:<8} {value}\n")
+        out.write(f"{field:<8} {_output.safe(value)}\n")
     out.flush()
 
 

@@ -18,6 +18,8 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
+from praisonai.cli import _output
+
 if TYPE_CHECKING:  # not at run time: importing praisonai.managed loads SharedCompute
     from praisonai.managed.events import Event
 
@@ -121,14 +123,10 @@ def describe_usage(usage: Mapping[str, Any]) -> str:
     )
 
 
-#: Control characters (all but tab and newline) shown as U+FFFD: a model or a command in the
-#: instance must not move the cursor, rewrite lines or retitle the user's terminal.
-_CONTROLS: Final = dict.fromkeys([*range(9), *range(11, 32), 127], "\ufffd")
-
-
 def clean(text: str) -> str:
-    """``text`` without terminal control characters (tab and newline kept)."""
-    return text.replace("\r\n", "\n").translate(_CONTROLS)
+    """``text`` without terminal control characters (tab and newline kept): a model or a command
+    in the instance must not move the cursor, rewrite lines or retitle the user's terminal."""
+    return _output.safe(text, multiline=True)
 
 
 def _one_line(text: str) -> str:

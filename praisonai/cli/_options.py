@@ -11,4 +11,12 @@ InstanceIdsArg = Annotated[
     list[str] | None,
     typer.Argument(help="Instances to stop.", metavar="[INSTANCE_ID]...", show_default=False),
 ]
+AllowHostMountsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--allow-host-mounts",
+        help="Allow mounts of the engine's socket, /, host system directories and other homes "
+        "(refused by default, also when the environment file asks for them).",
+    ),
+]
 AllOpt = Annotated[bool, typer.Option("--all", help="Stop every instance `ps` shows.")]

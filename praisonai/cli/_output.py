@@ -13,9 +13,30 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Final
 
 _RED, _DIM, _RESET = "\x1b[1;31m", "\x1b[2m", "\x1b[0m"
+
+#: What stored or remote text must never send to a terminal, each shown as U+FFFD: C0 controls
+#: (ESC starts CSI/OSC sequences that move the cursor, rewrite lines, retitle the terminal), DEL,
+#: C1 controls (0x9b is a one-byte CSI), the bidi overrides and isolates that make text read in an
+#: order other than stored (Trojan Source), and lone surrogates (undecodable input, which a
+#: terminal cannot even be written). Tab and newline are the caller's choice (``multiline``).
+_UNSAFE: Final = dict.fromkeys(
+    [*range(9), 11, 12, 13, *range(14, 32), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F,
+     *range(0x202A, 0x202F), *range(0x2066, 0x206A), *range(0xD800, 0xE000)],
+    "\ufffd",
+)  # fmt: skip
+_ONE_LINE: Final = {**_UNSAFE, 9: "\ufffd", 10: "\ufffd"}
+
+
+def safe(text: str, *, multiline: bool = False) -> str:
+    """``text`` harmless on a terminal: every character of :data:`_UNSAFE` shown as U+FFFD (and
+    tab and newline too unless ``multiline``; a CRLF is kept as one newline). Every piece of data
+    the CLI prints (titles, prompts, names, tool output, errors that quote them) goes through here."""
+    if multiline:
+        return text.replace("\r\n", "\n").translate(_UNSAFE)
+    return text.translate(_ONE_LINE)
 
 
 def error(message: str) -> None:
@@ -32,7 +53,7 @@ def note(message: str) -> None:
 
 
 def _line(prefix: str, message: str) -> None:
-    sys.stderr.write(f"{prefix}{message}\n")
+    sys.stderr.write(f"{prefix}{safe(message, multiline=True)}\n")
     sys.stderr.flush()
 
 
@@ -53,12 +74,12 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, as_json: boo
     from rich.table import Table
 
     view = Table(box=None, pad_edge=False, header_style="bold")
-    widest = max((len(_cell(row[0])) for row in rows), default=0)
+    widest = max((len(safe(_cell(row[0]))) for row in rows), default=0)
     view.add_column(columns[0], no_wrap=True, min_width=widest)  # an id, copied from here: never cut
     for column in columns[1:]:
         view.add_column(column)
     for row in rows:
-        view.add_row(*(escape(_cell(cell)) for cell in row))  # cells are data, not markup
+        view.add_row(*(escape(safe(_cell(cell), multiline=True)) for cell in row))  # data, not markup
     Console(soft_wrap=True).print(view)
 
 

@@ -16,7 +16,7 @@ from praisonai.cli import _output
 from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
 from praisonai.compute import inventory
 from praisonai.compute.inventory import GcOutcome, Instance
-from praisonai.compute.registry import provider_statuses
+from praisonai.compute.registry import provider_statuses, shown_name
 
 app = typer.Typer(help="Compute providers and their instances.", no_args_is_help=True)
 
@@ -121,18 +121,24 @@ def _ps_table(
 ) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
     """JSON keeps the reason and creation time apart; the table folds the reason into status."""
     now = time.time()
-    if as_json:  # ages in seconds (null when unknown)
-        columns = ("instance", "provider", "status", "age_s", "created_at", "owner", "endpoint", "reason")
+    if as_json:  # ages in seconds (null when unknown); the provider's name, and how it contains
+        columns = ("instance", "provider", "flavour", "status", "age_s", "created_at", "owner", "endpoint",
+                   "reason")  # fmt: skip
         return columns, [
-            (f.instance_id, f.provider_name, f.status, _age_s(f.created_at, now), f.created_at, f.owner,
-             f.endpoint, f.reason)
+            (f.instance_id, f.provider_name, _flavour(f), f.status, _age_s(f.created_at, now), f.created_at,
+             f.owner, f.endpoint, f.reason)
             for f in found
         ]  # fmt: skip
     return ("instance", "provider", "status", "age", "owner", "endpoint"), [
-        (f.instance_id, f.provider_name, f"{f.status}: {f.reason}" if f.reason else f.status,
-         _age(f.created_at, now), f.owner, f.endpoint)
+        (f.instance_id, shown_name(f.provider) if f.provider else f.provider_name,
+         f"{f.status}: {f.reason}" if f.reason else f.status, _age(f.created_at, now), f.owner, f.endpoint)
         for f in found
     ]  # fmt: skip
+
+
+def _flavour(found: Instance) -> str:
+    """``bubblewrap`` for an isolated local instance (its ledger row's options say so), else ""."""
+    return str(getattr(found.provider, "flavour", ""))
 
 
 def _report(failures: Sequence[str]) -> None:

@@ -12,6 +12,7 @@ import json
 import math
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,10 +23,18 @@ from praisonai import _portal
 from praisonai._errors import ConfigError, MissingDependencyError
 from praisonai._types import Capability
 from praisonai.cli import _output
-from praisonai.cli._options import JsonOpt
+from praisonai.cli._options import AllowHostMountsOpt, JsonOpt
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.capabilities import GOVERNED_FIELDS, needs_of
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.registry import ALIASES, available_providers, provider_class, resolve_compute
+from praisonai.compute.registry import (
+    ALIASES,
+    DEFAULT_ORDER,
+    available_providers,
+    provider_class,
+    resolve_compute,
+    shown_name,
+)
 from praisonai.sandbox import AsyncSandbox, provisioning
 from praisonai.sandbox.environment import (
     ENVIRONMENT_FILE,
@@ -47,17 +56,17 @@ MASK = "***"
 
 
 @app.command("validate")
-def validate(path: PathArg = None) -> None:
+def validate(path: PathArg = None, allow_host_mounts: AllowHostMountsOpt = False) -> None:
     """Check the file: 'ok' and its definition hash, or every problem with its line (exit 2)."""
-    effective = effective_config(path=_locate(path))
+    effective = effective_config(_allowing(allow_host_mounts), path=_locate(path))
     assert effective.source is not None  # a path was given, so it was read
     print(f"ok: {shown_path(effective.source)} (definition {effective.config.definition_hash()})")
 
 
 @app.command("show")
-def show(path: PathArg = None, json_: JsonOpt = False) -> None:
+def show(path: PathArg = None, json_: JsonOpt = False, allow_host_mounts: AllowHostMountsOpt = False) -> None:
     """The effective definition (the file over the defaults), env values masked."""
-    effective = effective_config(path=_locate(path, required=False))
+    effective = effective_config(_allowing(allow_host_mounts), path=_locate(path, required=False))
     from_file = set(effective.definition.config_fields()) if effective.definition else set()
     fields = _shown_fields(effective.config)
     if json_:
@@ -77,11 +86,15 @@ def plan(
         typer.Option("--compute", "-c", metavar="NAME", help="Provider, repeatable (default: every one)."),
     ] = None,
     json_: JsonOpt = False,
+    allow_host_mounts: AllowHostMountsOpt = False,
 ) -> None:
     """How each provider honours each field the file uses: native, emulated or unsupported."""
-    effective = effective_config(path=_locate(path))
+    effective = effective_config(_allowing(allow_host_mounts), path=_locate(path))
     assert effective.definition is not None
     plans = [_plan_provider(name, effective.definition) for name in compute or available_providers()]
+    if not compute:  # also each flavour the default may choose, with what it declares (bubblewrap)
+        plans += [_plan_flavour(c, effective.definition) for c in DEFAULT_ORDER if not isinstance(c, str)]
+        plans.sort(key=lambda p: p.provider)
     if json_:
         _print_json({**_header(effective), "providers": [p.as_json() for p in plans]})
         return
@@ -146,10 +159,26 @@ def _plan_provider(name: str, definition: EnvironmentDefinition) -> ProviderPlan
     except MissingDependencyError as exc:
         return ProviderPlan(name, [], unavailable=str(exc))
     # Class-level capabilities: what a provider built with default arguments declares.
-    rows = [_support(k, v, alone, cls.name, cls.capabilities) for k, v, alone in _used(definition)]
+    return _fields_plan(cls.name, cls, cls.capabilities, definition)
+
+
+def _plan_flavour(options: Mapping[str, Any], definition: EnvironmentDefinition) -> ProviderPlan:
+    """The plan of a provider built with ``options`` (a flavour such as local under bubblewrap),
+    by what that provider declares, under its shown name."""
+    try:
+        provider = resolve_compute(options)
+    except MissingDependencyError as exc:
+        return ProviderPlan(str(options["type"]), [], unavailable=str(exc))
+    return _fields_plan(shown_name(provider), type(provider), provider.capabilities, definition)
+
+
+def _fields_plan(
+    shown: str, cls: type[ComputeProvider], caps: frozenset[Capability], definition: EnvironmentDefinition
+) -> ProviderPlan:
+    rows = [_support(k, v, alone, cls.name, caps) for k, v, alone in _used(definition)]
     notes = cls.plan_notes  # the provider's word where the capability table alone would mislead
     return ProviderPlan(
-        cls.name, [FieldSupport(r.field, *notes[r.field]) if r.field in notes else r for r in rows]
+        shown, [FieldSupport(r.field, *notes[r.field]) if r.field in notes else r for r in rows]
     )
 
 
@@ -276,10 +305,12 @@ ComputeOpt = Annotated[
 
 
 @app.command("build")
-def build(path: PathArg = None, compute: ComputeOpt = None) -> None:
+def build(
+    path: PathArg = None, compute: ComputeOpt = None, allow_host_mounts: AllowHostMountsOpt = False
+) -> None:
     """Provision the definition once so that its capture exists: later starts skip packages and
     setup and run only refresh. Nothing to do when the capture is there already."""
-    chosen = provisioning.plan(compute or None, environment=_locate(path))
+    chosen = provisioning.plan(compute or None, _allowing(allow_host_mounts), environment=_locate(path))
     provider, config, definition = chosen.provider, chosen.config, chosen.config.definition_hash()
     if Capability.CAPTURE not in provider.capabilities:
         raise ConfigError(
@@ -357,3 +388,8 @@ def _age(seconds: float) -> str:
         if seconds >= size:
             return f"{seconds / size:.0f}{unit} ago"
     return f"{seconds:.0f}s ago"
+
+
+def _allowing(allow_host_mounts: bool) -> dict[str, bool] | None:
+    """The explicit config of ``--allow-host-mounts``: only when given, so nothing else changes."""
+    return {"allow_host_mounts": True} if allow_host_mounts else None

@@ -73,7 +73,8 @@ def run(
             "-c",
             metavar="NAME",
             help="Where the tools run: docker, local, ssh, … (default: the environment file's "
-            "backend, else docker when it is available, else local).",
+            "backend, else docker when it is available, else local under bubblewrap; never this "
+            "host unisolated: name local for that).",
         ),
     ] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", metavar="MODEL", help="The model.")] = None,
@@ -135,6 +136,7 @@ def run(
       praisonai managed run "now add tests" --session msess_0123...
     """
     _check_approval(approve)
+    _check_text(prompt, title)
     fields = (("model", model), ("system", system), ("name", name), ("session_title", title),
               ("max_turns", max_turns), ("budget_tokens", budget_tokens))  # fmt: skip
     config: dict[str, Any] = {key: value for key, value in fields if value is not None}
@@ -164,6 +166,7 @@ def _resumed_turn(
     session_id: str, prompt: str | None, approve: str, *, force: bool, stream: bool, json_: bool
 ) -> int:
     """Take the session and run its next turn; with no prompt and nothing pending, show it."""
+    _check_text(prompt, None)  # before the session is taken: nothing is stored for a bad prompt
     if prompt is None:
         from praisonai.managed import sessions
 
@@ -184,6 +187,16 @@ def _resumed_turn(
         return render.EXIT_INTERRUPTED
     turn.announce(session_id)
     return turn.drive(agent, prompt, view, approver, stream=stream)
+
+
+def _check_text(prompt: str | None, title: str | None) -> None:
+    """The prompt and the title, refused (exit 2) before anything is provisioned or stored."""
+    from praisonai.managed.text import check_prompt, line_problem
+
+    check_prompt(prompt)
+    why = None if title is None else line_problem(title)
+    if why is not None:
+        raise ConfigError(f"--title cannot be used: {why}; give plain text on one line")
 
 
 def _check_approval(approve: str) -> None:
@@ -221,6 +234,8 @@ def list_(
     with SqliteSessionStore() as store:
         found = sessions.list_sessions(store, agent=agent, status=status, limit=limit)
         agents = {a.id: a for a in sessions.list_agents(store)}
+    for why in store.skipped:  # the good rows are listed; each bad one is named, once
+        _output.error(f"skipped: {why}")
     if remote:
         hosted.sessions_list(found, agents, limit, status, as_json=json_)
         return
@@ -320,7 +335,7 @@ def delete(
         _output.print_json({"id": session_id, "ok": report.ok, "steps": steps})
     for step in [] if json_ else report.steps:
         if step.ok:
-            typer.echo(f"{step.name}: {step.detail}")
+            typer.echo(_output.safe(f"{step.name}: {step.detail}"))
         else:
             _output.error(f"{step.name}: {step.detail}")
     if not report.ok:

@@ -28,6 +28,7 @@ from praisonai import _portal
 from praisonai._errors import ConfigError
 from praisonai._limits import check_timeout
 from praisonai.cli import _output, _signals
+from praisonai.cli._options import AllowHostMountsOpt
 
 if TYPE_CHECKING:
     from praisonai._types import ExecResult
@@ -54,7 +55,8 @@ def run(
             "-c",
             metavar="NAME",
             help="Provider: docker, local or ssh (default: the environment file's backend, else docker "
-            "when it is available, else local).",
+            "when it is available, else local under bubblewrap, else local on this host, unisolated, "
+            "said on stderr).",
         ),
     ] = None,
     image: Annotated[
@@ -81,6 +83,7 @@ def run(
     no_environment: Annotated[
         bool, typer.Option("--no-environment", help="Read no environment file.")
     ] = False,
+    allow_host_mounts: AllowHostMountsOpt = False,
 ) -> None:
     """Run COMMAND in a new instance, stream its output, and exit with its exit code; the instance
     is removed afterwards, also on Ctrl-C, SIGTERM or SIGHUP.
@@ -101,9 +104,14 @@ def run(
     if environment is not None and no_environment:
         raise ConfigError("--environment and --no-environment exclude each other")
     seconds = check_timeout(timeout, "--timeout", none="0") or None  # 0 means no limit here
+    from praisonai.compute.requests import check_command_text
+
+    check_command_text(command)  # before an instance is made for a command that cannot run
     fields: dict[str, object] = {"env": _parse_env(env or [])}
     if image:
         fields["image"] = image
+    if allow_host_mounts:
+        fields["allow_host_mounts"] = True
     stdin = _piped_stdin()
 
     from praisonai.sandbox.environment import shown_path
@@ -115,8 +123,7 @@ def run(
         shown, definition = shown_path(chosen.source), chosen.config.definition_hash()
         _output.note(f"environment: {shown} (definition {definition})")
     if compute is None:
-        by = " (backend from the environment file)" if chosen.backend else ""
-        _output.note(f"compute: {provider.provider_name}{by}")
+        _output.note(f"compute: {_chosen_by_default(provider, chosen.backend)}")
 
     line = shlex.join(command)
     with (
@@ -166,10 +173,26 @@ async def _create_and_run(
 
 
 def _resolve(name: object) -> ComputeProvider:
-    """The provider named (``None``: the default), imported only when a run needs one."""
-    from praisonai.compute.registry import resolve_compute
+    """The provider named, imported only when a run needs one. ``None``: the default, which a
+    person typing a command may take on this host, unisolated, when nothing isolates here (said
+    on stderr: see :func:`_chosen_by_default`); the library refuses that."""
+    from praisonai.compute.registry import default_compute, resolve_compute
 
-    return resolve_compute(name)
+    return default_compute(host=True) if name is None else resolve_compute(name)
+
+
+#: What the stderr line says when the default fell back to plain local.
+UNISOLATED = "on this host, NOT isolated: install docker or bubblewrap to isolate"
+
+
+def _chosen_by_default(provider: ComputeProvider, backend: str | None) -> str:
+    """The provider as the ``compute:`` line names it when no --compute was given: its flavour
+    (``local (bubblewrap)``), or plainly that it runs on this host, not isolated."""
+    from praisonai.compute.registry import isolates, shown_name
+
+    if backend:
+        return f"{shown_name(provider)} (backend from the environment file)"
+    return shown_name(provider) if isolates(provider) else f"{provider.provider_name} ({UNISOLATED})"
 
 
 def _write(stream: Literal["stdout", "stderr"], chunk: bytes) -> None:

@@ -215,6 +215,9 @@ class StampedTransport(Transport):
         touch(self.instance_id)
         return self.inner.signal_group(signum)
 
+    def kill_all(self) -> bool:
+        return self.inner.kill_all()
+
     def alive(self) -> bool:
         return self.inner.alive()
 

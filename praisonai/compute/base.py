@@ -20,10 +20,10 @@ from typing import ClassVar, TypeVar
 import anyio
 
 from praisonai import _limits
-from praisonai._errors import ConfigError, ExecError, PathNotFoundError, UnsupportedFeatureError
+from praisonai._errors import ConfigError, ExecError, UnsupportedFeatureError
 from praisonai._limits import check_timeout
 from praisonai._types import UNSET, Capability, ExecRequest, ExecResult, InstanceInfo, OutputSink, Unset
-from praisonai.compute import _activity, lifecycle
+from praisonai.compute import _activity, lifecycle, requests
 from praisonai.compute.abilities import OptionalAbilities
 from praisonai.compute.capabilities import unmet
 from praisonai.compute.config import ComputeConfig
@@ -281,12 +281,14 @@ class ComputeProvider(OptionalAbilities, ABC):
             PathNotFoundError: no such file. ``IsADirectoryError``: the path is a directory.
         """
         self._check_id(instance_id)
+        requests.check_instance_path(path, "read_file")
         with _activity.in_use(instance_id):
             return await self._read(instance_id, path)
 
     async def write_file(self, instance_id: str, path: str, data: bytes | str) -> None:
         """Write bytes (text is UTF-8 encoded) exactly; parent directories are created."""
         self._check_id(instance_id)
+        requests.check_instance_path(path, "write_file")
         with _activity.in_use(instance_id):
             await self._write(instance_id, path, data.encode() if isinstance(data, str) else data)
 
@@ -295,10 +297,9 @@ class ComputeProvider(OptionalAbilities, ABC):
     ) -> bool:
         """Copy a local file or directory tree to ``remote_path`` in the instance."""
         self._check_id(instance_id)
-        local = Path(local_path)
-        if not local.exists():
-            raise PathNotFoundError(f"no local file or directory {local}", op="upload")
-        with _activity.in_use(instance_id):
+        local = requests.checked_host_path(local_path, "upload", must_exist=True)
+        requests.check_instance_path(remote_path, "upload")
+        with _activity.in_use(instance_id), requests.host_path_errors("upload", local):
             await self._upload(instance_id, local, remote_path)
         await self._ping(instance_id)
         return True
@@ -308,8 +309,10 @@ class ComputeProvider(OptionalAbilities, ABC):
     ) -> bool:
         """Copy a file or directory tree from the instance to ``local_path``."""
         self._check_id(instance_id)
-        with _activity.in_use(instance_id):
-            await self._download(instance_id, remote_path, Path(local_path))
+        local = requests.checked_host_path(local_path, "download")
+        requests.check_instance_path(remote_path, "download")
+        with _activity.in_use(instance_id), requests.host_path_errors("download", local):
+            await self._download(instance_id, remote_path, local)
         await self._ping(instance_id)
         return True
 

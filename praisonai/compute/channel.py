@@ -20,7 +20,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from praisonai import _limits
-from praisonai._errors import UnsupportedFeatureError
+from praisonai._errors import ExecError, UnsupportedFeatureError
 from praisonai._types import Capability, ExecRequest, ExecResult, ProcessInfo
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
@@ -173,11 +173,19 @@ class ChannelMixin(ComputeProvider):
             _activity.touch(instance_id)
             await self._channels.run(instance_id, lambda ch: ch.request("__p_signal", str(pgid), name))
 
+        async def kill_tree(pid: int, marker: str) -> None:
+            _activity.touch(instance_id)
+            status, _ = await self._channels.run(
+                instance_id, lambda ch: ch.request("__p_killtree", marker, str(pid))
+            )
+            if status != "0":
+                raise ExecError(f"could not kill the timed-out session command: {status}", op="exec")
+
         def open_transport(argv: list[str]) -> Transport:
             return _activity.StampedTransport(self._session_transport(instance_id, argv), instance_id)
 
         env_file = f"{self._spool(instance_id)}/env"  # session.sh also finds the spool by it
-        session = ShellSession(open_transport, signal_group, where, env_file)
+        session = ShellSession(open_transport, signal_group, where, env_file, kill_tree=kill_tree)
         _activity.watch_session(instance_id, session)
         return session
 

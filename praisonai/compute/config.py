@@ -6,13 +6,30 @@ import dataclasses
 import hashlib
 import json
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from praisonai._errors import ConfigError
 from praisonai._lifetime import Lifetime, check_setting
-from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S, SETUP_TIMEOUT_S, check_timeout
+from praisonai._limits import (
+    DEFAULT_IDLE_TIMEOUT_S,
+    MAX_ENV_BYTES,
+    MAX_ENV_ENTRY_BYTES,
+    SETUP_TIMEOUT_S,
+    check_number,
+    check_timeout,
+)
+from praisonai.compute.hostmounts import OPT_IN, host_mount_refusal
+from praisonai.compute.options import bounded
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 # PEP 508-ish: a name, optional extras and version specifiers or a URL. No leading dash, no spaces,
@@ -36,6 +53,46 @@ class NetworkAllow(BaseModel):
 Network = Literal["unrestricted", "none"] | NetworkAllow
 
 
+def check_env_values(env: dict[str, str]) -> None:
+    """Refuse values no program could be started with: a NUL byte, text that is not UTF-8, one
+    ``NAME=value`` over ``MAX_ENV_ENTRY_BYTES`` or all of them over ``MAX_ENV_BYTES`` (Linux's
+    E2BIG). Values are never shown: they may be secrets.
+
+    Raises:
+        ValueError: one sentence naming the variable and the limit.
+    """
+    total = 0
+    for key, value in env.items():
+        if "\0" in value:
+            raise ValueError(f"env {key}: the value contains a NUL byte, which no environment can hold")
+        try:
+            size = len(key) + 1 + len(value.encode())
+        except UnicodeEncodeError:
+            raise ValueError(
+                f"env {key}: the value is not UTF-8 text (it came from undecodable bytes)"
+            ) from None
+        if size > MAX_ENV_ENTRY_BYTES:
+            raise ValueError(
+                f"env {key}: {size} bytes is more than one variable can hold ({MAX_ENV_ENTRY_BYTES}, "
+                f"Linux's limit); pass large data as a file (write_file or upload) instead"
+            )
+        total += size + 1
+    if total > MAX_ENV_BYTES:
+        raise ValueError(
+            f"env holds {total} bytes in all, more than {MAX_ENV_BYTES}; pass large data as files instead"
+        )
+
+
+def _gpu_count(value: object) -> object:
+    """A GPU count is bounded like every number; a type name ("A100") is the provider's to read."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            check_number(value, "gpu")
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+    return value
+
+
 class ComputeConfig(BaseModel):
     """The shape of an instance. Attribute names follow PraisonAI's ``ComputeConfig``.
 
@@ -48,11 +105,11 @@ class ComputeConfig(BaseModel):
 
     image: str | None = None
     """Image to start from (providers with the ``image`` capability)."""
-    cpu: float | None = Field(default=None, gt=0, le=256)
+    cpu: Annotated[float | None, bounded("cpu")] = None
     """CPU cores the instance may use."""
-    memory_mb: int | None = Field(default=None, ge=16)
+    memory_mb: Annotated[int | None, bounded("memory_mb")] = None
     """Memory ceiling in MiB."""
-    gpu: str | int | None = None
+    gpu: Annotated[str | int | None, BeforeValidator(_gpu_count)] = None
     """A GPU request: a count, or a vendor type name where the provider takes one."""
     packages: dict[PackageManager, list[str]] = Field(default_factory=dict)
     """Packages installed after start, per manager: ``{"pip": ["requests>=2"], "apt": ["jq"]}``."""
@@ -67,9 +124,13 @@ class ComputeConfig(BaseModel):
     """Environment variables of every command in the instance."""
     working_dir: str = "/workspace"
     """Directory commands start in and relative paths resolve against."""
+    allow_host_mounts: bool = False
+    """Allow ``mount_paths`` of the engine's socket, ``/``, host system directories, other users'
+    homes and credential stores (``praisonai.compute.hostmounts``), refused without it. A
+    permission of the caller, never of a repository's environment file; not part of the definition."""
     mount_paths: list[str] = Field(default_factory=list)
     """Host paths bound into the instance, ``"HOST:INSTANCE"`` or ``"HOST:INSTANCE:ro"``."""
-    disk_mb: int | None = Field(default=None, ge=64)
+    disk_mb: Annotated[int | None, bounded("disk_mb")] = None
     """Disk ceiling in MiB (providers with ``disk_limit``)."""
     network: Network = "unrestricted"
     """``"none"`` cuts the instance off every network; ``{"allow": [hosts]}`` keeps only those."""
@@ -99,6 +160,7 @@ class ComputeConfig(BaseModel):
         for key in env:
             if not _ENV_KEY.match(key):
                 raise ValueError(f"{key!r} is not a valid environment variable name")
+        check_env_values(env)
         return env
 
     @field_validator("packages")
@@ -119,13 +181,16 @@ class ComputeConfig(BaseModel):
 
     @field_validator("mount_paths")
     @classmethod
-    def _mount_specs(cls, mounts: list[str]) -> list[str]:
+    def _mount_specs(cls, mounts: list[str], info: ValidationInfo) -> list[str]:
         for spec in mounts:
             parts = spec.split(":")
             if len(parts) not in (2, 3) or not all(p.startswith("/") for p in parts[:2]):
                 raise ValueError(f"mount {spec!r} is not HOST:INSTANCE[:ro] with absolute paths")
             if len(parts) == 3 and parts[2] not in ("ro", "rw"):
                 raise ValueError(f"mount {spec!r}: the mode must be 'ro' or 'rw'")
+            why = None if info.data.get("allow_host_mounts") else host_mount_refusal(parts[0])
+            if why:
+                raise ValueError(f"mount {spec!r} refused: {why}; remove it, or {OPT_IN}")
         return mounts
 
     @field_validator("idle_timeout_s", "ttl_s", mode="before")
@@ -180,7 +245,7 @@ class ComputeConfig(BaseModel):
 
     def definition_hash(self) -> str:
         """A short hash of the definition that is safe to show: env and label *values* are left out."""
-        shape = self.model_dump(mode="json", exclude={"metadata", "setup_timeout_s"})
+        shape = self.model_dump(mode="json", exclude={"metadata", "setup_timeout_s", "allow_host_mounts"})
         shape["env"] = sorted(self.env)
         shape["labels"] = sorted(self.labels)
         return _digest(shape)[:16]

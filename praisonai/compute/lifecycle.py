@@ -26,7 +26,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from praisonai._errors import HomeUnusableError, ProvisionError
+from praisonai._errors import (
+    AuthenticationError,
+    ConfigError,
+    HomeUnusableError,
+    MissingDependencyError,
+    ProviderUnavailableError,
+    ProvisionError,
+)
 from praisonai._ledger import Ledger, home_tag
 from praisonai._lifetime import Lifetime
 from praisonai._locks import file_lock
@@ -67,9 +74,9 @@ async def provision(provider: ComputeProvider, cfg: ComputeConfig) -> InstanceIn
         _activity.adopt(instance_id, provider, lifetime, ledger)
         info = await build(provider, instance_id, cfg, labels(provider.name, instance_id, cfg))
         await _off_loop(ledger.mark, instance_id, "running")
-    except BaseException:
+    except BaseException as exc:
         with anyio.CancelScope(shield=True):
-            await discard(provider, instance_id, ledger)
+            await discard(provider, instance_id, ledger, exc)
         raise
     _activity.ready(instance_id)
     if lifetime.reaps:
@@ -94,9 +101,9 @@ async def run_once(
         result = await provider._run_once(
             instance_id, cfg, labels(provider.name, instance_id, cfg), request, on_start
         )
-    except BaseException:
+    except BaseException as exc:
         with anyio.CancelScope(shield=True):
-            await discard(provider, instance_id, ledger)
+            await discard(provider, instance_id, ledger, exc)
         raise
     with anyio.CancelScope(shield=True):  # _run_once returned: the instance is gone, its row goes too
         await _off_loop(ledger.forget, instance_id)
@@ -120,19 +127,36 @@ async def record(provider: ComputeProvider, instance_id: str, lifetime: Lifetime
     await _off_loop(write, instance_id, provider.name, spec, owner, time.time())
 
 
-async def discard(provider: ComputeProvider, instance_id: str, ledger: Ledger) -> None:
+async def discard(
+    provider: ComputeProvider, instance_id: str, ledger: Ledger, failure: BaseException | None = None
+) -> None:
     """Undo a failed provision: remove what it made, then its row. When the removal fails
-    too (the engine or host stopped answering), the row is marked ``failed``, which ``stop``
-    and ``gc`` clear; the caller still gets the provision's own error."""
+    too, the row goes anyway if both the provision (``failure``) and the removal were refused
+    before the provider took anything (:func:`refused`: no key, no engine, no kubeconfig):
+    nothing can exist, and a row would say "unreachable" forever. Otherwise (the engine or host
+    stopped answering mid-way: the outcome is unknown) the row is marked ``failed``, which
+    ``stop`` and ``gc`` reconcile; the caller still gets the provision's own error."""
     try:
         await provider._destroy(instance_id)
-    except Exception:
+    except Exception as exc:
         with contextlib.suppress(HomeUnusableError):  # the provision's error matters more
-            await _off_loop(ledger.mark, instance_id, "failed")
+            if refused(failure) and refused(exc):
+                await _off_loop(ledger.forget, instance_id)
+            else:
+                await _off_loop(ledger.mark, instance_id, "failed")
     else:
         await _off_loop(ledger.forget, instance_id)  # only once it is surely gone
     finally:
         _activity.release(instance_id)
+
+
+def refused(error: BaseException | None) -> bool:
+    """Whether ``error`` is a refusal before any request reached the provider: bad or missing
+    credentials, a missing SDK, a configuration the client cannot load, or no connection at all
+    to the engine. A timeout or a dropped connection is not: the request may have been taken."""
+    if isinstance(error, ProviderUnavailableError):
+        return error.op == "connect"
+    return isinstance(error, AuthenticationError | MissingDependencyError | ConfigError)
 
 
 def labels(provider: str, instance_id: str, cfg: ComputeConfig) -> dict[str, str]:

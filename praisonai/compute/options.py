@@ -18,10 +18,11 @@ import builtins
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, SecretStr, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, SecretStr, ValidationError
 from pydantic_core import to_jsonable_python
 
 from praisonai._errors import ConfigError
+from praisonai._limits import check_number
 
 _O = TypeVar("_O", bound="ProviderOptions")
 
@@ -71,10 +72,30 @@ class ProviderOptions(BaseModel):
 
 
 def problems(exc: ValidationError) -> str:
-    """A pydantic error as one line: ``field.sub: message; other: message``."""
-    return "; ".join(
-        f"{'.'.join(map(str, e['loc']))}: {e['msg']}" if e["loc"] else e["msg"] for e in exc.errors()
-    )
+    """A pydantic error as one line: ``field.sub: message; other: message`` (a message that
+    already starts with its field's name, as :func:`bounded`'s do, is not prefixed again)."""
+    said = []
+    for e in exc.errors():
+        where, message = ".".join(map(str, e["loc"])), e["msg"].removeprefix("Value error, ")
+        named = bool(e["loc"]) and message.startswith(f"{e['loc'][-1]} ")
+        said.append(f"{where}: {message}" if where and not named else message)
+    return "; ".join(said)
+
+
+def bounded(name: str) -> BeforeValidator:
+    """A field validator keeping the option within ``_limits.BOUNDS[name]``: a finite number in
+    its range (not a bool, not a string), or one sentence naming the option and the range."""
+
+    def check(value: object) -> object:
+        if value is None:  # an optional field's "unset"; the field's type decides if allowed
+            return value
+        try:
+            check_number(value, name)
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return value
+
+    return BeforeValidator(check)
 
 
 def _without_secrets(value: Any) -> Any:

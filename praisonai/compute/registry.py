@@ -12,19 +12,38 @@ import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import ValidationError
 
-from praisonai._errors import ConfigError, MissingDependencyError, UnknownProviderError
+from praisonai._errors import (
+    ConfigError,
+    MissingDependencyError,
+    ProviderUnavailableError,
+    UnknownProviderError,
+)
+from praisonai._types import Capability
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.options import ProviderOptions, problems
 
 GROUP = "praisonai.compute"
 #: Other spellings users reach for, mapped to the registered name.
 ALIASES = {"subprocess": "local", "host": "local", "container": "docker"}
-#: The embedded default, in order of preference: the first available one is used.
-DEFAULT_ORDER = ("docker", "local")
+#: The embedded default, in order of preference: the first available one is used. All but the
+#: last isolate; the last, plain host execution, only where the caller accepts it
+#: (:func:`default_compute`).
+DEFAULT_ORDER: tuple[str | Mapping[str, Any], ...] = (
+    "docker",
+    MappingProxyType({"type": "local", "isolate": True}),  # local under bubblewrap
+    "local",
+)
+#: Why the default refuses, and the ways out.
+NO_ISOLATION = (
+    "no isolated compute is available here (neither docker nor bubblewrap can be used; `praisonai "
+    "compute providers` says why): install docker or bubblewrap, or name the local provider "
+    '(compute="local", --compute local) to accept running commands on this host, unisolated'
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,14 +88,16 @@ def available_providers() -> list[str]:
 
 
 def resolve_compute(compute: object = None) -> ComputeProvider:
-    """``None`` → the default provider; a name or alias → a new provider; options (a
-    ``ProviderOptions`` or a mapping with a ``type``) → the provider they describe; a provider → itself.
+    """``None`` → the default provider (:func:`default_compute`: an isolated one, or a refusal); a
+    name or alias → a new provider; options (a ``ProviderOptions`` or a mapping with a ``type``) →
+    the provider they describe; a provider → itself.
 
     Raises:
         UnknownProviderError (ValueError): no provider by that name; lists the available ones.
         MissingDependencyError (ImportError): the provider's SDK is missing; names the pip extra.
         ConfigError (ValueError): options that do not fit the provider, naming the bad field.
         TypeError: ``compute`` is neither a name, options nor a provider.
+        ProviderUnavailableError: ``None`` and no isolated provider is available.
     """
     if compute is None:
         return default_compute()
@@ -91,31 +112,60 @@ def resolve_compute(compute: object = None) -> ComputeProvider:
     )
 
 
-def default_compute() -> ComputeProvider:
-    """Docker when an engine answers and its image is present, otherwise local."""
-    for name in DEFAULT_ORDER[:-1]:
+def default_compute(*, host: bool = False) -> ComputeProvider:
+    """The first available of :data:`DEFAULT_ORDER`: docker when an engine answers and its image
+    is present, else local under bubblewrap where ``bwrap`` is installed and works.
+
+    Neither: with ``host`` (a command a person typed, ``praisonai sandbox run``) plain local, on
+    this host and unisolated, which the caller must then say; without it (the library: a model's
+    commands, ``Sandbox.create()``) a refusal. ``"local"`` asked for by name is never refused.
+
+    Raises:
+        ProviderUnavailableError: no isolated provider is available and ``host`` is false; one
+            sentence naming the ways out.
+    """
+    for choice in DEFAULT_ORDER[:-1]:
         try:
-            provider = resolve_compute(name)
+            provider = resolve_compute(choice)
         except (MissingDependencyError, UnknownProviderError):
             continue
         if provider.is_available:
             return provider
-    return resolve_compute(DEFAULT_ORDER[-1])
+    if host:
+        return resolve_compute(DEFAULT_ORDER[-1])
+    raise ProviderUnavailableError(NO_ISOLATION, op="provision")
+
+
+def shown_name(provider: ComputeProvider) -> str:
+    """The provider's name as people read it, with its flavour when the name alone does not
+    say how it contains (``local (bubblewrap)``); the ledger keeps the name and the options."""
+    flavour = getattr(provider, "flavour", "")
+    return f"{provider.provider_name} ({flavour})" if flavour else provider.provider_name
+
+
+def isolates(provider: ComputeProvider) -> bool:
+    """Whether the provider's instances are kept apart from this host (it declares isolation)."""
+    return Capability.ISOLATION in provider.capabilities
 
 
 def provider_statuses() -> list[ProviderStatus]:
-    """Installed and available state of every registered provider, with the reason when not."""
+    """Installed and available state of every registered provider, with the reason when not, and
+    of each flavour the default may choose (``local (bubblewrap)``), under its shown name."""
     rows = []
-    for name in available_providers():
+    choices: list[str | Mapping[str, Any]] = [*available_providers()]
+    choices += [c for c in DEFAULT_ORDER if not isinstance(c, str)]
+    for choice in choices:
         try:
-            provider = resolve_compute(name)
+            provider = resolve_compute(choice)
         except MissingDependencyError as exc:
+            name = choice if isinstance(choice, str) else str(choice["type"])
             rows.append(ProviderStatus(name, installed=False, available=False, reason=str(exc)))
             continue
         reason = provider.unavailable_reason()
         declared = tuple(sorted(c.value for c in provider.capabilities))
+        name = choice if isinstance(choice, str) else shown_name(provider)
         rows.append(ProviderStatus(name, True, reason is None, reason or "", declared))
-    return rows
+    return sorted(rows, key=lambda row: row.name)
 
 
 def provider_class(name: str) -> type[ComputeProvider]:

@@ -7,12 +7,22 @@ container or process is touched.
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import os
 import re
 import shlex
-from collections.abc import Mapping, Sequence
+import tarfile
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 
 from praisonai import _limits
-from praisonai._errors import ConfigError, InvalidInstanceIdError
+from praisonai._errors import (
+    ConfigError,
+    InvalidInstanceIdError,
+    PathNotFoundError,
+    PathOutsideWorkspaceError,
+)
 from praisonai._limits import check_timeout
 from praisonai._types import UNSET, ExecRequest, OutputSink, Unset
 from praisonai.compute.config import ComputeConfig
@@ -90,8 +100,11 @@ def _check_exec_args(command: object, cwd: object, env: object, max_output: obje
         )
     if any("\0" in p for p in parts):
         raise ConfigError("the command contains a NUL byte, which no shell can run", op="exec")
+    check_command_text(parts)
     if cwd is not None and (not isinstance(cwd, str) or "\0" in cwd or not cwd):
         raise ConfigError(f"cwd must be a non-empty path without NUL bytes, not {cwd!r:.80}", op="exec")
+    if cwd is not None:
+        check_instance_path(cwd, "exec", "cwd")
     if env is not None and not isinstance(env, Mapping):
         raise ConfigError(f"env must be a mapping of names to strings, not {type(env).__name__}", op="exec")
     if max_output is not None and (isinstance(max_output, bool) or not isinstance(max_output, int)
@@ -101,6 +114,104 @@ def _check_exec_args(command: object, cwd: object, env: object, max_output: obje
         raise ConfigError(f"stdin must be bytes, text or None, not {type(stdin).__name__}", op="exec")
 
 
+def check_command_text(parts: Sequence[str]) -> None:
+    """Refuse a command that is not UTF-8 text. Arguments made of bytes that are not UTF-8 reach
+    Python as lone surrogates (``\\udcff`` for the byte 0xff); every provider's wire carries text,
+    so they are refused here, at once, rather than fail differently in each.
+
+    Raises:
+        ConfigError: one sentence naming the argument, the byte and what to do instead.
+    """
+    for position, part in enumerate(parts, 1):
+        try:
+            part.encode()
+        except UnicodeEncodeError as exc:
+            char = ord(part[exc.start])
+            byte = f"the byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"U+{char:04X}"
+            where = f"argument {position} of the command" if len(parts) > 1 else "the command"
+            raise ConfigError(
+                f"{where} is not UTF-8 text (it holds {byte}); commands must be UTF-8: write other "
+                f"bytes from inside the command, e.g. printf '\\{char - 0xDC00:03o}'",
+                op="exec",
+            ) from None
+
+
 def checked_env(env: Mapping[str, str]) -> Mapping[str, str]:
-    """``env`` validated as a config's env is (names, no NUL bytes), or ConfigError."""
-    return ComputeConfig.coerce({"env": dict(env)}).env
+    """``env`` validated as a config's env is (names; values without NUL bytes, UTF-8, within
+    Linux's sizes), or ConfigError."""
+    try:
+        return ComputeConfig.coerce({"env": dict(env)}).env
+    except ConfigError as exc:  # the rule is the config's; the words are this call's
+        raise ConfigError(str(exc).removeprefix("invalid compute config: "), op="exec") from None
+
+
+def check_instance_path(path: object, op: str, what: str = "path") -> None:
+    """Refuse a path in an instance that no file system there could hold: not a string, a NUL
+    byte, text that is not UTF-8, longer than Linux's PATH_MAX or with a name
+    longer than NAME_MAX (ENAMETOOLONG, said before any provider is asked).
+
+    Raises:
+        ConfigError: one sentence naming the path (cut short) and the limit.
+    """
+    if not isinstance(path, str) or "\0" in path:  # "" is the working dir, as each provider reads it
+        raise ConfigError(f"a {what} must be a string without NUL bytes, not {path!r:.80}", op=op)
+    try:
+        encoded = path.encode()
+    except UnicodeEncodeError:
+        raise ConfigError(f"the {what} {path!r:.80} is not UTF-8 text; name files in UTF-8", op=op) from None
+    _check_length(encoded, what, op)
+
+
+def checked_host_path(path: object, op: str, *, must_exist: bool = False) -> Path:
+    """``path`` on this machine (an upload's source, a download's target) as a ``Path``, refused
+    in one sentence when no file system could hold it (see :func:`check_instance_path`); with
+    ``must_exist``, a missing path (or a link to nowhere) is ``PathNotFoundError``."""
+    if not isinstance(path, str | os.PathLike) or not os.fspath(path) or "\0" in os.fspath(path):
+        raise ConfigError(f"a local path must be a non-empty path without NUL bytes, not {path!r:.80}", op=op)
+    local = Path(path)
+    _check_length(os.fsencode(local), "local path", op)
+    if must_exist:
+        try:
+            with host_path_errors(op, local):
+                local.stat()  # not exists(): it answers False for a loop of links too
+        except FileNotFoundError:
+            raise PathNotFoundError(f"no local file or directory {local}", op=op) from None
+    return local
+
+
+@contextlib.contextmanager
+def host_path_errors(op: str, local: Path) -> Iterator[None]:
+    """A loop of symlinks or a name too long on this machine's side of a transfer, or an archive
+    entry the safety filter refused (an absolute link, a path out of the target), said as what it
+    is: the OS's and tarfile's own words name neither the operation nor what to do."""
+    try:
+        yield
+    except tarfile.FilterError as exc:  # the instance sent an entry that would land outside the target
+        raise PathOutsideWorkspaceError(
+            f"{op}: refused {exc.tarinfo.name!r} from the instance, which would land outside {local} "
+            f"({type(exc).__name__}); entries before it may have been written there",
+            op=op,
+        ) from exc
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise ConfigError(
+                f"{op}: the local path {str(local)[:200]} goes through a loop of symbolic links; "
+                f"point it at a real file or directory",
+                op=op,
+            ) from None
+        if exc.errno == errno.ENAMETOOLONG:
+            raise ConfigError(
+                f"{op}: a local path under {str(local)[:200]} is too long for this system", op=op
+            ) from None
+        raise
+
+
+def _check_length(encoded: bytes, what: str, op: str) -> None:
+    longest = max((len(name) for name in encoded.split(b"/")), default=0)
+    if len(encoded) > _limits.MAX_PATH_BYTES or longest > _limits.MAX_NAME_BYTES:
+        raise ConfigError(
+            f"the {what} {encoded[:60].decode(errors='replace')!r}... is too long ({len(encoded)} bytes, "
+            f"a name of {longest}): paths hold at most {_limits.MAX_PATH_BYTES} bytes, "
+            f"names {_limits.MAX_NAME_BYTES}",
+            op=op,
+        )

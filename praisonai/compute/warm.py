@@ -22,7 +22,7 @@ from collections.abc import Mapping
 import anyio
 from anyio.abc import TaskGroup
 
-from praisonai._errors import ConfigError
+from praisonai._limits import check_number
 from praisonai._types import InstanceInfo
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
@@ -33,8 +33,7 @@ class WarmPool:
     """``size`` ready instances of ``config`` on ``compute``, refilled in the background."""
 
     def __init__(self, compute: object = None, config: object = None, *, size: int = 1) -> None:
-        if size < 1:
-            raise ConfigError(f"a warm pool needs size >= 1, not {size}", op="config")
+        check_number(size, "size")  # before anything is made: 0, nan, "3" or 1e9 mean nothing here
         self.provider: ComputeProvider = resolve_compute(compute)
         definition = ComputeConfig.coerce(config)
         self.env = dict(definition.env)  # bound at claim time, never while pooled

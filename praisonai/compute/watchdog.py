@@ -38,12 +38,15 @@ _LAUNCH = (
 # stdin then, while the shell itself may be busy with a command that never reads it. The
 # forwarder's pid goes to busy/<shell pid>.by, so the watchdog counts the shell's command only
 # while its client is there. The shell keeps this process's pid (and so its process group); the
-# forwarder is detached from it (its parent becomes init). Without a FIFO, the shell starts as is.
+# forwarder is detached from it (its parent becomes init). When the client is gone (it died, or
+# closed the session), the forwarder kills the shell's process group: a command nobody can read
+# any more does not run on. Without a FIFO, the shell starts as is.
 SESSION_GUARD = (
     f"s=$1; shift; f=$s/busy/.$$.in; P={SYSTEM_PATH}; "
+    'PATH=$P mkdir -p -- "$s/busy" 2>/dev/null; '
     'if PATH=$P mkfifo -m 600 -- "$f" 2>/dev/null; then '
     "exec 3<&0; "
-    '( PATH=$P cat <&3 >"$f" 3<&- & echo $! >"$s/busy/$$.by" ); '
+    '( ( PATH=$P cat <&3 >"$f" 3<&-; kill -9 "-$$" 2>/dev/null ) & echo $! >"$s/busy/$$.by" ); '
     'exec <"$f" 3<&-; PATH=$P rm -f -- "$f"; '
     "fi; "
     'exec "$@"'

@@ -18,13 +18,14 @@ from typing import Any
 import anyio.to_thread
 
 from praisonai._errors import ConfigError, InstanceNotFoundError
+from praisonai._ledger import Ledger
 from praisonai._types import InstanceStatus
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import provider_for_record, resolve_compute
 from praisonai.managed.events import Event
 from praisonai.sandbox import AsyncSandbox
-from praisonai.sandbox.provisioning import plan
+from praisonai.sandbox.provisioning import ProvisionPlan, plan
 
 #: What a replaced instance loses and what the session keeps (told to the model).
 LOST = ("workspace files", "installed packages", "running processes", "shell state")
@@ -44,16 +45,27 @@ class InstanceSource:
     fields: Mapping[str, Any]
     environment: str | os.PathLike[str] | bool | None
 
+    async def check(self) -> None:
+        """Refuse now what :meth:`provision` would refuse later, making nothing: the provider
+        resolves (never to unisolated host execution by default), it honours the fields
+        (packages, …), and the ledger opens."""
+        chosen = await self._plan()
+        chosen.provider.check_supported(chosen.config)
+        await anyio.to_thread.run_sync(Ledger.default().entries)
+
     async def provision(self) -> tuple[AsyncSandbox, dict[str, Any], Event]:
         """A new instance, its reference for the session, and the ``sandbox.provisioned`` event."""
-        chosen = await anyio.to_thread.run_sync(
-            functools.partial(plan, self.compute, dict(self.fields), environment=self.environment)
-        )
+        chosen = await self._plan()
         sandbox = await AsyncSandbox.from_plan(chosen)
         sandbox.owned = False  # the session references it; the idle policy ends it
         source = str(chosen.source) if chosen.source is not None else False
         reference = _reference(sandbox.provider, sandbox.id, self.fields, source, chosen.config.working_dir)
         return sandbox, reference, Event("sandbox.provisioned", _public(reference))
+
+    async def _plan(self) -> ProvisionPlan:
+        return await anyio.to_thread.run_sync(
+            functools.partial(plan, self.compute, dict(self.fields), environment=self.environment)
+        )
 
 
 def provider_of(reference: Mapping[str, Any], known: object = None) -> ComputeProvider:

@@ -11,12 +11,14 @@ write is fenced by the lease: a process whose lease was taken over fails its nex
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from praisonai._errors import HomeUnusableError, PraisonAIError
 from praisonai.llm.types import Message, Usage
 from praisonai.managed import _instance
 from praisonai.managed._history import TOOL_RESULTS, TOOL_USES, append_user, open_calls, rebuild
@@ -66,10 +68,19 @@ class LiveSession:
 
     def load(self) -> None:
         """Rebuild the history and the open tool uses from the stored transcript (a hosted
-        session keeps its history remotely: its turn reads the log itself)."""
+        session keeps its history remotely: its turn reads the log itself).
+        A log that cannot be read back marks the session ``error``, saying why (it must not be
+        left looking ``running`` forever), and the error goes on to the caller: the caller holds
+        the session's lease."""
         if self.backend == "anthropic":
             return
-        events = [stored.event for stored in self.store.events(self.id)]
+        try:
+            events = [stored.event for stored in self.store.events(self.id)]
+        except HomeUnusableError as exc:
+            error = {"type": "unknown_error", "message": str(exc), "retry_status": {"type": "terminal"}}
+            with contextlib.suppress(PraisonAIError):  # the store itself may be what is broken
+                self.store.update(self.lease, status="error", last_error=error)
+            raise
         self.history = rebuild(events)
         self.open = {ev.id: ev for ev in open_calls(events)}
 

@@ -63,22 +63,30 @@ def ensure(db: sqlite3.Connection) -> None:
     """Inside the caller's write transaction: create the tables in an empty file, migrate an
     older one, check the version of any other. A file with other tables and no version is someone
     else's database: refused (``sqlite3.DatabaseError``), not written to."""
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not tables:
+    version = version_of(db)
+    if version is None:
         for statement in _V1:
             db.execute(statement)
         db.execute("INSERT INTO schema_meta VALUES ('schema_version', '1')")
         version = 1
-    else:
-        version = _version(db, tables)
-    if version > SCHEMA_VERSION:
-        raise sqlite3.DatabaseError(
-            f"a newer praisonai wrote it, schema version {version}; this one reads version {SCHEMA_VERSION}"
-        )
     for target in range(version + 1, SCHEMA_VERSION + 1):
         for statement in _MIGRATIONS[target]:
             db.execute(statement)
         db.execute("UPDATE schema_meta SET value = ? WHERE key = 'schema_version'", (str(target),))
+
+
+def version_of(db: sqlite3.Connection) -> int | None:
+    """The file's schema version by reading only: ``None`` for an empty file;
+    ``sqlite3.DatabaseError`` for someone else's database or one a newer praisonai wrote."""
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if not tables:
+        return None
+    version = _version(db, tables)
+    if version > SCHEMA_VERSION:
+        raise sqlite3.DatabaseError(
+            f"a newer praisonai wrote it, schema version {version}; this one reads version {SCHEMA_VERSION}"
+        )
+    return version
 
 
 def _version(db: sqlite3.Connection, tables: set[str]) -> int:

@@ -143,8 +143,13 @@ def unusable(path: Path, why: str) -> str:
 
 
 def damaged(path: Path, what: str, why: str) -> HomeUnusableError:
-    """The error for a row that cannot be read back (``what``: which one)."""
-    return HomeUnusableError(unusable(path, f"{what} is malformed: {why}"), op="store")
+    """The error for a row that cannot be read back (``what``: which one): one sentence about
+    that row, since the rest of the store may well be fine."""
+    return HomeUnusableError(
+        f"{what} in the session store {path} cannot be read back ({why}); the other sessions are not "
+        "affected: delete it (praisonai managed sessions delete ID), or move the store aside to start anew",
+        op="store",
+    )
 
 
 def _open(path: Path) -> sqlite3.Connection:
@@ -152,7 +157,9 @@ def _open(path: Path) -> sqlite3.Connection:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     if not path.exists():  # owner-only, like the rest of the home; sqlite keeps the mode for -wal
         os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+    _check_read_only(path)
     db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    db.text_factory = _text
     try:
         db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         db.execute("PRAGMA synchronous = NORMAL")
@@ -163,26 +170,61 @@ def _open(path: Path) -> sqlite3.Connection:
     return db
 
 
+def _text(raw: bytes) -> str:
+    """A TEXT value as stored. Bytes that are not UTF-8 (written by another tool) must not fail
+    the whole query (sqlite3's default would): they are kept as lone surrogates, which
+    :func:`event` refuses for that one event and the CLI prints as U+FFFD."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+def _check_read_only(path: Path) -> None:
+    """Whether the file is ours (or empty), asked through a read-only connection: a file that
+    is not is refused (``sqlite3.DatabaseError``) before any connection that could write to it
+    (not even a hot journal's rollback) is opened."""
+    db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+    try:
+        schema.version_of(db)
+    finally:
+        db.close()
+
+
 def _init(db: sqlite3.Connection) -> None:
-    """WAL, then the schema. Processes racing to switch a new file to WAL fail at once, without
-    the busy timeout: so retry that."""
+    """Check the file is ours (or empty) without writing a byte, then WAL, then the schema. The
+    check runs with ``query_only`` on, again (the read-only check came first; the file may have
+    been replaced since): another application's database pointed at by mistake is refused
+    exactly as it was found (switching it to WAL would already change it). The write lock
+    is taken only when there is a schema to create or migrate: a reader opening the store never
+    waits behind another process's long write transaction."""
+    db.execute("PRAGMA query_only = ON")
+    try:
+        version = schema.version_of(db)
+    finally:
+        db.execute("PRAGMA query_only = OFF")
+    _wal(db)
+    if version == schema.SCHEMA_VERSION:
+        return
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        schema.ensure(db)  # again, under the write lock: another process may have done it since
+    except BaseException:
+        db.rollback()
+        raise
+    db.execute("COMMIT")
+
+
+def _wal(db: sqlite3.Connection) -> None:
+    """Processes racing to switch a new file to WAL fail at once, without the busy timeout: so
+    retry that."""
     deadline = time.monotonic() + BUSY_TIMEOUT_S
     while True:
         try:
             if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                 db.execute("PRAGMA journal_mode = WAL")
-            break
+            return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.01)
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        schema.ensure(db)
-    except BaseException:
-        db.rollback()
-        raise
-    db.execute("COMMIT")
 
 
 def dumps(value: Any) -> str:
@@ -215,8 +257,12 @@ def encode(column: str, value: Any) -> Any:
 def event(path: Path, session_id: str, seq: int, payload: str) -> Event:
     """An ``events`` row's payload as the event it stored."""
     what = f"event {seq} of session {session_id}"
-    try:
-        return Event.from_json(loads(path, what, payload))
+    data = loads(path, what, payload)
+    try:  # a lone surrogate (undecodable input stored by an older praisonai) can never be sent on
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+        return Event.from_json(data)
+    except UnicodeEncodeError:
+        raise damaged(path, what, "it holds text that is not valid UTF-8") from None
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise damaged(path, what, repr(exc)) from None
 

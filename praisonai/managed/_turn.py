@@ -131,7 +131,7 @@ class Turn:
                     stop = await self._loop()
             except StaleSessionError:
                 raise  # another process drives the session now: write nothing more
-            except PraisonAIError as exc:
+            except Exception as exc:  # any failure ends the turn as an error: never left "running"
                 self._finish_error(exc)
                 raise
         if self._interrupted:
@@ -314,10 +314,12 @@ class Turn:
         s.record(Event("user.interrupt"))
         return {"type": "interrupted"}
 
-    def _finish_error(self, exc: PraisonAIError) -> None:
+    def _finish_error(self, exc: Exception) -> None:
+        ours = isinstance(exc, PraisonAIError)
+        model = isinstance(exc, PraisonAIError) and exc.op == "model"
         error = {
-            "type": "model_request_failed_error" if exc.op == "model" else "unknown_error",
-            "message": str(exc),
+            "type": "model_request_failed_error" if model else "unknown_error",
+            "message": str(exc) if ours else f"{type(exc).__name__}: {exc}",
             "retry_status": {"type": "exhausted"},
         }
         self.s.record(Event("session.error", {"error": error}))

@@ -51,6 +51,7 @@ from praisonai.managed.config import (
 )
 from praisonai.managed.events import Event
 from praisonai.managed.store import LEASE_TTL_S, SessionRecord, SessionStore, SqliteSessionStore
+from praisonai.managed.text import check_prompt
 
 if TYPE_CHECKING:
     from praisonai.managed.hosted._backend import HostedBackend
@@ -65,7 +66,9 @@ class ManagedAgent(PraisonAINames):
             Claude Managed Agents; with ``compute`` named its tools run there), or ``None``: see
             :func:`choose_backend`.
         compute: where the tools run: a provider name (``"docker"``), a provider object, or
-            ``None`` (the environment file's backend, else docker when available, else local).
+            ``None`` (the environment file's backend, else docker when available, else local under
+            bubblewrap; never this host unisolated, which only ``"local"`` named asks for: a turn
+            without either is refused, before any model call, with ProviderUnavailableError).
             ``tools_run_on`` is PraisonAI's spelling of the same.
         config: a :class:`LocalManagedConfig` (hosted: a :class:`ManagedConfig`), or a dict of
             its fields.
@@ -204,12 +207,18 @@ class ManagedAgent(PraisonAINames):
             _bridge.soon(turn.interrupt)
 
     async def _run_turn(self, prompt: str | None, emit: Callable[[Event], None]) -> ManagedResult:
+        check_prompt(prompt)  # before anything is stored: a session is never broken by its input
         with self._lock:
             if self._running:
                 raise SessionBusyError("a turn is already running on this ManagedAgent", op="managed")
             self._running, self._interrupt_asked = True, False
         try:
             self._check_key()  # a missing key is said before anything is provisioned
+            # what the first tool call would refuse, before a billed request (hosted: nothing of
+            # ours is provisioned; no instance tool: nothing ever is)
+            ours = self.plan.instance and (self._hosted is None or self.compute is not None)
+            if ours and (self.session_id is None or self.compute is None):
+                await self._source.check()
             live = await self._hold_session()
             live.emit = emit
             turn = await self._new_turn(live)

@@ -42,6 +42,7 @@ from pydantic import (
 )
 
 from praisonai._errors import ConfigError
+from praisonai._limits import MAX_BUDGET_TOKENS, MAX_TURN_REQUESTS
 from praisonai.compute.config import PackageManager, changed_fields
 from praisonai.managed._config_compute import checked_by_compute, network_value, parse_packages
 from praisonai.managed._config_tools import (
@@ -55,6 +56,7 @@ from praisonai.managed._config_tools import (
     qualified_name,
     record_entry,
 )
+from praisonai.managed.text import line_problem, utf8_problem
 
 __all__ = [
     "DEFAULT_SYSTEM",
@@ -96,10 +98,14 @@ class LocalManagedConfig(BaseModel):
     tools: tuple[Any, ...] | None = None
     """``None``: every instance tool, allowed without asking. Else a list of instance tool names,
     Python callables, agent toolset entries and custom tools (see ``_config_tools``)."""
-    max_turns: int = Field(25, ge=1, strict=True)
+    max_turns: int = Field(25, ge=1, le=MAX_TURN_REQUESTS, strict=True)
     """At most this many model requests in one turn (one prompt); then the turn stops."""
     budget_tokens: int | None = Field(
-        None, ge=1, strict=True, validation_alias=AliasChoices("budget_tokens", "budget")
+        None,
+        ge=1,
+        le=MAX_BUDGET_TOKENS,
+        strict=True,
+        validation_alias=AliasChoices("budget_tokens", "budget"),
     )
     """A hard cap on the session's cumulative tokens (input + output); ``None``: no cap."""
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -267,6 +273,22 @@ class LocalManagedConfig(BaseModel):
             return os.path.abspath(os.fspath(value))
         if value == "":
             raise ValueError("environment must be a path, True, False or None, not ''")
+        return value
+
+    @field_validator("model", "system")
+    @classmethod
+    def _utf8(cls, value: str) -> str:
+        why = utf8_problem(value)
+        if why is not None:
+            raise ValueError(why)
+        return value
+
+    @field_validator("name", "session_title")
+    @classmethod
+    def _one_line(cls, value: str | None) -> str | None:
+        why = None if value is None else line_problem(value)
+        if why is not None:
+            raise ValueError(f"{why}; use plain text on one line")
         return value
 
     @field_validator("metadata")

@@ -97,7 +97,9 @@ class SharedCompute:
 
     Args:
         compute: a provider name, a provider object, or ``None`` (the environment file's backend,
-            else the default). An unknown name, or a provider whose SDK is missing, is refused here.
+            else the default: docker, else local under bubblewrap; never this host unisolated,
+            which only ``"local"`` named asks for). An unknown name, or a provider whose SDK is
+            missing, is refused here; no isolated default, when tools are built or attached.
         config: the instance's fields (a dict, a ``ComputeConfig`` or PraisonAI's config object);
             the fields it sets win over everything else.
         working_dir, idle_timeout_s: PraisonAI's spelling of those config fields; used when passed
@@ -111,6 +113,8 @@ class SharedCompute:
     Raises:
         UnknownProviderError, MissingDependencyError: ``compute`` names no usable provider.
         ConfigError: ``config``, ``working_dir`` or ``idle_timeout_s`` is invalid.
+        ProviderUnavailableError: (attach, build_tools, ensure) no compute named and no isolated
+            default available.
     """
 
     def __init__(
@@ -179,6 +183,13 @@ class SharedCompute:
                 self._chosen = plan(self._compute, self._config, environment=self._environment)
             return self._chosen
 
+    def _check_default(self) -> None:
+        """With no compute named, choose the provider now, before a model sees the tools: the
+        default is never this host unisolated, and a refusal must come before any model call
+        (``ProviderUnavailableError``, naming the ways out)."""
+        if self._compute is None:
+            self._planned()
+
     def shutdown(self) -> None:
         """Restore the attached agents, close the sessions and remove the instance (left to its
         idle policy with ``auto_shutdown=False``). Idempotent."""
@@ -225,6 +236,7 @@ class SharedCompute:
         """``[execute_command, read_file, write_file, list_files]`` bound to this instance (the
         first call provisions it), attached to no agent. ``agent`` names their shell session and
         their entries in :attr:`audit`; tools built under one name share one session."""
+        self._check_default()
         return tools_for(self, agent)
 
     def run_command(self, command: str, timeout: float | None = None) -> ExecResult:
@@ -250,6 +262,7 @@ class SharedCompute:
         ``tools_run_on`` place (its choice outranks the run's) unless ``override_declared``.
         Everything is restored on :meth:`shutdown`.
         """
+        self._check_default()
         for agent in agents:
             if getattr(agent, "backend", None) is not None or any(r.agent() is agent for r in self._attached):
                 continue

@@ -23,8 +23,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Protocol
 
-from praisonai._errors import ConfigError, SessionNotFoundError
+from praisonai._errors import ConfigError, HomeUnusableError, SessionNotFoundError
 from praisonai._home import praisonai_home
+from praisonai._limits import MAX_SESSIONS_LISTED
 from praisonai.managed import _sqlite_store as sql
 from praisonai.managed._records import (
     AgentRecord,
@@ -155,6 +156,9 @@ class SqliteSessionStore(RemoteResources):
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else praisonai_home() / "managed" / "store.db"
         self._db = sql.Database(self.path)
+        #: What the listings (:meth:`list_sessions`, :meth:`list_agents`) left out so far: one
+        #: sentence per row that could not be read back.
+        self.skipped: list[str] = []
 
     def __enter__(self) -> SqliteSessionStore:  # closes the connection at the end of the block
         return self
@@ -185,13 +189,20 @@ class SqliteSessionStore(RemoteResources):
         return self._agent(row)
 
     def list_agents(self, backend: str | None = None) -> list[AgentRecord]:
-        """By name, then version."""
+        """By name, then version; an agent whose row cannot be read back is left out and named
+        in :attr:`skipped`."""
         where, params = ("WHERE backend = ?", (backend,)) if backend is not None else ("", ())
         with self._db.read() as db:
             rows = db.execute(
                 f"SELECT {sql.AGENT_COLUMNS} FROM agents {where} ORDER BY name, backend, version", params
             ).fetchall()
-        return [self._agent(row) for row in rows]
+        found = []
+        for row in rows:
+            try:
+                found.append(self._agent(row))
+            except HomeUnusableError as exc:
+                self.skipped.append(str(exc))
+        return found
 
     # ---- sessions --------------------------------------------------------------------------
 
@@ -224,9 +235,16 @@ class SqliteSessionStore(RemoteResources):
     def list_sessions(
         self, *, agent_id: str | None = None, status: str | None = None, limit: int = 20
     ) -> list[SessionRecord]:
-        """``ConfigError`` for a ``limit`` below 1 or an unknown ``status``."""
-        if limit < 1:
-            raise ConfigError(f"limit must be at least 1, not {limit}", op="sessions")
+        """``ConfigError`` for a ``limit`` outside 1..:data:`MAX_SESSIONS_LISTED` or an unknown
+        ``status``. A row that cannot be read back is left out and named in :attr:`skipped`
+        (one sentence each): one damaged session must not hide the others."""
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ConfigError(f"limit must be at least 1, not {limit!r}", op="sessions")
+        if limit > MAX_SESSIONS_LISTED:
+            raise ConfigError(
+                f"limit must be at most {MAX_SESSIONS_LISTED}, not {limit}; page with --status or --agent",
+                op="sessions",
+            )
         if status is not None and status not in STATUSES:
             raise ConfigError(f"unknown status {status!r} (one of: {', '.join(STATUSES)})", op="sessions")
         filters = {"agent_id": agent_id, "status": status}
@@ -238,7 +256,13 @@ class SqliteSessionStore(RemoteResources):
                 " ORDER BY updated_at DESC, id DESC LIMIT ?",
                 (*params, limit),
             ).fetchall()
-        return [SessionRecord(**sql.session_fields(self.path, row)) for row in rows]
+        found = []
+        for row in rows:
+            try:
+                found.append(SessionRecord(**sql.session_fields(self.path, row)))
+            except (HomeUnusableError, TypeError, ValueError) as exc:
+                self.skipped.append(str(exc))
+        return found
 
     def delete_session(self, session_id: str) -> bool:
         """Its row, events and usage, in one transaction; ``False`` when it was not there."""

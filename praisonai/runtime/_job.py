@@ -9,6 +9,7 @@ from the spool (``x/<id>.p``) or, when its fate is unknown, says that it may hav
 from __future__ import annotations
 
 import contextlib
+import secrets
 import time
 import uuid
 from typing import TYPE_CHECKING, Any, Literal
@@ -53,6 +54,9 @@ class Job:
             raise ValueError("a job's cwd is resolved to a path in the instance before it is sent")
         self._request = request
         self.id = uuid.uuid4().hex
+        # Frames the job's end (the helper's notice, and its record in the spool): the helper
+        # alone knows it, so no command can end the call, or fake its result after a reconnect.
+        self._secret = secrets.token_hex(16)
         self._channel = channel
         spool = f"{channel.spool}/x/{self.id}"
         self.stdin_path = spool + ".i"
@@ -81,9 +85,9 @@ class Job:
                 self._done.resolve(reply)
 
         request = self._request
-        self._channel.expect_job(self.id, self._done)
+        self._channel.expect_job(self.id, self._done, self._secret)
         stdin = "" if request.stdin is None else self.stdin_path
-        args = (self.id, self._cwd, stdin, request.command, *assignments(request.env))
+        args = (self.id, self._cwd, stdin, self._secret, request.command, *assignments(request.env))
         try:
             await self._channel.send("__p_exec", args, None, None, acknowledged)
         except BaseException:
@@ -126,7 +130,7 @@ class Job:
     async def _recover(self, channel: Channel) -> ExecResult:
         delay = 0.01
         while True:
-            fate, _ = await channel.request("__p_fate", self.id)
+            fate, _ = await channel.request("__p_fate", self.id, self._secret)
             if fate.startswith("done "):
                 code, flags = fate.split()[1:]
                 return await self._finish((int(code), int(flags)))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import hmac
 import threading
 from collections.abc import Callable, Mapping
 from importlib import resources
@@ -68,7 +69,7 @@ class Channel:
         self.spool = spool
         self.helper_pid = 0
         self._replies = ReplyParser()
-        self._jobs: dict[str, Waiter] = {}
+        self._jobs: dict[str, tuple[Waiter, str]] = {}  # job id: its end's waiter and secret
         self._closed: ChannelClosedError | None = None
         self._closing = False  # close() was called; the reader may not have seen the end yet
         self._stderr_tail: collections.deque[str] = collections.deque(maxlen=20)
@@ -118,22 +119,38 @@ class Channel:
         self._replies.fail(ChannelClosedError(message.format(" before it answered"), op="exec", sent=True))
         jobs, self._jobs = self._jobs, {}
         lost = ChannelClosedError(message.format(" while the command ran"), op="exec", sent=True)
-        for waiter in jobs.values():
+        for waiter, _ in jobs.values():
             waiter.resolve(lost)
 
     def _on_event(self, line: str) -> None:
-        kind, _, rest = line.partition(" ")
-        if kind == "D":
-            job_id, code, flags = rest.split(" ")
-            waiter = self._jobs.pop(job_id, None)
-            if waiter is not None:  # a word for a code: the job could not start (see _refused)
-                waiter.resolve((int(code), int(flags)) if code.isdigit() else (code, b""))
+        words = line.split(" ")
+        if words[0] == "D":
+            self._on_job_end(words[1:])
         elif line:
             self._stderr_tail.append(line)  # the helper's own complaints, kept for error messages
 
-    def expect_job(self, job_id: str, waiter: Waiter) -> None:
-        """Route the job's end notice to ``waiter`` (register before sending the job)."""
-        self._jobs[job_id] = waiter
+    def _on_job_end(self, words: list[str]) -> None:
+        """``<id> <code> <flags> <secret>``: the job ended, if the secret is the job's own.
+
+        Commands can write to the helper's stderr too (``/proc/<pid>/fd/2``): a line without the
+        secret, or not of this shape, is not the helper's and is dropped without a trace (a
+        forged line must neither end a call nor reach an error message)."""
+        if len(words) != 4:
+            return
+        job_id, code, flags, secret = words
+        expected = self._jobs.get(job_id)
+        if expected is None or not hmac.compare_digest(secret.encode(), expected[1].encode()):
+            return
+        if not flags.isdigit() or not (code.isdigit() or code.isalpha()):
+            return
+        del self._jobs[job_id]
+        # a word for a code: the job could not start (see _refused)
+        expected[0].resolve((int(code), int(flags)) if code.isdigit() else (code, b""))
+
+    def expect_job(self, job_id: str, waiter: Waiter, secret: str) -> None:
+        """Route the job's end notice to ``waiter`` (register before sending the job): only a
+        notice that carries ``secret``, the job's own."""
+        self._jobs[job_id] = (waiter, secret)
 
     def forget_job(self, job_id: str) -> None:
         self._jobs.pop(job_id, None)
@@ -211,6 +228,10 @@ class Channel:
     def _check_open(self) -> None:
         if self._closed is not None:
             raise ChannelClosedError(str(self._closed), op="exec", sent=False)
+        if self._closing:  # closed here, before the reader saw the end: nothing more goes out
+            raise ChannelClosedError(
+                "the exec channel was closed; the next call opens a new one", op="exec", sent=False
+            )
 
     async def wait_for(self, waiter: Waiter, what: str, *, probe: bool = True) -> Any:
         """Wait for a value from the reader thread.

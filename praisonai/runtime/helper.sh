@@ -1,23 +1,27 @@
 # shellcheck shell=sh
-# praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir, grep and readlink).
+# praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir, mv, grep and readlink).
 # Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE
 #
 # Requests arrive on stdin, one line of shell code each, calling a function below with
 # arguments the client has quoted; __p_write is followed by exactly SIZE raw bytes.
 # Every request gets one reply on stdout: optional body bytes, then "<nonce> <status>\n".
 # Finished jobs are announced on stderr as single short lines (atomic pipe writes):
-#   D <id> <exit-code> <flags>    flags: 1 = stdout not empty, 2 = stderr not empty, 4 = the spool
-#                                 is full or was deleted (output may be lost); summed. A word for
-#                                 the code says why the job could not start (nocwd).
+#   D <id> <exit-code> <flags> <secret>
+#        flags: 1 = stdout not empty, 2 = stderr not empty, 4 = the spool is full or was deleted
+#        (output may be lost); summed. A word for the code says why the job could not start (nocwd).
+#        secret: the job's own, sent with its request; commands never see it (not in their env,
+#        argv or files, and unset in the subshell that runs them), so a line a command writes to
+#        our stderr (/proc/<pid>/fd/2) cannot end its call or another's: the client drops it.
 # Exec output is spooled under SPOOL/x, background processes under SPOOL/bg/<id>, so output is
 # never interleaved on the channel and a background process can be found again by id.
 # Activity, for an instance that stops itself when idle (docker's watchdog.sh), costs no fork:
 # SPOOL/alive is created per request read, and SPOOL/x/<id>.p holds "<command pid> <helper pid>
 # <pid namespace>" while an exec runs (busy while both live: a job whose helper died no longer
-# counts), and once it ends a second line "done <exit-code> <flags>" (written before the notice).
+# counts), and once it ends a second line "done <exit-code> <flags> <secret>" (written before the
+# notice); a client recovering the result accepts the line only with the job's secret.
 # A job outlives its helper's death: its .p lets a client on a new channel recover the result
-# (__p_fate); a job still running when its helper died is stopped by the next helper, which marks
-# it SPOOL/x/<id>.k (killed).
+# (__p_fate); a job still running when its helper's input ends is stopped by the helper, and one
+# still running when its helper died by the next helper; either marks it SPOOL/x/<id>.k (killed).
 __p_nl='
 '
 __p_s=$1
@@ -45,7 +49,7 @@ __p_jobs=0
 # exec: run a command in a background job; its end is announced on stderr. The command runs
 # in a subshell (no exec: about 1 ms less per command) that carries PRAISONAI_EXEC_ID=<id>
 # into every program it starts; the subshell's pid is recorded for the kill sweep.
-__p_exec() {  # nonce id cwd stdin-file command [NAME=value...]
+__p_exec() {  # nonce id cwd stdin-file secret command [NAME=value...]
   if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
   [ -d "$__p_s/x" ] || __p_spool || { __p_reply "$1" nospool; return; }
   command eval '__p_job "$@" &' || { __p_reply "$1" nofork; return; }
@@ -55,9 +59,9 @@ __p_exec() {  # nonce id cwd stdin-file command [NAME=value...]
 }
 __p_job() {
   exec </dev/null >/dev/null
-  __p_x=$__p_s/x/$2 __p_i=$2 __p_in=${4:-/dev/null} __p_c=$5
-  cd -- "$3" || { echo "D $__p_i nocwd 0" >&2; exit; }
-  shift 5
+  __p_x=$__p_s/x/$2 __p_i=$2 __p_in=${4:-/dev/null} __p_k=$5 __p_c=$6
+  cd -- "$3" || { echo "D $__p_i nocwd 0 $__p_k" >&2; exit; }
+  shift 6
   PATH=$__p_path
   # shellcheck disable=SC2163 # "$@" is NAME=value words: export each, with its value
   [ $# -eq 0 ] || export "$@"
@@ -67,7 +71,9 @@ __p_job() {
   # "<command pid> <helper pid> <pid namespace>", then "done <exit-code> <flags>" on a second line.
   __p_f=0  # a spool too full for a few bytes has lost the output too (sh says why on stderr)
   command exec 3>"$__p_x.p" || __p_f=4  # `command`: a failed redirection must not end the job
-  ( set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &
+  # the command must not find the secret: not in a variable (`set` prints them all), nor in the
+  # request line it came in
+  ( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &
   echo "$! $$ $__p_ns" >&3 || __p_f=4  # in a subshell $$ is still the helper's pid
   wait $!
   __p_r=$?
@@ -75,35 +81,51 @@ __p_job() {
   [ -s "$__p_x.e" ] && __p_f=$((__p_f | 2))
   [ -e "$__p_x.o" ] && [ -e "$__p_x.e" ] || __p_f=$((__p_f | 4))  # not created, or deleted
   # the result stays in the spool (the same file: no new one per job) for a client on a new channel
-  echo "done $__p_r $__p_f" >&3 || __p_f=$((__p_f | 4))
-  echo "D $__p_i $__p_r $__p_f" >&2
+  echo "done $__p_r $__p_f $__p_k" >&3 || __p_f=$((__p_f | 4))
+  echo "D $__p_i $__p_r $__p_f $__p_k" >&2
 }
-__p_fate() {  # nonce id: what became of a job whose channel closed (done <code> <flags>, ...)
+__p_fate() {  # nonce id secret: what became of a job whose channel closed (done <code> <flags>, ...)
   __p_x=$__p_s/x/$2
-  __p_result
+  __p_result "$3"
   if [ -e "$__p_x.k" ]; then __p_reply "$1" killed
   elif [ "$__p_d" = "done" ]; then __p_reply "$1" "done $__p_dc $__p_df"
   elif [ -n "$__p_c" ] && [ -d "/proc/$__p_c" ]; then __p_reply "$1" running
   else
-    __p_result  # it may have ended just now
+    __p_result "$3"  # it may have ended just now
     if [ "$__p_d" = "done" ]; then __p_reply "$1" "done $__p_dc $__p_df"; else __p_reply "$1" unknown; fi
   fi
 }
-__p_result() {  # __p_x.p's two lines: __p_c __p_h __p_n (pids), then __p_d(=done) __p_dc __p_df
-  __p_c='' __p_h='' __p_n='' __p_d='' __p_dc='' __p_df=''
+# __p_x.p's two lines: __p_c __p_h __p_n (pids), then __p_d(=done) __p_dc __p_df; with a secret, a
+# done line without it (a command can write the spool: it runs as our user) counts as not done
+__p_result() {  # [secret]
+  __p_c='' __p_h='' __p_n='' __p_d='' __p_dc='' __p_df='' __p_dk=''
   [ -s "$__p_x.p" ] || return 0
-  { read -r __p_c __p_h __p_n; read -r __p_d __p_dc __p_df; } 2>/dev/null <"$__p_x.p"
+  { read -r __p_c __p_h __p_n; read -r __p_d __p_dc __p_df __p_dk; } 2>/dev/null <"$__p_x.p"
+  [ -z "$1" ] || [ "$__p_dk" = "$1" ] || __p_d=''
 }
+# a job counts as unfinished while its command runs, whatever its record says: a command can
+# write a "done" line into its own record to escape the sweeps below
+__p_unfinished() { [ "$__p_d" != "done" ] || { [ -n "$__p_c" ] && [ -d "/proc/$__p_c" ]; }; }
 __p_orphans() {  # stop the jobs of helpers that died while the jobs ran: nobody waits for them
   for __p_f in "$__p_s"/x/*.p; do
     __p_x=${__p_f%.p}
     [ -e "$__p_x.k" ] || [ ! -f "$__p_f" ] && continue
     __p_result
-    { [ "$__p_d" != "done" ] && [ -n "$__p_h" ]; } || continue
+    { __p_unfinished && [ -n "$__p_h" ]; } || continue
     [ "$__p_n" = "$__p_ns" ] || continue  # another pid namespace's: not ours to judge
     if [ -d "/proc/$__p_h" ] && grep -qF praisonai-helper "/proc/$__p_h/cmdline" 2>/dev/null; then continue; fi
     true 2>/dev/null >"$__p_x.k"
     ( __p_sweep "${__p_x##*/}" "$__p_f" & ) </dev/null >/dev/null 2>&1
+  done
+}
+__p_hangup() {  # our input ended (the client died or let go): nobody can wait for our jobs now
+  for __p_f in "$__p_s"/x/*.p; do
+    __p_x=${__p_f%.p}
+    [ -e "$__p_x.k" ] || [ ! -f "$__p_f" ] && continue
+    __p_result
+    { __p_unfinished && [ "$__p_h" = "$$" ] && [ "$__p_n" = "$__p_ns" ]; } || continue
+    true 2>/dev/null >"$__p_x.k"  # a client that reconnects is told it was killed: it may have run
+    ( __p_sweep "${__p_x##*/}" "$__p_f" ) </dev/null >/dev/null 2>&1
   done
 }
 
@@ -113,9 +135,15 @@ __p_kill() {  # nonce marker pid-file
   command eval '( __p_sweep "$2" "$3" & )' </dev/null >/dev/null 2>&1 || { __p_reply "$1" nofork; return; }
   __p_reply "$1" 0
 }
-__p_sweep() {
-  __p_root=
-  [ -s "$2" ] && read -r __p_root __p_helper <"$2"
+# killtree: the same, for a session's command line, known by its shell's pid (the shell runs the
+# rest of the line, so it goes too); done before the reply, so the caller answers after the kill.
+__p_killtree() {  # nonce marker pid
+  command eval '( __p_sweep "$2" "" "$3"; exit 0 )' </dev/null >/dev/null 2>&1 || { __p_reply "$1" nofork; return; }
+  __p_reply "$1" 0
+}
+__p_sweep() {  # marker pid-file [pid]: the tree's root is pid, else the pid file's first word
+  __p_root=${3-}
+  [ -n "$__p_root" ] || { [ -s "$2" ] && read -r __p_root __p_helper <"$2"; }
   __p_k=0
   while [ "$__p_k" -lt 20 ]; do
     __p_found=$(__p_tree "$__p_root"; grep -lF -- "PRAISONAI_EXEC_ID=$1" /proc/[0-9]*/environ 2>/dev/null)
@@ -156,18 +184,31 @@ __p_signal() {  # nonce pgid signal: signal a process group (a session's shell a
 
 # files
 __p_write() {  # nonce path size, then SIZE bytes
+  # Written to a new file beside PATH, then renamed over it: a reader sees the old file or the new
+  # one, never a mix of two writers. A replaced file keeps its mode (where stat -c exists); a
+  # link at PATH is replaced, not written through.
   __p_d=${2%/*}
   [ -z "$__p_d" ] || [ -d "$__p_d" ] || mkdir -p -- "$__p_d" 2>/dev/null
-  if [ -e "$2" ] && [ ! -f "$2" ] && [ ! -d "$2" ]; then  # opening a FIFO would block the helper
-    head -c "$3" >/dev/null
-    __p_reply "$1" notfile
-  elif true 2>/dev/null >"$2"; then  # `true`, not `:`: a special builtin's failed redirection ends sh
-    # tee reads all SIZE bytes even when the disk fills up (head would stop at the failed write)
-    head -c "$3" | tee -- "$2" >/dev/null 2>&1 || { __p_reply "$1" nospace; return; }
-    __p_reply "$1" 0
-  else
+  __p_wn=$((${__p_wn:-0} + 1))
+  __p_t=$__p_d/.${2##*/}.praisonai-$$-$__p_wn
+  if [ -e "$2" ] && [ ! -f "$2" ]; then  # a directory, or a FIFO that would block the helper
     head -c "$3" >/dev/null  # consume the payload, or it would be read as requests
+    if [ -d "$2" ]; then __p_reply "$1" isdir; else __p_reply "$1" notfile; fi
+  elif { [ -e "$2" ] && [ ! -w "$2" ]; } || ! (set -C && true >"$__p_t") 2>/dev/null; then
+    head -c "$3" >/dev/null
     __p_reply "$1" "$(__p_why "$2" w)"
+  elif ! head -c "$3" | tee -- "$__p_t" >/dev/null 2>&1; then
+    # tee reads all SIZE bytes even when the disk fills up (head would stop at the failed write)
+    rm -f -- "$__p_t"
+    __p_reply "$1" nospace
+  else
+    if [ -f "$2" ] && __p_m=$(stat -c %a -- "$2" 2>/dev/null); then chmod "$__p_m" -- "$__p_t"; fi
+    if mv -f -- "$__p_t" "$2" 2>/dev/null; then
+      __p_reply "$1" 0
+    else
+      rm -f -- "$__p_t"
+      __p_reply "$1" "$(__p_why "$2" w)"
+    fi
   fi
 }
 __p_read() {  # nonce path [offset [limit]]
@@ -283,3 +324,4 @@ while IFS= read -r __p_line; do
   true 2>/dev/null >"$__p_s/alive" || { __p_spool && true 2>/dev/null >"$__p_s/alive"; }
   eval "$__p_line"
 done
+__p_hangup

@@ -3,9 +3,12 @@
 cwd, exported variables and functions persist between commands. A command that goes quiet for
 ``idle_timeout`` seconds returns what it printed so far with ``running=True``; then ``send()``
 types input into it, ``read()`` waits for more, ``interrupt()`` sends it SIGINT. ``exit 3``
-reports 3 and the next command starts a fresh shell; so does a command that ignored SIGINT at
-its hard timeout (it is killed with its shell). A shell that dies under a command (killed from
-outside) raises ``ChannelClosedError``: the command may not have finished.
+reports 3 and the next command starts a fresh shell. At its hard ``timeout`` a command line is
+killed whole before the call answers: its shell (which would run the rest of the line: a shell
+cannot abandon a line it runs and live on) and every process the line started, ``&`` and
+``setsid`` included (they carry the command's marker); the next command starts a fresh shell.
+A shell that dies under a command (killed from outside) raises ``ChannelClosedError``: the
+command may not have finished.
 
 One command at a time, as in a terminal: ``run()`` calls made together (from tasks, threads or
 event loops) queue first come, first served, and each gets its own command's output. A command
@@ -21,7 +24,6 @@ in the instance holds (see session.sh): nothing a command prints — ``set``, ``
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import secrets
 import signal
@@ -38,17 +40,20 @@ from praisonai import _limits
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError
 from praisonai._output import OutputBuffer
 from praisonai._types import TIMEOUT_EXIT_CODE, SessionResult
+from praisonai.runtime._turns import Turns
 from praisonai.runtime._waiter import Waiter
 from praisonai.runtime._wire import PendingReply, ReplyParser, quote
 from praisonai.runtime.transport import Transport
 
 SESSION_SHELL = resources.files(__package__).joinpath("session.sh").read_text()
-_INTERRUPT_GRACE_S = 1.0
 _START_TIMEOUT_S = 60.0
 
 OpenTransport = Callable[[list[str]], Transport]
 #: Signals a process group inside the instance through the helper: (pgid, signal name).
 SignalGroup = Callable[[int, str], Awaitable[None]]
+#: Kills, through the helper and before returning, a shell's process tree and every process
+#: carrying a command's marker: (shell pid, marker).
+KillTree = Callable[[int, str], Awaitable[None]]
 
 
 class _Run:
@@ -56,6 +61,8 @@ class _Run:
 
     def __init__(self, max_output: int, on_end: Callable[[_Run], None] | None = None) -> None:
         self.max_output = max_output
+        # PRAISONAI_EXEC_ID of the command's processes: 16 characters of [0-9a-z_] (see session.sh)
+        self.marker = "s_" + secrets.token_hex(7)
         self.out, self.err = OutputBuffer(max_output), OutputBuffer(max_output)
         self.received = 0  # bytes of output so far: progress, for the idle timeout
         self.exit_code: int | None = None
@@ -110,58 +117,23 @@ class _Run:
         return taken
 
 
-class _Turns:
-    """Turns at the shell, first come first served, for callers on any thread or event loop."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._waiting: collections.deque[Waiter] = collections.deque()
-        self._taken = False
-
-    async def take(self, timeout: float | None) -> bool:
-        """Wait for the turn; False when ``timeout`` passed first (then nothing is held)."""
-        with self._lock:
-            if not self._taken:
-                self._taken = True
-                return True
-            waiter = Waiter()
-            self._waiting.append(waiter)
-        try:
-            with anyio.move_on_after(timeout):
-                await waiter.wait()
-                return True
-        except BaseException:
-            self._withdraw(waiter)
-            raise
-        self._withdraw(waiter)
-        return False
-
-    def give_back(self) -> None:
-        """Hand the turn to the longest waiter, or free it."""
-        with self._lock:
-            if self._waiting:
-                self._waiting.popleft().resolve(None)  # the turn stays taken: it passes on
-            else:
-                self._taken = False
-
-    def _withdraw(self, waiter: Waiter) -> None:
-        with self._lock:
-            if waiter in self._waiting:
-                self._waiting.remove(waiter)
-                return
-        self.give_back()  # it was handed to this waiter meanwhile: pass it on
-
-
 class ShellSession:
     """A persistent shell in one instance. Open through ``Sandbox.session()``."""
 
     def __init__(
-        self, open_transport: OpenTransport, signal_group: SignalGroup, cwd: str, env_file: str = ""
+        self,
+        open_transport: OpenTransport,
+        signal_group: SignalGroup,
+        cwd: str,
+        env_file: str = "",
+        *,
+        kill_tree: KillTree,
     ) -> None:
         """``env_file``: shell assignments the shell reads at start when the file exists."""
         self._env_file = env_file
         self._open_transport = open_transport
         self._signal_group = signal_group
+        self._kill_tree = kill_tree
         self._cwd = cwd
         self._transport: Transport | None = None
         self._shell_pid = 0
@@ -172,7 +144,7 @@ class ShellSession:
         # transport whose send returns after the reply (E2B: an HTTP round trip), a command fed
         # by send() can end, and a queued run() take the shell, before the caller calls read().
         self._held: _Run | None = None
-        self._turns = _Turns()
+        self._turns = Turns()
         self._stdout = ReplyParser()
         self._stderr = ReplyParser()
         self._ending = False
@@ -192,7 +164,8 @@ class ShellSession:
         See the module docstring for the timeouts and the queue. A rejected ``command`` or
         timeout (``ConfigError``) leaves the session as it was.
         """
-        request = _request(command)
+        run = _Run(max_output, self._ended)
+        request = _request(command, run.marker)
         timeout, idle_timeout = (
             _limits.check_timeout(timeout, allow_zero=False),
             _limits.check_timeout(idle_timeout, "idle_timeout", allow_zero=False),
@@ -208,7 +181,7 @@ class ShellSession:
         except BaseException:
             self._turns.give_back()
             raise
-        run = self._run = _Run(max_output, self._ended)
+        self._run = run
         self._replies += 1
         nonce = self._nonce(self._replies)
         self._stdout.expect(PendingReply(nonce, lambda st, _: self._finish(run, st), run.write_out))
@@ -362,22 +335,24 @@ class ShellSession:
         )
 
     async def _stop(self, run: _Run) -> None:
-        """Interrupt; a command that ignores it is killed with the shell."""
-        await self._signal("INT")
-        with anyio.move_on_after(_INTERRUPT_GRACE_S):
-            while not run.complete:
-                await run.arm().wait()
-        if not run.complete:
-            await self._signal("KILL")
+        """The hard timeout: kill the command line's whole tree, its shell included, before the
+        call answers (an interrupt would let the shell run the rest of the line, and leave what
+        the line started with ``&``); the next command starts a fresh shell."""
+        transport = self._transport
+        try:
+            if transport is None or not await anyio.to_thread.run_sync(transport.kill_all):
+                await self._kill_tree(self._shell_pid, run.marker)
+        finally:  # a kill that failed raises; the shell is not used again either way
             run.lose()
 
 
-def _request(command: str) -> bytes:
-    """The request line that runs ``command``; ``ConfigError`` for a command no shell can take."""
+def _request(command: str, marker: str) -> bytes:
+    """The request line that runs ``command`` with ``marker`` in its processes' env;
+    ``ConfigError`` for a command no shell can take."""
     if not isinstance(command, str):
         raise ConfigError(f"a command must be a string, not {type(command).__name__}", op="exec")
     try:
-        return f"\n__p_run {quote(command)}\n".encode()  # "\n": ends input a command left unread
+        return f"\n__p_run {marker} {quote(command)}\n".encode()  # "\n": ends input a command left unread
     except UnicodeEncodeError as exc:
         raise ConfigError(
             f"the command is not valid text: {exc.reason} at character {exc.start}", op="exec"

@@ -3,7 +3,8 @@
 # directory, variables and functions persist between them, as in a terminal.
 # Started as:  sh -c "<this file>" praisonai-session CWD [ENV-FILE]
 # The first line on stdin is the session's secret; then each request is an empty line (it ends
-# any input sent as the last command ended, which runs as nothing) and "__p_run '<command>'".
+# any input sent as the last command ended, which runs as nothing) and
+# "__p_run <marker> '<command>'", the marker naming the command's processes (see below).
 # The command's output goes straight to stdout/stderr; its stdin is this shell's (input sent
 # while it runs reaches it).
 # Framing no output can forge: after the hello and after each command, "<secret>:<n> <status>\n"
@@ -35,11 +36,12 @@ __p_shell() {  # fd 9: the writer's pipe
     "__p_run "*) ;;
     *) continue ;;  # input sent as its command ended reached no command: it runs as none
     esac
-    eval "__p_c=${__p_line#__p_run }"  # the command, unquoted
-    # Each command's processes carry a marker of their own, as an exec's do, so the docker
-    # watchdog can end a fork bomb started here (its name: 16 characters of [0-9A-Za-z_]).
-    __p_seq=$((${__p_seq:-0} + 1)) __p_id="s_$$_${__p_seq}________________"
-    export PRAISONAI_EXEC_ID="${__p_id%"${__p_id#????????????????}"}"
+    __p_line=${__p_line#__p_run }
+    # Each command's processes carry a marker of their own, as an exec's do, chosen by the
+    # client (16 characters of [0-9A-Za-z_]): its timeout kills every process carrying it,
+    # and the docker watchdog can end a fork bomb started here.
+    export PRAISONAI_EXEC_ID="${__p_line%% *}"
+    eval "__p_c=${__p_line#* }"  # the command, unquoted
     case $__p_b in  # a command runs (a failed write is no error, even under set -e)
     ?*) { command true >"$__p_a" && command printf 1 >"$__p_b"; } 2>/dev/null || : ;;
     esac

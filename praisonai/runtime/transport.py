@@ -15,6 +15,8 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 
+from praisonai.runtime import owner
+
 #: Receives output chunks from the reader thread.
 Receiver = Callable[[bytes], None]
 
@@ -49,6 +51,11 @@ class Transport(ABC):
         """Signal the process's group from here if this side can (False: ask the helper)."""
         return False
 
+    def kill_all(self) -> bool:
+        """Kill the process and everything it started from here, if this side sees all of it
+        (a sandbox of its own), and return once they are gone; False: ask the helper. Blocking."""
+        return False
+
     @abstractmethod
     def alive(self) -> bool:
         """Ask out of band whether the process still runs (its pipes may outlive it)."""
@@ -63,9 +70,12 @@ class Transport(ABC):
 
 
 class ProcessTransport(Transport):
-    """A local child process in its own session, talking over pipes."""
+    """A local child process in its own session, talking over pipes. With ``die_with_owner``
+    its process group is killed if this process dies before closing it (see ``runtime.owner``)."""
 
-    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str) -> None:
+    def __init__(
+        self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str, die_with_owner: bool = False
+    ) -> None:
         self.process = subprocess.Popen(
             list(argv),
             stdin=subprocess.PIPE,
@@ -77,6 +87,9 @@ class ProcessTransport(Transport):
             start_new_session=True,
         )
         self._lock = threading.Lock()
+        self._owned = die_with_owner
+        if die_with_owner:
+            owner.watch(self.process.pid)
 
     def _pump(self, on_stdout: Receiver, on_stderr: Receiver) -> None:
         assert self.process.stdout is not None and self.process.stderr is not None
@@ -100,8 +113,11 @@ class ProcessTransport(Transport):
         assert self.process.stdin is not None
         view = memoryview(data)
         with self._lock:
-            while view:  # a raw pipe write may be partial
-                view = view[self.process.stdin.write(view) or 0 :]
+            try:
+                while view:  # a raw pipe write may be partial
+                    view = view[self.process.stdin.write(view) or 0 :]
+            except ValueError as exc:  # close() ran: the pipe is as gone as a broken one
+                raise BrokenPipeError("the helper's stdin is closed") from exc
 
     def signal_group(self, signum: int) -> bool:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -120,3 +136,6 @@ class ProcessTransport(Transport):
         if stdin is not None and not stdin.closed:
             with contextlib.suppress(OSError):
                 stdin.close()
+        if self._owned:
+            self._owned = False
+            owner.release(self.process.pid)

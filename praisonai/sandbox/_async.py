@@ -59,7 +59,8 @@ class AsyncSandbox:
         **fields: Any,
     ) -> AsyncSandbox:
         """Provision a new instance. ``compute``: a name, a provider, or ``None`` for the default
-        (the environment file's ``backend`` when it names one, else docker when available, else local).
+        (the environment file's ``backend`` when it names one, else docker when available, else
+        local under bubblewrap; never this host unisolated, which only ``"local"`` named asks for).
 
         ``fields`` override the config's: ``create("docker", image="python:3.12", env={...})``.
         ``environment``: ``None`` (or ``True``) reads the ``.praisonai/environment.yaml`` found
@@ -72,6 +73,7 @@ class AsyncSandbox:
         Raises:
             EnvironmentFileError (ConfigError): the environment file is invalid.
             ConfigError: the config is invalid or asks for what the provider cannot honour.
+            ProviderUnavailableError: ``None``, and neither docker nor bubblewrap can be used.
         """
         # Discovery stats directories up to the repository root, and choosing the default
         # provider asks docker whether it answers: keep both off the event loop.

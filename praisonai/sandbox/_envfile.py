@@ -4,19 +4,28 @@ The file is parsed once with PyYAML's safe loader: the composed node tree gives 
 and the same tree is then constructed into plain data for the model. Every problem — YAML syntax,
 an unknown key, a wrong type, a bad value — becomes one line ``file:line: key: message``, and all
 of them are reported together.
+
+A repository's file is untrusted input: one that resolves outside the repository (a symlinked
+file or ``.praisonai`` directory) is refused before it is opened and checked again on the opened
+file, and no message quotes what the file says (a value is described by its kind, a YAML error
+by its rule and position), so no other file's content can be shown through one.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
+import os
+import re
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import ErrorDetails
 
-from praisonai._errors import EnvironmentFileError
+from praisonai._errors import ConfigError, EnvironmentFileError
+from praisonai._files import read_regular_file
 from praisonai.sandbox._envmodel import MODELS, NETWORK_TAGS, EnvironmentDefinition, plain_message
 
 #: A larger file is refused unread: a definition is a few dozen lines.
@@ -52,6 +61,7 @@ def parse_file(path: Path) -> EnvironmentDefinition:
         EnvironmentFileError: every problem found, each with the file, line and key.
     """
     shown = shown_path(path)
+    _check_inside(path, shown, os.path.realpath(path))
     node, data, index = _compose(path, shown, _read(path, shown))
     if data is None:
         return EnvironmentDefinition()
@@ -82,8 +92,13 @@ def shown_path(path: Path) -> str:
 
 def _read(path: Path, shown: str) -> str:
     try:
-        with path.open("rb") as stream:
-            raw = stream.read(MAX_BYTES + 1)
+        # one open: a FIFO refused without hanging, and the file opened is the file checked
+        inside = functools.partial(_check_inside_opened, path, shown)
+        raw = read_regular_file(path, "environment file", limit=MAX_BYTES, on_open=inside)
+    except EnvironmentFileError:
+        raise
+    except ConfigError as exc:  # a FIFO, device or directory, or too large: said in one sentence
+        raise EnvironmentFileError(path, [str(exc)]) from None
     except FileNotFoundError:
         raise EnvironmentFileError(path, [f"{shown}: no such file"]) from None
     except OSError as exc:
@@ -94,6 +109,44 @@ def _read(path: Path, shown: str) -> str:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise EnvironmentFileError(path, [f"{shown}: not UTF-8 text (byte {exc.start})"]) from None
+
+
+def containment_root(path: Path) -> Path:
+    """The directory ``path`` must resolve inside: its repository (the nearest directory above it,
+    past a ``.praisonai`` directory, that holds ``.git``), or outside any, the directory it is in."""
+    folder = Path(os.path.abspath(path)).parent
+    if folder.name == ".praisonai":
+        folder = folder.parent  # a symlinked .praisonai must not decide where the repository is
+    for directory in (folder, *folder.parents):
+        if (directory / ".git").exists():
+            return directory
+    return folder
+
+
+def _check_inside(path: Path, shown: str, real: str | None) -> None:
+    """Refuse ``path`` when it resolves (to ``real``) outside its :func:`containment_root`."""
+    if real is None:
+        return
+    root = containment_root(path)
+    if not Path(real).is_relative_to(os.path.realpath(root)):
+        where = "the repository" if (root / ".git").exists() else "its directory"
+        raise EnvironmentFileError(
+            path,
+            [f"{shown}: a link to a file outside {where} {root}, which is never read; "
+             f"put the definition itself at {shown}"],
+        )  # fmt: skip
+
+
+def _check_inside_opened(path: Path, shown: str, fd: int) -> None:
+    _check_inside(path, shown, _opened(fd))
+
+
+def _opened(fd: int) -> str | None:
+    """The path of the file open as ``fd`` (``None`` where /proc cannot tell)."""
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        return None
 
 
 def _compose(path: Path, shown: str, text: str) -> tuple[Any, object, _Index]:
@@ -112,7 +165,7 @@ def _compose(path: Path, shown: str, text: str) -> tuple[Any, object, _Index]:
     except yaml.MarkedYAMLError as exc:
         raise EnvironmentFileError(path, [_syntax_problem(shown, exc)]) from None
     except yaml.YAMLError as exc:
-        raise EnvironmentFileError(path, [f"{shown}: invalid YAML: {exc}"]) from None
+        raise EnvironmentFileError(path, [f"{shown}: invalid YAML: {_unquoted(str(exc))}"]) from None
     except RecursionError:
         raise EnvironmentFileError(path, [f"{shown}: invalid YAML: nested too deeply"]) from None
     finally:
@@ -127,7 +180,22 @@ def _syntax_problem(shown: str, exc: Any) -> str:
     context = exc.context if exc.problem else None
     if context and exc.context_mark is not None and exc.context_mark.line != getattr(mark, "line", None):
         context = f"{context} on line {exc.context_mark.line + 1}"
-    return f"{where}: invalid YAML: {problem}" + (f" ({context})" if context else "")
+    return _unquoted(f"{where}: invalid YAML: {problem}" + (f" ({context})" if context else ""))
+
+
+#: What PyYAML quotes in its messages: a token name (kept), a character, or text from the file.
+_QUOTED = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+
+
+def _unquoted(message: str) -> str:
+    """``message`` without the file's text: PyYAML quotes aliases, tags and anchors as written;
+    a token's name (``'<block end>'``) or one character (``'\\t'``) stays."""
+
+    def shown(quoted: re.Match[str]) -> str:
+        inner = quoted[0][1:-1]
+        return quoted[0] if len(inner) <= 2 or re.fullmatch(r"<[a-z ]+>", inner) else "(text not shown)"
+
+    return _QUOTED.sub(shown, message)
 
 
 def _walk(node: Any, path: KeyPath, index: _Index, seen: set[int]) -> None:
@@ -223,7 +291,7 @@ def _describe(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str):
-        return f"the string {value[:60]!r}"
+        return "a string"  # never what it says: the file may not be what it claims to be
     if isinstance(value, list | dict):
         return "a list" if isinstance(value, list) else "a mapping"
     return repr(value)

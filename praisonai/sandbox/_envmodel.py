@@ -36,14 +36,14 @@ _HOST = re.compile(r"[A-Za-z0-9*\[][A-Za-z0-9.*\-:/\[\]]*\Z")
 
 
 def _checked_by_config(
-    field: str, wrap: Callable[[Any], Any] = lambda v: v, hint: str = ""
+    field: str, wrap: Callable[[Any], Any] = lambda v: v, hint: str = "", also: dict[str, Any] | None = None
 ) -> AfterValidator:
-    """A validator that builds a ``ComputeConfig`` with ``{field: wrap(value)}`` and reports its
-    error as this key's, so the file reuses the config's rules rather than copying them."""
+    """A validator that builds a ``ComputeConfig`` with ``{field: wrap(value)}`` (and ``also``) and
+    reports its error as this key's, so the file reuses the config's rules rather than copying them."""
 
     def check(value: Any) -> Any:
         try:
-            ComputeConfig.model_validate({field: wrap(value)})
+            ComputeConfig.model_validate({**(also or {}), field: wrap(value)})
         except ValidationError as exc:
             # The config's messages may name its field ("working_dir must be…"); the key says it.
             why = "; ".join(plain_message(e["msg"]).removeprefix(f"{field} ") for e in exc.errors())
@@ -154,7 +154,11 @@ _Commands = Annotated[list[str], BeforeValidator(_one_or_many)]
 _EnvName = Annotated[
     str, _checked_by_config("env", lambda name: {name: ""}, "letters, digits and _, not a digit first")
 ]
-_Mount = Annotated[str, _checked_by_config("mount_paths", lambda spec: [spec])]
+# Only the shape here: whether a host path may be mounted depends on the caller's
+# allow_host_mounts, checked once the file meets the caller's arguments (environment.py).
+_Mount = Annotated[
+    str, _checked_by_config("mount_paths", lambda spec: [spec], also={"allow_host_mounts": True})
+]
 
 
 class EnvironmentDefinition(_Strict):

@@ -43,7 +43,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from praisonai._errors import EnvironmentFileError
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.hostmounts import OPT_IN, host_mount_refusal
 from praisonai.sandbox._envfile import parse_file, shown_path
 from praisonai.sandbox._envmodel import EnvironmentDefinition
 
@@ -85,7 +87,7 @@ def find_environment_file(start: str | os.PathLike[str] | None = None) -> Path |
     here = Path(start if start is not None else os.getcwd()).resolve()
     for directory in _search_path(here):
         candidate = directory / ENVIRONMENT_FILE
-        if candidate.is_file():
+        if candidate.exists() and not candidate.is_dir():  # a FIFO is found, and refused when read
             return candidate
     return None
 
@@ -125,6 +127,8 @@ def effective_config(
         return EffectiveConfig(ComputeConfig.coerce(given), None, None)
     definition = parse_file(source)
     merged = merge_fields(definition.config_fields(), given)
+    if "mount_paths" not in given and not merged.get("allow_host_mounts"):
+        _check_host_mounts(source, definition.mount_paths or [])
     return EffectiveConfig(ComputeConfig.coerce(merged), source, definition.backend, definition)
 
 
@@ -151,6 +155,16 @@ def merge_fields(base: Mapping[str, Any], explicit: Mapping[str, Any]) -> dict[s
         ours, theirs = base["packages"], explicit["packages"]
         merged["packages"] = {m: _unique([*ours.get(m, []), *theirs.get(m, [])]) for m in {**ours, **theirs}}
     return merged
+
+
+def _check_host_mounts(source: Path, mounts: list[str]) -> None:
+    """Refuse the file's mounts of the engine's socket, ``/`` and host system directories: the
+    caller opts in with ``allow_host_mounts`` (``praisonai.compute.hostmounts``), the file cannot."""
+    for position, spec in enumerate(mounts):
+        why = host_mount_refusal(spec.split(":")[0])
+        if why:
+            problem = f"mount_paths[{position}]: {why}; remove it from the file, or {OPT_IN}"
+            raise EnvironmentFileError(source, [f"{shown_path(source)}: {problem}"])
 
 
 def _search_path(start: Path) -> list[Path]:

@@ -57,7 +57,8 @@ def plan(
     """Read the environment file, merge, and pick the provider; nothing is provisioned.
 
     ``compute``: a name, a provider, or ``None`` (the file's ``backend`` when it names one, else
-    the default: docker when available, else local). ``config`` (a dict, a ``ComputeConfig`` or a
+    the default: docker when available, else local under bubblewrap, else a refusal; the CLI's
+    ``resolve`` may fall back to the host). ``config`` (a dict, a ``ComputeConfig`` or a
     config object from PraisonAI's SDK) and ``fields`` are the explicit fields, ``fields`` winning;
     only the fields they set count, and they win over the file (``env`` merges key by key and
     ``packages`` per manager: see :func:`praisonai.sandbox.environment.effective_config`).
@@ -70,7 +71,7 @@ def plan(
     Raises:
         EnvironmentFileError (ConfigError): the environment file is invalid.
         ConfigError: ``config``, ``fields`` or ``environment`` is invalid.
-        UnknownProviderError, MissingDependencyError: as ``resolve_compute``.
+        UnknownProviderError, MissingDependencyError, ProviderUnavailableError: as ``resolve_compute``.
     """
     if not isinstance(environment, str | os.PathLike | bool | type(None)):
         raise ConfigError(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import left_behind
 
 from praisonai import Sandbox
 from praisonai._errors import (
@@ -28,7 +29,6 @@ from praisonai._errors import (
     UnknownProviderError,
     UnsupportedFeatureError,
 )
-from praisonai._ledger import Ledger, home_tag
 from praisonai.compute.providers.local import LocalCompute
 
 # ---- the command ----------------------------------------------------------------------------
@@ -94,17 +94,6 @@ def files(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def left_behind(home: Path) -> list[str]:
-    """What a refused input must not leave: ledger rows, local instances, containers of this home."""
-    rows = [e.instance_id for e in Ledger.default().entries()]
-    local = sorted(p.name for p in (home / "local").glob("*")) if (home / "local").is_dir() else []
-    containers = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=praisonai.home={home_tag()}"],
-        capture_output=True, text=True, check=False,
-    ).stdout.split()  # fmt: skip
-    return rows + local + containers
-
-
 @pytest.mark.parametrize(
     ("args", "code", "fragment"), CLI_CASES, ids=lambda v: " ".join(v) if isinstance(v, tuple) else None
 )
@@ -150,7 +139,7 @@ CREATE_CASES: list[tuple[str, dict[str, Any], type[Exception], str]] = [
         ConfigError,
         "timeout: Extra inputs are not permitted",
     ),
-    ("negative cpu", {"compute": "local", "cpu": -1}, ConfigError, "cpu:"),
+    ("negative cpu", {"compute": "local", "cpu": -1}, ConfigError, "cpu must be a number of cores from 0.01"),
     (
         "field the provider lacks",
         {"compute": "local", "image": "x"},

@@ -234,12 +234,19 @@ def unreachable_ssh(tmp: Path) -> SSHCompute:
 
 
 def failed_provision(make: Callable[[], ComputeProvider]) -> str:
-    """Provision against an engine or host that does not answer; the id its row was left under."""
+    """Provision against an engine or host that does not answer: refused before it took anything,
+    so no row is left (issue 26, item 15). Then the row a provision whose outcome is unknown
+    leaves (a timeout after the request was sent): ``failed``, under the same provider's options.
+    Returns its id."""
+    provider = make()
     with pytest.raises(ProviderUnavailableError):
-        anyio.run(make().provision)
-    (entry,) = Ledger.default().entries()
-    assert entry.state == "failed"
-    return entry.instance_id
+        anyio.run(provider.provision)
+    assert Ledger.default().entries() == []
+    instance_id = f"{provider.name}_00000000f00d"
+    ledger = Ledger.default()
+    ledger.record(instance_id, provider.name, provider.options.to_record(), owner_tag(), time.time())
+    ledger.mark(instance_id, "failed")
+    return instance_id
 
 
 @pytest.mark.usefixtures("home")

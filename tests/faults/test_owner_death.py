@@ -52,6 +52,32 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+# Starts a tool call ("exec": the instance tools' execute_command; "session": the agents' shared
+# session) that would touch PATH 3 s in, prints the instance id once it runs, then dies by SIGKILL.
+_KILLED_MID_CALL = """
+import json, os, signal, sys, threading, time
+from praisonai import _portal
+from praisonai.compute.providers.local import LocalCompute
+from praisonai.compute.providers.ssh import SSHCompute
+kind, how, marker, path, spec = sys.argv[1:6]
+p = SSHCompute(**json.loads(spec)) if kind == "ssh" else LocalCompute(isolate=kind == "local-bwrap")
+iid = _portal.call(p.provision, {"idle_timeout_s": 600}).instance_id
+line = f"sleep {marker}; touch {path}"
+if how == "exec-forged":  # the command first writes a "done" line into its own job record
+    record = 'readlink /proc/[0-9]*/fd/3 2>/dev/null | grep -m1 "/$PRAISONAI_EXEC_ID.p$"'
+    line = f'echo "done 0 0 forged" >>"$({record})"; {line}'
+if how.startswith("exec"):
+    call = lambda: _portal.call(p.execute, iid, line, None)
+else:
+    session = _portal.call(p.open_session, iid)
+    call = lambda: _portal.call(lambda: session.run(line, timeout=None))
+threading.Thread(target=call, daemon=True).start()
+time.sleep(1)  # the call runs in the instance
+print(iid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
 def processes_running(marker: str) -> list[int]:
     """Processes on this machine (also the sshd host) running ``sleep <marker>``."""
     needle = f"sleep\0{marker}\0".encode()
@@ -189,6 +215,55 @@ def test_the_next_process_of_the_home_restarts_a_missing_reaper(home: Path) -> N
         wait_until(lambda: home_reaper_pid(home) is None, 10)
     finally:
         _portal.call(LocalCompute().shutdown, instance_id)
+
+
+# ---- a call whose client died is dead before anyone is told it was interrupted -------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "how"),
+    [
+        ("local", "exec"),
+        ("local", "session"),
+        ("local-bwrap", "exec"),
+        ("local-bwrap", "session"),
+        ("ssh", "exec"),
+        ("ssh", "exec-forged"),
+        ("ssh", "session"),
+    ],
+)
+def test_a_call_whose_client_was_sigkilled_dies_with_it(
+    home: Path, kind: str, how: str, request: pytest.FixtureRequest
+) -> None:
+    """Issue 26, item 9: resume tells the model the call was interrupted; by then it must be dead,
+    side effects and all. The check reads the workspace from the host: asking the instance would
+    start a new helper, which stops a dead helper's jobs itself and so would hide a survivor."""
+    spec: dict[str, Any] = {}
+    workspace = home / "local" / "{}" / "workspace"
+    if kind == "ssh":
+        sshd: SSHServer = request.getfixturevalue("sshd")
+        spec, workspace = sshd.connect_kwargs(), Path(sshd.home, ".praisonai", "instances", "{}")
+    elif kind == "local-bwrap":
+        request.getfixturevalue("bwrap_ok")
+    marker, name = f"3.{unique_marker().replace('.', '')}", f"late-{os.getpid()}"
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_MID_CALL, kind, how, marker, name, json.dumps(spec)],
+        capture_output=True, text=True, timeout=120, cwd=_REPO,
+    )  # fmt: skip
+    instance_id = child.stdout.strip()
+    provider = SSHCompute(**spec) if kind == "ssh" else LocalCompute(isolate=kind == "local-bwrap")
+    try:
+        assert child.returncode == -signal.SIGKILL and instance_id, child.stderr
+        _portal.call(provider.get_status, instance_id)  # what resume asks before it answers
+        time.sleep(4)  # past the moment the call would have touched the file
+        assert not Path(str(workspace).format(instance_id), name).exists(), (
+            "the dead client's call ran on to its side effect"
+        )
+        assert processes_running(marker) == []
+    finally:
+        _portal.call(provider.shutdown, instance_id)
+        for pid in processes_running(marker):
+            os.kill(pid, signal.SIGKILL)
 
 
 # ---- clocks ----------------------------------------------------------------------------------------

@@ -9,32 +9,18 @@ from collections.abc import Iterator
 
 import anyio
 import pytest
+from kit import Instance, provider_named, provisioned
 
 from praisonai import _portal
 from praisonai._errors import ChannelClosedError
 from praisonai._types import SessionResult
-from praisonai.compute.base import ComputeProvider
-from praisonai.compute.providers.docker import DockerCompute
 from praisonai.compute.providers.local import LocalCompute
 from praisonai.runtime.session import ShellSession
-
-Instance = tuple[ComputeProvider, str]
 
 
 @pytest.fixture(scope="module", params=["local", "local-bwrap", "docker"])
 def instance(request: pytest.FixtureRequest) -> Iterator[Instance]:
-    if request.param == "docker":
-        request.getfixturevalue("docker_ok")
-        provider: ComputeProvider = DockerCompute()
-    else:
-        if request.param == "local-bwrap":
-            request.getfixturevalue("bwrap_ok")
-        provider = LocalCompute(isolate=request.param == "local-bwrap")
-    info = _portal.call(provider.provision)
-    try:
-        yield provider, info.instance_id
-    finally:
-        _portal.call(provider.shutdown, info.instance_id)
+    yield from provisioned(provider_named(request.param, request))
 
 
 def in_session(instance: Instance, body: object) -> None:

@@ -22,10 +22,10 @@ class CountingShells:
 
     shells = 0
 
-    def _transport(self, instance_id: str, argv: list[str]) -> Any:
+    def _transport(self, instance_id: str, argv: list[str], **options: Any) -> Any:
         if "praisonai-session" in argv:
             CountingShells.shells += 1
-        return super()._transport(instance_id, argv)  # type: ignore[misc]
+        return super()._transport(instance_id, argv, **options)  # type: ignore[misc]
 
 
 class CountingDocker(CountingShells, DockerCompute):

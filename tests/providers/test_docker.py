@@ -36,7 +36,7 @@ def _inspect(instance_id: str) -> dict:
     return DockerCompute().api.inspect_container(container_name(instance_id))
 
 
-def test_container_is_hardened_and_labelled(make) -> None:
+def test_container_is_hardened_and_labelled(make, provider: DockerCompute) -> None:
     instance_id = make(env={"API_TOKEN": "s3cret"}, cpu=0.5, memory_mb=256)
     attrs = _inspect(instance_id)
     host = attrs["HostConfig"]
@@ -52,6 +52,9 @@ def test_container_is_hardened_and_labelled(make) -> None:
     # env travels through the API, never on a command line
     assert "s3cret" not in " ".join([attrs["Path"], *attrs["Args"]])
     assert "s3cret" not in labels["praisonai.definition"]
+    # nor in the container's config (a commit would record it): the helper binds it
+    assert "s3cret" not in str(attrs["Config"]["Env"])
+    assert _portal.call(provider.execute, instance_id, 'echo "$API_TOKEN"').stdout == "s3cret\n"
 
 
 def test_network_none_leaves_only_loopback(make, provider: DockerCompute) -> None:

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,6 +64,45 @@ def test_isolated_sees_no_host_home_and_no_network(isolated) -> None:
     assert "No such file" in r.stdout
     assert "eth0" not in r.stdout and "Read-only" in r.stderr
     assert _portal.call(provider.execute, instance_id, "pwd").stdout == "/workspace\n"
+
+
+@pytest.fixture
+def home_under_opt(bwrap_ok: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A PRAISONAI_HOME beneath /opt, a path bubblewrap binds read-only into every sandbox."""
+    home = Path(tempfile.mkdtemp(prefix="praisonai-test-home-", dir="/opt"))
+    monkeypatch.setenv("PRAISONAI_HOME", str(home))
+    try:
+        yield home
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_isolated_instances_never_see_the_home_or_each_others_env(home_under_opt: Path) -> None:
+    secret = f"s3cr3t-{uuid.uuid4().hex}"
+    provider = LocalCompute(isolate=True)
+    a = _portal.call(provider.provision, {"env": {"TOKEN": secret}}).instance_id
+    try:
+        b = _portal.call(provider.provision).instance_id
+        try:
+            assert _portal.call(provider.execute, a, 'echo "$TOKEN"').stdout == f"{secret}\n"
+            _portal.call(provider.write_file, a, "notes.txt", secret)
+            record = home_under_opt / "local" / a / "instance.json"
+            assert secret in record.read_text()  # the attack's target is there, on the host
+            probe = (
+                f"cat {record} {record.parent}/workspace/notes.txt 2>&1; ls {home_under_opt} 2>&1; "
+                "find / -xdev -name instance.json 2>/dev/null; "
+                f"timeout 60 grep -rlsF -- {secret} {home_under_opt} /etc /var /tmp /run /home /root "
+                "/workspace; true"
+            )
+            seen = _portal.call(lambda: provider.execute(b, probe, timeout=120))
+            assert secret not in seen.stdout + seen.stderr
+            assert seen.stdout.count("No such file") == 2 and "instance.json\n" not in seen.stdout
+            assert "local" not in seen.stdout.splitlines()  # the home is empty in there
+        finally:
+            _portal.call(provider.shutdown, b)
+    finally:
+        _portal.call(provider.shutdown, a)
+    assert (home_under_opt / "local").stat().st_mode & 0o077 == 0
 
 
 def test_isolation_without_bwrap_is_a_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

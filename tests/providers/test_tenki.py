@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("tenki", reason="the tenki SDK is not installed (pip install 'praisonai[tenki]')")
 
 import grpc  # type: ignore[import-untyped]
+from kit import race_writers
 
 from praisonai import _portal
 from praisonai._errors import AuthenticationError, InstanceNotFoundError, PathNotFoundError
@@ -326,3 +327,9 @@ def test_env_plan_shows_ttl_native_and_idle_emulated() -> None:
     definition = EnvironmentDefinition.model_validate({"idle_timeout": 300, "ttl": 3600, "network": "none"})
     levels = {f.field: f.level for f in _plan_provider("tenki", definition).fields}
     assert levels == {"network": "native", "idle_timeout": "emulated", "ttl": "native"}, levels
+
+
+def test_concurrent_writes_never_mix(ctx: Context) -> None:
+    """Two writers of one file and a reader: the reader sees one payload or the other, never a mix."""
+    seen = race_writers([ctx.provider] * 3, ctx.instance_id, "shared.bin", writes=8, size=3 << 20)
+    assert seen <= {"payload 0", "payload 1"}, f"a reader saw a mix: {seen}"

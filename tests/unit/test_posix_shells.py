@@ -138,8 +138,11 @@ def test_the_session_shell_keeps_its_state_under_the_shell(shell: list[str], tmp
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pgid, getattr(signal, f"SIG{name}"))
 
+    async def kill_tree(pid: int, marker: str) -> None:  # no command here times out
+        await signal_group(pid, "KILL")
+
     async def main() -> None:
-        session = ShellSession(_opener(shell, tmp_path), signal_group, str(tmp_path))
+        session = ShellSession(_opener(shell, tmp_path), signal_group, str(tmp_path), kill_tree=kill_tree)
         try:
             r = await session.run("readlink /proc/$$/exe")
             assert Path(r.stdout.strip()).name == Path(shell[0]).name, r

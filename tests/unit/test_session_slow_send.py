@@ -37,8 +37,11 @@ def test_read_continues_the_command_run_returned_running(tmp_path: Path) -> None
     def open_transport(argv: list[str]) -> ProcessTransport:
         return SlowAckTransport(argv, env={**_ENV, "HOME": str(tmp_path)}, cwd=str(tmp_path))
 
+    async def kill_tree(pid: int, marker: str) -> None:  # no command here times out
+        await signal_group(pid, "KILL")
+
     async def main() -> None:
-        session = ShellSession(open_transport, signal_group, str(tmp_path))
+        session = ShellSession(open_transport, signal_group, str(tmp_path), kill_tree=kill_tree)
         later: list[SessionResult] = []
         try:
             quiet = await session.run("read line; echo got $line", idle_timeout=0.3)

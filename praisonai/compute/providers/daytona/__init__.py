@@ -31,7 +31,7 @@ import math
 import posixpath
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Annotated, Any, Literal, cast
 
 import anyio
 from pydantic import SecretStr
@@ -43,7 +43,7 @@ from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.oneshot import OneShotProcesses
-from praisonai.compute.options import ProviderOptions
+from praisonai.compute.options import ProviderOptions, bounded
 from praisonai.compute.providers.daytona import _exec
 from praisonai.compute.providers.daytona._client import client, missing_credentials, translated
 
@@ -68,7 +68,7 @@ class DaytonaOptions(ProviderOptions):
     api_url: str | None = None
     target: str | None = None
     image: str | None = None
-    renew_s: float = 60.0
+    renew_s: Annotated[float, bounded("renew_s")] = 60.0
 
 
 class DaytonaCompute(OneShotProcesses, ComputeProvider):
@@ -323,7 +323,7 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             with translated("download", instance_id=instance_id, path=remote):
                 tar = await sandbox.fs.download_file(archive)
                 await sandbox.fs.delete_file(archive)
-            await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local)
+            await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local, remote)
 
 
 def _allow_lists(cfg: ComputeConfig) -> dict[str, str]:

@@ -1,15 +1,13 @@
 """Docker compute: an instance is a hardened, labelled container that idles until removed.
 
 Containers run ``docker-init`` as PID 1, drop every capability but a minimal set, set
-no-new-privileges and pids/cpu/memory limits, and take their network from the config. Env goes
-through the Docker API (never a command line). Each exec carries a private marker in its
-environment, so a timeout can find and kill the command's whole process tree *inside* the
-container, including children that started their own session. Everything is found again by its
-labels, from any process. docker-py is imported lazily: this module loads without it.
-
-Parts: ``_spec`` (the container), ``_engine`` (client, answers, errors), ``_exec`` (an exec as a
-transport), ``_once`` (one-shot runs), ``_capture``, ``_runtime`` (runc or gVisor, proved), ``_pool``
-(several engines), ``_tunnel`` (``ssh://`` engines) and ``_watchdog`` (the dead-man's switch).
+no-new-privileges and pids/cpu/memory limits, and take their network from the config. The config's
+env is bound through the helper after the start, never put in the container's config (a capture's
+``ContainerConfig.Env`` would keep it). Each exec carries a private marker in its environment, so a
+timeout kills the command's whole process tree *inside* the container, setsid children included.
+Found again by labels from any process; docker-py is imported lazily. Parts: ``_spec``, ``_engine``,
+``_exec``, ``_once`` (one-shot runs), ``_capture``, ``_runtime`` (runc or gVisor, proved), ``_pool``
+(several engines), ``_tunnel`` (``ssh://`` engines); the watchdog is ``compute.watchdog``.
 """
 
 from __future__ import annotations
@@ -204,6 +202,8 @@ class DockerEngine(ChannelMixin, ComputeProvider):
             # never a silent fallback to runc; a failure here removes the instance (lifecycle)
             await self._call(_runtime.confirm, self.api, container_name(instance_id), runtime, cfg)
         self._workdirs[instance_id] = cfg.working_dir
+        if cfg.env:  # through the helper, never the container's config (see the module docstring)
+            await self.bind_env(instance_id, cfg.env)
         return InstanceInfo(
             instance_id=instance_id,
             provider=self.name,
@@ -222,10 +222,11 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         image: str,
         *,
         stdin: bool = False,
+        env: dict[str, str] | None = None,
     ) -> None:
-        """Create (not start) the instance's hardened container (``_spec``) of ``image`` running
-        ``command`` under docker-init, removed by the engine once it ends; pull a missing image
-        where allowed. With ``stdin``, the command reads the input of an attached client, to its end."""
+        """Create (not start) the hardened container (``_spec``) of ``image`` running ``command``
+        under docker-init, removed once it ends; pull a missing image where allowed. ``stdin``: the
+        command reads an attached client's input; ``env``: only a one-shot run's, never committed."""
         import docker
 
         api = self.api
@@ -235,7 +236,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
             command=command,
             name=container_name(instance_id),
             labels=labels,
-            environment=cfg.env,
+            environment=env,
             working_dir=cfg.working_dir,
             host_config=host_config,
             stdin_open=stdin,
@@ -272,7 +273,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         has_input = request.stdin is not None
         image = cfg.image or self.default_image
         with start_errors(image):
-            await self._new_container(instance_id, cfg, labels, command, image, stdin=has_input)
+            await self._new_container(instance_id, cfg, labels, command, image, stdin=has_input, env=cfg.env)
             run = await self._call(lambda: AttachedRun(self.api, name, stdin=has_input))
             try:
                 await self._call(self.api.start, name)
@@ -369,7 +370,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         if chunks is None:
             await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
             raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="read")
-        await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local)
+        await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local, remote)
 
     # ---- captures (see _capture) ----------------------------------------------------
 
@@ -379,9 +380,8 @@ class DockerEngine(ChannelMixin, ComputeProvider):
 
     async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
         self._channels.drop(instance_id)  # the helper's spool is emptied; a new one starts later
-        image = await self._call(
-            _capture.commit, self.api, container_name(instance_id), tag, cfg.env, cfg.definition_hash()
-        )
+        name, definition = container_name(instance_id), cfg.definition_hash()
+        image = await self._call(_capture.commit, self.api, name, tag, cfg.env, definition)
         return SnapshotRef(self.name, image, created_at=time.time())
 
     async def list_captures(self) -> list[CaptureInfo]:

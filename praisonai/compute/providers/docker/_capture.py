@@ -1,13 +1,14 @@
 """Docker captures: a container committed after packages and setup, reused by later provisions.
 
 A capture is the image ``praisonai-capture:<tag>`` (the tag is one-way in the capture key, so it
-names the definition's exact content without revealing env values). The env values of the
-definition are blanked in the image's config (``ENV NAME=``); the helper's spool is emptied
-first. When each capture was last used is kept under ``$PRAISONAI_HOME/captures``. A capture
-carries the label of the home that made it: listing and pruning see only this home's (another
-home on the same engine keeps its own), while a provision may start from any home's. All functions
-block; the provider calls them in worker threads.
-"""
+names the definition's exact content without revealing env values). The definition's env never
+enters the container's config (the provider binds it through the helper), so neither ``Config.Env``
+nor ``ContainerConfig.Env`` of the image can hold a value; the helper's spool, where the bound env
+lives, is emptied first, and the committed image is checked: one that holds a value anyway is
+removed, and the capture fails. When each capture was last used is kept under
+``$PRAISONAI_HOME/captures``. A capture carries the label of the home that made it: listing and
+pruning see only this home's (another home on the same engine keeps its own), while a provision may
+start from any home's. All functions block; the provider calls them in worker threads."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from praisonai._errors import ConfigError
+from praisonai._errors import ConfigError, ProvisionError
 from praisonai._home import praisonai_home
 from praisonai._ledger import home_tag
 from praisonai._types import CaptureInfo
@@ -47,17 +48,45 @@ def image_of(api: Any, tag: str) -> str | None:
 
 
 def commit(api: Any, container: str, tag: str, env: Mapping[str, str], definition: str) -> str:
-    """Commit ``container`` as capture ``tag``, its spool emptied and ``env`` values blanked;
-    return the image reference."""
+    """Commit ``container`` as capture ``tag``, its spool emptied; return the image reference.
+
+    Raises:
+        ProvisionError: the spool could not be emptied, or the image would hold a value of ``env``
+            (then it is removed): nothing is captured.
+    """
     clean = api.exec_create(  # the instance's own command: the user's PATH must not matter
         container, ["rm", "-rf", "--", *_SPOOL_PARTS], environment={"PATH": SYSTEM_PATH}
     )["Id"]
     api.exec_start(clean)
-    changes = [f"ENV {name}=" for name in env]
-    changes.append(f"LABEL {LABEL_CAPTURE}={tag} {LABEL_CAPTURE_DEFINITION}={definition}")
+    if api.exec_inspect(clean).get("ExitCode") != 0:  # the bound env may still be there
+        raise ProvisionError("could not empty the helper's spool before the capture", op="capture")
+    changes = [f"LABEL {LABEL_CAPTURE}={tag} {LABEL_CAPTURE_DEFINITION}={definition}"]
     api.commit(container, repository=REPOSITORY, tag=tag, changes=changes)
+    ref = f"{REPOSITORY}:{tag}"
+    leaked = _leaked_names(api, ref, env)
+    if leaked:
+        api.remove_image(ref, force=True)
+        raise ProvisionError(
+            f"the capture would hold the value of {', '.join(leaked)} in its image; nothing was captured",
+            op="capture",
+        )
     _mark_used(tag)
-    return f"{REPOSITORY}:{tag}"
+    return ref
+
+
+def _leaked_names(api: Any, ref: str, env: Mapping[str, str]) -> list[str]:
+    """The names of ``env`` whose non-empty values the image's configs or history carry."""
+    image = api.inspect_image(ref)
+    recorded = [
+        *((image.get("Config") or {}).get("Env") or []),
+        *((image.get("ContainerConfig") or {}).get("Env") or []),
+    ]
+    history = " ".join(f"{h.get('CreatedBy', '')} {h.get('Comment', '')}" for h in api.history(ref))
+    return sorted(
+        name
+        for name, value in env.items()
+        if value and (f"{name}={value}" in recorded or f"{name}={value}" in history)
+    )
 
 
 def listing(api: Any) -> list[CaptureInfo]:

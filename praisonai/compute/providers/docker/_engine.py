@@ -22,6 +22,7 @@ from praisonai._errors import (
     ProviderUnavailableError,
     ProvisionError,
 )
+from praisonai._files import check_regular_file
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
 
@@ -217,6 +218,24 @@ class DockerHost(BaseModel):
         return {"url": value} if isinstance(value, str) else value  # a bare DOCKER_HOST string
 
 
+def _tls_files(host: DockerHost) -> tuple[str, str, str]:
+    """``ca.pem``, ``cert.pem`` and ``key.pem`` of ``host.tls``, each a regular file (ssl opens them
+    by path, and would block forever on a FIFO), or one sentence naming what is wrong."""
+    files = tuple(str(Path(host.tls or "") / name) for name in ("ca.pem", "cert.pem", "key.pem"))
+    for path in files:
+        try:
+            check_regular_file(path, "TLS file")
+        except OSError as exc:
+            raise ConfigError(
+                f"docker host {host.url}: tls {host.tls} must be a directory holding ca.pem, cert.pem and "
+                f"key.pem (as DOCKER_CERT_PATH), but {path}: {exc.strerror or exc}",
+                op="config",
+            ) from None
+        except ConfigError as exc:
+            raise ConfigError(f"docker host {host.url}: {exc}", op="config") from None
+    return files[0], files[1], files[2]
+
+
 def engine_client(host: DockerHost, *, connect: bool = True) -> Any:
     """docker-py's ``APIClient`` for ``host`` (which asks the engine its API version, blocking;
     for an ``ssh://`` host, after starting its forward); without ``connect``, only the checks,
@@ -241,12 +260,13 @@ def engine_client(host: DockerHost, *, connect: bool = True) -> Any:
         raise ConfigError(message, op="config")
     tls = None
     if host.tls is not None:
-        certs = Path(host.tls)
-        tls = docker.tls.TLSConfig(
-            client_cert=(str(certs / "cert.pem"), str(certs / "key.pem")),
-            ca_cert=str(certs / "ca.pem"),
-            verify=True,
-        )
+        certs = _tls_files(host)
+        try:
+            tls = docker.tls.TLSConfig(client_cert=(certs[1], certs[2]), ca_cert=certs[0], verify=True)
+        except docker.errors.TLSParameterError as exc:
+            raise ConfigError(
+                f"docker host {host.url}: tls {host.tls} is not usable: {exc}", op="config"
+            ) from exc
     if not connect:
         return None
     url = host.url.replace("tcp://", "https://", 1) if tls else host.url

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonai._errors import ConfigError, ProviderUnavailableError
+from praisonai._files import check_regular_file
 
 #: How long the forward may take to answer ``/_ping``: under the pool's probe timeout (5 s), so
 #: a host whose ssh hangs is reported by its own sentence, not by the pool's "did not answer".
@@ -83,6 +84,13 @@ def target(url: str, remote_socket: str | None, config: str | None) -> Target:
         message = f"docker host {url}: socket {where!r} is not an absolute path without ':' or spaces"
         raise ConfigError(message, op="config")
     config = os.path.expanduser(config) if config else None
+    if config:  # ssh opens it itself: a FIFO would hang it until the forward's timeout
+        try:
+            check_regular_file(config, "ssh_config")
+        except OSError as exc:
+            raise ConfigError(
+                f"docker host {url}: ssh_config {config}: {exc.strerror or exc}", op="config"
+            ) from None
     return Target(url, found["user"], found["host"].strip("[]"), port, where, config)
 
 

@@ -16,6 +16,7 @@ import anyio.to_thread
 from praisonai import _limits
 from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._types import ExecRequest
+from praisonai.compute import _tar
 from praisonai.compute.providers.e2b import _exec
 from praisonai.compute.providers.e2b._errors import translated
 
@@ -85,7 +86,7 @@ async def download(sandbox: Any, instance_id: str, remote: str, local: Path) -> 
             archive = bytes(await sandbox.files.read(staged.strip("'"), format="bytes"))
     finally:
         await _sh(sandbox, instance_id, f"rm -f {staged}", "download")
-    await anyio.to_thread.run_sync(_unpack, archive, local)
+    await anyio.to_thread.run_sync(_tar.unpack_to, [archive], local, remote)  # checked whole first
 
 
 def _pack(directory: Path) -> bytes:
@@ -93,9 +94,3 @@ def _pack(directory: Path) -> bytes:
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         tar.add(directory, arcname=".")
     return buffer.getvalue()
-
-
-def _unpack(archive: bytes, target: Path) -> None:
-    target.mkdir(parents=True, exist_ok=True)
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(target, filter="data")

@@ -99,4 +99,4 @@ class FlyFiles:
             return
         tar = await self._read(instance_id, archive)
         await self._run_script(instance_id, f"rm -f -- {q(archive)}\n", 0, "download")
-        await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local)
+        await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local, remote)

@@ -25,7 +25,7 @@ import posixpath
 import shlex
 import uuid
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import anyio
 from kubernetes import client
@@ -39,7 +39,7 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
-from praisonai.compute.options import ProviderOptions
+from praisonai.compute.options import ProviderOptions, bounded
 from praisonai.compute.providers.kubernetes import _adopt, _pod, _wait, _warm
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
@@ -56,15 +56,15 @@ class KubernetesOptions(ProviderOptions):
     in_cluster: bool = False
     namespace: str | None = None
     image: str = "debian:bookworm-slim"  # needs sh, coreutils, tar
-    cpu: float = 1.0
-    memory_mb: int = 1024
+    cpu: Annotated[float, bounded("cpu")] = 1.0
+    memory_mb: Annotated[int, bounded("memory_mb")] = 1024
     runtime_class: str | None = None  # e.g. "gvisor" or "kata", as the cluster names them
-    run_as_user: int | None = 1000
+    run_as_user: Annotated[int | None, bounded("run_as_user")] = 1000
     read_only_root: bool = True
-    scheduled_timeout_s: float = 300.0
-    ready_timeout_s: float = 180.0
-    writes_per_s: float = 5.0
-    write_burst: int = 10
+    scheduled_timeout_s: Annotated[float, bounded("scheduled_timeout_s")] = 300.0
+    ready_timeout_s: Annotated[float, bounded("ready_timeout_s")] = 180.0
+    writes_per_s: Annotated[float, bounded("writes_per_s")] = 5.0
+    write_burst: Annotated[int, bounded("write_burst")] = 10
     warm_pool: str | None = None  # an agent-sandbox SandboxWarmPool to claim instances from
 
 
@@ -374,7 +374,7 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
             tar = await self._channels.run(instance_id, lambda ch: ch.read_file(archive, 0, None))
         finally:
             await self._shell(instance_id, f"rm -f -- {q(archive)}", "download")
-        await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local)
+        await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local, remote)
 
 
 def _own_shell(argv: list[str]) -> list[str]:

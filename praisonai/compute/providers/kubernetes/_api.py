@@ -4,6 +4,8 @@ a client-side rate limit on writes, and the API server's errors as ours."""
 from __future__ import annotations
 
 import contextlib
+import copy
+import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,9 +13,11 @@ from typing import Any
 
 import anyio
 import urllib3
+import yaml  # type: ignore[import-untyped]
 from kubernetes import client, config
 from kubernetes.client import ApiException
 from kubernetes.config.config_exception import ConfigException
+from kubernetes.config.kube_config import ConfigNode, KubeConfigLoader, KubeConfigMerger
 
 from praisonai._errors import (
     AuthenticationError,
@@ -21,6 +25,7 @@ from praisonai._errors import (
     InstanceNotFoundError,
     ProviderUnavailableError,
 )
+from praisonai._files import read_regular_file
 
 _SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
@@ -34,14 +39,50 @@ def connect(kubeconfig: str | None, context: str | None, in_cluster: bool) -> tu
             config.load_incluster_config(client_configuration=configuration)  # type: ignore[no-untyped-call]
             namespace = _SA_NAMESPACE.read_text().strip() if _SA_NAMESPACE.exists() else "default"
             return client.ApiClient(configuration), namespace
-        # the config loaders carry no annotations
-        api = config.new_client_from_config(config_file=kubeconfig, context=context)  # type: ignore[no-untyped-call]
-        contexts, active = config.list_kube_config_contexts(config_file=kubeconfig)  # type: ignore[no-untyped-call]
+        loader = _loader(kubeconfig, context)
+        configuration = client.Configuration()
+        loader.load_and_set(configuration)
+        contexts, active = loader.list_contexts(), loader.current_context
         chosen = next((c for c in contexts if c["name"] == context), active) if context else active
-        return api, str((chosen.get("context") or {}).get("namespace") or "default")
-    except (ConfigException, OSError) as exc:
+        return client.ApiClient(configuration), str(
+            (chosen.get("context") or {}).get("namespace") or "default"
+        )
+    except (ConfigException, OSError, yaml.YAMLError) as exc:
         where = "the in-cluster service account" if in_cluster else (kubeconfig or "the default kubeconfig")
         raise ConfigError(f"no usable Kubernetes configuration from {where}: {exc}", op="kubernetes") from exc
+
+
+def _loader(kubeconfig: str | None, context: str | None) -> Any:
+    """The SDK's loader of ``kubeconfig`` (else ``$KUBECONFIG``, a ``:``-separated list, else
+    ``~/.kube/config``), its files read once, by us: the SDK's own ``open()`` would block forever
+    on a FIFO, and its loader writes refreshed tokens back into the files, which we never want."""
+    paths = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+    merger = _CheckedMerger(paths)  # type: ignore[no-untyped-call]  # the SDK has no annotations
+    if merger.config is None:
+        raise ConfigException(f"no kubeconfig file found at {paths}")
+    loader = KubeConfigLoader  # the SDK has no annotations
+    return loader(config_dict=merger.config, config_base_path=None, active_context=context)  # type: ignore[no-untyped-call]
+
+
+class _CheckedMerger(KubeConfigMerger):
+    """The SDK's merge of several kubeconfig files, each read as a regular file or refused."""
+
+    def load_config(self, path: str) -> None:
+        data = yaml.safe_load(read_regular_file(path, "kubeconfig"))
+        if not isinstance(data, dict):
+            raise ConfigException(f"{path} is not a kubeconfig (a YAML mapping)")
+        # From here as the SDK's own load_config (kubernetes 36-37): items keep their file's path,
+        # against which relative certificate paths resolve.
+        if self.config_merged is None:
+            merged = copy.deepcopy(data)
+            for item in ("clusters", "contexts", "users"):
+                merged[item] = []
+            self.config_merged = ConfigNode(path, merged, path)  # type: ignore[no-untyped-call]
+        for item in ("clusters", "contexts", "users"):
+            self._merge(item, data.get(item, []) or [], path)  # type: ignore[no-untyped-call]
+        if "current-context" in data:
+            self.config_merged.value["current-context"] = data["current-context"]
+        self.config_files[path] = data
 
 
 class WriteLimiter:

@@ -12,8 +12,10 @@ On disk (``$PRAISONAI_HOME/local/<instance-id>/``): ``instance.json`` (mode 0600
 ``workspace/`` and ``pgids/`` — one empty file per running process group, so a shutdown from any
 process can kill what runs.
 
-An instance whose creating process died (SIGKILL, power cut) is shut down by the home's reaper
-process (``_home_reaper``) once its ``Lifetime`` says so (idle too long, or past its ttl).
+A command or session still running when its client process dies (SIGKILL included) dies with it
+(``runtime.owner``); background processes (``start``) live on. An instance whose creating process
+died is shut down by the home's reaper process (``_home_reaper``) once its ``Lifetime`` says so
+(idle too long, or past its ttl).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import posixpath
 import shlex
 import shutil
 import time
@@ -36,19 +39,20 @@ from pydantic import field_validator
 
 from praisonai._errors import (
     InstanceNotFoundError,
-    PathNotFoundError,
     PathOutsideWorkspaceError,
     ProviderUnavailableError,
 )
-from praisonai._home import praisonai_home
+from praisonai._home import home_path, praisonai_home
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _home_reaper
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.options import ProviderOptions
+from praisonai.compute.providers.local import _files
+from praisonai.compute.providers.local._beneath import relative_parts
 from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport, bwrap_argv
-from praisonai.compute.providers.local._files import copy, read_bytes, write_bytes
+from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
 from praisonai.compute.providers.local._process import INSTANCE_MARKER, kill_group, kill_marked, run_process
 from praisonai.runtime.transport import ProcessTransport
 
@@ -121,10 +125,13 @@ class LocalCompute(ChannelMixin, ComputeProvider):
     def options(self) -> LocalOptions:
         return self._options
 
+    @property
+    def flavour(self) -> str:
+        """How its instances are contained, as ``registry.shown_name`` shows it."""
+        return "bubblewrap" if self.isolate else ""
+
     def unavailable_reason(self) -> str | None:
-        if self.isolate and shutil.which("bwrap") is None:
-            return "isolation needs bubblewrap, which is not installed (apt-get install bubblewrap)"
-        return None
+        return bwrap_problem() if self.isolate else None
 
     @property
     def root(self) -> Path:
@@ -148,7 +155,9 @@ class LocalCompute(ChannelMixin, ComputeProvider):
             created_at=time.time(),
             labels=labels,
         )
-        inst.workspace.mkdir(parents=True)
+        self.root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        inst.root.mkdir(mode=0o700)  # its record holds env values: for this user only
+        inst.workspace.mkdir()
         (inst.root / "pgids").mkdir()
         (inst.root / "spool").mkdir(mode=0o700)
         _save(inst)
@@ -197,9 +206,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
 
     async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
         inst = self._load(instance_id)
-        cwd = self._host_path(inst, request.cwd or ".")
-        if not cwd.is_dir():
-            raise PathNotFoundError(f"working directory {request.cwd} does not exist", op="exec")
+        cwd = await self._checked_cwd(inst, request.cwd)
         # The runner gets the host's view: the directory on the host, the process's whole environment.
         env = {**_base_env(inst), **request.env, INSTANCE_MARKER: inst.instance_id}
         on_host = dataclasses.replace(request, cwd=str(cwd), env=env)
@@ -223,12 +230,18 @@ class LocalCompute(ChannelMixin, ComputeProvider):
 
     # ---- the exec channel (background processes and sessions) ------------------------------
 
-    def _transport(self, instance_id: str, argv: list[str]) -> ProcessTransport:
+    def _session_transport(self, instance_id: str, argv: list[str]) -> ProcessTransport:
+        # a session's commands die with this process; the helper's background processes do not
+        return self._transport(instance_id, argv, die_with_owner=True)
+
+    def _transport(
+        self, instance_id: str, argv: list[str], *, die_with_owner: bool = False
+    ) -> ProcessTransport:
         inst = self._load(instance_id)
         if inst.isolate:  # no --new-session: the transport is a session already, with no tty
             argv = [*_bwrap_argv(inst, inst.working_dir, new_session=False), *argv]
         kind = SandboxedProcessTransport if inst.isolate else ProcessTransport
-        transport = kind(argv, env=_base_env(inst), cwd=str(inst.workspace))
+        transport = kind(argv, env=_base_env(inst), cwd=str(inst.workspace), die_with_owner=die_with_owner)
         (inst.root / "pgids" / str(transport.process.pid)).touch()  # shutdown kills its group
         return transport
 
@@ -243,7 +256,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
 
     async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
         inst = self._load(instance_id)
-        host = self._host_path(inst, cwd or ".")
+        host = await self._checked_cwd(inst, cwd)
         return self._inner_path(inst, host) if inst.isolate else str(host)
 
     def _spool(self, instance_id: str) -> str:
@@ -253,45 +266,56 @@ class LocalCompute(ChannelMixin, ComputeProvider):
     # ---- files -----------------------------------------------------------------------------
 
     async def _read(self, instance_id: str, path: str) -> bytes:
-        host = self._host_path(self._load(instance_id), path)
-        return await anyio.to_thread.run_sync(read_bytes, host, path)
+        inst = self._load(instance_id)
+        return await anyio.to_thread.run_sync(
+            _files.read_bytes, inst.workspace, self._parts(inst, path), path
+        )
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
-        host = self._host_path(self._load(instance_id), path)
-        await anyio.to_thread.run_sync(write_bytes, host, data)
+        inst = self._load(instance_id)
+        await anyio.to_thread.run_sync(
+            _files.write_bytes, inst.workspace, self._parts(inst, path), data, path
+        )
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        host = self._host_path(self._load(instance_id), remote)
-        await anyio.to_thread.run_sync(copy, local, host)
+        inst = self._load(instance_id)
+        await anyio.to_thread.run_sync(
+            _files.upload, local, inst.workspace, self._parts(inst, remote), remote
+        )
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        host = self._host_path(self._load(instance_id), remote)
-        if not host.exists():
-            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
-        await anyio.to_thread.run_sync(copy, host, local)
+        inst = self._load(instance_id)
+        await anyio.to_thread.run_sync(
+            _files.download, inst.workspace, self._parts(inst, remote), local, remote
+        )
 
-    def _host_path(self, inst: _Instance, path: str) -> Path:
-        """Map an instance path to the host, refusing anything that resolves outside the workspace.
+    async def _checked_cwd(self, inst: _Instance, cwd: str | None) -> Path:
+        """The host directory for a command's ``cwd``, checked beneath the workspace without
+        following a link. The path is handed to the process by name: under bubblewrap its chdir
+        happens inside the sandbox, which sees nothing else of the host; without bubblewrap the
+        command could ``cd`` anywhere itself."""
+        parts = self._parts(inst, cwd or ".")
+        await anyio.to_thread.run_sync(_files.check_dir, inst.workspace, parts, cwd or ".")
+        return inst.workspace.joinpath(*parts)
+
+    def _parts(self, inst: _Instance, path: str) -> list[str]:
+        """An instance path as components beneath the workspace; anything outside is refused.
 
         Relative paths start at the workspace; absolute ones under the instance's working dir
         (``/workspace/...`` by default) are translated, so the same path works on every provider.
+        Nothing is resolved here: ``_files`` opens the components without following a link.
         """
-        workspace = inst.workspace.resolve()
-        virtual = PurePosixPath(inst.working_dir or "/workspace")
-        wanted = PurePosixPath(path)
-        if not wanted.is_absolute():
-            host = workspace / wanted
-        elif wanted == virtual or virtual in wanted.parents:
-            host = workspace / wanted.relative_to(virtual)
-        else:
-            host = Path(wanted)
-        real = Path(os.path.realpath(host))
-        if real != workspace and workspace not in real.parents:
+        wanted = posixpath.normpath(path) if path else "."
+        for root in (posixpath.normpath(inst.working_dir or "/workspace"), str(inst.workspace)):
+            if wanted == root or wanted.startswith(root.rstrip("/") + "/"):  # also the host's own path
+                wanted = posixpath.relpath(wanted, root)
+                break
+        if wanted.startswith("/"):
             raise PathOutsideWorkspaceError(f"{path} is outside the instance workspace", op="path")
-        return real
+        return relative_parts(wanted, path)
 
     def _inner_path(self, inst: _Instance, host: Path) -> str:
-        return str(PurePosixPath(inst.working_dir) / host.relative_to(inst.workspace.resolve()))
+        return str(PurePosixPath(inst.working_dir) / host.relative_to(inst.workspace))
 
 
 #: Longest command passed to ``sh -c`` as one argv string; Linux refuses any single argument over
@@ -368,4 +392,5 @@ def _bwrap_argv(inst: _Instance, cwd: str, *, new_session: bool = True) -> list[
     return bwrap_argv(
         root=inst.root, workspace=inst.workspace, working_dir=inst.working_dir,
         network=inst.network, cwd=cwd, new_session=new_session,
+        hidden=(home_path(), inst.root.parent),  # every instance's record and workspace
     )  # fmt: skip

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
+from praisonai._limits import KILL_GRACE_S
 from praisonai.runtime.transport import ProcessTransport
 
 # What an isolated command sees of the host, read-only. /etc is bound file by file so that
@@ -22,20 +25,48 @@ ISOLATED_SPOOL = "/tmp/.praisonai"  # the helper's spool as an isolated instance
 
 
 def bwrap_argv(
-    *, root: Path, workspace: Path, working_dir: str, network: str, cwd: str, new_session: bool = True
+    *,
+    root: Path,
+    workspace: Path,
+    working_dir: str,
+    network: str,
+    cwd: str,
+    hidden: Iterable[Path] = (),
+    new_session: bool = True,
 ) -> list[str]:
     """The ``bwrap`` command line (to be followed by the command) for an instance kept in
     ``root``: the system read-only, ``workspace`` writable at ``working_dir``, the spool at
-    :data:`ISOLATED_SPOOL`, no network when ``network`` is "none", starting in ``cwd``."""
+    :data:`ISOLATED_SPOOL`, no network when ``network`` is "none", starting in ``cwd``.
+
+    ``hidden`` (the praisonai home, where every instance's record and workspace lives) is masked
+    with an empty tmpfs wherever the read-only system binds would show it (a home under ``/opt``):
+    an instance never sees another's env or files. The binds that follow take their sources from
+    the host, so the instance's own workspace and spool still arrive."""
     argv = ["bwrap", "--die-with-parent", "--unshare-all", *(["--new-session"] if new_session else [])]
     if network != "none":
         argv.append("--share-net")
-    for path in (*_RO_SYSTEM, *_RO_ETC):
+    bound = (*_RO_SYSTEM, *_RO_ETC)
+    for path in bound:
         argv += ["--ro-bind-try", path, path]
+    places = sorted({p for h in hidden for p in _seen_at(Path(os.path.realpath(h)), bound)})
+    for place in places:  # the outermost only: a mask inside another would show its name
+        if not any(Path(other) in Path(place).parents for other in places):
+            argv += ["--tmpfs", place]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
     argv += ["--bind", str(root / "spool"), ISOLATED_SPOOL]
     argv += ["--bind", str(workspace), working_dir, "--chdir", cwd]
     return argv
+
+
+def _seen_at(real: Path, bound: Iterable[str]) -> list[str]:
+    """Where the host path ``real`` (symlinks resolved) appears inside the sandbox through the
+    read-only binds ``bound`` (each seen at its own path, showing what it resolves to on the host)."""
+    places = []
+    for path in bound:
+        target = Path(os.path.realpath(path))
+        if real == target or target in real.parents:
+            places.append(str(Path(path) / real.relative_to(target)))
+    return places
 
 
 class SandboxedProcessTransport(ProcessTransport):
@@ -46,6 +77,15 @@ class SandboxedProcessTransport(ProcessTransport):
         for pid in _group_members(self.process.pid):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signum)
+        return True
+
+    def kill_all(self) -> bool:
+        """Its own pid namespace holds everything it started: killing bubblewrap ends the
+        namespace's init (``--die-with-parent``), and the kernel kills the rest with it."""
+        with contextlib.suppress(ProcessLookupError):
+            self.process.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(KILL_GRACE_S)
         return True
 
 

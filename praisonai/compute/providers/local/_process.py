@@ -15,6 +15,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 from praisonai._limits import KILL_GRACE_S
 from praisonai._output import OutputBuffer, exec_result
 from praisonai._types import ExecRequest, ExecResult, OutputSink
+from praisonai.runtime import owner
 
 #: The environment variable every process of a local or SSH instance carries: ``<name>=<instance id>``.
 INSTANCE_MARKER = "PRAISONAI_INSTANCE"
@@ -44,6 +45,7 @@ async def run_process(
         env=dict(request.env),
         start_new_session=True,
     )
+    owner.watch(process.pid)  # a client that dies takes the command with it
     on_start(process.pid)
     timed_out = False
     try:
@@ -72,6 +74,7 @@ async def run_process(
             readers.cancel_scope.cancel()
     finally:
         await _reap(process)
+        owner.release(process.pid)
         on_end(process.pid)
     return exec_result(_exit_status(process.returncode), out, err, timed_out=timed_out)
 

@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
-from praisonai._errors import ChannelClosedError, InstanceNotFoundError, ProvisionError
+from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError, ProvisionError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
@@ -87,10 +87,16 @@ class ModalCompute(ChannelMixin, ComputeProvider):
     def options(self) -> ModalOptions:
         return self._opts
 
+    def check_supported(self, cfg: ComputeConfig) -> None:
+        """Also load the SDK, so that an unreadable Modal config is refused before anything is
+        recorded or made (importing modal reads it)."""
+        super().check_supported(cfg)
+        _sdk.load()
+
     def unavailable_reason(self) -> str | None:
         try:
             _sdk.load()
-        except ImportError as exc:
+        except (ImportError, ConfigError) as exc:  # not installed, or its config unreadable
             return str(exc)
         return _sdk.credentials_reason()
 

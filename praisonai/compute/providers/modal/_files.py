@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from praisonai._errors import ExecError, PathNotFoundError
+from praisonai.compute import _tar
 from praisonai.compute.providers.modal._sdk import translated
 
 
@@ -64,9 +65,7 @@ async def download(sb: Any, remote: str, local: Path) -> None:
     except IsADirectoryError:
         q = shlex.quote(remote)
         tarball = await _tar_exec(sb, f"tar -c -C {q} .", b"")
-        local.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(fileobj=io.BytesIO(tarball)) as tar:
-            tar.extractall(local, filter="data")
+        _tar.unpack_to([tarball], local, remote)  # checked whole before anything is written
         return
     local.parent.mkdir(parents=True, exist_ok=True)
     local.write_bytes(data)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,24 +18,48 @@ from praisonai._errors import (
     ProviderUnavailableError,
     ProvisionError,
 )
+from praisonai._files import check_regular_file
 
 
 def load() -> Any:
+    """The ``modal`` module. Importing it reads the Modal config file (``MODAL_CONFIG_PATH``,
+    else ~/.modal.toml): a FIFO there would hang the import, so it is checked first, and a
+    file modal cannot read is one sentence, not modal's multi-line ``InvalidError``."""
+    config = _config_path()
+    if os.path.lexists(config) and not os.environ.get("MODAL_IS_REMOTE"):
+        try:
+            check_regular_file(config, "the Modal config")
+        except OSError as exc:
+            raise ConfigError(f"the Modal config {config} cannot be read: {exc.strerror or exc}") from None
     try:
-        import modal
+        # On a failed import modal prints a banner asking to email its support: not ours to show.
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            import modal
     except ImportError as exc:
         raise MissingDependencyError(
             "the modal provider needs the modal SDK: pip install 'praisonai[modal]'", op="import"
         ) from exc
+    except Exception as exc:  # modal.exception.InvalidError, raised by the import itself
+        why = " ".join(str(exc).split()).removeprefix(
+            f"Error when reading the modal configuration from `{config}`. "
+        )
+        raise ConfigError(
+            f"the Modal config {config} is not valid ({why[:200]}); fix it, or set MODAL_CONFIG_PATH "
+            f"to a valid one",
+            op="config",
+        ) from exc
     return modal
+
+
+def _config_path() -> str:
+    return os.environ.get("MODAL_CONFIG_PATH") or os.path.expanduser("~/.modal.toml")
 
 
 def credentials_reason() -> str | None:
     """Why no Modal credential is visible, or ``None`` when one is."""
     if os.environ.get("MODAL_TOKEN_ID") and os.environ.get("MODAL_TOKEN_SECRET"):
         return None
-    config = Path(os.environ.get("MODAL_CONFIG_PATH") or Path.home() / ".modal.toml")
-    if config.is_file():
+    if Path(_config_path()).is_file():
         return None
     return "no Modal credentials: set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET (or run `modal token new`)"
 

@@ -50,6 +50,7 @@ from praisonai.compute.options import ProviderOptions, problems
 from praisonai.compute.providers.ssh import _files
 from praisonai.compute.providers.ssh._connect import SSHHost
 from praisonai.compute.providers.ssh._link import HostLink, SSHChannelTransport
+from praisonai.compute.watchdog import guarded_session
 from praisonai.runtime.channel import Channel
 
 _NO_HOSTS = "no SSH hosts configured: pass SSHCompute(host=...) or set PRAISONAI_SSH_HOSTS=user@host[:port]"
@@ -269,6 +270,10 @@ class SSHCompute(ChannelMixin, ComputeProvider):
             raise ExecError(
                 f"could not start the helper on {place.link.host.label}: {exc}", op="exec"
             ) from None
+
+    def _session_transport(self, instance_id: str, argv: list[str]) -> SSHChannelTransport:
+        # the shell's process group dies when this client's connection does (see SESSION_GUARD)
+        return self._transport(instance_id, guarded_session(self._spool(instance_id), argv))
 
     async def _channel_path(self, instance_id: str, path: str) -> str:
         # Whole-file reads go through the helper too (ChannelMixin._read), not SFTP: `cat` streams

@@ -14,11 +14,13 @@ import re
 import socket
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from praisonai._errors import AuthenticationError, ConfigError, HostKeyError, ProviderUnavailableError
+from praisonai._files import check_regular_file
+from praisonai.compute.options import bounded
 
 if TYPE_CHECKING:
     import paramiko
@@ -50,12 +52,12 @@ class SSHHost(BaseModel):
     """A bastion to reach this host through (an SSH ``direct-tcpip`` channel, like ``ssh -J``)."""
     root: str = ".praisonai/instances"
     """Where instance workspaces live on the host; relative to the login directory unless absolute."""
-    connect_timeout: float = Field(default=10.0, gt=0)
+    connect_timeout: Annotated[float, bounded("connect_timeout")] = 10.0
     """Seconds for TCP connect, SSH handshake and authentication together."""
-    keepalive_s: float = Field(default=5.0, ge=0)
+    keepalive_s: Annotated[float, bounded("keepalive_s")] = 5.0
     """Seconds between liveness probes on each connection (0: no probes, and a silent host may
     hang a call until TCP gives up, many minutes later)."""
-    keepalive_count: int = Field(default=2, ge=1)
+    keepalive_count: Annotated[int, bounded("keepalive_count")] = 2
     """A probe unanswered for ``keepalive_s x keepalive_count`` seconds marks the connection dead:
     it is closed, calls in flight fail (``ChannelClosedError``: the command may have run) and the
     next call connects anew. So a silent host is noticed within ``keepalive_s x (keepalive_count
@@ -244,7 +246,10 @@ def _load_key(path: Path, passphrase: str | None) -> Any:
     import paramiko
 
     try:
+        check_regular_file(path, "SSH key file")  # paramiko opens it itself: a FIFO would block forever
         return paramiko.PKey.from_path(path, passphrase)
+    except ConfigError:
+        raise
     except FileNotFoundError:
         raise ConfigError(f"SSH key file {path} does not exist", op="connect") from None
     except paramiko.PasswordRequiredException:

@@ -6,17 +6,20 @@ Every function blocks (call it from a worker thread) and maps SFTP failures onto
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import posixpath
 import re
 import shlex
 import stat
+import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from praisonai._errors import PathNotFoundError
+from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
+from praisonai.compute._tar import refuse_links_out
 from praisonai.compute.providers.ssh._link import HostLink
 
 if TYPE_CHECKING:
@@ -86,18 +89,42 @@ def _write_private(sftp: paramiko.SFTPClient, path: str, data: bytes) -> None:
 
 
 def write(link: HostLink, path: str, data: bytes, shown: str) -> None:
-    """Write exactly ``data``; missing parents are made only when the first open says so."""
+    """Write exactly ``data`` to a new file beside ``path``, renamed over it (``posix-rename``),
+    so a reader sees the old or the new file, never a mix of two writers; a replaced file keeps
+    its mode. Missing parents are made only when the first open says so."""
+    name = f".{posixpath.basename(path)}.praisonai-{uuid.uuid4().hex[:12]}"
+    partial = posixpath.join(posixpath.dirname(path), name)
     with link.sftp() as sftp:
+        mode = _replaced_mode(sftp, path, shown)
         try:
-            f = sftp.open(path, "wb")
+            f = sftp.open(partial, "wbx")
         except FileNotFoundError:
             _makedirs(sftp, posixpath.dirname(path), shown)
-            f = sftp.open(path, "wb")
+            f = sftp.open(partial, "wbx")
         except OSError as exc:
             raise _refusal(sftp, path, shown, exc) from None
-        with f:
-            f.set_pipelined(True)
-            f.write(data)
+        try:
+            with f:
+                f.set_pipelined(True)
+                f.write(data)
+                if mode is not None:
+                    f.chmod(mode)
+            sftp.posix_rename(partial, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                sftp.remove(partial)
+            raise
+
+
+def _replaced_mode(sftp: paramiko.SFTPClient, path: str, shown: str) -> int | None:
+    """The permission bits of the regular file that ``path`` replaces (None: nothing to keep)."""
+    try:
+        mode = sftp.lstat(path).st_mode or 0
+    except (FileNotFoundError, PermissionError):
+        return None
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(f"{shown} is a directory")
+    return stat.S_IMODE(mode) if stat.S_ISREG(mode) else None
 
 
 def upload(link: HostLink, local: Path, remote: str) -> None:
@@ -120,6 +147,9 @@ def upload(link: HostLink, local: Path, remote: str) -> None:
 
 
 def download(link: HostLink, remote: str, local: Path, shown: str) -> None:
+    """Copy the instance's file or tree to ``local``. Links in the tree are copied as links,
+    except those leading out of it: they are removed again and the download refused (links
+    are judged once all are known, as one link can make another leave the tree)."""
     with link.sftp() as sftp:
         try:
             info = sftp.stat(remote)
@@ -131,18 +161,26 @@ def download(link: HostLink, remote: str, local: Path, shown: str) -> None:
             local.parent.mkdir(parents=True, exist_ok=True)
             sftp.get(remote, str(local))
             return
-        _download_tree(sftp, remote, local)
+        links: dict[str, str] = {}
+        _download_tree(sftp, remote, local, "", links)
+    refuse_links_out(local, links, shown)
 
 
-def _download_tree(sftp: paramiko.SFTPClient, remote: str, local: Path) -> None:
+def _download_tree(
+    sftp: paramiko.SFTPClient, remote: str, local: Path, below: str, links: dict[str, str]
+) -> None:
     local.mkdir(parents=True, exist_ok=True)
     for entry in sftp.listdir_attr(remote):
-        source, dest = posixpath.join(remote, entry.filename), local / entry.filename
+        name = entry.filename
+        if "/" in name or name in ("", ".", ".."):  # a name the server should never send
+            raise PathOutsideWorkspaceError(f"the SSH host listed an impossible name {name!r}", op="download")
+        source, dest, where = posixpath.join(remote, name), local / name, posixpath.join(below, name)
         mode = entry.st_mode or 0
         if stat.S_ISLNK(mode):
-            os.symlink(sftp.readlink(source) or "", dest)
+            links[where] = sftp.readlink(source) or ""
+            os.symlink(links[where], dest)
         elif stat.S_ISDIR(mode):
-            _download_tree(sftp, source, dest)
+            _download_tree(sftp, source, dest, where, links)
         else:
             sftp.get(source, str(dest))
 

@@ -72,7 +72,16 @@ _STATES = {
 }
 #: Reads a file (exit 2: missing, 3: a directory); writes stdin to one, parents made.
 _READ = '[ -d "$1" ] && exit 3; [ -f "$1" ] || exit 2; exec cat -- "$1"'
-_WRITE = 'mkdir -p -- "$(dirname -- "$1")" && exec cat > "$1"'
+#: stdin to a new file beside $1, renamed over it (a reader never sees a mix of two writers); a
+#: replaced file keeps its mode
+_WRITE = (
+    'd=$(dirname -- "$1") && mkdir -p -- "$d" && t="$d/.$(basename -- "$1").praisonai-$$" || exit 1\n'
+    'if cat > "$t"; then\n'
+    '  [ ! -f "$1" ] || chmod "$(stat -c %a -- "$1")" -- "$t" 2>/dev/null\n'
+    '  mv -f -- "$t" "$1" && exit 0\n'
+    "fi\n"
+    'rm -f -- "$t"; exit 1'
+)
 
 
 def instance_tag(instance_id: str) -> str:
@@ -314,7 +323,7 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
         if result.exit_code == 2:
             raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
         _check(result, "download", remote)
-        await anyio.to_thread.run_sync(_tar.unpack_to, [bytes(result.stdout)], local)
+        await anyio.to_thread.run_sync(_tar.unpack_to, [bytes(result.stdout)], local, remote)
 
 
 def _check(result: Any, op: str, path: str) -> None:
