@@ -194,7 +194,7 @@ __p_write() {  # nonce path size, then SIZE bytes
   if [ -e "$2" ] && [ ! -f "$2" ]; then  # a directory, or a FIFO that would block the helper
     head -c "$3" >/dev/null  # consume the payload, or it would be read as requests
     if [ -d "$2" ]; then __p_reply "$1" isdir; else __p_reply "$1" notfile; fi
-  elif { [ -e "$2" ] && [ ! -w "$2" ]; } || ! (set -C && true >"$__p_t") 2>/dev/null; then
+  elif { [ -e "$2" ] && [ ! -w "$2" ]; } || ! __p_excl "$__p_t"; then
     head -c "$3" >/dev/null
     __p_reply "$1" "$(__p_why "$2" w)"
   elif ! head -c "$3" | tee -- "$__p_t" >/dev/null 2>&1; then
@@ -202,7 +202,9 @@ __p_write() {  # nonce path size, then SIZE bytes
     rm -f -- "$__p_t"
     __p_reply "$1" nospace
   else
-    if [ -f "$2" ] && __p_m=$(stat -c %a -- "$2" 2>/dev/null); then chmod "$__p_m" -- "$__p_t"; fi
+    # one process where chmod knows --reference (GNU), else stat's mode then chmod
+    [ -f "$2" ] && { chmod --reference="$2" -- "$__p_t" 2>/dev/null \
+      || { __p_m=$(stat -c %a -- "$2" 2>/dev/null) && chmod "$__p_m" -- "$__p_t"; }; }
     if mv -f -- "$__p_t" "$2" 2>/dev/null; then
       __p_reply "$1" 0
     else
@@ -210,6 +212,13 @@ __p_write() {  # nonce path size, then SIZE bytes
       __p_reply "$1" "$(__p_why "$2" w)"
     fi
   fi
+}
+__p_excl() {  # path: create it, failing if anything is there (noclobber, no subshell: no fork)
+  set -C
+  true 2>/dev/null >"$1"  # `true`, not `:`: a special builtin's failed redirection ends sh
+  __p_ok=$?
+  set +C
+  return $__p_ok
 }
 __p_read() {  # nonce path [offset [limit]]
   if [ -d "$2" ]; then __p_reply "$1" isdir; return; fi

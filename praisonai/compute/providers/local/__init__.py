@@ -206,7 +206,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
 
     async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
         inst = self._load(instance_id)
-        cwd = await self._checked_cwd(inst, request.cwd)
+        cwd = self._checked_cwd(inst, request.cwd)
         # The runner gets the host's view: the directory on the host, the process's whole environment.
         env = {**_base_env(inst), **request.env, INSTANCE_MARKER: inst.instance_id}
         on_host = dataclasses.replace(request, cwd=str(cwd), env=env)
@@ -256,7 +256,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
 
     async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
         inst = self._load(instance_id)
-        host = await self._checked_cwd(inst, cwd)
+        host = self._checked_cwd(inst, cwd)
         return self._inner_path(inst, host) if inst.isolate else str(host)
 
     def _spool(self, instance_id: str) -> str:
@@ -289,13 +289,14 @@ class LocalCompute(ChannelMixin, ComputeProvider):
             _files.download, inst.workspace, self._parts(inst, remote), local, remote
         )
 
-    async def _checked_cwd(self, inst: _Instance, cwd: str | None) -> Path:
+    def _checked_cwd(self, inst: _Instance, cwd: str | None) -> Path:
         """The host directory for a command's ``cwd``, checked beneath the workspace without
         following a link. The path is handed to the process by name: under bubblewrap its chdir
         happens inside the sandbox, which sees nothing else of the host; without bubblewrap the
-        command could ``cd`` anywhere itself."""
+        command could ``cd`` anywhere itself. Inline, not in a worker thread: a few local
+        syscalls cost less than the hop (every exec pays it)."""
         parts = self._parts(inst, cwd or ".")
-        await anyio.to_thread.run_sync(_files.check_dir, inst.workspace, parts, cwd or ".")
+        _files.check_dir(inst.workspace, parts, cwd or ".")
         return inst.workspace.joinpath(*parts)
 
     def _parts(self, inst: _Instance, path: str) -> list[str]:
