@@ -95,16 +95,18 @@ def test_tags_are_lowercase_and_the_labels_live_in_metadata(ctx: Context, fake: 
 
 
 def test_env_goes_through_the_api_never_a_command_line(provider: TenkiCompute, fake: TenkiFake) -> None:
-    info = _portal.call(provider.provision, {"env": {"SECRET_X": "s3cret"}})
+    """Only this test's commands are read: the module's fake keeps every earlier test's argv too,
+    where a pid or a random name may spell a value by chance (a CI run once failed on "p1")."""
+    ours = len(fake.argvs)
+    info = _portal.call(provider.provision, {"env": {"SECRET_X": "s3cret-Zq"}})
     try:
-        r = _portal.call(
-            lambda: provider.execute(info.instance_id, 'echo "$SECRET_X $PER_CALL"', env={"PER_CALL": "p1"})
-        )
-        assert r.stdout == "s3cret p1\n"
-        assert not any("s3cret" in " ".join(a) or "p1" in " ".join(a) for a in fake.argvs)
-        _portal.call(provider.write_file, info.instance_id, "f.bin", b"payload-\xff\x00")
-        assert _portal.call(provider.read_file, info.instance_id, "f.bin") == b"payload-\xff\x00"
-        assert not any("payload" in " ".join(a) for a in fake.argvs)
+        line, per_call = 'echo "$SECRET_X $PER_CALL"', {"PER_CALL": "per-Zq1"}
+        r = _portal.call(lambda: provider.execute(info.instance_id, line, env=per_call))
+        assert r.stdout == "s3cret-Zq per-Zq1\n"
+        assert not any("s3cret-Zq" in " ".join(a) or "per-Zq1" in " ".join(a) for a in fake.argvs[ours:])
+        _portal.call(provider.write_file, info.instance_id, "f.bin", b"payload-Zq-\xff\x00")
+        assert _portal.call(provider.read_file, info.instance_id, "f.bin") == b"payload-Zq-\xff\x00"
+        assert not any("payload-Zq" in " ".join(a) for a in fake.argvs[ours:])
     finally:
         _portal.call(provider.shutdown, info.instance_id)
 
