@@ -15,6 +15,9 @@ DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024
 #: Seconds to wait for the last output after a timed-out process tree was killed.
 KILL_GRACE_S = 5.0
 
+#: Seconds an exiting client waits for its keeper to kill what it watched and end (it takes ms).
+KEEPER_EXIT_S = 2.0
+
 #: Largest file ``read_file`` returns; larger files go through ``download``.
 MAX_READ_BYTES = 256 * 1024 * 1024
 

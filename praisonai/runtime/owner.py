@@ -20,6 +20,8 @@ import os
 import subprocess
 import threading
 
+from praisonai._limits import KEEPER_EXIT_S
+
 # Reads "+ pgid" / "- pgid" lines until end-of-file, then SIGKILLs the groups still listed.
 # Signals that end a process politely are ignored: only the client's death (or SIGKILL) ends it.
 KEEPER = """trap '' INT TERM HUP QUIT
@@ -32,9 +34,6 @@ while IFS=' ' read -r op p; do
 done
 for p in $g; do kill -9 "-$p" 2>/dev/null; done
 """
-
-#: Seconds an exiting client waits for its keeper to kill what it watched and end (it takes ms).
-KEEPER_EXIT_S = 2.0
 
 _lock = threading.Lock()
 _keeper: subprocess.Popen[bytes] | None = None
