@@ -111,6 +111,15 @@ def test_sandbox_create_default_without_docker_is_isolated(
 # ---- neither docker nor bubblewrap: a typed command says so, the library refuses -----------------
 
 
+def refusal_script(body: str, *, imports: str, prelude: str = "") -> str:
+    """A Python script that runs ``body`` and prints the ProviderUnavailableError's sentence if it
+    is refused, else ``ran``."""
+    statements = textwrap.indent(textwrap.dedent(body).strip(), "    ")
+    handler = ["except ProviderUnavailableError as exc:", "    print(exc)", "else:", '    print("ran")']
+    head = [f"from praisonai import ProviderUnavailableError, {imports}", prelude, "try:"]
+    return "\n".join([*head, statements, *handler])
+
+
 def test_sandbox_run_default_without_isolation_says_it_runs_on_the_host(
     home: Path, tmp_path: Path, no_bwrap_path: str
 ) -> None:
@@ -123,16 +132,8 @@ def test_sandbox_run_default_without_isolation_says_it_runs_on_the_host(
 def test_sandbox_create_default_without_isolation_is_refused(
     home: Path, tmp_path: Path, no_bwrap_path: str
 ) -> None:
-    script = """
-        from praisonai import ProviderUnavailableError, Sandbox
-        try:
-            Sandbox.create()
-        except ProviderUnavailableError as exc:
-            print(exc)
-        else:
-            print("created")
-    """
-    r = run(child_env(home, path=no_bwrap_path), "-c", textwrap.dedent(script), cwd=tmp_path)
+    script = refusal_script("Sandbox.create()", imports="Sandbox")
+    r = run(child_env(home, path=no_bwrap_path), "-c", script, cwd=tmp_path)
     assert (r.returncode, r.stdout) == (0, f"{NO_ISOLATION}\n"), r.stderr
     assert ledger_rows(home) == [] and not (home / "local").exists()
 
@@ -171,18 +172,12 @@ def test_model_driven_default_without_isolation_is_refused_before_any_model_call
     case: str, home: Path, tmp_path: Path, no_bwrap_path: str
 ) -> None:
     with ScriptedLLM([reply("never asked")]) as llm:
-        script = f"""
-            from praisonai import (Agent, AgentFlow, AgentTeam, LocalManagedConfig, ManagedAgent,
-                                   ProviderUnavailableError, SharedCompute)
-            KW = {{"base_url": {llm.url + "/v1"!r}, "api_key": {API_KEY!r}}}
-            try:
-{textwrap.indent(textwrap.dedent(MODEL_PATHS[case]).strip(), " " * 16)}
-            except ProviderUnavailableError as exc:
-                print(exc)
-            else:
-                print("ran")
-        """
-        r = run(child_env(home, path=no_bwrap_path), "-c", textwrap.dedent(script), cwd=tmp_path)
+        script = refusal_script(
+            MODEL_PATHS[case],
+            imports="Agent, AgentFlow, AgentTeam, LocalManagedConfig, ManagedAgent, SharedCompute",
+            prelude=f"KW = {{'base_url': {llm.url + '/v1'!r}, 'api_key': {API_KEY!r}}}",
+        )
+        r = run(child_env(home, path=no_bwrap_path), "-c", script, cwd=tmp_path)
         assert (r.returncode, r.stdout) == (0, f"{NO_ISOLATION}\n"), r.stderr
         assert llm.requests == []
     assert ledger_rows(home) == [] and not (home / "local").exists()
