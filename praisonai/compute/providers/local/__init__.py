@@ -232,11 +232,14 @@ class LocalCompute(ChannelMixin, ComputeProvider):
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> ProcessTransport:
         # a session's commands die with this process; the helper's background processes do not
-        return self._transport(instance_id, argv, die_with_owner=True)
+        return self._process(instance_id, argv, die_with_owner=True)
 
-    def _transport(
-        self, instance_id: str, argv: list[str], *, die_with_owner: bool = False
-    ) -> ProcessTransport:
+    def _transport(self, instance_id: str, argv: list[str]) -> ProcessTransport:
+        return self._process(instance_id, argv, die_with_owner=False)
+
+    def _process(self, instance_id: str, argv: list[str], *, die_with_owner: bool) -> ProcessTransport:
+        """The channel's process in the instance (under bubblewrap when it isolates), its group
+        recorded so that shutdown kills it."""
         inst = self._load(instance_id)
         if inst.isolate:  # no --new-session: the transport is a session already, with no tty
             argv = [*_bwrap_argv(inst, inst.working_dir, new_session=False), *argv]
