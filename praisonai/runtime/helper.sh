@@ -106,28 +106,24 @@ __p_result() {  # [secret]
 # a job counts as unfinished while its command runs, whatever its record says: a command can
 # write a "done" line into its own record to escape the sweeps below
 __p_unfinished() { [ "$__p_d" != "done" ] || { [ -n "$__p_c" ] && [ -d "/proc/$__p_c" ]; }; }
-__p_orphans() {  # stop the jobs of helpers that died while the jobs ran: nobody waits for them
+__p_abandon() {  # owner-test fg|bg: sweep the unfinished jobs of this pid namespace that the
+  # owner test says nobody can wait for any more
   for __p_f in "$__p_s"/x/*.p; do
     __p_x=${__p_f%.p}
     [ -e "$__p_x.k" ] || [ ! -f "$__p_f" ] && continue
     __p_result
-    { __p_unfinished && [ -n "$__p_h" ]; } || continue
-    [ "$__p_n" = "$__p_ns" ] || continue  # another pid namespace's: not ours to judge
-    if [ -d "/proc/$__p_h" ] && grep -qF praisonai-helper "/proc/$__p_h/cmdline" 2>/dev/null; then continue; fi
-    true 2>/dev/null >"$__p_x.k"
-    ( __p_sweep "${__p_x##*/}" "$__p_f" & ) </dev/null >/dev/null 2>&1
-  done
-}
-__p_hangup() {  # our input ended (the client died or let go): nobody can wait for our jobs now
-  for __p_f in "$__p_s"/x/*.p; do
-    __p_x=${__p_f%.p}
-    [ -e "$__p_x.k" ] || [ ! -f "$__p_f" ] && continue
-    __p_result
-    { __p_unfinished && [ "$__p_h" = "$$" ] && [ "$__p_n" = "$__p_ns" ]; } || continue
+    { __p_unfinished && [ "$__p_n" = "$__p_ns" ] && "$1"; } || continue
     true 2>/dev/null >"$__p_x.k"  # a client that reconnects is told it was killed: it may have run
-    ( __p_sweep "${__p_x##*/}" "$__p_f" ) </dev/null >/dev/null 2>&1
+    if [ "$2" = bg ]; then ( __p_sweep "${__p_x##*/}" "$__p_f" & ) </dev/null >/dev/null 2>&1
+    else ( __p_sweep "${__p_x##*/}" "$__p_f" ) </dev/null >/dev/null 2>&1
+    fi
   done
 }
+__p_dead_helper() {  # the job's helper died while the job ran (no praisonai-helper at its pid)
+  [ -n "$__p_h" ] || return 1
+  ! { [ -d "/proc/$__p_h" ] && grep -qF praisonai-helper "/proc/$__p_h/cmdline" 2>/dev/null; }
+}
+__p_mine() { [ "$__p_h" = "$$" ]; }
 
 # kill: the job's process, its descendants, and every process whose environment carries its
 # marker (however deep or detached, setsid included); repeated while forks race the sweep.
@@ -323,7 +319,7 @@ __p_env() {  # nonce size, then SIZE bytes of NAME='value' lines to add (size 0:
   [ -z "$1" ] || __p_reply "$1" "$__p_st"
 }
 __p_env "" 0
-__p_orphans
+__p_abandon __p_dead_helper bg  # jobs of helpers that died while they ran: nobody waits for them
 
 echo $$ >"$__p_s/helper.pid"
 __p_reply "$2" "$$"
@@ -333,4 +329,4 @@ while IFS= read -r __p_line; do
   true 2>/dev/null >"$__p_s/alive" || { __p_spool && true 2>/dev/null >"$__p_s/alive"; }
   eval "$__p_line"
 done
-__p_hangup
+__p_abandon __p_mine fg  # our input ended (the client died or let go): nobody can wait for our jobs now
