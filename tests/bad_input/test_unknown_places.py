@@ -77,7 +77,9 @@ def test_the_legacy_sandbox_provider_is_checked_the_same_way(
 ) -> None:
     """``ManagedAgent(provider="modal")`` (PraisonAI's older spelling) with modal's SDK missing."""
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "modal" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "modal" else real(name, *a)
+    )
     with warnings.catch_warnings(), pytest.raises(MissingDependencyError) as caught:
         warnings.simplefilter("ignore", DeprecationWarning)  # the warning is tests/compat's subject
         ManagedAgent(provider="modal", **llm)
