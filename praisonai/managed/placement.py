@@ -1,5 +1,5 @@
-"""Where an agent's tools run, as every entry point takes it: one rule for ``Agent``, ``AgentTeam``,
-``AgentFlow``, ``ManagedAgent`` and ``SharedCompute``.
+"""Where an agent's tools run, as ``AgentTeam``, ``AgentFlow`` and ``ManagedAgent`` take it, checked
+by the same ``check_place`` that ``SharedCompute`` and ``Agent(tools_run_on=)`` apply.
 
 A place is a provider name (``"docker"``), a provider object, or ``None``. It may be spelled two
 ways in one call (``compute=`` and PraisonAI's ``tools_run_on=``; PraisonAI's older
@@ -9,6 +9,8 @@ before any model is asked anything.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from praisonai._errors import ConfigError
 from praisonai.compute.registry import provider_class
@@ -43,8 +45,10 @@ def one_place(owner: str, **spellings: object) -> object:
 
 
 def _same(a: object, b: object) -> bool:
-    """Whether two places are one: the same object, or names of the same provider (an alias or
-    another case included)."""
+    """Whether two places are one: the same object, equal provider options, or names of the same
+    provider (an alias or another case included)."""
     if a is b:
         return True
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return dict(a) == dict(b)
     return isinstance(a, str) and isinstance(b, str) and provider_class(a) is provider_class(b)
