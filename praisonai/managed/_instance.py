@@ -22,7 +22,8 @@ from praisonai._ledger import Ledger
 from praisonai._types import InstanceStatus
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.registry import provider_for_record, resolve_compute
+from praisonai.compute.foreign import ForeignProvider
+from praisonai.compute.registry import compute_provider, provider_for_record
 from praisonai.managed.events import Event
 from praisonai.sandbox import AsyncSandbox
 from praisonai.sandbox.provisioning import ProvisionPlan, plan
@@ -170,12 +171,24 @@ def compute_record(compute: object) -> dict[str, Any] | None:
     the first instance is made), so a resume in another process uses the same."""
     if compute is None:
         return None
-    provider = resolve_compute(compute)
+    provider = compute_provider(compute)
+    if isinstance(provider, ForeignProvider):  # the object lives in this process alone
+        return {"provider": ForeignProvider.name, "object": provider.provider_name}
     return {"provider": provider.provider_name, "options": provider.options.to_record()}
 
 
 def compute_from(record: object) -> ComputeProvider | None:
-    """The inverse of :func:`compute_record`."""
+    """The inverse of :func:`compute_record`.
+
+    Raises:
+        ConfigError: the session ran on a provider object, which no other process can rebuild.
+    """
     if not isinstance(record, Mapping):
         return None
+    if record.get("provider") == ForeignProvider.name:
+        raise ConfigError(
+            f"this session ran on your own provider object ({record.get('object')}), which cannot be "
+            "rebuilt here: pass it again as compute= to resume",
+            op="resume",
+        )
     return provider_for_record(str(record["provider"]), record.get("options") or {})
