@@ -93,7 +93,9 @@ def available_providers() -> list[str]:
 @overload
 def resolve_compute(compute: None) -> None: ...
 @overload
-def resolve_compute(compute: str | ProviderOptions | Mapping[str, Any] | ComputeProvider) -> ComputeProvider: ...
+def resolve_compute(
+    compute: str | ProviderOptions | Mapping[str, Any] | ComputeProvider,
+) -> ComputeProvider: ...
 @overload
 def resolve_compute(compute: object) -> Any: ...
 
@@ -267,5 +269,3 @@ def _load(name: str) -> type[ComputeProvider]:
             f"the {key} provider needs {', '.join(missing)}: pip install 'praisonai[{cls.extra or key}]'"
         )
     return cls
-
-

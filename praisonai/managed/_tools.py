@@ -30,7 +30,7 @@ MAX_TOOL_OUTPUT_BYTES = _limits.DEFAULT_MAX_OUTPUT_BYTES
 NO_OUTPUT = "(no output)"
 TOOL_NAMES = ("execute_command", "read_file", "write_file", "list_files")
 #: ``execute_command``'s description on a provider without persistent shell sessions.
-SESSIONLESS_COMMAND_DOC = """Run a shell command on the remote Linux instance shared by the team and return its output.
+SESSIONLESS_COMMAND_DOC = """Run a shell command on the team's shared remote instance and return its output.
 
         Each call runs in its own shell, started in the working directory: cd and exported
         variables do not carry over to the next call, so chain dependent steps in one command

@@ -47,7 +47,7 @@ from praisonai._types import UNSET, Capability, ExecResult, SessionResult, Unset
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.foreign import ForeignProvider
-from praisonai.compute.registry import provider_class
+from praisonai.compute.registry import provider_class, resolve_compute
 from praisonai.managed._tools import TOOL_NAMES, list_command, tool_name, tools_for
 from praisonai.runtime.session import ShellSession
 from praisonai.sandbox import AsyncSandbox
@@ -342,10 +342,13 @@ class SharedCompute:
 
 
 def check_place(compute: object) -> None:
-    """Refuse a provider name that is unknown or whose SDK is missing, now rather than as an error
-    text at the first tool call (UnknownProviderError, MissingDependencyError)."""
+    """Refuse a provider name that is unknown or whose SDK is missing, or an object that is no
+    provider (one with part of PraisonAI's protocol is told what it lacks), now rather than as an
+    error text at the first tool call (UnknownProviderError, MissingDependencyError, TypeError)."""
     if isinstance(compute, str):
         provider_class(compute)
+    elif compute is not None:
+        resolve_compute(compute)
 
 
 def _explicit(config: object, **arguments: Any) -> ComputeConfig:

@@ -49,7 +49,7 @@ def looks_like_provider(obj: object) -> bool:
 
 
 def _is_async(method: Any) -> bool:
-    return inspect.iscoroutinefunction(method) or inspect.iscoroutinefunction(getattr(method, "__call__", None))
+    return inspect.iscoroutinefunction(method)
 
 
 @dataclass
@@ -75,13 +75,11 @@ class ForeignConfig:
     @classmethod
     def of(cls, cfg: ComputeConfig) -> ForeignConfig:
         """``cfg`` in PraisonAI's spelling (``network`` becomes its ``networking`` dict)."""
-        given = {
-            name: value
-            for name, value in (("image", cfg.image), ("cpu", cfg.cpu), ("memory_mb", cfg.memory_mb))
-            if value is not None
-        }
+        default = cls()
         return cls(
-            **given,
+            image=default.image if cfg.image is None else cfg.image,
+            cpu=default.cpu if cfg.cpu is None else cfg.cpu,
+            memory_mb=default.memory_mb if cfg.memory_mb is None else cfg.memory_mb,
             gpu=cfg.gpu,
             packages={manager: list(names) for manager, names in cfg.packages.items()},
             setup=list(cfg.setup),

@@ -36,7 +36,14 @@ from praisonai._errors import (
     ProvisionError,
 )
 from praisonai._output import OutputBuffer, exec_result
-from praisonai._types import TIMEOUT_EXIT_CODE, Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai._types import (
+    TIMEOUT_EXIT_CODE,
+    Capability,
+    ExecRequest,
+    ExecResult,
+    InstanceInfo,
+    InstanceStatus,
+)
 from praisonai.compute import _activity, _tar, requests
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
@@ -94,7 +101,9 @@ class ForeignProvider(ComputeProvider):
 
     def unavailable_reason(self) -> str | None:
         if getattr(self.target, "is_available", True) is False:
-            return f"the {self.provider_name} provider object says it is not available (is_available is False)"
+            return (
+                f"the {self.provider_name} provider object says it is not available (is_available is False)"
+            )
         return None
 
     @property
@@ -128,18 +137,23 @@ class ForeignProvider(ComputeProvider):
         except PraisonAIError:
             raise
         except Exception as exc:
-            raise ProvisionError(f"the {self.provider_name} provider's provision failed: {exc}", op="provision") from exc
+            raise ProvisionError(
+                f"the {self.provider_name} provider's provision failed: {exc}", op="provision"
+            ) from exc
         theirs = instance_id_of(info)
         instance_id = str(theirs)
         if not _usable_id(instance_id):
             raise ProvisionError(
-                f"the {self.provider_name} provider's provision returned no usable instance_id ({theirs!r:.80})",
+                f"the {self.provider_name} provider's provision returned no usable instance_id "
+                f"({theirs!r:.80})",
                 op="provision",
             )
         self._theirs[instance_id], self._working_dirs[instance_id] = theirs, cfg.working_dir
         self._gone.discard(instance_id)
         await self._call(instance_id, f"mkdir -p -- {_shell.quoted(cfg.working_dir)} 2>/dev/null || :", 60)
-        return InstanceInfo(instance_id, self.name, InstanceStatus.RUNNING, metadata={"provider": self.provider_name})
+        return InstanceInfo(
+            instance_id, self.name, InstanceStatus.RUNNING, metadata={"provider": self.provider_name}
+        )
 
     async def shutdown(self, instance_id: str) -> bool:
         """The object's ``shutdown``, once per instance: a second call returns ``False`` without
@@ -180,7 +194,9 @@ class ForeignProvider(ComputeProvider):
         """The object's ``execute`` (timeout passed positionally, as PraisonAI passes it):
         ``(stdout, stderr, exit_code)``. Its ``TimeoutError`` propagates."""
         if instance_id in self._gone:
-            raise InstanceNotFoundError(f"instance {instance_id} of the {self.provider_name} provider was shut down")
+            raise InstanceNotFoundError(
+                f"instance {instance_id} of the {self.provider_name} provider was shut down"
+            )
         theirs = self._theirs.get(instance_id, instance_id)
         try:
             result = await self.target.execute(theirs, command, timeout)
@@ -204,7 +220,9 @@ class ForeignProvider(ComputeProvider):
         except TimeoutError:
             return exec_result(None, timed_out=True)
         if mark in stderr:
-            raise PathNotFoundError(f"working directory {request.cwd} does not exist in {instance_id}", op="exec")
+            raise PathNotFoundError(
+                f"working directory {request.cwd} does not exist in {instance_id}", op="exec"
+            )
         out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
         for stream, text, buffer in (("stdout", stdout, out), ("stderr", stderr, err)):
             data = text.encode()
@@ -248,7 +266,9 @@ class ForeignProvider(ComputeProvider):
         chunks = []
         for offset in range(0, size, _limits.FOREIGN_READ_CHUNK_BYTES):
             count = min(_limits.FOREIGN_READ_CHUNK_BYTES, size - offset)
-            encoded = await self._checked(instance_id, _shell.read_chunk(target, offset, count), "read", target)
+            encoded = await self._checked(
+                instance_id, _shell.read_chunk(target, offset, count), "read", target
+            )
             chunks.append(base64.b64decode("".join(encoded.split())))
         return b"".join(chunks)
 
@@ -283,7 +303,8 @@ class ForeignProvider(ComputeProvider):
             return
         parent, archive = posixpath.dirname(target), _shell.temp_path(target)
         await self._write(instance_id, archive, _tar.pack_path(local, posixpath.basename(target)))
-        unpack = f"tar -xf {_shell.quoted(archive)} -C {_shell.quoted(parent)}; s=$?; {_shell.remove(archive)}; exit $s"
+        unpack = f"tar -xf {_shell.quoted(archive)} -C {_shell.quoted(parent)}"
+        unpack += f"; s=$?; {_shell.remove(archive)}; exit $s"  # the archive goes either way
         await self._checked(instance_id, unpack, "upload", target)
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
@@ -292,8 +313,9 @@ class ForeignProvider(ComputeProvider):
             return
         target = self._path(instance_id, remote)
         archive = _shell.temp_path(target)
-        pack = f"tar -cf {_shell.quoted(archive)} -C {_shell.quoted(posixpath.dirname(target))} " + _shell.quoted(
-            posixpath.basename(target)
+        pack = (
+            f"tar -cf {_shell.quoted(archive)} -C {_shell.quoted(posixpath.dirname(target))} "
+            + _shell.quoted(posixpath.basename(target))
         )
         try:
             await self._checked(instance_id, pack, "download", target)
@@ -325,18 +347,24 @@ class ForeignProvider(ComputeProvider):
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         if instance_id in self._gone:
-            raise InstanceNotFoundError(f"instance {instance_id} of the {self.provider_name} provider was shut down")
+            raise InstanceNotFoundError(
+                f"instance {instance_id} of the {self.provider_name} provider was shut down"
+            )
         if callable(getattr(self.target, "get_status", None)):
             answer = await self.target.get_status(self._theirs.get(instance_id, instance_id))
             return self._info(instance_id, getattr(answer, "status", answer))
         if instance_id not in self._theirs:
-            raise InstanceNotFoundError(f"no instance {instance_id} of the {self.provider_name} provider here")
+            raise InstanceNotFoundError(
+                f"no instance {instance_id} of the {self.provider_name} provider here"
+            )
         return self._info(instance_id, InstanceStatus.RUNNING)
 
     async def _list(self) -> list[InstanceInfo]:
         if callable(getattr(self.target, "list_instances", None)):
             found = await self.target.list_instances()
-            return [self._info(str(instance_id_of(item)), getattr(item, "status", "running")) for item in found]
+            return [
+                self._info(str(instance_id_of(item)), getattr(item, "status", "running")) for item in found
+            ]
         return [self._info(instance_id, InstanceStatus.RUNNING) for instance_id in self._theirs]
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
