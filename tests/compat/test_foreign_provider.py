@@ -4,6 +4,8 @@ protocol, really running every command) used through SharedCompute and Sandbox u
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,10 +13,13 @@ from pathlib import Path
 import pytest
 from user_compute import SubprocessCompute
 
+import praisonai
 from praisonai import Sandbox
 from praisonai._errors import InstanceNotFoundError, PathNotFoundError
 from praisonai._ledger import Ledger
 from praisonai.managed.shared import SESSIONLESS_NOTE, SharedCompute
+
+_REPO = str(Path(praisonai.__file__).parents[1])
 
 
 @pytest.fixture
@@ -36,7 +41,9 @@ class _Agent:
         self.name, self.instructions, self.tools = name, f"You are {name}.", []
 
 
-def test_shared_compute_runs_a_team_on_the_users_provider(user_compute: SubprocessCompute, tmp_path: Path) -> None:
+def test_shared_compute_runs_a_team_on_the_users_provider(
+    user_compute: SubprocessCompute, tmp_path: Path
+) -> None:
     workspace = tmp_path / "ws"
     agent = _Agent("writer")
     with SharedCompute(user_compute, working_dir=str(workspace)) as shared:
@@ -59,7 +66,9 @@ def test_shared_compute_runs_a_team_on_the_users_provider(user_compute: Subproce
         assert Ledger.default().get(instance) is None, "no ledger row: no other process can rebuild it"
         config = user_compute.configs[0]
         assert (config.working_dir, config.networking, config.image) == (
-            str(workspace), {"type": "unrestricted"}, "python:3.12-slim"
+            str(workspace),
+            {"type": "unrestricted"},
+            "python:3.12-slim",
         )
     assert user_compute.shutdowns == [instance]
     shared.shutdown()
@@ -113,7 +122,8 @@ def test_a_failed_chunked_write_leaves_nothing(sandbox: Sandbox, tmp_path: Path)
 
 def test_exec_honours_cwd_env_stdin_and_timeout(sandbox: Sandbox, tmp_path: Path) -> None:
     (tmp_path / "ws" / "sub").mkdir()
-    result = sandbox.exec('pwd; printf "%s|" "$GREETING"; cat', cwd="sub", env={"GREETING": "it's $x"}, stdin=b"in")
+    command = 'pwd; printf "%s|" "$GREETING"; cat'
+    result = sandbox.exec(command, cwd="sub", env={"GREETING": "it's $x"}, stdin=b"in")
     assert result.stdout == f"{tmp_path / 'ws' / 'sub'}\nit's $x|in"
     with pytest.raises(PathNotFoundError, match="nowhere"):
         sandbox.exec("true", cwd="nowhere")
@@ -144,7 +154,9 @@ def test_directories_upload_and_download_through_execute(sandbox: Sandbox, tmp_p
     assert (tmp_path / "back" / "b.txt").read_text() == "b"
 
 
-def test_shutdown_is_idempotent_and_later_calls_are_refused(user_compute: SubprocessCompute, tmp_path: Path) -> None:
+def test_shutdown_is_idempotent_and_later_calls_are_refused(
+    user_compute: SubprocessCompute, tmp_path: Path
+) -> None:
     box = Sandbox.create(user_compute, working_dir=str(tmp_path))
     provider, instance = box.provider, box.id
     box.shutdown()
@@ -154,3 +166,15 @@ def test_shutdown_is_idempotent_and_later_calls_are_refused(user_compute: Subpro
     assert user_compute.shutdowns == [instance]
     with pytest.raises(InstanceNotFoundError):
         _portal.call(provider.execute, instance, "true")
+
+
+def test_compute_ps_and_gc_pass_over_a_users_instances(sandbox: Sandbox) -> None:
+    """Its instances have no ledger row (no other process can rebuild the object by name):
+    ``ps`` and ``gc`` in another process neither list them nor fail on them."""
+    for command in (["ps", "--json"], ["gc", "--dry-run"]):
+        run = subprocess.run(
+            [sys.executable, "-m", "praisonai", "compute", *command],
+            capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": _REPO},
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr
+        assert sandbox.id not in run.stdout

@@ -11,7 +11,8 @@ import pytest
 
 from praisonai.compute import default_compute, resolve_compute
 from praisonai.compute.foreign import ForeignProvider, _shell
-from praisonai.managed._instance import compute_from, compute_record
+from praisonai.compute.registry import compute_provider
+from praisonai.managed._instance import compute_from, compute_record, provider_of
 from praisonai.managed.shared import SharedCompute
 
 
@@ -67,7 +68,7 @@ def test_praisonai_fake_reads_and_writes_through_the_agents_tools() -> None:
         write_file("/workspace/a.txt", "SECRET-42")
         write_file("notes.md", "line\nPRAISONAI_EOF_X\n")
         assert read_file("/workspace/a.txt") == "SECRET-42"
-        assert read_file("/workspace/missing") .startswith("Error: ")
+        assert read_file("/workspace/missing").startswith("Error: ")
     commands = [command for _, command in fake.commands]
     assert "cat '/workspace/a.txt'" in commands, "the text read is exactly cat 'PATH'"
     assert fake.files == {"/workspace/a.txt": "SECRET-42", "/workspace/notes.md": "line\nPRAISONAI_EOF_X"}
@@ -76,7 +77,8 @@ def test_praisonai_fake_reads_and_writes_through_the_agents_tools() -> None:
 
 def test_heredoc_write_has_praisonai_shape_and_keeps_the_exact_size() -> None:
     command = _shell.heredoc_write("/w/a b.txt", "abc", "PRAISONAI_EOF_QQ")
-    assert "cat > '/w/a b.txt' <<'PRAISONAI_EOF_QQ'\nabc\nPRAISONAI_EOF_QQ\ntruncate -s 3 '/w/a b.txt'" in command
+    heredoc = "cat > '/w/a b.txt' <<'PRAISONAI_EOF_QQ'\nabc\nPRAISONAI_EOF_QQ\n"
+    assert heredoc + "truncate -s 3 '/w/a b.txt'" in command
     assert command.startswith("set -e\n")
     ends_in_newline = _shell.heredoc_write("/w/x", "abc\n", "D")
     assert ends_in_newline.endswith("cat > '/w/x' <<'D'\nabc\nD"), "the heredoc's own newline is the file's"
@@ -98,8 +100,10 @@ class _SyncExecute(FakeCompute):
 
 
 def test_an_object_with_part_of_the_protocol_is_refused_in_one_sentence() -> None:
-    with pytest.raises(TypeError, match=r"^the compute object _ProvisionOnly has no execute or shutdown: "
-                                        r"PraisonAI's ComputeProviderProtocol needs async provision"):  # fmt: skip
+    told = (
+        r"^the compute object _ProvisionOnly has no execute or shutdown: PraisonAI's .*Protocol needs async"
+    )
+    with pytest.raises(TypeError, match=told):
         resolve_compute(_ProvisionOnly())
     with pytest.raises(TypeError, match=r"_SyncExecute has a plain \(not async\) execute"):
         SharedCompute(_SyncExecute())
@@ -122,3 +126,17 @@ def test_a_session_on_a_users_provider_cannot_be_resumed_elsewhere_without_it() 
     assert record == {"provider": "foreign", "object": "fake"}
     with pytest.raises(ValueError, match=r"your own provider object \(fake\).*pass it again as compute="):
         compute_from(record)
+
+
+def test_a_recorded_instance_of_a_users_provider_is_never_rebuilt_as_one_of_ours() -> None:
+    """A session's instance reference names the adapter, not the object's own provider_name (a
+    user's "docker" or "subprocess" must not come back as our docker or local provider)."""
+
+    class NamedLikeOurs(FakeCompute):
+        provider_name = "subprocess"
+
+    user = NamedLikeOurs()
+    reference = {**compute_record(user), "instance_id": "fake_1"}  # type: ignore[dict-item]
+    assert provider_of(reference, user) is compute_provider(user)
+    with pytest.raises(ValueError, match=r"your own provider object \(subprocess\)"):
+        provider_of(reference, "subprocess")
