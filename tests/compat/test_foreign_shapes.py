@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 
+from praisonai import Sandbox
+from praisonai._errors import ExecError, UnsupportedFeatureError
 from praisonai.compute import default_compute, resolve_compute
 from praisonai.compute.foreign import ForeignProvider, _shell
 from praisonai.compute.registry import compute_provider
@@ -140,3 +142,16 @@ def test_a_recorded_instance_of_a_users_provider_is_never_rebuilt_as_one_of_ours
     assert provider_of(reference, user) is compute_provider(user)
     with pytest.raises(ValueError, match=r"your own provider object \(subprocess\)"):
         provider_of(reference, "subprocess")
+
+
+def test_a_failing_object_is_one_sentence_and_leaves_no_instance() -> None:
+    class Broken(FakeCompute):
+        async def execute(self, instance_id: str, command: str, timeout: Any = None) -> dict[str, Any]:
+            raise RuntimeError("the daemon went away")
+
+    broken = Broken()
+    with pytest.raises(ExecError, match=r"^the fake provider's execute failed: the daemon went away$"):
+        Sandbox.create(broken)
+    assert broken.shutdowns == ["fake_1"], "the instance it made is shut down"
+    with pytest.raises(UnsupportedFeatureError, match="cannot honour ttl_s"):
+        Sandbox.create(FakeCompute(), ttl_s=60)

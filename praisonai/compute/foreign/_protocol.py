@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from praisonai._output import OutputBuffer, exec_result
+from praisonai._types import TIMEOUT_EXIT_CODE, ExecRequest, ExecResult
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 
 #: The methods every provider object must have, all async.
@@ -126,3 +128,19 @@ def result_fields(result: object) -> tuple[str, str, int]:
     except (TypeError, ValueError):
         exit_code = -1
     return text_of(result.get("stdout")), text_of(result.get("stderr")), exit_code
+
+
+def exec_result_of(request: ExecRequest, stdout: str, stderr: str, exit_code: int) -> ExecResult:
+    """What the object's ``execute`` returned, as our result for ``request``: each stream capped
+    to ``request.max_output`` as every provider caps it, handed to ``request.on_output`` (at the
+    end: the object returns output only then), and timed out when ``timeout(1)`` said so (124)."""
+    out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
+    out.write(stdout.encode())
+    err.write(stderr.encode())
+    if request.on_output is not None:
+        if stdout:
+            request.on_output("stdout", stdout.encode())
+        if stderr:
+            request.on_output("stderr", stderr.encode())
+    timed_out = request.timeout is not None and exit_code == TIMEOUT_EXIT_CODE
+    return exec_result(exit_code, out, err, timed_out=timed_out)

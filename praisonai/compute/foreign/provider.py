@@ -20,8 +20,9 @@ import contextlib
 import posixpath
 import secrets
 import weakref
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import anyio
 
@@ -34,10 +35,10 @@ from praisonai._errors import (
     PathNotFoundError,
     PraisonAIError,
     ProvisionError,
+    UnsupportedFeatureError,
 )
-from praisonai._output import OutputBuffer, exec_result
+from praisonai._output import exec_result
 from praisonai._types import (
-    TIMEOUT_EXIT_CODE,
     Capability,
     ExecRequest,
     ExecResult,
@@ -48,12 +49,19 @@ from praisonai.compute import _activity, _tar, requests
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.foreign import _shell
-from praisonai.compute.foreign._protocol import ForeignConfig, instance_id_of, protocol_problem, result_fields
+from praisonai.compute.foreign._protocol import (
+    ForeignConfig,
+    exec_result_of,
+    instance_id_of,
+    protocol_problem,
+    result_fields,
+)
 from praisonai.compute.options import ProviderOptions
 
 #: Seconds a file operation's one command may take (it moves at most one chunk).
 _FILE_OP_TIMEOUT_S = _limits.DEFAULT_EXEC_TIMEOUT_S
 
+_T = TypeVar("_T")
 _adapters: weakref.WeakKeyDictionary[Any, ForeignProvider] = weakref.WeakKeyDictionary()
 
 
@@ -132,14 +140,13 @@ class ForeignProvider(ComputeProvider):
         """
         cfg = ComputeConfig.coerce(config)
         self.check_supported(cfg)
-        try:
-            info = await self.target.provision(ForeignConfig.of(cfg))
-        except PraisonAIError:
-            raise
-        except Exception as exc:
-            raise ProvisionError(
-                f"the {self.provider_name} provider's provision failed: {exc}", op="provision"
-            ) from exc
+        if cfg.ttl_s is not None:  # nothing of ours reaps these instances (see the module docstring)
+            raise UnsupportedFeatureError(
+                f"the {self.provider_name} provider object cannot honour ttl_s (its instances are its "
+                "own to stop): remove it, or rely on its auto_shutdown and idle_timeout_s",
+                op="provision",
+            )
+        info = await self._ask("provision", self.target.provision(ForeignConfig.of(cfg)), ProvisionError)
         theirs = instance_id_of(info)
         instance_id = str(theirs)
         if not _usable_id(instance_id):
@@ -150,7 +157,13 @@ class ForeignProvider(ComputeProvider):
             )
         self._theirs[instance_id], self._working_dirs[instance_id] = theirs, cfg.working_dir
         self._gone.discard(instance_id)
-        await self._call(instance_id, f"mkdir -p -- {_shell.quoted(cfg.working_dir)} 2>/dev/null || :", 60)
+        make_dir = f"mkdir -p -- {_shell.quoted(cfg.working_dir)} 2>/dev/null || :"
+        try:
+            await self._call(instance_id, make_dir, _FILE_OP_TIMEOUT_S)
+        except BaseException:  # the instance exists: it must not outlive a failed provision
+            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
+                await self.shutdown(instance_id)
+            raise
         return InstanceInfo(
             instance_id, self.name, InstanceStatus.RUNNING, metadata={"provider": self.provider_name}
         )
@@ -164,12 +177,10 @@ class ForeignProvider(ComputeProvider):
         theirs = self._theirs.get(instance_id, instance_id)
         self._gone.add(instance_id)  # first: a concurrent second shutdown does not call theirs
         try:
-            answer = await self.target.shutdown(theirs)
-        except Exception as exc:
+            answer = await self._ask("shutdown", self.target.shutdown(theirs), ExecError)
+        except BaseException:
             self._gone.discard(instance_id)
-            raise ExecError(
-                f"the {self.provider_name} provider's shutdown of {instance_id} failed: {exc}", op="shutdown"
-            ) from exc
+            raise
         self._theirs.pop(instance_id, None)
         self._working_dirs.pop(instance_id, None)
         _activity.release(instance_id)
@@ -198,13 +209,20 @@ class ForeignProvider(ComputeProvider):
                 f"instance {instance_id} of the {self.provider_name} provider was shut down"
             )
         theirs = self._theirs.get(instance_id, instance_id)
+        return result_fields(
+            await self._ask("execute", self.target.execute(theirs, command, timeout), ExecError)
+        )
+
+    async def _ask(self, method: str, call: Awaitable[_T], error: type[PraisonAIError]) -> _T:
+        """Await one of the object's methods; what it raises becomes ``error`` naming the method
+        (ours and ``TimeoutError`` pass as they are: the callers tell a timeout apart)."""
         try:
-            result = await self.target.execute(theirs, command, timeout)
+            return await call
         except (PraisonAIError, TimeoutError):
             raise
         except Exception as exc:
-            raise ExecError(f"the {self.provider_name} provider's execute failed: {exc}", op="exec") from exc
-        return result_fields(result)
+            said = str(exc) or type(exc).__name__
+            raise error(f"the {self.provider_name} provider's {method} failed: {said}", op=method) from exc
 
     async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
         mark = f"PRAISONAI_NO_CWD_{secrets.token_hex(8).upper()}"
@@ -223,14 +241,7 @@ class ForeignProvider(ComputeProvider):
             raise PathNotFoundError(
                 f"working directory {request.cwd} does not exist in {instance_id}", op="exec"
             )
-        out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
-        for stream, text, buffer in (("stdout", stdout, out), ("stderr", stderr, err)):
-            data = text.encode()
-            buffer.write(data)
-            if data and request.on_output is not None:
-                request.on_output(stream, data)  # type: ignore[arg-type]
-        timed_out = request.timeout is not None and code == TIMEOUT_EXIT_CODE
-        return exec_result(code, out, err, timed_out=timed_out)
+        return exec_result_of(request, stdout, stderr, code)
 
     def _enter_working_dir(self, instance_id: str) -> str:
         """A command without a cwd starts in the working dir where it exists (PraisonAI's
@@ -295,7 +306,8 @@ class ForeignProvider(ComputeProvider):
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         if callable(getattr(self.target, "upload_file", None)):
-            await self.target.upload_file(self._theirs.get(instance_id, instance_id), str(local), remote)
+            theirs = self._theirs.get(instance_id, instance_id)
+            await self._ask("upload_file", self.target.upload_file(theirs, str(local), remote), ExecError)
             return
         target = self._path(instance_id, remote)
         if local.is_file():
@@ -309,7 +321,8 @@ class ForeignProvider(ComputeProvider):
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         if callable(getattr(self.target, "download_file", None)):
-            await self.target.download_file(self._theirs.get(instance_id, instance_id), remote, str(local))
+            theirs = self._theirs.get(instance_id, instance_id)
+            await self._ask("download_file", self.target.download_file(theirs, remote, str(local)), ExecError)
             return
         target = self._path(instance_id, remote)
         archive = _shell.temp_path(target)
@@ -334,7 +347,7 @@ class ForeignProvider(ComputeProvider):
         if code == 0:
             return stdout
         why = (stderr or stdout).strip()[-500:] or f"exit {code}"
-        if "No such file" in why or "not found" in why.lower():
+        if "No such file" in why:
             raise PathNotFoundError(f"{op} {path} in {instance_id}: {why}", op=op)
         if "Is a directory" in why:
             raise IsADirectoryError(f"{op} {path} in {instance_id}: {why}")
@@ -351,7 +364,8 @@ class ForeignProvider(ComputeProvider):
                 f"instance {instance_id} of the {self.provider_name} provider was shut down"
             )
         if callable(getattr(self.target, "get_status", None)):
-            answer = await self.target.get_status(self._theirs.get(instance_id, instance_id))
+            theirs = self._theirs.get(instance_id, instance_id)
+            answer = await self._ask("get_status", self.target.get_status(theirs), ExecError)
             return self._info(instance_id, getattr(answer, "status", answer))
         if instance_id not in self._theirs:
             raise InstanceNotFoundError(
@@ -361,7 +375,7 @@ class ForeignProvider(ComputeProvider):
 
     async def _list(self) -> list[InstanceInfo]:
         if callable(getattr(self.target, "list_instances", None)):
-            found = await self.target.list_instances()
+            found = await self._ask("list_instances", self.target.list_instances(), ExecError)
             return [
                 self._info(str(instance_id_of(item)), getattr(item, "status", "running")) for item in found
             ]
