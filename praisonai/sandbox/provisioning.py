@@ -56,7 +56,8 @@ def plan(
 ) -> ProvisionPlan:
     """Read the environment file, merge, and pick the provider; nothing is provisioned.
 
-    ``compute``: a name, a provider, or ``None`` (the file's ``backend`` when it names one, else
+    ``compute``: a name, a provider (ours, or an object written to PraisonAI's protocol, which is
+    wrapped), or ``None`` (the file's ``backend`` when it names one, else
     the default: docker when available, else local under bubblewrap, else a refusal; the CLI's
     ``resolve`` may fall back to the host). ``config`` (a dict, a ``ComputeConfig`` or a
     config object from PraisonAI's SDK) and ``fields`` are the explicit fields, ``fields`` winning;
@@ -71,7 +72,7 @@ def plan(
     Raises:
         EnvironmentFileError (ConfigError): the environment file is invalid.
         ConfigError: ``config``, ``fields`` or ``environment`` is invalid.
-        UnknownProviderError, MissingDependencyError, ProviderUnavailableError: as ``resolve_compute``.
+        UnknownProviderError, MissingDependencyError, ProviderUnavailableError: as ``compute_provider``.
     """
     if not isinstance(environment, str | os.PathLike | bool | type(None)):
         raise ConfigError(

@@ -125,6 +125,7 @@ def test_exec_honours_cwd_env_stdin_and_timeout(sandbox: Sandbox, tmp_path: Path
     command = 'pwd; printf "%s|" "$GREETING"; cat'
     result = sandbox.exec(command, cwd="sub", env={"GREETING": "it's $x"}, stdin=b"in")
     assert result.stdout == f"{tmp_path / 'ws' / 'sub'}\nit's $x|in"
+    assert sandbox.exec("-dash", cwd="sub").exit_code == 127, "a command starting with '-' is no option of sh"
     with pytest.raises(PathNotFoundError, match="nowhere"):
         sandbox.exec("true", cwd="nowhere")
     # The whole tree is killed inside the instance at the deadline, not left running.

@@ -62,7 +62,7 @@ def exec_line(
     lines.append(f"praisonai_command={quoted(command)}")
     feed = "" if stdin is None else f"printf '%s' {quoted(base64.b64encode(stdin).decode())} | base64 -d | "
     closed = " </dev/null" if stdin is None else ""
-    run = f'sh -c "$praisonai_command"{closed}'
+    run = f'sh -c -- "$praisonai_command"{closed}'  # "--": a command may start with "-"
     if timeout is None:
         lines.append(f"{feed}{run}")
     else:
