@@ -14,8 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from praisonai._limits import MAX_NAME_BYTES
 from praisonai._output import OutputBuffer, exec_result
-from praisonai._types import TIMEOUT_EXIT_CODE, ExecRequest, ExecResult
+from praisonai._types import TIMEOUT_EXIT_CODE, ExecRequest, ExecResult, InstanceStatus
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 
 #: The methods every provider object must have, all async.
@@ -58,7 +59,9 @@ def _is_async(method: Any) -> bool:
 class ForeignConfig:
     """The config object a PraisonAI provider's ``provision`` is given: PraisonAI's
     ``ComputeConfig`` fields, names and defaults (where ours leaves a field to the provider,
-    PraisonAI's default is given, since its providers read every field)."""
+    PraisonAI's default is given, since its providers read every field). Honouring them is the
+    object's work, as in PraisonAI: image, resources, packages, setup, ``env`` (not repeated on
+    each command line, where values that may be secrets would show), network and mounts."""
 
     image: str = "python:3.12-slim"
     cpu: float = 1
@@ -144,3 +147,16 @@ def exec_result_of(request: ExecRequest, stdout: str, stderr: str, exit_code: in
             request.on_output("stderr", stderr.encode())
     timed_out = request.timeout is not None and exit_code == TIMEOUT_EXIT_CODE
     return exec_result(exit_code, out, err, timed_out=timed_out)
+
+
+def usable_id(text: str) -> bool:
+    """Whether an instance id the object returned can serve as ours: printable text, not too long."""
+    return bool(text) and text.isprintable() and len(text.encode()) <= MAX_NAME_BYTES
+
+
+def status_of(status: object) -> InstanceStatus:
+    """The object's status (PraisonAI's ``InstanceStatus`` or its value) as ours; what we do not
+    know reads as running, since the object answered for the instance."""
+    value = getattr(status, "value", status)
+    known = {s.value for s in InstanceStatus}
+    return InstanceStatus(value) if value in known else InstanceStatus.RUNNING

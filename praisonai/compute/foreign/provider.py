@@ -55,6 +55,8 @@ from praisonai.compute.foreign._protocol import (
     instance_id_of,
     protocol_problem,
     result_fields,
+    status_of,
+    usable_id,
 )
 from praisonai.compute.options import ProviderOptions
 
@@ -149,7 +151,7 @@ class ForeignProvider(ComputeProvider):
         info = await self._ask("provision", self.target.provision(ForeignConfig.of(cfg)), ProvisionError)
         theirs = instance_id_of(info)
         instance_id = str(theirs)
-        if not _usable_id(instance_id):
+        if not usable_id(instance_id):
             raise ProvisionError(
                 f"the {self.provider_name} provider's provision returned no usable instance_id "
                 f"({theirs!r:.80})",
@@ -192,7 +194,7 @@ class ForeignProvider(ComputeProvider):
 
     def _check_id(self, instance_id: object) -> None:
         """An id is whatever the object's ``provision`` returned: any printable text."""
-        if not isinstance(instance_id, str) or not _usable_id(instance_id):
+        if not isinstance(instance_id, str) or not usable_id(instance_id):
             raise InvalidInstanceIdError(
                 f"{instance_id!r:.80} is not an instance id of the {self.provider_name} provider "
                 "(ids are what its provision returned)",
@@ -388,11 +390,6 @@ class ForeignProvider(ComputeProvider):
         return await self.shutdown(instance_id)
 
     def _info(self, instance_id: str, status: object) -> InstanceInfo:
-        value = getattr(status, "value", status)
-        known = {s.value for s in InstanceStatus}
-        state = InstanceStatus(value) if value in known else InstanceStatus.RUNNING
-        return InstanceInfo(instance_id, self.name, state, metadata={"provider": self.provider_name})
-
-
-def _usable_id(text: str) -> bool:
-    return bool(text) and text.isprintable() and len(text.encode()) <= _limits.MAX_NAME_BYTES
+        return InstanceInfo(
+            instance_id, self.name, status_of(status), metadata={"provider": self.provider_name}
+        )
