@@ -230,12 +230,24 @@ def _load(name: str) -> type[ComputeProvider]:
             raise MissingDependencyError(
                 f"the {key} provider ({entry.value}) cannot be loaded: {exc}; is its package installed?"
             ) from exc
+    check_installed(cls, key)
+    return cls
+
+
+def check_installed(cls: type[ComputeProvider], name: str | None = None) -> None:
+    """Refuse a provider class whose SDK is absent, naming the pip extra that brings it.
+
+    ``name``: the provider as the caller named it (default: the class's registered name).
+
+    Raises:
+        MissingDependencyError (ImportError): one of ``cls.requires`` cannot be imported.
+    """
+    name = name or cls.name
     missing = [m for m in cls.requires if importlib.util.find_spec(m) is None]
     if missing:
         raise MissingDependencyError(
-            f"the {key} provider needs {', '.join(missing)}: pip install 'praisonai[{cls.extra or key}]'"
+            f"the {name} provider needs {', '.join(missing)}: pip install 'praisonai[{cls.extra or name}]'"
         )
-    return cls
 
 
 def _quacks_like_provider(obj: object) -> bool:
