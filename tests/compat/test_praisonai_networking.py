@@ -17,7 +17,15 @@ from typing import Any
 import pytest
 from praisonaiagents.managed.protocols import ComputeConfig as PraisonAIComputeConfig
 
-from praisonai import ComputeConfig, LocalManagedConfig, ManagedAgent, ManagedConfig, SharedCompute, _portal
+from praisonai import (
+    ComputeConfig,
+    LocalManagedConfig,
+    ManagedAgent,
+    ManagedConfig,
+    Sandbox,
+    SharedCompute,
+    _portal,
+)
 from praisonai._errors import ConfigError, UnsupportedFeatureError
 from praisonai._ledger import Ledger
 from praisonai.compute.testing.e2b_fake import FakeE2B
@@ -174,6 +182,12 @@ def test_local_refuses_an_allowlist_before_making_anything(home: Path) -> None:
     with pytest.raises(UnsupportedFeatureError) as caught:
         _portal.call(LocalCompute().provision, {"networking": LIMITED})
     assert str(caught.value) == f"the local provider {REFUSAL}"
+    for spelled in (
+        {"config": {"networking": LIMITED}},
+        {"networking": NetworkingConfig(NetworkingType.LIMITED, HOSTS)},
+    ):
+        with pytest.raises(UnsupportedFeatureError, match="the local provider cannot honour network="):
+            Sandbox.create("local", environment=False, **spelled)
     assert nothing_made() and not (home / "local").exists()
 
 
