@@ -8,7 +8,6 @@ like third-party packages do (see pyproject.toml). :func:`register` adds one in 
 from __future__ import annotations
 
 import functools
-import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
@@ -26,6 +25,7 @@ from praisonai._errors import (
 from praisonai._types import Capability
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.options import ProviderOptions, problems
+from praisonai.compute.sdks import check_installed
 
 GROUP = "praisonai.compute"
 #: Other spellings users reach for, mapped to the registered name.
@@ -232,22 +232,6 @@ def _load(name: str) -> type[ComputeProvider]:
             ) from exc
     check_installed(cls, key)
     return cls
-
-
-def check_installed(cls: type[ComputeProvider], name: str | None = None) -> None:
-    """Refuse a provider class whose SDK is absent, naming the pip extra that brings it.
-
-    ``name``: the provider as the caller named it (default: the class's registered name).
-
-    Raises:
-        MissingDependencyError (ImportError): one of ``cls.requires`` cannot be imported.
-    """
-    name = name or cls.name
-    missing = [m for m in cls.requires if importlib.util.find_spec(m) is None]
-    if missing:
-        raise MissingDependencyError(
-            f"the {name} provider needs {', '.join(missing)}: pip install 'praisonai[{cls.extra or name}]'"
-        )
 
 
 def _quacks_like_provider(obj: object) -> bool:

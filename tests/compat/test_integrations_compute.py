@@ -109,6 +109,27 @@ def test_a_missing_sdk_is_one_sentence_naming_the_extra(name: str, monkeypatch: 
         exec(f"from praisonai.integrations.compute import {name}", {})
 
 
+@pytest.mark.parametrize(("old_path", "name", "sdk"), [
+    ("praisonai.integrations.compute.e2b", "E2BCompute", "e2b"),
+    ("praisonai.integrations.compute.daytona", "DaytonaCompute", "daytona"),
+    ("praisonai.integrations.compute.docker", "DockerCompute", "docker"),
+])  # fmt: skip
+def test_a_provider_built_from_its_module_says_a_missing_sdk_before_making_anything(
+    old_path: str, name: str, sdk: str, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``from praisonai.integrations.compute.e2b import E2BCompute; E2BCompute()`` skips the
+    registry: its first provision says the missing SDK, as the registry would, and leaves no row."""
+    from praisonai import _portal
+    from praisonai._ledger import Ledger
+
+    provider = getattr(importlib.import_module(old_path), name)()
+    monkeypatch.setitem(sys.modules, sdk, None)
+    with pytest.raises(MissingDependencyError) as caught:
+        _portal.call(provider.provision)
+    assert str(caught.value) == f"the {sdk} provider needs {sdk}: pip install 'praisonai[{sdk}]'"
+    assert not list(Ledger.default().entries())
+
+
 def test_an_unknown_name_is_an_attribute_error() -> None:
     import praisonai.integrations.compute as compute
 

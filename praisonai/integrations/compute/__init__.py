@@ -15,7 +15,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-from praisonai.compute.registry import check_installed
+from praisonai.compute.sdks import check_installed
 
 # PraisonAI's class name -> (our provider module, our class name)
 _EXPORTS = {
