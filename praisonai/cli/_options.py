@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from praisonai._errors import ConfigError
+
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 InstanceIdsArg = Annotated[
     list[str] | None,
@@ -20,3 +22,25 @@ AllowHostMountsOpt = Annotated[
     ),
 ]
 AllOpt = Annotated[bool, typer.Option("--all", help="Stop every instance `ps` shows.")]
+AgentArg = Annotated[
+    str | None,
+    typer.Argument(
+        metavar="[AGENT]",
+        help="Only this agent's sessions (a name or id, as --agent; PraisonAI's spelling).",
+        show_default=False,
+    ),
+]
+
+
+def one_of(positional: str | None, option_name: str, option: str | None, *, command: str) -> str | None:
+    """The value given as ``command``'s argument or as its option ``option_name`` (PraisonAI
+    writes some options as arguments: ``sessions list AGENT``); both only when they agree.
+
+    Raises:
+        ConfigError: both given, and they differ (one sentence naming both).
+    """
+    if positional is not None and option is not None and positional != option:
+        raise ConfigError(
+            f"{command} got {positional!r} as its argument and {option_name} {option!r}; give one of them"
+        )
+    return option if positional is None else positional

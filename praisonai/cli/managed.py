@@ -22,7 +22,7 @@ from praisonai.cli import _managed_render as render
 from praisonai.cli import _managed_turn as turn
 from praisonai.cli import _output
 from praisonai.cli._app import PlainCommand
-from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
+from praisonai.cli._options import AgentArg, AllOpt, InstanceIdsArg, JsonOpt, one_of
 
 _HELP = "Managed agents: run a turn, and list, show, resume or delete the sessions it leaves."
 app = typer.Typer(help=_HELP, no_args_is_help=True, rich_markup_mode=None)
@@ -209,6 +209,7 @@ def _check_approval(approve: str) -> None:
 
 @sessions_app.command("list", cls=PlainCommand)
 def list_(
+    agent_arg: AgentArg = None,
     agent: Annotated[
         str | None, typer.Option("--agent", metavar="NAME|ID", help="Only this agent's sessions.")
     ] = None,
@@ -231,6 +232,7 @@ def list_(
     from praisonai.managed import sessions
     from praisonai.managed.store import SqliteSessionStore
 
+    agent = one_of(agent_arg, "--agent", agent, command="sessions list")
     with SqliteSessionStore() as store:
         found = sessions.list_sessions(store, agent=agent, status=status, limit=limit)
         agents = {a.id: a for a in sessions.list_agents(store)}

@@ -6,6 +6,7 @@ import dataclasses
 import hashlib
 import json
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -16,6 +17,7 @@ from pydantic import (
     ValidationError,
     ValidationInfo,
     field_validator,
+    model_validator,
 )
 
 from praisonai._errors import ConfigError
@@ -133,7 +135,8 @@ class ComputeConfig(BaseModel):
     disk_mb: Annotated[int | None, bounded("disk_mb")] = None
     """Disk ceiling in MiB (providers with ``disk_limit``)."""
     network: Network = "unrestricted"
-    """``"none"`` cuts the instance off every network; ``{"allow": [hosts]}`` keeps only those."""
+    """``"none"`` cuts the instance off every network; ``{"allow": [hosts]}`` keeps only those.
+    PraisonAI's ``networking=`` is read into it (:func:`network_from_praisonai`)."""
     runtime: Runtime | None = None
     """``"runsc"``: the instance runs under gVisor (a user-space kernel between it and the host),
     checked when it starts; ``"runc"``: a plain container on the host's kernel; ``None``: the
@@ -153,6 +156,21 @@ class ComputeConfig(BaseModel):
     """Extra labels recorded on the instance (server-side where the provider has labels)."""
     metadata: dict[str, Any] = Field(default_factory=dict)
     """Free-form data kept with the instance; never interpreted by providers."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _praisonai_networking(cls, data: Any) -> Any:
+        """PraisonAI's field ``networking`` (its ComputeConfig's) is read as ``network``; ``None``
+        is not given."""
+        if not isinstance(data, dict) or "networking" not in data:
+            return data
+        data = dict(data)
+        networking = data.pop("networking")
+        if networking is not None and "network" in data:
+            raise ValueError("give network or PraisonAI's networking, not both")
+        if networking is not None:
+            data["network"] = network_from_praisonai(networking)
+        return data
 
     @field_validator("env")
     @classmethod
@@ -275,9 +293,7 @@ def _foreign_fields(obj: object) -> dict[str, Any]:
         data = {name: value for name, value in changed_fields(obj).items() if name in names}
     else:
         data = {name: getattr(obj, name) for name in names if hasattr(obj, name)}
-    if "networking" in data:
-        data["network"] = _network_from_praisonai(data.pop("networking"))
-    return data
+    return data  # a "networking" among them is read by ComputeConfig's own validator
 
 
 def changed_fields(obj: Any) -> dict[str, Any]:
@@ -298,22 +314,72 @@ def _dataclass_default(f: dataclasses.Field[Any]) -> Any:
     return dataclasses.MISSING
 
 
-def _network_from_praisonai(networking: Any) -> str:
-    """PraisonAI spells network policy ``{"type": "unrestricted" | "limited", "allowed_hosts": …}``."""
-    kind = networking.get("type", "unrestricted") if isinstance(networking, dict) else networking
-    kind = getattr(kind, "value", kind)
+#: The keys of PraisonAI's networking dict (its ``NetworkingConfig``'s fields).
+_NETWORKING_KEYS = ("type", "allowed_hosts", "allow_mcp_servers", "allow_package_managers")
+_NETWORKING_RULE = (
+    "networking must be {'type': 'unrestricted'}, {'type': 'limited', 'allowed_hosts': [hosts]} "
+    "(limited with no hosts: no network) or 'none'"
+)
+
+
+def networking_data(networking: object) -> object:
+    """PraisonAI's ``networking`` value as plain data: its ``NetworkingConfig`` (an object with a
+    ``type`` enum) becomes the dict PraisonAI sends (``allowed_hosts``, ``allow_mcp_servers`` and
+    ``allow_package_managers`` for ``limited`` only, as PraisonAI serialises it), an enum member
+    its value; a string, a mapping or ``None`` is returned as it is."""
+    if networking is None or isinstance(networking, str | Mapping):
+        return getattr(networking, "value", networking)
+    kind = getattr(networking, "type", None)
+    if kind is None:
+        return getattr(networking, "value", networking)
+    data: dict[str, Any] = {"type": getattr(kind, "value", kind)}
+    if data["type"] == "limited":
+        for key in _NETWORKING_KEYS[1:]:
+            if getattr(networking, key, None) is not None:
+                data[key] = getattr(networking, key)
+    return data
+
+
+def network_from_praisonai(networking: object) -> Network:
+    """Our ``network`` for PraisonAI's ``networking``: ``{"type": "unrestricted"}`` (or the
+    string) is ``"unrestricted"``; ``"none"`` or ``{"type": "none"}`` is ``"none"``; ``{"type":
+    "limited", "allowed_hosts": [...]}`` is the allowlist ``{"allow": [...]}``, and ``limited``
+    with no hosts no network at all. ``networking`` may be a string, a dict, PraisonAI's
+    ``NetworkingConfig`` or its ``NetworkingType``.
+
+    ``allow_mcp_servers`` and ``allow_package_managers`` are accepted and not enforced: they are
+    the hosted API's switches for its own MCP servers and package mirrors, and an instance of
+    ours reaches exactly the hosts listed (list the package index there if commands install).
+
+    Raises:
+        ValueError: not one of those; one sentence.
+    """
+    data = networking_data(networking)
+    given = dict(data) if isinstance(data, Mapping) else {"type": data}
+    unknown = [str(key) for key in given if key not in _NETWORKING_KEYS]
+    if unknown:
+        raise ValueError(f"networking has no key {unknown[0]!r} (keys: {', '.join(_NETWORKING_KEYS)})")
+    kind, hosts = getattr(given.get("type"), "value", given.get("type")), given.get("allowed_hosts")
+    for key in _NETWORKING_KEYS[2:]:
+        if not isinstance(given.get(key, True), bool):
+            raise ValueError(f"networking {key} must be True or False, not {given[key]!r}")
+    if hosts is not None and not (
+        isinstance(hosts, list | tuple) and all(isinstance(h, str) and h.strip() for h in hosts)
+    ):
+        raise ValueError(f"networking allowed_hosts must be a list of host names, not {hosts!r}")
     if kind == "limited":
-        hosts = networking.get("allowed_hosts") if isinstance(networking, dict) else None
+        return NetworkAllow(allow=list(hosts)) if hosts else "none"
+    if kind in ("unrestricted", "none"):
         if hosts:
-            raise ConfigError("network allowlists (allowed_hosts) are not supported yet", op="config")
-        return "none"
-    return str(kind)
+            raise ValueError(f"networking allowed_hosts apply to type 'limited' only, not {kind!r}")
+        return "unrestricted" if kind == "unrestricted" else "none"
+    raise ValueError(f"{_NETWORKING_RULE}, not {networking!r}")
 
 
 def _describe(exc: ValidationError) -> str:
     problems = []
     for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "config"
+        where = ".".join(str(p) for p in err["loc"])
         message = err["msg"].removeprefix("Value error, ")
-        problems.append(message if message.startswith(f"{where} ") else f"{where}: {message}")
+        problems.append(message if not where or message.startswith(f"{where} ") else f"{where}: {message}")
     return "invalid compute config: " + "; ".join(problems)

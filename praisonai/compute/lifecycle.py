@@ -40,6 +40,7 @@ from praisonai._locks import file_lock
 from praisonai._types import Capability, ExecResult, InstanceInfo
 from praisonai.compute import _activity, _reaper
 from praisonai.compute.config import ComputeConfig, PackageManager
+from praisonai.compute.sdks import check_installed
 
 if TYPE_CHECKING:
     from praisonai._types import ExecRequest
@@ -65,7 +66,10 @@ def new_instance_id(provider: str) -> str:
 
 async def provision(provider: ComputeProvider, cfg: ComputeConfig) -> InstanceInfo:
     """``provider.provision`` once ``cfg`` is checked: ledger row, adoption by this process's
-    reaper, :func:`build`, "running"; on any failure (or cancellation) the instance and its row go."""
+    reaper, :func:`build`, "running"; on any failure (or cancellation) the instance and its row go.
+    A missing SDK is said first, with its extra (a provider constructed directly is not checked
+    by the registry)."""
+    check_installed(provider)
     instance_id = new_instance_id(provider.name)
     ledger = Ledger.default()
     lifetime = cfg.lifetime
@@ -93,6 +97,7 @@ async def run_once(
     """``provider.run_once`` once ``cfg`` and ``request`` are checked: the instance has a ledger
     row from before it exists until ``_run_once`` returned (it is gone then); a failure or
     cancellation removes the instance and its row before this returns."""
+    check_installed(provider)
     instance_id = new_instance_id(provider.name)
     ledger = Ledger.default()
     started = time.monotonic()

@@ -8,7 +8,6 @@ like third-party packages do (see pyproject.toml). :func:`register` adds one in 
 from __future__ import annotations
 
 import functools
-import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
@@ -27,6 +26,7 @@ from praisonai._types import Capability
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.foreign import ForeignProvider, looks_like_provider, protocol_problem
 from praisonai.compute.options import ProviderOptions, problems
+from praisonai.compute.sdks import check_installed
 
 GROUP = "praisonai.compute"
 #: Other spellings users reach for, mapped to the registered name.
@@ -263,9 +263,5 @@ def _load(name: str) -> type[ComputeProvider]:
             raise MissingDependencyError(
                 f"the {key} provider ({entry.value}) cannot be loaded: {exc}; is its package installed?"
             ) from exc
-    missing = [m for m in cls.requires if importlib.util.find_spec(m) is None]
-    if missing:
-        raise MissingDependencyError(
-            f"the {key} provider needs {', '.join(missing)}: pip install 'praisonai[{cls.extra or key}]'"
-        )
+    check_installed(cls, key)
     return cls

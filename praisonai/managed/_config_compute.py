@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from types import SimpleNamespace
 from typing import Any
 
 from pydantic import ValidationError
 
 from praisonai._errors import ConfigError
-from praisonai.compute.config import ComputeConfig, NetworkAllow
+from praisonai.compute.config import ComputeConfig, NetworkAllow, network_from_praisonai, networking_data
 
 MANAGERS = ("pip", "apt", "npm")
 NETWORK_RULE = (
@@ -61,20 +60,19 @@ def parse_packages(value: object) -> dict[str, list[str]]:
 
 
 def network_value(networking: object) -> str | dict[str, Any]:
-    """``ComputeConfig.network`` for a ``networking`` value: ours (``"none"``, ``{"allow": …}``) or
-    PraisonAI's (``{"type": "limited"}`` means no network).
+    """``ComputeConfig.network`` for a ``networking`` value: ours (``"unrestricted"``, ``"none"``,
+    ``{"allow": […]}``) or PraisonAI's (a ``{"type": …}`` dict, its ``NetworkingConfig``, or
+    ``"limited"``), read by :func:`~praisonai.compute.config.network_from_praisonai`.
 
     Raises:
         ValueError: not a network policy this package can enforce.
     """
-    praisonai_shape = networking == "limited" or (isinstance(networking, Mapping) and "type" in networking)
+    data = networking_data(networking)
     try:
-        if praisonai_shape:  # read the way ComputeConfig reads PraisonAI's config objects
-            network = ComputeConfig.coerce(SimpleNamespace(networking=networking)).network
+        if data == "limited" or (isinstance(data, Mapping) and "type" in data):
+            network = network_from_praisonai(data)
         else:
-            network = ComputeConfig.model_validate({"network": networking}).network
-    except ConfigError as exc:
-        raise ValueError(str(exc).removeprefix("invalid compute config: network: ")) from None
+            network = ComputeConfig.model_validate({"network": data}).network
     except ValidationError:
         raise ValueError(NETWORK_RULE) from None
     return network.model_dump() if isinstance(network, NetworkAllow) else network

@@ -43,7 +43,7 @@ from pydantic import (
 
 from praisonai._errors import ConfigError
 from praisonai._limits import MAX_BUDGET_TOKENS, MAX_TURN_REQUESTS
-from praisonai.compute.config import PackageManager, changed_fields
+from praisonai.compute.config import PackageManager, changed_fields, networking_data
 from praisonai.managed._config_compute import checked_by_compute, network_value, parse_packages
 from praisonai.managed._config_tools import (
     INSTANCE_TOOL_NAMES,
@@ -119,7 +119,8 @@ class LocalManagedConfig(BaseModel):
     """Installed in the instance: a dict per manager, a list (pip) or ``"pip:a,b npm:c"``."""
     networking: str | dict[str, Any] | None = None
     """The instance's network: ``"none"``, ``{"allow": [hosts]}``, PraisonAI's ``{"type":
-    "limited"}`` (no network), or ``None``: the environment file's, else unrestricted."""
+    "limited", "allowed_hosts": [hosts]}`` (an allowlist; no hosts: no network) or its
+    ``NetworkingConfig``, or ``None``: the environment file's, else unrestricted."""
     host_packages_ok: bool = Field(False, strict=True)
     """Allow packages when no compute is named (see :func:`check_host_packages`)."""
     session_title: str | None = None
@@ -259,6 +260,12 @@ class LocalManagedConfig(BaseModel):
     def _working_dir(cls, value: Any) -> Any:
         return None if value in (None, "") else checked_by_compute("working_dir", value)
 
+    @field_validator("networking", mode="before")
+    @classmethod
+    def _networking_data(cls, value: Any) -> Any:
+        """PraisonAI's ``NetworkingConfig`` as the dict PraisonAI sends (hosted and local alike)."""
+        return networking_data(value)
+
     @field_validator("networking")
     @classmethod
     def _networking(cls, value: str | dict[str, Any] | None) -> str | dict[str, Any] | None:
@@ -323,20 +330,11 @@ def compute_fields(config: LocalManagedConfig) -> dict[str, Any]:
         "packages": {m: list(names) for m, names in (config.packages or {}).items()},
         "env": dict(config.env),
         "working_dir": config.working_dir,
-        "network": None if config.networking is None else network_value(_allowlist(config.networking)),
+        "network": None if config.networking is None else network_value(config.networking),
         "idle_timeout_s": config.idle_timeout_s,
         "ttl_s": config.ttl_s,
     }
     return {k: v for k, v in fields.items() if v is not None and v != {}}
-
-
-def _allowlist(networking: str | dict[str, Any]) -> str | dict[str, Any]:
-    """The hosted API's ``{"type": "limited", "allowed_hosts": [...]}`` (a ManagedConfig whose
-    tools run on our compute) as ours: an allowlist, or no network when it lists no host."""
-    if isinstance(networking, dict) and networking.get("type") == "limited" and "allowed_hosts" in networking:
-        hosts = networking["allowed_hosts"]
-        return {"allow": list(hosts)} if hosts else "none"
-    return networking
 
 
 def check_host_packages(config: LocalManagedConfig, compute_named: bool) -> None:

@@ -350,3 +350,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
             return await self._run_script(instance_id, script, wait_s)
 
         return await _exec.run(call, request, cwd)
+
+
+#: PraisonAI's name for this class (``praisonai.integrations.compute.flyio.FlyioCompute``).
+FlyioCompute = FlyCompute
