@@ -4,9 +4,9 @@ PraisonAI's older values of ``provider``, which named a sandbox or a model API i
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass
 
+from praisonai._deprecation import warn_deprecated
 from praisonai._errors import ConfigError, MissingDependencyError, UnknownProviderError
 from praisonai.compute.registry import provider_class
 from praisonai.managed.placement import one_place
@@ -90,5 +90,4 @@ def _deprecated(provider: str, named: str, instead: str) -> None:
         f"ManagedAgent(provider={provider!r}) is PraisonAI's older spelling, where provider named "
         f"{named}; write {instead}"
     )
-    # stacklevel 4: the line that called ManagedAgent(...), above __init__ and choose_backend
-    warnings.warn(message, DeprecationWarning, stacklevel=4)
+    warn_deprecated(message)
