@@ -105,8 +105,9 @@ def test_example_runs(name: str, runs: dict[str, Run]) -> None:
 
 def example_model(path: str, body: dict[str, Any]) -> Reply:
     """A stand-in model that uses the tools it is given, so the examples' tools run for real: an
-    agent whose instructions say it reviews reads the file its latest prompt names; another writes
-    :data:`GREETING` into the file the prompt asks it to write; else it runs ``uname -s``. Then it
+    agent whose instructions say it reviews, or a prompt that says to read or review, reads the file
+    the latest prompt names; a prompt that says to write
+    gets :data:`GREETING` written into it; else it runs ``uname -s``. Then it
     answers with the tool's result."""
     messages = body.get("messages", [])
     if messages and messages[-1]["role"] == "tool":
@@ -115,7 +116,8 @@ def example_model(path: str, body: dict[str, Any]) -> Reply:
     system = next((str(m["content"]) for m in messages if m["role"] == "system"), "")
     prompt = next((str(m["content"]) for m in reversed(messages) if m["role"] == "user"), "")
     named = re.search(r"\b[\w/]+\.(?:py|txt|md)\b", prompt)
-    if named and "review" in system.lower() and "read_file" in tools:
+    reads = "review" in system.lower() or re.search(r"\b(read|review)\b", prompt, re.IGNORECASE)
+    if named and reads and "read_file" in tools:
         return reply(tool("read_file", path=named.group(0)))
     if named and re.search(r"\bwrite\b", prompt, re.IGNORECASE) and "write_file" in tools:
         return reply(tool("write_file", path=named.group(0), content=GREETING + "\n"))
