@@ -1,11 +1,11 @@
 """Daytona compute — tools in a Daytona sandbox.
 
 The agent loop runs in this process; its shell and file tools run in a Daytona sandbox. Written as
-PraisonAI's provider examples (examples/python/managed-agents/provider/) are: build,
-provision, run a command, let the agent write a file, read it back, shut down.
+PraisonAI's provider examples (examples/python/managed-agents/provider/) are: build, provision,
+run a command, let the agent write a file, read it back, shut down.
 
-Needs: pip install 'praisonai[daytona]', DAYTONA_API_KEY (DAYTONA_API_URL, DAYTONA_TARGET),
-and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
+Needs: pip install 'praisonai[daytona]', DAYTONA_API_KEY (DAYTONA_API_URL, DAYTONA_TARGET), and a
+       model: OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
 Run:   python3 examples/daytona_compute.py
 """
 

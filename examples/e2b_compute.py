@@ -1,12 +1,12 @@
 """E2B compute — tools in an E2B cloud sandbox.
 
 The agent loop runs in this process; its shell and file tools run in an E2B sandbox. Written as
-PraisonAI's provider examples (examples/python/managed-agents/provider/) are: build,
-provision, run a command, let the agent write a file, read it back, shut down.
+PraisonAI's provider examples (examples/python/managed-agents/provider/) are: build, provision,
+run a command, let the agent write a file, read it back, shut down.
 
-Needs: pip install 'praisonai[e2b]', E2B_API_KEY (E2B_DOMAIN for a self-hosted E2B,
-or E2B_API_URL and E2B_SANDBOX_URL for another endpoint),
-and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
+Needs: pip install 'praisonai[e2b]', E2B_API_KEY (E2B_DOMAIN for a self-hosted E2B, or E2B_API_URL
+       and E2B_SANDBOX_URL for another endpoint), and a model: OPENAI_API_KEY (OPENAI_BASE_URL for
+       any OpenAI-compatible endpoint).
 Run:   python3 examples/e2b_compute.py
 """
 

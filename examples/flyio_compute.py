@@ -1,13 +1,12 @@
 """Fly.io compute — tools in a Fly Machine.
 
 The agent loop runs in this process; its shell and file tools run in a Fly Machine of the app
-FLY_APP_NAME. Written as
-PraisonAI's provider examples (examples/python/managed-agents/provider/) are: build,
-provision, run a command, let the agent write a file, read it back, shut down.
+FLY_APP_NAME. Written as PraisonAI's provider examples (examples/python/managed-agents/provider/)
+are: build, provision, run a command, let the agent write a file, read it back, shut down.
 
-Needs: pip install 'praisonai[flyio]', FLY_API_TOKEN (`fly auth token`), FLY_APP_NAME (an app
-you made with `fly apps create`; FLY_API_HOSTNAME for another endpoint),
-and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
+Needs: pip install 'praisonai[flyio]', FLY_API_TOKEN (`fly auth token`), FLY_APP_NAME (an app you
+       made with `fly apps create`; FLY_API_HOSTNAME for another endpoint), and a model:
+       OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
 Run:   python3 examples/flyio_compute.py
 """
 

@@ -1,13 +1,13 @@
 """Kubernetes compute — tools in a Pod of your cluster.
 
-The agent loop runs in this process; its shell and file tools run in a Pod in the namespace of
-the kubeconfig's current context. Written as
-PraisonAI's provider examples (examples/python/managed-agents/provider/) are: build,
-provision, run a command, let the agent write a file, read it back, shut down.
+The agent loop runs in this process; its shell and file tools run in a Pod in the namespace of the
+kubeconfig's current context. Written as PraisonAI's provider examples
+(examples/python/managed-agents/provider/) are: build, provision, run a command, let the agent
+write a file, read it back, shut down.
 
 Needs: pip install 'praisonai[kubernetes]', KUBECONFIG (default ~/.kube/config) and
-PRAISONAI_KUBERNETES_IMAGE for the pod's image (default debian:bookworm-slim),
-and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
+       PRAISONAI_KUBERNETES_IMAGE for the pod's image (default debian:bookworm-slim), and a model:
+       OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
 Run:   python3 examples/kubernetes_compute.py
 """
 

@@ -1,12 +1,12 @@
 """Local compute — tools in a workspace directory on this machine.
 
-The agent loop runs in this process; its shell and file tools run in a workspace under $PRAISONAI_HOME/local (plain, not isolated:
-use "docker" or LocalCompute(isolate=True) for isolation). Written as
-PraisonAI's provider examples (examples/python/managed-agents/provider/) are: build,
-provision, run a command, let the agent write a file, read it back, shut down.
+The agent loop runs in this process; its shell and file tools run in a workspace under
+$PRAISONAI_HOME/local (plain, not isolated: use "docker" or LocalCompute(isolate=True) for
+isolation). Written as PraisonAI's provider examples (examples/python/managed-agents/provider/)
+are: build, provision, run a command, let the agent write a file, read it back, shut down.
 
-Needs: nothing but this package (pip install 'praisonai[llm]'),
-and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
+Needs: nothing but this package (pip install 'praisonai[llm]'), and a model: OPENAI_API_KEY
+       (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
 Run:   python3 examples/local_compute.py
 """
 

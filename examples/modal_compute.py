@@ -1,14 +1,13 @@
 """Modal compute — tools in a Modal Sandbox.
 
 The agent loop runs in this process; its shell and file tools run in a Modal Sandbox of the app
-"praisonai". Written as
-PraisonAI's provider examples (examples/python/managed-agents/provider/) are: build,
-provision, run a command, let the agent write a file, read it back, shut down.
+"praisonai". Written as PraisonAI's provider examples (examples/python/managed-agents/provider/)
+are: build, provision, run a command, let the agent write a file, read it back, shut down.
 
-Needs: pip install 'praisonai[modal]', MODAL_TOKEN_ID + MODAL_TOKEN_SECRET (or ~/.modal.toml
-from `modal token new`; MODAL_SERVER_URL for another endpoint; PRAISONAI_MODAL_IMAGE
-for another image than python:3.12-slim),
-and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
+Needs: pip install 'praisonai[modal]', MODAL_TOKEN_ID + MODAL_TOKEN_SECRET (or ~/.modal.toml from
+       `modal token new`; MODAL_SERVER_URL for another endpoint; PRAISONAI_MODAL_IMAGE for another
+       image than python:3.12-slim), and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-
+       compatible endpoint).
 Run:   python3 examples/modal_compute.py
 """
 

@@ -1,13 +1,12 @@
 """Tenki compute — tools in a Tenki sandbox (a microVM).
 
-The agent loop runs in this process; its shell and file tools run in a Tenki sandbox of the
-key's workspace. Written as
-PraisonAI's provider examples (examples/python/managed-agents/provider/) are: build,
-provision, run a command, let the agent write a file, read it back, shut down.
+The agent loop runs in this process; its shell and file tools run in a Tenki sandbox of the key's
+workspace. Written as PraisonAI's provider examples (examples/python/managed-agents/provider/)
+are: build, provision, run a command, let the agent write a file, read it back, shut down.
 
 Needs: pip install 'praisonai[tenki]', TENKI_API_KEY (a tk_ key; TENKI_API_ENDPOINT for another
-endpoint),
-and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
+       endpoint), and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible
+       endpoint).
 Run:   python3 examples/tenki_compute.py
 """
 

@@ -32,6 +32,8 @@ from test_readme import _child_env, _remove_leftovers, _ssh_instances
 from praisonai import _portal
 from praisonai.compute.testing.sshd import SSHServer
 from praisonai.llm.testing import API_KEY, Reply, ScriptedLLM, reply, tool
+from praisonai.llm.testing_managed import API_KEY as MANAGED_API_KEY
+from praisonai.llm.testing_managed import ManagedAgentsFake, end_turn, say, usage
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_TIMEOUT_S = 150  # all of them at once on 2 cores: generous, never asserted as a timing
@@ -46,6 +48,9 @@ PLACED = (
 )
 #: The image the fakes that run a config's image (modal, kubernetes) are given: they pull nothing.
 SANDBOX_IMAGE = "praisonai-sandbox:latest"
+#: What the hosted agent says in each session (the Managed Agents fake's script).
+HOSTED_SAYS = "Done: fib(20) is 6765."
+FLY_APP = "praisonai-examples"
 CLOUDS = ("e2b", "modal", "daytona", "flyio", "tenki", "kubernetes")
 
 
@@ -74,6 +79,22 @@ EXAMPLES: dict[str, Example] = {
     "kubernetes_compute.py": _placed("kubernetes", "pod"),
     "team_shared_instance.py": Example(("model", "docker"), (GREETING,)),
     "flow_shared_instance.py": Example(("model", "docker"), ("Linux",)),
+    "managed_local_loop.py": Example(
+        ("model", "docker"),
+        ("tool: execute_command", "Stop reason: end_turn", f"[4] Resumed: {GREETING}", "rows ok"),
+    ),
+    "hosted_anthropic.py": Example(
+        ("hosted",), (f"[1] Agent: {HOSTED_SAYS}", "Stop reason: end_turn", "remote ok")
+    ),
+    "resume_from_cli.py": Example(
+        ("model", "docker"),
+        ("sessions resume msess_", "read_file(path='notes.txt')  [ok", "rows: removed the session"),
+    ),
+    "environment_yaml.py": Example(
+        ("model", "docker"), ("ok: ", "[2] MODE=ci in /workspace / made by setup", "'report.txt'")
+    ),
+    # the first start may find a capture made before (any home's): the second always does
+    "captures.py": Example(("docker",), ("[first] docker_", "[second] docker_", ": setup, refresh; MODE=ci")),
 }
 
 
@@ -105,10 +126,9 @@ def test_example_runs(name: str, runs: dict[str, Run]) -> None:
 
 def example_model(path: str, body: dict[str, Any]) -> Reply:
     """A stand-in model that uses the tools it is given, so the examples' tools run for real: an
-    agent whose instructions say it reviews, or a prompt that says to read or review, reads the file
-    the latest prompt names; a prompt that says to write
-    gets :data:`GREETING` written into it; else it runs ``uname -s``. Then it
-    answers with the tool's result."""
+    agent whose instructions say it reviews (or a prompt that says to read or review, not to write)
+    reads the file the latest prompt names; a prompt that says to write gets :data:`GREETING`
+    written into that file; else it runs ``uname -s``. Then it answers with the tool's result."""
     messages = body.get("messages", [])
     if messages and messages[-1]["role"] == "tool":
         return reply(str(messages[-1]["content"]))
@@ -116,10 +136,12 @@ def example_model(path: str, body: dict[str, Any]) -> Reply:
     system = next((str(m["content"]) for m in messages if m["role"] == "system"), "")
     prompt = next((str(m["content"]) for m in reversed(messages) if m["role"] == "user"), "")
     named = re.search(r"\b[\w/]+\.(?:py|txt|md)\b", prompt)
-    reads = "review" in system.lower() or re.search(r"\b(read|review)\b", prompt, re.IGNORECASE)
+    writes = re.search(r"\bwrite\b", prompt, re.IGNORECASE)
+    asked_to_read = re.search(r"\b(read|review)\b", prompt, re.IGNORECASE) and not writes
+    reads = "review" in system.lower() or asked_to_read
     if named and reads and "read_file" in tools:
         return reply(tool("read_file", path=named.group(0)))
-    if named and re.search(r"\bwrite\b", prompt, re.IGNORECASE) and "write_file" in tools:
+    if named and writes and "write_file" in tools:
         return reply(tool("write_file", path=named.group(0), content=GREETING + "\n"))
     if "execute_command" in tools:
         return reply(tool("execute_command", command="uname -s"))
@@ -130,7 +152,9 @@ def example_model(path: str, body: dict[str, Any]) -> Reply:
 
 
 @pytest.fixture(scope="module")
-def runs(docker_ok: None, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Run]]:
+def runs(
+    docker_ok: None, request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Run]]:
     """Every example run once, concurrently, against the services it needs (started once)."""
     with contextlib.ExitStack() as stack:
         services = Services(stack, request, tmp_path_factory.mktemp("services"))
@@ -206,6 +230,11 @@ def _model(s: Services) -> dict[str, str]:
     return {"OPENAI_BASE_URL": llm.openai_kwargs()["base_url"], "OPENAI_API_KEY": API_KEY}
 
 
+def _hosted(s: Services) -> dict[str, str]:
+    fake = s.enter(ManagedAgentsFake([say(HOSTED_SAYS), usage(), end_turn()]))
+    return {"ANTHROPIC_BASE_URL": fake.url, "ANTHROPIC_API_KEY": MANAGED_API_KEY}
+
+
 def _ssh(s: Services) -> dict[str, str]:
     server: SSHServer = s._request.getfixturevalue("sshd")
     s.sshd = server
@@ -243,7 +272,11 @@ def _flyio(s: Services) -> dict[str, str]:
 
     fake = s.enter(FlyFake())
     fake.create_app("praisonai-examples")  # as `fly apps create` would have
-    return {"FLY_API_TOKEN": "fake-token", "FLY_APP_NAME": "praisonai-examples", "FLY_API_HOSTNAME": fake.api_url}
+    return {
+        "FLY_API_TOKEN": "fake-token",
+        "FLY_APP_NAME": "praisonai-examples",
+        "FLY_API_HOSTNAME": fake.api_url,
+    }
 
 
 def _tenki(s: Services) -> dict[str, str]:
@@ -262,6 +295,7 @@ def _kubernetes(s: Services) -> dict[str, str]:
 
 STARTERS: dict[str, Callable[[Services], dict[str, str]]] = {
     "model": _model,
+    "hosted": _hosted,
     "local": lambda s: {},
     "docker": lambda s: {},
     "ssh": _ssh,
