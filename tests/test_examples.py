@@ -15,6 +15,7 @@ instance, ledger row or process of its home, no SSH workspace, no live sandbox o
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import re
 import subprocess
@@ -173,7 +174,11 @@ def runs(
             for cloud in set(example.services) & set(CLOUDS):
                 if live := services.live_instances(cloud):
                     results[name].left[f"{cloud} instances"] = live
+        # The cloud SDKs' handles those listings made, collected now while they are ours: one
+        # finalized inside a later ast.parse trips CPython 3.11.7 (see collect_sdk_garbage).
+        gc.collect()
         yield results
+    gc.collect()
 
 
 def _run(name: str, env: dict[str, str], place: Path) -> Run:
