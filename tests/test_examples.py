@@ -80,6 +80,7 @@ EXAMPLES: dict[str, Example] = {
     "kubernetes_compute.py": _placed("kubernetes", "pod"),
     "team_shared_instance.py": Example(("model", "docker"), (GREETING,)),
     "flow_shared_instance.py": Example(("model", "docker"), ("Linux",)),
+    "flow_tools_run_on.py": Example(("model", "docker"), (GREETING,)),
     "managed_local_loop.py": Example(
         ("model", "docker"),
         ("tool: execute_command", "Stop reason: end_turn", f"[4] Resumed: {GREETING}", "rows ok"),
@@ -127,19 +128,20 @@ def test_example_runs(name: str, runs: dict[str, Run]) -> None:
 
 def example_model(path: str, body: dict[str, Any]) -> Reply:
     """A stand-in model that uses the tools it is given, so the examples' tools run for real: an
-    agent whose instructions say it reviews (or a prompt that says to read or review, not to write)
-    reads the file the latest prompt names; a prompt that says to write gets :data:`GREETING`
-    written into that file; else it runs ``uname -s``. Then it answers with the tool's result."""
+    agent whose instructions begin "You read" or "You review" (or whose latest prompt says to read
+    or review, and not to write) reads the file that prompt names; a prompt that says to write gets
+    :data:`GREETING` written into the file it names; else it runs ``uname -s``. Then it answers
+    with the tool's result."""
     messages = body.get("messages", [])
     if messages and messages[-1]["role"] == "tool":
         return reply(str(messages[-1]["content"]))
     tools = {t["function"]["name"] for t in body.get("tools", [])}
     system = next((str(m["content"]) for m in messages if m["role"] == "system"), "")
     prompt = next((str(m["content"]) for m in reversed(messages) if m["role"] == "user"), "")
-    named = re.search(r"\b[\w/]+\.(?:py|txt|md)\b", prompt)
+    named = re.search(r"(?:/|\b)[\w/]+\.(?:py|txt|md)\b", prompt)
     writes = re.search(r"\bwrite\b", prompt, re.IGNORECASE)
     asked_to_read = re.search(r"\b(read|review)\b", prompt, re.IGNORECASE) and not writes
-    reads = "review" in system.lower() or asked_to_read
+    reads = re.match(r"You (read|review)\b", system) or asked_to_read
     if named and reads and "read_file" in tools:
         return reply(tool("read_file", path=named.group(0)))
     if named and writes and "write_file" in tools:
