@@ -27,7 +27,7 @@ agent = Agent(name="flyio-agent", backend=managed)
 
 
 async def main() -> None:
-    info = await managed.provision_compute()
+    info = await managed.provision_compute(idle_timeout_s=120)  # stops itself after 2 idle minutes
     print(f"[1] Fly Machine: {info.instance_id} ({info.status.value})")
 
     result = await managed.execute_in_compute("echo $((42 * 13)) from $(uname -s)")
