@@ -1,9 +1,9 @@
 """Docker compute — tools in a Docker container.
 
-The agent loop runs in this process; its shell and file tools run in one container of praisonai-
-sandbox:latest (PRAISONAI_DOCKER_IMAGE for another image). Written as PraisonAI's provider
-examples (examples/python/managed-agents/provider/) are: build, provision, run a command, let the
-agent write a file, read it back, shut down.
+The agent loop runs in this process; its shell and file tools run in one container of
+praisonai-sandbox:latest (PRAISONAI_DOCKER_IMAGE for another image). Written as PraisonAI's
+provider examples (examples/python/managed-agents/provider/) are: build, provision, run a command,
+let the agent write a file, read it back, shut down.
 
 Needs: a Docker engine (DOCKER_HOST) with the sandbox image (see README), and a model:
        OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).

@@ -6,8 +6,8 @@ are: build, provision, run a command, let the agent write a file, read it back, 
 
 Needs: pip install 'praisonai[modal]', MODAL_TOKEN_ID + MODAL_TOKEN_SECRET (or ~/.modal.toml from
        `modal token new`; MODAL_SERVER_URL for another endpoint; PRAISONAI_MODAL_IMAGE for another
-       image than python:3.12-slim), and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-
-       compatible endpoint).
+       image than python:3.12-slim), and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any
+       OpenAI-compatible endpoint).
 Run:   python3 examples/modal_compute.py
 """
 

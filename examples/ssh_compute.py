@@ -5,9 +5,9 @@ host (~/.praisonai/instances/<id>). Written as PraisonAI's provider examples
 (examples/python/managed-agents/provider/) are: build, provision, run a command, let the agent
 write a file, read it back, shut down.
 
-Needs: PRAISONAI_SSH_HOSTS=user@host[:port] (comma-separated for a pool), PRAISONAI_SSH_KEY (a key
-       file) and PRAISONAI_SSH_KNOWN_HOSTS (the host's key must be known), and a model:
-       OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
+Needs: pip install 'praisonai[ssh]', PRAISONAI_SSH_HOSTS=user@host[:port] (comma-separated for a
+       pool), PRAISONAI_SSH_KEY (a key file) and PRAISONAI_SSH_KNOWN_HOSTS (the host's key must be
+       known), and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any OpenAI-compatible endpoint).
 Run:   python3 examples/ssh_compute.py
 """
 
