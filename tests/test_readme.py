@@ -16,7 +16,7 @@ An HTML comment ``<!-- readme-test: skip (why) -->`` on the line before a fence 
 reason; keep it for snippets that cannot run here at all. Each run must exit 0 within
 :data:`SNIPPET_TIMEOUT_S`, print what :data:`EXPECTED` says, and leave nothing behind: no
 container of its home, no local instance directory, no process working in its home, no SSH
-instance. Timing is not asserted. The examples/ the README points to run the same way.
+instance. Timing is not asserted. The examples/ the README points to run in tests/test_examples.py.
 """
 
 from __future__ import annotations
@@ -261,20 +261,6 @@ class _LazyFakes(dict[str, CloudFake]):
             raise KeyError(f"no wire fake wired up for {vendor} snippets")
         self[vendor] = made
         return made
-
-
-EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
-
-
-@pytest.mark.usefixtures("docker_ok")
-@pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
-def test_example_runs_with_a_model(example: Path, tmp_path: Path) -> None:
-    """The README points at examples/ for a runnable team and flow: they run (on docker, as
-    written), with the scripted model standing in for a real one."""
-    snippet = Snippet("python", 1, example.read_text(), None, file=f"examples/{example.name}")
-    assert snippet.uses_a_model and snippet.named_providers == ("docker",)
-    (tmp_path / "work").mkdir()
-    _run_and_check(snippet, snippet.code, tmp_path / "work", tmp_path / "home", None)
 
 
 def _run_and_check(

@@ -287,3 +287,20 @@ def test_env_values_reach_the_instance_but_never_the_store(make: Make, llm: Scri
         assert b"s3cret-value" not in path.read_bytes(), path
     record = agent.retrieve_session()
     assert record is not None and record.sandbox is not None and record.sandbox["env"] == ["API_TOKEN"]
+
+
+def test_provision_compute_takes_praisonais_fields_for_the_first_instance(make: Make) -> None:
+    """PraisonAI's examples call ``provision_compute(idle_timeout_s=120)`` (and ``image=``, ``cpu=``…)
+    before the first turn: the fields make that instance; a wrong one, or fields once the session
+    has its instance, is one sentence and changes nothing."""
+    managed = make("local")
+    with pytest.raises(ConfigError, match="idle_timeout_s"):
+        _portal.call(lambda: managed.provision_compute(idle_timeout_s=-1))
+    assert managed.session_id is None  # refused before any session was made
+    _portal.call(lambda: managed.provision_compute(idle_timeout_s=120, env={"MODE": "praisonai"}))
+    assert _portal.call(managed.execute_in_compute, 'echo "$MODE"').stdout == "praisonai\n"
+    live = managed._live
+    assert live is not None and live.sandbox is not None
+    assert live.sandbox.plan is not None and live.sandbox.plan.config.idle_timeout_s == 120
+    with pytest.raises(ConfigError, match="already has an instance"):
+        _portal.call(lambda: managed.provision_compute(cpu=2))

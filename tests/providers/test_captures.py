@@ -71,6 +71,8 @@ def test_the_second_provision_starts_from_the_capture_and_runs_only_refresh(
     assert sh(provider, first, "cat /opt/refreshed 2>/dev/null || echo none").strip() == "none"
     assert sh(provider, second, "cat /opt/refreshed").strip().isdigit(), "refresh did not run"
     assert sh(provider, second, 'echo "$API_TOKEN"').strip() == "s3cret-value"
+    # the spool emptied for the commit held the builder's env: it is bound again, not lost
+    assert sh(provider, first, 'echo "$API_TOKEN"').strip() == "s3cret-value", "the builder lost its env"
     # the capture holds no env value and none of the build container's helper state
     tag = ComputeConfig.coerce(definition).capture_tag()
     (capture,) = [c for c in _portal.call(provider.list_captures) if c.name == tag]

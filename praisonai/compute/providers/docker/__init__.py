@@ -332,9 +332,8 @@ class DockerEngine(ChannelMixin, ComputeProvider):
             raise InstanceNotFoundError(f"no docker instance {instance_id!r}", op="lookup") from None
 
     async def _list(self) -> list[InstanceInfo]:
-        rows = await self._call(
-            self.api.containers, all=True, filters={"label": f"{LABEL_PROVIDER}={self.name}"}
-        )
+        label = f"{LABEL_PROVIDER}={self.name}"
+        rows = await self._call(self.api.containers, all=True, filters={"label": label})
         return [info_of(row) for row in rows]
 
     async def _workdir(self, instance_id: str) -> str:
@@ -382,6 +381,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         self._channels.drop(instance_id)  # the helper's spool is emptied; a new one starts later
         name, definition = container_name(instance_id), cfg.definition_hash()
         image = await self._call(_capture.commit, self.api, name, tag, cfg.env, definition)
+        await self.bind_env(instance_id, cfg.env)  # the emptied spool held it: this instance needs it still
         return SnapshotRef(self.name, image, created_at=time.time())
 
     async def list_captures(self) -> list[CaptureInfo]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 import posixpath
 import shlex
 import uuid
@@ -88,7 +89,10 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
     )
 
     def __init__(self, **options: Any) -> None:
-        """Keyword options as :class:`KubernetesOptions` names them."""
+        """Keyword options as :class:`KubernetesOptions` names them; the image defaults to
+        ``$PRAISONAI_KUBERNETES_IMAGE`` when set (as docker's to ``$PRAISONAI_DOCKER_IMAGE``)."""
+        if "image" not in options and os.environ.get("PRAISONAI_KUBERNETES_IMAGE"):
+            options["image"] = os.environ["PRAISONAI_KUBERNETES_IMAGE"]
         self._options = KubernetesOptions.parse(options)
         self._api: Any = None
         self._namespace = ""

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import ipaddress
+import os
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -75,8 +76,10 @@ class ModalCompute(ChannelMixin, ComputeProvider):
     extra = "modal"
     options_model = ModalOptions
 
-    def __init__(self, *, app_name: str = "praisonai", image: str = "python:3.12-slim",
+    def __init__(self, *, app_name: str = "praisonai", image: str | None = None,
                  environment: str | None = None) -> None:  # fmt: skip
+        """``image``: the default image (else ``$PRAISONAI_MODAL_IMAGE``, else python:3.12-slim)."""
+        image = image or os.environ.get("PRAISONAI_MODAL_IMAGE") or ModalOptions.model_fields["image"].default
         self._opts = ModalOptions(app_name=app_name, image=image, environment=environment)
         self._app: Any = None
         self._sandboxes: dict[str, Any] = {}

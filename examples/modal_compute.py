@@ -1,0 +1,46 @@
+"""Modal compute — tools in a Modal Sandbox.
+
+The agent loop runs in this process; its shell and file tools run in a Modal Sandbox of the app
+"praisonai". Written as PraisonAI's provider examples (examples/python/managed-agents/provider/)
+are: build, provision, run a command, let the agent write a file, read it back, shut down.
+
+Needs: pip install 'praisonai[modal]', MODAL_TOKEN_ID + MODAL_TOKEN_SECRET (or ~/.modal.toml from
+       `modal token new`; MODAL_SERVER_URL for another endpoint; PRAISONAI_MODAL_IMAGE for another
+       image than python:3.12-slim), and a model: OPENAI_API_KEY (OPENAI_BASE_URL for any
+       OpenAI-compatible endpoint).
+Run:   python3 examples/modal_compute.py
+"""
+
+import asyncio
+
+from praisonai import Agent, LocalManagedConfig, ManagedAgent
+
+managed = ManagedAgent(
+    provider="local",
+    compute="modal",
+    config=LocalManagedConfig(
+        model="gpt-4o-mini",
+        system="You are a helpful coding assistant. Be concise.",
+        name="ModalAgent",
+    ),
+)
+agent = Agent(name="modal-agent", backend=managed)
+
+
+async def main() -> None:
+    info = await managed.provision_compute(idle_timeout_s=120)  # stops itself after 2 idle minutes
+    print(f"[1] Modal sandbox: {info.instance_id} ({info.status.value})")
+
+    result = await managed.execute_in_compute("echo $((42 * 13)) from $(uname -s)")
+    print(f"[2] Command: {result['stdout'].strip()} (exit {result['exit_code']})")
+
+    print("[3] Agent:", agent.start("Write hello.txt with a one-line greeting."))
+    result = await managed.execute_in_compute("cat hello.txt")
+    print(f"[4] hello.txt in the sandbox: {result['stdout'].strip()!r}")
+
+    print(f"[5] Usage: in={managed.total_input_tokens}, out={managed.total_output_tokens}")
+    await managed.shutdown_compute()
+    print("[6] Modal sandbox removed.")
+
+
+asyncio.run(main())
