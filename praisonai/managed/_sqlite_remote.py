@@ -12,7 +12,9 @@ from typing import Any, Final
 from praisonai.managed import _sqlite_store as sql
 from praisonai.managed._records import RemoteResource
 
-_REMOTE_COLUMNS: Final = "backend, kind, config_hash, remote_id, version, name, config_json, created_at, scope"
+_REMOTE_COLUMNS: Final = (
+    "backend, kind, config_hash, remote_id, version, name, config_json, created_at, scope"
+)
 _ONE: Final = f"SELECT {_REMOTE_COLUMNS} FROM remote_resources WHERE backend = ? AND kind = ? AND scope = ?"
 
 
@@ -39,7 +41,9 @@ class RemoteResources:
                 (r.backend, r.kind, r.config_hash, r.remote_id, r.version, r.name,
                  sql.dumps(dict(r.config)), r.created_at, r.scope),
             )  # fmt: skip
-            row = db.execute(f"{_ONE} AND config_hash = ?", (r.backend, r.kind, r.scope, r.config_hash)).fetchone()
+            row = db.execute(
+                f"{_ONE} AND config_hash = ?", (r.backend, r.kind, r.scope, r.config_hash)
+            ).fetchone()
         return self._remote(row)
 
     def list_remote_resources(
@@ -53,7 +57,9 @@ class RemoteResources:
             ).fetchall()
         return [self._remote(row) for row in rows]
 
-    def forget_remote_resource(self, backend: str, kind: str, remote_id: str, scope: str | None = None) -> bool:
+    def forget_remote_resource(
+        self, backend: str, kind: str, remote_id: str, scope: str | None = None
+    ) -> bool:
         """Drop the records (after the resource was archived or deleted remotely)."""
         where, params = _where(backend, kind=kind, scope=scope, remote_id=remote_id)
         with self._db.write() as db:

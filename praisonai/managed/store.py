@@ -38,21 +38,9 @@ from praisonai.managed._records import (
 from praisonai.managed._sqlite_remote import RemoteResources
 from praisonai.managed.events import Event, new_id
 
-__all__ = [
-    "LEASE_TTL_S",
-    "STATUSES",
-    "UPDATABLE",
-    "USAGE_KEYS",
-    "AgentRecord",
-    "Lease",
-    "RemoteResource",
-    "SessionRecord",
-    "SessionStore",
-    "SqliteSessionStore",
-    "StoredEvent",
-    "TurnUsage",
-    "lease_holder",
-]
+__all__ = ["LEASE_TTL_S", "STATUSES", "UPDATABLE", "USAGE_KEYS", "AgentRecord", "Lease", "RemoteResource",
+           "SessionRecord", "SessionStore", "SqliteSessionStore", "StoredEvent", "TurnUsage",
+           "lease_holder"]  # fmt: skip
 
 #: How long a lease lasts unless renewed (a holder renews it at every write).
 LEASE_TTL_S: Final = 60.0
@@ -129,7 +117,9 @@ class SessionStore(Protocol):
         """Oldest first; ``scope`` None: in every scope."""
         ...
 
-    def forget_remote_resource(self, backend: str, kind: str, remote_id: str, scope: str | None = None) -> bool:
+    def forget_remote_resource(
+        self, backend: str, kind: str, remote_id: str, scope: str | None = None
+    ) -> bool:
         """Drop the records of ``remote_id`` (in ``scope``; None: in every scope); whether any was."""
         ...
 

@@ -159,7 +159,9 @@ def test_a_404_after_the_re_creation_is_one_sentence_and_no_loop(make: Make, fak
     assert [n["previous_id"] for n in record.remote["recreated"]] == [old["id"]], "what was done is kept"
 
 
-def test_a_404_with_nothing_lost_is_the_api_answer_and_nothing_is_made(make: Make, fake: ManagedAgentsFake) -> None:
+def test_a_404_with_nothing_lost_is_the_api_answer_and_nothing_is_made(
+    make: Make, fake: ManagedAgentsFake
+) -> None:
     make(fake).run("hi")
     fake.fail(404, on="sessions.create", message="no such thing")
     with pytest.raises(SessionNotFoundError, match="no such thing"):
@@ -167,7 +169,9 @@ def test_a_404_with_nothing_lost_is_the_api_answer_and_nothing_is_made(make: Mak
     assert len(fake.calls("agents.create")) == 1 and len(fake.calls("environments.create")) == 1
 
 
-def test_rows_a_store_recorded_before_scopes_keep_working(home: Path, make: Make, fake: ManagedAgentsFake) -> None:
+def test_rows_a_store_recorded_before_scopes_keep_working(
+    home: Path, make: Make, fake: ManagedAgentsFake
+) -> None:
     make(fake).run("hi")
     path = home / "managed" / "store.db"
     _back_to_version_2(path)
@@ -176,7 +180,10 @@ def test_rows_a_store_recorded_before_scopes_keep_working(home: Path, make: Make
     with SqliteSessionStore(path) as store:
         rows = store.list_remote_resources("anthropic")
         assert sorted((r.kind, bool(r.scope)) for r in rows) == [
-            ("agent", False), ("agent", True), ("environment", False), ("environment", True)
+            ("agent", False),
+            ("agent", True),
+            ("environment", False),
+            ("environment", True),
         ], "the old rows are kept (scope unknown), the run recorded its own"
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT value FROM schema_meta").fetchone() == ("3",)

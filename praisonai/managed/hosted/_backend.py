@@ -5,9 +5,10 @@ environment for the config where the key and endpoint lead (:mod:`._placement`: 
 made twice, made again once when the API lost them), and the session's remote twin, created the
 first time with our session id in its metadata and recorded in the store before anything is sent
 to it. What was made again is in the session's log (a ``remote.recreated`` event) and in its
-remote details (``recreated``), so ``praisonai managed sessions show`` says it. Python callables in ``tools`` become custom tools that run
-in this process; with a compute named, the environment is ``self_hosted`` and the agent toolset
-runs on the session's instance (:mod:`._worker`) while the turn runs.
+remote details (``recreated``), so ``praisonai managed sessions show`` says it. Python callables
+in ``tools`` become custom tools that run in this process; with a compute named, the environment
+is ``self_hosted`` and the agent toolset runs on the session's instance (:mod:`._worker`) while
+the turn runs.
 """
 
 from __future__ import annotations

@@ -50,7 +50,9 @@ class Placement:
 
     async def ensure(self) -> tuple[RemoteResource, RemoteResource]:
         """The agent and the environment: recorded, found on the API, or made (:mod:`._resources`)."""
-        self._agent = await ensure_agent(self._client, self._store, self._payload, self._scope, self.recreated)
+        self._agent = await ensure_agent(
+            self._client, self._store, self._payload, self._scope, self.recreated
+        )
         self._environment = await ensure_environment(
             self._client, self._store, self._prefix, self._env_config, self._scope
         )

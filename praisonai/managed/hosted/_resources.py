@@ -22,8 +22,8 @@ the store's ``remote_resources`` (:class:`~praisonai.managed.store.RemoteResourc
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from praisonai._errors import ModelError, SessionNotFoundError
