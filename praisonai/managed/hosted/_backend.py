@@ -73,14 +73,14 @@ class HostedBackend:
             agent_payload=agent_payload(self.config, custom), env_prefix=self.config.env_name,
             env_config=environment_config(self.config, self_hosted=self.self_hosted),
         )  # fmt: skip
-        agent, environment = await placement.ensure()
+        await placement.ensure()
         if live.remote_session_id is None:
             extra = {key: value for key in ("resources", "vault_ids") if (value := getattr(self.config, key))}
             try:
                 remote_id = await placement.new_session(live.id, title=self.config.session_title, extra=extra)
             finally:
                 _record_recreated(live, placement)
-            agent, environment = await placement.ensure()  # made again, maybe: the store has them
+            agent, environment = placement.made  # after new_session: what it was made on
             live.remote_session_id = remote_id
             live.remote = {
                 **live.remote,
@@ -90,7 +90,9 @@ class HostedBackend:
             live.flush(remote_session_id=live.remote_session_id, remote=live.remote)
         else:
             _record_recreated(live, placement)
-        serve = _serving(client, environment.remote_id, live) if self.self_hosted else None
+        # the session's own environment (the config's may have been made again since it started)
+        environment_id = str(live.remote.get("environment_id") or placement.made[1].remote_id)
+        serve = _serving(client, environment_id, live) if self.self_hosted else None
         setup = HostedSetup(
             client, live.remote_session_id, self.config.model, confirm,
             _answering(functions, on_custom_tool), serve_tools=serve,

@@ -58,9 +58,15 @@ class Placement:
         )
         return self._agent, self._environment
 
+    @property
+    def made(self) -> tuple[RemoteResource, RemoteResource]:
+        """The agent and the environment as last ensured (made again, maybe, by :meth:`new_session`)."""
+        assert self._agent is not None and self._environment is not None, "ensure() first"
+        return self._agent, self._environment
+
     async def new_session(self, session_id: str, *, title: str | None, extra: dict[str, Any]) -> str:
         """The id of a new remote session for our ``session_id`` on the agent and environment (call
-        :meth:`ensure` first; after it, they may have been made again: read them again)."""
+        :meth:`ensure` first; after it, :attr:`made` says what the session was made on)."""
         try:
             return await self._create_session(session_id, title, extra)
         except SessionNotFoundError:
@@ -78,16 +84,15 @@ class Placement:
             ) from exc
 
     async def _create_session(self, session_id: str, title: str | None, extra: dict[str, Any]) -> str:
-        assert self._agent is not None and self._environment is not None, "ensure() first"
+        agent, environment = self.made
         return await create_session(
-            self._client, session_id=session_id, agent=self._agent,
-            environment_id=self._environment.remote_id, title=title, extra=extra,
+            self._client, session_id=session_id, agent=agent, environment_id=environment.remote_id,
+            title=title, extra=extra,
         )  # fmt: skip
 
     async def _replace_missing(self) -> list[Recreated]:
         """Forget and make again the agent and environment the API does not have (none: empty)."""
-        assert self._agent is not None and self._environment is not None, "ensure() first"
-        gone = [r for r in (self._agent, self._environment) if not await self._exists(r)]
+        gone = [r for r in self.made if not await self._exists(r)]
         for resource in gone:
             self._store.forget_remote_resource(BACKEND, resource.kind, resource.remote_id, self._scope)
         if not gone:
