@@ -45,8 +45,8 @@ def make(home: Path) -> Iterator[Make]:
     """``make(fake, key)``: a hosted ManagedAgent of one config on that endpoint with that key."""
     made: list[ManagedAgent] = []
 
-    def build(fake: ManagedAgentsFake, key: str = KEY_A) -> ManagedAgent:
-        agent = ManagedAgent(provider="anthropic", config={"environment": False, "system": "be brief"},
+    def build(fake: ManagedAgentsFake, key: str = KEY_A, system: str = "be brief") -> ManagedAgent:
+        agent = ManagedAgent(provider="anthropic", config={"environment": False, "system": system},
                              api_key=key, base_url=fake.url)  # fmt: skip
         made.append(agent)
         return agent
@@ -90,6 +90,23 @@ def test_a_deleted_remote_agent_is_made_again_once_and_the_session_says_so(
     assert show(home, record.id).count(line) == 2, "the card and the transcript say it"
     assert make(fake).run("third").stop_reason == "end_turn"
     assert len(fake.calls("agents.create")) == 2, "the new agent is reused from then on"
+
+
+def test_a_changed_config_of_a_deleted_agent_makes_a_new_agent_instead_of_updating_the_lost_one(
+    make: Make, fake: ManagedAgentsFake
+) -> None:
+    make(fake).run("hi")
+    (old,) = fake.agents()
+    fake.delete_agent(old["id"])
+    changed = make(fake, system="be thorough")
+    assert changed.run("hi").stop_reason == "end_turn"
+    (new,) = fake.agents()
+    assert new["system"] == "be thorough" and new["version"] == 1
+    assert len(fake.calls("agents.update")) == 1 and len(fake.calls("sessions.create")) == 2, "no retry loop"
+    record = changed.retrieve_session()
+    assert record is not None and record.remote is not None
+    notes = [(n["previous_id"], n["remote_id"]) for n in record.remote["recreated"]]
+    assert notes == [(old["id"], new["id"])]
 
 
 def test_a_deleted_environment_is_made_again_and_said(make: Make, fake: ManagedAgentsFake) -> None:
