@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from praisonai.cli import _output
-from praisonai.cli._managed_render import describe, describe_usage
+from praisonai.cli._managed_render import describe, describe_usage, recreated_line
 
 if TYPE_CHECKING:
     from praisonai.managed.sessions import SessionView
@@ -49,6 +49,7 @@ def session_card(view: SessionView, out: TextIO) -> None:
         ("session", s.id + (f" (remote {s.remote_session_id})" if s.remote_session_id else "")),
         ("agent", f"{_agent_label(agent, s)} ({s.agent_id}), {s.backend}, model {model}"),
         ("remote", _remote_line(view.remote)) if view.remote else None,
+        *(("remade", recreated_line(note)) for note in view.remote.get("recreated") or ()),
         ("title", s.title) if s.title else None,
         ("status", _status(s)),
         *(("pending", _pending(p)) for p in s.pending),

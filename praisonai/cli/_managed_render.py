@@ -123,6 +123,15 @@ def describe_usage(usage: Mapping[str, Any]) -> str:
     )
 
 
+def recreated_line(note: Mapping[str, Any]) -> str:
+    """``remote agent re-created: agent_… was not found; now agent_…`` for a hosted resource the
+    API had lost (a ``remote.recreated`` event, or the session's record of one)."""
+    return (
+        f"remote {note.get('kind')} re-created: {note.get('previous_id')} was not found on the API; "
+        f"now {note.get('remote_id')}"
+    )
+
+
 def clean(text: str) -> str:
     """``text`` without terminal control characters (tab and newline kept): a model or a command
     in the instance must not move the cursor, rewrite lines or retitle the user's terminal."""
@@ -199,7 +208,7 @@ class Transcript:
             "user.tool_confirmation": self._confirmation, "user.interrupt": self._interrupt,
             "session.error": self._error, "session.status_idle": self._idle, "session.resumed": self._resumed,
             "sandbox.provisioned": self._sandbox, "sandbox.reattached": self._sandbox,
-            "sandbox.replaced": self._sandbox,
+            "sandbox.replaced": self._sandbox, "remote.recreated": self._recreated,
         }  # fmt: skip
 
     def event(self, ev: Event) -> None:
@@ -333,6 +342,9 @@ class Transcript:
         else:
             text = f"{d.get('provider')} {d.get('instance_id')} ({what})"
         self._note("sandbox: " + text)
+
+    def _recreated(self, ev: Event) -> None:
+        self._note(recreated_line(ev.data))
 
     # ---- writing ----
 

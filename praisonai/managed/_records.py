@@ -58,7 +58,9 @@ class SessionRecord:
 @dataclass(frozen=True)
 class RemoteResource:
     """A resource made on a hosted API for one config (``kind``: ``"agent"`` or
-    ``"environment"``): its remote id, version (agents) and name, keyed by the config's hash."""
+    ``"environment"``): its remote id, version (agents) and name, keyed by the config's hash and
+    by ``scope``, where it lives: a fingerprint of the API endpoint and key it was made with
+    (never the key). ``""``: recorded before scopes were (a store of schema version 2)."""
 
     backend: str
     kind: str
@@ -68,6 +70,7 @@ class RemoteResource:
     name: str
     config: Mapping[str, Any]
     created_at: float
+    scope: str = ""
 
 
 @dataclass(frozen=True)

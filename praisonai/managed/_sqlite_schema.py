@@ -5,6 +5,10 @@ remote details (``sessions.remote_json``) and the remote agents and environments
 config (``remote_resources``, one row per (backend, kind, config hash): what makes concurrent
 runs reuse one remote agent instead of creating one each). A version-1 file is migrated in place,
 in the transaction that opens it; a file of a newer version is refused, never touched.
+Version 3 keys each remote resource also by its ``scope``: the API endpoint and key it was made
+with, as a fingerprint (see ``hosted._client.workspace_scope``). Rows of version 2 get the scope
+``''`` ("made before scopes were recorded"): no run matches it, so their resources are looked up
+on the API again (found there when the key's workspace has them), never used blind.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ import sqlite3
 from typing import Final
 
 #: The layout this code reads and writes.
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
 _V1: Final = (
     "CREATE TABLE schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -55,6 +59,16 @@ _MIGRATIONS: Final = {
             backend TEXT NOT NULL, kind TEXT NOT NULL, config_hash TEXT NOT NULL,
             remote_id TEXT NOT NULL, version INTEGER, name TEXT NOT NULL, config_json TEXT NOT NULL,
             created_at REAL NOT NULL, PRIMARY KEY (backend, kind, config_hash))""",
+    ),
+    3: (  # sqlite cannot change a primary key in place: a new table, the rows copied
+        """CREATE TABLE remote_resources_v3 (
+            backend TEXT NOT NULL, kind TEXT NOT NULL, scope TEXT NOT NULL, config_hash TEXT NOT NULL,
+            remote_id TEXT NOT NULL, version INTEGER, name TEXT NOT NULL, config_json TEXT NOT NULL,
+            created_at REAL NOT NULL, PRIMARY KEY (backend, kind, scope, config_hash))""",
+        "INSERT INTO remote_resources_v3 SELECT backend, kind, '', config_hash, remote_id, version, name,"
+        " config_json, created_at FROM remote_resources",
+        "DROP TABLE remote_resources",
+        "ALTER TABLE remote_resources_v3 RENAME TO remote_resources",
     ),
 }
 

@@ -44,6 +44,8 @@ KNOWN_TYPES: Final[Mapping[str, str]] = {
     "sandbox.reattached": "provider, instance_id",
     "sandbox.replaced": "provider, instance_id, previous_instance_id, lost: [...], kept: [...]",
     "session.resumed": "host, pid, lease_epoch",
+    "remote.recreated": "kind: agent|environment, previous_id, remote_id, reason (hosted: the API had "
+    "lost the resource, made again)",
     "event_start": "event: {type: agent.message, id}",
     "event_delta": "event_id, delta: {type: content_delta, content: {type: text, text}}",
 }

@@ -38,21 +38,9 @@ from praisonai.managed._records import (
 from praisonai.managed._sqlite_remote import RemoteResources
 from praisonai.managed.events import Event, new_id
 
-__all__ = [
-    "LEASE_TTL_S",
-    "STATUSES",
-    "UPDATABLE",
-    "USAGE_KEYS",
-    "AgentRecord",
-    "Lease",
-    "RemoteResource",
-    "SessionRecord",
-    "SessionStore",
-    "SqliteSessionStore",
-    "StoredEvent",
-    "TurnUsage",
-    "lease_holder",
-]
+__all__ = ["LEASE_TTL_S", "STATUSES", "UPDATABLE", "USAGE_KEYS", "AgentRecord", "Lease", "RemoteResource",
+           "SessionRecord", "SessionStore", "SqliteSessionStore", "StoredEvent", "TurnUsage",
+           "lease_holder"]  # fmt: skip
 
 #: How long a lease lasts unless renewed (a holder renews it at every write).
 LEASE_TTL_S: Final = 60.0
@@ -112,17 +100,29 @@ class SessionStore(Protocol):
     ) -> list[StoredEvent]: ...
     def delete_session(self, session_id: str) -> bool: ...
 
-    def remote_resource(self, backend: str, kind: str, config_hash: str) -> RemoteResource | None:
-        """The remote resource recorded for this config, if any."""
+    def remote_resource(
+        self, backend: str, kind: str, config_hash: str, scope: str = ""
+    ) -> RemoteResource | None:
+        """The remote resource recorded for this config in ``scope``, if any."""
         ...
 
     def add_remote_resource(self, resource: RemoteResource) -> RemoteResource:
-        """Record ``resource`` unless one is recorded for its (backend, kind, config hash): the
-        one recorded first wins and is returned (the caller archives a loser it made)."""
+        """Record ``resource`` unless one is recorded for its (backend, kind, scope, config hash):
+        the one recorded first wins and is returned (the caller archives a loser it made)."""
         ...
 
-    def list_remote_resources(self, backend: str, kind: str | None = None) -> list[RemoteResource]: ...
-    def forget_remote_resource(self, backend: str, kind: str, remote_id: str) -> bool: ...
+    def list_remote_resources(
+        self, backend: str, kind: str | None = None, scope: str | None = None
+    ) -> list[RemoteResource]:
+        """Oldest first; ``scope`` None: in every scope."""
+        ...
+
+    def forget_remote_resource(
+        self, backend: str, kind: str, remote_id: str, scope: str | None = None
+    ) -> bool:
+        """Drop the records of ``remote_id`` (in ``scope``; None: in every scope); whether any was."""
+        ...
+
     def close(self) -> None: ...
 
 

@@ -338,3 +338,19 @@ def the_first_remote_resource_recorded_for_a_config_wins(open_store: OpenStore) 
         assert one.forget_remote_resource("anthropic", "agent", "agent_A")
         assert not one.forget_remote_resource("anthropic", "agent", "agent_A")
         assert two.remote_resource("anthropic", "agent", "h1") is None
+
+
+@_check
+def remote_resources_are_kept_apart_by_scope(open_store: OpenStore) -> None:
+    """One config in two scopes (two keys or endpoints): two records, each found and forgotten
+    only in its own scope."""
+    with _opened(open_store) as store:
+        here = RemoteResource("anthropic", "agent", "h1", "agent_A", 1, "a", {}, 1.0, "scope-1")
+        there = RemoteResource("anthropic", "agent", "h1", "agent_B", 1, "a", {}, 2.0, "scope-2")
+        assert (store.add_remote_resource(here), store.add_remote_resource(there)) == (here, there)
+        assert store.remote_resource("anthropic", "agent", "h1", "scope-2") == there
+        assert store.remote_resource("anthropic", "agent", "h1") is None, "no scope: none of them"
+        assert store.list_remote_resources("anthropic", "agent", "scope-1") == [here]
+        assert not store.forget_remote_resource("anthropic", "agent", "agent_A", "scope-2")
+        assert store.forget_remote_resource("anthropic", "agent", "agent_A", "scope-1")
+        assert store.list_remote_resources("anthropic") == [there]

@@ -147,7 +147,7 @@ def test_a_version_1_file_is_migrated_in_place_and_keeps_its_sessions(tmp_path: 
         assert (again.title, again.remote, again.last_seq) == ("kept", None, 1)
         assert store.list_remote_resources("anthropic") == []
     with sqlite3.connect(path) as db:
-        assert db.execute("SELECT value FROM schema_meta").fetchone() == ("2",)
+        assert db.execute("SELECT value FROM schema_meta").fetchone() == ("3",)
 
 
 def test_the_default_file_lives_in_the_home_and_an_unusable_home_is_one_sentence(

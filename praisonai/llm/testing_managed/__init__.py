@@ -16,7 +16,8 @@ What it models (the wire as the SDK sends and parses it, see ``managed-agents.md
   ``?beta=true`` of 0.9x clients and any ``anthropic-version`` are accepted.
 - Agents: create (version 1), retrieve (``?version=N``), update (a new version; lists replace,
   metadata patches; a stale ``version`` precondition is a 409), list (``include_archived``),
-  versions, archive (permanent; no delete, as in the API). Tools echo with the toolsets'
+  versions, archive (permanent; no delete, as in the API: a test deletes one as the Console
+  does, with :meth:`ManagedAgentsFake.delete_agent`). Tools echo with the toolsets'
   ``default_config`` filled in.
 - Environments: create (cloud or self_hosted; networking ``unrestricted`` or ``limited``;
   packages per manager; 400 for another networking type or for packages under limited networking
@@ -200,6 +201,13 @@ class ManagedAgentsFake:
         """Every agent (its latest version), archived or not."""
         with self._lock:
             return [versions[-1] for versions in self._registry.agents.values()]
+
+    def delete_agent(self, agent_id: str) -> None:
+        """Delete an agent as the Console does (the API's ``agent.deleted`` webhook; the SDK has no
+        such call): every version gone, its id a 404 from now on."""
+        with self._lock:
+            self._registry.agent(agent_id)
+            del self._registry.agents[agent_id]
 
     def environments(self) -> list[Json]:
         with self._lock:

@@ -54,15 +54,16 @@ def not_found(kind: str, ident: str) -> ApiError:
 
 
 class Ids:
-    """Ids with the API's prefixes (``agent_``, ``env_``, ``sesn_``, ``sevt_``, ``req_``), unique per fake."""
+    """Ids with the API's prefixes (``agent_``, ``env_``, ``sesn_``, ``sevt_``, ``req_``), unique
+    across every fake of the process, as the API's are everywhere (a client talking to two fakes,
+    as to two workspaces, never sees one id twice)."""
 
-    def __init__(self) -> None:
-        self._count = itertools.count(1)
-        self._lock = threading.Lock()
+    _count = itertools.count(1)
+    _lock = threading.Lock()
 
     def new(self, prefix: str) -> str:
-        with self._lock:
-            return f"{prefix}_fake{next(self._count):06d}"
+        with Ids._lock:
+            return f"{prefix}_fake{next(Ids._count):06d}"
 
 
 class Clock:

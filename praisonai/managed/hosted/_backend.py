@@ -1,11 +1,14 @@
 """What a hosted ManagedAgent keeps between turns, and how a turn is set up.
 
 Before each turn: the SDK client (made once, on the portal loop), the remote agent and
-environment for the config (:mod:`._resources`: reused, never made twice), and the session's
-remote twin, created the first time with our session id in its metadata and recorded in the
-store before anything is sent to it. Python callables in ``tools`` become custom tools that run
-in this process; with a compute named, the environment is ``self_hosted`` and the agent toolset
-runs on the session's instance (:mod:`._worker`) while the turn runs.
+environment for the config where the key and endpoint lead (:mod:`._placement`: reused, never
+made twice, made again once when the API lost them), and the session's remote twin, created the
+first time with our session id in its metadata and recorded in the store before anything is sent
+to it. What was made again is in the session's log (a ``remote.recreated`` event) and in its
+remote details (``recreated``), so ``praisonai managed sessions show`` says it. Python callables
+in ``tools`` become custom tools that run in this process; with a compute named, the environment
+is ``self_hosted`` and the agent toolset runs on the session's instance (:mod:`._worker`) while
+the turn runs.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ from praisonai.llm.tools import ToolCall, call_tool, tool_name, tool_spec
 from praisonai.managed._config_hosted import ManagedConfig, agent_payload, environment_config
 from praisonai.managed._session import LiveSession
 from praisonai.managed.config import ToolPlan
-from praisonai.managed.hosted._client import api_key, make_client
-from praisonai.managed.hosted._resources import create_session, ensure_agent, ensure_environment
+from praisonai.managed.events import Event
+from praisonai.managed.hosted._client import api_key, make_client, workspace_scope
+from praisonai.managed.hosted._placement import Placement
 from praisonai.managed.hosted._turn import HostedSetup, HostedTurn
 
 if TYPE_CHECKING:
@@ -60,25 +64,35 @@ class HostedBackend:
         self, live: LiveSession, confirm: Callable[..., Any] | None, on_custom_tool: Callable[..., Any] | None
     ) -> HostedTurn:
         """The next turn of ``live``, its remote session made first when it has none."""
-        client = self._client = self._client or make_client(api_key(self._key), self._base_url)
+        key = api_key(self._key)
+        client = self._client = self._client or make_client(key, self._base_url)
         functions = {tool_name(fn): fn for fn in self.plan.functions}
         custom = [_custom(fn) for fn in self.plan.functions]
-        agent = await ensure_agent(client, live.store, agent_payload(self.config, custom))
-        env_config = environment_config(self.config, self_hosted=self.self_hosted)
-        environment = await ensure_environment(client, live.store, self.config.env_name, env_config)
-        remote = {
-            "agent": {"id": agent.remote_id, "version": agent.version},
-            "environment_id": environment.remote_id,
-        }
+        placement = Placement(
+            client, live.store, workspace_scope(str(client.base_url), key),
+            agent_payload=agent_payload(self.config, custom), env_prefix=self.config.env_name,
+            env_config=environment_config(self.config, self_hosted=self.self_hosted),
+        )  # fmt: skip
+        await placement.ensure()
         if live.remote_session_id is None:
             extra = {key: value for key in ("resources", "vault_ids") if (value := getattr(self.config, key))}
-            live.remote_session_id = await create_session(
-                client, session_id=live.id, agent=agent, environment_id=environment.remote_id,
-                title=self.config.session_title, extra=extra,
-            )  # fmt: skip
-            live.remote = remote
-            live.flush(remote_session_id=live.remote_session_id, remote=remote)
-        serve = _serving(client, environment.remote_id, live) if self.self_hosted else None
+            try:
+                remote_id = await placement.new_session(live.id, title=self.config.session_title, extra=extra)
+            finally:
+                _record_recreated(live, placement)
+            agent, environment = placement.made  # after new_session: what it was made on
+            live.remote_session_id = remote_id
+            live.remote = {
+                **live.remote,
+                "agent": {"id": agent.remote_id, "version": agent.version},
+                "environment_id": environment.remote_id,
+            }
+            live.flush(remote_session_id=live.remote_session_id, remote=live.remote)
+        else:
+            _record_recreated(live, placement)
+        # the session's own environment (the config's may have been made again since it started)
+        environment_id = str(live.remote.get("environment_id") or placement.made[1].remote_id)
+        serve = _serving(client, environment_id, live) if self.self_hosted else None
         setup = HostedSetup(
             client, live.remote_session_id, self.config.model, confirm,
             _answering(functions, on_custom_tool), serve_tools=serve,
@@ -89,6 +103,17 @@ class HostedBackend:
         client, self._client = self._client, None
         if client is not None:
             await client.close()
+
+
+def _record_recreated(live: LiveSession, placement: Placement) -> None:
+    """What the API had lost and was made again, in the session's log and remote details."""
+    if not placement.recreated:
+        return
+    notes = [r.as_json() for r in placement.recreated]
+    live.record(*(Event("remote.recreated", note) for note in notes))
+    live.remote = {**live.remote, "recreated": [*live.remote.get("recreated", ()), *notes]}
+    live.flush(remote=live.remote)
+    placement.recreated.clear()
 
 
 def _custom(fn: Callable[..., Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@ missing; a cut stream (which the SDK raises bare, as its HTTP library's error) i
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Awaitable, Callable, Iterator
@@ -63,6 +64,22 @@ def make_client(key: str, base_url: str | None = None) -> AsyncAnthropic:
             "the hosted backend needs the anthropic SDK: pip install 'praisonai[llm]'", op="managed"
         ) from exc
     return anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=REQUEST_TIMEOUT_S)
+
+
+def workspace_scope(base_url: str, key: str) -> str:
+    """Where the remote agents and environments made with ``key`` at ``base_url`` live, as a
+    fingerprint safe to store and show: 32 hex digits of a SHA-256 over a fixed label, the
+    endpoint (without a trailing ``/``) and the key.
+
+    The API does not say which workspace a key belongs to (its objects carry no workspace id),
+    so the key stands for its workspace. The hash cannot give the key back (an API key is far too
+    long to guess), and the label keeps it from matching any other use of a key's SHA-256. A new
+    key of the same workspace gets a new scope: its first run finds the resources again through
+    the API's list (by the config hash in their metadata, or the environment's name) instead of
+    making them twice."""
+    endpoint = base_url.strip().rstrip("/")
+    material = b"\0".join((b"praisonai hosted scope v1", endpoint.encode(), key.encode()))
+    return hashlib.sha256(material).hexdigest()[:32]
 
 
 @contextmanager

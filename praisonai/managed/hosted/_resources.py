@@ -1,9 +1,11 @@
 """The remote agent, environment and session a hosted ManagedAgent runs on: made once, reused.
 
-Agents and environments are keyed by the hash of what is sent for them, in the store's
-``remote_resources`` (:class:`~praisonai.managed.store.RemoteResource`):
+Agents and environments are keyed by the hash of what is sent for them and by their scope (where
+they live: the API endpoint and key, as :func:`~._client.workspace_scope` fingerprints them), in
+the store's ``remote_resources`` (:class:`~praisonai.managed.store.RemoteResource`):
 
-- **Reuse.** A config whose hash is recorded reuses the recorded resource: no API call.
+- **Reuse.** A config whose hash is recorded in the scope reuses the recorded resource: no API
+  call. Another key or endpoint is another scope: its resources are its own.
 - **One per config, under concurrency.** Making one happens under a file lock named after the
   agent's name (the environment's hash), re-checked inside the lock, so concurrent runs of one
   home make one. The API itself is asked first (its list, matched by the hash we put in the
@@ -12,6 +14,7 @@ Agents and environments are keyed by the hash of what is sent for them, in the s
 - **Versions.** A changed config of a named agent is an ``agents.update`` of the same remote
   agent with the version we know as precondition (a 409: someone updated it since; the current
   version is read and the update tried again). Each session pins the version it was made with.
+  An agent the update does not find (404: deleted) is forgotten and made again, and said so.
 - **At most once.** Creates go through :func:`~._client.at_most_once`: a lost answer is looked
   up (the list again) before anything is sent twice.
 """
@@ -20,9 +23,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-from praisonai._errors import ModelError
+from praisonai._errors import ModelError, SessionNotFoundError
 from praisonai._locks import file_lock
 from praisonai.managed.config import config_hash
 from praisonai.managed.hosted._client import api_errors, at_most_once
@@ -40,43 +44,77 @@ LOOKUP_LIMIT: Final = 500
 _T = TypeVar("_T")
 
 
+@dataclass(frozen=True)
+class Recreated:
+    """A remote resource the API no longer had (a 404), made again: ``kind`` ``"agent"`` or
+    ``"environment"``, the id that was gone and the new one."""
+
+    kind: str
+    previous_id: str
+    remote_id: str
+
+    def as_json(self) -> dict[str, str]:
+        """As a session records it (its ``remote.recreated`` event, its remote details); not
+        ``id``: an event's fields sit beside its own id."""
+        return {"kind": self.kind, "previous_id": self.previous_id, "remote_id": self.remote_id,
+                "reason": "the old one was not found"}  # fmt: skip
+
+
 async def ensure_agent(
-    client: AsyncAnthropic, store: SessionStore, payload: dict[str, Any]
-) -> RemoteResource:
-    """The remote agent for ``payload`` (``agents.create`` fields), made or updated only when no
-    process made this exact config before."""
+    client: AsyncAnthropic, store: SessionStore, payload: dict[str, Any], scope: str,
+    recreated: list[Recreated] | None = None,
+) -> RemoteResource:  # fmt: skip
+    """The remote agent for ``payload`` (``agents.create`` fields) in ``scope``, made or updated
+    only when no process made this exact config there before. An agent found gone while updating
+    it is made again and added to ``recreated``."""
     digest = config_hash(payload)
-    found = store.remote_resource(BACKEND, "agent", digest)
+    found = store.remote_resource(BACKEND, "agent", digest, scope)
     if found is not None:
         return found
-    async with file_lock(f"hosted-agent-{config_hash({'name': payload['name']})[:32]}"):
-        found = store.remote_resource(BACKEND, "agent", digest)
+    async with file_lock(f"hosted-agent-{config_hash({'name': payload['name'], 'scope': scope})[:32]}"):
+        found = store.remote_resource(BACKEND, "agent", digest, scope)
         if found is None:
-            remote_id, version = await _agent_for(client, store, payload, digest)
+            remote_id, version = await _agent_for(client, store, payload, (digest, scope), recreated)
             made = RemoteResource(BACKEND, "agent", digest, remote_id, version, payload["name"], payload,
-                                  time.time())  # fmt: skip
+                                  time.time(), scope)  # fmt: skip
             found = store.add_remote_resource(made)
     return found
 
 
 async def _agent_for(
-    client: AsyncAnthropic, store: SessionStore, payload: dict[str, Any], digest: str
-) -> tuple[str, int]:
+    client: AsyncAnthropic, store: SessionStore, payload: dict[str, Any], key: tuple[str, str],
+    recreated: list[Recreated] | None,
+) -> tuple[str, int]:  # fmt: skip
     """(id, version) of the remote agent with this config: found, made, or updated to it."""
+    digest, scope = key
     lookup = _agent_lookup(client, digest)
     found = await _guarded(f"looking up agent {payload['name']!r}", lookup)
     if found is not None:
         return found
-    metadata: dict[str, str | None] = {HASH_KEY: digest}
-    named = [r for r in store.list_remote_resources(BACKEND, "agent") if r.name == payload["name"]]
+
+    async def create(c: AsyncAnthropic) -> tuple[str, int]:
+        agent = await c.beta.agents.create(**payload, metadata={HASH_KEY: digest})
+        return agent.id, agent.version
+
+    named = [r for r in store.list_remote_resources(BACKEND, "agent", scope) if r.name == payload["name"]]
     if not named:
-
-        async def create(c: AsyncAnthropic) -> tuple[str, int]:
-            agent = await c.beta.agents.create(**payload, metadata={HASH_KEY: digest})
-            return agent.id, agent.version
-
         return await at_most_once(client, f"creating agent {payload['name']!r}", create, lookup)
     latest = max(named, key=lambda r: r.version or 0)
+    try:
+        return await _update_agent(client, latest, payload, digest)
+    except SessionNotFoundError:  # deleted on the API: its records name nothing any more
+        store.forget_remote_resource(BACKEND, "agent", latest.remote_id, scope)
+    made = await at_most_once(client, f"creating agent {payload['name']!r}", create, lookup)
+    if recreated is not None:
+        recreated.append(Recreated("agent", latest.remote_id, made[0]))
+    return made
+
+
+async def _update_agent(
+    client: AsyncAnthropic, latest: RemoteResource, payload: dict[str, Any], digest: str
+) -> tuple[str, int]:
+    """A new version of ``latest``'s remote agent with ``payload``, on top of its newest version."""
+    metadata: dict[str, str | None] = {HASH_KEY: digest}
     version = latest.version or 1
     for _ in range(3):  # a 409 is a newer version made elsewhere: read it, update on top of it
         try:
@@ -104,20 +142,21 @@ def _agent_lookup(client: AsyncAnthropic, digest: str) -> Callable[[], Awaitable
 
 
 async def ensure_environment(
-    client: AsyncAnthropic, store: SessionStore, prefix: str, config: dict[str, Any]
+    client: AsyncAnthropic, store: SessionStore, prefix: str, config: dict[str, Any], scope: str
 ) -> RemoteResource:
-    """The remote environment for ``config``, named ``<prefix>-<hash>`` (names are unique on the
-    API: a 409 means it exists, and it is reused)."""
+    """The remote environment for ``config`` in ``scope``, named ``<prefix>-<hash>`` (names are
+    unique on the API: a 409 means it exists, and it is reused)."""
     digest = config_hash(config)
-    found = store.remote_resource(BACKEND, "environment", digest)
+    found = store.remote_resource(BACKEND, "environment", digest, scope)
     if found is not None:
         return found
     name = f"{prefix}-{digest[:12]}"
-    async with file_lock(f"hosted-env-{digest[:32]}"):
-        found = store.remote_resource(BACKEND, "environment", digest)
+    async with file_lock(f"hosted-env-{config_hash({'env': digest, 'scope': scope})[:32]}"):
+        found = store.remote_resource(BACKEND, "environment", digest, scope)
         if found is None:
             remote_id = await _environment_for(client, name, config)
-            made = RemoteResource(BACKEND, "environment", digest, remote_id, None, name, config, time.time())
+            made = RemoteResource(BACKEND, "environment", digest, remote_id, None, name, config, time.time(),
+                                  scope)  # fmt: skip
             found = store.add_remote_resource(made)
     return found
 
