@@ -5,18 +5,23 @@ sub-folder makes ``from conftest import …`` ambiguous, hence this module)."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
+import os
 import subprocess
 import threading
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonai import _portal
 from praisonai._ledger import Ledger, home_tag
 from praisonai.compute.base import ComputeProvider
+
+if TYPE_CHECKING:
+    from praisonai.compute.testing.e2b_fake import FakeE2B
 
 Instance = tuple[ComputeProvider, str]
 
@@ -125,3 +130,27 @@ def describe(data: bytes, payloads: list[bytes]) -> str:
     if data in payloads:
         return f"payload {payloads.index(data)}"
     return f"mixed {data[:1]!r}..{data[-1:]!r} of {len(data)} bytes"
+
+
+@contextlib.contextmanager
+def serving_e2b() -> Iterator[FakeE2B]:
+    """The e2b wire fake, with the SDK's variables pointing at it in this process and the children
+    it starts (cross-process checks) until the block ends; then they are restored, and the fake's
+    sandbox containers must all be gone."""
+    from praisonai.compute.testing.e2b_fake import FakeE2B
+    from praisonai.compute.testing.e2b_fake._docker import LABEL
+
+    with FakeE2B() as server:
+        saved = {key: os.environ.get(key) for key in server.env()}
+        os.environ.update(server.env())
+        try:
+            yield server
+        finally:
+            for key, value in saved.items():
+                if value is None:
+                    os.environ.pop(key, None)
+                else:
+                    os.environ[key] = value
+    ps = ["docker", "ps", "-aq", "--filter", f"label={LABEL}={server.owner}"]
+    left = subprocess.run(ps, capture_output=True, text=True).stdout.split()
+    assert not left, f"the e2b fake left containers: {left}"

@@ -6,7 +6,6 @@ enforces one (the e2b wire fake's create request carries it) and one sentence wh
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import serving_e2b
 from praisonaiagents.managed.protocols import ComputeConfig as PraisonAIComputeConfig
 
 from praisonai import (
@@ -29,7 +29,6 @@ from praisonai import (
 from praisonai._errors import ConfigError, UnsupportedFeatureError
 from praisonai._ledger import Ledger
 from praisonai.compute.testing.e2b_fake import FakeE2B
-from praisonai.compute.testing.e2b_fake._docker import LABEL
 from praisonai.integrations.compute import E2BCompute, LocalCompute
 from praisonai.llm.testing import API_KEY, ScriptedLLM
 from praisonai.managed._config_hosted import environment_config
@@ -131,20 +130,8 @@ def test_network_and_networking_together_are_refused() -> None:
 
 @pytest.fixture(scope="module")
 def e2b(docker_ok: None) -> Iterator[FakeE2B]:
-    keys = ("E2B_API_URL", "E2B_SANDBOX_URL", "E2B_API_KEY", "E2B_HTTP_VERSION")
-    saved = {k: os.environ.get(k) for k in keys}
-    with FakeE2B() as server:
-        os.environ.update(server.env())
-        try:
-            yield server
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-    ps = ["docker", "ps", "-aq", "--filter", f"label={LABEL}={server.owner}"]
-    assert not subprocess.run(ps, capture_output=True, text=True).stdout.split(), "the fake left containers"
+    with serving_e2b() as server:
+        yield server
 
 
 def created_with(fake: FakeE2B, instance_id: str) -> dict[str, Any]:

@@ -7,7 +7,6 @@ Live runs, the same suite, when ``E2B_API_KEY`` is set."""
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 
@@ -15,13 +14,14 @@ import pytest
 
 pytest.importorskip("e2b")
 
+from kit import serving_e2b
+
 from praisonai import _portal
 from praisonai._errors import AuthenticationError, InstanceNotFoundError, UnsupportedFeatureError
 from praisonai.compute import registry
 from praisonai.compute.providers.e2b import E2BCompute
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.e2b_fake import FakeE2B
-from praisonai.compute.testing.e2b_fake._docker import LABEL
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
@@ -31,22 +31,8 @@ EXPR = "__import__('praisonai.compute.providers.e2b', fromlist=['E2BCompute']).E
 
 @pytest.fixture(scope="module")
 def fake(docker_ok: None) -> Iterator[FakeE2B]:
-    saved = {
-        k: os.environ.get(k) for k in ("E2B_API_URL", "E2B_SANDBOX_URL", "E2B_API_KEY", "E2B_HTTP_VERSION")
-    }
-    with FakeE2B() as server:
-        os.environ.update(server.env())  # child processes (cross-process checks) inherit it
-        try:
-            yield server
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-    left = subprocess.run(["docker", "ps", "-aq", "--filter", f"label={LABEL}={server.owner}"],
-                          capture_output=True, text=True).stdout.split()  # fmt: skip
-    assert not left, f"the fake left containers: {left}"
+    with serving_e2b() as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
