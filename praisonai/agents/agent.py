@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import threading
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -107,12 +108,22 @@ class Agent:
     def __repr__(self) -> str:
         return f"Agent({self.name!r}, model={self.model!r}, tools={[tool_name(t) for t in self.tools]})"
 
-    def start(self, prompt: str) -> str:
-        """Answer ``prompt`` in a fresh conversation (blocking); returns the final text."""
+    def start(self, prompt: str, *, stream: bool = False) -> str:
+        """Answer ``prompt`` in a fresh conversation (blocking); returns the final text.
+        ``stream=True`` (PraisonAI's): the text is also written to stdout as it comes (see
+        :meth:`chat`)."""
+        if stream:
+            if self.backend is None:
+                self.history = []
+            return _echo(self.stream(prompt))
         return _portal.call(self.astart, prompt)
 
-    def chat(self, prompt: str) -> str:
-        """Answer ``prompt`` continuing this agent's conversation (blocking)."""
+    def chat(self, prompt: str, *, stream: bool = False) -> str:
+        """Answer ``prompt`` continuing this agent's conversation (blocking). ``stream=True``
+        (PraisonAI's): the text is also written to stdout as it comes — a backend's piece by
+        piece, else the final text at once — then a newline; the full text is returned all the same."""
+        if stream:
+            return _echo(self.stream(prompt))
         return _portal.call(self.achat, prompt)
 
     def stream(self, prompt: str) -> Generator[str, None, None]:
@@ -205,6 +216,19 @@ class Agent:
         _portal.forget_at_exit(self)
         if client is not None:
             await client.aclose()
+
+
+def _echo(pieces: Iterable[str]) -> str:
+    """Write ``pieces`` to stdout as they come, then a newline, as PraisonAI's streaming start does;
+    returns them joined."""
+    text = []
+    for piece in pieces:
+        sys.stdout.write(piece)
+        sys.stdout.flush()
+        text.append(piece)
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+    return "".join(text)
 
 
 async def _on_portal(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
