@@ -1,5 +1,6 @@
 # Vendored verbatim from MervinPraison/PraisonAI examples/python/managed-agents/14_track_usage.py
-# at commit 52e3e37b1c0ede378426e764fff38834f8e209c2; run unchanged by tests/compat/test_praisonai_examples.py.
+# at commit 52e3e37b1c0ede378426e764fff38834f8e209c2,
+# run unchanged by tests/compat/test_praisonai_examples.py (not collected; not linted).
 from praisonai import Agent, ManagedAgent, ManagedConfig
 
 managed = ManagedAgent(

@@ -1,5 +1,6 @@
 # Vendored verbatim from MervinPraison/PraisonAI examples/python/managed-agents/provider/local_advanced.py
-# at commit 52e3e37b1c0ede378426e764fff38834f8e209c2; run unchanged by tests/compat/test_praisonai_examples.py.
+# at commit 52e3e37b1c0ede378426e764fff38834f8e209c2,
+# run unchanged by tests/compat/test_praisonai_examples.py (not collected; not linted).
 """Local provider — advanced features: update agent, custom tools, session resume, packages."""
 from praisonai import Agent, ManagedAgent, LocalManagedConfig
 
