@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Generator, Iterable, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -107,6 +107,28 @@ class Agent:
 
     def __repr__(self) -> str:
         return f"Agent({self.name!r}, model={self.model!r}, tools={[tool_name(t) for t in self.tools]})"
+
+    @property
+    def chat_history(self) -> list[dict[str, str]]:
+        """PraisonAI's view of :attr:`history`: its user and assistant messages as ``{"role",
+        "content"}`` dicts (tool calls and results left out). A copy; assigning such a list
+        replaces the conversation (``agent.chat_history = []`` forgets it)."""
+        roles = {UserMessage: "user", AssistantMessage: "assistant"}
+        return [
+            {"role": roles[type(m)], "content": m.text}
+            for m in self.history
+            if isinstance(m, UserMessage | AssistantMessage) and m.text
+        ]
+
+    @chat_history.setter
+    def chat_history(self, messages: Sequence[Mapping[str, str]]) -> None:
+        kinds = {"user": UserMessage, "assistant": AssistantMessage}
+        bad = [m for m in messages if m.get("role") not in kinds or not isinstance(m.get("content"), str)]
+        if bad:
+            raise ValueError(
+                f"chat_history takes {{'role': 'user' or 'assistant', 'content': text}} dicts, not {bad[0]!r}"
+            )
+        self.history = [kinds[m["role"]](m["content"]) for m in messages]
 
     def start(self, prompt: str, *, stream: bool = False) -> str:
         """Answer ``prompt`` in a fresh conversation (blocking); returns the final text.

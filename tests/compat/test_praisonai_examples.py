@@ -6,7 +6,8 @@ at the Managed Agents fake, E2B's at its wire fake), as tests/test_examples.py r
 
 What they exercise, as PraisonAI's users write it: ``from praisonai.integrations import LocalAgent,
 LocalAgentConfig``; ``agent.start(prompt, stream=True)`` (the text echoed as it comes, and returned);
-``managed.agent_id``/``agent_version``/``environment_id``/``session_id``, ``save_ids()``/
+``managed.agent_id``/``agent_version``/``environment_id``/``session_id`` (hosted: the API's
+ids), ``agent.chat_history``, ``save_ids()``/
 ``restore_ids()``, ``update_agent()``, ``compute_provider.provider_name``, custom tools through
 ``on_custom_tool``; ``retrieve_session()["usage"]["input_tokens"]`` and ``list_sessions()`` items
 indexed as dicts; ``provision_compute``/``execute_in_compute``/``shutdown_compute`` on e2b.
@@ -41,7 +42,7 @@ from test_readme import _child_env, _remove_leftovers
 from praisonai.llm.testing import API_KEY, Reply, ScriptedLLM, reply, tool
 
 HERE = Path(__file__).resolve().parent / "praisonai_examples"
-TIMEOUT_S = 150  # all four at once on 2 cores: generous, never asserted as a timing
+TIMEOUT_S = 150  # all five at once on 2 cores: generous, never asserted as a timing
 #: What the calculator example asks for, and what PraisonAI's handler prints for it.
 CALCULATION = ("99 * 77", "[Calculator: 99 * 77 = 7623]")
 DELETE_SESSIONS = """
@@ -67,6 +68,7 @@ EXAMPLES = {
     "local_advanced.py": Example(("model",), (CALCULATION[1], "[2] Updated to v", "Done!")),
     "e2b_compute.py": Example(("model", "e2b"), E2B_PRINTS),
     "14_track_usage.py": Example(("hosted",), ("Status: idle", "Agent finished.")),
+    "16_session_ids_explained.py": Example(("hosted",), ("chat_history  : 2 messages",)),
 }
 
 
@@ -108,6 +110,18 @@ def test_hosted_usage_matches_the_session_record(runs: dict[str, Run]) -> None:
     out = runs["14_track_usage.py"].out
     assert _field(out, r"Input tokens:  (\d+)") == _field(out, r"API Input tokens:  (\d+)") != "0"
     assert _field(out, r"Session ID: (\S+)").startswith("msess_")
+
+
+def test_hosted_ids_are_the_apis_and_save_ids_says_them(runs: dict[str, Run]) -> None:
+    """The hosted loop's agent and environment ids are the Managed Agents API's (not our store's),
+    and save_ids() says the same ids the attributes do."""
+    out = runs["16_session_ids_explained.py"].out
+    agent_id, environment_id = _field(out, r"agent_id +: (\S+)"), _field(out, r"environment_id: (\S+)")
+    assert agent_id.startswith("agent_") and environment_id.startswith("env_")
+    saved = _field(out, r"save_ids\(\): (\{.*\})")
+    session = _field(out, r"session_id +: (\S+)")
+    assert f"'agent_id': '{agent_id}'" in saved and f"'environment_id': '{environment_id}'" in saved
+    assert f"'session_id': '{session}'" in saved and "'agent_version': 1" in saved
 
 
 def _field(out: str, pattern: str) -> str:

@@ -104,6 +104,21 @@ def test_start_with_stream_echoes_the_backends_text_as_it_comes_and_returns_it(
     ]  # fmt: skip
 
 
+def test_chat_history_is_praisonais_dicts_and_assigning_it_replaces_the_conversation() -> None:
+    from praisonai import Agent
+
+    agent = Agent(name="demo", backend=Backend("ready"))
+    agent.start("Say hello.")
+    said = [{"role": "user", "content": "Say hello."}, {"role": "assistant", "content": "ready"}]
+    assert agent.chat_history == said
+    agent.chat_history = [{"role": "user", "content": "earlier"}]
+    assert agent.chat_history == [{"role": "user", "content": "earlier"}] and len(agent.history) == 1
+    agent.chat_history = []
+    assert agent.history == []
+    with pytest.raises(ValueError, match="'system'"):
+        agent.chat_history = [{"role": "system", "content": "x"}]
+
+
 def test_start_with_stream_without_a_backend_prints_the_answer(capsys: pytest.CaptureFixture[str]) -> None:
     from praisonai import Agent
     from praisonai.llm.testing import ScriptedLLM, reply
