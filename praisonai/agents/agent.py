@@ -149,11 +149,13 @@ class Agent:
         return _portal.call(self.achat, prompt)
 
     def stream(self, prompt: str) -> Generator[str, None, None]:
-        """:meth:`chat` as text pieces: the backend's as they come, else the final text once."""
-        if self.backend is None:
+        """:meth:`chat` as text pieces: the backend's as they come, else (no backend, or one with
+        only ``execute``, as PraisonAI's protocol allows) the final text once."""
+        backend = self.backend
+        if backend is None or not callable(getattr(backend, "stream_text", None)):
             yield self.chat(prompt)
             return
-        yield from stream_turn(self.backend, prompt, lambda text: self._record(prompt, text))
+        yield from stream_turn(backend, prompt, lambda text: self._record(prompt, text))
 
     async def astart(self, prompt: str) -> str:
         """Async :meth:`start`."""

@@ -104,6 +104,21 @@ def test_start_with_stream_echoes_the_backends_text_as_it_comes_and_returns_it(
     ]  # fmt: skip
 
 
+def test_start_with_stream_on_a_backend_with_only_execute_prints_its_answer(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """PraisonAI's backend protocol needs only ``execute``: streaming falls back to its answer."""
+    from praisonai import Agent
+
+    class ExecuteOnly:
+        async def execute(self, prompt: str) -> str:
+            return f"answered {prompt}"
+
+    agent = Agent(name="plain", backend=ExecuteOnly())  # type: ignore[arg-type]
+    assert agent.start("hi", stream=True) == "answered hi"
+    assert capsys.readouterr().out == "answered hi\n" and len(agent.chat_history) == 2
+
+
 def test_chat_history_is_praisonais_dicts_and_assigning_it_replaces_the_conversation() -> None:
     from praisonai import Agent
 
