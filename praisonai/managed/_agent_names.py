@@ -88,6 +88,15 @@ class PraisonAINames:
         record = self.retrieve_session()
         return record.remote if record is not None else None
 
+    def list_sessions(self, limit: int = 20) -> list[SessionRecord]:
+        """PraisonAI's: this agent's sessions (those of every stored version of its name, on its
+        loop), newest first; ``[]`` before its first session. ``praisonai managed sessions list``
+        lists the whole store."""
+        store = self.store
+        versions = [a.id for a in store.list_agents(self.provider) if a.name == self.config.name]
+        found = [r for v in versions for r in store.list_sessions(agent_id=v, limit=limit)]
+        return sorted(found, key=lambda record: (record.updated_at, record.id), reverse=True)[:limit]
+
     def save_ids(self) -> dict[str, Any]:
         """PraisonAI's: the ids to persist, ``{"agent_id", "agent_version", "environment_id",
         "session_id"}``; :meth:`restore_ids` continues the session from them, in any process."""

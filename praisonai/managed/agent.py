@@ -358,10 +358,6 @@ class ManagedAgent(PraisonAINames):
         """The current session's stored record (``None`` before the first turn)."""
         return None if self.session_id is None else self.store.get_session(self.session_id)
 
-    def list_sessions(self, limit: int = 20) -> list[SessionRecord]:
-        """PraisonAI's name: this store's sessions, newest first."""
-        return self.store.list_sessions(limit=limit)
-
     # ---- closing ---------------------------------------------------------------------------
 
     def close(self) -> None:

@@ -218,6 +218,24 @@ def test_ids_update_agent_and_compute_provider_before_any_session(tmp_path: Path
         store.close()
 
 
+def test_list_sessions_are_this_agents_as_in_praisonai(tmp_path: Path) -> None:
+    from praisonai.integrations import LocalAgent, LocalAgentConfig
+    from praisonai.managed.store import SqliteSessionStore
+
+    store = SqliteSessionStore(tmp_path / "store.db")
+    managed = LocalAgent(compute="local", store=store, config=LocalAgentConfig(name="Tutor"))
+    try:
+        assert managed.list_sessions() == []
+        mine = [store.upsert_agent("local", "Tutor", {"v": v}) for v in (1, 2)]  # two versions of it
+        other = store.upsert_agent("local", "Other", {})
+        made = [store.create_session(agent, "me")[0].id for agent in (mine[0], other, mine[1])]
+        assert [s["id"] for s in managed.list_sessions()] == [made[2], made[0]]
+        assert [s["id"] for s in managed.list_sessions(limit=1)] == [made[2]]
+    finally:
+        managed.close()
+        store.close()
+
+
 def test_update_agent_on_the_hosted_loop_is_one_sentence(tmp_path: Path) -> None:
     from praisonai.integrations import HostedAgent, HostedAgentConfig
     from praisonai.managed.store import SqliteSessionStore
