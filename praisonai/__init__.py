@@ -61,6 +61,8 @@ _EXPORTS = {
     "SandboxedAgentConfig": "praisonai.managed",
     "ManagedConfig": "praisonai.managed",
     "HostedAgentConfig": "praisonai.managed",
+    "HostedAgent": "praisonai.managed",
+    "AnthropicManagedAgent": "praisonai.managed",
     "ManagedSessionError": "praisonai._errors",
 }
 
@@ -95,6 +97,8 @@ if TYPE_CHECKING:
     from praisonai.compute.registry import available_providers, resolve_compute
     from praisonai.compute.warm import WarmPool
     from praisonai.managed import (
+        AnthropicManagedAgent,
+        HostedAgent,
         HostedAgentConfig,
         LocalAgent,
         LocalAgentConfig,

@@ -17,7 +17,8 @@ class AgentBackend(Protocol):
 
     ``await execute(prompt)``: run one turn of the backend's conversation; returns its final text.
     ``stream_text(prompt)``: the same turn, its text as a sync iterator of pieces as they come
-    (needed only by ``Agent.stream``). Closing the iterator early should end the turn.
+    (read by ``Agent.stream`` and ``start(..., stream=True)``; optional: without it they get the
+    final text of ``execute`` in one piece). Closing the iterator early should end the turn.
     """
 
     async def execute(self, prompt: str) -> str: ...

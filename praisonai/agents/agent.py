@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import threading
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -107,20 +108,54 @@ class Agent:
     def __repr__(self) -> str:
         return f"Agent({self.name!r}, model={self.model!r}, tools={[tool_name(t) for t in self.tools]})"
 
-    def start(self, prompt: str) -> str:
-        """Answer ``prompt`` in a fresh conversation (blocking); returns the final text."""
+    @property
+    def chat_history(self) -> list[dict[str, str]]:
+        """PraisonAI's view of :attr:`history`: its user and assistant messages as ``{"role",
+        "content"}`` dicts (tool calls and results left out). A copy; assigning such a list
+        replaces the conversation (``agent.chat_history = []`` forgets it)."""
+        roles = {UserMessage: "user", AssistantMessage: "assistant"}
+        return [
+            {"role": roles[type(m)], "content": m.text}
+            for m in self.history
+            if isinstance(m, UserMessage | AssistantMessage) and m.text
+        ]
+
+    @chat_history.setter
+    def chat_history(self, messages: Sequence[Mapping[str, str]]) -> None:
+        kinds = {"user": UserMessage, "assistant": AssistantMessage}
+        bad = [m for m in messages if m.get("role") not in kinds or not isinstance(m.get("content"), str)]
+        if bad:
+            raise ValueError(
+                f"chat_history takes {{'role': 'user' or 'assistant', 'content': text}} dicts, not {bad[0]!r}"
+            )
+        self.history = [kinds[m["role"]](m["content"]) for m in messages]
+
+    def start(self, prompt: str, *, stream: bool = False) -> str:
+        """Answer ``prompt`` in a fresh conversation (blocking); returns the final text.
+        ``stream=True`` (PraisonAI's): the text is also written to stdout as it comes (see
+        :meth:`chat`)."""
+        if stream:
+            if self.backend is None:
+                self.history = []
+            return _echo(self.stream(prompt))
         return _portal.call(self.astart, prompt)
 
-    def chat(self, prompt: str) -> str:
-        """Answer ``prompt`` continuing this agent's conversation (blocking)."""
+    def chat(self, prompt: str, *, stream: bool = False) -> str:
+        """Answer ``prompt`` continuing this agent's conversation (blocking). ``stream=True``
+        (PraisonAI's): the text is also written to stdout as it comes — a backend's piece by
+        piece, else the final text at once — then a newline; the full text is returned all the same."""
+        if stream:
+            return _echo(self.stream(prompt))
         return _portal.call(self.achat, prompt)
 
     def stream(self, prompt: str) -> Generator[str, None, None]:
-        """:meth:`chat` as text pieces: the backend's as they come, else the final text once."""
-        if self.backend is None:
+        """:meth:`chat` as text pieces: the backend's as they come, else (no backend, or one with
+        only ``execute``, as PraisonAI's protocol allows) the final text once."""
+        backend = self.backend
+        if backend is None or not callable(getattr(backend, "stream_text", None)):
             yield self.chat(prompt)
             return
-        yield from stream_turn(self.backend, prompt, lambda text: self._record(prompt, text))
+        yield from stream_turn(backend, prompt, lambda text: self._record(prompt, text))
 
     async def astart(self, prompt: str) -> str:
         """Async :meth:`start`."""
@@ -205,6 +240,19 @@ class Agent:
         _portal.forget_at_exit(self)
         if client is not None:
             await client.aclose()
+
+
+def _echo(pieces: Iterable[str]) -> str:
+    """Write ``pieces`` to stdout as they come, then a newline, as PraisonAI's streaming start does;
+    returns them joined."""
+    text = []
+    for piece in pieces:
+        sys.stdout.write(piece)
+        sys.stdout.flush()
+        text.append(piece)
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+    return "".join(text)
 
 
 async def _on_portal(fn: Callable[..., Awaitable[T]], *args: Any) -> T:

@@ -185,6 +185,9 @@ class AgentFlow:
         """Async :meth:`start`."""
         return await run_async(self.compute, self.agents, lambda: self._run(input))
 
+    #: PraisonAI's names (its ``Workflow.run``/``arun``) for :meth:`start` and :meth:`astart`.
+    run, arun = start, astart
+
     async def _run(self, text: str) -> RunResult:
         run = _Run({**self.variables, "input": text})
         final = await _run_step(self.steps, text, run)

@@ -65,6 +65,9 @@ class AgentTeam:
         """Async :meth:`start`."""
         return await run_async(self.compute, self.agents, lambda: self._run(prompt))
 
+    #: PraisonAI's name (its ``AgentTeam.run``) for :meth:`start`.
+    run = start
+
     async def _run(self, prompt: str | None) -> RunResult:
         if prompt is None and self.tasks is None:
             raise ConfigError("give the team a prompt, tasks, or both", op="team")

@@ -17,6 +17,11 @@ _LAZY = {
     "ManagedAgent": "praisonai.managed.agent",
     "LocalAgent": "praisonai.managed.agent",
     "SandboxedAgent": "praisonai.managed.agent",
+    "HostedAgent": "praisonai.managed.praisonai_types",
+    "AnthropicManagedAgent": "praisonai.managed.praisonai_types",
+    "NetworkingType": "praisonai.managed.praisonai_types",
+    "NetworkingConfig": "praisonai.managed.praisonai_types",
+    "PackagesConfig": "praisonai.managed.praisonai_types",
     "ManagedResult": "praisonai.managed._turn",
     "ToolRequest": "praisonai.managed._turn",
     "LocalManagedConfig": "praisonai.managed.config",
@@ -31,8 +36,10 @@ _LAZY = {
 
 __all__ = [
     "CAPABILITY_NOTE",
+    "AnthropicManagedAgent",
     "AuditEntry",
     "Event",
+    "HostedAgent",
     "HostedAgentConfig",
     "LocalAgent",
     "LocalAgentConfig",
@@ -40,6 +47,9 @@ __all__ = [
     "ManagedAgent",
     "ManagedConfig",
     "ManagedResult",
+    "NetworkingConfig",
+    "NetworkingType",
+    "PackagesConfig",
     "SandboxedAgent",
     "SandboxedAgentConfig",
     "SessionStore",
@@ -54,6 +64,13 @@ if TYPE_CHECKING:
     from praisonai.managed.agent import LocalAgent, ManagedAgent, SandboxedAgent
     from praisonai.managed.config import LocalAgentConfig, LocalManagedConfig, SandboxedAgentConfig
     from praisonai.managed.events import Event
+    from praisonai.managed.praisonai_types import (
+        AnthropicManagedAgent,
+        HostedAgent,
+        NetworkingConfig,
+        NetworkingType,
+        PackagesConfig,
+    )
     from praisonai.managed.shared import CAPABILITY_NOTE, AuditEntry, SharedCompute
     from praisonai.managed.store import SessionStore, SqliteSessionStore
 

@@ -26,7 +26,8 @@ _CONTINUES = ("<", ">", "=", "!", "~")
 def parse_packages(value: object) -> dict[str, list[str]]:
     """Packages per manager, as ``ComputeConfig.packages`` takes them (empty lists left out).
 
-    ``value`` is ``None`` (no packages), a dict ``{"pip": [...], "apt": [...], "npm": [...]}``, or
+    ``value`` is ``None`` (no packages), a dict ``{"pip": [...], "apt": [...], "npm": [...]}`` (or
+    PraisonAI's ``PackagesConfig``, read through its ``to_dict()``), or
     the CLI's spelling: a string or a list of strings, each holding specs separated by spaces, a
     spec being ``manager:name,name`` or just ``name,name`` (pip, as PraisonAI's ``--packages
     a,b``). So ``["requests", "numpy"]`` is two pip packages and ``"pip:a,b npm:c apt:git"`` three
@@ -40,6 +41,9 @@ def parse_packages(value: object) -> dict[str, list[str]]:
     """
     if value is None:
         return {}
+    to_dict = getattr(value, "to_dict", None)
+    if callable(to_dict):  # PraisonAI's PackagesConfig
+        value = to_dict()
     if isinstance(value, Mapping):
         found = _from_mapping(value)
     elif isinstance(value, str):

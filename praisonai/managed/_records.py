@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, fields
 from typing import Any
 
 from praisonai.managed.events import Event
@@ -23,13 +23,38 @@ class AgentRecord:
     created_at: float
 
 
+class _ReadsByKey:
+    """Reads a record's fields by key too, as PraisonAI's users read the dicts its sessions are
+    (``info["usage"]["input_tokens"]``, ``s["id"]``, ``info.get("status")``, ``"usage" in info``):
+    each key is the field of that name, read from the record itself (no second copy)."""
+
+    def keys(self) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(self))  # type: ignore[arg-type]
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self.keys():
+            raise KeyError(key)
+        return getattr(self, key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """Dict-style read; a key that is no field gives ``default``."""
+        return getattr(self, key) if key in self.keys() else default
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.keys()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
+
+
 @dataclass(frozen=True)
-class SessionRecord:
+class SessionRecord(_ReadsByKey):
     """A session as stored. ``usage`` is cumulative (:data:`USAGE_KEYS`); ``sandbox`` is what
     rebuilds its instance (``{"provider", "options", "instance_id"}`` for an instance of ours);
     ``lease_*`` say who drives it (see :func:`lease_holder`); ``last_seq`` is its last event's seq.
     A hosted session has its API id in ``remote_session_id`` and what the API last said of it in
-    ``remote`` (``{"agent": {"id", "version"}, "environment_id", "status", "usage", "stats", …}``)."""
+    ``remote`` (``{"agent": {"id", "version"}, "environment_id", "status", "usage", "stats", …}``).
+    Its fields read by key too (``record["usage"]["input_tokens"]``), as PraisonAI's session dicts."""
 
     id: str
     backend: str

@@ -51,7 +51,7 @@ from praisonai.managed.config import (
 )
 from praisonai.managed.events import Event
 from praisonai.managed.placement import one_place
-from praisonai.managed.store import LEASE_TTL_S, SessionRecord, SessionStore, SqliteSessionStore
+from praisonai.managed.store import LEASE_TTL_S, AgentRecord, SessionRecord, SessionStore, SqliteSessionStore
 from praisonai.managed.text import check_prompt
 
 if TYPE_CHECKING:
@@ -115,6 +115,7 @@ class ManagedAgent(PraisonAINames):
         self.on_custom_tool = self.config.on_custom_tool or on_custom_tool
         self.plan = resolve_tools(self.config)
         self.session_id: str | None = None
+        self._agent: AgentRecord | None = None  # the stored record of this config (agent_id)
         self.last_result: ManagedResult | None = None
         self._store = store
         model = backend.model(self.config.model)
@@ -277,7 +278,8 @@ class ManagedAgent(PraisonAINames):
         from the store when another writer added to it since)."""
         store = self.store
         if self.session_id is None:
-            agent = store.upsert_agent(self.provider, self.config.name, config_record(self.config))
+            stored = config_record(self.config)
+            agent = self._agent = store.upsert_agent(self.provider, self.config.name, stored)
             metadata = {**self.config.metadata, "compute": compute_record(self.compute)}
             record, lease = store.create_session(
                 agent, owner_tag(), title=self.config.session_title, metadata=metadata
@@ -335,6 +337,7 @@ class ManagedAgent(PraisonAINames):
         lease = store.acquire(session_id, owner_tag(), force=force)
         try:
             record = store.get_session(session_id)
+            self._agent = store.get_agent(record.agent_id)
             live = self._new_live(record, lease)
             live.load()
             live.resumed()
@@ -354,10 +357,6 @@ class ManagedAgent(PraisonAINames):
     def retrieve_session(self) -> SessionRecord | None:
         """The current session's stored record (``None`` before the first turn)."""
         return None if self.session_id is None else self.store.get_session(self.session_id)
-
-    def list_sessions(self, limit: int = 20) -> list[SessionRecord]:
-        """PraisonAI's name: this store's sessions, newest first."""
-        return self.store.list_sessions(limit=limit)
 
     # ---- closing ---------------------------------------------------------------------------
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator
-from dataclasses import dataclass
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -30,23 +28,10 @@ from praisonai._errors import ConfigError, UnsupportedFeatureError
 from praisonai._ledger import Ledger
 from praisonai.compute.testing.e2b_fake import FakeE2B
 from praisonai.integrations.compute import E2BCompute, LocalCompute
+from praisonai.integrations.managed_agents import NetworkingConfig, NetworkingType
 from praisonai.llm.testing import API_KEY, ScriptedLLM
 from praisonai.managed._config_hosted import environment_config
 from praisonai.managed.config import compute_fields
-
-
-class NetworkingType(str, Enum):  # PraisonAI's, as praisonai.integrations.managed_agents declares it
-    UNRESTRICTED = "unrestricted"
-    LIMITED = "limited"
-
-
-@dataclass
-class NetworkingConfig:  # PraisonAI's, as praisonai.integrations.managed_agents declares it
-    type: NetworkingType = NetworkingType.UNRESTRICTED
-    allowed_hosts: list[str] | None = None
-    allow_mcp_servers: bool = True
-    allow_package_managers: bool = True
-
 
 HOSTS = ["pypi.org", "files.pythonhosted.org", "10.0.0.0/8"]
 LIMITED = {"type": "limited", "allowed_hosts": HOSTS}
