@@ -28,7 +28,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from test_readme import _child_env, _remove_leftovers, _ssh_instances
+from leftovers import child_env, remove_leftovers, ssh_instances
 
 from praisonai import _portal
 from praisonai.compute.testing.sshd import SSHServer
@@ -162,14 +162,14 @@ def runs(
     with contextlib.ExitStack() as stack:
         services = Services(stack, request, tmp_path_factory.mktemp("services"))
         envs = {name: services.env(ex.services) for name, ex in EXAMPLES.items()}
-        ssh_before = _ssh_instances(services.sshd)
+        ssh_before = ssh_instances(services.sshd)
         with ThreadPoolExecutor(WORKERS) as pool:
             futures = {
                 name: pool.submit(_run, name, envs[name], tmp_path_factory.mktemp(name.removesuffix(".py")))
                 for name in EXAMPLES
             }
             results = {name: f.result() for name, f in futures.items()}
-        ssh_left = _ssh_instances(services.sshd) - ssh_before
+        ssh_left = ssh_instances(services.sshd) - ssh_before
         if ssh_left:
             results["ssh_compute.py"].left["ssh instances"] = sorted(ssh_left)
         for name, example in EXAMPLES.items():
@@ -188,7 +188,7 @@ def _run(name: str, env: dict[str, str], place: Path) -> Run:
     its home is recorded and removed."""
     home, work = place / "home", place / "work"
     work.mkdir()
-    env = {**_child_env(home), **env}
+    env = {**child_env(home), **env}
     run = Run()
     try:
         done = subprocess.run(
@@ -199,7 +199,7 @@ def _run(name: str, env: dict[str, str], place: Path) -> Run:
     except subprocess.TimeoutExpired as exc:
         run.err = f"ran past {EXAMPLE_TIMEOUT_S} s\n{exc.stderr!r}"
     finally:
-        run.left = _remove_leftovers(home, set())
+        run.left = remove_leftovers(home, set())
     return run
 
 

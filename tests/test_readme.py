@@ -27,7 +27,6 @@ import io
 import os
 import re
 import shlex
-import shutil
 import signal
 import subprocess
 import sys
@@ -39,15 +38,14 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from leftovers import ROOT, child_env, remove_leftovers, ssh_instances
 
 from praisonai import _portal
-from praisonai._ledger import Ledger, home_tag
 from praisonai.compute.testing.sshd import SSHServer
 from praisonai.llm.testing import API_KEY, Reply, ScriptedLLM, reply, tool
 from praisonai.llm.testing_managed import API_KEY as MANAGED_API_KEY
 from praisonai.llm.testing_managed import ManagedAgentsFake, end_turn, say, usage
 
-ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 SNIPPET_TIMEOUT_S = 40
 PROVIDERS = ("local", "docker")
@@ -273,8 +271,8 @@ def _run_and_check(
 ) -> None:
     """Run ``code`` (``snippet``, maybe adapted) in ``work`` with ``home`` (and ``extra_env``); assert
     it exits 0, prints what is expected and leaves nothing behind (what it left is removed all the same)."""
-    env = {**_child_env(home), **(extra_env or {})}
-    ssh_before = _ssh_instances(server)
+    env = {**child_env(home), **(extra_env or {})}
+    ssh_before = ssh_instances(server)
     try:
         with _model_for(snippet, env):
             out, err, status = _run(snippet, code, work, env)
@@ -283,7 +281,7 @@ def _run_and_check(
         for fragment in snippet.expect:
             assert fragment in out, f"{snippet.where} should print {fragment!r}"
     finally:
-        left = _remove_leftovers(home, _ssh_instances(server) - ssh_before)
+        left = remove_leftovers(home, ssh_instances(server) - ssh_before)
     assert not left, f"{snippet.where} left things behind: {left}"
 
 
@@ -292,13 +290,6 @@ def _on_test_sshd(code: str, server: SSHServer) -> str:
         assert code.count(example) >= 1, f"the SSH snippet no longer has {example!r}"
         code = code.replace(example, ours.format(**server.connect_kwargs()), 1)
     return code
-
-
-def _child_env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_"))}
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    env["PRAISONAI_HOME"] = str(home)
-    return env
 
 
 def _run(snippet: Snippet, code: str, work: Path, env: dict[str, str]) -> tuple[str, str, int]:
@@ -347,75 +338,3 @@ def scripted_model(path: str, body: dict[str, Any]) -> Reply:
     if "execute_command" in tools:
         return reply(tool("execute_command", command="uname -s"))
     return reply("LGTM")
-
-
-# ---- what a snippet may leave behind ------------------------------------------------------------
-
-
-def _remove_leftovers(home: Path, ssh_places: set[str]) -> dict[str, list[str]]:
-    """What a run left behind — containers, local instances, ledger rows, processes working in its
-    home or in new SSH workspaces, SSH instance directories — removed, and reported by kind."""
-    left = {
-        "containers": _remove_docker_leftovers(home),
-        "local instances": _local_instances(home),
-        "ledger rows": _ledger_rows(home),
-        "processes": [str(pid) for pid in _processes_in(home, *map(Path, ssh_places))],
-        "ssh instances": sorted(ssh_places),
-    }
-    for pid in left["processes"]:
-        with contextlib.suppress(OSError):
-            os.kill(int(pid), signal.SIGKILL)
-    for place in ssh_places:
-        shutil.rmtree(place, ignore_errors=True)
-    return {kind: found for kind, found in left.items() if found}
-
-
-def _remove_docker_leftovers(home: Path) -> list[str]:
-    """Remove the containers and captures labelled with ``home``; return the containers found.
-    (Captures are kept by design, so they are removed, not reported.)"""
-    docker = ["docker", "ps", "-aq", "--filter", f"label=praisonai.home={home_tag(home)}"]
-    try:
-        containers = subprocess.run(docker, capture_output=True, text=True, check=False).stdout.split()
-    except FileNotFoundError:  # no docker CLI: nothing of docker can be left
-        return []
-    if containers:
-        subprocess.run(["docker", "rm", "-f", *containers], capture_output=True, check=False)
-    images = subprocess.run(
-        ["docker", "images", "-q", "--filter", f"label=praisonai.home={home_tag(home)}"],
-        capture_output=True, text=True, check=False,
-    ).stdout.split()  # fmt: skip
-    if images:
-        subprocess.run(["docker", "rmi", "-f", *set(images)], capture_output=True, check=False)
-    return containers
-
-
-def _local_instances(home: Path) -> list[str]:
-    root = home / "local"
-    return [p.name for p in root.iterdir() if p.name.startswith("local_")] if root.is_dir() else []
-
-
-def _ledger_rows(home: Path) -> list[str]:
-    path = home / "ledger.sqlite3"
-    return [e.instance_id for e in Ledger(path).entries()] if path.exists() else []
-
-
-def _processes_in(*places: Path) -> list[int]:
-    """Processes whose working directory is inside one of ``places`` (an instance's commands)."""
-    return [pid for pid, cwd in _cwds() for p in places if cwd == str(p) or cwd.startswith(f"{p}/")]
-
-
-def _cwds() -> Iterator[tuple[int, str]]:
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                yield int(entry.name), os.readlink(entry / "cwd")
-            except OSError:  # gone, or not ours to read
-                continue
-
-
-def _ssh_instances(server: SSHServer | None) -> set[str]:
-    if server is None:
-        return set()
-    root = server.home / ".praisonai" / "instances"  # workspaces, and their records under .praisonai
-    found = {str(p) for place in (root, root / ".praisonai") if place.is_dir() for p in place.iterdir()}
-    return found - {str(root / ".praisonai")}

@@ -36,8 +36,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from leftovers import child_env, remove_leftovers
 from test_examples import Run, Services, example_model
-from test_readme import _child_env, _remove_leftovers
 
 from praisonai.llm.testing import API_KEY, Reply, ScriptedLLM, reply, tool
 
@@ -174,7 +174,7 @@ def _run(name: str, env: dict[str, str], place: Path) -> Run:
     remove) whatever its home still holds."""
     home, work = place / "home", place / "work"
     work.mkdir()
-    env = {**_child_env(home), **env}
+    env = {**child_env(home), **env}
     run = Run()
     try:
         done = subprocess.run(
@@ -191,5 +191,5 @@ def _run(name: str, env: dict[str, str], place: Path) -> Run:
     except subprocess.TimeoutExpired as exc:
         run.err = f"ran past {TIMEOUT_S} s\n{exc.stderr!r}"
     finally:
-        run.left.update(_remove_leftovers(home, set()))
+        run.left.update(remove_leftovers(home, set()))
     return run
