@@ -20,11 +20,6 @@ idle policy, with ``auto_shutdown=False``); shutdown is idempotent. After it ``i
 ``None`` and the object can be used again: the next tool call or :meth:`ensure` provisions a new
 instance, and agents can be attached again.
 
-Each attached agent gets :data:`CAPABILITY_PROMPT` appended to its ``backstory``, the text that
-leads the system prompt of PraisonAI's agents and, after ``instructions``, of ours
-(:attr:`praisonai.agents.Agent.system_prompt`); an agent without a ``backstory`` attribute gets
-it on ``instructions``. Either is restored exactly on shutdown.
-
 PraisonAI's names work unchanged: ``SharedCompute(compute, config, working_dir, auto_shutdown,
 idle_timeout_s)``, :meth:`build_tools`, :meth:`ensure_provisioned`, :meth:`run_command`,
 :attr:`instance_id`, :attr:`provider_name`, ``attach(agents, override_declared=...)``,
@@ -268,15 +263,15 @@ class SharedCompute:
 
     @staticmethod
     def _format(result: ExecResult | dict[str, Any]) -> str:
-        """What the tools tell the model of a command's result (an ``ExecResult`` or PraisonAI's
-        dict): its output, ``Error (exit N): …`` on failure; never empty."""
+        """What the tools tell the model of a result (``ExecResult`` or PraisonAI's dict); never empty."""
         return command_answer(result)
 
     # ---- agents ----------------------------------------------------------------------------
 
     def attach(self, agents: Iterable[Any], *, override_declared: bool = False) -> None:
-        """Give each agent the four tools bound to this instance and :data:`CAPABILITY_PROMPT`
-        (appended to its ``backstory``, else to its ``instructions``).
+        """Give each agent the four tools bound to this instance and :data:`CAPABILITY_PROMPT`,
+        appended to its ``backstory`` (which leads the system prompt of PraisonAI's agents, and
+        follows the instructions in ours: ``Agent.system_prompt``), else to its ``instructions``.
 
         Same-named tools of the agent are replaced in place, the others kept. Left alone: an agent
         with its own ``backend``, one already attached, and one that names its own
