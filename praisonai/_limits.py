@@ -47,6 +47,13 @@ MAX_ENV_ENTRY_BYTES = 128 * 1024 - 1
 #: environment at once; the command line and the instance's own variables need the rest).
 MAX_ENV_BYTES = 1024 * 1024
 
+#: A provider written to PraisonAI's protocol gets files as command lines (``sh -c`` takes at
+#: most 128 KiB in one argument): text up to this size goes inline as a heredoc, anything larger
+#: or binary as base64 in calls of this many raw bytes (~87 KiB encoded).
+FOREIGN_INLINE_BYTES = 64 * 1024
+#: Bytes of a file one read call through such a provider returns (as base64 on its stdout).
+FOREIGN_READ_CHUNK_BYTES = 1024 * 1024
+
 #: Linux's PATH_MAX (with its NUL) and NAME_MAX: longer paths fail with ENAMETOOLONG.
 MAX_PATH_BYTES = 4095
 MAX_NAME_BYTES = 255

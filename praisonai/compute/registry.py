@@ -1,4 +1,4 @@
-"""The compute bridge: turn ``None``, a name or a provider object into a provider.
+"""The compute bridge: turn a name, options or a provider object into a provider.
 
 Names come from the entry-point group ``praisonai.compute``; the built-ins register there exactly
 like third-party packages do (see pyproject.toml). :func:`register` adds one in this process only
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint, entry_points
 from types import MappingProxyType
-from typing import Any
+from typing import Any, overload
 
 from pydantic import ValidationError
 
@@ -25,11 +25,14 @@ from praisonai._errors import (
 )
 from praisonai._types import Capability
 from praisonai.compute.base import ComputeProvider
+from praisonai.compute.foreign import ForeignProvider, looks_like_provider, protocol_problem
 from praisonai.compute.options import ProviderOptions, problems
 
 GROUP = "praisonai.compute"
 #: Other spellings users reach for, mapped to the registered name.
 ALIASES = {"subprocess": "local", "host": "local", "container": "docker"}
+#: The name that means "the default provider" (:func:`default_compute`).
+DEFAULT = "default"
 #: The embedded default, in order of preference: the first available one is used. All but the
 #: last isolate; the last, plain host execution, only where the caller accepts it
 #: (:func:`default_compute`).
@@ -87,29 +90,59 @@ def available_providers() -> list[str]:
     return sorted({*_entry_points(), *_registered})
 
 
-def resolve_compute(compute: object = None) -> ComputeProvider:
-    """``None`` → the default provider (:func:`default_compute`: an isolated one, or a refusal); a
-    name or alias → a new provider; options (a ``ProviderOptions`` or a mapping with a ``type``) →
-    the provider they describe; a provider → itself.
+@overload
+def resolve_compute(compute: None) -> None: ...
+@overload
+def resolve_compute(
+    compute: str | ProviderOptions | Mapping[str, Any] | ComputeProvider,
+) -> ComputeProvider: ...
+@overload
+def resolve_compute(compute: object) -> Any: ...
+
+
+def resolve_compute(compute: object) -> Any:
+    """PraisonAI's bridge: ``None`` → ``None`` (no remote compute); a name or alias → a new
+    provider (``"default"``: :func:`default_compute`); options (a ``ProviderOptions`` or a mapping
+    with a ``type``) → the provider they describe; a provider, ours or an object written to
+    PraisonAI's ``ComputeProviderProtocol``, → itself. What provisions on the result wants
+    :func:`compute_provider`, which also turns ``None`` into the default and wraps such an object.
 
     Raises:
         UnknownProviderError (ValueError): no provider by that name; lists the available ones.
         MissingDependencyError (ImportError): the provider's SDK is missing; names the pip extra.
         ConfigError (ValueError): options that do not fit the provider, naming the bad field.
-        TypeError: ``compute`` is neither a name, options nor a provider.
-        ProviderUnavailableError: ``None`` and no isolated provider is available.
+        TypeError: ``compute`` is neither a name, options nor a provider; or an object with only
+            part of PraisonAI's protocol (one sentence naming what it lacks).
+        ProviderUnavailableError: ``"default"`` and no isolated provider is available.
     """
     if compute is None:
-        return default_compute()
+        return None
     if isinstance(compute, str):
-        return _load(compute)()
+        return default_compute() if compute.strip().lower() == DEFAULT else _load(compute)()
     if isinstance(compute, (ProviderOptions, Mapping)):
         return provider_from_options(compute)
-    if isinstance(compute, ComputeProvider) or _quacks_like_provider(compute):
-        return compute  # type: ignore[return-value]
+    if isinstance(compute, ComputeProvider):
+        return compute
+    problem = protocol_problem(compute)
+    if problem is None:
+        return compute  # PraisonAI's callers get their object back; compute_provider wraps it
+    if looks_like_provider(compute):
+        raise TypeError(problem)
     raise TypeError(
         f"compute must be a provider name or a provider object (or its options), not {type(compute).__name__}"
     )
+
+
+def compute_provider(compute: object = None) -> ComputeProvider:
+    """The provider to provision on: ``None`` → :func:`default_compute`; an object written to
+    PraisonAI's protocol → a :class:`~praisonai.compute.foreign.ForeignProvider` around it (the
+    same one for the same object); anything else as :func:`resolve_compute`.
+
+    Raises:
+        As :func:`resolve_compute`; ProviderUnavailableError also for ``None``.
+    """
+    resolved = default_compute() if compute is None else resolve_compute(compute)
+    return resolved if isinstance(resolved, ComputeProvider) else ForeignProvider.around(resolved)
 
 
 def default_compute(*, host: bool = False) -> ComputeProvider:
@@ -236,8 +269,3 @@ def _load(name: str) -> type[ComputeProvider]:
             f"the {key} provider needs {', '.join(missing)}: pip install 'praisonai[{cls.extra or key}]'"
         )
     return cls
-
-
-def _quacks_like_provider(obj: object) -> bool:
-    """PraisonAI's ComputeProviderProtocol: anything with async ``provision`` and ``execute``."""
-    return callable(getattr(obj, "provision", None)) and callable(getattr(obj, "execute", None))

@@ -26,7 +26,7 @@ from praisonai._limits import check_number
 from praisonai._types import InstanceInfo
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.registry import resolve_compute
+from praisonai.compute.registry import compute_provider
 
 
 class WarmPool:
@@ -34,7 +34,7 @@ class WarmPool:
 
     def __init__(self, compute: object = None, config: object = None, *, size: int = 1) -> None:
         check_number(size, "size")  # before anything is made: 0, nan, "3" or 1e9 mean nothing here
-        self.provider: ComputeProvider = resolve_compute(compute)
+        self.provider: ComputeProvider = compute_provider(compute)
         definition = ComputeConfig.coerce(config)
         self.env = dict(definition.env)  # bound at claim time, never while pooled
         self.config = definition.model_copy(update={"env": {}})

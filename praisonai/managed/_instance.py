@@ -22,7 +22,8 @@ from praisonai._ledger import Ledger
 from praisonai._types import InstanceStatus
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.registry import provider_for_record, resolve_compute
+from praisonai.compute.foreign import ForeignProvider
+from praisonai.compute.registry import compute_provider, provider_for_record
 from praisonai.managed.events import Event
 from praisonai.sandbox import AsyncSandbox
 from praisonai.sandbox.provisioning import ProvisionPlan, plan
@@ -72,6 +73,8 @@ def provider_of(reference: Mapping[str, Any], known: object = None) -> ComputePr
     """The provider that made the recorded instance: ``known`` when it is that very provider (a
     resumed session's own compute is), else one rebuilt from the record."""
     options = reference.get("options") or {}
+    if reference["provider"] == ForeignProvider.name:
+        return _foreign(known, str(reference.get("object", "")))
     if (
         isinstance(known, ComputeProvider)
         and known.provider_name == reference["provider"]
@@ -145,8 +148,7 @@ def _reference(
     working_dir: str,
 ) -> dict[str, Any]:
     return {
-        "provider": provider.provider_name,
-        "options": provider.options.to_record(),
+        **_recorded(provider),
         "instance_id": instance_id,
         "config": {k: v for k, v in fields.items() if k != "env"},  # values may be secrets
         "env": sorted(fields.get("env") or {}),
@@ -167,15 +169,43 @@ def _public(reference: Mapping[str, Any]) -> dict[str, Any]:
 
 def compute_record(compute: object) -> dict[str, Any] | None:
     """The compute a session was given, as data for its row (``None``: the default, chosen when
-    the first instance is made), so a resume in another process uses the same."""
-    if compute is None:
-        return None
-    provider = resolve_compute(compute)
+    the first instance is made), so a resume in another process uses the same. A provider object
+    written to PraisonAI's protocol is recorded by its name only: it must be given again."""
+    return None if compute is None else _recorded(compute_provider(compute))
+
+
+def _recorded(provider: ComputeProvider) -> dict[str, Any]:
+    if isinstance(provider, ForeignProvider):  # the object lives in this process alone
+        return {"provider": ForeignProvider.name, "object": provider.provider_name}
     return {"provider": provider.provider_name, "options": provider.options.to_record()}
 
 
 def compute_from(record: object) -> ComputeProvider | None:
-    """The inverse of :func:`compute_record`."""
+    """The inverse of :func:`compute_record`.
+
+    Raises:
+        ConfigError: the session ran on a provider object, which no other process can rebuild.
+    """
     if not isinstance(record, Mapping):
         return None
+    if record.get("provider") == ForeignProvider.name:
+        return _foreign(None, str(record.get("object", "")))
     return provider_for_record(str(record["provider"]), record.get("options") or {})
+
+
+def _foreign(known: object, shown: str) -> ForeignProvider:
+    """The adapter of ``known``, the provider object a session was given (recorded as ``shown``):
+    no other process can rebuild it by name, so it must be given again.
+
+    Raises:
+        ConfigError: ``known`` is no provider object written to PraisonAI's protocol.
+    """
+    if known is not None and not isinstance(known, str | Mapping | ComputeProvider):
+        provider = compute_provider(known)
+        if isinstance(provider, ForeignProvider):
+            return provider
+    raise ConfigError(
+        f"this session ran on your own provider object ({shown}), which cannot be rebuilt here: "
+        "pass it again as compute= to resume",
+        op="resume",
+    )

@@ -30,6 +30,17 @@ MAX_TOOL_OUTPUT_BYTES = _limits.DEFAULT_MAX_OUTPUT_BYTES
 NO_OUTPUT = "(no output)"
 #: The tools SharedCompute gives an agent (PraisonAI's name): same-named tools of the agent are replaced.
 BRIDGED_TOOL_NAMES = ("execute_command", "read_file", "write_file", "list_files")
+#: ``execute_command``'s description on a provider without persistent shell sessions.
+SESSIONLESS_COMMAND_DOC = """Run a shell command on the team's shared remote instance and return its output.
+
+        Each call runs in its own shell, started in the working directory: cd and exported
+        variables do not carry over to the next call, so chain dependent steps in one command
+        line (cd dir && make). Files are shared with the other agents.
+
+        Args:
+            command: The shell command line to run.
+            timeout: Seconds before the command is stopped.
+        """
 
 
 class _BadArgument(Exception):
@@ -102,6 +113,8 @@ def tools_for(shared: SharedCompute, agent: str) -> list[Callable[..., str]]:
         shared.ensure()
         return listing_answer(_portal.call(shared._list, agent, path))
 
+    if not shared.has_sessions:
+        execute_command.__doc__ = SESSIONLESS_COMMAND_DOC
     return [execute_command, read_file, write_file, list_files]
 
 

@@ -46,10 +46,11 @@ import anyio.to_thread
 from praisonai import _portal
 from praisonai._errors import SandboxClosedError
 from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S
-from praisonai._types import UNSET, ExecResult, SessionResult, Unset
+from praisonai._types import UNSET, Capability, ExecResult, SessionResult, Unset
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.registry import provider_class
+from praisonai.compute.foreign import ForeignProvider
+from praisonai.compute.registry import provider_class, resolve_compute
 from praisonai.managed._tools import BRIDGED_TOOL_NAMES, command_answer, list_command, tool_name, tools_for
 from praisonai.runtime.session import ShellSession
 from praisonai.sandbox import AsyncSandbox
@@ -63,6 +64,12 @@ CAPABILITY_PROMPT = (
     "instance shared by your team, not on the machine you reason on. Use them for any shell, file "
     "or code-execution request; never claim you cannot run commands. Files written there are seen "
     "by the other agents in this run."
+)
+#: Added after it on a provider without persistent shell sessions (one written to PraisonAI's
+#: protocol), where nothing carries over between commands.
+SESSIONLESS_NOTE = (
+    "Each command runs in its own shell, started in the working directory: cd and variables do "
+    "not carry over to the next command, so chain them in one command line."
 )
 
 
@@ -188,6 +195,12 @@ class SharedCompute:
         """The directory commands start in and relative paths resolve against."""
         return self._planned().config.working_dir
 
+    @property
+    def has_sessions(self) -> bool:
+        """Whether each agent gets a persistent shell session (the provider has them); without,
+        each command is its own shell, started in the working directory."""
+        return Capability.SESSIONS in self._planned().provider.capabilities
+
     def _planned(self) -> ProvisionPlan:
         """The provisioning plan, made once: the environment file read and the provider chosen."""
         with self._plan_lock:
@@ -289,13 +302,20 @@ class SharedCompute:
             self._attached.append(_Attached(_weak(agent), list(agent.tools), field, text))
             ours = {tool_name(t): t for t in tools_for(self, agent.name)}
             agent.tools[:] = [ours.pop(tool_name(t), t) for t in agent.tools] + list(ours.values())
-            setattr(agent, field, f"{text}\n\n{CAPABILITY_PROMPT}" if text else CAPABILITY_PROMPT)
+            note = CAPABILITY_PROMPT if self.has_sessions else f"{CAPABILITY_PROMPT} {SESSIONLESS_NOTE}"
+            setattr(agent, field, f"{text}\n\n{note}" if text else note)
 
     # ---- what the tools call (on the portal loop, after ensure()) ---------------------------
 
-    async def _run(self, agent: str, command: str, timeout: float) -> SessionResult:
-        session = await self._session(agent)
-        result = await session.run(command, timeout=timeout)
+    async def _run(self, agent: str, command: str, timeout: float) -> SessionResult | ExecResult:
+        """In the agent's session; on a provider without sessions, in a shell of its own that
+        starts in the working dir (nothing carries over between commands)."""
+        provider, instance_id = self._live()
+        result: SessionResult | ExecResult
+        if Capability.SESSIONS in provider.capabilities:
+            result = await (await self._session(agent)).run(command, timeout=timeout)
+        else:
+            result = await provider.execute(instance_id, command, timeout)
         outcome = "timed out" if result.timed_out else f"exit {result.exit_code}"
         self.audit.append(AuditEntry(time.time(), agent, "exec", command, outcome))
         return result
@@ -312,6 +332,8 @@ class SharedCompute:
 
     async def _read(self, agent: str, path: str) -> bytes:
         provider, instance_id = self._live()
+        if isinstance(provider, ForeignProvider):  # by ``cat``, the read PraisonAI's providers answer
+            return (await provider.read_text(instance_id, path)).encode()
         return await provider.read_file(instance_id, path)
 
     async def _write(self, agent: str, path: str, data: bytes) -> None:
@@ -337,10 +359,13 @@ class SharedCompute:
 
 
 def check_place(compute: object) -> None:
-    """Refuse a provider name that is unknown or whose SDK is missing, now rather than as an error
-    text at the first tool call (UnknownProviderError, MissingDependencyError)."""
+    """Refuse a provider name that is unknown or whose SDK is missing, or an object that is no
+    provider (one with part of PraisonAI's protocol is told what it lacks), now rather than as an
+    error text at the first tool call (UnknownProviderError, MissingDependencyError, TypeError)."""
     if isinstance(compute, str):
         provider_class(compute)
+    elif compute is not None:
+        resolve_compute(compute)
 
 
 def _explicit(config: object, **arguments: Any) -> ComputeConfig:
@@ -363,4 +388,4 @@ def _weak(agent: Any) -> Callable[[], Any]:
         return lambda: agent
 
 
-__all__ = ["BRIDGED_TOOL_NAMES", "CAPABILITY_PROMPT", "AuditEntry", "SharedCompute"]
+__all__ = ["BRIDGED_TOOL_NAMES", "CAPABILITY_PROMPT", "SESSIONLESS_NOTE", "AuditEntry", "SharedCompute"]

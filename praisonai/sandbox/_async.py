@@ -14,7 +14,7 @@ import anyio.to_thread
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputSink, Unset
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.registry import resolve_compute
+from praisonai.compute.registry import compute_provider
 from praisonai.compute.requests import check_instance_id
 from praisonai.runtime.session import ShellSession
 from praisonai.sandbox._extras import AsyncProcess
@@ -105,7 +105,7 @@ class AsyncSandbox:
         if compute is None:  # the provider checks the id against its own name
             check_instance_id(instance_id)
             compute = instance_id.rsplit("_", 1)[0]
-        provider = resolve_compute(compute)
+        provider = compute_provider(compute)
         return cls(provider, await provider.get_status(instance_id), owned=False)
 
     async def exec(

@@ -23,7 +23,7 @@ from typing import Any
 from praisonai._errors import ConfigError
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.registry import resolve_compute
+from praisonai.compute.registry import compute_provider
 from praisonai.sandbox.environment import EnvironmentDefinition, effective_config
 
 __all__ = ["ProvisionPlan", "plan"]
@@ -56,7 +56,8 @@ def plan(
 ) -> ProvisionPlan:
     """Read the environment file, merge, and pick the provider; nothing is provisioned.
 
-    ``compute``: a name, a provider, or ``None`` (the file's ``backend`` when it names one, else
+    ``compute``: a name, a provider (ours, or an object written to PraisonAI's protocol, which is
+    wrapped), or ``None`` (the file's ``backend`` when it names one, else
     the default: docker when available, else local under bubblewrap, else a refusal; the CLI's
     ``resolve`` may fall back to the host). ``config`` (a dict, a ``ComputeConfig`` or a
     config object from PraisonAI's SDK) and ``fields`` are the explicit fields, ``fields`` winning;
@@ -64,14 +65,14 @@ def plan(
     ``packages`` per manager: see :func:`praisonai.sandbox.environment.effective_config`).
     ``environment``: ``None`` (or ``True``) reads the file found from the working directory, a path
     reads that file, ``False`` reads none. ``resolve`` turns the provider's name (or ``None``)
-    into a provider (default :func:`~praisonai.compute.registry.resolve_compute`); the CLI uses it
+    into a provider (default :func:`~praisonai.compute.registry.compute_provider`); the CLI uses it
     to prepare an SDK before the provider loads it. Blocking (it stats directories and may ask
     whether docker answers): async callers run it in a worker thread.
 
     Raises:
         EnvironmentFileError (ConfigError): the environment file is invalid.
         ConfigError: ``config``, ``fields`` or ``environment`` is invalid.
-        UnknownProviderError, MissingDependencyError, ProviderUnavailableError: as ``resolve_compute``.
+        UnknownProviderError, MissingDependencyError, ProviderUnavailableError: as ``compute_provider``.
     """
     if not isinstance(environment, str | os.PathLike | bool | type(None)):
         raise ConfigError(
@@ -82,5 +83,5 @@ def plan(
     explicit = {**given.model_dump(include=set(given.model_fields_set)), **fields}
     path = None if isinstance(environment, bool) else environment
     effective = effective_config(explicit, path=path, use_file=environment is not False)
-    provider = (resolve or resolve_compute)(compute if compute is not None else effective.backend)
+    provider = (resolve or compute_provider)(compute if compute is not None else effective.backend)
     return ProvisionPlan(provider, effective.config, effective.source, effective.definition)
