@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from praisonai import _portal
-from praisonai._errors import ConfigError
-from praisonai.agents.agent import Agent
 from praisonai.managed import SharedCompute
 
 T = TypeVar("T")
@@ -34,16 +32,7 @@ class RunResult:
         return self.text
 
 
-def place(compute: Any, tools_run_on: Any, op: str) -> Any:
-    """The run's place from ``compute`` or its PraisonAI spelling ``tools_run_on`` (one of them)."""
-    if compute is not None and tools_run_on is not None:
-        raise ConfigError(
-            f"give the {op} compute= or tools_run_on= (PraisonAI's name for it), not both", op=op
-        )
-    return compute if compute is not None else tools_run_on
-
-
-def run_sync(compute: Any, agents: Sequence[Agent], arun: Callable[[], Awaitable[T]]) -> T:
+def run_sync(compute: Any, agents: Sequence[Any], arun: Callable[[], Awaitable[T]]) -> T:
     """Run ``arun`` on the portal loop; inside ``SharedCompute(compute)`` when compute is not None."""
     if compute is None:
         return _portal.call(arun)
@@ -52,7 +41,7 @@ def run_sync(compute: Any, agents: Sequence[Agent], arun: Callable[[], Awaitable
         return _portal.call(arun)
 
 
-async def run_async(compute: Any, agents: Sequence[Agent], arun: Callable[[], Awaitable[T]]) -> T:
+async def run_async(compute: Any, agents: Sequence[Any], arun: Callable[[], Awaitable[T]]) -> T:
     """Await ``arun``; inside ``SharedCompute(compute)`` when compute is not None."""
     if compute is None:
         return await arun()

@@ -11,23 +11,30 @@ one of the patterns below::
         repeat(editor, until=lambda t: "LGTM" in t, max_iterations=3),
         loop(summariser),                                # once per non-empty line of the input
         when(lambda t: "deploy" in t, then=deployer, else_=None),
+        when("{{score}} > 80", [approver], [rejecter]),  # PraisonAI's condition template
     ])
     result = flow.start("…")                             # a RunResult
+
+A step is an agent when it is an :class:`Agent` or looks like one, as PraisonAI's agents do (it
+has ``chat`` and ``instructions`` or ``role``): such an agent answers through ``chat(text)``, run
+in a worker thread.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Union
 
 import anyio
 import anyio.to_thread
 
 from praisonai._errors import ConfigError
-from praisonai.agents._run import AgentOutput, RunResult, place, run_async, run_sync
+from praisonai.agents import _conditions
+from praisonai.agents._run import AgentOutput, RunResult, run_async, run_sync
 from praisonai.agents.agent import Agent
+from praisonai.managed.placement import one_place
 
 Step = Union[Agent, "Route", "Parallel", "Repeat", "Loop", "When", Sequence["Step"], Callable[[str], Any]]
 Condition = Callable[[str], bool]
@@ -36,7 +43,8 @@ Condition = Callable[[str], bool]
 @dataclass(frozen=True)
 class Route:
     """Pick one branch by the input: ``key(input)`` if given, else the first route name the input
-    contains (case-insensitive); ``default`` when none matches (the input passes through if None)."""
+    contains (case-insensitive); ``default`` when none matches (the input passes through if None).
+    A route named ``"default"`` is the default when none is given (PraisonAI's spelling)."""
 
     routes: Mapping[str, Step]
     default: Step | None = None
@@ -52,10 +60,11 @@ class Parallel:
 
 @dataclass(frozen=True)
 class Repeat:
-    """Run ``step`` on its own output until ``until(output)`` or ``max_iterations`` runs."""
+    """Run ``step`` on its own output until ``until(output)`` or ``max_iterations`` runs
+    (all of them when ``until`` is None)."""
 
     step: Step
-    until: Condition
+    until: Condition | None
     max_iterations: int
 
 
@@ -70,8 +79,13 @@ class Loop:
 
 @dataclass(frozen=True)
 class When:
-    """``then`` when ``condition(input)`` (a string: the input contains it), else ``else_``
-    (the input passes through if None)."""
+    """``then`` when the condition holds, else ``else_`` (the input passes through if None).
+
+    The condition is a function of the input; or a PraisonAI template with ``{{name}}``
+    placeholders (``"{{score}} > 80"``, see :mod:`praisonai.agents._conditions`), whose names are
+    the flow's ``variables``, ``input`` (the flow's input), ``previous_output`` (this step's
+    input) and ``<agent name>_output`` (that agent's latest answer); or any other string: the
+    input contains it."""
 
     condition: Condition | str
     then: Step
@@ -82,7 +96,10 @@ def route(
     routes: Mapping[str, Step], default: Step | None = None, key: Callable[[str], str] | None = None
 ) -> Route:
     """See :class:`Route`."""
-    return Route(dict(routes), default, key)
+    routes = dict(routes)
+    if default is None and "default" in routes:
+        default = routes.pop("default")
+    return Route(routes, default, key)
 
 
 def parallel(steps: Sequence[Step]) -> Parallel:
@@ -90,7 +107,7 @@ def parallel(steps: Sequence[Step]) -> Parallel:
     return Parallel(tuple(steps))
 
 
-def repeat(step: Step, until: Condition, max_iterations: int = 5) -> Repeat:
+def repeat(step: Step, until: Condition | None = None, max_iterations: int = 5) -> Repeat:
     """See :class:`Repeat`."""
     if max_iterations < 1:
         raise ConfigError(f"max_iterations must be at least 1, got {max_iterations}", op="flow")
@@ -102,9 +119,21 @@ def loop(step: Step, items: Sequence[str] | None = None, parallel: bool = False)
     return Loop(step, tuple(items) if items is not None else None, parallel)
 
 
-def when(condition: Condition | str, then: Step, else_: Step | None = None) -> When:
-    """See :class:`When`."""
-    return When(condition, then, else_)
+def when(
+    condition: Condition | str,
+    then: Step | None = None,
+    else_: Step | None = None,
+    *,
+    then_steps: Step | None = None,
+    else_steps: Step | None = None,
+) -> When:
+    """See :class:`When`. ``then_steps``/``else_steps`` are PraisonAI's names for ``then``/``else_``."""
+    if (then is not None and then_steps is not None) or (else_ is not None and else_steps is not None):
+        raise ConfigError("give when() then= or then_steps= (and else_= or else_steps=), not both", op="flow")
+    chosen = then if then is not None else then_steps
+    if chosen is None:
+        raise ConfigError("when() needs the steps to run when the condition holds: then=", op="flow")
+    return When(condition, chosen, else_ if else_ is not None else else_steps)
 
 
 class AgentFlow:
@@ -113,20 +142,40 @@ class AgentFlow:
     ``compute``: None, or a provider name or instance: the run happens inside
     ``praisonai.managed.SharedCompute(compute)`` with :attr:`agents` attached (an agent with its
     own ``tools_run_on`` or ``backend`` keeps it). ``tools_run_on``: PraisonAI's name for
-    ``compute``; give one of the two.
+    ``compute`` (both may be given when they name the same place). An unknown name, or a
+    provider whose SDK is missing, is refused here. ``variables``: names a ``when`` template
+    may read (PraisonAI's ``AgentFlow(variables=...)``).
     """
 
-    def __init__(self, steps: Sequence[Step], compute: Any = None, tools_run_on: Any = None) -> None:
+    def __init__(
+        self,
+        steps: Sequence[Step],
+        compute: Any = None,
+        tools_run_on: Any = None,
+        *,
+        variables: Mapping[str, Any] | None = None,
+    ) -> None:
         self.steps = list(steps)
-        self.compute = place(compute, tools_run_on, "flow")
+        self.compute = one_place("AgentFlow", compute=compute, tools_run_on=tools_run_on)
+        self.variables = dict(variables or {})
 
     @property
-    def agents(self) -> list[Agent]:
-        """Every agent in the (nested) steps, each once, in first-seen order."""
-        seen: dict[int, Agent] = {}
+    def tools_run_on(self) -> Any:
+        """PraisonAI's name for :attr:`compute`."""
+        return self.compute
+
+    @property
+    def agents(self) -> list[Any]:
+        """Every agent in the (nested) steps, each once, in first-seen order; plain functions
+        and other steps are not agents."""
+        seen: dict[int, Any] = {}
         for agent in _agents(self.steps):
             seen.setdefault(id(agent), agent)
         return list(seen.values())
+
+    def _collect_agents(self) -> list[Any]:
+        """PraisonAI's name for :attr:`agents`."""
+        return self.agents
 
     def start(self, input: str = "") -> RunResult:
         """Run the flow on ``input`` (blocking); the result's text is the last step's output."""
@@ -137,13 +186,32 @@ class AgentFlow:
         return await run_async(self.compute, self.agents, lambda: self._run(input))
 
     async def _run(self, text: str) -> RunResult:
-        outputs: list[AgentOutput] = []
-        final = await _run_step(self.steps, text, outputs)
-        return RunResult(final, tuple(outputs))
+        run = _Run({**self.variables, "input": text})
+        final = await _run_step(self.steps, text, run)
+        return RunResult(final, tuple(run.outputs))
 
 
-def _agents(step: Step | None) -> Iterator[Agent]:
-    if isinstance(step, Agent):
+@dataclass
+class _Run:
+    """One run's state: the agent answers so far, and the names a ``when`` template reads."""
+
+    variables: dict[str, Any]
+    outputs: list[AgentOutput] = field(default_factory=list)
+
+    def answered(self, agent: str, text: str) -> None:
+        self.outputs.append(AgentOutput(agent, text))
+        self.variables[f"{agent}_output"] = text
+
+
+def _is_agent(step: object) -> bool:
+    """An :class:`Agent`, or an object that looks like one (PraisonAI's duck test)."""
+    return isinstance(step, Agent) or (
+        hasattr(step, "chat") and (hasattr(step, "instructions") or hasattr(step, "role"))
+    )
+
+
+def _agents(step: Step | None) -> Iterator[Any]:
+    if _is_agent(step):
         yield step
     elif isinstance(step, Route):
         for branch in (*step.routes.values(), step.default):
@@ -161,32 +229,49 @@ def _agents(step: Step | None) -> Iterator[Agent]:
             yield from _agents(inner)
 
 
-async def _run_step(step: Step | None, text: str, outputs: list[AgentOutput]) -> str:
-    """Run one step on ``text`` and return its output; agent answers are appended to ``outputs``."""
+async def _run_step(step: Step | None, text: str, run: _Run) -> str:
+    """Run one step on ``text`` and return its output; agent answers are recorded in ``run``."""
     if step is None:
         return text
-    if isinstance(step, Agent):
-        answer = await step.astart(text)
-        outputs.append(AgentOutput(step.name, answer))
-        return answer
+    if _is_agent(step):
+        return await _ask(step, text, run)
     if isinstance(step, Route):
-        return await _run_step(_branch(step, text), text, outputs)
+        return await _run_step(_branch(step, text), text, run)
     if isinstance(step, Parallel):
-        return "\n\n".join(await _gather([(s, text) for s in step.steps], outputs))
+        return "\n\n".join(await _gather([(s, text) for s in step.steps], run))
     if isinstance(step, Repeat):
-        return await _repeat(step, text, outputs)
+        return await _repeat(step, text, run)
     if isinstance(step, Loop):
-        return await _loop(step, text, outputs)
+        return await _loop(step, text, run)
     if isinstance(step, When):
-        chosen = step.condition in text if isinstance(step.condition, str) else step.condition(text)
-        return await _run_step(step.then if chosen else step.else_, text, outputs)
+        return await _run_step(step.then if _holds(step, text, run) else step.else_, text, run)
     if isinstance(step, Sequence) and not isinstance(step, str):
         for inner in step:
-            text = await _run_step(inner, text, outputs)
+            text = await _run_step(inner, text, run)
         return text
     if callable(step):
         return await _call(step, text)
     raise ConfigError(f"not a flow step: {step!r}", op="flow")
+
+
+async def _ask(agent: Any, text: str, run: _Run) -> str:
+    """An agent's answer to ``text``: ours in a fresh conversation, a look-alike through ``chat``."""
+    if isinstance(agent, Agent):
+        answer = await agent.astart(text)
+    else:
+        reply = await anyio.to_thread.run_sync(agent.chat, text)
+        answer = reply if isinstance(reply, str) else str(reply)
+    run.answered(str(getattr(agent, "name", type(agent).__name__)), answer)
+    return answer
+
+
+def _holds(step: When, text: str, run: _Run) -> bool:
+    condition = step.condition
+    if not isinstance(condition, str):
+        return condition(text)
+    if _conditions.is_template(condition):
+        return _conditions.evaluate(condition, {**run.variables, "previous_output": text})
+    return condition in text
 
 
 def _branch(step: Route, text: str) -> Step | None:
@@ -199,30 +284,30 @@ def _branch(step: Route, text: str) -> Step | None:
     return step.default
 
 
-async def _repeat(step: Repeat, text: str, outputs: list[AgentOutput]) -> str:
+async def _repeat(step: Repeat, text: str, run: _Run) -> str:
     for _ in range(step.max_iterations):
-        text = await _run_step(step.step, text, outputs)
-        if step.until(text):
+        text = await _run_step(step.step, text, run)
+        if step.until is not None and step.until(text):
             break
     return text
 
 
-async def _loop(step: Loop, text: str, outputs: list[AgentOutput]) -> str:
+async def _loop(step: Loop, text: str, run: _Run) -> str:
     items = step.items if step.items is not None else tuple(x for x in text.splitlines() if x.strip())
     if step.parallel:
-        return "\n".join(await _gather([(step.step, item) for item in items], outputs))
-    return "\n".join([await _run_step(step.step, item, outputs) for item in items])
+        return "\n".join(await _gather([(step.step, item) for item in items], run))
+    return "\n".join([await _run_step(step.step, item, run) for item in items])
 
 
-async def _gather(runs: Sequence[tuple[Step, str]], outputs: list[AgentOutput]) -> list[str]:
+async def _gather(steps: Sequence[tuple[Step, str]], run: _Run) -> list[str]:
     """Run each (step, input) concurrently; results in the order given."""
-    results = [""] * len(runs)
+    results = [""] * len(steps)
 
     async def one(i: int) -> None:
-        results[i] = await _run_step(runs[i][0], runs[i][1], outputs)
+        results[i] = await _run_step(steps[i][0], steps[i][1], run)
 
     async with anyio.create_task_group() as group:
-        for i in range(len(runs)):
+        for i in range(len(steps)):
             group.start_soon(one, i)
     return results
 

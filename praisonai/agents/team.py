@@ -8,8 +8,9 @@ from typing import Any, Literal
 import anyio
 
 from praisonai._errors import ConfigError
-from praisonai.agents._run import AgentOutput, RunResult, place, run_async, run_sync
+from praisonai.agents._run import AgentOutput, RunResult, run_async, run_sync
 from praisonai.agents.agent import Agent
+from praisonai.managed.placement import one_place
 
 Process = Literal["sequential", "parallel"]
 
@@ -26,8 +27,10 @@ class AgentTeam:
         compute: None (tools run where they are), or a provider name or instance: the run happens
             inside ``praisonai.managed.SharedCompute(compute)``, which gives every agent shell and file
             tools on one shared instance and tears it down afterwards, even on error. An agent
-            with its own ``tools_run_on`` or ``backend`` keeps it.
-        tools_run_on: PraisonAI's name for ``compute``; give one of the two.
+            with its own ``tools_run_on`` or ``backend`` keeps it. An unknown name, or a provider
+            whose SDK is missing, is refused here.
+        tools_run_on: PraisonAI's name for ``compute`` (both may be given when they name the
+            same place).
     """
 
     def __init__(
@@ -47,7 +50,12 @@ class AgentTeam:
         self.agents = list(agents)
         self.tasks = list(tasks) if tasks is not None else None
         self.process = process
-        self.compute = place(compute, tools_run_on, "team")
+        self.compute = one_place("AgentTeam", compute=compute, tools_run_on=tools_run_on)
+
+    @property
+    def tools_run_on(self) -> Any:
+        """PraisonAI's name for :attr:`compute`."""
+        return self.compute
 
     def start(self, prompt: str | None = None) -> RunResult:
         """Run the team (blocking); see the class docstring for what the result holds."""

@@ -28,7 +28,7 @@ import anyio
 import anyio.to_thread
 
 from praisonai import _portal
-from praisonai._errors import ConfigError, SessionBusyError, StaleSessionError
+from praisonai._errors import SessionBusyError, StaleSessionError
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import owner_tag
 from praisonai.llm.client import make_client
@@ -50,6 +50,7 @@ from praisonai.managed.config import (
     resolve_tools,
 )
 from praisonai.managed.events import Event
+from praisonai.managed.placement import one_place
 from praisonai.managed.store import LEASE_TTL_S, SessionRecord, SessionStore, SqliteSessionStore
 from praisonai.managed.text import check_prompt
 
@@ -64,12 +65,14 @@ class ManagedAgent(PraisonAINames):
     Args:
         provider: ``"local"`` (this process runs the loop), ``"anthropic"`` (the loop runs on
             Claude Managed Agents; with ``compute`` named its tools run there), or ``None``: see
-            :func:`choose_backend`.
+            :func:`choose_backend`, which also reads PraisonAI's older values (``"e2b"``, …:
+            the loop here, its tools on that sandbox; with a ``DeprecationWarning``).
         compute: where the tools run: a provider name (``"docker"``), a provider object, or
             ``None`` (the environment file's backend, else docker when available, else local under
             bubblewrap; never this host unisolated, which only ``"local"`` named asks for: a turn
             without either is refused, before any model call, with ProviderUnavailableError).
-            ``tools_run_on`` is PraisonAI's spelling of the same.
+            ``tools_run_on`` is PraisonAI's spelling of the same. An unknown name, or a provider
+            whose SDK is missing, is refused here.
         config: a :class:`LocalManagedConfig` (hosted: a :class:`ManagedConfig`), or a dict of
             its fields.
         store: the sessions store (default: sqlite under ``PRAISONAI_HOME``).
@@ -100,10 +103,9 @@ class ManagedAgent(PraisonAINames):
         environment: str | os.PathLike[str] | bool | None = None,
         tools_run_on: object = None,
     ) -> None:
-        if compute is not None and tools_run_on is not None:
-            raise ConfigError("give compute= or tools_run_on= (the same thing), not both", op="managed")
-        compute = compute if compute is not None else tools_run_on
-        self.provider = choose_backend(provider, compute)
+        place = one_place("ManagedAgent", compute=compute, tools_run_on=tools_run_on)
+        backend = choose_backend(provider, place)
+        self.provider, compute = backend.loop, backend.compute
         hosted = self.provider == "anthropic"
         self.config = (ManagedConfig if hosted else LocalManagedConfig).coerce(config)
         if not hosted or compute is not None:  # hosted without compute: Anthropic's container
@@ -115,7 +117,8 @@ class ManagedAgent(PraisonAINames):
         self.session_id: str | None = None
         self.last_result: ManagedResult | None = None
         self._store = store
-        self._spec = None if hosted else resolve_model(self.config.model, base_url=base_url, api_key=api_key)
+        model = backend.model(self.config.model)
+        self._spec = None if hosted else resolve_model(model, base_url=base_url, api_key=api_key)
         self._hosted: HostedBackend | None = None
         if hosted:
             from praisonai.managed.hosted._backend import HostedBackend

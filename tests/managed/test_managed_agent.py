@@ -242,8 +242,8 @@ def test_the_hosted_provider_without_a_key_and_an_unknown_provider_are_one_sente
     with pytest.raises(ConfigError, match="ANTHROPIC_API_KEY"):
         hosted.run("hello")
     assert hosted.session_id is None
-    with pytest.raises(ConfigError, match="unknown managed provider"):
-        ManagedAgent(provider="e2b")
+    with pytest.raises(ConfigError, match="unknown managed provider 'kubernetes': provider= names where"):
+        ManagedAgent(provider="kubernetes")
 
 
 def test_the_agent_backend_delegation(make: Make, llm: ScriptedLLM) -> None:

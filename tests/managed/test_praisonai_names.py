@@ -297,16 +297,18 @@ def test_agent_team_tools_run_on_docker() -> None:
     assert writer.tools == [] and writer.instructions == "You write."
 
 
-def test_both_spellings_of_the_place_are_refused() -> None:
+def test_both_spellings_of_the_place_agree_or_are_refused() -> None:
     agent = Agent("a", api_key="k")
-    with pytest.raises(ConfigError, match=r"give the team compute= or tools_run_on= .*not both"):
-        AgentTeam([agent], compute="docker", tools_run_on="docker")
-    with pytest.raises(ConfigError, match=r"give the flow compute= or tools_run_on= .*not both"):
+    with pytest.raises(ConfigError, match=r"AgentTeam was given compute='docker' and tools_run_on='local'"):
+        AgentTeam([agent], compute="docker", tools_run_on="local")
+    with pytest.raises(ConfigError, match=r"AgentFlow was given compute='local' and tools_run_on='docker'"):
         AgentFlow([agent], compute="local", tools_run_on="docker")
     with pytest.raises(ConfigError, match="backend= or tools_run_on=, not both"):
         Agent("b", backend=EchoBackend(), tools_run_on="docker")
-    assert AgentTeam([agent], tools_run_on="docker").compute == "docker"
+    team = AgentTeam([agent], tools_run_on="docker")
+    assert team.compute == team.tools_run_on == "docker"
     assert AgentFlow([agent], tools_run_on="local").compute == "local"
+    assert AgentTeam([agent], compute="docker", tools_run_on="Docker").compute == "docker"  # one place
 
 
 def test_a_run_level_place_leaves_an_agent_with_its_own_place_alone() -> None:
