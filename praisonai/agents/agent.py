@@ -35,7 +35,10 @@ class Agent:
 
     Attributes (plain and mutable; other layers, such as SharedCompute, rely on them):
         name: the agent's name.
-        instructions: the system prompt; built from role/goal/backstory when not given.
+        instructions: what the agent is told to do; built from name/role/goal when not given.
+        role, goal, backstory: PraisonAI's way to describe the agent. ``backstory`` follows the
+            instructions in the system prompt (:attr:`system_prompt`), read at each call: that is
+            where SharedCompute appends its note, as on PraisonAI's agents.
         tools: Python callables; a tool's name is its ``__name__``. The loop reads this list afresh
             at each ``start``/``chat``, so replacing items changes what the model sees.
         backend: None, or an object that runs this agent's turns (see below).
@@ -91,7 +94,7 @@ class Agent:
                 "give an Agent backend= or tools_run_on=, not both: a backend runs its own tools", op="agent"
             )
         self.name = name
-        self.instructions = instructions or _instructions(name, role, goal, backstory)
+        self.instructions = instructions or _instructions(name, role, goal, has_backstory=bool(backstory))
         self.role, self.goal, self.backstory = role, goal, backstory
         self.model = model
         self.tools: list[Callable[..., Any]] = list(tools or [])
@@ -104,6 +107,13 @@ class Agent:
         self._client: LLMClient | None = None
         self._lock = threading.Lock()
         self._placement = ToolsPlacement(tools_run_on) if tools_run_on is not None else None
+
+    @property
+    def system_prompt(self) -> str:
+        """What the model is told at each call: :attr:`instructions`, then :attr:`backstory` when
+        there is one (PraisonAI's agents lead their prompt with it, so that is where SharedCompute
+        puts its note)."""
+        return "\n\n".join(part for part in (self.instructions, self.backstory) if part)
 
     def __repr__(self) -> str:
         return f"Agent({self.name!r}, model={self.model!r}, tools={[tool_name(t) for t in self.tools]})"
@@ -232,7 +242,7 @@ class Agent:
                 self._client = make_client(self._spec)
                 _portal.close_at_exit(self)
             client = self._client
-        return await _on_portal(client.complete, self.instructions, messages, specs)
+        return await _on_portal(client.complete, self.system_prompt, messages, specs)
 
     async def _aclose_client(self) -> None:
         with self._lock:
@@ -266,13 +276,12 @@ async def _on_portal(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     return await anyio.to_thread.run_sync(_portal.call, fn, *args, abandon_on_cancel=True)
 
 
-def _instructions(name: str, role: str | None, goal: str | None, backstory: str | None) -> str:
+def _instructions(name: str, role: str | None, goal: str | None, *, has_backstory: bool) -> str:
+    """Instructions made of name, role and goal (the backstory follows them in the system prompt)."""
     parts = [f"You are {name}" + (f", {role}." if role else ".")]
     if goal:
         parts.append(f"Your goal: {goal}")
-    if backstory:
-        parts.append(backstory)
-    if not (role or goal or backstory):
+    if not (role or goal or has_backstory):
         parts.append("You are a helpful assistant.")
     return " ".join(parts)
 

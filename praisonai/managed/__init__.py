@@ -11,7 +11,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 _LAZY = {
-    "CAPABILITY_NOTE": "praisonai.managed.shared",
+    "BRIDGED_TOOL_NAMES": "praisonai.managed.shared",
+    "CAPABILITY_PROMPT": "praisonai.managed.shared",
     "AuditEntry": "praisonai.managed.shared",
     "SharedCompute": "praisonai.managed.shared",
     "ManagedAgent": "praisonai.managed.agent",
@@ -35,7 +36,8 @@ _LAZY = {
 }
 
 __all__ = [
-    "CAPABILITY_NOTE",
+    "BRIDGED_TOOL_NAMES",
+    "CAPABILITY_PROMPT",
     "AnthropicManagedAgent",
     "AuditEntry",
     "Event",
@@ -71,7 +73,7 @@ if TYPE_CHECKING:
         NetworkingType,
         PackagesConfig,
     )
-    from praisonai.managed.shared import CAPABILITY_NOTE, AuditEntry, SharedCompute
+    from praisonai.managed.shared import BRIDGED_TOOL_NAMES, CAPABILITY_PROMPT, AuditEntry, SharedCompute
     from praisonai.managed.store import SessionStore, SqliteSessionStore
 
 

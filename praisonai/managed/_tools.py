@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import math
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from praisonai import _limits, _portal
@@ -28,7 +28,8 @@ DEFAULT_TOOL_TIMEOUT_S = 120
 #: Bytes of a file ``read_file`` hands the model at once, like exec's cap on a command's output.
 MAX_TOOL_OUTPUT_BYTES = _limits.DEFAULT_MAX_OUTPUT_BYTES
 NO_OUTPUT = "(no output)"
-TOOL_NAMES = ("execute_command", "read_file", "write_file", "list_files")
+#: The tools SharedCompute gives an agent (PraisonAI's name): same-named tools of the agent are replaced.
+BRIDGED_TOOL_NAMES = ("execute_command", "read_file", "write_file", "list_files")
 #: ``execute_command``'s description on a provider without persistent shell sessions.
 SESSIONLESS_COMMAND_DOC = """Run a shell command on the team's shared remote instance and return its output.
 
@@ -117,12 +118,20 @@ def tools_for(shared: SharedCompute, agent: str) -> list[Callable[..., str]]:
     return [execute_command, read_file, write_file, list_files]
 
 
-def command_answer(result: ExecResult | SessionResult, timeout: object) -> str:
+def command_answer(result: ExecResult | SessionResult | Mapping[str, Any], timeout: object = None) -> str:
     """What the model is told of a command: its output (stdout, then stderr), or the same under
-    ``Error (exit N):`` / ``Error (timed out after Ns):``; never empty."""
+    ``Error (exit N):`` / ``Error (timed out after Ns):``; never empty. ``result`` may also be the
+    dict a PraisonAI provider returns (``stdout``, ``stderr``, ``exit_code``)."""
+    if not isinstance(result, ExecResult | SessionResult):
+        result = ExecResult(
+            str(result.get("stdout") or ""),
+            str(result.get("stderr") or ""),
+            int(result.get("exit_code") or 0),
+        )
     output = _joined(result.stdout, result.stderr) or NO_OUTPUT
     if result.timed_out:
-        return f"Error (timed out after {timeout}s): {output}"
+        after = "" if timeout is None else f" after {timeout}s"
+        return f"Error (timed out{after}): {output}"
     if result.exit_code != 0:
         return f"Error (exit {result.exit_code}): {output}"
     return output

@@ -16,11 +16,14 @@ instance, created once however many of its calls arrive together; calls made at 
 queue in it, each with its own output. Files are shared. Every command and file write is
 recorded, with its agent, in :attr:`SharedCompute.audit`. Leaving the ``with`` (also on an
 exception) or :meth:`shutdown` restores the agents and removes the instance (kept, to stop by its
-idle policy, with ``auto_shutdown=False``); shutdown is idempotent.
+idle policy, with ``auto_shutdown=False``); shutdown is idempotent. After it ``instance_id`` is
+``None`` and the object can be used again: the next tool call or :meth:`ensure` provisions a new
+instance, and agents can be attached again.
 
 PraisonAI's names work unchanged: ``SharedCompute(compute, config, working_dir, auto_shutdown,
 idle_timeout_s)``, :meth:`build_tools`, :meth:`ensure_provisioned`, :meth:`run_command`,
-:attr:`instance_id`, :attr:`provider_name`, ``attach(agents, override_declared=...)``::
+:attr:`instance_id`, :attr:`provider_name`, ``attach(agents, override_declared=...)``,
+:data:`CAPABILITY_PROMPT`, :data:`BRIDGED_TOOL_NAMES`::
 
     shared = SharedCompute("docker")
     execute_command, read_file, write_file, list_files = shared.build_tools()
@@ -48,23 +51,25 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.foreign import ForeignProvider
 from praisonai.compute.registry import provider_class, resolve_compute
-from praisonai.managed._tools import TOOL_NAMES, list_command, tool_name, tools_for
+from praisonai.managed._tools import BRIDGED_TOOL_NAMES, command_answer, list_command, tool_name, tools_for
 from praisonai.runtime.session import ShellSession
 from praisonai.sandbox import AsyncSandbox
 from praisonai.sandbox.provisioning import ProvisionPlan, plan
 
-#: Added to the system prompt of every attached agent.
-CAPABILITY_NOTE = (
+#: Appended to the backstory of every attached agent (PraisonAI's name). Models tend not to call
+#: tools they do not believe can run anything; this tells them they can. True of every provider:
+#: whether a shell session persists between calls is the execute_command tool's own description.
+CAPABILITY_PROMPT = (
     "Your tools execute_command, read_file, write_file and list_files run on a remote Linux "
-    "instance shared by your team, not on the machine you reason on: files written there are seen "
-    "by the other agents, and your own shell session keeps its working directory between commands."
+    "instance shared by your team, not on the machine you reason on. Use them for any shell, file "
+    "or code-execution request; never claim you cannot run commands. Files written there are seen "
+    "by the other agents in this run."
 )
-#: The note instead, on a provider without persistent sessions (one written to PraisonAI's protocol).
+#: Added after it on a provider without persistent shell sessions (one written to PraisonAI's
+#: protocol), where nothing carries over between commands.
 SESSIONLESS_NOTE = (
-    "Your tools execute_command, read_file, write_file and list_files run on a remote Linux "
-    "instance shared by your team, not on the machine you reason on: files written there are seen "
-    "by the other agents. Each command runs in its own shell, started in the working directory: "
-    "cd and variables do not carry over to the next command, so chain them in one command line."
+    "Each command runs in its own shell, started in the working directory: cd and variables do "
+    "not carry over to the next command, so chain them in one command line."
 )
 
 
@@ -95,9 +100,18 @@ class AuditEntry:
 
 @dataclass
 class _Attached:
+    """An attached agent and what attach changed on it, to put back on shutdown."""
+
     agent: Callable[[], Any]  # a weak reference: an agent's own SharedCompute must not keep it alive
     tools: list[Any]
-    instructions: str
+    prompt_field: str  # "backstory", or "instructions" for an agent without a backstory
+    prompt_text: Any  # that field's value before attach (None included)
+
+    def restore(self) -> None:
+        agent = self.agent()
+        if agent is not None:  # a collected agent has nothing left to restore
+            agent.tools[:] = self.tools
+            setattr(agent, self.prompt_field, self.prompt_text)
 
 
 class SharedCompute:
@@ -151,15 +165,12 @@ class SharedCompute:
         self._sessions: dict[str, ShellSession] = {}
         self._sessions_lock = threading.Lock()
         self._attached: list[_Attached] = []
-        self._closed = False
 
     # ---- lifecycle -------------------------------------------------------------------------
 
     def ensure(self) -> str:
         """The instance's id, provisioning it on the first call (once, whatever the concurrency)."""
-        with self._lock:
-            if self._closed:
-                raise SandboxClosedError("this SharedCompute was shut down", op="exec")
+        with self._lock:  # shutdown holds it too: a first use after a shutdown waits for it
             if self.instance_id is None:  # the one provisioning path, as Sandbox.create takes it
                 chosen = self._planned()
                 sandbox = _portal.call(AsyncSandbox.from_plan, chosen)
@@ -206,19 +217,16 @@ class SharedCompute:
 
     def shutdown(self) -> None:
         """Restore the attached agents, close the sessions and remove the instance (left to its
-        idle policy with ``auto_shutdown=False``). Idempotent."""
+        idle policy with ``auto_shutdown=False``). Then :attr:`instance_id` is ``None``; the next
+        use provisions a new instance. Idempotent."""
         with self._lock:
-            if self._closed:
-                return
-            self._closed = True
             for record in reversed(self._attached):
-                agent = record.agent()
-                if agent is not None:  # a collected agent has nothing left to restore
-                    agent.tools[:] = record.tools
-                    agent.instructions = record.instructions
+                record.restore()
             self._attached.clear()
-            if self.provider is not None and self.instance_id is not None:
-                _portal.call(self._teardown, self.provider, self.instance_id)
+            # Cleared first: a tool call still in flight gets "not running", never the old instance.
+            instance_id, self.instance_id = self.instance_id, None
+            if self.provider is not None and instance_id is not None:
+                _portal.call(self._teardown, self.provider, instance_id)
 
     async def ashutdown(self) -> None:
         """:meth:`shutdown` for async callers, on any event loop (praisonai's own included)."""
@@ -266,10 +274,17 @@ class SharedCompute:
         self.ensure()
         return _portal.call(self._exec, command, UNSET if timeout is None else timeout)
 
+    @staticmethod
+    def _format(result: ExecResult | dict[str, Any]) -> str:
+        """What the tools tell the model of a result (``ExecResult`` or PraisonAI's dict); never empty."""
+        return command_answer(result)
+
     # ---- agents ----------------------------------------------------------------------------
 
     def attach(self, agents: Iterable[Any], *, override_declared: bool = False) -> None:
-        """Give each agent the four tools bound to this instance and the capability note.
+        """Give each agent the four tools bound to this instance and :data:`CAPABILITY_PROMPT`,
+        appended to its ``backstory`` (which leads the system prompt of PraisonAI's agents, and
+        follows the instructions in ours: ``Agent.system_prompt``), else to its ``instructions``.
 
         Same-named tools of the agent are replaced in place, the others kept. Left alone: an agent
         with its own ``backend``, one already attached, and one that names its own
@@ -282,11 +297,13 @@ class SharedCompute:
                 continue
             if getattr(agent, "tools_run_on", None) is not None and not override_declared:
                 continue
-            self._attached.append(_Attached(_weak(agent), list(agent.tools), agent.instructions))
+            field = "backstory" if hasattr(agent, "backstory") else "instructions"
+            text = getattr(agent, field)
+            self._attached.append(_Attached(_weak(agent), list(agent.tools), field, text))
             ours = {tool_name(t): t for t in tools_for(self, agent.name)}
             agent.tools[:] = [ours.pop(tool_name(t), t) for t in agent.tools] + list(ours.values())
-            note = CAPABILITY_NOTE if self.has_sessions else SESSIONLESS_NOTE
-            agent.instructions = f"{agent.instructions}\n\n{note}".strip()
+            note = CAPABILITY_PROMPT if self.has_sessions else f"{CAPABILITY_PROMPT} {SESSIONLESS_NOTE}"
+            setattr(agent, field, f"{text}\n\n{note}" if text else note)
 
     # ---- what the tools call (on the portal loop, after ensure()) ---------------------------
 
@@ -336,7 +353,7 @@ class SharedCompute:
         return await provider.execute(instance_id, list_command(path), timeout=60)
 
     def _live(self) -> tuple[ComputeProvider, str]:
-        if self._closed or self.provider is None or self.instance_id is None:
+        if self.provider is None or self.instance_id is None:
             raise SandboxClosedError("the shared instance is not running", op="exec")
         return self.provider, self.instance_id
 
@@ -371,4 +388,4 @@ def _weak(agent: Any) -> Callable[[], Any]:
         return lambda: agent
 
 
-__all__ = ["CAPABILITY_NOTE", "SESSIONLESS_NOTE", "TOOL_NAMES", "AuditEntry", "SharedCompute"]
+__all__ = ["BRIDGED_TOOL_NAMES", "CAPABILITY_PROMPT", "SESSIONLESS_NOTE", "AuditEntry", "SharedCompute"]

@@ -163,7 +163,9 @@ def test_tools_are_read_afresh_and_client_reused(llm: ScriptedLLM, make_agent: M
 
 def test_instructions_from_role_goal_backstory() -> None:
     agent = Agent("ada", role="a reviewer", goal="find bugs", backstory="You are thorough.")
-    assert agent.instructions == "You are ada, a reviewer. Your goal: find bugs You are thorough."
+    assert agent.instructions == "You are ada, a reviewer. Your goal: find bugs"
+    assert agent.system_prompt == "You are ada, a reviewer. Your goal: find bugs\n\nYou are thorough."
+    assert Agent("b", "Do X.", backstory="Y.").system_prompt == "Do X.\n\nY.", "backstory comes after"
     assert agent.tools == [] and agent.backend is None
 
 

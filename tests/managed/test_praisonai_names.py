@@ -20,13 +20,13 @@ import pytest
 
 import praisonai
 from praisonai import _portal
-from praisonai._errors import ConfigError, InstanceNotFoundError, SandboxClosedError, UnknownProviderError
+from praisonai._errors import ConfigError, InstanceNotFoundError, UnknownProviderError
 from praisonai.agents import Agent, AgentFlow, AgentTeam
 from praisonai.compute.lifecycle import owner_tag
 from praisonai.compute.providers.docker import DockerCompute
 from praisonai.llm.testing import ScriptedLLM, reply, tool
 from praisonai.llm.types import AssistantMessage, UserMessage
-from praisonai.managed import CAPABILITY_NOTE
+from praisonai.managed import CAPABILITY_PROMPT
 
 REPO = Path(__file__).resolve().parents[2]
 BRIDGED = ["execute_command", "read_file", "write_file", "list_files"]
@@ -93,8 +93,7 @@ def test_shared_compute_by_its_praisonai_names() -> None:
         assert "a.txt" in tools["list_files"]("notes")
         assert tools["execute_command"]("echo err >&2; exit 3") == "Error (exit 3): err"
     assert gone(instance_id)
-    with pytest.raises(SandboxClosedError):
-        shared.ensure_provisioned()
+    assert shared.instance_id is None, "as in PraisonAI; the next use provisions a new instance"
 
 
 def test_an_unknown_place_is_refused_when_named() -> None:
@@ -138,14 +137,16 @@ def test_auto_shutdown_false_leaves_the_instance_running() -> None:
     from praisonai import SharedCompute
 
     shared = SharedCompute("docker", auto_shutdown=False)
+    kept: str | None = None
     try:
         with shared:
             shared.run_command("echo kept > kept.txt")
-        assert shared.instance_id is not None and not gone(shared.instance_id)
-        assert _portal.call(DockerCompute().execute, shared.instance_id, "cat kept.txt").stdout == "kept\n"
+            kept = shared.instance_id
+        assert kept is not None and not gone(kept) and shared.instance_id is None
+        assert _portal.call(DockerCompute().execute, kept, "cat kept.txt").stdout == "kept\n"
     finally:
-        if shared.instance_id is not None:
-            _portal.call(DockerCompute().shutdown, shared.instance_id)
+        if kept is not None:
+            _portal.call(DockerCompute().shutdown, kept)
 
 
 # ---- Agent(tools_run_on=...) ---------------------------------------------------------------
@@ -172,9 +173,9 @@ def test_an_agents_tools_run_on_its_own_instance_across_turns_until_closed() -> 
         assert gone(instance_id)
     assert tool_results(llm) == ["Wrote 13 bytes to turn1.txt", "from turn one"]
     first = llm.requests[0]
-    assert CAPABILITY_NOTE in first["messages"][0]["content"]
+    assert first["messages"][0]["content"] == f"You code.\n\n{CAPABILITY_PROMPT}"
     assert [t["function"]["name"] for t in first["tools"]] == BRIDGED
-    assert agent.tools == [] and agent.instructions == "You code.", "close() restores the agent"
+    assert (agent.tools, agent.instructions, agent.backstory) == ([], "You code.", None), "close() restores"
     agent.close()  # idempotent
 
 

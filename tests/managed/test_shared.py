@@ -12,7 +12,7 @@ from kit import Member
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
 from praisonai.compute.providers.docker import DockerCompute
-from praisonai.managed import CAPABILITY_NOTE, SharedCompute
+from praisonai.managed import CAPABILITY_PROMPT, SharedCompute
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
@@ -31,10 +31,11 @@ def tool(agent: Member, name: str) -> Callable[..., str]:
     return next(t for t in agent.tools if t.__name__ == name)
 
 
-def gone(shared: SharedCompute) -> bool:
-    assert shared.provider is not None and shared.instance_id is not None
+def gone(shared: SharedCompute, instance_id: str | None) -> bool:
+    """``instance_id`` (read while it ran) no longer exists, and shutdown forgot it."""
+    assert shared.provider is not None and instance_id is not None and shared.instance_id is None
     try:
-        _portal.call(shared.provider.get_status, shared.instance_id)
+        _portal.call(shared.provider.get_status, instance_id)
     except InstanceNotFoundError:
         return True
     return False
@@ -55,7 +56,8 @@ def test_what_one_agent_writes_the_next_reads_byte_exact() -> None:
         actions = [(e.agent, e.action, e.target) for e in shared.audit]
         assert ("writer", "write_file", "notes/out.txt") in actions
         assert ("reader", "exec", "wc -c < notes/out.txt") in actions
-    assert gone(shared)
+        instance_id = shared.instance_id
+    assert gone(shared, instance_id)
 
 
 def test_tool_output_is_never_empty_and_errors_say_so() -> None:
@@ -100,9 +102,10 @@ def test_eight_parallel_first_calls_provision_once() -> None:
             t.start()
         for t in threads:
             t.join(120)
+        instance_id = shared.instance_id
     assert CountingDocker.provisions == 1
     assert outputs == {m.name: m.name for m in members}
-    assert gone(shared)
+    assert gone(shared, instance_id)
 
 
 def test_a_step_that_raises_still_tears_the_instance_down() -> None:
@@ -113,8 +116,9 @@ def test_a_step_that_raises_still_tears_the_instance_down() -> None:
     ):
         shared.attach([member])
         tool(member, "execute_command")("true")
+        instance_id = shared.instance_id
         raise RuntimeError("step failed")
-    assert gone(shared)
+    assert gone(shared, instance_id)
     shared.shutdown()  # idempotent
 
 
@@ -134,7 +138,7 @@ def test_attach_swaps_same_named_tools_adds_the_note_and_restores_everything() -
         names = [t.__name__ for t in member.tools]
         assert names == ["read_file", "search", "execute_command", "write_file", "list_files"]
         assert member.tools[0] is not read_file and member.tools[1] is search
-        assert member.instructions.startswith("Be brief.") and CAPABILITY_NOTE in member.instructions
-        assert own_backend.tools == [search] and CAPABILITY_NOTE not in own_backend.instructions
+        assert member.instructions.startswith("Be brief.") and CAPABILITY_PROMPT in member.instructions
+        assert own_backend.tools == [search] and CAPABILITY_PROMPT not in own_backend.instructions
         assert shared.instance_id is None, "attaching must not provision: the first tool call does"
     assert member.tools == [read_file, search] and member.instructions == "Be brief."

@@ -12,7 +12,7 @@ from praisonai._errors import InstanceNotFoundError
 from praisonai.agents import Agent
 from praisonai.compute.providers.docker import DockerCompute
 from praisonai.llm.testing import ScriptedLLM, reply, tool
-from praisonai.managed import CAPABILITY_NOTE, SharedCompute
+from praisonai.managed import CAPABILITY_PROMPT, SharedCompute
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
@@ -42,7 +42,7 @@ def test_agent_a_writes_agent_b_reads_it_back_byte_exact() -> None:
     # the reader's tool result (in its second request) is the writer's content, byte-exact
     tool_results = [m for m in llm.requests[3]["messages"] if m.get("role") == "tool"]
     assert tool_results[-1]["content"] == CONTENT
-    assert all(CAPABILITY_NOTE in r for r in requests), "the capability note was missing during the run"
-    assert CAPABILITY_NOTE not in writer.instructions and [t.__name__ for t in writer.tools] == []
+    assert all(r.count(CAPABILITY_PROMPT) == 1 for r in requests), "the note must be there once, every call"
+    assert writer.backstory is None and [t.__name__ for t in writer.tools] == []  # restored
     with pytest.raises(InstanceNotFoundError):
         _portal.call(DockerCompute().get_status, instance_id)
