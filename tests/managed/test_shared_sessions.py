@@ -18,14 +18,15 @@ from praisonai.managed._tools import MAX_TOOL_OUTPUT_BYTES
 
 
 class CountingShells:
-    """Counts the session shells a provider starts (its transports running session.sh)."""
+    """Counts the session shells a provider starts (through ``_session_transport``, where every
+    channel provider starts one)."""
 
     shells = 0
 
-    def _transport(self, instance_id: str, argv: list[str], **options: Any) -> Any:
+    def _session_transport(self, instance_id: str, argv: list[str]) -> Any:
         if "praisonai-session" in argv:
             CountingShells.shells += 1
-        return super()._transport(instance_id, argv, **options)  # type: ignore[misc]
+        return super()._session_transport(instance_id, argv)  # type: ignore[misc]
 
 
 class CountingDocker(CountingShells, DockerCompute):
