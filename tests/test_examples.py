@@ -25,18 +25,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
-from leftovers import child_env, remove_leftovers, ssh_instances
+from leftovers import ROOT, child_env, remove_leftovers, ssh_instances
 
-from praisonai import _portal
 from praisonai.compute.testing.sshd import SSHServer
 from praisonai.llm.testing import API_KEY, Reply, ScriptedLLM, reply, tool
 from praisonai.llm.testing_managed import API_KEY as MANAGED_API_KEY
 from praisonai.llm.testing_managed import ManagedAgentsFake, end_turn, say, usage
 
-ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE_TIMEOUT_S = 150  # all of them at once on 2 cores: generous, never asserted as a timing
 WORKERS = 4
 #: What the scripted model writes when a prompt asks it to write a file: the examples read it back.
@@ -224,12 +221,24 @@ class Services:
         return self._stack.enter_context(context)
 
     def live_instances(self, cloud: str) -> list[str]:
-        """The instances its fake still runs, as our provider lists them through the same variables."""
-        from praisonai.compute.registry import resolve_compute
+        """The instances its fake still runs, as our provider lists them through the same
+        variables, in a child process as a user would: in this one an SDK's process-wide client
+        (Modal's) may still point at the fake of an earlier test module, long stopped."""
+        env = {**os.environ, **self._env[cloud], "PYTHONPATH": str(ROOT)}
+        child = subprocess.run(
+            [sys.executable, "-c", LIST_LIVE.format(cloud=cloud)], env=env, capture_output=True, text=True
+        )
+        assert child.returncode == 0, f"listing {cloud} failed: {child.stderr[-2000:]}"
+        return child.stdout.split()
 
-        with mock.patch.dict(os.environ, self._env[cloud]):
-            listed = _portal.call(resolve_compute(cloud).list_instances)
-        return [i.instance_id for i in listed if i.status.value != "stopped"]
+
+#: Prints the ids of the instances a provider lists as not stopped.
+LIST_LIVE = """
+from praisonai import _portal
+from praisonai.compute.registry import resolve_compute
+listed = _portal.call(resolve_compute({cloud!r}).list_instances)
+print(*[i.instance_id for i in listed if i.status.value != "stopped"])
+"""
 
 
 def _model(s: Services) -> dict[str, str]:
