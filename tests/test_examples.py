@@ -99,10 +99,21 @@ EXAMPLES: dict[str, Example] = {
 
 @dataclass
 class Run:
+    """What one example's run printed, how it ended and what it left behind."""
+
     out: str = ""
     err: str = ""
     status: int | None = None
     left: dict[str, list[str]] = field(default_factory=dict)
+
+    def check(self, where: str, prints: tuple[str, ...]) -> None:
+        """It exited 0, printed each of ``prints`` and left nothing behind (its output is shown
+        when it did not)."""
+        print(self.out, self.err, sep="\n--- stderr ---\n")
+        assert self.status == 0, f"{where} exited {self.status}:\n{self.err[-3000:]}"
+        for fragment in prints:
+            assert fragment in self.out, f"{where} should print {fragment!r}"
+        assert not self.left, f"{where} left things behind: {self.left}"
 
 
 def test_every_example_is_run_here() -> None:
@@ -112,12 +123,7 @@ def test_every_example_is_run_here() -> None:
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_example_runs(name: str, runs: dict[str, Run]) -> None:
-    run = runs[name]
-    print(run.out, run.err, sep="\n--- stderr ---\n")
-    assert run.status == 0, f"examples/{name} exited {run.status}:\n{run.err[-3000:]}"
-    for fragment in EXAMPLES[name].prints:
-        assert fragment in run.out, f"examples/{name} should print {fragment!r}"
-    assert not run.left, f"examples/{name} left things behind: {run.left}"
+    runs[name].check(f"examples/{name}", EXAMPLES[name].prints)
 
 
 # ---- the scripted model ---------------------------------------------------------------------

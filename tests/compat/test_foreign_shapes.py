@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_praisonai_shared_compute import FakeCompute  # PraisonAI's own fake, as it wrote it
 
 from praisonai import Sandbox
 from praisonai._errors import ExecError, UnsupportedFeatureError
@@ -16,46 +17,6 @@ from praisonai.compute.foreign import ForeignProvider, _shell
 from praisonai.compute.registry import compute_provider
 from praisonai.managed._instance import compute_from, compute_record, provider_of
 from praisonai.managed.shared import SharedCompute
-
-
-class FakeCompute:
-    """PraisonAI's own test fake (tests/unit/managed/test_shared_compute.py), unchanged: it answers
-    only ``cat 'PATH'`` reads and ``cat > 'PATH' <<'DELIM'`` writes."""
-
-    provider_name = "fake"
-
-    def __init__(self) -> None:
-        self.commands: list[tuple[str, str]] = []
-        self.provisioned = 0
-        self.shutdowns: list[str] = []
-        self.files: dict[str, str] = {}
-
-    async def provision(self, config: Any) -> Any:
-        self.provisioned += 1
-
-        class _Info:
-            instance_id = f"fake_{self.provisioned}"
-
-        return _Info()
-
-    async def execute(self, instance_id: str, command: str, timeout: Any = None) -> dict[str, Any]:
-        self.commands.append((instance_id, command))
-        if command.startswith("cat ") and "<<" not in command:
-            path = command.split(" ", 1)[1].strip("'\"")
-            if path in self.files:
-                return {"stdout": self.files[path], "stderr": "", "exit_code": 0}
-            return {"stdout": "", "stderr": f"cat: {path}: No such file", "exit_code": 1}
-        if "cat > " in command and " <<'" in command:
-            path = command.split("cat > ", 1)[1].split(" <<", 1)[0].strip("'\"")
-            delimiter = command.split(" <<'", 1)[1].split("'\n", 1)[0]
-            body = command.split(f"<<'{delimiter}'\n", 1)[1]
-            body = body.rsplit(f"\n{delimiter}", 1)[0]
-            self.files[path] = body
-            return {"stdout": "", "stderr": "", "exit_code": 0}
-        return {"stdout": "ok", "stderr": "", "exit_code": 0}
-
-    async def shutdown(self, instance_id: str) -> None:
-        self.shutdowns.append(instance_id)
 
 
 @pytest.fixture(autouse=True)

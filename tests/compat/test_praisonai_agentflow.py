@@ -2,61 +2,27 @@
 its ``when`` templates, ``tools_run_on`` and ``_collect_agents``; and every place refused when the
 flow, team or agent is made. Only the imports name our package.
 
-The first two tests are PraisonAI's own (the last two of its test_shared_compute.py), unchanged
-but for their import lines.
+PraisonAI's own two flow tests run with the rest of its file in test_praisonai_shared_compute.py;
+these use its duck-typed agent, with an answer.
 """
 
 from __future__ import annotations
 
 import pytest
+from test_praisonai_shared_compute import FakeAgent as PraisonAIFakeAgent
 
 
-class FakeAgent:
-    """Duck-typed Agent: what _collect_agents and attach() look for (PraisonAI's, plus an answer)."""
+class FakeAgent(PraisonAIFakeAgent):
+    """PraisonAI's duck-typed Agent (what _collect_agents and attach() look for), plus an answer."""
 
     def __init__(self, name, tools=None, backend=None, answer=""):  # type: ignore[no-untyped-def]
-        self.name = name
-        self.instructions = f"You are {name}."
-        self.backstory = f"You are {name}."
-        self.role = name
-        self.tools = list(tools or [])
-        self.backend = backend
+        super().__init__(name, tools, backend)
         self.answer = answer
         self.asked: list[str] = []
 
     def chat(self, *a, **k):  # type: ignore[no-untyped-def]
         self.asked.append(a[0])
         return self.answer
-
-
-# ---- PraisonAI's own two tests, imports pointed at our package ----------------------------------
-
-
-def test_collect_agents_walks_nested_steps_and_dedupes() -> None:
-    from praisonai import AgentFlow
-    from praisonai.agents import parallel, repeat, route, when
-
-    a, b = FakeAgent("A"), FakeAgent("B")
-    flow = AgentFlow(
-        steps=[
-            a,
-            route({"x": [b], "default": [a]}),
-            parallel([a, b]),
-            repeat(b, until=lambda ctx: True),
-            when("{{x}} > 1", [a], [b]),
-            lambda ctx: "plain function is not an agent",
-        ]
-    )
-    collected = flow._collect_agents()
-    assert [x.name for x in collected] == ["A", "B"], "each agent exactly once, in order"
-
-
-def test_flow_without_run_on_does_not_provision() -> None:
-    from praisonai import AgentFlow
-
-    flow = AgentFlow(steps=[FakeAgent("A")])
-    assert flow.tools_run_on is None
-    assert flow._collect_agents()[0].tools == []
 
 
 # ---- the rest of PraisonAI's flow spelling ------------------------------------------------------

@@ -78,12 +78,7 @@ def test_every_vendored_example_is_run() -> None:
 
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_praisonai_example_runs_unchanged(name: str, runs: dict[str, Run]) -> None:
-    run = runs[name]
-    print(run.out, run.err, sep="\n--- stderr ---\n")
-    assert run.status == 0, f"{name} exited {run.status}:\n{run.err[-3000:]}"
-    for fragment in EXAMPLES[name].prints:
-        assert fragment in run.out, f"{name} should print {fragment!r}"
-    assert not run.left, f"{name} left things behind: {run.left}"
+    runs[name].check(name, EXAMPLES[name].prints)
 
 
 def test_local_basic_ids_usage_and_sessions(runs: dict[str, Run]) -> None:
