@@ -18,6 +18,7 @@ import contextlib
 import gc
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -193,15 +194,25 @@ def _run(name: str, env: dict[str, str], place: Path) -> Run:
     work.mkdir()
     env = {**child_env(home), **env}
     run = Run()
+    env.update(PYTHONUNBUFFERED="1", PYTHONFAULTHANDLER="1")  # on a hang: what it printed, and where
+    child = subprocess.Popen(
+        [sys.executable, str(ROOT / "examples" / name)], cwd=work, env=env, stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
     try:
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "examples" / name)], cwd=work, env=env, stdin=subprocess.DEVNULL,
-            capture_output=True, text=True, timeout=EXAMPLE_TIMEOUT_S, check=False,
-        )  # fmt: skip
-        run.out, run.err, run.status = done.stdout, done.stderr, done.returncode
-    except subprocess.TimeoutExpired as exc:
-        run.err = f"ran past {EXAMPLE_TIMEOUT_S} s\n{exc.stderr!r}"
+        run.out, run.err = child.communicate(timeout=EXAMPLE_TIMEOUT_S)
+        run.status = child.returncode
+    except subprocess.TimeoutExpired:
+        child.send_signal(signal.SIGABRT)  # faulthandler prints every thread's stack
+        try:
+            out, err = child.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # its children hold the pipes: the group goes, as below
+            os.killpg(child.pid, signal.SIGKILL)
+            out, err = child.communicate()
+        run.out, run.err = out, f"ran past {EXAMPLE_TIMEOUT_S} s\n{err}"
     finally:
+        with contextlib.suppress(ProcessLookupError):  # nothing of its process group outlives it
+            os.killpg(child.pid, signal.SIGKILL)
         run.left = remove_leftovers(home, set())
     return run
 
