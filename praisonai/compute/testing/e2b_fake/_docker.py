@@ -39,6 +39,10 @@ def container_exec(
     )
 
 
+#: Bytes of output kept for readers that have not taken them yet before the pump waits.
+_BACKLOG_BYTES = 4 * 1024 * 1024
+
+
 class Proc:
     """One command in a container, run as envd runs it (``/bin/bash -l -c``) in its own
     process group, whose pid is the in-container pid (what ``commands.kill(pid)`` names)."""
@@ -67,6 +71,9 @@ class Proc:
         if not stdin:
             self.popen.stdin.close()
         self.events: list[tuple[str, bytes]] = []  # ("stdout"|"stderr", chunk), in arrival order
+        self.first = 0  # the number of events before events[0]: dropped, every reader had them
+        self.readers: dict[object, int] = {}  # a reader → how many events it has had
+        self.kept_bytes = 0  # of the events kept: while readers lag this much, the pump waits
         self.cond = threading.Condition()
         self.exit_code: int | None = None
         self._readers = [
@@ -81,8 +88,31 @@ class Proc:
         read = pipe.read1  # type: ignore[attr-defined]
         while chunk := read(65536):
             with self.cond:
+                # back-pressure, as a stream has: output its readers have not taken yet waits in
+                # the pipe, not here (without readers it is kept, for one that connects later)
+                while self.readers and self.kept_bytes > _BACKLOG_BYTES:
+                    self.cond.wait(1)
                 self.events.append((name, chunk))
+                self.kept_bytes += len(chunk)
                 self.cond.notify_all()
+
+    def caught_up(self, reader: object) -> bool:
+        """(``cond`` held) Whether ``reader`` has had every event so far."""
+        return self.readers.get(reader, self.first) == self.first + len(self.events)
+
+    def read(self, reader: object) -> tuple[list[tuple[str, bytes]], int | None]:
+        """(``cond`` held) The events ``reader`` has not had yet (a new reader: all still kept),
+        and the exit code once it has had them all. What every reader has had is dropped, as envd
+        streams output rather than keeping it: 100 MB of output would otherwise stay in the
+        process that serves the fake, where the client's memory is measured."""
+        pending = self.events[self.readers.get(reader, self.first) - self.first :]
+        self.readers[reader] = self.first + len(self.events)
+        oldest = min(self.readers.values())
+        self.kept_bytes -= sum(len(chunk) for _, chunk in self.events[: oldest - self.first])
+        del self.events[: oldest - self.first]
+        self.first = oldest
+        self.cond.notify_all()  # the pump may go on
+        return pending, self.exit_code
 
     def _reap(self) -> None:
         code = self.popen.wait()

@@ -76,16 +76,23 @@ class ProcessService:
         keeps running, as envd's does; a client that goes away stops this generator, never the
         process."""
         deadline = None if not timeout_ms else time.monotonic() + timeout_ms / 1000
-        sent = 0
+        reader = object()
+        try:
+            yield from self._stream(proc, wrap, deadline, reader)
+        finally:  # the client went away or the stream ended: what it had may be dropped
+            with proc.cond:
+                proc.readers.pop(reader, None)
+                proc.cond.notify_all()  # a pump waiting on this reader goes on
+
+    def _stream(self, proc: Proc, wrap: Any, deadline: float | None, reader: object) -> Iterator[Any]:
         while True:
             if deadline is not None and time.monotonic() >= deadline:
                 raise ConnectError(Code.DEADLINE_EXCEEDED, "context deadline exceeded")
             with proc.cond:
-                if sent == len(proc.events) and proc.exit_code is None:
+                if proc.caught_up(reader) and proc.exit_code is None:
                     left = _KEEPALIVE_S if deadline is None else max(0.0, deadline - time.monotonic())
                     proc.cond.wait(min(_KEEPALIVE_S, left))
-                pending, sent = proc.events[sent:], len(proc.events)
-                code = proc.exit_code if sent == len(proc.events) else None
+                pending, code = proc.read(reader)
             for name, chunk in pending:
                 data = pb.ProcessEvent.DataEvent(output=_oneof(name, chunk))
                 yield wrap(event=pb.ProcessEvent(event=_oneof("data", data)))
