@@ -17,6 +17,7 @@ from concurrent.futures import Future
 from typing import Any, Protocol, TypeVar
 
 import anyio
+import anyio.to_thread
 from anyio.from_thread import BlockingPortal
 
 T = TypeVar("T")
@@ -51,6 +52,18 @@ def call(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
             "the sync Sandbox API was called from praisonai's own event loop; use AsyncSandbox there"
         )
     return portal.call(fn, *args)
+
+
+async def on_portal(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
+    """``await fn(*args)`` on the portal loop, from any event loop (on it: directly), so that what
+    it makes (sandboxes, their channels) lives on the loop every later call reaches it on.
+
+    From another loop the wait happens in a worker thread; if the caller is cancelled meanwhile,
+    it stops waiting at once and the call finishes (unobserved) on the portal loop.
+    """
+    if on_loop_thread():
+        return await fn(*args)
+    return await anyio.to_thread.run_sync(call, fn, *args, abandon_on_cancel=True)
 
 
 def submit(fn: Callable[..., Awaitable[T]], *args: Any) -> Future[T]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import anyio.to_thread
@@ -215,7 +215,7 @@ class Agent:
     async def aclose(self) -> None:
         """Async :meth:`close`."""
         try:
-            await _on_portal(self._aclose_client)
+            await _portal.on_portal(self._aclose_client)
         finally:
             if self._placement is not None:
                 await anyio.to_thread.run_sync(self._placement.close)
@@ -242,7 +242,7 @@ class Agent:
                 self._client = make_client(self._spec)
                 _portal.close_at_exit(self)
             client = self._client
-        return await _on_portal(client.complete, self.system_prompt, messages, specs)
+        return await _portal.on_portal(client.complete, self.system_prompt, messages, specs)
 
     async def _aclose_client(self) -> None:
         with self._lock:
@@ -263,17 +263,6 @@ def _echo(pieces: Iterable[str]) -> str:
     sys.stdout.write("\n")
     sys.stdout.flush()
     return "".join(text)
-
-
-async def _on_portal(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
-    """``await fn(*args)`` on praisonai's portal loop, from any event loop.
-
-    From another loop the wait happens in a worker thread; if the caller is cancelled meanwhile,
-    it stops waiting at once and the call finishes (unobserved) on the portal loop.
-    """
-    if _portal.on_loop_thread():
-        return await fn(*args)
-    return await anyio.to_thread.run_sync(_portal.call, fn, *args, abandon_on_cancel=True)
 
 
 def _instructions(name: str, role: str | None, goal: str | None, *, has_backstory: bool) -> str:

@@ -5,9 +5,11 @@ kept so that code written for PraisonAI runs unchanged."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Mapping
 from typing import Any
 
+from praisonai import _portal
 from praisonai._errors import ConfigError, UnsupportedFeatureError
 from praisonai._types import ExecResult, InstanceInfo
 from praisonai.compute.base import ComputeProvider
@@ -161,7 +163,8 @@ class PraisonAINames:
     # ---- the instance (PraisonAI's names) --------------------------------------------------
 
     async def provision_compute(self, **fields: Any) -> InstanceInfo:
-        """The session's instance, provisioned (or reattached) now.
+        """The session's instance, provisioned (or reattached) now (on praisonai's own loop, where
+        the turns that use it run, whichever loop awaits this).
 
         ``fields`` are compute config fields for the instance this call makes, over the agent's own
         and environment.yaml, as PraisonAI's examples pass them (``idle_timeout_s=120``,
@@ -169,6 +172,9 @@ class PraisonAINames:
         them too. They apply to a session's first instance: once it has one (even shut down since,
         to be replaced at its next use) they are refused.
         """
+        return await _portal.on_portal(functools.partial(self._provision_compute, **fields))
+
+    async def _provision_compute(self, **fields: Any) -> InstanceInfo:
         if fields:
             merged = {**self._source.fields, **fields}
             ComputeConfig.coerce(merged)  # a wrong field or value: one sentence, nothing changed
@@ -189,13 +195,19 @@ class PraisonAINames:
             self._let_go()
 
     async def execute_in_compute(self, command: str, timeout: float = 300) -> ExecResult:
-        """Run ``command`` on the session's instance."""
-        await self.provision_compute()
+        """Run ``command`` on the session's instance (on praisonai's own loop, as provision)."""
+        return await _portal.on_portal(self._execute_in_compute, command, timeout)
+
+    async def _execute_in_compute(self, command: str, timeout: float) -> ExecResult:
+        await self._provision_compute()
         assert self._live is not None and self._live.sandbox is not None
         return await self._live.sandbox.exec(command, timeout=timeout)
 
     async def shutdown_compute(self) -> None:
         """Remove the session's instance now (the session stays; its next tool use makes a new one)."""
+        await _portal.on_portal(self._shutdown_compute)
+
+    async def _shutdown_compute(self) -> None:
         live = self._live
         if live is not None and live.sandbox is not None:
             await live.sandbox.shutdown()
