@@ -5,8 +5,9 @@ Names are imported lazily on first use, so ``import praisonai`` stays fast.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from praisonai._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
@@ -114,13 +115,7 @@ if TYPE_CHECKING:
     from praisonai.sandbox.environment import effective_config
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'praisonai' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

@@ -10,8 +10,9 @@ module when first touched (no managed layer, no vendor SDK before that).
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from praisonai._lazy import lazy_exports
 
 _MANAGED_AGENTS = "praisonai.integrations.managed_agents"
 _MANAGED_LOCAL = "praisonai.integrations.managed_local"
@@ -61,13 +62,7 @@ if TYPE_CHECKING:
     from praisonai.integrations.managed_local import SandboxedAgentConfig as SandboxedAgentConfig
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
+__getattr__ = lazy_exports(__name__, _EXPORTS)
 
 
 def __dir__() -> list[str]:

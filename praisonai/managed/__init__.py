@@ -7,8 +7,9 @@ agent that only reads the sessions store) stays light.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from praisonai._lazy import lazy_exports
 
 _LAZY = {
     "BRIDGED_TOOL_NAMES": "praisonai.managed.shared",
@@ -77,10 +78,4 @@ if TYPE_CHECKING:
     from praisonai.managed.store import SessionStore, SqliteSessionStore
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'praisonai.managed' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY)
