@@ -3,6 +3,7 @@ client, the tools run in real docker containers (or local workspaces), the store
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import importlib.util
 import json
@@ -304,3 +305,28 @@ def test_provision_compute_takes_praisonais_fields_for_the_first_instance(make: 
     assert live.sandbox.plan is not None and live.sandbox.plan.config.idle_timeout_s == 120
     with pytest.raises(ConfigError, match="already has an instance"):
         _portal.call(lambda: managed.provision_compute(cpu=2))
+
+
+@pytest.mark.usefixtures("docker_ok")
+def test_compute_methods_awaited_on_the_users_loops_share_one_instance(make: Make, llm: ScriptedLLM) -> None:
+    """PraisonAI's examples await ``provision_compute``/``execute_in_compute`` inside their own
+    ``asyncio.run`` and call the synchronous ``agent.start`` there too (examples/environment_yaml.py):
+    the instance lives on praisonai's loop, so it outlives the user's loop and a synchronous turn
+    inside that loop does not wait on it."""
+    from praisonai import Agent
+
+    llm.set_script([reply(tool("write_file", path="report.txt", content="seen")), reply("written")])
+    managed = make("docker")
+    agent = Agent(name="coder", backend=managed)
+
+    async def first() -> None:
+        await managed.provision_compute()
+        assert agent.start("write the report") == "written"
+        assert (await managed.execute_in_compute("echo here > /tmp/mark")).exit_code == 0
+
+    async def second() -> str:
+        return (await managed.execute_in_compute("cat /tmp/mark report.txt")).stdout
+
+    asyncio.run(first())
+    assert asyncio.run(second()).split() == ["here", "seen"]  # a new loop, the same instance
+    asyncio.run(managed.shutdown_compute())
