@@ -1,5 +1,6 @@
-"""The sqlite file behind :class:`~praisonai.managed.store.SqliteSessionStore`: its schema, how it
-is opened, how its rows read back, and how its failures read to a user.
+"""The sqlite file behind :class:`~praisonai.managed.store.SqliteSessionStore`: how it is opened
+(by :mod:`praisonai._sqlite`, with :mod:`._schema`'s layout), how its rows read back, the lease's
+fenced writes, and how its failures read to a user.
 
 One file (default ``$PRAISONAI_HOME/managed/store.db``), shared by every process of the home:
 WAL journal (readers run beside the writer), ``synchronous=NORMAL`` (WAL stays consistent after a
