@@ -11,7 +11,8 @@ A row also holds the instance's :class:`~praisonai._lifetime.Lifetime` (columns 
 ``idle_timeout_s``, ``ttl_s``: the same names) and its last activity, which
 ``praisonai.compute._activity`` stamps at most every couple of seconds per instance, so that ``gc``
 can tell an abandoned idle instance from a busy one. Files written by older versions gain those
-columns on first open.
+columns on first open (:mod:`praisonai._sqlite` opens and migrates the file, as it does the
+sessions store's).
 
 A ledger that cannot be used raises ``HomeUnusableError`` naming the file and what to do. A file
 that is not a database (or is damaged) is never overwritten nor moved: like a database server,
@@ -35,15 +36,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from praisonai import _sqlite
 from praisonai._errors import HomeUnusableError
 from praisonai._home import praisonai_home, unusable_home
 from praisonai._lifetime import DEFAULT_LIFETIME, Lifetime
 
 #: How long a call waits for another process's write lock before sqlite raises "database is locked".
-BUSY_TIMEOUT_S = 30.0
+BUSY_TIMEOUT_S = _sqlite.BUSY_TIMEOUT_S
 
-# The first version's table; _migrate adds the later columns (to new files too: one code path).
-_SCHEMA = """CREATE TABLE IF NOT EXISTS instances (
+# The first version's table; version 2 adds the later columns.
+_FIRST = """CREATE TABLE instances (
     instance_id TEXT PRIMARY KEY, provider TEXT NOT NULL, spec TEXT NOT NULL, owner TEXT NOT NULL,
     created_at REAL NOT NULL, state TEXT NOT NULL, last_active REAL NOT NULL)"""
 #: Columns added after the first version, with the value rows of older versions get: their
@@ -228,7 +230,8 @@ def _translated(path: Path) -> Iterator[None]:
     except (OSError, sqlite3.Error) as exc:
         why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
         why = why[:1].lower() + why[1:]
-        if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in why or "malformed" in why):
+        refused = ("not a database", "malformed", "not a praisonai")
+        if isinstance(exc, sqlite3.DatabaseError) and any(reason in why for reason in refused):
             raise HomeUnusableError(
                 f"the ledger {path} is damaged ({why}); praisonai leaves it untouched: move it aside "
                 f"(mv {path} {path}.damaged) to start a new one, and `praisonai compute ps` still finds "
@@ -246,46 +249,27 @@ def _translated(path: Path) -> Iterator[None]:
 
 
 def _open(path: Path) -> sqlite3.Connection:
-    """Autocommit mode (``isolation_level=None``): each statement is its own short transaction."""
-    if not path.exists():  # owner-only, like the rest of the home; sqlite keeps the mode for -wal
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-    # NORMAL sync in WAL mode is crash-safe for the app (a power cut may lose the last rows,
-    # which reconciliation with the providers' own lists recovers) and skips an fsync per write.
-    db.execute("PRAGMA synchronous=NORMAL")
-    _init(db)
-    return db
+    """Autocommit mode: each statement is its own short transaction. ``synchronous=NORMAL`` in WAL
+    mode is crash-safe for the app (a power cut may lose the last rows, which reconciliation with
+    the providers' own lists recovers) and skips an fsync per write."""
+    return _sqlite.connect(path, _LAYOUT)
 
 
-def _init(db: sqlite3.Connection) -> None:
-    """WAL (readers run beside a writer), the table, and the columns newer versions added.
-    Switching to WAL fails at once, without waiting for the busy timeout, when processes race to
-    do it on a new file: so retry."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_S
-    while True:
-        try:
-            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                db.execute("PRAGMA journal_mode=WAL")
-            db.execute(_SCHEMA)
-            _migrate(db)
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
-
-
-def _migrate(db: sqlite3.Connection) -> None:
-    """Add the columns a file made by an older version lacks; another process may race us to it."""
+def _add_lifetime_columns(db: sqlite3.Connection) -> None:
+    """Version 2: the lifetime's columns. A file of the versions before schema versions were
+    recorded may have some of them already (they were added one at a time)."""
     have = {row[1] for row in db.execute("PRAGMA table_info(instances)")}
     for name, declaration in _ADDED:
-        if name in have:
-            continue
-        try:
+        if name not in have:
             db.execute(f"ALTER TABLE instances ADD COLUMN {name} {declaration}")
-        except sqlite3.OperationalError as exc:
-            if "duplicate column" not in str(exc):
-                raise
+
+
+def _unversioned(tables: set[str]) -> int | None:
+    """A ledger written before versions were recorded has its ``instances`` table: version 1."""
+    return 1 if "instances" in tables else None
+
+
+_LAYOUT = _sqlite.Schema("ledger", (_FIRST,), {2: (_add_lifetime_columns,)}, _unversioned)
 
 
 def _entry(row: tuple[Any, ...]) -> LedgerEntry:

@@ -2,7 +2,7 @@
 ``--remote`` of ``sessions list`` and ``agents list``: the hosted resources of the Anthropic key
 (``ANTHROPIC_API_KEY``; ``ANTHROPIC_BASE_URL`` points the client elsewhere).
 
-The calls are :mod:`praisonai.managed.hosted_admin`'s (each sent once; a failure is one
+The calls are :mod:`praisonai.managed.hosted.admin`'s (each sent once; a failure is one
 sentence, which the entry point prints as one line). Nothing of the SDK is imported before a
 command runs.
 """
@@ -22,7 +22,7 @@ from praisonai.cli._managed_render import clean
 from praisonai.cli._options import JsonOpt
 
 if TYPE_CHECKING:
-    from praisonai.managed.hosted_admin import RemoteSession
+    from praisonai.managed.hosted.admin import RemoteSession
     from praisonai.managed.store import AgentRecord, SessionRecord
 
 envs_app = typer.Typer(help="Hosted environments (Claude Managed Agents): list, show, delete.",
@@ -50,7 +50,7 @@ def sessions_list(found: Sequence[SessionRecord], agents: Mapping[str, AgentReco
     one's status now); the remote sessions no stored session records (in ``status``, when
     given) are listed after them, flagged ``no local record``."""
     from praisonai.cli import _managed_records as records
-    from praisonai.managed import hosted_admin as admin
+    from praisonai.managed.hosted import admin
 
     remote = admin.call(admin.list_remote_sessions, limit)
     by_id = {r.id: r for r in remote}
@@ -79,9 +79,9 @@ def _untracked(remote: Sequence[RemoteSession]) -> list[RemoteSession]:
     """The remote sessions no stored session records, by their id or by the local id their
     metadata tag names: asked of the whole store, not of the listed page."""
     from praisonai._limits import MAX_SESSIONS_LISTED
-    from praisonai.managed.store import SqliteSessionStore
+    from praisonai.managed.store import open_store
 
-    with SqliteSessionStore() as store:
+    with open_store() as store:
         stored = store.list_sessions(limit=MAX_SESSIONS_LISTED)
     ids = {s.id: s.remote_session_id for s in stored}
     known = {s.remote_session_id for s in stored if s.remote_session_id}
@@ -107,7 +107,7 @@ def _untracked_json(r: RemoteSession) -> dict[str, Any]:
 
 def agents_list(include_archived: bool, *, as_json: bool) -> None:
     """The key's hosted agents, each at its latest version."""
-    from praisonai.managed import hosted_admin as admin
+    from praisonai.managed.hosted import admin
 
     found = admin.call(admin.list_agents, include_archived)
     if as_json:
@@ -127,7 +127,7 @@ def agent_show(
     json_: JsonOpt = False,
 ) -> None:
     """Show a hosted agent (its latest version, or --version N): model, system prompt, tools."""
-    from praisonai.managed import hosted_admin as admin
+    from praisonai.managed.hosted import admin
 
     _agent_out(admin.call(admin.show_agent, agent_id, version), json_)
 
@@ -150,7 +150,7 @@ def agent_update(
     """Make a new version of a hosted agent. --version is the version the change is made
     against: when someone made another since, nothing changes and the command says so (exit 1).
     Sessions keep the version they started with."""
-    from praisonai.managed import hosted_admin as admin
+    from praisonai.managed.hosted import admin
 
     values = (name, model, system, description)
     fields = {k: v for k, v in zip(_TEXT_FIELDS, values, strict=True) if v is not None}
@@ -166,7 +166,7 @@ def agent_update(
 def agent_archive(agent_id: AgentArg, json_: JsonOpt = False) -> None:
     """Archive a hosted agent, for good: new sessions may no longer use it (the API has no
     delete); its sessions keep running."""
-    from praisonai.managed import hosted_admin as admin
+    from praisonai.managed.hosted import admin
 
     agent = admin.call(admin.archive_agent, agent_id)
     if json_:
@@ -200,7 +200,7 @@ def envs_list(
     json_: JsonOpt = False,
 ) -> None:
     """List the key's hosted environments: type, networking, packages."""
-    from praisonai.managed import hosted_admin as admin
+    from praisonai.managed.hosted import admin
 
     found = admin.call(admin.list_environments, include_archived)
     if json_:
@@ -214,7 +214,7 @@ def envs_list(
 @envs_app.command("show", cls=PlainCommand)
 def envs_show(env_id: EnvArg, json_: JsonOpt = False) -> None:
     """Show a hosted environment: its networking (allowed hosts) and packages per manager."""
-    from praisonai.managed import hosted_admin as admin
+    from praisonai.managed.hosted import admin
 
     e = admin.call(admin.show_environment, env_id)
     if json_:
@@ -234,7 +234,7 @@ def envs_show(env_id: EnvArg, json_: JsonOpt = False) -> None:
 def envs_delete(env_id: EnvArg, json_: JsonOpt = False) -> None:
     """Delete a hosted environment (one already gone counts as deleted). Sessions made in it
     keep their containers; new sessions cannot use it."""
-    from praisonai.managed import hosted_admin as admin
+    from praisonai.managed.hosted import admin
 
     existed = admin.call(admin.delete_environment, env_id)
     if json_:

@@ -230,10 +230,10 @@ def list_(
     too (at most N): each stored one shows its remote session's status, and those with no
     local record are listed after them, flagged."""
     from praisonai.managed import sessions
-    from praisonai.managed.store import SqliteSessionStore
+    from praisonai.managed.store import open_store
 
     agent = one_of(agent_arg, "--agent", agent, command="sessions list")
-    with SqliteSessionStore() as store:
+    with open_store() as store:
         found = sessions.list_sessions(store, agent=agent, status=status, limit=limit)
         agents = {a.id: a for a in sessions.list_agents(store)}
     for why in store.skipped:  # the good rows are listed; each bad one is named, once

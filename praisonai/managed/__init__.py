@@ -24,11 +24,11 @@ _LAZY = {
     "NetworkingType": "praisonai.managed.praisonai_types",
     "NetworkingConfig": "praisonai.managed.praisonai_types",
     "PackagesConfig": "praisonai.managed.praisonai_types",
-    "ManagedResult": "praisonai.managed._turn",
-    "ToolRequest": "praisonai.managed._turn",
+    "ManagedResult": "praisonai.managed.live._result",
+    "ToolRequest": "praisonai.managed.live._result",
     "LocalManagedConfig": "praisonai.managed.config",
-    "ManagedConfig": "praisonai.managed._config_hosted",
-    "HostedAgentConfig": "praisonai.managed._config_hosted",
+    "ManagedConfig": "praisonai.managed.config",
+    "HostedAgentConfig": "praisonai.managed.config",
     "LocalAgentConfig": "praisonai.managed.config",
     "SandboxedAgentConfig": "praisonai.managed.config",
     "Event": "praisonai.managed.events",
@@ -62,11 +62,16 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from praisonai.managed._config_hosted import HostedAgentConfig, ManagedConfig
-    from praisonai.managed._turn import ManagedResult, ToolRequest
     from praisonai.managed.agent import LocalAgent, ManagedAgent, SandboxedAgent
-    from praisonai.managed.config import LocalAgentConfig, LocalManagedConfig, SandboxedAgentConfig
+    from praisonai.managed.config import (
+        HostedAgentConfig,
+        LocalAgentConfig,
+        LocalManagedConfig,
+        ManagedConfig,
+        SandboxedAgentConfig,
+    )
     from praisonai.managed.events import Event
+    from praisonai.managed.live._result import ManagedResult, ToolRequest
     from praisonai.managed.praisonai_types import (
         AnthropicManagedAgent,
         HostedAgent,

@@ -29,10 +29,10 @@ from praisonai.managed.store import (
     AgentRecord,
     SessionRecord,
     SessionStore,
-    SqliteSessionStore,
     StoredEvent,
     TurnUsage,
     lease_holder,
+    open_store,
 )
 
 #: The backend whose sessions live on Anthropic's Managed Agents API.
@@ -183,7 +183,7 @@ def _remove_remote(remote_id: str | None, archive: bool) -> Step:
     """Delete (or archive) the remote session through the API; one already gone counts as done."""
     if not remote_id:
         return Step("remote", True, "no remote session recorded")
-    from praisonai.managed import hosted_admin  # the SDK only when deleting a hosted session
+    from praisonai.managed.hosted import admin as hosted_admin  # the SDK only when deleting a hosted session
 
     try:
         existed = hosted_admin.call(hosted_admin.delete_remote_session, remote_id, archive)
@@ -220,7 +220,7 @@ def _using(store: SessionStore | None) -> Iterator[SessionStore]:
     if store is not None:
         yield store
         return
-    opened = SqliteSessionStore()
+    opened = open_store()
     try:
         yield opened
     finally:

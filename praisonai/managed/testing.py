@@ -1,5 +1,7 @@
-"""The conformance suite every :class:`~praisonai.managed.store.SessionStore` must pass, shipped
-in the package so that a store written elsewhere is held to the same contract.
+"""The conformance suite every :class:`~praisonai.managed.store.SessionStore` must pass
+(:data:`CHECKS`), and every :class:`~praisonai.managed.store.RemoteResourceCache`
+(:data:`REMOTE_CHECKS`, each ``check(open_cache)`` alike), shipped in the package so that a store
+written elsewhere is held to the same contract.
 
 Each check is ``check(open_store)``, where ``open_store()`` returns a new handle onto one store
 that is empty when the check starts: two handles are what two processes see. A check closes what
@@ -18,17 +20,29 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from praisonai._errors import ConfigError, SessionBusyError, SessionNotFoundError, StaleSessionError
 from praisonai.managed.events import Event, delta, new_id, text_content
-from praisonai.managed.store import USAGE_KEYS, AgentRecord, Lease, RemoteResource, SessionStore, TurnUsage
+from praisonai.managed.store import (
+    USAGE_KEYS,
+    AgentRecord,
+    Lease,
+    RemoteResource,
+    RemoteResourceCache,
+    SessionStore,
+    TurnUsage,
+)
 
 OpenStore = Callable[[], SessionStore]
 Check = Callable[[OpenStore], None]
+OpenCache = Callable[[], RemoteResourceCache]
+RemoteCheck = Callable[[OpenCache], None]
 
-#: Every check by name, in the order they are defined.
+#: Every check of a sessions store by name, in the order they are defined.
 CHECKS: dict[str, Check] = {}
+#: Every check of a cache of remote resources by name.
+REMOTE_CHECKS: dict[str, RemoteCheck] = {}
 #: Owners on other hosts: alive as far as this host can tell.
 OWNER_A, OWNER_B = "alice@conformance-a.invalid:101", "bob@conformance-b.invalid:202"
 CONFIG = {"model": "m", "system": "You are a coder.", "tools": ["execute_command"]}
@@ -53,8 +67,20 @@ def _check(fn: Check) -> Check:
     return fn
 
 
+def _remote_check(fn: RemoteCheck) -> RemoteCheck:
+    REMOTE_CHECKS[fn.__name__] = fn
+    return fn
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_Opened = TypeVar("_Opened", bound=_Closable)
+
+
 @contextlib.contextmanager
-def _opened(open_store: OpenStore) -> Iterator[SessionStore]:
+def _opened(open_store: Callable[[], _Opened]) -> Iterator[_Opened]:
     store = open_store()
     try:
         yield store
@@ -188,12 +214,17 @@ def update_sets_the_session_fields(open_store: OpenStore) -> None:
     with _opened(open_store) as store, _opened(open_store) as other:
         lease = _session(store)
         fields: dict[str, Any] = {
-            "status": "requires_action", "stop_reason": {"type": "requires_action", "event_ids": ["e1"]},
+            "status": "requires_action",
+            "stop_reason": {"type": "requires_action", "event_ids": ["e1"]},
             "pending": [{"event_id": "e1", "kind": "confirmation", "name": "execute_command", "input": {}}],
-            "last_error": {"type": "api_error", "message": "x"}, "title": "renamed", "turns": 3,
+            "last_error": {"type": "api_error", "message": "x"},
+            "title": "renamed",
+            "turns": 3,
             "sandbox": {"provider": "docker", "options": {}, "instance_id": "docker_0123456789ab"},
-            "sandbox_status": "attached", "metadata": {"a": 1}, "remote_session_id": "sesn_1",
-        }  # fmt: skip
+            "sandbox_status": "attached",
+            "metadata": {"a": 1},
+            "remote_session_id": "sesn_1",
+        }
         record = store.update(lease, **fields)
         assert other.get_session(lease.session_id) == record
         got = {name: getattr(record, name) for name in fields}
@@ -270,8 +301,13 @@ def usage_adds_per_request_per_turn_and_in_total(open_store: OpenStore) -> None:
             TurnUsage(1, "m2", 2, 7, 0, 0, 0),
             TurnUsage(2, "m", 1, 0, 3, 0, 0),
         ]
-        total = {"input_tokens": 18, "output_tokens": 9, "cache_read_input_tokens": 2,
-                 "cache_creation_input_tokens": 1, "requests": 5}  # fmt: skip
+        total = {
+            "input_tokens": 18,
+            "output_tokens": 9,
+            "cache_read_input_tokens": 2,
+            "cache_creation_input_tokens": 1,
+            "requests": 5,
+        }
         assert dict(other.get_session(lease.session_id).usage) == total
 
 
@@ -323,9 +359,9 @@ def a_usage_snapshot_replaces_the_totals_and_remote_details_round_trip(open_stor
         _raises(ConfigError, store.update, lease, usage={"dollars": 1})
 
 
-@_check
-def the_first_remote_resource_recorded_for_a_config_wins(open_store: OpenStore) -> None:
-    with _opened(open_store) as one, _opened(open_store) as two:
+@_remote_check
+def the_first_remote_resource_recorded_for_a_config_wins(open_cache: OpenCache) -> None:
+    with _opened(open_cache) as one, _opened(open_cache) as two:
         assert one.remote_resource("anthropic", "agent", "h1") is None
         mine = RemoteResource("anthropic", "agent", "h1", "agent_A", 1, "a", {"model": "m"}, 1.0)
         theirs = RemoteResource("anthropic", "agent", "h1", "agent_B", 1, "a", {"model": "m"}, 2.0)
@@ -340,11 +376,11 @@ def the_first_remote_resource_recorded_for_a_config_wins(open_store: OpenStore) 
         assert two.remote_resource("anthropic", "agent", "h1") is None
 
 
-@_check
-def remote_resources_are_kept_apart_by_scope(open_store: OpenStore) -> None:
+@_remote_check
+def remote_resources_are_kept_apart_by_scope(open_cache: OpenCache) -> None:
     """One config in two scopes (two keys or endpoints): two records, each found and forgotten
     only in its own scope."""
-    with _opened(open_store) as store:
+    with _opened(open_cache) as store:
         here = RemoteResource("anthropic", "agent", "h1", "agent_A", 1, "a", {}, 1.0, "scope-1")
         there = RemoteResource("anthropic", "agent", "h1", "agent_B", 1, "a", {}, 2.0, "scope-2")
         assert (store.add_remote_resource(here), store.add_remote_resource(there)) == (here, there)

@@ -15,7 +15,7 @@ from praisonai._errors import ExecError, UnsupportedFeatureError
 from praisonai.compute import default_compute, resolve_compute
 from praisonai.compute.foreign import ForeignProvider, _shell
 from praisonai.compute.registry import compute_provider
-from praisonai.managed._instance import compute_from, compute_record, provider_of
+from praisonai.managed.instance._source import compute_from, compute_record, provider_of
 from praisonai.managed.shared import SharedCompute
 
 

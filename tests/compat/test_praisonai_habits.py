@@ -76,7 +76,7 @@ def test_importing_integrations_loads_no_managed_layer_and_no_sdk() -> None:
         heavy = ("praisonai.managed", "praisonai.compute", "e2b", "modal", "docker", "anthropic", "openai")
         assert not [m for m in heavy if m in sys.modules], [m for m in heavy if m in sys.modules]
         from praisonai.integrations import LocalAgent
-        assert LocalAgent.__module__ == "praisonai.managed.agent"
+        assert LocalAgent.__module__ == "praisonai.managed.agent._agent"
         assert not [m for m in ("e2b", "modal", "daytona") if m in sys.modules]
     """)
     env = {**os.environ, "PYTHONPATH": str(REPO)}

@@ -30,8 +30,8 @@ from praisonai.compute.testing.e2b_fake import FakeE2B
 from praisonai.integrations.compute import E2BCompute, LocalCompute
 from praisonai.integrations.managed_agents import NetworkingConfig, NetworkingType
 from praisonai.llm.testing import API_KEY, ScriptedLLM
-from praisonai.managed._config_hosted import environment_config
 from praisonai.managed.config import compute_fields
+from praisonai.managed.config._hosted import environment_config
 
 HOSTS = ["pypi.org", "files.pythonhosted.org", "10.0.0.0/8"]
 LIMITED = {"type": "limited", "allowed_hosts": HOSTS}

@@ -16,8 +16,8 @@ import pytest
 
 from praisonai._errors import HomeUnusableError
 from praisonai.llm.testing import API_KEY, ScriptedLLM, reply, tool
-from praisonai.managed._history import result_event
 from praisonai.managed.events import Event, text_content
+from praisonai.managed.live._history import result_event
 from praisonai.managed.store import SqliteSessionStore
 
 #: What must never reach a terminal from stored text: ESC, BEL, CSI (C1), a bidi override.

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from praisonai.managed import ManagedAgent, ManagedConfig, hosted_admin
+from praisonai.managed import ManagedAgent, ManagedConfig
+from praisonai.managed.hosted import admin as hosted_admin
 from praisonai.managed.sessions import delete_session
 
 pytestmark = pytest.mark.skipif(

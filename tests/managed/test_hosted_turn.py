@@ -34,13 +34,13 @@ from praisonai.llm.testing_managed import (
     wait,
 )
 from praisonai.llm.types import Usage
-from praisonai.managed._instance import InstanceSource
-from praisonai.managed._session import LiveSession
-from praisonai.managed._turn import ManagedResult, ToolRequest
 from praisonai.managed.events import Event
 from praisonai.managed.hosted._client import make_client
 from praisonai.managed.hosted._events import to_event
 from praisonai.managed.hosted._turn import HostedSetup, HostedTurn
+from praisonai.managed.instance._source import InstanceSource
+from praisonai.managed.live._result import ManagedResult, ToolRequest
+from praisonai.managed.live._session import LiveSession
 from praisonai.managed.store import SqliteSessionStore
 
 CUSTOM = {"type": "custom", "name": "lookup", "description": "look a word up",

@@ -13,8 +13,8 @@ import anyio
 import pytest
 
 from praisonai import AsyncSandbox, ConfigError, Sandbox
-from praisonai.managed._instance_search import GLOB_LIMIT, GREP_LIMIT, MAX_LINE_CHARS, glob_regex
-from praisonai.managed._instance_tools import INSTANCE_TOOL_NAMES, InstanceTools, ToolOutcome
+from praisonai.managed.instance._search import GLOB_LIMIT, GREP_LIMIT, MAX_LINE_CHARS, glob_regex
+from praisonai.managed.instance._tools import INSTANCE_TOOL_NAMES, InstanceTools, ToolOutcome
 
 T = TypeVar("T")
 Body = Callable[[InstanceTools, AsyncSandbox], Awaitable[T]]

@@ -21,9 +21,9 @@ from praisonai import _portal
 from praisonai._errors import SessionBusyError
 from praisonai.llm.testing import API_KEY, ScriptedLLM, reply, tool
 from praisonai.managed import ManagedAgent
-from praisonai.managed._history import open_calls
-from praisonai.managed._instance import REPLACED_NOTE
 from praisonai.managed.events import Event
+from praisonai.managed.instance._source import REPLACED_NOTE
+from praisonai.managed.live._history import open_calls
 from praisonai.managed.sessions import delete_session
 from praisonai.managed.store import SqliteSessionStore
 

@@ -14,7 +14,7 @@ from kit import Member
 from praisonai.compute.providers.docker import DockerCompute
 from praisonai.compute.providers.local import LocalCompute
 from praisonai.managed import SharedCompute
-from praisonai.managed._tools import MAX_TOOL_OUTPUT_BYTES
+from praisonai.managed.instance._answers import MAX_TOOL_OUTPUT_BYTES
 
 
 class CountingShells:

@@ -17,7 +17,7 @@ from praisonai._errors import HomeUnusableError, SessionBusyError, StaleSessionE
 from praisonai.compute.lifecycle import owner_tag
 from praisonai.managed.events import Event, text_content
 from praisonai.managed.store import SqliteSessionStore
-from praisonai.managed.testing import CHECKS, CONFIG
+from praisonai.managed.testing import CHECKS, CONFIG, REMOTE_CHECKS
 
 # A child that opens the store at argv[1], waits for "go" on stdin, acquires session argv[2] as
 # itself (its own pid in the owner tag), prints what happened, and stays alive until stdin closes:
@@ -42,6 +42,11 @@ sys.stdin.read()
 @pytest.mark.parametrize("name", CHECKS)
 def test_conformance(name: str, tmp_path: Path) -> None:
     CHECKS[name](lambda: SqliteSessionStore(tmp_path / "store.db"))
+
+
+@pytest.mark.parametrize("name", REMOTE_CHECKS)
+def test_remote_cache_conformance(name: str, tmp_path: Path) -> None:
+    REMOTE_CHECKS[name](lambda: SqliteSessionStore(tmp_path / "store.db"))
 
 
 @pytest.fixture

@@ -8,6 +8,8 @@ local backend.
 - :mod:`._turn`: one turn: stream first, send, persist every event, answer confirmations and
   custom tools, reconnect and reconcile, usage, interrupt.
 - :mod:`._worker`: a ``self_hosted`` environment: the agent toolset runs on our compute.
+- :mod:`.admin`: the key's remote agents, environments and sessions as a user manages them
+  (``praisonai managed agents|envs|sessions``), and :func:`.admin.call` for sync code.
 
 Only this package imports ``anthropic`` for Managed Agents (the import-linter rule says so).
 """

@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import ConfigError
 from praisonai.llm.tools import ToolCall, call_tool, tool_name, tool_spec
-from praisonai.managed._config_hosted import ManagedConfig, agent_payload, environment_config
-from praisonai.managed._session import LiveSession
 from praisonai.managed.config import ToolPlan
+from praisonai.managed.config._hosted import ManagedConfig, agent_payload, environment_config
 from praisonai.managed.events import Event
 from praisonai.managed.hosted._client import api_key, make_client, workspace_scope
 from praisonai.managed.hosted._placement import Placement
 from praisonai.managed.hosted._turn import HostedSetup, HostedTurn
+from praisonai.managed.live._session import LiveSession
+from praisonai.managed.store import remote_cache
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -41,9 +42,14 @@ class HostedBackend:
     """
 
     def __init__(
-        self, config: ManagedConfig, plan: ToolPlan, *, self_hosted: bool,
-        api_key: str | None = None, base_url: str | None = None,
-    ) -> None:  # fmt: skip
+        self,
+        config: ManagedConfig,
+        plan: ToolPlan,
+        *,
+        self_hosted: bool,
+        api_key: str | None = None,
+        base_url: str | None = None,
+    ) -> None:
         self.config, self.plan, self.self_hosted = config, plan, self_hosted
         names = {tool_name(fn) for fn in plan.functions} | {tool.name for tool in plan.custom}
         clash = sorted(names & set(TOOLSET_NAMES))
@@ -69,10 +75,13 @@ class HostedBackend:
         functions = {tool_name(fn): fn for fn in self.plan.functions}
         custom = [_custom(fn) for fn in self.plan.functions]
         placement = Placement(
-            client, live.store, workspace_scope(str(client.base_url), key),
-            agent_payload=agent_payload(self.config, custom), env_prefix=self.config.env_name,
+            client,
+            remote_cache(live.store),
+            workspace_scope(str(client.base_url), key),
+            agent_payload=agent_payload(self.config, custom),
+            env_prefix=self.config.env_name,
             env_config=environment_config(self.config, self_hosted=self.self_hosted),
-        )  # fmt: skip
+        )
         await placement.ensure()
         if live.remote_session_id is None:
             extra = {key: value for key in ("resources", "vault_ids") if (value := getattr(self.config, key))}
@@ -94,9 +103,13 @@ class HostedBackend:
         environment_id = str(live.remote.get("environment_id") or placement.made[1].remote_id)
         serve = _serving(client, environment_id, live) if self.self_hosted else None
         setup = HostedSetup(
-            client, live.remote_session_id, self.config.model, confirm,
-            _answering(functions, on_custom_tool), serve_tools=serve,
-        )  # fmt: skip
+            client,
+            live.remote_session_id,
+            self.config.model,
+            confirm,
+            _answering(functions, on_custom_tool),
+            serve_tools=serve,
+        )
         return HostedTurn(setup, live)
 
     async def aclose(self) -> None:
@@ -119,8 +132,12 @@ def _record_recreated(live: LiveSession, placement: Placement) -> None:
 def _custom(fn: Callable[..., Any]) -> dict[str, Any]:
     """A Python callable as a custom tool (it runs here when the hosted agent calls it)."""
     spec = tool_spec(fn)
-    return {"type": "custom", "name": spec.name, "description": spec.description or spec.name,
-            "input_schema": dict(spec.parameters)}  # fmt: skip
+    return {
+        "type": "custom",
+        "name": spec.name,
+        "description": spec.description or spec.name,
+        "input_schema": dict(spec.parameters),
+    }
 
 
 def _answering(

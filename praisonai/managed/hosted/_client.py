@@ -119,9 +119,13 @@ def api_errors(what: str) -> Iterator[None]:
 
 
 async def at_most_once(
-    client: AsyncAnthropic, what: str, send: Callable[[AsyncAnthropic], Awaitable[T]],
-    lookup: Callable[[], Awaitable[T | None]], *, tries: int = 3,
-) -> T:  # fmt: skip
+    client: AsyncAnthropic,
+    what: str,
+    send: Callable[[AsyncAnthropic], Awaitable[T]],
+    lookup: Callable[[], Awaitable[T | None]],
+    *,
+    tries: int = 3,
+) -> T:
     """``send`` (given a client without the SDK's retries: it sends no idempotency key, so its own
     retry of a 5xx whose effect happened makes the thing twice). When an answer is lost (no answer,
     a 5xx, or a 429), ``lookup()`` says whether the request took effect — its result, or ``None``

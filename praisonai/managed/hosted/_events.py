@@ -85,9 +85,13 @@ async def listed(
 
 
 async def send(
-    client: AsyncAnthropic, session_id: str, events: Sequence[Raw], *, since: float | None,
+    client: AsyncAnthropic,
+    session_id: str,
+    events: Sequence[Raw],
+    *,
+    since: float | None,
     seen: set[str],
-) -> list[Raw]:  # fmt: skip
+) -> list[Raw]:
     """Send ``events`` once; their echoes (with the API's ids). When an answer is lost, the log
     after ``since`` (the last event processed before sending) is searched for events not in
     ``seen`` that carry every field we sent: found, they were recorded and are not sent again."""
@@ -98,14 +102,19 @@ async def send(
         return [dump(e) for e in answer.data or []]
 
     what = f"sending {', '.join(e['type'] for e in events)} to session {session_id}"
-    return await at_most_once(client, what, post, lambda: _recorded(client, session_id, events, since=since,
-                                                                       seen=seen))  # fmt: skip
+    return await at_most_once(
+        client, what, post, lambda: _recorded(client, session_id, events, since=since, seen=seen)
+    )
 
 
 async def _recorded(
-    client: AsyncAnthropic, session_id: str, events: Sequence[Raw], *, since: float | None,
+    client: AsyncAnthropic,
+    session_id: str,
+    events: Sequence[Raw],
+    *,
+    since: float | None,
     seen: set[str],
-) -> list[Raw] | None:  # fmt: skip
+) -> list[Raw] | None:
     """The echoes of ``events`` if the log has them all, else None (send them again)."""
     logged = await listed(client, session_id, since, types=sorted({e["type"] for e in events}))
     found: list[Raw] = []
@@ -125,9 +134,13 @@ def _carries(logged: Mapping[str, Any], sent: Mapping[str, Any]) -> bool:
 
 def request_usage(model_usage: Mapping[str, Any]) -> Usage:
     """One model request's usage (``span.model_request_end.model_usage``)."""
-    return Usage(int(model_usage.get("input_tokens") or 0), int(model_usage.get("output_tokens") or 0), 1,
-                 int(model_usage.get("cache_read_input_tokens") or 0),
-                 int(model_usage.get("cache_creation_input_tokens") or 0))  # fmt: skip
+    return Usage(
+        int(model_usage.get("input_tokens") or 0),
+        int(model_usage.get("output_tokens") or 0),
+        1,
+        int(model_usage.get("cache_read_input_tokens") or 0),
+        int(model_usage.get("cache_creation_input_tokens") or 0),
+    )
 
 
 def counters(usage: Mapping[str, Any]) -> dict[str, int]:
@@ -157,9 +170,14 @@ class Feed:
     ``since`` is the last ``processed_at`` seen, where a catch-up listing starts."""
 
     def __init__(
-        self, client: AsyncAnthropic, session_id: str, *, deltas: bool, seen: set[str],
+        self,
+        client: AsyncAnthropic,
+        session_id: str,
+        *,
+        deltas: bool,
+        seen: set[str],
         since: float | None,
-    ) -> None:  # fmt: skip
+    ) -> None:
         self._client, self._sid, self._deltas = client, session_id, deltas
         self.seen, self.since = seen, since
         self._stream: Any = None

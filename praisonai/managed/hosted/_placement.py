@@ -24,7 +24,7 @@ from praisonai.managed.hosted._resources import (
     ensure_agent,
     ensure_environment,
 )
-from praisonai.managed.store import RemoteResource, SessionStore
+from praisonai.managed.store import RemoteResource, RemoteResourceCache
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -39,9 +39,15 @@ class Placement:
     """
 
     def __init__(
-        self, client: AsyncAnthropic, store: SessionStore, scope: str, *, agent_payload: dict[str, Any],
-        env_prefix: str, env_config: dict[str, Any],
-    ) -> None:  # fmt: skip
+        self,
+        client: AsyncAnthropic,
+        store: RemoteResourceCache,
+        scope: str,
+        *,
+        agent_payload: dict[str, Any],
+        env_prefix: str,
+        env_config: dict[str, Any],
+    ) -> None:
         self._client, self._store, self._scope = client, store, scope
         self._payload, self._prefix, self._env_config = agent_payload, env_prefix, env_config
         self._agent: RemoteResource | None = None
@@ -86,9 +92,13 @@ class Placement:
     async def _create_session(self, session_id: str, title: str | None, extra: dict[str, Any]) -> str:
         agent, environment = self.made
         return await create_session(
-            self._client, session_id=session_id, agent=agent, environment_id=environment.remote_id,
-            title=title, extra=extra,
-        )  # fmt: skip
+            self._client,
+            session_id=session_id,
+            agent=agent,
+            environment_id=environment.remote_id,
+            title=title,
+            extra=extra,
+        )
 
     async def _replace_missing(self) -> list[Recreated]:
         """Forget and make again the agent and environment the API does not have (none: empty)."""

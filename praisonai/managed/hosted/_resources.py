@@ -30,7 +30,7 @@ from praisonai._errors import ModelError, SessionNotFoundError
 from praisonai._locks import file_lock
 from praisonai.managed.config import config_hash
 from praisonai.managed.hosted._client import api_errors, at_most_once
-from praisonai.managed.store import RemoteResource, SessionStore
+from praisonai.managed.store import RemoteResource, RemoteResourceCache
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -56,14 +56,21 @@ class Recreated:
     def as_json(self) -> dict[str, str]:
         """As a session records it (its ``remote.recreated`` event, its remote details); not
         ``id``: an event's fields sit beside its own id."""
-        return {"kind": self.kind, "previous_id": self.previous_id, "remote_id": self.remote_id,
-                "reason": "the old one was not found"}  # fmt: skip
+        return {
+            "kind": self.kind,
+            "previous_id": self.previous_id,
+            "remote_id": self.remote_id,
+            "reason": "the old one was not found",
+        }
 
 
 async def ensure_agent(
-    client: AsyncAnthropic, store: SessionStore, payload: dict[str, Any], scope: str,
+    client: AsyncAnthropic,
+    store: RemoteResourceCache,
+    payload: dict[str, Any],
+    scope: str,
     recreated: list[Recreated] | None = None,
-) -> RemoteResource:  # fmt: skip
+) -> RemoteResource:
     """The remote agent for ``payload`` (``agents.create`` fields) in ``scope``, made or updated
     only when no process made this exact config there before. An agent found gone while updating
     it is made again and added to ``recreated``."""
@@ -75,16 +82,20 @@ async def ensure_agent(
         found = store.remote_resource(BACKEND, "agent", digest, scope)
         if found is None:
             remote_id, version = await _agent_for(client, store, payload, (digest, scope), recreated)
-            made = RemoteResource(BACKEND, "agent", digest, remote_id, version, payload["name"], payload,
-                                  time.time(), scope)  # fmt: skip
+            made = RemoteResource(
+                BACKEND, "agent", digest, remote_id, version, payload["name"], payload, time.time(), scope
+            )
             found = store.add_remote_resource(made)
     return found
 
 
 async def _agent_for(
-    client: AsyncAnthropic, store: SessionStore, payload: dict[str, Any], key: tuple[str, str],
+    client: AsyncAnthropic,
+    store: RemoteResourceCache,
+    payload: dict[str, Any],
+    key: tuple[str, str],
     recreated: list[Recreated] | None,
-) -> tuple[str, int]:  # fmt: skip
+) -> tuple[str, int]:
     """(id, version) of the remote agent with this config: found, made, or updated to it."""
     digest, scope = key
     lookup = _agent_lookup(client, digest)
@@ -142,7 +153,7 @@ def _agent_lookup(client: AsyncAnthropic, digest: str) -> Callable[[], Awaitable
 
 
 async def ensure_environment(
-    client: AsyncAnthropic, store: SessionStore, prefix: str, config: dict[str, Any], scope: str
+    client: AsyncAnthropic, store: RemoteResourceCache, prefix: str, config: dict[str, Any], scope: str
 ) -> RemoteResource:
     """The remote environment for ``config`` in ``scope``, named ``<prefix>-<hash>`` (names are
     unique on the API: a 409 means it exists, and it is reused)."""
@@ -155,8 +166,9 @@ async def ensure_environment(
         found = store.remote_resource(BACKEND, "environment", digest, scope)
         if found is None:
             remote_id = await _environment_for(client, name, config)
-            made = RemoteResource(BACKEND, "environment", digest, remote_id, None, name, config, time.time(),
-                                  scope)  # fmt: skip
+            made = RemoteResource(
+                BACKEND, "environment", digest, remote_id, None, name, config, time.time(), scope
+            )
             found = store.add_remote_resource(made)
     return found
 
@@ -185,9 +197,14 @@ async def _environment_for(client: AsyncAnthropic, name: str, config: dict[str, 
 
 
 async def create_session(
-    client: AsyncAnthropic, *, session_id: str, agent: RemoteResource, environment_id: str,
-    title: str | None, extra: dict[str, Any],
-) -> str:  # fmt: skip
+    client: AsyncAnthropic,
+    *,
+    session_id: str,
+    agent: RemoteResource,
+    environment_id: str,
+    title: str | None,
+    extra: dict[str, Any],
+) -> str:
     """A remote session of ``agent`` pinned to its version, tagged with our ``session_id``; a
     lost answer is found by that tag instead of creating a second one."""
     since = time.time() - 300
@@ -203,8 +220,11 @@ async def create_session(
     async def create(c: AsyncAnthropic) -> str:
         made = await c.beta.sessions.create(
             agent={"type": "agent", "id": agent.remote_id, "version": agent.version or 1},
-            environment_id=environment_id, title=title, metadata={SESSION_KEY: session_id}, **extra,
-        )  # fmt: skip
+            environment_id=environment_id,
+            title=title,
+            metadata={SESSION_KEY: session_id},
+            **extra,
+        )
         return made.id
 
     return await at_most_once(client, f"creating the session for {session_id}", create, lookup)

@@ -33,10 +33,10 @@ import anyio.to_thread
 
 from praisonai._errors import ManagedSessionError, PraisonAIError, StaleSessionError
 from praisonai.llm.types import Usage
-from praisonai.managed._session import LiveSession
-from praisonai.managed._turn import STATUS, Decision, ManagedResult, ToolRequest
 from praisonai.managed.events import Event, text_content
 from praisonai.managed.hosted._events import Feed, Raw, counters, request_usage, retrieve, send, to_event
+from praisonai.managed.live._result import STATUS, Decision, ManagedResult, ToolRequest
+from praisonai.managed.live._session import LiveSession
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -101,8 +101,12 @@ class HostedTurn:
             self._wake.set()
         serve = self.setup.serve_tools() if self.setup.serve_tools is not None else contextlib.nullcontext()
         try:
-            async with serve, Feed(self.setup.client, self._sid, deltas=self.setup.deltas, seen=self._seen,
-                                   since=self._since) as feed:  # fmt: skip
+            async with (
+                serve,
+                Feed(
+                    self.setup.client, self._sid, deltas=self.setup.deltas, seen=self._seen, since=self._since
+                ) as feed,
+            ):
                 stop = await self._drive(feed, prompt)
         except (StaleSessionError, ManagedSessionError):
             raise  # another process drives the session now / persisted already
@@ -165,8 +169,13 @@ class HostedTurn:
     def _snapshot(self, usage: Mapping[str, Any], **remote: Any) -> None:
         """A cumulative snapshot replaces the session's counters (never added to them)."""
         c = counters(usage)
-        self.s.usage = Usage(c["input_tokens"], c["output_tokens"], self.s.usage.requests,
-                             c["cache_read_input_tokens"], c["cache_creation_input_tokens"])  # fmt: skip
+        self.s.usage = Usage(
+            c["input_tokens"],
+            c["output_tokens"],
+            self.s.usage.requests,
+            c["cache_read_input_tokens"],
+            c["cache_creation_input_tokens"],
+        )
         self.s.stage(usage=c, remote=self._remote({"usage": dict(usage), **remote}))
 
     def _remote(self, fields: Mapping[str, Any]) -> dict[str, Any]:
@@ -289,8 +298,9 @@ class HostedTurn:
                 pending.append(ident)
             else:
                 reason = {"deny_message": "denied by the user"} if decision == "deny" else {}
-                answers.append({"type": "user.tool_confirmation", "tool_use_id": ident, "result": decision,
-                                **reason})  # fmt: skip
+                answers.append(
+                    {"type": "user.tool_confirmation", "tool_use_id": ident, "result": decision, **reason}
+                )
         if answers:
             await self._send(feed, answers, log=True)
         return {"type": "requires_action", "event_ids": pending} if pending else None
@@ -328,8 +338,12 @@ class HostedTurn:
                 text = f"Error: the custom tool {name} did not answer within {CUSTOM_TOOL_TIMEOUT_S:.0f} s"
             except Exception as exc:
                 text = f"Error: {type(exc).__name__}: {exc}"
-        return {"type": "user.custom_tool_result", "custom_tool_use_id": use.id,
-                "content": text_content(text), "is_error": is_error}  # fmt: skip
+        return {
+            "type": "user.custom_tool_result",
+            "custom_tool_use_id": use.id,
+            "content": text_content(text),
+            "is_error": is_error,
+        }
 
     # ---- endings ---------------------------------------------------------------------------
 
@@ -353,10 +367,15 @@ class HostedTurn:
         status = HOSTED_STATUS.get(reason, "idle")
         uses = [self._uses.get(i, Event("unknown", {}, i)) for i in stop.get("event_ids", ())]
         pending = tuple(
-            {"event_id": u.id, "kind": "confirmation", "name": u.data.get("name"),
-             "input": u.data.get("input")}
-            for u in uses if reason == "requires_action"
-        )  # fmt: skip
+            {
+                "event_id": u.id,
+                "kind": "confirmation",
+                "name": u.data.get("name"),
+                "input": u.data.get("input"),
+            }
+            for u in uses
+            if reason == "requires_action"
+        )
         s.pending_ids = tuple(str(p["event_id"]) for p in pending)
         session = await retrieve(self.setup.client, self._sid)
         if session is not None:  # the authoritative usage, stats and status

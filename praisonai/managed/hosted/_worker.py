@@ -1,6 +1,6 @@
 """A ``self_hosted`` environment: Anthropic runs the agent loop, the agent toolset (bash, read,
 write, edit, glob, grep) runs on OUR instance (docker, ssh, e2b, … through
-:class:`~praisonai.managed._instance_tools.InstanceTools`).
+:class:`~praisonai.managed.instance._tools.InstanceTools`).
 
 How a turn gets its built-in tool calls run here: while the turn runs, :func:`serving` runs the
 SDK's ``SessionToolRunner`` (``client.beta.sessions.events.tool_runner``) for THAT session only,
@@ -58,9 +58,9 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 
 from praisonai._errors import ConfigError, PraisonAIError
-from praisonai.managed._instance_search import split_pattern
-from praisonai.managed._instance_tools import InstanceTools, ToolOutcome
 from praisonai.managed.hosted._client import api_errors
+from praisonai.managed.instance._search import split_pattern
+from praisonai.managed.instance._tools import InstanceTools, ToolOutcome
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -166,8 +166,9 @@ class _Box:
         self._tools = tools
         self._wd = posixpath.normpath(tools.working_dir)  # compared with normalised paths below
 
-    async def bash(self, command: str | None = None, restart: bool | None = None,
-                   timeout_ms: int | None = None) -> str:  # fmt: skip
+    async def bash(
+        self, command: str | None = None, restart: bool | None = None, timeout_ms: int | None = None
+    ) -> str:
         """Run a shell command on the instance, in the working dir."""
         if not command:
             if restart:  # no persistent shell to restart: each command is a new one
@@ -193,12 +194,18 @@ class _Box:
         """Write a file (parent directories are made)."""
         return await self._call("write_file", path=self._inside("write", file_path), content=content)
 
-    async def edit(self, file_path: str, old_string: str, new_string: str,
-                   replace_all: bool | None = None) -> str:  # fmt: skip
+    async def edit(
+        self, file_path: str, old_string: str, new_string: str, replace_all: bool | None = None
+    ) -> str:
         """Replace exact text in a file (once, unless ``replace_all``)."""
         path = self._inside("edit", file_path)
-        return await self._call("edit_file", path=path, old_string=old_string, new_string=new_string,
-                                replace_all=bool(replace_all))  # fmt: skip
+        return await self._call(
+            "edit_file",
+            path=path,
+            old_string=old_string,
+            new_string=new_string,
+            replace_all=bool(replace_all),
+        )
 
     async def glob(self, pattern: str, path: str | None = None) -> str:
         """Files whose path matches ``pattern`` under ``path`` (the working dir by default)."""

@@ -11,16 +11,17 @@ from typing import Any
 
 from praisonai import _portal
 from praisonai._errors import ConfigError, UnsupportedFeatureError
+from praisonai._limits import DEFAULT_EXEC_TIMEOUT_S
 from praisonai._types import ExecResult, InstanceInfo
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import compute_provider
 from praisonai.llm.types import Usage
-from praisonai.managed._instance import InstanceSource
-from praisonai.managed._records import AgentRecord, SessionRecord
-from praisonai.managed._session import LiveSession
 from praisonai.managed.config import LocalManagedConfig, ToolPlan, config_record, resolve_tools
+from praisonai.managed.instance._source import InstanceSource
+from praisonai.managed.live._session import LiveSession
 from praisonai.managed.store import SessionStore
+from praisonai.managed.store._records import AgentRecord, SessionRecord
 
 
 class PraisonAINames:
@@ -194,7 +195,7 @@ class PraisonAINames:
         finally:
             self._let_go()
 
-    async def execute_in_compute(self, command: str, timeout: float = 300) -> ExecResult:
+    async def execute_in_compute(self, command: str, timeout: float = DEFAULT_EXEC_TIMEOUT_S) -> ExecResult:
         """Run ``command`` on the session's instance (on praisonai's own loop, as provision)."""
         return await _portal.on_portal(self._execute_in_compute, command, timeout)
 

@@ -6,10 +6,10 @@ operation comes back as a :class:`ToolOutcome` with ``is_error=True`` and one se
 can act on (never an exception, except the caller's cancellation). File content never travels on
 a command line: reads, writes and edits go through the sandbox's file API, byte-exact; glob and
 grep get the model's pattern and path as environment variables of a constant command (see
-:mod:`praisonai.managed._instance_search`). Cancelling :meth:`InstanceTools.call` (an anyio
+:mod:`praisonai.managed.instance._search`). Cancelling :meth:`InstanceTools.call` (an anyio
 cancel scope around it) cancels the exec, which kills the command's process tree in the instance.
 The text conventions, argument checks and read windowing are those of SharedCompute's tools
-(:mod:`praisonai.managed._tools`).
+(:mod:`praisonai.managed.instance._answers`).
 """
 
 from __future__ import annotations
@@ -25,22 +25,22 @@ from typing import Any
 from praisonai._errors import ConfigError
 from praisonai._types import ExecResult
 from praisonai.llm.tools import ToolSpec, tool_spec
-from praisonai.managed import _instance_search as search
-from praisonai.managed._config_tools import INSTANCE_TOOL_NAMES
-from praisonai.managed._tools import (
+from praisonai.managed.config._tools import INSTANCE_TOOL_NAMES
+from praisonai.managed.instance import _search as search
+from praisonai.managed.instance._answers import (
     DEFAULT_TOOL_TIMEOUT_S,
     MAX_TOOL_OUTPUT_BYTES,
     NO_OUTPUT,
     TOOL_FAILURES,
-    _BadArgument,
-    _path,
-    _seconds,
-    _text,
+    BadArgument,
     command_answer,
     file_answer,
     list_command,
     listing_answer,
+    path_argument,
     read_arguments,
+    seconds_argument,
+    text_argument,
 )
 from praisonai.sandbox import AsyncSandbox
 
@@ -157,9 +157,9 @@ class _Toolbox:
             command: The shell command line to run.
             timeout: Seconds before the command and everything it started are killed.
         """
-        command, seconds = _text("command", command), _seconds(timeout)
+        command, seconds = text_argument("command", command), seconds_argument(timeout)
         if not command.strip():
-            raise _BadArgument("command must not be empty")
+            raise BadArgument("command must not be empty")
         result = await self._sandbox.exec(command, cwd=self._wd, timeout=seconds)
         failed = result.timed_out or result.exit_code != 0
         return ToolOutcome(command_answer(result, timeout), failed, result.exit_code)
@@ -186,7 +186,7 @@ class _Toolbox:
             path: The file to write.
             content: The whole content of the file.
         """
-        path, data = _path(path), _text("content", content).encode()
+        path, data = path_argument(path), text_argument("content", content).encode()
         await self._sandbox.write_file(self._at(path), data)
         return _ok(f"Wrote {len(data)} bytes to {path}")
 
@@ -204,24 +204,27 @@ class _Toolbox:
             new_string: The text to put in its place (may be empty, to delete old_string).
             replace_all: Replace every occurrence instead of exactly one.
         """
-        path = _path(path)
-        old, new = _text("old_string", old_string).encode(), _text("new_string", new_string).encode()
+        path = path_argument(path)
+        old, new = (
+            text_argument("old_string", old_string).encode(),
+            text_argument("new_string", new_string).encode(),
+        )
         if not isinstance(replace_all, bool):
-            raise _BadArgument(f"replace_all must be true or false, not {replace_all!r}")
+            raise BadArgument(f"replace_all must be true or false, not {replace_all!r}")
         if not old:
-            raise _BadArgument("old_string must not be empty; to create or overwrite a file use write_file")
+            raise BadArgument("old_string must not be empty; to create or overwrite a file use write_file")
         if old == new:
-            raise _BadArgument("old_string and new_string are the same; there is nothing to change")
+            raise BadArgument("old_string and new_string are the same; there is nothing to change")
         target = self._at(path)
         data = await self._sandbox.read_file(target)
         found = data.count(old)
         if found == 0:
-            raise _BadArgument(
+            raise BadArgument(
                 f"old_string was not found in {path}; read the file and copy the text exactly, "
                 "whitespace included"
             )
         if found > 1 and not replace_all:
-            raise _BadArgument(
+            raise BadArgument(
                 f"old_string occurs {found} times in {path}; include more surrounding text to make it "
                 "unique, or set replace_all to true to replace every occurrence"
             )
@@ -235,7 +238,7 @@ class _Toolbox:
         Args:
             path: The directory to list.
         """
-        path = _path(path)
+        path = path_argument(path)
         result = await self._sandbox.exec(
             list_command(search.search_root(path, self._wd)), cwd=self._wd, timeout=LIST_TIMEOUT_S
         )
@@ -254,16 +257,16 @@ class _Toolbox:
             pattern: The glob pattern, e.g. "**/*.py" or "src/**/test_*.{py,js}".
             path: The directory to search.
         """
-        pattern, path = search.split_pattern(_text("pattern", pattern), _path(path))
+        pattern, path = search.split_pattern(text_argument("pattern", pattern), path_argument(path))
         if not pattern or "\0" in pattern:
-            raise _BadArgument("pattern must be a non-empty glob pattern without NUL characters")
+            raise BadArgument("pattern must be a non-empty glob pattern without NUL characters")
         env = {
             "PRAISONAI_PATH": search.search_root(path, self._wd),
             "PRAISONAI_REGEX": search.glob_regex(pattern),
         }
         result = await self._search(search.GLOB_COMMAND, env)
         if result.exit_code == search.NOT_A_DIRECTORY:
-            raise _BadArgument(f"{path} is not a directory on the instance")
+            raise BadArgument(f"{path} is not a directory on the instance")
         found = search.Capped.parse(result.stdout)
         if not found.lines:
             return _ok(f"No files match {pattern!r} under {path}")
@@ -283,13 +286,13 @@ class _Toolbox:
             glob: Only search files whose name matches this glob, e.g. "*.py".
             ignore_case: Match without regard to case.
         """
-        pattern, path = _text("pattern", pattern), _path(path)
+        pattern, path = text_argument("pattern", pattern), path_argument(path)
         if not pattern or "\0" in pattern:
-            raise _BadArgument("pattern must be a non-empty regular expression without NUL characters")
-        if glob is not None and (not _text("glob", glob) or "\0" in glob):
-            raise _BadArgument("glob must be a non-empty file name pattern without NUL characters")
+            raise BadArgument("pattern must be a non-empty regular expression without NUL characters")
+        if glob is not None and (not text_argument("glob", glob) or "\0" in glob):
+            raise BadArgument("glob must be a non-empty file name pattern without NUL characters")
         if not isinstance(ignore_case, bool):
-            raise _BadArgument(f"ignore_case must be true or false, not {ignore_case!r}")
+            raise BadArgument(f"ignore_case must be true or false, not {ignore_case!r}")
         searched = search.search_root(path, self._wd)
         env = {"PRAISONAI_PATTERN": pattern, "PRAISONAI_PATH": searched, "PRAISONAI_GLOB": glob or ""}
         result = await self._search(search.grep_command(ignore_case=ignore_case, only=glob is not None), env)
@@ -312,7 +315,7 @@ class _Toolbox:
             command, cwd=self._wd, env=env, timeout=search.SEARCH_TIMEOUT_S, max_output=MAX_TOOL_OUTPUT_BYTES
         )
         if result.timed_out:
-            raise _BadArgument(
+            raise BadArgument(
                 f"the search took longer than {search.SEARCH_TIMEOUT_S}s; narrow the path or pattern"
             )
         return result

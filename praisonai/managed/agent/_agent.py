@@ -8,7 +8,7 @@
     for event in managed.stream("now add tests"): ...            # the same session, event by event
     later = ManagedAgent.resume(result.session_id)                # any process, days later
 
-The loop (:mod:`praisonai.managed._turn`) runs on praisonai's portal loop; the sync methods
+The loop (:mod:`praisonai.managed.local._turn`) runs on praisonai's portal loop; the sync methods
 block on it and the async ones await it from any event loop. Every event but text deltas is
 written to the session store (:mod:`praisonai.managed.store`) before what it announces happens.
 """
@@ -16,7 +16,6 @@ written to the session store (:mod:`praisonai.managed.store`) before what it ann
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import functools
 import os
 import threading
@@ -28,20 +27,15 @@ import anyio
 import anyio.to_thread
 
 from praisonai import _portal
-from praisonai._errors import SessionBusyError, StaleSessionError
+from praisonai._errors import SessionBusyError
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import owner_tag
 from praisonai.llm.client import make_client
 from praisonai.llm.tools import ToolSpec, tool_spec
 from praisonai.llm.types import LLMClient, api_key_for, resolve_model
-from praisonai.managed import _bridge
-from praisonai.managed._agent_names import PraisonAINames
-from praisonai.managed._config_hosted import ManagedConfig
-from praisonai.managed._instance import InstanceSource, compute_from, compute_record
-from praisonai.managed._instance_tools import instance_specs
-from praisonai.managed._session import LiveSession, ignore
-from praisonai.managed._turn import ManagedResult, Turn, TurnSetup
-from praisonai.managed.backend import choose_backend
+from praisonai.managed.agent import _bridge
+from praisonai.managed.agent._backend import choose_backend
+from praisonai.managed.agent._praisonai_names import PraisonAINames
 from praisonai.managed.config import (
     LocalManagedConfig,
     check_host_packages,
@@ -49,9 +43,15 @@ from praisonai.managed.config import (
     config_record,
     resolve_tools,
 )
+from praisonai.managed.config._hosted import ManagedConfig
 from praisonai.managed.events import Event
+from praisonai.managed.instance._source import InstanceSource, compute_from, compute_record
+from praisonai.managed.instance._tools import instance_specs
+from praisonai.managed.live._result import ManagedResult
+from praisonai.managed.live._session import LiveSession, ignore
+from praisonai.managed.local._turn import Turn, TurnSetup
 from praisonai.managed.placement import one_place
-from praisonai.managed.store import LEASE_TTL_S, AgentRecord, SessionRecord, SessionStore, SqliteSessionStore
+from praisonai.managed.store import AgentRecord, SessionRecord, SessionStore, open_store
 from praisonai.managed.text import check_prompt
 
 if TYPE_CHECKING:
@@ -125,8 +125,9 @@ class ManagedAgent(PraisonAINames):
             from praisonai.managed.hosted._backend import HostedBackend
 
             assert isinstance(self.config, ManagedConfig)
-            self._hosted = HostedBackend(self.config, self.plan, self_hosted=compute is not None,
-                                         api_key=api_key, base_url=base_url)  # fmt: skip
+            self._hosted = HostedBackend(
+                self.config, self.plan, self_hosted=compute is not None, api_key=api_key, base_url=base_url
+            )
         env_choice = self.config.environment if self.config.environment is not None else environment
         fields = {} if hosted and compute is None else compute_fields(self.config)  # no instance of ours
         self._source = InstanceSource(compute, fields, env_choice)
@@ -146,7 +147,7 @@ class ManagedAgent(PraisonAINames):
         """The sessions store (opened on first use)."""
         with self._lock:
             if self._store is None:
-                self._store = SqliteSessionStore()
+                self._store = open_store()
             return self._store
 
     # ---- turns -----------------------------------------------------------------------------
@@ -230,7 +231,7 @@ class ManagedAgent(PraisonAINames):
                 self._turn = turn
                 if self._interrupt_asked:
                     turn.interrupt()
-            heartbeat = asyncio.ensure_future(_keep_leased(live))  # a long tool call outlasts a lease
+            heartbeat = asyncio.ensure_future(live.keep_leased())  # a long tool call outlasts a lease
             try:
                 await live.attach()
                 return await turn.run(prompt)
@@ -268,8 +269,17 @@ class ManagedAgent(PraisonAINames):
             *custom,
         ]
         c, confirm, answer = self.config, self.on_tool_confirmation, self.on_custom_tool
-        return TurnSetup(self._client, self._spec.model, c.system, self.plan, specs, confirm, answer,
-                         c.max_turns, c.budget_tokens)  # fmt: skip
+        return TurnSetup(
+            self._client,
+            self._spec.model,
+            c.system,
+            self.plan,
+            specs,
+            confirm,
+            answer,
+            c.max_turns,
+            c.budget_tokens,
+        )
 
     # ---- sessions --------------------------------------------------------------------------
 
@@ -313,13 +323,14 @@ class ManagedAgent(PraisonAINames):
         _portal.call(self._take, session_id, force)
 
     @classmethod
-    def resume(cls, session_id: str, *, store: SessionStore | None = None, force: bool = False,
-               **overrides: Any) -> ManagedAgent:  # fmt: skip
+    def resume(
+        cls, session_id: str, *, store: SessionStore | None = None, force: bool = False, **overrides: Any
+    ) -> ManagedAgent:
         """The stored session ``session_id``, in this process, with the agent config it was made
         with. ``overrides`` are constructor arguments (callbacks, ``api_key``, ``compute``), plus
         what the store does not keep: ``functions`` (the Python tools, matched by qualified name)
         and ``env`` (the values of the instance's variables, whose names alone are stored)."""
-        store = store or SqliteSessionStore()
+        store = store or open_store()
         record = store.get_session(session_id)
         agent = store.get_agent(record.agent_id)
         functions, env = overrides.pop("functions", ()), overrides.pop("env", None)
@@ -379,15 +390,6 @@ class ManagedAgent(PraisonAINames):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-async def _keep_leased(live: LiveSession) -> None:
-    """Renew the session's lease while a turn runs (a stale one just stops renewing: the turn's
-    next write fails, fenced off)."""
-    with contextlib.suppress(StaleSessionError):
-        while True:
-            await anyio.sleep(LEASE_TTL_S / 3)
-            live.store.renew(live.lease)
 
 
 #: PraisonAI's names for the same class (its ``LocalAgent(compute=…, tools_run_on=…)`` and

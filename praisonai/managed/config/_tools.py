@@ -36,7 +36,7 @@ from praisonai.llm.tools import ToolSpec, tool_name
 
 Permission = Literal["allow", "ask", "deny"]
 
-#: Our tools that run in the instance; ``_instance_tools`` implements exactly these.
+#: Our tools that run in the instance; ``praisonai.managed.instance._tools`` implements exactly these.
 INSTANCE_TOOL_NAMES = (
     "execute_command",
     "read_file",

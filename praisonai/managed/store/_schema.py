@@ -4,7 +4,8 @@ Version 1 is the local backend's layout. Version 2 adds what the hosted backend 
 remote details (``sessions.remote_json``) and the remote agents and environments made for each
 config (``remote_resources``, one row per (backend, kind, config hash): what makes concurrent
 runs reuse one remote agent instead of creating one each). A version-1 file is migrated in place,
-in the transaction that opens it; a file of a newer version is refused, never touched.
+in the transaction that opens it; a file of a newer version is refused, never touched
+(:mod:`praisonai._sqlite` does both, for the ledger too).
 Version 3 keys each remote resource also by its ``scope``: the API endpoint and key it was made
 with, as a fingerprint (see ``hosted._client.workspace_scope``). Rows of version 2 get the scope
 ``''`` ("made before scopes were recorded"): no run matches it, so their resources are looked up
@@ -13,14 +14,11 @@ on the API again (found there when the key's workspace has them), never used bli
 
 from __future__ import annotations
 
-import sqlite3
 from typing import Final
 
-#: The layout this code reads and writes.
-SCHEMA_VERSION: Final = 3
+from praisonai._sqlite import Schema
 
 _V1: Final = (
-    "CREATE TABLE schema_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     """CREATE TABLE agents (
         id TEXT PRIMARY KEY, backend TEXT NOT NULL, name TEXT NOT NULL, version INTEGER NOT NULL,
         config_json TEXT NOT NULL, config_hash TEXT NOT NULL, created_at REAL NOT NULL,
@@ -72,41 +70,5 @@ _MIGRATIONS: Final = {
     ),
 }
 
-
-def ensure(db: sqlite3.Connection) -> None:
-    """Inside the caller's write transaction: create the tables in an empty file, migrate an
-    older one, check the version of any other. A file with other tables and no version is someone
-    else's database: refused (``sqlite3.DatabaseError``), not written to."""
-    version = version_of(db)
-    if version is None:
-        for statement in _V1:
-            db.execute(statement)
-        db.execute("INSERT INTO schema_meta VALUES ('schema_version', '1')")
-        version = 1
-    for target in range(version + 1, SCHEMA_VERSION + 1):
-        for statement in _MIGRATIONS[target]:
-            db.execute(statement)
-        db.execute("UPDATE schema_meta SET value = ? WHERE key = 'schema_version'", (str(target),))
-
-
-def version_of(db: sqlite3.Connection) -> int | None:
-    """The file's schema version by reading only: ``None`` for an empty file;
-    ``sqlite3.DatabaseError`` for someone else's database or one a newer praisonai wrote."""
-    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-    if not tables:
-        return None
-    version = _version(db, tables)
-    if version > SCHEMA_VERSION:
-        raise sqlite3.DatabaseError(
-            f"a newer praisonai wrote it, schema version {version}; this one reads version {SCHEMA_VERSION}"
-        )
-    return version
-
-
-def _version(db: sqlite3.Connection, tables: set[str]) -> int:
-    row = None
-    if "schema_meta" in tables:
-        row = db.execute("SELECT value FROM schema_meta WHERE key = 'schema_version'").fetchone()
-    if row is None or not str(row[0]).isdigit():
-        raise sqlite3.DatabaseError("it is not a praisonai session store: it has no schema version")
-    return int(row[0])
+#: The store's layout, opened and migrated by :func:`praisonai._sqlite.connect`.
+SCHEMA: Final = Schema("session store", _V1, _MIGRATIONS)

@@ -135,8 +135,12 @@ async def replace(
     """A new instance made like the lost one (from the capture when the definition has one);
     ``env``: the values of its variables, from this process; ``known``: as for :func:`provider_of`."""
     sandbox, new, _ = await source_of(reference, env, known).provision()
-    announced = {**_public(new), "previous_instance_id": reference.get("instance_id"),
-                 "lost": list(LOST), "kept": list(KEPT)}  # fmt: skip
+    announced = {
+        **_public(new),
+        "previous_instance_id": reference.get("instance_id"),
+        "lost": list(LOST),
+        "kept": list(KEPT),
+    }
     return sandbox, new, Event("sandbox.replaced", announced)
 
 

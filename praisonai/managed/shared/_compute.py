@@ -51,7 +51,8 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.foreign import ForeignProvider
 from praisonai.compute.registry import provider_class, resolve_compute
-from praisonai.managed._tools import BRIDGED_TOOL_NAMES, command_answer, list_command, tool_name, tools_for
+from praisonai.managed.instance._answers import command_answer, list_command
+from praisonai.managed.shared._tools import BRIDGED_TOOL_NAMES, tool_name, tools_for
 from praisonai.runtime.session import ShellSession
 from praisonai.sandbox import AsyncSandbox
 from praisonai.sandbox.provisioning import ProvisionPlan, plan
@@ -388,4 +389,11 @@ def _weak(agent: Any) -> Callable[[], Any]:
         return lambda: agent
 
 
-__all__ = ["BRIDGED_TOOL_NAMES", "CAPABILITY_PROMPT", "SESSIONLESS_NOTE", "AuditEntry", "SharedCompute"]
+__all__ = [
+    "BRIDGED_TOOL_NAMES",
+    "CAPABILITY_PROMPT",
+    "SESSIONLESS_NOTE",
+    "AuditEntry",
+    "SharedCompute",
+    "check_place",
+]

@@ -1,15 +1,6 @@
-"""Durable managed sessions: the records, the :class:`SessionStore` protocol, and its sqlite
-implementation, :class:`SqliteSessionStore`.
-
-A store holds agents (configs, versioned by hash), sessions (status, pending actions, usage, the
-sandbox to reattach …) and each session's append-only event log, which *is* the transcript. Any
-process may read a session; one at a time drives it, holding its **lease**. Every write through
-a lease is *fenced*: in the same transaction it checks that the session's ``lease_epoch`` is still
-the lease's, so a process whose lease was taken over gets ``StaleSessionError`` and writes nothing.
-A lease may be taken by another owner once it expired, or at once when its owner (``user@host:pid``,
-as ``praisonai.compute.lifecycle.owner_tag()`` makes) ran on this host and is dead. The holder
-renews it by writing (append, update, add_usage) or with :meth:`SessionStore.renew`.
-"""
+"""The sessions store in one sqlite file (:class:`SqliteSessionStore`), and :func:`open_store`,
+where every default store is made: the library's (``ManagedAgent``, ``praisonai.managed.sessions``)
+and the CLI's alike."""
 
 from __future__ import annotations
 
@@ -21,115 +12,24 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Protocol
+from typing import Any
 
 from praisonai._errors import ConfigError, HomeUnusableError, SessionNotFoundError
 from praisonai._home import praisonai_home
 from praisonai._limits import MAX_SESSIONS_LISTED
-from praisonai.managed import _sqlite_store as sql
-from praisonai.managed._records import (
-    AgentRecord,
-    Lease,
-    RemoteResource,
-    SessionRecord,
-    StoredEvent,
-    TurnUsage,
-)
-from praisonai.managed._sqlite_remote import RemoteResources
 from praisonai.managed.events import Event, new_id
+from praisonai.managed.store import _database as sql
+from praisonai.managed.store._protocol import LEASE_TTL_S, STATUSES, UPDATABLE, USAGE_KEYS
+from praisonai.managed.store._records import AgentRecord, Lease, SessionRecord, StoredEvent, TurnUsage
+from praisonai.managed.store._remote import SqliteRemoteResources
 
-__all__ = ["LEASE_TTL_S", "STATUSES", "UPDATABLE", "USAGE_KEYS", "AgentRecord", "Lease", "RemoteResource",
-           "SessionRecord", "SessionStore", "SqliteSessionStore", "StoredEvent", "TurnUsage",
-           "lease_holder"]  # fmt: skip
-
-#: How long a lease lasts unless renewed (a holder renews it at every write).
-LEASE_TTL_S: Final = 60.0
-#: A session's status values.
-STATUSES: Final = ("idle", "running", "requires_action", "error", "interrupted", "terminated")
-#: The keys of a usage mapping (``requests``: model requests; an ``add_usage`` without it is one).
-USAGE_KEYS: Final = sql.USAGE_KEYS
-#: What :meth:`SessionStore.update` may set, and the column it goes to.
-UPDATABLE: Final = sql.UPDATABLE
+__all__ = ["SqliteSessionStore", "open_store"]
 
 
-class SessionStore(Protocol):
-    """Where sessions live. Methods are synchronous, local and short; a store is thread-safe.
-    Unknown (or malformed) ids raise ``SessionNotFoundError`` (so does a fenced write to a deleted
-    session); ``praisonai.managed.testing`` is the conformance suite every store must pass."""
-
-    def upsert_agent(self, backend: str, name: str, config: Mapping[str, Any]) -> AgentRecord:
-        """The record of this config: reused by (backend, name, hash), else the next version."""
-        ...
-
-    def get_agent(self, agent_id: str) -> AgentRecord: ...
-    def list_agents(self, backend: str | None = None) -> list[AgentRecord]: ...
-
-    def create_session(
-        self, agent: AgentRecord, owner: str, *, title: str | None = None,
-        metadata: Mapping[str, Any] | None = None, sandbox: Mapping[str, Any] | None = None,
-        ttl_s: float = LEASE_TTL_S,
-    ) -> tuple[SessionRecord, Lease]:  # fmt: skip
-        """A new ``idle`` session of ``agent``, its lease held by ``owner``."""
-        ...
-
-    def get_session(self, session_id: str) -> SessionRecord: ...
-
-    def list_sessions(
-        self, *, agent_id: str | None = None, status: str | None = None, limit: int = 20
-    ) -> list[SessionRecord]:
-        """Newest updated first."""
-        ...
-
-    def acquire(
-        self, session_id: str, owner: str, *, ttl_s: float = LEASE_TTL_S, force: bool = False
-    ) -> Lease:
-        """A new lease (epoch + 1). ``SessionBusyError`` when a live other owner holds it,
-        unless ``force`` (the old holder is then fenced off)."""
-        ...
-
-    def renew(self, lease: Lease, *, ttl_s: float = LEASE_TTL_S) -> None: ...
-    def release(self, lease: Lease) -> None: ...
-    def append(self, lease: Lease, events: Sequence[Event], *, turn: int) -> int: ...
-    def update(
-        self, lease: Lease, *, events: Sequence[Event] = (), turn: int = 0, **fields: Any
-    ) -> SessionRecord: ...
-    def add_usage(self, lease: Lease, *, turn: int, model: str, usage: Mapping[str, int]) -> None: ...
-    def turn_usage(self, session_id: str) -> list[TurnUsage]: ...
-    def events(
-        self, session_id: str, *, after_seq: int = 0, limit: int | None = None
-    ) -> list[StoredEvent]: ...
-    def delete_session(self, session_id: str) -> bool: ...
-
-    def remote_resource(
-        self, backend: str, kind: str, config_hash: str, scope: str = ""
-    ) -> RemoteResource | None:
-        """The remote resource recorded for this config in ``scope``, if any."""
-        ...
-
-    def add_remote_resource(self, resource: RemoteResource) -> RemoteResource:
-        """Record ``resource`` unless one is recorded for its (backend, kind, scope, config hash):
-        the one recorded first wins and is returned (the caller archives a loser it made)."""
-        ...
-
-    def list_remote_resources(
-        self, backend: str, kind: str | None = None, scope: str | None = None
-    ) -> list[RemoteResource]:
-        """Oldest first; ``scope`` None: in every scope."""
-        ...
-
-    def forget_remote_resource(
-        self, backend: str, kind: str, remote_id: str, scope: str | None = None
-    ) -> bool:
-        """Drop the records of ``remote_id`` (in ``scope``; None: in every scope); whether any was."""
-        ...
-
-    def close(self) -> None: ...
-
-
-def lease_holder(record: SessionRecord, now: float | None = None) -> str | None:
-    """The owner of the session's lease while it is live (unexpired, and its process not known
-    to be dead), else ``None``: nobody drives the session, or its driver is gone."""
-    return sql.live(record.lease_owner, record.lease_expires_at, time.time() if now is None else now)
+def open_store(path: str | os.PathLike[str] | None = None) -> SqliteSessionStore:
+    """The sessions store every default opens (``path`` default:
+    ``$PRAISONAI_HOME/managed/store.db``): the one place that says which store that is."""
+    return SqliteSessionStore(path)
 
 
 def _check_id(prefix: str, value: str, what: str) -> None:
@@ -145,8 +45,9 @@ def _well_formed(prefix: str, value: object) -> bool:
     return isinstance(value, str) and re.fullmatch(f"{prefix}_[0-9a-hjkmnp-tv-z]{{26}}", value) is not None
 
 
-class SqliteSessionStore(RemoteResources):
-    """The store in one sqlite file, shared by every process of the home (see ``_sqlite_store``).
+class SqliteSessionStore(SqliteRemoteResources):
+    """The store in one sqlite file, shared by every process of the home (see ``_database``); it
+    also keeps the hosted backend's remote resources (:class:`RemoteResourceCache`).
 
     ``path`` defaults to ``$PRAISONAI_HOME/managed/store.db``. The file is opened (and created)
     at once: ``HomeUnusableError`` names it when it cannot be used, is damaged, or was written
@@ -207,21 +108,34 @@ class SqliteSessionStore(RemoteResources):
     # ---- sessions --------------------------------------------------------------------------
 
     def create_session(
-        self, agent: AgentRecord, owner: str, *, title: str | None = None,
-        metadata: Mapping[str, Any] | None = None, sandbox: Mapping[str, Any] | None = None,
+        self,
+        agent: AgentRecord,
+        owner: str,
+        *,
+        title: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        sandbox: Mapping[str, Any] | None = None,
         ttl_s: float = LEASE_TTL_S,
-    ) -> tuple[SessionRecord, Lease]:  # fmt: skip
+    ) -> tuple[SessionRecord, Lease]:
         session_id, now = new_id("msess"), time.time()
         with self._db.write() as db:
             if db.execute("SELECT 1 FROM agents WHERE id = ?", (agent.id,)).fetchone() is None:
                 raise SessionNotFoundError(f"no agent {agent.id}")
             columns = {
-                "id": session_id, "backend": agent.backend, "agent_id": agent.id,
-                "agent_version": agent.version, "title": title, "status": "idle",
+                "id": session_id,
+                "backend": agent.backend,
+                "agent_id": agent.id,
+                "agent_version": agent.version,
+                "title": title,
+                "status": "idle",
                 "metadata_json": sql.encode("metadata_json", metadata),
-                "sandbox_json": sql.encode("sandbox_json", sandbox), "lease_owner": owner, "lease_epoch": 1,
-                "lease_expires_at": now + ttl_s, "created_at": now, "updated_at": now,
-            }  # fmt: skip
+                "sandbox_json": sql.encode("sandbox_json", sandbox),
+                "lease_owner": owner,
+                "lease_epoch": 1,
+                "lease_expires_at": now + ttl_s,
+                "created_at": now,
+                "updated_at": now,
+            }
             names, marks = ", ".join(columns), ", ".join("?" * len(columns))
             db.execute(f"INSERT INTO sessions ({names}) VALUES ({marks})", tuple(columns.values()))
             record = self._session(db, session_id)
@@ -373,8 +287,10 @@ class SqliteSessionStore(RemoteResources):
                 " ORDER BY seq LIMIT ?",
                 (session_id, after_seq, -1 if limit is None else limit),
             ).fetchall()
-        return [StoredEvent(seq, turn, sql.event(self.path, session_id, seq, payload), at)
-                for seq, turn, payload, at in rows]  # fmt: skip
+        return [
+            StoredEvent(seq, turn, sql.event(self.path, session_id, seq, payload), at)
+            for seq, turn, payload, at in rows
+        ]
 
     # ---- helpers ---------------------------------------------------------------------------
 

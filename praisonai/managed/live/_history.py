@@ -15,8 +15,8 @@ from typing import Any
 
 from praisonai.llm.tools import ToolCall
 from praisonai.llm.types import AssistantMessage, Message, ToolResult, UserMessage
-from praisonai.managed._instance import REPLACED_NOTE
 from praisonai.managed.events import Event
+from praisonai.managed.instance._source import REPLACED_NOTE
 
 TOOL_USES = ("agent.tool_use", "agent.custom_tool_use")
 TOOL_RESULTS = ("agent.tool_result", "user.custom_tool_result")
@@ -85,6 +85,12 @@ def result_event(use: Event, content: str, *, is_error: bool, **extra: Any) -> E
     """The result event answering tool-use event ``use``."""
     kind = "user.custom_tool_result" if use.type == "agent.custom_tool_use" else "agent.tool_result"
     key = "custom_tool_use_id" if kind == "user.custom_tool_result" else "tool_use_id"
-    data = {key: use.id, "call_id": use.data["call_id"], "name": use.data["name"],
-            "content": [{"type": "text", "text": content}], "is_error": is_error, **extra}  # fmt: skip
+    data = {
+        key: use.id,
+        "call_id": use.data["call_id"],
+        "name": use.data["name"],
+        "content": [{"type": "text", "text": content}],
+        "is_error": is_error,
+        **extra,
+    }
     return Event(kind, data)

@@ -1,5 +1,6 @@
-"""The sqlite file behind :class:`~praisonai.managed.store.SqliteSessionStore`: its schema, how it
-is opened, how its rows read back, and how its failures read to a user.
+"""The sqlite file behind :class:`~praisonai.managed.store.SqliteSessionStore`: how it is opened
+(by :mod:`praisonai._sqlite`, with :mod:`._schema`'s layout), how its rows read back, the lease's
+fenced writes, and how its failures read to a user.
 
 One file (default ``$PRAISONAI_HOME/managed/store.db``), shared by every process of the home:
 WAL journal (readers run beside the writer), ``synchronous=NORMAL`` (WAL stays consistent after a
@@ -24,6 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from praisonai import _sqlite
 from praisonai._errors import (
     HomeUnusableError,
     PraisonAIError,
@@ -32,11 +34,11 @@ from praisonai._errors import (
     StaleSessionError,
 )
 from praisonai._ledger import owner_alive
-from praisonai.managed import _sqlite_schema as schema
 from praisonai.managed.events import Event, new_id
+from praisonai.managed.store import _schema as schema
 
 #: How long a call waits for another process's write lock before giving up.
-BUSY_TIMEOUT_S = 30.0
+BUSY_TIMEOUT_S = _sqlite.BUSY_TIMEOUT_S
 
 #: The token counters, in the order of their columns (sessions and turn_usage alike).
 USAGE_KEYS = (
@@ -48,11 +50,18 @@ USAGE_KEYS = (
 )
 #: SessionRecord's fields that ``update`` may set, and the column (JSON when it ends in ``_json``).
 UPDATABLE = {
-    "status": "status", "stop_reason": "stop_reason_json", "pending": "pending_json",
-    "last_error": "last_error_json", "sandbox": "sandbox_json", "sandbox_status": "sandbox_status",
-    "title": "title", "turns": "turns", "metadata": "metadata_json", "remote_session_id": "remote_session_id",
+    "status": "status",
+    "stop_reason": "stop_reason_json",
+    "pending": "pending_json",
+    "last_error": "last_error_json",
+    "sandbox": "sandbox_json",
+    "sandbox_status": "sandbox_status",
+    "title": "title",
+    "turns": "turns",
+    "metadata": "metadata_json",
+    "remote_session_id": "remote_session_id",
     "remote": "remote_json",
-}  # fmt: skip
+}
 AGENT_COLUMNS = "id, backend, name, version, config_json, config_hash, created_at"
 SESSION_COLUMNS = (
     "id, backend, agent_id, agent_version, title, status, stop_reason_json, pending_json, "
@@ -153,20 +162,8 @@ def damaged(path: Path, what: str, why: str) -> HomeUnusableError:
 
 
 def _open(path: Path) -> sqlite3.Connection:
-    """Autocommit mode (``isolation_level=None``): transactions are begun explicitly."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if not path.exists():  # owner-only, like the rest of the home; sqlite keeps the mode for -wal
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
-    _check_read_only(path)
-    db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    db = _sqlite.connect(path, schema.SCHEMA)
     db.text_factory = _text
-    try:
-        db.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
-        db.execute("PRAGMA synchronous = NORMAL")
-        _init(db)
-    except BaseException:
-        db.close()
-        raise
     return db
 
 
@@ -175,56 +172,6 @@ def _text(raw: bytes) -> str:
     the whole query (sqlite3's default would): they are kept as lone surrogates, which
     :func:`event` refuses for that one event and the CLI prints as U+FFFD."""
     return raw.decode("utf-8", "surrogateescape")
-
-
-def _check_read_only(path: Path) -> None:
-    """Whether the file is ours (or empty), asked through a read-only connection: a file that
-    is not is refused (``sqlite3.DatabaseError``) before any connection that could write to it
-    (not even a hot journal's rollback) is opened."""
-    db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
-    try:
-        schema.version_of(db)
-    finally:
-        db.close()
-
-
-def _init(db: sqlite3.Connection) -> None:
-    """Check the file is ours (or empty) without writing a byte, then WAL, then the schema. The
-    check runs with ``query_only`` on, again (the read-only check came first; the file may have
-    been replaced since): another application's database pointed at by mistake is refused
-    exactly as it was found (switching it to WAL would already change it). The write lock
-    is taken only when there is a schema to create or migrate: a reader opening the store never
-    waits behind another process's long write transaction."""
-    db.execute("PRAGMA query_only = ON")
-    try:
-        version = schema.version_of(db)
-    finally:
-        db.execute("PRAGMA query_only = OFF")
-    _wal(db)
-    if version == schema.SCHEMA_VERSION:
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        schema.ensure(db)  # again, under the write lock: another process may have done it since
-    except BaseException:
-        db.rollback()
-        raise
-    db.execute("COMMIT")
-
-
-def _wal(db: sqlite3.Connection) -> None:
-    """Processes racing to switch a new file to WAL fail at once, without the busy timeout: so
-    retry that."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_S
-    while True:
-        try:
-            if db.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                db.execute("PRAGMA journal_mode = WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if "locked" not in str(exc) or time.monotonic() > deadline:
-                raise
-            time.sleep(0.01)
 
 
 def dumps(value: Any) -> str:
@@ -269,22 +216,47 @@ def event(path: Path, session_id: str, seq: int, payload: str) -> Event:
 
 def session_fields(path: Path, row: tuple[Any, ...]) -> dict[str, Any]:
     """A ``sessions`` row (columns :data:`SESSION_COLUMNS`) as ``SessionRecord`` keyword arguments."""
-    (id_, backend, agent_id, agent_version, title, status, stop_reason, pending, last_error,
-     *rest) = row  # fmt: skip
+    (id_, backend, agent_id, agent_version, title, status, stop_reason, pending, last_error, *rest) = row
     usage, rest = dict(zip(USAGE_KEYS, rest, strict=False)), rest[len(USAGE_KEYS) :]
-    (turns, sandbox, sandbox_status, metadata, remote_id, lease_owner, lease_epoch, lease_expires_at,
-     last_seq, created_at, updated_at, remote) = rest  # fmt: skip
+    (
+        turns,
+        sandbox,
+        sandbox_status,
+        metadata,
+        remote_id,
+        lease_owner,
+        lease_epoch,
+        lease_expires_at,
+        last_seq,
+        created_at,
+        updated_at,
+        remote,
+    ) = rest
     what = f"session {id_}"
     return {
-        "id": id_, "backend": backend, "agent_id": agent_id, "agent_version": agent_version,
-        "title": title, "status": status, "stop_reason": loads(path, what, stop_reason),
-        "pending": tuple(loads(path, what, pending) or ()), "last_error": loads(path, what, last_error),
-        "usage": usage, "turns": turns, "sandbox": loads(path, what, sandbox),
-        "sandbox_status": sandbox_status, "metadata": loads(path, what, metadata) or {},
-        "remote_session_id": remote_id, "lease_owner": lease_owner, "lease_epoch": lease_epoch,
-        "lease_expires_at": lease_expires_at, "last_seq": last_seq, "created_at": created_at,
-        "updated_at": updated_at, "remote": loads(path, what, remote),
-    }  # fmt: skip
+        "id": id_,
+        "backend": backend,
+        "agent_id": agent_id,
+        "agent_version": agent_version,
+        "title": title,
+        "status": status,
+        "stop_reason": loads(path, what, stop_reason),
+        "pending": tuple(loads(path, what, pending) or ()),
+        "last_error": loads(path, what, last_error),
+        "usage": usage,
+        "turns": turns,
+        "sandbox": loads(path, what, sandbox),
+        "sandbox_status": sandbox_status,
+        "metadata": loads(path, what, metadata) or {},
+        "remote_session_id": remote_id,
+        "lease_owner": lease_owner,
+        "lease_epoch": lease_epoch,
+        "lease_expires_at": lease_expires_at,
+        "last_seq": last_seq,
+        "created_at": created_at,
+        "updated_at": updated_at,
+        "remote": loads(path, what, remote),
+    }
 
 
 # ---- the lease and the fenced writes (each inside the caller's write transaction) -----------

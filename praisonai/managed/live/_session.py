@@ -18,14 +18,16 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from praisonai._errors import HomeUnusableError, PraisonAIError
+import anyio
+
+from praisonai._errors import HomeUnusableError, PraisonAIError, StaleSessionError
 from praisonai.llm.types import Message, Usage
-from praisonai.managed import _instance
-from praisonai.managed._history import TOOL_RESULTS, TOOL_USES, append_user, open_calls, rebuild
-from praisonai.managed._instance import InstanceSource
-from praisonai.managed._instance_tools import InstanceTools
 from praisonai.managed.events import Event
-from praisonai.managed.store import Lease, SessionRecord, SessionStore
+from praisonai.managed.instance import _source as _instance
+from praisonai.managed.instance._source import InstanceSource
+from praisonai.managed.instance._tools import InstanceTools
+from praisonai.managed.live._history import TOOL_RESULTS, TOOL_USES, append_user, open_calls, rebuild
+from praisonai.managed.store import LEASE_TTL_S, Lease, SessionRecord, SessionStore
 from praisonai.sandbox import AsyncSandbox
 
 Emit = Callable[[Event], None]
@@ -133,6 +135,14 @@ class LiveSession:
     def release(self) -> None:
         self.store.release(self.lease)
 
+    async def keep_leased(self) -> None:
+        """Renew the lease until cancelled, while a turn runs (a long tool call outlasts a lease);
+        a stale lease just stops renewing: the turn's next write fails, fenced off."""
+        with contextlib.suppress(StaleSessionError):
+            while True:
+                await anyio.sleep(LEASE_TTL_S / 3)
+                self.store.renew(self.lease)
+
     # ---- the instance ----------------------------------------------------------------------
 
     async def attach(self) -> None:
@@ -149,8 +159,12 @@ class LiveSession:
             sandbox = await _instance.reattach(self.reference, self.source.compute)
             if sandbox is not None:
                 self.sandbox = sandbox
-                self.record(Event("sandbox.reattached", {"provider": sandbox.provider.provider_name,
-                                                         "instance_id": sandbox.id}))  # fmt: skip
+                self.record(
+                    Event(
+                        "sandbox.reattached",
+                        {"provider": sandbox.provider.provider_name, "instance_id": sandbox.id},
+                    )
+                )
                 return
         env = self.source.fields.get("env") or {}
         sandbox, reference, event = await _instance.replace(self.reference, env, self.source.compute)

@@ -27,51 +27,17 @@ import anyio.to_thread
 from praisonai._errors import PraisonAIError, StaleSessionError
 from praisonai.llm.tools import ToolCall, ToolSpec, call_tool, tool_name
 from praisonai.llm.types import AssistantMessage, Completion, LLMClient, ToolResult, Usage
-from praisonai.managed._history import append_user, result_event
-from praisonai.managed._session import LiveSession
 from praisonai.managed.config import ToolPlan
 from praisonai.managed.events import Event, delta, idle, new_id, text_content
+from praisonai.managed.live._history import append_user, result_event
+from praisonai.managed.live._result import STATUS, Decision, ManagedResult, ToolRequest
+from praisonai.managed.live._session import LiveSession
 
 INTERRUPTED = "interrupted: the turn was stopped before this tool finished (it may have partly run)"
 NOT_RUN = "not run: the turn was interrupted before this tool started"
 CRASHED = (
     "interrupted: the process running this tool stopped before its result was recorded (it may have run)"
 )
-Decision = str | None  # "allow" | "deny" | None (left pending)
-STATUS = {
-    "end_turn": "idle",
-    "requires_action": "requires_action",
-    "budget_reached": "idle",
-    "max_turns": "idle",
-    "interrupted": "interrupted",
-    "retries_exhausted": "error",
-}
-
-
-@dataclass(frozen=True)
-class ToolRequest:
-    """A tool use waiting for approval (what ``on_tool_confirmation`` is asked about)."""
-
-    tool_use_id: str
-    name: str
-    input: Mapping[str, Any]
-    session_id: str
-
-
-@dataclass(frozen=True)
-class ManagedResult:
-    """How a turn ended: the final text, the stop reason, the session's status, this turn's usage,
-    and the tool uses left waiting for approval (``requires_action``)."""
-
-    text: str
-    stop_reason: str
-    status: str
-    session_id: str
-    usage: Usage
-    pending: tuple[Mapping[str, Any], ...] = ()
-
-    def __str__(self) -> str:
-        return self.text
 
 
 @dataclass

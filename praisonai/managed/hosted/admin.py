@@ -6,16 +6,23 @@ data the CLI prints: the API's objects as JSON dicts (verbatim, ``model_dump(mod
 :class:`RemoteSession` for a session listing. Every SDK call is inside :func:`api_errors`, so a
 failure reads as one sentence. Lists walk the API's page cursors lazily and stop at their bound.
 Deleting what is already gone (a 404) counts as done and says so (``False``).
+
+From sync code such as the CLI, :func:`call` runs one of them on praisonai's portal loop, with a
+client made there for the call and closed after it. Each call is sent once (``max_retries=0``):
+a command gets one answer, a rate limit is said at once with its ``retry-after`` instead of being
+slept through, and a delete that failed is simply run again (one already done counts as done).
+The SDK is imported only when a call runs.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Awaitable
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from praisonai import _portal
 from praisonai._errors import ConfigError, ModelError, SessionNotFoundError
-from praisonai.managed.hosted._client import api_errors
+from praisonai.managed.hosted._client import api_errors, api_key, make_client
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -189,8 +196,34 @@ def _json(model: BaseModel) -> dict[str, Any]:
 def _session(s: BetaManagedAgentsSession) -> RemoteSession:
     created, updated = s.created_at.isoformat(), s.updated_at.isoformat()
     return RemoteSession(
-        id=s.id, title=s.title, status=s.status, agent_id=s.agent.id, agent_name=s.agent.name,
-        agent_version=s.agent.version, environment_id=s.environment_id,
-        praisonai_session=s.metadata.get(SESSION_TAG), created_at=created, updated_at=updated,
+        id=s.id,
+        title=s.title,
+        status=s.status,
+        agent_id=s.agent.id,
+        agent_name=s.agent.name,
+        agent_version=s.agent.version,
+        environment_id=s.environment_id,
+        praisonai_session=s.metadata.get(SESSION_TAG),
+        created_at=created,
+        updated_at=updated,
         archived=s.archived_at is not None,
-    )  # fmt: skip
+    )
+
+
+def call(fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any) -> T:
+    """``await fn(client, *args, **kwargs)`` on the portal loop, with a client of the key in
+    ``ANTHROPIC_API_KEY`` (or ``CLAUDE_API_KEY``) and the SDK's ``ANTHROPIC_BASE_URL``.
+    ``ConfigError`` when there is no key (nothing is sent)."""
+    try:
+        key = api_key()
+    except ConfigError:
+        raise ConfigError(
+            "the hosted resources need an Anthropic API key: set ANTHROPIC_API_KEY (or CLAUDE_API_KEY)",
+            op="managed",
+        ) from None
+
+    async def main() -> T:
+        async with make_client(key) as client:
+            return await fn(client.with_options(max_retries=0), *args, **kwargs)
+
+    return _portal.call(main)

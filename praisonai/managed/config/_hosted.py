@@ -21,7 +21,7 @@ from typing import Any, Final
 
 from pydantic import Field, field_validator
 
-from praisonai.managed.config import LocalManagedConfig
+from praisonai.managed.config._local import LocalManagedConfig
 
 #: The hosted agent toolset's type (bash, read, write, edit, glob, grep, web_fetch, web_search).
 AGENT_TOOLSET: Final = "agent_toolset_20260401"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from praisonai.managed._tools import _BadArgument
+from praisonai.managed.instance._answers import BadArgument
 
 #: Paths glob lists at most, and matching lines grep shows at most.
 GLOB_LIMIT = 1000
@@ -131,7 +131,7 @@ def glob_regex(pattern: str) -> str:
             out.append(_literal(c))
         i += step
     if depth:
-        raise _BadArgument("pattern has a { without its closing }")
+        raise BadArgument("pattern has a { without its closing }")
     return "^" + "".join(out) + "$"
 
 

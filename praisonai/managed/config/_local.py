@@ -44,8 +44,8 @@ from pydantic import (
 from praisonai._errors import ConfigError
 from praisonai._limits import MAX_BUDGET_TOKENS, MAX_TURN_REQUESTS
 from praisonai.compute.config import PackageManager, changed_fields, networking_data
-from praisonai.managed._config_compute import checked_by_compute, network_value, parse_packages
-from praisonai.managed._config_tools import (
+from praisonai.managed.config._compute import checked_by_compute, network_value, parse_packages
+from praisonai.managed.config._tools import (
     INSTANCE_TOOL_NAMES,
     CustomTool,
     Permission,
@@ -97,7 +97,7 @@ class LocalManagedConfig(BaseModel):
     """The system prompt (``instructions`` is accepted too)."""
     tools: tuple[Any, ...] | None = None
     """``None``: every instance tool, allowed without asking. Else a list of instance tool names,
-    Python callables, agent toolset entries and custom tools (see ``_config_tools``)."""
+    Python callables, agent toolset entries and custom tools (see ``config._tools``)."""
     max_turns: int = Field(25, ge=1, le=MAX_TURN_REQUESTS, strict=True)
     """At most this many model requests in one turn (one prompt); then the turn stops."""
     budget_tokens: int | None = Field(

@@ -1,0 +1,154 @@
+"""What a tool run on an instance answers the model (the shared instance's tools and a managed
+session's instance tools alike), and how it checks the model's arguments first.
+
+Tools never raise and never return an empty string (``(no output)``): failures, including
+arguments of the wrong type or value, come back as ``Error (exit N): …`` or ``Error: …`` text the
+model can act on, before anything runs. They write files byte-exact through the provider's file
+API (never through a command line), hand the model at most :data:`MAX_TOOL_OUTPUT_BYTES` of a
+file (its head and tail, with a note how to page through the rest), and record every command and
+write in the audit log.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from collections.abc import Mapping
+from typing import Any
+
+from praisonai import _limits
+from praisonai._errors import PraisonAIError
+from praisonai._types import ExecResult, SessionResult
+
+#: Seconds a command may run unless the model asks for another limit.
+DEFAULT_TOOL_TIMEOUT_S = 120
+#: Bytes of a file ``read_file`` hands the model at once, like exec's cap on a command's output.
+MAX_TOOL_OUTPUT_BYTES = _limits.DEFAULT_MAX_OUTPUT_BYTES
+NO_OUTPUT = "(no output)"
+
+
+class BadArgument(Exception):
+    """An argument the model passed is unusable; the message says why in one sentence."""
+
+
+#: What a tool answers as ``Error: …`` instead of raising: a bad argument or a failed operation.
+TOOL_FAILURES = (BadArgument, PraisonAIError, OSError, ValueError)
+
+
+def command_answer(result: ExecResult | SessionResult | Mapping[str, Any], timeout: object = None) -> str:
+    """What the model is told of a command: its output (stdout, then stderr), or the same under
+    ``Error (exit N):`` / ``Error (timed out after Ns):``; never empty. ``result`` may also be the
+    dict a PraisonAI provider returns (``stdout``, ``stderr``, ``exit_code``)."""
+    if not isinstance(result, ExecResult | SessionResult):
+        result = ExecResult(
+            str(result.get("stdout") or ""),
+            str(result.get("stderr") or ""),
+            int(result.get("exit_code") or 0),
+        )
+    output = _joined(result.stdout, result.stderr) or NO_OUTPUT
+    if result.timed_out:
+        after = "" if timeout is None else f" after {timeout}s"
+        return f"Error (timed out{after}): {output}"
+    if result.exit_code != 0:
+        return f"Error (exit {result.exit_code}): {output}"
+    return output
+
+
+def read_arguments(path: object, offset: object, limit: object) -> tuple[str, int, int | None]:
+    """``read_file``'s arguments checked: the path, the first byte, how many bytes (``None``: the
+    rest, within the cap). ``BadArgument`` names the one that is wrong."""
+    checked, start = path_argument(path), _count("offset", offset, 0, None)
+    return checked, start, None if limit is None else _count("limit", limit, 1, MAX_TOOL_OUTPUT_BYTES)
+
+
+def file_answer(path: str, data: bytes, start: int, size: int | None) -> str:
+    """What the model is told of a file read from byte ``start``; ``BadArgument`` when ``start``
+    is at or past its end."""
+    if not data:
+        return "(empty file)"
+    if start >= len(data):
+        raise BadArgument(f"offset {start} is at or past the end of {path} ({len(data)} bytes)")
+    return _window(path, data, start, size)
+
+
+def listing_answer(result: ExecResult) -> str:
+    """What the model is told of a ``list_command`` run."""
+    if result.exit_code != 0:
+        return f"Error (exit {result.exit_code}): {_joined(result.stdout, result.stderr) or NO_OUTPUT}"
+    return result.stdout.strip() or "(empty directory)"
+
+
+def list_command(path: str) -> str:
+    """One entry a line, directories marked with a trailing slash, hidden files included."""
+    return f"ls -1Ap -- {shlex.quote(path)}"
+
+
+def text_argument(name: str, value: object) -> str:
+    """``value`` if it is text that can travel as UTF-8."""
+    if not isinstance(value, str):
+        raise BadArgument(f"{name} must be a string, not {type(value).__name__}")
+    try:
+        value.encode()
+    except UnicodeEncodeError as exc:
+        raise BadArgument(f"{name} is not valid text ({exc.reason} at character {exc.start})") from None
+    return value
+
+
+def path_argument(value: object) -> str:
+    path = text_argument("path", value)
+    if not path or "\0" in path:
+        raise BadArgument("path must be a non-empty file path without NUL characters")
+    return path
+
+
+def seconds_argument(value: object) -> float:
+    """The tool's timeout as seconds: a positive, finite number (not a string, not a boolean)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise BadArgument(f"timeout must be a number of seconds, not {value!r}")
+    if not math.isfinite(value) or value <= 0:
+        raise BadArgument(f"timeout must be a positive number of seconds, not {value!r}")
+    return float(value)
+
+
+def _count(name: str, value: object, least: int, most: int | None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least or (most and value > most):
+        bound = f"from {least} to {most}" if most else f"{least} or more"
+        raise BadArgument(f"{name} must be a whole number {bound}, not {value!r}")
+    return value
+
+
+def _window(path: str, data: bytes, start: int, limit: int | None) -> str:
+    """The file from byte ``start``: ``limit`` bytes of it, or all of it within the cap (else its
+    head and tail), with a note on what was left out and how to read it."""
+    if limit is None and len(data) - start > MAX_TOOL_OUTPUT_BYTES:
+        head_end = _char_start(data, start + MAX_TOOL_OUTPUT_BYTES // 2)
+        tail_start = _char_start(data, len(data) - MAX_TOOL_OUTPUT_BYTES // 2)
+        left_out, page = tail_start - head_end, min(tail_start - head_end, MAX_TOOL_OUTPUT_BYTES)
+        note = (
+            f"\n[... {left_out} bytes left out (bytes {head_end} to {tail_start} of {len(data)}); read them"
+            f" with read_file({path!r}, offset={head_end}, limit={page}) ...]\n"
+        )
+        return _decoded(data[start:head_end]) + note + _decoded(data[tail_start:])
+    end = min(len(data), start + (limit or MAX_TOOL_OUTPUT_BYTES))
+    end = _char_start(data, end) if _char_start(data, end) > start else end  # no cut character
+    more = len(data) - end
+    note = f"\n[{more} more bytes of {len(data)}: read_file({path!r}, offset={end})]" if more > 0 else ""
+    return _decoded(data[start:end]) + note
+
+
+def _char_start(data: bytes, at: int) -> int:
+    """``at`` moved back to the start of the UTF-8 character it falls in (3 bytes at most)."""
+    for _ in range(3):
+        if not 0 < at < len(data) or data[at] & 0xC0 != 0x80:
+            break
+        at -= 1
+    return at
+
+
+def _decoded(data: bytes) -> str:
+    return data.decode("utf-8", "replace")
+
+
+def _joined(stdout: str, stderr: str) -> str:
+    parts = [s.rstrip("\n") for s in (stdout, stderr) if s.strip()]
+    return "\n".join(parts)
