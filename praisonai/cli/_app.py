@@ -60,8 +60,11 @@ class PlainCommand(TyperCommand):
             for p in params
             if p.param_type_name == "argument" and (help := getattr(p, "help", ""))
         ]
-        options = [(_TYPE_LABEL.sub(_click_label, record[0]), record[1]) for p in params
-                   if p.param_type_name == "option" and (record := p.get_help_record(ctx))]  # fmt: skip
+        options = [
+            (_TYPE_LABEL.sub(_click_label, record[0]), record[1])
+            for p in params
+            if p.param_type_name == "option" and (record := p.get_help_record(ctx))
+        ]
         if arguments:
             with formatter.section("Arguments"):
                 formatter.write_dl(arguments)

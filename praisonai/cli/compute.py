@@ -122,18 +122,42 @@ def _ps_table(
     """JSON keeps the reason and creation time apart; the table folds the reason into status."""
     now = time.time()
     if as_json:  # ages in seconds (null when unknown); the provider's name, and how it contains
-        columns = ("instance", "provider", "flavour", "status", "age_s", "created_at", "owner", "endpoint",
-                   "reason")  # fmt: skip
+        columns = (
+            "instance",
+            "provider",
+            "flavour",
+            "status",
+            "age_s",
+            "created_at",
+            "owner",
+            "endpoint",
+            "reason",
+        )
         return columns, [
-            (f.instance_id, f.provider_name, _flavour(f), f.status, _age_s(f.created_at, now), f.created_at,
-             f.owner, f.endpoint, f.reason)
+            (
+                f.instance_id,
+                f.provider_name,
+                _flavour(f),
+                f.status,
+                _age_s(f.created_at, now),
+                f.created_at,
+                f.owner,
+                f.endpoint,
+                f.reason,
+            )
             for f in found
-        ]  # fmt: skip
+        ]
     return ("instance", "provider", "status", "age", "owner", "endpoint"), [
-        (f.instance_id, shown_name(f.provider) if f.provider else f.provider_name,
-         f"{f.status}: {f.reason}" if f.reason else f.status, _age(f.created_at, now), f.owner, f.endpoint)
+        (
+            f.instance_id,
+            shown_name(f.provider) if f.provider else f.provider_name,
+            f"{f.status}: {f.reason}" if f.reason else f.status,
+            _age(f.created_at, now),
+            f.owner,
+            f.endpoint,
+        )
         for f in found
-    ]  # fmt: skip
+    ]
 
 
 def _flavour(found: Instance) -> str:

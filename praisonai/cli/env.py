@@ -49,9 +49,11 @@ app = typer.Typer(help="The environment definition: .praisonai/environment.yaml.
 
 PathArg = Annotated[
     Path | None,
-    typer.Argument(help="The file, or a directory to search from (default: here, up to the repo root).",
-                   show_default=False),
-]  # fmt: skip
+    typer.Argument(
+        help="The file, or a directory to search from (default: here, up to the repo root).",
+        show_default=False,
+    ),
+]
 MASK = "***"
 
 
