@@ -21,6 +21,7 @@ import typer
 
 from praisonai import _portal
 from praisonai._errors import ConfigError, MissingDependencyError
+from praisonai._limits import DEFAULT_CAPTURE_PRUNE_DAYS
 from praisonai._types import Capability
 from praisonai.cli import _output
 from praisonai.cli._options import AllowHostMountsOpt, JsonOpt
@@ -342,7 +343,10 @@ def captures(
     ] = False,
     older_than: Annotated[
         float | None,
-        typer.Option("--older-than", help="Days unused before --prune removes one (default 14)."),
+        typer.Option(
+            "--older-than",
+            help=f"Days unused before --prune removes one (default {DEFAULT_CAPTURE_PRUNE_DAYS:g}).",
+        ),
     ] = None,
     keep: Annotated[
         int | None, typer.Option("--keep", help="With --prune: keep the N most recently used.")
@@ -357,7 +361,7 @@ def captures(
         raise ConfigError(f"--keep must be a count >= 0, not {keep}", op="prune")
     provider = resolve_compute(compute or "docker")
     if prune:
-        days = 14.0 if older_than is None and keep is None else older_than
+        days = DEFAULT_CAPTURE_PRUNE_DAYS if older_than is None and keep is None else older_than
         seconds = None if days is None else days * 86400
         removed = _portal.call(
             lambda: provider.prune_captures(older_than_s=seconds, keep=keep, dry_run=dry_run)

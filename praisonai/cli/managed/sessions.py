@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from praisonai._errors import ConfigError, SessionBusyError
+from praisonai._limits import DEFAULT_SESSIONS_LISTED
 from praisonai.cli import _output
 from praisonai.cli._app import PlainCommand
 from praisonai.cli._options import AgentArg, JsonOpt, one_of
@@ -44,7 +45,9 @@ def list_(
             "requires_action, error, interrupted or terminated.",
         ),
     ] = None,
-    limit: Annotated[int, typer.Option("--limit", "-l", metavar="N", help="At most N sessions.")] = 20,
+    limit: Annotated[
+        int, typer.Option("--limit", "-l", metavar="N", help="At most N sessions.")
+    ] = DEFAULT_SESSIONS_LISTED,
     remote: RemoteOpt = False,
     json_: JsonOpt = False,
 ) -> None:
