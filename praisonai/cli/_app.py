@@ -15,14 +15,13 @@ import typer
 from typer.core import TyperCommand
 
 from praisonai import __version__
-from praisonai.cli._groups import GROUPS
+from praisonai.cli._groups import GROUPS, SUMMARY
 
 
 def build(groups: Sequence[str]) -> typer.Typer:
     """The root app with the named groups (their modules are imported here, not before)."""
     app = typer.Typer(
-        help="Run AI agents' shell and file tools in isolated instances "
-        "(local, docker, ssh, e2b, modal, daytona).",
+        help=SUMMARY,
         no_args_is_help=True,
         pretty_exceptions_enable=False,
         add_completion=False,

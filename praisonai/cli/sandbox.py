@@ -29,6 +29,7 @@ from praisonai._errors import ConfigError
 from praisonai._limits import DEFAULT_EXEC_TIMEOUT_S, INTERRUPT_CLEANUP_WAIT_S, check_timeout
 from praisonai.cli import _output, _signals
 from praisonai.cli._options import AllowHostMountsOpt
+from praisonai.compute.registry import available_providers
 
 if TYPE_CHECKING:
     from praisonai._types import ExecResult
@@ -52,9 +53,9 @@ def run(
             "--compute",
             "-c",
             metavar="NAME",
-            help="Provider: docker, local or ssh (default: the environment file's backend, else docker "
-            "when it is available, else local under bubblewrap, else local on this host, unisolated, "
-            "said on stderr).",
+            help=f"Provider: {', '.join(available_providers())} (default: the environment file's "
+            "backend, else docker when it is available, else local under bubblewrap, else local on "
+            "this host, unisolated, said on stderr).",
         ),
     ] = None,
     image: Annotated[

@@ -29,9 +29,9 @@ def run(
             "--compute",
             "-c",
             metavar="NAME",
-            help="Where the tools run: docker, local, ssh, … (default: the environment file's "
-            "backend, else docker when it is available, else local under bubblewrap; never this "
-            "host unisolated: name local for that).",
+            help="Where the tools run: a provider that praisonai compute providers lists (default: "
+            "the environment file's backend, else docker when it is available, else local under "
+            "bubblewrap; never this host unisolated: name local for that).",
         ),
     ] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", metavar="MODEL", help="The model.")] = None,
