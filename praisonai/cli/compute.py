@@ -13,15 +13,16 @@ from typing import Annotated
 import typer
 
 from praisonai.cli import _output
+from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
 from praisonai.compute import inventory
 from praisonai.compute.inventory import GcOutcome, Instance
 from praisonai.compute.registry import provider_statuses, shown_name
 
-app = typer.Typer(help="Compute providers and their instances.", no_args_is_help=True)
+app = typer.Typer(help="Compute providers and their instances.", no_args_is_help=True, rich_markup_mode=None)
 
 
-@app.command("providers")
+@app.command("providers", cls=PlainCommand)
 def providers(json: JsonOpt = False) -> None:
     """List providers: installed, available now, why not, and what each can do."""
     rows = [
@@ -30,7 +31,7 @@ def providers(json: JsonOpt = False) -> None:
     _output.table(("name", "installed", "available", "why not", "capabilities"), rows, as_json=json)
 
 
-@app.command("ps")
+@app.command("ps", cls=PlainCommand)
 def ps(json: JsonOpt = False) -> None:
     """List instances: the ledger's, checked with their providers, and every provider's own list.
 
@@ -45,7 +46,7 @@ def ps(json: JsonOpt = False) -> None:
         raise typer.Exit(1)
 
 
-@app.command("stop")
+@app.command("stop", cls=PlainCommand)
 def stop(
     instance_ids: InstanceIdsArg = None,
     all_: AllOpt = False,
@@ -75,7 +76,7 @@ def stop(
         raise typer.Exit(1)
 
 
-@app.command("gc")
+@app.command("gc", cls=PlainCommand)
 def gc(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would go; change nothing.")] = False,
 ) -> None:

@@ -28,6 +28,7 @@ from praisonai import _portal
 from praisonai._errors import ConfigError
 from praisonai._limits import DEFAULT_EXEC_TIMEOUT_S, INTERRUPT_CLEANUP_WAIT_S, check_timeout
 from praisonai.cli import _output, _signals
+from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllowHostMountsOpt
 from praisonai.compute.registry import available_providers
 
@@ -44,7 +45,7 @@ app = typer.Typer(help="Run commands in fresh instances.", no_args_is_help=True,
 _SHELL_SYNTAX = frozenset("|&;<>()$`*?~\n")
 
 
-@app.command("run")
+@app.command("run", cls=PlainCommand)
 def run(
     command: Annotated[list[str], typer.Argument(metavar="-- COMMAND [ARG]...", show_default=False)],
     compute: Annotated[

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import typer
 
-from praisonai.cli._app import PlainCommand
+from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
 from praisonai.cli.managed import agents, envs, run, sessions
 from praisonai.cli.managed.outcome import EXIT_CODES_HELP

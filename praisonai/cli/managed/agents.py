@@ -16,7 +16,7 @@ import typer
 
 from praisonai._errors import ConfigError
 from praisonai.cli import _output
-from praisonai.cli._app import PlainCommand
+from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import JsonOpt
 from praisonai.cli.managed import records
 from praisonai.cli.managed.cards import api_time, card, first_line, model_of, times

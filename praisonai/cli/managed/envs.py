@@ -9,7 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from praisonai.cli import _output
-from praisonai.cli._app import PlainCommand
+from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import JsonOpt
 from praisonai.cli.managed.cards import api_time, card, times
 from praisonai.cli.managed.describe import clean

@@ -11,7 +11,7 @@ import typer
 from praisonai._errors import ConfigError, SessionBusyError
 from praisonai._limits import DEFAULT_SESSIONS_LISTED
 from praisonai.cli import _output
-from praisonai.cli._app import PlainCommand
+from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AgentArg, JsonOpt, one_of
 from praisonai.cli.managed import records, turn
 from praisonai.cli.managed.outcome import EXIT_BUSY, EXIT_CODES_HELP, EXIT_INTERRUPTED, EXIT_OK
