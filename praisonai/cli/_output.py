@@ -24,11 +24,8 @@ _RED, _DIM, _RESET = "\x1b[1;31m", "\x1b[2m", "\x1b[0m"
 #: terminal cannot even be written). Tab and newline are the caller's choice (``multiline``).
 _UNSAFE: Final = dict.fromkeys(
     [
-        *range(9),
-        11,
-        12,
-        13,
-        *range(14, 32),
+        *range(9),  # C0 but tab and newline
+        *range(11, 32),
         *range(0x7F, 0xA0),
         0x061C,
         0x200E,
