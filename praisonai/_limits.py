@@ -137,3 +137,14 @@ def check_number(value: object, name: str, bound: str | None = None) -> float:
 
 #: Seconds the one-off check that bubblewrap can make a sandbox here may take (it takes ms).
 BWRAP_PROBE_TIMEOUT_S = 10.0
+
+#: Sessions ``praisonai managed sessions list`` shows when no ``--limit`` is given.
+DEFAULT_SESSIONS_LISTED = 20
+
+#: Days unused before ``praisonai env captures --prune`` removes a capture, when neither
+#: ``--older-than`` nor ``--keep`` is given.
+DEFAULT_CAPTURE_PRUNE_DAYS = 14.0
+
+#: Seconds ``praisonai sandbox run``, once interrupted, waits for its instance's removal before
+#: it exits anyway.
+INTERRUPT_CLEANUP_WAIT_S = 120.0

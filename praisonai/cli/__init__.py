@@ -13,12 +13,12 @@ import os
 import sys
 
 from praisonai import __version__
-from praisonai.cli._groups import GROUPS
+from praisonai.cli._groups import GROUPS, SUMMARY
 
 USAGE = """\
 Usage: praisonai [--version] [--help] COMMAND [ARGS]...
 
-  Run AI agents' shell and file tools in isolated instances (local, docker, ssh, e2b, modal, daytona).
+  {summary}
 
 Commands:
 {commands}
@@ -39,7 +39,11 @@ def main() -> None:
         return
     if args in ([], ["--help"], ["-h"]):
         width = max(map(len, GROUPS))
-        print(USAGE.format(commands="\n".join(f"  {n:<{width}}  {h}" for n, (_, h) in GROUPS.items())))
+        print(
+            USAGE.format(
+                summary=SUMMARY, commands="\n".join(f"  {n:<{width}}  {h}" for n, (_, h) in GROUPS.items())
+            )
+        )
         return
     # The command's pydantic models are its own: pydantic's search for plugins, which reads the
     # entry points of every installed distribution (tens of ms at each start), has nothing to find

@@ -2,6 +2,12 @@
 top-level help it answers without typer) and the app (``_app``) read them, and neither imports the
 other's module for it."""
 
+#: What praisonai does, in one line. The providers are not listed here: the top-level help is
+#: answered before any entry point is read; ``compute providers`` lists the registered ones.
+SUMMARY = (
+    "Run AI agents' shell and file tools in isolated instances ('praisonai compute providers' lists where)."
+)
+
 #: The command groups: name -> (module, one line for the top-level help).
 GROUPS = {
     "sandbox": ("praisonai.cli.sandbox", "Run a command in a fresh instance: sandbox run -- COMMAND."),

@@ -23,10 +23,19 @@ _RED, _DIM, _RESET = "\x1b[1;31m", "\x1b[2m", "\x1b[0m"
 #: order other than stored (Trojan Source), and lone surrogates (undecodable input, which a
 #: terminal cannot even be written). Tab and newline are the caller's choice (``multiline``).
 _UNSAFE: Final = dict.fromkeys(
-    [*range(9), 11, 12, 13, *range(14, 32), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F,
-     *range(0x202A, 0x202F), *range(0x2066, 0x206A), *range(0xD800, 0xE000)],
+    [
+        *range(9),  # C0 but tab and newline
+        *range(11, 32),
+        *range(0x7F, 0xA0),
+        0x061C,
+        0x200E,
+        0x200F,
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+        *range(0xD800, 0xE000),
+    ],
     "\ufffd",
-)  # fmt: skip
+)
 _ONE_LINE: Final = {**_UNSAFE, 9: "\ufffd", 10: "\ufffd"}
 
 

@@ -13,15 +13,16 @@ from typing import Annotated
 import typer
 
 from praisonai.cli import _output
+from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
 from praisonai.compute import inventory
 from praisonai.compute.inventory import GcOutcome, Instance
 from praisonai.compute.registry import provider_statuses, shown_name
 
-app = typer.Typer(help="Compute providers and their instances.", no_args_is_help=True)
+app = typer.Typer(help="Compute providers and their instances.", no_args_is_help=True, rich_markup_mode=None)
 
 
-@app.command("providers")
+@app.command("providers", cls=PlainCommand)
 def providers(json: JsonOpt = False) -> None:
     """List providers: installed, available now, why not, and what each can do."""
     rows = [
@@ -30,7 +31,7 @@ def providers(json: JsonOpt = False) -> None:
     _output.table(("name", "installed", "available", "why not", "capabilities"), rows, as_json=json)
 
 
-@app.command("ps")
+@app.command("ps", cls=PlainCommand)
 def ps(json: JsonOpt = False) -> None:
     """List instances: the ledger's, checked with their providers, and every provider's own list.
 
@@ -45,7 +46,7 @@ def ps(json: JsonOpt = False) -> None:
         raise typer.Exit(1)
 
 
-@app.command("stop")
+@app.command("stop", cls=PlainCommand)
 def stop(
     instance_ids: InstanceIdsArg = None,
     all_: AllOpt = False,
@@ -75,7 +76,7 @@ def stop(
         raise typer.Exit(1)
 
 
-@app.command("gc")
+@app.command("gc", cls=PlainCommand)
 def gc(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would go; change nothing.")] = False,
 ) -> None:
@@ -122,18 +123,42 @@ def _ps_table(
     """JSON keeps the reason and creation time apart; the table folds the reason into status."""
     now = time.time()
     if as_json:  # ages in seconds (null when unknown); the provider's name, and how it contains
-        columns = ("instance", "provider", "flavour", "status", "age_s", "created_at", "owner", "endpoint",
-                   "reason")  # fmt: skip
+        columns = (
+            "instance",
+            "provider",
+            "flavour",
+            "status",
+            "age_s",
+            "created_at",
+            "owner",
+            "endpoint",
+            "reason",
+        )
         return columns, [
-            (f.instance_id, f.provider_name, _flavour(f), f.status, _age_s(f.created_at, now), f.created_at,
-             f.owner, f.endpoint, f.reason)
+            (
+                f.instance_id,
+                f.provider_name,
+                _flavour(f),
+                f.status,
+                _age_s(f.created_at, now),
+                f.created_at,
+                f.owner,
+                f.endpoint,
+                f.reason,
+            )
             for f in found
-        ]  # fmt: skip
+        ]
     return ("instance", "provider", "status", "age", "owner", "endpoint"), [
-        (f.instance_id, shown_name(f.provider) if f.provider else f.provider_name,
-         f"{f.status}: {f.reason}" if f.reason else f.status, _age(f.created_at, now), f.owner, f.endpoint)
+        (
+            f.instance_id,
+            shown_name(f.provider) if f.provider else f.provider_name,
+            f"{f.status}: {f.reason}" if f.reason else f.status,
+            _age(f.created_at, now),
+            f.owner,
+            f.endpoint,
+        )
         for f in found
-    ]  # fmt: skip
+    ]
 
 
 def _flavour(found: Instance) -> str:

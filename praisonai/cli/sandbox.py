@@ -26,9 +26,11 @@ import typer
 
 from praisonai import _portal
 from praisonai._errors import ConfigError
-from praisonai._limits import check_timeout
+from praisonai._limits import DEFAULT_EXEC_TIMEOUT_S, INTERRUPT_CLEANUP_WAIT_S, check_timeout
 from praisonai.cli import _output, _signals
+from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllowHostMountsOpt
+from praisonai.compute.registry import available_providers
 
 if TYPE_CHECKING:
     from praisonai._types import ExecResult
@@ -39,13 +41,11 @@ T = TypeVar("T")
 
 app = typer.Typer(help="Run commands in fresh instances.", no_args_is_help=True, rich_markup_mode=None)
 
-#: How long, after an interrupt, the run waits for the instance's removal before it exits anyway.
-CLEANUP_WAIT_S = 120.0
 #: Words that mean something to a shell only: a one-word command holding one was likely meant for sh -c.
 _SHELL_SYNTAX = frozenset("|&;<>()$`*?~\n")
 
 
-@app.command("run")
+@app.command("run", cls=PlainCommand)
 def run(
     command: Annotated[list[str], typer.Argument(metavar="-- COMMAND [ARG]...", show_default=False)],
     compute: Annotated[
@@ -54,9 +54,9 @@ def run(
             "--compute",
             "-c",
             metavar="NAME",
-            help="Provider: docker, local or ssh (default: the environment file's backend, else docker "
-            "when it is available, else local under bubblewrap, else local on this host, unisolated, "
-            "said on stderr).",
+            help=f"Provider: {', '.join(available_providers())} (default: the environment file's "
+            "backend, else docker when it is available, else local under bubblewrap, else local on "
+            "this host, unisolated, said on stderr).",
         ),
     ] = None,
     image: Annotated[
@@ -65,9 +65,12 @@ def run(
     timeout: Annotated[
         float,
         typer.Option(
-            "--timeout", metavar="SECONDS", help="Seconds before the command is killed; 0 for no limit."
+            "--timeout",
+            metavar="SECONDS",
+            help=f"Seconds before the command is killed (default {DEFAULT_EXEC_TIMEOUT_S:g}); 0: no limit.",
+            show_default=False,
         ),
-    ] = 300,
+    ] = DEFAULT_EXEC_TIMEOUT_S,
     env: Annotated[
         list[str] | None,
         typer.Option("--env", "-e", metavar="KEY=VALUE", help="An environment variable; repeatable."),
@@ -253,7 +256,7 @@ def _signals_interrupt() -> Iterator[_Signal]:
 
 def _wait(fn: Callable[[], Awaitable[T]]) -> T:
     """``await fn()`` on the portal loop. When the wait is interrupted, the task is cancelled and
-    its clean-up (a half-made instance removed) awaited, for at most ``CLEANUP_WAIT_S``."""
+    its clean-up (a half-made instance removed) awaited, for at most ``INTERRUPT_CLEANUP_WAIT_S``."""
     finished = threading.Event()
 
     async def task() -> T:
@@ -267,5 +270,5 @@ def _wait(fn: Callable[[], Awaitable[T]]) -> T:
         return future.result()
     except _Interrupted:
         if future.cancel():
-            finished.wait(CLEANUP_WAIT_S)
+            finished.wait(INTERRUPT_CLEANUP_WAIT_S)
         raise

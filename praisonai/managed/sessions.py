@@ -25,6 +25,7 @@ from praisonai._errors import (
     SessionBusyError,
     SessionNotFoundError,
 )
+from praisonai._limits import DEFAULT_SESSIONS_LISTED
 from praisonai.managed.store import (
     AgentRecord,
     SessionRecord,
@@ -83,7 +84,11 @@ class DeleteReport:
 
 
 def list_sessions(
-    store: SessionStore | None = None, *, agent: str | None = None, status: str | None = None, limit: int = 20
+    store: SessionStore | None = None,
+    *,
+    agent: str | None = None,
+    status: str | None = None,
+    limit: int = DEFAULT_SESSIONS_LISTED,
 ) -> list[SessionRecord]:
     """Sessions, newest updated first. ``agent`` is an agent id (``magt_…``) or a name (all its
     versions). ``SessionNotFoundError`` for an agent that is not there; ``ConfigError`` for an

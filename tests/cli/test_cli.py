@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from praisonai.compute.registry import available_providers
+
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -82,6 +84,19 @@ def test_help_has_no_type_labels_and_names_the_program(args: tuple[str, ...]) ->
     assert r.returncode == 0 and r.stdout.startswith("Usage: praisonai"), r.stderr
     assert not re.search(r"<(bool|str|int|float|path|list\[str\])>", r.stdout), r.stdout
     assert "{" not in r.stdout.splitlines()[0]  # readable usage: no "{command}..."
+
+
+def test_help_lists_the_registered_providers() -> None:
+    """The providers the help names are the registry's, never a list written by hand: sandbox
+    run's --compute names each, and the top-level help sends to `compute providers`, which lists
+    each."""
+    registered = available_providers()
+    run_help = " ".join(cli("sandbox", "run", "--help").stdout.split())
+    named = re.search(r"--compute NAME Provider: ([a-z0-9_, -]+) \(", run_help)
+    assert named and named[1].split(", ") == registered, run_help
+    assert "'praisonai compute providers' lists where" in " ".join(cli("--help").stdout.split())
+    listed = json.loads(cli("compute", "providers", "--json").stdout)
+    assert set(registered) <= {row["name"] for row in listed}  # and flavours: local (bubblewrap)
 
 
 def test_run_help_says_a_shell_line_needs_sh_c_and_stdin_is_forwarded() -> None:

@@ -21,7 +21,8 @@ from typing import Any
 
 import pytest
 
-from praisonai.cli import _managed_render as render
+from praisonai.cli.managed import outcome
+from praisonai.cli.managed.transcript import JsonLines, Transcript
 from praisonai.llm.testing import API_KEY, ScriptedLLM, reply, tool
 from praisonai.managed.events import Event, delta, idle, text_content
 
@@ -218,7 +219,7 @@ def test_a_pending_approval_is_shown_kept_without_a_terminal_and_answered(
     assert any(line.startswith("pending  $ echo approved  [levt_") for line in card.stdout.splitlines())
 
     kept = cli("sessions", "resume", pending)  # --approve ask, and no terminal to ask on
-    assert kept.returncode == render.EXIT_REQUIRES_ACTION, kept.stderr
+    assert kept.returncode == outcome.EXIT_REQUIRES_ACTION, kept.stderr
     assert "waiting for approval: $ echo approved" in kept.stderr
     assert f"praisonai managed sessions resume {pending} --approve allow|deny" in kept.stderr
 
@@ -312,7 +313,7 @@ def test_a_session_held_by_a_live_process_is_busy(cli: Cli, pending: str) -> Non
             r = cli("sessions", "resume", pending, "--approve", "allow")
         finally:
             store.release(lease)
-    assert r.returncode == render.EXIT_BUSY and "--force" in one_clean_line(r)
+    assert r.returncode == outcome.EXIT_BUSY and "--force" in one_clean_line(r)
 
 
 def test_force_takes_a_session_over_from_a_live_process(cli: Cli, llm: ScriptedLLM, pending: str) -> None:
@@ -449,7 +450,7 @@ def test_empty_store_lists_nothing(cli: Cli) -> None:
 
 def test_a_tool_call_and_its_result_share_one_line() -> None:
     out, notes = io.StringIO(), io.StringIO()
-    view = render.Transcript(out, notes)
+    view = Transcript(out, notes)
     message = Event("agent.message", {"content": text_content("Looking.\n")})
     use = Event("agent.tool_use", {"name": "execute_command", "input": {"command": "ls\n-la"}})
     result = Event("agent.tool_result", {"tool_use_id": use.id, "content": text_content("a\nb\nc"),
@@ -465,13 +466,13 @@ def test_a_tool_call_and_its_result_share_one_line() -> None:
         view.event(ev)
     view.finish("msess_x")
     assert out.getvalue() == "Looking.\n$ ls  (+1 more lines)  [exit 0, 0.25s] a  (+2 more lines)\n"
-    assert view.outcome.exit_code() == render.EXIT_OK
+    assert view.outcome.exit_code() == outcome.EXIT_OK
     assert notes.getvalue() == "usage: 0 input + 0 output tokens (cache: 0 read, 0 written), 0 requests\n"
 
 
 def test_terminal_control_characters_from_the_model_or_a_command_are_not_written() -> None:
     out = io.StringIO()
-    view = render.Transcript(out, io.StringIO())
+    view = Transcript(out, io.StringIO())
     use = Event("agent.tool_use", {"name": "execute_command", "input": {"command": "printf x"}})
     result = Event("agent.tool_result", {"tool_use_id": use.id, "content": text_content("\x1b]0;pwned\x07ok"),
                                          "is_error": False, "exit_code": 0})  # fmt: skip
@@ -484,25 +485,25 @@ def test_terminal_control_characters_from_the_model_or_a_command_are_not_written
 @pytest.mark.parametrize(
     ("events", "code"),
     [
-        ([idle("requires_action", event_ids=["levt_1"])], render.EXIT_REQUIRES_ACTION),
-        ([idle("budget_reached")], render.EXIT_LIMIT),
-        ([idle("max_turns")], render.EXIT_LIMIT),
-        ([idle("refusal")], render.EXIT_REFUSAL),
-        ([idle("retries_exhausted")], render.EXIT_ERROR),
-        ([Event("user.interrupt"), idle("interrupted")], render.EXIT_INTERRUPTED),
+        ([idle("requires_action", event_ids=["levt_1"])], outcome.EXIT_REQUIRES_ACTION),
+        ([idle("budget_reached")], outcome.EXIT_LIMIT),
+        ([idle("max_turns")], outcome.EXIT_LIMIT),
+        ([idle("refusal")], outcome.EXIT_REFUSAL),
+        ([idle("retries_exhausted")], outcome.EXIT_ERROR),
+        ([Event("user.interrupt"), idle("interrupted")], outcome.EXIT_INTERRUPTED),
         (
             [
                 Event("session.error", {"error": {"message": "x", "retry_status": {"type": "terminal"}}}),
                 idle("end_turn"),
             ],
-            render.EXIT_ERROR,
+            outcome.EXIT_ERROR,
         ),
-        ([], render.EXIT_ERROR),  # no end recorded: never 0
-        ([idle("something_new")], render.EXIT_ERROR),
+        ([], outcome.EXIT_ERROR),  # no end recorded: never 0
+        ([idle("something_new")], outcome.EXIT_ERROR),
     ],
 )
 def test_each_way_a_turn_ends_has_its_exit_status(events: list[Event], code: int) -> None:
-    view = render.JsonLines(io.StringIO())
+    view = JsonLines(io.StringIO())
     for ev in events:
         view.event(ev)
     assert view.outcome.exit_code() == code
@@ -515,7 +516,7 @@ def test_ask_leaves_the_call_pending_without_a_terminal_then_resume_approves_it(
     llm.set_script([reply(tool("execute_command", command="echo approved-run")), reply("done")])
     r = cli("run", "go", "--compute", "local", "--ask")
     sid = session_of(r)
-    assert r.returncode == render.EXIT_REQUIRES_ACTION, r.stderr
+    assert r.returncode == outcome.EXIT_REQUIRES_ACTION, r.stderr
     assert shown(cli, sid)["pending"], "the call waits for approval"
     resumed = cli("sessions", "resume", sid, "--approve", "allow")
     assert resumed.returncode == 0, resumed.stderr
@@ -525,8 +526,8 @@ def test_ask_leaves_the_call_pending_without_a_terminal_then_resume_approves_it(
 def test_max_turns_and_budget_end_the_turn_with_their_exit_code(cli: Cli, llm: ScriptedLLM) -> None:
     llm.set_script(lambda path, body: reply(tool("list_files"), input_tokens=600, output_tokens=10))
     r = cli("run", "loop", "--compute", "local", "--max-turns", "2")
-    assert r.returncode == render.EXIT_LIMIT, r.stderr
+    assert r.returncode == outcome.EXIT_LIMIT, r.stderr
     assert len(llm.requests) == 2
     r = cli("run", "loop", "--compute", "local", "--budget-tokens", "1000")
-    assert r.returncode == render.EXIT_LIMIT, r.stderr
+    assert r.returncode == outcome.EXIT_LIMIT, r.stderr
     assert len(llm.requests) == 4  # two more: the second pushed the session past its budget

@@ -372,7 +372,7 @@ def test_compute_providers_lists_flyio_with_what_it_needs(monkeypatch: pytest.Mo
 
 
 def test_env_plan_shows_native_emulated_and_unsupported() -> None:
-    from praisonai.cli.env import _plan_provider
+    from praisonai.cli.env.plan import plan_provider
     from praisonai.sandbox._envmodel import EnvironmentDefinition
 
     registry.register("flyio", FlyCompute)
@@ -380,7 +380,7 @@ def test_env_plan_shows_native_emulated_and_unsupported() -> None:
         {"image": "python:3.12-slim", "resources": {"cpu": 2, "gpu": 1}, "idle_timeout": 600, "ttl": 3600,
          "network": "none", "setup": ["true"], "capture": True}
     )  # fmt: skip
-    plan = {s.field: (s.level, s.why) for s in _plan_provider("flyio", definition).fields}
+    plan = {s.field: (s.level, s.why) for s in plan_provider("flyio", definition).fields}
     assert plan["image"][0] == plan["resources.cpu"][0] == plan["resources.gpu"][0] == "native"
     assert plan["idle_timeout"][0] == plan["ttl"][0] == "emulated" and "watchdog" in plan["idle_timeout"][1]
     assert plan["network"][0] == "unsupported" and plan["capture"][0] == "unsupported"

@@ -322,12 +322,12 @@ def test_live_conformance(live_ctx: Context, check: str) -> None:
 def test_env_plan_shows_ttl_native_and_idle_emulated() -> None:
     """Tenki ends a sandbox at ``max_duration`` itself; its idle setting is ignored, so idle is
     our reaper's: the plan says which is which."""
-    from praisonai.cli.env import _plan_provider
+    from praisonai.cli.env.plan import plan_provider
     from praisonai.sandbox.environment import EnvironmentDefinition
 
     registry.register("tenki", TenkiCompute)
     definition = EnvironmentDefinition.model_validate({"idle_timeout": 300, "ttl": 3600, "network": "none"})
-    levels = {f.field: f.level for f in _plan_provider("tenki", definition).fields}
+    levels = {f.field: f.level for f in plan_provider("tenki", definition).fields}
     assert levels == {"network": "native", "idle_timeout": "emulated", "ttl": "native"}, levels
 
 

@@ -1,5 +1,5 @@
-"""How ``praisonai managed`` shows a session: its events as a transcript or as JSON lines, how a
-turn ended as an exit status, and its stored record.
+"""How ``praisonai managed`` shows a session's events: as a transcript a person reads, or as JSON
+lines (how the turn ended is :mod:`.outcome`'s; each line's words are :mod:`.describe`'s).
 
 A live turn (``run``, ``sessions resume``) streams its transcript to stdout as it happens: the
 model's text inline, each tool call on one line that its result completes (exit code, duration,
@@ -18,146 +18,11 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from praisonai.cli import _output
+from praisonai.cli.managed.describe import clean, cut, describe, describe_usage, recreated_line, result_line
+from praisonai.cli.managed.outcome import Outcome
 
 if TYPE_CHECKING:  # not at run time: importing praisonai.managed loads SharedCompute
     from praisonai.managed.events import Event
-
-# ---- exit statuses ---------------------------------------------------------------------------
-
-EXIT_OK: Final = 0
-EXIT_REQUIRES_ACTION: Final = 3
-EXIT_ERROR: Final = 4
-EXIT_LIMIT: Final = 5
-EXIT_REFUSAL: Final = 6
-EXIT_BUSY: Final = 7
-EXIT_INTERRUPTED: Final = 130
-
-#: A turn's stop reason -> the command's exit status. An unknown reason is a failure (never 0).
-STOP_EXITS: Final[Mapping[str, int]] = {
-    "end_turn": EXIT_OK,
-    "requires_action": EXIT_REQUIRES_ACTION,
-    "retries_exhausted": EXIT_ERROR,
-    "budget_reached": EXIT_LIMIT,
-    "max_turns": EXIT_LIMIT,
-    "refusal": EXIT_REFUSAL,
-    "interrupted": EXIT_INTERRUPTED,
-}
-
-#: The table every command that runs a turn shows in its help (``\b``: click keeps the lines).
-EXIT_CODES_HELP: Final = f"""\b
-Exit codes:
-  {EXIT_OK}    the turn ended (end_turn)
-  1    a failure outside the turn (provider, instance, store, unknown session)
-  2    bad input (an option's value, a missing API key)
-  {EXIT_REQUIRES_ACTION}    a tool call waits for approval (requires_action)
-  {EXIT_ERROR}    the turn failed (a model error, retries exhausted)
-  {EXIT_LIMIT}    the token budget or the turn limit was reached
-  {EXIT_REFUSAL}    the model refused
-  {EXIT_BUSY}    another process is running a turn of this session
-  {EXIT_INTERRUPTED}  interrupted by Ctrl-C (129 SIGHUP, 143 SIGTERM); the session is kept"""
-
-
-class Outcome:
-    """What a turn's events say about its end: the stop reason, an error not being retried, an
-    interrupt, the tool calls left waiting, and the usage summed over its model requests."""
-
-    def __init__(self) -> None:
-        self.stop_reason: str | None = None
-        self.failed = False
-        self.interrupted = False
-        self.waiting: tuple[str, ...] = ()
-        self.usage: dict[str, int] = dict.fromkeys(USAGE_KEYS, 0)
-
-    def see(self, ev: Event) -> None:
-        if ev.type == "session.status_idle":
-            self.stop_reason = ev.stop_reason
-            reason = ev.data.get("stop_reason") or {}
-            self.waiting = (
-                tuple(map(str, reason.get("event_ids") or ())) if isinstance(reason, Mapping) else ()
-            )
-        elif ev.type == "session.error":
-            retry = (ev.data.get("error") or {}).get("retry_status") or {}
-            self.failed = self.failed or retry.get("type") != "retrying"
-        elif ev.type == "user.interrupt" or (ev.type == "agent.message" and ev.data.get("interrupted")):
-            self.interrupted = True
-        elif ev.type == "span.model_request_end":
-            for key, value in (ev.data.get("model_usage") or {}).items():
-                if key in self.usage and isinstance(value, int):
-                    self.usage[key] += value
-            self.usage["requests"] += 1
-
-    def exit_code(self) -> int:
-        """The exit status for this end; a turn that never reached idle, or that ended on an
-        error it did not retry, is a failure whatever else it says."""
-        if self.interrupted:
-            return EXIT_INTERRUPTED
-        code = STOP_EXITS.get(self.stop_reason or "", EXIT_ERROR)
-        return EXIT_ERROR if code == EXIT_OK and self.failed else code
-
-
-# ---- describing tool calls and usage ---------------------------------------------------------
-
-USAGE_KEYS: Final = (
-    "input_tokens", "output_tokens", "cache_read_input_tokens", "cache_creation_input_tokens", "requests",
-)  # fmt: skip
-_LINE = 110  # a tool line's description is cut here (a terminal's width, most of the time)
-
-
-def describe(name: str, arguments: object) -> str:
-    """One line for a tool call: ``$ COMMAND`` for a shell command, ``name(key='value', …)`` else."""
-    args = arguments if isinstance(arguments, Mapping) else {}
-    if name == "execute_command" and isinstance(args.get("command"), str):
-        return _cut("$ " + _one_line(args["command"]), _LINE)
-    shown = ", ".join(f"{k}={_cut(repr(v), 40)}" for k, v in args.items())
-    return _cut(f"{name}({shown})", _LINE)
-
-
-def describe_usage(usage: Mapping[str, Any]) -> str:
-    """``20 input + 10 output tokens (cache: 0 read, 0 written), 2 requests``."""
-    u = {k: int(usage.get(k) or 0) for k in USAGE_KEYS}
-    requests = f", {u['requests']} request{'s' if u['requests'] != 1 else ''}" if "requests" in usage else ""
-    return (
-        f"{u['input_tokens']} input + {u['output_tokens']} output tokens (cache: "
-        f"{u['cache_read_input_tokens']} read, {u['cache_creation_input_tokens']} written){requests}"
-    )
-
-
-def recreated_line(note: Mapping[str, Any]) -> str:
-    """``remote agent re-created: agent_… was not found; now agent_…`` for a hosted resource the
-    API had lost (a ``remote.recreated`` event, or the session's record of one)."""
-    return (
-        f"remote {note.get('kind')} re-created: {note.get('previous_id')} was not found on the API; "
-        f"now {note.get('remote_id')}"
-    )
-
-
-def clean(text: str) -> str:
-    """``text`` without terminal control characters (tab and newline kept): a model or a command
-    in the instance must not move the cursor, rewrite lines or retitle the user's terminal."""
-    return _output.safe(text, multiline=True)
-
-
-def _one_line(text: str) -> str:
-    lines = [line for line in clean(text).strip().splitlines() if line.strip()]
-    if not lines:
-        return ""
-    return lines[0] + (f"  (+{len(lines) - 1} more lines)" if len(lines) > 1 else "")
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def _result(ev: Event) -> str:
-    """``[exit 0, 0.12s] first line`` for a tool's result."""
-    code, took = ev.data.get("exit_code"), ev.data.get("duration_s")
-    status = f"exit {code}" if code is not None else ("error" if ev.data.get("is_error") else "ok")
-    when = f", {took:.2f}s" if isinstance(took, int | float) else ""
-    return f"[{status}{when}] {_cut(_one_line(ev.text), 80)}".rstrip()
-
-
-# ---- streams of events -----------------------------------------------------------------------
 
 _BOLD, _DIM, _RED, _RESET = "\x1b[1m", "\x1b[2m", "\x1b[31m", "\x1b[0m"
 
@@ -202,14 +67,23 @@ class Transcript:
         self._uses: dict[str, Event] = {}
         self._held: list[str] = []  # notes for while a tool line is open (they would cut it)
         self._handlers: dict[str, Callable[[Event], None]] = {
-            "event_delta": self._delta, "agent.message": self._message, "user.message": self._user,
-            "agent.tool_use": self._use, "agent.custom_tool_use": self._use,
-            "agent.tool_result": self._result, "user.custom_tool_result": self._result,
-            "user.tool_confirmation": self._confirmation, "user.interrupt": self._interrupt,
-            "session.error": self._error, "session.status_idle": self._idle, "session.resumed": self._resumed,
-            "sandbox.provisioned": self._sandbox, "sandbox.reattached": self._sandbox,
-            "sandbox.replaced": self._sandbox, "remote.recreated": self._recreated,
-        }  # fmt: skip
+            "event_delta": self._delta,
+            "agent.message": self._message,
+            "user.message": self._user,
+            "agent.tool_use": self._use,
+            "agent.custom_tool_use": self._use,
+            "agent.tool_result": self._result,
+            "user.custom_tool_result": self._result,
+            "user.tool_confirmation": self._confirmation,
+            "user.interrupt": self._interrupt,
+            "session.error": self._error,
+            "session.status_idle": self._idle,
+            "session.resumed": self._resumed,
+            "sandbox.provisioned": self._sandbox,
+            "sandbox.reattached": self._sandbox,
+            "sandbox.replaced": self._sandbox,
+            "remote.recreated": self._recreated,
+        }
 
     def event(self, ev: Event) -> None:
         with self.lock:
@@ -219,7 +93,7 @@ class Transcript:
                 handler(ev)
             elif ev.type not in _SILENT:
                 self._line(
-                    self._paint(f"[{ev.type}] {_cut(json.dumps(dict(ev.data), default=str), 100)}", _DIM)
+                    self._paint(f"[{ev.type}] {cut(json.dumps(dict(ev.data), default=str), 100)}", _DIM)
                 )
             self.out.flush()
 
@@ -289,7 +163,7 @@ class Transcript:
     def _result(self, ev: Event) -> None:
         use_id = str(ev.data.get("tool_use_id") or ev.data.get("custom_tool_use_id") or "")
         failed = bool(ev.data.get("is_error")) or ev.data.get("exit_code") not in (None, 0)
-        shown = self._paint(_result(ev), _RED if failed else _DIM)
+        shown = self._paint(result_line(ev), _RED if failed else _DIM)
         if self._tool == use_id:
             self.out.write("  " + shown + "\n")
             self._open = False
@@ -373,6 +247,11 @@ class Transcript:
 
 #: Events a transcript shows nothing for (the outcome still reads them; the usage shows at the end).
 _SILENT: Final = frozenset(
-    {"event_start", "session.status_running", "span.model_request_start", "span.model_request_end",
-     "session.usage"}
-)  # fmt: skip
+    {
+        "event_start",
+        "session.status_running",
+        "span.model_request_start",
+        "span.model_request_end",
+        "session.usage",
+    }
+)

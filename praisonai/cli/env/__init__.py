@@ -1,5 +1,5 @@
 """``praisonai env …``: the repository's ``.praisonai/environment.yaml`` — check it, show what it
-resolves to, and plan it against each provider.
+resolves to, plan it against each provider (the plan itself: :mod:`.plan`), build its capture.
 
 Every command takes an optional PATH: a file, or a directory to search from (default: the working
 directory, up to the repository root). Nothing here prints an env value or the capture key.
@@ -12,50 +12,48 @@ import json
 import math
 import sys
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from praisonai import _portal
-from praisonai._errors import ConfigError, MissingDependencyError
+from praisonai._errors import ConfigError
+from praisonai._limits import DEFAULT_CAPTURE_PRUNE_DAYS
 from praisonai._types import Capability
 from praisonai.cli import _output
+from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllowHostMountsOpt, JsonOpt
-from praisonai.compute.base import ComputeProvider
-from praisonai.compute.capabilities import GOVERNED_FIELDS, needs_of
+from praisonai.cli.env.plan import plan_flavour, plan_provider
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.registry import (
-    ALIASES,
-    DEFAULT_ORDER,
-    available_providers,
-    provider_class,
-    resolve_compute,
-    shown_name,
-)
+from praisonai.compute.registry import DEFAULT_ORDER, available_providers, resolve_compute
 from praisonai.sandbox import AsyncSandbox, provisioning
 from praisonai.sandbox.environment import (
     ENVIRONMENT_FILE,
     EffectiveConfig,
-    EnvironmentDefinition,
     effective_config,
     find_environment_file,
     shown_path,
 )
 
-app = typer.Typer(help="The environment definition: .praisonai/environment.yaml.", no_args_is_help=True)
+app = typer.Typer(
+    help="The environment definition: .praisonai/environment.yaml.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 PathArg = Annotated[
     Path | None,
-    typer.Argument(help="The file, or a directory to search from (default: here, up to the repo root).",
-                   show_default=False),
-]  # fmt: skip
+    typer.Argument(
+        metavar="[PATH]",
+        help="The file, or a directory to search from (default: here, up to the repo root).",
+        show_default=False,
+    ),
+]
 MASK = "***"
 
 
-@app.command("validate")
+@app.command("validate", cls=PlainCommand)
 def validate(path: PathArg = None, allow_host_mounts: AllowHostMountsOpt = False) -> None:
     """Check the file: 'ok' and its definition hash, or every problem with its line (exit 2)."""
     effective = effective_config(_allowing(allow_host_mounts), path=_locate(path))
@@ -63,7 +61,7 @@ def validate(path: PathArg = None, allow_host_mounts: AllowHostMountsOpt = False
     print(f"ok: {shown_path(effective.source)} (definition {effective.config.definition_hash()})")
 
 
-@app.command("show")
+@app.command("show", cls=PlainCommand)
 def show(path: PathArg = None, json_: JsonOpt = False, allow_host_mounts: AllowHostMountsOpt = False) -> None:
     """The effective definition (the file over the defaults), env values masked."""
     effective = effective_config(_allowing(allow_host_mounts), path=_locate(path, required=False))
@@ -78,7 +76,7 @@ def show(path: PathArg = None, json_: JsonOpt = False, allow_host_mounts: AllowH
     _output.table(("field", "value", "from"), [(k, _text(v), origin[k]) for k, v in fields.items()])
 
 
-@app.command("plan")
+@app.command("plan", cls=PlainCommand)
 def plan(
     path: PathArg = None,
     compute: Annotated[
@@ -91,9 +89,9 @@ def plan(
     """How each provider honours each field the file uses: native, emulated or unsupported."""
     effective = effective_config(_allowing(allow_host_mounts), path=_locate(path))
     assert effective.definition is not None
-    plans = [_plan_provider(name, effective.definition) for name in compute or available_providers()]
+    plans = [plan_provider(name, effective.definition) for name in compute or available_providers()]
     if not compute:  # also each flavour the default may choose, with what it declares (bubblewrap)
-        plans += [_plan_flavour(c, effective.definition) for c in DEFAULT_ORDER if not isinstance(c, str)]
+        plans += [plan_flavour(c, effective.definition) for c in DEFAULT_ORDER if not isinstance(c, str)]
         plans.sort(key=lambda p: p.provider)
     if json_:
         _print_json({**_header(effective), "providers": [p.as_json() for p in plans]})
@@ -102,147 +100,6 @@ def plan(
     _output.table(("provider", "field", "support", "why"), rows)
     for p in plans:
         print(f"{p.provider}: {p.verdict}")
-
-
-# ---- plan: what a provider does with each field ------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class FieldSupport:
-    field: str
-    level: str  # native | emulated | unsupported | info
-    why: str
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderPlan:
-    provider: str
-    fields: list[FieldSupport]
-    unavailable: str = ""
-
-    @property
-    def rejected(self) -> list[str]:
-        """Fields provisioning refuses (``check_supported``); a capture it cannot take is not one."""
-        return [s.field for s in self.fields if s.level == "unsupported" and s.field != "capture"]
-
-    @property
-    def verdict(self) -> str:
-        if self.unavailable:
-            return f"not installed: {self.unavailable}"
-        if self.rejected:
-            return f"provisioning is refused: it cannot honour {', '.join(self.rejected)}"
-        return "ok"
-
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "name": self.provider,
-            "provisions": not self.rejected and not self.unavailable,
-            "verdict": self.verdict,
-            "fields": [{"field": s.field, "support": s.level, "why": s.why} for s in self.fields],
-        }
-
-
-#: Fields every provider honours the same way: they are commands and settings inside the instance.
-#: Those that need a capability come from ``praisonai.compute.capabilities`` (the table provisioning
-#: refuses by), so that this plan and provisioning always agree.
-_EVERYWHERE = {
-    "setup": "runs inside the instance after packages",
-    "env": "set for every command",
-    "working_dir": "commands start there",
-    "setup_timeout": "a time limit on each package install and setup or refresh command",
-}
-
-
-def _plan_provider(name: str, definition: EnvironmentDefinition) -> ProviderPlan:
-    try:
-        cls = provider_class(name)
-    except MissingDependencyError as exc:
-        return ProviderPlan(name, [], unavailable=str(exc))
-    # Class-level capabilities: what a provider built with default arguments declares.
-    return _fields_plan(cls.name, cls, cls.capabilities, definition)
-
-
-def _plan_flavour(options: Mapping[str, Any], definition: EnvironmentDefinition) -> ProviderPlan:
-    """The plan of a provider built with ``options`` (a flavour such as local under bubblewrap),
-    by what that provider declares, under its shown name."""
-    try:
-        provider = resolve_compute(options)
-    except MissingDependencyError as exc:
-        return ProviderPlan(str(options["type"]), [], unavailable=str(exc))
-    return _fields_plan(shown_name(provider), type(provider), provider.capabilities, definition)
-
-
-def _fields_plan(
-    shown: str, cls: type[ComputeProvider], caps: frozenset[Capability], definition: EnvironmentDefinition
-) -> ProviderPlan:
-    rows = [_support(k, v, alone, cls.name, caps) for k, v, alone in _used(definition)]
-    notes = cls.plan_notes  # the provider's word where the capability table alone would mislead
-    return ProviderPlan(
-        shown, [FieldSupport(r.field, *notes[r.field]) if r.field in notes else r for r in rows]
-    )
-
-
-def _used(definition: EnvironmentDefinition) -> list[tuple[str, Any, dict[str, Any]]]:
-    """The fields the file sets, in schema order, ``resources`` spelled out, each with the
-    ``ComputeConfig`` fields it sets on its own (the file's own mapping, not a copy of it)."""
-    used: list[tuple[str, Any, dict[str, Any]]] = []
-    for key in EnvironmentDefinition.model_fields:
-        value = getattr(definition, key)
-        if key == "resources" and value is not None:
-            for sub, v in value:
-                if v is not None:
-                    only = value.model_copy(update={k: v if k == sub else None for k, _ in value})
-                    used.append((f"resources.{sub}", v, _alone(definition, key, only)))
-        elif value is not None:
-            used.append((key, value, _alone(definition, key, value)))
-    return used
-
-
-def _alone(definition: EnvironmentDefinition, key: str, value: Any) -> dict[str, Any]:
-    """The ``ComputeConfig`` fields that ``key: value`` would set as the file's only key."""
-    update = dict.fromkeys(EnvironmentDefinition.model_fields) | {key: value}
-    return definition.model_copy(update=update).config_fields()
-
-
-def _support(
-    field: str,
-    value: Any,
-    alone: dict[str, Any],
-    provider: str,
-    caps: frozenset[Capability],
-) -> FieldSupport:
-    needs = needs_of(ComputeConfig.coerce(alone))
-    missing = [n for n in needs if n.capability not in caps]
-    if missing:
-        return FieldSupport(field, "unsupported", f"no {missing[0].capability.value} capability")
-    if needs:
-        return FieldSupport(field, "native", needs[0].purpose)
-    if GOVERNED_FIELDS & set(alone):  # e.g. network: unrestricted, which asks for nothing
-        return FieldSupport(field, "native", "the default")
-    if field in _EVERYWHERE:
-        return FieldSupport(field, "native", _EVERYWHERE[field])
-    if field in ("idle_timeout", "ttl"):
-        if Capability.SELF_STOP in caps:  # a dead-man's switch inside the instance
-            return FieldSupport(field, "native", "the instance stops itself, even if this process dies")
-        return FieldSupport(field, "emulated", "stopped by the reaper of a running praisonai process")
-    if field in ("capture", "refresh"):
-        return _capture_support(field, value, caps)
-    named = str(value).strip().lower()  # backend
-    if ALIASES.get(named, named) == provider:
-        return FieldSupport(field, "info", "chosen when no --compute is given")
-    return FieldSupport(field, "info", f"the file names {value}")
-
-
-def _capture_support(field: str, value: Any, caps: frozenset[Capability]) -> FieldSupport:
-    captures = Capability.CAPTURE in caps
-    if field == "refresh":
-        why = "runs when starting from a capture" if captures else "not needed: setup runs at every start"
-        return FieldSupport(field, "native", why)
-    if value is False:
-        return FieldSupport(field, "native", "off: setup runs at every start")
-    if captures:
-        return FieldSupport(field, "native", "captured after packages and setup; later starts run refresh")
-    return FieldSupport(field, "unsupported", "setup runs at every start")
 
 
 # ---- shared --------------------------------------------------------------------------------------
@@ -304,7 +161,7 @@ ComputeOpt = Annotated[
 ]
 
 
-@app.command("build")
+@app.command("build", cls=PlainCommand)
 def build(
     path: PathArg = None, compute: ComputeOpt = None, allow_host_mounts: AllowHostMountsOpt = False
 ) -> None:
@@ -332,7 +189,7 @@ def build(
     print(f"captured {tag} for definition {definition} in {time.monotonic() - started:.1f}s")
 
 
-@app.command("captures")
+@app.command("captures", cls=PlainCommand)
 def captures(
     compute: ComputeOpt = None,
     prune: Annotated[
@@ -340,10 +197,15 @@ def captures(
     ] = False,
     older_than: Annotated[
         float | None,
-        typer.Option("--older-than", help="Days unused before --prune removes one (default 14)."),
+        typer.Option(
+            "--older-than",
+            metavar="NUMBER",
+            help=f"Days unused before --prune removes one (default {DEFAULT_CAPTURE_PRUNE_DAYS:g}).",
+        ),
     ] = None,
     keep: Annotated[
-        int | None, typer.Option("--keep", help="With --prune: keep the N most recently used.")
+        int | None,
+        typer.Option("--keep", metavar="INTEGER", help="With --prune: keep the N most recently used."),
     ] = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="With --prune: only say what would go.")] = False,
     json_: JsonOpt = False,
@@ -355,7 +217,7 @@ def captures(
         raise ConfigError(f"--keep must be a count >= 0, not {keep}", op="prune")
     provider = resolve_compute(compute or "docker")
     if prune:
-        days = 14.0 if older_than is None and keep is None else older_than
+        days = DEFAULT_CAPTURE_PRUNE_DAYS if older_than is None and keep is None else older_than
         seconds = None if days is None else days * 86400
         removed = _portal.call(
             lambda: provider.prune_captures(older_than_s=seconds, keep=keep, dry_run=dry_run)

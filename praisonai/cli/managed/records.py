@@ -5,12 +5,12 @@ chooses the columns and words, and imports nothing heavy.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 from praisonai.cli import _output
-from praisonai.cli._managed_render import describe, describe_usage, recreated_line
+from praisonai.cli.managed.cards import when
+from praisonai.cli.managed.describe import describe, describe_usage, recreated_line
 
 if TYPE_CHECKING:
     from praisonai.managed.sessions import SessionView
@@ -25,18 +25,50 @@ def sessions_table(
     """A row per session. JSON keeps every field apart; the table folds the stop reason and the
     pending count into the status (the usage is in ``sessions show``)."""
     if as_json:
-        columns = ("id", "agent_id", "agent", "agent_version", "title", "status", "stop_reason", "pending",
-                   "turns", "usage", "sandbox", "created_at", "updated_at")  # fmt: skip
+        columns = (
+            "id",
+            "agent_id",
+            "agent",
+            "agent_version",
+            "title",
+            "status",
+            "stop_reason",
+            "pending",
+            "turns",
+            "usage",
+            "sandbox",
+            "created_at",
+            "updated_at",
+        )
         return columns, [
-            (s.id, s.agent_id, _agent_name(agents.get(s.agent_id)), s.agent_version, s.title, s.status,
-             _stop(s), len(s.pending), s.turns, dict(s.usage), _sandbox(s), s.created_at, s.updated_at)
+            (
+                s.id,
+                s.agent_id,
+                _agent_name(agents.get(s.agent_id)),
+                s.agent_version,
+                s.title,
+                s.status,
+                _stop(s),
+                len(s.pending),
+                s.turns,
+                dict(s.usage),
+                _sandbox(s),
+                s.created_at,
+                s.updated_at,
+            )
             for s in found
-        ]  # fmt: skip
+        ]
     return ("id", "agent", "status", "turns", "updated", "title"), [
-        (s.id, _agent_label(agents.get(s.agent_id), s), _status(s), s.turns, when(s.updated_at, short=True),
-         s.title or "")
+        (
+            s.id,
+            _agent_label(agents.get(s.agent_id), s),
+            _status(s),
+            s.turns,
+            when(s.updated_at, short=True),
+            s.title or "",
+        )
         for s in found
-    ]  # fmt: skip
+    ]
 
 
 def session_card(view: SessionView, out: TextIO) -> None:
@@ -79,16 +111,29 @@ def session_json(view: SessionView, *, events: bool) -> dict[str, Any]:
     """The session as one JSON object; with ``events``, its transcript (each with its seq and turn)."""
     s, agent = view.record, view.agent
     data: dict[str, Any] = {
-        "id": s.id, "backend": s.backend, "remote_session_id": s.remote_session_id,
-        "agent": {"id": s.agent_id, "name": agent.name, "version": s.agent_version,
-                  "model": agent.config.get("model")},
-        "title": s.title, "status": s.status, "stop_reason": _plain(s.stop_reason),
-        "pending": _plain(list(s.pending)), "last_error": _plain(s.last_error), "turns": s.turns,
-        "usage": dict(s.usage), "usage_by_turn": [_turn(t) for t in view.usage],
+        "id": s.id,
+        "backend": s.backend,
+        "remote_session_id": s.remote_session_id,
+        "agent": {
+            "id": s.agent_id,
+            "name": agent.name,
+            "version": s.agent_version,
+            "model": agent.config.get("model"),
+        },
+        "title": s.title,
+        "status": s.status,
+        "stop_reason": _plain(s.stop_reason),
+        "pending": _plain(list(s.pending)),
+        "last_error": _plain(s.last_error),
+        "turns": s.turns,
+        "usage": dict(s.usage),
+        "usage_by_turn": [_turn(t) for t in view.usage],
         "sandbox": {**_sandbox(s), "status": s.sandbox_status} if s.sandbox else None,
         "remote": _plain(view.remote) or None,
-        "lease_owner": s.lease_owner, "created_at": s.created_at, "updated_at": s.updated_at,
-    }  # fmt: skip
+        "lease_owner": s.lease_owner,
+        "created_at": s.created_at,
+        "updated_at": s.updated_at,
+    }
     if events:
         data["events"] = [{"seq": e.seq, "turn": e.turn, **e.event.to_json()} for e in view.events]
     return data
@@ -97,10 +142,17 @@ def session_json(view: SessionView, *, events: bool) -> dict[str, Any]:
 def turns_table(turns: Sequence[TurnUsage]) -> Table:
     """Usage per turn and model, cache tokens included."""
     return ("turn", "model", "requests", "input", "output", "cache read", "cache write"), [
-        (t.turn, t.model, t.requests, t.input_tokens, t.output_tokens, t.cache_read_input_tokens,
-         t.cache_creation_input_tokens)
+        (
+            t.turn,
+            t.model,
+            t.requests,
+            t.input_tokens,
+            t.output_tokens,
+            t.cache_read_input_tokens,
+            t.cache_creation_input_tokens,
+        )
         for t in turns
-    ]  # fmt: skip
+    ]
 
 
 def agents_table(agents: Sequence[AgentRecord], *, as_json: bool) -> Table:
@@ -110,12 +162,19 @@ def agents_table(agents: Sequence[AgentRecord], *, as_json: bool) -> Table:
         return columns, [
             (a.id, a.name, a.version, a.backend, a.config.get("model"), a.config_hash, a.created_at)
             for a in agents
-        ]  # fmt: skip
+        ]
     return ("id", "name", "version", "backend", "model", "config", "created"), [
-        (a.id, a.name, a.version, a.backend, a.config.get("model") or "", a.config_hash[:12],
-         when(a.created_at, short=True))
+        (
+            a.id,
+            a.name,
+            a.version,
+            a.backend,
+            a.config.get("model") or "",
+            a.config_hash[:12],
+            when(a.created_at, short=True),
+        )
         for a in agents
-    ]  # fmt: skip
+    ]
 
 
 # ---- pieces ----------------------------------------------------------------------------------
@@ -172,8 +231,10 @@ def _billed(usage: Any) -> str:
     parts = []
     cache = usage.get("cache_creation") or {}
     if cache:
-        parts.append(f"cache written {int(cache.get('ephemeral_5m_input_tokens') or 0)} for 5m, "
-                     f"{int(cache.get('ephemeral_1h_input_tokens') or 0)} for 1h")  # fmt: skip
+        parts.append(
+            f"cache written {int(cache.get('ephemeral_5m_input_tokens') or 0)} for 5m, "
+            f"{int(cache.get('ephemeral_1h_input_tokens') or 0)} for 1h"
+        )
     cost = usage.get("list_cost") or {}
     if cost.get("amount") is not None:
         cents = int(cost["amount"])  # minor units, as a string: "2500" is 25.00
@@ -198,9 +259,15 @@ def _sandbox_line(s: SessionRecord) -> str:
 
 
 def _turn(t: TurnUsage) -> dict[str, Any]:
-    return {"turn": t.turn, "model": t.model, "requests": t.requests, "input_tokens": t.input_tokens,
-            "output_tokens": t.output_tokens, "cache_read_input_tokens": t.cache_read_input_tokens,
-            "cache_creation_input_tokens": t.cache_creation_input_tokens}  # fmt: skip
+    return {
+        "turn": t.turn,
+        "model": t.model,
+        "requests": t.requests,
+        "input_tokens": t.input_tokens,
+        "output_tokens": t.output_tokens,
+        "cache_read_input_tokens": t.cache_read_input_tokens,
+        "cache_creation_input_tokens": t.cache_creation_input_tokens,
+    }
 
 
 def _plain(value: Any) -> Any:
@@ -210,14 +277,3 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     return value
-
-
-def when(at: float | None, *, short: bool = False) -> str:
-    """Local time; ``short``: the time alone today, else the day and minute."""
-    if not at:
-        return ""
-    moment = time.localtime(at)
-    if not short:
-        return time.strftime("%Y-%m-%d %H:%M:%S", moment)
-    today = time.localtime()[:3] == moment[:3]
-    return time.strftime("%H:%M:%S" if today else "%b %d %H:%M", moment)

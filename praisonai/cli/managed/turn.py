@@ -16,21 +16,35 @@ import threading
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from types import FrameType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Annotated, Any, Protocol
 
-from praisonai._errors import PraisonAIError, SessionBusyError
-from praisonai.cli import _managed_render as render
+import typer
+
+from praisonai._errors import ConfigError, PraisonAIError, SessionBusyError
 from praisonai.cli import _output, _signals
+from praisonai.cli.managed.describe import describe
+from praisonai.cli.managed.outcome import EXIT_BUSY
+from praisonai.cli.managed.transcript import JsonLines, Transcript
 
 if TYPE_CHECKING:
     from praisonai.managed.agent import ManagedAgent
 
-View = render.Transcript | render.JsonLines
+View = Transcript | JsonLines
 
 
 def view(json_: bool) -> View:
     """JSON lines on stdout, or the transcript on stdout with its notes on stderr."""
-    return render.JsonLines(sys.stdout) if json_ else render.Transcript(sys.stdout, sys.stderr)
+    return JsonLines(sys.stdout) if json_ else Transcript(sys.stdout, sys.stderr)
+
+
+def check_text(prompt: str | None, title: str | None) -> None:
+    """The prompt and the title, refused (exit 2) before anything is provisioned or stored."""
+    from praisonai.managed.text import check_prompt, line_problem
+
+    check_prompt(prompt)
+    why = None if title is None else line_problem(title)
+    if why is not None:
+        raise ConfigError(f"--title cannot be used: {why}; give plain text on one line")
 
 
 def announce(session_id: str) -> bool:
@@ -57,7 +71,7 @@ def drive(agent: ManagedAgent, prompt: str | None, into: View, approver: Approve
                         into.event(ev)
             except SessionBusyError as exc:
                 _output.error(str(exc))
-                return render.EXIT_BUSY
+                return EXIT_BUSY
             except PraisonAIError:
                 if into.outcome.stop_reason is None:
                     raise
@@ -69,6 +83,23 @@ def drive(agent: ManagedAgent, prompt: str | None, into: View, approver: Approve
 
 
 # ---- approvals -------------------------------------------------------------------------------
+
+ApproveOpt = Annotated[
+    str,
+    typer.Option(
+        "--approve",
+        metavar="ask|allow|deny",
+        help="Answer tool calls that need confirmation: allow or deny them all, or ask on the terminal "
+        "(ask, the default; with no terminal the call is left pending and the exit status is 3).",
+    ),
+]
+_APPROVALS = ("ask", "allow", "deny")
+
+
+def check_approval(approve: str) -> None:
+    """``--approve``'s value, refused (exit 2) unless it is one of ask, allow or deny."""
+    if approve not in _APPROVALS:
+        raise ConfigError(f"--approve takes ask, allow or deny, not {approve!r}")
 
 
 class ToolRequestLike(Protocol):
@@ -106,7 +137,7 @@ class Approver:
     def ask(self, request: ToolRequestLike) -> str | None:
         with self.into.lock:
             self.into.break_line()
-            answer = confirm(f"allow {render.describe(request.name, request.input)}?", self.stop)
+            answer = confirm(f"allow {describe(request.name, request.input)}?", self.stop)
         return None if answer is None else "allow" if answer else "deny"
 
 
