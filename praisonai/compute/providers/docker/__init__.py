@@ -1,24 +1,20 @@
 """Docker compute: an instance is a hardened, labelled container that idles until removed.
 
-``DockerCompute`` is the provider users write, for one engine and for a pool: it makes a
-``DockerEngine`` (``_engine``: one engine, ``base_url`` else ``$DOCKER_HOST``) or, with ``hosts``, a
-``DockerPool`` (``_pool``: one ``DockerEngine`` per host, each primitive forwarded to the instance's).
-Parts: ``_compute`` (the class users write, its options), ``_client`` (the engine's client, answers
-and errors), ``_spec`` (the hardened container), ``_exec``, ``_once`` (one-shot runs), ``_capture``,
-``_runtime`` (runc or gVisor, proved), ``_tunnel`` (``ssh://`` engines); the watchdog is
-``compute.watchdog``.
+``DockerCompute`` (``_compute``) is the provider users write, for one engine and for several: it is
+a ``DockerEngine`` (``_engine``: one engine, ``base_url`` else ``$DOCKER_HOST``) that, given
+``hosts``, makes a ``DockerPool`` instead (``_pool``: one ``DockerEngine`` per host, each primitive
+forwarded to the instance's). Parts: ``_options`` (options, image, abilities), ``_client`` (the
+engine's client, answers and errors), ``_spec`` (the hardened container), ``_exec``, ``_once``
+(one-shot runs), ``_capture``, ``_runtime`` (runc or gVisor, proved), ``_tunnel`` (``ssh://``
+engines); the watchdog is ``compute.watchdog``.
 """
 
 from __future__ import annotations
 
 from praisonai.compute.providers.docker._client import DockerHost, container_name
-from praisonai.compute.providers.docker._compute import (
-    BUILD_HINT,
-    DEFAULT_IMAGE,
-    DockerCompute,
-    DockerOptions,
-)
+from praisonai.compute.providers.docker._compute import DockerCompute
 from praisonai.compute.providers.docker._engine import DockerEngine
+from praisonai.compute.providers.docker._options import BUILD_HINT, DEFAULT_IMAGE, DockerOptions
 from praisonai.compute.providers.docker._pool import DockerPool
 
 __all__ = [

@@ -12,12 +12,11 @@ Found again by labels from any process; docker-py is imported lazily. A ``Docker
 
 from __future__ import annotations
 
-import math
 import os
 import posixpath
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -31,11 +30,11 @@ from praisonai._errors import (
     PathNotFoundError,
     ProviderUnavailableError,
 )
-from praisonai._output import exec_result
 from praisonai._types import CaptureInfo, ExecRequest, ExecResult, InstanceInfo
 from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
-from praisonai.compute.base import SnapshotRef
+from praisonai.compute.base import ComputeProvider, SnapshotRef
+from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
 from praisonai.compute.providers.docker import _capture, _runtime, _spec
@@ -52,15 +51,27 @@ from praisonai.compute.providers.docker._client import (
     shared_client,
     start_errors,
 )
-from praisonai.compute.providers.docker._compute import BUILD_HINT, DEFAULT_IMAGE, DockerCompute
 from praisonai.compute.providers.docker._exec import DockerExecTransport, own_shell
+from praisonai.compute.providers.docker._options import (
+    BUILD_HINT,
+    CAPABILITIES,
+    DEFAULT_IMAGE,
+    DockerOptions,
+    docker_options,
+)
 
 T = TypeVar("T")
 
 
-class DockerEngine(DockerCompute):
-    """Containers on one engine: ``DockerCompute()`` (``base_url``, else ``DOCKER_HOST``), or a
+class DockerEngine(ChannelMixin, ComputeProvider):
+    """Containers on one engine: ``DockerCompute()``'s (``base_url``, else ``DOCKER_HOST``), or a
     pool's host (``host``)."""
+
+    name = "docker"
+    options_model = DockerOptions
+    requires = ("docker",)
+    extra = "docker"
+    capabilities = CAPABILITIES
 
     def __init__(
         self,
@@ -69,26 +80,32 @@ class DockerEngine(DockerCompute):
         base_url: str | None = None,
         pull: bool = True,
         runtime: Runtime | None = None,
-        hosts: Sequence[DockerHost | str] = (),
         host: DockerHost | None = None,
     ) -> None:
-        """As ``DockerCompute``'s, without ``hosts``. ``host``: a pool's engine, with its TLS or
-        ssh settings (checked now); this engine then makes a client of its own, closed by ``close``."""
-        if hosts:
-            raise ConfigError(
-                "a DockerEngine is one engine; DockerCompute(hosts=...) makes a pool", op="config"
-            )
+        """``image``: the default image (else ``$PRAISONAI_DOCKER_IMAGE``, else the sandbox image);
+        ``base_url``: the engine (else ``$DOCKER_HOST``); ``pull``: may pull a missing public image;
+        ``runtime``: when a config names none (``"runsc"``: gVisor, ``_runtime``). ``host``: a pool's
+        engine, with its TLS or ssh settings (checked now), whose client this engine makes for itself."""
         if host is not None:
-            engine_client(host, connect=False)  # refuses what cannot work, now
+            engine_client(host, connect=False)  # refuses what cannot be pooled, now
             base_url = host.url
-        super().__init__(image=image, base_url=base_url, pull=pull, runtime=runtime)
+        self._options = docker_options(image, base_url, pull, runtime, ())
+        self.default_image = self._options.image
+        self.pull = self._options.pull
         self._base_url = self._options.base_url
         self._host = host
         self._api: Any = None
         self._connecting = threading.Lock()  # one client (one ssh login) per engine
         self._workdirs: dict[str, str] = {}
 
-    # ---- the engine ------------------------------------------------------------------------
+    @property
+    def options(self) -> DockerOptions:
+        return self._options
+
+    def runs_once(self, config: object = None) -> bool:
+        """Not under gVisor: the command would run before its kernel could be checked."""
+        runtime = _runtime.chosen(self._options.runtime, ComputeConfig.coerce(config))
+        return runtime != "runsc" and super().runs_once(config)
 
     def connect(self) -> Any:
         """docker-py's low-level ``APIClient`` for this engine, made on first use (blocking: it asks
@@ -257,7 +274,7 @@ class DockerEngine(DockerCompute):
         exec helper, no forced removal of a running container. The container is attached to and
         awaited before it starts; the engine removes it when the command ends, also when this
         client died (and a backstop deadline inside it ends the command then)."""
-        from praisonai.compute.providers.docker._once import AttachedRun, once_command
+        from praisonai.compute.providers.docker._once import AttachedRun, finish_by_deadline, once_command
 
         name = container_name(instance_id)
         backstop = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
@@ -274,24 +291,7 @@ class DockerEngine(DockerCompute):
                 raise
         if on_start is not None:
             on_start()
-        finished = timed_out = False
-
-        async def remove_at_deadline() -> None:
-            nonlocal timed_out
-            try:
-                await anyio.sleep(math.inf if request.timeout is None else request.timeout)
-                timed_out = True
-            finally:
-                if not finished:  # the deadline, or this call was cancelled: the command ends now
-                    with anyio.CancelScope(shield=True):
-                        await self._destroy(instance_id)
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(remove_at_deadline)
-            status = await run_blocking(run.finish, request)
-            finished = True
-            tasks.cancel_scope.cancel()
-        return exec_result(status, timed_out=timed_out)  # the output went to request.on_output only
+        return await finish_by_deadline(run, request, lambda: self._destroy(instance_id))
 
     async def _pull(self, image: str) -> None:
         allowed = self.pull and image != DEFAULT_IMAGE

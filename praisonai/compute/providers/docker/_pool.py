@@ -29,11 +29,13 @@ import anyio.to_thread
 
 from praisonai._errors import ConfigError, InstanceNotFoundError, ProviderUnavailableError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.providers.docker._client import DockerHost, container_name
-from praisonai.compute.providers.docker._compute import DockerCompute
 from praisonai.compute.providers.docker._engine import DockerEngine
 from praisonai.compute.providers.docker._exec import DockerExecTransport
+from praisonai.compute.providers.docker._options import CAPABILITIES, DockerOptions, docker_options
 from praisonai.runtime.channel import Channel
 
 T = TypeVar("T")
@@ -44,11 +46,15 @@ PROBE_TIMEOUT_S = 5.0
 DOWN_FOR_S = 10.0
 
 
-class DockerPool(DockerCompute):
+class DockerPool(ChannelMixin, ComputeProvider):
     """Docker compute on several engines (``DockerCompute(hosts=[...])``): each primitive runs on
     its instance's host, a ``DockerEngine`` this pool holds."""
 
-    capabilities = DockerCompute.capabilities - {Capability.CAPTURE}
+    name = "docker"
+    options_model = DockerOptions
+    requires = ("docker",)
+    extra = "docker"
+    capabilities = CAPABILITIES - {Capability.CAPTURE}
 
     def __init__(
         self,
@@ -59,9 +65,9 @@ class DockerPool(DockerCompute):
         runtime: Runtime | None = None,
         hosts: Sequence[DockerHost | str] = (),
     ) -> None:
-        """As ``DockerCompute``'s; ``hosts``: the engines (at least one, no repeats), instead of
-        ``base_url``."""
-        super().__init__(image=image, base_url=base_url, pull=pull, runtime=runtime, hosts=hosts)
+        """As ``DockerEngine``'s; ``hosts``: the engines (at least one, no repeats; ``DockerHost``s
+        or DOCKER_HOST strings), instead of ``base_url``."""
+        self._options = docker_options(image, base_url, pull, runtime, hosts)
         if base_url is not None:
             raise ConfigError("give either base_url or hosts, not both", op="config")
         urls = [host.url for host in self.options.hosts]
@@ -69,15 +75,21 @@ class DockerPool(DockerCompute):
             raise ConfigError("a docker pool needs at least one host", op="config")
         if len(set(urls)) != len(urls):
             raise ConfigError("a docker pool lists each host once", op="config")
+        o = self._options  # each host runs the pool's image, pull and runtime
         self._members = {
-            host.url: DockerEngine(
-                image=self.default_image, pull=self.pull, runtime=self.options.runtime, host=host
-            )
-            for host in self.options.hosts  # each runs the pool's image, pull and runtime
+            h.url: DockerEngine(image=o.image, pull=o.pull, runtime=o.runtime, host=h) for h in o.hosts
         }
         self._host_of: dict[str, str] = {}  # instance id -> host url, as found in this process
         self._down_until: dict[str, float] = {}
         self._placing: dict[str, int] = dict.fromkeys(urls, 0)
+
+    @property
+    def options(self) -> DockerOptions:
+        return self._options
+
+    def runs_once(self, config: object = None) -> bool:
+        """As each host's (they share the pool's runtime)."""
+        return next(iter(self._members.values())).runs_once(config)
 
     # ---- hosts -------------------------------------------------------------------------------
 
