@@ -56,8 +56,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from _common import RESULTS_DIR, idle_pss_mib, save
 from _scale_report import CONFIGS, table, targets
 
-from praisonai.compute.providers.docker import DockerCompute
-from praisonai.compute.providers.docker._engine import container_name
+from praisonai.compute.providers.docker import DockerCompute, container_name
 from praisonai.compute.warm import WarmPool
 
 IMAGE = "praisonai-pool-test:busybox"

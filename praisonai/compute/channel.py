@@ -38,7 +38,7 @@ CHANNEL_CAPABILITIES = frozenset({Capability.PROCESSES, Capability.SESSIONS})
 class ChannelMixin(ComputeProvider):
     """Exec, processes, sessions, ``bind_env`` and files through the instance's helper.
 
-    A provider subclasses it (``class DockerCompute(ChannelMixin, ComputeProvider)``), implements
+    A provider subclasses it (``class DockerEngine(ChannelMixin, ComputeProvider)``), implements
     ``_transport`` (and ``_channel_path``, which the default ``_read``, ``_write`` and
     ``_channel_cwd`` use), and adds :data:`CHANNEL_CAPABILITIES` to its ``capabilities``.
     """

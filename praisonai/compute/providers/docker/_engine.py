@@ -1,278 +1,386 @@
-"""The Docker engine as docker's provider talks to it: one shared client per engine address, and
-the engine's answers (containers, errors) translated into this package's values and errors.
-docker-py is imported lazily: this module loads without it."""
+"""``DockerEngine``: docker compute on one engine, whose instances are hardened, labelled containers
+that idle until removed.
+
+Containers run ``docker-init`` as PID 1, drop every capability but a minimal set, set
+no-new-privileges and pids/cpu/memory limits, and take their network from the config. The config's
+env is bound through the helper after the start, never put in the container's config (a capture's
+``ContainerConfig.Env`` would keep it). Each exec carries a private marker in its environment, so a
+timeout kills the command's whole process tree *inside* the container, setsid children included.
+Found again by labels from any process; docker-py is imported lazily. A ``DockerPool`` holds one
+``DockerEngine`` per host and forwards each primitive to the one that owns the instance.
+"""
 
 from __future__ import annotations
 
-import contextlib
 import os
-import sys
+import posixpath
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+import anyio
+import anyio.to_thread
 
+from praisonai import _limits
 from praisonai._errors import (
     ConfigError,
-    ExecError,
-    ImageNotFoundError,
     InstanceNotFoundError,
+    PathNotFoundError,
     ProviderUnavailableError,
-    ProvisionError,
 )
-from praisonai._files import check_regular_file
-from praisonai._types import InstanceInfo, InstanceStatus
-from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
+from praisonai._types import CaptureInfo, ExecRequest, ExecResult, InstanceInfo
+from praisonai.compute import _tar
+from praisonai.compute._threads import run_blocking
+from praisonai.compute.base import ComputeProvider, SnapshotRef
+from praisonai.compute.channel import ChannelMixin
+from praisonai.compute.config import ComputeConfig, Runtime
+from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
+from praisonai.compute.providers.docker import _capture, _runtime, _spec
+from praisonai.compute.providers.docker._client import (
+    DockerHost,
+    container_name,
+    daemon_down,
+    engine_client,
+    exec_errors,
+    get_archive,
+    info_of,
+    pull_image,
+    put_archive,
+    shared_client,
+    start_errors,
+)
+from praisonai.compute.providers.docker._exec import DockerExecTransport, own_shell
+from praisonai.compute.providers.docker._options import (
+    BUILD_HINT,
+    CAPABILITIES,
+    DEFAULT_IMAGE,
+    DockerOptions,
+    docker_options,
+)
 
-_STATUS = {
-    "created": InstanceStatus.PROVISIONING,
-    "running": InstanceStatus.RUNNING,
-    "paused": InstanceStatus.IDLE,
-    "restarting": InstanceStatus.PROVISIONING,
-    "removing": InstanceStatus.STOPPING,
-    "exited": InstanceStatus.STOPPED,
-    "dead": InstanceStatus.ERROR,
-}
-
-_clients: dict[str | None, Any] = {}
-#: The API version a TLS client starts with (it cannot ask the engine before its CA is in place);
-#: docker 20.10 and later speak it.
-_API_VERSION = "1.41"
-
-
-def container_name(instance_id: str) -> str:
-    return f"praisonai_{instance_id}"
-
-
-_clients_lock = threading.Lock()
-
-
-def shared_client(base_url: str | None) -> Any:
-    """One client (and connection pool) per engine, so providers and sandboxes reuse sockets."""
-    import docker
-
-    with _clients_lock:
-        if base_url not in _clients:
-            try:
-                where = base_url or os.environ.get("DOCKER_HOST", "")
-                if where.startswith("ssh://"):  # through an OpenSSH forward (_tunnel), as in a pool
-                    _clients[base_url] = engine_client(DockerHost(url=where))
-                elif base_url:
-                    _clients[base_url] = docker.APIClient(base_url=base_url, max_pool_size=64)
-                else:
-                    _clients[base_url] = docker.from_env(max_pool_size=64).api
-            except docker.errors.DockerException as exc:
-                raise ProviderUnavailableError(daemon_down(exc, base_url), op="connect") from None
-        return _clients[base_url]
+T = TypeVar("T")
 
 
-@contextlib.contextmanager
-def start_errors(image: str) -> Iterator[None]:
-    """The engine's refusal to create or start a container, as one sentence."""
-    import docker
+class DockerEngine(ChannelMixin, ComputeProvider):
+    """Containers on one engine: ``DockerCompute()``'s (``base_url``, else ``DOCKER_HOST``), or a
+    pool's host (``host``)."""
 
-    try:
-        yield
-    except docker.errors.APIError as exc:
-        raise ProvisionError(f"docker could not start {image}: {explain(exc)}", op="provision") from None
+    name = "docker"
+    options_model = DockerOptions
+    requires = ("docker",)
+    extra = "docker"
+    capabilities = CAPABILITIES
 
+    def __init__(
+        self,
+        *,
+        image: str | None = None,
+        base_url: str | None = None,
+        pull: bool = True,
+        runtime: Runtime | None = None,
+        host: DockerHost | None = None,
+    ) -> None:
+        """``image``: the default image (else ``$PRAISONAI_DOCKER_IMAGE``, else the sandbox image);
+        ``base_url``: the engine (else ``$DOCKER_HOST``); ``pull``: may pull a missing public image;
+        ``runtime``: when a config names none (``"runsc"``: gVisor, ``_runtime``). ``host``: a pool's
+        engine, with its TLS or ssh settings (checked now), whose client this engine makes for itself."""
+        if host is not None:
+            engine_client(host, connect=False)  # refuses what cannot be pooled, now
+            base_url = host.url
+        self._options = docker_options(image, base_url, pull, runtime, ())
+        self.default_image = self._options.image
+        self.pull = self._options.pull
+        self._base_url = self._options.base_url
+        self._host = host
+        self._api: Any = None
+        self._connecting = threading.Lock()  # one client (one ssh login) per engine
+        self._workdirs: dict[str, str] = {}
 
-@contextlib.contextmanager
-def exec_errors(instance_id: str) -> Iterator[None]:
-    """The engine's refusal to start an exec in the instance, as this package's errors."""
-    import docker
-    import requests
+    @property
+    def options(self) -> DockerOptions:
+        return self._options
 
-    try:
-        yield
-    except docker.errors.NotFound:
-        raise InstanceNotFoundError(f"no docker instance {instance_id!r}", op="exec") from None
-    except docker.errors.APIError as exc:
-        if exc.status_code == 409:  # killed, or ended by its watchdog, and being removed
-            message = f"docker instance {instance_id} is no longer running (stopped or removed)"
-            raise InstanceNotFoundError(message, op="exec") from None
-        raise ExecError(f"docker could not exec in {instance_id}: {explain(exc)}", op="exec") from None
-    except requests.exceptions.ConnectionError as exc:
-        raise ProviderUnavailableError(daemon_down(exc), op="exec") from None
+    def runs_once(self, config: object = None) -> bool:
+        """Not under gVisor: the command would run before its kernel could be checked."""
+        runtime = _runtime.chosen(self._options.runtime, ComputeConfig.coerce(config))
+        return runtime != "runsc" and super().runs_once(config)
 
+    def connect(self) -> Any:
+        """docker-py's low-level ``APIClient`` for this engine, made on first use (blocking: it asks
+        the engine its API version): one per address, shared process-wide, or a pool host's own."""
+        with self._connecting:
+            if self._api is None:
+                self._api = shared_client(self._base_url) if self._host is None else engine_client(self._host)
+            return self._api
 
-def pull_image(api: Any, image: str, *, allowed: bool, hint: str) -> None:
-    """Pull a missing ``image`` (blocking), where ``allowed``; ``hint`` says how to build it instead.
+    @property
+    def api(self) -> Any:
+        """The engine's client (``connect``)."""
+        return self.connect()
 
-    Raises:
-        ImageNotFoundError: not allowed, or the pull failed (no registry may be reachable).
-    """
-    import docker
-
-    if not allowed:
-        raise ImageNotFoundError(f"image {image} is not present: {hint}", op="provision")
-    try:
-        api.pull(image)
-    except docker.errors.APIError as exc:
-        raise ImageNotFoundError(
-            f"image {image} is not present and could not be pulled ({explain(exc)}); "
-            f"no registry may be reachable here: {hint}",
-            op="provision",
-        ) from None
-
-
-def info_of(container: dict[str, Any]) -> InstanceInfo:
-    """An InstanceInfo from either ``inspect_container`` or a ``containers()`` list row."""
-    labels = container.get("Labels") or container.get("Config", {}).get("Labels") or {}
-    state = container.get("State")
-    status = state.get("Status") if isinstance(state, dict) else state
-    name = (container.get("Name") or (container.get("Names") or [""])[0]).lstrip("/")
-    return InstanceInfo(
-        instance_id=labels.get(LABEL_INSTANCE, name),
-        provider="docker",
-        status=_STATUS.get(str(status), InstanceStatus.ERROR),
-        endpoint=f"docker://{name}",
-        created_at=float(labels.get(LABEL_CREATED, 0)),
-        labels=labels,
-        metadata={"image": container.get("Image") or container.get("Config", {}).get("Image", "")},
-    )
-
-
-def daemon_down(exc: Exception, base_url: str | None = None) -> str:
-    where = base_url or os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
-    return f"the Docker engine at {where} does not answer (is dockerd running?): {exc}"
-
-
-def explain(exc: Exception) -> str:
-    return str(getattr(exc, "explanation", None) or exc)
-
-
-def file_error(exc: Exception, shown: str) -> Exception:
-    text = explain(exc)
-    if "not a directory" in text:
-        return NotADirectoryError(f"a parent of {shown} is not a directory")
-    if "is a directory" in text.lower():
-        return IsADirectoryError(f"{shown} is a directory")
-    return ExecError(f"docker could not write {shown}: {text}", op="write_file")
-
-
-def load_sdk(base_url: str | None) -> None:
-    """Import docker-py without paramiko.
-
-    docker-py imports paramiko when it loads, for its own ``ssh://`` transport only; that is a
-    third of its import time, which every short-lived process (a one-shot run) would pay. This
-    provider never uses that transport (an ``ssh://`` engine goes through an OpenSSH forward,
-    ``_tunnel``). paramiko stays importable afterwards (the SSH provider imports it itself).
-    """
-    if "docker" in sys.modules:
-        return
-    hidden = "paramiko" not in sys.modules
-    if hidden:
-        sys.modules["paramiko"] = None  # type: ignore[assignment]  # "import paramiko" -> ImportError
-    try:
-        import docker  # noqa: F401
-    except ImportError:
-        pass  # the provider names the missing extra itself
-    finally:
-        if hidden:
-            del sys.modules["paramiko"]
-
-
-def put_archive(api: Any, container: str, archive: bytes, shown: str) -> None:
-    """Unpack a tar ``archive`` at the container's root (blocking); ``shown`` names it in errors."""
-    import docker
-
-    try:
-        api.put_archive(container, "/", archive)
-    except docker.errors.APIError as exc:
-        raise file_error(exc, shown) from None
-
-
-def get_archive(api: Any, container: str, target: str) -> Iterator[bytes] | None:
-    """``target`` as a stream of tar chunks (blocking); ``None`` when the engine finds nothing
-    there (no such path, or no such container)."""
-    import docker
-
-    try:
-        stream, _ = api.get_archive(container, target)
-    except docker.errors.NotFound:
-        return None
-    chunks: Iterator[bytes] = iter(stream)
-    return chunks
-
-
-class DockerHost(BaseModel):
-    """One engine of a pool: ``url`` in DOCKER_HOST syntax; ``tls`` a directory holding
-    ``ca.pem``, ``cert.pem`` and ``key.pem`` (as ``DOCKER_CERT_PATH``) for a ``tcp://`` engine.
-    For an ``ssh://[user@]host[:port]`` engine (reached through an OpenSSH forward, ``_tunnel``):
-    ``socket``, the engine's socket on that host (default ``/var/run/docker.sock``), and
-    ``ssh_config``, an ssh_config(5) file to use instead of ``~/.ssh/config``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    url: str = Field(pattern=r"^(unix|tcp|ssh)://.+")
-    tls: str | None = None
-    socket: str | None = None
-    ssh_config: str | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _from_url(cls, value: object) -> object:
-        return {"url": value} if isinstance(value, str) else value  # a bare DOCKER_HOST string
-
-
-def _tls_files(host: DockerHost) -> tuple[str, str, str]:
-    """``ca.pem``, ``cert.pem`` and ``key.pem`` of ``host.tls``, each a regular file (ssl opens them
-    by path, and would block forever on a FIFO), or one sentence naming what is wrong."""
-    files = tuple(str(Path(host.tls or "") / name) for name in ("ca.pem", "cert.pem", "key.pem"))
-    for path in files:
-        try:
-            check_regular_file(path, "TLS file")
-        except OSError as exc:
-            raise ConfigError(
-                f"docker host {host.url}: tls {host.tls} must be a directory holding ca.pem, cert.pem and "
-                f"key.pem (as DOCKER_CERT_PATH), but {path}: {exc.strerror or exc}",
-                op="config",
-            ) from None
-        except ConfigError as exc:
-            raise ConfigError(f"docker host {host.url}: {exc}", op="config") from None
-    return files[0], files[1], files[2]
-
-
-def engine_client(host: DockerHost, *, connect: bool = True) -> Any:
-    """docker-py's ``APIClient`` for ``host`` (which asks the engine its API version, blocking;
-    for an ``ssh://`` host, after starting its forward); without ``connect``, only the checks,
-    and ``None``.
-
-    Raises:
-        ConfigError: an ``ssh://`` address ssh could misread, TLS on a non-tcp host, or ssh
-            settings on a non-ssh one.
-        ProviderUnavailableError: ssh could not forward an ``ssh://`` host's engine.
-    """
-    import docker
-
-    if host.tls is not None and not host.url.startswith("tcp://"):
-        raise ConfigError(f"docker host {host.url}: tls applies to tcp:// engines only", op="config")
-    if host.url.startswith("ssh://"):
+    def close(self) -> None:
+        """Close the client this engine made for itself (a pool host's) and release its ssh forward
+        (shared by this process's pools over that host, stopped with the last of them). The engine
+        still works afterwards: its next call connects again."""
         from praisonai.compute.providers.docker import _tunnel
 
-        to = _tunnel.target(host.url, host.socket, host.ssh_config)
-        return _tunnel.client(to) if connect else None
-    if host.socket is not None or host.ssh_config is not None:
-        message = f"docker host {host.url}: socket and ssh_config apply to ssh:// engines only"
-        raise ConfigError(message, op="config")
-    tls = None
-    if host.tls is not None:
-        certs = _tls_files(host)
+        if self._host is None:
+            return  # the shared client stays open
+        with self._connecting:
+            api, self._api = self._api, None
+        if api is None:
+            return
+        api.close()
+        if self._host.url.startswith("ssh://"):
+            _tunnel.release(_tunnel.target(self._host.url, self._host.socket, self._host.ssh_config))
+
+    def holds(self, instance_id: str) -> bool:
+        """Whether the instance's container is on this engine, in any state (blocking: one call)."""
+        name = container_name(instance_id)
+        return bool(self.api.containers(all=True, filters={"name": f"^/{name}$"}))
+
+    def listing(self) -> list[InstanceInfo]:
+        """This provider's containers on this engine (blocking: one call)."""
+        rows = self.api.containers(all=True, filters={"label": f"{LABEL_PROVIDER}={self.name}"})
+        return [info_of(row) for row in rows]
+
+    async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Run one blocking docker-py call in a worker thread, translating a dead daemon."""
+        import requests
+
+        def call() -> T:
+            try:
+                return fn(*args, **kwargs)
+            except requests.exceptions.ConnectionError as exc:
+                raise ProviderUnavailableError(daemon_down(exc, self._base_url), op="docker") from None
+
+        return await run_blocking(call)
+
+    def unavailable_reason(self) -> str | None:
+        import docker
+
         try:
-            tls = docker.tls.TLSConfig(client_cert=(certs[1], certs[2]), ca_cert=certs[0], verify=True)
-        except docker.errors.TLSParameterError as exc:
-            raise ConfigError(
-                f"docker host {host.url}: tls {host.tls} is not usable: {exc}", op="config"
-            ) from exc
-    if not connect:
+            self.api.ping()
+            self.api.inspect_image(self.default_image)
+        except ProviderUnavailableError as exc:
+            return str(exc)
+        except docker.errors.ImageNotFound:
+            return f"image {self.default_image} is not present: {BUILD_HINT}"
+        except Exception as exc:  # any other engine failure is a reason, reported as such
+            return f"the Docker engine failed: {exc}"
         return None
-    url = host.url.replace("tcp://", "https://", 1) if tls else host.url
-    api = docker.APIClient(base_url=url, tls=tls, max_pool_size=64, version=_API_VERSION if tls else None)
-    if tls is not None:
-        # requests prefers $REQUESTS_CA_BUNDLE / $CURL_CA_BUNDLE to the session's CA when it reads
-        # the environment: this engine's CA would never be used. (APIClient is a requests.Session.)
-        api.trust_env = False
-    return api
+
+    # ---- lifecycle -------------------------------------------------------------------------
+
+    def check_supported(self, cfg: ComputeConfig) -> None:
+        """Also refuse a mount whose host path is missing: the engine would create it, as root."""
+        super().check_supported(cfg)
+        _runtime.chosen(self._options.runtime, cfg)  # a config and a provider that disagree
+        if not self._engine_is_local():
+            return  # its paths are on another host; the engine refuses a missing one (see _mounts)
+        for spec in cfg.mount_paths:
+            source = spec.split(":")[0]
+            if not os.path.exists(source):
+                raise ConfigError(
+                    f"mount {spec!r}: the host path {source} does not exist; create it first "
+                    f"(docker would create it as root)",
+                    op="provision",
+                )
+
+    def _engine_is_local(self) -> bool:
+        where = self._base_url or os.environ.get("DOCKER_HOST") or "unix://"
+        return where.startswith(("unix://", "npipe://"))
+
+    async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        return await self._start(instance_id, cfg, labels, cfg.image or self.default_image)
+
+    async def _create_from_snapshot(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
+    ) -> InstanceInfo:
+        return await self._start(instance_id, cfg, labels, snapshot.ref)  # the capture's image tag
+
+    async def _start(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], image: str
+    ) -> InstanceInfo:
+        from praisonai.compute.watchdog import watchdog_command
+
+        runtime = _runtime.chosen(self._options.runtime, cfg)
+        await self._call(_runtime.check_registered, self.api, runtime)  # before anything is made
+        with start_errors(image):
+            # The watchdog stops the container itself when idle; auto_remove then removes it.
+            watchdog = watchdog_command(cfg.lifetime, self._spool(instance_id))
+            await self._new_container(instance_id, cfg, labels, watchdog, image)
+            await self._call(self.api.start, container_name(instance_id))
+            # never a silent fallback to runc; a failure here removes the instance (lifecycle)
+            await self._call(_runtime.confirm, self.api, container_name(instance_id), runtime, cfg)
+        self._workdirs[instance_id] = cfg.working_dir
+        if cfg.env:  # through the helper, never the container's config (see the module docstring)
+            await self.bind_env(instance_id, cfg.env)
+        return InstanceInfo(
+            instance_id=instance_id,
+            provider=self.name,
+            endpoint=f"docker://{container_name(instance_id)}",
+            created_at=float(labels[LABEL_CREATED]),
+            labels=labels,
+            metadata={"image": image},
+        )
+
+    async def _new_container(
+        self,
+        instance_id: str,
+        cfg: ComputeConfig,
+        labels: dict[str, str],
+        command: list[str],
+        image: str,
+        *,
+        stdin: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        """Create (not start) the hardened container (``_spec``) of ``image`` running ``command``
+        under docker-init, removed once it ends; pull a missing image where allowed. ``stdin``: the
+        command reads an attached client's input; ``env``: only a one-shot run's, never committed."""
+        import docker
+
+        api = self.api
+        host_config = _spec.host_config(api, cfg, _runtime.chosen(self._options.runtime, cfg))
+        create = lambda: api.create_container(  # noqa: E731
+            image,
+            command=command,
+            name=container_name(instance_id),
+            labels=labels,
+            environment=env,
+            working_dir=cfg.working_dir,
+            host_config=host_config,
+            stdin_open=stdin,
+            detach=not stdin,  # docker-py sets StdinOnce (EOF when the input ends) only when not detached
+        )
+        try:
+            await self._call(create)
+        except docker.errors.ImageNotFound:
+            await self._pull(image)
+            await self._call(create)
+
+    async def _run_once(
+        self,
+        instance_id: str,
+        cfg: ComputeConfig,
+        labels: dict[str, str],
+        request: ExecRequest,
+        on_start: Callable[[], None] | None,
+    ) -> ExecResult:
+        """The command is the container's own process (``docker run --rm``): no idle container, no
+        exec helper, no forced removal of a running container. The container is attached to and
+        awaited before it starts; the engine removes it when the command ends, also when this
+        client died (and a backstop deadline inside it ends the command then)."""
+        from praisonai.compute.providers.docker._once import AttachedRun, finish_by_deadline, once_command
+
+        name = container_name(instance_id)
+        backstop = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
+        command = once_command(request.command, backstop)
+        has_input = request.stdin is not None
+        image = cfg.image or self.default_image
+        with start_errors(image):
+            await self._new_container(instance_id, cfg, labels, command, image, stdin=has_input, env=cfg.env)
+            run = await self._call(lambda: AttachedRun(self.api, name, stdin=has_input))
+            try:
+                await self._call(self.api.start, name)
+            except BaseException:
+                run.close()
+                raise
+        if on_start is not None:
+            on_start()
+        return await finish_by_deadline(run, request, lambda: self._destroy(instance_id))
+
+    async def _pull(self, image: str) -> None:
+        allowed = self.pull and image != DEFAULT_IMAGE
+        await self._call(pull_image, self.api, image, allowed=allowed, hint=BUILD_HINT)
+
+    async def _destroy(self, instance_id: str) -> bool:
+        import docker
+
+        self._workdirs.pop(instance_id, None)
+        self._channels.drop(instance_id)
+        try:
+            await self._call(self.api.remove_container, container_name(instance_id), force=True, v=True)
+        except docker.errors.NotFound:
+            return False
+        except docker.errors.APIError as exc:
+            if exc.status_code == 409:  # removal already in progress: someone else is on it
+                return True
+            raise
+        return True
+
+    async def _status(self, instance_id: str) -> InstanceInfo:
+        return info_of(await self._inspect(instance_id))
+
+    async def _inspect(self, instance_id: str) -> dict[str, Any]:
+        import docker
+
+        try:
+            return await self._call(self.api.inspect_container, container_name(instance_id))
+        except docker.errors.NotFound:
+            raise InstanceNotFoundError(f"no docker instance {instance_id!r}", op="lookup") from None
+
+    async def _list(self) -> list[InstanceInfo]:
+        return await self._call(self.listing)
+
+    async def _workdir(self, instance_id: str) -> str:
+        if instance_id not in self._workdirs:
+            config = (await self._inspect(instance_id))["Config"]
+            self._workdirs[instance_id] = config.get("WorkingDir") or "/"
+        return self._workdirs[instance_id]
+
+    async def _channel_path(self, instance_id: str, path: str) -> str:
+        return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))
+
+    # ---- exec, reads and writes: through the instance's channel (ChannelMixin) -------------
+
+    def _transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
+        with exec_errors(instance_id):
+            return DockerExecTransport(self.api, container_name(instance_id), own_shell(argv))
+
+    def _session_transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
+        """A session shell whose commands keep the instance alive only while this client is
+        connected (see ``_watchdog.guarded_session``)."""
+        from praisonai.compute.watchdog import guarded_session
+
+        return self._transport(instance_id, guarded_session(self._spool(instance_id), own_shell(argv)))
+
+    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        target = await self._channel_path(instance_id, remote)
+        archive = await anyio.to_thread.run_sync(_tar.pack_path, local, target)
+        await self._call(put_archive, self.api, container_name(instance_id), archive, remote)
+
+    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
+        target = await self._channel_path(instance_id, remote)
+        chunks = await self._call(get_archive, self.api, container_name(instance_id), target)
+        if chunks is None:
+            await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
+            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="read")
+        await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local, remote)
+
+    # ---- captures (see _capture) ----------------------------------------------------
+
+    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
+        image = await self._call(_capture.image_of, self.api, tag)
+        return None if image is None else SnapshotRef(self.name, image)
+
+    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
+        self._channels.drop(instance_id)  # the helper's spool is emptied; a new one starts later
+        name, definition = container_name(instance_id), cfg.definition_hash()
+        image = await self._call(_capture.commit, self.api, name, tag, cfg.env, definition)
+        await self.bind_env(instance_id, cfg.env)  # the emptied spool held it: this instance needs it still
+        return SnapshotRef(self.name, image, created_at=time.time())
+
+    async def list_captures(self) -> list[CaptureInfo]:
+        return await self._call(_capture.listing, self.api)
+
+    async def prune_captures(
+        self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
+    ) -> list[CaptureInfo]:
+        _capture.check_prune(older_than_s, keep)  # before any engine call
+        return await self._call(
+            lambda: _capture.prune(self.api, older_than_s=older_than_s, keep=keep, dry_run=dry_run)
+        )

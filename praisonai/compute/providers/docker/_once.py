@@ -1,15 +1,22 @@
 """A one-shot container's plumbing: attached to and awaited before it starts, so that none of its
 output and not its exit status is lost, even when it ends at once and the engine removes it
-(``auto_remove``) before a later request could reach it. Blocking calls: run them in a thread."""
+(``auto_remove``) before a later request could reach it. Blocking calls (run them in a thread), and
+the wait for the command's end or its deadline."""
 
 from __future__ import annotations
 
 import contextlib
+import math
 import socket
 import threading
+from collections.abc import Awaitable, Callable
 from typing import Any
 
-from praisonai._types import ExecRequest
+import anyio
+
+from praisonai._output import exec_result
+from praisonai._types import ExecRequest, ExecResult
+from praisonai.compute._threads import run_blocking
 from praisonai.compute.providers.docker._exec import read_frames
 
 # sh -c ONCE name SECONDS COMMAND: run COMMAND as this shell's own process (exec keeps the pid),
@@ -77,3 +84,28 @@ class AttachedRun:
         wait = getattr(self, "_wait", None)
         if wait is not None:
             wait.close()
+
+
+async def finish_by_deadline(
+    run: AttachedRun, request: ExecRequest, remove: Callable[[], Awaitable[object]]
+) -> ExecResult:
+    """The started ``run``'s result; at ``request.timeout``, or when this call is cancelled,
+    ``remove`` (the container) ends the command first. The output went to ``request.on_output``."""
+    finished = timed_out = False
+
+    async def remove_at_deadline() -> None:
+        nonlocal timed_out
+        try:
+            await anyio.sleep(math.inf if request.timeout is None else request.timeout)
+            timed_out = True
+        finally:
+            if not finished:  # the deadline, or this call was cancelled: the command ends now
+                with anyio.CancelScope(shield=True):
+                    await remove()
+
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(remove_at_deadline)
+        status = await run_blocking(run.finish, request)
+        finished = True
+        tasks.cancel_scope.cancel()
+    return exec_result(status, timed_out=timed_out)

@@ -1,9 +1,11 @@
 """Several Docker engines as one provider: ``DockerCompute(hosts=[...])``.
 
-Each host is a single-engine ``DockerCompute`` (a *member*); the pool places each new instance on
-the least-loaded host that answers, and finds an instance's host again from its id alone, from any
-process: container names are unique per instance, so every host is asked at once (the ledger
-row's options list them) and the first that has it wins. A host that does not answer within
+Each host is a ``DockerEngine`` (a *member*) that the pool holds and forwards each provider primitive
+to, as one transport wraps another: the pool's own public methods do the lifecycle work once (the
+ledger, labels, setup), and the member that owns the instance does the engine's. The pool places
+each new instance on the least-loaded host that answers, and finds an instance's host again from
+its id alone, from any process: container names are unique per instance, so every host is asked at
+once (the ledger row's options list them) and the first that has it wins. A host that does not answer within
 :data:`PROBE_TIMEOUT_S` is left out of placement for :data:`DOWN_FOR_S`, and an instance that may
 be on it is reported as unreachable (``ProviderUnavailableError`` naming the host), without
 holding up the instances of the other hosts.
@@ -16,11 +18,10 @@ stops it). Captures are per engine, so a pool does not capture: every instance r
 from __future__ import annotations
 
 import dataclasses
-import threading
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar, cast
+from typing import TypeVar
 
 import anyio
 import anyio.from_thread
@@ -28,11 +29,13 @@ import anyio.to_thread
 
 from praisonai._errors import ConfigError, InstanceNotFoundError, ProviderUnavailableError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
-from praisonai.compute.config import ComputeConfig
-from praisonai.compute.lifecycle import LABEL_PROVIDER
-from praisonai.compute.providers.docker._engine import DockerHost, container_name, engine_client, info_of
+from praisonai.compute.config import ComputeConfig, Runtime
+from praisonai.compute.providers.docker._client import DockerHost, container_name
+from praisonai.compute.providers.docker._engine import DockerEngine
 from praisonai.compute.providers.docker._exec import DockerExecTransport
+from praisonai.compute.providers.docker._options import CAPABILITIES, DockerOptions, docker_options
 from praisonai.runtime.channel import Channel
 
 T = TypeVar("T")
@@ -43,64 +46,60 @@ PROBE_TIMEOUT_S = 5.0
 DOWN_FOR_S = 10.0
 
 
-class PoolMixin(ChannelMixin):
-    """``DockerCompute``'s pool: with ``hosts``, every primitive runs on its instance's host (a
-    member); without, each goes on to the single engine (next in the MRO)."""
+class DockerPool(ChannelMixin, ComputeProvider):
+    """Docker compute on several engines (``DockerCompute(hosts=[...])``): each primitive runs on
+    its instance's host, a ``DockerEngine`` this pool holds."""
 
-    # Set by the single engine's constructor (``DockerEngine``). Its primitives are reached through
-    # super() (the next class in ``DockerCompute``'s MRO), which mypy cannot see: hence safe-super.
-    _api: Any
-    _base_url: str | None
-    default_image: str
-    pull: bool
+    name = "docker"
+    options_model = DockerOptions
+    requires = ("docker",)
+    extra = "docker"
+    capabilities = CAPABILITIES - {Capability.CAPTURE}
 
     def __init__(
-        self, *, hosts: Sequence[DockerHost | str] = (), base_url: str | None = None, **settings: Any
+        self,
+        *,
+        image: str | None = None,
+        base_url: str | None = None,
+        pull: bool = True,
+        runtime: Runtime | None = None,
+        hosts: Sequence[DockerHost | str] = (),
     ) -> None:
-        """``hosts``: the engines (at least one, no repeats), instead of ``base_url``."""
-        super().__init__(hosts=hosts, base_url=base_url, **settings)  # type: ignore[call-arg]  # DockerEngine's
-        self._members: dict[str, PoolMixin] = {}
-        if not hosts:
-            return
+        """As ``DockerEngine``'s; ``hosts``: the engines (at least one, no repeats; ``DockerHost``s
+        or DOCKER_HOST strings), instead of ``base_url``."""
+        self._options = docker_options(image, base_url, pull, runtime, hosts)
         if base_url is not None:
             raise ConfigError("give either base_url or hosts, not both", op="config")
-        parsed: tuple[DockerHost, ...] = getattr(self.options, "hosts", ())
-        runtime = getattr(self.options, "runtime", None)  # each member runs the pool's runtime
-        urls = [h.url for h in parsed]
+        urls = [host.url for host in self.options.hosts]
+        if not urls:
+            raise ConfigError("a docker pool needs at least one host", op="config")
         if len(set(urls)) != len(urls):
             raise ConfigError("a docker pool lists each host once", op="config")
-        for host in parsed:
-            engine_client(host, connect=False)  # refuses what cannot be pooled, now
-        self._hosts = {host.url: host for host in parsed}
+        o = self._options  # each host runs the pool's image, pull and runtime
         self._members = {
-            url: type(self)(image=self.default_image, base_url=url, pull=self.pull, runtime=runtime)
-            for url in urls
+            h.url: DockerEngine(image=o.image, pull=o.pull, runtime=o.runtime, host=h) for h in o.hosts
         }
         self._host_of: dict[str, str] = {}  # instance id -> host url, as found in this process
         self._down_until: dict[str, float] = {}
         self._placing: dict[str, int] = dict.fromkeys(urls, 0)
-        self._connecting = {url: threading.Lock() for url in urls}  # one client (one ssh user) per host
-        self.capabilities = type(self).capabilities - {Capability.CAPTURE}
 
     @property
-    def api(self) -> Any:
-        """The engine's client; a pool has one per host and refuses."""
-        if self._members:
-            raise ConfigError("a docker pool has one engine per host, not one API client", op="config")
-        return super().api  # type: ignore[misc]  # DockerEngine's
+    def options(self) -> DockerOptions:
+        return self._options
+
+    def runs_once(self, config: object = None) -> bool:
+        """As each host's (they share the pool's runtime)."""
+        return next(iter(self._members.values())).runs_once(config)
 
     # ---- hosts -------------------------------------------------------------------------------
 
-    async def _ask(self, url: str, fn: Callable[[Any], T]) -> T:
-        """``fn(api)`` on host ``url`` within :data:`PROBE_TIMEOUT_S`; a host that fails to answer
-        is marked down and the failure is ``ProviderUnavailableError`` naming it."""
-
-        def call() -> T:
-            return fn(self._client(url))
-
+    async def _ask(self, url: str, fn: Callable[[DockerEngine], T]) -> T:
+        """``fn(member)``, a blocking call, on host ``url`` within :data:`PROBE_TIMEOUT_S`; a host
+        that fails to answer is marked down and the failure is ``ProviderUnavailableError`` naming it."""
+        member = self._members[url]
         try:
             with anyio.fail_after(PROBE_TIMEOUT_S):
-                result = await anyio.to_thread.run_sync(call, abandon_on_cancel=True)
+                result = await anyio.to_thread.run_sync(fn, member, abandon_on_cancel=True)
         except TimeoutError:
             self._down_until[url] = time.monotonic() + DOWN_FOR_S
             raise ProviderUnavailableError(
@@ -116,34 +115,14 @@ class PoolMixin(ChannelMixin):
         self._down_until.pop(url, None)
         return result
 
-    def _client(self, url: str) -> Any:
-        """Host ``url``'s client, made on first use (blocking: it asks the engine its API version)."""
-        member = self._members[url]
-        with self._connecting[url]:
-            if member._api is None:
-                member._api = engine_client(self._hosts[url])
-        return member._api
-
     def close(self) -> None:
         """Close the pool's engine clients and the helpers opened through them, and stop its ssh
         forwards (each shared by this process's pools over that host, stopped with the last of
-        them). The pool still works afterwards: its next call connects again. One engine's client
-        is shared process-wide (``shared_client``): nothing to close here."""
-        from praisonai.compute.providers.docker import _tunnel
-
-        if not self._members:
-            return
+        them). The pool still works afterwards: its next call connects again."""
         for instance_id in list(self._host_of):
             self._channels.drop(instance_id)
-        for url, member in self._members.items():
-            with self._connecting[url]:
-                api, member._api = member._api, None
-            if api is None:
-                continue
-            api.close()
-            if url.startswith("ssh://"):
-                host = self._hosts[url]
-                _tunnel.release(_tunnel.target(url, host.socket, host.ssh_config))
+        for member in self._members.values():
+            member.close()
 
     async def _each(self, fn: Callable[[str], Awaitable[T]]) -> dict[str, T | Exception]:
         """``fn(url)`` on every host at once: each host's result or exception."""
@@ -160,8 +139,8 @@ class PoolMixin(ChannelMixin):
                 tg.start_soon(one, url)
         return out
 
-    async def _locate(self, instance_id: str) -> PoolMixin:
-        """The member holding ``instance_id``: remembered, else every host asked at once.
+    async def _locate(self, instance_id: str) -> str:
+        """The url of the host holding ``instance_id``: remembered, else every host asked at once.
 
         Raises:
             InstanceNotFoundError: every host answered, none has it.
@@ -169,15 +148,12 @@ class PoolMixin(ChannelMixin):
         """
         url = self._host_of.get(instance_id)
         if url is not None:
-            return self._members[url]
-        name = container_name(instance_id)
-        found = await self._each(
-            lambda u: self._ask(u, lambda api: api.containers(all=True, filters={"name": f"^/{name}$"}))
-        )
-        for url, rows in found.items():
-            if isinstance(rows, list) and rows:
+            return url
+        found = await self._each(lambda u: self._ask(u, lambda member: member.holds(instance_id)))
+        for url, holds in found.items():
+            if holds is True:
                 self._host_of[instance_id] = url
-                return self._members[url]
+                return url
         down = [str(e) for e in found.values() if isinstance(e, Exception)]
         if down:
             message = f"docker instance {instance_id} is on no answering host; {'; '.join(down)}"
@@ -186,19 +162,21 @@ class PoolMixin(ChannelMixin):
             f"no docker instance {instance_id!r} on any host of the pool", op="lookup"
         )
 
+    async def _owner(self, instance_id: str) -> DockerEngine:
+        return self._members[await self._locate(instance_id)]
+
     async def _place(self) -> str:
         """The answering host with the fewest of this provider's containers (its own count, plus
         placements of this process not yet created), counted anew for each instance; the caller
         releases the reservation (``_placing``) once the container exists or failed."""
         now = time.monotonic()
         candidates = [u for u in self._members if self._down_until.get(u, 0.0) <= now] or list(self._members)
-        label = {"label": f"{LABEL_PROVIDER}={self.name}"}
         loads: dict[str, int] = {}
         errors: list[str] = []
 
         async def count(url: str) -> None:
             try:
-                rows = await self._ask(url, lambda api: api.containers(all=True, filters=label))
+                rows = await self._ask(url, DockerEngine.listing)
             except ProviderUnavailableError as exc:
                 errors.append(str(exc))
                 return
@@ -217,7 +195,7 @@ class PoolMixin(ChannelMixin):
         self._placing[url] += 1
         return url
 
-    async def _on_new_host(self, instance_id: str, create: Callable[[PoolMixin], Awaitable[T]]) -> T:
+    async def _on_new_host(self, instance_id: str, create: Callable[[DockerEngine], Awaitable[T]]) -> T:
         url = await self._place()
         self._host_of[instance_id] = url
         try:
@@ -229,8 +207,6 @@ class PoolMixin(ChannelMixin):
 
     def unavailable_reason(self) -> str | None:
         """``None`` when at least one host answers and has the default image."""
-        if not self._members:  # one engine
-            return super().unavailable_reason()
         reasons = [self._reason(url) for url in self._members]
         if any(r is None for r in reasons):
             return None
@@ -239,23 +215,20 @@ class PoolMixin(ChannelMixin):
         )
 
     def _reason(self, url: str) -> str | None:
+        member = self._members[url]
         try:
-            self._client(url)
+            member.connect()
         except ProviderUnavailableError as exc:  # names the host already (an ssh failure)
             return str(exc)
         except Exception as exc:  # this host's failure is its reason
             return f"the Docker engine at {url} does not answer: {exc}"
-        return self._members[url].unavailable_reason()
+        return member.unavailable_reason()
 
     def check_supported(self, cfg: ComputeConfig) -> None:
-        if not self._members:  # one engine
-            return super().check_supported(cfg)
         for member in self._members.values():
             member.check_supported(cfg)
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
-        if not self._members:  # one engine
-            return await super()._create(instance_id, cfg, labels)  # type: ignore[safe-super]
         info = await self._on_new_host(instance_id, lambda m: m._create(instance_id, cfg, labels))
         return _on(info, self._host_of[instance_id])
 
@@ -267,8 +240,6 @@ class PoolMixin(ChannelMixin):
         request: ExecRequest,
         on_start: Callable[[], None] | None,
     ) -> ExecResult:
-        if not self._members:  # one engine
-            return await super()._run_once(instance_id, cfg, labels, request, on_start)
         try:
             return await self._on_new_host(
                 instance_id, lambda m: m._run_once(instance_id, cfg, labels, request, on_start)
@@ -277,77 +248,55 @@ class PoolMixin(ChannelMixin):
             self._host_of.pop(instance_id, None)
 
     async def _destroy(self, instance_id: str) -> bool:
-        if not self._members:  # one engine
-            return await super()._destroy(instance_id)  # type: ignore[safe-super]
         self._channels.drop(instance_id)
         try:
-            member = await self._locate(instance_id)
+            member = await self._owner(instance_id)
         except InstanceNotFoundError:
             return False
         self._host_of.pop(instance_id, None)
         return await member._destroy(instance_id)
 
     async def _status(self, instance_id: str) -> InstanceInfo:
-        if not self._members:  # one engine
-            return await super()._status(instance_id)  # type: ignore[safe-super]
-        member = await self._locate(instance_id)
-        return _on(await member._status(instance_id), member._base_url)
+        url = await self._locate(instance_id)
+        return _on(await self._members[url]._status(instance_id), url)
 
     async def _list(self) -> list[InstanceInfo]:
         """Every host's instances; an instance this process placed on a host that does not answer
         is listed with status ``error`` and the reason in its metadata (``unreachable``)."""
-        if not self._members:  # one engine
-            return await super()._list()  # type: ignore[safe-super]
-        label = {"label": f"{LABEL_PROVIDER}={self.name}"}
-        found = await self._each(lambda u: self._ask(u, lambda api: api.containers(all=True, filters=label)))
-        if all(isinstance(rows, Exception) for rows in found.values()):
+        found = await self._each(lambda u: self._ask(u, DockerEngine.listing))
+        if all(isinstance(infos, Exception) for infos in found.values()):
             raise ProviderUnavailableError("no docker host of the pool answers", op="list")
-        infos: list[InstanceInfo] = []
-        for url, rows in found.items():
-            if isinstance(rows, Exception):
-                infos += [_unreachable(i, url, rows) for i, u in self._host_of.items() if u == url]
+        listed: list[InstanceInfo] = []
+        for url, infos in found.items():
+            if isinstance(infos, Exception):
+                listed += [_unreachable(i, url, infos) for i, u in self._host_of.items() if u == url]
             else:
-                infos += [_on(info_of(row), url) for row in rows]
-        return infos
+                listed += [_on(info, url) for info in infos]
+        return listed
 
     async def _open_channel(self, instance_id: str) -> Channel:
-        if self._members:
-            await self._locate(instance_id)  # _transport runs in a worker thread and reads the cache
+        await self._locate(instance_id)  # _transport runs in a worker thread and reads the cache
         return await super()._open_channel(instance_id)
 
-    def _member(self, instance_id: str) -> PoolMixin:
+    def _member(self, instance_id: str) -> DockerEngine:
         """The instance's member, from a worker thread (looked up on the event loop if need be)."""
-        url = self._host_of.get(instance_id)
-        return self._members[url] if url else anyio.from_thread.run(self._locate, instance_id)
+        url = self._host_of.get(instance_id) or anyio.from_thread.run(self._locate, instance_id)
+        return self._members[url]
 
     def _transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
-        if not self._members:  # one engine
-            transport = super()._transport(instance_id, argv)  # type: ignore[safe-super]
-        else:
-            transport = self._member(instance_id)._transport(instance_id, argv)
-        return cast(DockerExecTransport, transport)  # a DockerEngine's, either way
+        return self._member(instance_id)._transport(instance_id, argv)
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
-        if not self._members:  # one engine
-            transport = super()._session_transport(instance_id, argv)
-        else:
-            transport = self._member(instance_id)._session_transport(instance_id, argv)
-        return cast(DockerExecTransport, transport)
+        return self._member(instance_id)._session_transport(instance_id, argv)
 
     async def _channel_path(self, instance_id: str, path: str) -> str:
-        if not self._members:  # one engine
-            return await super()._channel_path(instance_id, path)
-        return await (await self._locate(instance_id))._channel_path(instance_id, path)
+        return await (await self._owner(instance_id))._channel_path(instance_id, path)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        if not self._members:  # one engine
-            return await super()._upload(instance_id, local, remote)  # type: ignore[safe-super]
-        await (await self._locate(instance_id))._upload(instance_id, local, remote)
+        await (await self._owner(instance_id))._upload(instance_id, local, remote)
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        if not self._members:  # one engine
-            return await super()._download(instance_id, remote, local)  # type: ignore[safe-super]
-        await (await self._locate(instance_id))._download(instance_id, remote, local)
+        await (await self._owner(instance_id))._download(instance_id, remote, local)
 
 
 def _is_answer(exc: Exception) -> bool:

@@ -257,10 +257,12 @@ def _popen(argv: list[str], streams: dict[str, Any]) -> subprocess.Popen[bytes]:
             prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
 
     return subprocess.Popen(
-        argv, stdin=subprocess.DEVNULL, **streams,
+        argv,
+        stdin=subprocess.DEVNULL,
+        **streams,
         start_new_session=True,  # a terminal's Ctrl-C is ours to handle, then we stop it
         preexec_fn=die_with_parent,
-    )  # fmt: skip
+    )
 
 
 def _prctl() -> Any:
