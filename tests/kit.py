@@ -21,7 +21,7 @@ from praisonai._ledger import Ledger, home_tag
 from praisonai.compute.base import ComputeProvider
 
 if TYPE_CHECKING:
-    from praisonai.compute.testing.e2b_fake import FakeE2B
+    from fakes.e2b import FakeE2B
 
 Instance = tuple[ComputeProvider, str]
 
@@ -137,8 +137,8 @@ def serving_e2b() -> Iterator[FakeE2B]:
     """The e2b wire fake, with the SDK's variables pointing at it in this process and the children
     it starts (cross-process checks) until the block ends; then they are restored, and the fake's
     sandbox containers must all be gone."""
-    from praisonai.compute.testing.e2b_fake import FakeE2B
-    from praisonai.compute.testing.e2b_fake._docker import LABEL
+    from fakes.e2b import FakeE2B
+    from fakes.e2b._sandboxes import LABEL
 
     with FakeE2B() as server:
         saved = {key: os.environ.get(key) for key in server.env()}

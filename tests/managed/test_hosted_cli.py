@@ -21,7 +21,7 @@ import pytest
 from anthropic import Anthropic
 
 from praisonai.compute.lifecycle import owner_tag
-from praisonai.llm.testing_managed import API_KEY, ManagedAgentsFake
+from fakes.managed_agents import API_KEY, ManagedAgentsFake
 from praisonai.managed.store import SqliteSessionStore
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]

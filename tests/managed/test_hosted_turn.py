@@ -20,7 +20,7 @@ import pytest
 from anthropic import Anthropic
 
 from praisonai._errors import ManagedSessionError
-from praisonai.llm.testing_managed import (
+from fakes.managed_agents import (
     API_KEY,
     ManagedAgentsFake,
     Step,

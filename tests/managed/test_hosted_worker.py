@@ -20,7 +20,7 @@ from anthropic import Anthropic, AsyncAnthropic
 
 from praisonai import AsyncSandbox, ConfigError, Sandbox
 from praisonai._errors import AuthenticationError
-from praisonai.llm.testing_managed import API_KEY, ManagedAgentsFake, Step, custom_tool, end_turn, tool
+from fakes.managed_agents import API_KEY, ManagedAgentsFake, Step, custom_tool, end_turn, tool
 from praisonai.managed._instance_tools import InstanceTools
 from praisonai.managed.hosted._worker import agent_tools, serving
 

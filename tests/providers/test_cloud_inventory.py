@@ -35,7 +35,7 @@ def cloud(
     pytest.importorskip(request.param)
     if request.param == "e2b":
         from praisonai.compute.providers.e2b import E2BCompute
-        from praisonai.compute.testing.e2b_fake import FakeE2B
+        from fakes.e2b import FakeE2B
 
         with FakeE2B() as fake:
             for key, value in fake.env().items():
@@ -43,7 +43,7 @@ def cloud(
             yield E2BCompute()
     elif request.param == "tenki":
         from praisonai.compute.providers.tenki import TenkiCompute
-        from praisonai.compute.testing.tenki_fake import TenkiFake
+        from fakes.tenki import TenkiFake
 
         with TenkiFake() as tenki_fake:
             monkeypatch.setenv("TENKI_API_KEY", "tk_fake")
@@ -51,7 +51,7 @@ def cloud(
             yield TenkiCompute()
     else:
         from praisonai.compute.providers.daytona import DaytonaCompute
-        from praisonai.compute.testing.daytona_fake import DaytonaFake
+        from fakes.daytona import DaytonaFake
 
         with DaytonaFake() as fake:
             monkeypatch.setenv("DAYTONA_API_KEY", "fake-key")

@@ -1,5 +1,5 @@
 """The Daytona provider through the real ``daytona`` SDK, against the wire-level fake
-(``praisonai.compute.testing.daytona_fake``) whose sandboxes are docker containers; and, when
+(``fakes.daytona``) whose sandboxes are docker containers; and, when
 DAYTONA_API_KEY is set, against Daytona itself (the same conformance suite)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from praisonai.compute import registry
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.daytona import DaytonaCompute
 from praisonai.compute.testing import CHECKS, Context, skip_reason
-from praisonai.compute.testing.daytona_fake import DaytonaFake
+from fakes.daytona import DaytonaFake
 
 # Checks the provider does not pass yet, each with the reason (the next session's work list).
 KNOWN_GAPS = {

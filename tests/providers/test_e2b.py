@@ -1,5 +1,5 @@
 """The e2b provider through the real ``e2b`` SDK against the wire-level fake
-(``praisonai.compute.testing.e2b_fake``), whose sandboxes are local docker containers: the
+(``fakes.e2b``), whose sandboxes are local docker containers: the
 conformance suite, and E2B's traps (raise on a non-zero exit, a timed-out process left running,
 text-by-default reads, an absolute timeout renewed as an idle one, listing by metadata).
 Live runs, the same suite, when ``E2B_API_KEY`` is set."""
@@ -21,7 +21,7 @@ from praisonai._errors import AuthenticationError, InstanceNotFoundError, Unsupp
 from praisonai.compute import registry
 from praisonai.compute.providers.e2b import E2BCompute
 from praisonai.compute.testing import CHECKS, Context, skip_reason
-from praisonai.compute.testing.e2b_fake import FakeE2B
+from fakes.e2b import FakeE2B
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
@@ -267,7 +267,7 @@ def test_a_retried_create_makes_one_sandbox(fake: FakeE2B) -> None:
 
 
 def test_refused_key_says_which_variable(fake: FakeE2B) -> None:
-    from praisonai.compute.testing.e2b_fake import REFUSED_KEY
+    from fakes.e2b import REFUSED_KEY
 
     with pytest.raises(AuthenticationError, match=r"E2B refused the API key.*E2B_API_KEY"):
         _portal.call(E2BCompute(api_key=REFUSED_KEY).provision)

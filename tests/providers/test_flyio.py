@@ -1,5 +1,5 @@
 """The Fly.io provider through its real httpx client, against the wire-level fake of the Machines
-REST API (``praisonai.compute.testing.flyio_fake``) whose machines are docker containers; and,
+REST API (``fakes.flyio``) whose machines are docker containers; and,
 when FLY_API_TOKEN and FLY_APP_NAME are set, against Fly itself (the same conformance suite)."""
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from praisonai._types import Capability
 from praisonai.compute import registry
 from praisonai.compute.providers.flyio import FlyCompute, _client, _exec
 from praisonai.compute.testing import CHECKS, Context, skip_reason
-from praisonai.compute.testing.flyio_fake import FlyFake
+from fakes.flyio import FlyFake
 
 # Checks the provider does not pass yet, each with the reason (the next session's work list).
 KNOWN_GAPS = {

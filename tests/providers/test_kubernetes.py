@@ -1,5 +1,5 @@
 """The Kubernetes provider through the real ``kubernetes`` client, against the loopback API-server
-fake (``praisonai.compute.testing.k8s_fake``) whose pods are docker containers — a contract test of
+fake (``fakes.kubernetes``) whose pods are docker containers — a contract test of
 our client code, not of a cluster; and, when PRAISONAI_TEST_KUBECONFIG is set, against that
 cluster (the same conformance suite)."""
 
@@ -26,7 +26,7 @@ from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.kubernetes import KubernetesCompute
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
 from praisonai.compute.testing import CHECKS, Context, skip_reason
-from praisonai.compute.testing.k8s_fake import K8sFake
+from fakes.kubernetes import K8sFake
 
 IMAGE = "praisonai-sandbox:latest"
 LIVE_KUBECONFIG = os.environ.get("PRAISONAI_TEST_KUBECONFIG")

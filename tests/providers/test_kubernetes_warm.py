@@ -21,7 +21,7 @@ from praisonai._errors import ConfigError, ProvisionError
 from praisonai.compute import lifecycle
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.kubernetes import KubernetesCompute
-from praisonai.compute.testing.k8s_fake import K8sFake
+from fakes.kubernetes import K8sFake
 
 IMAGE = "praisonai-sandbox:latest"
 

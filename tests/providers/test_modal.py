@@ -1,5 +1,5 @@
 """The Modal provider through the real ``modal`` SDK, against the wire-level fake
-(``praisonai.compute.testing.modal_fake``: Modal's gRPC control plane and task command router on
+(``fakes.modal``: Modal's gRPC control plane and task command router on
 loopback, sandboxes as real docker containers): the conformance suite, then Modal's traps."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.modal import ModalCompute, _transport
 from praisonai.compute.providers.modal._linger import LingeringPool
 from praisonai.compute.testing import CHECKS, Context, skip_reason
-from praisonai.compute.testing.modal_fake import ModalFake
+from fakes.modal import ModalFake
 from praisonai.runtime.channel import Channel
 
 IMAGE = "praisonai-sandbox:latest"

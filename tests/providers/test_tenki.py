@@ -1,5 +1,5 @@
 """The Tenki provider through the real ``tenki`` SDK, against the wire-level fake
-(``praisonai.compute.testing.tenki_fake``, gRPC from the wheel's own stubs) whose sandboxes are
+(``fakes.tenki``, gRPC from the wheel's own stubs) whose sandboxes are
 docker containers; and, when TENKI_API_KEY is set, against Tenki itself (the same suite)."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from praisonai.compute import registry
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.tenki import TenkiCompute
 from praisonai.compute.testing import CHECKS, Context, skip_reason
-from praisonai.compute.testing.tenki_fake import TenkiFake
+from fakes.tenki import TenkiFake
 
 KNOWN_GAPS: dict[str, str] = {}
 LIVE = bool(os.environ.get("TENKI_API_KEY") or os.environ.get("TENKI_AUTH_TOKEN"))
