@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.managed_agents import API_KEY as MANAGED_API_KEY
+from fakes.managed_agents import ManagedAgentsFake, end_turn, say, usage
 from leftovers import ROOT, child_env, remove_leftovers, ssh_instances
+from served import CLOUDS  # the registered providers the tests serve through a wire fake
 
 from praisonai.compute.testing.sshd import SSHServer
 from praisonai.llm.testing import API_KEY, Reply, ScriptedLLM, reply, tool
-from fakes.managed_agents import API_KEY as MANAGED_API_KEY
-from fakes.managed_agents import ManagedAgentsFake, end_turn, say, usage
 
 EXAMPLE_TIMEOUT_S = 150  # all of them at once on 2 cores: generous, never asserted as a timing
 WORKERS = 4
@@ -50,7 +51,6 @@ SANDBOX_IMAGE = "praisonai-sandbox:latest"
 #: What the hosted agent says in each session (the Managed Agents fake's script).
 HOSTED_SAYS = "Done: fib(20) is 6765."
 FLY_APP = "praisonai-examples"
-CLOUDS = ("e2b", "modal", "daytona", "flyio", "tenki", "kubernetes")
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-
 from fakes.managed_agents import ManagedAgentsFake
 
 

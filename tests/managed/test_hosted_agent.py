@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.managed_agents import API_KEY, ManagedAgentsFake, custom_tool, end_turn, say, tool, wait
 
 from praisonai import _portal
-from fakes.managed_agents import API_KEY, ManagedAgentsFake, custom_tool, end_turn, say, tool, wait
 from praisonai.managed import ManagedAgent
 from praisonai.managed.store import SqliteSessionStore
 

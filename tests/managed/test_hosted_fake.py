@@ -16,7 +16,6 @@ import anthropic
 import httpx2
 import pytest
 from anthropic import Anthropic, AsyncAnthropic
-
 from fakes.managed_agents import (
     API_KEY,
     ManagedAgentsFake,

@@ -18,8 +18,6 @@ from typing import Any
 
 import pytest
 from anthropic import Anthropic
-
-from praisonai._errors import ManagedSessionError
 from fakes.managed_agents import (
     API_KEY,
     ManagedAgentsFake,
@@ -33,6 +31,8 @@ from fakes.managed_agents import (
     usage,
     wait,
 )
+
+from praisonai._errors import ManagedSessionError
 from praisonai.llm.types import Usage
 from praisonai.managed._instance import InstanceSource
 from praisonai.managed._session import LiveSession

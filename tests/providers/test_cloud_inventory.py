@@ -34,24 +34,27 @@ def cloud(
     """A provider of the vendor pointed at its fake through the environment the CLI child inherits."""
     pytest.importorskip(request.param)
     if request.param == "e2b":
-        from praisonai.compute.providers.e2b import E2BCompute
         from fakes.e2b import FakeE2B
+
+        from praisonai.compute.providers.e2b import E2BCompute
 
         with FakeE2B() as fake:
             for key, value in fake.env().items():
                 monkeypatch.setenv(key, value)
             yield E2BCompute()
     elif request.param == "tenki":
-        from praisonai.compute.providers.tenki import TenkiCompute
         from fakes.tenki import TenkiFake
+
+        from praisonai.compute.providers.tenki import TenkiCompute
 
         with TenkiFake() as tenki_fake:
             monkeypatch.setenv("TENKI_API_KEY", "tk_fake")
             monkeypatch.setenv("TENKI_API_ENDPOINT", tenki_fake.base_url)
             yield TenkiCompute()
     else:
-        from praisonai.compute.providers.daytona import DaytonaCompute
         from fakes.daytona import DaytonaFake
+
+        from praisonai.compute.providers.daytona import DaytonaCompute
 
         with DaytonaFake() as fake:
             monkeypatch.setenv("DAYTONA_API_KEY", "fake-key")
