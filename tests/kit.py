@@ -137,6 +137,7 @@ def serving_e2b() -> Iterator[FakeE2B]:
     """The e2b wire fake, with the SDK's variables pointing at it in this process and the children
     it starts (cross-process checks) until the block ends; then they are restored, and the fake's
     sandbox containers must all be gone."""
+    from fakes import docker
     from fakes.e2b import FakeE2B
     from fakes.e2b._sandboxes import LABEL
 
@@ -151,6 +152,5 @@ def serving_e2b() -> Iterator[FakeE2B]:
                     os.environ.pop(key, None)
                 else:
                     os.environ[key] = value
-    ps = ["docker", "ps", "-aq", "--filter", f"label={LABEL}={server.owner}"]
-    left = subprocess.run(ps, capture_output=True, text=True).stdout.split()
+    left = docker.leftovers(LABEL, server.owner)
     assert not left, f"the e2b fake left containers: {left}"
