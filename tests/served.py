@@ -10,7 +10,6 @@ every entry point has one)."""
 from __future__ import annotations
 
 import gc
-import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 import pytest
+from kit import environment
 
 from praisonai import _portal
 from praisonai.compute import registry
@@ -92,26 +92,6 @@ def run_check(target: Target, ctx: Context, check: str) -> None:
     if check in target.known_gaps:
         pytest.xfail(target.known_gaps[check])
     _portal.call(CHECKS[check], ctx)
-
-
-@contextmanager
-def environment(values: Mapping[str, str | None]) -> Iterator[None]:
-    """``values`` in ``os.environ`` (None: unset) for the block, so that the child processes of
-    the cross-process checks see them too; restored afterwards."""
-    saved = {key: os.environ.get(key) for key in values}
-    set_environment(values)
-    try:
-        yield
-    finally:
-        set_environment(saved)
-
-
-def set_environment(values: Mapping[str, str | None]) -> None:
-    for key, value in values.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
 
 
 @contextmanager

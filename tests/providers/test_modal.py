@@ -20,7 +20,8 @@ import pytest
 pytest.importorskip("modal")
 
 from fakes.modal import ModalFake
-from served import IMAGE, TARGETS, run_check, set_environment
+from kit import set_environment
+from served import IMAGE, TARGETS, run_check
 
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
