@@ -171,7 +171,7 @@ def _e2b(request: pytest.FixtureRequest) -> Iterator[Served]:
 
 @contextmanager
 def _modal(request: pytest.FixtureRequest) -> Iterator[Served]:
-    pytest.importorskip("modal")
+    modal = pytest.importorskip("modal")
     request.getfixturevalue("docker_ok")
     from fakes.modal import ModalFake
 
@@ -188,6 +188,9 @@ def _modal(request: pytest.FixtureRequest) -> Iterator[Served]:
         # pass: one landing in pytest's rewrite of a plugin it imports for the terminal summary
         # (hypothesis) failed the run after every test passed
         gc.freeze()
+        # The SDK keeps one client per process, made from the environment of its first call: this
+        # fake's. Forgotten, so that the next fake served in this process gets a client of its own.
+        modal.Client._set_env_client(None)
 
 
 @contextmanager
