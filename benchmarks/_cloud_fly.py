@@ -74,7 +74,7 @@ class RawFly:
 
 def start_fake() -> tuple[Any, dict[str, str]]:
     """The Fly fake, started, with the bench's app made beforehand; the env pointing clients at it."""
-    from praisonai.compute.testing.flyio_fake import FlyFake
+    from fakes.flyio import FlyFake
 
     server = FlyFake().__enter__()
     server.create_app(APP)

@@ -286,12 +286,12 @@ class Fake:
     def __init__(self, vendor: str) -> None:
         self.vendor = vendor
         if vendor == "e2b":
-            from praisonai.compute.testing.e2b_fake import FakeE2B
+            from fakes.e2b import FakeE2B
 
             self.server: Any = FakeE2B().__enter__()
             self.env = self.server.env()
         elif vendor == "modal":
-            from praisonai.compute.testing.modal_fake import ModalFake
+            from fakes.modal import ModalFake
 
             self.server = ModalFake().start()
             self.env = self.server.env()
@@ -300,7 +300,7 @@ class Fake:
         elif vendor == "tenki":
             self.server, self.env = tenki_fake_server()
         else:
-            from praisonai.compute.testing.daytona_fake import DaytonaFake
+            from fakes.daytona import DaytonaFake
 
             self.server = DaytonaFake().__enter__()
             self.env = {"DAYTONA_API_URL": self.server.api_url, "DAYTONA_API_KEY": "fake-key"}

@@ -51,7 +51,7 @@ class RawTenki:
 
 def fake_server() -> tuple[Any, dict[str, str]]:
     """The Tenki fake, started, and the variables that point the SDK (and the peer) at it."""
-    from praisonai.compute.testing.tenki_fake import TenkiFake
+    from fakes.tenki import TenkiFake
 
     server = TenkiFake().__enter__()
     env = {"TENKI_API_ENDPOINT": server.base_url, "TENKI_API_KEY": "tk_fake", "TENKI_WORKSPACE_ID": "ws-fake"}

@@ -1,4 +1,5 @@
-"""What every benchmark script shares: timing one call, percentiles, and saving results."""
+"""What every benchmark script shares: timing one call, percentiles, saving results, and the
+wire fakes (`fakes`, from tests/) on the import path."""
 
 from __future__ import annotations
 
@@ -7,12 +8,17 @@ import math
 import os
 import platform
 import statistics
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 RESULTS_DIR = Path(__file__).parent / "results"
+
+# The vendors' wire fakes live with the tests (tests/fakes, imported as `fakes`), not in the wheel:
+# every benchmark that drives one finds them through this line.
+sys.path.append(str(Path(__file__).resolve().parent.parent / "tests"))
 
 
 async def timed(fn: Callable[[], Awaitable[Any]]) -> tuple[float, Any]:

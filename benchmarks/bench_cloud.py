@@ -1,8 +1,8 @@
 """Vendor API calls per operation on E2B, Modal, Daytona, Fly.io and Tenki: ours, the raw SDK (raw REST
 for Fly, which has no SDK) and the peer.
 
-Each vendor's real SDK talks to its loopback wire fake (praisonai.compute.testing: e2b_fake,
-modal_fake, daytona_fake, flyio_fake, tenki_fake; sandboxes are local docker containers). The fake
+Each vendor's real SDK talks to its loopback wire fake (tests/fakes: fakes.e2b, fakes.modal,
+fakes.daytona, fakes.flyio, fakes.tenki; sandboxes are local docker containers). The fake
 counts the requests it answers, by route (E2B: HTTP method + path, ids folded; Modal: gRPC method,
 control plane and command router; Daytona: HTTP method + route; Fly: HTTP method + the path's last
 kind, ``machines``, ``exec``, ``wait``, ``lease``...; Tenki: gRPC method, control and data plane).

@@ -11,7 +11,7 @@ import os
 import subprocess
 import threading
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +21,7 @@ from praisonai._ledger import Ledger, home_tag
 from praisonai.compute.base import ComputeProvider
 
 if TYPE_CHECKING:
-    from praisonai.compute.testing.e2b_fake import FakeE2B
+    from fakes.e2b import FakeE2B
 
 Instance = tuple[ComputeProvider, str]
 
@@ -133,24 +133,35 @@ def describe(data: bytes, payloads: list[bytes]) -> str:
 
 
 @contextlib.contextmanager
+def environment(values: Mapping[str, str | None]) -> Iterator[None]:
+    """``values`` in ``os.environ`` (None: unset) for the block, so that the child processes of
+    the cross-process checks see them too; restored afterwards."""
+    saved = {key: os.environ.get(key) for key in values}
+    set_environment(values)
+    try:
+        yield
+    finally:
+        set_environment(saved)
+
+
+def set_environment(values: Mapping[str, str | None]) -> None:
+    for key, value in values.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@contextlib.contextmanager
 def serving_e2b() -> Iterator[FakeE2B]:
     """The e2b wire fake, with the SDK's variables pointing at it in this process and the children
     it starts (cross-process checks) until the block ends; then they are restored, and the fake's
     sandbox containers must all be gone."""
-    from praisonai.compute.testing.e2b_fake import FakeE2B
-    from praisonai.compute.testing.e2b_fake._docker import LABEL
+    from fakes import docker
+    from fakes.e2b import FakeE2B
+    from fakes.e2b._sandboxes import LABEL
 
-    with FakeE2B() as server:
-        saved = {key: os.environ.get(key) for key in server.env()}
-        os.environ.update(server.env())
-        try:
-            yield server
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
-    ps = ["docker", "ps", "-aq", "--filter", f"label={LABEL}={server.owner}"]
-    left = subprocess.run(ps, capture_output=True, text=True).stdout.split()
+    with FakeE2B() as server, environment(server.env()):
+        yield server
+    left = docker.leftovers(LABEL, server.owner)
     assert not left, f"the e2b fake left containers: {left}"

@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.managed_agents import API_KEY as MANAGED_API_KEY
+from fakes.managed_agents import ManagedAgentsFake, end_turn, say, usage
 from leftovers import ROOT, child_env, remove_leftovers, ssh_instances
+from served import CLOUDS  # the registered providers the tests serve through a wire fake
 
 from praisonai.compute.testing.sshd import SSHServer
 from praisonai.llm.testing import API_KEY, Reply, ScriptedLLM, reply, tool
-from praisonai.llm.testing_managed import API_KEY as MANAGED_API_KEY
-from praisonai.llm.testing_managed import ManagedAgentsFake, end_turn, say, usage
 
 EXAMPLE_TIMEOUT_S = 150  # all of them at once on 2 cores: generous, never asserted as a timing
 WORKERS = 4
@@ -50,7 +51,6 @@ SANDBOX_IMAGE = "praisonai-sandbox:latest"
 #: What the hosted agent says in each session (the Managed Agents fake's script).
 HOSTED_SAYS = "Done: fib(20) is 6765."
 FLY_APP = "praisonai-examples"
-CLOUDS = ("e2b", "modal", "daytona", "flyio", "tenki", "kubernetes")
 
 
 @dataclass(frozen=True)
@@ -279,14 +279,14 @@ def _ssh(s: Services) -> dict[str, str]:
 
 
 def _e2b(s: Services) -> dict[str, str]:
-    from praisonai.compute.testing.e2b_fake import FakeE2B
+    from fakes.e2b import FakeE2B
 
     env: dict[str, str] = s.enter(FakeE2B()).env()
     return env
 
 
 def _modal(s: Services) -> dict[str, str]:
-    from praisonai.compute.testing.modal_fake import ModalFake
+    from fakes.modal import ModalFake
 
     fake = ModalFake().start()
     s._stack.callback(fake.stop)
@@ -294,14 +294,14 @@ def _modal(s: Services) -> dict[str, str]:
 
 
 def _daytona(s: Services) -> dict[str, str]:
-    from praisonai.compute.testing.daytona_fake import DaytonaFake
+    from fakes.daytona import DaytonaFake
 
     fake = s.enter(DaytonaFake())
     return {"DAYTONA_API_KEY": "fake-key", "DAYTONA_API_URL": fake.api_url}
 
 
 def _flyio(s: Services) -> dict[str, str]:
-    from praisonai.compute.testing.flyio_fake import FlyFake
+    from fakes.flyio import FlyFake
 
     fake = s.enter(FlyFake())
     fake.create_app("praisonai-examples")  # as `fly apps create` would have
@@ -313,14 +313,14 @@ def _flyio(s: Services) -> dict[str, str]:
 
 
 def _tenki(s: Services) -> dict[str, str]:
-    from praisonai.compute.testing.tenki_fake import TenkiFake
+    from fakes.tenki import TenkiFake
 
     fake = s.enter(TenkiFake())
     return {"TENKI_API_KEY": "tk_fake", "TENKI_API_ENDPOINT": fake.base_url}
 
 
 def _kubernetes(s: Services) -> dict[str, str]:
-    from praisonai.compute.testing.k8s_fake import K8sFake
+    from fakes.kubernetes import K8sFake
 
     kubeconfig = s.enter(K8sFake()).write_kubeconfig(s._scratch / "kubeconfig", namespace="examples")
     return {"KUBECONFIG": str(kubeconfig), "PRAISONAI_KUBERNETES_IMAGE": SANDBOX_IMAGE}  # pulls nothing

@@ -38,13 +38,13 @@ from typing import Any
 from unittest import mock
 
 import pytest
+from fakes.managed_agents import API_KEY as MANAGED_API_KEY
+from fakes.managed_agents import ManagedAgentsFake, end_turn, say, usage
 from leftovers import ROOT, child_env, remove_leftovers, ssh_instances
 
 from praisonai import _portal
 from praisonai.compute.testing.sshd import SSHServer
 from praisonai.llm.testing import API_KEY, Reply, ScriptedLLM, reply, tool
-from praisonai.llm.testing_managed import API_KEY as MANAGED_API_KEY
-from praisonai.llm.testing_managed import ManagedAgentsFake, end_turn, say, usage
 
 README = ROOT / "README.md"
 SNIPPET_TIMEOUT_S = 40
@@ -243,14 +243,16 @@ class _LazyFakes(dict[str, CloudFake]):
 
     def __missing__(self, vendor: str) -> CloudFake:
         if vendor == "e2b":
+            from fakes.e2b import FakeE2B
+
             from praisonai.compute.providers.e2b import E2BCompute
-            from praisonai.compute.testing.e2b_fake import FakeE2B
 
             env = self._stack.enter_context(FakeE2B()).env()
             made = CloudFake(env, E2BCompute)
         elif vendor == "daytona":
+            from fakes.daytona import DaytonaFake
+
             from praisonai.compute.providers.daytona import DaytonaCompute
-            from praisonai.compute.testing.daytona_fake import DaytonaFake
 
             fake = self._stack.enter_context(DaytonaFake())
             env = {"DAYTONA_API_KEY": "fake-key", "DAYTONA_API_URL": fake.api_url}

@@ -79,7 +79,7 @@ def test_fly_missing_token_and_app_name_the_variable() -> None:
 
 def test_a_rejected_fly_token_is_one_sentence() -> None:
     pytest.importorskip("httpx")
-    from praisonai.compute.testing.flyio_fake import FlyFake
+    from fakes.flyio import FlyFake
 
     with FlyFake(token="the-right-one") as fake:  # answers 401 before any machine (no docker needed)
         r = run_fly(FLY_API_TOKEN="a-wrong-one", FLY_APP_NAME="praisonai-test", FLY_API_HOSTNAME=fake.api_url)
@@ -102,7 +102,7 @@ def test_a_tenki_key_of_the_wrong_shape_says_what_it_must_look_like() -> None:
 
 def test_a_tenki_key_tenki_refuses_says_so() -> None:
     pytest.importorskip("tenki")
-    from praisonai.compute.testing.tenki_fake import TenkiFake
+    from fakes.tenki import TenkiFake
 
     with TenkiFake() as fake:  # a real gRPC server that refuses every key but tk_fake
         r = run("tenki", TENKI_API_KEY="tk_revoked", TENKI_API_ENDPOINT=fake.base_url)

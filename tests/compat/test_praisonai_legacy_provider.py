@@ -80,8 +80,9 @@ def test_provider_e2b_runs_the_local_loop_with_its_tools_on_e2b(
     llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("e2b")
+    from fakes.e2b import FakeE2B
+
     from praisonai.compute.providers.e2b import E2BCompute
-    from praisonai.compute.testing.e2b_fake import FakeE2B
 
     with FakeE2B() as fake:
         for key, value in fake.env().items():

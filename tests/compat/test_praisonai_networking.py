@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.e2b import FakeE2B
 from kit import serving_e2b
 from praisonaiagents.managed.protocols import ComputeConfig as PraisonAIComputeConfig
 
@@ -26,7 +27,6 @@ from praisonai import (
 )
 from praisonai._errors import ConfigError, UnsupportedFeatureError
 from praisonai._ledger import Ledger
-from praisonai.compute.testing.e2b_fake import FakeE2B
 from praisonai.integrations.compute import E2BCompute, LocalCompute
 from praisonai.integrations.managed_agents import NetworkingConfig, NetworkingType
 from praisonai.llm.testing import API_KEY, ScriptedLLM

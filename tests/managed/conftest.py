@@ -6,8 +6,7 @@ import threading
 from collections.abc import Iterator
 
 import pytest
-
-from praisonai.llm.testing_managed import ManagedAgentsFake
+from fakes.managed_agents import ManagedAgentsFake
 
 
 @pytest.fixture

@@ -24,8 +24,9 @@ def llm() -> Iterator[ScriptedLLM]:
 
 def test_a_managed_agent_runs_its_tools_on_daytona(llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("daytona")
+    from fakes.daytona import DaytonaFake
+
     from praisonai.compute.providers.daytona import DaytonaCompute
-    from praisonai.compute.testing.daytona_fake import DaytonaFake
 
     with DaytonaFake() as fake:
         monkeypatch.setenv("DAYTONA_API_KEY", "fake-key")
@@ -54,9 +55,10 @@ def test_a_managed_agent_runs_its_tools_on_daytona(llm: ScriptedLLM, monkeypatch
 
 def test_a_team_shares_one_e2b_sandbox(llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("e2b")
+    from fakes.e2b import FakeE2B
+
     from praisonai import Agent, AgentTeam
     from praisonai.compute.providers.e2b import E2BCompute
-    from praisonai.compute.testing.e2b_fake import FakeE2B
 
     with FakeE2B() as fake:
         for key, value in fake.env().items():

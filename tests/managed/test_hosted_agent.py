@@ -1,5 +1,5 @@
 """ManagedAgent(provider="anthropic") end to end: the real ``anthropic`` client against the
-Managed Agents fake (praisonai.llm.testing_managed), the sessions store under a test home.
+Managed Agents fake (fakes.managed_agents), the sessions store under a test home.
 
 What only the ManagedAgent level shows: the remote agent and environment made once per config
 (concurrent runs in several processes included), a changed config updating the remote agent
@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fakes.managed_agents import API_KEY, ManagedAgentsFake, custom_tool, end_turn, say, tool, wait
 
 from praisonai import _portal
-from praisonai.llm.testing_managed import API_KEY, ManagedAgentsFake, custom_tool, end_turn, say, tool, wait
 from praisonai.managed import ManagedAgent
 from praisonai.managed.store import SqliteSessionStore
 

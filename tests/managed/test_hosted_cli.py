@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 from anthropic import Anthropic
+from fakes.managed_agents import API_KEY, ManagedAgentsFake
 
 from praisonai.compute.lifecycle import owner_tag
-from praisonai.llm.testing_managed import API_KEY, ManagedAgentsFake
 from praisonai.managed.store import SqliteSessionStore
 
 Cli = Callable[..., subprocess.CompletedProcess[str]]

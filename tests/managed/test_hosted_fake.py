@@ -1,4 +1,4 @@
-"""The Managed Agents fake (praisonai.llm.testing_managed) driven by the real ``anthropic`` client
+"""The Managed Agents fake (fakes.managed_agents) driven by the real ``anthropic`` client
 (``Anthropic`` and ``AsyncAnthropic`` with ``base_url``): the resources, a streamed turn with
 deltas, ``requires_action`` for custom tools and confirmations, a dropped stream reconciled with
 ``events.list``, the faults issue 15's tests need, and the SDK's typed exceptions.
@@ -16,8 +16,7 @@ import anthropic
 import httpx2
 import pytest
 from anthropic import Anthropic, AsyncAnthropic
-
-from praisonai.llm.testing_managed import (
+from fakes.managed_agents import (
     API_KEY,
     ManagedAgentsFake,
     Step,

@@ -21,9 +21,9 @@ from typing import Any
 
 import pytest
 from anthropic import Anthropic
+from fakes.managed_agents import ManagedAgentsFake, end_turn, say
 
 from praisonai._errors import SessionNotFoundError
-from praisonai.llm.testing_managed import ManagedAgentsFake, end_turn, say
 from praisonai.managed import ManagedAgent
 from praisonai.managed.store import SqliteSessionStore
 

@@ -18,9 +18,7 @@ from typing import Any
 
 import pytest
 from anthropic import Anthropic
-
-from praisonai._errors import ManagedSessionError
-from praisonai.llm.testing_managed import (
+from fakes.managed_agents import (
     API_KEY,
     ManagedAgentsFake,
     Step,
@@ -33,6 +31,8 @@ from praisonai.llm.testing_managed import (
     usage,
     wait,
 )
+
+from praisonai._errors import ManagedSessionError
 from praisonai.llm.types import Usage
 from praisonai.managed.events import Event
 from praisonai.managed.hosted._client import make_client

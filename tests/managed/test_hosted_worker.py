@@ -17,10 +17,10 @@ import anthropic
 import anyio
 import pytest
 from anthropic import Anthropic, AsyncAnthropic
+from fakes.managed_agents import API_KEY, ManagedAgentsFake, Step, custom_tool, end_turn, tool
 
 from praisonai import AsyncSandbox, ConfigError, Sandbox
 from praisonai._errors import AuthenticationError
-from praisonai.llm.testing_managed import API_KEY, ManagedAgentsFake, Step, custom_tool, end_turn, tool
 from praisonai.managed.hosted._worker import agent_tools, serving
 from praisonai.managed.instance._tools import InstanceTools
 

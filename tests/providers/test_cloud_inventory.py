@@ -34,24 +34,27 @@ def cloud(
     """A provider of the vendor pointed at its fake through the environment the CLI child inherits."""
     pytest.importorskip(request.param)
     if request.param == "e2b":
+        from fakes.e2b import FakeE2B
+
         from praisonai.compute.providers.e2b import E2BCompute
-        from praisonai.compute.testing.e2b_fake import FakeE2B
 
         with FakeE2B() as fake:
             for key, value in fake.env().items():
                 monkeypatch.setenv(key, value)
             yield E2BCompute()
     elif request.param == "tenki":
+        from fakes.tenki import TenkiFake
+
         from praisonai.compute.providers.tenki import TenkiCompute
-        from praisonai.compute.testing.tenki_fake import TenkiFake
 
         with TenkiFake() as tenki_fake:
             monkeypatch.setenv("TENKI_API_KEY", "tk_fake")
             monkeypatch.setenv("TENKI_API_ENDPOINT", tenki_fake.base_url)
             yield TenkiCompute()
     else:
+        from fakes.daytona import DaytonaFake
+
         from praisonai.compute.providers.daytona import DaytonaCompute
-        from praisonai.compute.testing.daytona_fake import DaytonaFake
 
         with DaytonaFake() as fake:
             monkeypatch.setenv("DAYTONA_API_KEY", "fake-key")

@@ -1,6 +1,6 @@
 """The Daytona provider through the real ``daytona`` SDK, against the wire-level fake
-(``praisonai.compute.testing.daytona_fake``) whose sandboxes are docker containers; and, when
-DAYTONA_API_KEY is set, against Daytona itself (the same conformance suite)."""
+(``fakes.daytona``) whose sandboxes are docker containers (its conformance suite: in
+test_conformance.py); and, when DAYTONA_API_KEY is set, the suite against Daytona itself."""
 
 from __future__ import annotations
 
@@ -13,6 +13,9 @@ import pytest
 
 pytest.importorskip("daytona", reason="the daytona SDK is not installed (pip install 'praisonai[daytona]')")
 
+from fakes.daytona import DaytonaFake
+from served import TARGETS, run_check
+
 from praisonai import _portal
 from praisonai._errors import (
     AuthenticationError,
@@ -20,54 +23,12 @@ from praisonai._errors import (
     ProviderUnavailableError,
 )
 from praisonai._types import Capability
-from praisonai.compute import registry
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.daytona import DaytonaCompute
-from praisonai.compute.testing import CHECKS, Context, skip_reason
-from praisonai.compute.testing.daytona_fake import DaytonaFake
+from praisonai.compute.testing import CHECKS, Context
 
-# Checks the provider does not pass yet, each with the reason (the next session's work list).
-KNOWN_GAPS = {
-    "stream_delivers_output_while_running": (
-        "process.exec does not stream; output arrives when the command ends"
-    ),
-}
+PROVIDER = "daytona"  # the fake, provider and ctx fixtures: tests/providers/conftest.py
 LIVE = bool(os.environ.get("DAYTONA_API_KEY"))
-
-
-@pytest.fixture(scope="module")
-def fake(docker_ok: None) -> Iterator[DaytonaFake]:
-    with DaytonaFake(minute_s=1.0) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def provider(fake: DaytonaFake) -> DaytonaCompute:
-    return DaytonaCompute(api_key="fake-key", api_url=fake.api_url, renew_s=0.3)
-
-
-@pytest.fixture(scope="module")
-def ctx(provider: DaytonaCompute) -> Iterator[Context]:
-    registry.register("daytona", DaytonaCompute)
-    info = _portal.call(provider.provision, {"auto_shutdown": False})
-    expr = f"DaytonaCompute(api_key='fake-key', api_url={provider.options.api_url!r})"
-    try:
-        yield Context(
-            provider,
-            info.instance_id,
-            provider_expr=f"__import__('praisonai.compute.providers.daytona', fromlist=['x']).{expr}",
-        )
-    finally:
-        _portal.call(provider.shutdown, info.instance_id)
-
-
-@pytest.mark.parametrize("check", list(CHECKS))
-def test_conformance(ctx: Context, check: str) -> None:
-    if reason := skip_reason(check, ctx.provider):
-        pytest.skip(reason)
-    if check in KNOWN_GAPS:
-        pytest.xfail(KNOWN_GAPS[check])
-    _portal.call(CHECKS[check], ctx)
 
 
 # ---- Daytona's traps (cloud-sdks.md §3) ------------------------------------------------------
@@ -240,11 +201,7 @@ _LIVE_EXPR = "__import__('praisonai.compute.providers.daytona', fromlist=['x']).
 
 @pytest.mark.parametrize("check", list(CHECKS))
 def test_live_conformance(live_ctx: Context, check: str) -> None:
-    if reason := skip_reason(check, live_ctx.provider):
-        pytest.skip(reason)
-    if check in KNOWN_GAPS:
-        pytest.xfail(KNOWN_GAPS[check])
-    _portal.call(CHECKS[check], live_ctx)
+    run_check(TARGETS[PROVIDER], live_ctx, check)
 
 
 def test_a_huge_output_is_cut_in_the_sandbox_with_the_exact_count(ctx: Context) -> None:

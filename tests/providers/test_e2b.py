@@ -1,59 +1,30 @@
-"""The e2b provider through the real ``e2b`` SDK against the wire-level fake
-(``praisonai.compute.testing.e2b_fake``), whose sandboxes are local docker containers: the
-conformance suite, and E2B's traps (raise on a non-zero exit, a timed-out process left running,
-text-by-default reads, an absolute timeout renewed as an idle one, listing by metadata).
-Live runs, the same suite, when ``E2B_API_KEY`` is set."""
+"""The e2b provider through the real ``e2b`` SDK against the wire-level fake (``fakes.e2b``),
+whose sandboxes are local docker containers: E2B's traps (raise on a non-zero exit, a timed-out
+process left running, text-by-default reads, an absolute timeout renewed as an idle one, listing
+by metadata). Its conformance suite runs in test_conformance.py; live, here, when
+``E2B_API_KEY`` is set."""
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
 
 import pytest
 
 pytest.importorskip("e2b")
 
-from kit import serving_e2b
+
+from fakes.e2b import FakeE2B
 
 from praisonai import _portal
 from praisonai._errors import AuthenticationError, InstanceNotFoundError, UnsupportedFeatureError
-from praisonai.compute import registry
 from praisonai.compute.providers.e2b import E2BCompute
-from praisonai.compute.testing import CHECKS, Context, skip_reason
-from praisonai.compute.testing.e2b_fake import FakeE2B
+from praisonai.compute.testing import Context
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
-NOT_APPLICABLE: set[str] = set()  # every check runs: processes, sessions and bind_env go over the channel
+PROVIDER = "e2b"  # the fake, provider and ctx fixtures: tests/providers/conftest.py
 EXPR = "__import__('praisonai.compute.providers.e2b', fromlist=['E2BCompute']).E2BCompute()"
-
-
-@pytest.fixture(scope="module")
-def fake(docker_ok: None) -> Iterator[FakeE2B]:
-    with serving_e2b() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def ctx(fake: FakeE2B) -> Iterator[Context]:
-    registry.register("e2b", E2BCompute)
-    provider = E2BCompute()
-    info = _portal.call(provider.provision)
-    try:
-        yield Context(provider, info.instance_id, provider_expr=EXPR)
-    finally:
-        _portal.call(provider.shutdown, info.instance_id)
-        registry.unregister("e2b")
-
-
-@pytest.mark.parametrize("check", list(CHECKS))
-def test_conformance(ctx: Context, check: str) -> None:
-    reason = skip_reason(check, ctx.provider)
-    assert (reason is not None) == (check in NOT_APPLICABLE), (check, reason)
-    if reason:
-        pytest.skip(reason)
-    _portal.call(CHECKS[check], ctx)
 
 
 def test_exit_code_survives_the_sdks_raise(ctx: Context) -> None:
@@ -267,7 +238,7 @@ def test_a_retried_create_makes_one_sandbox(fake: FakeE2B) -> None:
 
 
 def test_refused_key_says_which_variable(fake: FakeE2B) -> None:
-    from praisonai.compute.testing.e2b_fake import REFUSED_KEY
+    from fakes.e2b import REFUSED_KEY
 
     with pytest.raises(AuthenticationError, match=r"E2B refused the API key.*E2B_API_KEY"):
         _portal.call(E2BCompute(api_key=REFUSED_KEY).provision)

@@ -1,11 +1,10 @@
 """FakeProvider: a provider made of the contract's primitives alone (a native exec, no channel)
-passes the conformance checks that apply to it, and the generic lifecycle (ledger, setup,
-captures as snapshots) works through it unchanged."""
+passes the conformance checks that apply to it (test_conformance.py), and the generic lifecycle
+(ledger, setup, captures as snapshots) works through it unchanged."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,42 +16,10 @@ from praisonai._types import Capability
 from praisonai.compute import registry
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.testing import CHECKS, Context, skip_reason
+from praisonai.compute.testing import Context
 from praisonai.compute.testing.fake import FakeProvider
 
-# The checks that do not apply to the fake, and why: it declares neither background processes
-# nor sessions, and has no helper channel to kill. Every other check must pass.
-NOT_APPLICABLE = {
-    name
-    for name in CHECKS
-    if name.startswith(("background_process", "session_", "bound_env", "killed_helper", "helper_killed"))
-}
-
-
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("fake")
-
-
-@pytest.fixture(scope="module")
-def ctx(root: Path) -> Iterator[Context]:
-    registry.register("fake", FakeProvider)  # explicitly: no entry point needed
-    provider = FakeProvider(root=root)
-    info = _portal.call(provider.provision)
-    try:
-        yield Context(provider, info.instance_id, provider_expr=f"FakeProvider(root={str(root)!r})")
-    finally:
-        _portal.call(provider.shutdown, info.instance_id)
-        registry.unregister("fake")
-
-
-@pytest.mark.parametrize("check", list(CHECKS))
-def test_conformance(ctx: Context, check: str) -> None:
-    reason = skip_reason(check, ctx.provider)
-    assert (reason is not None) == (check in NOT_APPLICABLE), (check, reason)
-    if reason:
-        pytest.skip(reason)
-    _portal.call(CHECKS[check], ctx)
+PROVIDER = "fake"  # the provider and ctx fixtures: tests/providers/conftest.py
 
 
 def test_it_is_a_contract_only_provider(ctx: Context) -> None:

@@ -1,6 +1,6 @@
 """The Fly.io provider through its real httpx client, against the wire-level fake of the Machines
-REST API (``praisonai.compute.testing.flyio_fake``) whose machines are docker containers; and,
-when FLY_API_TOKEN and FLY_APP_NAME are set, against Fly itself (the same conformance suite)."""
+REST API (``fakes.flyio``) whose machines are docker containers (its conformance suite: in
+test_conformance.py); and, when FLY_API_TOKEN and FLY_APP_NAME are set, the suite against Fly itself."""
 
 from __future__ import annotations
 
@@ -11,6 +11,9 @@ from collections.abc import Iterator
 import pytest
 
 pytest.importorskip("httpx", reason="httpx is not installed (pip install 'praisonai[flyio]')")
+
+from fakes.flyio import FlyFake
+from served import FLY_APP, TARGETS, fly_provider, run_check
 
 from praisonai import _portal
 from praisonai._errors import (
@@ -23,57 +26,10 @@ from praisonai._errors import (
 from praisonai._types import Capability
 from praisonai.compute import registry
 from praisonai.compute.providers.flyio import FlyCompute, _client, _exec
-from praisonai.compute.testing import CHECKS, Context, skip_reason
-from praisonai.compute.testing.flyio_fake import FlyFake
+from praisonai.compute.testing import CHECKS, Context
 
-# Checks the provider does not pass yet, each with the reason (the next session's work list).
-KNOWN_GAPS = {
-    "stream_delivers_output_while_running": "Fly's exec endpoint does not stream; output arrives at the end",
-}
+PROVIDER = "flyio"  # the fake, provider and ctx fixtures: tests/providers/conftest.py
 LIVE = bool(os.environ.get("FLY_API_TOKEN") and os.environ.get("FLY_APP_NAME"))
-APP = "praisonai-test"
-
-
-@pytest.fixture(scope="module")
-def fake(docker_ok: None) -> Iterator[FlyFake]:
-    with FlyFake(exec_limit_s=30.0) as server:
-        yield server
-
-
-def _provider(fake: FlyFake, **kwargs: object) -> FlyCompute:
-    args: dict[str, object] = {"api_token": "fake-token", "app": APP, "api_url": fake.api_url}
-    return FlyCompute(**{**args, "create_app": True, **kwargs})  # type: ignore[arg-type]
-
-
-@pytest.fixture(scope="module")
-def provider(fake: FlyFake) -> Iterator[FlyCompute]:
-    p = _provider(fake)
-    yield p
-    _portal.call(p.api.aclose)
-
-
-@pytest.fixture(scope="module")
-def ctx(provider: FlyCompute, fake: FlyFake) -> Iterator[Context]:
-    registry.register("flyio", FlyCompute)
-    info = _portal.call(provider.provision, {"auto_shutdown": False})
-    expr = f"FlyCompute(api_token='fake-token', app={APP!r}, api_url={fake.api_url!r})"
-    try:
-        yield Context(
-            provider,
-            info.instance_id,
-            provider_expr=f"__import__('praisonai.compute.providers.flyio', fromlist=['x']).{expr}",
-        )
-    finally:
-        _portal.call(provider.shutdown, info.instance_id)
-
-
-@pytest.mark.parametrize("check", list(CHECKS))
-def test_conformance(ctx: Context, check: str) -> None:
-    if reason := skip_reason(check, ctx.provider):
-        pytest.skip(reason)
-    if check in KNOWN_GAPS:
-        pytest.xfail(KNOWN_GAPS[check])
-    _portal.call(CHECKS[check], ctx)
 
 
 # ---- Fly's traps (cloud-sdks.md §5) ----------------------------------------------------------
@@ -93,7 +49,7 @@ def test_output_survives_the_json_strings(ctx: Context) -> None:
 
 def test_a_command_longer_than_one_exec_is_polled_not_408(fake: FlyFake) -> None:
     """With the fake's exec limit at 3 s (Fly's is ~30 s), a 5 s command still answers."""
-    p = _provider(fake)
+    p = fly_provider(fake)
     info = _portal.call(p.provision)
     old_wait, old_limit = _exec.WAIT_S, fake.exec_limit_s
     _exec.WAIT_S, fake.exec_limit_s = 1.0, 3.0
@@ -137,7 +93,7 @@ def test_payloads_never_reach_a_command_line(provider: FlyCompute, fake: FlyFake
 
 
 def test_identity_in_metadata_and_unique_name(ctx: Context, fake: FlyFake) -> None:
-    machine = fake.live(APP, ctx.instance_id)
+    machine = fake.live(FLY_APP, ctx.instance_id)
     assert machine is not None, "the machine's name is the instance id"
     metadata = machine["config"]["metadata"]
     assert metadata["praisonai.instance"] == ctx.instance_id and metadata["praisonai.provider"] == "flyio"
@@ -179,9 +135,9 @@ def test_ttl_wins_over_activity(provider: FlyCompute) -> None:
 
 
 def test_a_lost_create_answer_is_retried_without_a_second_machine(fake: FlyFake) -> None:
-    p = _provider(fake)
+    p = fly_provider(fake)
     _portal.call(p.list_instances)  # the app exists: the next call is the create
-    _portal.call(lambda: p.api.request("GET", f"/apps/{APP}", op="t"))
+    _portal.call(lambda: p.api.request("GET", f"/apps/{FLY_APP}", op="t"))
     fake.fail_after_next(503)
     info = _portal.call(p.provision)
     try:
@@ -243,8 +199,8 @@ def test_shutdown_is_stop_then_delete_and_idempotent(provider: FlyCompute, fake:
 def test_the_fake_refuses_what_fly_refuses(ctx: Context, fake: FlyFake) -> None:
     p = ctx.provider
     assert isinstance(p, FlyCompute)
-    machine_id = fake.live(APP, ctx.instance_id)["id"]  # type: ignore[index]
-    base = f"/apps/{APP}/machines/{machine_id}"
+    machine_id = fake.live(FLY_APP, ctx.instance_id)["id"]  # type: ignore[index]
+    base = f"/apps/{FLY_APP}/machines/{machine_id}"
     got = _portal.call(lambda: p.api.request("POST", f"{base}/stop", op="t", allow=(400,)))
     assert got.status_code == 400, "an empty /stop body"
     params = {"timeout": "61"}
@@ -253,7 +209,7 @@ def test_the_fake_refuses_what_fly_refuses(ctx: Context, fake: FlyFake) -> None:
 
 
 def test_a_missing_app_is_created_only_when_asked(fake: FlyFake) -> None:
-    p = _provider(fake, app="praisonai-nope", create_app=False)
+    p = fly_provider(fake, app="praisonai-nope", create_app=False)
     with pytest.raises(ConfigError, match="does not exist"):
         _portal.call(p.provision)
     _portal.call(p.api.aclose)
@@ -316,7 +272,7 @@ def test_a_lease_held_too_long_is_one_sentence(
         with pytest.raises(ProviderUnavailableError, match=r"leased by another client.*someone-else"):
             _portal.call(provider.shutdown, info.instance_id)
         machine_id = info.metadata["machine_id"]
-        base = f"/apps/{APP}/machines/{machine_id}"
+        base = f"/apps/{FLY_APP}/machines/{machine_id}"
         got = _portal.call(
             lambda: provider.api.request("POST", f"{base}/stop", op="t", body={}, allow=(409,))
         )
@@ -344,7 +300,7 @@ def test_http2_is_offered_when_h2_is_installed() -> None:
 
 def test_a_rejected_token_is_one_sentence(docker_ok: None) -> None:
     with FlyFake(token="the-right-one") as strict:
-        p = FlyCompute(api_token="a-wrong-one", app=APP, api_url=strict.api_url)
+        p = FlyCompute(api_token="a-wrong-one", app=FLY_APP, api_url=strict.api_url)
         with pytest.raises(AuthenticationError, match=r"Fly.io answered 401 .*check FLY_API_TOKEN") as caught:
             _portal.call(p.list_instances)
         assert "\n" not in str(caught.value)
@@ -354,7 +310,7 @@ def test_a_rejected_token_is_one_sentence(docker_ok: None) -> None:
 def test_a_gpu_request_reaches_the_guest(provider: FlyCompute, fake: FlyFake) -> None:
     info = _portal.call(provider.provision, {"gpu": "l40s"})
     try:
-        guest = fake.live(APP, info.instance_id)["config"]["guest"]  # type: ignore[index]
+        guest = fake.live(FLY_APP, info.instance_id)["config"]["guest"]  # type: ignore[index]
         assert (guest["gpus"], guest["gpu_kind"], guest["cpu_kind"]) == (1, "l40s", "performance"), guest
     finally:
         _portal.call(provider.shutdown, info.instance_id)
@@ -406,8 +362,4 @@ _LIVE_EXPR = "__import__('praisonai.compute.providers.flyio', fromlist=['x']).Fl
 
 @pytest.mark.parametrize("check", list(CHECKS))
 def test_live_conformance(live_ctx: Context, check: str) -> None:
-    if reason := skip_reason(check, live_ctx.provider):
-        pytest.skip(reason)
-    if check in KNOWN_GAPS:
-        pytest.xfail(KNOWN_GAPS[check])
-    _portal.call(CHECKS[check], live_ctx)
+    run_check(TARGETS[PROVIDER], live_ctx, check)

@@ -1,7 +1,7 @@
 """The Kubernetes provider through the real ``kubernetes`` client, against the loopback API-server
-fake (``praisonai.compute.testing.k8s_fake``) whose pods are docker containers — a contract test of
-our client code, not of a cluster; and, when PRAISONAI_TEST_KUBECONFIG is set, against that
-cluster (the same conformance suite)."""
+fake (``fakes.kubernetes``) whose pods are docker containers — a contract test of
+our client code, not of a cluster (its conformance suite: in test_conformance.py); and, when
+PRAISONAI_TEST_KUBECONFIG is set, the suite against that cluster."""
 
 from __future__ import annotations
 
@@ -19,33 +19,24 @@ pytest.importorskip(
     "kubernetes", reason="the kubernetes client is not installed (pip install 'praisonai[kubernetes]')"
 )
 
+from fakes.kubernetes import K8sFake
+from served import IMAGE, TARGETS, run_check
+
 from praisonai import _portal
 from praisonai._errors import ConfigError, ImageNotFoundError, InstanceNotFoundError, ProviderUnavailableError
 from praisonai.compute import lifecycle, registry
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.kubernetes import KubernetesCompute
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
-from praisonai.compute.testing import CHECKS, Context, skip_reason
-from praisonai.compute.testing.k8s_fake import K8sFake
+from praisonai.compute.testing import CHECKS, Context
 
-IMAGE = "praisonai-sandbox:latest"
+PROVIDER = "kubernetes"  # the fake, provider and ctx fixtures: tests/providers/conftest.py
 LIVE_KUBECONFIG = os.environ.get("PRAISONAI_TEST_KUBECONFIG")
-
-
-@pytest.fixture(scope="module")
-def fake(docker_ok: None) -> Iterator[K8sFake]:
-    with K8sFake() as server:
-        yield server
 
 
 @pytest.fixture(scope="module")
 def kubeconfig(fake: K8sFake, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return fake.write_kubeconfig(tmp_path_factory.mktemp("kube") / "config", namespace="sbx")
-
-
-@pytest.fixture(scope="module")
-def provider(kubeconfig: Path) -> KubernetesCompute:
-    return KubernetesCompute(kubeconfig=str(kubeconfig), image=IMAGE)
 
 
 def _context(provider: KubernetesCompute, kubeconfig: str, image: str) -> Iterator[Context]:
@@ -60,18 +51,6 @@ def _context(provider: KubernetesCompute, kubeconfig: str, image: str) -> Iterat
         )
     finally:
         _portal.call(provider.shutdown, info.instance_id)
-
-
-@pytest.fixture(scope="module")
-def ctx(provider: KubernetesCompute, kubeconfig: Path) -> Iterator[Context]:
-    yield from _context(provider, str(kubeconfig), IMAGE)
-
-
-@pytest.mark.parametrize("check", list(CHECKS))
-def test_conformance(ctx: Context, check: str) -> None:
-    if reason := skip_reason(check, ctx.provider):
-        pytest.skip(reason)
-    _portal.call(CHECKS[check], ctx)
 
 
 # ---- the pod ---------------------------------------------------------------------------------
@@ -263,6 +242,4 @@ def live_ctx() -> Iterator[Context]:
 
 @pytest.mark.parametrize("check", list(CHECKS))
 def test_live_conformance(live_ctx: Context, check: str) -> None:
-    if reason := skip_reason(check, live_ctx.provider):
-        pytest.skip(reason)
-    _portal.call(CHECKS[check], live_ctx)
+    run_check(TARGETS[PROVIDER], live_ctx, check)

@@ -14,6 +14,7 @@ pytest.importorskip(
     "kubernetes", reason="the kubernetes client is not installed (pip install 'praisonai[kubernetes]')"
 )
 
+from fakes.kubernetes import K8sFake
 from kubernetes import client
 
 from praisonai import _portal
@@ -21,7 +22,6 @@ from praisonai._errors import ConfigError, ProvisionError
 from praisonai.compute import lifecycle
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.kubernetes import KubernetesCompute
-from praisonai.compute.testing.k8s_fake import K8sFake
 
 IMAGE = "praisonai-sandbox:latest"
 

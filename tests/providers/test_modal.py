@@ -1,6 +1,7 @@
 """The Modal provider through the real ``modal`` SDK, against the wire-level fake
-(``praisonai.compute.testing.modal_fake``: Modal's gRPC control plane and task command router on
-loopback, sandboxes as real docker containers): the conformance suite, then Modal's traps."""
+(``fakes.modal``: Modal's gRPC control plane and task command router on
+loopback, sandboxes as real docker containers): Modal's traps (its conformance suite: in
+test_conformance.py)."""
 
 from __future__ import annotations
 
@@ -18,21 +19,22 @@ import pytest
 
 pytest.importorskip("modal")
 
+from fakes.modal import ModalFake
+from kit import set_environment
+from served import IMAGE, TARGETS, run_check
+
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
 from praisonai._types import ExecRequest
-from praisonai.compute import registry
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.modal import ModalCompute, _transport
 from praisonai.compute.providers.modal._linger import LingeringPool
-from praisonai.compute.testing import CHECKS, Context, skip_reason
-from praisonai.compute.testing.modal_fake import ModalFake
+from praisonai.compute.testing import CHECKS, Context
 from praisonai.runtime.channel import Channel
 
-IMAGE = "praisonai-sandbox:latest"
+PROVIDER = "modal"  # the fake, provider and ctx fixtures: tests/providers/conftest.py
 # how a child process of a cross-process check rebuilds the provider (no entry point needed)
 _MODULE = "__import__('praisonai.compute.providers.modal', fromlist=['_'])"
-REBUILD = f"{_MODULE}.ModalCompute(image={IMAGE!r})"
 
 
 @pytest.fixture(autouse=True)
@@ -42,45 +44,6 @@ def _collect_sdk_garbage() -> Iterator[None]:
     "AST constructor recursion depth mismatch": collect them after each test, while they are ours."""
     yield
     gc.collect()
-
-
-@pytest.fixture(scope="module")
-def fake(docker_ok: None) -> Iterator[ModalFake]:
-    fake = ModalFake().start()
-    saved = {k: os.environ.get(k) for k in fake.env()}
-    os.environ.update(fake.env())  # the child processes of the cross-process checks see it too
-    try:
-        yield fake
-    finally:
-        fake.stop()
-        _set_env(saved)
-        gc.collect()  # as _collect_sdk_garbage
-        # and what lives on (the SDK's loop thread holds its handles) stays out of every later
-        # pass: one landing in pytest's rewrite of a plugin it imports for the terminal summary
-        # (hypothesis) failed the run after every test passed, on HEAD as well
-        gc.freeze()
-
-
-@pytest.fixture(scope="module")
-def provider(fake: ModalFake) -> ModalCompute:
-    return ModalCompute(image=IMAGE)
-
-
-@pytest.fixture(scope="module")
-def ctx(provider: ModalCompute) -> Iterator[Context]:
-    registry.register("modal", ModalCompute)
-    info = _portal.call(provider.provision)
-    try:
-        yield Context(provider, info.instance_id, provider_expr=REBUILD)
-    finally:
-        _portal.call(provider.shutdown, info.instance_id)
-
-
-@pytest.mark.parametrize("check", list(CHECKS))
-def test_conformance(ctx: Context, check: str) -> None:
-    # every check applies: processes and sessions run through the helper channel over a Modal exec
-    assert skip_reason(check, ctx.provider) is None, check
-    _portal.call(CHECKS[check], ctx)
 
 
 def test_a_command_longer_than_modals_arg_cap_runs(ctx: Context) -> None:
@@ -308,7 +271,7 @@ def live_ctx() -> Iterator[Context]:
     if LIVE_REASON:
         pytest.skip(LIVE_REASON)
     during = {k: os.environ.get(k) for k in _MODAL_VARS}
-    _set_env(_ORIGINAL_ENV)  # Modal itself, not the fake
+    set_environment(_ORIGINAL_ENV)  # Modal itself, not the fake
     provider = ModalCompute(app_name="praisonai-tests")
     info = _portal.call(provider.provision, {"idle_timeout_s": 300, "ttl_s": 1800})
     expr = f"{_MODULE}.ModalCompute(app_name='praisonai-tests')"
@@ -316,22 +279,12 @@ def live_ctx() -> Iterator[Context]:
         yield Context(provider, info.instance_id, provider_expr=expr)
     finally:
         _portal.call(provider.shutdown, info.instance_id)
-        _set_env(during)
-
-
-def _set_env(values: dict[str, str | None]) -> None:
-    for key, value in values.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+        set_environment(during)
 
 
 @pytest.mark.parametrize("check", list(CHECKS))
 def test_live_conformance(live_ctx: Context, check: str) -> None:
-    if reason := skip_reason(check, live_ctx.provider):
-        pytest.skip(reason)
-    _portal.call(CHECKS[check], live_ctx)
+    run_check(TARGETS[PROVIDER], live_ctx, check)
 
 
 def test_the_second_provision_starts_from_the_capture(

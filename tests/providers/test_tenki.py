@@ -1,6 +1,7 @@
 """The Tenki provider through the real ``tenki`` SDK, against the wire-level fake
-(``praisonai.compute.testing.tenki_fake``, gRPC from the wheel's own stubs) whose sandboxes are
-docker containers; and, when TENKI_API_KEY is set, against Tenki itself (the same suite)."""
+(``fakes.tenki``, gRPC from the wheel's own stubs) whose sandboxes are
+docker containers (its conformance suite: in test_conformance.py); and, when TENKI_API_KEY is
+set, the suite against Tenki itself."""
 
 from __future__ import annotations
 
@@ -17,7 +18,9 @@ import pytest
 pytest.importorskip("tenki", reason="the tenki SDK is not installed (pip install 'praisonai[tenki]')")
 
 import grpc  # type: ignore[import-untyped]
+from fakes.tenki import TenkiFake
 from kit import race_writers
+from served import TARGETS, run_check
 
 from praisonai import _portal
 from praisonai._errors import AuthenticationError, InstanceNotFoundError, PathNotFoundError
@@ -25,46 +28,15 @@ from praisonai._types import Capability
 from praisonai.compute import registry
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.tenki import TenkiCompute
-from praisonai.compute.testing import CHECKS, Context, skip_reason
-from praisonai.compute.testing.tenki_fake import TenkiFake
+from praisonai.compute.testing import CHECKS, Context
 
-KNOWN_GAPS: dict[str, str] = {}
+PROVIDER = "tenki"  # the fake, provider and ctx fixtures: tests/providers/conftest.py
 LIVE = bool(os.environ.get("TENKI_API_KEY") or os.environ.get("TENKI_AUTH_TOKEN"))
 _MODULE = "__import__('praisonai.compute.providers.tenki', fromlist=['x'])"
 
 
-@pytest.fixture(scope="module")
-def fake(docker_ok: None) -> Iterator[TenkiFake]:
-    with TenkiFake() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def provider(fake: TenkiFake) -> TenkiCompute:
-    return TenkiCompute(api_key="tk_fake", api_url=fake.base_url)
-
-
 def _expr(fake: TenkiFake) -> str:
     return f"{_MODULE}.TenkiCompute(api_key='tk_fake', api_url={fake.base_url!r})"
-
-
-@pytest.fixture(scope="module")
-def ctx(provider: TenkiCompute, fake: TenkiFake) -> Iterator[Context]:
-    registry.register("tenki", TenkiCompute)
-    info = _portal.call(provider.provision, {"auto_shutdown": False})
-    try:
-        yield Context(provider, info.instance_id, provider_expr=_expr(fake))
-    finally:
-        _portal.call(provider.shutdown, info.instance_id)
-
-
-@pytest.mark.parametrize("check", list(CHECKS))
-def test_conformance(ctx: Context, check: str) -> None:
-    if reason := skip_reason(check, ctx.provider):
-        pytest.skip(reason)
-    if check in KNOWN_GAPS:
-        pytest.xfail(KNOWN_GAPS[check])
-    _portal.call(CHECKS[check], ctx)
 
 
 def _run(fn: object, *args: object) -> object:
@@ -312,11 +284,7 @@ def live_ctx() -> Iterator[Context]:
 
 @pytest.mark.parametrize("check", list(CHECKS))
 def test_live_conformance(live_ctx: Context, check: str) -> None:
-    if reason := skip_reason(check, live_ctx.provider):
-        pytest.skip(reason)
-    if check in KNOWN_GAPS:
-        pytest.xfail(KNOWN_GAPS[check])
-    _portal.call(CHECKS[check], live_ctx)
+    run_check(TARGETS[PROVIDER], live_ctx, check)
 
 
 def test_env_plan_shows_ttl_native_and_idle_emulated() -> None:

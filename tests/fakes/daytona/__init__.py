@@ -1,0 +1,242 @@
+"""A loopback fake of Daytona's REST API and toolbox API, for the real ``daytona`` SDK to talk to.
+
+Start it (``with DaytonaFake() as fake:``) and point the SDK at ``fake.api_url`` (``DAYTONA_API_URL``
+or ``DaytonaConfig(api_url=...)``, any api key). The SDK's own code runs unchanged: its request
+serialisation, its multipart parsers, its error mapping. Each sandbox is a real local docker
+container of ``praisonai-sandbox:latest`` (label ``praisonai.test.daytona-fake=<fake id>``; ``close``
+removes them all), so exit codes, timeouts, binary files are real.
+
+Modelled (from daytona 0.226.1's client code and cloud-sdks.md §3):
+- ``POST /sandbox`` (state ``started`` at once; ``code-toolbox-language`` label kept as sent;
+  a duplicate name is 409; ``networkBlockAll`` is ``--network none``; env at create), ``GET
+  /sandbox/{id|name}``, ``GET /sandbox?labels=<json>`` (AND of exact label matches, one page),
+  ``DELETE /sandbox/{id}`` (a deleted or unknown sandbox is 404, so a second delete raises
+  ``DaytonaNotFoundError``), ``toolbox-proxy-url``, ``last-activity``, ``autostop``, ``ttl``,
+  ``POST /sandbox/{id}/snapshot`` (``docker commit``) and creating from that snapshot name.
+- ``POST /process/execute``: ``<first of zsh, bash, sh> -c`` in the container; **stdout and
+  stderr merged** into ``result``; a non-zero exit is a result; at ``timeout`` (seconds; **10
+  when absent**) the process group is killed and the answer is 408 ``PROCESS_EXECUTION_TIMEOUT``
+  **with no output**; a missing ``cwd`` is 400 [guess]; a stopped sandbox is 409 [guess].
+- ``files/bulk-upload`` and ``files/bulk-download`` (multipart both ways, binary-safe; a missing
+  file is a per-file ``error`` part the SDK turns into ``DaytonaFileNotFoundError``), ``DELETE
+  /files``; relative paths resolve against ``/workspace``.
+- Lifetimes, with ``minute_s`` seconds to a "minute": auto-stop after ``autoStopInterval`` minutes
+  without an API/toolbox call (a process running inside is NOT activity), then delete when
+  ``autoDeleteInterval`` is 0; ``ttlMinutes`` destroys at the deadline in any state.
+- Faults: ``fail_next(status, retry_after=...)`` answers the next API call with that status.
+
+Not modelled: sessions, PTY, the socket.io event stream (404: the SDK falls back to polling),
+builds (``buildInfo`` is recorded, the image is always ``praisonai-sandbox:latest``), resources
+(recorded only), allow lists (recorded, not enforced), pagination,
+organisations and auth (any bearer token is accepted), pause/archive, ``set_labels``' exact wire
+shape, snapshot builds (``create_snapshot`` is a ``docker commit``, active at once).
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from fakes import docker
+from fakes.daytona import _sandboxes
+from fakes.daytona._wire import (
+    multipart_fields,
+    part_header,
+    read_body,
+    read_json,
+    send_error,
+    send_json,
+)
+
+__all__ = ["DaytonaFake"]
+
+
+class DaytonaFake:
+    """The fake server; see the module docstring. ``calls`` counts requests by route."""
+
+    def __init__(self, *, minute_s: float = 60.0) -> None:
+        self.fake_id = uuid.uuid4().hex[:12]
+        self.minute_s = minute_s
+        self.sandboxes: dict[str, dict[str, Any]] = {}
+        self.snapshots: dict[str, str] = {}  # name -> docker image tag
+        self.calls: dict[str, int] = {}
+        self.requests: list[tuple[str, str, Any]] = []  # (method, route, json body) of API calls
+        self._faults: list[tuple[int, float | None]] = []
+        self._lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._threads = [
+            threading.Thread(target=self._server.serve_forever, daemon=True),
+            threading.Thread(target=self._lifetimes, daemon=True),
+        ]
+        self._closed = threading.Event()
+
+    @property
+    def api_url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/api"
+
+    def __enter__(self) -> DaytonaFake:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop serving and remove every container and snapshot image this fake made."""
+        self._closed.set()
+        self._server.shutdown()
+        self._server.server_close()
+        for container in _sandboxes.leftovers(self.fake_id):
+            docker.remove(container)
+        for tag in self.snapshots.values():
+            docker.remove_image(tag)
+
+    def fail_next(self, status: int, *, retry_after: float | None = None) -> None:
+        """Answer the next control-plane call with ``status`` (429 carries ``Retry-After``)."""
+        self._faults.append((status, retry_after))
+
+    # ---- sandboxes -----------------------------------------------------------------------------
+
+    def find(self, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            for box in self.sandboxes.values():
+                if box["state"] != "destroyed" and key in (box["id"], box["name"]):
+                    return box
+        return None
+
+    def create(self, body: dict[str, Any]) -> tuple[int, Any]:
+        name = body.get("name") or None
+        if name and self.find(name):
+            return 409, f"Sandbox with name {name} already exists"
+        sandbox_id = str(uuid.uuid4())
+        image = docker.IMAGE
+        if body.get("snapshot"):
+            if body["snapshot"] not in self.snapshots:
+                return 404, f"Snapshot {body['snapshot']} not found"
+            image = self.snapshots[body["snapshot"]]
+        env = dict(body.get("env") or {})
+        container = _sandboxes.start(
+            f"daytona-fake-{self.fake_id}-{sandbox_id[:8]}",
+            self.fake_id,
+            env,
+            network_none=bool(body.get("networkBlockAll")),
+            image=image,
+        )
+        now = time.time()
+        box = {
+            "id": sandbox_id,
+            "organizationId": "fake-org",
+            "name": name or sandbox_id,
+            "snapshot": body.get("snapshot"),
+            "user": body.get("user") or "daytona",
+            "env": env,
+            "labels": dict(body.get("labels") or {}),
+            "public": bool(body.get("public")),
+            "networkBlockAll": bool(body.get("networkBlockAll")),
+            "kvm": False,
+            "networkAllowList": body.get("networkAllowList"),
+            "domainAllowList": body.get("domainAllowList"),
+            "target": body.get("target") or "us",
+            "cpu": body.get("cpu") or 1,
+            "gpu": body.get("gpu") or 0,
+            "memory": body.get("memory") or 1,
+            "disk": body.get("disk") or 3,
+            "state": "started",
+            "autoStopInterval": body.get("autoStopInterval", 15),
+            "autoDeleteInterval": body.get("autoDeleteInterval", -1),
+            "ttlMinutes": body.get("ttlMinutes") or 0,
+            "buildInfo": _build_info(body.get("buildInfo"), now),
+            "createdAt": _iso(now),
+            "updatedAt": _iso(now),
+            "lastActivityAt": _iso(now),
+            "_container": container,
+            "_created": now,
+            "_activity": now,
+        }
+        with self._lock:
+            self.sandboxes[sandbox_id] = box
+        return 200, self.dto(box)
+
+    def dto(self, box: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in box.items() if not k.startswith("_")}
+        out["lastActivityAt"] = _iso(box["_activity"])
+        if box["ttlMinutes"]:
+            out["autoDestroyAt"] = _iso(box["_created"] + box["ttlMinutes"] * self.minute_s)
+        out["toolboxProxyUrl"] = self.api_url.removesuffix("/api") + "/toolbox"
+        return out
+
+    def destroy(self, box: dict[str, Any]) -> None:
+        with self._lock:
+            if box["state"] == "destroyed":
+                return
+            box["state"] = "destroyed"
+        docker.remove(box["_container"])
+
+    def touch(self, box: dict[str, Any]) -> None:
+        box["_activity"] = time.time()
+
+    def _lifetimes(self) -> None:
+        """Auto-stop on idleness (process activity does not count), auto-delete, ttl."""
+        while not self._closed.wait(min(1.0, self.minute_s / 4)):
+            now = time.time()
+            for box in list(self.sandboxes.values()):
+                if box["state"] == "destroyed":
+                    continue
+                if box["ttlMinutes"] and now >= box["_created"] + box["ttlMinutes"] * self.minute_s:
+                    self.destroy(box)
+                elif (
+                    box["state"] == "started"
+                    and box["autoStopInterval"]
+                    and (now - box["_activity"] >= box["autoStopInterval"] * self.minute_s)
+                ):
+                    box["state"] = "stopped"
+                    docker.stop(box["_container"])
+                    if box["autoDeleteInterval"] == 0:
+                        self.destroy(box)
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # the SDK opens many connections at once (one client per operation)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hung up (the SDK drops its socket.io probe) is not news
+
+
+def _build_info(sent: dict[str, Any] | None, now: float) -> dict[str, Any] | None:
+    if not sent:
+        return None
+    return {**sent, "createdAt": _iso(now), "updatedAt": _iso(now), "snapshotRef": docker.IMAGE}
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
+
+
+def _handler(fake: DaytonaFake) -> type[BaseHTTPRequestHandler]:
+    from fakes.daytona._routes import route
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _any(self) -> None:
+            parts = urlsplit(self.path)
+            query = {k: v[0] for k, v in parse_qs(parts.query).items()}
+            route(fake, self, self.command, [unquote(p) for p in parts.path.split("/") if p], query)
+
+        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _any
+
+    return Handler
+
+
+# Re-exported for the routes module.
+_ = (json, multipart_fields, part_header, read_body, read_json, send_error, send_json)

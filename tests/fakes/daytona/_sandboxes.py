@@ -1,0 +1,84 @@
+"""The Daytona fake's sandboxes: real local docker containers, driven with the docker CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+
+from fakes import docker
+
+OWNER_LABEL = "praisonai.test.daytona-fake"  # every container the fake starts carries it
+WORKDIR = "/workspace"
+
+
+def start(
+    name: str, fake_id: str, env: dict[str, str], *, network_none: bool, image: str = docker.IMAGE
+) -> str:
+    """Start a container that idles until it is removed; its id."""
+    options = ["--init", "--label", f"{OWNER_LABEL}={fake_id}", "--name", name, "-w", WORKDIR]
+    return docker.run_detached(
+        options + (["--network", "none"] if network_none else []), [image, "sleep", "infinity"], env
+    )
+
+
+def leftovers(fake_id: str) -> list[str]:
+    return docker.leftovers(OWNER_LABEL, fake_id)
+
+
+def commit(container: str, tag: str) -> None:
+    docker.commit(container, tag, f"{OWNER_LABEL}=snapshot")
+
+
+def exec_merged(
+    container: str, command: str, cwd: str | None, env: dict[str, str], timeout: float
+) -> tuple[int, bytes, bool]:
+    """Run ``command`` with the first of zsh, bash, sh as the daemon does, stdout and stderr in ONE pipe (the
+    merged ``result`` Daytona returns), stdin closed; at ``timeout`` the command's whole process
+    group is killed (GNU ``timeout`` signals its group). Returns (exit code, output, timed out)."""
+    argv = ["exec", "-w", cwd or WORKDIR, *docker.env_flags(env)]
+    # The daemon's shell: "the first available of zsh, bash or sh" (bash in praisonai-sandbox).
+    pick = 'for s in zsh bash sh; do command -v "$s" >/dev/null && exec "$s" -c "$0"; done'
+    argv += [container, "timeout", "-s", "KILL", f"{timeout:g}", "sh", "-c", pick, command]
+    started = time.monotonic()
+    done = docker.docker(*argv, env=env, timeout=timeout + 30, merge_stderr=True)
+    timed_out = done.returncode == 137 and time.monotonic() - started >= timeout - 0.05
+    return done.returncode, done.stdout, timed_out
+
+
+def is_dir(container: str, path: str) -> bool:
+    return docker.docker("exec", container, "test", "-d", path).returncode == 0
+
+
+def write(container: str, path: str, data: bytes) -> str | None:
+    """Write ``data`` to ``path`` (parents created); an error message, or ``None``."""
+    script = 'mkdir -p -- "$(dirname -- "$1")" && cat > "$1"'
+    done = docker.docker("exec", "-i", "-w", WORKDIR, container, "sh", "-c", script, "sh", path, data=data)
+    return None if done.returncode == 0 else done.stderr.decode(errors="replace").strip()
+
+
+def read(container: str, paths: list[str]) -> subprocess.Popen[bytes]:
+    """One process whose stdout is, per path, a line ``F<size>`` then the file's bytes, or a
+    line ``D`` (a directory) or ``N`` (missing), so the caller can stream them all."""
+    script = (
+        'for p; do if [ -d "$p" ]; then echo D; elif [ -f "$p" ]; then '
+        'echo "F$(wc -c < "$p")"; cat -- "$p"; else echo N; fi; done'
+    )
+    return docker.popen(
+        "exec",
+        "-w",
+        WORKDIR,
+        container,
+        "sh",
+        "-c",
+        script,
+        "sh",
+        *paths,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def delete(container: str, path: str, recursive: bool) -> bool:
+    flag = "-rf" if recursive else "-f"
+    script = f'[ -e "$1" ] || exit 3; rm {flag} -- "$1"'
+    return docker.docker("exec", "-w", WORKDIR, container, "sh", "-c", script, "sh", path).returncode == 0

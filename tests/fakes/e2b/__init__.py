@@ -1,0 +1,307 @@
+"""A loopback fake of E2B at its wire, for the real ``e2b`` SDK to talk to.
+
+What it models (the e2b 2.63 wheel, read from its source):
+
+- the REST control plane the SDK calls: ``POST /sandboxes`` (template, timeout as an absolute
+  ``end_at``, metadata, envVars, network fields kept as sent, the ``Idempotency-Key`` header: a
+  repeated key returns the same sandbox; ``/v2/sandboxes`` as the SDK sends it),
+  ``GET /sandboxes/{id}``, ``DELETE /sandboxes/{id}``
+  (404 when gone: the SDK's ``kill`` then returns False), ``POST /sandboxes/{id}/timeout``
+  (``end_at = now + timeout``), ``POST /v2/sandboxes/{id}/connect``, ``GET /v2/sandboxes`` (exact
+  metadata match, AND; running sandboxes only: nothing pauses). A sandbox past its ``end_at`` is
+  killed by the fake's clock, as E2B kills it, and answers 404 from then on;
+- envd's ``process.Process`` Connect service (start, connect, list, send_input, close_stdin,
+  send_signal = SIGKILL of the process group) through the wheel's generated server stub, and
+  envd's ``GET/POST /files`` (raw bytes; multipart or octet-stream uploads, parents created);
+- a process as a long-lived stream, as the provider's helper channel uses it: ``start`` with
+  ``stdin=True`` and no deadline streams output events (raw bytes, which the SDK decodes) until
+  the process has exited and its pipes are closed, with a keepalive event each second of silence
+  (envd's interval is the client's ``Keepalive-Ping-Interval``, 50 s); each ``send_input`` is
+  written whole, in arrival order, to the process's stdin; ``send_input`` to a process started
+  without stdin or after ``close_stdin`` fails (FAILED_PRECONDITION, assumed: the SDK makes any
+  code a ``SandboxException``); ``close_stdin`` is EOF;
+  ``calls`` counts every request (the vendor calls an operation costs);
+- every sandbox is a real local docker container (``praisonai-sandbox:latest``, labelled
+  ``praisonai.test.e2b-fake``), commands run as ``/bin/bash -l -c`` there, so exit codes,
+  stdout/stderr, stdin, timeouts and file bytes are real. The SDK's own behaviour on top is then
+  real too: ``CommandExitException`` on a non-zero exit, ``TimeoutException`` at the command
+  timeout while the process keeps running until ``commands.kill(pid)``.
+
+Snapshots: ``POST /sandboxes/{id}/snapshots`` commits the container to an image (filesystem only:
+envd's env from ``envVars`` is given to each process, not stored in the container), ``GET
+/snapshots?name=`` lists them, and a create whose ``templateID`` is a snapshot's id or name starts
+from it. What it does not model: authentication beyond "a key is present" (``REFUSED_KEY`` gets
+401), templates, memory snapshots, pause/resume, the ``filesystem.Filesystem`` RPC service (stat,
+list, watch…), PTYs, ``stream_input``, users (commands run as root), egress rules (stored, not
+enforced), rate limits.
+The SDK must be pointed at it with ``E2B_API_URL``, ``E2B_SANDBOX_URL`` (every sandbox behind one
+URL, told apart by the ``E2b-Sandbox-Id`` header, as the SDK sends it) and HTTP/1.1
+(``E2B_HTTP_VERSION=1.1``): :meth:`FakeE2B.env` gives those.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import json
+import secrets
+import socketserver
+import threading
+import time
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+from urllib.parse import parse_qs
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+from e2b.envd.process.process_connect import ProcessWSGIApplication
+
+from fakes import docker
+from fakes.e2b import _sandboxes
+from fakes.e2b._envd import ProcessService, files
+from fakes.e2b._sandboxes import Proc
+
+ENVD_VERSION = "0.6.4"
+REFUSED_KEY = "e2b_refused"  # the one API key the fake answers 401 to
+__all__ = ["ENVD_VERSION", "REFUSED_KEY", "FakeE2B", "FakeSandbox"]
+
+
+@dataclasses.dataclass
+class FakeSandbox:
+    sandbox_id: str
+    container: str
+    template: str
+    metadata: dict[str, str]
+    started_at: float
+    end_at: float
+    request: dict[str, Any]  # the create body as sent (network, lifecycle… for tests to read)
+    envs: dict[str, str] = dataclasses.field(default_factory=dict)  # envd's, given to processes
+    procs: dict[int, Proc] = dataclasses.field(default_factory=dict)
+
+    def touch(self) -> None:
+        """Nothing: on E2B activity does not move ``end_at`` (only ``set_timeout`` does)."""
+
+
+class FakeE2B:
+    """The fake, started with ``with FakeE2B() as fake:``; ``fake.env()`` points the SDK at it."""
+
+    def __init__(self) -> None:
+        self.sandboxes: dict[str, FakeSandbox] = {}
+        self.idempotency: dict[str, str] = {}
+        self.snapshots: dict[str, list[str]] = {}  # snapshot id -> its names (image: _image(id))
+        self.calls: list[str] = []  # "METHOD path" of every request, for call counts
+        self.owner = uuid.uuid4().hex[:12]
+        self._lock = threading.Lock()
+        self._server: WSGIServer | None = None
+        self._envd = ProcessWSGIApplication(ProcessService(self))  # type: ignore[arg-type]
+        self._stop = threading.Event()
+
+    # ---- life of the fake -------------------------------------------------------------------
+
+    def __enter__(self) -> FakeE2B:
+        self._server = make_server("127.0.0.1", 0, self._app, server_class=_Server, handler_class=_Quiet)
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._clock, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+        for sandbox in list(self.sandboxes.values()):
+            docker.remove(sandbox.container)
+        self.sandboxes.clear()
+        for snapshot_id in self.snapshots:
+            docker.remove_image(self._image(snapshot_id))
+        self.snapshots.clear()
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        return f"http://127.0.0.1:{self._server.server_port}"
+
+    def env(self) -> dict[str, str]:
+        """The environment that points the real SDK at this fake."""
+        return {
+            "E2B_API_URL": self.url,
+            "E2B_SANDBOX_URL": self.url,
+            "E2B_API_KEY": "e2b_fake",
+            "E2B_HTTP_VERSION": "1.1",
+        }
+
+    def running(self, sandbox_id: str) -> FakeSandbox | None:
+        sandbox = self.sandboxes.get(sandbox_id)
+        if sandbox is not None and sandbox.end_at <= time.time():
+            self._expire(sandbox)
+            return None
+        return sandbox
+
+    def _expire(self, sandbox: FakeSandbox) -> None:
+        with self._lock:
+            if self.sandboxes.pop(sandbox.sandbox_id, None) is None:
+                return
+        docker.remove(sandbox.container)
+
+    def _clock(self) -> None:
+        while not self._stop.wait(0.2):
+            for sandbox in list(self.sandboxes.values()):
+                self.running(sandbox.sandbox_id)
+
+    # ---- HTTP -------------------------------------------------------------------------------
+
+    def _app(self, environ: dict[str, Any], start_response: Any) -> Any:
+        method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
+        self.calls.append(f"{method} {path}")
+        # The whole body, read here: wsgiref neither de-chunks nor stops a reader at the end of a
+        # body (connectrpc drains its input to EOF, which on a kept-alive socket never comes).
+        if "chunked" in environ.get("HTTP_TRANSFER_ENCODING", "").lower():
+            body = _dechunk(environ["wsgi.input"])
+        else:
+            body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(body), str(len(body))
+        if path.startswith("/process.Process/"):
+            return self._envd(environ, start_response)
+        if path == "/files":
+            status, body, kind = files(self, environ)
+            start_response(status, [("Content-Type", kind), ("Content-Length", str(len(body)))])
+            return [body]
+        if path == "/health":
+            start_response("204 No Content", [])
+            return [b""]
+        status, payload = self._rest(method, path, environ)
+        body = b"" if payload is None else json.dumps(payload).encode()
+        start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
+        return [body]
+
+    def _rest(self, method: str, path: str, environ: dict[str, Any]) -> tuple[str, Any]:
+        if environ.get("HTTP_X_API_KEY", "") in ("", REFUSED_KEY):
+            return "401 Unauthorized", {"code": 401, "message": "Invalid API key"}
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+        body = json.loads(environ["wsgi.input"].read(length) or b"{}") if length else {}
+        parts = path.strip("/").split("/")
+        if method == "POST" and parts in (["sandboxes"], ["v2", "sandboxes"]):
+            return self._create(body, environ.get("HTTP_IDEMPOTENCY_KEY"))
+        if method == "GET" and parts == ["snapshots"]:
+            name = parse_qs(environ.get("QUERY_STRING", "")).get("name", [""])[0]
+            return "200 OK", [
+                {"snapshotID": i, "names": names}
+                for i, names in self.snapshots.items()
+                if not name or name == i or name in names
+            ]
+        if method == "GET" and parts == ["v2", "sandboxes"]:
+            return "200 OK", self._list(parse_qs(environ.get("QUERY_STRING", "")))
+        if parts[:1] == ["v2"]:
+            parts = parts[1:]  # v2 connect has the shape of v1
+        if len(parts) < 2 or parts[0] != "sandboxes":
+            return "404 Not Found", {"code": 404, "message": f"no route {method} {path}"}
+        sandbox = self.running(parts[1])
+        if sandbox is None:
+            return "404 Not Found", {"code": 404, "message": f"sandbox {parts[1]} not found"}
+        if method == "GET" and len(parts) == 2:
+            return "200 OK", self._detail(sandbox)
+        if method == "DELETE" and len(parts) == 2:
+            self._expire(sandbox)
+            return "204 No Content", None
+        if method == "POST" and parts[2:] == ["timeout"]:
+            sandbox.end_at = time.time() + float(body.get("timeout", 0))
+            return "204 No Content", None
+        if method == "POST" and parts[2:] == ["snapshots"]:
+            return self._snapshot(sandbox, body.get("name"))
+        if method == "POST" and parts[2:] == ["connect"]:
+            sandbox.end_at = max(sandbox.end_at, time.time() + float(body.get("timeout", 0)))
+            return "200 OK", self._short(sandbox)
+        return "404 Not Found", {"code": 404, "message": f"no route {method} {path}"}
+
+    def _create(self, body: dict[str, Any], key: str | None) -> tuple[str, Any]:
+        with self._lock:
+            if key and key in self.idempotency and self.idempotency[key] in self.sandboxes:
+                return "201 Created", self._short(self.sandboxes[self.idempotency[key]])
+            sandbox_id = "i" + secrets.token_hex(10)
+            if key:
+                self.idempotency[key] = sandbox_id
+        template = str(body.get("templateID", "base"))
+        snapshot = next(
+            (i for i, names in self.snapshots.items() if template == i or template in names), None
+        )
+        image = docker.IMAGE if snapshot is None else self._image(snapshot)
+        container = _sandboxes.start_container(sandbox_id, self.owner, image)
+        now = time.time()
+        end_at = now + float(body.get("timeout", 300))
+        metadata = dict(body.get("metadata") or {})
+        sandbox = FakeSandbox(sandbox_id, container, template, metadata, now, end_at, body)
+        sandbox.envs = dict(body.get("envVars") or {})
+        self.sandboxes[sandbox_id] = sandbox
+        return "201 Created", self._short(sandbox)
+
+    def _snapshot(self, sandbox: FakeSandbox, name: str | None) -> tuple[str, Any]:
+        """A filesystem snapshot (a committed image; envd's env is not in it). A name already
+        taken moves to the new snapshot, as E2B assigns a new build to the existing template."""
+        snapshot_id = "snap" + secrets.token_hex(8)
+        _sandboxes.commit_container(sandbox.container, self._image(snapshot_id), self.owner)
+        names = [name] if name else []
+        for other in self.snapshots.values():
+            if name in other:
+                other.remove(name)
+        self.snapshots[snapshot_id] = names
+        return "201 Created", {"snapshotID": snapshot_id, "names": names}
+
+    def _image(self, snapshot_id: str) -> str:
+        return f"praisonai-e2bfake-{self.owner}:{snapshot_id}"
+
+    def _list(self, query: dict[str, list[str]]) -> list[dict[str, Any]]:
+        wanted = {k: v[0] for k, v in parse_qs(query.get("metadata", [""])[0]).items()}
+        states = query.get("state") or ["running", "paused"]
+        found = []
+        for sandbox in list(self.sandboxes.values()):
+            if self.running(sandbox.sandbox_id) is None or "running" not in states:
+                continue
+            if all(sandbox.metadata.get(k) == v for k, v in wanted.items()):
+                found.append(self._detail(sandbox))
+        return found
+
+    def _short(self, sandbox: FakeSandbox) -> dict[str, Any]:
+        return {
+            "templateID": sandbox.template,
+            "sandboxID": sandbox.sandbox_id,
+            "clientID": "fake",
+            "envdVersion": ENVD_VERSION,
+        }
+
+    def _detail(self, sandbox: FakeSandbox) -> dict[str, Any]:
+        return {
+            **self._short(sandbox),
+            "startedAt": _iso(sandbox.started_at),
+            "endAt": _iso(sandbox.end_at),
+            "cpuCount": 2,
+            "memoryMB": 512,
+            "diskSizeMB": 1024,
+            "state": "running",
+            "metadata": dict(sandbox.metadata),
+        }
+
+
+def _dechunk(stream: Any) -> bytes:
+    body = bytearray()
+    while True:
+        size = int(stream.readline().split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            while stream.readline().strip():  # trailers
+                pass
+            return bytes(body)
+        body += stream.read(size)
+        stream.readline()
+
+
+def _iso(at: float) -> str:
+    return datetime.fromtimestamp(at, timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+class _Server(socketserver.ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+    request_queue_size = 1024  # the SDK opens many connections at once (HTTP/1.1: one per call)
+
+
+class _Quiet(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass

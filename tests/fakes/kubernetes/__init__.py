@@ -1,0 +1,279 @@
+"""A loopback fake of the Kubernetes API server's pod surface, for the REAL ``kubernetes`` client
+(and ``kubectl``), pointed at it by a kubeconfig (``fake.write_kubeconfig(path)``).
+
+This is a contract test of our client code against the API server's recorded semantics — never
+a performance claim: it has no scheduler, kubelet, etcd, image pulls or admission, so its timings
+say nothing about a cluster.
+
+Start it (``with K8sFake() as fake:``); plain HTTP on 127.0.0.1, any bearer token accepted. Every
+pod is a real local docker container of its own image (label ``praisonai.test.k8s-fake=<fake
+id>``; ``close`` removes those and no others), so exec, exit codes, stdin, files and timeouts are real.
+
+Modelled:
+- Discovery: ``/version``, ``/api``, ``/api/v1``, ``/apis``, ``/apis/networking.k8s.io/v1``.
+- Pods (``/api/v1/namespaces/{ns}/pods[/{name}]``, ``/api/v1/pods``): create (``generateName``
+  too; a taken name is 409 ``AlreadyExists``), get (404 ``NotFound``), list with
+  ``labelSelector`` (``k=v``, ``k==v``, ``k!=v``, ``k``, ``!k``, comma = AND) and
+  ``fieldSelector=metadata.name=…``, delete (answers the pod; the container goes at once), and
+  ``watch=1`` (ADDED for the current matches, then MODIFIED/DELETED until ``timeoutSeconds``).
+  Errors are ``metav1.Status`` bodies. A pod is ``Pending`` (``PodScheduled`` True) until its
+  container started, then ``Running`` with ``Ready``; with ``fake.unschedulable`` it stays Pending
+  with ``PodScheduled`` False ``Unschedulable``; a missing image leaves it Pending with a waiting
+  container (``ErrImageNeverPull``). ``restartPolicy`` is taken as Never: an exited container makes
+  the pod ``Succeeded``/``Failed``; ``activeDeadlineSeconds`` fails it (``DeadlineExceeded``).
+  The spec's env, workingDir, command/args, runAsUser/Group, readOnlyRootFilesystem,
+  allowPrivilegeEscalation, emptyDir mounts (tmpfs) and cpu/memory limits reach docker.
+- NetworkPolicies (``/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies[/{name}]``):
+  stored; a policy with ``Egress`` in ``policyTypes`` and no egress rules that selects a pod by
+  ``matchLabels`` when the pod starts runs it with ``--network none`` (enforced, as a CNI that
+  enforces policies would). Egress rules with peers are stored, not enforced.
+- ``pods/{name}/exec`` over WebSocket (see ``_exec``): ``v5.channel.k8s.io`` and
+  ``v4.channel.k8s.io`` (``protocols`` limits what the fake offers, to test v4 servers).
+
+- agent-sandbox (with ``agent_sandbox=True``): its CRDs' API groups, warm pools, claims and
+  sandboxes, reconciled by a stand-in for its controllers — see ``_warm``; not the real controller.
+
+Not modelled: authentication and RBAC, namespaces as objects, update/patch, resourceVersion
+semantics beyond a counter, graceful deletion, SPDY, TTYs, attach/logs/port-forward, other kinds.
+Faults: ``fail_next(status)`` answers the next API call (not exec) with that status;
+``lose_next_answer(status)`` performs the next create, then drops the connection (0) or answers
+that status instead of the object.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from fakes import docker
+from fakes.kubernetes import _pods, _warm
+
+__all__ = ["K8sFake"]
+
+PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
+
+
+class K8sFake:
+    """The fake server; see the module docstring. ``writes`` counts create/delete calls."""
+
+    def __init__(self, *, protocols: tuple[str, ...] = PROTOCOLS, agent_sandbox: bool = False) -> None:
+        self.fake_id = uuid.uuid4().hex[:12]
+        self.protocols = protocols
+        self.agent_sandbox = agent_sandbox  # serve the agent-sandbox CRDs (see ``_warm``)
+        self.custom: dict[tuple[str, str, str], dict[str, Any]] = {}  # (plural, ns, name): object
+        self.unschedulable = False
+        self.pods: dict[tuple[str, str], dict[str, Any]] = {}
+        self.policies: dict[tuple[str, str], dict[str, Any]] = {}
+        self.requests: list[tuple[str, str]] = []  # (method, path)
+        self.exec_log: list[str] = []  # the channel of every client message on an exec stream
+        self.write_times: list[float] = []
+        self.faults: list[int] = []
+        self.lost_answers: list[int] = []
+        self.cond = threading.Condition()
+        self.events: list[tuple[int, str, dict[str, Any]]] = []  # (version, type, pod)
+        self.version = 1
+        self._server = _Server(("127.0.0.1", 0), _handler(self))
+        self._server.daemon_threads = True
+        self._closed = threading.Event()
+        loops: list[tuple[Callable[..., None], tuple[Any, ...]]] = [
+            (self._server.serve_forever, ()),
+            (self._reap, ()),
+            (_warm.run, (self, self._closed)),
+        ]
+        self._threads = [threading.Thread(target=f, args=a, daemon=True) for f, a in loops]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def write_kubeconfig(self, path: Path, namespace: str = "default") -> Path:
+        """A kubeconfig whose current context is this fake (and ``namespace``)."""
+        path.write_text(
+            "apiVersion: v1\nkind: Config\n"
+            f"clusters:\n- name: fake\n  cluster:\n    server: {self.url}\n"
+            "users:\n- name: fake\n  user:\n    token: fake-token\n"
+            "contexts:\n- name: fake\n  context:\n    cluster: fake\n    user: fake\n"
+            f"    namespace: {namespace}\n"
+            "current-context: fake\n"
+        )
+        return path
+
+    def __enter__(self) -> K8sFake:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop serving and remove every container this fake made."""
+        self._closed.set()
+        self._server.shutdown()
+        self._server.server_close()
+        for container in _pods.leftovers(self.fake_id):
+            docker.remove(container)
+
+    def fail_next(self, status: int) -> None:
+        self.faults.append(status)
+
+    def lose_next_answer(self, status: int = 0) -> None:
+        """Perform the next create (POST), then lose its answer: ``0`` drops the connection, a
+        status answers that error instead (a proxy's 5xx after the API server acted)."""
+        self.lost_answers.append(status)
+
+    # ---- pods --------------------------------------------------------------------------------
+
+    def changed(self, kind: str, pod: dict[str, Any]) -> None:
+        """Record a change (caller holds ``cond``): a new resourceVersion, an event for watchers."""
+        self.version += 1
+        pod["metadata"]["resourceVersion"] = str(self.version)
+        self.events.append((self.version, kind, pod))
+        self.cond.notify_all()
+
+    def create_pod(self, ns: str, pod: dict[str, Any]) -> tuple[int, Any]:
+        meta = pod.setdefault("metadata", {})
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = meta["generateName"] + uuid.uuid4().hex[:5]
+        name = meta.get("name")
+        if not name or not (pod.get("spec") or {}).get("containers"):
+            return 422, (
+                "Invalid",
+                f"Pod {name!r} is invalid: metadata.name and spec.containers are required",
+            )
+        with self.cond:
+            if (ns, name) in self.pods:
+                return 409, ("AlreadyExists", f'pods "{name}" already exists')
+            meta.update(namespace=ns, uid=str(uuid.uuid4()), creationTimestamp=_iso(time.time()))
+            pod["status"] = {"phase": "Pending", "conditions": [_cond("PodScheduled", "True")]}
+            pod["_started"] = time.time()
+            self.pods[(ns, name)] = pod
+            self.changed("ADDED", pod)
+        threading.Thread(target=self._start, args=(ns, name, pod), daemon=True).start()
+        return 201, pod
+
+    def _start(self, ns: str, name: str, pod: dict[str, Any]) -> None:
+        if self.unschedulable:
+            with self.cond:
+                pod["status"]["conditions"] = [
+                    _cond("PodScheduled", "False", "Unschedulable", "0/1 nodes are available")
+                ]
+                self.changed("MODIFIED", pod)
+            return
+        container_name = f"k8s-fake-{self.fake_id}-{ns}-{name}"
+        cid, why = _pods.start(container_name, self.fake_id, pod, network_none=self._isolated(ns, pod))
+        with self.cond:
+            if self.pods.get((ns, name)) is not pod:  # deleted while it started
+                if cid:
+                    docker.remove(cid)
+                return
+            status = pod["status"]
+            box = pod["spec"]["containers"][0]["name"]
+            if cid is None:
+                reason = "ErrImageNeverPull" if "No such image" in why else "CreateContainerError"
+                status["containerStatuses"] = [
+                    _box(box, {"waiting": {"reason": reason, "message": why}}, False)
+                ]
+            else:
+                pod["_container"] = cid
+                status.update(phase="Running", startTime=_iso(time.time()), podIP="10.0.0.1")
+                status["conditions"] += [
+                    _cond("Initialized", "True"),
+                    _cond("ContainersReady", "True"),
+                    _cond("Ready", "True"),
+                ]
+                status["containerStatuses"] = [_box(box, {"running": {"startedAt": _iso(time.time())}}, True)]
+            self.changed("MODIFIED", pod)
+
+    def _isolated(self, ns: str, pod: dict[str, Any]) -> bool:
+        """Whether a deny-all-egress policy of ``ns`` selects the pod."""
+        labels = pod["metadata"].get("labels") or {}
+        for (policy_ns, _), policy in list(self.policies.items()):
+            spec = policy.get("spec") or {}
+            wanted = (spec.get("podSelector") or {}).get("matchLabels") or {}
+            selects = policy_ns == ns and all(labels.get(k) == v for k, v in wanted.items())
+            if selects and "Egress" in (spec.get("policyTypes") or []) and not spec.get("egress"):
+                return True
+        return False
+
+    def delete_pod(self, ns: str, name: str) -> tuple[int, Any]:
+        with self.cond:
+            pod = self.pods.pop((ns, name), None)
+            if pod is None:
+                return 404, ("NotFound", f'pods "{name}" not found')
+            pod["metadata"]["deletionTimestamp"] = _iso(time.time())
+            self.changed("DELETED", pod)
+        if pod.get("_container"):
+            docker.remove(pod["_container"])
+        return 200, pod
+
+    def _reap(self) -> None:
+        """The kubelet's part: an exited container ends its pod; a deadline fails it."""
+        while not self._closed.wait(0.5):
+            for pod in [p for p in list(self.pods.values()) if p["status"]["phase"] == "Running"]:
+                deadline = pod["spec"].get("activeDeadlineSeconds")
+                if deadline and time.time() - pod["_started"] > deadline:
+                    docker.remove(pod["_container"])
+                    self._ended(pod, "Failed", 137, "DeadlineExceeded")
+                    continue
+                running, code = _pods.state(pod["_container"])
+                if not running:
+                    self._ended(pod, "Succeeded" if code == 0 else "Failed", code, None)
+
+    def _ended(self, pod: dict[str, Any], phase: str, code: int, reason: str | None) -> None:
+        with self.cond:
+            if pod["status"]["phase"] != "Running":
+                return
+            status = pod["status"]
+            status["phase"] = phase
+            if reason:
+                status["reason"] = reason
+            box = pod["spec"]["containers"][0]["name"]
+            status["containerStatuses"] = [_box(box, {"terminated": {"exitCode": code}}, False)]
+            status["conditions"] = [c for c in status["conditions"] if c["type"] == "PodScheduled"]
+            self.changed("MODIFIED", pod)
+
+
+def _cond(kind: str, status: str, reason: str | None = None, message: str | None = None) -> dict[str, Any]:
+    found = {"type": kind, "status": status, "lastTransitionTime": _iso(time.time())}
+    return {**found, **({"reason": reason, "message": message} if reason else {})}
+
+
+def _box(name: str, state: dict[str, Any], ready: bool) -> dict[str, Any]:
+    return {"name": name, "state": state, "ready": ready, "restartCount": 0, "image": "", "imageID": ""}
+
+
+def _iso(t: float) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 256
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client that hung up is not news
+
+
+def _handler(fake: K8sFake) -> type[BaseHTTPRequestHandler]:
+    from fakes.kubernetes._routes import route
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _any(self) -> None:
+            parts = urlsplit(self.path)
+            query = {k: v for k, v in parse_qs(parts.query).items()}
+            route(fake, self, [unquote(p) for p in parts.path.split("/") if p], query)
+
+        do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _any
+
+    return Handler
