@@ -104,5 +104,12 @@ class Lifetime:
         return self.past_ttl(age_s) or self.idle_too_long(idle_s)
 
 
+def whole_units(limit: float | None, unit_s: float = 1.0) -> int:
+    """``limit`` (seconds, ``None`` for none) in whole units of ``unit_s`` seconds, as a provider
+    or a watchdog that counts whole seconds or minutes takes it: rounded up, so an instance never
+    stops before its limit; ``0`` for no limit. The one conversion of every idle limit and ttl."""
+    return 0 if limit is None else math.ceil(limit / unit_s)
+
+
 #: ``ComputeConfig``'s defaults: rows of ledgers written before the policy columns existed get these.
 DEFAULT_LIFETIME = Lifetime()

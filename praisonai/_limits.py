@@ -24,6 +24,10 @@ MAX_READ_BYTES = 256 * 1024 * 1024
 #: Idle instances stop after this many seconds unless the config says otherwise.
 DEFAULT_IDLE_TIMEOUT_S = 300
 
+#: Seconds one reaping shutdown (by this process's reaper or the home's) may take before it is
+#: given up and tried again later.
+SHUTDOWN_TIMEOUT_S = 120.0
+
 #: Most sessions one ``list_sessions`` call (``managed sessions list --limit``) returns.
 MAX_SESSIONS_LISTED = 100_000
 

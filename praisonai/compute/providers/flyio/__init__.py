@@ -45,6 +45,7 @@ from praisonai._errors import (
     InstanceNotFoundError,
     ProviderUnavailableError,
 )
+from praisonai._lifetime import whole_units
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
@@ -184,7 +185,6 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
         app = self._app("provision")
         await self._ensure_app(app)
         lifetime = cfg.lifetime
-        idle = int(lifetime.idle_timeout_s) if lifetime.auto_shutdown else 0
         guest: dict[str, Any] = {
             "cpu_kind": "shared",
             "cpus": max(1, int(cfg.cpu or 1)),
@@ -206,8 +206,8 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
                     "-c",
                     _exec.WATCHDOG,
                     "praisonai-watchdog",
-                    str(idle),
-                    str(int(lifetime.ttl_s or 0)),
+                    str(whole_units(lifetime.idle_limit_s)),
+                    str(whole_units(lifetime.ttl_s)),
                 ]
             },
             "auto_destroy": True,

@@ -178,7 +178,7 @@ class ModalCompute(ChannelMixin, ComputeProvider):
         kwargs: dict[str, Any] = {
             "app": app, "name": instance_id, "tags": labels, "env": dict(cfg.env), "image": image,
             "timeout": min(cfg.ttl_s or MAX_LIFETIME_S, MAX_LIFETIME_S),
-            "idle_timeout": cfg.idle_timeout_s if cfg.auto_shutdown else None,
+            "idle_timeout": cfg.lifetime.idle_limit_s,
             "workdir": cfg.working_dir,
         }  # fmt: skip
         if cfg.cpu is not None:
