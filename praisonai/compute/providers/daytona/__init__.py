@@ -292,8 +292,9 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             if local.is_dir():
                 files = [
                     FileUpload(source=str(p), destination=posixpath.join(target, *p.relative_to(local).parts))
-                    for p in sorted(local.rglob("*")) if p.is_file()
-                ]  # fmt: skip
+                    for p in sorted(local.rglob("*"))
+                    if p.is_file()
+                ]
             else:
                 files = [FileUpload(source=str(local), destination=target)]
             with translated("upload", instance_id=instance_id):

@@ -37,8 +37,8 @@ ALIVE = "/tmp/.praisonai-alive"
 #: ever sees).
 BOOT = f'touch {ALIVE}; f=/tmp/.praisonai-fly.$$; base64 -d > "$f" && sh "$f"; rc=$?; rm -f "$f"; exit $rc'
 JOBS_DIR = "/tmp/.praisonai-exec"
-#: The machine's PID 1, as ``sh -c WATCHDOG praisonai-watchdog IDLE_S TTL_S`` (0: no limit). It
-#: exits (and ``auto_destroy`` removes the machine) once nothing touched ``ALIVE`` for IDLE_S
+#: The machine's PID 1, as ``sh -c WATCHDOG praisonai-watchdog IDLE_TIMEOUT_S TTL_S`` (0: no limit). It
+#: exits (and ``auto_destroy`` removes the machine) once nothing touched ``ALIVE`` for IDLE_TIMEOUT_S
 #: seconds while no job runs, or TTL_S seconds after boot: the instance's Lifetime, enforced in
 #: the machine, so a machine whose client died still goes away. Fly has neither natively.
 WATCHDOG = (

@@ -167,10 +167,12 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
     async def _create_or_adopt(self, what: str, instance_id: str, create: Any, read: Any) -> Any:
         """``create()`` (a rate-limited write), adopting our own object after a lost answer."""
         return await _adopt.create_or_adopt(
-            what, instance_id, self.name,
+            what,
+            instance_id,
+            self.name,
             lambda: self._write_call("provision", what, create),
             lambda: self._read_call("provision", what, read),
-        )  # fmt: skip
+        )
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         if self._options.warm_pool:
@@ -181,9 +183,11 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
         command = watchdog_command(cfg.lifetime, self._spool(instance_id))
         body = _pod.manifest(instance_id, cfg, labels, command, self._options)
         await self._create_or_adopt(
-            f"pod {name}", instance_id, functools.partial(self.core.create_namespaced_pod, ns, body),
+            f"pod {name}",
+            instance_id,
+            functools.partial(self.core.create_namespaced_pod, ns, body),
             functools.partial(self.core.read_namespaced_pod, name, ns),
-        )  # fmt: skip
+        )
         pod = await self._until_ready(name)
         self._pods[instance_id], self._workdirs[instance_id] = name, cfg.working_dir
         return _pod.info_of(pod)
@@ -195,15 +199,17 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
             name, ns = _pod.pod_name(instance_id), self.namespace
             net: Any = client.NetworkingV1Api(self._client())  # takes the manifest as a dict
             await self._create_or_adopt(
-                f"network policy {name}", instance_id,
+                f"network policy {name}",
+                instance_id,
                 functools.partial(net.create_namespaced_network_policy, ns, policy),
                 functools.partial(net.read_namespaced_network_policy, name, ns),
-            )  # fmt: skip
+            )
 
     async def _until_ready(self, pod: str) -> Any:
         o = self._options
-        wait = functools.partial(_wait.until_ready, self.core, self.namespace, pod, o.scheduled_timeout_s,
-                                 o.ready_timeout_s)  # fmt: skip
+        wait = functools.partial(
+            _wait.until_ready, self.core, self.namespace, pod, o.scheduled_timeout_s, o.ready_timeout_s
+        )
         return await run_blocking(wait)
 
     async def _claim(
@@ -221,10 +227,11 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
         custom: Any = client.CustomObjectsApi(self._client())
         where = (_warm.CLAIM_GROUP, _warm.VERSION, ns, _warm.CLAIMS)
         await self._create_or_adopt(
-            f"sandbox claim {name}", instance_id,
+            f"sandbox claim {name}",
+            instance_id,
             functools.partial(custom.create_namespaced_custom_object, *where, body),
             functools.partial(custom.get_namespaced_custom_object, *where, name),
-        )  # fmt: skip
+        )
         self._claims[instance_id] = name
         wait = functools.partial(
             _warm.until_claimed, self._client(), ns, name, pool, self._options.ready_timeout_s
@@ -358,8 +365,12 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
         archive = f"{self._spool(instance_id)}/xfer-{uuid.uuid4().hex}.tar"
         await self._channels.run(instance_id, lambda ch: ch.write_file(archive, tar))
         q, parent = shlex.quote, shlex.quote(posixpath.dirname(target))
-        await self._shell(instance_id, f"mkdir -p -- {parent} && tar -xf {q(archive)} -C {parent}; rc=$?; "
-                          f"rm -f -- {q(archive)}; exit $rc", "upload")  # fmt: skip
+        await self._shell(
+            instance_id,
+            f"mkdir -p -- {parent} && tar -xf {q(archive)} -C {parent}; rc=$?; "
+            f"rm -f -- {q(archive)}; exit $rc",
+            "upload",
+        )
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         target = await self._channel_path(instance_id, remote)

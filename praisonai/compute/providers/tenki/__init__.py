@@ -120,9 +120,11 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
     #: ``ttl`` is Tenki's ``max_duration``; ``idle_timeout`` is our reaper's (Tenki ignores its own).
     plan_notes: ClassVar[Mapping[str, tuple[str, str]]] = {
         "ttl": ("native", "Tenki's max_duration ends it then, even if this process dies"),
-        "idle_timeout": ("emulated", "Tenki ignores its own idle setting: the reaper of a running "
-                                     "praisonai process stops it"),
-    }  # fmt: skip
+        "idle_timeout": (
+            "emulated",
+            "Tenki ignores its own idle setting: the reaper of a running praisonai process stops it",
+        ),
+    }
 
     def __init__(
         self, *, api_key: str | SecretStr | None = None, api_url: str | None = None, image: str | None = None
