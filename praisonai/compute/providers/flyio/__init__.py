@@ -46,6 +46,7 @@ from praisonai._errors import (
     ProviderUnavailableError,
 )
 from praisonai._lifetime import whole_units
+from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
@@ -328,7 +329,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
             )
         answer = got.json()
         if answer.get("exit_code"):  # omitted when 0
-            said = (answer.get("stderr") or "").strip()[-300:]
+            said = (answer.get("stderr") or "").strip()[-ERROR_DETAIL_CHARS:]
             raise ExecError(f"the machine could not run the praisonai exec script: {said}", op=op)
         return str(answer.get("stdout") or "")
 

@@ -33,6 +33,7 @@ from kubernetes import client
 from kubernetes.client import ApiException
 
 from praisonai._errors import ConfigError, ExecError, InstanceNotFoundError, PathNotFoundError
+from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, InstanceInfo
 from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
@@ -356,7 +357,7 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
     async def _shell(self, instance_id: str, script: str, op: str) -> str:
         result = await self._channel_exec(instance_id, ExecRequest(script, cwd="/", timeout=600))
         if result.exit_code != 0:
-            raise ExecError(f"{op} failed in the pod: {result.stderr.strip()[-300:]}", op=op)
+            raise ExecError(f"{op} failed in the pod: {result.stderr.strip()[-ERROR_DETAIL_CHARS:]}", op=op)
         return str(result.stdout)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:

@@ -43,6 +43,7 @@ import anyio
 from pydantic import SecretStr
 
 from praisonai._errors import ExecError, InstanceNotFoundError, PathNotFoundError
+from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
 from praisonai.compute.base import ComputeProvider, SnapshotRef
@@ -330,7 +331,10 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
 
 def _check(result: Any, op: str, path: str) -> None:
     if result.exit_code != 0 or result.timed_out:
-        why = bytes(result.stderr).decode(errors="replace").strip()[-300:] or f"exit code {result.exit_code}"
+        why = (
+            bytes(result.stderr).decode(errors="replace").strip()[-ERROR_DETAIL_CHARS:]
+            or f"exit code {result.exit_code}"
+        )
         raise ExecError(f"{op} {path} failed in the Tenki sandbox: {why}", op=op)
 
 
