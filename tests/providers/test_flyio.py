@@ -25,6 +25,7 @@ from praisonai.compute import registry
 from praisonai.compute.providers.flyio import FlyCompute, _client, _exec
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.flyio_fake import FlyFake
+from praisonai.compute.watchdog import WATCHDOG
 
 # Checks the provider does not pass yet, each with the reason (the next session's work list).
 KNOWN_GAPS = {
@@ -141,7 +142,8 @@ def test_identity_in_metadata_and_unique_name(ctx: Context, fake: FlyFake) -> No
     assert machine is not None, "the machine's name is the instance id"
     metadata = machine["config"]["metadata"]
     assert metadata["praisonai.instance"] == ctx.instance_id and metadata["praisonai.provider"] == "flyio"
-    assert machine["config"]["init"]["exec"][2:] == [_exec.WATCHDOG, "praisonai-watchdog", "0", "0"]
+    init = machine["config"]["init"]["exec"]  # the shared watchdog, with Fly's spool
+    assert WATCHDOG in init and init[-4:] == ["praisonai-watchdog", "0", "0", _exec.SPOOL]
     assert machine["config"]["auto_destroy"] is True
     assert machine["config"]["restart"] == {"policy": "no"}
 
