@@ -156,3 +156,11 @@ def test_the_watchdog_gets_whole_seconds_and_0_for_never() -> None:
     assert watchdog_command(ComputeConfig(ttl_s=9).lifetime, "/spool")[-4:] == [
         "praisonai-watchdog", "300", "9", "/spool",
     ]  # fmt: skip
+
+
+def test_every_provider_takes_a_limit_in_whole_units_rounded_up() -> None:
+    """One conversion for the watchdog (seconds) and Daytona (minutes): never stop early."""
+    from praisonai._lifetime import whole_units
+
+    assert whole_units(None) == 0 and whole_units(2.1) == 3 and whole_units(3) == 3
+    assert whole_units(61, 60) == 2 and whole_units(60, 60) == 1 and whole_units(None, 60) == 0
