@@ -6,7 +6,9 @@
 
 Every mechanism that stops instances reads a :class:`Lifetime` and nothing else: the in-process
 reaper (``praisonai.compute._reaper``), the home's reaper process and ``gc`` (through the ledger
-row, which stores one), and docker's watchdog (its arguments). Each measures idle time and age in
+row, which stores one), the watchdog docker, kubernetes and Fly instances run (its arguments),
+and the vendors' own idle stops (Modal's ``idle_timeout``, Daytona's minutes, E2B's renewals).
+Whole seconds or minutes come from :func:`whole_units`, rounded up. Each measures idle time and age in
 its own way (monotonic time in this process; a row's wall-clock stamps; the instance's uptime) and
 asks the lifetime what follows.
 
