@@ -6,7 +6,9 @@
 
 Every mechanism that stops instances reads a :class:`Lifetime` and nothing else: the in-process
 reaper (``praisonai.compute._reaper``), the home's reaper process and ``gc`` (through the ledger
-row, which stores one), and docker's watchdog (its arguments). Each measures idle time and age in
+row, which stores one), the watchdog docker, kubernetes and Fly instances run (its arguments),
+and the vendors' own idle stops (Modal's ``idle_timeout``, Daytona's minutes, E2B's renewals).
+Whole seconds or minutes come from :func:`whole_units`, rounded up. Each measures idle time and age in
 its own way (monotonic time in this process; a row's wall-clock stamps; the instance's uptime) and
 asks the lifetime what follows.
 
@@ -102,6 +104,13 @@ class Lifetime:
         ``None`` to keep it. The reason reads after "it was": ``"idle for 12s
         (idle_timeout_s=10)"``, ``"3601s old (ttl_s=3600)"``; the ttl is checked first."""
         return self.past_ttl(age_s) or self.idle_too_long(idle_s)
+
+
+def whole_units(limit: float | None, unit_s: float = 1.0) -> int:
+    """``limit`` (seconds, ``None`` for none) in whole units of ``unit_s`` seconds, as a provider
+    or a watchdog that counts whole seconds or minutes takes it: rounded up, so an instance never
+    stops before its limit; ``0`` for no limit. The one conversion of every idle limit and ttl."""
+    return 0 if limit is None else math.ceil(limit / unit_s)
 
 
 #: ``ComputeConfig``'s defaults: rows of ledgers written before the policy columns existed get these.

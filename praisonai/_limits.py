@@ -24,6 +24,17 @@ MAX_READ_BYTES = 256 * 1024 * 1024
 #: Idle instances stop after this many seconds unless the config says otherwise.
 DEFAULT_IDLE_TIMEOUT_S = 300
 
+#: Characters of a failed command's stderr (its tail) or of a vendor's error answer quoted in
+#: one of our errors: enough to say why, short enough for one message.
+ERROR_DETAIL_CHARS = 300
+
+#: Seconds after which a failed reaping shutdown is tried again (the home's reaper doubles it).
+REAP_RETRY_AFTER_S = 30.0
+
+#: Seconds one reaping shutdown (by this process's reaper or the home's) may take before it is
+#: given up and tried again later.
+SHUTDOWN_TIMEOUT_S = 120.0
+
 #: Most sessions one ``list_sessions`` call (``managed sessions list --limit``) returns.
 MAX_SESSIONS_LISTED = 100_000
 

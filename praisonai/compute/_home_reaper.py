@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from praisonai._ledger import Ledger, LedgerEntry
+from praisonai._limits import REAP_RETRY_AFTER_S, SHUTDOWN_TIMEOUT_S
 
 if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
@@ -46,10 +47,8 @@ Rebuild = Callable[[str, Mapping[str, Any]], "ComputeProvider"]
 #: Providers whose instances have no dead-man's switch of their own.
 WATCHED = frozenset({"local", "ssh"})
 POLL_S = 1.0
-#: How long one shutdown may take; a failed one is tried again after RETRY_AFTER_S, doubling up to
+#: A failed shutdown (``SHUTDOWN_TIMEOUT_S``) is tried again after REAP_RETRY_AFTER_S, doubling up to
 #: RETRY_MAX_S (an SSH host that is down for good, or needs a password this process does not have).
-SHUTDOWN_TIMEOUT_S = 120.0
-RETRY_AFTER_S = 30.0
 RETRY_MAX_S = 3600.0
 #: Consecutive unreadable polls (a corrupt or locked ledger) after which the process gives up.
 MAX_FAILED_POLLS = 60
@@ -151,7 +150,7 @@ class Seen:
     active_at: float  # when that activity happened
     born_at: float  # when the instance was created
     retry_at: float = 0.0  # after a failed shutdown, when to try again
-    retry_after: float = RETRY_AFTER_S
+    retry_after: float = REAP_RETRY_AFTER_S
 
     @classmethod
     def first(cls, entry: LedgerEntry, now: float) -> Seen:

@@ -34,6 +34,7 @@ import anyio
 from praisonai import _portal
 from praisonai._home import home_path
 from praisonai._ledger import Ledger
+from praisonai._limits import REAP_RETRY_AFTER_S, SHUTDOWN_TIMEOUT_S
 from praisonai.compute import _activity, _home_reaper
 from praisonai.compute._activity import Tracked
 
@@ -47,9 +48,7 @@ FORGET_UNOWNED_AFTER_S = 600.0
 #: How much older than this process's previous look a fresh ledger stamp may be (another process
 #: flushes up to ``FLUSH_EVERY_S`` after the activity, on its own tick).
 _STAMP_LAG_S = FLUSH_EVERY_S + 2 * TICK_S
-#: How long one reaping shutdown may take, and when a failed one is tried again.
-SHUTDOWN_TIMEOUT_S = 120.0
-RETRY_AFTER_S = 30.0
+#: When a failed reaping shutdown is tried again.
 
 #: The wall clock, read to convert to and from the ledger's stamps; a seam for tests.
 wall_clock: Callable[[], float] = time.time
@@ -184,8 +183,10 @@ async def _stop(instance_id: str, why: str) -> None:
         with anyio.fail_after(SHUTDOWN_TIMEOUT_S):
             await owned.provider.shutdown(instance_id)
     except Exception as exc:
-        owned.retry_at = time.monotonic() + RETRY_AFTER_S
-        log.warning("could not shut down %s (%s): %s; retrying in %gs", instance_id, why, exc, RETRY_AFTER_S)
+        owned.retry_at = time.monotonic() + REAP_RETRY_AFTER_S
+        log.warning(
+            "could not shut down %s (%s): %s; retrying in %gs", instance_id, why, exc, REAP_RETRY_AFTER_S
+        )
         return
     _activity.release(instance_id)
     _activity.reaped(instance_id, why)

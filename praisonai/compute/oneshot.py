@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Literal
 
 from praisonai._errors import ExecError
+from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import ExecRequest, ProcessInfo
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
@@ -45,7 +46,7 @@ class OneShotProcesses(ComputeProvider):
         )
         answer = request.reply(result.stdout.encode())
         if answer is None:
-            why = result.stderr.strip()[-300:] or f"exit code {result.exit_code}, no reply"
+            why = result.stderr.strip()[-ERROR_DETAIL_CHARS:] or f"exit code {result.exit_code}, no reply"
             raise ExecError(f"the instance helper did not answer ({function}): {why}", op="process")
         return answer
 

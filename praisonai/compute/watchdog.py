@@ -17,10 +17,9 @@ shell text (data), since providers share no code.
 
 from __future__ import annotations
 
-import math
 from importlib import resources
 
-from praisonai._lifetime import Lifetime
+from praisonai._lifetime import Lifetime, whole_units
 from praisonai.compute.base import SYSTEM_PATH
 
 WATCHDOG = resources.files("praisonai.compute").joinpath("watchdog.sh").read_text()
@@ -57,13 +56,8 @@ def watchdog_command(lifetime: Lifetime, spool: str) -> list[str]:
     """The instance's main command, which stops it by itself when ``lifetime`` says so.
     ``spool`` is where the exec helper leaves its activity markers."""
     name = "praisonai-watchdog"
-    limits = (_whole_seconds(lifetime.idle_limit_s), _whole_seconds(lifetime.ttl_s))
+    limits = (str(whole_units(lifetime.idle_limit_s)), str(whole_units(lifetime.ttl_s)))
     return ["/bin/sh", "-c", _LAUNCH, name, WATCHDOG, name, *limits, spool]
-
-
-def _whole_seconds(limit: float | None) -> str:
-    """A limit as watchdog.sh takes it: whole seconds, rounded up (it counts seconds), 0 for none."""
-    return "0" if limit is None else str(math.ceil(limit))
 
 
 def guarded_session(spool: str, argv: list[str]) -> list[str]:

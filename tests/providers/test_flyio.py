@@ -27,6 +27,7 @@ from praisonai._types import Capability
 from praisonai.compute import registry
 from praisonai.compute.providers.flyio import FlyCompute, _client, _exec
 from praisonai.compute.testing import CHECKS, Context
+from praisonai.compute.watchdog import WATCHDOG
 
 PROVIDER = "flyio"  # the fake, provider and ctx fixtures: tests/providers/conftest.py
 LIVE = bool(os.environ.get("FLY_API_TOKEN") and os.environ.get("FLY_APP_NAME"))
@@ -97,7 +98,8 @@ def test_identity_in_metadata_and_unique_name(ctx: Context, fake: FlyFake) -> No
     assert machine is not None, "the machine's name is the instance id"
     metadata = machine["config"]["metadata"]
     assert metadata["praisonai.instance"] == ctx.instance_id and metadata["praisonai.provider"] == "flyio"
-    assert machine["config"]["init"]["exec"][2:] == [_exec.WATCHDOG, "praisonai-watchdog", "0", "0"]
+    init = machine["config"]["init"]["exec"]  # the shared watchdog, with Fly's spool
+    assert WATCHDOG in init and init[-4:] == ["praisonai-watchdog", "0", "0", _exec.SPOOL]
     assert machine["config"]["auto_destroy"] is True
     assert machine["config"]["restart"] == {"policy": "no"}
 

@@ -18,7 +18,7 @@ import pytest
 
 from praisonai import ComputeConfig, ConfigError
 from praisonai._ledger import Ledger, LedgerEntry
-from praisonai._lifetime import DEFAULT_LIFETIME, Lifetime, check_setting
+from praisonai._lifetime import DEFAULT_LIFETIME, Lifetime, check_setting, whole_units
 from praisonai.compute import _activity, _home_reaper, _reaper
 from praisonai.compute.providers.local import LocalCompute
 from praisonai.compute.watchdog import watchdog_command
@@ -156,3 +156,9 @@ def test_the_watchdog_gets_whole_seconds_and_0_for_never() -> None:
     assert watchdog_command(ComputeConfig(ttl_s=9).lifetime, "/spool")[-4:] == [
         "praisonai-watchdog", "300", "9", "/spool",
     ]  # fmt: skip
+
+
+def test_every_provider_takes_a_limit_in_whole_units_rounded_up() -> None:
+    """One conversion for the watchdog (seconds) and Daytona (minutes): never stop early."""
+    assert whole_units(None) == 0 and whole_units(2.1) == 3 and whole_units(3) == 3
+    assert whole_units(61, 60) == 2 and whole_units(60, 60) == 1 and whole_units(None, 60) == 0

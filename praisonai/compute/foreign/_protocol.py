@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from praisonai._limits import MAX_NAME_BYTES
+from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S, MAX_NAME_BYTES
 from praisonai._output import OutputBuffer, exec_result
 from praisonai._types import TIMEOUT_EXIT_CODE, ExecRequest, ExecResult, InstanceStatus
 from praisonai.compute.config import ComputeConfig, NetworkAllow
@@ -74,7 +74,7 @@ class ForeignConfig:
     mount_paths: list[str] = field(default_factory=list)
     networking: dict[str, Any] = field(default_factory=lambda: {"type": "unrestricted"})
     auto_shutdown: bool = True
-    idle_timeout_s: int = 300
+    idle_timeout_s: int = DEFAULT_IDLE_TIMEOUT_S
     metadata: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

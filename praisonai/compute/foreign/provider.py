@@ -15,8 +15,8 @@ object's and its caller's (``auto_shutdown`` and ``idle_timeout_s`` are passed t
 
 from __future__ import annotations
 
-import base64
 import contextlib
+import functools
 import posixpath
 import secrets
 import weakref
@@ -48,7 +48,7 @@ from praisonai._types import (
 from praisonai.compute import _activity, _tar, requests
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.foreign import _shell
+from praisonai.compute.foreign import _files, _shell
 from praisonai.compute.foreign._protocol import (
     ForeignConfig,
     exec_result_of,
@@ -77,10 +77,18 @@ class ForeignProvider(ComputeProvider):
 
     name: ClassVar[str] = "foreign"
     # Fields of PraisonAI's config its providers read; the object honours them, not we.
-    capabilities = frozenset({
-        Capability.IMAGE, Capability.CPU_LIMIT, Capability.MEMORY_LIMIT, Capability.GPU,
-        Capability.MOUNTS, Capability.PACKAGES, Capability.NETWORK_NONE, Capability.NETWORK_ALLOWLIST,
-    })  # fmt: skip
+    capabilities = frozenset(
+        {
+            Capability.IMAGE,
+            Capability.CPU_LIMIT,
+            Capability.MEMORY_LIMIT,
+            Capability.GPU,
+            Capability.MOUNTS,
+            Capability.PACKAGES,
+            Capability.NETWORK_NONE,
+            Capability.NETWORK_ALLOWLIST,
+        }
+    )
 
     def __init__(self, target: object) -> None:
         problem = protocol_problem(target)
@@ -231,8 +239,12 @@ class ForeignProvider(ComputeProvider):
         cwd = None if request.cwd is None else self._path(instance_id, request.cwd)
         line = _shell.exec_line(
             request.command if cwd is not None else self._enter_working_dir(instance_id) + request.command,
-            cwd=cwd, env=request.env, timeout=request.timeout, stdin=request.stdin, missing_cwd_mark=mark,
-        )  # fmt: skip
+            cwd=cwd,
+            env=request.env,
+            timeout=request.timeout,
+            stdin=request.stdin,
+            missing_cwd_mark=mark,
+        )
         # Ours kills at the deadline; theirs, a grace later, only where the instance lacks timeout(1).
         theirs = None if request.timeout is None else request.timeout + _limits.KILL_GRACE_S
         try:
@@ -268,43 +280,16 @@ class ForeignProvider(ComputeProvider):
 
     async def _read(self, instance_id: str, path: str) -> bytes:
         target = self._path(instance_id, path)
-        kind = (await self._checked(instance_id, _shell.probe(target), "read", target)).split()
-        if kind == ["dir"]:
-            raise IsADirectoryError(f"{path} is a directory in {instance_id}")
-        if kind[:1] != ["file"] or len(kind) != 2 or not kind[1].isdigit():
-            raise PathNotFoundError(f"no such file {path} in {instance_id}", op="read")
-        size = int(kind[1])
-        if size > _limits.MAX_READ_BYTES:
-            raise ValueError(f"{path} is larger than {_limits.MAX_READ_BYTES} bytes; use download")
-        chunks = []
-        for offset in range(0, size, _limits.FOREIGN_READ_CHUNK_BYTES):
-            count = min(_limits.FOREIGN_READ_CHUNK_BYTES, size - offset)
-            encoded = await self._checked(
-                instance_id, _shell.read_chunk(target, offset, count), "read", target
-            )
-            chunks.append(base64.b64decode("".join(encoded.split())))
-        return b"".join(chunks)
+        checked = functools.partial(self._checked, instance_id, op="read", path=target)
+        return await _files.read_bytes(checked, target, f"{path} in {instance_id}")
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
-        """Small text as one heredoc; anything else in base64 chunks to a temporary file in the
-        same directory, renamed onto ``path`` once whole (all or nothing; removed on failure)."""
         target = self._path(instance_id, path)
-        text = _shell.inline_text(data)
-        if text is not None:
-            command = _shell.heredoc_write(target, text, _shell.new_delimiter(text))
-            await self._checked(instance_id, command, "write", target)
-            return
-        temp = _shell.temp_path(target)
-        try:
-            await self._checked(instance_id, _shell.chunk_start(target, temp), "write", target)
-            for offset in range(0, len(data), _limits.FOREIGN_INLINE_BYTES):
-                chunk = data[offset : offset + _limits.FOREIGN_INLINE_BYTES]
-                await self._checked(instance_id, _shell.chunk_append(temp, chunk), "write", target)
-            await self._checked(instance_id, _shell.chunk_finish(temp, target), "write", target)
-        except BaseException:
-            with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                await self._call(instance_id, _shell.remove(temp), _FILE_OP_TIMEOUT_S)
-            raise
+        checked = functools.partial(self._checked, instance_id, op="write", path=target)
+        await _files.write_bytes(checked, functools.partial(self._remove, instance_id), target, data)
+
+    async def _remove(self, instance_id: str, path: str) -> None:
+        await self._call(instance_id, _shell.remove(path), _FILE_OP_TIMEOUT_S)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         if callable(getattr(self.target, "upload_file", None)):
@@ -337,7 +322,7 @@ class ForeignProvider(ComputeProvider):
             data = await self._read(instance_id, archive)
         finally:
             with anyio.CancelScope(shield=True), contextlib.suppress(Exception):
-                await self._call(instance_id, _shell.remove(archive), _FILE_OP_TIMEOUT_S)
+                await self._remove(instance_id, archive)
         _tar.unpack_to([data], local, shown=remote)
 
     async def _checked(self, instance_id: str, command: str, op: str, path: str) -> str:

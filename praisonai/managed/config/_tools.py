@@ -224,7 +224,7 @@ class _Builder:
             configs[entry.name] = (index, entry)
         default = toolset.default_config
         for name in (*TOOLSET_MAP, *UNSUPPORTED_TOOLSET):
-            index, config = configs.get(name, (-1, _UNSET))
+            index, config = configs.get(name, (-1, _EMPTY_CONFIG))
             if not _first(config.enabled, default.enabled, True):
                 continue
             if name in UNSUPPORTED_TOOLSET:
@@ -282,7 +282,7 @@ class _DefaultConfig(_Entry):
     permission_policy: _Policy | None = None
 
 
-_UNSET = _DefaultConfig()
+_EMPTY_CONFIG = _DefaultConfig()
 
 
 class _ToolConfig(_DefaultConfig):

@@ -45,7 +45,6 @@ import anyio.to_thread
 
 from praisonai import _portal
 from praisonai._errors import SandboxClosedError
-from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S
 from praisonai._types import UNSET, Capability, ExecResult, SessionResult, Unset
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
@@ -72,20 +71,6 @@ SESSIONLESS_NOTE = (
     "Each command runs in its own shell, started in the working directory: cd and variables do "
     "not carry over to the next command, so chain them in one command line."
 )
-
-
-class _DefaultPath(str):
-    """The default ``working_dir``, told apart (by identity) from the same path passed explicitly."""
-
-
-class _DefaultSeconds(int):
-    """The default ``idle_timeout_s``, told apart (by identity) from the same number passed."""
-
-
-# Only a value the caller passed overrides the environment file; the defaults in the signature
-# are these objects, so SharedCompute("docker") still takes working_dir from the file.
-_WORKSPACE = _DefaultPath("/workspace")
-_IDLE_S = _DefaultSeconds(DEFAULT_IDLE_TIMEOUT_S)
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,9 +129,9 @@ class SharedCompute:
         self,
         compute: object = None,
         config: object = None,
-        working_dir: str = _WORKSPACE,
+        working_dir: str | Unset = UNSET,
         auto_shutdown: bool = True,
-        idle_timeout_s: int = _IDLE_S,
+        idle_timeout_s: int | Unset = UNSET,
         *,
         environment: str | os.PathLike[str] | bool | None = None,
     ) -> None:
@@ -370,12 +355,14 @@ def check_place(compute: object) -> None:
 
 
 def _explicit(config: object, **arguments: Any) -> ComputeConfig:
-    """``config``'s fields, plus each argument the caller passed (not a default) that it lacks."""
+    """``config``'s fields, plus each argument the caller passed (not ``UNSET``) that it lacks.
+    Only a value the caller passed overrides the environment file: ``SharedCompute("docker")``
+    still takes ``working_dir`` from the file, and else ``ComputeConfig``'s default."""
     given = ComputeConfig.coerce(config)
     passed = {
         name: value
         for name, value in arguments.items()
-        if not isinstance(value, _DefaultPath | _DefaultSeconds) and name not in given.model_fields_set
+        if value is not UNSET and name not in given.model_fields_set
     }
     if not passed:
         return given

@@ -37,6 +37,7 @@ import anyio
 from pydantic import SecretStr
 
 from praisonai._errors import InstanceNotFoundError, PathNotFoundError, UnsupportedFeatureError
+from praisonai._lifetime import whole_units
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
 from praisonai.compute.base import ComputeProvider, SnapshotRef
@@ -161,9 +162,9 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             name=instance_id,
             env_vars=dict(cfg.env),
             labels={**labels, LABEL_WORKDIR: cfg.working_dir},
-            auto_stop_interval=math.ceil(lifetime.idle_timeout_s / 60) if lifetime.auto_shutdown else 0,
+            auto_stop_interval=whole_units(lifetime.idle_limit_s, 60),  # minutes; 0: never
             auto_delete_interval=0,  # stopped (idle) is gone, as on every other provider
-            ttl_minutes=None if lifetime.ttl_s is None else max(1, math.ceil(lifetime.ttl_s / 60)),
+            ttl_minutes=None if lifetime.ttl_s is None else whole_units(lifetime.ttl_s, 60),
             network_block_all=cfg.network == "none",
             **_allow_lists(cfg),
         )
@@ -291,8 +292,9 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             if local.is_dir():
                 files = [
                     FileUpload(source=str(p), destination=posixpath.join(target, *p.relative_to(local).parts))
-                    for p in sorted(local.rglob("*")) if p.is_file()
-                ]  # fmt: skip
+                    for p in sorted(local.rglob("*"))
+                    if p.is_file()
+                ]
             else:
                 files = [FileUpload(source=str(local), destination=target)]
             with translated("upload", instance_id=instance_id):

@@ -106,8 +106,11 @@ async def run(sandbox: Any, request: ExecRequest, cwd: str, renew: Any) -> ExecR
             await sandbox.fs.delete_file(job, recursive=True)
         raise PathNotFoundError(f"working directory {cwd} does not exist in the sandbox", op="exec")
     out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
-    sizes = {words[1]: int(words[2]) for words in (line.split() for line in said.splitlines())
-             if len(words) == 3 and words[0] == "cut"}  # fmt: skip
+    sizes = {
+        words[1]: int(words[2])
+        for words in (line.split() for line in said.splitlines())
+        if len(words) == 3 and words[0] == "cut"
+    }
     if INLINE in said:
         texts = said.partition(INLINE)[2].split("\n.\n", 1)
         for (name, buffer), text in zip((("stdout", out), ("stderr", err)), texts, strict=True):

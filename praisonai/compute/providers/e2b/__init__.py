@@ -52,12 +52,12 @@ from praisonai.compute.providers.e2b import _exec, _files
 from praisonai.compute.providers.e2b._channel import E2BTransport
 from praisonai.compute.providers.e2b._errors import KEY_VARIABLE, MISSING_KEY, translated
 from praisonai.compute.providers.e2b._meta import (
-    IDLE,
+    IDLE_TIMEOUT_S,
     TTL_DEADLINE,
     WORKDIR,
     capture_name,
+    idle_timeout_text,
     info_of,
-    num_text,
     renewal_s,
     status_of,
     timeout_for,
@@ -174,7 +174,12 @@ class E2BCompute(ChannelMixin, ComputeProvider):
         created = float(labels[LABEL_CREATED])
         deadline = "" if lifetime.ttl_s is None else str(int(created + lifetime.ttl_s))
         idle = lifetime.idle_limit_s
-        metadata = {**labels, WORKDIR: cfg.working_dir, TTL_DEADLINE: deadline, IDLE: num_text(idle)}
+        metadata = {
+            **labels,
+            WORKDIR: cfg.working_dir,
+            TTL_DEADLINE: deadline,
+            IDLE_TIMEOUT_S: idle_timeout_text(idle),
+        }
         network: dict[str, Any] = {}
         if cfg.network == "none":
             network["allow_internet_access"] = False

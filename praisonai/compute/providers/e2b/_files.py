@@ -70,8 +70,14 @@ async def upload(sandbox: Any, instance_id: str, local: Path, remote: str) -> No
 
 async def download(sandbox: Any, instance_id: str, remote: str, local: Path) -> None:
     source = shlex.quote(remote)
-    kind = (await _sh(sandbox, instance_id, f"if [ -d {source} ]; then echo d; elif [ -e {source} ]; "
-                      f"then echo f; else echo -; fi", "download")).strip()  # fmt: skip
+    kind = (
+        await _sh(
+            sandbox,
+            instance_id,
+            f"if [ -d {source} ]; then echo d; elif [ -e {source} ]; then echo f; else echo -; fi",
+            "download",
+        )
+    ).strip()
     if kind == "-":
         raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
     if kind == "f":

@@ -5,12 +5,16 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from praisonai._lifetime import whole_units
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.lifecycle import LABEL_CREATED
 
 WORKDIR = "praisonai.workdir"
 TTL_DEADLINE = "praisonai.ttl_deadline"  # epoch seconds: no renewal goes past it
-IDLE = "praisonai.idle_s"  # the renewal length ("" when idleness never stops the instance)
+#: The renewal length, the instance's idle_timeout_s ("" when idleness never stops the instance).
+IDLE_TIMEOUT_S = "praisonai.idle_timeout_s"
+#: The same, as sandboxes made before the setting had one name everywhere spell it.
+_IDLE_BEFORE = "praisonai.idle_s"
 #: E2B's longest sandbox timeout (Pro); the server silently caps a longer one to the plan's.
 MAX_TIMEOUT_S = 24 * 3600
 
@@ -20,12 +24,13 @@ def capture_name(tag: str) -> str:
     return f"praisonai-capture-{tag}".lower()
 
 
-def num_text(value: float | None) -> str:
-    return "" if value is None else str(int(value))
+def idle_timeout_text(idle_limit_s: float | None) -> str:
+    """The ``IDLE_TIMEOUT_S`` entry for an instance of this idle limit (whole seconds, up)."""
+    return "" if idle_limit_s is None else str(whole_units(idle_limit_s))
 
 
-def idle_of(metadata: dict[str, str]) -> float | None:
-    text = metadata.get(IDLE, "")
+def idle_timeout_s_of(metadata: dict[str, str]) -> float | None:
+    text = metadata.get(IDLE_TIMEOUT_S, metadata.get(_IDLE_BEFORE, ""))
     return float(text) if text else None
 
 
@@ -58,4 +63,4 @@ def info_of(
 
 def renewal_s(metadata: dict[str, str]) -> int:
     """The timeout a renewal sets: the idle limit from now, clamped to the ttl deadline."""
-    return timeout_for(idle_of(metadata), metadata.get(TTL_DEADLINE, ""))
+    return timeout_for(idle_timeout_s_of(metadata), metadata.get(TTL_DEADLINE, ""))

@@ -25,7 +25,7 @@ import anyio
 from praisonai._errors import PraisonAIError
 from praisonai.compute import _activity
 from praisonai.compute.providers.e2b._errors import translated
-from praisonai.compute.providers.e2b._meta import MAX_TIMEOUT_S, idle_of, renewal_s
+from praisonai.compute.providers.e2b._meta import MAX_TIMEOUT_S, idle_timeout_s_of, renewal_s
 
 
 class Renewals:
@@ -52,7 +52,8 @@ class Renewals:
             now = time.monotonic()
             if (
                 not force
-                and now - self.renewed.get(instance_id, 0.0) < (idle_of(metadata) or MAX_TIMEOUT_S) / 4
+                and now - self.renewed.get(instance_id, 0.0)
+                < (idle_timeout_s_of(metadata) or MAX_TIMEOUT_S) / 4
             ):
                 return False
             self.renewed[instance_id] = now
@@ -67,7 +68,7 @@ class Renewals:
     async def keep_alive(self, instance_id: str, sandbox: Any) -> None:
         """Renew every half idle limit while a native exec runs (cancel it when the exec ends)."""
         while True:
-            await anyio.sleep((idle_of(self._metadata[instance_id]) or MAX_TIMEOUT_S) / 2)
+            await anyio.sleep((idle_timeout_s_of(self._metadata[instance_id]) or MAX_TIMEOUT_S) / 2)
             try:
                 await self.renew(instance_id, sandbox, force=True)
             except PraisonAIError:  # the command's own call reports a sandbox that is gone
@@ -100,7 +101,7 @@ class Renewals:
 
     def _keeper(self, instance_id: str, stop: threading.Event) -> None:
         metadata = self._metadata.get(instance_id, {})
-        while not stop.wait((idle_of(metadata) or MAX_TIMEOUT_S) / 4):
+        while not stop.wait((idle_timeout_s_of(metadata) or MAX_TIMEOUT_S) / 4):
             if instance_id not in self._metadata:
                 return  # shut down
             if _busy(instance_id) and self._claim(instance_id):

@@ -5,7 +5,8 @@ The app comes from the options (``FLY_APP_NAME``); it is created only when ``cre
 never silently. Each machine is named by the instance id, so a create retried after a lost answer
 cannot make a second machine (Fly refuses the name; the provider then adopts the first), and
 carries the ``praisonai.*`` identity in ``config.metadata``, which Fly filters server-side, so any
-process finds it. PID 1 is a keep-alive ``init``: a watchdog (``_exec.WATCHDOG``) that exits
+process finds it. PID 1 is a keep-alive ``init``: the watchdog docker and kubernetes instances run
+(``compute/watchdog.py``, its spool ``_exec.SPOOL``), which exits
 when the machine is idle or past its ``ttl_s``, whereupon ``auto_destroy`` removes the machine.
 The provider waits for ``started`` (the exec endpoint does not start a machine). Env goes in
 ``config.env`` at create and through the exec body per command.
@@ -45,6 +46,7 @@ from praisonai._errors import (
     InstanceNotFoundError,
     ProviderUnavailableError,
 )
+from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
@@ -54,6 +56,7 @@ from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.flyio import _exec
 from praisonai.compute.providers.flyio._client import FlyAPI, missing_credentials, raise_for
 from praisonai.compute.providers.flyio._files import FlyFiles
+from praisonai.compute.watchdog import watchdog_command
 
 LABEL_WORKDIR = "praisonai.workdir"
 _STARTED_WITHIN_S = 300.0
@@ -183,8 +186,6 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         app = self._app("provision")
         await self._ensure_app(app)
-        lifetime = cfg.lifetime
-        idle = int(lifetime.idle_timeout_s) if lifetime.auto_shutdown else 0
         guest: dict[str, Any] = {
             "cpu_kind": "shared",
             "cpus": max(1, int(cfg.cpu or 1)),
@@ -200,16 +201,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
             "env": dict(cfg.env),
             "metadata": {**labels, LABEL_WORKDIR: cfg.working_dir},
             # PID 1 keeps the machine up; idle or past its ttl it exits, and the machine goes.
-            "init": {
-                "exec": [
-                    "/bin/sh",
-                    "-c",
-                    _exec.WATCHDOG,
-                    "praisonai-watchdog",
-                    str(idle),
-                    str(int(lifetime.ttl_s or 0)),
-                ]
-            },
+            "init": {"exec": watchdog_command(cfg.lifetime, _exec.SPOOL)},
             "auto_destroy": True,
             "restart": {"policy": "no"},
         }
@@ -328,7 +320,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
             )
         answer = got.json()
         if answer.get("exit_code"):  # omitted when 0
-            said = (answer.get("stderr") or "").strip()[-300:]
+            said = (answer.get("stderr") or "").strip()[-ERROR_DETAIL_CHARS:]
             raise ExecError(f"the machine could not run the praisonai exec script: {said}", op=op)
         return str(answer.get("stdout") or "")
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import math
+import posixpath
 import shlex
 import time
 import uuid
@@ -32,21 +33,18 @@ from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
 from praisonai._types import ExecRequest, ExecResult
 
-ALIVE = "/tmp/.praisonai-alive"
+#: The shared watchdog's spool (``compute/watchdog.py``), the machine's PID 1: it exits (and
+#: ``auto_destroy`` removes the machine) once the instance's Lifetime says so, so a machine whose
+#: client died still goes away; Fly has neither idle stop nor ttl natively. Each exec marks
+#: ``alive`` there, and a job runs as ``x/<job>.p`` ("<pid> <pid>") while its runner lives.
+SPOOL = "/tmp/.praisonai-spool"
 #: Mark activity, decode the script from stdin to a file and run it (the only command line Fly
 #: ever sees).
-BOOT = f'touch {ALIVE}; f=/tmp/.praisonai-fly.$$; base64 -d > "$f" && sh "$f"; rc=$?; rm -f "$f"; exit $rc'
-JOBS_DIR = "/tmp/.praisonai-exec"
-#: The machine's PID 1, as ``sh -c WATCHDOG praisonai-watchdog IDLE_S TTL_S`` (0: no limit). It
-#: exits (and ``auto_destroy`` removes the machine) once nothing touched ``ALIVE`` for IDLE_S
-#: seconds while no job runs, or TTL_S seconds after boot: the instance's Lifetime, enforced in
-#: the machine, so a machine whose client died still goes away. Fly has neither natively.
-WATCHDOG = (
-    f"t0=$(date +%s); touch {ALIVE}; while sleep 1; do now=$(date +%s); "
-    '[ "$2" -gt 0 ] && [ $((now - t0)) -ge "$2" ] && exit 0; '
-    f'for p in {JOBS_DIR}/*/pid; do [ -f "$p" ] && kill -0 "$(cat "$p")" 2>/dev/null && touch {ALIVE}; done; '
-    f'[ "$1" -gt 0 ] && [ $((now - $(stat -c %Y {ALIVE}))) -ge "$1" ] && exit 0; done'
+BOOT = (
+    f": 2>/dev/null >{SPOOL}/alive; "
+    'f=/tmp/.praisonai-fly.$$; base64 -d > "$f" && sh "$f"; rc=$?; rm -f "$f"; exit $rc'
 )
+JOBS_DIR = "/tmp/.praisonai-exec"
 #: Longest wait inside one exec: well under the ~30 s after which Fly answers 408.
 WAIT_S = 20.0
 NO_CWD = "praisonai:no-such-cwd"
@@ -89,7 +87,11 @@ def start_script(job: str, cwd: str, request: ExecRequest, wait_s: float) -> str
     """Start ``request`` in the background from ``cwd`` and wait for it (see the module docstring)."""
     q = shlex.quote
     stdin = heredoc(request.stdin, f"> {q(job)}/in") if request.stdin is not None else f": > {q(job)}/in\n"
-    runner = 'sh -c -- "$1" < "$2/in" > "$2/out" 2> "$2/err"; echo $? > "$2/rc.t"; mv "$2/rc.t" "$2/rc"'
+    runner = (
+        'sh -c -- "$1" < "$2/in" > "$2/out" 2> "$2/err"; echo $? > "$2/rc.t"; mv "$2/rc.t" "$2/rc"; '
+        'rm -f -- "$3"'  # the watchdog's marker: the job no longer runs
+    )
+    marker = q(f"{SPOOL}/x/{posixpath.basename(job)}.p")
     return (
         # results read more than 2 minutes ago: no lost answer will ask for them again
         f"find {JOBS_DIR} -maxdepth 1 -name '*.read' -mmin +2 -exec rm -rf {{}} + 2>/dev/null\n"
@@ -97,8 +99,9 @@ def start_script(job: str, cwd: str, request: ExecRequest, wait_s: float) -> str
         f"cd -- {q(cwd)} 2>/dev/null || {{ rm -rf -- {q(job)}; echo {NO_CWD}; exit 0; }}\n"
         + exports(request.env)
         + stdin
-        + f"setsid sh -c {q(runner)} sh {q(request.command)} {q(job)} </dev/null >/dev/null 2>&1 &\n"
-        f"echo $! > {q(job)}/pid\n" + poll_script(job, request.max_output, wait_s)
+        + f"setsid sh -c {q(runner)} sh {q(request.command)} {q(job)} {marker} </dev/null >/dev/null 2>&1 &\n"
+        f'echo $! > {q(job)}/pid; echo "$! $!" 2>/dev/null > {marker}\n'
+        + poll_script(job, request.max_output, wait_s)
     )
 
 

@@ -26,13 +26,14 @@ import posixpath
 import shlex
 import uuid
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import anyio
 from kubernetes import client
 from kubernetes.client import ApiException
 
 from praisonai._errors import ConfigError, ExecError, InstanceNotFoundError, PathNotFoundError
+from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, InstanceInfo
 from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
@@ -40,33 +41,11 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
-from praisonai.compute.options import ProviderOptions, bounded
 from praisonai.compute.providers.kubernetes import _adopt, _pod, _wait, _warm
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
+from praisonai.compute.providers.kubernetes._options import KubernetesOptions
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
 from praisonai.compute.watchdog import guarded_session, watchdog_command
-
-
-class KubernetesOptions(ProviderOptions):
-    """``KubernetesCompute``'s options. The namespace is the config's (kubeconfig context, or the
-    service account's in a cluster) unless given."""
-
-    type: Literal["kubernetes"] = "kubernetes"
-    kubeconfig: str | None = None
-    context: str | None = None
-    in_cluster: bool = False
-    namespace: str | None = None
-    image: str = "debian:bookworm-slim"  # needs sh, coreutils, tar
-    cpu: Annotated[float, bounded("cpu")] = 1.0
-    memory_mb: Annotated[int, bounded("memory_mb")] = 1024
-    runtime_class: str | None = None  # e.g. "gvisor" or "kata", as the cluster names them
-    run_as_user: Annotated[int | None, bounded("run_as_user")] = 1000
-    read_only_root: bool = True
-    scheduled_timeout_s: Annotated[float, bounded("scheduled_timeout_s")] = 300.0
-    ready_timeout_s: Annotated[float, bounded("ready_timeout_s")] = 180.0
-    writes_per_s: Annotated[float, bounded("writes_per_s")] = 5.0
-    write_burst: Annotated[int, bounded("write_burst")] = 10
-    warm_pool: str | None = None  # an agent-sandbox SandboxWarmPool to claim instances from
 
 
 class KubernetesCompute(ChannelMixin, ComputeProvider):
@@ -167,10 +146,12 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
     async def _create_or_adopt(self, what: str, instance_id: str, create: Any, read: Any) -> Any:
         """``create()`` (a rate-limited write), adopting our own object after a lost answer."""
         return await _adopt.create_or_adopt(
-            what, instance_id, self.name,
+            what,
+            instance_id,
+            self.name,
             lambda: self._write_call("provision", what, create),
             lambda: self._read_call("provision", what, read),
-        )  # fmt: skip
+        )
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         if self._options.warm_pool:
@@ -181,9 +162,11 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
         command = watchdog_command(cfg.lifetime, self._spool(instance_id))
         body = _pod.manifest(instance_id, cfg, labels, command, self._options)
         await self._create_or_adopt(
-            f"pod {name}", instance_id, functools.partial(self.core.create_namespaced_pod, ns, body),
+            f"pod {name}",
+            instance_id,
+            functools.partial(self.core.create_namespaced_pod, ns, body),
             functools.partial(self.core.read_namespaced_pod, name, ns),
-        )  # fmt: skip
+        )
         pod = await self._until_ready(name)
         self._pods[instance_id], self._workdirs[instance_id] = name, cfg.working_dir
         return _pod.info_of(pod)
@@ -195,15 +178,17 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
             name, ns = _pod.pod_name(instance_id), self.namespace
             net: Any = client.NetworkingV1Api(self._client())  # takes the manifest as a dict
             await self._create_or_adopt(
-                f"network policy {name}", instance_id,
+                f"network policy {name}",
+                instance_id,
                 functools.partial(net.create_namespaced_network_policy, ns, policy),
                 functools.partial(net.read_namespaced_network_policy, name, ns),
-            )  # fmt: skip
+            )
 
     async def _until_ready(self, pod: str) -> Any:
         o = self._options
-        wait = functools.partial(_wait.until_ready, self.core, self.namespace, pod, o.scheduled_timeout_s,
-                                 o.ready_timeout_s)  # fmt: skip
+        wait = functools.partial(
+            _wait.until_ready, self.core, self.namespace, pod, o.scheduled_timeout_s, o.ready_timeout_s
+        )
         return await run_blocking(wait)
 
     async def _claim(
@@ -221,10 +206,11 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
         custom: Any = client.CustomObjectsApi(self._client())
         where = (_warm.CLAIM_GROUP, _warm.VERSION, ns, _warm.CLAIMS)
         await self._create_or_adopt(
-            f"sandbox claim {name}", instance_id,
+            f"sandbox claim {name}",
+            instance_id,
             functools.partial(custom.create_namespaced_custom_object, *where, body),
             functools.partial(custom.get_namespaced_custom_object, *where, name),
-        )  # fmt: skip
+        )
         self._claims[instance_id] = name
         wait = functools.partial(
             _warm.until_claimed, self._client(), ns, name, pool, self._options.ready_timeout_s
@@ -349,7 +335,7 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
     async def _shell(self, instance_id: str, script: str, op: str) -> str:
         result = await self._channel_exec(instance_id, ExecRequest(script, cwd="/", timeout=600))
         if result.exit_code != 0:
-            raise ExecError(f"{op} failed in the pod: {result.stderr.strip()[-300:]}", op=op)
+            raise ExecError(f"{op} failed in the pod: {result.stderr.strip()[-ERROR_DETAIL_CHARS:]}", op=op)
         return str(result.stdout)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
@@ -358,8 +344,12 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
         archive = f"{self._spool(instance_id)}/xfer-{uuid.uuid4().hex}.tar"
         await self._channels.run(instance_id, lambda ch: ch.write_file(archive, tar))
         q, parent = shlex.quote, shlex.quote(posixpath.dirname(target))
-        await self._shell(instance_id, f"mkdir -p -- {parent} && tar -xf {q(archive)} -C {parent}; rc=$?; "
-                          f"rm -f -- {q(archive)}; exit $rc", "upload")  # fmt: skip
+        await self._shell(
+            instance_id,
+            f"mkdir -p -- {parent} && tar -xf {q(archive)} -C {parent}; rc=$?; "
+            f"rm -f -- {q(archive)}; exit $rc",
+            "upload",
+        )
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         target = await self._channel_path(instance_id, remote)

@@ -26,6 +26,7 @@ from praisonai._errors import (
     ProviderUnavailableError,
 )
 from praisonai._files import read_regular_file
+from praisonai._limits import ERROR_DETAIL_CHARS
 
 _SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
@@ -115,7 +116,7 @@ def translated(op: str, what: str) -> Iterator[None]:
         yield
     except ApiException as exc:
         status = int(exc.status or 0)
-        said = f"{exc.reason or ''} {exc.body or ''}".strip()[:300]
+        said = f"{exc.reason or ''} {exc.body or ''}".strip()[:ERROR_DETAIL_CHARS]
         if status == 404:
             raise InstanceNotFoundError(f"{what} does not exist in the cluster", op=op) from exc
         if status in (401, 403):

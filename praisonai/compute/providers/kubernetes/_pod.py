@@ -62,8 +62,12 @@ def manifest(
         "volumes": [{"name": m["name"], "emptyDir": {}} for m in box["volumeMounts"]],
     }
     if opts.run_as_user is not None:
-        spec["securityContext"] = {"runAsNonRoot": True, "runAsUser": opts.run_as_user,
-                                   "runAsGroup": opts.run_as_user, "fsGroup": opts.run_as_user}  # fmt: skip
+        spec["securityContext"] = {
+            "runAsNonRoot": True,
+            "runAsUser": opts.run_as_user,
+            "runAsGroup": opts.run_as_user,
+            "fsGroup": opts.run_as_user,
+        }
     if opts.runtime_class:
         spec["runtimeClassName"] = opts.runtime_class
     if cfg.lifetime.ttl_s:

@@ -25,9 +25,18 @@ PING_EVERY_S = 20.0
 def open_exec(core: Any, namespace: str, pod: str, argv: list[str]) -> Any:
     """The exec stream's client (``WSClient``), connected; raises ``ApiException`` when refused."""
     ws = stream(
-        core.connect_get_namespaced_pod_exec, pod, namespace, command=argv, container="sandbox",
-        stdin=True, stdout=True, stderr=True, tty=False, _preload_content=False, binary=True,
-    )  # fmt: skip
+        core.connect_get_namespaced_pod_exec,
+        pod,
+        namespace,
+        command=argv,
+        container="sandbox",
+        stdin=True,
+        stdout=True,
+        stderr=True,
+        tty=False,
+        _preload_content=False,
+        binary=True,
+    )
     _keep_no_copy(ws)
     return ws
 

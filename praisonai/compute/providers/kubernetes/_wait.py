@@ -41,9 +41,11 @@ def until_ready(core: Any, namespace: str, name: str, scheduled_s: float, ready_
         left = (scheduled_s - (now - start)) if placed_at is None else (ready_s - (now - placed_at))
         # the watch helper carries no annotations
         events = watch.Watch().stream(  # type: ignore[no-untyped-call]
-            core.list_namespaced_pod, namespace, field_selector=f"metadata.name={name}",
+            core.list_namespaced_pod,
+            namespace,
+            field_selector=f"metadata.name={name}",
             timeout_seconds=max(1, int(min(left, 30)) + 1),
-        )  # fmt: skip
+        )
         for event in events:
             pod = event["object"]
             if event["type"] == "DELETED":

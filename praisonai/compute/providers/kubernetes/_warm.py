@@ -32,8 +32,15 @@ POD_NAME_ANNOTATION = "agents.x-k8s.io/pod-name"
 #: On the claimed pod: the claim that owns it, so that shutdown from any process deletes the claim.
 LABEL_CLAIM = "praisonai.claim"
 # The claim's Ready=False reasons the controller never recovers from (its Python client's list).
-_TERMINAL = {"InvalidMetadata", "EnvVarsInjectionRejected", "VolumeClaimTemplatesError", "ClaimExpired",
-             "SandboxExpired", "TemplateNotFound", "WarmPoolNotFound"}  # fmt: skip
+_TERMINAL = {
+    "InvalidMetadata",
+    "EnvVarsInjectionRejected",
+    "VolumeClaimTemplatesError",
+    "ClaimExpired",
+    "SandboxExpired",
+    "TemplateNotFound",
+    "WarmPoolNotFound",
+}
 
 
 def check_installed(api: Any, pool: str) -> None:
@@ -129,9 +136,14 @@ def until_claimed(api: Any, namespace: str, name: str, pool: str, timeout_s: flo
     while (left := deadline - time.monotonic()) > 0:
         # the watch helper carries no annotations
         events = watch.Watch().stream(  # type: ignore[no-untyped-call]
-            custom.list_namespaced_custom_object, CLAIM_GROUP, VERSION, namespace, CLAIMS,
-            field_selector=f"metadata.name={name}", timeout_seconds=max(1, int(min(left, 30))),
-        )  # fmt: skip
+            custom.list_namespaced_custom_object,
+            CLAIM_GROUP,
+            VERSION,
+            namespace,
+            CLAIMS,
+            field_selector=f"metadata.name={name}",
+            timeout_seconds=max(1, int(min(left, 30))),
+        )
         for event in events:
             if event["type"] == "DELETED":
                 raise ProvisionError(f"sandbox claim {name} was deleted while it waited", op="provision")

@@ -30,9 +30,8 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any, Literal
+from typing import Literal
 
 import anyio
 from pydantic import field_validator
@@ -43,7 +42,7 @@ from praisonai._errors import (
     ProviderUnavailableError,
 )
 from praisonai._home import home_path, praisonai_home
-from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo
 from praisonai.compute import _home_reaper
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
@@ -54,36 +53,8 @@ from praisonai.compute.providers.local._beneath import relative_parts
 from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport, bwrap_argv
 from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
 from praisonai.compute.providers.local._process import INSTANCE_MARKER, kill_group, kill_marked, run_process
+from praisonai.compute.providers.local._record import Instance, save
 from praisonai.runtime.transport import ProcessTransport
-
-
-@dataclass(frozen=True, slots=True)
-class _Instance:
-    """What ``instance.json`` holds, plus where the instance lives."""
-
-    instance_id: str
-    root: Path
-    working_dir: str  # the path commands and files see (the workspace under isolation)
-    env: dict[str, str]
-    isolate: bool
-    network: str
-    created_at: float
-    labels: dict[str, str]
-
-    @property
-    def workspace(self) -> Path:
-        return self.root / "workspace"
-
-    def info(self) -> InstanceInfo:
-        return InstanceInfo(
-            instance_id=self.instance_id,
-            provider="local",
-            status=InstanceStatus.RUNNING,
-            endpoint=f"local://{self.workspace}",
-            created_at=self.created_at,
-            labels=self.labels,
-            metadata={"workspace": str(self.workspace), "isolated": self.isolate},
-        )
 
 
 class LocalOptions(ProviderOptions):
@@ -117,7 +88,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         self._options = LocalOptions.parse({"isolate": isolate, "root": root})
         self.isolate = self._options.isolate
         self._root = self._options.root
-        self._known: dict[str, _Instance] = {}
+        self._known: dict[str, Instance] = {}
         if self.isolate:
             self.capabilities = CHANNEL_CAPABILITIES | {Capability.ISOLATION, Capability.NETWORK_NONE}
 
@@ -145,7 +116,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
             raise ProviderUnavailableError(reason, op="provision")
         if cfg.lifetime.reaps:  # someone must stop it if this process dies
             await anyio.to_thread.run_sync(_home_reaper.ensure_running)
-        inst = _Instance(
+        inst = Instance(
             instance_id=instance_id,
             root=self.root / instance_id,
             working_dir=cfg.working_dir if self.isolate else "",
@@ -160,7 +131,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         inst.workspace.mkdir()
         (inst.root / "pgids").mkdir()
         (inst.root / "spool").mkdir(mode=0o700)
-        _save(inst)
+        save(inst)
         self._known[instance_id] = inst
         return inst.info()
 
@@ -190,7 +161,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
                 continue
         return found
 
-    def _load(self, instance_id: str) -> _Instance:
+    def _load(self, instance_id: str) -> Instance:
         if instance_id in self._known:
             return self._known[instance_id]
         root = self.root / instance_id
@@ -198,7 +169,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
             data = json.loads((root / "instance.json").read_text())
         except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError):
             raise InstanceNotFoundError(f"no local instance {instance_id!r}", op="lookup") from None
-        inst = _Instance(root=root, **data)
+        inst = Instance(root=root, **data)
         self._known[instance_id] = inst
         return inst
 
@@ -253,7 +224,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         self._check_id(instance_id)  # before the record is read and rewritten
         inst = self._load(instance_id)
         bound = dataclasses.replace(inst, env={**inst.env, **env})
-        await anyio.to_thread.run_sync(_save, bound)
+        await anyio.to_thread.run_sync(save, bound)
         self._known[instance_id] = bound
         await super().bind_env(instance_id, env)
 
@@ -292,7 +263,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
             _files.download, inst.workspace, self._parts(inst, remote), local, remote
         )
 
-    def _checked_cwd(self, inst: _Instance, cwd: str | None) -> Path:
+    def _checked_cwd(self, inst: Instance, cwd: str | None) -> Path:
         """The host directory for a command's ``cwd``, checked beneath the workspace without
         following a link. The path is handed to the process by name: under bubblewrap its chdir
         happens inside the sandbox, which sees nothing else of the host; without bubblewrap the
@@ -302,7 +273,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         _files.check_dir(inst.workspace, parts, cwd or ".")
         return inst.workspace.joinpath(*parts)
 
-    def _parts(self, inst: _Instance, path: str) -> list[str]:
+    def _parts(self, inst: Instance, path: str) -> list[str]:
         """An instance path as components beneath the workspace; anything outside is refused.
 
         Relative paths start at the workspace; absolute ones under the instance's working dir
@@ -318,7 +289,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
             raise PathOutsideWorkspaceError(f"{path} is outside the instance workspace", op="path")
         return relative_parts(wanted, path)
 
-    def _inner_path(self, inst: _Instance, host: Path) -> str:
+    def _inner_path(self, inst: Instance, host: Path) -> str:
         return str(PurePosixPath(inst.working_dir) / host.relative_to(inst.workspace))
 
 
@@ -330,7 +301,7 @@ _ISOLATED_COMMANDS = "/tmp/.praisonai-commands"
 
 
 @contextmanager
-def _command_file(inst: _Instance, command: str) -> Iterator[Path | None]:
+def _command_file(inst: Instance, command: str) -> Iterator[Path | None]:
     """``None`` when ``command`` fits in argv; else a private file holding it, removed after.
 
     The shell sources it (``. FILE``), so ``$0``, ``$@`` and ``exit`` mean what they mean in
@@ -353,7 +324,7 @@ def _command_file(inst: _Instance, command: str) -> Iterator[Path | None]:
         path.unlink(missing_ok=True)
 
 
-def _base_env(inst: _Instance) -> dict[str, str]:
+def _base_env(inst: Instance) -> dict[str, str]:
     """A clean environment: the instance's env over a minimal PATH/HOME/LANG, no host secrets,
     and the instance's marker (last: the config's env cannot take it away)."""
     home = inst.working_dir or str(inst.workspace)
@@ -370,31 +341,14 @@ def _forget_if_empty(record: Path) -> None:
         record.unlink(missing_ok=True)
 
 
-def _save(inst: _Instance) -> None:
-    """Write instance.json (mode 0600: it holds env values) atomically."""
-    partial = inst.root / "instance.json.tmp"
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump(_to_json(inst), f)
-    os.replace(partial, inst.root / "instance.json")
-
-
-def _to_json(inst: _Instance) -> dict[str, Any]:
-    return {
-        "instance_id": inst.instance_id,
-        "working_dir": inst.working_dir,
-        "env": inst.env,
-        "isolate": inst.isolate,
-        "network": inst.network,
-        "created_at": inst.created_at,
-        "labels": inst.labels,
-    }
-
-
-def _bwrap_argv(inst: _Instance, cwd: str, *, new_session: bool = True) -> list[str]:
+def _bwrap_argv(inst: Instance, cwd: str, *, new_session: bool = True) -> list[str]:
     """bubblewrap's argv for a command of the isolated instance ``inst`` started in ``cwd``."""
     return bwrap_argv(
-        root=inst.root, workspace=inst.workspace, working_dir=inst.working_dir,
-        network=inst.network, cwd=cwd, new_session=new_session,
+        root=inst.root,
+        workspace=inst.workspace,
+        working_dir=inst.working_dir,
+        network=inst.network,
+        cwd=cwd,
+        new_session=new_session,
         hidden=(home_path(), inst.root.parent),  # every instance's record and workspace
-    )  # fmt: skip
+    )

@@ -16,10 +16,22 @@ from praisonai.runtime.transport import ProcessTransport
 # /etc/shadow and other host secrets stay out.
 _RO_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/opt")
 _RO_ETC = (
-    "/etc/alternatives", "/etc/ca-certificates", "/etc/ssl", "/etc/ld.so.cache", "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d", "/etc/localtime", "/etc/nsswitch.conf", "/etc/hosts", "/etc/resolv.conf",
-    "/etc/passwd", "/etc/group", "/etc/mime.types", "/etc/python3", "/etc/python3.11",
-)  # fmt: skip
+    "/etc/alternatives",
+    "/etc/ca-certificates",
+    "/etc/ssl",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/resolv.conf",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/mime.types",
+    "/etc/python3",
+    "/etc/python3.11",
+)
 
 ISOLATED_SPOOL = "/tmp/.praisonai"  # the helper's spool as an isolated instance sees it
 

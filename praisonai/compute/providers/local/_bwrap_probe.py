@@ -23,8 +23,19 @@ def bwrap_problem() -> str | None:
 def _tried(path: str) -> str | None:
     """Run ``/bin/true`` in the namespaces an instance's commands get (the same ``--unshare-all``,
     ``/proc`` and ``/dev``); the answer is kept for the process's life."""
-    argv = [path, "--die-with-parent", "--unshare-all", "--ro-bind", "/", "/",
-            "--proc", "/proc", "--dev", "/dev", "/bin/true"]  # fmt: skip
+    argv = [
+        path,
+        "--die-with-parent",
+        "--unshare-all",
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "/bin/true",
+    ]
     try:
         done = subprocess.run(
             argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=BWRAP_PROBE_TIMEOUT_S, check=False

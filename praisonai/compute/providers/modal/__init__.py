@@ -49,7 +49,9 @@ MAX_LIFETIME_S = 24 * 3600  # Modal's longest sandbox timeout
 #: the instance's working dir, so another process resolves relative paths the same way
 TAG_WORKDIR = "praisonai.modal.workdir"
 #: the idle timeout, so another process closes its idle channel in time too (see _linger)
-TAG_IDLE = "praisonai.modal.idle_timeout"
+TAG_IDLE_TIMEOUT_S = "praisonai.idle_timeout_s"
+#: The same, as sandboxes made before the setting had one name everywhere spell it.
+_TAG_IDLE_BEFORE = "praisonai.modal.idle_timeout"
 #: an unused channel is closed after half the idle timeout, and at most after this
 LINGER_MAX_S = 30.0
 
@@ -68,23 +70,30 @@ class ModalCompute(ChannelMixin, ComputeProvider):
     """Instances are Modal Sandboxes; see the module docstring."""
 
     name = "modal"
-    capabilities = CHANNEL_CAPABILITIES | frozenset({
-        Capability.IMAGE, Capability.CPU_LIMIT, Capability.MEMORY_LIMIT,
-        Capability.NETWORK_NONE, Capability.NETWORK_ALLOWLIST, Capability.CAPTURE,
-    })  # fmt: skip
+    capabilities = CHANNEL_CAPABILITIES | frozenset(
+        {
+            Capability.IMAGE,
+            Capability.CPU_LIMIT,
+            Capability.MEMORY_LIMIT,
+            Capability.NETWORK_NONE,
+            Capability.NETWORK_ALLOWLIST,
+            Capability.CAPTURE,
+        }
+    )
     requires = ("modal",)
     extra = "modal"
     options_model = ModalOptions
 
-    def __init__(self, *, app_name: str = "praisonai", image: str | None = None,
-                 environment: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self, *, app_name: str = "praisonai", image: str | None = None, environment: str | None = None
+    ) -> None:
         """``image``: the default image (else ``$PRAISONAI_MODAL_IMAGE``, else python:3.12-slim)."""
         image = image or os.environ.get("PRAISONAI_MODAL_IMAGE") or ModalOptions.model_fields["image"].default
         self._opts = ModalOptions(app_name=app_name, image=image, environment=environment)
         self._app: Any = None
         self._sandboxes: dict[str, Any] = {}
         self._workdirs: dict[str, str] = {}
-        self._idle: dict[str, float] = {}
+        self._idle_timeout_s: dict[str, float] = {}
 
     @property
     def options(self) -> ModalOptions:
@@ -133,8 +142,8 @@ class ModalCompute(ChannelMixin, ComputeProvider):
                 with translated("lookup", instance_id):
                     tags = await sb.get_tags.aio()
                 self._workdirs[instance_id] = tags.get(TAG_WORKDIR, "/workspace")
-                if tags.get(TAG_IDLE):
-                    self._idle[instance_id] = float(tags[TAG_IDLE])
+                if idle_timeout_s := tags.get(TAG_IDLE_TIMEOUT_S) or tags.get(_TAG_IDLE_BEFORE):
+                    self._idle_timeout_s[instance_id] = float(idle_timeout_s)
         if sb is None:
             raise InstanceNotFoundError(f"no running Modal sandbox for {instance_id!r}", op="lookup")
         with translated("lookup", instance_id):
@@ -176,11 +185,15 @@ class ModalCompute(ChannelMixin, ComputeProvider):
         modal = _sdk.load()
         app = await self._get_app()
         kwargs: dict[str, Any] = {
-            "app": app, "name": instance_id, "tags": labels, "env": dict(cfg.env), "image": image,
+            "app": app,
+            "name": instance_id,
+            "tags": labels,
+            "env": dict(cfg.env),
+            "image": image,
             "timeout": min(cfg.ttl_s or MAX_LIFETIME_S, MAX_LIFETIME_S),
-            "idle_timeout": cfg.idle_timeout_s if cfg.auto_shutdown else None,
+            "idle_timeout": cfg.lifetime.idle_limit_s,
             "workdir": cfg.working_dir,
-        }  # fmt: skip
+        }
         if cfg.cpu is not None:
             kwargs["cpu"] = cfg.cpu
         if cfg.memory_mb is not None:
@@ -193,7 +206,7 @@ class ModalCompute(ChannelMixin, ComputeProvider):
             kwargs["outbound_domain_allowlist"] = domains or None
         kwargs["tags"] = {**labels, TAG_WORKDIR: cfg.working_dir}
         if kwargs["idle_timeout"]:
-            kwargs["tags"][TAG_IDLE] = str(kwargs["idle_timeout"])
+            kwargs["tags"][TAG_IDLE_TIMEOUT_S] = str(kwargs["idle_timeout"])
         try:
             with translated("provision", instance_id):
                 sb = await modal.Sandbox.create.aio(**kwargs)
@@ -203,7 +216,7 @@ class ModalCompute(ChannelMixin, ComputeProvider):
         self._sandboxes[instance_id] = sb
         self._workdirs[instance_id] = cfg.working_dir
         if kwargs["idle_timeout"]:
-            self._idle[instance_id] = float(kwargs["idle_timeout"])
+            self._idle_timeout_s[instance_id] = float(kwargs["idle_timeout"])
         return self._info(instance_id, sb.object_id, labels)
 
     async def _destroy(self, instance_id: str) -> bool:
@@ -244,10 +257,14 @@ class ModalCompute(ChannelMixin, ComputeProvider):
     def _info(self, instance_id: str, sandbox_id: str, labels: dict[str, str]) -> InstanceInfo:
         created = labels.get("praisonai.created")
         return InstanceInfo(
-            instance_id=instance_id, provider=self.name, status=InstanceStatus.RUNNING,
-            endpoint=f"modal://{sandbox_id}", created_at=float(created) if created else time.time(),
-            labels=dict(labels), metadata={"sandbox_id": sandbox_id},
-        )  # fmt: skip
+            instance_id=instance_id,
+            provider=self.name,
+            status=InstanceStatus.RUNNING,
+            endpoint=f"modal://{sandbox_id}",
+            created_at=float(created) if created else time.time(),
+            labels=dict(labels),
+            metadata={"sandbox_id": sandbox_id},
+        )
 
     def _workdir(self, instance_id: str) -> str:
         return self._workdirs.get(instance_id, "/workspace")
@@ -262,7 +279,7 @@ class ModalCompute(ChannelMixin, ComputeProvider):
         return pool
 
     def _linger(self, instance_id: str) -> float:
-        idle = self._idle.get(instance_id)
+        idle = self._idle_timeout_s.get(instance_id)
         return min(LINGER_MAX_S, idle / 2) if idle else LINGER_MAX_S
 
     async def _open_channel(self, instance_id: str) -> Channel:

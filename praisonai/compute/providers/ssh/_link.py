@@ -170,8 +170,11 @@ def _heartbeat(transport: paramiko.Transport, host: SSHHost) -> None:
         if probe.is_alive() and transport.is_active():
             log.warning(
                 "%s did not answer for %g s (keepalive_s=%g x keepalive_count=%d): closing the connection",
-                host.label, silent_limit, host.keepalive_s, host.keepalive_count,
-            )  # fmt: skip
+                host.label,
+                silent_limit,
+                host.keepalive_s,
+                host.keepalive_count,
+            )
             transport.close()  # ends its channels: their readers see the end, and calls fail
             return
 

@@ -43,6 +43,7 @@ import anyio
 from pydantic import SecretStr
 
 from praisonai._errors import ExecError, InstanceNotFoundError, PathNotFoundError
+from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
 from praisonai.compute.base import ComputeProvider, SnapshotRef
@@ -120,9 +121,11 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
     #: ``ttl`` is Tenki's ``max_duration``; ``idle_timeout`` is our reaper's (Tenki ignores its own).
     plan_notes: ClassVar[Mapping[str, tuple[str, str]]] = {
         "ttl": ("native", "Tenki's max_duration ends it then, even if this process dies"),
-        "idle_timeout": ("emulated", "Tenki ignores its own idle setting: the reaper of a running "
-                                     "praisonai process stops it"),
-    }  # fmt: skip
+        "idle_timeout": (
+            "emulated",
+            "Tenki ignores its own idle setting: the reaper of a running praisonai process stops it",
+        ),
+    }
 
     def __init__(
         self, *, api_key: str | SecretStr | None = None, api_url: str | None = None, image: str | None = None
@@ -328,7 +331,10 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
 
 def _check(result: Any, op: str, path: str) -> None:
     if result.exit_code != 0 or result.timed_out:
-        why = bytes(result.stderr).decode(errors="replace").strip()[-300:] or f"exit code {result.exit_code}"
+        why = (
+            bytes(result.stderr).decode(errors="replace").strip()[-ERROR_DETAIL_CHARS:]
+            or f"exit code {result.exit_code}"
+        )
         raise ExecError(f"{op} {path} failed in the Tenki sandbox: {why}", op=op)
 
 

@@ -29,8 +29,12 @@ from praisonai.compute.providers.tenki._client import translated
 STDIN_CHUNK = 1 << 20
 #: The local bound on a command beyond its own timeout, for a guest that ignores it.
 GRACE_S = 30.0
-_SIGNALS = {"terminated": signal.SIGTERM, "killed": signal.SIGKILL, "interrupt": signal.SIGINT,
-            "hangup": signal.SIGHUP}  # fmt: skip
+_SIGNALS = {
+    "terminated": signal.SIGTERM,
+    "killed": signal.SIGKILL,
+    "interrupt": signal.SIGINT,
+    "hangup": signal.SIGHUP,
+}
 
 
 async def feed(proc: Any, data: bytes | None) -> None:

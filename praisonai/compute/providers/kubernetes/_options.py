@@ -1,0 +1,32 @@
+"""``KubernetesCompute``'s options (``praisonai.compute.providers.kubernetes.KubernetesOptions``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from praisonai.compute.options import ProviderOptions, bounded
+
+
+class KubernetesOptions(ProviderOptions):
+    """``KubernetesCompute``'s options. The namespace is the config's (kubeconfig context, or the
+    service account's in a cluster) unless given."""
+
+    type: Literal["kubernetes"] = "kubernetes"
+    kubeconfig: str | None = None
+    context: str | None = None
+    in_cluster: bool = False
+    namespace: str | None = None
+    image: str = "debian:bookworm-slim"  # needs sh, coreutils, tar
+    cpu: Annotated[float, bounded("cpu")] = 1.0
+    memory_mb: Annotated[int, bounded("memory_mb")] = 1024
+    runtime_class: str | None = None  # e.g. "gvisor" or "kata", as the cluster names them
+    run_as_user: Annotated[int | None, bounded("run_as_user")] = 1000
+    read_only_root: bool = True
+    scheduled_timeout_s: Annotated[float, bounded("scheduled_timeout_s")] = 300.0
+    ready_timeout_s: Annotated[float, bounded("ready_timeout_s")] = 180.0
+    writes_per_s: Annotated[float, bounded("writes_per_s")] = 5.0
+    write_burst: Annotated[int, bounded("write_burst")] = 10
+    warm_pool: str | None = None  # an agent-sandbox SandboxWarmPool to claim instances from
+
+
+__all__ = ["KubernetesOptions"]
