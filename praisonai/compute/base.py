@@ -261,8 +261,9 @@ class ComputeProvider(OptionalAbilities, ABC):
             ExecError: the command could not be run or its result was lost (e.g. a full spool).
         """
         self._check_id(instance_id)
-        request = exec_request(command, timeout, cwd=cwd, env=env, max_output=max_output,
-                               on_output=on_output, stdin=stdin)  # fmt: skip
+        request = exec_request(
+            command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output, stdin=stdin
+        )
         started = time.monotonic()
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
