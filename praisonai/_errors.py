@@ -150,9 +150,13 @@ class ManagedSessionError(PraisonAIError, RuntimeError):
     API's error type, ``retry_status`` its retry status; the event is in the session's log."""
 
     def __init__(
-        self, message: str, *, error_type: str = "unknown_error", retry_status: str = "terminal",
+        self,
+        message: str,
+        *,
+        error_type: str = "unknown_error",
+        retry_status: str = "terminal",
         op: str | None = "managed",
-    ) -> None:  # fmt: skip
+    ) -> None:
         super().__init__(message, op=op)
         self.error_type = error_type
         self.retry_status = retry_status

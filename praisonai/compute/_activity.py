@@ -50,9 +50,15 @@ class Tracked:
     thread; plain attribute stores are atomic under the GIL, counters change under ``_lock``."""
 
     __slots__ = (
-        "flushed_at", "flushed_last", "in_flight", "last",
-        "ledger_seen_at", "ledger_stamp", "owned", "sessions",
-    )  # fmt: skip
+        "flushed_at",
+        "flushed_last",
+        "in_flight",
+        "last",
+        "ledger_seen_at",
+        "ledger_stamp",
+        "owned",
+        "sessions",
+    )
 
     def __init__(self, now: float) -> None:
         self.last = now  # monotonic time of the last activity

@@ -127,11 +127,23 @@ def _spawn(home: Path, lock: int) -> None:
     package_root = str(Path(__file__).resolve().parents[2])  # the same code as this process runs
     path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
     subprocess.run(
-        ["/bin/sh", "-c", '"$@" </dev/null >/dev/null 2>>"$0" &', str(logfile),
-         sys.executable, "-c", _MAIN, str(home), str(lock)],
+        [
+            "/bin/sh",
+            "-c",
+            '"$@" </dev/null >/dev/null 2>>"$0" &',
+            str(logfile),
+            sys.executable,
+            "-c",
+            _MAIN,
+            str(home),
+            str(lock),
+        ],
         env={**os.environ, "PRAISONAI_HOME": str(home), "PYTHONPATH": path},
-        cwd="/", start_new_session=True, pass_fds=(lock,), check=True,
-    )  # fmt: skip
+        cwd="/",
+        start_new_session=True,
+        pass_fds=(lock,),
+        check=True,
+    )
 
 
 # ---- the rule ----------------------------------------------------------------------------------

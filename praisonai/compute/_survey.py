@@ -148,9 +148,15 @@ def recorded(entry: LedgerEntry) -> Instance:
 def _listed(info: InstanceInfo, provider: ComputeProvider) -> Instance:
     owner, home = info.labels.get(LABEL_OWNER, ""), info.labels.get(LABEL_HOME, "")
     return Instance(
-        info.instance_id, provider.name, info.status.value, info.created_at, owner, info.endpoint, provider,
+        info.instance_id,
+        provider.name,
+        info.status.value,
+        info.created_at,
+        owner,
+        info.endpoint,
+        provider,
         home=home,
-    )  # fmt: skip
+    )
 
 
 async def stop_each(targets: Sequence[Instance]) -> list[str]:

@@ -9,12 +9,9 @@ and call a small set of ``_``-prefixed primitives that a provider implements.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
 from typing import ClassVar, TypeVar
 
 import anyio
@@ -24,11 +21,14 @@ from praisonai._errors import ConfigError, ExecError, UnsupportedFeatureError
 from praisonai._limits import check_timeout
 from praisonai._types import UNSET, Capability, ExecRequest, ExecResult, InstanceInfo, OutputSink, Unset
 from praisonai.compute import _activity, lifecycle, requests
-from praisonai.compute.abilities import OptionalAbilities
+from praisonai.compute.abilities import OptionalAbilities, RunOnce, SnapshotRef
 from praisonai.compute.capabilities import unmet
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.hooks import ProviderHooks
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.requests import check_instance_id, exec_request, is_instance_id
+
+__all__ = ["SYSTEM_PATH", "ComputeProvider", "SnapshotRef"]
 
 _P = TypeVar("_P", bound="ComputeProvider")
 
@@ -36,28 +36,17 @@ _P = TypeVar("_P", bound="ComputeProvider")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class SnapshotRef:
-    """A saved state of an instance that new instances can start from (a capture).
-
-    Opaque outside the provider that made it: ``ref`` is whatever that provider starts from (a
-    docker image tag; an E2B snapshot id, a Modal image id, a Daytona snapshot name).
-    """
-
-    provider: str
-    ref: str
-    created_at: float | None = None
-
-
-class ComputeProvider(OptionalAbilities, ABC):
+class ComputeProvider(ProviderHooks, OptionalAbilities):
     """Hands out instances and runs commands and file operations in them. Async, written once.
 
-    Subclasses set ``name`` and ``capabilities`` and implement the primitives: ``_create``,
-    ``_destroy``, ``_status``, ``_list``, ``_exec``, ``_read``, ``_write``, ``_upload``,
-    ``_download``; with the ``capture`` capability also ``_find_snapshot``, ``_snapshot`` and
-    ``_create_from_snapshot``; optionally ``_run_once``. Optional abilities are declared in
-    ``capabilities``; ``provision`` rejects a config that needs an undeclared one, and the methods
-    of an ability a provider lacks raise ``UnsupportedFeatureError``. There are two ways to write one:
+    A provider author reads three places: the nine primitives it MUST write
+    (``praisonai.compute.hooks.ProviderHooks``: ``_create``, ``_destroy``, ``_status``, ``_list``,
+    ``_exec``, ``_read``, ``_write``, ``_upload``, ``_download``); the optional ability groups in
+    ``praisonai.compute.abilities`` (captures, processes, sessions, bound env, run_once), each
+    turned on by the capability its module names; and this class's class attributes (``name``,
+    ``capabilities``, ``requires``, ``options_model``). ``provision`` rejects a config that needs
+    an undeclared capability, and the methods of an ability a provider lacks raise
+    ``UnsupportedFeatureError``. There are two ways to write one:
 
     (a) **Native exec.** A provider whose SDK runs a command and returns its result (E2B
         ``commands.run``, Daytona ``process.exec``) implements ``_exec`` (honouring the
@@ -182,7 +171,7 @@ class ComputeProvider(OptionalAbilities, ABC):
         the config asks for no step before the command (packages, setup, refresh) and no ``ttl_s``
         (the instance lives as long as its command, within the run's timeout)."""
         cfg = ComputeConfig.coerce(config)
-        has_path = type(self)._run_once is not ComputeProvider._run_once
+        has_path = type(self)._run_once is not RunOnce._run_once
         return has_path and not (cfg.packages or cfg.setup or cfg.refresh or cfg.ttl_s is not None)
 
     async def run_once(
@@ -261,8 +250,9 @@ class ComputeProvider(OptionalAbilities, ABC):
             ExecError: the command could not be run or its result was lost (e.g. a full spool).
         """
         self._check_id(instance_id)
-        request = exec_request(command, timeout, cwd=cwd, env=env, max_output=max_output,
-                               on_output=on_output, stdin=stdin)  # fmt: skip
+        request = exec_request(
+            command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output, stdin=stdin
+        )
         started = time.monotonic()
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
@@ -326,75 +316,3 @@ class ComputeProvider(OptionalAbilities, ABC):
         """Every public method that takes an instance id checks it first, before any file,
         container or process is touched: providers turn ids into host paths and names."""
         check_instance_id(instance_id, self.name)
-
-    # ---- primitives a provider implements --------------------------------------------------
-
-    @abstractmethod
-    async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
-        """Create and start the instance. May leave partial state: ``_destroy`` follows on error."""
-
-    @abstractmethod
-    async def _destroy(self, instance_id: str) -> bool:
-        """Remove the instance now, killing what runs in it; ``False`` if it did not exist."""
-
-    @abstractmethod
-    async def _status(self, instance_id: str) -> InstanceInfo:
-        """Current state; raises ``InstanceNotFoundError`` for an unknown id."""
-
-    @abstractmethod
-    async def _list(self) -> list[InstanceInfo]:
-        """Every instance of this provider, found from provider-side state (not process memory)."""
-
-    @abstractmethod
-    async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
-        """Run ``request`` honouring its cwd, env, timeout (kill the tree) and output cap."""
-
-    @abstractmethod
-    async def _read(self, instance_id: str, path: str) -> bytes:
-        """Read a whole file."""
-
-    @abstractmethod
-    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
-        """Write a whole file, creating parent directories."""
-
-    @abstractmethod
-    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        """Copy a local file or directory into the instance."""
-
-    @abstractmethod
-    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        """Copy a file or directory out of the instance."""
-
-    # ---- optional primitives ---------------------------------------------------------------
-
-    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
-        """The snapshot saved as capture ``tag`` (noting that it was used), or ``None``
-        (providers with ``capture``; any process's snapshots count)."""
-        return None
-
-    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
-        """Save the instance as capture ``tag``, without ``cfg``'s env values (providers with
-        ``capture``); :meth:`_find_snapshot` finds it from then on."""
-        raise UnsupportedFeatureError(f"the {self.name} provider cannot capture instances", op="capture")
-
-    async def _create_from_snapshot(
-        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
-    ) -> InstanceInfo:
-        """As ``_create``, but the instance starts from ``snapshot`` (one of this provider's)."""
-        raise UnsupportedFeatureError(
-            f"the {self.name} provider cannot start from a snapshot", op="provision"
-        )
-
-    async def _run_once(
-        self,
-        instance_id: str,
-        cfg: ComputeConfig,
-        labels: dict[str, str],
-        request: ExecRequest,
-        on_start: Callable[[], None] | None,
-    ) -> ExecResult:
-        """Create instance ``instance_id`` running ``request.command`` as its own work, stream its
-        output to ``request.on_output``, kill it at ``request.timeout``, and return only once it is
-        gone; when it raises, ``_destroy`` follows. Optional: a provider without it is served by
-        provision, execute and shutdown."""
-        raise UnsupportedFeatureError(f"the {self.name} provider has no one-shot path", op="provision")

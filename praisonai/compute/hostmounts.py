@@ -27,9 +27,24 @@ from praisonai._home import home_path
 
 #: Host system directories (and what is below them) that no instance mounts without the opt-in.
 SYSTEM_DIRS = (
-    "/etc", "/proc", "/sys", "/dev", "/boot", "/root", "/run", "/var/run", "/var/lib/docker",
-    "/var/lib/containerd", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-)  # fmt: skip
+    "/etc",
+    "/proc",
+    "/sys",
+    "/dev",
+    "/boot",
+    "/root",
+    "/run",
+    "/var/run",
+    "/var/lib/docker",
+    "/var/lib/containerd",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+)
 #: Credential stores in the caller's own home.
 CREDENTIAL_DIRS = (".ssh", ".gnupg", ".aws", ".azure", ".docker", ".kube", ".config", ".netrc")
 

@@ -107,8 +107,9 @@ def _check_exec_args(command: object, cwd: object, env: object, max_output: obje
         check_instance_path(cwd, "exec", "cwd")
     if env is not None and not isinstance(env, Mapping):
         raise ConfigError(f"env must be a mapping of names to strings, not {type(env).__name__}", op="exec")
-    if max_output is not None and (isinstance(max_output, bool) or not isinstance(max_output, int)
-                                   or max_output <= 0):  # fmt: skip
+    if max_output is not None and (
+        isinstance(max_output, bool) or not isinstance(max_output, int) or max_output <= 0
+    ):
         raise ConfigError(f"max_output must be a positive number of bytes, not {max_output!r}", op="exec")
     if stdin is not None and not isinstance(stdin, bytes | bytearray | memoryview | str):
         raise ConfigError(f"stdin must be bytes, text or None, not {type(stdin).__name__}", op="exec")

@@ -58,8 +58,11 @@ class AnthropicClient:
     def _request(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
         """The arguments of ``messages.create`` and ``messages.stream``."""
         request: dict[str, Any] = {
-            "model": self._model, "max_tokens": MAX_TOKENS, "system": system, "messages": _wire(messages)
-        }  # fmt: skip
+            "model": self._model,
+            "max_tokens": MAX_TOKENS,
+            "system": system,
+            "messages": _wire(messages),
+        }
         if tools:
             request["tools"] = [
                 {"name": t.name, "description": t.description, "input_schema": dict(t.parameters)}

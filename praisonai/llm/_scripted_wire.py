@@ -61,24 +61,37 @@ Frame = str | None  # an SSE event's text, or PAUSE
 def openai_body(r: Reply, model: str, n: int) -> dict[str, Any]:
     """A chat.completion response for ``r`` (``n`` numbers the reply, for unique ids)."""
     calls = [
-        {"id": _call_id(n, i), "type": "function",
-         "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+        {
+            "id": _call_id(n, i),
+            "type": "function",
+            "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+        }
         for i, c in enumerate(r.calls)
-    ]  # fmt: skip
+    ]
     message: dict[str, Any] = {"role": "assistant", "content": r.text or None}
     if calls:
         message["tool_calls"] = calls
     choice = {"index": 0, "message": message, "finish_reason": _finish(r)}
-    return {"id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": model,
-            "choices": [choice], "usage": _openai_usage(r)}  # fmt: skip
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "choices": [choice],
+        "usage": _openai_usage(r),
+    }
 
 
 def openai_events(r: Reply, model: str, n: int, include_usage: bool) -> Iterator[Frame]:
     """The chat.completion.chunk stream for ``r``: a role chunk, text deltas, each tool call's
     head (id, name) then its arguments in fragments, the finish reason, the usage chunk (with
     ``include_usage``; every other chunk then says ``"usage": null``), ``[DONE]``."""
-    head: dict[str, Any] = {"id": f"chatcmpl-{n}", "object": "chat.completion.chunk", "created": 0,
-                            "model": model}  # fmt: skip
+    head: dict[str, Any] = {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
+    }
     if include_usage:
         head["usage"] = None
 
@@ -138,19 +151,34 @@ def anthropic_events(r: Reply, model: str, n: int) -> Iterator[Frame]:
 
 def _message(r: Reply, model: str, n: int) -> dict[str, Any]:
     """A Messages API message without content: what the whole body and message_start share."""
-    usage = {"input_tokens": r.input_tokens, "output_tokens": r.output_tokens,
-             "cache_read_input_tokens": r.cache_read_tokens,
-             "cache_creation_input_tokens": r.cache_write_tokens}  # fmt: skip
-    return {"id": f"msg_{n}", "type": "message", "role": "assistant", "model": model, "content": [],
-            "stop_reason": None, "stop_sequence": None, "usage": usage}  # fmt: skip
+    usage = {
+        "input_tokens": r.input_tokens,
+        "output_tokens": r.output_tokens,
+        "cache_read_input_tokens": r.cache_read_tokens,
+        "cache_creation_input_tokens": r.cache_write_tokens,
+    }
+    return {
+        "id": f"msg_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": usage,
+    }
 
 
 def _openai_usage(r: Reply) -> dict[str, Any]:
     prompt = r.input_tokens + r.cache_read_tokens + r.cache_write_tokens
     # cache_write_tokens: OpenAI itself does not report it; OpenAI-compatible gateways (OpenRouter) do
     details = {"cached_tokens": r.cache_read_tokens, "cache_write_tokens": r.cache_write_tokens}
-    return {"prompt_tokens": prompt, "completion_tokens": r.output_tokens,
-            "total_tokens": prompt + r.output_tokens, "prompt_tokens_details": details}  # fmt: skip
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": r.output_tokens,
+        "total_tokens": prompt + r.output_tokens,
+        "prompt_tokens_details": details,
+    }
 
 
 def _tool_use(n: int, i: int, call: ScriptedCall, arguments: dict[str, Any]) -> dict[str, Any]:

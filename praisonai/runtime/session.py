@@ -156,9 +156,13 @@ class ShellSession:
         return self._run is not None and not self._run.complete
 
     async def run(
-        self, command: str, *, timeout: float | None = _limits.DEFAULT_EXEC_TIMEOUT_S,
-        idle_timeout: float | None = None, max_output: int = _limits.DEFAULT_MAX_OUTPUT_BYTES,
-    ) -> SessionResult:  # fmt: skip
+        self,
+        command: str,
+        *,
+        timeout: float | None = _limits.DEFAULT_EXEC_TIMEOUT_S,
+        idle_timeout: float | None = None,
+        max_output: int = _limits.DEFAULT_MAX_OUTPUT_BYTES,
+    ) -> SessionResult:
         """Run ``command`` in the session's shell once the commands before it have ended.
 
         See the module docstring for the timeouts and the queue. A rejected ``command`` or
@@ -195,8 +199,9 @@ class ShellSession:
             ) from exc
         return await self._outcome(run, timeout, idle_timeout)
 
-    async def read(self, *, timeout: float | None = _limits.DEFAULT_EXEC_TIMEOUT_S,
-                   idle_timeout: float | None = None) -> SessionResult:  # fmt: skip
+    async def read(
+        self, *, timeout: float | None = _limits.DEFAULT_EXEC_TIMEOUT_S, idle_timeout: float | None = None
+    ) -> SessionResult:
         """Wait for more output of the command that holds the shell (or its end): the one a
         ``run()`` returned with ``running=True``."""
         timeout, idle_timeout = (

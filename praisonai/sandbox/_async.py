@@ -127,9 +127,15 @@ class AsyncSandbox:
         """
         self._ensure_open()
         result = await self.provider.execute(
-            self.id, command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output,
+            self.id,
+            command,
+            timeout,
+            cwd=cwd,
+            env=env,
+            max_output=max_output,
+            on_output=on_output,
             stdin=stdin,
-        )  # fmt: skip
+        )
         if check and result.timed_out:
             raise CommandTimeoutError(result, str(command))
         if check and result.exit_code != 0:

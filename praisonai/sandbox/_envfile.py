@@ -132,9 +132,11 @@ def _check_inside(path: Path, shown: str, real: str | None) -> None:
         where = "the repository" if (root / ".git").exists() else "its directory"
         raise EnvironmentFileError(
             path,
-            [f"{shown}: a link to a file outside {where} {root}, which is never read; "
-             f"put the definition itself at {shown}"],
-        )  # fmt: skip
+            [
+                f"{shown}: a link to a file outside {where} {root}, which is never read; "
+                f"put the definition itself at {shown}"
+            ],
+        )
 
 
 def _check_inside_opened(path: Path, shown: str, fd: int) -> None:

@@ -85,10 +85,16 @@ class Sandbox:
     ) -> ExecResult:
         return _portal.call(
             lambda: self._inner.exec(
-                command, timeout=timeout, cwd=cwd, env=env, check=check,
-                max_output=max_output, on_output=on_output, stdin=stdin,
+                command,
+                timeout=timeout,
+                cwd=cwd,
+                env=env,
+                check=check,
+                max_output=max_output,
+                on_output=on_output,
+                stdin=stdin,
             )
-        )  # fmt: skip
+        )
 
     def stream(
         self,

@@ -1,0 +1,28 @@
+"""The contract's optional abilities, one small module per group.
+
+| module        | methods                                             | turned on by             |
+|---------------|-----------------------------------------------------|--------------------------|
+| ``captures``  | ``list_captures``, ``prune_captures``, 3 ``_`` hooks | ``Capability.CAPTURE``   |
+| ``processes`` | ``start/list/get/wait/kill_process``, output        | ``Capability.PROCESSES`` |
+| ``sessions``  | ``open_session``                                    | ``Capability.SESSIONS``  |
+| ``bound_env`` | ``bind_env``                                        | ``Capability.PROCESSES`` |
+| ``run_once``  | the ``_run_once`` hook                              | implementing the hook    |
+
+Each refuses with one sentence by default (captures list nothing). A provider declares the
+abilities it has in ``capabilities`` and overrides the methods; the channel mixin
+(``compute.channel``) brings processes, sessions and bound env to any provider with a byte stream.
+"""
+
+from __future__ import annotations
+
+from praisonai.compute.abilities.bound_env import BoundEnv
+from praisonai.compute.abilities.captures import Captures, SnapshotRef
+from praisonai.compute.abilities.processes import Processes
+from praisonai.compute.abilities.run_once import RunOnce
+from praisonai.compute.abilities.sessions import Sessions
+
+__all__ = ["BoundEnv", "Captures", "OptionalAbilities", "Processes", "RunOnce", "Sessions", "SnapshotRef"]
+
+
+class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce):
+    """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack."""

@@ -1,0 +1,21 @@
+"""The one sentence every missing optional ability refuses with."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from praisonai._errors import UnsupportedFeatureError
+from praisonai._types import Capability
+
+
+class Refusal:
+    """Gives an ability group the provider's ``name`` and the refusal it raises by default."""
+
+    name: ClassVar[str]
+
+    def _unsupported(self, what: str, op: str, needs: Capability) -> UnsupportedFeatureError:
+        return UnsupportedFeatureError(
+            f"the {self.name} provider does not support {what} (it lacks the {needs.value!r} capability); "
+            "choose one that has it: `praisonai compute providers` lists each provider's",
+            op=op,
+        )
