@@ -134,9 +134,16 @@ class Ledger:
         self._run(
             f"INSERT OR REPLACE INTO instances ({_COLUMNS}) "
             "VALUES (?, ?, ?, ?, ?, 'provisioning', ?, ?, ?, ?)",
-            instance_id, provider, spec_json, owner, created_at, created_at,
-            lifetime.idle_timeout_s, lifetime.ttl_s, int(lifetime.auto_shutdown),
-        )  # fmt: skip
+            instance_id,
+            provider,
+            spec_json,
+            owner,
+            created_at,
+            created_at,
+            lifetime.idle_timeout_s,
+            lifetime.ttl_s,
+            int(lifetime.auto_shutdown),
+        )
 
     def mark(self, instance_id: str, state: str) -> None:
         """Set the instance's state; an unknown id stays unknown (a forgotten row is never revived)."""

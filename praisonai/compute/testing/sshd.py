@@ -144,9 +144,12 @@ class SSHServer:
             subprocess.run([*useradd, self.user], check=True, capture_output=True)
             # A password too (useradd's "!" is a locked account, which sshd refuses without PAM)
             hashed = subprocess.run(
-                ["openssl", "passwd", "-6", "-stdin"], input=self.password, text=True,
-                capture_output=True, check=True,
-            ).stdout.strip()  # fmt: skip
+                ["openssl", "passwd", "-6", "-stdin"],
+                input=self.password,
+                text=True,
+                capture_output=True,
+                check=True,
+            ).stdout.strip()
             subprocess.run(["usermod", "-p", hashed, self.user], check=True, capture_output=True)
             shutil.chown(self.home, self.user)
             shutil.chown(self.dir / "authorized_keys", self.user)
