@@ -74,9 +74,9 @@ class RawFly:
 
 def start_fake() -> tuple[Any, dict[str, str]]:
     """The Fly fake, started, with the bench's app made beforehand; the env pointing clients at it."""
-    from fakes.flyio import FlyFake
+    from fakes.flyio import FlyioFake
 
-    server = FlyFake().__enter__()
+    server = FlyioFake().__enter__()
     server.create_app(APP)
     env = {"FLY_API_TOKEN": "fake-token", "FLY_APP_NAME": APP, "FLY_API_HOSTNAME": server.api_url}
     point_peer(server.api_url)

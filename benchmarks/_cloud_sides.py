@@ -286,9 +286,9 @@ class Fake:
     def __init__(self, vendor: str) -> None:
         self.vendor = vendor
         if vendor == "e2b":
-            from fakes.e2b import FakeE2B
+            from fakes.e2b import E2BFake
 
-            self.server: Any = FakeE2B().__enter__()
+            self.server: Any = E2BFake().__enter__()
             self.env = self.server.env()
         elif vendor == "modal":
             from fakes.modal import ModalFake

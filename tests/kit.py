@@ -21,7 +21,7 @@ from praisonai._ledger import Ledger, home_tag
 from praisonai.compute.base import ComputeProvider
 
 if TYPE_CHECKING:
-    from fakes.e2b import FakeE2B
+    from fakes.e2b import E2BFake
 
 Instance = tuple[ComputeProvider, str]
 
@@ -153,15 +153,15 @@ def set_environment(values: Mapping[str, str | None]) -> None:
 
 
 @contextlib.contextmanager
-def serving_e2b() -> Iterator[FakeE2B]:
+def serving_e2b() -> Iterator[E2BFake]:
     """The e2b wire fake, with the SDK's variables pointing at it in this process and the children
     it starts (cross-process checks) until the block ends; then they are restored, and the fake's
     sandbox containers must all be gone."""
     from fakes import docker
-    from fakes.e2b import FakeE2B
+    from fakes.e2b import E2BFake
     from fakes.e2b._sandboxes import LABEL
 
-    with FakeE2B() as server, environment(server.env()):
+    with E2BFake() as server, environment(server.env()):
         yield server
     left = docker.leftovers(LABEL, server.owner)
     assert not left, f"the e2b fake left containers: {left}"

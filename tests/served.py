@@ -224,11 +224,11 @@ def fly_provider(fake: Any, **kwargs: Any) -> Any:
 def _flyio(request: pytest.FixtureRequest) -> Iterator[Served]:
     pytest.importorskip("httpx")
     request.getfixturevalue("docker_ok")
-    from fakes.flyio import FlyFake
+    from fakes.flyio import FlyioFake
 
     from praisonai.compute.providers.flyio import FlyCompute
 
-    with FlyFake(exec_limit_s=30.0) as fake, registered_as("flyio", FlyCompute):
+    with FlyioFake(exec_limit_s=30.0) as fake, registered_as("flyio", FlyCompute):
         provider = fly_provider(fake)
         rebuilt = f"FlyCompute(api_token='fake-token', app={FLY_APP!r}, api_url={fake.api_url!r})"
         expr = f"{_module('flyio')}.{rebuilt}"
@@ -256,12 +256,12 @@ def _tenki(request: pytest.FixtureRequest) -> Iterator[Served]:
 def _kubernetes(request: pytest.FixtureRequest) -> Iterator[Served]:
     pytest.importorskip("kubernetes")
     request.getfixturevalue("docker_ok")
-    from fakes.kubernetes import K8sFake
+    from fakes.kubernetes import KubernetesFake
 
     from praisonai.compute.providers.kubernetes import KubernetesCompute
 
     folder = request.getfixturevalue("tmp_path_factory").mktemp("kube")
-    with K8sFake() as fake, registered_as("kubernetes", KubernetesCompute):
+    with KubernetesFake() as fake, registered_as("kubernetes", KubernetesCompute):
         kubeconfig = str(fake.write_kubeconfig(folder / "config", namespace="sbx"))
         provider = KubernetesCompute(kubeconfig=kubeconfig, image=IMAGE)
         expr = f"{_module('kubernetes')}.KubernetesCompute(kubeconfig={kubeconfig!r}, image={IMAGE!r})"

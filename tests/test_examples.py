@@ -279,9 +279,9 @@ def _ssh(s: Services) -> dict[str, str]:
 
 
 def _e2b(s: Services) -> dict[str, str]:
-    from fakes.e2b import FakeE2B
+    from fakes.e2b import E2BFake
 
-    env: dict[str, str] = s.enter(FakeE2B()).env()
+    env: dict[str, str] = s.enter(E2BFake()).env()
     return env
 
 
@@ -301,9 +301,9 @@ def _daytona(s: Services) -> dict[str, str]:
 
 
 def _flyio(s: Services) -> dict[str, str]:
-    from fakes.flyio import FlyFake
+    from fakes.flyio import FlyioFake
 
-    fake = s.enter(FlyFake())
+    fake = s.enter(FlyioFake())
     fake.create_app("praisonai-examples")  # as `fly apps create` would have
     return {
         "FLY_API_TOKEN": "fake-token",
@@ -320,9 +320,9 @@ def _tenki(s: Services) -> dict[str, str]:
 
 
 def _kubernetes(s: Services) -> dict[str, str]:
-    from fakes.kubernetes import K8sFake
+    from fakes.kubernetes import KubernetesFake
 
-    kubeconfig = s.enter(K8sFake()).write_kubeconfig(s._scratch / "kubeconfig", namespace="examples")
+    kubeconfig = s.enter(KubernetesFake()).write_kubeconfig(s._scratch / "kubeconfig", namespace="examples")
     return {"KUBECONFIG": str(kubeconfig), "PRAISONAI_KUBERNETES_IMAGE": SANDBOX_IMAGE}  # pulls nothing
 
 

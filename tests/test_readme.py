@@ -243,11 +243,11 @@ class _LazyFakes(dict[str, CloudFake]):
 
     def __missing__(self, vendor: str) -> CloudFake:
         if vendor == "e2b":
-            from fakes.e2b import FakeE2B
+            from fakes.e2b import E2BFake
 
             from praisonai.compute.providers.e2b import E2BCompute
 
-            env = self._stack.enter_context(FakeE2B()).env()
+            env = self._stack.enter_context(E2BFake()).env()
             made = CloudFake(env, E2BCompute)
         elif vendor == "daytona":
             from fakes.daytona import DaytonaFake

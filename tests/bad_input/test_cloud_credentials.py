@@ -79,9 +79,9 @@ def test_fly_missing_token_and_app_name_the_variable() -> None:
 
 def test_a_rejected_fly_token_is_one_sentence() -> None:
     pytest.importorskip("httpx")
-    from fakes.flyio import FlyFake
+    from fakes.flyio import FlyioFake
 
-    with FlyFake(token="the-right-one") as fake:  # answers 401 before any machine (no docker needed)
+    with FlyioFake(token="the-right-one") as fake:  # answers 401 before any machine (no docker needed)
         r = run_fly(FLY_API_TOKEN="a-wrong-one", FLY_APP_NAME="praisonai-test", FLY_API_HOSTNAME=fake.api_url)
     one_sentence(r, "401", "check FLY_API_TOKEN")
 

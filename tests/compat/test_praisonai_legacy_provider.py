@@ -80,11 +80,11 @@ def test_provider_e2b_runs_the_local_loop_with_its_tools_on_e2b(
     llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("e2b")
-    from fakes.e2b import FakeE2B
+    from fakes.e2b import E2BFake
 
     from praisonai.compute.providers.e2b import E2BCompute
 
-    with FakeE2B() as fake:
+    with E2BFake() as fake:
         for key, value in fake.env().items():
             monkeypatch.setenv(key, value)
         _turn_on_its_sandbox(_legacy("e2b"), llm, E2BCompute())

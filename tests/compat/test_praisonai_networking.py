@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.e2b import FakeE2B
+from fakes.e2b import E2BFake
 from kit import serving_e2b
 from praisonaiagents.managed.protocols import ComputeConfig as PraisonAIComputeConfig
 
@@ -114,18 +114,18 @@ def test_network_and_networking_together_are_refused() -> None:
 
 
 @pytest.fixture(scope="module")
-def e2b(docker_ok: None) -> Iterator[FakeE2B]:
+def e2b(docker_ok: None) -> Iterator[E2BFake]:
     with serving_e2b() as server:
         yield server
 
 
-def created_with(fake: FakeE2B, instance_id: str) -> dict[str, Any]:
+def created_with(fake: E2BFake, instance_id: str) -> dict[str, Any]:
     """The create request of ``instance_id``'s sandbox, as the SDK put it on the wire."""
     [sandbox] = [s for s in fake.sandboxes.values() if s.metadata["praisonai.instance"] == instance_id]
     return sandbox.request
 
 
-def test_the_allowlist_reaches_e2bs_create_request(e2b: FakeE2B, home: Path) -> None:
+def test_the_allowlist_reaches_e2bs_create_request(e2b: E2BFake, home: Path) -> None:
     wanted = {"allowOut": HOSTS, "denyOut": ["0.0.0.0/0"]}
     config = PraisonAIComputeConfig(networking=LIMITED)  # PraisonAI's own ComputeConfig
     with SharedCompute("e2b", config=config) as shared:

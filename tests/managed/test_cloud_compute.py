@@ -55,12 +55,12 @@ def test_a_managed_agent_runs_its_tools_on_daytona(llm: ScriptedLLM, monkeypatch
 
 def test_a_team_shares_one_e2b_sandbox(llm: ScriptedLLM, monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("e2b")
-    from fakes.e2b import FakeE2B
+    from fakes.e2b import E2BFake
 
     from praisonai import Agent, AgentTeam
     from praisonai.compute.providers.e2b import E2BCompute
 
-    with FakeE2B() as fake:
+    with E2BFake() as fake:
         for key, value in fake.env().items():
             monkeypatch.setenv(key, value)
         llm.set_script([

@@ -34,11 +34,11 @@ def cloud(
     """A provider of the vendor pointed at its fake through the environment the CLI child inherits."""
     pytest.importorskip(request.param)
     if request.param == "e2b":
-        from fakes.e2b import FakeE2B
+        from fakes.e2b import E2BFake
 
         from praisonai.compute.providers.e2b import E2BCompute
 
-        with FakeE2B() as fake:
+        with E2BFake() as fake:
             for key, value in fake.env().items():
                 monkeypatch.setenv(key, value)
             yield E2BCompute()

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("e2b")
 
 
-from fakes.e2b import FakeE2B
+from fakes.e2b import E2BFake
 
 from praisonai import _portal
 from praisonai._errors import AuthenticationError, InstanceNotFoundError, UnsupportedFeatureError
@@ -65,7 +65,7 @@ def test_binary_output_survives_the_sdks_text_decoding(ctx: Context) -> None:
     _portal.call(check)
 
 
-def test_exec_costs_one_envd_call(fake: FakeE2B, ctx: Context) -> None:
+def test_exec_costs_one_envd_call(fake: E2BFake, ctx: Context) -> None:
     # Exec stays native: 1 envd call each (over the helper channel: 1.06 for `true`, 2.06 for
     # `echo hi`, as the spooled output is fetched with a second request).
     _portal.call(ctx.sh, "true")
@@ -76,7 +76,7 @@ def test_exec_costs_one_envd_call(fake: FakeE2B, ctx: Context) -> None:
     assert envd == ["POST /process.Process/Start"] * 3, envd
 
 
-def test_channel_traffic_renews_the_deadline(fake: FakeE2B) -> None:
+def test_channel_traffic_renews_the_deadline(fake: E2BFake) -> None:
     p = E2BCompute()
     info = _portal.call(p.provision, {"idle_timeout_s": 600})
     try:
@@ -95,7 +95,7 @@ def test_channel_traffic_renews_the_deadline(fake: FakeE2B) -> None:
         _portal.call(p.shutdown, info.instance_id)
 
 
-def test_quiet_session_command_outlives_the_idle_timeout(fake: FakeE2B) -> None:
+def test_quiet_session_command_outlives_the_idle_timeout(fake: E2BFake) -> None:
     p = E2BCompute()
     info = _portal.call(p.provision, {"idle_timeout_s": 2})
 
@@ -112,7 +112,7 @@ def test_quiet_session_command_outlives_the_idle_timeout(fake: FakeE2B) -> None:
         _portal.call(p.shutdown, info.instance_id)
 
 
-def test_metadata_carries_identity_and_ttl(fake: FakeE2B, ctx: Context) -> None:
+def test_metadata_carries_identity_and_ttl(fake: E2BFake, ctx: Context) -> None:
     sandbox = next(
         s for s in fake.sandboxes.values() if s.metadata.get("praisonai.instance") == ctx.instance_id
     )
@@ -122,7 +122,7 @@ def test_metadata_carries_identity_and_ttl(fake: FakeE2B, ctx: Context) -> None:
     )
 
 
-def test_ttl_clamps_the_deadline_and_idle_renews_it(fake: FakeE2B) -> None:
+def test_ttl_clamps_the_deadline_and_idle_renews_it(fake: E2BFake) -> None:
     p = E2BCompute()
     info = _portal.call(p.provision, {"idle_timeout_s": 600, "ttl_s": 30})
     try:
@@ -138,7 +138,7 @@ def test_ttl_clamps_the_deadline_and_idle_renews_it(fake: FakeE2B) -> None:
         _portal.call(p.shutdown, info.instance_id)
 
 
-def test_idle_instance_stops_itself_and_counts_as_shut_down(fake: FakeE2B) -> None:
+def test_idle_instance_stops_itself_and_counts_as_shut_down(fake: E2BFake) -> None:
     p = E2BCompute()
     info = _portal.call(p.provision, {"idle_timeout_s": 2})
     time.sleep(3.5)
@@ -148,7 +148,7 @@ def test_idle_instance_stops_itself_and_counts_as_shut_down(fake: FakeE2B) -> No
     assert _portal.call(other.shutdown, info.instance_id) is False
 
 
-def test_busy_instance_outlives_its_idle_timeout(fake: FakeE2B) -> None:
+def test_busy_instance_outlives_its_idle_timeout(fake: E2BFake) -> None:
     p = E2BCompute()
     info = _portal.call(p.provision, {"idle_timeout_s": 2})
     try:
@@ -158,7 +158,7 @@ def test_busy_instance_outlives_its_idle_timeout(fake: FakeE2B) -> None:
         _portal.call(p.shutdown, info.instance_id)
 
 
-def test_network_reaches_the_create_call(fake: FakeE2B) -> None:
+def test_network_reaches_the_create_call(fake: E2BFake) -> None:
     p = E2BCompute()
     for network, expected in (
         ("none", {"allow_internet_access": False}),
@@ -175,12 +175,12 @@ def test_network_reaches_the_create_call(fake: FakeE2B) -> None:
             _portal.call(p.shutdown, info.instance_id)
 
 
-def test_unsupported_config_is_refused_in_one_sentence(fake: FakeE2B) -> None:
+def test_unsupported_config_is_refused_in_one_sentence(fake: E2BFake) -> None:
     with pytest.raises(UnsupportedFeatureError, match="the e2b provider cannot honour cpu"):
         _portal.call(E2BCompute().provision, {"cpu": 2})
 
 
-def test_unknown_id_is_not_found(fake: FakeE2B) -> None:
+def test_unknown_id_is_not_found(fake: E2BFake) -> None:
     with pytest.raises(InstanceNotFoundError):
         _portal.call(E2BCompute().get_status, "e2b_000000000000")
 
@@ -214,7 +214,7 @@ def test_live_conformance(monkeypatch: pytest.MonkeyPatch) -> None:  # pragma: n
         _portal.call(provider.shutdown, info.instance_id)
 
 
-def test_ttl_wins_over_activity(fake: FakeE2B) -> None:
+def test_ttl_wins_over_activity(fake: E2BFake) -> None:
     p = E2BCompute()
     info = _portal.call(p.provision, {"idle_timeout_s": 600, "ttl_s": 4})
     _portal.call(p.execute, info.instance_id, "true")
@@ -224,7 +224,7 @@ def test_ttl_wins_over_activity(fake: FakeE2B) -> None:
     assert _portal.call(E2BCompute().shutdown, info.instance_id) is False, "the ttl did not stop it"
 
 
-def test_a_retried_create_makes_one_sandbox(fake: FakeE2B) -> None:
+def test_a_retried_create_makes_one_sandbox(fake: E2BFake) -> None:
     from e2b import AsyncSandbox
 
     async def twice() -> set[str]:
@@ -237,7 +237,7 @@ def test_a_retried_create_makes_one_sandbox(fake: FakeE2B) -> None:
     assert len(_portal.call(twice)) == 1
 
 
-def test_refused_key_says_which_variable(fake: FakeE2B) -> None:
+def test_refused_key_says_which_variable(fake: E2BFake) -> None:
     from fakes.e2b import REFUSED_KEY
 
     with pytest.raises(AuthenticationError, match=r"E2B refused the API key.*E2B_API_KEY"):
@@ -254,7 +254,7 @@ def test_options_round_trip_without_the_key() -> None:
     assert again.options.template == "my-template" and again.options.api_key is None
 
 
-def test_second_provision_of_a_definition_starts_from_its_capture(fake: FakeE2B) -> None:
+def test_second_provision_of_a_definition_starts_from_its_capture(fake: E2BFake) -> None:
     p = E2BCompute()
     cfg = {"setup": [f"echo ran >> /workspace/setup-{time.time_ns()}.log"]}
     first = _portal.call(p.provision, cfg)

@@ -12,7 +12,7 @@ import pytest
 
 pytest.importorskip("httpx", reason="httpx is not installed (pip install 'praisonai[flyio]')")
 
-from fakes.flyio import FlyFake
+from fakes.flyio import FlyioFake
 from served import FLY_APP, TARGETS, fly_provider, run_check
 
 from praisonai import _portal
@@ -48,7 +48,7 @@ def test_output_survives_the_json_strings(ctx: Context) -> None:
     assert r.stdout == "a\0b\ufffdc", repr(r.stdout)
 
 
-def test_a_command_longer_than_one_exec_is_polled_not_408(fake: FlyFake) -> None:
+def test_a_command_longer_than_one_exec_is_polled_not_408(fake: FlyioFake) -> None:
     """With the fake's exec limit at 3 s (Fly's is ~30 s), a 5 s command still answers."""
     p = fly_provider(fake)
     info = _portal.call(p.provision)
@@ -65,13 +65,13 @@ def test_a_command_longer_than_one_exec_is_polled_not_408(fake: FlyFake) -> None
         _portal.call(p.api.aclose)
 
 
-def test_a_408_from_fly_is_one_clear_sentence(ctx: Context, fake: FlyFake) -> None:
+def test_a_408_from_fly_is_one_clear_sentence(ctx: Context, fake: FlyioFake) -> None:
     fake.fail_next(408)
     with pytest.raises(ExecError, match="408 past about 30 s"):
         _portal.call(ctx.sh, "true")
 
 
-def test_a_408_after_the_command_started_is_polled_not_raised(ctx: Context, fake: FlyFake) -> None:
+def test_a_408_after_the_command_started_is_polled_not_raised(ctx: Context, fake: FlyioFake) -> None:
     """A loaded machine: the start step ran but Fly answered 408; the job is polled, once run."""
     _portal.call(ctx.sh, "rm -f ran")
     fake.fail_after_next(408)
@@ -80,7 +80,7 @@ def test_a_408_after_the_command_started_is_polled_not_raised(ctx: Context, fake
     assert _portal.call(ctx.provider.read_file, ctx.instance_id, "ran") == b"x\n"
 
 
-def test_payloads_never_reach_a_command_line(provider: FlyCompute, fake: FlyFake) -> None:
+def test_payloads_never_reach_a_command_line(provider: FlyCompute, fake: FlyioFake) -> None:
     info = _portal.call(provider.provision, {"env": {"SECRET_X": "s3cret"}})
     try:
         command = 'echo "$SECRET_X $PER"'
@@ -93,7 +93,7 @@ def test_payloads_never_reach_a_command_line(provider: FlyCompute, fake: FlyFake
         _portal.call(provider.shutdown, info.instance_id)
 
 
-def test_identity_in_metadata_and_unique_name(ctx: Context, fake: FlyFake) -> None:
+def test_identity_in_metadata_and_unique_name(ctx: Context, fake: FlyioFake) -> None:
     machine = fake.live(FLY_APP, ctx.instance_id)
     assert machine is not None, "the machine's name is the instance id"
     metadata = machine["config"]["metadata"]
@@ -136,7 +136,7 @@ def test_ttl_wins_over_activity(provider: FlyCompute) -> None:
         _portal.call(provider.shutdown, info.instance_id)
 
 
-def test_a_lost_create_answer_is_retried_without_a_second_machine(fake: FlyFake) -> None:
+def test_a_lost_create_answer_is_retried_without_a_second_machine(fake: FlyioFake) -> None:
     p = fly_provider(fake)
     _portal.call(p.list_instances)  # the app exists: the next call is the create
     _portal.call(lambda: p.api.request("GET", f"/apps/{FLY_APP}", op="t"))
@@ -152,7 +152,7 @@ def test_a_lost_create_answer_is_retried_without_a_second_machine(fake: FlyFake)
 
 
 def test_a_capacity_409_on_create_is_not_taken_for_our_own_machine(
-    provider: FlyCompute, fake: FlyFake
+    provider: FlyCompute, fake: FlyioFake
 ) -> None:
     info = _portal.call(provider.provision)  # the app is checked: the next call is the create
     try:
@@ -163,13 +163,13 @@ def test_a_capacity_409_on_create_is_not_taken_for_our_own_machine(
         _portal.call(provider.shutdown, info.instance_id)
 
 
-def test_rate_limits_are_retried_honouring_retry_after(provider: FlyCompute, fake: FlyFake) -> None:
+def test_rate_limits_are_retried_honouring_retry_after(provider: FlyCompute, fake: FlyioFake) -> None:
     fake.fail_next(429, retry_after=0.2)
     fake.fail_next(502)
     assert isinstance(_portal.call(provider.list_instances), list)
 
 
-def test_an_exec_is_retried_on_429_only_so_it_runs_at_most_once(ctx: Context, fake: FlyFake) -> None:
+def test_an_exec_is_retried_on_429_only_so_it_runs_at_most_once(ctx: Context, fake: FlyioFake) -> None:
     """429 is answered before any work: retried. A 5xx after the work may hide a run: not retried."""
     _portal.call(ctx.sh, "rm -f once")
     fake.fail_next(429, retry_after=0.1)
@@ -181,14 +181,14 @@ def test_an_exec_is_retried_on_429_only_so_it_runs_at_most_once(ctx: Context, fa
     assert _portal.call(ctx.provider.read_file, ctx.instance_id, "once") == b"x\ny\n"
 
 
-def test_a_persistent_rate_limit_says_what_to_do(provider: FlyCompute, fake: FlyFake) -> None:
+def test_a_persistent_rate_limit_says_what_to_do(provider: FlyCompute, fake: FlyioFake) -> None:
     for _ in range(6):
         fake.fail_next(429, retry_after=0)
     with pytest.raises(ProviderUnavailableError, match="rate limiting"):
         _portal.call(provider.list_instances)
 
 
-def test_shutdown_is_stop_then_delete_and_idempotent(provider: FlyCompute, fake: FlyFake) -> None:
+def test_shutdown_is_stop_then_delete_and_idempotent(provider: FlyCompute, fake: FlyioFake) -> None:
     info = _portal.call(provider.provision)
     assert _portal.call(provider.shutdown, info.instance_id) is True
     stops = [body for method, path, body in fake.requests if path.endswith("/stop")]
@@ -198,7 +198,7 @@ def test_shutdown_is_stop_then_delete_and_idempotent(provider: FlyCompute, fake:
         _portal.call(provider.get_status, info.instance_id)
 
 
-def test_the_fake_refuses_what_fly_refuses(ctx: Context, fake: FlyFake) -> None:
+def test_the_fake_refuses_what_fly_refuses(ctx: Context, fake: FlyioFake) -> None:
     p = ctx.provider
     assert isinstance(p, FlyCompute)
     machine_id = fake.live(FLY_APP, ctx.instance_id)["id"]  # type: ignore[index]
@@ -210,7 +210,7 @@ def test_the_fake_refuses_what_fly_refuses(ctx: Context, fake: FlyFake) -> None:
     assert got.status_code == 400, "a wait longer than 60 s"
 
 
-def test_a_missing_app_is_created_only_when_asked(fake: FlyFake) -> None:
+def test_a_missing_app_is_created_only_when_asked(fake: FlyioFake) -> None:
     p = fly_provider(fake, app="praisonai-nope", create_app=False)
     with pytest.raises(ConfigError, match="does not exist"):
         _portal.call(p.provision)
@@ -237,7 +237,7 @@ def test_capabilities_are_declared_honestly() -> None:
 # ---- leases, HTTP/2, credentials, env plan -----------------------------------------------------
 
 
-def _lease_calls(fake: FlyFake, machine_id: str) -> list[tuple[str, str, str | None]]:
+def _lease_calls(fake: FlyioFake, machine_id: str) -> list[tuple[str, str, str | None]]:
     """(method, action, nonce) of the calls that change ``machine_id`` or its lease, in order."""
     return [
         (method, path.rsplit("/", 1)[-1], nonce)
@@ -246,7 +246,7 @@ def _lease_calls(fake: FlyFake, machine_id: str) -> list[tuple[str, str, str | N
     ]
 
 
-def test_shutdown_holds_the_machine_lease_and_sends_its_nonce(provider: FlyCompute, fake: FlyFake) -> None:
+def test_shutdown_holds_the_machine_lease_and_sends_its_nonce(provider: FlyCompute, fake: FlyioFake) -> None:
     info = _portal.call(provider.provision)
     machine_id = info.metadata["machine_id"]
     assert _portal.call(provider.shutdown, info.instance_id) is True
@@ -256,7 +256,7 @@ def test_shutdown_holds_the_machine_lease_and_sends_its_nonce(provider: FlyCompu
     assert len(nonces) == 1 and None not in nonces, "stop and delete carry the lease's nonce"
 
 
-def test_another_holders_lease_is_waited_out(provider: FlyCompute, fake: FlyFake) -> None:
+def test_another_holders_lease_is_waited_out(provider: FlyCompute, fake: FlyioFake) -> None:
     info = _portal.call(provider.provision)
     fake.hold_lease(info.instance_id, ttl_s=2)
     assert _portal.call(provider.shutdown, info.instance_id) is True
@@ -265,7 +265,7 @@ def test_another_holders_lease_is_waited_out(provider: FlyCompute, fake: FlyFake
 
 
 def test_a_lease_held_too_long_is_one_sentence(
-    provider: FlyCompute, fake: FlyFake, monkeypatch: pytest.MonkeyPatch
+    provider: FlyCompute, fake: FlyioFake, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     info = _portal.call(provider.provision)
     try:
@@ -301,7 +301,7 @@ def test_http2_is_offered_when_h2_is_installed() -> None:
 
 
 def test_a_rejected_token_is_one_sentence(docker_ok: None) -> None:
-    with FlyFake(token="the-right-one") as strict:
+    with FlyioFake(token="the-right-one") as strict:
         p = FlyCompute(api_token="a-wrong-one", app=FLY_APP, api_url=strict.api_url)
         with pytest.raises(AuthenticationError, match=r"Fly.io answered 401 .*check FLY_API_TOKEN") as caught:
             _portal.call(p.list_instances)
@@ -309,7 +309,7 @@ def test_a_rejected_token_is_one_sentence(docker_ok: None) -> None:
         _portal.call(p.api.aclose)
 
 
-def test_a_gpu_request_reaches_the_guest(provider: FlyCompute, fake: FlyFake) -> None:
+def test_a_gpu_request_reaches_the_guest(provider: FlyCompute, fake: FlyioFake) -> None:
     info = _portal.call(provider.provision, {"gpu": "l40s"})
     try:
         guest = fake.live(FLY_APP, info.instance_id)["config"]["guest"]  # type: ignore[index]

@@ -19,7 +19,7 @@ pytest.importorskip(
     "kubernetes", reason="the kubernetes client is not installed (pip install 'praisonai[kubernetes]')"
 )
 
-from fakes.kubernetes import K8sFake
+from fakes.kubernetes import KubernetesFake
 from served import IMAGE, TARGETS, run_check
 
 from praisonai import _portal
@@ -35,7 +35,7 @@ LIVE_KUBECONFIG = os.environ.get("PRAISONAI_TEST_KUBECONFIG")
 
 
 @pytest.fixture(scope="module")
-def kubeconfig(fake: K8sFake, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def kubeconfig(fake: KubernetesFake, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return fake.write_kubeconfig(tmp_path_factory.mktemp("kube") / "config", namespace="sbx")
 
 
@@ -56,7 +56,7 @@ def _context(provider: KubernetesCompute, kubeconfig: str, image: str) -> Iterat
 # ---- the pod ---------------------------------------------------------------------------------
 
 
-def test_the_pod_is_hardened_and_carries_our_identity(ctx: Context, fake: K8sFake) -> None:
+def test_the_pod_is_hardened_and_carries_our_identity(ctx: Context, fake: KubernetesFake) -> None:
     pod = next(p for (ns, _), p in fake.pods.items() if ns == "sbx" and
                p["metadata"]["labels"].get("praisonai.instance") == ctx.instance_id)  # fmt: skip
     spec, box = pod["spec"], pod["spec"]["containers"][0]
@@ -71,7 +71,7 @@ def test_the_pod_is_hardened_and_carries_our_identity(ctx: Context, fake: K8sFak
     assert r.stdout == "1000\nread-only\n", r
 
 
-def test_stdout_and_stderr_stay_apart_over_one_websocket(ctx: Context, fake: K8sFake) -> None:
+def test_stdout_and_stderr_stay_apart_over_one_websocket(ctx: Context, fake: KubernetesFake) -> None:
     r = _portal.call(ctx.sh, "printf out; printf err >&2; exit 7")
     assert (r.stdout, r.stderr, r.exit_code) == ("out", "err", 7), r
 
@@ -109,7 +109,7 @@ def test_a_dropped_stream_is_reopened(ctx: Context) -> None:
     assert _portal.call(ctx.sh, "echo again").stdout == "again\n"
 
 
-def test_network_none_is_a_network_policy(provider: KubernetesCompute, fake: K8sFake) -> None:
+def test_network_none_is_a_network_policy(provider: KubernetesCompute, fake: KubernetesFake) -> None:
     info = _portal.call(provider.provision, {"network": "none", "auto_shutdown": False})
     try:
         name = info.metadata["pod"]
@@ -127,7 +127,7 @@ def test_host_names_in_an_allowlist_are_refused(provider: KubernetesCompute) -> 
         _portal.call(provider.provision, {"network": {"allow": ["pypi.org"]}})
 
 
-def test_a_pending_pod_times_out_as_unscheduled(kubeconfig: Path, fake: K8sFake) -> None:
+def test_a_pending_pod_times_out_as_unscheduled(kubeconfig: Path, fake: KubernetesFake) -> None:
     p = KubernetesCompute(kubeconfig=str(kubeconfig), image=IMAGE, scheduled_timeout_s=1.5)
     fake.unschedulable = True
     try:
@@ -163,7 +163,7 @@ def test_an_unreachable_cluster_and_a_missing_config_are_one_sentence(tmp_path: 
         KubernetesCompute(kubeconfig=str(tmp_path / "missing")).namespace  # noqa: B018
 
 
-def test_writes_are_rate_limited(kubeconfig: Path, fake: K8sFake) -> None:
+def test_writes_are_rate_limited(kubeconfig: Path, fake: KubernetesFake) -> None:
     p = KubernetesCompute(kubeconfig=str(kubeconfig), image=IMAGE, writes_per_s=4, write_burst=1)
     before = len(fake.write_times)
     for i in range(3):
@@ -174,7 +174,7 @@ def test_writes_are_rate_limited(kubeconfig: Path, fake: K8sFake) -> None:
     assert len(gaps) == 5 and min(gaps) > 0.15, gaps
 
 
-def test_the_idle_watchdog_ends_the_pod(provider: KubernetesCompute, fake: K8sFake) -> None:
+def test_the_idle_watchdog_ends_the_pod(provider: KubernetesCompute, fake: KubernetesFake) -> None:
     """Made without the lifecycle (whose reaper in this process would delete it first): only the
     in-pod watchdog can end it; the pod is then ``Succeeded`` until someone deletes it."""
     cfg = ComputeConfig.coerce({"idle_timeout_s": 2})
@@ -196,7 +196,7 @@ def test_the_idle_watchdog_ends_the_pod(provider: KubernetesCompute, fake: K8sFa
 
 @pytest.mark.parametrize("protocol", ["v5.channel.k8s.io", "v4.channel.k8s.io"])
 def test_exec_subprotocols(docker_ok: None, tmp_path: Path, protocol: str) -> None:
-    with K8sFake(protocols=(protocol,)) as server:
+    with KubernetesFake(protocols=(protocol,)) as server:
         p = KubernetesCompute(kubeconfig=str(server.write_kubeconfig(tmp_path / "kc")), image=IMAGE)
         info = _portal.call(p.provision, {"auto_shutdown": False})
         try:
@@ -216,7 +216,7 @@ def test_exec_subprotocols(docker_ok: None, tmp_path: Path, protocol: str) -> No
             _portal.call(p.shutdown, info.instance_id)
 
 
-def test_kubectl_talks_to_the_fake(fake: K8sFake, kubeconfig: Path, ctx: Context) -> None:
+def test_kubectl_talks_to_the_fake(fake: KubernetesFake, kubeconfig: Path, ctx: Context) -> None:
     if shutil.which("kubectl") is None:
         pytest.skip("kubectl is not installed")
     env = {**os.environ, "KUBECONFIG": str(kubeconfig)}

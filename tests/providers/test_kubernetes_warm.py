@@ -14,7 +14,7 @@ pytest.importorskip(
     "kubernetes", reason="the kubernetes client is not installed (pip install 'praisonai[kubernetes]')"
 )
 
-from fakes.kubernetes import K8sFake
+from fakes.kubernetes import KubernetesFake
 from kubernetes import client
 
 from praisonai import _portal
@@ -27,13 +27,13 @@ IMAGE = "praisonai-sandbox:latest"
 
 
 @pytest.fixture(scope="module")
-def fake(docker_ok: None) -> Iterator[K8sFake]:
-    with K8sFake() as server:
+def fake(docker_ok: None) -> Iterator[KubernetesFake]:
+    with KubernetesFake() as server:
         yield server
 
 
 @pytest.fixture(scope="module")
-def kubeconfig(fake: K8sFake, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def kubeconfig(fake: KubernetesFake, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return fake.write_kubeconfig(tmp_path_factory.mktemp("kube") / "config", namespace="warm")
 
 
@@ -42,7 +42,7 @@ def provider(kubeconfig: Path) -> KubernetesCompute:
     return KubernetesCompute(kubeconfig=str(kubeconfig), image=IMAGE)
 
 
-def _pods_of(fake: K8sFake, instance_id: str) -> list[str]:
+def _pods_of(fake: KubernetesFake, instance_id: str) -> list[str]:
     with fake.cond:
         found = [(name, pod["metadata"].get("labels") or {}) for (_, name), pod in fake.pods.items()]
     return [name for name, labels in found if labels.get("praisonai.instance") == instance_id]
@@ -53,7 +53,7 @@ def _pods_of(fake: K8sFake, instance_id: str) -> list[str]:
 
 @pytest.mark.parametrize("lost", [0, 503], ids=["dropped", "5xx"])
 def test_a_lost_create_answer_adopts_our_own_pod(
-    provider: KubernetesCompute, fake: K8sFake, lost: int
+    provider: KubernetesCompute, fake: KubernetesFake, lost: int
 ) -> None:
     """The fake creates the network policy and the pod, then loses each answer: the retry meets
     409 AlreadyExists, reads the object back, finds it ours and goes on with it."""
@@ -69,7 +69,7 @@ def test_a_lost_create_answer_adopts_our_own_pod(
     assert not _pods_of(fake, info.instance_id) and not fake.lost_answers
 
 
-def test_a_taken_name_that_is_not_ours_is_refused(provider: KubernetesCompute, fake: K8sFake) -> None:
+def test_a_taken_name_that_is_not_ours_is_refused(provider: KubernetesCompute, fake: KubernetesFake) -> None:
     iid = "kubernetes_0123456789ab"
     box = {"name": "sandbox", "image": "praisonai-no-such-image:0"}
     meta = {"name": iid.replace("_", "-"), "labels": {"app": "x"}}
@@ -108,13 +108,13 @@ EXT = ("extensions.agents.x-k8s.io", "v1beta1", "warm")
 
 
 @pytest.fixture(scope="module")
-def warm_fake(docker_ok: None) -> Iterator[K8sFake]:
-    with K8sFake(agent_sandbox=True) as server:
+def warm_fake(docker_ok: None) -> Iterator[KubernetesFake]:
+    with KubernetesFake(agent_sandbox=True) as server:
         yield server
 
 
 @pytest.fixture(scope="module")
-def warm_kubeconfig(warm_fake: K8sFake, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def warm_kubeconfig(warm_fake: KubernetesFake, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = warm_fake.write_kubeconfig(tmp_path_factory.mktemp("kube") / "config", namespace="warm")
     custom = client.CustomObjectsApi(KubernetesCompute(kubeconfig=str(path)).core.api_client)
     box = {"name": "sandbox", "image": IMAGE, "command": ["sleep", "infinity"]}
@@ -142,17 +142,19 @@ def _until(check: Callable[[], bool], what: str) -> None:
     pytest.fail(f"never happened: {what}")
 
 
-def _pool(fake: K8sFake, name: str) -> dict[str, int]:
+def _pool(fake: KubernetesFake, name: str) -> dict[str, int]:
     with fake.cond:
         return dict(fake.custom[("sandboxwarmpools", "warm", name)]["status"])
 
 
-def _claims(fake: K8sFake) -> list[str]:
+def _claims(fake: KubernetesFake) -> list[str]:
     with fake.cond:
         return [name for (plural, _, name) in fake.custom if plural == "sandboxclaims"]
 
 
-def test_a_claim_is_served_from_the_pool_which_refills(warm_fake: K8sFake, warm_kubeconfig: Path) -> None:
+def test_a_claim_is_served_from_the_pool_which_refills(
+    warm_fake: KubernetesFake, warm_kubeconfig: Path
+) -> None:
     _until(lambda: _pool(warm_fake, "pool").get("readyReplicas") == 2, "the pool is ready")
     p = KubernetesCompute(kubeconfig=str(warm_kubeconfig), warm_pool="pool")
     info = _portal.call(p.provision, {"env": {"PZ_SECRET": "s3"}, "auto_shutdown": False})
@@ -173,7 +175,7 @@ def test_a_claim_is_served_from_the_pool_which_refills(warm_fake: K8sFake, warm_
     assert not _claims(warm_fake) and ("warm", pod) not in warm_fake.pods
 
 
-def test_a_lost_claim_answer_adopts_our_own_claim(warm_fake: K8sFake, warm_kubeconfig: Path) -> None:
+def test_a_lost_claim_answer_adopts_our_own_claim(warm_fake: KubernetesFake, warm_kubeconfig: Path) -> None:
     _until(lambda: _pool(warm_fake, "pool").get("readyReplicas") == 2, "the pool is ready")
     p = KubernetesCompute(kubeconfig=str(warm_kubeconfig), warm_pool="pool")
     warm_fake.lose_next_answer(0)  # the claim is made, then the connection drops
@@ -186,7 +188,7 @@ def test_a_lost_claim_answer_adopts_our_own_claim(warm_fake: K8sFake, warm_kubec
     assert not _claims(warm_fake)
 
 
-def test_an_empty_pool_times_out_in_one_sentence(warm_fake: K8sFake, warm_kubeconfig: Path) -> None:
+def test_an_empty_pool_times_out_in_one_sentence(warm_fake: KubernetesFake, warm_kubeconfig: Path) -> None:
     p = KubernetesCompute(kubeconfig=str(warm_kubeconfig), warm_pool="empty", ready_timeout_s=1.5)
     with pytest.raises(
         ProvisionError, match=r"warm pool 'empty' gave claim .* no ready sandbox within 1.5 s"
@@ -207,7 +209,7 @@ def test_a_warm_pool_without_the_crds_is_one_sentence(kubeconfig: Path) -> None:
         _portal.call(p.provision, {"auto_shutdown": False})
 
 
-def test_nothing_is_left_but_the_pool(warm_fake: K8sFake) -> None:
+def test_nothing_is_left_but_the_pool(warm_fake: KubernetesFake) -> None:
     """Every pod left is an unclaimed member of a pool; closing the fake removes their containers."""
     assert not _claims(warm_fake)
     with warm_fake.cond:

@@ -36,7 +36,7 @@ list, watch…), PTYs, ``stream_input``, users (commands run as root), egress ru
 enforced), rate limits.
 The SDK must be pointed at it with ``E2B_API_URL``, ``E2B_SANDBOX_URL`` (every sandbox behind one
 URL, told apart by the ``E2b-Sandbox-Id`` header, as the SDK sends it) and HTTP/1.1
-(``E2B_HTTP_VERSION=1.1``): :meth:`FakeE2B.env` gives those.
+(``E2B_HTTP_VERSION=1.1``): :meth:`E2BFake.env` gives those.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ from fakes.e2b._sandboxes import Proc
 
 ENVD_VERSION = "0.6.4"
 REFUSED_KEY = "e2b_refused"  # the one API key the fake answers 401 to
-__all__ = ["ENVD_VERSION", "REFUSED_KEY", "FakeE2B", "FakeSandbox"]
+__all__ = ["ENVD_VERSION", "REFUSED_KEY", "E2BFake", "FakeSandbox"]
 
 
 @dataclasses.dataclass
@@ -82,8 +82,8 @@ class FakeSandbox:
         """Nothing: on E2B activity does not move ``end_at`` (only ``set_timeout`` does)."""
 
 
-class FakeE2B:
-    """The fake, started with ``with FakeE2B() as fake:``; ``fake.env()`` points the SDK at it."""
+class E2BFake:
+    """The fake, started with ``with E2BFake() as fake:``; ``fake.env()`` points the SDK at it."""
 
     def __init__(self) -> None:
         self.sandboxes: dict[str, FakeSandbox] = {}
@@ -98,7 +98,7 @@ class FakeE2B:
 
     # ---- life of the fake -------------------------------------------------------------------
 
-    def __enter__(self) -> FakeE2B:
+    def __enter__(self) -> E2BFake:
         self._server = make_server("127.0.0.1", 0, self._app, server_class=_Server, handler_class=_Quiet)
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         threading.Thread(target=self._clock, daemon=True).start()

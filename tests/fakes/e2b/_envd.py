@@ -23,15 +23,15 @@ from protobuf import Oneof
 from fakes.e2b._sandboxes import Proc, container_exec
 
 if TYPE_CHECKING:
-    from fakes.e2b import FakeE2B, FakeSandbox
+    from fakes.e2b import E2BFake, FakeSandbox
 
 _KEEPALIVE_S = 1.0
 
 
 class ProcessService:
-    """``process.Process`` over the sandboxes of one :class:`FakeE2B`."""
+    """``process.Process`` over the sandboxes of one :class:`E2BFake`."""
 
-    def __init__(self, fake: FakeE2B) -> None:
+    def __init__(self, fake: E2BFake) -> None:
         self.fake = fake
 
     def _sandbox(self, ctx: Any) -> FakeSandbox:
@@ -155,7 +155,7 @@ def _error(status: str, message: str) -> tuple[str, bytes, str]:
     return status, body, "application/json"
 
 
-def files(fake: FakeE2B, environ: dict[str, Any]) -> tuple[str, bytes, str]:
+def files(fake: E2BFake, environ: dict[str, Any]) -> tuple[str, bytes, str]:
     """envd's ``GET /files`` (raw bytes) and ``POST /files`` (multipart or octet-stream):
     ``(status, body, content type)``."""
     sandbox = fake.running(environ.get("HTTP_E2B_SANDBOX_ID", ""))

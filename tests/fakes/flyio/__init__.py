@@ -1,6 +1,6 @@
 """A loopback fake of the Fly.io Machines REST API (``/v1``), for the provider's real httpx client.
 
-Start it (``with FlyFake() as fake:``) and point the client at ``fake.api_url`` (any bearer token
+Start it (``with FlyioFake() as fake:``) and point the client at ``fake.api_url`` (any bearer token
 is accepted). Every machine is a real local docker container of ``praisonai-sandbox:latest``
 (label ``praisonai.test.flyio-fake=<fake id>``; ``close`` removes those and no others), so exit
 codes, stdin, files and timeouts are real.
@@ -29,7 +29,7 @@ Modelled (cloud-sdks.md §5, fly-go's machine types):
   ``fly-machine-lease-nonce`` header it refreshes, ``DELETE …/lease`` with it releases,
   ``GET …/lease`` shows it. While another holder's lease is live, taking it and every stop,
   start and delete without its nonce are 409 (``hold_lease`` plays that other holder).
-- Auth: ``FlyFake(token=...)`` answers 401 to any other bearer token (default: any is accepted).
+- Auth: ``FlyioFake(token=...)`` answers 401 to any other bearer token (default: any is accepted).
 - Errors are ``{"error": ..., "status": ...}``. Faults: ``fail_next(status, retry_after=...)``
   answers the next call with that status before doing anything; ``fail_after_next(status)`` does
   the next call's work and then answers with that status (a lost answer: a retried create must
@@ -56,10 +56,10 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from fakes import docker
 from fakes.flyio import _machines
 
-__all__ = ["FlyFake"]
+__all__ = ["FlyioFake"]
 
 
-class FlyFake:
+class FlyioFake:
     """The fake server; see the module docstring. ``calls`` counts requests by ``METHOD kind``."""
 
     def __init__(
@@ -89,7 +89,7 @@ class FlyFake:
     def api_url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def __enter__(self) -> FlyFake:
+    def __enter__(self) -> FlyioFake:
         for thread in self._threads:
             thread.start()
         return self
@@ -231,7 +231,7 @@ def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
 
 
-def _handler(fake: FlyFake) -> type[BaseHTTPRequestHandler]:
+def _handler(fake: FlyioFake) -> type[BaseHTTPRequestHandler]:
     from fakes.flyio._routes import route
 
     class Handler(BaseHTTPRequestHandler):

@@ -12,7 +12,7 @@ from fakes.flyio import _machines
 NONCE_HEADER = "fly-machine-lease-nonce"
 
 if TYPE_CHECKING:
-    from fakes.flyio import FlyFake
+    from fakes.flyio import FlyioFake
 
 _CODES = {
     400: "invalid_argument",
@@ -25,7 +25,7 @@ _CODES = {
 }
 
 
-def route(fake: FlyFake, h: BaseHTTPRequestHandler, path: list[str], query: dict[str, str]) -> None:
+def route(fake: FlyioFake, h: BaseHTTPRequestHandler, path: list[str], query: dict[str, str]) -> None:
     """Dispatch ``h``'s request (path split on ``/``) to its endpoint, faults first."""
     length = int(h.headers.get("Content-Length") or 0)
     raw = h.rfile.read(length) if length else b""
@@ -62,7 +62,7 @@ def _kind(path: list[str]) -> str:
 
 
 def _dispatch(
-    fake: FlyFake, method: str, path: list[str], query: dict[str, str], body: Any, nonce: str | None
+    fake: FlyioFake, method: str, path: list[str], query: dict[str, str], body: Any, nonce: str | None
 ) -> tuple[int, Any]:
     if path[:2] == ["v1", "apps"] and len(path) == 2 and method == "POST":
         return _create_app(fake, body or {})
@@ -108,7 +108,7 @@ def _held_by_other(machine: dict[str, Any], nonce: str | None) -> str | None:
 
 
 def _lease(
-    fake: FlyFake, machine: dict[str, Any], method: str, body: dict[str, Any], nonce: str | None
+    fake: FlyioFake, machine: dict[str, Any], method: str, body: dict[str, Any], nonce: str | None
 ) -> tuple[int, Any]:
     """``POST`` takes the lease (or refreshes it with its nonce), ``GET`` shows it, ``DELETE``
     releases it (its nonce required); another holder's live lease is 409."""
@@ -132,7 +132,7 @@ def _shown(lease: dict[str, Any] | None) -> dict[str, Any]:
     return dict(lease or {})
 
 
-def _create_app(fake: FlyFake, body: dict[str, Any]) -> tuple[int, Any]:
+def _create_app(fake: FlyioFake, body: dict[str, Any]) -> tuple[int, Any]:
     name = body.get("app_name")
     if not name:
         return 400, "app_name is required"
@@ -142,7 +142,7 @@ def _create_app(fake: FlyFake, body: dict[str, Any]) -> tuple[int, Any]:
     return 201, fake.apps[name]
 
 
-def _list(fake: FlyFake, app: str, query: dict[str, str]) -> list[dict[str, Any]]:
+def _list(fake: FlyioFake, app: str, query: dict[str, str]) -> list[dict[str, Any]]:
     wanted = {k.removeprefix("metadata."): v for k, v in query.items() if k.startswith("metadata.")}
     deleted = query.get("include_deleted") == "true"
     with fake.lock:
@@ -155,7 +155,7 @@ def _list(fake: FlyFake, app: str, query: dict[str, str]) -> list[dict[str, Any]
     ]
 
 
-def _wait(fake: FlyFake, machine: dict[str, Any], query: dict[str, str]) -> tuple[int, Any]:
+def _wait(fake: FlyioFake, machine: dict[str, Any], query: dict[str, str]) -> tuple[int, Any]:
     state, timeout = query.get("state", "started"), int(query.get("timeout", "60"))
     if not 1 <= timeout <= 60:
         return 400, "timeout must be between 1 and 60 seconds"
@@ -167,21 +167,21 @@ def _wait(fake: FlyFake, machine: dict[str, Any], query: dict[str, str]) -> tupl
     return 200, {"ok": True}
 
 
-def _stop(fake: FlyFake, machine: dict[str, Any], body: Any) -> tuple[int, Any]:
+def _stop(fake: FlyioFake, machine: dict[str, Any], body: Any) -> tuple[int, Any]:
     if body is None:
         return 400, "the request body must be JSON (send {} at least)"
     fake.stop(machine)
     return 200, {"ok": True}
 
 
-def _start(fake: FlyFake, machine: dict[str, Any]) -> tuple[int, Any]:
+def _start(fake: FlyioFake, machine: dict[str, Any]) -> tuple[int, Any]:
     if machine["state"] != "stopped":
         return 412, f"machine is {machine['state']}, not stopped"
     fake.start(machine)
     return 200, {"previous_state": "stopped"}
 
 
-def _delete(fake: FlyFake, machine: dict[str, Any], query: dict[str, str]) -> tuple[int, Any]:
+def _delete(fake: FlyioFake, machine: dict[str, Any], query: dict[str, str]) -> tuple[int, Any]:
     forced = "true" in (query.get("force"), query.get("kill"))
     if machine["state"] not in ("stopped", "created") and not forced:
         return 412, f"machine is {machine['state']}: stop it first or pass force=true"
@@ -189,7 +189,7 @@ def _delete(fake: FlyFake, machine: dict[str, Any], query: dict[str, str]) -> tu
     return 200, {"ok": True}
 
 
-def _exec(fake: FlyFake, machine: dict[str, Any], body: dict[str, Any]) -> tuple[int, Any]:
+def _exec(fake: FlyioFake, machine: dict[str, Any], body: dict[str, Any]) -> tuple[int, Any]:
     if machine["state"] != "started":
         return 412, f"machine is {machine['state']}, not started"
     if "cmd" in body and not isinstance(body["cmd"], str):  # fly-go: MachineExecRequest.Cmd string

@@ -5,7 +5,7 @@ This is a contract test of our client code against the API server's recorded sem
 a performance claim: it has no scheduler, kubelet, etcd, image pulls or admission, so its timings
 say nothing about a cluster.
 
-Start it (``with K8sFake() as fake:``); plain HTTP on 127.0.0.1, any bearer token accepted. Every
+Start it (``with KubernetesFake() as fake:``); plain HTTP on 127.0.0.1, any bearer token accepted. Every
 pod is a real local docker container of its own image (label ``praisonai.test.k8s-fake=<fake
 id>``; ``close`` removes those and no others), so exec, exit codes, stdin, files and timeouts are real.
 
@@ -54,12 +54,12 @@ from urllib.parse import parse_qs, unquote, urlsplit
 from fakes import docker
 from fakes.kubernetes import _pods, _warm
 
-__all__ = ["K8sFake"]
+__all__ = ["KubernetesFake"]
 
 PROTOCOLS = ("v5.channel.k8s.io", "v4.channel.k8s.io")
 
 
-class K8sFake:
+class KubernetesFake:
     """The fake server; see the module docstring. ``writes`` counts create/delete calls."""
 
     def __init__(self, *, protocols: tuple[str, ...] = PROTOCOLS, agent_sandbox: bool = False) -> None:
@@ -104,7 +104,7 @@ class K8sFake:
         )
         return path
 
-    def __enter__(self) -> K8sFake:
+    def __enter__(self) -> KubernetesFake:
         for thread in self._threads:
             thread.start()
         return self
@@ -260,7 +260,7 @@ class _Server(ThreadingHTTPServer):
         pass  # a client that hung up is not news
 
 
-def _handler(fake: K8sFake) -> type[BaseHTTPRequestHandler]:
+def _handler(fake: KubernetesFake) -> type[BaseHTTPRequestHandler]:
     from fakes.kubernetes._routes import route
 
     class Handler(BaseHTTPRequestHandler):

@@ -14,7 +14,7 @@ from fakes.kubernetes import _exec, _warm
 from fakes.kubernetes._ws import WebSocket, offered
 
 if TYPE_CHECKING:
-    from fakes.kubernetes import K8sFake
+    from fakes.kubernetes import KubernetesFake
 
 Query = dict[str, list[str]]
 _REASONS = {
@@ -29,7 +29,7 @@ _REASONS = {
 _NET = ["apis", "networking.k8s.io", "v1"]
 
 
-def route(fake: K8sFake, h: BaseHTTPRequestHandler, path: list[str], query: Query) -> None:
+def route(fake: KubernetesFake, h: BaseHTTPRequestHandler, path: list[str], query: Query) -> None:
     """Dispatch ``h``'s request (its path split on ``/``), faults first."""
     length = int(h.headers.get("Content-Length") or 0)
     raw = h.rfile.read(length) if length else b""
@@ -61,7 +61,7 @@ def route(fake: K8sFake, h: BaseHTTPRequestHandler, path: list[str], query: Quer
     _send(h, code, answer)
 
 
-def _dispatch(fake: K8sFake, method: str, path: list[str], query: Query, body: Any) -> tuple[int, Any]:
+def _dispatch(fake: KubernetesFake, method: str, path: list[str], query: Query, body: Any) -> tuple[int, Any]:
     if method == "GET" and path in (["version"], ["api"], ["apis"], ["api", "v1"], _NET):
         return 200, _discovery(fake, path)
     if path[:2] in (["apis", g] for g in _warm.GROUPS):
@@ -76,7 +76,9 @@ def _dispatch(fake: K8sFake, method: str, path: list[str], query: Query, body: A
     return 404, ("NotFound", "the server could not find the requested resource")
 
 
-def _agent_sandbox(fake: K8sFake, method: str, path: list[str], query: Query, body: Any) -> tuple[int, Any]:
+def _agent_sandbox(
+    fake: KubernetesFake, method: str, path: list[str], query: Query, body: Any
+) -> tuple[int, Any]:
     """The agent-sandbox groups: 404 as a whole without the CRDs installed."""
     group = path[1]
     if not fake.agent_sandbox:
@@ -99,7 +101,9 @@ def _agent_sandbox(fake: K8sFake, method: str, path: list[str], query: Query, bo
     return 404, ("NotFound", "the server could not find the requested resource")
 
 
-def _pods(fake: K8sFake, method: str, ns: str, name: str | None, query: Query, body: Any) -> tuple[int, Any]:
+def _pods(
+    fake: KubernetesFake, method: str, ns: str, name: str | None, query: Query, body: Any
+) -> tuple[int, Any]:
     if name is None and method == "GET":
         return 200, _list(fake, fake.pods, ns, query, "PodList")
     if name is None and method == "POST":
@@ -115,7 +119,7 @@ def _pods(fake: K8sFake, method: str, ns: str, name: str | None, query: Query, b
 
 
 def _policies(
-    fake: K8sFake, method: str, ns: str, name: str | None, query: Query, body: Any
+    fake: KubernetesFake, method: str, ns: str, name: str | None, query: Query, body: Any
 ) -> tuple[int, Any]:
     with fake.cond:
         if name is None and method == "GET":
@@ -136,7 +140,9 @@ def _policies(
         return 200, found
 
 
-def _list(fake: K8sFake, items: dict[Any, Any], ns: str | None, query: Query, kind: str) -> dict[str, Any]:
+def _list(
+    fake: KubernetesFake, items: dict[Any, Any], ns: str | None, query: Query, kind: str
+) -> dict[str, Any]:
     with fake.cond:
         found = [_view(o) for (n, _), o in items.items() if (ns is None or n == ns) and _matches(o, query)]
         version = str(fake.version)
@@ -166,7 +172,7 @@ def _matches(obj: dict[str, Any], query: Query) -> bool:
     return True
 
 
-def _watch(fake: K8sFake, h: BaseHTTPRequestHandler, path: list[str], query: Query) -> None:
+def _watch(fake: KubernetesFake, h: BaseHTTPRequestHandler, path: list[str], query: Query) -> None:
     """A chunked stream of ``{"type", "object"}`` lines: the current matches, then changes."""
     kind, ns, current = _watched(fake, path)
     deadline = time.monotonic() + float(query.get("timeoutSeconds", ["60"])[0])
@@ -203,7 +209,7 @@ def _watch(fake: K8sFake, h: BaseHTTPRequestHandler, path: list[str], query: Que
     h.close_connection = True
 
 
-def _watched(fake: K8sFake, path: list[str]) -> tuple[str, str | None, list[dict[str, Any]]]:
+def _watched(fake: KubernetesFake, path: list[str]) -> tuple[str, str | None, list[dict[str, Any]]]:
     """What a watch on ``path`` follows: (kind, namespace or None, the current objects)."""
     if path[0] == "apis" and len(path) == 6:  # an agent-sandbox resource
         kind = _warm.KINDS.get(path[5], "")
@@ -218,11 +224,11 @@ def _watched(fake: K8sFake, path: list[str]) -> tuple[str, str | None, list[dict
         return "Pod", ns, [p for (n, _), p in fake.pods.items() if ns in (None, n)]
 
 
-def _newer(fake: K8sFake, seen: int) -> bool:
+def _newer(fake: KubernetesFake, seen: int) -> bool:
     return fake.version > seen
 
 
-def _exec_route(fake: K8sFake, h: BaseHTTPRequestHandler, ns: str, name: str, query: Query) -> None:
+def _exec_route(fake: KubernetesFake, h: BaseHTTPRequestHandler, ns: str, name: str, query: Query) -> None:
     with fake.cond:
         pod = fake.pods.get((ns, name))
         container = pod.get("_container") if pod else None
@@ -249,7 +255,7 @@ def _view(obj: dict[str, Any] | None) -> dict[str, Any]:
     return shown
 
 
-def _discovery(fake: K8sFake, path: list[str]) -> dict[str, Any]:
+def _discovery(fake: KubernetesFake, path: list[str]) -> dict[str, Any]:
     if path == ["version"]:
         return {
             "major": "1",

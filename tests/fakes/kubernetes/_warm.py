@@ -31,7 +31,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from fakes.kubernetes import K8sFake
+    from fakes.kubernetes import KubernetesFake
 
 CLAIM_GROUP, SANDBOX_GROUP, VERSION = "extensions.agents.x-k8s.io", "agents.x-k8s.io", "v1beta1"
 KINDS = {
@@ -64,7 +64,9 @@ def discovery(group: str) -> dict[str, Any]:
     }
 
 
-def objects(fake: K8sFake, method: str, plural: str, ns: str, name: str | None, body: Any) -> tuple[int, Any]:
+def objects(
+    fake: KubernetesFake, method: str, plural: str, ns: str, name: str | None, body: Any
+) -> tuple[int, Any]:
     """create / get / delete of one object (list and watch are the routes' generic ones)."""
     if plural not in KINDS:
         return 404, ("NotFound", "the server could not find the requested resource")
@@ -87,7 +89,7 @@ def _group(plural: str) -> str:
     return SANDBOX_GROUP if plural == "sandboxes" else CLAIM_GROUP
 
 
-def _create(fake: K8sFake, plural: str, ns: str, obj: dict[str, Any]) -> tuple[int, Any]:
+def _create(fake: KubernetesFake, plural: str, ns: str, obj: dict[str, Any]) -> tuple[int, Any]:
     """Store a new object (caller holds ``cond``)."""
     meta = obj.setdefault("metadata", {})
     if not meta.get("name") and meta.get("generateName"):
@@ -103,13 +105,13 @@ def _create(fake: K8sFake, plural: str, ns: str, obj: dict[str, Any]) -> tuple[i
     return 201, obj
 
 
-def _delete(fake: K8sFake, plural: str, ns: str, name: str) -> None:
+def _delete(fake: KubernetesFake, plural: str, ns: str, name: str) -> None:
     obj = fake.custom.pop((plural, ns, name))
     obj["metadata"]["deletionTimestamp"] = _iso()
     fake.changed("DELETED", obj)
 
 
-def _orphans(fake: K8sFake, plural: str, obj: dict[str, Any]) -> list[str]:
+def _orphans(fake: KubernetesFake, plural: str, obj: dict[str, Any]) -> list[str]:
     """The sandboxes (and so pods) that go with a deleted claim or pool, removed from the store."""
     ns = obj["metadata"]["namespace"]
     with fake.cond:
@@ -126,19 +128,19 @@ def _orphans(fake: K8sFake, plural: str, obj: dict[str, Any]) -> list[str]:
     return names
 
 
-def _remove_pods(fake: K8sFake, ns: str, names: list[str]) -> None:
+def _remove_pods(fake: KubernetesFake, ns: str, names: list[str]) -> None:
     for name in names:
         fake.delete_pod(ns, name)
 
 
-def run(fake: K8sFake, closed: threading.Event) -> None:
+def run(fake: KubernetesFake, closed: threading.Event) -> None:
     """The controllers' loop: keep pools full, bind waiting claims."""
     while not closed.wait(0.1):
         if fake.agent_sandbox:
             reconcile(fake)
 
 
-def reconcile(fake: K8sFake) -> None:
+def reconcile(fake: KubernetesFake) -> None:
     with fake.cond:
         pools = [o for (p, _, _), o in fake.custom.items() if p == "sandboxwarmpools"]
         claims = [o for (p, _, _), o in fake.custom.items() if p == "sandboxclaims"]
@@ -149,13 +151,13 @@ def reconcile(fake: K8sFake) -> None:
             _bind(fake, claim)
 
 
-def _members(fake: K8sFake, ns: str, pool: str) -> list[dict[str, Any]]:
+def _members(fake: KubernetesFake, ns: str, pool: str) -> list[dict[str, Any]]:
     """The pool's unclaimed sandboxes (caller holds ``cond``)."""
     found = [o for (p, s, _), o in fake.custom.items() if p == "sandboxes" and s == ns]
     return [o for o in found if (o["metadata"].get("labels") or {}).get(POOL_LABEL) == pool]
 
 
-def _fill(fake: K8sFake, pool: dict[str, Any]) -> None:
+def _fill(fake: KubernetesFake, pool: dict[str, Any]) -> None:
     """Create sandboxes (and their pods) up to the pool's replicas; report its status."""
     ns, name = pool["metadata"]["namespace"], pool["metadata"]["name"]
     spec = pool.get("spec") or {}
@@ -190,12 +192,12 @@ def _fill(fake: K8sFake, pool: dict[str, Any]) -> None:
         )
 
 
-def _running(fake: K8sFake, ns: str, name: str) -> bool:
+def _running(fake: KubernetesFake, ns: str, name: str) -> bool:
     pod = fake.pods.get((ns, name))
     return pod is not None and pod["status"]["phase"] == "Running"
 
 
-def _bind(fake: K8sFake, claim: dict[str, Any]) -> None:
+def _bind(fake: KubernetesFake, claim: dict[str, Any]) -> None:
     """Adopt a ready sandbox of the claim's pool, or say why the claim waits."""
     ns = claim["metadata"]["namespace"]
     pool = str(((claim.get("spec") or {}).get("warmPoolRef") or {}).get("name"))
@@ -237,7 +239,7 @@ def _bind(fake: K8sFake, claim: dict[str, Any]) -> None:
     return None
 
 
-def _waiting(fake: K8sFake, claim: dict[str, Any], reason: str, message: str) -> None:
+def _waiting(fake: KubernetesFake, claim: dict[str, Any], reason: str, message: str) -> None:
     """Ready False with ``reason`` (caller holds ``cond``); an event only when it changes."""
     cond = {"type": "Ready", "status": "False", "reason": reason, "message": message}
     old = [{k: c.get(k) for k in cond} for c in claim["status"].get("conditions") or []]
