@@ -38,7 +38,7 @@ import json
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
@@ -52,6 +52,7 @@ from fakes.daytona._wire import (
     send_error,
     send_json,
 )
+from fakes.loopback import Loopback
 
 __all__ = ["DaytonaFake"]
 
@@ -68,21 +69,15 @@ class DaytonaFake:
         self.requests: list[tuple[str, str, Any]] = []  # (method, route, json body) of API calls
         self._faults: list[tuple[int, float | None]] = []
         self._lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._threads = [
-            threading.Thread(target=self._server.serve_forever, daemon=True),
-            threading.Thread(target=self._lifetimes, daemon=True),
-        ]
-        self._closed = threading.Event()
+        # the SDK opens many connections at once (one client per operation)
+        self._serving = Loopback(_handler(self), (self._lifetimes,), backlog=1024)
 
     @property
     def api_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}/api"
+        return f"{self._serving.url}/api"
 
     def __enter__(self) -> DaytonaFake:
-        for thread in self._threads:
-            thread.start()
+        self._serving.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -90,9 +85,7 @@ class DaytonaFake:
 
     def close(self) -> None:
         """Stop serving and remove every container and snapshot image this fake made."""
-        self._closed.set()
-        self._server.shutdown()
-        self._server.server_close()
+        self._serving.stop()
         for container in _sandboxes.leftovers(self.fake_id):
             docker.remove(container)
         for tag in self.snapshots.values():
@@ -184,7 +177,7 @@ class DaytonaFake:
 
     def _lifetimes(self) -> None:
         """Auto-stop on idleness (process activity does not count), auto-delete, ttl."""
-        while not self._closed.wait(min(1.0, self.minute_s / 4)):
+        while not self._serving.closed.wait(min(1.0, self.minute_s / 4)):
             now = time.time()
             for box in list(self.sandboxes.values()):
                 if box["state"] == "destroyed":
@@ -200,13 +193,6 @@ class DaytonaFake:
                     docker.stop(box["_container"])
                     if box["autoDeleteInterval"] == 0:
                         self.destroy(box)
-
-
-class _Server(ThreadingHTTPServer):
-    request_queue_size = 1024  # the SDK opens many connections at once (one client per operation)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that hung up (the SDK drops its socket.io probe) is not news
 
 
 def _build_info(sent: dict[str, Any] | None, now: float) -> dict[str, Any] | None:

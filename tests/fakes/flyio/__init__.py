@@ -49,12 +49,13 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from fakes import docker
 from fakes.flyio import _machines
+from fakes.loopback import Loopback
 
 __all__ = ["FlyioFake"]
 
@@ -77,21 +78,14 @@ class FlyioFake:
         self.answers: list[tuple[str, str, int]] = []  # (method, path, status) of dispatched calls
         self.faults: list[tuple[int, float | None, bool]] = []  # (status, retry-after, after the work)
         self.lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._threads = [
-            threading.Thread(target=self._server.serve_forever, daemon=True),
-            threading.Thread(target=self._auto_destroy, daemon=True),
-        ]
-        self._closed = threading.Event()
+        self._serving = Loopback(_handler(self), (self._auto_destroy,))
 
     @property
     def api_url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._serving.url
 
     def __enter__(self) -> FlyioFake:
-        for thread in self._threads:
-            thread.start()
+        self._serving.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -99,9 +93,7 @@ class FlyioFake:
 
     def close(self) -> None:
         """Stop serving and remove every container this fake made."""
-        self._closed.set()
-        self._server.shutdown()
-        self._server.server_close()
+        self._serving.stop()
         for container in _machines.leftovers(self.fake_id):
             docker.remove(container)
 
@@ -210,7 +202,7 @@ class FlyioFake:
 
     def _auto_destroy(self) -> None:
         """A started machine with ``auto_destroy`` whose PID 1 has exited is destroyed."""
-        while not self._closed.wait(0.5):
+        while not self._serving.closed.wait(0.5):
             for machine in list(self.machines.values()):
                 wanted = machine["state"] == "started" and machine["config"].get("auto_destroy")
                 if wanted and not _machines.running(machine["_container"]) and machine["state"] == "started":
@@ -218,13 +210,6 @@ class FlyioFake:
 
     def view(self, machine: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in machine.items() if not k.startswith("_")}
-
-
-class _Server(ThreadingHTTPServer):
-    request_queue_size = 256
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that hung up is not news
 
 
 def _iso(t: float) -> str:

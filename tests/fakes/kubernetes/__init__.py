@@ -45,14 +45,14 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from fakes import docker
 from fakes.kubernetes import _pods, _warm
+from fakes.loopback import Loopback
 
 __all__ = ["KubernetesFake"]
 
@@ -78,19 +78,11 @@ class KubernetesFake:
         self.cond = threading.Condition()
         self.events: list[tuple[int, str, dict[str, Any]]] = []  # (version, type, pod)
         self.version = 1
-        self._server = _Server(("127.0.0.1", 0), _handler(self))
-        self._server.daemon_threads = True
-        self._closed = threading.Event()
-        loops: list[tuple[Callable[..., None], tuple[Any, ...]]] = [
-            (self._server.serve_forever, ()),
-            (self._reap, ()),
-            (_warm.run, (self, self._closed)),
-        ]
-        self._threads = [threading.Thread(target=f, args=a, daemon=True) for f, a in loops]
+        self._serving = Loopback(_handler(self), (self._reap, lambda: _warm.run(self, self._serving.closed)))
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+        return self._serving.url
 
     def write_kubeconfig(self, path: Path, namespace: str = "default") -> Path:
         """A kubeconfig whose current context is this fake (and ``namespace``)."""
@@ -105,8 +97,7 @@ class KubernetesFake:
         return path
 
     def __enter__(self) -> KubernetesFake:
-        for thread in self._threads:
-            thread.start()
+        self._serving.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -114,9 +105,7 @@ class KubernetesFake:
 
     def close(self) -> None:
         """Stop serving and remove every container this fake made."""
-        self._closed.set()
-        self._server.shutdown()
-        self._server.server_close()
+        self._serving.stop()
         for container in _pods.leftovers(self.fake_id):
             docker.remove(container)
 
@@ -215,7 +204,7 @@ class KubernetesFake:
 
     def _reap(self) -> None:
         """The kubelet's part: an exited container ends its pod; a deadline fails it."""
-        while not self._closed.wait(0.5):
+        while not self._serving.closed.wait(0.5):
             for pod in [p for p in list(self.pods.values()) if p["status"]["phase"] == "Running"]:
                 deadline = pod["spec"].get("activeDeadlineSeconds")
                 if deadline and time.time() - pod["_started"] > deadline:
@@ -251,13 +240,6 @@ def _box(name: str, state: dict[str, Any], ready: bool) -> dict[str, Any]:
 
 def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-
-
-class _Server(ThreadingHTTPServer):
-    request_queue_size = 256
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        pass  # a client that hung up is not news
 
 
 def _handler(fake: KubernetesFake) -> type[BaseHTTPRequestHandler]:
