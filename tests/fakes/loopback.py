@@ -1,5 +1,6 @@
 """One HTTP server on 127.0.0.1 and the background loops of a vendor's fake, started and
-stopped together: the lifecycle the Daytona, Fly.io and Kubernetes fakes share."""
+stopped together: the lifecycle (and the request handler's shell) the Daytona, Fly.io and
+Kubernetes fakes share."""
 
 from __future__ import annotations
 
@@ -7,6 +8,11 @@ import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, unquote, urlsplit
+
+#: ``dispatch(handler, path_parts, query)``: answers one request (``query``: each name's values).
+Dispatch = Callable[[BaseHTTPRequestHandler, list[str], dict[str, list[str]]], None]
+ALL_METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
 class _Server(ThreadingHTTPServer):
@@ -16,20 +22,40 @@ class _Server(ThreadingHTTPServer):
         pass  # a client that hung up (an SDK dropping a probe or a pooled socket) is not news
 
 
+def _handler(dispatch: Dispatch, methods: tuple[str, ...]) -> type[BaseHTTPRequestHandler]:
+    """HTTP/1.1, quiet, each of ``methods`` given to ``dispatch`` with the path split on ``/``
+    (unquoted) and the query parsed; any other method is the standard library's 501."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+        def _any(self) -> None:
+            parts = urlsplit(self.path)
+            dispatch(self, [unquote(p) for p in parts.path.split("/") if p], parse_qs(parts.query))
+
+    for method in methods:
+        setattr(Handler, f"do_{method}", Handler._any)
+    return Handler
+
+
 class Loopback:
-    """Serves ``handler`` on a free port; each of ``loops`` runs on its own thread from
-    :meth:`start` until ``closed`` is set by :meth:`stop`. ``backlog``: the listen queue (an
-    SDK that opens one connection per operation needs a deep one)."""
+    """Serves ``dispatch`` on a free port for ``methods``; each of ``loops`` runs on its own
+    thread from :meth:`start` until ``closed`` is set by :meth:`stop`. ``backlog``: the listen
+    queue (an SDK that opens one connection per operation needs a deep one)."""
 
     def __init__(
         self,
-        handler: type[BaseHTTPRequestHandler],
+        dispatch: Dispatch,
         loops: tuple[Callable[[], None], ...] = (),
         *,
+        methods: tuple[str, ...] = ALL_METHODS,
         backlog: int = 256,
     ) -> None:
         server_class = type("Server", (_Server,), {"request_queue_size": backlog})
-        self._server = server_class(("127.0.0.1", 0), handler)
+        self._server = server_class(("127.0.0.1", 0), _handler(dispatch, methods))
         self.closed = threading.Event()
         self._threads = [
             threading.Thread(target=f, daemon=True) for f in (self._server.serve_forever, *loops)

@@ -40,7 +40,6 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
 
 from fakes import docker
 from fakes.daytona import _sandboxes
@@ -70,11 +69,18 @@ class DaytonaFake:
         self._faults: list[tuple[int, float | None]] = []
         self._lock = threading.Lock()
         # the SDK opens many connections at once (one client per operation)
-        self._serving = Loopback(_handler(self), (self._lifetimes,), backlog=1024)
+        self._serving = Loopback(self._dispatch, (self._lifetimes,), backlog=1024)
 
     @property
     def api_url(self) -> str:
         return f"{self._serving.url}/api"
+
+    def _dispatch(
+        self, handler: BaseHTTPRequestHandler, parts: list[str], query: dict[str, list[str]]
+    ) -> None:
+        from fakes.daytona._routes import route  # the routes module imports this one
+
+        route(self, handler, handler.command, parts, {k: v[0] for k, v in query.items()})
 
     def __enter__(self) -> DaytonaFake:
         self._serving.start()
@@ -203,25 +209,6 @@ def _build_info(sent: dict[str, Any] | None, now: float) -> dict[str, Any] | Non
 
 def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{int(t % 1 * 1000):03d}Z"
-
-
-def _handler(fake: DaytonaFake) -> type[BaseHTTPRequestHandler]:
-    from fakes.daytona._routes import route
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _any(self) -> None:
-            parts = urlsplit(self.path)
-            query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-            route(fake, self, self.command, [unquote(p) for p in parts.path.split("/") if p], query)
-
-        do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _any
-
-    return Handler
 
 
 # Re-exported for the routes module.

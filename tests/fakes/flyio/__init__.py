@@ -51,7 +51,6 @@ import time
 import uuid
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
 
 from fakes import docker
 from fakes.flyio import _machines
@@ -78,11 +77,18 @@ class FlyioFake:
         self.answers: list[tuple[str, str, int]] = []  # (method, path, status) of dispatched calls
         self.faults: list[tuple[int, float | None, bool]] = []  # (status, retry-after, after the work)
         self.lock = threading.Lock()
-        self._serving = Loopback(_handler(self), (self._auto_destroy,))
+        self._serving = Loopback(self._dispatch, (self._auto_destroy,), methods=("GET", "POST", "DELETE"))
 
     @property
     def api_url(self) -> str:
         return self._serving.url
+
+    def _dispatch(
+        self, handler: BaseHTTPRequestHandler, parts: list[str], query: dict[str, list[str]]
+    ) -> None:
+        from fakes.flyio._routes import route  # the routes module imports this one
+
+        route(self, handler, parts, {k: v[0] for k, v in query.items()})
 
     def __enter__(self) -> FlyioFake:
         self._serving.start()
@@ -214,22 +220,3 @@ class FlyioFake:
 
 def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-
-
-def _handler(fake: FlyioFake) -> type[BaseHTTPRequestHandler]:
-    from fakes.flyio._routes import route
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _any(self) -> None:
-            parts = urlsplit(self.path)
-            query = {k: v[0] for k, v in parse_qs(parts.query).items()}
-            route(fake, self, [unquote(p) for p in parts.path.split("/") if p], query)
-
-        do_GET = do_POST = do_DELETE = _any
-
-    return Handler

@@ -48,7 +48,6 @@ import uuid
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, unquote, urlsplit
 
 from fakes import docker
 from fakes.kubernetes import _pods, _warm
@@ -78,7 +77,7 @@ class KubernetesFake:
         self.cond = threading.Condition()
         self.events: list[tuple[int, str, dict[str, Any]]] = []  # (version, type, pod)
         self.version = 1
-        self._serving = Loopback(_handler(self), (self._reap, lambda: _warm.run(self, self._serving.closed)))
+        self._serving = Loopback(self._dispatch, (self._reap, lambda: _warm.run(self, self._serving.closed)))
 
     @property
     def url(self) -> str:
@@ -95,6 +94,13 @@ class KubernetesFake:
             "current-context: fake\n"
         )
         return path
+
+    def _dispatch(
+        self, handler: BaseHTTPRequestHandler, parts: list[str], query: dict[str, list[str]]
+    ) -> None:
+        from fakes.kubernetes._routes import route  # the routes module imports this one
+
+        route(self, handler, parts, query)
 
     def __enter__(self) -> KubernetesFake:
         self._serving.start()
@@ -240,22 +246,3 @@ def _box(name: str, state: dict[str, Any], ready: bool) -> dict[str, Any]:
 
 def _iso(t: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(t))
-
-
-def _handler(fake: KubernetesFake) -> type[BaseHTTPRequestHandler]:
-    from fakes.kubernetes._routes import route
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-        def _any(self) -> None:
-            parts = urlsplit(self.path)
-            query = {k: v for k, v in parse_qs(parts.query).items()}
-            route(fake, self, [unquote(p) for p in parts.path.split("/") if p], query)
-
-        do_GET = do_POST = do_DELETE = do_PUT = do_PATCH = _any
-
-    return Handler
