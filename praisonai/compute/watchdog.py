@@ -60,10 +60,32 @@ def watchdog_command(lifetime: Lifetime, spool: str) -> list[str]:
     return ["/bin/sh", "-c", _LAUNCH, name, WATCHDOG, name, *limits, spool]
 
 
+# sh -c MAIN name HELPER SPOOL NONCE LOG WATCHDOG-ARGV...: an exec helper on the instance's main
+# stdin, and the watchdog as the main process. The helper starts at once but says hello only once a
+# line arrives, so that its hello reaches the client that attached (nothing is attached before;
+# what the container prints then is lost). The watchdog has no stdin and
+# writes its notices to LOG (/dev/null if LOG cannot be opened), never onto the container's stdout,
+# which is the helper's reply stream. fd 3 carries stdin past the rule that a background list of a
+# non-interactive shell reads /dev/null.
+_MAIN = (
+    "h=$1 s=$2 n=$3 l=$4; shift 4; exec 3<&0; "
+    '{ : >>"$l"; } 2>/dev/null || l=/dev/null; '
+    '/bin/sh -c "$h" praisonai-helper "$s" "$n" attached 0<&3 3<&- & '
+    'exec "$@" 3<&- </dev/null >>"$l" 2>&1'
+)
+
+
+def main_command(watchdog: list[str], helper: str, spool: str, nonce: str, log: str) -> list[str]:
+    """The instance's main command: ``watchdog`` (``watchdog_command``'s) without stdin, its
+    output appended to ``log``, and the exec helper (``helper``, its script) on the main stdin with
+    ``spool`` and ``nonce``, whose hello waits for the first line that arrives there."""
+    return ["/bin/sh", "-c", _MAIN, "praisonai-main", helper, spool, nonce, log, *watchdog]
+
+
 def guarded_session(spool: str, argv: list[str]) -> list[str]:
     """``argv`` (a session shell's) started so that its commands count as activity for the
     watchdog only while the client that opened it is connected."""
     return ["/bin/sh", "-c", SESSION_GUARD, "praisonai-session-guard", spool, *argv]
 
 
-__all__ = ["SESSION_GUARD", "WATCHDOG", "guarded_session", "watchdog_command"]
+__all__ = ["SESSION_GUARD", "WATCHDOG", "guarded_session", "main_command", "watchdog_command"]
