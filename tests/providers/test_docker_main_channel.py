@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from praisonai import _portal
-from praisonai._errors import ConfigError
+from praisonai._errors import ChannelClosedError, ConfigError
 from praisonai.compute.providers.docker import DockerCompute, container_name
 from praisonai.compute.providers.docker._attach import AttachTransport
 
@@ -172,3 +172,23 @@ def test_a_command_cannot_forge_a_reply_on_the_main_channel(make, provider: Dock
     assert isinstance(provider._channels.peek(instance_id).transport, AttachTransport)
     assert (result.stdout, result.exit_code) == ("real\n", 3)
     assert _portal.call(provider.execute, instance_id, "echo next").stdout == "next\n"
+
+
+def test_the_key_is_on_no_command_line(make, provider: DockerCompute) -> None:
+    instance_id = make()
+    key = provider.handoff_key(instance_id)
+    assert key is not None
+    inspected = provider.api.inspect_container(container_name(instance_id))
+    listing = subprocess.run(
+        ["docker", "exec", container_name(instance_id), "ps", "-eo", "args"], capture_output=True, text=True
+    ).stdout
+    shown = [where for where, text in (("inspect", str(inspected)), ("ps", listing)) if key in text]
+    assert shown == []  # never the key itself in a message
+    DockerCompute().adopt(instance_id, key)  # its digest is there: the key is accepted
+
+
+def test_a_command_killing_its_process_group_leaves_the_instance_running(make, provider) -> None:
+    instance_id = make()
+    with pytest.raises(ChannelClosedError):  # it took its helper with it, as an exec helper's does
+        _portal.call(provider.execute, instance_id, "kill -9 0")
+    assert _portal.call(provider.execute, instance_id, "echo alive").stdout == "alive\n"

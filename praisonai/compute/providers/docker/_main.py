@@ -3,15 +3,17 @@
 
 At most once per instance, by the process that owns it: the creator, on its first channel after
 ``provision`` returned (provision's own steps use exec channels), or the process that adopted it
-with the key its creator handed off (the helper's nonce, which the container's command carries:
-``adopt`` checks a key against it). The container is made with ``StdinOnce``: when that client
-disconnects (or dies), the engine closes the stdin, and the helper stops its jobs and ends, as an
-exec helper does. Every other channel is a ``docker exec``; so is this one when the attach fails.
-The key is never printed or put in a message.
+with the key its creator handed off (the helper's nonce, sent as the first line once attached;
+the container's command carries only its digest, which ``adopt`` checks a key against, so no
+image committed from it and no process listing holds the key). The container is made with
+``StdinOnce``: when that client disconnects (or dies), the engine closes the stdin, and the
+helper stops its jobs and ends, as an exec helper does. Every other channel is a ``docker
+exec``; so is this one when the attach fails. The key is never printed or put in a message.
 """
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import threading
 from collections.abc import Callable
@@ -25,11 +27,12 @@ from praisonai._types import InstanceInfo
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.providers.docker import _attach
 from praisonai.compute.providers.docker._client import container_name, sdk
+from praisonai.compute.watchdog import HELPER_ENDED
 from praisonai.runtime.channel import HELPER, Channel, new_nonce
 from praisonai.runtime.transport import Transport
 
-#: Where the nonce sits in the container's command (``watchdog.main_command``'s argv).
-NONCE_AT = 6
+#: Where the nonce's digest sits in the container's command (``watchdog.main_command``'s argv).
+DIGEST_AT = 6
 #: Where the watchdog's notices go inside the instance (its stdout is the helper's stream).
 WATCHDOG_LOG = "/tmp/.praisonai-watchdog.log"
 
@@ -39,11 +42,16 @@ def new_key() -> str:
     return new_nonce()
 
 
+def digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
 def command(watchdog: list[str], spool: str, nonce: str) -> list[str]:
+    """A new container's main command: ``watchdog`` and, on the main stdin, the helper that will
+    take ``nonce`` (only its digest is in the command)."""
     from praisonai.compute.watchdog import main_command
 
-    argv = main_command(watchdog, HELPER, spool, nonce, WATCHDOG_LOG)
-    return argv
+    return main_command(watchdog, HELPER, spool, digest(nonce), WATCHDOG_LOG)
 
 
 class MainKeys:
@@ -77,7 +85,11 @@ class MainKeys:
             self._made.pop(instance_id, None)
             return self._armed.pop(instance_id, None)
 
-    take = hand  # the first channel takes it the same way: once
+    def take(self, instance_id: str) -> str | None:
+        """The key for the instance's first channel, once; none before provision returned (its
+        own steps use exec channels)."""
+        with self._lock:
+            return self._armed.pop(instance_id, None)
 
     def drop(self, instance_id: str) -> None:
         self.hand(instance_id)
@@ -90,8 +102,8 @@ def check_key(inspected: dict[str, Any], instance_id: str, key: str) -> str:
         ConfigError: it is not (or the container has no main channel).
     """
     argv = (inspected.get("Config") or {}).get("Cmd") or []
-    nonce = argv[NONCE_AT] if len(argv) > NONCE_AT and argv[:1] == ["/bin/sh"] else ""
-    if not nonce or not hmac.compare_digest(nonce.encode(), key.encode()):
+    kept = argv[DIGEST_AT] if len(argv) > DIGEST_AT and argv[:1] == ["/bin/sh"] else ""
+    if not kept or not hmac.compare_digest(kept.encode(), digest(key).encode()):
         raise ConfigError(
             f"the key given to adopt docker instance {instance_id} is not its main channel's; "
             "pass the key handoff_key returned for this instance",
@@ -100,9 +112,9 @@ def check_key(inspected: dict[str, Any], instance_id: str, key: str) -> str:
     return str((inspected.get("Config") or {}).get("WorkingDir") or "/")
 
 
-def attach(api: Callable[[], Any], socket_path: str | None, container: str) -> tuple[Any, bytes]:
+def attach(api: Callable[[], Any], socket_path: str | None, container: str, nonce: str) -> tuple[Any, bytes]:
     """The attached socket (raw over a local engine's unix socket; through docker-py's
-    ``attach_socket`` otherwise) and its first bytes; the launcher's go line sent.
+    ``attach_socket`` otherwise) and its first bytes; the helper's nonce sent (``go_line``).
 
     Raises:
         InstanceNotFoundError: the container is gone or stopped.
@@ -123,7 +135,7 @@ def attach(api: Callable[[], Any], socket_path: str | None, container: str) -> t
         sock, initial = getattr(stream, "_sock", stream), b""
         sock.settimeout(None)
     try:
-        sock.sendall(_attach.GO)
+        sock.sendall(_attach.go_line(nonce))
     except OSError:
         sock.close()
         raise
@@ -147,7 +159,7 @@ async def open_channel(
         raise
     except (OSError, ValueError):
         return None
-    transport = _attach.AttachTransport(sock, initial, alive)
+    transport = _attach.AttachTransport(sock, initial, alive, f"\n{HELPER_ENDED}\n".encode())
 
     def opened(argv: list[str]) -> Transport:
         return transport
@@ -220,7 +232,7 @@ class MainChannelMixin(ChannelMixin):
             name = container_name(instance_id)
             pid: list[int] = []
             channel = await open_channel(
-                lambda: attach(lambda: self.api, self._socket, name),
+                lambda: attach(lambda: self.api, self._socket, name, nonce),
                 lambda: self._helper_alive(name, pid),
                 self._spool(instance_id),
                 nonce,
