@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from praisonai import _portal
-from praisonai._errors import ChannelClosedError, ConfigError
+from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError
 from praisonai.compute.providers.docker import DockerCompute, container_name
 from praisonai.compute.providers.docker._attach import AttachTransport
 
@@ -192,3 +192,17 @@ def test_a_command_killing_its_process_group_leaves_the_instance_running(make, p
     with pytest.raises(ChannelClosedError):  # it took its helper with it, as an exec helper's does
         _portal.call(provider.execute, instance_id, "kill -9 0")
     assert _portal.call(provider.execute, instance_id, "echo alive").stdout == "alive\n"
+
+
+def test_a_gone_container_is_not_found_at_adopt_and_at_the_first_command(make, provider) -> None:
+    first, second = make(), make()
+    keys = [provider.handoff_key(first), provider.handoff_key(second)]
+    assert None not in keys
+    claimer = DockerCompute()
+    claimer.adopt(second, str(keys[1]))
+    for instance_id in (first, second):
+        _portal.call(provider.shutdown, instance_id)
+    with pytest.raises(InstanceNotFoundError):
+        claimer.adopt(first, str(keys[0]))
+    with pytest.raises(InstanceNotFoundError):  # the attach finds nothing: no hang, no exec
+        _portal.call(claimer.execute, second, "true")
