@@ -18,6 +18,11 @@ KILL_GRACE_S = 5.0
 #: Seconds an exiting client waits for its keeper to kill what it watched and end (it takes ms).
 KEEPER_EXIT_S = 2.0
 
+#: Seconds a docker instance's main channel (its helper on the container's stdin) has to answer
+#: once attached (it takes ~1 ms); later, an exec channel is opened instead: that helper is gone
+#: (an earlier client used it) or too busy to be worth the wait.
+MAIN_CHANNEL_HELLO_S = 2.0
+
 #: Largest file ``read_file`` returns; larger files go through ``download``.
 MAX_READ_BYTES = 256 * 1024 * 1024
 

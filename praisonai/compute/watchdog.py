@@ -60,10 +60,40 @@ def watchdog_command(lifetime: Lifetime, spool: str) -> list[str]:
     return ["/bin/sh", "-c", _LAUNCH, name, WATCHDOG, name, *limits, spool]
 
 
+# sh -c MAIN name HELPER SPOOL DIGEST LOG WATCHDOG-ARGV...: an exec helper on the instance's main
+# stdin, and the watchdog as the main process. The helper starts at once but takes its nonce from
+# the first line that arrives, then says hello, so that the hello reaches the client that attached
+# (nothing is attached before; what the container prints then is lost). DIGEST (the nonce's, for
+# the owner's check) is not used here. The container's output never ends while it runs (PID 1
+# holds it), so the helper's end is said instead: a waiter prints HELPER_ENDED on stderr once the
+# helper is gone, however it died. Where the image has setsid, the waiter and the helper each get
+# a session of their own, as an exec has: a command's `kill 0` reaches neither the watchdog nor
+# the waiter. The watchdog has no stdin and writes its notices to LOG (/dev/null if LOG cannot be
+# opened), never onto the container's stdout, which is the helper's reply stream. fd 3 carries
+# stdin past the rule that a background list of a non-interactive shell reads /dev/null.
+HELPER_ENDED = "praisonai-helper-ended"
+_MAIN = (
+    "h=$1 s=$2 l=$4; shift 4; exec 3<&0; "
+    '{ : >>"$l"; } 2>/dev/null || l=/dev/null; '
+    "g=; command -v setsid >/dev/null 2>&1 && g=setsid; "
+    f'$g /bin/sh -c \'$1 /bin/sh -c "$2" praisonai-helper "$3" - attached; echo {HELPER_ENDED} >&2\' '
+    'praisonai-waiter "$g" "$h" "$s" 0<&3 3<&- & '
+    'exec "$@" 3<&- </dev/null >>"$l" 2>&1'
+)
+
+
+def main_command(watchdog: list[str], helper: str, spool: str, digest: str, log: str) -> list[str]:
+    """The instance's main command: ``watchdog`` (``watchdog_command``'s) without stdin, its
+    output appended to ``log``, and the exec helper (``helper``, its script) on the main stdin with
+    ``spool``, whose nonce is the first line that arrives there (``: NONCE``); ``digest``, the
+    nonce's, is kept in the command for its owner to check a key against (never the nonce)."""
+    return ["/bin/sh", "-c", _MAIN, "praisonai-main", helper, spool, digest, log, *watchdog]
+
+
 def guarded_session(spool: str, argv: list[str]) -> list[str]:
     """``argv`` (a session shell's) started so that its commands count as activity for the
     watchdog only while the client that opened it is connected."""
     return ["/bin/sh", "-c", SESSION_GUARD, "praisonai-session-guard", spool, *argv]
 
 
-__all__ = ["SESSION_GUARD", "WATCHDOG", "guarded_session", "watchdog_command"]
+__all__ = ["HELPER_ENDED", "SESSION_GUARD", "WATCHDOG", "guarded_session", "main_command", "watchdog_command"]

@@ -39,9 +39,9 @@ from praisonai.runtime._wire import (
     LineSplitter,
     PendingReply,
     ReplyParser,
-    new_nonce,
     request_line,
 )
+from praisonai.runtime._wire import new_nonce as new_nonce  # also a started helper's (docker's main channel)
 from praisonai.runtime.transport import Transport
 
 HELPER = resources.files(__package__).joinpath("helper.sh").read_text()
@@ -79,9 +79,10 @@ class Channel:
     # ---- opening and closing ---------------------------------------------------------------
 
     @classmethod
-    async def open(cls, open_transport: OpenTransport, spool: str) -> Channel:
-        """Start a helper through ``open_transport(argv)`` and wait for its hello."""
-        nonce = new_nonce()
+    async def open(cls, open_transport: OpenTransport, spool: str, *, nonce: str | None = None) -> Channel:
+        """Start a helper through ``open_transport(argv)`` and wait for its hello. ``nonce``: the
+        helper's, when it was started already (with it) and ``open_transport`` only connects."""
+        nonce = nonce or new_nonce()
         transport = await anyio.to_thread.run_sync(open_transport, helper_argv(spool, nonce))
         channel = cls(transport, spool)
         hello = Waiter()

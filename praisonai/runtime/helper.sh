@@ -1,6 +1,7 @@
 # shellcheck shell=sh
 # praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir, mv, grep and readlink).
 # Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE
+# (docker's main channel: NONCE "-" and "attached", the nonce then comes first on stdin)
 #
 # Requests arrive on stdin, one line of shell code each, calling a function below with
 # arguments the client has quoted; __p_write is followed by exactly SIZE raw bytes.
@@ -322,6 +323,13 @@ __p_env "" 0
 __p_abandon __p_dead_helper bg  # jobs of helpers that died while they ran: nobody waits for them
 
 echo $$ >"$__p_s/helper.pid"
+# A helper on a container's main stdin (docker's main channel) is ready before anyone attached:
+# its nonce is the first line, ": NONCE" (a no-op for a helper already running), so that its
+# hello reaches the client that sent it, and the nonce is on no command line.
+if [ "${3-}" = attached ]; then
+  IFS= read -r __p_line || exit 0
+  set -- "$1" "${__p_line#: }"
+fi
 __p_reply "$2" "$$"
 # `true 2>/dev/null >file`: a builtin, and not a special one, so a vanished spool cannot end the
 # helper; it is recreated then, so the activity marker keeps working

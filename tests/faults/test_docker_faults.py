@@ -20,6 +20,7 @@ from praisonai import _portal
 from praisonai.compute import _reaper
 from praisonai.compute.base import SYSTEM_PATH
 from praisonai.compute.providers.docker import DockerCompute, _spec, container_name
+from praisonai.compute.providers.docker._main import WATCHDOG_LOG
 from praisonai.compute.watchdog import WATCHDOG
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
@@ -59,7 +60,9 @@ def running(instance_id: str) -> bool:
 
 
 def logs(instance_id: str) -> str:
-    found = subprocess.run(["docker", "logs", container_name(instance_id)], capture_output=True, text=True)
+    """The watchdog's notices: in the instance (its container's output is not logged on the host)."""
+    read = ["docker", "exec", container_name(instance_id), "cat", WATCHDOG_LOG]
+    found = subprocess.run(read, capture_output=True, text=True)
     return found.stdout + found.stderr
 
 

@@ -170,3 +170,18 @@ def test_list_and_prune_see_only_this_homes_captures(
     assert tag not in {c.name for c in _portal.call(lambda: provider.prune_captures(keep=0))}
     monkeypatch.setenv("PRAISONAI_HOME", str(home))
     assert tag in {c.name for c in _portal.call(provider.list_captures)}
+
+
+def test_a_capture_keeps_neither_the_main_channel_nor_its_key(
+    provider: DockerCompute, made: list[str], definitions: list[dict[str, Any]]
+) -> None:
+    definition = {"setup": [f"echo {uuid.uuid4().hex} >/opt/marker"]}
+    definitions.append(definition)
+    instance_id = provision(provider, made, definition)
+    key = provider.handoff_key(instance_id)  # the build container's: still alive after the capture
+    assert key is not None
+    ref = f"praisonai-capture:{ComputeConfig.coerce(definition).capture_tag()}"
+    image = provider.api.inspect_image(ref)
+    carried = [field for field, value in image.items() if key in str(value)]  # never the key itself
+    assert carried == []
+    assert image["Config"]["Cmd"] == provider.api.inspect_image("praisonai-sandbox:latest")["Config"]["Cmd"]

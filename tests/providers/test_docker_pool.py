@@ -238,3 +238,24 @@ def test_a_killed_engine_is_reported_per_instance(pool: DockerCompute, engines: 
         _portal.call(pool.get_status, dead_id)
     left = subprocess.run(["ps", "-eo", "args="], capture_output=True, text=True).stdout
     assert not [line for line in left.splitlines() if "containerd-shim" in line and str(dead_dir) in line]
+
+
+def test_a_handed_off_instance_is_adopted_through_another_pool(engines: Path) -> None:
+    """The main channel across a pool, raw over a unix engine and through docker-py over TLS."""
+    from praisonai.compute.providers.docker._attach import AttachTransport
+
+    tcp = (engines / "d2" / "tcp").read_text().strip()
+    hosts = [DockerHost(url=_hosts(engines)[0]), DockerHost(url=tcp, tls=str(engines / "tls" / "client"))]
+    pool = DockerCompute(hosts=hosts, image=IMAGE)
+    made = _provision(pool, 2)
+    try:
+        other = DockerCompute.from_options(pool.options)
+        for instance_id, _ in made:
+            key = pool.handoff_key(instance_id)
+            assert key is not None and pool.handoff_key(instance_id) is None
+            other.adopt(instance_id, key)
+            assert _portal.call(other.execute, instance_id, "echo mine").stdout == "mine\n"
+            assert isinstance(other._channels.peek(instance_id).transport, AttachTransport)
+    finally:
+        for instance_id, _ in made:
+            assert _portal.call(pool.shutdown, instance_id)

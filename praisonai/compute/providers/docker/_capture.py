@@ -13,6 +13,7 @@ start from any home's. All functions block; the provider calls them in worker th
 from __future__ import annotations
 
 import contextlib
+import json
 import math
 import os
 import time
@@ -61,6 +62,9 @@ def commit(api: Any, container: str, tag: str, env: Mapping[str, str], definitio
     if api.exec_inspect(clean).get("ExitCode") != 0:  # the bound env may still be there
         raise ProvisionError("could not empty the helper's spool before the capture", op="capture")
     changes = [f"LABEL {LABEL_CAPTURE}={tag} {LABEL_CAPTURE_DEFINITION}={definition}"]
+    # the image's own command back: the container's carries its main channel's nonce (_main)
+    image = api.inspect_image(api.inspect_container(container)["Image"])
+    changes.append(f"CMD {json.dumps(image['Config'].get('Cmd') or [])}")
     api.commit(container, repository=REPOSITORY, tag=tag, changes=changes)
     ref = f"{REPOSITORY}:{tag}"
     leaked = _leaked_names(api, ref, env)

@@ -175,6 +175,15 @@ def load_sdk(base_url: str | None) -> None:
             del sys.modules["paramiko"]
 
 
+def sdk() -> Any:
+    """docker-py, loaded on first use (``load_sdk``): a provider is made without it, so a process
+    that only talks to an instance over its main channel (``_main``) never pays its import."""
+    load_sdk(None)
+    import docker
+
+    return docker
+
+
 def put_archive(api: Any, container: str, archive: bytes, shown: str) -> None:
     """Unpack a tar ``archive`` at the container's root (blocking); ``shown`` names it in errors."""
     import docker

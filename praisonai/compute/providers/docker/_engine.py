@@ -34,10 +34,9 @@ from praisonai._types import CaptureInfo, ExecRequest, ExecResult, InstanceInfo
 from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import ComputeProvider, SnapshotRef
-from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
-from praisonai.compute.providers.docker import _capture, _runtime, _spec
+from praisonai.compute.providers.docker import _attach, _capture, _main, _runtime, _spec
 from praisonai.compute.providers.docker._client import (
     DockerHost,
     container_name,
@@ -48,10 +47,12 @@ from praisonai.compute.providers.docker._client import (
     info_of,
     pull_image,
     put_archive,
+    sdk,
     shared_client,
     start_errors,
 )
 from praisonai.compute.providers.docker._exec import DockerExecTransport, own_shell
+from praisonai.compute.providers.docker._main import MainChannelMixin
 from praisonai.compute.providers.docker._options import (
     BUILD_HINT,
     CAPABILITIES,
@@ -63,7 +64,7 @@ from praisonai.compute.providers.docker._options import (
 T = TypeVar("T")
 
 
-class DockerEngine(ChannelMixin, ComputeProvider):
+class DockerEngine(MainChannelMixin, ComputeProvider):
     """Containers on one engine: ``DockerCompute()``'s (``base_url``, else ``DOCKER_HOST``), or a
     pool's host (``host``)."""
 
@@ -97,6 +98,9 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         self._api: Any = None
         self._connecting = threading.Lock()  # one client (one ssh login) per engine
         self._workdirs: dict[str, str] = {}
+        self._main_keys = _main.MainKeys()
+        local = host is None or host.url.startswith("unix://")
+        self._socket = _attach.local_socket(self._base_url) if local else None
 
     @property
     def options(self) -> DockerOptions:
@@ -112,6 +116,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         the engine its API version): one per address, shared process-wide, or a pool host's own."""
         with self._connecting:
             if self._api is None:
+                sdk()  # loaded here first, without paramiko
                 self._api = shared_client(self._base_url) if self._host is None else engine_client(self._host)
             return self._api
 
@@ -159,7 +164,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         return await run_blocking(call)
 
     def unavailable_reason(self) -> str | None:
-        import docker
+        docker = sdk()
 
         try:
             self.api.ping()
@@ -210,9 +215,12 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         await self._call(_runtime.check_registered, self.api, runtime)  # before anything is made
         with start_errors(image):
             # The watchdog stops the container itself when idle; auto_remove then removes it.
-            watchdog = watchdog_command(cfg.lifetime, self._spool(instance_id))
-            await self._new_container(instance_id, cfg, labels, watchdog, image)
+            # Beside it, a helper waits on the main stdin: the instance's main channel (_main).
+            nonce, spool = _main.new_key(), self._spool(instance_id)
+            command = _main.command(watchdog_command(cfg.lifetime, spool), spool, nonce)
+            await self._new_container(instance_id, cfg, labels, command, image, stdin=True)
             await self._call(self.api.start, container_name(instance_id))
+            self._main_keys.made(instance_id, nonce)
             # never a silent fallback to runc; a failure here removes the instance (lifecycle)
             await self._call(_runtime.confirm, self.api, container_name(instance_id), runtime, cfg)
         self._workdirs[instance_id] = cfg.working_dir
@@ -241,7 +249,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         """Create (not start) the hardened container (``_spec``) of ``image`` running ``command``
         under docker-init, removed once it ends; pull a missing image where allowed. ``stdin``: the
         command reads an attached client's input; ``env``: only a one-shot run's, never committed."""
-        import docker
+        docker = sdk()
 
         api = self.api
         host_config = _spec.host_config(api, cfg, _runtime.chosen(self._options.runtime, cfg))
@@ -298,9 +306,10 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         await self._call(pull_image, self.api, image, allowed=allowed, hint=BUILD_HINT)
 
     async def _destroy(self, instance_id: str) -> bool:
-        import docker
+        docker = sdk()
 
         self._workdirs.pop(instance_id, None)
+        self._main_keys.drop(instance_id)
         self._channels.drop(instance_id)
         try:
             await self._call(self.api.remove_container, container_name(instance_id), force=True, v=True)
@@ -316,7 +325,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         return info_of(await self._inspect(instance_id))
 
     async def _inspect(self, instance_id: str) -> dict[str, Any]:
-        import docker
+        docker = sdk()
 
         try:
             return await self._call(self.api.inspect_container, container_name(instance_id))
@@ -328,7 +337,10 @@ class DockerEngine(ChannelMixin, ComputeProvider):
 
     async def _workdir(self, instance_id: str) -> str:
         if instance_id not in self._workdirs:
-            config = (await self._inspect(instance_id))["Config"]
+            if self._socket is None:
+                config = (await self._inspect(instance_id))["Config"]
+            else:  # raw on a local engine: no docker-py to import
+                config = (await run_blocking(self._inspect_now, container_name(instance_id)))["Config"]
             self._workdirs[instance_id] = config.get("WorkingDir") or "/"
         return self._workdirs[instance_id]
 

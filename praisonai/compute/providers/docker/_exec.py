@@ -71,17 +71,21 @@ class DockerExecTransport(Transport):
         self._sock.close()
 
 
-def read_frames(sock: socket.socket, on_stdout: Receiver, on_stderr: Receiver) -> None:
-    """Hand each frame of an attached, non-TTY stream to its receiver, until the stream ends."""
+def read_frames(sock: socket.socket, on_stdout: Receiver, on_stderr: Receiver, initial: bytes = b"") -> None:
+    """Hand each frame of an attached, non-TTY stream to its receiver, until the stream ends;
+    ``initial``: the stream's first bytes, already read (with the attach's answer)."""
     buffer = bytearray()
+    data = initial
     while True:
-        try:
-            data = sock.recv(1 << 18)
-        except OSError:
-            data = b""
         if not data:
-            return
+            try:
+                data = sock.recv(1 << 18)
+            except OSError:
+                data = b""
+            if not data:
+                return
         buffer += data
+        data = b""
         start = 0
         while len(buffer) - start >= _HEADER:
             size = int.from_bytes(buffer[start + 4 : start + _HEADER], "big")

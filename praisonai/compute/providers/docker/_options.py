@@ -13,7 +13,7 @@ from praisonai._types import Capability
 from praisonai.compute.channel import CHANNEL_CAPABILITIES
 from praisonai.compute.config import Runtime
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.docker._client import DockerHost, load_sdk
+from praisonai.compute.providers.docker._client import DockerHost
 
 DEFAULT_IMAGE = "praisonai-sandbox:latest"
 BUILD_HINT = (
@@ -58,9 +58,8 @@ def docker_options(
     hosts: Sequence[DockerHost | str],
 ) -> DockerOptions:
     """The options a constructor was given: ``image`` else ``$PRAISONAI_DOCKER_IMAGE`` else the
-    sandbox image; a host as a DOCKER_HOST string or a ``DockerHost``. Loads docker-py first,
-    without paramiko (``load_sdk``), before anything imports it."""
-    load_sdk(base_url)
+    sandbox image; a host as a DOCKER_HOST string or a ``DockerHost``. docker-py is not loaded
+    here: on first use (``_client.sdk``), without paramiko."""
     image = image or os.environ.get("PRAISONAI_DOCKER_IMAGE") or DEFAULT_IMAGE
     pool = [{"url": h} if isinstance(h, str) else h for h in hosts]
     given = {"image": image, "base_url": base_url, "pull": pull, "runtime": runtime, "hosts": pool}

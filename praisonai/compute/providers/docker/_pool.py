@@ -32,7 +32,7 @@ from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, 
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig, Runtime
-from praisonai.compute.providers.docker._client import DockerHost, container_name
+from praisonai.compute.providers.docker._client import DockerHost, container_name, sdk
 from praisonai.compute.providers.docker._engine import DockerEngine
 from praisonai.compute.providers.docker._exec import DockerExecTransport
 from praisonai.compute.providers.docker._options import CAPABILITIES, DockerOptions, docker_options
@@ -275,8 +275,37 @@ class DockerPool(ChannelMixin, ComputeProvider):
         return listed
 
     async def _open_channel(self, instance_id: str) -> Channel:
-        await self._locate(instance_id)  # _transport runs in a worker thread and reads the cache
-        return await super()._open_channel(instance_id)
+        """The member's: its main channel when this process may open it, else an exec one."""
+        return await (await self._owner(instance_id))._open_channel(instance_id)
+
+    async def provision(self, config: object = None) -> InstanceInfo:
+        """As ``ComputeProvider``'s; this process's first channel to the instance is then its
+        main one (unless handed off: ``handoff_key``)."""
+        info = await super().provision(config)
+        (await self._owner(info.instance_id))._main_keys.arm(info.instance_id)
+        return info
+
+    def handoff_key(self, instance_id: str) -> str | None:
+        """The member's (``DockerEngine.handoff_key``); None for an instance this process did not place."""
+        url = self._host_of.get(instance_id)
+        return None if url is None else self._members[url].handoff_key(instance_id)
+
+    def adopt(self, instance_id: str, key: str) -> None:
+        """The member's (``DockerEngine.adopt``), once the host holding the instance is found
+        (blocking: one call per host, when this process does not know it yet).
+
+        Raises:
+            InstanceNotFoundError: no host of the pool holds it.
+        """
+        self._check_id(instance_id)
+        url = self._host_of.get(instance_id)
+        if url is None:
+            url = next((u for u, member in self._members.items() if member.holds(instance_id)), None)
+        if url is None:
+            message = f"no docker instance {instance_id!r} on any host of the pool"
+            raise InstanceNotFoundError(message, op="adopt")
+        self._host_of[instance_id] = url
+        self._members[url].adopt(instance_id, key)
 
     def _member(self, instance_id: str) -> DockerEngine:
         """The instance's member, from a worker thread (looked up on the event loop if need be)."""
@@ -301,7 +330,7 @@ class DockerPool(ChannelMixin, ComputeProvider):
 
 def _is_answer(exc: Exception) -> bool:
     """Whether ``exc`` is the engine's answer (an API error such as 404) rather than its silence."""
-    import docker
+    docker = sdk()
 
     return isinstance(exc, docker.errors.APIError)
 

@@ -1,0 +1,255 @@
+"""An instance's main channel: the exec helper its container started on its own main stdin
+(``watchdog.main_command``), opened by attaching (~1 ms) instead of a ``docker exec`` (~50 ms).
+
+At most once per instance, by the process that owns it: the creator, on its first channel after
+``provision`` returned (provision's own steps use exec channels), or the process that adopted it
+with the key its creator handed off (the helper's nonce, sent as the first line once attached;
+the container's command carries only its digest, which ``adopt`` checks a key against, so no
+image committed from it and no process listing holds the key). The container is made with
+``StdinOnce``: when that client disconnects (or dies), the engine closes the stdin, and the
+helper stops its jobs and ends, as an exec helper does. Every other channel is a ``docker
+exec``; so is this one when the attach fails. The key is never printed or put in a message.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from praisonai import _limits
+from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError
+from praisonai._types import InstanceInfo
+from praisonai.compute.channel import ChannelMixin
+from praisonai.compute.providers.docker import _attach
+from praisonai.compute.providers.docker._client import container_name, sdk
+from praisonai.compute.watchdog import HELPER_ENDED
+from praisonai.runtime.channel import HELPER, Channel, new_nonce
+from praisonai.runtime.transport import Transport
+
+#: Where the nonce's digest sits in the container's command (``watchdog.main_command``'s argv).
+DIGEST_AT = 6
+#: Where the watchdog's notices go inside the instance (its stdout is the helper's stream).
+WATCHDOG_LOG = "/tmp/.praisonai-watchdog.log"
+
+
+def new_key() -> str:
+    """A fresh nonce for the helper on a new container's main stdin (the request nonces' form)."""
+    return new_nonce()
+
+
+def digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def command(watchdog: list[str], spool: str, nonce: str) -> list[str]:
+    """A new container's main command: ``watchdog`` and, on the main stdin, the helper that will
+    take ``nonce`` (only its digest is in the command)."""
+    from praisonai.compute.watchdog import main_command
+
+    return main_command(watchdog, HELPER, spool, digest(nonce), WATCHDOG_LOG)
+
+
+class MainKeys:
+    """Which instances' main channels this process may still open, and with which nonce.
+
+    A key is ``made`` with the container, ``armed`` once provision returned (or ``adopt``ed), and
+    ``taken`` by the first channel, or ``handed`` off to another process: each only once."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._made: dict[str, str] = {}
+        self._armed: dict[str, str] = {}
+
+    def made(self, instance_id: str, nonce: str) -> None:
+        with self._lock:
+            self._made[instance_id] = nonce
+
+    def arm(self, instance_id: str) -> None:
+        with self._lock:
+            nonce = self._made.pop(instance_id, None)
+            if nonce is not None:
+                self._armed[instance_id] = nonce
+
+    def adopt(self, instance_id: str, key: str) -> None:
+        with self._lock:
+            self._armed[instance_id] = key
+
+    def hand(self, instance_id: str) -> str | None:
+        """The key, given away: this process will not open that channel itself."""
+        with self._lock:
+            self._made.pop(instance_id, None)
+            return self._armed.pop(instance_id, None)
+
+    def take(self, instance_id: str) -> str | None:
+        """The key for the instance's first channel, once; none before provision returned (its
+        own steps use exec channels)."""
+        with self._lock:
+            return self._armed.pop(instance_id, None)
+
+    def drop(self, instance_id: str) -> None:
+        self.hand(instance_id)
+
+
+def check_key(inspected: dict[str, Any], instance_id: str, key: str) -> str:
+    """The container's working dir, once ``key`` is its main channel's nonce.
+
+    Raises:
+        ConfigError: it is not (or the container has no main channel).
+    """
+    argv = (inspected.get("Config") or {}).get("Cmd") or []
+    kept = argv[DIGEST_AT] if len(argv) > DIGEST_AT and argv[:1] == ["/bin/sh"] else ""
+    if not kept or not hmac.compare_digest(kept.encode(), digest(key).encode()):
+        raise ConfigError(
+            f"the key given to adopt docker instance {instance_id} is not its main channel's; "
+            "pass the key handoff_key returned for this instance",
+            op="adopt",
+        )
+    return str((inspected.get("Config") or {}).get("WorkingDir") or "/")
+
+
+def attach(api: Callable[[], Any], socket_path: str | None, container: str, nonce: str) -> tuple[Any, bytes]:
+    """The attached socket (raw over a local engine's unix socket; through docker-py's
+    ``attach_socket`` otherwise) and its first bytes; the helper's nonce sent (``go_line``).
+
+    Raises:
+        InstanceNotFoundError: the container is gone or stopped.
+        OSError: any other failure to attach.
+    """
+    if socket_path is not None:
+        sock, initial = _attach.attach_unix(socket_path, container, _limits.MAIN_CHANNEL_HELLO_S)
+    else:
+        docker = sdk()
+
+        params = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+        try:
+            stream = api().attach_socket(container, params=params)
+        except docker.errors.NotFound:
+            raise InstanceNotFoundError(f"no docker container {container}", op="exec") from None
+        except docker.errors.APIError as exc:
+            raise ConnectionError(f"docker refused the attach: {exc.status_code}") from None
+        sock, initial = getattr(stream, "_sock", stream), b""
+        sock.settimeout(None)
+    try:
+        sock.sendall(_attach.go_line(nonce))
+    except OSError:
+        sock.close()
+        raise
+    return sock, initial
+
+
+async def open_channel(
+    connect: Callable[[], tuple[Any, bytes]], alive: Callable[[], bool], spool: str, nonce: str
+) -> Channel | None:
+    """The main channel, or ``None`` when it cannot be opened (refused, already used by another
+    process, no hello in time): the caller opens an exec channel instead.
+
+    Raises:
+        InstanceNotFoundError: the container is gone.
+    """
+    from praisonai.compute._threads import run_blocking
+
+    try:
+        sock, initial = await run_blocking(connect)
+    except InstanceNotFoundError:
+        raise
+    except (OSError, ValueError):
+        return None
+    transport = _attach.AttachTransport(sock, initial, alive, f"\n{HELPER_ENDED}\n".encode())
+
+    def opened(argv: list[str]) -> Transport:
+        return transport
+
+    try:
+        with anyio.fail_after(_limits.MAIN_CHANNEL_HELLO_S):
+            return await Channel.open(opened, spool, nonce=nonce)
+    except (TimeoutError, ChannelClosedError):
+        transport.close()  # its helper never answered: gone with an earlier client
+        return None
+
+
+class MainChannelMixin(ChannelMixin):
+    """A ``DockerEngine``'s main channels: armed by ``provision``, handed off, adopted, and
+    opened as the instance's first channel (see the module docstring)."""
+
+    _main_keys: MainKeys
+    _socket: str | None  # the engine's unix socket, for a local engine
+    _workdirs: dict[str, str]
+
+    if TYPE_CHECKING:
+
+        @property
+        def api(self) -> Any: ...
+
+    async def provision(self, config: object = None) -> InstanceInfo:
+        """As ``ComputeProvider``'s; this process's first channel to the instance is then its
+        main one (unless handed off)."""
+        info = await super().provision(config)
+        self._main_keys.arm(info.instance_id)
+        return info
+
+    def handoff_key(self, instance_id: str) -> str | None:
+        """Give away this instance's main channel: the key (docker: the nonce of the helper on the
+        container's main stdin) another process of this home needs to adopt it; this process will
+        not open that channel itself any more. None when the provider has no such channel or it
+        is already open. Default: None."""
+        return self._main_keys.hand(instance_id)
+
+    def adopt(self, instance_id: str, key: str) -> None:
+        """This process now owns the instance (claimed from a warm pool), whose main channel was
+        handed off with ``key``: its next channel is that one. Default: nothing.
+
+        Blocking (one engine call, ~1 ms on a local engine): the key is checked against the
+        container's command, whose working dir is kept for the commands to come.
+
+        Raises:
+            ConfigError: ``key`` is not this instance's.
+            InstanceNotFoundError: no such container.
+        """
+        self._check_id(instance_id)
+        inspected = self._inspect_now(container_name(instance_id))
+        self._workdirs[instance_id] = check_key(inspected, instance_id, key)
+        self._main_keys.adopt(instance_id, key)
+
+    def _inspect_now(self, container: str) -> dict[str, Any]:
+        if self._socket is not None:
+            return _attach.inspect_unix(self._socket, container, _limits.MAIN_CHANNEL_HELLO_S)
+        docker = sdk()
+
+        try:
+            return dict(self.api.inspect_container(container))
+        except docker.errors.NotFound:
+            raise InstanceNotFoundError(f"no docker container {container}", op="adopt") from None
+
+    async def _open_channel(self, instance_id: str) -> Channel:
+        """The main channel when this process may open it, else (or when it fails) an exec one."""
+        nonce = self._main_keys.take(instance_id)
+        if nonce is not None:
+            name = container_name(instance_id)
+            pid: list[int] = []
+            channel = await open_channel(
+                lambda: attach(lambda: self.api, self._socket, name, nonce),
+                lambda: self._helper_alive(name, pid),
+                self._spool(instance_id),
+                nonce,
+            )
+            if channel is not None:
+                pid.append(channel.helper_pid)
+                return channel
+        return await super()._open_channel(instance_id)
+
+    def _helper_alive(self, container: str, pid: list[int]) -> bool:
+        """Whether the main helper (process ``pid[0]``, once known) still runs (blocking: an
+        exec, asked only when a reply is late)."""
+        inspected = self._inspect_now(container)
+        if not (inspected.get("State") or {}).get("Running"):
+            return False
+        if not pid:
+            return True
+        exec_id = self.api.exec_create(container, ["/bin/sh", "-c", 'kill -0 "$1"', "sh", str(pid[0])])["Id"]
+        self.api.exec_start(exec_id)
+        return bool(self.api.exec_inspect(exec_id).get("ExitCode") == 0)
