@@ -34,6 +34,11 @@ REAP_RETRY_AFTER_S = 30.0
 #: Seconds one reaping shutdown (by this process's reaper or the home's) may take before it is
 #: given up and tried again later.
 SHUTDOWN_TIMEOUT_S = 120.0
+#: A warm instance this close to its idle limit or ttl is not handed out: its watchdog is about
+#: to stop it (``praisonai.compute.warm``).
+WARM_CLAIM_MARGIN_S = 10.0
+#: How many instances one refill of a warm pool provisions at once.
+WARM_FILL_CONCURRENCY = 4
 
 #: Most sessions one ``list_sessions`` call (``managed sessions list --limit``) returns.
 MAX_SESSIONS_LISTED = 100_000

@@ -13,6 +13,7 @@ import anyio.to_thread
 
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputSink, Unset
+from praisonai.compute import warm
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.registry import compute_provider
 from praisonai.compute.requests import check_instance_id
@@ -85,12 +86,16 @@ class AsyncSandbox:
     @classmethod
     async def from_plan(cls, plan: ProvisionPlan) -> AsyncSandbox:
         """Provision what :func:`praisonai.sandbox.provisioning.plan` chose; the sandbox owns the
-        instance and keeps the plan as :attr:`plan`.
+        instance and keeps the plan as :attr:`plan`. When the home has a warm pool of the same
+        provider, provider options and definition (``praisonai compute warm``), one of its
+        instances is claimed instead, with the config's env bound, and the pool refilled in
+        the background (:func:`praisonai.compute.warm.claim`).
 
         Raises:
             ConfigError: the config asks for what the provider cannot honour.
         """
-        info = await plan.provider.provision(plan.config)
+        claimed = await warm.claim(plan.provider, plan.config)
+        info = claimed or await plan.provider.provision(plan.config)
         return cls(plan.provider, info, owned=True, plan=plan)
 
     @classmethod
