@@ -56,7 +56,7 @@ async def top_up(
     provider: ComputeProvider, pooled: ComputeConfig, pool: Pool, size: int, ledger: Ledger
 ) -> int:
     """Provision what ``pool`` lacks of ``size`` (the caller holds its lock), a few at a time."""
-    missing = size - await anyio.to_thread.run_sync(_rows.ready, ledger, pool, time.time())
+    missing = size - await anyio.to_thread.run_sync(_rows.ready, ledger, pool, time.time(), 0.0)
     limiter = anyio.CapacityLimiter(WARM_FILL_CONCURRENCY)
     failures: list[Exception] = []
 
@@ -127,6 +127,6 @@ async def refill(pool_id: int, fd: int | None) -> None:
             await top_up(provider, found.config, found.pool, found.size, ledger)
         finally:
             os.close(fd)
-        if await anyio.to_thread.run_sync(_rows.ready, ledger, found.pool, time.time()) >= found.size:
+        if await anyio.to_thread.run_sync(_rows.ready, ledger, found.pool, time.time(), 0.0) >= found.size:
             return
         fd = try_lock(lock_name(pool_id))

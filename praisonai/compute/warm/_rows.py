@@ -21,11 +21,12 @@ from praisonai._limits import WARM_CLAIM_MARGIN_S
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 
-#: What a warm row must still have ahead of it to be handed out (its watchdog stops it at its
-#: idle limit or ttl: a row about to reach either is left to it).
+#: A row still within its idle limit and ttl ``:margin`` seconds from ``:now``, where the margin is
+#: at most a quarter of either (its watchdog stops it at either: a claim leaves a row about to
+#: reach one to it, while a pool of short-lived instances can still be claimed from).
 _FRESH = (
-    "(NOT auto_shutdown OR last_active + idle_timeout_s > :deadline)"
-    " AND (ttl_s IS NULL OR created_at + ttl_s > :deadline)"
+    "(NOT auto_shutdown OR last_active + idle_timeout_s > :now + min(:margin, idle_timeout_s / 4))"
+    " AND (ttl_s IS NULL OR created_at + ttl_s > :now + min(:margin, ttl_s / 4))"
 )
 _MATCH = "state = 'warm' AND provider = :provider AND spec = :spec AND definition = :definition"
 
@@ -82,7 +83,7 @@ def claim(ledger: Ledger, pool: Pool, owner: str, now: float) -> Claimed | None:
         "RETURNING instance_id, handoff, created_at, auto_shutdown, idle_timeout_s, ttl_s, "
         "(SELECT id FROM warm_pools p WHERE p.provider = instances.provider AND p.spec = instances.spec "
         "AND p.definition = instances.definition)",
-        pool.params(owner=owner, now=now, deadline=now + WARM_CLAIM_MARGIN_S),
+        pool.params(owner=owner, now=now, margin=WARM_CLAIM_MARGIN_S),
     )
     if not rows:
         return None
@@ -100,11 +101,12 @@ def make_warm(ledger: Ledger, instance_id: str, pool: Pool, handoff: str | None)
     return bool(rows)
 
 
-def ready(ledger: Ledger, pool: Pool, now: float) -> int:
-    """Warm instances of ``pool`` a claim could take now."""
+def ready(ledger: Ledger, pool: Pool, now: float, margin: float = WARM_CLAIM_MARGIN_S) -> int:
+    """Warm instances of ``pool`` a claim could take now; with ``margin=0``, those still within
+    their lifetime (what a refill counts: a row its watchdog is about to stop is no reason to make
+    another, or a pool of instances shorter-lived than the margin would be refilled forever)."""
     rows = ledger.execute(
-        f"SELECT count(*) FROM instances WHERE {_MATCH} AND {_FRESH}",
-        pool.params(deadline=now + WARM_CLAIM_MARGIN_S),
+        f"SELECT count(*) FROM instances WHERE {_MATCH} AND {_FRESH}", pool.params(now=now, margin=margin)
     )
     return int(rows[0][0])
 
