@@ -7,7 +7,6 @@ made (containers, rows, refill children) is gone afterwards, pass or fail."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -15,14 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kit import wait_for_refills, warm_rows
 from leftovers import child_env, remove_leftovers
 
 from praisonai import _portal
 from praisonai._ledger import Ledger
-from praisonai._locks import try_lock
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.docker import DockerCompute, container_name
-from praisonai.compute.warm import claim, fill
+from praisonai.compute.warm import WarmPool, claim, fill
 
 # A child process that claims: waits at the barrier (the file "go" in its folder), claims
 # ROUNDS times through the library's claim (None when the pool is empty), shuts each instance
@@ -60,31 +59,6 @@ from praisonai import Sandbox
 with Sandbox.create("docker", env={"TOKEN": sys.argv[1]}, environment=False) as sb:
     print(json.dumps([sb.id, sb.exec("echo $TOKEN").stdout.strip()]))
 """
-
-
-def warm_rows(home: Path) -> list[str]:
-    rows = Ledger(home / "ledger.sqlite3").execute("SELECT instance_id FROM instances WHERE state = 'warm'")
-    return [row[0] for row in rows]
-
-
-def wait_for_refills(home: Path, timeout: float = 120.0) -> None:
-    """Until no refill child holds a pool's lock (twice in a row: one may take it again)."""
-    deadline, free_since = time.monotonic() + timeout, None
-    while time.monotonic() < deadline:
-        held = False
-        for lock in (home / "locks").glob("warm-*.lock"):
-            fd = try_lock(lock.stem)
-            held = held or fd is None
-            if fd is not None:
-                os.close(fd)
-        if held:
-            free_since = None
-        elif free_since is None:
-            free_since = time.monotonic()
-        elif time.monotonic() - free_since > 0.5:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"a refill of a warm pool still ran after {timeout:g}s")
 
 
 @pytest.fixture
@@ -180,3 +154,20 @@ def test_a_warm_instance_past_its_idle_limit_is_left_to_its_watchdog(pool_home: 
             return
         time.sleep(0.5)
     raise AssertionError(f"the watchdog of {waiting} did not stop it at its idle limit")
+
+
+def test_a_shared_warm_pool_of_the_library_leaves_its_instances_to_the_home(pool_home: Path) -> None:
+    """``WarmPool(..., shared=True)``: filled on entry and recorded warm, claimed with the
+    claimer's env, and what nobody claimed stays warm after ``close`` for other processes."""
+
+    async def use() -> tuple[str, str, int]:
+        async with WarmPool("docker", {"env": {"TOKEN": "unused"}}, size=1, shared=True) as pool:
+            assert pool.ready == 1
+            info = await pool.claim(env={"TOKEN": "claimed"})
+            result = await pool.provider.execute(info.instance_id, "echo $TOKEN")
+            await pool.provider.shutdown(info.instance_id)
+        wait_for_refills(pool_home)
+        return info.instance_id, result.stdout, len(warm_rows(pool_home))
+
+    claimed, said, left_warm = _portal.call(use)
+    assert said == "claimed\n" and left_warm == 1 and claimed not in warm_rows(pool_home)

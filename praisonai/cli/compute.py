@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from praisonai._errors import ConfigError
 from praisonai._lifetime import Lifetime
 from praisonai.cli import _output
 from praisonai.cli._help import PlainCommand
@@ -133,7 +134,7 @@ def warm(
         number = size
     wanted = int(check_number(number, "--size", "size"))  # before anything is read or made
     if env is not None and not env.is_file():
-        raise typer.BadParameter(f"no environment file at {env}; give the path of one", param_hint="--env")
+        raise ConfigError(f"--env: no environment file at {env}; give the path of an environment.yaml")
     chosen = plan(compute, environment=env)
     made = _portal.call(fill, chosen.provider, chosen.config, wanted)
     typer.echo(
