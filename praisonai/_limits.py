@@ -39,6 +39,8 @@ SHUTDOWN_TIMEOUT_S = 120.0
 WARM_CLAIM_MARGIN_S = 10.0
 #: How many instances one refill of a warm pool provisions at once.
 WARM_FILL_CONCURRENCY = 4
+#: A refill child makes at most this many times its pool's size before it ends.
+WARM_REFILL_ROUNDS = 3
 
 #: Most sessions one ``list_sessions`` call (``managed sessions list --limit``) returns.
 MAX_SESSIONS_LISTED = 100_000

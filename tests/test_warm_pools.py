@@ -27,7 +27,8 @@ from praisonai.compute.warm import WarmPool, claim, fill
 # ROUNDS times through the library's claim (None when the pool is empty), shuts each instance
 # down, and prints the ids it got as JSON.
 _CLAIMER = """
-import json, sys, time, anyio
+import faulthandler, json, sys, time, anyio
+faulthandler.dump_traceback_later(150, exit=True)  # a hang says where, before the test's timeout
 from pathlib import Path
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.docker import DockerCompute

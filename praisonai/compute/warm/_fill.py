@@ -26,7 +26,7 @@ import anyio
 import anyio.to_thread
 
 from praisonai._ledger import Ledger
-from praisonai._limits import WARM_FILL_CONCURRENCY
+from praisonai._limits import WARM_FILL_CONCURRENCY, WARM_REFILL_ROUNDS
 from praisonai._locks import file_lock, try_lock
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
@@ -116,15 +116,18 @@ def start_refill(pool_id: int) -> None:
 
 async def refill(pool_id: int, fd: int | None) -> None:
     """The child's work: top up the pool while holding the lock ``fd``; once let go, look again
-    and go on (taking the lock again) when claims emptied it meanwhile."""
-    ledger = Ledger.default()
-    while fd is not None:
+    and go on (taking the lock again) when claims emptied it meanwhile. It makes at most
+    ``WARM_REFILL_ROUNDS`` times the pool's size, then ends whatever happens (the next claim
+    starts another): a pool whose instances vanish as fast as they are made is not fed forever."""
+    ledger, made, budget = Ledger.default(), 0, None
+    while fd is not None and (budget is None or made < budget):
         try:
             found = await anyio.to_thread.run_sync(_rows.recorded, ledger, pool_id)
             if found is None:
                 return
+            budget = WARM_REFILL_ROUNDS * found.size
             provider = provider_for_record(found.pool.provider, found.spec)
-            await top_up(provider, found.config, found.pool, found.size, ledger)
+            made += await top_up(provider, found.config, found.pool, found.size, ledger)
         finally:
             os.close(fd)
         if await anyio.to_thread.run_sync(_rows.ready, ledger, found.pool, time.time(), 0.0) >= found.size:
