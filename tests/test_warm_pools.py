@@ -159,16 +159,22 @@ def test_a_warm_instance_past_its_idle_limit_is_left_to_its_watchdog(pool_home: 
 
 def test_a_shared_warm_pool_of_the_library_leaves_its_instances_to_the_home(pool_home: Path) -> None:
     """``WarmPool(..., shared=True)``: filled on entry and recorded warm, claimed with the
-    claimer's env, and what nobody claimed stays warm after ``close`` for other processes."""
+    claimer's env; what nobody claimed stays warm after ``close`` for other processes, until
+    ``retire`` ends the pool (its refill under way waited for, no refill after)."""
+    pool = WarmPool("docker", {"env": {"TOKEN": "unused"}}, size=1, shared=True)
 
-    async def use() -> tuple[str, str, int]:
-        async with WarmPool("docker", {"env": {"TOKEN": "unused"}}, size=1, shared=True) as pool:
+    async def use() -> tuple[str, str]:
+        async with pool:
             assert pool.ready == 1
-            info = await pool.claim(env={"TOKEN": "claimed"})
+            info = await pool.claim(env={"TOKEN": "claimed"})  # starts a refill
             result = await pool.provider.execute(info.instance_id, "echo $TOKEN")
             await pool.provider.shutdown(info.instance_id)
-        wait_for_refills(pool_home)
-        return info.instance_id, result.stdout, len(warm_rows(pool_home))
+        return info.instance_id, result.stdout
 
-    claimed, said, left_warm = _portal.call(use)
-    assert said == "claimed\n" and left_warm == 1 and claimed not in warm_rows(pool_home)
+    claimed, said = _portal.call(use)
+    assert said == "claimed\n" and claimed not in warm_rows(pool_home)
+    wait_for_refills(pool_home)
+    assert len(warm_rows(pool_home)) == 1  # refilled, and left by close() for other processes
+    assert _portal.call(pool.retire) == 1
+    wait_for_refills(pool_home)
+    assert warm_rows(pool_home) == [] and remove_leftovers(pool_home, set()) == {}

@@ -44,9 +44,9 @@ from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import compute_provider
 from praisonai.compute.warm import _rows
 from praisonai.compute.warm._claim import claim as claim_shared
-from praisonai.compute.warm._fill import fill
+from praisonai.compute.warm._fill import fill, retire
 
-__all__ = ["WarmPool", "claim", "fill"]
+__all__ = ["WarmPool", "claim", "fill", "retire"]
 
 #: Take a warm instance from the home's shared pools (``None``: none matches): see ``_claim``.
 claim = claim_shared
@@ -149,6 +149,13 @@ class WarmPool:
                 await self.provider.shutdown(info.instance_id)
             raise
         return info
+
+    async def retire(self) -> int:
+        """End a shared pool for every process: no refill makes more, and the instances still
+        warm are shut down (how many is returned). ``close()`` alone leaves them to be claimed."""
+        if not self.shared:
+            raise RuntimeError("retire() ends a shared pool: WarmPool(..., shared=True)")
+        return await retire(self.provider, self.definition)
 
     async def close(self) -> None:
         """Stop refilling and shut down every instance nobody claimed (a shared pool's stay, for

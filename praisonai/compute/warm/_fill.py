@@ -15,6 +15,7 @@ lock (claims came meanwhile) takes it again, so a claim that found the lock held
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import subprocess
@@ -31,6 +32,7 @@ from praisonai._locks import file_lock, try_lock
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.lifecycle import owner_tag
 from praisonai.compute.registry import provider_for_record
 from praisonai.compute.warm import _rows
 from praisonai.compute.warm._rows import Pool
@@ -88,6 +90,21 @@ async def make_warm(provider: ComputeProvider, pooled: ComputeConfig, pool: Pool
         raise
     if offered:  # else its row went (a stop or gc meanwhile): nothing to offer
         _activity.release(info.instance_id)  # the home's now, not this process's to reap
+
+
+async def retire(provider: ComputeProvider, config: ComputeConfig) -> int:
+    """End the shared pool of ``config`` on ``provider``: its size is forgotten (no refill makes
+    more), a refill under way is waited for, and every instance still warm is shut down; returns
+    how many. Claimed instances are their claimers'."""
+    ledger, pool = Ledger.default(), Pool.of(provider, config)
+    pool_id = await anyio.to_thread.run_sync(_rows.forget_pool, ledger, pool)
+    async with contextlib.AsyncExitStack() as held:
+        if pool_id is not None:  # a refill holds the lock while it works: let it finish
+            await held.enter_async_context(file_lock(lock_name(pool_id)))
+        taken = await anyio.to_thread.run_sync(_rows.take_all, ledger, pool, owner_tag())
+    for instance_id in taken:
+        await provider.shutdown(instance_id)
+    return len(taken)
 
 
 def start_refill(pool_id: int) -> None:

@@ -152,3 +152,22 @@ def recorded(ledger: Ledger, pool_id: int) -> Recorded | None:
     provider, spec, definition, config, size = rows[0]
     parsed = ComputeConfig.model_validate_json(config)
     return Recorded(Pool(provider, spec, definition), json.loads(spec), parsed, int(size))
+
+
+def forget_pool(ledger: Ledger, pool: Pool) -> int | None:
+    """Drop ``pool``'s recorded size (no refill will make more); its id, or ``None``."""
+    rows = ledger.execute(
+        "DELETE FROM warm_pools WHERE provider = :provider AND spec = :spec AND definition = :definition "
+        "RETURNING id",
+        pool.params(),
+    )
+    return int(rows[0][0]) if rows else None
+
+
+def take_all(ledger: Ledger, pool: Pool, owner: str) -> list[str]:
+    """Claim every warm instance of ``pool`` at once, however close to its end (to shut it down)."""
+    rows = ledger.execute(
+        f"UPDATE instances SET state = 'running', owner = :owner WHERE {_MATCH} RETURNING instance_id",
+        pool.params(owner=owner),
+    )
+    return [row[0] for row in rows]
