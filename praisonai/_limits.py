@@ -41,6 +41,9 @@ WARM_CLAIM_MARGIN_S = 10.0
 WARM_FILL_CONCURRENCY = 4
 #: A refill child makes at most this many times its pool's size before it ends.
 WARM_REFILL_ROUNDS = 3
+#: A detached process's log in the home (the home's reaper, warm refills) is started afresh
+#: when it grew past this.
+LOG_MAX_BYTES = 1 << 20
 
 #: Most sessions one ``list_sessions`` call (``managed sessions list --limit``) returns.
 MAX_SESSIONS_LISTED = 100_000

@@ -16,6 +16,7 @@ from kit import wait_for_refills, warm_rows
 from leftovers import child_env, remove_leftovers
 
 from praisonai._ledger import Ledger
+from praisonai.compute.providers.docker import container_name
 
 
 @pytest.fixture
@@ -48,6 +49,10 @@ def test_warm_fills_ps_shows_warm_and_sandbox_run_claims(pool_home: Path) -> Non
     r = cli(pool_home, "sandbox", "run", "-c", "docker", "--", "sh", "-c", "echo ran")
     assert (r.returncode, r.stdout) == (0, "ran\n"), r.stderr
     assert Ledger(pool_home / "ledger.sqlite3").get(waiting[0]) is None  # claimed, then removed
+    subprocess.run(["docker", "rm", "-f", container_name(waiting[1])], capture_output=True, check=True)
+    r = cli(pool_home, "compute", "ps", "--json")  # a warm instance gone by other hands: reconciled
+    assert {row["instance"]: row["status"] for row in json.loads(r.stdout)}[waiting[1]] == "gone"
+    assert Ledger(pool_home / "ledger.sqlite3").get(waiting[1]) is None
 
 
 @pytest.mark.parametrize(

@@ -22,12 +22,15 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import anyio.to_thread
 
+from praisonai._home import praisonai_home
 from praisonai._ledger import Ledger
-from praisonai._limits import WARM_FILL_CONCURRENCY, WARM_REFILL_ROUNDS
+from praisonai._limits import LOG_MAX_BYTES, WARM_FILL_CONCURRENCY, WARM_REFILL_ROUNDS
 from praisonai._locks import file_lock, try_lock
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
@@ -114,21 +117,39 @@ def start_refill(pool_id: int) -> None:
     fd = try_lock(lock_name(pool_id))
     if fd is None:
         return
+    package_root = str(Path(__file__).resolve().parents[3])  # the same code as this process runs
+    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
     try:
-        child = subprocess.Popen(
-            [sys.executable, "-m", "praisonai.compute.warm", str(pool_id), str(fd)],
-            pass_fds=(fd,),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,  # a Ctrl-C in the claimer's terminal does not cut a refill short
-        )
+        with _log() as log_fd:
+            child = subprocess.Popen(
+                [sys.executable, "-m", "praisonai.compute.warm", str(pool_id), str(fd)],
+                pass_fds=(fd,),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=log_fd,  # why a refill failed, for `compute warm` users to read
+                env={**os.environ, "PYTHONPATH": path},
+                start_new_session=True,  # a Ctrl-C in the claimer's terminal does not cut a refill short
+            )
     except OSError as exc:  # the claim stands; the next claim or `compute warm` fills the pool
         log.warning("could not start a refill of warm pool %d: %s", pool_id, exc)
         return
     finally:
         os.close(fd)  # the child holds the lock now (flock belongs to the shared open file)
     threading.Thread(target=child.wait, name="praisonai-warm-refill", daemon=True).start()
+
+
+@contextlib.contextmanager
+def _log() -> Iterator[int]:
+    """``$PRAISONAI_HOME/warm-refill.log``, open for appending (started afresh when too big)."""
+    logfile = praisonai_home() / "warm-refill.log"
+    with contextlib.suppress(OSError):
+        if logfile.stat().st_size > LOG_MAX_BYTES:
+            logfile.unlink()
+    fd = os.open(logfile, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
 
 
 async def refill(pool_id: int, fd: int | None) -> None:
