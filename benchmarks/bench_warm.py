@@ -49,13 +49,24 @@ _FIRST = """
 import json, sys, time
 t0 = time.perf_counter()
 from praisonai import Sandbox
-t1 = time.perf_counter()
+t_imported = time.perf_counter()
+from praisonai.compute import warm  # loaded by the line above: only the claim's share is timed apart
+claim, spent = warm.claim, []
+async def timed_claim(*args, **kwargs):
+    start = time.perf_counter()
+    try:
+        return await claim(*args, **kwargs)
+    finally:
+        spent.append(time.perf_counter() - start)
+warm.claim = timed_claim
+t1 = time.perf_counter()  # the wrapper's set-up is in neither figure
 labels = {"bench": "cold"} if sys.argv[1] == "cold" else {}
 sb = Sandbox.create("docker", environment=False, labels=labels)
 sb.exec("true", check=True)
 t2 = time.perf_counter()
 sb.close()
-print(json.dumps({"import_ms": (t1 - t0) * 1e3, "first_ms": (t2 - t1) * 1e3, "id": sb.id}))
+out = {"import_ms": (t_imported - t0) * 1e3, "first_ms": (t2 - t1) * 1e3, "claim_ms": sum(spent) * 1e3}
+print(json.dumps(out))
 """
 _RAW = """
 import json, sys, time
@@ -68,7 +79,7 @@ c = client.containers.run(sys.argv[1], ["sleep", "infinity"], detach=True, label
 c.exec_run("true")
 t2 = time.perf_counter()
 c.remove(force=True)
-print(json.dumps({"import_ms": (t1 - t0) * 1e3, "first_ms": (t2 - t1) * 1e3, "id": c.id}))
+print(json.dumps({"import_ms": (t1 - t0) * 1e3, "first_ms": (t2 - t1) * 1e3, "claim_ms": 0.0}))
 """
 # One claimer of (b): waits for the file "go", claims, prints its ids and when it was done.
 _CLAIMER = """
@@ -120,14 +131,14 @@ def first_command(reps: int, home_label: str) -> dict[str, dict[str, list[float]
 
     fill(1)
     sides: dict[str, dict[str, list[float]]] = {
-        s: {"import_ms": [], "first_ms": []} for s in ("claim", "cold", "raw")
+        s: {"import_ms": [], "first_ms": [], "claim_ms": []} for s in ("claim", "cold", "raw")
     }
     for _ in range(reps):
         for side in sides:
             wait_for_refills(Path(os.environ["PRAISONAI_HOME"]))
             out = child(_RAW, DEFAULT_IMAGE, home_label) if side == "raw" else child(_FIRST, side)
-            sides[side]["import_ms"].append(out["import_ms"])
-            sides[side]["first_ms"].append(out["first_ms"])
+            for key, samples in sides[side].items():
+                samples.append(out[key])
     return sides
 
 
@@ -178,8 +189,9 @@ def clean(home: Path) -> None:
 def report(sides: dict[str, dict[str, list[float]]], scale: dict[str, Any]) -> list[str]:
     med = {s: statistics.median(v["first_ms"]) for s, v in sides.items()}
     imp = {s: statistics.median(v["import_ms"]) for s, v in sides.items()}
-    lines = [f"{'side':<6} {'import p50':>11} {'first command p50':>18}  (ms, from the import's end)"]
-    lines += [f"{s:<6} {imp[s]:>11.1f} {med[s]:>18.1f}" for s in sides]
+    took = {s: statistics.median(v["claim_ms"]) for s, v in sides.items()}
+    lines = [f"{'side':<6} {'import p50':>11} {'first command p50':>18} {'of which warm.claim':>20}  (ms)"]
+    lines += [f"{s:<6} {imp[s]:>11.1f} {med[s]:>18.1f} {took[s]:>20.1f}" for s in sides]
     verdict = "PASS" if med["claim"] <= TARGET_MS else "MISS"
     ratios = f"claim / raw docker-py: {med['claim'] / med['raw']:.2f}x"
     ratios += f"; claim / cold: {med['claim'] / med['cold']:.2f}x"
