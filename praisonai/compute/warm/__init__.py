@@ -25,7 +25,7 @@ Shared instances obey their idle limit and ttl like any other (their watchdog st
 ps`` shows them as ``warm``::
 
     async with WarmPool("docker", {"image": "python:3.12"}, size=4, shared=True) as pool:
-        info = await pool.claim(env={"API_TOKEN": token})   # or Sandbox.create in any process
+        info = await pool.claim(env={"API_TOKEN": token})   # Sandbox.create(image=...) claims too
 """
 
 from __future__ import annotations
@@ -87,8 +87,9 @@ class WarmPool:
 
     async def __aenter__(self) -> WarmPool:
         """Start the pool and wait until ``size`` instances are ready, so the first claim is warm.
-        Raises the provisioning error (after shutting down what was made) when the pool cannot
-        be filled: a pool that would only ever provision on the spot is a mistake to report."""
+        Raises the provisioning error (after shutting down what was made; a shared pool leaves
+        what it made warm, for any process) when the pool cannot be filled: a pool that would
+        only ever provision on the spot is a mistake to report."""
         self._tasks = anyio.create_task_group()
         await self._tasks.__aenter__()
         if self.shared:  # filled here once; claims refill it, from whichever process they run in
