@@ -13,7 +13,6 @@ import anyio.to_thread
 
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputSink, Unset
-from praisonai.compute import warm
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.registry import compute_provider
 from praisonai.compute.requests import check_instance_id
@@ -95,6 +94,8 @@ class AsyncSandbox:
         Raises:
             ConfigError: the config asks for what the provider cannot honour.
         """
+        from praisonai.compute import warm  # here: importing the sandbox stays light
+
         claimed = await warm.claim(plan.provider, plan.config) if claim else None
         info = claimed or await plan.provider.provision(plan.config)
         return cls(plan.provider, info, owned=True, plan=plan)

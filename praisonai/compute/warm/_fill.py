@@ -145,7 +145,7 @@ def _log() -> Iterator[int]:
     with contextlib.suppress(OSError):
         if logfile.stat().st_size > LOG_MAX_BYTES:
             logfile.unlink()
-    fd = os.open(logfile, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = os.open(logfile, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         yield fd
     finally:
