@@ -41,6 +41,8 @@ WARM_CLAIM_MARGIN_S = 10.0
 WARM_FILL_CONCURRENCY = 4
 #: A refill child makes at most this many times its pool's size before it ends.
 WARM_REFILL_ROUNDS = 3
+#: How long a process that claimed waits at exit for its refill child to have started.
+REFILL_START_WAIT_S = 5.0
 #: A detached process's log in the home (the home's reaper, warm refills) is started afresh
 #: when it grew past this.
 LOG_MAX_BYTES = 1 << 20

@@ -15,6 +15,7 @@ lock (claims came meanwhile) takes it again, so a claim that found the lock held
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import logging
 import os
@@ -30,7 +31,7 @@ import anyio.to_thread
 
 from praisonai._home import praisonai_home
 from praisonai._ledger import Ledger
-from praisonai._limits import LOG_MAX_BYTES, WARM_FILL_CONCURRENCY, WARM_REFILL_ROUNDS
+from praisonai._limits import LOG_MAX_BYTES, REFILL_START_WAIT_S, WARM_FILL_CONCURRENCY, WARM_REFILL_ROUNDS
 from praisonai._locks import file_lock, try_lock
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
@@ -112,11 +113,45 @@ async def retire(provider: ComputeProvider, config: ComputeConfig) -> int:
 
 def start_refill(pool_id: int) -> None:
     """Top up pool ``pool_id`` in a detached child, unless a refill of it runs already (that
-    one looks again once done). Returns at once; the child is waited for by a daemon thread, so
-    it leaves no zombie."""
+    one looks again once done). Returns at once: a daemon thread starts the child (a fork and
+    exec: milliseconds the claimer's first command does not wait for) and then waits for it, so
+    it leaves no zombie; at exit this process waits until the child is started."""
+    started = threading.Event()
+    threading.Thread(
+        target=_refill_child, args=(pool_id, started), name="praisonai-warm-refill", daemon=True
+    ).start()
+    with _pending_lock:
+        _pending[:] = [event for event in _pending if not event.is_set()]
+        _pending.append(started)
+
+
+_pending: list[threading.Event] = []
+_pending_lock = threading.Lock()
+
+
+@atexit.register
+def _wait_started() -> None:
+    """At exit: the refills this process asked for are started (not finished) before it ends."""
+    with _pending_lock:
+        pending = list(_pending)
+    for started in pending:
+        started.wait(REFILL_START_WAIT_S)
+
+
+def _refill_child(pool_id: int, started: threading.Event) -> None:
+    try:
+        child = _spawn(pool_id)
+    finally:
+        started.set()
+    if child is not None:
+        child.wait()
+
+
+def _spawn(pool_id: int) -> subprocess.Popen[bytes] | None:
+    """The refill child, holding the pool's lock; ``None`` when a refill runs already."""
     fd = try_lock(lock_name(pool_id))
     if fd is None:
-        return
+        return None
     package_root = str(Path(__file__).resolve().parents[3])  # the same code as this process runs
     path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
     try:
@@ -132,10 +167,10 @@ def start_refill(pool_id: int) -> None:
             )
     except OSError as exc:  # the claim stands; the next claim or `compute warm` fills the pool
         log.warning("could not start a refill of warm pool %d: %s", pool_id, exc)
-        return
+        return None
     finally:
         os.close(fd)  # the child holds the lock now (flock belongs to the shared open file)
-    threading.Thread(target=child.wait, name="praisonai-warm-refill", daemon=True).start()
+    return child
 
 
 @contextlib.contextmanager
