@@ -38,7 +38,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from _common import RESULTS_DIR, save
-from kit import wait_for_refills
+from kit import stop_home, wait_for_refills
 from leftovers import remove_leftovers
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,9 +163,7 @@ def claims_at_scale(claims: int, processes: int, home: Path) -> dict[str, Any]:
     outs = [json.loads(c.communicate(timeout=600)[0].strip().splitlines()[-1]) for c in children]
     ids = [i for out in outs for i in out["ids"] if i]
     elapsed = max(out["done"] for out in outs) - start
-    from praisonai.compute import inventory
-
-    inventory.stop_all()  # what no claimer got (none when every claim found one)
+    stop_home(home)  # what no claimer got (none when every claim found one)
     left = remove_leftovers(home, set())  # containers, and ledger rows (reported, not removed)
     return {
         "claims": len(ids),
@@ -179,10 +177,8 @@ def claims_at_scale(claims: int, processes: int, home: Path) -> dict[str, Any]:
 
 def clean(home: Path) -> None:
     """Stop what (a) left warm (its rows go too), then remove anything labelled with the home."""
-    from praisonai.compute import inventory
-
     wait_for_refills(home)
-    inventory.stop_all()
+    stop_home(home)
     remove_leftovers(home, set())
 
 

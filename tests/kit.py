@@ -169,6 +169,16 @@ def serving_e2b() -> Iterator[E2BFake]:
     assert not left, f"the e2b fake left containers: {left}"
 
 
+def stop_home(home: Path) -> None:
+    """Stop every instance ``home``'s ledger records, and only those (``inventory.stop_all``
+    would stop every instance the engine lists, other homes' too)."""
+    from praisonai.compute import inventory
+
+    ids = [entry.instance_id for entry in Ledger(home / "ledger.sqlite3").entries()]
+    if ids:
+        inventory.stop(ids)
+
+
 def warm_rows(home: Path) -> list[str]:
     """The ids of the warm instances in ``home``'s ledger, oldest first."""
     sql = "SELECT instance_id FROM instances WHERE state = 'warm' ORDER BY rowid"

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kit import wait_for_refills, warm_rows
+from kit import stop_home, wait_for_refills, warm_rows
 from leftovers import child_env, remove_leftovers
 
 from praisonai import _portal
@@ -101,9 +101,7 @@ def test_claims_from_ten_processes_never_share_an_instance(pool_home: Path, tmp_
     assert len(claimed) >= 5, claimed  # the pool's five, and whatever refills added meanwhile
     assert len(claimed) == len(set(claimed)), f"handed out twice: {claimed}"
     wait_for_refills(pool_home)
-    from praisonai.compute import inventory
-
-    assert inventory.stop_all().ok
+    stop_home(pool_home)  # what refills made meanwhile
     assert remove_leftovers(pool_home, set()) == {}
 
 
