@@ -31,7 +31,7 @@ import socket
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -206,6 +206,15 @@ class Ledger:
         entries.sort(key=lambda e: e.created_at)
         return entries, problems
 
+    def execute(
+        self, sql: str, params: Sequence[object] | Mapping[str, object] = ()
+    ) -> list[tuple[Any, ...]]:
+        """One statement, its own transaction (autocommit), on this thread's connection; its rows.
+        For the modules that keep rows of their own here (``praisonai.compute.warm``): one
+        statement is one atomic step against every other process of this home."""
+        with _translated(self.path):
+            return _connection(self.path).execute(sql, params).fetchall()
+
     def _run(self, sql: str, *params: object) -> list[tuple[Any, ...]]:
         """One statement, its own transaction (autocommit), on this thread's connection."""
         with _translated(self.path):
@@ -276,7 +285,20 @@ def _unversioned(tables: set[str]) -> int | None:
     return 1 if "instances" in tables else None
 
 
-_LAYOUT = _sqlite.Schema("ledger", (_FIRST,), {2: (_add_lifetime_columns,)}, _unversioned)
+#: Version 3: warm pools (``praisonai.compute.warm``). A warm instance is a row in state ``warm``
+#: with its value-free definition key and, where the provider has one, the key another process
+#: needs to adopt its main channel (``handoff``: never shown); ``warm_pools`` holds each pool's
+#: size and value-free definition, so any process can refill it.
+_WARM = (
+    "ALTER TABLE instances ADD COLUMN definition TEXT",
+    "ALTER TABLE instances ADD COLUMN handoff TEXT",
+    "CREATE INDEX instances_warm ON instances (provider, definition) WHERE state = 'warm'",
+    """CREATE TABLE warm_pools (
+        id INTEGER PRIMARY KEY, provider TEXT NOT NULL, spec TEXT NOT NULL, definition TEXT NOT NULL,
+        config TEXT NOT NULL, size INTEGER NOT NULL, UNIQUE (provider, spec, definition))""",
+)
+
+_LAYOUT = _sqlite.Schema("ledger", (_FIRST,), {2: (_add_lifetime_columns,), 3: _WARM}, _unversioned)
 
 
 def _entry(row: tuple[Any, ...]) -> LedgerEntry:

@@ -39,6 +39,18 @@ REAP_RETRY_AFTER_S = 30.0
 #: Seconds one reaping shutdown (by this process's reaper or the home's) may take before it is
 #: given up and tried again later.
 SHUTDOWN_TIMEOUT_S = 120.0
+#: A warm instance this close to its idle limit or ttl is not handed out: its watchdog is about
+#: to stop it (``praisonai.compute.warm``).
+WARM_CLAIM_MARGIN_S = 10.0
+#: How many instances one refill of a warm pool provisions at once.
+WARM_FILL_CONCURRENCY = 4
+#: A refill child makes at most this many times its pool's size before it ends.
+WARM_REFILL_ROUNDS = 3
+#: How long a process that claimed waits at exit for its refill child to have started.
+REFILL_START_WAIT_S = 5.0
+#: A detached process's log in the home (the home's reaper, warm refills) is started afresh
+#: when it grew past this.
+LOG_MAX_BYTES = 1 << 20
 
 #: Most sessions one ``list_sessions`` call (``managed sessions list --limit``) returns.
 MAX_SESSIONS_LISTED = 100_000

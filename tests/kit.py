@@ -10,6 +10,7 @@ import hashlib
 import os
 import subprocess
 import threading
+import time
 import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from praisonai import _portal
 from praisonai._ledger import Ledger, home_tag
+from praisonai._locks import try_lock
 from praisonai.compute.base import ComputeProvider
 
 if TYPE_CHECKING:
@@ -165,3 +167,41 @@ def serving_e2b() -> Iterator[E2BFake]:
         yield server
     left = docker.leftovers(LABEL, server.owner)
     assert not left, f"the e2b fake left containers: {left}"
+
+
+def stop_home(home: Path) -> None:
+    """Stop every instance ``home``'s ledger records, and only those (``inventory.stop_all``
+    would stop every instance the engine lists, other homes' too)."""
+    from praisonai.compute import inventory
+
+    ids = [entry.instance_id for entry in Ledger(home / "ledger.sqlite3").entries()]
+    if ids:
+        inventory.stop(ids)
+
+
+def warm_rows(home: Path) -> list[str]:
+    """The ids of the warm instances in ``home``'s ledger, oldest first."""
+    sql = "SELECT instance_id FROM instances WHERE state = 'warm' ORDER BY rowid"
+    rows = Ledger(home / "ledger.sqlite3").execute(sql)
+    return [row[0] for row in rows]
+
+
+def wait_for_refills(home: Path, timeout: float = 120.0) -> None:
+    """Until no refill child holds a lock of a warm pool of ``home`` (the current
+    ``PRAISONAI_HOME``) for half a second: one that let go may take it again."""
+    deadline, free_since = time.monotonic() + timeout, None
+    while time.monotonic() < deadline:
+        held = False
+        for lock in (home / "locks").glob("warm-*.lock"):
+            fd = try_lock(lock.stem)
+            held = held or fd is None
+            if fd is not None:
+                os.close(fd)
+        if held:
+            free_since = None
+        elif free_since is None:
+            free_since = time.monotonic()
+        elif time.monotonic() - free_since > 0.5:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"a refill of a warm pool still ran after {timeout:g}s")

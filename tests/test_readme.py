@@ -59,11 +59,12 @@ HOSTED = "anthropic"
 #: What a snippet prints, by a fragment of code that picks out exactly one snippet.
 EXPECTED: dict[str, tuple[str, ...]] = {
     "check.py": ("test 1\n",),
-    "AsyncSandbox": (".\n..\n",),
+    'AsyncSandbox.create("local")': (".\n..\n",),
     "python3 -i -q": ("ci\nhi\n", "42\n", "\n3\n", "\n130\n"),
     '"echo hi"': ("hi\n",),
     "uname -sm": ("Linux", "token set"),
-    "WarmPool": ("ci\n",),
+    'WarmPool("docker", definition': ("ci\n",),
+    "shared=True": ("ci\n",),
     "def add": ("5 Usage(",),
     "SharedCompute": ("notes/report.md",),
     "ManagedAgent.resume": ("end_turn Usage(",),

@@ -11,7 +11,10 @@ SUMMARY = (
 #: The command groups: name -> (module, one line for the top-level help).
 GROUPS = {
     "sandbox": ("praisonai.cli.sandbox", "Run a command in a fresh instance: sandbox run -- COMMAND."),
-    "compute": ("praisonai.cli.compute", "Providers and their instances: providers, ps, stop, gc."),
+    "compute": (
+        "praisonai.cli.compute",
+        "Providers and their instances: providers, ps, stop, gc, warm.",
+    ),
     "managed": ("praisonai.cli.managed", "Agent turns and their sessions: run, sessions, agents, ps, stop."),
     "env": ("praisonai.cli.env", "The file .praisonai/environment.yaml: validate, show, plan, build."),
 }

@@ -1,4 +1,5 @@
-"""``praisonai compute …``: the providers, and the instances they hold (``ps``, ``stop``, ``gc``).
+"""``praisonai compute …``: the providers, the instances they hold (``ps``, ``stop``, ``gc``), and
+the home's shared warm pools (``warm``).
 
 The reconciliation of the ledger with the providers' own lists, and what ``gc`` removes, live in
 :mod:`praisonai.compute.inventory`; these commands parse their arguments and print its results.
@@ -8,10 +9,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from praisonai._errors import ConfigError
+from praisonai._lifetime import Lifetime
 from praisonai.cli import _output
 from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
@@ -87,6 +91,64 @@ def gc(
     _report(outcome.problems)
     if _gc_report(outcome):
         raise typer.Exit(1)
+
+
+@app.command("warm", cls=PlainCommand)
+def warm(
+    size: Annotated[
+        str,
+        typer.Option("--size", metavar="N", help="Instances to keep ready (1 to 1000).", show_default=False),
+    ],
+    env: Annotated[
+        Path | None,
+        typer.Option(
+            "--env",
+            metavar="PATH",
+            help="Environment file (default: .praisonai/environment.yaml, searched up to the repo root).",
+        ),
+    ] = None,
+    compute: Annotated[
+        str | None,
+        typer.Option("--compute", "-c", metavar="NAME", help="Provider (default: as sandbox run chooses)."),
+    ] = None,
+) -> None:
+    """Keep N instances of this definition ready for any process of this home, then exit.
+
+    Records the pool's size and fills it to N (no daemon runs). Sandbox.create and sandbox run,
+    in any process, claim one when the provider, its options and the definition match, and a
+    refill starts; instances are made without env values (bound at claim) and stop at their
+    idle limit or ttl like any other. compute ps shows them as warm.
+
+    \b
+      praisonai compute warm --size 4
+      praisonai compute warm --size 2 --env ci/environment.yaml -c docker
+    """
+    from praisonai import _portal
+    from praisonai._limits import check_number
+    from praisonai.compute.warm import fill
+    from praisonai.sandbox.provisioning import plan
+
+    try:
+        number: object = int(size)
+    except ValueError:
+        number = size
+    wanted = int(check_number(number, "--size", "size"))  # before anything is read or made
+    if env is not None and not env.is_file():
+        raise ConfigError(f"--env: no environment file at {env}; give the path of an environment.yaml")
+    chosen = plan(compute, environment=env)
+    made = _portal.call(fill, chosen.provider, chosen.config, wanted)
+    typer.echo(
+        f"{chosen.provider.provider_name} pool of definition {chosen.config.definition_hash()}: "
+        f"{wanted} ready ({made} made now); unclaimed instances stop {_stops(chosen.config.lifetime)}"
+    )
+
+
+def _stops(lifetime: Lifetime) -> str:
+    if lifetime.auto_shutdown:
+        return f"after {lifetime.idle_timeout_s:g}s idle"
+    if lifetime.ttl_s is not None:
+        return f"{lifetime.ttl_s:g}s after they start"
+    return "only when stopped (no idle limit, no ttl)"
 
 
 _DONE = {"remove": "removed", "forget": "forgot"}

@@ -158,15 +158,19 @@ async def _create_and_run(
 
     Where the provider can, and the config needs no steps before the command, the instance is
     started with the command as its own work and removed when it ends (``docker run --rm``):
-    no idle instance, exec helper or removal of a running instance to wait for."""
+    no idle instance, exec helper or removal of a running instance to wait for. A warm instance
+    of the same definition (``praisonai compute warm``) is faster still: it is claimed first."""
+    from praisonai.compute import warm
+    from praisonai.sandbox import AsyncSandbox
+
     provider, config = chosen.provider, chosen.config
-    if provider.runs_once(config):
+    claimed = await warm.claim(provider, config)  # a warm pool of this definition goes first
+    if claimed is None and provider.runs_once(config):
         return await provider.run_once(
             config, command, timeout=timeout, on_output=_write, stdin=stdin, on_start=ready
         )
-    from praisonai.sandbox import AsyncSandbox
-
-    sandbox = await AsyncSandbox.from_plan(chosen)  # the file was read once, by plan()
+    info = claimed or await provider.provision(config)  # the file was read once, by plan()
+    sandbox = AsyncSandbox(provider, info, owned=True, plan=chosen)
     try:
         ready()
         return await sandbox.exec(command, timeout=timeout, on_output=_write, stdin=stdin)

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from praisonai._ledger import Ledger, LedgerEntry
-from praisonai._limits import REAP_RETRY_AFTER_S, SHUTDOWN_TIMEOUT_S
+from praisonai._limits import LOG_MAX_BYTES, REAP_RETRY_AFTER_S, SHUTDOWN_TIMEOUT_S
 
 if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
@@ -52,7 +52,6 @@ POLL_S = 1.0
 RETRY_MAX_S = 3600.0
 #: Consecutive unreadable polls (a corrupt or locked ledger) after which the process gives up.
 MAX_FAILED_POLLS = 60
-_LOG_MAX_BYTES = 1 << 20
 # The process rebuilds providers through the registry, which this module does not import (the
 # registry leads back here through the providers' base).
 _MAIN = (
@@ -122,7 +121,7 @@ def _spawn(home: Path, lock: int) -> None:
     becomes this process's zombie)."""
     logfile = home / "home-reaper.log"
     with contextlib.suppress(OSError):
-        if logfile.stat().st_size > _LOG_MAX_BYTES:
+        if logfile.stat().st_size > LOG_MAX_BYTES:
             logfile.unlink()
     package_root = str(Path(__file__).resolve().parents[2])  # the same code as this process runs
     path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)

@@ -37,7 +37,8 @@ class Instance:
     """One instance as ``ps`` shows it.
 
     ``status``: the provider's (``running``, ``stopped``…), the ledger's when setup has not
-    finished (``provisioning``, ``failed``), or :data:`GONE` / :data:`UNREACHABLE`.
+    finished (``provisioning``, ``failed``) or the instance waits in a warm pool (``warm``), or
+    :data:`GONE` / :data:`UNREACHABLE`.
     ``provider``: the provider object that reaches it (``None`` when it could not be built;
     ``reason`` then says why, as it does for ``unreachable``). ``home``: the home label of an
     instance found in a provider's own list (empty for ledger rows). ``created_at`` is 0 when
@@ -126,8 +127,9 @@ async def check(entry: LedgerEntry) -> Instance:
         return dataclasses.replace(found, status="provisioning" if creating else GONE)
     except Exception as exc:  # any other failure: shown, and the row kept for a later look
         return dataclasses.replace(found, status=UNREACHABLE, reason=one_line(exc))
-    # The provider says running, the ledger says setup has not finished (or failed): that is news.
-    unfinished = entry.state in ("provisioning", "failed") and info.status is InstanceStatus.RUNNING
+    # The provider says running, the ledger says setup has not finished (or failed), or that the
+    # instance waits in a warm pool for a claim: the ledger's word is the news.
+    unfinished = entry.state in ("provisioning", "failed", "warm") and info.status is InstanceStatus.RUNNING
     status = entry.state if unfinished else info.status.value
     return dataclasses.replace(found, status=status, endpoint=info.endpoint)
 

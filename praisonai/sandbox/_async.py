@@ -83,14 +83,21 @@ class AsyncSandbox:
         return await cls.from_plan(chosen)
 
     @classmethod
-    async def from_plan(cls, plan: ProvisionPlan) -> AsyncSandbox:
+    async def from_plan(cls, plan: ProvisionPlan, *, claim: bool = True) -> AsyncSandbox:
         """Provision what :func:`praisonai.sandbox.provisioning.plan` chose; the sandbox owns the
-        instance and keeps the plan as :attr:`plan`.
+        instance and keeps the plan as :attr:`plan`. When the home has a warm pool of the same
+        provider, provider options and definition (``praisonai compute warm``), one of its
+        instances is claimed instead, with the config's env bound, and the pool refilled in
+        the background (:func:`praisonai.compute.warm.claim`); ``claim=False`` always provisions
+        (``env build``: a claimed instance would not build the definition's capture).
 
         Raises:
             ConfigError: the config asks for what the provider cannot honour.
         """
-        info = await plan.provider.provision(plan.config)
+        from praisonai.compute import warm  # here: importing the sandbox stays light
+
+        claimed = await warm.claim(plan.provider, plan.config) if claim else None
+        info = claimed or await plan.provider.provision(plan.config)
         return cls(plan.provider, info, owned=True, plan=plan)
 
     @classmethod

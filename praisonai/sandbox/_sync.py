@@ -41,10 +41,10 @@ class Sandbox:
         return cls(inner)
 
     @classmethod
-    def from_plan(cls, plan: ProvisionPlan) -> Sandbox:
-        """Provision what :func:`praisonai.sandbox.provisioning.plan` chose; see
-        :meth:`AsyncSandbox.from_plan`."""
-        return cls(_portal.call(AsyncSandbox.from_plan, plan))
+    def from_plan(cls, plan: ProvisionPlan, *, claim: bool = True) -> Sandbox:
+        """Provision what :func:`praisonai.sandbox.provisioning.plan` chose (or claim a warm
+        instance of it); see :meth:`AsyncSandbox.from_plan`."""
+        return cls(_portal.call(lambda: AsyncSandbox.from_plan(plan, claim=claim)))
 
     @classmethod
     def connect(cls, instance_id: str, compute: object = None) -> Sandbox:

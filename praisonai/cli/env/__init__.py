@@ -184,7 +184,7 @@ def build(
         return
     started = time.monotonic()
     with _output.progress(f"building capture {tag}: packages and setup"):
-        sandbox = _portal.call(AsyncSandbox.from_plan, chosen)
+        sandbox = _portal.call(lambda: AsyncSandbox.from_plan(chosen, claim=False))  # build, never claim
         _portal.call(sandbox.close)
     print(f"captured {tag} for definition {definition} in {time.monotonic() - started:.1f}s")
 
