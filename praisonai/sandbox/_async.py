@@ -6,20 +6,19 @@ import functools
 import os
 from collections.abc import Awaitable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
-
-import anyio
-import anyio.to_thread
+from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputSink, Unset
-from praisonai.compute.base import ComputeProvider
-from praisonai.compute.registry import compute_provider
-from praisonai.compute.requests import check_instance_id
-from praisonai.runtime.session import ShellSession
 from praisonai.sandbox._extras import AsyncProcess
 from praisonai.sandbox._stream import ExecStream
-from praisonai.sandbox.provisioning import ProvisionPlan, plan
+
+# Import light: ``from praisonai import Sandbox`` must not load the providers' machinery (config
+# models, registry, ledger, channels); the methods that need it import it when first called.
+if TYPE_CHECKING:
+    from praisonai.compute.base import ComputeProvider
+    from praisonai.runtime.session import ShellSession
+    from praisonai.sandbox.provisioning import ProvisionPlan
 
 
 class AsyncSandbox:
@@ -75,6 +74,10 @@ class AsyncSandbox:
             ConfigError: the config is invalid or asks for what the provider cannot honour.
             ProviderUnavailableError: ``None``, and neither docker nor bubblewrap can be used.
         """
+        import anyio.to_thread
+
+        from praisonai.sandbox.provisioning import plan
+
         # Discovery stats directories up to the repository root, and choosing the default
         # provider asks docker whether it answers: keep both off the event loop.
         chosen = await anyio.to_thread.run_sync(
@@ -102,6 +105,9 @@ class AsyncSandbox:
             InvalidInstanceIdError (ValueError): ``instance_id`` is not an instance id.
             InstanceNotFoundError: no such instance.
         """
+        from praisonai.compute.registry import compute_provider
+        from praisonai.compute.requests import check_instance_id
+
         if compute is None:  # the provider checks the id against its own name
             check_instance_id(instance_id)
             compute = instance_id.rsplit("_", 1)[0]

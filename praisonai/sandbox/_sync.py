@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonai import _portal
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, OutputSink, Unset
-from praisonai.compute.base import ComputeProvider
 from praisonai.sandbox._async import AsyncSandbox
 from praisonai.sandbox._extras import Blocking
-from praisonai.sandbox.provisioning import ProvisionPlan
+
+if TYPE_CHECKING:  # annotations only: keeps ``from praisonai import Sandbox`` light
+    from praisonai.compute.base import ComputeProvider
+    from praisonai.sandbox.provisioning import ProvisionPlan
 
 
 class Sandbox:
