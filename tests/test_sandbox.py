@@ -75,6 +75,41 @@ def test_docker_sandbox_end_to_end() -> None:
         assert sb.exec("python3 -c 'print(2+2)'").stdout == "4\n"
 
 
+# ---- Sandbox.run: one command in a fresh instance ----------------------------------------------
+
+
+@pytest.mark.usefixtures("docker_ok")
+def test_run_one_shot_on_docker_keeps_output_stdin_and_exit_code() -> None:
+    seen: list[tuple[str, bytes]] = []
+    result = Sandbox.run(
+        "cat; echo err >&2; exit 3",
+        "docker",
+        environment=False,
+        stdin="in",
+        on_output=lambda name, data: seen.append((name, data)),
+    )
+    assert (result.stdout, result.stderr, result.exit_code) == ("in", "err\n", 3)
+    assert b"".join(d for n, d in seen if n == "stdout") == b"in"
+    with pytest.raises(CommandTimeoutError):
+        Sandbox.run("sleep 5", "docker", environment=False, timeout=1, check=True)
+
+
+@pytest.mark.usefixtures("home")
+def test_run_provisions_when_the_config_has_steps_and_removes_the_instance() -> None:
+    from praisonai.compute.registry import compute_provider
+
+    async def main() -> None:
+        result = await AsyncSandbox.run(
+            ["sh", "-c", "cat marker"], "local", environment=False, setup=["echo set > marker"]
+        )
+        assert result.stdout == "set\n"
+        with pytest.raises(CommandFailedError):
+            await AsyncSandbox.run("exit 5", "local", environment=False, check=True)
+        assert await compute_provider("local").list_instances() == []
+
+    anyio.run(main)
+
+
 # ---- .praisonai/environment.yaml ---------------------------------------------------------------
 
 

@@ -114,6 +114,45 @@ class AsyncSandbox:
         provider = compute_provider(compute)
         return cls(provider, await provider.get_status(instance_id), owned=False)
 
+    @classmethod
+    async def run(
+        cls,
+        command: str | Sequence[str],
+        compute: object = None,
+        config: object = None,
+        *,
+        environment: str | os.PathLike[str] | bool | None = None,
+        timeout: float | Unset | None = UNSET,
+        max_output: int | None = None,
+        on_output: OutputSink | None = None,
+        stdin: bytes | str | None = None,
+        check: bool = False,
+        **fields: Any,
+    ) -> ExecResult:
+        """Run one command in a fresh instance and remove it, as ``docker run --rm`` does (and
+        ``praisonai sandbox run``): ``compute``, ``config``, ``environment`` and ``fields`` as
+        :meth:`create`; the command's arguments and the result as :meth:`exec`. Where the
+        provider can, the instance is started with the command as its work (no helper, no idle
+        instance); it is removed also when the call fails or is cancelled.
+        """
+        import anyio.to_thread
+
+        from praisonai.sandbox._run import run_in_fresh
+        from praisonai.sandbox.provisioning import plan
+
+        chosen = await anyio.to_thread.run_sync(
+            functools.partial(plan, compute, config, environment=environment, resolve=None, **fields)
+        )
+        return await run_in_fresh(
+            chosen,
+            command,
+            timeout=timeout,
+            max_output=max_output,
+            on_output=on_output,
+            stdin=stdin,
+            check=check,
+        )
+
     async def exec(
         self,
         command: str | Sequence[str],

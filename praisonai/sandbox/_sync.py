@@ -52,6 +52,36 @@ class Sandbox:
     def connect(cls, instance_id: str, compute: object = None) -> Sandbox:
         return cls(_portal.call(AsyncSandbox.connect, instance_id, compute))
 
+    @staticmethod
+    def run(
+        command: str | Sequence[str],
+        compute: object = None,
+        config: object = None,
+        *,
+        environment: str | os.PathLike[str] | bool | None = None,
+        timeout: float | Unset | None = UNSET,
+        max_output: int | None = None,
+        on_output: OutputSink | None = None,
+        stdin: bytes | str | None = None,
+        check: bool = False,
+        **fields: Any,
+    ) -> ExecResult:
+        """Run one command in a fresh instance and remove it; see :meth:`AsyncSandbox.run`."""
+        return _portal.call(
+            lambda: AsyncSandbox.run(
+                command,
+                compute,
+                config,
+                environment=environment,
+                timeout=timeout,
+                max_output=max_output,
+                on_output=on_output,
+                stdin=stdin,
+                check=check,
+                **fields,
+            )
+        )
+
     @property
     def id(self) -> str:
         return self._inner.id
