@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputSink, Unset
 from praisonai.sandbox._extras import AsyncProcess
-from praisonai.sandbox._stream import ExecStream
 
 # Import light: ``from praisonai import Sandbox`` must not load the providers' machinery (config
-# models, registry, ledger, channels); the methods that need it import it when first called.
+# models, registry, ledger, channels, asyncio); the methods that need it import it when first called.
 if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
     from praisonai.runtime.session import ShellSession
+    from praisonai.sandbox._stream import ExecStream
     from praisonai.sandbox.provisioning import ProvisionPlan
 
 
@@ -203,6 +203,7 @@ class AsyncSandbox:
         command. Undelivered output is bounded; see :mod:`praisonai.sandbox._stream`.
         """
         self._ensure_open()
+        from praisonai.sandbox._stream import ExecStream
 
         def run(sink: OutputSink) -> Awaitable[ExecResult]:
             return self.provider.execute(

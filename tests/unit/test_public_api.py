@@ -23,9 +23,12 @@ def test_import_is_lazy() -> None:
 
 
 #: What ``from praisonai import Sandbox`` must leave unloaded: vendor SDKs, docker-py and its
-#: requests, pydantic (the config models), rich, typer, PyYAML, and the providers' machinery
-#: (``praisonai.compute``: registry, ledger, channels). Each loads when a call first needs it.
+#: requests, pydantic (the config models), rich, typer, PyYAML, the event loop's asyncio and
+#: anyio, and the providers' machinery (``praisonai.compute``: registry, ledger, channels).
+#: Each loads when a call first needs it.
 _HEAVY = (
+    "asyncio",
+    "anyio",
     "pydantic",
     "pydantic_core",
     "rich",
