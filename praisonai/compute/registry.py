@@ -24,7 +24,6 @@ from praisonai._errors import (
 )
 from praisonai._types import Capability
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.foreign import ForeignProvider, looks_like_provider, protocol_problem
 from praisonai.compute.options import ProviderOptions, problems
 from praisonai.compute.sdks import check_installed
 
@@ -135,6 +134,9 @@ def resolve_compute(compute: object) -> Any:
         return provider_from_options(compute)
     if isinstance(compute, ComputeProvider):
         return compute
+    # only for an object of PraisonAI's protocol: a named provider never loads the wrapper
+    from praisonai.compute.foreign import looks_like_provider, protocol_problem
+
     problem = protocol_problem(compute)
     if problem is None:
         return compute  # PraisonAI's callers get their object back; compute_provider wraps it
@@ -154,7 +156,11 @@ def compute_provider(compute: object = None) -> ComputeProvider:
         As :func:`resolve_compute`; ProviderUnavailableError also for ``None``.
     """
     resolved = default_compute() if compute is None else resolve_compute(compute)
-    return resolved if isinstance(resolved, ComputeProvider) else ForeignProvider.around(resolved)
+    if isinstance(resolved, ComputeProvider):
+        return resolved
+    from praisonai.compute.foreign import ForeignProvider
+
+    return ForeignProvider.around(resolved)
 
 
 def default_compute(*, host: bool = False) -> ComputeProvider:
