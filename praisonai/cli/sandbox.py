@@ -117,12 +117,13 @@ def run(
         fields["allow_host_mounts"] = True
     stdin = _piped_stdin()
 
-    from praisonai.sandbox.environment import shown_path
     from praisonai.sandbox.provisioning import plan
 
     chosen = plan(compute, environment=False if no_environment else environment, resolve=_resolve, **fields)
     provider = chosen.provider
     if chosen.source is not None:
+        from praisonai.sandbox.environment import shown_path  # with the file's parser: only if read
+
         shown, definition = shown_path(chosen.source), chosen.config.definition_hash()
         _output.note(f"environment: {shown} (definition {definition})")
     if compute is None:
