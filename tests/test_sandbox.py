@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -108,6 +110,25 @@ def test_run_provisions_when_the_config_has_steps_and_removes_the_instance() -> 
         assert await compute_provider("local").list_instances() == []
 
     anyio.run(main)
+
+
+@pytest.mark.usefixtures("docker_ok", "home")
+def test_docker_sandbox_and_one_shot_load_docker_py_and_pydantic_only() -> None:
+    """What a process that creates a docker sandbox and runs a one-shot loads of the heavy
+    libraries: docker-py and pydantic (the config models); no other SDK, no rich, PyYAML or typer."""
+    heavy = {"pydantic", "rich", "docker", "e2b", "modal", "daytona", "httpx", "paramiko", "asyncssh"}
+    heavy |= {"anthropic", "kubernetes", "yaml", "typer", "openai"}
+    code = (
+        "import sys\nfrom praisonai import Sandbox\n"
+        "with Sandbox.create('docker', environment=False) as sb:\n    sb.exec('true', check=True)\n"
+        "Sandbox.run('true', 'docker', environment=False, check=True)\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(heavy)!r})))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "['docker', 'pydantic']"
 
 
 # ---- .praisonai/environment.yaml ---------------------------------------------------------------
