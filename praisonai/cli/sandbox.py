@@ -28,9 +28,8 @@ from praisonai import _portal
 from praisonai._errors import ConfigError
 from praisonai._limits import DEFAULT_EXEC_TIMEOUT_S, INTERRUPT_CLEANUP_WAIT_S, check_timeout
 from praisonai.cli import _output, _signals
-from praisonai.cli._help import PlainCommand
+from praisonai.cli._help import PROVIDERS, PlainCommand
 from praisonai.cli._options import AllowHostMountsOpt
-from praisonai.compute.registry import available_providers
 
 if TYPE_CHECKING:
     from praisonai._types import ExecResult
@@ -54,7 +53,7 @@ def run(
             "--compute",
             "-c",
             metavar="NAME",
-            help=f"Provider: {', '.join(available_providers())} (default: the environment file's "
+            help=f"Provider: {PROVIDERS} (default: the environment file's "
             "backend, else docker when it is available, else local under bubblewrap, else local on "
             "this host, unisolated, said on stderr).",
         ),
