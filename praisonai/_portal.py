@@ -14,11 +14,11 @@ import threading
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from concurrent.futures import Future
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-import anyio
-import anyio.to_thread
-from anyio.from_thread import BlockingPortal
+# anyio (and asyncio under it) loads with the first call, not with ``from praisonai import Sandbox``.
+if TYPE_CHECKING:
+    from anyio.from_thread import BlockingPortal
 
 T = TypeVar("T")
 
@@ -63,6 +63,8 @@ async def on_portal(fn: Callable[..., Awaitable[T]], *args: Any) -> T:
     """
     if on_loop_thread():
         return await fn(*args)
+    import anyio.to_thread
+
     return await anyio.to_thread.run_sync(call, fn, *args, abandon_on_cancel=True)
 
 
@@ -114,6 +116,9 @@ def _get() -> BlockingPortal:
     global _portal, _thread
     with _lock:
         if _portal is None:
+            import anyio
+            from anyio.from_thread import BlockingPortal
+
             ready = threading.Event()
             holder: list[BlockingPortal] = []
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -73,6 +75,60 @@ def test_async_sandbox() -> None:
 def test_docker_sandbox_end_to_end() -> None:
     with Sandbox.create("docker") as sb:
         assert sb.exec("python3 -c 'print(2+2)'").stdout == "4\n"
+
+
+# ---- Sandbox.run: one command in a fresh instance ----------------------------------------------
+
+
+@pytest.mark.usefixtures("docker_ok")
+def test_run_one_shot_on_docker_keeps_output_stdin_and_exit_code() -> None:
+    seen: list[tuple[str, bytes]] = []
+    result = Sandbox.run(
+        "cat; echo err >&2; exit 3",
+        "docker",
+        environment=False,
+        stdin="in",
+        on_output=lambda name, data: seen.append((name, data)),
+    )
+    assert (result.stdout, result.stderr, result.exit_code) == ("in", "err\n", 3)
+    assert b"".join(d for n, d in seen if n == "stdout") == b"in"
+    with pytest.raises(CommandTimeoutError):
+        Sandbox.run("sleep 5", "docker", environment=False, timeout=1, check=True)
+
+
+@pytest.mark.usefixtures("home")
+def test_run_provisions_when_the_config_has_steps_and_removes_the_instance() -> None:
+    from praisonai.compute.registry import compute_provider
+
+    async def main() -> None:
+        result = await AsyncSandbox.run(
+            ["sh", "-c", "cat marker"], "local", environment=False, setup=["echo set > marker"]
+        )
+        assert result.stdout == "set\n"
+        with pytest.raises(CommandFailedError):
+            await AsyncSandbox.run("exit 5", "local", environment=False, check=True)
+        assert await compute_provider("local").list_instances() == []
+
+    anyio.run(main)
+
+
+@pytest.mark.usefixtures("docker_ok", "home")
+def test_docker_sandbox_and_one_shot_load_docker_py_and_pydantic_only() -> None:
+    """What a process that creates a docker sandbox and runs a one-shot loads of the heavy
+    libraries: docker-py and pydantic (the config models); no other SDK, no rich, PyYAML or typer."""
+    heavy = {"pydantic", "rich", "docker", "e2b", "modal", "daytona", "httpx", "paramiko", "asyncssh"}
+    heavy |= {"anthropic", "kubernetes", "yaml", "typer", "openai"}
+    code = (
+        "import sys\nfrom praisonai import Sandbox\n"
+        "with Sandbox.create('docker', environment=False) as sb:\n    sb.exec('true', check=True)\n"
+        "Sandbox.run('true', 'docker', environment=False, check=True)\n"
+        f"print(sorted({{m.split('.')[0] for m in sys.modules}} & set({sorted(heavy)!r})))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "['docker', 'pydantic']"
 
 
 # ---- .praisonai/environment.yaml ---------------------------------------------------------------

@@ -17,6 +17,10 @@ from typing import Any
 
 from typer.core import TyperCommand
 
+#: Stands in an option's help for the installed providers' names, filled in when help is shown:
+#: listing them reads every installed distribution's entry points, which a run must not pay.
+PROVIDERS = "<providers>"
+
 
 class PlainCommand(TyperCommand):
     """A command whose help names its arguments by their metavar (``PATH``, ``-- COMMAND [ARG]...``)
@@ -34,7 +38,9 @@ class PlainCommand(TyperCommand):
             if p.param_type_name == "argument" and (help := getattr(p, "help", ""))
         ]
         options = [
-            record for p in params if p.param_type_name == "option" and (record := p.get_help_record(ctx))
+            _filled(record)
+            for p in params
+            if p.param_type_name == "option" and (record := p.get_help_record(ctx))
         ]
         if arguments:
             with formatter.section("Arguments"):
@@ -48,3 +54,13 @@ def shown_name(argument: Any) -> str:
     """An argument as the usage line and the Arguments section show it: its metavar (every
     argument of ours declares one: ``SESSION_ID``, ``[PATH]``, ``[INSTANCE_ID]...``)."""
     return str(argument.metavar) if argument.metavar else str(argument.name).upper()
+
+
+def _filled(record: tuple[str, str]) -> tuple[str, str]:
+    """An option's help record with :data:`PROVIDERS` replaced by the providers' names."""
+    name, text = record
+    if PROVIDERS not in text:
+        return record
+    from praisonai.compute.registry import available_providers
+
+    return name, text.replace(PROVIDERS, ", ".join(available_providers()))

@@ -28,9 +28,8 @@ from praisonai import _portal
 from praisonai._errors import ConfigError
 from praisonai._limits import DEFAULT_EXEC_TIMEOUT_S, INTERRUPT_CLEANUP_WAIT_S, check_timeout
 from praisonai.cli import _output, _signals
-from praisonai.cli._help import PlainCommand
+from praisonai.cli._help import PROVIDERS, PlainCommand
 from praisonai.cli._options import AllowHostMountsOpt
-from praisonai.compute.registry import available_providers
 
 if TYPE_CHECKING:
     from praisonai._types import ExecResult
@@ -54,7 +53,7 @@ def run(
             "--compute",
             "-c",
             metavar="NAME",
-            help=f"Provider: {', '.join(available_providers())} (default: the environment file's "
+            help=f"Provider: {PROVIDERS} (default: the environment file's "
             "backend, else docker when it is available, else local under bubblewrap, else local on "
             "this host, unisolated, said on stderr).",
         ),
@@ -117,12 +116,13 @@ def run(
         fields["allow_host_mounts"] = True
     stdin = _piped_stdin()
 
-    from praisonai.sandbox.environment import shown_path
     from praisonai.sandbox.provisioning import plan
 
     chosen = plan(compute, environment=False if no_environment else environment, resolve=_resolve, **fields)
     provider = chosen.provider
     if chosen.source is not None:
+        from praisonai.sandbox.environment import shown_path  # with the file's parser: only if read
+
         shown, definition = shown_path(chosen.source), chosen.config.definition_hash()
         _output.note(f"environment: {shown} (definition {definition})")
     if compute is None:

@@ -1,6 +1,24 @@
-"""The persistent exec channel into an instance: a POSIX-sh helper and its host side."""
+"""The persistent exec channel into an instance: a POSIX-sh helper and its host side.
 
-from praisonai.runtime.channel import Channel, helper_argv
-from praisonai.runtime.transport import ProcessTransport, Transport
+Names are imported on first use: a one-shot run reaches ``runtime.transport`` (through the
+activity stamps) without loading the channel, which only a live instance's exec needs.
+"""
+
+from typing import TYPE_CHECKING
+
+from praisonai._lazy import lazy_exports
+
+_EXPORTS = {
+    "Channel": "praisonai.runtime.channel",
+    "helper_argv": "praisonai.runtime.channel",
+    "ProcessTransport": "praisonai.runtime.transport",
+    "Transport": "praisonai.runtime.transport",
+}
 
 __all__ = ["Channel", "ProcessTransport", "Transport", "helper_argv"]
+
+if TYPE_CHECKING:
+    from praisonai.runtime.channel import Channel, helper_argv
+    from praisonai.runtime.transport import ProcessTransport, Transport
+
+__getattr__ = lazy_exports(__name__, _EXPORTS)

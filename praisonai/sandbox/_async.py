@@ -6,20 +6,19 @@ import functools
 import os
 from collections.abc import Awaitable, Mapping, Sequence
 from types import TracebackType
-from typing import Any
-
-import anyio
-import anyio.to_thread
+from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputSink, Unset
-from praisonai.compute.base import ComputeProvider
-from praisonai.compute.registry import compute_provider
-from praisonai.compute.requests import check_instance_id
-from praisonai.runtime.session import ShellSession
 from praisonai.sandbox._extras import AsyncProcess
-from praisonai.sandbox._stream import ExecStream
-from praisonai.sandbox.provisioning import ProvisionPlan, plan
+
+# Import light: ``from praisonai import Sandbox`` must not load the providers' machinery (config
+# models, registry, ledger, channels, asyncio); the methods that need it import it when first called.
+if TYPE_CHECKING:
+    from praisonai.compute.base import ComputeProvider
+    from praisonai.runtime.session import ShellSession
+    from praisonai.sandbox._stream import ExecStream
+    from praisonai.sandbox.provisioning import ProvisionPlan
 
 
 class AsyncSandbox:
@@ -75,6 +74,10 @@ class AsyncSandbox:
             ConfigError: the config is invalid or asks for what the provider cannot honour.
             ProviderUnavailableError: ``None``, and neither docker nor bubblewrap can be used.
         """
+        import anyio.to_thread
+
+        from praisonai.sandbox.provisioning import plan
+
         # Discovery stats directories up to the repository root, and choosing the default
         # provider asks docker whether it answers: keep both off the event loop.
         chosen = await anyio.to_thread.run_sync(
@@ -109,11 +112,53 @@ class AsyncSandbox:
             InvalidInstanceIdError (ValueError): ``instance_id`` is not an instance id.
             InstanceNotFoundError: no such instance.
         """
+        from praisonai.compute.registry import compute_provider
+        from praisonai.compute.requests import check_instance_id
+
         if compute is None:  # the provider checks the id against its own name
             check_instance_id(instance_id)
             compute = instance_id.rsplit("_", 1)[0]
         provider = compute_provider(compute)
         return cls(provider, await provider.get_status(instance_id), owned=False)
+
+    @classmethod
+    async def run(
+        cls,
+        command: str | Sequence[str],
+        compute: object = None,
+        config: object = None,
+        *,
+        environment: str | os.PathLike[str] | bool | None = None,
+        timeout: float | Unset | None = UNSET,
+        max_output: int | None = None,
+        on_output: OutputSink | None = None,
+        stdin: bytes | str | None = None,
+        check: bool = False,
+        **fields: Any,
+    ) -> ExecResult:
+        """Run one command in a fresh instance and remove it, as ``docker run --rm`` does (and
+        ``praisonai sandbox run``): ``compute``, ``config``, ``environment`` and ``fields`` as
+        :meth:`create`; the command's arguments and the result as :meth:`exec`. Where the
+        provider can, the instance is started with the command as its work (no helper, no idle
+        instance); it is removed also when the call fails or is cancelled.
+        """
+        import anyio.to_thread
+
+        from praisonai.sandbox._run import run_in_fresh
+        from praisonai.sandbox.provisioning import plan
+
+        chosen = await anyio.to_thread.run_sync(
+            functools.partial(plan, compute, config, environment=environment, resolve=None, **fields)
+        )
+        return await run_in_fresh(
+            chosen,
+            command,
+            timeout=timeout,
+            max_output=max_output,
+            on_output=on_output,
+            stdin=stdin,
+            check=check,
+        )
 
     async def exec(
         self,
@@ -165,6 +210,7 @@ class AsyncSandbox:
         command. Undelivered output is bounded; see :mod:`praisonai.sandbox._stream`.
         """
         self._ensure_open()
+        from praisonai.sandbox._stream import ExecStream
 
         def run(sink: OutputSink) -> Awaitable[ExecResult]:
             return self.provider.execute(

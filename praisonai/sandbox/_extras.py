@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import inspect
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from praisonai import _portal
 from praisonai._types import ProcessInfo
-from praisonai.compute.base import ComputeProvider
+
+if TYPE_CHECKING:  # annotations only: keeps ``from praisonai import Sandbox`` light
+    from praisonai.compute.base import ComputeProvider
 
 
 class AsyncProcess:

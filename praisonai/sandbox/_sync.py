@@ -5,14 +5,16 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonai import _portal
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, OutputSink, Unset
-from praisonai.compute.base import ComputeProvider
 from praisonai.sandbox._async import AsyncSandbox
 from praisonai.sandbox._extras import Blocking
-from praisonai.sandbox.provisioning import ProvisionPlan
+
+if TYPE_CHECKING:  # annotations only: keeps ``from praisonai import Sandbox`` light
+    from praisonai.compute.base import ComputeProvider
+    from praisonai.sandbox.provisioning import ProvisionPlan
 
 
 class Sandbox:
@@ -49,6 +51,36 @@ class Sandbox:
     @classmethod
     def connect(cls, instance_id: str, compute: object = None) -> Sandbox:
         return cls(_portal.call(AsyncSandbox.connect, instance_id, compute))
+
+    @staticmethod
+    def run(
+        command: str | Sequence[str],
+        compute: object = None,
+        config: object = None,
+        *,
+        environment: str | os.PathLike[str] | bool | None = None,
+        timeout: float | Unset | None = UNSET,
+        max_output: int | None = None,
+        on_output: OutputSink | None = None,
+        stdin: bytes | str | None = None,
+        check: bool = False,
+        **fields: Any,
+    ) -> ExecResult:
+        """Run one command in a fresh instance and remove it; see :meth:`AsyncSandbox.run`."""
+        return _portal.call(
+            lambda: AsyncSandbox.run(
+                command,
+                compute,
+                config,
+                environment=environment,
+                timeout=timeout,
+                max_output=max_output,
+                on_output=on_output,
+                stdin=stdin,
+                check=check,
+                **fields,
+            )
+        )
 
     @property
     def id(self) -> str:

@@ -41,13 +41,18 @@ import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import EnvironmentFileError
+from praisonai._lazy import lazy_exports
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.hostmounts import OPT_IN, host_mount_refusal
-from praisonai.sandbox._envfile import parse_file, shown_path
-from praisonai.sandbox._envmodel import EnvironmentDefinition
+
+# The file's parser and models (PyYAML, the definition's pydantic models) load when a file is
+# read or one of their names is first asked for: a run that reads no file never needs them.
+if TYPE_CHECKING:
+    from praisonai.sandbox._envfile import shown_path
+    from praisonai.sandbox._envmodel import EnvironmentDefinition
 
 __all__ = [
     "ENVIRONMENT_FILE",
@@ -99,6 +104,8 @@ def load_environment_file(path: str | os.PathLike[str]) -> EnvironmentDefinition
         EnvironmentFileError (ConfigError): the file is missing, unreadable, not YAML or not a
             valid definition; the message lists every problem as ``file:line: key: what is allowed``.
     """
+    from praisonai.sandbox._envfile import parse_file
+
     return parse_file(Path(path))
 
 
@@ -125,6 +132,8 @@ def effective_config(
     source = _source(start, path) if use_file else None
     if source is None:
         return EffectiveConfig(ComputeConfig.coerce(given), None, None)
+    from praisonai.sandbox._envfile import parse_file
+
     definition = parse_file(source)
     merged = merge_fields(definition.config_fields(), given)
     if "mount_paths" not in given and not merged.get("allow_host_mounts"):
@@ -160,11 +169,13 @@ def merge_fields(base: Mapping[str, Any], explicit: Mapping[str, Any]) -> dict[s
 def _check_host_mounts(source: Path, mounts: list[str]) -> None:
     """Refuse the file's mounts of the engine's socket, ``/`` and host system directories: the
     caller opts in with ``allow_host_mounts`` (``praisonai.compute.hostmounts``), the file cannot."""
+    from praisonai.sandbox import _envfile
+
     for position, spec in enumerate(mounts):
         why = host_mount_refusal(spec.split(":")[0])
         if why:
             problem = f"mount_paths[{position}]: {why}; remove it from the file, or {OPT_IN}"
-            raise EnvironmentFileError(source, [f"{shown_path(source)}: {problem}"])
+            raise EnvironmentFileError(source, [f"{_envfile.shown_path(source)}: {problem}"])
 
 
 def _search_path(start: Path) -> list[Path]:
@@ -183,3 +194,9 @@ def _source(start: str | os.PathLike[str] | None, path: str | os.PathLike[str] |
 
 def _unique(names: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(names))
+
+
+__getattr__ = lazy_exports(
+    __name__,
+    {"EnvironmentDefinition": "praisonai.sandbox._envmodel", "shown_path": "praisonai.sandbox._envfile"},
+)

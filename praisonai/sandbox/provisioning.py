@@ -18,13 +18,16 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import ConfigError
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import compute_provider
-from praisonai.sandbox.environment import EnvironmentDefinition, effective_config
+from praisonai.sandbox.environment import effective_config
+
+if TYPE_CHECKING:  # parsed only when a file is read (see environment)
+    from praisonai.sandbox.environment import EnvironmentDefinition
 
 __all__ = ["ProvisionPlan", "plan"]
 
