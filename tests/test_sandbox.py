@@ -112,6 +112,16 @@ def test_run_provisions_when_the_config_has_steps_and_removes_the_instance() -> 
     anyio.run(main)
 
 
+def test_run_through_a_sandbox_says_to_use_exec() -> None:
+    """``sandbox.run(cmd)`` (how other SDKs run a command in *their* sandbox) would make a fresh
+    instance elsewhere: it is refused with the method that runs in this one."""
+    with Sandbox.create("local", environment=False) as sandbox:
+        with pytest.raises(AttributeError, match=r"fresh instance.*call its exec\(command\)"):
+            sandbox.run("true")
+        with pytest.raises(AttributeError, match=r"AsyncSandbox\.run runs a command in a fresh instance"):
+            sandbox._inner.run("true")
+
+
 @pytest.mark.usefixtures("docker_ok", "home")
 def test_docker_sandbox_and_one_shot_load_docker_py_and_pydantic_only() -> None:
     """What a process that creates a docker sandbox and runs a one-shot loads of the heavy

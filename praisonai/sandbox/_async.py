@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputSink, Unset
+from praisonai.sandbox._classonly import ClassOnly
 from praisonai.sandbox._extras import AsyncProcess
 
 # Import light: ``from praisonai import Sandbox`` must not load the providers' machinery (config
@@ -121,9 +122,9 @@ class AsyncSandbox:
         provider = compute_provider(compute)
         return cls(provider, await provider.get_status(instance_id), owned=False)
 
-    @classmethod
+    @ClassOnly
+    @staticmethod
     async def run(
-        cls,
         command: str | Sequence[str],
         compute: object = None,
         config: object = None,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from praisonai import _portal
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, OutputSink, Unset
 from praisonai.sandbox._async import AsyncSandbox
+from praisonai.sandbox._classonly import ClassOnly
 from praisonai.sandbox._extras import Blocking
 
 if TYPE_CHECKING:  # annotations only: keeps ``from praisonai import Sandbox`` light
@@ -52,6 +53,7 @@ class Sandbox:
     def connect(cls, instance_id: str, compute: object = None) -> Sandbox:
         return cls(_portal.call(AsyncSandbox.connect, instance_id, compute))
 
+    @ClassOnly
     @staticmethod
     def run(
         command: str | Sequence[str],
