@@ -10,6 +10,7 @@ instance a test makes is removed afterwards, also when it fails.
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import time
 from collections.abc import Callable, Iterator
@@ -98,18 +99,31 @@ def test_an_idle_instance_s_watchdog_does_not_wake(made: Callable[..., tuple[Doc
 
 
 @pytest.mark.usefixtures("watchdog_only")
+@pytest.mark.parametrize("by", ["exec", "session"])
 def test_activity_moves_the_idle_deadline_to_a_full_limit_after_it(
-    made: Callable[..., tuple[DockerCompute, str]],
+    made: Callable[..., tuple[DockerCompute, str]], by: str
 ) -> None:
-    """A request during the watchdog's sleep wakes it: the instance stops an idle limit after
-    that request, not earlier (nor at the limit counted from before it)."""
-    idle = 4
+    """A request (the helper) or a session command (its shell) during the watchdog's sleep wakes
+    it: the instance stops an idle limit after it, not earlier (nor at the limit counted from
+    before it)."""
+    idle = 6
     provider, instance_id = made(idle_timeout_s=idle)
-    time.sleep(2.5)  # the watchdog sleeps towards the deadline counted from provisioning
-    assert execute(provider, instance_id, "true").exit_code == 0
-    last = time.monotonic()
-    stopped_within(instance_id, idle + 4)  # about a second late at most, plus docker's stop
-    assert time.monotonic() - last >= idle - 0.2  # 0.2: this process's polling
+    session = _portal.call(provider.open_session, instance_id) if by == "session" else None
+    try:
+        # The watchdog sleeps towards the deadline counted from provisioning: unwoken, it would
+        # see this activity only then, and stop the instance about idle + 4 s after it.
+        time.sleep(2)
+        if session is None:
+            assert execute(provider, instance_id, "true").exit_code == 0
+        else:
+            assert _portal.call(lambda: session.run("true")).exit_code == 0
+        last = time.monotonic()
+        stopped_within(instance_id, idle + 3)  # about a second late at most, plus docker's stop
+        assert time.monotonic() - last >= idle - 0.2  # 0.2: this process's polling
+    finally:
+        if session is not None:
+            with contextlib.suppress(Exception):  # its instance is gone: closing may fail
+                _portal.call(session.close)
 
 
 @pytest.mark.usefixtures("watchdog_only")
