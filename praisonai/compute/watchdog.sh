@@ -195,10 +195,10 @@ __w_look() {  # __w_seen: something happened since the last look (__w_last moves
     echo 2>/dev/null >"$__w_s/alive"  # consumed: a byte, not rm (no fork)
     __w_seen=1
   fi
-  if [ "$__w_idle_timeout_s" -gt 0 ]; then
-    if __w_busy; then __w_seen=1 __w_ran=1
-    elif [ -n "$__w_ran" ]; then __w_seen=1 __w_ran=''  # it has ended: the countdown starts now
-    fi
+  # (also without an idle limit: a running exec keeps the process limit watched, even one whose
+  # own processes, forks of a shell, carry no marker in their environ for __w_running)
+  if __w_busy; then __w_seen=1 __w_ran=1
+  elif [ -n "$__w_ran" ]; then __w_seen=1 __w_ran=''  # it has ended: the countdown starts now
   fi
   [ -z "$__w_seen" ] || __w_last=$__w_t
 }
