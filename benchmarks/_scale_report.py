@@ -89,6 +89,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
             f"{'PASS' if ok else 'FAIL'}"
         )
         verdicts.append({"target": label, "n": row["n"], "value": got, "limit": limit, "op": op, "pass": ok})
+    verdicts += ratio_targets(results)
     leaks = sum(
         r[s]["leaked"]
         for rows in results.values()
@@ -103,4 +104,35 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     verdicts.append(
         {"target": "leaked instances", "value": leaks, "limit": 0, "op": "==", "pass": leaks == 0}
     )
+    return verdicts
+
+
+#: Issue 29, item 1 (the watchdog sleeps until something is due), ours/raw in the same run:
+#: (label, key, sub-key, op, limit). Under runsc they are targets; under runc shown (the lead
+#: compares them with the previous run: nothing may get slower).
+RATIOS = [
+    ("instances/s, ours/raw", "provision_per_s", None, ">=", 1.0),
+    ("exec p99, ours/raw", "exec_ms", "p99", "<=", 1.5),
+    ("idle memory, ours/raw", "idle_pss_mib", None, "<=", 1.2),
+]
+
+
+def ratio_targets(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Ours next to raw at N=100 (else the largest N measured), PASS/MISS under runsc."""
+    verdicts = []
+    print("\nours/raw (issue 29 item 1; at N=100, else the largest N measured):")
+    for config in CONFIGS:
+        row = at(results, config, 100)
+        if row is None or "raw" not in row:
+            continue
+        for label, key, sub, op, limit in RATIOS:
+            got, ours, raw = ratio(row, key, sub), value(row["ours"], key, sub), value(row["raw"], key, sub)
+            line = f"  {label + ', ' + config:38} N={row['n']:<4} {ours:8.2f} vs {raw:8.2f}  {got:5.2f}x"
+            if not config.endswith("runsc"):
+                print(f"{line}  (runc: against the previous run)")
+                continue
+            ok = got >= limit if op == ">=" else got <= limit
+            print(f"{line}  target {op} {limit:g}x  {'PASS' if ok else 'MISS'}")
+            verdicts.append({"target": f"{label}, {config}", "n": row["n"], "value": got, "limit": limit,
+                             "op": op, "pass": ok})  # fmt: skip
     return verdicts

@@ -7,17 +7,29 @@
 # It exits, which stops the container (and docker, told auto_remove, removes it), when nothing
 # was active for IDLE_TIMEOUT_S seconds (0: never) or the instance has run TTL_S seconds (0: no
 # limit): the instance's Lifetime (praisonai/_lifetime.py), in whole seconds.
-# So an instance whose client was SIGKILLed still goes away. It looks every second at what the
-# helper (helper.sh) and session shells (session.sh) leave in SPOOL, without forking on their side:
-#   alive           created per request and per session command; consumed (removed) here
+# So an instance whose client was SIGKILLed still goes away. It reads what the helper (helper.sh)
+# and session shells (session.sh) leave in SPOOL, without forking on their side:
+#   alive           emptied per request and per session command; consumed here (one byte written)
 #   x/<job>.p       "<command pid> <helper pid>": an exec is running while both processes live
 #   busy/<pid>      non-empty while session shell <pid> runs a command
 #   busy/<pid>.by   the pid of that session's input forwarder, which ends with its client's
 #                   connection (watchdog.py): a command counts only while its client is there
+#   .wake           a FIFO this watchdog holds open read-write (so a write never blocks on open,
+#                   and it never reaches EOF): what it waits on
+#   .asleep         non-empty while it waits for a deadline: then whoever empties alive also
+#                   writes a line to .wake (a builtin `echo`), which wakes it
 # A marker whose process is gone counts for nothing, so a killed client cannot keep it alive.
 # x/.w and busy/.w are this watchdog's own: when one is gone (the spool was deleted inside the
 # instance), markers may be missing too, so a missing marker is not taken for idle: until nothing
 # that a helper or session shell started runs any more, that counts; then the spool is made again.
+#
+# It sleeps until something is due: while nothing runs it wakes only at the next deadline (the
+# idle limit after the last activity, the ttl) or when poked, so an idle instance costs no CPU
+# (under gVisor every wake-up is work for the sentry). While a command of the user's runs (any
+# process carrying PRAISONAI_EXEC_ID: an exec, a session command, a background process) and for
+# a second after each activity (what a request started may fork), it looks every second, for the
+# process limit below and to see a command end: the idle countdown starts when it ended.
+# Under dash (no `read -t`) it looks every second with `sleep 1`: correct, not free.
 #
 # It outlives whatever runs in the instance, a fork bomb included: it forks only through __w_try
 # (a refused fork fails that one command instead of ending the shell, as it would in dash), waits
@@ -33,25 +45,41 @@ __w_mark() {  # the spool can be trusted from here on (see the top)
 }
 __w_try 'mkdir -p -- "$__w_s/busy" "$__w_s/x"'
 # Markers in an image committed from another instance describe that instance's processes.
-__w_try 'rm -f -- "$__w_s/alive" "$__w_s"/busy/* "$__w_s"/x/*.p'
+__w_try 'rm -f -- "$__w_s/alive" "$__w_s/.asleep" "$__w_s"/busy/* "$__w_s"/x/*.p'
 __w_mark
 
-# The wait: `read -t 1` on a FIFO nobody writes to, or `sleep 1` where read has no -t (dash).
-__w_timed=
-if read -t 0 __w_x </dev/null 2>/dev/null && __w_try 'mkfifo -- "$__w_s/.tick"'; then
-  command exec 3<>"$__w_s/.tick" && __w_timed=1
-  __w_try 'rm -f -- "$__w_s/.tick"'
-fi
-__w_now() {  # seconds since boot: monotonic, and `read` is a builtin (no fork, unlike date)
-  read -r __w_up __w_rest </proc/uptime
-  __w_t=${__w_up%.*}
+__w_fifo() {  # (re)make SPOOL/.wake and hold it as fd 3; made aside then renamed into place,
+  # so that a regular file a poke created there meanwhile is replaced
+  __w_try 'rm -f -- "$__w_s/.wake.$$" && mkfifo -m 600 -- "$__w_s/.wake.$$"' || return 1
+  command exec 3<>"$__w_s/.wake.$$" || return 1
+  __w_try 'mv -f -- "$__w_s/.wake.$$" "$__w_s/.wake"'
 }
-__w_sleep() {
-  if [ -n "$__w_timed" ]; then read -r -t 1 __w_x <&3; return 0; fi
+# The wait: `read -t` on .wake (bash, busybox), or `sleep 1` where read has no -t (dash).
+__w_timed='' __w_frac=''
+if read -t 0 __w_x </dev/null 2>/dev/null && __w_fifo 2>/dev/null; then
+  __w_timed=1
+  echo >&3  # fractional timeouts (bash; busybox built with them): then the line is read
+  if read -r -t 0.5 __w_x <&3 2>/dev/null; then __w_frac=1; else read -r -t 1 __w_x <&3; fi
+fi
+__w_now() {  # __w_t: centiseconds since boot: monotonic, and `read` is a builtin (no fork)
+  read -r __w_up __w_rest </proc/uptime
+  case $__w_up in *.*) __w_cs=${__w_up#*.}00 ;; *) __w_cs=00 ;; esac
+  __w_t=$((${__w_up%.*} * 100 + 1${__w_cs%"${__w_cs#??}"} - 100))  # 1xx - 100: no octal
+}
+__w_sleep() {  # centiseconds (none: no deadline): until then, or until a poke
+  if [ -n "$__w_timed" ]; then
+    if [ -z "$1" ]; then read -r __w_x <&3
+    elif [ -n "$__w_frac" ]; then read -r -t "$(($1 / 100)).$(($1 % 100 / 10))$(($1 % 10))" __w_x <&3
+    else read -r -t "$((($1 + 99) / 100))" __w_x <&3
+    fi
+    # pokes that raced this one: drained, so the FIFO never fills and they wake nobody later
+    while read -r -t 0 __w_x <&3 2>/dev/null; do read -r -t 1 __w_x <&3 || break; done
+    return 0
+  fi
   __w_try 'sleep 1' && return 0
   __w_now
   __w_was=$__w_t
-  while __w_now && [ "$__w_t" = "$__w_was" ]; do :; done  # a refused fork: wait out the second
+  while __w_now && [ $((__w_t - __w_was)) -lt 100 ]; do :; done  # a refused fork: wait out the second
 }
 
 __w_busy() {  # an exec or a session command is running
@@ -161,20 +189,51 @@ __w_signal() {  # marker signal: signal every process that carries it; __w_hit: 
   return 0
 }
 
+__w_look() {  # __w_seen: something happened since the last look (__w_last moves to now)
+  __w_seen=
+  if [ -e "$__w_s/alive" ] && [ ! -s "$__w_s/alive" ]; then
+    echo 2>/dev/null >"$__w_s/alive"  # consumed: a byte, not rm (no fork)
+    __w_seen=1
+  fi
+  # (also without an idle limit: a running exec keeps the process limit watched, even one whose
+  # own processes, forks of a shell, carry no marker in their environ for __w_running)
+  if __w_busy; then __w_seen=1 __w_ran=1
+  elif [ -n "$__w_ran" ]; then __w_seen=1 __w_ran=''  # it has ended: the countdown starts now
+  fi
+  [ -z "$__w_seen" ] || __w_last=$__w_t
+}
+__w_running() {  # a process of the user's runs: one the process limit's defense could end
+  for __w_f in /proc/[0-9]*/environ; do __w_key "$__w_f" && return 0; done
+  return 1
+}
+__w_next() {  # __w_wait: 100 (a second) while anything runs or just happened, else the deadline
+  __w_wait=100
+  [ -n "$__w_timed" ] && [ -z "$__w_seen" ] && [ -z "$__w_ran" ] || return 0
+  ! __w_running || return 0
+  [ -p "$__w_s/.wake" ] || __w_fifo || return 0  # deleted with the spool: made again (ticks until then)
+  echo 1 2>/dev/null >"$__w_s/.asleep" || return 0
+  __w_asleep=1
+  __w_look  # activity from before the line above did not poke: this look sees it
+  [ -z "$__w_seen" ] && [ -z "$__w_ran" ] || return 0
+  __w_wait=
+  [ "$__w_idle_timeout_s" -eq 0 ] || __w_wait=$((__w_last + __w_idle_timeout_s * 100 - __w_t))
+  if [ "$__w_ttl_s" -gt 0 ]; then
+    __w_d=$((__w_start + __w_ttl_s * 100 - __w_t))
+    if [ -z "$__w_wait" ] || [ "$__w_d" -lt "$__w_wait" ]; then __w_wait=$__w_d; fi
+  fi
+  [ -z "$__w_wait" ] || [ "$__w_wait" -le 8640000 ] || __w_wait=8640000  # a day: within every shell's read -t
+}
+
 __w_now
-__w_start=$__w_t __w_last=$__w_t
+__w_start=$__w_t __w_last=$__w_t __w_ran='' __w_asleep='' __w_wait=100
 while :; do
-  __w_sleep
+  __w_sleep "$__w_wait"
+  if [ -n "$__w_asleep" ]; then true 2>/dev/null >"$__w_s/.asleep"; __w_asleep=''; fi
   __w_now
   __w_pids
-  if [ "$__w_ttl_s" -gt 0 ] && [ $((__w_t - __w_start)) -ge "$__w_ttl_s" ]; then exit 0; fi
-  [ "$__w_idle_timeout_s" -gt 0 ] || continue
-  if [ -e "$__w_s/alive" ]; then
-    __w_try 'rm -f -- "$__w_s/alive"'
-    __w_last=$__w_t
-  elif __w_busy; then
-    __w_last=$__w_t
-  elif [ $((__w_t - __w_last)) -ge "$__w_idle_timeout_s" ]; then
-    exit 0
-  fi
+  if [ "$__w_ttl_s" -gt 0 ] && [ $((__w_t - __w_start)) -ge $((__w_ttl_s * 100)) ]; then exit 0; fi
+  __w_look
+  if [ "$__w_idle_timeout_s" -gt 0 ] && [ -z "$__w_seen" ] \
+    && [ $((__w_t - __w_last)) -ge $((__w_idle_timeout_s * 100)) ]; then exit 0; fi
+  __w_next
 done

@@ -16,7 +16,9 @@
 # Exec output is spooled under SPOOL/x, background processes under SPOOL/bg/<id>, so output is
 # never interleaved on the channel and a background process can be found again by id.
 # Activity, for an instance that stops itself when idle (docker's watchdog.sh), costs no fork:
-# SPOOL/alive is created per request read, and SPOOL/x/<id>.p holds "<command pid> <helper pid>
+# SPOOL/alive is emptied (created) per request read, and while the watchdog waits for a deadline
+# (SPOOL/.asleep not empty) a line written to its FIFO SPOOL/.wake wakes it (opened read-write:
+# never blocks, even with no reader; a regular file if the spool was deleted), and SPOOL/x/<id>.p holds "<command pid> <helper pid>
 # <pid namespace>" while an exec runs (busy while both live: a job whose helper died no longer
 # counts), and once it ends a second line "done <exit-code> <flags> <secret>" (written before the
 # notice); a client recovering the result accepts the line only with the job's secret.
@@ -335,6 +337,7 @@ __p_reply "$2" "$$"
 # helper; it is recreated then, so the activity marker keeps working
 while IFS= read -r __p_line; do
   true 2>/dev/null >"$__p_s/alive" || { __p_spool && true 2>/dev/null >"$__p_s/alive"; }
+  [ ! -s "$__p_s/.asleep" ] || echo 2>/dev/null 1<>"$__p_s/.wake"
   eval "$__p_line"
 done
 __p_abandon __p_mine fg  # our input ended (the client died or let go): nobody can wait for our jobs now

@@ -13,11 +13,12 @@
 # writer process prints these lines; the secret lives only in its memory: the shell reads it,
 # hands it over a pipe and unsets it before any command runs, and commands never get the pipe.
 # Activity (see helper.sh; ENV-FILE lives in the helper's spool): each command creates
-# SPOOL/alive, and SPOOL/busy/<$$> is non-empty while a command runs. Builtins only.
+# SPOOL/alive (and wakes a sleeping watchdog: SPOOL/.asleep, .wake), and SPOOL/busy/<$$> is
+# non-empty while a command runs. Builtins only.
 __p_nl='
 '
 __p_a='' __p_b=''
-[ -z "$2" ] || __p_a=${2%/*}/alive __p_b=${2%/*}/busy/$$
+[ -z "$2" ] || __p_a=${2%/*}/alive __p_b=${2%/*}/busy/$$ __p_q=${2%/*}/.asleep __p_w=${2%/*}/.wake
 __p_shell() {  # fd 9: the writer's pipe
   trap '' INT
   IFS= read -r __p_k || exit 70
@@ -43,7 +44,10 @@ __p_shell() {  # fd 9: the writer's pipe
     export PRAISONAI_EXEC_ID="${__p_line%% *}"
     eval "__p_c=${__p_line#* }"  # the command, unquoted
     case $__p_b in  # a command runs (a failed write is no error, even under set -e)
-    ?*) { command true >"$__p_a" && command printf 1 >"$__p_b"; } 2>/dev/null || : ;;
+    ?*)
+      { command true >"$__p_a" && command printf 1 >"$__p_b"; } 2>/dev/null || :
+      ! command test -s "$__p_q" || { command printf '\n' 1<>"$__p_w"; } 2>/dev/null || :
+      ;;
     esac
     __p_cmd() {  # `return` in the command returns from here; `command`: a syntax error fails it
       command eval "$__p_c"

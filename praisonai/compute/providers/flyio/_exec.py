@@ -36,12 +36,14 @@ from praisonai._types import ExecRequest, ExecResult
 #: The shared watchdog's spool (``compute/watchdog.py``), the machine's PID 1: it exits (and
 #: ``auto_destroy`` removes the machine) once the instance's Lifetime says so, so a machine whose
 #: client died still goes away; Fly has neither idle stop nor ttl natively. Each exec marks
-#: ``alive`` there, and a job runs as ``x/<job>.p`` ("<pid> <pid>") while its runner lives.
+#: ``alive`` there (and wakes the watchdog through ``.wake`` while ``.asleep`` says it waits for a
+#: deadline), and a job runs as ``x/<job>.p`` ("<pid> <pid>") while its runner lives.
 SPOOL = "/tmp/.praisonai-spool"
 #: Mark activity, decode the script from stdin to a file and run it (the only command line Fly
 #: ever sees).
 BOOT = (
     f": 2>/dev/null >{SPOOL}/alive; "
+    f"[ ! -s {SPOOL}/.asleep ] || echo 2>/dev/null 1<>{SPOOL}/.wake; "
     'f=/tmp/.praisonai-fly.$$; base64 -d > "$f" && sh "$f"; rc=$?; rm -f "$f"; exit $rc'
 )
 JOBS_DIR = "/tmp/.praisonai-exec"
