@@ -205,3 +205,14 @@ def wait_for_refills(home: Path, timeout: float = 120.0) -> None:
             return
         time.sleep(0.05)
     raise AssertionError(f"a refill of a warm pool still ran after {timeout:g}s")
+
+
+def watchdog_notices(instance_id: str) -> str:
+    """A docker instance's watchdog notices (the process limit it enforced): in the instance, since
+    its container's own output is the helper's reply stream and is not logged on the host."""
+    from praisonai.compute.providers.docker import container_name
+    from praisonai.compute.providers.docker._main import WATCHDOG_LOG
+
+    read = ["docker", "exec", container_name(instance_id), "cat", WATCHDOG_LOG]
+    found = subprocess.run(read, capture_output=True, text=True, check=False)
+    return found.stdout + found.stderr

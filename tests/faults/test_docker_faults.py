@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import watchdog_notices
 
 from praisonai import _portal
 from praisonai.compute import _reaper
 from praisonai.compute.base import SYSTEM_PATH
 from praisonai.compute.providers.docker import DockerCompute, _spec, container_name
-from praisonai.compute.providers.docker._main import WATCHDOG_LOG
 from praisonai.compute.watchdog import WATCHDOG
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
@@ -59,13 +59,6 @@ def running(instance_id: str) -> bool:
     return found.stdout.strip() == "true"
 
 
-def logs(instance_id: str) -> str:
-    """The watchdog's notices: in the instance (its container's output is not logged on the host)."""
-    read = ["docker", "exec", container_name(instance_id), "cat", WATCHDOG_LOG]
-    found = subprocess.run(read, capture_output=True, text=True)
-    return found.stdout + found.stderr
-
-
 def wait_until(condition: Callable[[], bool], deadline_s: float) -> None:
     start = time.monotonic()
     while not condition():
@@ -88,9 +81,9 @@ def test_a_fork_bomb_is_killed_and_the_instance_keeps_its_files(
     _portal.call(provider.write_file, instance_id, "/workspace/keep", b"precious")
     bomb = sh(provider, instance_id, "bash -c ':(){ :|:& };:'", timeout=30)
     assert bomb.exit_code in (0, 137)  # it returns at once, or is killed (SIGKILL) while it forks
-    wait_until(lambda: "reached its process limit" in logs(instance_id), 60)
-    assert running(instance_id), logs(instance_id)
-    assert "killed the" in logs(instance_id)
+    wait_until(lambda: "reached its process limit" in watchdog_notices(instance_id), 60)
+    assert running(instance_id), watchdog_notices(instance_id)
+    assert "killed the" in watchdog_notices(instance_id)
     assert sh(provider, instance_id, "echo alive").stdout == "alive\n"
     assert _portal.call(provider.read_file, instance_id, "/workspace/keep") == b"precious"
     left = sh(provider, instance_id, "grep -l PRAISONAI_EXEC_ID /proc/[0-9]*/environ | wc -l")
@@ -108,8 +101,8 @@ def test_a_fork_bomb_in_a_session_is_killed_too(
     try:
         _portal.call(lambda: session.run("cd /workspace && X=kept"))
         _portal.call(lambda: session.run("bash -c ':(){ :|:& };:'", timeout=30))
-        wait_until(lambda: "reached its process limit" in logs(instance_id), 60)
-        assert running(instance_id), logs(instance_id)
+        wait_until(lambda: "reached its process limit" in watchdog_notices(instance_id), 60)
+        assert running(instance_id), watchdog_notices(instance_id)
         assert _portal.call(lambda: session.run('echo "$PWD $X"')).stdout == "/workspace kept\n"
     finally:
         _portal.call(session.close)
@@ -123,7 +116,7 @@ def test_the_users_path_reaches_only_their_commands(
 ) -> None:
     instance_id = made(env={"PATH": "/nonexistent", "PZ_MINE": "1"}, **policy)
     time.sleep(2)  # the watchdog's first ticks
-    assert running(instance_id), logs(instance_id)
+    assert running(instance_id), watchdog_notices(instance_id)
     assert sh(provider, instance_id, 'echo "$PATH"').stdout == "/nonexistent\n"
     _portal.call(provider.write_file, instance_id, "/workspace/f", b"x")  # the helper's own tools
     assert _portal.call(provider.read_file, instance_id, "/workspace/f") == b"x"

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
+from kit import watchdog_notices
 
 from praisonai import _portal
 from praisonai.compute import _reaper
@@ -155,13 +156,8 @@ def test_a_background_fork_bomb_is_found_while_nobody_sends_requests(
     provider, instance_id = made()
     _portal.call(provider.start_process, instance_id, "sleep 3; bash -c ':(){ :|:& };:'")
     start = time.monotonic()
-    while "reached its process limit" not in logs(instance_id):
-        assert time.monotonic() - start < 60, logs(instance_id)
+    while "reached its process limit" not in watchdog_notices(instance_id):
+        assert time.monotonic() - start < 60, watchdog_notices(instance_id)
         time.sleep(0.5)
     assert running(instance_id)
     assert execute(provider, instance_id, "echo alive").stdout == "alive\n"
-
-
-def logs(instance_id: str) -> str:
-    found = subprocess.run(["docker", "logs", container_name(instance_id)], capture_output=True, text=True)
-    return found.stdout + found.stderr
