@@ -98,6 +98,7 @@ class DockerEngine(MainChannelMixin, ComputeProvider):
         self._api: Any = None
         self._connecting = threading.Lock()  # one client (one ssh login) per engine
         self._workdirs: dict[str, str] = {}
+        self._runtimes: set[str] = set()  # listed by the engine (_runtime.check_registered)
         self._main_keys = _main.MainKeys()
         local = host is None or host.url.startswith("unix://")
         self._socket = _attach.local_socket(self._base_url) if local else None
@@ -212,7 +213,7 @@ class DockerEngine(MainChannelMixin, ComputeProvider):
         from praisonai.compute.watchdog import watchdog_command
 
         runtime = _runtime.chosen(self._options.runtime, cfg)
-        await self._call(_runtime.check_registered, self.api, runtime)  # before anything is made
+        await self._call(_runtime.check_registered, self.api, runtime, self._runtimes)  # before anything
         with start_errors(image):
             # The watchdog stops the container itself when idle; auto_remove then removes it.
             # Beside it, a helper waits on the main stdin: the instance's main channel (_main).

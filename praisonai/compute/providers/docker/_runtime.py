@@ -49,13 +49,15 @@ def chosen(provider_runtime: Runtime | None, cfg: ComputeConfig) -> Runtime | No
     return cfg.runtime or provider_runtime
 
 
-def check_registered(api: Any, runtime: Runtime | None) -> None:
+def check_registered(api: Any, runtime: Runtime | None, listed: set[str]) -> None:
     """Refuse before anything is made when the engine does not list ``runtime`` (blocking).
+    ``listed``: the runtimes this engine listed before (its caller keeps one set per engine), not
+    asked again: ``confirm`` after every start still catches one unregistered since.
 
     Raises:
         ProvisionError: the engine has no such runtime.
     """
-    if runtime is None or runtime == "runc":
+    if runtime is None or runtime == "runc" or runtime in listed:
         return  # runc is every engine's own; an engine without it starts nothing at all
     known = sorted((api.info().get("Runtimes") or {}).keys())
     if runtime not in known:
@@ -64,6 +66,7 @@ def check_registered(api: Any, runtime: Runtime | None) -> None:
             f"so the instance would not run under gVisor: {REGISTER_HINT}",
             op="provision",
         )
+    listed.add(runtime)
 
 
 def confirm(api: Any, container: str, runtime: Runtime | None, cfg: ComputeConfig) -> None:
