@@ -216,3 +216,12 @@ def watchdog_notices(instance_id: str) -> str:
     read = ["docker", "exec", container_name(instance_id), "cat", WATCHDOG_LOG]
     found = subprocess.run(read, capture_output=True, text=True, check=False)
     return found.stdout + found.stderr
+
+
+def container_running(instance_id: str) -> bool:
+    """Whether a docker instance's container runs (its watchdog has not stopped it)."""
+    from praisonai.compute.providers.docker import container_name
+
+    inspect = ["docker", "inspect", "-f", "{{.State.Running}}", container_name(instance_id)]
+    found = subprocess.run(inspect, capture_output=True, text=True, check=False)
+    return found.stdout.strip() == "true"

@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kit import watchdog_notices
+from kit import container_running, watchdog_notices
 
 from praisonai import _portal
 from praisonai.compute import _reaper
 from praisonai.compute.base import SYSTEM_PATH
-from praisonai.compute.providers.docker import DockerCompute, _spec, container_name
+from praisonai.compute.providers.docker import DockerCompute, _spec
 from praisonai.compute.watchdog import WATCHDOG
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
@@ -51,14 +51,6 @@ def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
 
 
-def running(instance_id: str) -> bool:
-    found = subprocess.run(
-        ["docker", "inspect", "-f", "{{.State.Running}}", container_name(instance_id)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    return found.stdout.strip() == "true"
-
-
 def wait_until(condition: Callable[[], bool], deadline_s: float) -> None:
     start = time.monotonic()
     while not condition():
@@ -82,7 +74,7 @@ def test_a_fork_bomb_is_killed_and_the_instance_keeps_its_files(
     bomb = sh(provider, instance_id, "bash -c ':(){ :|:& };:'", timeout=30)
     assert bomb.exit_code in (0, 137)  # it returns at once, or is killed (SIGKILL) while it forks
     wait_until(lambda: "reached its process limit" in watchdog_notices(instance_id), 60)
-    assert running(instance_id), watchdog_notices(instance_id)
+    assert container_running(instance_id), watchdog_notices(instance_id)
     assert "killed the" in watchdog_notices(instance_id)
     assert sh(provider, instance_id, "echo alive").stdout == "alive\n"
     assert _portal.call(provider.read_file, instance_id, "/workspace/keep") == b"precious"
@@ -102,7 +94,7 @@ def test_a_fork_bomb_in_a_session_is_killed_too(
         _portal.call(lambda: session.run("cd /workspace && X=kept"))
         _portal.call(lambda: session.run("bash -c ':(){ :|:& };:'", timeout=30))
         wait_until(lambda: "reached its process limit" in watchdog_notices(instance_id), 60)
-        assert running(instance_id), watchdog_notices(instance_id)
+        assert container_running(instance_id), watchdog_notices(instance_id)
         assert _portal.call(lambda: session.run('echo "$PWD $X"')).stdout == "/workspace kept\n"
     finally:
         _portal.call(session.close)
@@ -116,7 +108,7 @@ def test_the_users_path_reaches_only_their_commands(
 ) -> None:
     instance_id = made(env={"PATH": "/nonexistent", "PZ_MINE": "1"}, **policy)
     time.sleep(2)  # the watchdog's first ticks
-    assert running(instance_id), watchdog_notices(instance_id)
+    assert container_running(instance_id), watchdog_notices(instance_id)
     assert sh(provider, instance_id, 'echo "$PATH"').stdout == "/nonexistent\n"
     _portal.call(provider.write_file, instance_id, "/workspace/f", b"x")  # the helper's own tools
     assert _portal.call(provider.read_file, instance_id, "/workspace/f") == b"x"
@@ -142,9 +134,9 @@ def test_a_deleted_spool_does_not_read_as_idle(provider: DockerCompute, made: Ca
     session = _portal.call(provider.open_session, instance_id)
     result = _portal.call(lambda: session.run("rm -rf /tmp/.praisonai; sleep 6; echo woke", timeout=30))
     assert (result.exit_code, result.stdout) == (0, "woke\n")
-    assert running(instance_id)
+    assert container_running(instance_id)
     _portal.call(session.close)
-    wait_until(lambda: not running(instance_id), 2 + 10)
+    wait_until(lambda: not container_running(instance_id), 2 + 10)
 
 
 @pytest.mark.parametrize("shell", ["dash", "bash", "busybox sh"])

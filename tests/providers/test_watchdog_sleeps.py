@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from kit import watchdog_notices
+from kit import container_running, watchdog_notices
 
 from praisonai import _portal
 from praisonai.compute import _reaper
@@ -56,14 +56,6 @@ def made() -> Iterator[Callable[..., tuple[DockerCompute, str]]]:
         _portal.call(provider.shutdown, instance_id)
 
 
-def running(instance_id: str) -> bool:
-    found = subprocess.run(
-        ["docker", "inspect", "-f", "{{.State.Running}}", container_name(instance_id)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    return found.stdout.strip() == "true"
-
-
 def wakeups(instance_id: str) -> int:
     found = subprocess.run(
         ["docker", "exec", container_name(instance_id), "sh", "-c", _WAKEUPS],
@@ -75,7 +67,7 @@ def wakeups(instance_id: str) -> int:
 def stopped_within(instance_id: str, deadline_s: float) -> float:
     """Seconds until the instance stopped (fails past ``deadline_s``)."""
     start = time.monotonic()
-    while running(instance_id):
+    while container_running(instance_id):
         assert time.monotonic() - start < deadline_s, f"still running after {deadline_s}s"
         time.sleep(0.1)
     return time.monotonic() - start
@@ -159,5 +151,5 @@ def test_a_background_fork_bomb_is_found_while_nobody_sends_requests(
     while "reached its process limit" not in watchdog_notices(instance_id):
         assert time.monotonic() - start < 60, watchdog_notices(instance_id)
         time.sleep(0.5)
-    assert running(instance_id)
+    assert container_running(instance_id)
     assert execute(provider, instance_id, "echo alive").stdout == "alive\n"
