@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import tarfile
 import time
 from collections.abc import Iterator
@@ -22,6 +23,10 @@ from praisonai.compute.providers.local import LocalCompute, _beneath
 
 RACE_SECONDS = 4.0  # the old check-then-open lost a few hundred times in this long
 SECRET = b"HOST-SECRET"
+
+#: A write's temporary file beside its target: ".NAME.praisonai-" and a uuid's hex (local, ssh) or
+#: "PID-N" (the helper's ``__p_write``). Not the watchdog's log, ".praisonai-watchdog.log".
+TEMPORARY = re.compile(r"^\..+\.praisonai-[0-9a-f-]+$", re.MULTILINE)
 
 
 @pytest.fixture(params=["plain", pytest.param("bwrap", marks=pytest.mark.bwrap)])
@@ -212,7 +217,7 @@ def test_local_write_keeps_the_mode_of_the_file_it_replaces(local: Instance) -> 
     _portal.call(provider.write_file, instance_id, "tool.sh", b"new")
     result = _portal.call(provider.execute, instance_id, "stat -c %a tool.sh; ls -a")
     assert result.stdout.split()[0] == "750"
-    assert "praisonai-" not in result.stdout, "a temporary file was left behind"
+    assert not TEMPORARY.findall(result.stdout), "a temporary file was left behind"
 
 
 @pytest.mark.docker
@@ -228,7 +233,7 @@ def test_docker_concurrent_writes_never_mix(docker_instance: Instance) -> None:
     _portal.call(providers[0].write_file, instance_id, "/tmp/tool.sh", b"new")
     result = _portal.call(providers[0].execute, instance_id, "stat -c %a /tmp/tool.sh; ls -a /tmp")
     assert result.stdout.split()[0] == "750"
-    assert "praisonai-" not in result.stdout, "a temporary file was left behind"
+    assert not TEMPORARY.findall(result.stdout), "a temporary file was left behind"
 
 
 def test_ssh_concurrent_writes_never_mix(ssh_instance: Instance) -> None:
@@ -239,4 +244,4 @@ def test_ssh_concurrent_writes_never_mix(ssh_instance: Instance) -> None:
     _portal.call(provider.write_file, instance_id, "tool.sh", b"new")
     result = _portal.call(provider.execute, instance_id, "stat -c %a tool.sh; ls -a")
     assert result.stdout.split()[0] == "750"
-    assert "praisonai-" not in result.stdout, "a temporary file was left behind"
+    assert not TEMPORARY.findall(result.stdout), "a temporary file was left behind"
