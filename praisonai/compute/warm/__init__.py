@@ -127,21 +127,17 @@ class WarmPool:
             claimed = await claim_shared(self.provider, self.definition, env)
             return claimed or await self._provision_bound({**self.env, **(env or {})})
         info = self._ready.pop(0) if self._ready else await self.provider.provision(self.config)
-        bound = {**self.env, **(env or {})}
         try:
-            if bound:
-                await self.provider.bind_env(info.instance_id, bound)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await self.provider.shutdown(info.instance_id)
-            raise
+            return await self._bound(info, {**self.env, **(env or {})})
         finally:
             self._refill()  # after the binding, so the claim does not compete with a provision
-        return info
 
     async def _provision_bound(self, env: Mapping[str, str]) -> InstanceInfo:
         """An instance made on the spot (the shared pool was empty), with ``env`` bound."""
-        info = await self.provider.provision(self.config)
+        return await self._bound(await self.provider.provision(self.config), env)
+
+    async def _bound(self, info: InstanceInfo, env: Mapping[str, str]) -> InstanceInfo:
+        """``info``'s instance with ``env`` bound; shut down when the binding fails."""
         try:
             if env:
                 await self.provider.bind_env(info.instance_id, env)
