@@ -9,7 +9,6 @@ or ssh goes through docker-py (``attach_socket``) instead.
 
 from __future__ import annotations
 
-import contextlib
 import http.client
 import json
 import os
@@ -20,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from praisonai._errors import InstanceNotFoundError, ProviderUnavailableError
-from praisonai.compute.providers.docker._exec import read_frames
+from praisonai.compute.providers.docker._exec import hang_up, read_frames
 from praisonai.runtime.transport import Receiver, Transport
 
 _DEFAULT_SOCKET = "/var/run/docker.sock"
@@ -174,9 +173,6 @@ class AttachTransport(Transport):
     def close(self) -> None:
         """Disconnect: the engine then closes the container's stdin (StdinOnce), and the helper,
         at the end of its input, stops its jobs and ends."""
-        if self._closed:
-            return
-        self._closed = True
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        self._sock.close()
+        if not self._closed:
+            self._closed = True
+            hang_up(self._sock)

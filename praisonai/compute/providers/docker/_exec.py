@@ -63,12 +63,16 @@ class DockerExecTransport(Transport):
             return {"Running": False}
 
     def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)
-        self._sock.close()
+        if not self._closed:
+            self._closed = True
+            hang_up(self._sock)
+
+
+def hang_up(sock: socket.socket) -> None:
+    """Shut an attached stream down both ways (the reader's ``recv`` ends), then close it."""
+    with contextlib.suppress(OSError):
+        sock.shutdown(socket.SHUT_RDWR)
+    sock.close()
 
 
 def read_frames(sock: socket.socket, on_stdout: Receiver, on_stderr: Receiver, initial: bytes = b"") -> None:
