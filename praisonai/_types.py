@@ -32,6 +32,7 @@ class InstanceStatus(str, enum.Enum):
     STOPPING = "stopping"
     STOPPED = "stopped"
     ERROR = "error"
+    PAUSED = "paused"  # stopped with its filesystem kept; ``resume`` brings it back under its id
 
 
 class Capability(str, enum.Enum):
@@ -53,6 +54,7 @@ class Capability(str, enum.Enum):
     SESSIONS = "sessions"  # persistent shell sessions (the channel mixin brings them)
     RUNC = "runc"  # runs the instance as a plain OCI container on the host's kernel (runtime='runc')
     GVISOR = "gvisor"  # runs the instance under gVisor's user-space kernel, checked (runtime='runsc')
+    PAUSE = "pause"  # pauses an instance keeping its filesystem and resumes it under the same id
 
 
 _RESULT_KEYS: Final = ("stdout", "stderr", "exit_code")

@@ -121,6 +121,11 @@ async def forget(instance_id: str) -> None:
     _activity.release(instance_id)
 
 
+async def mark(instance_id: str, state: str) -> None:
+    """Set the instance's ledger state (``paused``, ``running``); an unknown id stays unknown."""
+    await _off_loop(Ledger.default().mark, instance_id, state)
+
+
 # ---- ledger rows -------------------------------------------------------------------------------
 
 

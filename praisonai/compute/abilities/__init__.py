@@ -7,6 +7,7 @@
 | ``sessions``  | ``open_session``                                    | ``Capability.SESSIONS``  |
 | ``bound_env`` | ``bind_env``                                        | ``Capability.PROCESSES`` |
 | ``run_once``  | the ``_run_once`` hook                              | implementing the hook    |
+| ``pause``     | the ``_pause`` and ``_resume`` hooks                | ``Capability.PAUSE``     |
 
 Each refuses with one sentence by default (captures list nothing). A provider declares the
 abilities it has in ``capabilities`` and overrides the methods; the channel mixin
@@ -17,12 +18,22 @@ from __future__ import annotations
 
 from praisonai.compute.abilities.bound_env import BoundEnv
 from praisonai.compute.abilities.captures import Captures, SnapshotRef
+from praisonai.compute.abilities.pause import Pause
 from praisonai.compute.abilities.processes import Processes
 from praisonai.compute.abilities.run_once import RunOnce
 from praisonai.compute.abilities.sessions import Sessions
 
-__all__ = ["BoundEnv", "Captures", "OptionalAbilities", "Processes", "RunOnce", "Sessions", "SnapshotRef"]
+__all__ = [
+    "BoundEnv",
+    "Captures",
+    "OptionalAbilities",
+    "Pause",
+    "Processes",
+    "RunOnce",
+    "Sessions",
+    "SnapshotRef",
+]
 
 
-class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce):
+class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause):
     """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack."""

@@ -1,0 +1,28 @@
+"""Pause and resume: an instance stopped with its filesystem kept, brought back under the same id.
+Turned on by ``Capability.PAUSE``.
+
+A provider with ``pause`` implements ``_pause`` (docker stops the container; E2B pauses natively;
+Daytona stops; Modal snapshots the filesystem; kubernetes scales to zero keeping its volume) and
+``_resume`` (the reverse, same instance id). The public ``pause``/``resume`` on
+``ComputeProvider`` check the id, keep the ledger's state and call these hooks; without the
+capability they refuse with one sentence.
+"""
+
+from __future__ import annotations
+
+from praisonai._types import Capability, InstanceInfo
+from praisonai.compute.abilities._refusal import Refusal
+
+
+class Pause(Refusal):
+    """The pause hooks of the provider contract."""
+
+    async def _pause(self, instance_id: str) -> InstanceInfo:
+        """Stop the instance keeping its filesystem (processes end); its status is then
+        ``PAUSED``. Idempotent on a paused instance."""
+        raise self._unsupported("pausing instances", "pause", Capability.PAUSE)
+
+    async def _resume(self, instance_id: str) -> InstanceInfo:
+        """Bring a paused instance back under the same id, its filesystem as it was paused, and
+        return it ``RUNNING``. Idempotent on a running instance."""
+        raise self._unsupported("resuming instances", "resume", Capability.PAUSE)
