@@ -29,7 +29,13 @@ from praisonai._errors import ConfigError
 from praisonai._limits import DEFAULT_IDLE_TIMEOUT_S, MAX_SECONDS
 
 #: The settings measured in seconds, and what ``None`` means for each (``None``: refused).
-_NONE_MEANS: dict[str, str | None] = {"idle_timeout_s": None, "ttl_s": "no limit"}
+_NONE_MEANS: dict[str, str | None] = {
+    "idle_timeout_s": None,
+    "ttl_s": "no limit",
+    "retain_s": "kept until removed",
+}
+#: What idleness does to an instance: ``stop`` removes it, ``pause`` keeps its filesystem.
+IDLE_ACTIONS = ("stop", "pause")
 
 
 def check_setting(name: str, value: object) -> float | None:
@@ -67,6 +73,13 @@ class Lifetime:
     """Seconds without activity after which an idle instance stops (with ``auto_shutdown``)."""
     ttl_s: float | None = None
     """Seconds after its creation at which the instance stops however busy (``None``: never)."""
+    idle_action: str = "stop"
+    """What idleness does: ``stop`` removes the instance; ``pause`` keeps its filesystem (the
+    provider needs ``Capability.PAUSE``) and the next call or ``connect`` resumes it. The ledger
+    keeps the stop rule only; a paused instance says so itself (its provider's status)."""
+    retain_s: float | None = None
+    """Seconds a paused instance is kept after its last activity before ``gc`` removes it
+    (``None``: until removed)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.auto_shutdown, bool):
@@ -74,12 +87,20 @@ class Lifetime:
             raise ConfigError(f"auto_shutdown must be true or false, not {shown}", op="config")
         check_setting("idle_timeout_s", self.idle_timeout_s)
         check_setting("ttl_s", self.ttl_s)
+        check_setting("retain_s", self.retain_s)
+        if self.idle_action not in IDLE_ACTIONS:
+            raise ConfigError(f"idle_action must be 'stop' or 'pause', not {self.idle_action!r}", op="config")
 
     @property
     def idle_limit_s(self) -> float | None:
         """Idle seconds after which the instance stops, or ``None`` when idleness never stops it.
         The rule's first half, written here only: idle applies only with ``auto_shutdown``."""
         return self.idle_timeout_s if self.auto_shutdown else None
+
+    @property
+    def pauses(self) -> bool:
+        """Whether idleness pauses the instance (keeping its files) rather than removing it."""
+        return self.idle_action == "pause"
 
     @property
     def reaps(self) -> bool:

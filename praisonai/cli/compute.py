@@ -17,6 +17,7 @@ import typer
 from praisonai._errors import ConfigError
 from praisonai._lifetime import Lifetime
 from praisonai.cli import _output
+from praisonai.cli import pause as pause_cli
 from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
 from praisonai.compute import inventory
@@ -24,6 +25,8 @@ from praisonai.compute.inventory import GcOutcome, Instance
 from praisonai.compute.registry import provider_statuses, shown_name
 
 app = typer.Typer(help="Compute providers and their instances.", no_args_is_help=True, rich_markup_mode=None)
+app.command("pause", cls=PlainCommand)(pause_cli.pause)
+app.command("resume", cls=PlainCommand)(pause_cli.resume)
 
 
 @app.command("providers", cls=PlainCommand)
@@ -83,11 +86,18 @@ def stop(
 @app.command("gc", cls=PlainCommand)
 def gc(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Print what would go; change nothing.")] = False,
+    retain: Annotated[
+        str | None,
+        typer.Option(
+            "--retain", metavar="AGE", help="Remove paused instances idle this long (90s, 30m, 12h, 7d)."
+        ),
+    ] = None,
 ) -> None:
     """Remove this home's orphans: instances whose creator is gone and that sat idle past their
-    idle timeout (or ttl), instances labelled with this home but missing from its ledger, and
-    ledger rows whose instance is gone. Prints each; exits 1 when anything failed."""
-    outcome = inventory.gc(dry_run=dry_run)
+    idle timeout (or ttl), paused instances idle past their retain age (--retain, else their
+    own), instances labelled with this home but missing from its ledger, and ledger rows whose
+    instance is gone. Prints each; exits 1 when anything failed."""
+    outcome = inventory.gc(dry_run=dry_run, retain_s=None if retain is None else _seconds(retain))
     _report(outcome.problems)
     if _gc_report(outcome):
         raise typer.Exit(1)
@@ -226,6 +236,19 @@ def _ps_table(
 def _flavour(found: Instance) -> str:
     """``bubblewrap`` for an isolated local instance (its ledger row's options say so), else ""."""
     return str(getattr(found.provider, "flavour", ""))
+
+
+def _seconds(age: str) -> float:
+    """``90s``, ``30m``, ``12h``, ``7d`` (or plain seconds) in seconds; one sentence otherwise."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+    number, unit = (age[:-1], age[-1]) if age[-1:] in units else (age, "s")
+    try:
+        value = float(number) * units[unit]
+    except ValueError:
+        value = -1.0
+    if not 0 < value < float("inf"):
+        raise typer.BadParameter(f"{age!r} is not an age such as 90s, 30m, 12h or 7d", param_hint="--retain")
+    return value
 
 
 def _report(failures: Sequence[str]) -> None:

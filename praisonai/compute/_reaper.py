@@ -179,9 +179,12 @@ async def _stop(instance_id: str, why: str) -> None:
     owned = entry.owned
     if reason_to_stop(instance_id, entry, time.monotonic(), ledger=False) is None:
         return
+    # Idleness pauses where the instance says so (its ttl still removes it); a paused instance is
+    # no longer this process's to reap: its next call resumes it, its watchdog pauses it again.
+    pause = owned.lifetime.pauses and owned.lifetime.past_ttl(time.monotonic() - owned.created) is None
     try:
         with anyio.fail_after(SHUTDOWN_TIMEOUT_S):
-            await owned.provider.shutdown(instance_id)
+            await (owned.provider.pause if pause else owned.provider.shutdown)(instance_id)
     except Exception as exc:
         owned.retry_at = time.monotonic() + REAP_RETRY_AFTER_S
         log.warning(
@@ -189,8 +192,9 @@ async def _stop(instance_id: str, why: str) -> None:
         )
         return
     _activity.release(instance_id)
-    _activity.reaped(instance_id, why)
-    log.info("shut down %s: %s", instance_id, why)
+    if not pause:  # a late call to a paused instance resumes it: nothing to explain
+        _activity.reaped(instance_id, why)
+    log.info("%s %s: %s", "paused" if pause else "shut down", instance_id, why)
 
 
 def _prune(entries: Sequence[tuple[str, Tracked]], now: float) -> None:

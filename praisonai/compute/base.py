@@ -205,11 +205,12 @@ class ComputeProvider(ProviderHooks, OptionalAbilities):
 
     def runs_once(self, config: object = None) -> bool:
         """Whether :meth:`run_once` can serve ``config``: this provider has a one-shot path, and
-        the config asks for no step before the command (packages, setup, refresh) and no ``ttl_s``
-        (the instance lives as long as its command, within the run's timeout)."""
+        the config asks for no step before the command (packages, setup, refresh), no ``ttl_s``
+        (the instance lives as long as its command, within the run's timeout) and no pause."""
         cfg = ComputeConfig.coerce(config)
         has_path = type(self)._run_once is not RunOnce._run_once
-        return has_path and not (cfg.packages or cfg.setup or cfg.refresh or cfg.ttl_s is not None)
+        steps = cfg.packages or cfg.setup or cfg.refresh or cfg.ttl_s is not None or cfg.lifetime.pauses
+        return has_path and not steps
 
     async def run_once(
         self,

@@ -53,6 +53,8 @@ NEEDS: tuple[Need, ...] = (
          lambda c: c.runtime == "runsc"),
     Need(Capability.RUNC, "runtime", "runtime='runc'", "a plain container on the host's kernel",
          lambda c: c.runtime == "runc"),
+    Need(Capability.PAUSE, "idle_action", "idle_action='pause'", "the instance paused when idle, files kept",
+         lambda c: c.idle_action == "pause"),
 )  # fmt: skip
 
 #: Every config field some capability governs.

@@ -148,7 +148,13 @@ class ComputeConfig(BaseModel):
     The environment file's ``idle_timeout``."""
     ttl_s: int | None = None
     """Seconds after which the instance stops however busy it is (``None``: no limit). The
-    environment file's ``ttl``. These three fields are read together as :attr:`lifetime`."""
+    environment file's ``ttl``. These fields are read together as :attr:`lifetime`."""
+    idle_action: Literal["stop", "pause"] = "stop"
+    """What idleness does: ``stop`` removes the instance, ``pause`` keeps its filesystem and the
+    next call resumes it (providers with ``Capability.PAUSE``). The environment file's ``idle_action``."""
+    retain_s: int | None = None
+    """Seconds a paused instance is kept after its last activity before ``praisonai compute gc``
+    removes it (``None``: until removed). The environment file's ``retain``."""
     setup_timeout_s: float | None = SETUP_TIMEOUT_S
     """Seconds each package install and each setup or refresh command may run before provisioning
     fails (default 900; ``None``: no limit). The environment file's ``setup_timeout``."""
@@ -211,7 +217,7 @@ class ComputeConfig(BaseModel):
                 raise ValueError(f"mount {spec!r} refused: {why}; remove it, or {OPT_IN}")
         return mounts
 
-    @field_validator("idle_timeout_s", "ttl_s", mode="before")
+    @field_validator("idle_timeout_s", "ttl_s", "retain_s", mode="before")
     @classmethod
     def _lifetime_seconds(cls, value: object, info: ValidationInfo) -> object:
         check_setting(str(info.field_name), value)  # refuses True and "5" too, like setup_timeout_s
@@ -234,7 +240,7 @@ class ComputeConfig(BaseModel):
     def lifetime(self) -> Lifetime:
         """When the instance stops by itself: ``auto_shutdown``, ``idle_timeout_s`` and ``ttl_s``
         as the one policy value every reaper, the ledger row and docker's watchdog read."""
-        return Lifetime(self.auto_shutdown, self.idle_timeout_s, self.ttl_s)
+        return Lifetime(self.auto_shutdown, self.idle_timeout_s, self.ttl_s, self.idle_action, self.retain_s)
 
     @classmethod
     def coerce(cls, value: object = None) -> ComputeConfig:
@@ -266,6 +272,9 @@ class ComputeConfig(BaseModel):
         shape = self.model_dump(mode="json", exclude={"metadata", "setup_timeout_s", "allow_host_mounts"})
         shape["env"] = sorted(self.env)
         shape["labels"] = sorted(self.labels)
+        for key in ("idle_action", "retain_s"):  # hashes made before these fields stay valid
+            if shape[key] == type(self).model_fields[key].default:
+                del shape[key]
         return _digest(shape)[:16]
 
     def capture_key(self) -> str:

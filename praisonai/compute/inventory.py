@@ -24,6 +24,8 @@ What ``gc`` removes, all of *this* home only (instances carry its ``praisonai.ho
   past its ``ttl_s``, or whose provision failed: removed;
 * an instance labelled with this home that the ledger does not know: removed (rows are written
   before instances are created, so only a lost row leaves one);
+* a paused instance idle past its retain age (``gc --retain``'s, else its config's ``retain_s``;
+  none: kept), never for its idleness alone (``_paused``): removed;
 * a ledger row whose instance no longer exists: forgotten;
 * a ledger row of a provision that never finished (it failed, or its creator died during it)
   whose provider cannot be reached: forgotten, since nothing of it can be reached to remove
@@ -36,13 +38,13 @@ instance provisioned or used meanwhile by another process is left alone.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from praisonai import _portal
 from praisonai._ledger import Ledger, LedgerEntry, home_tag
-from praisonai.compute import _home_reaper
+from praisonai.compute import _home_reaper, _paused
 from praisonai.compute._survey import (
     CALL_TIMEOUT_S,
     GONE,
@@ -142,7 +144,20 @@ def ps(*, providers: Sequence[ComputeProvider] | None = None) -> Survey:
     for f in found:
         if f.status == GONE:
             ledger.forget(f.instance_id)
+    found = _portal.call(_paused.with_disk, found)  # a paused one says what it holds
     return Survey(tuple(found), (*unreadable, *failures))
+
+
+def locate(instance_ids: Sequence[str]) -> tuple[list[Instance], list[str], list[str]]:
+    """Each id as :func:`stop` finds it (the ledger, else the providers' lists): the instances
+    found, the ids found nowhere, and the providers that failed to list.
+
+    Raises:
+        InvalidInstanceIdError (ValueError): an id is not an instance id.
+    """
+    for instance_id in instance_ids:
+        check_instance_id(instance_id)
+    return _lookup(instance_ids, None)
 
 
 # ---- stop --------------------------------------------------------------------------------------
@@ -213,17 +228,24 @@ def _forget_abandoned(targets: Sequence[Instance], errors: Sequence[str]) -> tup
 # ---- gc ----------------------------------------------------------------------------------------
 
 
-def gc(*, dry_run: bool = False, providers: Sequence[ComputeProvider] | None = None) -> GcOutcome:
-    """Remove this home's orphans (see the module docstring); with ``dry_run``, change nothing
+def gc(
+    *,
+    dry_run: bool = False,
+    providers: Sequence[ComputeProvider] | None = None,
+    retain_s: float | None = None,
+) -> GcOutcome:
+    """Remove this home's orphans (see the module docstring) and the paused instances past their
+    retain age (``retain_s``, else each one's own: ``_retain``); with ``dry_run``, change nothing
     and say what would go."""
     ledger = Ledger.default()
     entries, unreadable = ledger_rows(ledger)
     found, failures = _portal.call(gather, entries, _listing(providers))
-    orphans, unchecked = _plan(entries, found, home_tag(), time.time())
+    kept = _portal.call(_paused.retains, found, retain_s)
+    orphans, unchecked = _plan(entries, found, home_tag(), time.time(), kept)
     problems = (*unreadable, *failures, *unchecked)
     if dry_run:
         return GcOutcome(tuple(orphans), (), problems, dry_run=True)
-    orphans = [o for o in orphans if _still_orphan(o, ledger)]
+    orphans = [o for o in orphans if _still_orphan(o, ledger, kept)]
     return GcOutcome(tuple(orphans), _act(orphans, ledger), problems, dry_run=False)
 
 
@@ -237,7 +259,11 @@ def orphan_reason(entry: LedgerEntry, now: float) -> str | None:
 
 
 def _plan(
-    entries: Sequence[LedgerEntry], found: Sequence[Instance], home: str, now: float
+    entries: Sequence[LedgerEntry],
+    found: Sequence[Instance],
+    home: str,
+    now: float,
+    kept: Mapping[str, float | None] | None = None,
 ) -> tuple[list[Orphan], list[str]]:
     """The orphans among ``found`` (the survey of ``entries`` and the providers' lists), and one
     line per recorded instance that could not be checked."""
@@ -255,18 +281,23 @@ def _plan(
             orphans.append(Orphan("forget", f, abandoned_reason(entry, f.reason), True))
         elif f.status == UNREACHABLE:
             failures.append(f"could not check {f.instance_id}: {f.reason}")
+        elif f.status == _paused.PAUSED:  # idle by definition: its retain age decides
+            if why := _paused.paused_reason(entry, now, (kept or {}).get(f.instance_id)):
+                orphans.append(Orphan("remove", f, why, True))
         elif why := orphan_reason(entry, now):
             orphans.append(Orphan("remove", f, why, True))
     return orphans, failures
 
 
-def _still_orphan(orphan: Orphan, ledger: Ledger) -> bool:
+def _still_orphan(orphan: Orphan, ledger: Ledger, kept: Mapping[str, float | None]) -> bool:
     """Whether the decision holds against the ledger as it is now."""
     row = ledger.get(orphan.instance.instance_id)
     if orphan.kind == "forget":
         return True  # forgetting is idempotent, and the instance was seen gone
     if not orphan.recorded:
         return row is None  # recorded meanwhile: a provision in flight
+    if row is not None and orphan.instance.status == _paused.PAUSED:  # resumed meanwhile: a fresh stamp
+        return _paused.paused_reason(row, time.time(), kept.get(row.instance_id)) is not None
     return row is not None and orphan_reason(row, time.time()) is not None
 
 

@@ -56,6 +56,8 @@ LABEL_OWNER = "praisonai.owner"
 LABEL_DEFINITION = "praisonai.definition"
 LABEL_CREATED = "praisonai.created"
 #: Which PRAISONAI_HOME made the instance (``_ledger.home_tag``): ``gc`` touches only its own.
+#: A paused instance's retain age in seconds (``gc`` removes it once idle that long; ``_retain``).
+LABEL_RETAIN = "praisonai.retain"
 LABEL_HOME = "praisonai.home"
 
 
@@ -179,6 +181,7 @@ def labels(provider: str, instance_id: str, cfg: ComputeConfig) -> dict[str, str
         LABEL_DEFINITION: cfg.definition_hash(),
         LABEL_CREATED: str(int(time.time())),
         LABEL_HOME: home_tag(),
+        **({LABEL_RETAIN: str(cfg.retain_s)} if cfg.retain_s is not None else {}),
     }
 
 

@@ -9,7 +9,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
-from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputSink, Unset
+from praisonai._types import UNSET, ExecResult, InstanceInfo, InstanceStatus, OutputSink, Unset
 from praisonai.sandbox._classonly import ClassOnly
 from praisonai.sandbox._extras import AsyncProcess
 
@@ -106,8 +106,8 @@ class AsyncSandbox:
 
     @classmethod
     async def connect(cls, instance_id: str, compute: object = None) -> AsyncSandbox:
-        """Attach to an existing instance, created by any process. The provider defaults to the
-        one named by the id's prefix (``docker_…`` → docker).
+        """Attach to an existing instance, created by any process; a paused one is resumed. The
+        provider defaults to the one named by the id's prefix (``docker_…`` → docker).
 
         Raises:
             InvalidInstanceIdError (ValueError): ``instance_id`` is not an instance id.
@@ -120,7 +120,10 @@ class AsyncSandbox:
             check_instance_id(instance_id)
             compute = instance_id.rsplit("_", 1)[0]
         provider = compute_provider(compute)
-        return cls(provider, await provider.get_status(instance_id), owned=False)
+        info = await provider.get_status(instance_id)
+        if info.status is InstanceStatus.PAUSED:  # kept across idle: back under the same id
+            info = await provider.resume(instance_id)
+        return cls(provider, info, owned=False)
 
     @ClassOnly
     @staticmethod
@@ -271,6 +274,24 @@ class AsyncSandbox:
         """The instance's current state, fresh from the provider."""
         self._ensure_open()
         self.info = await self.provider.get_status(self.id)
+        return self.info
+
+    async def pause(self) -> InstanceInfo:
+        """Stop the instance keeping its files (its processes end); :meth:`resume`, or the next
+        call on it, brings it back under the same id. Idempotent.
+
+        Raises:
+            UnsupportedFeatureError: the provider cannot pause (``Capability.PAUSE``), or this
+                instance was not made to (docker: ``idle_action='pause'``).
+        """
+        self._ensure_open()
+        self.info = await self.provider.pause(self.id)
+        return self.info
+
+    async def resume(self) -> InstanceInfo:
+        """Bring the paused instance back under the same id, its files as they were. Idempotent."""
+        self._ensure_open()
+        self.info = await self.provider.resume(self.id)
         return self.info
 
     async def shutdown(self) -> None:

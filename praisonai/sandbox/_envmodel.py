@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -178,6 +178,8 @@ class EnvironmentDefinition(_Strict):
     mount_paths: list[_Mount] | None = None
     idle_timeout: Annotated[int, _checked_by_config("idle_timeout_s")] | None = None
     ttl: Annotated[int, _checked_by_config("ttl_s")] | None = None
+    idle_action: Literal["stop", "pause"] | None = None
+    retain: Annotated[int, _checked_by_config("retain_s")] | None = None
     setup_timeout: Annotated[float, _checked_by_config("setup_timeout_s")] | None = None
     capture: bool | None = None
 
@@ -195,7 +197,7 @@ class EnvironmentDefinition(_Strict):
             fields["network"] = {"allow": self.network.allow}
         elif self.network is not None:
             fields["network"] = self.network
-        for key in ("idle_timeout", "ttl", "setup_timeout"):
+        for key in ("idle_timeout", "ttl", "setup_timeout", "idle_action", "retain"):
             if getattr(self, key) is not None:
                 fields[_CONFIG_NAME[key]] = getattr(self, key)
         return fields
@@ -206,6 +208,8 @@ _CONFIG_NAME = {
     "disk": "disk_mb",
     "idle_timeout": "idle_timeout_s",
     "ttl": "ttl_s",
+    "idle_action": "idle_action",
+    "retain": "retain_s",
     "setup_timeout": "setup_timeout_s",
 }
 

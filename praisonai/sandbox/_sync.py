@@ -177,6 +177,12 @@ class Sandbox:
     def status(self) -> InstanceInfo:
         return _portal.call(self._inner.status)
 
+    def pause(self) -> InstanceInfo:
+        return _portal.call(self._inner.pause)
+
+    def resume(self) -> InstanceInfo:
+        return _portal.call(self._inner.resume)
+
     def shutdown(self) -> None:
         _portal.call(self._inner.shutdown)
         _portal.forget_at_exit(self._inner)

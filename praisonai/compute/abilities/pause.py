@@ -26,3 +26,8 @@ class Pause(Refusal):
         """Bring a paused instance back under the same id, its filesystem as it was paused, and
         return it ``RUNNING``. Idempotent on a running instance."""
         raise self._unsupported("resuming instances", "resume", Capability.PAUSE)
+
+    async def _paused_disk(self, instance_id: str) -> int | None:
+        """The bytes a paused instance holds on its provider (docker: its writable layer), or
+        ``None`` when the provider cannot say. Shown by ``praisonai compute ps``."""
+        return None

@@ -32,7 +32,7 @@ _STATUS = {
     "paused": InstanceStatus.IDLE,
     "restarting": InstanceStatus.PROVISIONING,
     "removing": InstanceStatus.STOPPING,
-    "exited": InstanceStatus.STOPPED,
+    "exited": InstanceStatus.PAUSED,  # kept once stopped: only a pausable one (_pause) stays
     "dead": InstanceStatus.ERROR,
 }
 

@@ -256,6 +256,18 @@ class DockerPool(ChannelMixin, ComputeProvider):
         self._host_of.pop(instance_id, None)
         return await member._destroy(instance_id)
 
+    async def _pause(self, instance_id: str) -> InstanceInfo:
+        self._channels.drop(instance_id)
+        url = await self._locate(instance_id)
+        return _on(await self._members[url]._pause(instance_id), url)
+
+    async def _resume(self, instance_id: str) -> InstanceInfo:
+        url = await self._locate(instance_id)
+        return _on(await self._members[url]._resume(instance_id), url)
+
+    async def _paused_disk(self, instance_id: str) -> int | None:
+        return await (await self._owner(instance_id))._paused_disk(instance_id)
+
     async def _status(self, instance_id: str) -> InstanceInfo:
         url = await self._locate(instance_id)
         return _on(await self._members[url]._status(instance_id), url)

@@ -15,13 +15,14 @@ PIDS_LIMIT = 4096
 
 def host_config(api: Any, cfg: ComputeConfig, runtime: Runtime | None = None) -> Any:
     """The engine's host config for an instance of ``cfg`` under ``runtime`` (``None``: the
-    engine's default), removed by the engine once it ends. Nothing it prints is logged on the host:
-    its stdout is the helper's replies (file contents, env) or a one-shot command's output."""
+    engine's default), removed by the engine once it ends unless idleness pauses it (``_pause``).
+    Nothing it prints is logged on the host: its stdout is the helper's replies (file contents,
+    env) or a one-shot command's output."""
     return api.create_host_config(
         log_config={"type": "none"},
         runtime=runtime,
         init=True,
-        auto_remove=True,
+        auto_remove=not cfg.lifetime.pauses,
         cap_drop=["ALL"],
         cap_add=CAPABILITIES,
         security_opt=["no-new-privileges:true"],

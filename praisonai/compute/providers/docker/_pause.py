@@ -1,0 +1,113 @@
+"""Pause and resume on docker: the container is stopped, not removed, and started again.
+
+Only a container made without ``auto_remove`` survives its stop, so an instance can be paused
+when its config says ``idle_action='pause'`` (``_spec.host_config``); one made to be removed once
+stopped refuses, in one sentence. Its watchdog pauses it by itself when idle (it exits; the
+container stops and stays), so an instance whose owner died is paused too, not removed.
+
+``docker start`` runs the container's command again: the watchdog restarts (its idle countdown
+and ttl from the start) and so does the helper on the main stdin, which takes as its nonce the
+first line that arrives there. So a resume arms a fresh nonce in this process (``MainKeys``): its
+next channel attaches and sends it; a process that attaches first takes the helper, and this one
+then opens an exec channel (``_main.open_channel`` falls back). A paused instance's first channel
+(any call) resumes it: the failure to open one on a stopped container is checked, once.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from praisonai import _limits
+from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
+from praisonai._types import InstanceInfo
+from praisonai.compute.providers.docker import _main
+from praisonai.compute.providers.docker._client import container_name, info_of
+from praisonai.runtime.channel import Channel
+
+if TYPE_CHECKING:
+    from praisonai.compute.providers.docker._engine import DockerEngine
+
+
+def pausable(inspected: dict[str, Any]) -> bool:
+    """Whether the container outlives its stop (made without ``auto_remove``)."""
+    return not (inspected.get("HostConfig") or {}).get("AutoRemove", True)
+
+
+def is_paused(inspected: dict[str, Any]) -> bool:
+    """A container that stopped and stays: paused (by ``pause`` or by its watchdog)."""
+    return pausable(inspected) and not (inspected.get("State") or {}).get("Running")
+
+
+async def pause(engine: DockerEngine, instance_id: str) -> InstanceInfo:
+    """Stop the container keeping it (see the module docstring). Idempotent."""
+    inspected = await engine._inspect(instance_id)
+    if not pausable(inspected):
+        raise UnsupportedFeatureError(
+            f"docker instance {instance_id} was made to be removed once stopped, so it cannot be "
+            "paused; provision it with idle_action='pause' (environment.yaml: idle_action: pause)",
+            op="pause",
+        )
+    engine._channels.drop(instance_id)
+    engine._main_keys.drop(instance_id)
+    if (inspected.get("State") or {}).get("Running"):
+        await engine._call(engine.api.stop, container_name(instance_id), timeout=int(_limits.KILL_GRACE_S))
+    return info_of(await engine._inspect(instance_id))
+
+
+async def resume(engine: DockerEngine, instance_id: str) -> InstanceInfo:
+    """Start the paused container again under its id, a fresh main-channel nonce armed here.
+    A running instance is returned as it is."""
+    inspected = await engine._inspect(instance_id)
+    if not (inspected.get("State") or {}).get("Running"):
+        engine._channels.drop(instance_id)
+        await engine._call(engine.api.start, container_name(instance_id))
+        engine._main_keys.adopt(instance_id, _main.new_key())
+        inspected = await engine._inspect(instance_id)
+    return info_of(inspected)
+
+
+async def disk(engine: DockerEngine, instance_id: str) -> int | None:
+    """The container's writable layer in bytes (docker's ``SizeRw``; the engine computes it)."""
+    name = container_name(instance_id)
+    rows = await engine._call(engine.api.containers, all=True, size=True, filters={"name": f"^/{name}$"})
+    size = rows[0].get("SizeRw") if rows else None
+    return int(size) if isinstance(size, int) else None
+
+
+class PauseMixin:
+    """A ``DockerEngine``'s pause hooks (``abilities.pause``), and its channels that wake a
+    paused instance."""
+
+    async def _pause(self, instance_id: str) -> InstanceInfo:
+        return await pause(self._engine(), instance_id)
+
+    async def _resume(self, instance_id: str) -> InstanceInfo:
+        return await resume(self._engine(), instance_id)
+
+    async def _paused_disk(self, instance_id: str) -> int | None:
+        return await disk(self._engine(), instance_id)
+
+    async def _open_channel(self, instance_id: str) -> Channel:
+        engine = self._engine()
+        return await open_waking(
+            engine, instance_id, lambda: super(PauseMixin, engine)._open_channel(instance_id)
+        )
+
+    def _engine(self) -> DockerEngine:
+        return self  # type: ignore[return-value]  # mixed into DockerEngine only
+
+
+async def open_waking(engine: DockerEngine, instance_id: str, open_: Any) -> Channel:
+    """``open_()`` (the instance's next channel); when it fails because the container is paused,
+    resume it (keeping the ledger's state) and open once more."""
+    try:
+        return await open_()  # type: ignore[no-any-return]
+    except InstanceNotFoundError:
+        try:
+            inspected = await engine._inspect(instance_id)
+        except InstanceNotFoundError:
+            raise
+        if not is_paused(inspected):
+            raise
+    await engine.resume(instance_id)
+    return await open_()  # type: ignore[no-any-return]
