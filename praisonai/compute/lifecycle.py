@@ -56,6 +56,8 @@ LABEL_OWNER = "praisonai.owner"
 LABEL_DEFINITION = "praisonai.definition"
 LABEL_CREATED = "praisonai.created"
 #: Which PRAISONAI_HOME made the instance (``_ledger.home_tag``): ``gc`` touches only its own.
+#: ``pause`` on an instance that idleness pauses rather than removes (``idle_action='pause'``).
+LABEL_IDLE_ACTION = "praisonai.idle-action"
 #: A paused instance's retain age in seconds (``gc`` removes it once idle that long; ``_retain``).
 LABEL_RETAIN = "praisonai.retain"
 LABEL_HOME = "praisonai.home"
@@ -181,6 +183,7 @@ def labels(provider: str, instance_id: str, cfg: ComputeConfig) -> dict[str, str
         LABEL_DEFINITION: cfg.definition_hash(),
         LABEL_CREATED: str(int(time.time())),
         LABEL_HOME: home_tag(),
+        **({LABEL_IDLE_ACTION: "pause"} if cfg.lifetime.pauses else {}),
         **({LABEL_RETAIN: str(cfg.retain_s)} if cfg.retain_s is not None else {}),
     }
 

@@ -24,7 +24,7 @@ from praisonai._errors import (
 )
 from praisonai._files import check_regular_file
 from praisonai._types import InstanceInfo, InstanceStatus
-from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
+from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_IDLE_ACTION, LABEL_INSTANCE
 
 _STATUS = {
     "created": InstanceStatus.PROVISIONING,
@@ -32,7 +32,7 @@ _STATUS = {
     "paused": InstanceStatus.IDLE,
     "restarting": InstanceStatus.PROVISIONING,
     "removing": InstanceStatus.STOPPING,
-    "exited": InstanceStatus.PAUSED,  # kept once stopped: only a pausable one (_pause) stays
+    "exited": InstanceStatus.STOPPED,  # PAUSED when made to be kept (info_of)
     "dead": InstanceStatus.ERROR,
 }
 
@@ -127,12 +127,19 @@ def info_of(container: dict[str, Any]) -> InstanceInfo:
     return InstanceInfo(
         instance_id=labels.get(LABEL_INSTANCE, name),
         provider="docker",
-        status=_STATUS.get(str(status), InstanceStatus.ERROR),
+        status=_status(str(status), labels),
         endpoint=f"docker://{name}",
         created_at=float(labels.get(LABEL_CREATED, 0)),
         labels=labels,
         metadata={"image": container.get("Image") or container.get("Config", {}).get("Image", "")},
     )
+
+
+def _status(state: str, labels: dict[str, str]) -> InstanceStatus:
+    """The engine's state as ours: a stopped container made to be kept (``_pause``) is paused."""
+    if state == "exited" and labels.get(LABEL_IDLE_ACTION) == "pause":
+        return InstanceStatus.PAUSED
+    return _STATUS.get(state, InstanceStatus.ERROR)
 
 
 def daemon_down(exc: Exception, base_url: str | None = None) -> str:

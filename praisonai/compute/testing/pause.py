@@ -1,0 +1,74 @@
+"""Conformance checks for pause and resume (``Capability.PAUSE``): an instance paused keeps its
+files and loses its processes, says ``paused`` meanwhile, and comes back under the same id; both
+steps are idempotent, and a paused instance's next call resumes it. Each check provisions an
+instance of its own (``idle_action='pause'``, which a provider made to remove a stopped instance
+needs) and removes it.
+
+Listed in :data:`praisonai.compute.testing.SUITES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from praisonai._types import Capability, InstanceStatus
+from praisonai.compute.testing._kit import Context, Suite
+
+suite = Suite()
+#: A marker only the process started before the pause carries (the bracket keeps grep's own
+#: command line from matching it).
+_MARK, _FIND = "7394521", "grep -l 739452[1] /proc/[0-9]*/cmdline 2>/dev/null | wc -l"
+
+
+@asynccontextmanager
+async def _paused_instance(ctx: Context) -> AsyncIterator[str]:
+    info = await ctx.provider.provision({"idle_action": "pause"})
+    try:
+        yield info.instance_id
+    finally:
+        await ctx.provider.shutdown(info.instance_id)
+
+
+@suite.check(Capability.PAUSE)
+async def pause_keeps_files_and_ends_processes(ctx: Context) -> None:
+    p = ctx.provider
+    async with _paused_instance(ctx) as iid:
+        await p.write_file(iid, "kept.txt", "written before the pause")
+        started = await p.execute(
+            iid, f"setsid sleep {_MARK} </dev/null >/dev/null 2>&1 & sleep 0.2; {_FIND}"
+        )
+        assert started.stdout.strip() == "1", f"the marker process must run before the pause: {started}"
+        paused = await p.pause(iid)
+        assert paused.status is InstanceStatus.PAUSED, f"pause must return it paused: {paused}"
+        status = await p.get_status(iid)
+        assert status.status is InstanceStatus.PAUSED, f"a paused instance must say so: {status}"
+        resumed = await p.resume(iid)
+        assert resumed.instance_id == iid and resumed.status is InstanceStatus.RUNNING, resumed
+        assert await p.read_file(iid, "kept.txt") == b"written before the pause", "files must survive"
+        left = await p.execute(iid, _FIND)
+        assert left.stdout.strip() == "0", f"processes must end with the pause: {left}"
+
+
+@suite.check(Capability.PAUSE)
+async def pause_and_resume_are_idempotent(ctx: Context) -> None:
+    p = ctx.provider
+    async with _paused_instance(ctx) as iid:
+        assert (await p.resume(iid)).status is InstanceStatus.RUNNING, "resume of a running one keeps it"
+        for _ in range(2):
+            assert (await p.pause(iid)).status is InstanceStatus.PAUSED
+        for _ in range(2):
+            assert (await p.resume(iid)).status is InstanceStatus.RUNNING
+        r = await p.execute(iid, "echo up")
+        assert r.ok and r.stdout == "up\n", r
+
+
+@suite.check(Capability.PAUSE)
+async def a_call_resumes_a_paused_instance(ctx: Context) -> None:
+    p = ctx.provider
+    async with _paused_instance(ctx) as iid:
+        await p.write_file(iid, "kept.txt", "kept")
+        await p.pause(iid)
+        r = await p.execute(iid, "cat kept.txt")
+        assert r.ok and r.stdout == "kept", f"the next call must resume the paused instance: {r}"
+        assert (await p.get_status(iid)).status is InstanceStatus.RUNNING
