@@ -42,6 +42,7 @@ KNOWN_TYPES: Final[Mapping[str, str]] = {
     "output_tokens, cache_read_input_tokens, cache_creation_input_tokens}",
     "sandbox.provisioned": "provider, instance_id",
     "sandbox.reattached": "provider, instance_id",
+    "sandbox.resumed": "provider, instance_id (paused while idle, resumed with its files)",
     "sandbox.replaced": "provider, instance_id, previous_instance_id, lost: [...], kept: [...]",
     "session.resumed": "host, pid, lease_epoch",
     "remote.recreated": "kind: agent|environment, previous_id, remote_id, reason (hosted: the API had "

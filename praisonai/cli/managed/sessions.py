@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+if TYPE_CHECKING:
+    from praisonai.managed.agent import ManagedAgent
+    from praisonai.managed.events import Event
 
 from praisonai._errors import ConfigError, SessionBusyError
 from praisonai._limits import DEFAULT_SESSIONS_LISTED
@@ -192,4 +196,14 @@ def resumed_turn(
         _output.note(f"interrupted while resuming; {session_id} stays resumable")
         return EXIT_INTERRUPTED
     turn.announce(session_id)
+    for event in _instance_events(agent, session_id):  # stored while resuming, before the view was on
+        view.event(event)
     return turn.drive(agent, prompt, view, approver, stream=stream)
+
+
+def _instance_events(agent: ManagedAgent, session_id: str) -> list[Event]:
+    """What this resume did to the session's instance (reattached, resumed from pause, or
+    replaced): the ``sandbox.*`` events logged since its ``session.resumed``."""
+    log = [stored.event for stored in agent.store.events(session_id)]
+    since = max((i for i, ev in enumerate(log) if ev.type == "session.resumed"), default=len(log))
+    return [ev for ev in log[since:] if ev.type.startswith("sandbox.")]

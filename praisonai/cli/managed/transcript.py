@@ -81,6 +81,7 @@ class Transcript:
             "session.resumed": self._resumed,
             "sandbox.provisioned": self._sandbox,
             "sandbox.reattached": self._sandbox,
+            "sandbox.resumed": self._sandbox,
             "sandbox.replaced": self._sandbox,
             "remote.recreated": self._recreated,
         }
@@ -207,7 +208,11 @@ class Transcript:
 
     def _sandbox(self, ev: Event) -> None:
         d = ev.data
-        what = {"sandbox.provisioned": "new", "sandbox.reattached": "reattached"}.get(ev.type)
+        what = {
+            "sandbox.provisioned": "new",
+            "sandbox.reattached": "reattached",
+            "sandbox.resumed": "resumed from pause, its files kept",
+        }.get(ev.type)
         if what is None:  # replaced
             lost = ", ".join(map(str, d.get("lost") or ())) or "nothing"
             text = (

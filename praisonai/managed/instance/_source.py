@@ -95,9 +95,10 @@ def source_of(reference: Mapping[str, Any], env: Mapping[str, str], known: objec
     return InstanceSource(provider, fields, reference.get("environment", False))
 
 
-async def reattach(reference: Mapping[str, Any], known: object = None) -> AsyncSandbox | None:
-    """The recorded instance if it still runs (from any process), else ``None``; ``known``: as
-    for :func:`provider_of`.
+async def reattach(reference: Mapping[str, Any], known: object = None) -> tuple[AsyncSandbox, Event] | None:
+    """The recorded instance if it still exists (from any process) and its event: running,
+    ``sandbox.reattached``; paused (kept across idle), resumed with its files and
+    ``sandbox.resumed``. ``None`` when it is gone. ``known``: as for :func:`provider_of`.
 
     Raises:
         ConfigError, UnknownProviderError, MissingDependencyError: the provider cannot be rebuilt.
@@ -110,19 +111,28 @@ async def reattach(reference: Mapping[str, Any], known: object = None) -> AsyncS
         return None
     except ValueError as exc:  # a recorded id the provider rejects: treat the row as corrupt
         raise ConfigError(f"the session's recorded instance is unusable: {exc}", op="resume") from exc
+    kind = "sandbox.reattached"
+    if info.status is InstanceStatus.PAUSED:
+        info, kind = await provider.resume(instance_id), "sandbox.resumed"
     if info.status not in (InstanceStatus.RUNNING, InstanceStatus.IDLE):
         await provider.shutdown(instance_id)  # stopped or broken: clear it away before replacing it
         return None
-    return AsyncSandbox(provider, info, owned=False)
+    return AsyncSandbox(provider, info, owned=False), Event(kind, {**_public_of(provider, instance_id)})
+
+
+def _public_of(provider: ComputeProvider, instance_id: str) -> dict[str, str]:
+    return {"provider": provider.provider_name, "instance_id": instance_id}
 
 
 async def alive(sandbox: AsyncSandbox) -> bool:
     """Whether the instance still runs (its idle policy may have stopped it since it was used);
-    one that stopped but still exists is removed, to be replaced."""
+    a paused one is resumed; one that stopped but still exists is removed, to be replaced."""
     try:
         info = await sandbox.provider.get_status(sandbox.id)
     except InstanceNotFoundError:
         return False
+    if info.status is InstanceStatus.PAUSED:
+        info = await sandbox.provider.resume(sandbox.id)
     if info.status in (InstanceStatus.RUNNING, InstanceStatus.IDLE):
         return True
     await sandbox.provider.shutdown(sandbox.id)

@@ -156,15 +156,10 @@ class LiveSession:
             if time.monotonic() - self.used_at < RECHECK_AFTER_S or await _instance.alive(self.sandbox):
                 return
         else:
-            sandbox = await _instance.reattach(self.reference, self.source.compute)
-            if sandbox is not None:
-                self.sandbox = sandbox
-                self.record(
-                    Event(
-                        "sandbox.reattached",
-                        {"provider": sandbox.provider.provider_name, "instance_id": sandbox.id},
-                    )
-                )
+            found = await _instance.reattach(self.reference, self.source.compute)
+            if found is not None:
+                self.sandbox, event = found
+                self.record(event)  # reattached, or resumed from pause
                 return
         env = self.source.fields.get("env") or {}
         sandbox, reference, event = await _instance.replace(self.reference, env, self.source.compute)
