@@ -25,7 +25,11 @@ PAUSED = InstanceStatus.PAUSED.value
 
 
 def paused_reason(entry: LedgerEntry, now: float, retain_s: float | None) -> str | None:
-    """Why the paused instance of ``entry`` goes now, or ``None`` to keep it."""
+    """Why the paused instance of ``entry`` goes now, or ``None`` to keep it: past its ttl (a
+    pause never extends a lifetime), or idle ``retain_s`` since its last activity."""
+    past_ttl = entry.lifetime.past_ttl(now - entry.created_at)
+    if past_ttl is not None:
+        return f"paused, {past_ttl}"
     if retain_s is None:
         return None
     idle_s = max(0.0, now - entry.last_active)
