@@ -143,3 +143,15 @@ def test_pause_is_refused_in_one_sentence_where_it_cannot_be_honoured(make: Call
         _portal.call(LocalCompute().provision, {"idle_action": "pause"})
     r = cli("compute", "pause", instance_id)
     assert r.returncode == 1 and "made to be removed once stopped" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.usefixtures("docker_ok", "home", "watchdog_only")
+def test_a_pool_pauses_on_the_instance_host_and_a_call_resumes_it(make: Callable[..., Any]) -> None:
+    pool = DockerCompute(hosts=["unix:///var/run/docker.sock"])
+    provider, instance_id = make(pool, idle_action="pause")
+    _portal.call(provider.write_file, instance_id, "x.txt", "pooled")
+    paused = _portal.call(provider.pause, instance_id)
+    assert paused.status is InstanceStatus.PAUSED and paused.metadata["host"] == "unix:///var/run/docker.sock"
+    assert _state(instance_id) == "exited"
+    assert _portal.call(provider.execute, instance_id, "cat x.txt").stdout == "pooled"
+    assert _portal.call(provider.get_status, instance_id).status is InstanceStatus.RUNNING
