@@ -17,6 +17,10 @@ The three settings have one name each from ``ComputeConfig`` (``auto_shutdown``,
 arguments (``IDLE_TIMEOUT_S TTL_S``). ``environment.yaml`` spells them ``idle_timeout`` and
 ``ttl`` (its keys drop units); ``praisonai.sandbox._envmodel`` maps them, in one table.
 
+``idle_action`` says what idleness does (``stop``: remove; ``pause``: keep the files, resumed by the
+next call) and ``retain_s`` how long ``gc`` keeps a paused instance; the ledger keeps neither (a
+paused instance says so itself, its provider's status; docker keeps them in its labels).
+
 This is the core: no I/O, and nothing from a higher layer (``ComputeConfig.lifetime`` builds one).
 """
 

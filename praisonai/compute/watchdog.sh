@@ -4,7 +4,8 @@
 # praisonai watchdog: the main process of a docker instance (under docker-init), POSIX sh.
 # Started by watchdog.py's launcher, with an environment of its own (the user's env is for their
 # commands), as:  sh -c "<this file>" praisonai-watchdog IDLE_TIMEOUT_S TTL_S SPOOL
-# It exits, which stops the container (and docker, told auto_remove, removes it), when nothing
+# It exits, which stops the container (and docker, told auto_remove, removes it; a container of
+# idle_action 'pause' is kept, paused, and `docker start` runs this again), when nothing
 # was active for IDLE_TIMEOUT_S seconds (0: never) or the instance has run TTL_S seconds (0: no
 # limit): the instance's Lifetime (praisonai/_lifetime.py), in whole seconds.
 # So an instance whose client was SIGKILLed still goes away. It reads what the helper (helper.sh)
