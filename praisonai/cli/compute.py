@@ -1,5 +1,5 @@
-"""``praisonai compute …``: the providers, the instances they hold (``ps``, ``stop``, ``gc``), and
-the home's shared warm pools (``warm``).
+"""``praisonai compute …``: the providers, the instances they hold (``ps``, ``stop``, ``gc``;
+``pause``/``resume`` from ``cli.pause``), and the home's shared warm pools (``warm``).
 
 The reconciliation of the ledger with the providers' own lists, and what ``gc`` removes, live in
 :mod:`praisonai.compute.inventory`; these commands parse their arguments and print its results.
