@@ -15,6 +15,7 @@ then opens an exec channel (``_main.open_channel`` falls back). A paused instanc
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from praisonai import _limits
@@ -97,17 +98,16 @@ class PauseMixin:
         return self  # type: ignore[return-value]  # mixed into DockerEngine only
 
 
-async def open_waking(engine: DockerEngine, instance_id: str, open_: Any) -> Channel:
+async def open_waking(
+    engine: DockerEngine, instance_id: str, open_: Callable[[], Awaitable[Channel]]
+) -> Channel:
     """``open_()`` (the instance's next channel); when it fails because the container is paused,
-    resume it (keeping the ledger's state) and open once more."""
+    resume it (keeping the ledger's state) and open once more. Two callers at once both resume:
+    the second finds it running."""
     try:
-        return await open_()  # type: ignore[no-any-return]
+        return await open_()
     except InstanceNotFoundError:
-        try:
-            inspected = await engine._inspect(instance_id)
-        except InstanceNotFoundError:
-            raise
-        if not is_paused(inspected):
+        if not is_paused(await engine._inspect(instance_id)):  # gone for good: that error stands
             raise
     await engine.resume(instance_id)
-    return await open_()  # type: ignore[no-any-return]
+    return await open_()
