@@ -19,7 +19,7 @@ import pytest
 
 import praisonai
 from praisonai import Sandbox, _portal
-from praisonai._errors import UnsupportedFeatureError
+from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._ledger import Ledger
 from praisonai._types import InstanceStatus
 from praisonai.compute import _reaper, inventory
@@ -155,3 +155,13 @@ def test_a_pool_pauses_on_the_instance_host_and_a_call_resumes_it(make: Callable
     assert _state(instance_id) == "exited"
     assert _portal.call(provider.execute, instance_id, "cat x.txt").stdout == "pooled"
     assert _portal.call(provider.get_status, instance_id).status is InstanceStatus.RUNNING
+
+
+@pytest.mark.usefixtures("docker_ok", "home", "watchdog_only")
+def test_a_paused_instance_past_its_ttl_is_removed_not_resumed(make: Callable[..., Any]) -> None:
+    provider, instance_id = make(DockerCompute(), idle_action="pause", ttl_s=2)
+    _portal.call(provider.pause, instance_id)
+    time.sleep(2.5)
+    with pytest.raises(InstanceNotFoundError, match=r"was \d+s old \(ttl_s=2\): removed, not resumed"):
+        _portal.call(provider.resume, instance_id)
+    assert _state(instance_id) == "gone"

@@ -113,7 +113,10 @@ async def reattach(reference: Mapping[str, Any], known: object = None) -> tuple[
         raise ConfigError(f"the session's recorded instance is unusable: {exc}", op="resume") from exc
     kind = "sandbox.reattached"
     if info.status is InstanceStatus.PAUSED:
-        info, kind = await provider.resume(instance_id), "sandbox.resumed"
+        try:
+            info, kind = await provider.resume(instance_id), "sandbox.resumed"
+        except InstanceNotFoundError:  # past its ttl, removed: replaced like a lost one
+            return None
     if info.status not in (InstanceStatus.RUNNING, InstanceStatus.IDLE):
         await provider.shutdown(instance_id)  # stopped or broken: clear it away before replacing it
         return None

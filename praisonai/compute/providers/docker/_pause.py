@@ -15,12 +15,14 @@ then opens an exec channel (``_main.open_channel`` falls back). A paused instanc
 
 from __future__ import annotations
 
+import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from praisonai import _limits
 from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._types import InstanceInfo
+from praisonai.compute.lifecycle import LABEL_CREATED
 from praisonai.compute.providers.docker import _main
 from praisonai.compute.providers.docker._client import container_name, info_of
 from praisonai.runtime.channel import Channel
@@ -57,14 +59,36 @@ async def pause(engine: DockerEngine, instance_id: str) -> InstanceInfo:
 
 async def resume(engine: DockerEngine, instance_id: str) -> InstanceInfo:
     """Start the paused container again under its id, a fresh main-channel nonce armed here.
-    A running instance is returned as it is."""
+    A running instance is returned as it is; one past its ttl is removed instead.
+
+    Raises:
+        InstanceNotFoundError: no such container, or it was past its ttl (and is removed now).
+    """
     inspected = await engine._inspect(instance_id)
     if not (inspected.get("State") or {}).get("Running"):
+        if why := past_ttl(inspected, time.time()):  # a pause never extends a lifetime
+            await engine.shutdown(instance_id)
+            raise InstanceNotFoundError(
+                f"docker instance {instance_id} was {why}: removed, not resumed", op="resume"
+            )
         engine._channels.drop(instance_id)
         await engine._call(engine.api.start, container_name(instance_id))
         engine._main_keys.adopt(instance_id, _main.new_key())
         inspected = await engine._inspect(instance_id)
     return info_of(inspected)
+
+
+def past_ttl(inspected: dict[str, Any], now: float) -> str | None:
+    """Why the container is past its ttl (the watchdog's ``TTL_S`` argument, from its creation
+    label), or ``None``. A restarted watchdog counts its ttl from the restart: this check is what
+    keeps a resume from giving an expired instance a new lifetime."""
+    config = inspected.get("Config") or {}
+    argv, created = config.get("Cmd") or [], (config.get("Labels") or {}).get(LABEL_CREATED, "")
+    ttl = argv[-2] if len(argv) >= 4 and argv[-4] == "praisonai-watchdog" else "0"
+    if not (ttl.isdigit() and int(ttl) > 0 and created.isdigit()):
+        return None
+    age = now - int(created)
+    return f"{age:.0f}s old (ttl_s={int(ttl)})" if age >= int(ttl) else None
 
 
 async def disk(engine: DockerEngine, instance_id: str) -> int | None:
