@@ -174,6 +174,18 @@ class Sandbox:
     def download(self, remote_path: str, local_path: str | os.PathLike[str]) -> None:
         _portal.call(self._inner.download, remote_path, local_path)
 
+    def upload_workspace(self, local_path: str | os.PathLike[str], remote_dir: str | None = None) -> Any:
+        return _portal.call(self._inner.upload_workspace, local_path, remote_dir)
+
+    def clone_repo(self, repo: str, *, token_env: str | None = None, remote_dir: str | None = None) -> None:
+        _portal.call(lambda: self._inner.clone_repo(repo, token_env=token_env, remote_dir=remote_dir))
+
+    def diff(self, remote_dir: str | None = None) -> str:
+        return _portal.call(self._inner.diff, remote_dir)
+
+    def download_changes(self, local_path: str | os.PathLike[str], remote_dir: str | None = None) -> Any:
+        return _portal.call(self._inner.download_changes, local_path, remote_dir)
+
     def status(self) -> InstanceInfo:
         return _portal.call(self._inner.status)
 

@@ -1,0 +1,32 @@
+"""A workspace in the instance: a local tree uploaded (``.gitignore`` honoured, streamed) or a
+repository cloned (its token kept out of every command line and record), a baseline recorded at
+that moment, and the changes since shown as a ``git diff`` or copied back out."""
+
+from praisonai.sandbox.workspace._baseline import BASELINE_DIR
+from praisonai.sandbox.workspace._ops import (
+    Change,
+    changes,
+    checked_tree,
+    clone,
+    diff,
+    download_changes,
+    record_baseline,
+    upload_tree,
+)
+from praisonai.sandbox.workspace._pack import Packed
+from praisonai.sandbox.workspace._repo import RepoSpec, parse_repo
+
+__all__ = [
+    "BASELINE_DIR",
+    "Change",
+    "Packed",
+    "RepoSpec",
+    "changes",
+    "checked_tree",
+    "clone",
+    "diff",
+    "download_changes",
+    "parse_repo",
+    "record_baseline",
+    "upload_tree",
+]
