@@ -15,18 +15,34 @@ from praisonai.sandbox.workspace._ops import (
 )
 from praisonai.sandbox.workspace._pack import Packed
 from praisonai.sandbox.workspace._repo import RepoSpec, parse_repo
+from praisonai.sandbox.workspace._resources import (
+    Checkout,
+    GitRepository,
+    LocalDirectory,
+    Resource,
+    from_keywords,
+    prepare,
+    resources,
+)
 
 __all__ = [
     "BASELINE_DIR",
     "Change",
+    "Checkout",
+    "GitRepository",
+    "LocalDirectory",
     "Packed",
     "RepoSpec",
+    "Resource",
     "changes",
     "checked_tree",
     "clone",
     "diff",
     "download_changes",
+    "from_keywords",
     "parse_repo",
+    "prepare",
     "record_baseline",
+    "resources",
     "upload_tree",
 ]
