@@ -44,7 +44,9 @@ def workspace_keywords(owner: str, compute: Any, **given: Any) -> dict[str, Any]
     given = {name: value for name, value in given.items() if value is not None}
     if given and compute is None:
         raise ConfigError(
-            f"{owner}'s {' and '.join(given)} need compute= (the instance to put it in)", op="workspace"
+            f"{owner}'s {' and '.join(given)} {'need' if len(given) > 1 else 'needs'} compute= (the instance "
+            "to put it in)",
+            op="workspace",
         )
     from_keywords(given.get("workspace"), given.get("repo"), given.get("repo_token_env"))
     return given

@@ -6,6 +6,7 @@ download of what changed."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -122,3 +123,30 @@ def test_bad_input_is_one_sentence(arguments: dict[str, str], said: str) -> None
     with pytest.raises(ConfigError, match=said) as caught:
         from_keywords(keywords["workspace"], keywords["repo"], keywords["repo_token_env"])
     assert "\n" not in str(caught.value) and "tok" not in str(caught.value).replace("token", "")
+
+
+UPLOAD_AND_MEASURE = """
+import resource, sys
+from praisonai import Sandbox
+with Sandbox.create("docker", environment=False) as sb:
+    sb.upload_workspace(sys.argv[1])
+    print(sb.exec("du -sm --exclude=" + sys.argv[2] + " . | cut -f1").stdout.strip())
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+"""
+
+
+def test_a_large_upload_is_streamed(docker_ok: None, home: Path, tmp_path: Path) -> None:
+    """200 MiB (sparse files: cheap to make, read as real bytes) goes through a process whose
+    peak memory stays far below the tree's size (236 MiB before the upload was streamed)."""
+    tree = tmp_path / "big"
+    tree.mkdir()
+    for i in range(20):
+        with (tree / f"part{i:02d}.bin").open("wb") as part:
+            part.truncate(10 << 20)
+    child = subprocess.run(
+        [sys.executable, "-c", UPLOAD_AND_MEASURE, str(tree), BASELINE_DIR],
+        capture_output=True, text=True, timeout=300, check=True,
+    )  # fmt: skip
+    uploaded_mib, peak_mib = map(int, child.stdout.split())
+    assert uploaded_mib >= 200
+    assert peak_mib < 100, f"uploading 200 MiB peaked at {peak_mib} MiB"
