@@ -11,8 +11,8 @@ import anyio.to_thread
 
 from praisonai import _portal
 from praisonai._errors import ConfigError, ExecError
+from praisonai.compute.workspace import from_keywords
 from praisonai.managed import SharedCompute
-from praisonai.sandbox.workspace import from_keywords
 
 
 @dataclass(frozen=True)

@@ -272,36 +272,42 @@ class AsyncSandbox:
     ) -> Any:
         """Upload a local tree into ``remote_dir`` (default: the working dir), ``.gitignore``
         honoured, links as links, streamed; record the baseline :meth:`diff` compares with."""
-        from praisonai.sandbox import workspace
+        from praisonai.compute import workspace
 
         self._ensure_open()
-        return await workspace.upload_tree(self, local_path, remote_dir)
+        return await workspace.upload_tree(workspace.Place(self.provider, self.id), local_path, remote_dir)
 
     async def clone_repo(
         self, repo: str, *, token_env: str | None = None, remote_dir: str | None = None
     ) -> None:
         """``git clone`` ``URL[@REF]`` inside the instance; the token is read from the variable
         ``token_env`` and never reaches a command line, the output or a record."""
-        from praisonai.sandbox import workspace
+        from praisonai.compute import workspace
 
         self._ensure_open()
-        await workspace.clone(self, workspace.parse_repo(repo, token_env=token_env), remote_dir)
+        await workspace.clone(
+            workspace.Place(self.provider, self.id),
+            workspace.parse_repo(repo, token_env=token_env),
+            remote_dir,
+        )
 
     async def diff(self, remote_dir: str | None = None) -> str:
         """The workspace's changes since it was uploaded or cloned, as a ``git diff`` patch."""
-        from praisonai.sandbox import workspace
+        from praisonai.compute import workspace
 
         self._ensure_open()
-        return await workspace.diff(self, remote_dir)
+        return await workspace.diff(workspace.Place(self.provider, self.id), remote_dir)
 
     async def download_changes(
         self, local_path: str | os.PathLike[str], remote_dir: str | None = None
     ) -> Any:
         """Copy the files changed since the upload or clone to ``local_path``; the changes."""
-        from praisonai.sandbox import workspace
+        from praisonai.compute import workspace
 
         self._ensure_open()
-        return await workspace.download_changes(self, local_path, remote_dir)
+        return await workspace.download_changes(
+            workspace.Place(self.provider, self.id), local_path, remote_dir
+        )
 
     async def status(self) -> InstanceInfo:
         """The instance's current state, fresh from the provider."""

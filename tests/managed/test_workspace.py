@@ -1,4 +1,4 @@
-"""A local tree into an instance and its changes back out (``praisonai.sandbox.workspace``), for
+"""A local tree into an instance and its changes back out (``praisonai.compute.workspace``), for
 real on local, docker and ssh: .gitignore honoured (by git in a work tree, by pathspec
 elsewhere), links sent as links and never followed out of the tree, the baseline diff and the
 download of what changed."""
@@ -15,7 +15,7 @@ from kit import provider_named
 
 from praisonai import Sandbox
 from praisonai._errors import ConfigError
-from praisonai.sandbox.workspace import BASELINE_DIR, Change, from_keywords
+from praisonai.compute.workspace import BASELINE_DIR, Change, from_keywords
 
 SECRET = "host-secret-7f3a"
 

@@ -75,7 +75,7 @@ class ManagedAgent(PraisonAINames):
             name, or a provider whose SDK is missing, is refused here.
         config: a :class:`LocalManagedConfig` (hosted: a :class:`ManagedConfig`), or its fields.
         workspace, repo, repo_token_env: added to the config's ``resources`` (see
-            :mod:`praisonai.sandbox.workspace`); put in the instance before the first model call.
+            :mod:`praisonai.compute.workspace`); put in the instance before the first model call.
         store: the sessions store (default: sqlite under ``PRAISONAI_HOME``).
         on_tool_confirmation: ``(ToolRequest) -> "allow" | "deny" | None`` (or a bool; may be
             async) for tools whose permission is ``ask``; ``None`` leaves the use pending and the

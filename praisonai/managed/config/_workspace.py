@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 
 from praisonai._errors import ConfigError
+from praisonai.compute.workspace import Resource, from_keywords
 from praisonai.managed.config._local import LocalManagedConfig
-from praisonai.sandbox.workspace import Resource, from_keywords
 
 
 def with_workspace(

@@ -7,8 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from praisonai._errors import ConfigError
+from praisonai.compute.workspace import Place, diff, resources
 from praisonai.managed.instance._source import reattach
-from praisonai.sandbox.workspace import diff, resources
 
 
 async def reference_diff(reference: Mapping[str, Any] | None, shown: str) -> str:
@@ -28,4 +28,4 @@ async def reference_diff(reference: Mapping[str, Any] | None, shown: str) -> str
             op="diff",
         )
     kept = resources(reference.get("resources") or ())
-    return await diff(sandbox, kept[0].mount_path if kept else None)
+    return await diff(Place(sandbox.provider, sandbox.id), kept[0].mount_path if kept else None)

@@ -25,10 +25,10 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.foreign import ForeignProvider
 from praisonai.compute.registry import compute_provider, provider_for_record
+from praisonai.compute.workspace import Place, Resource, prepare, resources
 from praisonai.managed.events import Event
 from praisonai.sandbox import AsyncSandbox
 from praisonai.sandbox.provisioning import ProvisionPlan, plan
-from praisonai.sandbox.workspace import Resource, prepare, resources
 
 #: What a replaced instance loses and what the session keeps (told to the model).
 LOST = ("workspace files", "installed packages", "running processes", "shell state")
@@ -63,7 +63,7 @@ class InstanceSource:
         chosen = await self._plan()
         sandbox = await AsyncSandbox.from_plan(chosen)
         try:  # an instance whose upload or clone failed is never handed out
-            await prepare(sandbox, self.resources)
+            await prepare(Place(sandbox.provider, sandbox.id), self.resources)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await sandbox.shutdown()

@@ -50,12 +50,12 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.foreign import ForeignProvider
 from praisonai.compute.registry import provider_class, resolve_compute
+from praisonai.compute.workspace import from_keywords
 from praisonai.managed.instance._answers import command_answer, list_command
 from praisonai.managed.shared._tools import BRIDGED_TOOL_NAMES, tool_name, tools_for
 from praisonai.managed.shared._workspace import diff_of, prepared
 from praisonai.runtime.session import ShellSession
 from praisonai.sandbox.provisioning import ProvisionPlan, plan
-from praisonai.sandbox.workspace import from_keywords
 
 #: Appended to the backstory of every attached agent (PraisonAI's name). Models tend not to call
 #: tools they do not believe can run anything; this tells them they can. True of every provider:

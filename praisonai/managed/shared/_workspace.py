@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import anyio
 
 from praisonai.compute.base import ComputeProvider
+from praisonai.compute.workspace import Place, Resource, diff, prepare
 from praisonai.sandbox import AsyncSandbox
 from praisonai.sandbox.provisioning import ProvisionPlan
-from praisonai.sandbox.workspace import Resource, diff, prepare
 
 
 async def prepared(chosen: ProvisionPlan, resources: Sequence[Resource]) -> AsyncSandbox:
@@ -18,7 +18,7 @@ async def prepared(chosen: ProvisionPlan, resources: Sequence[Resource]) -> Asyn
     and the error raised."""
     sandbox = await AsyncSandbox.from_plan(chosen)
     try:
-        await prepare(sandbox, resources)
+        await prepare(Place(sandbox.provider, sandbox.id), resources)
     except BaseException:
         with anyio.CancelScope(shield=True):
             await sandbox.shutdown()
@@ -28,4 +28,4 @@ async def prepared(chosen: ProvisionPlan, resources: Sequence[Resource]) -> Asyn
 
 async def diff_of(provider: ComputeProvider, instance_id: str) -> str:
     """The instance's workspace changes (a ``git diff`` patch; see ``sandbox.workspace.diff``)."""
-    return await diff(AsyncSandbox(provider, await provider.get_status(instance_id), owned=False))
+    return await diff(Place(provider, instance_id))

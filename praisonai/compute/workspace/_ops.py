@@ -9,17 +9,28 @@ import tempfile
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import anyio.to_thread
 
 from praisonai._errors import ConfigError, ExecError
-from praisonai.sandbox.workspace import _baseline, _repo
-from praisonai.sandbox.workspace._pack import Packed, pack
-from praisonai.sandbox.workspace._select import selected
+from praisonai._types import ExecResult
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.workspace import _baseline, _repo
+from praisonai.compute.workspace._pack import Packed, pack
+from praisonai.compute.workspace._select import selected
 
-if TYPE_CHECKING:
-    from praisonai.sandbox import AsyncSandbox
+
+@dataclass(frozen=True)
+class Place:
+    """An instance of a provider: where the workspace operations act."""
+
+    provider: ComputeProvider
+    instance_id: str
+
+    async def exec(
+        self, command: str | list[str], *, cwd: str | None = None, env: dict[str, str] | None = None
+    ) -> ExecResult:
+        return await self.provider.execute(self.instance_id, command, cwd=cwd, env=env)
 
 
 @dataclass(frozen=True)
@@ -46,58 +57,58 @@ def checked_tree(path: str | os.PathLike[str]) -> Path:
     return local.resolve()
 
 
-async def upload_tree(sb: AsyncSandbox, local: str | os.PathLike[str], mount: str | None = None) -> Packed:
+async def upload_tree(at: Place, local: str | os.PathLike[str], mount: str | None = None) -> Packed:
     """Upload the tree ``local`` into ``mount`` (default: the working dir), ``.gitignore``
     honoured, links sent as links, streamed through a temporary archive on this machine; then
     record the baseline that :func:`diff` compares with."""
     root, where = checked_tree(local), mount or "."
-    owner = await _owner(sb)
-    await _run(sb, ["mkdir", "-p", "--", where], "workspace")
+    owner = await _owner(at)
+    await _run(at, ["mkdir", "-p", "--", where], "workspace")
     with tempfile.TemporaryDirectory(prefix="praisonai-workspace-") as scratch:
         archive = Path(scratch, "workspace.tar")
         with archive.open("wb") as out:
             packed = await anyio.to_thread.run_sync(lambda: pack(root, selected(root), out, owner))
-        if not await sb.provider._unpack_archive(sb.id, archive, where):
+        if not await at.provider._unpack_archive(at.instance_id, archive, where):
             carried = posixpath.join(where, f".praisonai-upload-{uuid.uuid4().hex[:12]}.tar")
-            await sb.upload(archive, carried)
+            await at.provider.upload_file(at.instance_id, archive, carried)
             name = posixpath.basename(carried)
-            await _run(sb, f"tar -xf {name} && rm -f {name}", "workspace", cwd=where)
-    await record_baseline(sb, mount)
+            await _run(at, f"tar -xf {name} && rm -f {name}", "workspace", cwd=where)
+    await record_baseline(at, mount)
     return packed
 
 
-async def clone(sb: AsyncSandbox, spec: _repo.RepoSpec, mount: str | None = None) -> None:
+async def clone(at: Place, spec: _repo.RepoSpec, mount: str | None = None) -> None:
     """Clone ``spec`` into ``mount`` (default: the working dir, which must be empty), check out
     its ref, and record the baseline. The token is bound to the clone's environment alone."""
     where = mount or "."
     env = _repo.clone_env(spec)  # the token variable is checked before anything runs
-    result = await sb.exec(_repo.clone_argv(spec, where), env=env)
+    result = await at.exec(_repo.clone_argv(spec, where), env=env)
     if result.exit_code != 0:
         raise ExecError(f"git clone of {spec.url} failed: {_said(result.stderr, spec)}", op="repo")
     if spec.ref is not None:
-        result = await sb.exec(_repo.checkout_argv(spec, where), env=env)
+        result = await at.exec(_repo.checkout_argv(spec, where), env=env)
         if result.exit_code != 0:
             raise ConfigError(
                 f"the repository {spec.url} has no branch, tag or commit {spec.ref!r}; "
                 "give one that exists after @",
                 op="repo",
             )
-    await record_baseline(sb, mount)
+    await record_baseline(at, mount)
 
 
-async def record_baseline(sb: AsyncSandbox, mount: str | None = None) -> None:
+async def record_baseline(at: Place, mount: str | None = None) -> None:
     """Record what the workspace holds now as the baseline (once: an existing one is kept)."""
-    await _run(sb, _baseline.RECORD, "workspace", cwd=mount)
+    await _run(at, _baseline.RECORD, "workspace", cwd=mount)
 
 
-async def diff(sb: AsyncSandbox, mount: str | None = None) -> str:
+async def diff(at: Place, mount: str | None = None) -> str:
     """The workspace's changes since its baseline, as a ``git diff`` patch (binary included)."""
-    return (await _output(sb, _baseline.DIFF, mount)).decode(errors="replace")
+    return (await _output(at, _baseline.DIFF, mount)).decode(errors="replace")
 
 
-async def changes(sb: AsyncSandbox, mount: str | None = None) -> tuple[Change, ...]:
+async def changes(at: Place, mount: str | None = None) -> tuple[Change, ...]:
     """The paths that differ from the baseline, in git's order."""
-    fields = (await _output(sb, _baseline.NAMES, mount)).decode(errors="replace").split("\0")
+    fields = (await _output(at, _baseline.NAMES, mount)).decode(errors="replace").split("\0")
     found = []
     for status, path in zip(fields[0::2], fields[1::2], strict=False):
         parts = path.split("/")
@@ -107,36 +118,38 @@ async def changes(sb: AsyncSandbox, mount: str | None = None) -> tuple[Change, .
 
 
 async def download_changes(
-    sb: AsyncSandbox, local: str | os.PathLike[str], mount: str | None = None
+    at: Place, local: str | os.PathLike[str], mount: str | None = None
 ) -> tuple[Change, ...]:
     """Copy every added or changed file into ``local`` at its path (deleted ones are only
     listed): the instance's download rules apply to each, links out of the tree refused."""
-    found = await changes(sb, mount)
+    found = await changes(at, mount)
     target = Path(local)
     for change in found:
         if change.status != "deleted":
-            await sb.download(posixpath.join(mount or ".", change.path), target / change.path)
+            await at.provider.download_file(
+                at.instance_id, posixpath.join(mount or ".", change.path), target / change.path
+            )
     return found
 
 
-async def _owner(sb: AsyncSandbox) -> tuple[int, int]:
+async def _owner(at: Place) -> tuple[int, int]:
     """The instance user's uid and gid: the uploaded files are theirs."""
-    said = (await _run(sb, "id -u; id -g", "workspace")).split()
+    said = (await _run(at, "id -u; id -g", "workspace")).split()
     return (int(said[0]), int(said[1])) if len(said) == 2 and all(s.isdigit() for s in said) else (0, 0)
 
 
-async def _output(sb: AsyncSandbox, script: str, mount: str | None) -> bytes:
+async def _output(at: Place, script: str, mount: str | None) -> bytes:
     """Run a baseline script with its output to a file in the baseline repository, then fetch
     the file: a patch is neither capped nor mixed with what the exec channel says."""
     held = posixpath.join(mount or ".", _baseline.BASELINE_DIR, "praisonai-output")
-    await _run(sb, f'{script} >"$B/praisonai-output"', "diff", cwd=mount)
+    await _run(at, f'{script} >"$B/praisonai-output"', "diff", cwd=mount)
     with tempfile.TemporaryDirectory(prefix="praisonai-diff-") as scratch:
-        await sb.download(held, Path(scratch, "out"))
+        await at.provider.download_file(at.instance_id, held, Path(scratch, "out"))
         return Path(scratch, "out").read_bytes()
 
 
-async def _run(sb: AsyncSandbox, command: str | list[str], op: str, cwd: str | None = None) -> str:
-    result = await sb.exec(command, cwd=cwd)
+async def _run(at: Place, command: str | list[str], op: str, cwd: str | None = None) -> str:
+    result = await at.exec(command, cwd=cwd)
     if result.exit_code != 0:
         said = result.stderr.strip().splitlines()[-1:] or [f"exit {result.exit_code}"]
         raise ExecError(f"the workspace's {op} step failed in the instance: {said[0]}", op=op)

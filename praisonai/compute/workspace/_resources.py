@@ -6,16 +6,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
 from praisonai._errors import ConfigError
-from praisonai.sandbox.workspace._ops import checked_tree, clone, upload_tree
-from praisonai.sandbox.workspace._repo import RepoSpec, parse_repo
-
-if TYPE_CHECKING:
-    from praisonai.sandbox import AsyncSandbox
+from praisonai.compute.workspace._ops import Place, checked_tree, clone, upload_tree
+from praisonai.compute.workspace._repo import RepoSpec, parse_repo
 
 
 class Checkout(BaseModel):
@@ -104,10 +101,10 @@ def from_keywords(
     return ()
 
 
-async def prepare(sb: AsyncSandbox, given: Iterable[Resource]) -> None:
+async def prepare(at: Place, given: Iterable[Resource]) -> None:
     """Put each resource in the instance: upload the directory, or clone the repository."""
     for resource in given:
         if isinstance(resource, LocalDirectory):
-            await upload_tree(sb, resource.path, resource.mount_path)
+            await upload_tree(at, resource.path, resource.mount_path)
         else:
-            await clone(sb, resource.spec(), resource.mount_path)
+            await clone(at, resource.spec(), resource.mount_path)

@@ -2,9 +2,10 @@
 repository cloned (its token kept out of every command line and record), a baseline recorded at
 that moment, and the changes since shown as a ``git diff`` or copied back out."""
 
-from praisonai.sandbox.workspace._baseline import BASELINE_DIR
-from praisonai.sandbox.workspace._ops import (
+from praisonai.compute.workspace._baseline import BASELINE_DIR
+from praisonai.compute.workspace._ops import (
     Change,
+    Place,
     changes,
     checked_tree,
     clone,
@@ -13,9 +14,9 @@ from praisonai.sandbox.workspace._ops import (
     record_baseline,
     upload_tree,
 )
-from praisonai.sandbox.workspace._pack import Packed
-from praisonai.sandbox.workspace._repo import RepoSpec, parse_repo
-from praisonai.sandbox.workspace._resources import (
+from praisonai.compute.workspace._pack import Packed
+from praisonai.compute.workspace._repo import RepoSpec, parse_repo
+from praisonai.compute.workspace._resources import (
     Checkout,
     GitRepository,
     LocalDirectory,
@@ -32,6 +33,7 @@ __all__ = [
     "GitRepository",
     "LocalDirectory",
     "Packed",
+    "Place",
     "RepoSpec",
     "Resource",
     "changes",
