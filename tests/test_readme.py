@@ -69,6 +69,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "SharedCompute": ("notes/report.md",),
     "ManagedAgent.resume": ("end_turn Usage(",),
     "hosted.run(": ("end_turn Usage(",),
+    "sb.upload_workspace(project)": ("+print('fixed')\n", "Change(path='NOTES', status='added')"),
 }
 
 #: The SSH snippet's example host, replaced by the test sshd's (each must be found once).

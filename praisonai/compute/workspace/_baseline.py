@@ -14,13 +14,14 @@ BASELINE_DIR = ".praisonai-baseline.git"
 _ENV = (
     f'B="$PWD/{BASELINE_DIR}"; export GIT_DIR="$B" GIT_WORK_TREE="$PWD" GIT_CONFIG_NOSYSTEM=1 '
     "GIT_CONFIG_GLOBAL=/dev/null GIT_TERMINAL_PROMPT=0; "
-    'command -v git >/dev/null 2>&1 || { echo "git is not installed in the instance" >&2; exit 127; }; '
 )
+_NO_GIT = "git is not installed in the instance, so no baseline was recorded to compare with"
 _GIT = "git -c safe.directory='*' -c core.quotePath=false"
 
 #: Record the baseline (run in the working dir).
 RECORD = (
     _ENV
+    + "command -v git >/dev/null 2>&1 || exit 0; "  # the files arrive; diff says why it cannot
     + f'[ -d "$B" ] && exit 0; {_GIT} init --quiet >/dev/null && '
     + f'printf "/%s/\\n" "{BASELINE_DIR}" >>"$B/info/exclude" && '
     + f'{{ [ ! -d .git/info ] || printf "/%s/\\n" "{BASELINE_DIR}" >>.git/info/exclude; }} && '
@@ -34,6 +35,7 @@ RECORD = (
 
 _STAGE = (
     _ENV
+    + f'command -v git >/dev/null 2>&1 || {{ echo "{_NO_GIT}" >&2; exit 127; }}; '
     + '[ -d "$B" ] || { echo "the workspace has no baseline (nothing was uploaded or cloned)" >&2; '
     + "exit 3; }; "
     + f'export GIT_INDEX_FILE="$B/praisonai-diff-index"; {_GIT} read-tree HEAD && {_GIT} add -A && '
