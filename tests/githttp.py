@@ -43,7 +43,7 @@ class GitHTTP:
     """Serves ``root`` (holding ``repo.git``); only ``x-access-token:TOKEN`` gets in. Each
     request waits ``delay`` seconds first, so a clone lasts long enough to be watched."""
 
-    def __init__(self, root: Path, token: str, delay: float = 0.0) -> None:
+    def __init__(self, root: Path, token: str, delay: float = 0.0, host: str = "127.0.0.1") -> None:
         self.authorized = 0
         expected = "Basic " + base64.b64encode(f"x-access-token:{token}".encode()).decode()
         server = self
@@ -63,8 +63,8 @@ class GitHTTP:
             def log_message(self, *args: Any) -> None:
                 pass
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler, directory=str(root)))
-        self.url = f"http://127.0.0.1:{self._httpd.server_address[1]}/repo.git"
+        self._httpd = ThreadingHTTPServer((host, 0), functools.partial(Handler, directory=str(root)))
+        self.url = f"http://{host}:{self._httpd.server_address[1]}/repo.git"
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="githttp", daemon=True)
 
     def __enter__(self) -> GitHTTP:

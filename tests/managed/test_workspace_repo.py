@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ from githttp import GitHTTP, make_bare
 
 from praisonai import Sandbox
 from praisonai._errors import ConfigError, ExecError
+from praisonai.compute.providers.docker._client import container_name
 from praisonai.compute.providers.local import LocalCompute
 
 TOKEN = "tok-9c1e5a77d2b84f6e"
@@ -100,3 +102,37 @@ def test_docker_clones_a_ref_inside_the_instance(docker_ok: None, tmp_path: Path
         with pytest.raises(ExecError, match=r"destination path '\.' already exists"):
             sb.clone_repo("/srv/repo.git")
     assert os.path.isdir(bare)
+
+
+def bridge_gateway() -> str:
+    """The host's address on docker's default bridge, where a container reaches a host server."""
+    said = subprocess.run(
+        ["docker", "network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return said.stdout.strip()
+
+
+def test_docker_clone_leaves_the_token_nowhere_in_the_container(
+    docker_ok: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_bare(tmp_path)
+    monkeypatch.setenv(TOKEN_ENV, TOKEN)
+    try:
+        served = GitHTTP(tmp_path, TOKEN, delay=0.05, host=bridge_gateway())
+    except OSError as exc:
+        pytest.skip(f"this host has no address on docker's bridge to serve from: {exc}")
+    with served, Sandbox.create("docker", environment=False) as sb:
+        watch = "while :; do cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '; echo; done >/tmp/seen"
+        watcher = sb.start(watch)
+        sb.clone_repo(f"{served.url}@feature", token_env=TOKEN_ENV)
+        watcher.kill()
+        seen = sb.read_file("/tmp/seen").decode(errors="replace")
+        assert "clone" in seen and TOKEN not in seen  # the watch saw the clone, never the token
+        assert served.authorized > 0 and sb.exec("cat feature.txt").stdout == "feature\n"
+        found = sb.exec(f"grep -rl {TOKEN} / --exclude-dir=proc --exclude-dir=sys 2>/dev/null; true")
+        assert found.stdout == ""  # .git/config, the helper's spool, logs: nowhere on disk
+        inspected = subprocess.run(
+            ["docker", "inspect", container_name(sb.id)], capture_output=True, text=True
+        )
+        assert inspected.returncode == 0 and TOKEN not in inspected.stdout

@@ -4,6 +4,7 @@ honoured), and for a git work tree its ``.git`` too, so history and ``git diff``
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +19,9 @@ GIT_LISTING = ("git", "ls-files", "-co", "--exclude-standard", "-z")
 def selected(root: Path) -> Iterator[str]:
     """The relative POSIX names to upload, in a stable order; a link is one entry (never
     entered). A git work tree asks git itself (``git ls-files -co --exclude-standard``), any
-    other tree is walked with ``pathspec`` reading each directory's ``.gitignore``."""
-    if (root / ".git").exists() and _git_tree(root):
+    other tree (or any tree where git is not installed) is walked with ``pathspec`` reading each
+    directory's ``.gitignore`` (``.git`` left out)."""
+    if (root / ".git").exists() and shutil.which("git") is not None and _git_tree(root):
         yield from _git_listing(root)
         yield from _walk(root, ".git", ignore=False)
     else:
@@ -63,7 +65,7 @@ def _walk(root: Path, below: str, *, ignore: bool) -> Iterator[str]:
             specs = [
                 (base, spec) for base, spec in specs if rel == base or rel.startswith(base + "/") or not base
             ]
-            if ".gitignore" in files:
+            if ".gitignore" in files and not (root / rel / ".gitignore").is_symlink():
                 lines = (root / rel / ".gitignore").read_text(errors="replace").splitlines()
                 specs.append((rel, pathspec.GitIgnoreSpec.from_lines(lines)))
             dirs[:] = sorted(d for d in dirs if d != ".git" and not _ignored(specs, rel, d, True))
