@@ -17,6 +17,7 @@ from praisonai.sandbox._extras import AsyncProcess
 # models, registry, ledger, channels, asyncio); the methods that need it import it when first called.
 if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
+    from praisonai.compute.workspace import Change, Packed
     from praisonai.runtime.session import ShellSession
     from praisonai.sandbox._stream import ExecStream
     from praisonai.sandbox.provisioning import ProvisionPlan
@@ -269,7 +270,7 @@ class AsyncSandbox:
 
     async def upload_workspace(
         self, local_path: str | os.PathLike[str], remote_dir: str | None = None
-    ) -> Any:
+    ) -> Packed:
         """Upload a local tree into ``remote_dir`` (default: the working dir), ``.gitignore``
         honoured, links as links, streamed; record the baseline :meth:`diff` compares with."""
         from praisonai.compute import workspace
@@ -300,7 +301,7 @@ class AsyncSandbox:
 
     async def download_changes(
         self, local_path: str | os.PathLike[str], remote_dir: str | None = None
-    ) -> Any:
+    ) -> tuple[Change, ...]:
         """Copy the files changed since the upload or clone to ``local_path``; the changes."""
         from praisonai.compute import workspace
 

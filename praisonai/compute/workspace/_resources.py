@@ -54,17 +54,14 @@ class GitRepository(BaseModel):
 
 
 class LocalDirectory(BaseModel):
-    """A tree on this machine uploaded into the instance (``.gitignore`` honoured)."""
+    """A tree on this machine uploaded into the instance (``.gitignore`` honoured). The path is
+    checked when the upload is made (before any model request), not when a stored config is
+    read back: a session resumed after the tree moved still reattaches its instance."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     type: Literal["local_directory"] = "local_directory"
     path: str
     mount_path: str | None = None
-
-    @model_validator(mode="after")
-    def _checked(self) -> LocalDirectory:
-        checked_tree(self.path)
-        return self
 
 
 Resource = Annotated[GitRepository | LocalDirectory, Field(discriminator="type")]
