@@ -15,6 +15,7 @@ import anyio.to_thread
 from praisonai._errors import ConfigError, ExecError
 from praisonai._types import ExecResult
 from praisonai.compute.base import ComputeProvider
+from praisonai.compute.foreign import ForeignProvider
 from praisonai.compute.workspace import _baseline, _repo
 from praisonai.compute.workspace._pack import Packed, pack
 from praisonai.compute.workspace._select import selected
@@ -81,6 +82,13 @@ async def clone(at: Place, spec: _repo.RepoSpec, mount: str | None = None) -> No
     """Clone ``spec`` into ``mount`` (default: the working dir, which must be empty), check out
     its ref, and record the baseline. The token is bound to the clone's environment alone."""
     where = mount or "."
+    if spec.token_env is not None and isinstance(at.provider, ForeignProvider):
+        raise ConfigError(
+            f"a repository token cannot be kept off the command line on {at.provider.provider_name} (a "
+            "provider object written to PraisonAI's protocol takes the environment in its command "
+            "line); clone a URL that needs no token there, or use a provider of ours",
+            op="repo",
+        )
     env = _repo.clone_env(spec)  # the token variable is checked before anything runs
     result = await at.exec(_repo.clone_argv(spec, where), env=env)
     if result.exit_code != 0:
