@@ -69,11 +69,11 @@ async def upload_tree(at: Place, local: str | os.PathLike[str], mount: str | Non
         archive = Path(scratch, "workspace.tar")
         with archive.open("wb") as out:
             packed = await anyio.to_thread.run_sync(lambda: pack(root, selected(root), out, owner))
-        if not await at.provider._unpack_archive(at.instance_id, archive, where):
+        if not await at.provider.upload_archive(at.instance_id, archive, where):
             carried = posixpath.join(where, f".praisonai-upload-{uuid.uuid4().hex[:12]}.tar")
             await at.provider.upload_file(at.instance_id, archive, carried)
             name = posixpath.basename(carried)
-            await _run(at, f"tar -xf {name} && rm -f {name}", "workspace", cwd=where)
+            await _run(at, f"tar -xf {name}; s=$?; rm -f {name}; exit $s", "workspace", cwd=where)
     await record_baseline(at, mount)
     return packed
 
