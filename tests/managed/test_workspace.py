@@ -126,18 +126,35 @@ def test_bad_input_is_one_sentence(arguments: dict[str, str], said: str) -> None
 
 
 UPLOAD_AND_MEASURE = """
-import resource, sys
+import sys, threading, time
 from praisonai import Sandbox
+
+def rss_mib():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS")) // 1024
+
 with Sandbox.create("docker", environment=False) as sb:
+    before, peak, done = rss_mib(), [0], threading.Event()
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], rss_mib())
+            time.sleep(0.005)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
     sb.upload_workspace(sys.argv[1])
-    print(sb.exec("du -sm --exclude=" + sys.argv[2] + " . | cut -f1").stdout.strip())
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+    done.set()
+    sampler.join()
+    print(sb.exec("du -sm --exclude=" + sys.argv[2] + " . | cut -f1").stdout.strip(), peak[0] - before)
 """
 
 
 def test_a_large_upload_is_streamed(docker_ok: None, home: Path, tmp_path: Path) -> None:
     """200 MiB (sparse files: cheap to make, read as real bytes) goes through a process whose
-    peak memory stays far below the tree's size (236 MiB before the upload was streamed)."""
+    memory grows far less than the tree's size while it uploads (sampled every 5 ms: the
+    process's own peak also counts what provisioning costs, which depends on the engine's
+    state; 236 MiB before the upload was streamed)."""
     tree = tmp_path / "big"
     tree.mkdir()
     for i in range(20):
@@ -147,6 +164,6 @@ def test_a_large_upload_is_streamed(docker_ok: None, home: Path, tmp_path: Path)
         [sys.executable, "-c", UPLOAD_AND_MEASURE, str(tree), BASELINE_DIR],
         capture_output=True, text=True, timeout=300, check=True,
     )  # fmt: skip
-    uploaded_mib, peak_mib = map(int, child.stdout.split())
+    uploaded_mib, grown_mib = map(int, child.stdout.split())
     assert uploaded_mib >= 200
-    assert peak_mib < 100, f"uploading 200 MiB peaked at {peak_mib} MiB"
+    assert grown_mib < 40, f"uploading 200 MiB grew the process by {grown_mib} MiB"
