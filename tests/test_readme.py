@@ -70,6 +70,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "ManagedAgent.resume": ("end_turn Usage(",),
     "hosted.run(": ("end_turn Usage(",),
     'idle_action="pause"': ("paused\nkept\n",),
+    "sb.upload_workspace(project)": ("+print('fixed')\n", "Change(path='NOTES', status='added')"),
 }
 
 #: The SSH snippet's example host, replaced by the test sshd's (each must be found once).

@@ -23,6 +23,7 @@ in a worker thread.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -32,7 +33,7 @@ import anyio.to_thread
 
 from praisonai._errors import ConfigError
 from praisonai.agents import _conditions
-from praisonai.agents._run import AgentOutput, RunResult, run_async, run_sync
+from praisonai.agents._run import AgentOutput, RunResult, run_async, run_sync, workspace_keywords
 from praisonai.agents.agent import Agent
 from praisonai.managed.placement import one_place
 
@@ -144,7 +145,8 @@ class AgentFlow:
     own ``tools_run_on`` or ``backend`` keeps it). ``tools_run_on``: PraisonAI's name for
     ``compute`` (both may be given when they name the same place). An unknown name, or a
     provider whose SDK is missing, is refused here. ``variables``: names a ``when`` template
-    may read (PraisonAI's ``AgentFlow(variables=...)``).
+    may read (PraisonAI's ``AgentFlow(variables=...)``). ``workspace``, ``repo``,
+    ``repo_token_env``: as :class:`AgentTeam`'s.
     """
 
     def __init__(
@@ -154,9 +156,15 @@ class AgentFlow:
         tools_run_on: Any = None,
         *,
         variables: Mapping[str, Any] | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        repo: str | None = None,
+        repo_token_env: str | None = None,
     ) -> None:
         self.steps = list(steps)
         self.compute = one_place("AgentFlow", compute=compute, tools_run_on=tools_run_on)
+        self.workspace = workspace_keywords(
+            "AgentFlow", self.compute, workspace=workspace, repo=repo, repo_token_env=repo_token_env
+        )
         self.variables = dict(variables or {})
 
     @property
@@ -179,11 +187,11 @@ class AgentFlow:
 
     def start(self, input: str = "") -> RunResult:
         """Run the flow on ``input`` (blocking); the result's text is the last step's output."""
-        return run_sync(self.compute, self.agents, lambda: self._run(input))
+        return run_sync(self.compute, self.agents, self.workspace, lambda: self._run(input))
 
     async def astart(self, input: str = "") -> RunResult:
         """Async :meth:`start`."""
-        return await run_async(self.compute, self.agents, lambda: self._run(input))
+        return await run_async(self.compute, self.agents, self.workspace, lambda: self._run(input))
 
     #: PraisonAI's names (its ``Workflow.run``/``arun``) for :meth:`start` and :meth:`astart`.
     run, arun = start, astart

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import anyio
 
 from praisonai._errors import ConfigError
-from praisonai.agents._run import AgentOutput, RunResult, run_async, run_sync
+from praisonai.agents._run import AgentOutput, RunResult, run_async, run_sync, workspace_keywords
 from praisonai.agents.agent import Agent
 from praisonai.managed.placement import one_place
 
@@ -31,6 +32,9 @@ class AgentTeam:
             whose SDK is missing, is refused here.
         tools_run_on: PraisonAI's name for ``compute`` (both may be given when they name the
             same place).
+        workspace, repo, repo_token_env: a local tree uploaded into the instance's working dir,
+            or a git ``URL[@REF]`` cloned there (its token read from that variable), before the
+            first agent runs; the result's ``diff`` holds the changes. Need ``compute``.
     """
 
     def __init__(
@@ -40,6 +44,10 @@ class AgentTeam:
         process: Process = "sequential",
         compute: Any = None,
         tools_run_on: Any = None,
+        *,
+        workspace: str | os.PathLike[str] | None = None,
+        repo: str | None = None,
+        repo_token_env: str | None = None,
     ) -> None:
         if not agents:
             raise ConfigError("an AgentTeam needs at least one agent", op="team")
@@ -51,6 +59,9 @@ class AgentTeam:
         self.tasks = list(tasks) if tasks is not None else None
         self.process = process
         self.compute = one_place("AgentTeam", compute=compute, tools_run_on=tools_run_on)
+        self.workspace = workspace_keywords(
+            "AgentTeam", self.compute, workspace=workspace, repo=repo, repo_token_env=repo_token_env
+        )
 
     @property
     def tools_run_on(self) -> Any:
@@ -59,11 +70,11 @@ class AgentTeam:
 
     def start(self, prompt: str | None = None) -> RunResult:
         """Run the team (blocking); see the class docstring for what the result holds."""
-        return run_sync(self.compute, self.agents, lambda: self._run(prompt))
+        return run_sync(self.compute, self.agents, self.workspace, lambda: self._run(prompt))
 
     async def astart(self, prompt: str | None = None) -> RunResult:
         """Async :meth:`start`."""
-        return await run_async(self.compute, self.agents, lambda: self._run(prompt))
+        return await run_async(self.compute, self.agents, self.workspace, lambda: self._run(prompt))
 
     #: PraisonAI's name (its ``AgentTeam.run``) for :meth:`start`.
     run = start

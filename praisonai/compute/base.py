@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import ClassVar, TypeVar
 
 import anyio
@@ -343,6 +344,23 @@ class ComputeProvider(ProviderHooks, OptionalAbilities):
             await self._download(instance_id, remote_path, local)
         await self._ping(instance_id)
         return True
+
+    async def upload_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
+        """Extract the local tar ``archive`` into the existing directory ``remote_dir`` natively,
+        streamed (the workspace upload); ``False`` where the provider has no native way."""
+        self._check_id(instance_id)
+        requests.check_instance_path(remote_dir, "upload")
+        with _activity.in_use(instance_id):
+            done = await self._unpack_archive(instance_id, archive, remote_dir)
+        if done:
+            await self._ping(instance_id)
+        return done
+
+    async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
+        """Extract the local tar ``archive`` (made by the workspace upload) into the existing
+        directory ``remote_dir`` with the provider's own file API, streamed; ``False`` where the
+        provider has none (the caller then uploads the archive and runs ``tar`` in the instance)."""
+        return False
 
     async def _ping(self, instance_id: str) -> None:
         """Tell the instance about activity it cannot see (a transfer that bypassed it); by

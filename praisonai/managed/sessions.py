@@ -230,3 +230,13 @@ def _using(store: SessionStore | None) -> Iterator[SessionStore]:
         yield opened
     finally:
         opened.close()
+
+
+def session_diff(session_id: str, store: SessionStore | None = None) -> str:
+    """What the session's agent changed in its workspace since the upload or clone, as a
+    ``git diff`` patch (``praisonai managed diff``); see ``instance._diff.reference_diff``."""
+    from praisonai.managed.instance._diff import reference_diff  # loaded only when asked
+
+    with _using(store) as opened:
+        record = opened.get_session(session_id)
+    return _portal.call(reference_diff, record.sandbox, session_id)

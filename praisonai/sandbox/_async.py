@@ -17,6 +17,7 @@ from praisonai.sandbox._extras import AsyncProcess
 # models, registry, ledger, channels, asyncio); the methods that need it import it when first called.
 if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
+    from praisonai.compute.workspace import Change, Packed
     from praisonai.runtime.session import ShellSession
     from praisonai.sandbox._stream import ExecStream
     from praisonai.sandbox.provisioning import ProvisionPlan
@@ -269,6 +270,48 @@ class AsyncSandbox:
         """Copy a file or directory out of the instance."""
         self._ensure_open()
         await self.provider.download_file(self.id, remote_path, local_path)
+
+    async def upload_workspace(
+        self, local_path: str | os.PathLike[str], remote_dir: str | None = None
+    ) -> Packed:
+        """Upload a local tree into ``remote_dir`` (default: the working dir), ``.gitignore``
+        honoured, links as links, streamed; record the baseline :meth:`diff` compares with."""
+        from praisonai.compute import workspace
+
+        self._ensure_open()
+        return await workspace.upload_tree(workspace.Place(self.provider, self.id), local_path, remote_dir)
+
+    async def clone_repo(
+        self, repo: str, *, token_env: str | None = None, remote_dir: str | None = None
+    ) -> None:
+        """``git clone`` ``URL[@REF]`` inside the instance; the token is read from the variable
+        ``token_env`` and never reaches a command line, the output or a record."""
+        from praisonai.compute import workspace
+
+        self._ensure_open()
+        await workspace.clone(
+            workspace.Place(self.provider, self.id),
+            workspace.parse_repo(repo, token_env=token_env),
+            remote_dir,
+        )
+
+    async def diff(self, remote_dir: str | None = None) -> str:
+        """The workspace's changes since it was uploaded or cloned, as a ``git diff`` patch."""
+        from praisonai.compute import workspace
+
+        self._ensure_open()
+        return await workspace.diff(workspace.Place(self.provider, self.id), remote_dir)
+
+    async def download_changes(
+        self, local_path: str | os.PathLike[str], remote_dir: str | None = None
+    ) -> tuple[Change, ...]:
+        """Copy the files changed since the upload or clone to ``local_path``; the changes."""
+        from praisonai.compute import workspace
+
+        self._ensure_open()
+        return await workspace.download_changes(
+            workspace.Place(self.provider, self.id), local_path, remote_dir
+        )
 
     async def status(self) -> InstanceInfo:
         """The instance's current state, fresh from the provider."""

@@ -15,6 +15,7 @@ from praisonai.sandbox._extras import Blocking
 
 if TYPE_CHECKING:  # annotations only: keeps ``from praisonai import Sandbox`` light
     from praisonai.compute.base import ComputeProvider
+    from praisonai.compute.workspace import Change, Packed
     from praisonai.sandbox.provisioning import ProvisionPlan
 
 
@@ -173,6 +174,20 @@ class Sandbox:
 
     def download(self, remote_path: str, local_path: str | os.PathLike[str]) -> None:
         _portal.call(self._inner.download, remote_path, local_path)
+
+    def upload_workspace(self, local_path: str | os.PathLike[str], remote_dir: str | None = None) -> Packed:
+        return _portal.call(self._inner.upload_workspace, local_path, remote_dir)
+
+    def clone_repo(self, repo: str, *, token_env: str | None = None, remote_dir: str | None = None) -> None:
+        _portal.call(lambda: self._inner.clone_repo(repo, token_env=token_env, remote_dir=remote_dir))
+
+    def diff(self, remote_dir: str | None = None) -> str:
+        return _portal.call(self._inner.diff, remote_dir)
+
+    def download_changes(
+        self, local_path: str | os.PathLike[str], remote_dir: str | None = None
+    ) -> tuple[Change, ...]:
+        return _portal.call(self._inner.download_changes, local_path, remote_dir)
 
     def status(self) -> InstanceInfo:
         return _portal.call(self._inner.status)

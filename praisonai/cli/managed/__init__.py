@@ -15,7 +15,7 @@ import typer
 
 from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
-from praisonai.cli.managed import agents, envs, run, sessions
+from praisonai.cli.managed import agents, diff, envs, run, sessions
 from praisonai.cli.managed.outcome import EXIT_CODES_HELP
 
 __all__ = ["app"]
@@ -29,6 +29,7 @@ app.add_typer(sessions.app, name="sessions")
 app.add_typer(agents.app, name="agents")
 app.command("run", cls=PlainCommand, epilog=EXIT_CODES_HELP)(run.run)
 app.add_typer(envs.app, name="envs")
+app.command("diff", cls=PlainCommand)(diff.diff)
 
 
 @app.command("ps", cls=PlainCommand)

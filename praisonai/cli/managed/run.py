@@ -60,6 +60,29 @@ def run(
         ),
     ] = None,
     title: Annotated[str | None, typer.Option("--title", metavar="TEXT", help="The session's title.")] = None,
+    workspace: Annotated[
+        str | None,
+        typer.Option(
+            "--workspace",
+            metavar="PATH",
+            help="Upload this directory into the instance's working dir first (.gitignore honoured); "
+            "see praisonai managed diff.",
+        ),
+    ] = None,
+    repo: Annotated[
+        str | None,
+        typer.Option(
+            "--repo", metavar="URL[@REF]", help="git clone this repository into the working dir first."
+        ),
+    ] = None,
+    repo_token_env: Annotated[
+        str | None,
+        typer.Option(
+            "--repo-token-env",
+            metavar="NAME",
+            help="The environment variable holding --repo's token (given to git, never on a command line).",
+        ),
+    ] = None,
     session: Annotated[
         str | None,
         typer.Option("--session", metavar="SESSION_ID", help="Continue this stored session instead."),
@@ -91,6 +114,7 @@ def run(
     \b
       praisonai managed run "write fib.py, run it, print fib(20)" --compute docker
       praisonai managed run "now add tests" --session msess_0123...
+      praisonai managed run "fix the failing test" --workspace . --compute docker
     """
     turn.check_approval(approve)
     turn.check_text(prompt, title)
@@ -110,16 +134,24 @@ def run(
 
         config["packages"] = parse_packages(packages)
     if session is not None:
-        if config or compute or provider:
+        if config or compute or provider or workspace or repo:
             raise ConfigError(
                 "--session continues a stored session with its own agent, compute and title; drop "
                 "--model, --system, --name, --packages, --compute, --provider, --title, --ask, "
-                "--max-turns and --budget-tokens"
+                "--max-turns, --budget-tokens, --workspace and --repo"
             )
         raise typer.Exit(resumed_turn(session, prompt, approve, force=False, stream=stream, json_=json_))
     view = turn.view(json_)
     approver = turn.Approver(approve, view)
     from praisonai.managed.agent import ManagedAgent
 
-    agent = ManagedAgent(provider, compute, config or None, on_tool_confirmation=approver)
+    agent = ManagedAgent(
+        provider,
+        compute,
+        config or None,
+        on_tool_confirmation=approver,
+        workspace=workspace,
+        repo=repo,
+        repo_token_env=repo_token_env,
+    )
     raise typer.Exit(turn.drive(agent, prompt, view, approver, stream=stream))

@@ -44,6 +44,7 @@ from praisonai.managed.config import (
     resolve_tools,
 )
 from praisonai.managed.config._hosted import ManagedConfig
+from praisonai.managed.config._workspace import instance_resources, with_workspace
 from praisonai.managed.events import Event
 from praisonai.managed.instance._source import InstanceSource, compute_from, compute_record
 from praisonai.managed.instance._tools import instance_specs
@@ -68,20 +69,20 @@ class ManagedAgent(PraisonAINames):
             :func:`choose_backend`, which also reads PraisonAI's older values (``"e2b"``, …:
             the loop here, its tools on that sandbox; with a ``DeprecationWarning``).
         compute: where the tools run: a provider name (``"docker"``), a provider object, or
-            ``None`` (the environment file's backend, else docker when available, else local under
-            bubblewrap; never this host unisolated, which only ``"local"`` named asks for: a turn
-            without either is refused, before any model call, with ProviderUnavailableError).
-            ``tools_run_on`` is PraisonAI's spelling of the same. An unknown name, or a provider
-            whose SDK is missing, is refused here.
-        config: a :class:`LocalManagedConfig` (hosted: a :class:`ManagedConfig`), or a dict of
-            its fields.
+            ``None`` (the environment file's backend, else docker, else local under bubblewrap;
+            never this host unisolated unless ``"local"`` is named: else refused before any model
+            call, ProviderUnavailableError); ``tools_run_on``: PraisonAI's spelling. An unknown
+            name, or a provider whose SDK is missing, is refused here.
+        config: a :class:`LocalManagedConfig` (hosted: a :class:`ManagedConfig`), or its fields.
+        workspace, repo, repo_token_env: added to the config's ``resources`` (see
+            :mod:`praisonai.compute.workspace`); put in the instance before the first model call.
         store: the sessions store (default: sqlite under ``PRAISONAI_HOME``).
         on_tool_confirmation: ``(ToolRequest) -> "allow" | "deny" | None`` (or a bool; may be
             async) for tools whose permission is ``ask``; ``None`` leaves the use pending and the
             turn ends with ``requires_action``. Without a callback such uses are denied.
         on_custom_tool: ``(name, input) -> result`` for the config's custom tools (may be async).
         api_key, base_url: for the model (default: the provider's variables, e.g. ``OPENAI_API_KEY``).
-        environment: which ``.praisonai/environment.yaml`` to read (``None``: found from the working
+        environment: which ``.praisonai/environment.yaml`` (``None``: found from the working
             directory; ``False``: none); the config's ``environment`` wins when set.
 
     A session starts with the first turn and holds a *reference* to its instance: closing this
@@ -102,12 +103,16 @@ class ManagedAgent(PraisonAINames):
         base_url: str | None = None,
         environment: str | os.PathLike[str] | bool | None = None,
         tools_run_on: object = None,
+        workspace: str | os.PathLike[str] | None = None,
+        repo: str | None = None,
+        repo_token_env: str | None = None,
     ) -> None:
         place = one_place("ManagedAgent", compute=compute, tools_run_on=tools_run_on)
         backend = choose_backend(provider, place)
         self.provider, compute = backend.loop, backend.compute
         hosted = self.provider == "anthropic"
         self.config = (ManagedConfig if hosted else LocalManagedConfig).coerce(config)
+        self.config = with_workspace(self.config, hosted, workspace, repo, repo_token_env)
         if not hosted or compute is not None:  # hosted without compute: Anthropic's container
             check_host_packages(self.config, compute is not None)
         self.compute = compute
@@ -130,7 +135,7 @@ class ManagedAgent(PraisonAINames):
             )
         env_choice = self.config.environment if self.config.environment is not None else environment
         fields = {} if hosted and compute is None else compute_fields(self.config)  # no instance of ours
-        self._source = InstanceSource(compute, fields, env_choice)
+        self._source = InstanceSource(compute, fields, env_choice, instance_resources(self.config, hosted))
         self._client: LLMClient | None = None
         self._live: LiveSession | None = None
         self._held = False  # whether self._live's lease is ours now
@@ -172,8 +177,8 @@ class ManagedAgent(PraisonAINames):
         return self.last_result
 
     def stream(self, prompt: str | None) -> Iterator[Event]:
-        """One turn, event by event as they happen (text deltas included). Leaving the loop early
-        interrupts the turn. The turn's result is :attr:`last_result` afterwards."""
+        """One turn, event by event (text deltas included); leaving the loop early interrupts it.
+        Its result is :attr:`last_result` afterwards."""
         return _bridge.stream(functools.partial(self._run_turn, prompt), self.interrupt, self._keep)
 
     def astream(self, prompt: str | None) -> AsyncIterator[Event]:
@@ -200,9 +205,8 @@ class ManagedAgent(PraisonAINames):
                 yield event.text
 
     def interrupt(self) -> None:
-        """Stop the running turn, from any thread: the model stream closes, the command running in
-        the instance is killed, a partial message is kept and the session stays resumable.
-        No-op when no turn runs."""
+        """Stop the running turn, from any thread (no-op when none runs): the model stream closes,
+        the instance's command is killed, a partial message is kept, the session stays resumable."""
         with self._lock:
             if not self._running:
                 return
@@ -372,8 +376,7 @@ class ManagedAgent(PraisonAINames):
     # ---- closing ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Let go of the session's lease and close the model client. The instance keeps running
-        until its idle policy stops it (the session references it). Idempotent."""
+        """Let go of the session's lease, close the model client (idempotent); the instance runs on."""
         _portal.call(self.aclose)
 
     async def aclose(self) -> None:
@@ -392,6 +395,5 @@ class ManagedAgent(PraisonAINames):
         self.close()
 
 
-#: PraisonAI's names for the same class (its ``LocalAgent(compute=…, tools_run_on=…)`` and
-#: ``SandboxedAgent``): both keywords are accepted by :class:`ManagedAgent`.
+#: PraisonAI's names (``LocalAgent(compute=…, tools_run_on=…)``, ``SandboxedAgent``) for this class.
 LocalAgent = SandboxedAgent = ManagedAgent

@@ -45,7 +45,7 @@ class ManagedConfig(LocalManagedConfig):
     skills: list[dict[str, Any]] = Field(default_factory=list)
     env_name: str = Field("praisonai-env", min_length=1, max_length=200)
     """The remote environment's name prefix; the config's hash completes it (names are unique)."""
-    resources: list[dict[str, Any]] = Field(default_factory=list)
+    resources: list[dict[str, Any]] = Field(default_factory=list)  # type: ignore[assignment]
     """Session resources (``github_repository``, ``file``, ``memory_store``), as the API takes them."""
     vault_ids: list[str] = Field(default_factory=list)
 

@@ -44,6 +44,7 @@ from pydantic import (
 from praisonai._errors import ConfigError
 from praisonai._limits import MAX_BUDGET_TOKENS, MAX_TURN_REQUESTS
 from praisonai.compute.config import PackageManager, changed_fields, networking_data
+from praisonai.compute.workspace import Resource
 from praisonai.managed.config._compute import checked_by_compute, network_value, parse_packages
 from praisonai.managed.config._tools import (
     INSTANCE_TOOL_NAMES,
@@ -113,6 +114,9 @@ class LocalManagedConfig(BaseModel):
     working_dir: str | None = None
     """Where commands start in the instance; ``None`` (or PraisonAI's ``""``): the environment
     file's, else ``/workspace``. The effective one is the provision plan's ``working_dir``."""
+    resources: tuple[Resource, ...] = ()
+    """Put in the instance when it is made, named as Claude Managed Agents names them: a
+    ``github_repository`` cloned, a ``local_directory`` upload (see ``praisonai.compute.workspace``)."""
     env: dict[str, str] = Field(default_factory=dict)
     """Environment variables of every command in the instance (values never recorded)."""
     packages: dict[PackageManager, list[str]] | None = None
@@ -305,8 +309,7 @@ class LocalManagedConfig(BaseModel):
         return value
 
 
-LocalAgentConfig = LocalManagedConfig
-SandboxedAgentConfig = LocalManagedConfig
+LocalAgentConfig = SandboxedAgentConfig = LocalManagedConfig
 
 
 def resolve_tools(config: object, custom_callback: Callable[..., Any] | None = None) -> ToolPlan:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import anyio.to_thread
 
 from praisonai._errors import ConfigError, InstanceNotFoundError
@@ -24,6 +25,7 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.foreign import ForeignProvider
 from praisonai.compute.registry import compute_provider, provider_for_record
+from praisonai.compute.workspace import Place, Resource, prepare, resources
 from praisonai.managed.events import Event
 from praisonai.sandbox import AsyncSandbox
 from praisonai.sandbox.provisioning import ProvisionPlan, plan
@@ -45,6 +47,8 @@ class InstanceSource:
     compute: object
     fields: Mapping[str, Any]
     environment: str | os.PathLike[str] | bool | None
+    #: Put in each instance made (the config's ``resources``), a replacement's too.
+    resources: tuple[Resource, ...] = ()
 
     async def check(self) -> None:
         """Refuse now what :meth:`provision` would refuse later, making nothing: the provider
@@ -58,9 +62,16 @@ class InstanceSource:
         """A new instance, its reference for the session, and the ``sandbox.provisioned`` event."""
         chosen = await self._plan()
         sandbox = await AsyncSandbox.from_plan(chosen)
+        try:  # an instance whose upload or clone failed is never handed out
+            await prepare(Place(sandbox.provider, sandbox.id), self.resources)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await sandbox.shutdown()
+            raise
         sandbox.owned = False  # the session references it; the idle policy ends it
         source = str(chosen.source) if chosen.source is not None else False
         reference = _reference(sandbox.provider, sandbox.id, self.fields, source, chosen.config.working_dir)
+        reference["resources"] = [r.model_dump(mode="json") for r in self.resources]  # names, no secret
         return sandbox, reference, Event("sandbox.provisioned", _public(reference))
 
     async def _plan(self) -> ProvisionPlan:
@@ -92,7 +103,8 @@ def source_of(reference: Mapping[str, Any], env: Mapping[str, str], known: objec
         **(reference.get("config") or {}),
         "env": {k: v for k, v in env.items() if k in reference.get("env", ())},
     }
-    return InstanceSource(provider, fields, reference.get("environment", False))
+    kept = resources(reference.get("resources") or ())
+    return InstanceSource(provider, fields, reference.get("environment", False), kept)
 
 
 async def reattach(reference: Mapping[str, Any], known: object = None) -> tuple[AsyncSandbox, Event] | None:

@@ -149,8 +149,11 @@ class LiveSession:
         """Reattach the recorded instance, or replace it (announced) when it is gone; an instance
         this process holds is checked again when unused for :data:`RECHECK_AFTER_S` (its idle
         policy may have stopped it). A session that never used an instance has nothing to attach:
-        its first tool call provisions one."""
+        its first tool call provisions one (with resources to put in it, this does, now)."""
         if self.reference is None:
+            if self.source.resources:  # the upload or clone now: its failure comes before a model call
+                made, reference, event = await self.source.provision()
+                self._adopt(made, reference, event, status="attached")
             return
         if self.sandbox is not None:
             if time.monotonic() - self.used_at < RECHECK_AFTER_S or await _instance.alive(self.sandbox):

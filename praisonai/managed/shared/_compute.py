@@ -50,10 +50,11 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.foreign import ForeignProvider
 from praisonai.compute.registry import provider_class, resolve_compute
+from praisonai.compute.workspace import from_keywords
 from praisonai.managed.instance._answers import command_answer, list_command
 from praisonai.managed.shared._tools import BRIDGED_TOOL_NAMES, tool_name, tools_for
+from praisonai.managed.shared._workspace import diff_of, prepared
 from praisonai.runtime.session import ShellSession
-from praisonai.sandbox import AsyncSandbox
 from praisonai.sandbox.provisioning import ProvisionPlan, plan
 
 #: Appended to the backstory of every attached agent (PraisonAI's name). Models tend not to call
@@ -117,6 +118,8 @@ class SharedCompute:
             flag went into the provider's config and shutdown always removed the instance.
         environment: ``None`` finds the environment file from the working directory, ``False``
             reads none, a path reads that.
+        workspace, repo, repo_token_env: a local tree uploaded into the working dir, or a git
+            ``URL[@REF]`` cloned there (token from that variable); see :meth:`diff`.
 
     Raises:
         UnknownProviderError, MissingDependencyError: ``compute`` names no usable provider.
@@ -134,8 +137,13 @@ class SharedCompute:
         idle_timeout_s: int | Unset = UNSET,
         *,
         environment: str | os.PathLike[str] | bool | None = None,
+        workspace: str | os.PathLike[str] | None = None,
+        repo: str | None = None,
+        repo_token_env: str | None = None,
     ) -> None:
         check_place(compute)
+        #: What is put in the instance when it is made (``workspace``/``repo`` as resources).
+        self.resources = from_keywords(workspace, repo, repo_token_env)
         self._compute = compute
         self._config = _explicit(config, working_dir=working_dir, idle_timeout_s=idle_timeout_s)
         self._environment = environment
@@ -159,9 +167,13 @@ class SharedCompute:
         with self._lock:  # shutdown holds it too: a first use after a shutdown waits for it
             if self.instance_id is None:  # the one provisioning path, as Sandbox.create takes it
                 chosen = self._planned()
-                sandbox = _portal.call(AsyncSandbox.from_plan, chosen)
+                sandbox = _portal.call(prepared, chosen, self.resources)
                 self.plan, self.provider, self.instance_id = chosen, chosen.provider, sandbox.id
             return self.instance_id
+
+    def diff(self) -> str:
+        """The working dir's changes since the workspace was uploaded or the repo cloned."""
+        return _portal.call(diff_of, *self._live())
 
     def ensure_provisioned(self) -> str:
         """PraisonAI's name for :meth:`ensure`: the instance's id, provisioning it first if needed."""

@@ -191,16 +191,6 @@ def sdk() -> Any:
     return docker
 
 
-def put_archive(api: Any, container: str, archive: bytes, shown: str) -> None:
-    """Unpack a tar ``archive`` at the container's root (blocking); ``shown`` names it in errors."""
-    import docker
-
-    try:
-        api.put_archive(container, "/", archive)
-    except docker.errors.APIError as exc:
-        raise file_error(exc, shown) from None
-
-
 def get_archive(api: Any, container: str, target: str) -> Iterator[bytes] | None:
     """``target`` as a stream of tar chunks (blocking); ``None`` when the engine finds nothing
     there (no such path, or no such container)."""

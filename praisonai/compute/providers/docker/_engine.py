@@ -36,7 +36,7 @@ from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
-from praisonai.compute.providers.docker import _attach, _capture, _main, _pause, _runtime, _spec
+from praisonai.compute.providers.docker import _attach, _capture, _main, _pause, _runtime, _spec, _workspace
 from praisonai.compute.providers.docker._client import (
     DockerHost,
     container_name,
@@ -46,7 +46,6 @@ from praisonai.compute.providers.docker._client import (
     get_archive,
     info_of,
     pull_image,
-    put_archive,
     sdk,
     shared_client,
     start_errors,
@@ -64,7 +63,7 @@ from praisonai.compute.providers.docker._options import (
 T = TypeVar("T")
 
 
-class DockerEngine(_pause.PauseMixin, MainChannelMixin, ComputeProvider):
+class DockerEngine(_pause.PauseMixin, MainChannelMixin, _workspace.ArchiveTransfers, ComputeProvider):
     """Containers on one engine: ``DockerCompute()``'s (``base_url``, else ``DOCKER_HOST``), or a
     pool's host (``host``)."""
 
@@ -360,11 +359,6 @@ class DockerEngine(_pause.PauseMixin, MainChannelMixin, ComputeProvider):
         from praisonai.compute.watchdog import guarded_session
 
         return self._transport(instance_id, guarded_session(self._spool(instance_id), own_shell(argv)))
-
-    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        target = await self._channel_path(instance_id, remote)
-        archive = await anyio.to_thread.run_sync(_tar.pack_path, local, target)
-        await self._call(put_archive, self.api, container_name(instance_id), archive, remote)
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         target = await self._channel_path(instance_id, remote)

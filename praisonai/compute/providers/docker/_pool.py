@@ -339,6 +339,9 @@ class DockerPool(ChannelMixin, ComputeProvider):
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         await (await self._owner(instance_id))._download(instance_id, remote, local)
 
+    async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
+        return await (await self._owner(instance_id))._unpack_archive(instance_id, archive, remote_dir)
+
 
 def _is_answer(exc: Exception) -> bool:
     """Whether ``exc`` is the engine's answer (an API error such as 404) rather than its silence."""

@@ -48,7 +48,7 @@ from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.local import _files
+from praisonai.compute.providers.local import _archive, _files
 from praisonai.compute.providers.local._beneath import relative_parts
 from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport, bwrap_argv
 from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
@@ -256,6 +256,12 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         await anyio.to_thread.run_sync(
             _files.upload, local, inst.workspace, self._parts(inst, remote), remote
         )
+
+    async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
+        inst = self._load(instance_id)
+        parts = self._parts(inst, remote_dir)
+        await anyio.to_thread.run_sync(_archive.unpack, archive, inst.workspace, parts, remote_dir)
+        return True
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         inst = self._load(instance_id)

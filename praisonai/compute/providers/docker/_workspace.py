@@ -1,0 +1,60 @@
+"""Archives into a container, streamed: the engine's archive API reads the tar from a file in
+blocks, so neither a workspace upload nor a plain ``upload`` holds a tree in memory."""
+
+from __future__ import annotations
+
+import tarfile
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+
+from praisonai.compute.providers.docker._client import container_name, file_error
+
+T = TypeVar("T")
+
+
+def put_tar(api: Any, container: str, archive: BinaryIO, target: str, shown: str) -> None:
+    """Extract the tar read from ``archive`` into the container's directory ``target``
+    (blocking). The engine extracts inside the container's own filesystem."""
+    import docker
+
+    try:
+        api.put_archive(container, target, archive)
+    except docker.errors.APIError as exc:
+        raise file_error(exc, shown) from None
+
+
+def put_path(api: Any, container: str, local: Path, arcname: str, shown: str) -> None:
+    """``upload``: a tar of the local file or tree under ``arcname`` (relative to the
+    container's root), spooled to a temporary file, then streamed to the engine (blocking)."""
+    with tempfile.TemporaryFile() as spool:
+        with tarfile.open(fileobj=spool, mode="w|") as tar:
+            tar.add(str(local), arcname=arcname.lstrip("/"))
+        spool.seek(0)
+        put_tar(api, container, spool, "/", shown)
+
+
+def put_file(api: Any, container: str, archive: Path, target: str, shown: str) -> None:
+    """:func:`put_tar` of the archive file ``archive`` (blocking)."""
+    with archive.open("rb") as stream:
+        put_tar(api, container, stream, target, shown)
+
+
+class ArchiveTransfers:
+    """DockerEngine's uploads through the engine's archive API, streamed from a file."""
+
+    api: Any
+    if TYPE_CHECKING:
+
+        async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T: ...
+        async def _channel_path(self, instance_id: str, path: str) -> str: ...
+
+    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        target = await self._channel_path(instance_id, remote)
+        await self._call(put_path, self.api, container_name(instance_id), local, target, remote)
+
+    async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
+        target = await self._channel_path(instance_id, remote_dir)
+        await self._call(put_file, self.api, container_name(instance_id), archive, target, remote_dir)
+        return True
