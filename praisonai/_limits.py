@@ -176,3 +176,6 @@ DEFAULT_CAPTURE_PRUNE_DAYS = 14.0
 #: Seconds ``praisonai sandbox run``, once interrupted, waits for its instance's removal before
 #: it exits anyway.
 INTERRUPT_CLEANUP_WAIT_S = 120.0
+
+#: Bytes one read of an exposed port's relay moves at a time (host side and in the instance).
+PORT_RELAY_CHUNK = 64 * 1024

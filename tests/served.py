@@ -66,6 +66,9 @@ def checks_named(*prefixes: str) -> frozenset[str]:
 #: helper channel's processes.
 NO_CHANNEL = checks_named("session_", "bound_env", "killed_helper", "helper_killed")
 
+#: What a provider without ``Capability.PORTS`` cannot do (``expose``).
+NO_PORTS = checks_named("port_")
+
 
 def registered() -> list[str]:
     """The providers registered by entry point (pyproject.toml), as users get them."""
@@ -278,22 +281,22 @@ TARGETS: dict[str, Target] = {
     "docker": Target(_docker),
     "ssh": Target(_ssh),
     # a native exec and nothing else: neither background processes nor sessions, no helper channel
-    "fake": Target(_fake, not_applicable=NO_CHANNEL | checks_named("background_process")),
-    "e2b": Target(_e2b, faked=True),
-    "modal": Target(_modal, faked=True, sdk_garbage=True),
+    "fake": Target(_fake, not_applicable=NO_CHANNEL | NO_PORTS | checks_named("background_process")),
+    "e2b": Target(_e2b, faked=True, not_applicable=NO_PORTS),
+    "modal": Target(_modal, faked=True, sdk_garbage=True, not_applicable=NO_PORTS),
     "daytona": Target(
         _daytona,
         faked=True,
-        not_applicable=NO_CHANNEL,
+        not_applicable=NO_CHANNEL | NO_PORTS,
         known_gaps={"stream_delivers_output_while_running": f"Daytona's process.{_NOT_STREAMED}"},
     ),
     "flyio": Target(
         _flyio,
         faked=True,
-        not_applicable=NO_CHANNEL,
+        not_applicable=NO_CHANNEL | NO_PORTS,
         known_gaps={"stream_delivers_output_while_running": f"Fly's {_NOT_STREAMED}"},
     ),
-    "tenki": Target(_tenki, faked=True, not_applicable=NO_CHANNEL),
+    "tenki": Target(_tenki, faked=True, not_applicable=NO_CHANNEL | NO_PORTS),
     "kubernetes": Target(_kubernetes, faked=True),
 }
 

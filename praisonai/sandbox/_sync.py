@@ -174,6 +174,9 @@ class Sandbox:
     def download(self, remote_path: str, local_path: str | os.PathLike[str]) -> None:
         _portal.call(self._inner.download, remote_path, local_path)
 
+    def expose(self, port: int) -> str:
+        return _portal.call(self._inner.expose, port)
+
     def status(self) -> InstanceInfo:
         return _portal.call(self._inner.status)
 

@@ -36,6 +36,7 @@ from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
+from praisonai.compute.ports import ExecRelayPorts
 from praisonai.compute.providers.docker import _attach, _capture, _main, _runtime, _spec
 from praisonai.compute.providers.docker._client import (
     DockerHost,
@@ -64,7 +65,7 @@ from praisonai.compute.providers.docker._options import (
 T = TypeVar("T")
 
 
-class DockerEngine(MainChannelMixin, ComputeProvider):
+class DockerEngine(MainChannelMixin, ExecRelayPorts, ComputeProvider):
     """Containers on one engine: ``DockerCompute()``'s (``base_url``, else ``DOCKER_HOST``), or a
     pool's host (``host``)."""
 

@@ -28,6 +28,7 @@ CAPABILITIES = CHANNEL_CAPABILITIES | frozenset(
         Capability.MEMORY_LIMIT,
         Capability.GPU,
         Capability.NETWORK_NONE,
+        Capability.PORTS,  # through a relay exec'd in the instance (compute.ports): any port, any network
         Capability.MOUNTS,
         Capability.PACKAGES,
         Capability.ISOLATION,
