@@ -69,6 +69,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "SharedCompute": ("notes/report.md",),
     "ManagedAgent.resume": ("end_turn Usage(",),
     "hosted.run(": ("end_turn Usage(",),
+    "sb.expose(8000)": ("<h1>built by an agent</h1>",),
 }
 
 #: The SSH snippet's example host, replaced by the test sshd's (each must be found once).
