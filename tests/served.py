@@ -282,8 +282,8 @@ TARGETS: dict[str, Target] = {
     "ssh": Target(_ssh),
     # a native exec and nothing else: neither background processes nor sessions, no helper channel
     "fake": Target(_fake, not_applicable=NO_CHANNEL | NO_PORTS | checks_named("background_process")),
-    "e2b": Target(_e2b, faked=True, not_applicable=NO_PORTS),
-    "modal": Target(_modal, faked=True, sdk_garbage=True, not_applicable=NO_PORTS),
+    "e2b": Target(_e2b, faked=True),
+    "modal": Target(_modal, faked=True, sdk_garbage=True),
     "daytona": Target(
         _daytona,
         faked=True,

@@ -4,6 +4,7 @@ ssh: where the forward listens, what it leaves behind, and what is refused. The 
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -157,3 +158,19 @@ def test_cli_port_of_an_unknown_instance_is_one_line(home: Path) -> None:
         [*command, "docker_0123456789ab", "80"], capture_output=True, text=True, timeout=60, cwd=_REPO
     )
     assert r.returncode == 1 and r.stderr.count("\n") == 1 and "no instance" in r.stderr, r.stderr
+
+
+def test_a_docker_pool_forwards_through_its_engine(request: pytest.FixtureRequest) -> None:
+    request.getfixturevalue("docker_ok")
+    from praisonai.compute.providers.docker import DockerCompute
+
+    engine = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    pool = DockerCompute(hosts=[engine])  # a pool of one: the pool's code path
+    instance_id = _portal.call(pool.provision).instance_id
+    try:
+        _, body, url = served((pool, instance_id))
+        assert get(url) == body and listeners(urlsplit(url).port or 0) == {"0100007F"}
+    finally:
+        _portal.call(pool.shutdown, instance_id)
+        pool.close()
+    assert not listening(urlsplit(url).port or 0)
