@@ -179,3 +179,7 @@ INTERRUPT_CLEANUP_WAIT_S = 120.0
 
 #: Bytes one read of an exposed port's relay moves at a time (host side and in the instance).
 PORT_RELAY_CHUNK = 64 * 1024
+
+#: Seconds a Daytona signed preview URL (``expose``) stays valid; a later ``expose`` of the same
+#: port gives the same URL while more than half of this is left, else a new one.
+PREVIEW_URL_TTL_S = 3600

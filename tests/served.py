@@ -287,7 +287,7 @@ TARGETS: dict[str, Target] = {
     "daytona": Target(
         _daytona,
         faked=True,
-        not_applicable=NO_CHANNEL | NO_PORTS,
+        not_applicable=NO_CHANNEL,
         known_gaps={"stream_delivers_output_while_running": f"Daytona's process.{_NOT_STREAMED}"},
     ),
     "flyio": Target(

@@ -89,6 +89,22 @@ async def port_forward_ends_with_the_instance(ctx: Context) -> None:
     local_port = urlsplit(url).port
     if forwarded and local_port is not None:  # else the URL is the instance's own port, or the vendor's
         assert not listening(local_port), f"the forward {url} still answers after the instance was shut down"
+    with anyio.move_on_after(10):  # a server killed with its instance may take a moment to close
+        while await _answers(f"{url.rstrip('/')}/page.txt", body):
+            await anyio.sleep(0.2)
+        return
+    raise AssertionError(f"{url} still serves the instance's file after it was shut down")
+
+
+async def _answers(url: str, body: str) -> bool:
+    def get() -> bool:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as answer:  # our own http URL
+                return bool(answer.read().decode() == body)
+        except (OSError, ValueError):
+            return False
+
+    return await anyio.to_thread.run_sync(get)
 
 
 @suite.check()
