@@ -180,6 +180,9 @@ INTERRUPT_CLEANUP_WAIT_S = 120.0
 #: Bytes one read of an exposed port's relay moves at a time (host side and in the instance).
 PORT_RELAY_CHUNK = 64 * 1024
 
+#: Seconds ``expose`` waits for its check that the instance can run the port relay (python3).
+PORT_PROBE_TIMEOUT_S = 30.0
+
 #: Seconds a Daytona signed preview URL (``expose``) stays valid; a later ``expose`` of the same
 #: port gives the same URL while more than half of this is left, else a new one.
 PREVIEW_URL_TTL_S = 3600

@@ -71,7 +71,8 @@ def test_docker_relays_under_network_none_and_leaves_no_relay_running(
     _, body, url = served(instance)
     assert get(url) == body, "the relay runs through the engine, not a network"
     # the relay ends when the server closes (just after the client read its answer): allow that moment
-    count = "for _ in $(seq 50); do ps -eo args | grep -q '^python3 -c' || exit 0; sleep 0.1; done; exit 1"
+    relay = "^python3 -I -S -c"
+    count = f"for _ in $(seq 50); do ps -eo args | grep -q '{relay}' || exit 0; sleep 0.1; done; exit 1"
     relays = _portal.call(provider.execute, instance[1], count)
     assert relays.exit_code == 0, "a relay outlived its connection"
 
@@ -174,3 +175,27 @@ def test_a_docker_pool_forwards_through_its_engine(request: pytest.FixtureReques
         _portal.call(pool.shutdown, instance_id)
         pool.close()
     assert not listening(urlsplit(url).port or 0)
+
+
+def test_large_bodies_and_concurrent_connections_arrive_intact(
+    request: pytest.FixtureRequest, make: Callable[..., Instance]
+) -> None:
+    import concurrent.futures
+    import hashlib
+
+    provider = provider_named("docker", request)
+    provider_id = make(provider)[1]
+    _portal.call(provider.execute, provider_id, "mkdir -p big && head -c 8388608 /dev/urandom > big/blob")
+    digest = _portal.call(provider.execute, provider_id, "sha256sum big/blob").stdout.split()[0]
+    _portal.call(provider.start_process, provider_id, "exec python3 -m http.server 8000 --directory big")
+    url = _portal.call(provider.expose, provider_id, 8000)
+    _portal.call(fetch, url)  # waits until the server answers
+
+    def blob(_: int) -> str:
+        import urllib.request
+
+        with urllib.request.urlopen(f"{url}/blob", timeout=60) as answer:
+            return hashlib.sha256(answer.read()).hexdigest()
+
+    with concurrent.futures.ThreadPoolExecutor(6) as pool:
+        assert list(pool.map(blob, range(6))) == [digest] * 6

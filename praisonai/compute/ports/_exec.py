@@ -8,7 +8,7 @@ from __future__ import annotations
 import queue
 from typing import Any
 
-from praisonai._limits import PORT_RELAY_CHUNK
+from praisonai._limits import PORT_PROBE_TIMEOUT_S, PORT_RELAY_CHUNK
 from praisonai.runtime.transport import Transport
 
 # Either side ending ends the relay: the port closed, or this host hung up (stdin's EOF).
@@ -34,7 +34,7 @@ NEEDS = "the instance has no python3, which the port relay runs in it; use an im
 
 def relay_argv(port: int) -> list[str]:
     """The argv of the relay to ``port``, for a provider's ``_transport``."""
-    return ["python3", "-c", _RELAY, str(port)]
+    return ["python3", "-I", "-S", "-c", _RELAY, str(port)]  # no site, no PYTHON* env: a fast, plain start
 
 
 class TransportPipe:
@@ -71,7 +71,7 @@ async def expose_by_exec(provider: Any, instance_id: str, port: int) -> str:
     from praisonai._errors import UnsupportedFeatureError
 
     if not provider._port_forwards.holds(instance_id, port):
-        probe = await provider.execute(instance_id, PROBE, timeout=30)
+        probe = await provider.execute(instance_id, PROBE, timeout=PORT_PROBE_TIMEOUT_S)
         if probe.exit_code != 0:
             raise UnsupportedFeatureError(NEEDS, op="expose")
     forwards = provider._port_forwards

@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING
 
 from praisonai._errors import ProviderUnavailableError, UnsupportedFeatureError
 from praisonai._limits import PORT_RELAY_CHUNK
-from praisonai.compute.providers.ssh._link import HostLink
+from praisonai.compute.providers.ssh._link import _OPEN_TIMEOUT_S, HostLink
 
 if TYPE_CHECKING:
     import paramiko
 
-_OPEN_TIMEOUT_S = 10.0
 _PROHIBITED = 1  # RFC 4254's SSH_OPEN_ADMINISTRATIVELY_PROHIBITED: sshd's AllowTcpForwarding no
 
 
