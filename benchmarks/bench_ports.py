@@ -3,11 +3,13 @@ the container's bridge address (the raw path, what a port published at create wo
 run, printing the ratio.
 
 One container of the sandbox image (bridge network) serves a 1 KiB and a 1 MiB file with
-``python3 -m http.server``; each rep fetches each file once through ``sb.expose(8000)``'s URL and
-once from ``http://<container ip>:8000``, the two sides taking turns going first. Each GET is a new
-TCP connection (urllib), so ours includes the ``docker exec`` of its relay. Bodies are checked
-outside the timing. The container is removed at the end, even on error or Ctrl-C. Prints medians
-and p95 (ms) and ours/raw; saves all samples to benchmarks/results/bench_ports.json.
+``python3 -m http.server``, twice: on every address (port 8000: the forward connects to the
+container's address, ``ours``) and on the container's 127.0.0.1 only (port 8001: the forward
+relays through ``docker exec``, ``relay``). Each rep fetches each file once per side from
+``sb.expose(...)``'s URL or from ``http://<container ip>:8000`` (``raw``), the sides taking turns
+going first. Each GET is a new TCP connection (urllib). Bodies are checked outside the timing.
+The container is removed at the end, even on error or Ctrl-C. Prints medians and p95 (ms) and each
+side over raw; saves all samples to benchmarks/results/bench_ports.json.
 
     python benchmarks/bench_ports.py [--n 20] [--warmup 2]
 """
@@ -60,16 +62,17 @@ def run(n: int, warmup: int) -> dict[str, Any]:
         for name, size in FILES.items():
             sb.write_file(f"site/{name}", os.urandom(size))
         sb.start(f"python3 -m http.server {PORT} --directory site")
+        sb.start(f"python3 -m http.server {PORT + 1} --bind 127.0.0.1 --directory site")
         ip = provider.api.inspect_container(container_name(sb.id))["NetworkSettings"]["IPAddress"]
-        sides = {"ours": sb.expose(PORT), "raw": f"http://{ip}:{PORT}"}
+        sides = {"ours": sb.expose(PORT), "relay": sb.expose(PORT + 1), "raw": f"http://{ip}:{PORT}"}
         for base in sides.values():
             wait_for(f"{base}/1k")
         for name in FILES:
-            assert get(f"{sides['ours']}/{name}") == get(f"{sides['raw']}/{name}"), name
-        samples: dict[str, dict[str, list[float]]] = {name: {"ours": [], "raw": []} for name in FILES}
+            assert len({get(f"{base}/{name}") for base in sides.values()}) == 1, name
+        samples: dict[str, dict[str, list[float]]] = {name: {side: [] for side in sides} for name in FILES}
         for rep in range(warmup + n):
             for name in FILES:
-                order = ["ours", "raw"] if rep % 2 == 0 else ["raw", "ours"]
+                order = list(sides)[rep % 3 :] + list(sides)[: rep % 3]
                 for side in order:
                     ms = timed(f"{sides[side]}/{name}")
                     if rep >= warmup:
@@ -83,11 +86,12 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2)
     args = parser.parse_args()
     samples = run(args.n, args.warmup)
-    print(f"{'GET':<6} {'ours ms':>9} {'p95':>8} {'raw ms':>9} {'p95':>8} {'ours/raw':>9}")
+    print(f"{'GET':<4} {'side':<6} {'p50 ms':>8} {'p95 ms':>8} {'/raw':>7}")
     for name, sides in samples.items():
-        ours, raw = statistics.median(sides["ours"]), statistics.median(sides["raw"])
-        ours_p95, raw_p95 = p95(sides["ours"]), p95(sides["raw"])
-        print(f"{name:<6} {ours:>9.1f} {ours_p95:>8.1f} {raw:>9.1f} {raw_p95:>8.1f} {ours / raw:>8.1f}x")
+        raw = statistics.median(sides["raw"])
+        for side, xs in sides.items():
+            p50 = statistics.median(xs)
+            print(f"{name:<4} {side:<6} {p50:>8.1f} {p95(xs):>8.1f} {p50 / raw:>6.1f}x")
     save(Path(__file__).parent / "results" / "bench_ports.json", {"n": args.n}, samples)
 
 

@@ -180,6 +180,9 @@ INTERRUPT_CLEANUP_WAIT_S = 120.0
 #: Bytes one read of an exposed port's relay moves at a time (host side and in the instance).
 PORT_RELAY_CHUNK = 64 * 1024
 
+#: Seconds a docker forward tries the container's bridge address before it relays through exec.
+PORT_DIRECT_CONNECT_S = 1.0
+
 #: Seconds ``expose`` waits for its check that the instance can run the port relay (python3).
 PORT_PROBE_TIMEOUT_S = 30.0
 

@@ -199,3 +199,20 @@ def test_large_bodies_and_concurrent_connections_arrive_intact(
 
     with concurrent.futures.ThreadPoolExecutor(6) as pool:
         assert list(pool.map(blob, range(6))) == [digest] * 6
+
+
+def test_docker_connects_straight_to_a_server_on_every_address(
+    request: pytest.FixtureRequest, make: Callable[..., Instance], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from praisonai.compute.providers.docker import _ports
+
+    def no_relay(*args: object) -> None:
+        raise AssertionError("a server on the container's every address is reached without the relay")
+
+    monkeypatch.setattr(_ports, "exec_dial", no_relay)
+    provider = provider_named("docker", request)
+    provider_id = make(provider)[1]
+    _portal.call(provider.write_file, provider_id, "direct/page.txt", "straight\n")
+    _portal.call(provider.start_process, provider_id, "exec python3 -m http.server 8000 --directory direct")
+    url = _portal.call(provider.expose, provider_id, 8000)
+    assert get(url) == "straight\n"

@@ -18,7 +18,7 @@ from praisonai.compute.ports._exec import (
     expose_by_exec,
     relay_argv,
 )
-from praisonai.compute.ports._forwarder import Dial, Forwarder, Pipe
+from praisonai.compute.ports._forwarder import Dial, Forwarder, Pipe, SocketPipe
 from praisonai.compute.ports._forwards import Forwards
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "Forwarder",
     "Forwards",
     "Pipe",
+    "SocketPipe",
     "TransportPipe",
     "exec_dial",
     "expose_by_exec",

@@ -9,6 +9,7 @@ import queue
 from typing import Any
 
 from praisonai._limits import PORT_PROBE_TIMEOUT_S, PORT_RELAY_CHUNK
+from praisonai.compute.ports._forwarder import Dial
 from praisonai.runtime.transport import Transport
 
 # Either side ending ends the relay: the port closed, or this host hung up (stdin's EOF).
@@ -65,9 +66,10 @@ def exec_dial(provider: Any, instance_id: str, port: int) -> TransportPipe:
     return TransportPipe(provider._transport(instance_id, relay_argv(port)))
 
 
-async def expose_by_exec(provider: Any, instance_id: str, port: int) -> str:
+async def expose_by_exec(provider: Any, instance_id: str, port: int, dial: Dial | None = None) -> str:
     """``_expose`` for a provider with a byte-stream channel: a forwarder on 127.0.0.1 whose
-    connections each run the relay in the instance (checked first: the instance has python3)."""
+    connections each run the relay in the instance (checked first: the instance has python3);
+    ``dial``: the provider's own way to each connection, which may fall back to that relay."""
     from praisonai._errors import UnsupportedFeatureError
 
     if not provider._port_forwards.holds(instance_id, port):
@@ -75,15 +77,16 @@ async def expose_by_exec(provider: Any, instance_id: str, port: int) -> str:
         if probe.exit_code != 0:
             raise UnsupportedFeatureError(NEEDS, op="expose")
     forwards = provider._port_forwards
-    return str(forwards.open(instance_id, port, lambda: exec_dial(provider, instance_id, port)))
+    return str(forwards.open(instance_id, port, dial or (lambda: exec_dial(provider, instance_id, port))))
 
 
 class ExecRelayPorts:
     """``_expose`` for a provider with a byte-stream channel (``ChannelMixin``), listed before
-    ``ComputeProvider`` in its bases: docker (which cannot publish a port on a running container;
-    this needs no published port, works under ``network: none`` and on an ssh-reached engine) and
+    ``ComputeProvider`` in its bases: the docker pool (through each engine's API, also an
+    ssh-reached one; a docker engine tries the container's address first, ``docker._ports``),
     kubernetes (the exec WebSocket its channel uses already, where the SDK's ``portforward`` would
-    need a second wire the API server may refuse)."""
+    need a second wire the API server may refuse), and E2B and Modal (emulated: their own
+    preview hosts and tunnels are not used yet)."""
 
     async def _expose(self, instance_id: str, port: int) -> str:
         return await expose_by_exec(self, instance_id, port)

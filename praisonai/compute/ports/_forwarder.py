@@ -33,6 +33,26 @@ class Pipe(Protocol):
 Dial = Callable[[], Pipe]
 
 
+class SocketPipe:
+    """A connected TCP socket as a ``Pipe`` (a port this host can reach directly)."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        sock.settimeout(None)  # the connect's timeout must not apply to an idle connection
+        self._sock = sock
+
+    def send(self, data: bytes) -> None:
+        self._sock.sendall(data)
+
+    def recv(self) -> bytes:
+        try:
+            return self._sock.recv(PORT_RELAY_CHUNK)
+        except OSError:
+            return b""
+
+    def close(self) -> None:
+        _hang_up(self._sock)
+
+
 class Forwarder:
     """Listens on ``127.0.0.1:<ephemeral>`` (``url``) and relays each connection through ``dial()``."""
 

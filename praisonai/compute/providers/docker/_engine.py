@@ -36,7 +36,6 @@ from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
-from praisonai.compute.ports import ExecRelayPorts
 from praisonai.compute.providers.docker import _attach, _capture, _main, _runtime, _spec
 from praisonai.compute.providers.docker._client import (
     DockerHost,
@@ -61,11 +60,12 @@ from praisonai.compute.providers.docker._options import (
     DockerOptions,
     docker_options,
 )
+from praisonai.compute.providers.docker._ports import DockerPorts
 
 T = TypeVar("T")
 
 
-class DockerEngine(MainChannelMixin, ExecRelayPorts, ComputeProvider):
+class DockerEngine(MainChannelMixin, DockerPorts, ComputeProvider):
     """Containers on one engine: ``DockerCompute()``'s (``base_url``, else ``DOCKER_HOST``), or a
     pool's host (``host``)."""
 
