@@ -6,7 +6,7 @@ none``, a remote engine; one ``docker exec`` per connection).
 
 Docker cannot publish a port on a running container, and one published at create would have to be
 named in advance: neither is needed here. The instance decides nothing about where this host
-connects: the address comes from the engine."""
+connects: the address comes from the engine, asked again at each connection."""
 
 from __future__ import annotations
 
@@ -15,21 +15,20 @@ from typing import Any
 
 from praisonai._limits import PORT_DIRECT_CONNECT_S
 from praisonai.compute.ports import ExecRelayPorts, Pipe, SocketPipe, exec_dial, expose_by_exec
+from praisonai.compute.providers.docker._client import container_name
 
 
 class DockerPorts(ExecRelayPorts):
     """``_expose`` for ``DockerEngine`` (listed before ``ComputeProvider`` in its bases)."""
 
     async def _expose(self, instance_id: str, port: int) -> str:
-        engine: Any = self
-        addresses = []
-        if engine._engine_is_local():
-            inspected = await engine._inspect(instance_id)
-            networks = (inspected.get("NetworkSettings") or {}).get("Networks") or {}
-            addresses = [n["IPAddress"] for n in networks.values() if n.get("IPAddress")]
+        engine: Any = self  # a DockerEngine: this mixin is one of its bases
+        local = engine._engine_is_local()
 
         def dial() -> Pipe:
-            for address in addresses:
+            # Asked at each connection, never remembered: a removed container's address may be
+            # another instance's by now.
+            for address in _addresses(engine._inspect_now(container_name(instance_id))) if local else []:
                 try:
                     return SocketPipe(socket.create_connection((address, port), PORT_DIRECT_CONNECT_S))
                 except OSError:
@@ -37,3 +36,11 @@ class DockerPorts(ExecRelayPorts):
             return exec_dial(self, instance_id, port)
 
         return await expose_by_exec(self, instance_id, port, dial)
+
+
+def _addresses(inspected: dict[str, Any]) -> list[str]:
+    """The container's addresses on its networks (none under ``network: none``), while it runs."""
+    if not (inspected.get("State") or {}).get("Running"):
+        return []
+    networks = (inspected.get("NetworkSettings") or {}).get("Networks") or {}
+    return [n["IPAddress"] for n in networks.values() if n.get("IPAddress")]
