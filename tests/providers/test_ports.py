@@ -216,3 +216,23 @@ def test_docker_connects_straight_to_a_server_on_every_address(
     _portal.call(provider.start_process, provider_id, "exec python3 -m http.server 8000 --directory direct")
     url = _portal.call(provider.expose, provider_id, 8000)
     assert get(url) == "straight\n"
+
+
+def test_an_ssh_host_that_forbids_forwarding_is_refused_in_one_sentence() -> None:
+    paramiko = pytest.importorskip("paramiko")
+    from praisonai.compute.providers.ssh import _ports
+    from praisonai.compute.providers.ssh._connect import SSHHost
+
+    class Refusing:  # sshd's answer to a direct-tcpip channel under AllowTcpForwarding no
+        def open_channel(self, *args: object, **kwargs: object) -> None:
+            raise paramiko.ChannelException(1, "Administratively prohibited")
+
+    class Link:
+        host = SSHHost.parse("ci@build1.internal")
+
+        def transports(self) -> list[Refusing]:
+            return [Refusing()]
+
+    with pytest.raises(UnsupportedFeatureError, match="AllowTcpForwarding") as refused:
+        _ports.check_allowed(Link(), 8000)  # type: ignore[arg-type]
+    assert "\n" not in str(refused.value)
