@@ -180,6 +180,9 @@ INTERRUPT_CLEANUP_WAIT_S = 120.0
 #: Bytes one read of an exposed port's relay moves at a time (host side and in the instance).
 PORT_RELAY_CHUNK = 64 * 1024
 
+#: Reads of an exposed port's exec relay held for a slow client before its reader waits.
+PORT_RELAY_BACKLOG = 64
+
 #: Seconds a docker forward tries the container's bridge address before it relays through exec.
 PORT_DIRECT_CONNECT_S = 1.0
 

@@ -187,7 +187,8 @@ def test_large_bodies_and_concurrent_connections_arrive_intact(
     provider_id = make(provider)[1]
     _portal.call(provider.execute, provider_id, "mkdir -p big && head -c 8388608 /dev/urandom > big/blob")
     digest = _portal.call(provider.execute, provider_id, "sha256sum big/blob").stdout.split()[0]
-    _portal.call(provider.start_process, provider_id, "exec python3 -m http.server 8000 --directory big")
+    server = "exec python3 -m http.server 8000 --bind 127.0.0.1 --directory big"  # reached by the relay
+    _portal.call(provider.start_process, provider_id, server)
     url = _portal.call(provider.expose, provider_id, 8000)
     _portal.call(fetch, url)  # waits until the server answers
 

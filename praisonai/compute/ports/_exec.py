@@ -5,10 +5,12 @@ from this host to the instance, so it works under ``network: none`` and on remot
 
 from __future__ import annotations
 
+import contextlib
 import queue
+import threading
 from typing import Any
 
-from praisonai._limits import PORT_PROBE_TIMEOUT_S, PORT_RELAY_CHUNK
+from praisonai._limits import PORT_PROBE_TIMEOUT_S, PORT_RELAY_BACKLOG, PORT_RELAY_CHUNK
 from praisonai.compute.ports._forwarder import Dial
 from praisonai.runtime.transport import Transport
 
@@ -39,13 +41,22 @@ def relay_argv(port: int) -> list[str]:
 
 
 class TransportPipe:
-    """A started transport as a ``Pipe``: its stdout queued by its reader thread; its stderr
-    (the relay's own failure, e.g. nothing listening) dropped, never shown as the port's bytes."""
+    """A started transport as a ``Pipe``: its stdout queued by its reader thread, at most
+    :data:`~praisonai._limits.PORT_RELAY_BACKLOG` reads ahead of the client (a slow client slows
+    the reader, never fills this host's memory); its stderr (the relay's own failure, e.g. nothing
+    listening) dropped, never shown as the port's bytes."""
 
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
-        self._out: queue.SimpleQueue[bytes] = queue.SimpleQueue()
-        transport.start(self._out.put, _drop, lambda: self._out.put(b""))
+        self._out: queue.Queue[bytes] = queue.Queue(PORT_RELAY_BACKLOG)
+        self._closed = threading.Event()
+        transport.start(self._put, _drop, lambda: self._put(b""))
+
+    def _put(self, data: bytes) -> None:
+        while not self._closed.is_set():  # once closed nobody reads: the reader must not wait
+            with contextlib.suppress(queue.Full):
+                self._out.put(data, timeout=0.5)
+                return
 
     def send(self, data: bytes) -> None:
         self._transport.send(data)
@@ -54,6 +65,7 @@ class TransportPipe:
         return self._out.get()
 
     def close(self) -> None:
+        self._closed.set()
         self._transport.close()
 
 
