@@ -176,3 +176,19 @@ DEFAULT_CAPTURE_PRUNE_DAYS = 14.0
 #: Seconds ``praisonai sandbox run``, once interrupted, waits for its instance's removal before
 #: it exits anyway.
 INTERRUPT_CLEANUP_WAIT_S = 120.0
+
+#: Bytes one read of an exposed port's relay moves at a time (host side and in the instance).
+PORT_RELAY_CHUNK = 64 * 1024
+
+#: Reads of an exposed port's exec relay held for a slow client before its reader waits.
+PORT_RELAY_BACKLOG = 64
+
+#: Seconds a docker forward tries the container's bridge address before it relays through exec.
+PORT_DIRECT_CONNECT_S = 1.0
+
+#: Seconds ``expose`` waits for its check that the instance can run the port relay (python3).
+PORT_PROBE_TIMEOUT_S = 30.0
+
+#: Seconds a Daytona signed preview URL (``expose``) stays valid; a later ``expose`` of the same
+#: port gives the same URL while more than half of this is left, else a new one.
+PREVIEW_URL_TTL_S = 3600

@@ -55,6 +55,7 @@ class Capability(str, enum.Enum):
     RUNC = "runc"  # runs the instance as a plain OCI container on the host's kernel (runtime='runc')
     GVISOR = "gvisor"  # runs the instance under gVisor's user-space kernel, checked (runtime='runsc')
     PAUSE = "pause"  # pauses an instance keeping its filesystem and resumes it under the same id
+    PORTS = "ports"  # exposes a port of the instance as a URL on this host's loopback (expose)
 
 
 _RESULT_KEYS: Final = ("stdout", "stderr", "exit_code")

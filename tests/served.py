@@ -67,6 +67,9 @@ def checks_named(*prefixes: str) -> frozenset[str]:
 #: helper channel's processes.
 NO_CHANNEL = checks_named("session_", "bound_env", "killed_helper", "helper_killed")
 
+#: What a provider without ``Capability.PORTS`` cannot do (``expose``).
+NO_PORTS = checks_named("port_")
+
 
 def registered() -> list[str]:
     """The providers registered by entry point (pyproject.toml), as users get them."""
@@ -282,7 +285,9 @@ TARGETS: dict[str, Target] = {
     "docker": Target(_docker),
     "ssh": Target(_ssh, not_applicable=NO_PAUSE),
     # a native exec and nothing else: neither background processes nor sessions, no helper channel
-    "fake": Target(_fake, not_applicable=NO_CHANNEL | checks_named("background_process") | NO_PAUSE),
+    "fake": Target(
+        _fake, not_applicable=NO_CHANNEL | NO_PORTS | checks_named("background_process") | NO_PAUSE
+    ),
     "e2b": Target(_e2b, faked=True, not_applicable=NO_PAUSE),
     "modal": Target(_modal, faked=True, sdk_garbage=True, not_applicable=NO_PAUSE),
     "daytona": Target(
@@ -294,10 +299,10 @@ TARGETS: dict[str, Target] = {
     "flyio": Target(
         _flyio,
         faked=True,
-        not_applicable=NO_CHANNEL | NO_PAUSE,
+        not_applicable=NO_CHANNEL | NO_PORTS | NO_PAUSE,
         known_gaps={"stream_delivers_output_while_running": f"Fly's {_NOT_STREAMED}"},
     ),
-    "tenki": Target(_tenki, faked=True, not_applicable=NO_CHANNEL | NO_PAUSE),
+    "tenki": Target(_tenki, faked=True, not_applicable=NO_CHANNEL | NO_PORTS | NO_PAUSE),
     "kubernetes": Target(_kubernetes, faked=True, not_applicable=NO_PAUSE),
 }
 

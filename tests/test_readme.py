@@ -71,6 +71,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "hosted.run(": ("end_turn Usage(",),
     'idle_action="pause"': ("paused\nkept\n",),
     "sb.upload_workspace(project)": ("+print('fixed')\n", "Change(path='NOTES', status='added')"),
+    "sb.expose(8000)": ("<h1>built by an agent</h1>",),
 }
 
 #: The SSH snippet's example host, replaced by the test sshd's (each must be found once).

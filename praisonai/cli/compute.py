@@ -20,6 +20,7 @@ from praisonai.cli import _output
 from praisonai.cli import pause as pause_cli
 from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
+from praisonai.cli.ports import port
 from praisonai.compute import inventory
 from praisonai.compute.inventory import GcOutcome, Instance
 from praisonai.compute.registry import provider_statuses, shown_name
@@ -27,6 +28,7 @@ from praisonai.compute.registry import provider_statuses, shown_name
 app = typer.Typer(help="Compute providers and their instances.", no_args_is_help=True, rich_markup_mode=None)
 app.command("pause", cls=PlainCommand)(pause_cli.pause)
 app.command("resume", cls=PlainCommand)(pause_cli.resume)
+app.command("port", cls=PlainCommand)(port)  # praisonai/cli/ports.py
 
 
 @app.command("providers", cls=PlainCommand)

@@ -176,6 +176,17 @@ def stop(instance_ids: Sequence[str], *, providers: Sequence[ComputeProvider] | 
     return _stop(targets, tuple(unknown), tuple(failures))
 
 
+def find(instance_id: str, *, providers: Sequence[ComputeProvider] | None = None) -> Instance | None:
+    """The instance, from the ledger or else the ``providers``' own lists; None when unknown.
+
+    Raises:
+        InvalidInstanceIdError (ValueError): ``instance_id`` is not an instance id.
+    """
+    check_instance_id(instance_id)
+    found, _, _ = _lookup([instance_id], providers)
+    return found[0] if found else None
+
+
 def stop_all(*, providers: Sequence[ComputeProvider] | None = None) -> StopOutcome:
     """Shut down every instance :func:`ps` shows (but the gone ones)."""
     survey = ps(providers=providers)

@@ -313,6 +313,17 @@ class AsyncSandbox:
             workspace.Place(self.provider, self.id), local_path, remote_dir
         )
 
+    async def expose(self, port: int) -> str:
+        """A URL that reaches ``port`` inside the instance from this host (e.g.
+        ``http://127.0.0.1:49153``; a vendor's own link where it has one). A forward lives until
+        this handle is closed or the instance shut down; the same port gives the same URL.
+
+        Raises:
+            UnsupportedFeatureError: the provider cannot expose ports (``Capability.PORTS``).
+        """
+        self._ensure_open()
+        return await self.provider.expose(self.id, port)
+
     async def status(self) -> InstanceInfo:
         """The instance's current state, fresh from the provider."""
         self._ensure_open()
@@ -347,6 +358,7 @@ class AsyncSandbox:
         """Shut the instance down if this handle owns it; otherwise just let go. Idempotent."""
         if self.owned:
             await self.shutdown()
+        self.provider.stop_forwards(self.id)  # a handle let go takes its forwards (expose) along
         self._closed = True
 
     aclose = close

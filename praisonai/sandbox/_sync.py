@@ -189,6 +189,9 @@ class Sandbox:
     ) -> tuple[Change, ...]:
         return _portal.call(self._inner.download_changes, local_path, remote_dir)
 
+    def expose(self, port: int) -> str:
+        return _portal.call(self._inner.expose, port)
+
     def status(self) -> InstanceInfo:
         return _portal.call(self._inner.status)
 

@@ -220,3 +220,17 @@ def test_a_small_output_comes_back_in_the_exec_answer(ctx: Context, fake: Dayton
     assert (r.stdout, r.stderr, r.exit_code) == ("a\0b", "e\n", 4), r
     spent = {k: v - before.get(k, 0) for k, v in fake.calls.items() if v != before.get(k, 0)}
     assert sum(spent.values()) == 2 and any("execute" in k for k in spent), spent
+
+
+def test_expose_is_a_signed_preview_url_asked_for_once_per_port(ctx: Context, fake: DaytonaFake) -> None:
+    from praisonai._limits import PREVIEW_URL_TTL_S
+    from praisonai.compute.testing.ports import fetch, serve_here
+
+    port, body = _portal.call(serve_here, ctx, ctx.instance_id)
+    before = fake.calls.get("GET /api/sandbox/*/ports/*/signed-preview-url", 0)
+    url = _portal.call(ctx.provider.expose, ctx.instance_id, port)
+    assert _portal.call(ctx.provider.expose, ctx.instance_id, port) == url
+    assert _portal.call(fetch, f"{url}/page.txt") == body
+    assert fake.calls["GET /api/sandbox/*/ports/*/signed-preview-url"] == before + 1, "the second is reused"
+    box = fake.find(ctx.instance_id)
+    assert box is not None and box["_preview_ttls"][-1] == str(PREVIEW_URL_TTL_S)

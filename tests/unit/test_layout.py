@@ -25,6 +25,7 @@ OFFERED_FOR_TESTS = {
     "exec.py",
     "fake.py",
     "pause.py",
+    "ports.py",
     "sshd.py",
     "workspace.py",
 }

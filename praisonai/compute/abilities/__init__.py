@@ -8,6 +8,7 @@
 | ``bound_env`` | ``bind_env``                                        | ``Capability.PROCESSES`` |
 | ``run_once``  | the ``_run_once`` hook                              | implementing the hook    |
 | ``pause``     | the ``_pause`` and ``_resume`` hooks                | ``Capability.PAUSE``     |
+| ``ports``     | the ``_expose`` hook                                | ``Capability.PORTS``     |
 
 Each refuses with one sentence by default (captures list nothing). A provider declares the
 abilities it has in ``capabilities`` and overrides the methods; the channel mixin
@@ -19,6 +20,7 @@ from __future__ import annotations
 from praisonai.compute.abilities.bound_env import BoundEnv
 from praisonai.compute.abilities.captures import Captures, SnapshotRef
 from praisonai.compute.abilities.pause import Pause
+from praisonai.compute.abilities.ports import Ports
 from praisonai.compute.abilities.processes import Processes
 from praisonai.compute.abilities.run_once import RunOnce
 from praisonai.compute.abilities.sessions import Sessions
@@ -28,6 +30,7 @@ __all__ = [
     "Captures",
     "OptionalAbilities",
     "Pause",
+    "Ports",
     "Processes",
     "RunOnce",
     "Sessions",
@@ -35,5 +38,5 @@ __all__ = [
 ]
 
 
-class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause):
+class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause, Ports):
     """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack."""

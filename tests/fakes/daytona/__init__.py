@@ -12,7 +12,9 @@ Modelled (from daytona 0.226.1's client code and cloud-sdks.md §3):
   /sandbox/{id|name}``, ``GET /sandbox?labels=<json>`` (AND of exact label matches, one page),
   ``DELETE /sandbox/{id}`` (a deleted or unknown sandbox is 404, so a second delete raises
   ``DaytonaNotFoundError``), ``toolbox-proxy-url``, ``last-activity``, ``autostop``, ``ttl``,
-  ``POST /sandbox/{id}/snapshot`` (``docker commit``) and creating from that snapshot name.
+  ``POST /sandbox/{id}/snapshot`` (``docker commit``) and creating from that snapshot name;
+  ``GET /sandbox/{id}/ports/{port}/signed-preview-url`` (``_preview``: a URL on 127.0.0.1 that
+  reaches the port inside the container).
 - ``POST /process/execute``: ``<first of zsh, bash, sh> -c`` in the container; **stdout and
   stderr merged** into ``result``; a non-zero exit is a result; at ``timeout`` (seconds; **10
   when absent**) the process group is killed and the answer is 408 ``PROCESS_EXECUTION_TIMEOUT``
@@ -43,6 +45,7 @@ from typing import Any
 
 from fakes import docker
 from fakes.daytona import _sandboxes
+from fakes.daytona._preview import stop_previews
 from fakes.daytona._wire import (
     multipart_fields,
     part_header,
@@ -92,6 +95,8 @@ class DaytonaFake:
     def close(self) -> None:
         """Stop serving and remove every container and snapshot image this fake made."""
         self._serving.stop()
+        for box in list(self.sandboxes.values()):
+            stop_previews(box)
         for container in _sandboxes.leftovers(self.fake_id):
             docker.remove(container)
         for tag in self.snapshots.values():
@@ -176,6 +181,7 @@ class DaytonaFake:
             if box["state"] == "destroyed":
                 return
             box["state"] = "destroyed"
+        stop_previews(box)
         docker.remove(box["_container"])
 
     def touch(self, box: dict[str, Any]) -> None:

@@ -10,6 +10,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
 from fakes.daytona import _sandboxes
+from fakes.daytona._preview import signed_preview
 from fakes.daytona._wire import (
     multipart_fields,
     part_header,
@@ -58,6 +59,8 @@ _WORDS = {
     "autostop",
     "ttl",
     "snapshot",
+    "ports",
+    "signed-preview-url",
     "labels",
     "socket.io",
     "snapshots",
@@ -116,6 +119,8 @@ def _api(
     if rest == ["labels"] and method == "PUT":
         box["labels"] = dict((body or {}).get("labels") or {})
         return send_json(h, 200, {"labels": box["labels"]})
+    if rest[:1] == ["ports"] and rest[2:] == ["signed-preview-url"] and method == "GET":
+        return send_json(h, 200, signed_preview(box, int(rest[1]), query.get("expiresInSeconds")))
     if rest == ["snapshot"] and method == "POST":
         name = (body or {}).get("name") or ""
         tag = f"praisonai-daytona-fake-snapshot:{fake.fake_id}-{uuid.uuid4().hex[:8]}"

@@ -26,6 +26,7 @@ Daytona's ``network_allow_list`` (addresses, CIDRs) and ``domain_allow_list`` (h
 from __future__ import annotations
 
 import contextlib
+import functools
 import ipaddress
 import math
 import posixpath
@@ -45,7 +46,7 @@ from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.oneshot import OneShotProcesses
 from praisonai.compute.options import ProviderOptions, bounded
-from praisonai.compute.providers.daytona import _exec
+from praisonai.compute.providers.daytona import _exec, _ports
 from praisonai.compute.providers.daytona._client import client, missing_credentials, translated
 
 LABEL_WORKDIR = "praisonai.workdir"
@@ -91,6 +92,7 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             Capability.CAPTURE,
             Capability.NETWORK_ALLOWLIST,
             Capability.PROCESSES,
+            Capability.PORTS,  # Daytona's signed preview URLs (_ports)
         }
     )
 
@@ -182,6 +184,7 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             return self._info(sandbox)
 
     async def _destroy(self, instance_id: str) -> bool:
+        self._previews.forget(instance_id)  # Daytona ends their links with the sandbox
         try:
             async with self._sandbox(instance_id, "shutdown") as sandbox:
                 with translated("shutdown", instance_id=instance_id):
@@ -189,6 +192,19 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
         except InstanceNotFoundError:
             return False  # never there, or already deleted (Daytona's second delete is a 404)
         return True
+
+    async def _expose(self, instance_id: str, port: int) -> str:
+        found = self._previews.fresh(instance_id, port)
+        if found is None:
+            async with self._sandbox(instance_id, "expose") as sandbox:
+                with translated("expose", instance_id=instance_id):
+                    found = await _ports.signed_url(sandbox, port)
+            self._previews.keep(instance_id, port, found)
+        return found
+
+    @functools.cached_property
+    def _previews(self) -> _ports.PreviewLinks:
+        return _ports.PreviewLinks()
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         async with self._sandbox(instance_id, "status") as sandbox:

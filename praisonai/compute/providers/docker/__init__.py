@@ -6,7 +6,7 @@ a ``DockerEngine`` (``_engine``: one engine, ``base_url`` else ``$DOCKER_HOST``)
 forwarded to the instance's). Parts: ``_options`` (options, image, abilities), ``_client`` (the
 engine's client, answers and errors), ``_spec`` (the hardened container), ``_exec``, ``_once``
 (one-shot runs), ``_capture``, ``_runtime`` (runc or gVisor, proved), ``_tunnel`` (``ssh://``
-engines); the watchdog is ``compute.watchdog``.
+engines), ``_ports`` (``expose``); the watchdog is ``compute.watchdog``.
 """
 
 from __future__ import annotations

@@ -59,11 +59,14 @@ from praisonai.compute.providers.docker._options import (
     DockerOptions,
     docker_options,
 )
+from praisonai.compute.providers.docker._ports import DockerPorts
 
 T = TypeVar("T")
 
 
-class DockerEngine(_pause.PauseMixin, MainChannelMixin, _workspace.ArchiveTransfers, ComputeProvider):
+class DockerEngine(
+    _pause.PauseMixin, MainChannelMixin, DockerPorts, _workspace.ArchiveTransfers, ComputeProvider
+):
     """Containers on one engine: ``DockerCompute()``'s (``base_url``, else ``DOCKER_HOST``), or a
     pool's host (``host``)."""
 

@@ -28,6 +28,7 @@ CAPABILITIES = CHANNEL_CAPABILITIES | frozenset(
         Capability.MEMORY_LIMIT,
         Capability.GPU,
         Capability.NETWORK_NONE,
+        Capability.PORTS,  # a forward on 127.0.0.1: to the container's address, else a relay (_ports)
         Capability.MOUNTS,
         Capability.PACKAGES,
         Capability.ISOLATION,

@@ -32,6 +32,7 @@ from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, 
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig, Runtime
+from praisonai.compute.ports import ExecRelayPorts
 from praisonai.compute.providers.docker._client import DockerHost, container_name, sdk
 from praisonai.compute.providers.docker._engine import DockerEngine
 from praisonai.compute.providers.docker._exec import DockerExecTransport
@@ -46,7 +47,7 @@ PROBE_TIMEOUT_S = 5.0
 DOWN_FOR_S = 10.0
 
 
-class DockerPool(ChannelMixin, ComputeProvider):
+class DockerPool(ChannelMixin, ExecRelayPorts, ComputeProvider):
     """Docker compute on several engines (``DockerCompute(hosts=[...])``): each primitive runs on
     its instance's host, a ``DockerEngine`` this pool holds."""
 

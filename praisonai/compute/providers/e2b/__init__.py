@@ -48,6 +48,7 @@ from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
+from praisonai.compute.ports import ExecRelayPorts
 from praisonai.compute.providers.e2b import _exec, _files
 from praisonai.compute.providers.e2b._channel import E2BTransport
 from praisonai.compute.providers.e2b._errors import KEY_VARIABLE, MISSING_KEY, translated
@@ -78,7 +79,7 @@ class E2BOptions(ProviderOptions):
     domain: str | None = None
 
 
-class E2BCompute(ChannelMixin, ComputeProvider):
+class E2BCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
     """Instances are E2B sandboxes; see the module docstring."""
 
     name = "e2b"
@@ -89,6 +90,7 @@ class E2BCompute(ChannelMixin, ComputeProvider):
             Capability.NETWORK_ALLOWLIST,
             Capability.SELF_STOP,
             Capability.CAPTURE,
+            Capability.PORTS,  # emulated: a relay through the envd process stream (compute.ports)
         }
         | CHANNEL_CAPABILITIES
     )

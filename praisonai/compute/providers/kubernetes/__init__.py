@@ -41,6 +41,7 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
+from praisonai.compute.ports import ExecRelayPorts
 from praisonai.compute.providers.kubernetes import _adopt, _pod, _wait, _warm
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._options import KubernetesOptions
@@ -48,7 +49,7 @@ from praisonai.compute.providers.kubernetes._transport import PodExecTransport, 
 from praisonai.compute.watchdog import guarded_session, watchdog_command
 
 
-class KubernetesCompute(ChannelMixin, ComputeProvider):
+class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
     """Instances are Pods in one namespace of a cluster; see the module docstring."""
 
     name = "kubernetes"
@@ -64,6 +65,7 @@ class KubernetesCompute(ChannelMixin, ComputeProvider):
             Capability.NETWORK_ALLOWLIST,
             Capability.ISOLATION,
             Capability.SELF_STOP,
+            Capability.PORTS,  # through a relay exec'd in the Pod (compute.ports), not portforward
         }
     )
 

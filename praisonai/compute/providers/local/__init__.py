@@ -40,6 +40,7 @@ from praisonai._errors import (
     InstanceNotFoundError,
     PathOutsideWorkspaceError,
     ProviderUnavailableError,
+    UnsupportedFeatureError,
 )
 from praisonai._home import home_path, praisonai_home
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo
@@ -81,7 +82,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
     """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
 
     name = "local"
-    capabilities = CHANNEL_CAPABILITIES
+    capabilities = CHANNEL_CAPABILITIES | {Capability.PORTS}
     options_model = LocalOptions
 
     def __init__(self, *, isolate: bool = False, root: str | os.PathLike[str] | None = None) -> None:
@@ -90,7 +91,11 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         self._root = self._options.root
         self._known: dict[str, Instance] = {}
         if self.isolate:
-            self.capabilities = CHANNEL_CAPABILITIES | {Capability.ISOLATION, Capability.NETWORK_NONE}
+            self.capabilities = CHANNEL_CAPABILITIES | {
+                Capability.ISOLATION,
+                Capability.NETWORK_NONE,
+                Capability.PORTS,
+            }
 
     @property
     def options(self) -> LocalOptions:
@@ -172,6 +177,18 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         inst = Instance(root=root, **data)
         self._known[instance_id] = inst
         return inst
+
+    async def _expose(self, instance_id: str, port: int) -> str:
+        """The port is this host's own: its processes share the host's network (bubblewrap's
+        ``--share-net``), so no forward is needed. Under ``network: none`` each of its processes
+        has a loopback of its own, which nothing outside that process can reach."""
+        if self._load(instance_id).network == "none":
+            raise UnsupportedFeatureError(
+                f"instance {instance_id} has no network (network: none), so nothing outside it can reach "
+                f"its port {port}; provision it without network: none to expose ports",
+                op="expose",
+            )
+        return f"http://127.0.0.1:{port}"
 
     # ---- exec ------------------------------------------------------------------------------
 

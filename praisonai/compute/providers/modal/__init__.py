@@ -38,6 +38,7 @@ from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
+from praisonai.compute.ports import ExecRelayPorts
 from praisonai.compute.providers.modal import _capture, _files, _sdk, _transport
 from praisonai.compute.providers.modal._linger import LingeringPool
 from praisonai.compute.providers.modal._sdk import translated
@@ -66,7 +67,7 @@ class ModalOptions(ProviderOptions):
     environment: str | None = None
 
 
-class ModalCompute(ChannelMixin, ComputeProvider):
+class ModalCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
     """Instances are Modal Sandboxes; see the module docstring."""
 
     name = "modal"
@@ -78,6 +79,7 @@ class ModalCompute(ChannelMixin, ComputeProvider):
             Capability.NETWORK_NONE,
             Capability.NETWORK_ALLOWLIST,
             Capability.CAPTURE,
+            Capability.PORTS,  # emulated: a relay through the exec stream (compute.ports)
         }
     )
     requires = ("modal",)

@@ -39,7 +39,7 @@ from praisonai._errors import (
     PathOutsideWorkspaceError,
     ProviderUnavailableError,
 )
-from praisonai._types import InstanceInfo, InstanceStatus
+from praisonai._types import Capability, InstanceInfo, InstanceStatus
 from praisonai.compute import _home_reaper
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
@@ -117,7 +117,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     """
 
     name = "ssh"
-    capabilities = CHANNEL_CAPABILITIES
+    capabilities = CHANNEL_CAPABILITIES | {Capability.PORTS}
     options_model = SSHOptions
     requires = ("paramiko",)
     extra = "ssh"
@@ -242,6 +242,15 @@ class SSHCompute(ChannelMixin, ComputeProvider):
                 self._places[instance_id] = place
                 return place
         raise InstanceNotFoundError(f"no ssh instance {instance_id!r}", op="lookup")
+
+    async def _expose(self, instance_id: str, port: int) -> str:
+        """A forwarder on 127.0.0.1 here to ``127.0.0.1:port`` on the instance's host (``_ports``)."""
+        from praisonai.compute.providers.ssh import _ports
+
+        link = (await self._place(instance_id)).link
+        if not self._port_forwards.holds(instance_id, port):
+            await run_blocking(_ports.check_allowed, link, port)
+        return self._port_forwards.open(instance_id, port, lambda: _ports.dial(link, port))
 
     # ---- exec: through the instance's channel ----------------------------------------------
 
