@@ -37,8 +37,7 @@ envd's env from ``envVars`` is given to each process, not stored in the containe
 from it. What it does not model: authentication beyond "a key is present" (``REFUSED_KEY`` gets
 401), templates, memory snapshots, ``mode="filesystem"`` pauses, the ``filesystem.Filesystem``
 RPC service (stat, list, watch…), PTYs, ``stream_input``, users (commands run as root), egress
-rules (stored, not
-enforced), rate limits.
+rules (stored, not enforced), rate limits.
 The SDK must be pointed at it with ``E2B_API_URL``, ``E2B_SANDBOX_URL`` (every sandbox behind one
 URL, told apart by the ``E2b-Sandbox-Id`` header, as the SDK sends it) and HTTP/1.1
 (``E2B_HTTP_VERSION=1.1``): :meth:`E2BFake.env` gives those.
