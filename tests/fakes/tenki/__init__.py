@@ -39,7 +39,8 @@ Modelled (from the wheel's source and cloud-sdks.md §4):
 Not modelled: the other file RPCs (``*Stream``, ``Mkdir``, ``List``, ``Remove``: UNIMPLEMENTED),
 ``WhoAmI``, ``pause_async``/``wait_paused`` (pauses complete at once), templates, volumes,
 previews, SSH, Dial, pagination, workspaces, snapshot durability states, resource enforcement
-(cpu/memory/disk are recorded only), egress allowlist enforcement, WaitSession (sandboxes are RUNNING at once, so the SDK never waits).
+(cpu/memory/disk are recorded only), egress allowlist enforcement, WaitSession (sandboxes are
+RUNNING at once, so the SDK never waits).
 """
 
 from __future__ import annotations
