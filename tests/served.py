@@ -288,12 +288,12 @@ TARGETS: dict[str, Target] = {
     "fake": Target(
         _fake, not_applicable=NO_CHANNEL | NO_PORTS | checks_named("background_process") | NO_PAUSE
     ),
-    "e2b": Target(_e2b, faked=True, not_applicable=NO_PAUSE),
+    "e2b": Target(_e2b, faked=True),
     "modal": Target(_modal, faked=True, sdk_garbage=True, not_applicable=NO_PAUSE),
     "daytona": Target(
         _daytona,
         faked=True,
-        not_applicable=NO_CHANNEL | NO_PAUSE,
+        not_applicable=NO_CHANNEL,
         known_gaps={"stream_delivers_output_while_running": f"Daytona's process.{_NOT_STREAMED}"},
     ),
     "flyio": Target(
@@ -302,7 +302,7 @@ TARGETS: dict[str, Target] = {
         not_applicable=NO_CHANNEL | NO_PORTS | NO_PAUSE,
         known_gaps={"stream_delivers_output_while_running": f"Fly's {_NOT_STREAMED}"},
     ),
-    "tenki": Target(_tenki, faked=True, not_applicable=NO_CHANNEL | NO_PORTS | NO_PAUSE),
+    "tenki": Target(_tenki, faked=True, not_applicable=NO_CHANNEL | NO_PORTS),
     "kubernetes": Target(_kubernetes, faked=True, not_applicable=NO_PAUSE),
 }
 

@@ -20,12 +20,13 @@ async def reference_diff(reference: Mapping[str, Any] | None, shown: str) -> str
     """
     if not reference or not reference.get("instance_id"):
         raise ConfigError(f"session {shown} has no instance yet: nothing to compare", op="diff")
-    sandbox = await reattach(reference)
-    if sandbox is None:
+    found = await reattach(reference)
+    if found is None:
         raise ConfigError(
             f"session {shown}'s instance {reference['instance_id']} is gone, and its changes with it; "
             "resume the session to get a new one",
             op="diff",
         )
+    sandbox, _ = found  # a paused instance is resumed: its files are what the diff reads
     kept = resources(reference.get("resources") or ())
     return await diff(Place(sandbox.provider, sandbox.id), kept[0].mount_path if kept else None)

@@ -30,7 +30,8 @@ Modelled (from daytona 0.226.1's client code and cloud-sdks.md §3):
 Not modelled: sessions, PTY, the socket.io event stream (404: the SDK falls back to polling),
 builds (``buildInfo`` is recorded, the image is always ``praisonai-sandbox:latest``), resources
 (recorded only), allow lists (recorded, not enforced), pagination,
-organisations and auth (any bearer token is accepted), pause/archive, ``set_labels``' exact wire
+organisations and auth (any bearer token is accepted), Daytona's own pause and archive (``stop``,
+``start`` and ``autodelete`` are modelled), ``set_labels``' exact wire
 shape, snapshot builds (``create_snapshot`` is a ``docker commit``, active at once).
 """
 
@@ -183,6 +184,19 @@ class DaytonaFake:
             box["state"] = "destroyed"
         stop_previews(box)
         docker.remove(box["_container"])
+
+    def stop_or_start(self, box: dict[str, Any], *, start: bool) -> None:
+        """``stop`` (``docker stop``: the disk kept; deleted at once when ``autoDeleteInterval``
+        is 0) or ``start`` (``docker start``); either on a sandbox already there is a no-op."""
+        if start and box["state"] == "stopped":
+            docker.docker("start", box["_container"])
+            box["state"] = "started"
+            self.touch(box)
+        elif not start and box["state"] == "started":
+            box["state"] = "stopped"
+            docker.stop(box["_container"])
+            if box["autoDeleteInterval"] == 0:
+                self.destroy(box)
 
     def touch(self, box: dict[str, Any]) -> None:
         box["_activity"] = time.time()

@@ -57,6 +57,9 @@ _WORDS = {
     "toolbox-proxy-url",
     "last-activity",
     "autostop",
+    "autodelete",
+    "stop",
+    "start",
     "ttl",
     "snapshot",
     "ports",
@@ -112,6 +115,12 @@ def _api(
     if rest[:1] == ["autostop"]:
         box["autoStopInterval"] = int(rest[1])
         fake.touch(box)
+        return send_json(h, 200, fake.dto(box))
+    if rest[:1] == ["autodelete"]:
+        box["autoDeleteInterval"] = int(rest[1])
+        return send_json(h, 200, fake.dto(box))
+    if rest in (["stop"], ["start"]) and method == "POST":
+        fake.stop_or_start(box, start=rest == ["start"])
         return send_json(h, 200, fake.dto(box))
     if rest[:1] == ["ttl"]:
         box["ttlMinutes"], box["_created"] = int(rest[1]), time.time()  # set_ttl counts from now

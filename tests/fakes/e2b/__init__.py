@@ -8,8 +8,12 @@ What it models (the e2b 2.63 wheel, read from its source):
   ``GET /sandboxes/{id}``, ``DELETE /sandboxes/{id}``
   (404 when gone: the SDK's ``kill`` then returns False), ``POST /sandboxes/{id}/timeout``
   (``end_at = now + timeout``), ``POST /v2/sandboxes/{id}/connect``, ``GET /v2/sandboxes`` (exact
-  metadata match, AND; running sandboxes only: nothing pauses). A sandbox past its ``end_at`` is
-  killed by the fake's clock, as E2B kills it, and answers 404 from then on;
+  metadata match, AND; the ``state`` filter, running and paused by default). A running sandbox
+  past its ``end_at`` is killed by the fake's clock, as E2B kills it, and answers 404 from then on;
+- pause: ``POST /sandboxes/{id}/pause`` freezes the container (``docker pause``: memory and files
+  kept, as E2B's full pause keeps them; 409 when already paused), a paused sandbox lists and reads
+  as ``paused``, is never expired by the clock, refuses envd and ``timeout``/``snapshots``
+  (409, assumed), and ``connect`` resumes it (``docker unpause``, ``end_at = now + timeout``);
 - envd's ``process.Process`` Connect service (start, connect, list, send_input, close_stdin,
   send_signal = SIGKILL of the process group) through the wheel's generated server stub, and
   envd's ``GET/POST /files`` (raw bytes; multipart or octet-stream uploads, parents created);
@@ -31,9 +35,9 @@ Snapshots: ``POST /sandboxes/{id}/snapshots`` commits the container to an image 
 envd's env from ``envVars`` is given to each process, not stored in the container), ``GET
 /snapshots?name=`` lists them, and a create whose ``templateID`` is a snapshot's id or name starts
 from it. What it does not model: authentication beyond "a key is present" (``REFUSED_KEY`` gets
-401), templates, memory snapshots, pause/resume, the ``filesystem.Filesystem`` RPC service (stat,
-list, watch…), PTYs, ``stream_input``, users (commands run as root), egress rules (stored, not
-enforced), rate limits.
+401), templates, memory snapshots, ``mode="filesystem"`` pauses, the ``filesystem.Filesystem``
+RPC service (stat, list, watch…), PTYs, ``stream_input``, users (commands run as root), egress
+rules (stored, not enforced), rate limits.
 The SDK must be pointed at it with ``E2B_API_URL``, ``E2B_SANDBOX_URL`` (every sandbox behind one
 URL, told apart by the ``E2b-Sandbox-Id`` header, as the SDK sends it) and HTTP/1.1
 (``E2B_HTTP_VERSION=1.1``): :meth:`E2BFake.env` gives those.
@@ -77,6 +81,7 @@ class FakeSandbox:
     request: dict[str, Any]  # the create body as sent (network, lifecycle… for tests to read)
     envs: dict[str, str] = dataclasses.field(default_factory=dict)  # envd's, given to processes
     procs: dict[int, Proc] = dataclasses.field(default_factory=dict)
+    paused: bool = False
 
     def touch(self) -> None:
         """Nothing: on E2B activity does not move ``end_at`` (only ``set_timeout`` does)."""
@@ -130,8 +135,15 @@ class E2BFake:
             "E2B_HTTP_VERSION": "1.1",
         }
 
+    def known(self, sandbox_id: str) -> FakeSandbox | None:
+        """The sandbox, running or paused; ``None`` once killed or expired."""
+        sandbox = self.sandboxes.get(sandbox_id)
+        return sandbox if sandbox is not None and sandbox.paused else self.running(sandbox_id)
+
     def running(self, sandbox_id: str) -> FakeSandbox | None:
         sandbox = self.sandboxes.get(sandbox_id)
+        if sandbox is not None and sandbox.paused:
+            return None
         if sandbox is not None and sandbox.end_at <= time.time():
             self._expire(sandbox)
             return None
@@ -195,9 +207,13 @@ class E2BFake:
             parts = parts[1:]  # v2 connect has the shape of v1
         if len(parts) < 2 or parts[0] != "sandboxes":
             return "404 Not Found", {"code": 404, "message": f"no route {method} {path}"}
-        sandbox = self.running(parts[1])
+        sandbox = self.known(parts[1])
         if sandbox is None:
             return "404 Not Found", {"code": 404, "message": f"sandbox {parts[1]} not found"}
+        if method == "POST" and parts[2:] in (["pause"], ["connect"]):
+            return self._pause_or_resume(sandbox, parts[2], body)
+        if sandbox.paused and len(parts) > 2:
+            return "409 Conflict", {"code": 409, "message": f"sandbox {parts[1]} is paused"}
         if method == "GET" and len(parts) == 2:
             return "200 OK", self._detail(sandbox)
         if method == "DELETE" and len(parts) == 2:
@@ -208,9 +224,6 @@ class E2BFake:
             return "204 No Content", None
         if method == "POST" and parts[2:] == ["snapshots"]:
             return self._snapshot(sandbox, body.get("name"))
-        if method == "POST" and parts[2:] == ["connect"]:
-            sandbox.end_at = max(sandbox.end_at, time.time() + float(body.get("timeout", 0)))
-            return "200 OK", self._short(sandbox)
         return "404 Not Found", {"code": 404, "message": f"no route {method} {path}"}
 
     def _create(self, body: dict[str, Any], key: str | None) -> tuple[str, Any]:
@@ -234,6 +247,29 @@ class E2BFake:
         self.sandboxes[sandbox_id] = sandbox
         return "201 Created", self._short(sandbox)
 
+    def _pause_or_resume(self, sandbox: FakeSandbox, op: str, body: dict[str, Any]) -> tuple[str, Any]:
+        """``pause`` freezes a running sandbox (409 when paused); ``connect`` resumes a paused one
+        for ``timeout`` seconds, or extends a running one's ``end_at`` (never shortens it)."""
+        with self._lock:
+            was_paused = sandbox.paused
+            if op == "pause" and not was_paused:
+                _sandboxes.freeze(sandbox.container, frozen=True)
+                sandbox.paused = True
+            elif op == "connect" and was_paused:
+                _sandboxes.freeze(sandbox.container, frozen=False)
+                sandbox.paused, sandbox.end_at = False, time.time()
+        if op == "pause":
+            return (
+                ("409 Conflict", {"code": 409, "message": "already paused"})
+                if was_paused
+                else (
+                    "204 No Content",
+                    None,
+                )
+            )
+        sandbox.end_at = max(sandbox.end_at, time.time() + float(body.get("timeout", 300)))
+        return ("201 Created" if was_paused else "200 OK"), self._short(sandbox)
+
     def _snapshot(self, sandbox: FakeSandbox, name: str | None) -> tuple[str, Any]:
         """A filesystem snapshot (a committed image; envd's env is not in it). A name already
         taken moves to the new snapshot, as E2B assigns a new build to the existing template."""
@@ -251,10 +287,12 @@ class E2BFake:
 
     def _list(self, query: dict[str, list[str]]) -> list[dict[str, Any]]:
         wanted = {k: v[0] for k, v in parse_qs(query.get("metadata", [""])[0]).items()}
-        states = query.get("state") or ["running", "paused"]
+        states = ",".join(query.get("state") or ["running,paused"]).split(",")
         found = []
         for sandbox in list(self.sandboxes.values()):
-            if self.running(sandbox.sandbox_id) is None or "running" not in states:
+            if self.known(sandbox.sandbox_id) is None:
+                continue
+            if ("paused" if sandbox.paused else "running") not in states:
                 continue
             if all(sandbox.metadata.get(k) == v for k, v in wanted.items()):
                 found.append(self._detail(sandbox))
@@ -276,7 +314,7 @@ class E2BFake:
             "cpuCount": 2,
             "memoryMB": 512,
             "diskSizeMB": 1024,
-            "state": "running",
+            "state": "paused" if sandbox.paused else "running",
             "metadata": dict(sandbox.metadata),
         }
 

@@ -25,6 +25,14 @@ def commit_container(container: str, tag: str, owner: str) -> None:
     docker.commit(container, tag, f"{LABEL}={owner}")
 
 
+def freeze(container: str, *, frozen: bool) -> None:
+    """``docker pause``/``unpause``: the container's processes and files kept, as E2B's pause keeps
+    a sandbox's memory and filesystem."""
+    done = docker.docker("pause" if frozen else "unpause", container)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.decode(errors="replace").strip())
+
+
 def container_exec(
     container: str, argv: list[str], data: bytes | None = None
 ) -> subprocess.CompletedProcess[bytes]:

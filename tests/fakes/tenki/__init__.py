@@ -20,7 +20,9 @@ Modelled (from the wheel's source and cloud-sdks.md §4):
   (the second is FAILED_PRECONDITION "already terminated", which the SDK maps to
   ``SessionTerminatedError``), ``ExtendSession``, ``CreateSessionCredential``,
   ``CreateSnapshot`` (a ``docker commit``, READY at once), ``GetSnapshot``,
-  ``ListWorkspaceSnapshots``.
+  ``ListWorkspaceSnapshots``, ``PauseSession`` (``docker pause``, PAUSED at once; the data
+  plane refuses a paused sandbox) and ``ResumeSession`` (``docker unpause``,
+  then ``/tmp`` emptied, as Tenki clears it).
 - The data plane (``_data``): ``Run`` (stdin, stdout/stderr as bytes, exit code, signals, the
   guest-enforced timeout with partial output, a dropped stream kills the command) and ``Stat``.
   ``ReadFile``/``WriteFile`` (relative to ``/home/tenki``; an absolute path outside it is
@@ -35,9 +37,10 @@ Modelled (from the wheel's source and cloud-sdks.md §4):
   RESOURCE_EXHAUSTED "rate limit exceeded" is Tenki's 429; UNAVAILABLE/INTERNAL its 5xx.
 
 Not modelled: the other file RPCs (``*Stream``, ``Mkdir``, ``List``, ``Remove``: UNIMPLEMENTED),
-``WhoAmI``, pause/resume, templates, volumes, previews, SSH, Dial, pagination, workspaces,
-snapshot durability states, resource enforcement (cpu/memory/disk are recorded only), egress
-allowlist enforcement, WaitSession (sandboxes are RUNNING at once, so the SDK never waits).
+``WhoAmI``, ``pause_async``/``wait_paused`` (pauses complete at once), templates, volumes,
+previews, SSH, Dial, pagination, workspaces, snapshot durability states, resource enforcement
+(cpu/memory/disk are recorded only), egress allowlist enforcement, WaitSession (sandboxes are
+RUNNING at once, so the SDK never waits).
 """
 
 from __future__ import annotations

@@ -153,6 +153,29 @@ class Control(pb_grpc.SandboxServiceServicer):  # type: ignore[misc]
         response = pb.TerminateSessionResponse(session=self.session(box))
         return self.fake.answer("TerminateSession", response, context)
 
+    def PauseSession(self, request: Any, context: Any) -> Any:
+        """``docker pause`` (memory and disk kept, as Tenki's memory snapshot keeps them); PAUSED
+        at once, so the SDK's synchronous ``pause()`` never waits. A paused one stays paused."""
+        self.fake.enter("PauseSession", context)
+        box = self._box(request.session_id, context)
+        if box["state"] == "RUNNING":
+            _sandboxes.freeze(box["_container"], frozen=True)
+            box["state"] = "PAUSED"
+        elif box["state"] != "PAUSED":
+            _sandboxes.abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"session is {box['state']}")
+        return self.fake.answer("PauseSession", pb.PauseSessionResponse(session=self.session(box)), context)
+
+    def ResumeSession(self, request: Any, context: Any) -> Any:
+        """``docker unpause``, then ``/tmp`` emptied, as Tenki clears it on resume."""
+        self.fake.enter("ResumeSession", context)
+        box = self._box(request.session_id, context)
+        if box["state"] != "PAUSED":
+            _sandboxes.abort(context, grpc.StatusCode.FAILED_PRECONDITION, f"session is {box['state']}")
+        _sandboxes.freeze(box["_container"], frozen=False)
+        _sandboxes.clear_tmp(box["_container"])
+        box["state"] = "RUNNING"
+        return self.fake.answer("ResumeSession", pb.ResumeSessionResponse(session=self.session(box)), context)
+
     def ExtendSession(self, request: Any, context: Any) -> Any:
         self.fake.enter("ExtendSession", context)
         box = self._box(request.session_id, context)

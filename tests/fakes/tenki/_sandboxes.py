@@ -34,6 +34,17 @@ def start(
     )
 
 
+def freeze(container: str, *, frozen: bool) -> None:
+    """``docker pause``/``unpause``: processes and files kept, as Tenki's pause keeps them."""
+    done = docker.docker("pause" if frozen else "unpause", container)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.decode(errors="replace").strip())
+
+
+def clear_tmp(container: str) -> None:
+    docker.docker("exec", container, "find", "/tmp", "-mindepth", "1", "-delete", timeout=30)
+
+
 def leftovers(fake_id: str) -> list[str]:
     return docker.leftovers(OWNER_LABEL, fake_id)
 

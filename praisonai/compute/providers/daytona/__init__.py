@@ -12,6 +12,8 @@ counts API calls as activity but not processes inside the sandbox, so a running 
 (``refresh_activity``) every ``renew_s``. Deleting is idempotent here: Daytona's second delete is
 404, which counts as "already gone".
 
+Pause is Daytona's ``stop``/``start`` of the same sandbox, kept while paused (``_pause``).
+
 Captures are Daytona snapshots named ``praisonai-<capture tag>`` (``create_snapshot``, then
 ``create(CreateSandboxFromSnapshotParams(snapshot=name))``); a snapshot keeps the filesystem, not
 the env, and a sandbox made from one takes the snapshot's resources.
@@ -46,7 +48,7 @@ from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.oneshot import OneShotProcesses
 from praisonai.compute.options import ProviderOptions, bounded
-from praisonai.compute.providers.daytona import _exec, _ports
+from praisonai.compute.providers.daytona import _exec, _pause, _ports
 from praisonai.compute.providers.daytona._client import client, missing_credentials, translated
 
 LABEL_WORKDIR = "praisonai.workdir"
@@ -93,6 +95,7 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             Capability.NETWORK_ALLOWLIST,
             Capability.PROCESSES,
             Capability.PORTS,  # Daytona's signed preview URLs (_ports)
+            Capability.PAUSE,
         }
     )
 
@@ -227,9 +230,9 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
         return InstanceInfo(
             instance_id=sandbox.name,
             provider=self.name,
-            status=_STATES.get(
-                state, InstanceStatus.PROVISIONING if "ing" in state else InstanceStatus.ERROR
-            ),
+            status=InstanceStatus.PAUSED
+            if _pause.is_paused(sandbox)
+            else _STATES.get(state, InstanceStatus.PROVISIONING if "ing" in state else InstanceStatus.ERROR),
             endpoint=f"daytona://{sandbox.id}",
             created_at=float(labels.get(LABEL_CREATED, 0)),
             labels=labels,
@@ -239,6 +242,12 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
                 "working_dir": labels.get(LABEL_WORKDIR, "/"),
             },
         )
+
+    async def _pause(self, instance_id: str) -> InstanceInfo:
+        return await _pause.pause(self, instance_id)
+
+    async def _resume(self, instance_id: str) -> InstanceInfo:
+        return await _pause.resume(self, instance_id)
 
     # ---- captures: Daytona snapshots named by the capture tag -------------------------------
 

@@ -20,6 +20,8 @@
 - The SDK is imported lazily: this module loads without it. Templates, not images: a config's
   ``image``, ``cpu``, ``memory_mb``, ``gpu``, ``disk_mb``, mounts and packages are refused (set the
   provider's ``template``).
+- **Pause** is E2B's native pause (memory and filesystem), and any later use connects, which
+  resumes it under the same sandbox id (``_pause``).
 - **Captures** are named E2B snapshots (``praisonai-capture-<tag>``), found by name from any
   process; a new instance starts from the snapshot id as its template.
 """
@@ -49,7 +51,7 @@ from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.ports import ExecRelayPorts
-from praisonai.compute.providers.e2b import _exec, _files
+from praisonai.compute.providers.e2b import _exec, _files, _pause
 from praisonai.compute.providers.e2b._channel import E2BTransport
 from praisonai.compute.providers.e2b._errors import KEY_VARIABLE, MISSING_KEY, translated
 from praisonai.compute.providers.e2b._meta import (
@@ -91,6 +93,7 @@ class E2BCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
             Capability.SELF_STOP,
             Capability.CAPTURE,
             Capability.PORTS,  # emulated: a relay through the envd process stream (compute.ports)
+            Capability.PAUSE,
         }
         | CHANNEL_CAPABILITIES
     )
@@ -246,15 +249,26 @@ class E2BCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
         from e2b import AsyncSandbox
 
         found = await self._lookup(instance_id)
+        self._disconnect(instance_id)
+        if found is None:
+            return False  # never made, or already gone (expired counts as shut down)
+        with translated("shutdown", instance_id):
+            return bool(await AsyncSandbox.kill(found[0], **self._params()))  # False: gone meanwhile
+
+    def _disconnect(self, instance_id: str) -> None:
+        """Forget this process's connections to the instance (shut down, or paused: E2B drops a
+        paused sandbox's connections, and the next use connects again, which resumes it)."""
         self._sandboxes.pop(instance_id, None)
         self._metadata.pop(instance_id, None)
         self._renewals.forget(instance_id)
         self._sync.pop(instance_id, None)
         self._channels.drop(instance_id)
-        if found is None:
-            return False  # never made, or already gone (expired counts as shut down)
-        with translated("shutdown", instance_id):
-            return bool(await AsyncSandbox.kill(found[0], **self._params()))  # False: gone meanwhile
+
+    async def _pause(self, instance_id: str) -> InstanceInfo:
+        return await _pause.pause(self, instance_id)
+
+    async def _resume(self, instance_id: str) -> InstanceInfo:
+        return await _pause.resume(self, instance_id)
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         from e2b import AsyncSandbox

@@ -44,6 +44,8 @@ def timeout_for(idle: float | None, deadline: str) -> int:
 
 def status_of(state: Any) -> InstanceStatus:
     value = getattr(state, "value", state)
+    if value == "paused":
+        return InstanceStatus.PAUSED
     return InstanceStatus.RUNNING if value == "running" else InstanceStatus.STOPPED
 
 

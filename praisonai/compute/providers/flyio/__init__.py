@@ -26,7 +26,9 @@ Refused by capability, each for a reason:
   no stdin stream and no streamed output; a shell kept across calls needs a byte stream in.
 - network none and allowlists: Fly's network policies are ports-only and per app, take effect
   only after a restart (which resets the root filesystem), and do not cover the Fly Proxy.
-- stop/start: a restarted machine boots its image afresh (§5.2), so there is nothing to resume.
+- stop/start and pause: a restarted machine boots its image afresh (§5.2), so there is nothing
+  to resume; ``/suspend`` keeps a memory snapshot that the next ``start`` may drop for such a
+  cold boot, so it cannot promise the files either.
 """
 
 from __future__ import annotations

@@ -15,6 +15,9 @@ WebSocket per instance (``_transport``), reopened on demand when it drops. Every
 again by its labels, from any process. API writes (create, delete) pass a client-side rate limit;
 a create whose answer was lost is retried and adopts our own object (``_adopt``). With
 ``warm_pool``, the pod is claimed from an agent-sandbox warm pool instead (``_warm``).
+Pause is refused (no ``Capability.PAUSE``): the pod's filesystem is its container's, so scaling
+to zero keeps nothing unless the working dir lives on a PersistentVolumeClaim from provision on,
+which this provider does not make yet.
 """
 
 from __future__ import annotations

@@ -19,7 +19,9 @@
   trees as a tar stream through an exec (``_files``).
 - captures: ``snapshot_filesystem`` images, found again by tag (``_capture``).
 Not offered (refused by capability): GPUs (they force the V1 backend, not yet tested), disk
-limits, host mounts.
+limits, host mounts, pause (Modal's own is experimental, for ``_experimental_persistent``
+sandboxes only; a ``snapshot_filesystem`` emulation needs the paused instance's image kept where
+every process finds it while no sandbox exists, and Modal lists only running sandboxes).
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ ways (``cat``, stdin in frames, tar for trees): Tenki's own fs API only reaches 
 one request per exec (``compute.oneshot``): a Run stream dies with its connection and the edge
 drops idle streams after about 30 s, so it cannot carry a long-lived helper channel. No shell
 sessions (same reason), no GPU (the API has none). Captures are Tenki snapshots named
-``praisonai-<tag>``.
+``praisonai-<tag>``. Pause is Tenki's own (``pause``/``resume``, memory and disk kept, ``/tmp``
+cleared on resume: see ``_pause``).
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
 from praisonai.compute.oneshot import OneShotProcesses
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.tenki import _exec
+from praisonai.compute.providers.tenki import _exec, _pause
 from praisonai.compute.providers.tenki._client import (
     ATTEMPTS,
     Clients,
@@ -66,8 +67,8 @@ TAG_PROVIDER = "praisonai-provider=tenki"
 _GONE = ("TERMINATING", "TERMINATED", "USER_SHUTDOWN")
 _STATES = {
     "RUNNING": InstanceStatus.RUNNING,
-    "PAUSED": InstanceStatus.STOPPED,
-    "PAUSING": InstanceStatus.STOPPED,
+    "PAUSED": InstanceStatus.PAUSED,
+    "PAUSING": InstanceStatus.PAUSED,
     "CREATING": InstanceStatus.PROVISIONING,
     "RESUMING": InstanceStatus.PROVISIONING,
 }
@@ -116,6 +117,7 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
             Capability.ISOLATION,
             Capability.CAPTURE,
             Capability.PROCESSES,
+            Capability.PAUSE,
         }
     )
     #: ``ttl`` is Tenki's ``max_duration``; ``idle_timeout`` is our reaper's (Tenki ignores its own).
@@ -229,6 +231,12 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
         except InstanceNotFoundError:
             return False  # already terminated (Tenki's second terminate is "already terminated")
         return True
+
+    async def _pause(self, instance_id: str) -> InstanceInfo:
+        return await _pause.pause(self, instance_id)
+
+    async def _resume(self, instance_id: str) -> InstanceInfo:
+        return await _pause.resume(self, instance_id)
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         async with self._sandbox(instance_id, "status", fresh=True) as sandbox:

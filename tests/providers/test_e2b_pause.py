@@ -1,0 +1,94 @@
+"""Pause and resume on E2B through the real ``e2b`` SDK against its wire fake (``fakes.e2b``,
+which pauses a sandbox's container with ``docker pause``): files and the sandbox id survive, the
+status says ``paused`` in between, everywhere, and any use after a pause resumes it natively."""
+
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("e2b")
+
+from fakes.e2b import E2BFake
+
+from praisonai import _portal
+from praisonai._errors import InstanceNotFoundError, PraisonAIError
+from praisonai._types import InstanceStatus
+from praisonai.compute.providers.e2b import E2BCompute
+
+pytestmark = pytest.mark.usefixtures("docker_ok")
+
+PROVIDER = "e2b"  # the fake fixture: tests/providers/conftest.py
+
+
+def _sandbox_of(fake: E2BFake, instance_id: str) -> str:
+    return next(
+        s.sandbox_id for s in fake.sandboxes.values() if s.metadata["praisonai.instance"] == instance_id
+    )
+
+
+def test_pause_keeps_files_and_id_and_says_paused(fake: E2BFake) -> None:
+    p = E2BCompute()
+    iid = _portal.call(p.provision).instance_id
+    try:
+        _portal.call(p.write_file, iid, "kept.txt", b"before pause")
+        sandbox_id = _sandbox_of(fake, iid)
+        assert _portal.call(p.pause, iid).status is InstanceStatus.PAUSED
+        assert _portal.call(p.pause, iid).status is InstanceStatus.PAUSED  # idempotent (E2B's 409)
+        other = E2BCompute()  # another process's view: nothing cached
+        assert _portal.call(other.get_status, iid).status is InstanceStatus.PAUSED
+        listed = {i.instance_id: i.status for i in _portal.call(other.list_instances)}
+        assert listed[iid] is InstanceStatus.PAUSED
+        assert _portal.call(other.resume, iid).status is InstanceStatus.RUNNING
+        assert _portal.call(p.read_file, iid, "kept.txt") == b"before pause"
+        assert _sandbox_of(fake, iid) == sandbox_id  # the same sandbox, not a replacement
+    finally:
+        _portal.call(p.shutdown, iid)
+
+
+def test_use_after_pause_resumes_it(fake: E2BFake) -> None:
+    p = E2BCompute()
+    iid = _portal.call(p.provision).instance_id
+    try:
+        _portal.call(p.write_file, iid, "kept.txt", b"x")
+        _portal.call(p.pause, iid)
+        assert _portal.call(lambda: p.execute(iid, "cat kept.txt")).stdout == "x"  # connect resumes
+        assert _portal.call(p.get_status, iid).status is InstanceStatus.RUNNING
+    finally:
+        _portal.call(p.shutdown, iid)
+
+
+def test_resume_of_a_running_instance_is_a_no_op(fake: E2BFake) -> None:
+    p = E2BCompute()
+    iid = _portal.call(p.provision).instance_id
+    try:
+        _portal.call(lambda: p.execute(iid, "echo $$ > pid"))
+        before = len(fake.calls)
+        assert _portal.call(p.resume, iid).status is InstanceStatus.RUNNING
+        assert not [c for c in fake.calls[before:] if "/connect" in c or "/pause" in c]
+        assert _portal.call(p.read_file, iid, "pid").strip().isdigit()
+    finally:
+        _portal.call(p.shutdown, iid)
+
+
+def test_pause_of_an_unknown_id_is_not_found(fake: E2BFake) -> None:
+    with pytest.raises(InstanceNotFoundError):
+        _portal.call(E2BCompute().pause, "e2b_000000000000")
+    with pytest.raises(InstanceNotFoundError):
+        _portal.call(E2BCompute().resume, "e2b_000000000000")
+
+
+def test_a_vendor_error_is_ours_from_the_sdks(fake: E2BFake) -> None:
+    # The sandbox killed behind this process's back: E2B answers the pause 404, the SDK raises
+    # SandboxNotFoundException, and we raise InstanceNotFoundError from it.
+    import e2b
+
+    p = E2BCompute()
+    iid = _portal.call(p.provision).instance_id
+    try:
+        fake._expire(fake.sandboxes[_sandbox_of(fake, iid)])
+        with pytest.raises(InstanceNotFoundError) as caught:
+            _portal.call(p.pause, iid)
+        assert isinstance(caught.value, PraisonAIError)
+        assert isinstance(caught.value.__cause__, e2b.SandboxException)
+    finally:
+        _portal.call(p.shutdown, iid)
