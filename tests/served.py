@@ -302,7 +302,14 @@ TARGETS: dict[str, Target] = {
         not_applicable=NO_CHANNEL | NO_PORTS | NO_PAUSE,
         known_gaps={"stream_delivers_output_while_running": f"Fly's {_NOT_STREAMED}"},
     ),
-    "tenki": Target(_tenki, faked=True, not_applicable=NO_CHANNEL | NO_PORTS),
+    "tenki": Target(
+        _tenki,
+        faked=True,
+        not_applicable=NO_CHANNEL | NO_PORTS,
+        known_gaps={
+            "a_call_resumes_a_paused_instance": "a Tenki call on a paused sandbox fails: resume() first"
+        },
+    ),
     "kubernetes": Target(_kubernetes, faked=True, not_applicable=NO_PAUSE),
 }
 

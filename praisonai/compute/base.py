@@ -158,7 +158,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities):
 
     async def pause(self, instance_id: str) -> InstanceInfo:
         """Stop the instance keeping its filesystem; :meth:`resume` brings it back under the same
-        id. Its processes end; its ledger row says ``paused``. Idempotent.
+        id. Its processes end (E2B and Tenki keep memory too); its ledger row says ``paused``. Idempotent.
 
         Raises:
             UnsupportedFeatureError: the provider lacks ``Capability.PAUSE``.

@@ -18,7 +18,8 @@ class Pause(Refusal):
     """The pause hooks of the provider contract."""
 
     async def _pause(self, instance_id: str) -> InstanceInfo:
-        """Stop the instance keeping its filesystem (processes end); its status is then
+        """Stop the instance keeping its filesystem (its processes end, unless the vendor keeps
+        memory too: E2B, Tenki); its status is then
         ``PAUSED``. Idempotent on a paused instance."""
         raise self._unsupported("pausing instances", "pause", Capability.PAUSE)
 

@@ -1,5 +1,6 @@
 """Conformance checks for pause and resume (``Capability.PAUSE``): an instance paused keeps its
-files and loses its processes, says ``paused`` meanwhile, and comes back under the same id; both
+files (its processes end, or are kept where the vendor snapshots memory: E2B, Tenki), says
+``paused`` meanwhile, and comes back under the same id; both
 steps are idempotent, and a paused instance's next call resumes it. Each check provisions an
 instance of its own (``idle_action='pause'``, which a provider made to remove a stopped instance
 needs) and removes it.
@@ -16,9 +17,6 @@ from praisonai._types import Capability, InstanceStatus
 from praisonai.compute.testing._kit import Context, Suite
 
 suite = Suite()
-#: A marker only the process started before the pause carries (the bracket keeps grep's own
-#: command line from matching it).
-_MARK, _FIND = "7394521", "grep -l 739452[1] /proc/[0-9]*/cmdline 2>/dev/null | wc -l"
 
 
 @asynccontextmanager
@@ -31,14 +29,10 @@ async def _paused_instance(ctx: Context) -> AsyncIterator[str]:
 
 
 @suite.check(Capability.PAUSE)
-async def pause_keeps_files_and_ends_processes(ctx: Context) -> None:
+async def pause_keeps_files(ctx: Context) -> None:
     p = ctx.provider
     async with _paused_instance(ctx) as iid:
         await p.write_file(iid, "kept.txt", "written before the pause")
-        started = await p.execute(
-            iid, f"setsid sleep {_MARK} </dev/null >/dev/null 2>&1 & sleep 0.2; {_FIND}"
-        )
-        assert started.stdout.strip() == "1", f"the marker process must run before the pause: {started}"
         paused = await p.pause(iid)
         assert paused.status is InstanceStatus.PAUSED, f"pause must return it paused: {paused}"
         status = await p.get_status(iid)
@@ -46,8 +40,6 @@ async def pause_keeps_files_and_ends_processes(ctx: Context) -> None:
         resumed = await p.resume(iid)
         assert resumed.instance_id == iid and resumed.status is InstanceStatus.RUNNING, resumed
         assert await p.read_file(iid, "kept.txt") == b"written before the pause", "files must survive"
-        left = await p.execute(iid, _FIND)
-        assert left.stdout.strip() == "0", f"processes must end with the pause: {left}"
 
 
 @suite.check(Capability.PAUSE)

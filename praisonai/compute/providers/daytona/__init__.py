@@ -75,6 +75,10 @@ class DaytonaOptions(ProviderOptions):
     renew_s: Annotated[float, bounded("renew_s")] = 60.0
 
 
+#: The operations that resume a paused sandbox first (as a docker or E2B instance's next call does).
+_WAKING = frozenset({"exec", "read_file", "write_file", "upload", "download", "expose"})
+
+
 class DaytonaCompute(OneShotProcesses, ComputeProvider):
     """Instances are Daytona sandboxes; see the module docstring."""
 
@@ -135,6 +139,10 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             state = str(getattr(sandbox.state, "value", sandbox.state))
             if sandbox.labels.get(LABEL_PROVIDER) != self.name or state in ("destroyed", "destroying"):
                 raise InstanceNotFoundError(f"no Daytona sandbox for instance {instance_id!r}", op=op)
+            if op in _WAKING and _pause.is_paused(sandbox):  # a paused instance's next call resumes it
+                await self.resume(instance_id)
+                with translated(op, instance_id=instance_id):
+                    sandbox = await sdk.get(instance_id)
             yield sandbox
 
     # ---- lifecycle -------------------------------------------------------------------------
