@@ -176,3 +176,9 @@ DEFAULT_CAPTURE_PRUNE_DAYS = 14.0
 #: Seconds ``praisonai sandbox run``, once interrupted, waits for its instance's removal before
 #: it exits anyway.
 INTERRUPT_CLEANUP_WAIT_S = 120.0
+
+#: Seconds one file-API call (list, stat, remove, rename, mkdir) may run inside an instance.
+FILE_OP_TIMEOUT_S = 120.0
+#: Bytes of listing one ``list`` call accepts from an instance (about 100 000 entries); a bigger
+#: tree is refused with a sentence asking for a smaller depth.
+FILE_LIST_MAX_BYTES = 16 * 1024 * 1024

@@ -24,6 +24,7 @@ from praisonai.compute import _activity, lifecycle, requests
 from praisonai.compute.abilities import OptionalAbilities, RunOnce, SnapshotRef
 from praisonai.compute.capabilities import unmet
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.files import FileOperations
 from praisonai.compute.hooks import ProviderHooks
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.requests import check_instance_id, exec_request, is_instance_id
@@ -36,7 +37,7 @@ _P = TypeVar("_P", bound="ComputeProvider")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-class ComputeProvider(ProviderHooks, OptionalAbilities):
+class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
     """Hands out instances and runs commands and file operations in them. Async, written once.
 
     A provider author reads three places: the nine primitives it MUST write

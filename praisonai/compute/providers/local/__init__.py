@@ -31,7 +31,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Any, Literal
 
 import anyio
 from pydantic import field_validator
@@ -42,13 +42,13 @@ from praisonai._errors import (
     ProviderUnavailableError,
 )
 from praisonai._home import home_path, praisonai_home
-from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo
+from praisonai._types import Capability, ExecRequest, ExecResult, FileEntry, InstanceInfo
 from praisonai.compute import _home_reaper
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.local import _files
+from praisonai.compute.providers.local import _fileops, _files
 from praisonai.compute.providers.local._beneath import relative_parts
 from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport, bwrap_argv
 from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
@@ -262,6 +262,31 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         await anyio.to_thread.run_sync(
             _files.download, inst.workspace, self._parts(inst, remote), local, remote
         )
+
+    # the file API natively, through fds beneath the workspace (see _fileops)
+    async def _on_path(self, instance_id: str, fn: Any, path: str, *args: Any) -> Any:
+        inst = self._load(instance_id)
+        return await anyio.to_thread.run_sync(fn, inst.workspace, self._parts(inst, path), path, *args)
+
+    async def _list_files(self, instance_id: str, path: str, depth: int) -> list[FileEntry]:
+        return await self._on_path(instance_id, _fileops.list_entries, path, depth)  # type: ignore[no-any-return]
+
+    async def _stat_path(self, instance_id: str, path: str) -> FileEntry:
+        return await self._on_path(instance_id, _fileops.stat_entry, path)  # type: ignore[no-any-return]
+
+    async def _file_exists(self, instance_id: str, path: str) -> bool:
+        return await _fileops.exists(self._stat_path(instance_id, path))
+
+    async def _remove_path(self, instance_id: str, path: str) -> None:
+        await self._on_path(instance_id, _fileops.remove, path)
+
+    async def _make_dir(self, instance_id: str, path: str, parents: bool, exist_ok: bool) -> None:
+        await self._on_path(instance_id, _fileops.make_dir, path, parents, exist_ok)
+
+    async def _rename_path(self, instance_id: str, source: str, target: str) -> None:
+        inst = self._load(instance_id)
+        parts = self._parts(inst, source), self._parts(inst, target)
+        await anyio.to_thread.run_sync(_fileops.rename, inst.workspace, *parts, source, target)
 
     def _checked_cwd(self, inst: Instance, cwd: str | None) -> Path:
         """The host directory for a command's ``cwd``, checked beneath the workspace without
