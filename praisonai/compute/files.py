@@ -23,7 +23,7 @@ from praisonai._types import ExecResult, FileEntry
 from praisonai.compute import _activity, requests
 
 # Exit codes of _SCRIPT, each one error the caller sees (see _raise).
-_MISSING, _NOT_DIR, _EXISTS, _OUTSIDE, _NO_FIND = 3, 4, 5, 6, 7
+_MISSING, _NOT_DIR, _EXISTS, _OUTSIDE, _NO_FIND, _IS_ROOT = 3, 4, 5, 6, 7, 8
 _FIELDS = 6  # %y %s %m %T@ %l %p
 _TYPES = {"f": "file", "d": "dir", "l": "symlink"}
 
@@ -31,7 +31,7 @@ _SCRIPT = r"""
 op=$1 root=$2 p=$3
 fmt='%y\0%s\0%m\0%T@\0%l\0%p\0'
 inside() {  # the parent of $1 resolved (links followed) must be $root or below it
-  [ -z "$root" ] && return 0
+  [ -z "$root" ] || [ "$1" = "$root" ] && return 0
   case $1 in */*) d=${1%/*};; *) d=.;; esac
   r=$(realpath -m -- "${d:-/}" && echo x) || exit 6
   r=${r%?x}
@@ -40,6 +40,7 @@ inside() {  # the parent of $1 resolved (links followed) must be $root or below 
 }
 there() { [ -e "$1" ] || [ -L "$1" ]; }
 inside "$p"
+case $op in remove|rename) [ "$p" != "$root" ] || exit 8;; esac
 case $op in
 exists) there "$p" || exit 3;;
 stat) there "$p" || exit 3; find -P "$p" -maxdepth 0 -printf "$fmt" || exit 7;;
@@ -194,6 +195,10 @@ def _raise(result: Any, op: str, path: str) -> None:
         raise FileExistsError(f"{path} already exists and is not a directory")
     if code == _OUTSIDE:
         raise PathOutsideWorkspaceError(f"{op}: {path} is outside the instance workspace", op=op)
+    if code == _IS_ROOT:
+        raise ConfigError(
+            f"{op} refuses the instance's working dir itself ({path}); name a path inside it", op=op
+        )
     if code == _NO_FIND:
         raise ExecError(f"{op} needs GNU find (-printf) in the instance, which has none", op=op)
     said = (result.stderr or "").strip().splitlines()

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
-from praisonai._errors import PathNotFoundError
+from praisonai._errors import ConfigError, PathNotFoundError
 from praisonai._types import FileEntry
 from praisonai.compute.providers.local._beneath import open_dir, opened
 
@@ -94,6 +94,10 @@ class _parent:
 
     def __enter__(self) -> int:
         workspace, parts, shown = self.args
+        if not parts:
+            raise ConfigError(
+                f"{shown} is the instance's working dir itself; name a path inside it", op="files"
+            )
         with opened(os.open(workspace, _DIR)) as root:
             self.fd: int = _missing(lambda: open_dir(root, parts[:-1], shown), shown)
         return self.fd
