@@ -68,12 +68,13 @@ class FileOperations:
 
     async def list_files(self, instance_id: str, path: str = ".", *, depth: int = 1) -> list[FileEntry]:
         """The entries under the directory ``path``, ``depth`` levels down (1: its children),
-        each as ``lstat`` sees it; links are listed, never entered."""
+        each as ``lstat`` sees it, sorted by path; links are listed, never entered."""
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ConfigError(f"depth must be a whole number of levels, 1 or more, not {depth!r}", op="list")
         self._file_args(instance_id, "list", path)
         with _activity.in_use(instance_id):
-            return await self._list_files(instance_id, path, depth)
+            found = await self._list_files(instance_id, path, depth)
+        return sorted(found, key=lambda entry: entry.path)  # one order on every provider
 
     async def file_exists(self, instance_id: str, path: str) -> bool:
         """Whether anything (a dangling link too) is at ``path``."""
