@@ -62,6 +62,11 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         and file reads and writes through the instance's helper, and declares
         ``channel.CHANNEL_CAPABILITIES``; it overrides any of them with a native call it has.
 
+    Every provider also has the file API of ``praisonai.compute.files.FileOperations``
+    (``list_files``, ``file_exists``, ``stat_path``, ``remove_path``, ``rename_path``,
+    ``make_dir``), done generically inside the instance through ``execute``; a provider with a
+    native call overrides its ``_`` hook (local does, through fds beneath its workspace).
+
     Either way ledger rows, labels, setup steps and captures are generic
     (``praisonai.compute.lifecycle``); a provider does not write them. It is registered by one
     entry-point line in the ``praisonai.compute`` group (or ``registry.register`` in-process).

@@ -141,3 +141,19 @@ def test_docker_link_to_etc_is_removed_as_a_link(docker_instance: Instance) -> N
     call(docker_instance, "remove_path", "etclink")
     assert call(docker_instance, "file_exists", "/etc/passwd")
     assert not call(docker_instance, "file_exists", "etclink")
+
+
+def test_bad_input_is_one_sentence_before_anything_runs() -> None:
+    for instance in provisioned(LocalCompute()):
+        for method, args, kwargs, said in [
+            ("list_files", (None,), {}, "a path must be a string"),
+            ("stat_path", ("a\0b",), {}, "without NUL bytes"),
+            ("list_files", (".",), {"depth": True}, "depth must be a whole number"),
+            ("rename_path", ("a", 3), {}, "a target must be a string"),
+            ("make_dir", ("x" * 300,), {}, "too long"),
+        ]:
+            with pytest.raises(ValueError, match=said) as info:
+                call(instance, method, *args, **kwargs)
+            assert "\n" not in str(info.value)
+    with pytest.raises(ValueError, match="not an instance id"):
+        _portal.call(LocalCompute().stat_path, "../etc", "x")
