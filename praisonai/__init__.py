@@ -22,6 +22,7 @@ _EXPORTS = {
     "effective_config": "praisonai.sandbox.environment",
     "available_providers": "praisonai.compute.registry",
     "ExecResult": "praisonai._types",
+    "FileEntry": "praisonai._types",
     "InstanceInfo": "praisonai._types",
     "InstanceStatus": "praisonai._types",
     "Capability": "praisonai._types",
@@ -91,7 +92,7 @@ if TYPE_CHECKING:
         UnknownProviderError,
         UnsupportedFeatureError,
     )
-    from praisonai._types import Capability, ExecResult, InstanceInfo, InstanceStatus
+    from praisonai._types import Capability, ExecResult, FileEntry, InstanceInfo, InstanceStatus
     from praisonai.agents import Agent, AgentFlow, AgentTeam, loop, parallel, repeat, route, when
     from praisonai.compute.base import ComputeProvider
     from praisonai.compute.config import ComputeConfig

@@ -192,3 +192,9 @@ PORT_PROBE_TIMEOUT_S = 30.0
 #: Seconds a Daytona signed preview URL (``expose``) stays valid; a later ``expose`` of the same
 #: port gives the same URL while more than half of this is left, else a new one.
 PREVIEW_URL_TTL_S = 3600
+
+#: Seconds one file-API call (list, stat, remove, rename, mkdir) may run inside an instance.
+FILE_OP_TIMEOUT_S = 120.0
+#: Bytes of listing one ``list`` call accepts from an instance (about 100 000 entries); a bigger
+#: tree is refused with a sentence asking for a smaller depth.
+FILE_LIST_MAX_BYTES = 16 * 1024 * 1024

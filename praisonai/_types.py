@@ -264,3 +264,19 @@ class SessionResult:
     @property
     def ok(self) -> bool:
         return self.exit_code == 0 and not self.timed_out
+
+
+@dataclass(frozen=True)
+class FileEntry:
+    """One file, directory or link in an instance, as ``lstat`` sees it (a link is reported as a
+    link, never followed): ``type`` is ``'file'``, ``'dir'``, ``'symlink'`` or ``'other'``;
+    ``mode`` the permission bits; ``mtime`` seconds since the epoch; ``symlink_target`` what a
+    link points at (``None`` for anything else)."""
+
+    name: str
+    path: str
+    type: str
+    size: int
+    mode: int
+    mtime: float
+    symlink_target: str | None = None

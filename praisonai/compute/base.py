@@ -25,6 +25,7 @@ from praisonai.compute import _activity, lifecycle, requests
 from praisonai.compute.abilities import OptionalAbilities, RunOnce, SnapshotRef
 from praisonai.compute.capabilities import unmet
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.files import FileOperations
 from praisonai.compute.hooks import ProviderHooks
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.requests import check_instance_id, exec_request, is_instance_id
@@ -37,7 +38,7 @@ _P = TypeVar("_P", bound="ComputeProvider")
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
-class ComputeProvider(ProviderHooks, OptionalAbilities):
+class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
     """Hands out instances and runs commands and file operations in them. Async, written once.
 
     A provider author reads three places: the nine primitives it MUST write
@@ -61,6 +62,11 @@ class ComputeProvider(ProviderHooks, OptionalAbilities):
         ``_channel_path``): it gets exec, streaming, background processes, sessions, ``bind_env``
         and file reads and writes through the instance's helper, and declares
         ``channel.CHANNEL_CAPABILITIES``; it overrides any of them with a native call it has.
+
+    Every provider also has the file API of ``praisonai.compute.files.FileOperations``
+    (``list_files``, ``file_exists``, ``stat_path``, ``remove_path``, ``rename_path``,
+    ``make_dir``), done generically inside the instance through ``execute``; a provider with a
+    native call overrides its ``_`` hook (local does, through fds beneath its workspace).
 
     Either way ledger rows, labels, setup steps and captures are generic
     (``praisonai.compute.lifecycle``); a provider does not write them. It is registered by one

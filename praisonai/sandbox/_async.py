@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
     from praisonai.compute.workspace import Change, Packed
     from praisonai.runtime.session import ShellSession
+    from praisonai.sandbox._files import AsyncFiles
     from praisonai.sandbox._stream import ExecStream
     from praisonai.sandbox.provisioning import ProvisionPlan
 
@@ -246,6 +247,14 @@ class AsyncSandbox:
         """A persistent shell: cwd, variables and functions persist between its commands."""
         self._ensure_open()
         return await self.provider.open_session(self.id, cwd=cwd)
+
+    @property
+    def files(self) -> AsyncFiles:
+        """The file API shaped as E2B's: ``list``, ``exists``, ``stat``, ``remove``, ``rename``,
+        ``mkdir``, ``read``, ``write`` (see :class:`praisonai.sandbox._files.AsyncFiles`)."""
+        from praisonai.sandbox._files import AsyncFiles
+
+        return AsyncFiles(self)
 
     async def read_file(self, path: str) -> bytes:
         """The file's bytes (``FileNotFoundError`` when missing)."""

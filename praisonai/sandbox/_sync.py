@@ -16,6 +16,7 @@ from praisonai.sandbox._extras import Blocking
 if TYPE_CHECKING:  # annotations only: keeps ``from praisonai import Sandbox`` light
     from praisonai.compute.base import ComputeProvider
     from praisonai.compute.workspace import Change, Packed
+    from praisonai.sandbox._files import Files
     from praisonai.sandbox.provisioning import ProvisionPlan
 
 
@@ -162,6 +163,13 @@ class Sandbox:
     def session(self, *, cwd: str | None = None) -> Any:
         """A persistent shell session; returns a blocking handle (run, send, read, interrupt, close)."""
         return Blocking(_portal.call(lambda: self._inner.session(cwd=cwd)))
+
+    @property
+    def files(self) -> Files:
+        """The file API shaped as E2B's (blocking): see :class:`praisonai.sandbox._files.Files`."""
+        from praisonai.sandbox._files import Files
+
+        return Files(self._inner.files)
 
     def read_file(self, path: str) -> bytes:
         return _portal.call(self._inner.read_file, path)

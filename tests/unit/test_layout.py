@@ -24,6 +24,7 @@ OFFERED_FOR_TESTS = {
     "contract.py",
     "exec.py",
     "fake.py",
+    "files.py",
     "pause.py",
     "ports.py",
     "sshd.py",

@@ -27,6 +27,7 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.testing import contract, ports
 from praisonai.compute.testing import exec as exec_checks
+from praisonai.compute.testing import files as file_checks
 from praisonai.compute.testing import pause as pause_checks
 from praisonai.compute.testing import workspace as workspace_checks
 from praisonai.compute.testing._kit import Check, Context, Suite
@@ -34,6 +35,7 @@ from praisonai.compute.testing._kit import Check, Context, Suite
 SUITES: tuple[Suite, ...] = (
     contract.suite,
     exec_checks.suite,
+    file_checks.suite,
     pause_checks.suite,
     workspace_checks.suite,
     ports.suite,

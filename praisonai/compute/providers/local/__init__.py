@@ -49,7 +49,7 @@ from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.local import _archive, _files
+from praisonai.compute.providers.local import _archive, _fileops, _files
 from praisonai.compute.providers.local._beneath import relative_parts
 from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport, bwrap_argv
 from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
@@ -78,7 +78,7 @@ class LocalOptions(ProviderOptions):
         return root.absolute() if root is not None else None
 
 
-class LocalCompute(ChannelMixin, ComputeProvider):
+class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
     """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
 
     name = "local"

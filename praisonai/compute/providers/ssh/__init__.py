@@ -289,6 +289,10 @@ class SSHCompute(ChannelMixin, ComputeProvider):
         # a 10 MiB file in ~85 ms where paramiko's SFTP reads take ~125-150 ms.
         return self._host_path(await self._place(instance_id), path)
 
+    async def _files_root(self, instance_id: str) -> str:
+        # the workspace is a directory on the host: the file API's script stays beneath it
+        return (await self._place(instance_id)).workspace
+
     def _spool(self, instance_id: str) -> str:
         return f"{self._places[instance_id].meta}/spool"  # _open_channel looked the instance up
 

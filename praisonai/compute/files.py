@@ -1,0 +1,232 @@
+"""The file API every provider has: list, exists, remove, rename, mkdir and stat.
+
+The generic implementation runs one POSIX-sh script INSIDE the instance through ``execute``, so
+a path is resolved where the instance's own files are, never through a host path the instance
+could swap. It uses only ``find -P`` (GNU ``-printf``), ``rm``, ``mv -T`` and ``mkdir``: links
+are reported, removed and renamed as links and never followed. Entries come back NUL-framed (a
+name can hold a newline, never a NUL), so no file name can forge another entry. Where the
+instance is a directory on a host (ssh), ``_files_root`` names it and the script refuses any
+path whose parent resolves outside it. Providers with a native call (local's fd walk, vendor
+SDKs) override the ``_`` hooks.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from praisonai import _limits
+from praisonai._errors import ConfigError, ExecError, PathNotFoundError, PathOutsideWorkspaceError
+from praisonai._types import ExecResult, FileEntry
+from praisonai.compute import _activity, requests
+
+# Exit codes of _SCRIPT, each one error the caller sees (see _raise).
+_MISSING, _NOT_DIR, _EXISTS, _OUTSIDE, _NO_FIND, _IS_ROOT = 3, 4, 5, 6, 7, 8
+_FIELDS = 6  # %y %s %m %T@ %l %p
+_TYPES = {"f": "file", "d": "dir", "l": "symlink"}
+
+_SCRIPT = r"""
+op=$1 root=$2 p=$3
+fmt='%y\0%s\0%m\0%T@\0%l\0%p\0'
+inside() {  # the parent of $1 resolved (links followed) must be $root or below it
+  [ -z "$root" ] || [ "$1" = "$root" ] && return 0
+  case $1 in */*) d=${1%/*};; *) d=.;; esac
+  r=$(realpath -m -- "${d:-/}" && echo x) || exit 6
+  r=${r%?x}
+  case $r in "$root"|"$root"/*) return 0;; esac
+  exit 6
+}
+there() { [ -e "$1" ] || [ -L "$1" ]; }
+inside "$p"
+case $op in remove|rename) [ "$p" != "$root" ] || exit 8;; esac
+case $op in
+exists) there "$p" || exit 3;;
+stat) there "$p" || exit 3; find -P "$p" -maxdepth 0 -printf "$fmt" || exit 7;;
+list) there "$p" || exit 3; { [ -d "$p" ] && [ ! -L "$p" ]; } || exit 4
+  find -P "$p" -maxdepth 0 -printf '' 2>/dev/null || exit 7
+  find -P "$p" -mindepth 1 -maxdepth "$4" -printf "$fmt";;
+remove) there "$p" || exit 3; rm -rf -- "$p";;
+rename) inside "$4"; there "$p" || exit 3; mv -T -- "$p" "$4";;
+mkdir) if [ -d "$p" ] && [ ! -L "$p" ]; then [ "$5" = 1 ] || exit 5; exit 0; fi
+  there "$p" && exit 5
+  if [ "$4" = 1 ]; then mkdir -p -- "$p"; else mkdir -- "$p"; fi;;
+esac
+"""
+
+
+class FileOperations:
+    """The public file API, composed into ``ComputeProvider``. Every path is an instance path:
+    relative ones start at the instance's working dir. Every call raises ``PathNotFoundError``
+    for a missing path, ``PathOutsideWorkspaceError`` for one that leaves the instance (also
+    through a link) and ``ConfigError`` for bad input, each in one sentence."""
+
+    # supplied by ComputeProvider, which this class is composed into
+    execute: Callable[..., Awaitable[ExecResult]]
+    _check_id: Callable[[object], None]
+
+    async def list_files(self, instance_id: str, path: str = ".", *, depth: int = 1) -> list[FileEntry]:
+        """The entries under the directory ``path``, ``depth`` levels down (1: its children),
+        each as ``lstat`` sees it, sorted by path; links are listed, never entered."""
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise ConfigError(f"depth must be a whole number of levels, 1 or more, not {depth!r}", op="list")
+        self._file_args(instance_id, "list", path)
+        with _activity.in_use(instance_id):
+            found = await self._list_files(instance_id, path, depth)
+        return sorted(found, key=lambda entry: entry.path)  # one order on every provider
+
+    async def file_exists(self, instance_id: str, path: str) -> bool:
+        """Whether anything (a dangling link too) is at ``path``."""
+        self._file_args(instance_id, "exists", path)
+        with _activity.in_use(instance_id):
+            return await self._file_exists(instance_id, path)
+
+    async def stat_path(self, instance_id: str, path: str) -> FileEntry:
+        """What is at ``path``, as ``lstat`` sees it (a link is reported as a link)."""
+        self._file_args(instance_id, "stat", path)
+        with _activity.in_use(instance_id):
+            return await self._stat_path(instance_id, path)
+
+    async def remove_path(self, instance_id: str, path: str) -> None:
+        """Remove the file, link (not what it points at) or whole directory tree at ``path``."""
+        self._file_args(instance_id, "remove", path)
+        _refuse_root(path, "remove")
+        with _activity.in_use(instance_id):
+            await self._remove_path(instance_id, path)
+
+    async def rename_path(self, instance_id: str, source: str, target: str) -> None:
+        """Move ``source`` to ``target`` (replacing a file or link there, never moving into a
+        directory a link points at); both stay in the instance."""
+        self._file_args(instance_id, "rename", source)
+        self._file_args(instance_id, "rename", target, "target")
+        _refuse_root(source, "rename")
+        with _activity.in_use(instance_id):
+            await self._rename_path(instance_id, source, target)
+
+    async def make_dir(
+        self, instance_id: str, path: str, *, parents: bool = True, exist_ok: bool = True
+    ) -> None:
+        """Make the directory ``path`` (and missing parents with ``parents``); an existing
+        directory is fine with ``exist_ok``, anything else there is ``FileExistsError``."""
+        self._file_args(instance_id, "mkdir", path)
+        with _activity.in_use(instance_id):
+            await self._make_dir(instance_id, path, parents, exist_ok)
+
+    # ---- hooks: the generic implementation, inside the instance ------------------------------
+
+    async def _list_files(self, instance_id: str, path: str, depth: int) -> list[FileEntry]:
+        return await self._files_script(instance_id, "list", path, str(depth))
+
+    async def _file_exists(self, instance_id: str, path: str) -> bool:
+        try:
+            await self._files_script(instance_id, "exists", path)
+        except PathNotFoundError:
+            return False
+        return True
+
+    async def _stat_path(self, instance_id: str, path: str) -> FileEntry:
+        return (await self._files_script(instance_id, "stat", path))[0]
+
+    async def _remove_path(self, instance_id: str, path: str) -> None:
+        await self._files_script(instance_id, "remove", path)
+
+    async def _rename_path(self, instance_id: str, source: str, target: str) -> None:
+        await self._files_script(instance_id, "rename", source, await self._files_target(instance_id, target))
+
+    async def _make_dir(self, instance_id: str, path: str, parents: bool, exist_ok: bool) -> None:
+        await self._files_script(instance_id, "mkdir", path, str(int(parents)), str(int(exist_ok)))
+
+    async def _files_root(self, instance_id: str) -> str:
+        """The instance's directory on a host the script must stay in ("" where the instance is
+        a machine or container of its own)."""
+        return ""
+
+    async def _files_target(self, instance_id: str, path: str) -> str:
+        """``path`` as the script inside the instance names it (a channel provider's own mapping;
+        a relative path gets ``./`` so no name is read as an option)."""
+        mapper = getattr(self, "_channel_path", None)
+        if mapper is not None:
+            return str(await mapper(instance_id, path))
+        return path if path.startswith("/") else "./" + (path or ".")
+
+    async def _files_script(self, instance_id: str, op: str, path: str, *args: str) -> list[FileEntry]:
+        target = await self._files_target(instance_id, path)
+        argv = [
+            "sh",
+            "-c",
+            _SCRIPT,
+            "praisonai-files",
+            op,
+            await self._files_root(instance_id),
+            target,
+            *args,
+        ]
+        result = await self.execute(
+            instance_id,
+            shlex.join(argv),
+            timeout=_limits.FILE_OP_TIMEOUT_S,
+            max_output=_limits.FILE_LIST_MAX_BYTES,
+        )
+        _raise(result, op, path)
+        return _entries(result.stdout, target, posixpath.normpath(path or "."))
+
+    def _file_args(self, instance_id: str, op: str, path: object, what: str = "path") -> None:
+        self._check_id(instance_id)
+        requests.check_instance_path(path, op, what)
+
+
+def _refuse_root(path: str, op: str) -> None:
+    if posixpath.normpath(path or ".") in (".", "/"):
+        raise ConfigError(f"{op} refuses the working dir or / itself; name a path inside it", op=op)
+
+
+def _raise(result: Any, op: str, path: str) -> None:
+    """The script's exit code as the error it stands for (nothing for 0)."""
+    code = result.exit_code
+    if code == 0 and not result.truncated:
+        return
+    if result.truncated:
+        raise ConfigError(f"{op}: the listing of {path} is too large; ask for a smaller depth", op=op)
+    if code == _MISSING:
+        raise PathNotFoundError(f"no such file or directory in the instance: {path}", op=op)
+    if code == _NOT_DIR:
+        raise NotADirectoryError(f"{path} is not a directory (a link to one is not entered)")
+    if code == _EXISTS:
+        raise FileExistsError(f"{path} already exists and is not a directory")
+    if code == _OUTSIDE:
+        raise PathOutsideWorkspaceError(f"{op}: {path} is outside the instance workspace", op=op)
+    if code == _IS_ROOT:
+        raise ConfigError(
+            f"{op} refuses the instance's working dir itself ({path}); name a path inside it", op=op
+        )
+    if code == _NO_FIND:
+        raise ExecError(f"{op} needs GNU find (-printf) in the instance, which has none", op=op)
+    said = (result.stderr or "").strip().splitlines()
+    raise ExecError(
+        f"{op} {path} failed in the instance: {said[-1][:200] if said else f'exit {code}'}", op=op
+    )
+
+
+def _entries(out: str, target: str, shown: str) -> list[FileEntry]:
+    """The NUL-framed fields find printed, as entries named by the caller's path."""
+    fields = out.split("\0")[:-1]
+    if len(fields) % _FIELDS:
+        raise ExecError("the instance's file listing was cut short", op="list")
+    entries = []
+    for at in range(0, len(fields), _FIELDS):
+        kind, size, mode, mtime, link, found = fields[at : at + _FIELDS]
+        below = found[len(target) :].lstrip("/") if found.startswith(target) else ""
+        path = posixpath.join(shown, below) if below else shown
+        entries.append(
+            FileEntry(
+                name=posixpath.basename(path) or path,
+                path=path,
+                type=_TYPES.get(kind, "other"),
+                size=int(size),
+                mode=int(mode, 8),
+                mtime=float(mtime),
+                symlink_target=link if kind == "l" else None,
+            )
+        )
+    return entries
