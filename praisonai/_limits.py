@@ -176,3 +176,9 @@ DEFAULT_CAPTURE_PRUNE_DAYS = 14.0
 #: Seconds ``praisonai sandbox run``, once interrupted, waits for its instance's removal before
 #: it exits anyway.
 INTERRUPT_CLEANUP_WAIT_S = 120.0
+
+#: The largest terminal ``open_pty`` accepts, in columns and in rows (a pty's size is 16-bit).
+PTY_MAX_SIDE = 10_000
+#: A terminal's size when the caller does not say, as a VT100's.
+PTY_DEFAULT_COLS = 80
+PTY_DEFAULT_ROWS = 24

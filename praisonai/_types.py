@@ -55,6 +55,7 @@ class Capability(str, enum.Enum):
     RUNC = "runc"  # runs the instance as a plain OCI container on the host's kernel (runtime='runc')
     GVISOR = "gvisor"  # runs the instance under gVisor's user-space kernel, checked (runtime='runsc')
     PAUSE = "pause"  # pauses an instance keeping its filesystem and resumes it under the same id
+    PTY = "pty"  # opens an interactive terminal (a pseudo-terminal) in a running instance
 
 
 _RESULT_KEYS: Final = ("stdout", "stderr", "exit_code")

@@ -65,6 +65,8 @@ def checks_named(*prefixes: str) -> frozenset[str]:
 #: What a provider without a stream into the instance (one-shot exec) cannot do: sessions and the
 #: helper channel's processes.
 NO_CHANNEL = checks_named("session_", "bound_env", "killed_helper", "helper_killed")
+#: The terminal checks, on a provider that does not declare ``Capability.PTY`` (refused there).
+NO_PTY = checks_named("pty_")
 
 
 def registered() -> list[str]:
@@ -278,23 +280,23 @@ TARGETS: dict[str, Target] = {
     "docker": Target(_docker),
     "ssh": Target(_ssh),
     # a native exec and nothing else: neither background processes nor sessions, no helper channel
-    "fake": Target(_fake, not_applicable=NO_CHANNEL | checks_named("background_process")),
-    "e2b": Target(_e2b, faked=True),
-    "modal": Target(_modal, faked=True, sdk_garbage=True),
+    "fake": Target(_fake, not_applicable=NO_CHANNEL | NO_PTY | checks_named("background_process")),
+    "e2b": Target(_e2b, faked=True, not_applicable=NO_PTY),
+    "modal": Target(_modal, faked=True, sdk_garbage=True, not_applicable=NO_PTY),
     "daytona": Target(
         _daytona,
         faked=True,
-        not_applicable=NO_CHANNEL,
+        not_applicable=NO_CHANNEL | NO_PTY,
         known_gaps={"stream_delivers_output_while_running": f"Daytona's process.{_NOT_STREAMED}"},
     ),
     "flyio": Target(
         _flyio,
         faked=True,
-        not_applicable=NO_CHANNEL,
+        not_applicable=NO_CHANNEL | NO_PTY,
         known_gaps={"stream_delivers_output_while_running": f"Fly's {_NOT_STREAMED}"},
     ),
-    "tenki": Target(_tenki, faked=True, not_applicable=NO_CHANNEL),
-    "kubernetes": Target(_kubernetes, faked=True),
+    "tenki": Target(_tenki, faked=True, not_applicable=NO_CHANNEL | NO_PTY),
+    "kubernetes": Target(_kubernetes, faked=True, not_applicable=NO_PTY),
 }
 
 #: The registered providers the tests serve through a vendor's wire fake.

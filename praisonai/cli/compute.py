@@ -16,7 +16,7 @@ import typer
 
 from praisonai._errors import ConfigError
 from praisonai._lifetime import Lifetime
-from praisonai.cli import _output
+from praisonai.cli import _output, terminal
 from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
 from praisonai.compute import inventory
@@ -24,6 +24,7 @@ from praisonai.compute.inventory import GcOutcome, Instance
 from praisonai.compute.registry import provider_statuses, shown_name
 
 app = typer.Typer(help="Compute providers and their instances.", no_args_is_help=True, rich_markup_mode=None)
+terminal.register(app)  # shell, logs
 
 
 @app.command("providers", cls=PlainCommand)

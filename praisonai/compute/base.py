@@ -21,7 +21,7 @@ from praisonai._errors import ConfigError, ExecError, UnsupportedFeatureError
 from praisonai._limits import check_timeout
 from praisonai._types import UNSET, Capability, ExecRequest, ExecResult, InstanceInfo, OutputSink, Unset
 from praisonai.compute import _activity, lifecycle, requests
-from praisonai.compute.abilities import OptionalAbilities, RunOnce, SnapshotRef
+from praisonai.compute.abilities import OptionalAbilities, Pty, RunOnce, SnapshotRef
 from praisonai.compute.capabilities import unmet
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.hooks import ProviderHooks
@@ -179,6 +179,35 @@ class ComputeProvider(ProviderHooks, OptionalAbilities):
         info = await self._resume(instance_id)
         await lifecycle.mark(instance_id, "running")
         return info
+
+    async def open_pty(
+        self,
+        instance_id: str,
+        *,
+        command: str | Sequence[str] | None = None,
+        cols: int = _limits.PTY_DEFAULT_COLS,
+        rows: int = _limits.PTY_DEFAULT_ROWS,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Pty:
+        """An interactive terminal in the instance running ``command`` (a string for ``sh -c``, an
+        argv list, or ``None`` for a shell), under the same isolation as :meth:`execute`. Use it
+        as ``async with``: closing kills its whole process tree. See :class:`Pty`.
+
+        Raises:
+            UnsupportedFeatureError: the provider lacks ``Capability.PTY``.
+            ConfigError: ``cols``/``rows`` out of range.
+            InstanceNotFoundError: no such instance.
+        """
+        self._check_id(instance_id)
+        from praisonai.compute.abilities.pty import pty_argv, pty_size  # keeps base short
+
+        pty = await self._open_pty(
+            instance_id, pty_argv(command), *pty_size(cols, rows), cwd, dict(env or {})
+        )
+        pty.on_activity = lambda: _activity.touch(instance_id)
+        _activity.touch(instance_id)
+        return pty
 
     def handoff_key(self, instance_id: str) -> str | None:
         """Give away this instance's main channel: the key (docker: the nonce of the helper on the

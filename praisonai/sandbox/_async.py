@@ -9,6 +9,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
+from praisonai._limits import PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputSink, Unset
 from praisonai.sandbox._classonly import ClassOnly
 from praisonai.sandbox._extras import AsyncProcess
@@ -16,6 +17,7 @@ from praisonai.sandbox._extras import AsyncProcess
 # Import light: ``from praisonai import Sandbox`` must not load the providers' machinery (config
 # models, registry, ledger, channels, asyncio); the methods that need it import it when first called.
 if TYPE_CHECKING:
+    from praisonai.compute.abilities.pty import Pty
     from praisonai.compute.base import ComputeProvider
     from praisonai.runtime.session import ShellSession
     from praisonai.sandbox._stream import ExecStream
@@ -242,6 +244,19 @@ class AsyncSandbox:
         """A persistent shell: cwd, variables and functions persist between its commands."""
         self._ensure_open()
         return await self.provider.open_session(self.id, cwd=cwd)
+
+    async def pty(
+        self,
+        command: str | Sequence[str] | None = None,
+        *,
+        cols: int = PTY_DEFAULT_COLS,
+        rows: int = PTY_DEFAULT_ROWS,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Pty:
+        """An interactive terminal running ``command`` (``None``: a shell); see ``Pty``."""
+        self._ensure_open()
+        return await self.provider.open_pty(self.id, command=command, cols=cols, rows=rows, cwd=cwd, env=env)
 
     async def read_file(self, path: str) -> bytes:
         """The file's bytes (``FileNotFoundError`` when missing)."""

@@ -26,9 +26,10 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.testing import contract
 from praisonai.compute.testing import exec as exec_checks
+from praisonai.compute.testing import pty as pty_checks
 from praisonai.compute.testing._kit import Check, Context, Suite
 
-SUITES: tuple[Suite, ...] = (contract.suite, exec_checks.suite)
+SUITES: tuple[Suite, ...] = (contract.suite, exec_checks.suite, pty_checks.suite)
 #: Every check by name, in suite order.
 CHECKS: dict[str, Check] = {name: check for suite in SUITES for name, check in suite.checks.items()}
 

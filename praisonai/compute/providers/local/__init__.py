@@ -53,6 +53,7 @@ from praisonai.compute.providers.local._beneath import relative_parts
 from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport, bwrap_argv
 from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
 from praisonai.compute.providers.local._process import INSTANCE_MARKER, kill_group, kill_marked, run_process
+from praisonai.compute.providers.local._pty import HostPty
 from praisonai.compute.providers.local._record import Instance, save
 from praisonai.runtime.transport import ProcessTransport
 
@@ -81,7 +82,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
     """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
 
     name = "local"
-    capabilities = CHANNEL_CAPABILITIES
+    capabilities = CHANNEL_CAPABILITIES | {Capability.PTY}
     options_model = LocalOptions
 
     def __init__(self, *, isolate: bool = False, root: str | os.PathLike[str] | None = None) -> None:
@@ -90,7 +91,11 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         self._root = self._options.root
         self._known: dict[str, Instance] = {}
         if self.isolate:
-            self.capabilities = CHANNEL_CAPABILITIES | {Capability.ISOLATION, Capability.NETWORK_NONE}
+            self.capabilities = CHANNEL_CAPABILITIES | {
+                Capability.PTY,
+                Capability.ISOLATION,
+                Capability.NETWORK_NONE,
+            }
 
     @property
     def options(self) -> LocalOptions:
@@ -198,6 +203,32 @@ class LocalCompute(ChannelMixin, ComputeProvider):
                 on_start=lambda pid: (pgids / str(pid)).touch(),
                 on_end=lambda pid: _forget_if_empty(pgids / str(pid)),
             )
+
+    async def _open_pty(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> HostPty:
+        inst = self._load(instance_id)
+        host_cwd = self._checked_cwd(inst, cwd)
+        argv = command or ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
+        if inst.isolate:  # no new session: the pty must stay bubblewrap's controlling terminal
+            argv = [*_bwrap_argv(inst, self._inner_path(inst, host_cwd), new_session=False), *argv]
+        full_env = {"TERM": "xterm", **_base_env(inst), **env, INSTANCE_MARKER: inst.instance_id}
+        pgids = inst.root / "pgids"
+        return HostPty(
+            argv,
+            cwd=str(host_cwd),
+            env=full_env,
+            cols=cols,
+            rows=rows,
+            on_start=lambda pid: (pgids / str(pid)).touch(),
+            on_end=lambda pid: _forget_if_empty(pgids / str(pid)),
+        )
 
     # ---- the exec channel (background processes and sessions) ------------------------------
 

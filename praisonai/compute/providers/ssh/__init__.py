@@ -39,7 +39,7 @@ from praisonai._errors import (
     PathOutsideWorkspaceError,
     ProviderUnavailableError,
 )
-from praisonai._types import InstanceInfo, InstanceStatus
+from praisonai._types import Capability, InstanceInfo, InstanceStatus
 from praisonai.compute import _home_reaper
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
@@ -50,6 +50,7 @@ from praisonai.compute.options import ProviderOptions, problems
 from praisonai.compute.providers.ssh import _files
 from praisonai.compute.providers.ssh._connect import SSHHost
 from praisonai.compute.providers.ssh._link import HostLink, SSHChannelTransport
+from praisonai.compute.providers.ssh._pty import SSHPty, open_ssh_pty
 from praisonai.compute.watchdog import guarded_session
 from praisonai.runtime.channel import Channel
 
@@ -117,7 +118,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     """
 
     name = "ssh"
-    capabilities = CHANNEL_CAPABILITIES
+    capabilities = CHANNEL_CAPABILITIES | {Capability.PTY}
     options_model = SSHOptions
     requires = ("paramiko",)
     extra = "ssh"
@@ -270,6 +271,32 @@ class SSHCompute(ChannelMixin, ComputeProvider):
             raise ExecError(
                 f"could not start the helper on {place.link.host.label}: {exc}", op="exec"
             ) from None
+
+    async def _open_pty(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> SSHPty:
+        place = await self._place(instance_id)
+        return await open_ssh_pty(
+            place.link,
+            instance_env=[
+                f"PATH={SYSTEM_PATH}",
+                f"HOME={place.workspace}",
+                "LANG=C.UTF-8",
+                f"PRAISONAI_INSTANCE={instance_id}",
+            ],
+            meta=place.meta,
+            cwd=self._host_path(place, cwd or "."),
+            argv=command,
+            env=env,
+            cols=cols,
+            rows=rows,
+        )
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> SSHChannelTransport:
         # the shell's process group dies when this client's connection does (see SESSION_GUARD)
