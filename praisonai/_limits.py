@@ -198,3 +198,8 @@ FILE_OP_TIMEOUT_S = 120.0
 #: Bytes of listing one ``list`` call accepts from an instance (about 100 000 entries); a bigger
 #: tree is refused with a sentence asking for a smaller depth.
 FILE_LIST_MAX_BYTES = 16 * 1024 * 1024
+#: The largest terminal ``open_pty`` accepts, in columns and in rows (a pty's size is 16-bit).
+PTY_MAX_SIDE = 10_000
+#: A terminal's size when the caller does not say, as a VT100's.
+PTY_DEFAULT_COLS = 80
+PTY_DEFAULT_ROWS = 24

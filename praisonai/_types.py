@@ -56,6 +56,7 @@ class Capability(str, enum.Enum):
     GVISOR = "gvisor"  # runs the instance under gVisor's user-space kernel, checked (runtime='runsc')
     PAUSE = "pause"  # pauses an instance keeping its filesystem and resumes it under the same id
     PORTS = "ports"  # exposes a port of the instance as a URL on this host's loopback (expose)
+    PTY = "pty"  # opens an interactive terminal (a pseudo-terminal) in a running instance
 
 
 _RESULT_KEYS: Final = ("stdout", "stderr", "exit_code")

@@ -66,6 +66,8 @@ def checks_named(*prefixes: str) -> frozenset[str]:
 #: What a provider without a stream into the instance (one-shot exec) cannot do: sessions and the
 #: helper channel's processes.
 NO_CHANNEL = checks_named("session_", "bound_env", "killed_helper", "helper_killed")
+#: The terminal checks, on a provider that does not declare ``Capability.PTY`` (refused there).
+NO_PTY = checks_named("pty_")
 
 #: What a provider without ``Capability.PORTS`` cannot do (``expose``).
 NO_PORTS = checks_named("port_")
@@ -286,31 +288,31 @@ TARGETS: dict[str, Target] = {
     "ssh": Target(_ssh, not_applicable=NO_PAUSE),
     # a native exec and nothing else: neither background processes nor sessions, no helper channel
     "fake": Target(
-        _fake, not_applicable=NO_CHANNEL | NO_PORTS | checks_named("background_process") | NO_PAUSE
+        _fake, not_applicable=NO_CHANNEL | NO_PORTS | NO_PTY | checks_named("background_process") | NO_PAUSE
     ),
-    "e2b": Target(_e2b, faked=True),
-    "modal": Target(_modal, faked=True, sdk_garbage=True, not_applicable=NO_PAUSE),
+    "e2b": Target(_e2b, faked=True, not_applicable=NO_PTY),
+    "modal": Target(_modal, faked=True, sdk_garbage=True, not_applicable=NO_PAUSE | NO_PTY),
     "daytona": Target(
         _daytona,
         faked=True,
-        not_applicable=NO_CHANNEL,
+        not_applicable=NO_CHANNEL | NO_PTY,
         known_gaps={"stream_delivers_output_while_running": f"Daytona's process.{_NOT_STREAMED}"},
     ),
     "flyio": Target(
         _flyio,
         faked=True,
-        not_applicable=NO_CHANNEL | NO_PORTS | NO_PAUSE,
+        not_applicable=NO_CHANNEL | NO_PORTS | NO_PAUSE | NO_PTY,
         known_gaps={"stream_delivers_output_while_running": f"Fly's {_NOT_STREAMED}"},
     ),
     "tenki": Target(
         _tenki,
         faked=True,
-        not_applicable=NO_CHANNEL | NO_PORTS,
+        not_applicable=NO_CHANNEL | NO_PORTS | NO_PTY,
         known_gaps={
             "a_call_resumes_a_paused_instance": "a Tenki call on a paused sandbox fails: resume() first"
         },
     ),
-    "kubernetes": Target(_kubernetes, faked=True, not_applicable=NO_PAUSE),
+    "kubernetes": Target(_kubernetes, faked=True, not_applicable=NO_PAUSE | NO_PTY),
 }
 
 #: The registered providers the tests serve through a vendor's wire fake.

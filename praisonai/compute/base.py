@@ -188,23 +188,6 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         await lifecycle.mark(instance_id, "running")
         return info
 
-    async def expose(self, instance_id: str, port: int) -> str:
-        """A URL the caller can open that reaches ``port`` inside the instance (something must
-        listen there). A forward lives on 127.0.0.1 only, as long as this provider object or the
-        instance; the same port gives the same URL again. See ``compute.abilities.ports``.
-
-        Raises:
-            ConfigError: ``port`` is not a TCP port number (1-65535).
-            UnsupportedFeatureError: the provider lacks ``Capability.PORTS`` or cannot reach it.
-            InstanceNotFoundError: no such instance.
-        """
-        self._check_id(instance_id)
-        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-            raise ConfigError(f"port {port!r} is not a TCP port; give one from 1 to 65535", op="expose")
-        if Capability.PORTS not in self.capabilities:
-            raise self._unsupported("exposing ports", "expose", Capability.PORTS)
-        return await self._expose(instance_id, port)
-
     def handoff_key(self, instance_id: str) -> str | None:
         """Give away this instance's main channel: the key (docker: the nonce of the helper on the
         container's main stdin) another process of this home needs to adopt it; this process will

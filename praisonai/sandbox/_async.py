@@ -12,19 +12,18 @@ from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigErr
 from praisonai._types import UNSET, ExecResult, InstanceInfo, InstanceStatus, OutputSink, Unset
 from praisonai.sandbox._classonly import ClassOnly
 from praisonai.sandbox._extras import AsyncProcess
+from praisonai.sandbox._workbench import AsyncWorkbench
 
 # Import light: ``from praisonai import Sandbox`` must not load the providers' machinery (config
 # models, registry, ledger, channels, asyncio); the methods that need it import it when first called.
 if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
-    from praisonai.compute.workspace import Change, Packed
     from praisonai.runtime.session import ShellSession
-    from praisonai.sandbox._files import AsyncFiles
     from praisonai.sandbox._stream import ExecStream
     from praisonai.sandbox.provisioning import ProvisionPlan
 
 
-class AsyncSandbox:
+class AsyncSandbox(AsyncWorkbench):
     """A handle on one instance.
 
     A sandbox made by :meth:`create` owns its instance: :meth:`close` (or leaving ``async with``)
@@ -248,14 +247,6 @@ class AsyncSandbox:
         self._ensure_open()
         return await self.provider.open_session(self.id, cwd=cwd)
 
-    @property
-    def files(self) -> AsyncFiles:
-        """The file API shaped as E2B's: ``list``, ``exists``, ``stat``, ``remove``, ``rename``,
-        ``mkdir``, ``read``, ``write`` (see :class:`praisonai.sandbox._files.AsyncFiles`)."""
-        from praisonai.sandbox._files import AsyncFiles
-
-        return AsyncFiles(self)
-
     async def read_file(self, path: str) -> bytes:
         """The file's bytes (``FileNotFoundError`` when missing)."""
         self._ensure_open()
@@ -280,81 +271,10 @@ class AsyncSandbox:
         self._ensure_open()
         await self.provider.download_file(self.id, remote_path, local_path)
 
-    async def upload_workspace(
-        self, local_path: str | os.PathLike[str], remote_dir: str | None = None
-    ) -> Packed:
-        """Upload a local tree into ``remote_dir`` (default: the working dir), ``.gitignore``
-        honoured, links as links, streamed; record the baseline :meth:`diff` compares with."""
-        from praisonai.compute import workspace
-
-        self._ensure_open()
-        return await workspace.upload_tree(workspace.Place(self.provider, self.id), local_path, remote_dir)
-
-    async def clone_repo(
-        self, repo: str, *, token_env: str | None = None, remote_dir: str | None = None
-    ) -> None:
-        """``git clone`` ``URL[@REF]`` inside the instance; the token is read from the variable
-        ``token_env`` and never reaches a command line, the output or a record."""
-        from praisonai.compute import workspace
-
-        self._ensure_open()
-        await workspace.clone(
-            workspace.Place(self.provider, self.id),
-            workspace.parse_repo(repo, token_env=token_env),
-            remote_dir,
-        )
-
-    async def diff(self, remote_dir: str | None = None) -> str:
-        """The workspace's changes since it was uploaded or cloned, as a ``git diff`` patch."""
-        from praisonai.compute import workspace
-
-        self._ensure_open()
-        return await workspace.diff(workspace.Place(self.provider, self.id), remote_dir)
-
-    async def download_changes(
-        self, local_path: str | os.PathLike[str], remote_dir: str | None = None
-    ) -> tuple[Change, ...]:
-        """Copy the files changed since the upload or clone to ``local_path``; the changes."""
-        from praisonai.compute import workspace
-
-        self._ensure_open()
-        return await workspace.download_changes(
-            workspace.Place(self.provider, self.id), local_path, remote_dir
-        )
-
-    async def expose(self, port: int) -> str:
-        """A URL that reaches ``port`` inside the instance from this host (e.g.
-        ``http://127.0.0.1:49153``; a vendor's own link where it has one). A forward lives until
-        this handle is closed or the instance shut down; the same port gives the same URL.
-
-        Raises:
-            UnsupportedFeatureError: the provider cannot expose ports (``Capability.PORTS``).
-        """
-        self._ensure_open()
-        return await self.provider.expose(self.id, port)
-
     async def status(self) -> InstanceInfo:
         """The instance's current state, fresh from the provider."""
         self._ensure_open()
         self.info = await self.provider.get_status(self.id)
-        return self.info
-
-    async def pause(self) -> InstanceInfo:
-        """Stop the instance keeping its files (its processes end); :meth:`resume`, or the next
-        call on it, brings it back under the same id. Idempotent.
-
-        Raises:
-            UnsupportedFeatureError: the provider cannot pause (``Capability.PAUSE``), or this
-                instance was not made to (docker: ``idle_action='pause'``).
-        """
-        self._ensure_open()
-        self.info = await self.provider.pause(self.id)
-        return self.info
-
-    async def resume(self) -> InstanceInfo:
-        """Bring the paused instance back under the same id, its files as they were. Idempotent."""
-        self._ensure_open()
-        self.info = await self.provider.resume(self.id)
         return self.info
 
     async def shutdown(self) -> None:

@@ -8,6 +8,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from praisonai import _portal
+from praisonai._limits import PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, OutputSink, Unset
 from praisonai.sandbox._async import AsyncSandbox
 from praisonai.sandbox._classonly import ClassOnly
@@ -159,6 +160,20 @@ class Sandbox:
     def process(self, process_id: str) -> Any:
         """Reattach to a background process by id; returns a blocking handle."""
         return Blocking(_portal.call(self._inner.process, process_id))
+
+    def pty(
+        self,
+        command: str | Sequence[str] | None = None,
+        *,
+        cols: int = PTY_DEFAULT_COLS,
+        rows: int = PTY_DEFAULT_ROWS,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Any:
+        """An interactive terminal; a blocking handle (write, read, resize, wait, close)."""
+        return Blocking(
+            _portal.call(lambda: self._inner.pty(command, cols=cols, rows=rows, cwd=cwd, env=env))
+        )
 
     def session(self, *, cwd: str | None = None) -> Any:
         """A persistent shell session; returns a blocking handle (run, send, read, interrupt, close)."""

@@ -27,6 +27,7 @@ OFFERED_FOR_TESTS = {
     "files.py",
     "pause.py",
     "ports.py",
+    "pty.py",
     "sshd.py",
     "workspace.py",
 }

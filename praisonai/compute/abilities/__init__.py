@@ -9,6 +9,7 @@
 | ``run_once``  | the ``_run_once`` hook                              | implementing the hook    |
 | ``pause``     | the ``_pause`` and ``_resume`` hooks                | ``Capability.PAUSE``     |
 | ``ports``     | the ``_expose`` hook                                | ``Capability.PORTS``     |
+| ``pty``       | the ``_open_pty`` hook (and the ``Pty`` handle)     | ``Capability.PTY``       |
 
 Each refuses with one sentence by default (captures list nothing). A provider declares the
 abilities it has in ``capabilities`` and overrides the methods; the channel mixin
@@ -22,6 +23,7 @@ from praisonai.compute.abilities.captures import Captures, SnapshotRef
 from praisonai.compute.abilities.pause import Pause
 from praisonai.compute.abilities.ports import Ports
 from praisonai.compute.abilities.processes import Processes
+from praisonai.compute.abilities.pty import Pty, PtyHook
 from praisonai.compute.abilities.run_once import RunOnce
 from praisonai.compute.abilities.sessions import Sessions
 
@@ -32,11 +34,13 @@ __all__ = [
     "Pause",
     "Ports",
     "Processes",
+    "Pty",
+    "PtyHook",
     "RunOnce",
     "Sessions",
     "SnapshotRef",
 ]
 
 
-class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause, Ports):
+class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause, Ports, PtyHook):
     """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack."""

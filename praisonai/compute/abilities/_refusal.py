@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from praisonai._errors import UnsupportedFeatureError
 from praisonai._types import Capability
@@ -12,6 +12,11 @@ class Refusal:
     """Gives an ability group the provider's ``name`` and the refusal it raises by default."""
 
     name: ClassVar[str]
+    capabilities: frozenset[Capability]
+
+    if TYPE_CHECKING:  # ComputeProvider writes it: refuse an id that is not one of this provider's
+
+        def _check_id(self, instance_id: object) -> None: ...
 
     def _unsupported(self, what: str, op: str, needs: Capability) -> UnsupportedFeatureError:
         return UnsupportedFeatureError(

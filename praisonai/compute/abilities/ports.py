@@ -9,13 +9,31 @@ refuses with one sentence.
 
 from __future__ import annotations
 
+from praisonai._errors import ConfigError
 from praisonai._types import Capability
 from praisonai.compute.abilities._refusal import Refusal
 from praisonai.compute.ports import Forwards
 
 
 class Ports(Refusal):
-    """The ports hook of the provider contract."""
+    """The ports method and hook of the provider contract."""
+
+    async def expose(self, instance_id: str, port: int) -> str:
+        """A URL the caller can open that reaches ``port`` inside the instance (something must
+        listen there). A forward lives on 127.0.0.1 only, as long as this provider object or the
+        instance; the same port gives the same URL again. See ``compute.abilities.ports``.
+
+        Raises:
+            ConfigError: ``port`` is not a TCP port number (1-65535).
+            UnsupportedFeatureError: the provider lacks ``Capability.PORTS`` or cannot reach it.
+            InstanceNotFoundError: no such instance.
+        """
+        self._check_id(instance_id)
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            raise ConfigError(f"port {port!r} is not a TCP port; give one from 1 to 65535", op="expose")
+        if Capability.PORTS not in self.capabilities:
+            raise self._unsupported("exposing ports", "expose", Capability.PORTS)
+        return await self._expose(instance_id, port)
 
     async def _expose(self, instance_id: str, port: int) -> str:
         """A URL (``http://127.0.0.1:N`` for a forward) that reaches ``port`` inside the instance

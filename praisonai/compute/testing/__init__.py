@@ -29,6 +29,7 @@ from praisonai.compute.testing import contract, ports
 from praisonai.compute.testing import exec as exec_checks
 from praisonai.compute.testing import files as file_checks
 from praisonai.compute.testing import pause as pause_checks
+from praisonai.compute.testing import pty as pty_checks
 from praisonai.compute.testing import workspace as workspace_checks
 from praisonai.compute.testing._kit import Check, Context, Suite
 
@@ -39,6 +40,7 @@ SUITES: tuple[Suite, ...] = (
     pause_checks.suite,
     workspace_checks.suite,
     ports.suite,
+    pty_checks.suite,
 )
 #: Every check by name, in suite order.
 CHECKS: dict[str, Check] = {name: check for suite in SUITES for name, check in suite.checks.items()}

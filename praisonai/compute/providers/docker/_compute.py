@@ -8,18 +8,26 @@ and the registry's ``"docker"`` build a pool from the same options that name its
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from praisonai._types import Capability
+from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.config import Runtime
 from praisonai.compute.providers.docker._client import DockerHost
 from praisonai.compute.providers.docker._engine import DockerEngine
+from praisonai.compute.providers.docker._main import WATCHDOG_LOG
 from praisonai.compute.providers.docker._pool import DockerPool
+from praisonai.compute.providers.docker._pty import open_docker_pty
 
 
 class DockerCompute(DockerEngine):
     """Docker compute: one engine (``base_url``, else ``$DOCKER_HOST``), or several (``hosts``:
     a ``DockerPool``)."""
+
+    capabilities = DockerEngine.capabilities | {Capability.PTY}
+    #: Where the instance's watchdog writes its notices, inside the container (``compute logs``).
+    watchdog_log = WATCHDOG_LOG
 
     def __new__(cls, *, hosts: Sequence[DockerHost | str] = (), **settings: Any) -> Any:
         """A ``DockerPool`` given ``hosts``, else this class. Typed ``Any``: a pool is not a
@@ -40,3 +48,14 @@ class DockerCompute(DockerEngine):
         """As ``DockerEngine``'s, and ``hosts``: several engines (``DockerHost``s or DOCKER_HOST
         strings) instead of ``base_url``; empty here (given any, ``__new__`` made a pool)."""
         super().__init__(image=image, base_url=base_url, pull=pull, runtime=runtime)
+
+    async def _open_pty(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> Pty:
+        return await open_docker_pty(self.api, instance_id, command, cols, rows, cwd, env)

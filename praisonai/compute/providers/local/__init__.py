@@ -27,9 +27,7 @@ import posixpath
 import shlex
 import shutil
 import time
-import uuid
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -42,18 +40,20 @@ from praisonai._errors import (
     ProviderUnavailableError,
     UnsupportedFeatureError,
 )
-from praisonai._home import home_path, praisonai_home
+from praisonai._home import praisonai_home
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo
 from praisonai.compute import _home_reaper
-from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.local import _archive, _fileops, _files
 from praisonai.compute.providers.local._beneath import relative_parts
-from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport, bwrap_argv
+from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport
 from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
+from praisonai.compute.providers.local._launch import base_env, command_file, forget_if_empty, isolated_argv
 from praisonai.compute.providers.local._process import INSTANCE_MARKER, kill_group, kill_marked, run_process
+from praisonai.compute.providers.local._pty import HostPty
 from praisonai.compute.providers.local._record import Instance, save
 from praisonai.runtime.transport import ProcessTransport
 
@@ -82,7 +82,7 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
     """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
 
     name = "local"
-    capabilities = CHANNEL_CAPABILITIES | {Capability.PORTS}
+    capabilities = CHANNEL_CAPABILITIES | {Capability.PORTS, Capability.PTY}
     options_model = LocalOptions
 
     def __init__(self, *, isolate: bool = False, root: str | os.PathLike[str] | None = None) -> None:
@@ -92,6 +92,7 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
         self._known: dict[str, Instance] = {}
         if self.isolate:
             self.capabilities = CHANNEL_CAPABILITIES | {
+                Capability.PTY,
                 Capability.ISOLATION,
                 Capability.NETWORK_NONE,
                 Capability.PORTS,
@@ -196,25 +197,51 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
         inst = self._load(instance_id)
         cwd = self._checked_cwd(inst, request.cwd)
         # The runner gets the host's view: the directory on the host, the process's whole environment.
-        env = {**_base_env(inst), **request.env, INSTANCE_MARKER: inst.instance_id}
+        env = {**base_env(inst), **request.env, INSTANCE_MARKER: inst.instance_id}
         on_host = dataclasses.replace(request, cwd=str(cwd), env=env)
-        with _command_file(inst, request.command) as script:
+        with command_file(inst, request.command) as script:
             if script is None:
                 shell = ["/bin/sh", "-c", "--", request.command]  # "--": a command may start with "-"
                 binds: list[str] = []
-            else:  # too long for one argv string: the shell reads it from a file (see _command_file)
+            else:  # too long for one argv string: the shell reads it from a file (see _launch.command_file)
                 seen = f"{_ISOLATED_COMMANDS}/{script.name}" if inst.isolate else str(script)
                 shell = ["/bin/sh", "-c", f". {shlex.quote(seen)}"]
                 binds = ["--ro-bind", str(script), seen]
             if inst.isolate:
-                shell = [*_bwrap_argv(inst, self._inner_path(inst, cwd)), *binds, *shell]
+                shell = [*isolated_argv(inst, self._inner_path(inst, cwd)), *binds, *shell]
             pgids = inst.root / "pgids"
             return await run_process(
                 shell,
                 on_host,
                 on_start=lambda pid: (pgids / str(pid)).touch(),
-                on_end=lambda pid: _forget_if_empty(pgids / str(pid)),
+                on_end=lambda pid: forget_if_empty(pgids / str(pid)),
             )
+
+    async def _open_pty(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> HostPty:
+        inst = self._load(instance_id)
+        host_cwd = self._checked_cwd(inst, cwd)
+        argv = command or ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
+        if inst.isolate:  # no new session: the pty must stay bubblewrap's controlling terminal
+            argv = [*isolated_argv(inst, self._inner_path(inst, host_cwd), new_session=False), *argv]
+        full_env = {"TERM": "xterm", **base_env(inst), **env, INSTANCE_MARKER: inst.instance_id}
+        pgids = inst.root / "pgids"
+        return HostPty(
+            argv,
+            cwd=str(host_cwd),
+            env=full_env,
+            cols=cols,
+            rows=rows,
+            on_start=lambda pid: (pgids / str(pid)).touch(),
+            on_end=lambda pid: forget_if_empty(pgids / str(pid)),
+        )
 
     # ---- the exec channel (background processes and sessions) ------------------------------
 
@@ -230,9 +257,9 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
         recorded so that shutdown kills it."""
         inst = self._load(instance_id)
         if inst.isolate:  # no --new-session: the transport is a session already, with no tty
-            argv = [*_bwrap_argv(inst, inst.working_dir, new_session=False), *argv]
+            argv = [*isolated_argv(inst, inst.working_dir, new_session=False), *argv]
         kind = SandboxedProcessTransport if inst.isolate else ProcessTransport
-        transport = kind(argv, env=_base_env(inst), cwd=str(inst.workspace), die_with_owner=die_with_owner)
+        transport = kind(argv, env=base_env(inst), cwd=str(inst.workspace), die_with_owner=die_with_owner)
         (inst.root / "pgids" / str(transport.process.pid)).touch()  # shutdown kills its group
         return transport
 
@@ -316,62 +343,5 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
         return str(PurePosixPath(inst.working_dir) / host.relative_to(inst.workspace))
 
 
-#: Longest command passed to ``sh -c`` as one argv string; Linux refuses any single argument over
-#: 128 KiB (MAX_ARG_STRLEN) with "Argument list too long".
-ARGV_COMMAND_LIMIT = 64 * 1024
 #: Where an isolated instance sees a longer command's file (a read-only bind of that one file).
 _ISOLATED_COMMANDS = "/tmp/.praisonai-commands"
-
-
-@contextmanager
-def _command_file(inst: Instance, command: str) -> Iterator[Path | None]:
-    """``None`` when ``command`` fits in argv; else a private file holding it, removed after.
-
-    The shell sources it (``. FILE``), so ``$0``, ``$@`` and ``exit`` mean what they mean in
-    ``sh -c COMMAND``: any length runs, as it does on docker and SSH, where commands travel over
-    the helper's channel rather than argv.
-    """
-    data = command.encode()
-    if len(data) <= ARGV_COMMAND_LIMIT:
-        yield None
-        return
-    folder = inst.root / "commands"  # private to the instance, removed with it
-    folder.mkdir(mode=0o700, exist_ok=True)
-    path = folder / f"{uuid.uuid4().hex}.sh"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data + b"\n")
-        yield path
-    finally:
-        path.unlink(missing_ok=True)
-
-
-def _base_env(inst: Instance) -> dict[str, str]:
-    """A clean environment: the instance's env over a minimal PATH/HOME/LANG, no host secrets,
-    and the instance's marker (last: the config's env cannot take it away)."""
-    home = inst.working_dir or str(inst.workspace)
-    base = {"PATH": SYSTEM_PATH, "HOME": home, "LANG": "C.UTF-8"}
-    return {**base, **inst.env, INSTANCE_MARKER: inst.instance_id}
-
-
-def _forget_if_empty(record: Path) -> None:
-    """Drop a process group's record once nothing runs in it; a backgrounded child keeps it,
-    so that shutdown still finds and kills it."""
-    try:
-        os.killpg(int(record.name), 0)
-    except (ProcessLookupError, PermissionError):
-        record.unlink(missing_ok=True)
-
-
-def _bwrap_argv(inst: Instance, cwd: str, *, new_session: bool = True) -> list[str]:
-    """bubblewrap's argv for a command of the isolated instance ``inst`` started in ``cwd``."""
-    return bwrap_argv(
-        root=inst.root,
-        workspace=inst.workspace,
-        working_dir=inst.working_dir,
-        network=inst.network,
-        cwd=cwd,
-        new_session=new_session,
-        hidden=(home_path(), inst.root.parent),  # every instance's record and workspace
-    )

@@ -76,7 +76,7 @@ async def run_process(
         await _reap(process)
         owner.release(process.pid)
         on_end(process.pid)
-    return exec_result(_exit_status(process.returncode), out, err, timed_out=timed_out)
+    return exec_result(exit_status(process.returncode), out, err, timed_out=timed_out)
 
 
 class _Pump:
@@ -122,7 +122,12 @@ def kill_marked(instance_id: str) -> int:
     """SIGKILL every process on this machine whose environment carries ``INSTANCE_MARKER`` for
     ``instance_id`` (also those that left its process groups with ``setsid``), sweeping again
     while forks race the sweep. Returns how many were killed. Blocking: ~1 ms per 100 processes."""
-    entry = f"{INSTANCE_MARKER}={instance_id}".encode()
+    return kill_carrying(f"{INSTANCE_MARKER}={instance_id}".encode())
+
+
+def kill_carrying(entry: bytes) -> int:
+    """SIGKILL every process of this machine whose environment holds ``entry`` (``NAME=value``),
+    sweeping again while forks race the sweep; how many were killed."""
     killed = 0
     for _ in range(_SWEEPS):
         found = [pid for pid in _pids() if pid != os.getpid() and _carries(pid, entry)]
@@ -159,7 +164,7 @@ async def _reap(process: Process) -> None:
         await process.aclose()
 
 
-def _exit_status(returncode: int | None) -> int:
+def exit_status(returncode: int | None) -> int:
     """Shell convention: a process killed by signal N exits 128+N."""
     if returncode is None:
         return -1

@@ -47,9 +47,10 @@ from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED
 from praisonai.compute.options import ProviderOptions, problems
-from praisonai.compute.providers.ssh import _files
+from praisonai.compute.providers.ssh import _files, _ports
 from praisonai.compute.providers.ssh._connect import SSHHost
 from praisonai.compute.providers.ssh._link import HostLink, SSHChannelTransport
+from praisonai.compute.providers.ssh._pty import SSHPty, open_ssh_pty
 from praisonai.compute.watchdog import guarded_session
 from praisonai.runtime.channel import Channel
 
@@ -96,6 +97,16 @@ class _Place:
             metadata={"host": self.link.host.label, "workspace": self.workspace},
         )
 
+    def clean_env(self) -> list[str]:
+        """The ``NAME=value`` words every program of the instance starts with (``env -i``): a
+        minimal PATH/HOME/LANG and the instance's marker, no host secrets."""
+        return [
+            f"PATH={SYSTEM_PATH}",
+            f"HOME={self.workspace}",
+            "LANG=C.UTF-8",
+            f"PRAISONAI_INSTANCE={self.instance_id}",
+        ]
+
 
 class SSHOptions(ProviderOptions):
     """``SSHCompute``'s options: the hosts, resolved (``host=`` and ``PRAISONAI_SSH_*`` become
@@ -117,7 +128,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     """
 
     name = "ssh"
-    capabilities = CHANNEL_CAPABILITIES | {Capability.PORTS}
+    capabilities = CHANNEL_CAPABILITIES | {Capability.PORTS, Capability.PTY}
     options_model = SSHOptions
     requires = ("paramiko",)
     extra = "ssh"
@@ -245,12 +256,8 @@ class SSHCompute(ChannelMixin, ComputeProvider):
 
     async def _expose(self, instance_id: str, port: int) -> str:
         """A forwarder on 127.0.0.1 here to ``127.0.0.1:port`` on the instance's host (``_ports``)."""
-        from praisonai.compute.providers.ssh import _ports
-
-        link = (await self._place(instance_id)).link
-        if not self._port_forwards.holds(instance_id, port):
-            await run_blocking(_ports.check_allowed, link, port)
-        return self._port_forwards.open(instance_id, port, lambda: _ports.dial(link, port))
+        place = await self._place(instance_id)
+        return await _ports.expose(self._port_forwards, place.link, instance_id, port)
 
     # ---- exec: through the instance's channel ----------------------------------------------
 
@@ -262,14 +269,8 @@ class SSHCompute(ChannelMixin, ComputeProvider):
         place = self._places.get(instance_id)
         if place is None:
             raise InstanceNotFoundError(f"no ssh instance {instance_id!r}", op="exec")
-        environment = [
-            f"PATH={SYSTEM_PATH}",
-            f"HOME={place.workspace}",
-            "LANG=C.UTF-8",
-            f"PRAISONAI_INSTANCE={instance_id}",
-        ]
         command = "exec " + shlex.join(
-            ["env", "-i", *environment, "sh", "-c", _WITH_ENV, f"{place.meta}/env", *argv]
+            ["env", "-i", *place.clean_env(), "sh", "-c", _WITH_ENV, f"{place.meta}/env", *argv]
         )
         channel = place.link.open_session()
         try:
@@ -279,6 +280,27 @@ class SSHCompute(ChannelMixin, ComputeProvider):
             raise ExecError(
                 f"could not start the helper on {place.link.host.label}: {exc}", op="exec"
             ) from None
+
+    async def _open_pty(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> SSHPty:
+        place = await self._place(instance_id)
+        return await open_ssh_pty(
+            place.link,
+            instance_env=place.clean_env(),
+            meta=place.meta,
+            cwd=self._host_path(place, cwd or "."),
+            argv=command,
+            env=env,
+            cols=cols,
+            rows=rows,
+        )
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> SSHChannelTransport:
         # the shell's process group dies when this client's connection does (see SESSION_GUARD)

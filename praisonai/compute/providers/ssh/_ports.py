@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 from praisonai._errors import ProviderUnavailableError, UnsupportedFeatureError
 from praisonai._limits import PORT_RELAY_CHUNK
+from praisonai.compute._threads import run_blocking
+from praisonai.compute.ports import Forwards
 from praisonai.compute.providers.ssh._link import _OPEN_TIMEOUT_S, HostLink
 
 if TYPE_CHECKING:
@@ -63,3 +65,11 @@ def check_allowed(link: HostLink, port: int) -> None:
 
     with contextlib.suppress(paramiko.ChannelException):
         dial(link, port).close()
+
+
+async def expose(forwards: Forwards, link: HostLink, instance_id: str, port: int) -> str:
+    """The URL of this process's forward to ``port`` on the instance's host, started (after the
+    host said it allows forwarding) on first use."""
+    if not forwards.holds(instance_id, port):
+        await run_blocking(check_allowed, link, port)
+    return forwards.open(instance_id, port, lambda: dial(link, port))

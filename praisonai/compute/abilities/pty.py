@@ -1,0 +1,165 @@
+"""A way in: an interactive terminal (a pseudo-terminal) in a running instance. Turned on by
+``Capability.PTY``.
+
+A provider with ``pty`` implements ``_open_pty``, returning a :class:`Pty`: the process runs under
+the same isolation as the instance's commands (same user, cgroup, network, sandbox), attached to a
+fresh pseudo-terminal of ``cols`` x ``rows``. Without the capability ``open_pty`` refuses with one
+sentence.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from types import TracebackType
+
+from praisonai._errors import ConfigError
+from praisonai._limits import PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS, PTY_MAX_SIDE
+from praisonai._types import Capability
+from praisonai.compute import _activity
+from praisonai.compute.abilities._refusal import Refusal
+
+#: ``sh -c`` code killing, where it runs (inside a container, on an SSH host), every process whose
+#: environment holds exactly ``$1`` (a terminal's ``NAME=token`` marker), sweeping again while
+#: forks race the sweep. Run by the provider, never by the terminal's own processes.
+KILL_MARKED_SH = (
+    "for _ in 1 2 3 4 5 6 7 8 9 10; do "
+    'p=$(grep -lzx -- "$1" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); '
+    '[ -z "$p" ] && break; kill -9 $p 2>/dev/null; done; true'
+)
+
+
+class Pty(abc.ABC):
+    """An open terminal in an instance: write its input, read its output, resize it, wait for its
+    exit code; :meth:`close` kills the whole process tree it started. An async context manager
+    (closing on exit) and an async iterator over output chunks (ending when the terminal closes)."""
+
+    #: Called on every input and output, so that the idle watchdog counts a used terminal as use.
+    on_activity: Callable[[], None] = staticmethod(lambda: None)
+
+    async def write(self, data: bytes) -> None:
+        """Send ``data`` to the terminal as typed keys (``b"\\x03"`` is Ctrl-C)."""
+        self.on_activity()
+        await self._send(bytes(data))
+
+    async def read(self) -> bytes:
+        """The next output chunk, as soon as there is one; ``b""`` once the terminal has closed."""
+        chunk = await self._receive()
+        self.on_activity()
+        return chunk
+
+    @abc.abstractmethod
+    async def _send(self, data: bytes) -> None:
+        """Write ``data`` to the terminal's input."""
+
+    @abc.abstractmethod
+    async def _receive(self) -> bytes:
+        """Read the next output chunk; ``b""`` at the end."""
+
+    @abc.abstractmethod
+    async def resize(self, cols: int, rows: int) -> None:
+        """Set the terminal's size; its program receives SIGWINCH."""
+
+    @abc.abstractmethod
+    async def wait(self) -> int:
+        """The exit code of the terminal's program, once it ended (128+N when killed by signal N)."""
+
+    @abc.abstractmethod
+    async def close(self) -> None:
+        """Kill every process the terminal started (its children too) and release it. Idempotent."""
+
+    def __aiter__(self) -> AsyncIterator[bytes]:
+        return self._chunks()
+
+    async def _chunks(self) -> AsyncIterator[bytes]:
+        while chunk := await self.read():
+            yield chunk
+
+    async def __aenter__(self) -> Pty:
+        return self
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.close()
+
+
+class PtyHook(Refusal):
+    """The terminal method and hook of the provider contract."""
+
+    async def open_pty(
+        self,
+        instance_id: str,
+        *,
+        command: str | Sequence[str] | None = None,
+        cols: int = PTY_DEFAULT_COLS,
+        rows: int = PTY_DEFAULT_ROWS,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Pty:
+        """An interactive terminal in the instance running ``command`` (a string for ``sh -c``, an
+        argv list, or ``None`` for a shell), under the same isolation as :meth:`execute`. Use it
+        as ``async with``: closing kills its whole process tree. See :class:`Pty`.
+
+        Raises:
+            UnsupportedFeatureError: the provider lacks ``Capability.PTY``.
+            ConfigError: ``cols``/``rows`` out of range.
+            InstanceNotFoundError: no such instance.
+        """
+        self._check_id(instance_id)
+        pty = await self._open_pty(
+            instance_id, pty_argv(command), *pty_size(cols, rows), cwd, dict(env or {})
+        )
+        pty.on_activity = lambda: _activity.touch(instance_id)
+        _activity.touch(instance_id)
+        return pty
+
+    async def _open_pty(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> Pty:
+        """Start ``command`` (``None``: the instance's login shell) on a new pseudo-terminal of
+        ``cols`` x ``rows`` in ``cwd`` with ``env`` added to the instance's environment."""
+        raise self._unsupported("interactive terminals", "open_pty", Capability.PTY)
+
+
+def pty_argv(command: str | Sequence[str] | None) -> list[str] | None:
+    """``command`` as an argv (a string runs under ``sh -c``); ``None`` stays ``None`` (a shell)."""
+    if command is None:
+        return None
+    if isinstance(command, str):
+        return ["/bin/sh", "-c", command]
+    argv = [str(part) for part in command]
+    if not argv:
+        raise ConfigError(
+            "the terminal's command is empty; give a program to run, or none for a shell", op="open_pty"
+        )
+    return argv
+
+
+def pty_size(cols: object, rows: object) -> tuple[int, int]:
+    """``(cols, rows)`` checked: whole numbers from 1 to ``PTY_MAX_SIDE``."""
+    for name, value in (("cols", cols), ("rows", rows)):
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= PTY_MAX_SIDE:
+            raise ConfigError(
+                f"the terminal's {name} must be a whole number from 1 to {PTY_MAX_SIDE}, not {value!r}",
+                op="open_pty",
+            )
+    return cols, rows  # type: ignore[return-value]
+
+
+def env_lines(env: Mapping[str, str]) -> bytes:
+    """``env`` as ``NAME='value'`` lines for ``sh``'s ``.``; a name that is no identifier is refused."""
+    import shlex
+
+    for name in env:
+        if not name.isidentifier():
+            raise ConfigError(
+                f"{name!r} is not an environment variable name; use letters, digits and _", op="open_pty"
+            )
+    return "".join(f"{name}={shlex.quote(value)}\n" for name, value in env.items()).encode()

@@ -1,0 +1,143 @@
+"""A terminal in a docker instance (``Capability.PTY``): an exec with a tty, attached through its
+hijacked socket; resized by the exec resize API. It runs as the instance's commands do (the
+container's user, cgroup and network); close kills, inside the container, every process carrying
+its marker (also those that left its session)."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import socket
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from praisonai._errors import InstanceNotFoundError
+from praisonai.compute.abilities.pty import KILL_MARKED_SH, Pty
+from praisonai.compute.providers.docker._client import container_name, exec_errors
+from praisonai.compute.providers.docker._exec import own_shell
+
+#: Every process a terminal starts carries ``<name>=pty<token>``: close finds and kills them, and
+#: the instance's watchdog counts them as a command of the user's (its process-limit defence too).
+PTY_MARKER = "PRAISONAI_EXEC_ID"
+_CHUNK = 64 * 1024
+_POLL_S = 0.05  # how often wait() asks the engine whether the exec ended
+
+
+class DockerPty(Pty):
+    """The exec ``argv`` on a tty of ``cols`` x ``rows`` in ``instance_id``'s container."""
+
+    def __init__(
+        self,
+        api: Any,
+        instance_id: str,
+        argv: list[str],
+        *,
+        cwd: str | None,
+        env: Mapping[str, str],
+        cols: int,
+        rows: int,
+    ) -> None:
+        self._api, self._id, self._container = api, instance_id, container_name(instance_id)
+        self._marker = f"{PTY_MARKER}=pty{secrets.token_hex(16)}"
+        environment = {**env, PTY_MARKER: self._marker.split("=", 1)[1]}
+        with exec_errors(instance_id):
+            self._exec_id = api.exec_create(
+                self._container,
+                [*_sized(cols, rows), *own_shell(argv)],
+                stdin=True,
+                tty=True,
+                environment=environment,
+                workdir=cwd,
+            )["Id"]
+            stream = api.exec_start(self._exec_id, socket=True, tty=True)
+        self._sock: socket.socket = getattr(stream, "_sock", stream)
+        self._sock.setblocking(False)
+        self._closed = False
+
+    async def _send(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[self._sock.send(view) :]
+            except BlockingIOError:
+                await anyio.wait_writable(self._sock)
+
+    async def _receive(self) -> bytes:
+        while not self._closed:
+            try:
+                return self._sock.recv(_CHUNK)
+            except BlockingIOError:
+                await anyio.wait_readable(self._sock)
+            except OSError:  # the engine hung up: the instance went away
+                return b""
+        return b""
+
+    async def resize(self, cols: int, rows: int) -> None:
+        if not self._closed:
+            await anyio.to_thread.run_sync(self._resize, cols, rows)
+
+    def _resize(self, cols: int, rows: int) -> None:
+        import docker
+
+        with contextlib.suppress(docker.errors.APIError):  # its program ended meanwhile: no size to set
+            self._api.exec_resize(self._exec_id, height=rows, width=cols)
+
+    async def wait(self) -> int:
+        while True:
+            state = await anyio.to_thread.run_sync(self._api.exec_inspect, self._exec_id)
+            if not state.get("Running"):
+                code = state.get("ExitCode")
+                return -1 if code is None else int(code)
+            await anyio.sleep(_POLL_S)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self._kill)
+        self._sock.close()
+
+    def _kill(self) -> None:
+        with contextlib.suppress(InstanceNotFoundError), exec_errors(self._id):  # gone: nothing runs
+            self._start_kill()
+
+    def _start_kill(self) -> None:
+        kill = self._api.exec_create(self._container, ["/bin/sh", "-c", KILL_MARKED_SH, "sh", self._marker])[
+            "Id"
+        ]
+        self._api.exec_start(kill)
+
+
+def _sized(cols: int, rows: int) -> list[str]:
+    """A prefix setting the tty's size before the program starts: docker-py's exec takes no
+    initial size, and a resize after the start races a short program's exit."""
+    return [
+        "/bin/sh",
+        "-c",
+        'stty cols "$1" rows "$2" 2>/dev/null; shift 2; exec "$@"',
+        "sh",
+        str(cols),
+        str(rows),
+    ]
+
+
+async def open_docker_pty(
+    api: Any,
+    instance_id: str,
+    argv: list[str] | None,
+    cols: int,
+    rows: int,
+    cwd: str | None,
+    env: Mapping[str, str],
+) -> DockerPty:
+    """A :class:`DockerPty` running ``argv`` (``None``: bash, else sh, as a login shell)."""
+    shell = ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
+    return await anyio.to_thread.run_sync(
+        lambda: DockerPty(
+            api, instance_id, argv or shell, cwd=cwd, env={"TERM": "xterm", **env}, cols=cols, rows=rows
+        )
+    )
