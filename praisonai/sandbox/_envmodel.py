@@ -23,9 +23,10 @@ from pydantic import (
     PlainValidator,
     Tag,
     ValidationError,
+    model_validator,
 )
 
-from praisonai.compute.config import ComputeConfig
+from praisonai.compute.config import ComputeConfig, network_from_praisonai
 from praisonai.compute.registry import ALIASES, available_providers
 
 NETWORK_RULE = "must be 'none', 'unrestricted' or {allow: [hosts]}"
@@ -150,6 +151,18 @@ _Network = Annotated[
     | Annotated[NetworkAllow, Tag(NETWORK_TAGS[1])],
     Discriminator(_network_shape, custom_error_type="network", custom_error_message=NETWORK_RULE),
 ]
+
+
+def _networking(value: Any) -> str | NetworkAllow:
+    """Claude Managed Agents' (and PraisonAI's) ``networking:`` read as our ``network``:
+    ``{type: limited, allowed_hosts: [...]}`` is ``{allow: [...]}`` (no hosts: ``none``)."""
+    network = network_from_praisonai(value)
+    if isinstance(network, str):
+        return network
+    return NetworkAllow(allow=[_host(host) for host in network.allow])
+
+
+_Networking = Annotated[Any, PlainValidator(_networking)]
 _Commands = Annotated[list[str], BeforeValidator(_one_or_many)]
 _EnvName = Annotated[
     str, _checked_by_config("env", lambda name: {name: ""}, "letters, digits and _, not a digit first")
@@ -172,6 +185,7 @@ class EnvironmentDefinition(_Strict):
     env: dict[_EnvName, Annotated[str, BeforeValidator(_env_value)]] | None = None
     resources: Resources | None = None
     network: _Network | None = None
+    networking: _Networking | None = None
     backend: Annotated[str, AfterValidator(_backend)] | None = None
     runtime: Annotated[str, _checked_by_config("runtime")] | None = None
     working_dir: Annotated[str, _checked_by_config("working_dir")] | None = None
@@ -183,6 +197,12 @@ class EnvironmentDefinition(_Strict):
     setup_timeout: Annotated[float, _checked_by_config("setup_timeout_s")] | None = None
     capture: bool | None = None
 
+    @model_validator(mode="after")
+    def _one_network(self) -> EnvironmentDefinition:
+        if self.network is not None and self.networking is not None:
+            raise ValueError("give network or networking (the same setting, two spellings), not both")
+        return self
+
     def config_fields(self) -> dict[str, Any]:
         """The ``ComputeConfig`` keyword arguments this file sets (``backend`` is not one)."""
         fields: dict[str, Any] = {}
@@ -193,10 +213,11 @@ class EnvironmentDefinition(_Strict):
             fields["packages"] = {m: names for m, names in self.packages if names}
         if self.resources is not None:
             fields.update({_CONFIG_NAME.get(k, k): v for k, v in self.resources if v is not None})
-        if isinstance(self.network, NetworkAllow):
-            fields["network"] = {"allow": self.network.allow}
-        elif self.network is not None:
-            fields["network"] = self.network
+        network = self.network if self.network is not None else self.networking
+        if isinstance(network, NetworkAllow):
+            fields["network"] = {"allow": network.allow}
+        elif network is not None:
+            fields["network"] = network
         for key in ("idle_timeout", "ttl", "setup_timeout", "idle_action", "retain"):
             if getattr(self, key) is not None:
                 fields[_CONFIG_NAME[key]] = getattr(self, key)

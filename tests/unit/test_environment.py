@@ -284,3 +284,33 @@ def test_definition_hash_ignores_env_values_capture_key_does_not(repo: Path) -> 
     assert first.capture_key() != second.capture_key()
     write_env(repo, "setup: make\nenv: {OTHER: one}\n")
     assert effective_config().config.definition_hash() != first.definition_hash()
+
+
+# ---- networking: Claude Managed Agents' spelling of network -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("networking: {type: limited, allowed_hosts: [pypi.org, api.example.com]}\n",
+         NetworkAllow(allow=["pypi.org", "api.example.com"])),
+        ("networking: {type: limited, allowed_hosts: []}\n", "none"),
+        ("networking: {type: unrestricted}\n", "unrestricted"),
+    ],
+)  # fmt: skip
+def test_networking_limited_is_the_network_allowlist(repo: Path, text: str, expected: object) -> None:
+    write_env(repo, text)
+    assert effective_config().config.network == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("networking: {type: limited, allowed_hosts: [pypi.org]}\nnetwork: none\n", "not both"),
+        ("networking: {type: open}\n", "networking must be"),
+        ("networking: {type: limited, allowed_hosts: ['bad host']}\n", "is not a host name"),
+    ],
+)
+def test_networking_mistakes_are_one_sentence(repo: Path, text: str, expected: str) -> None:
+    problems = problems_of(text, repo)
+    assert len(problems) == 1 and expected in problems[0], problems
