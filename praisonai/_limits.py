@@ -203,3 +203,8 @@ PTY_MAX_SIDE = 10_000
 #: A terminal's size when the caller does not say, as a VT100's.
 PTY_DEFAULT_COLS = 80
 PTY_DEFAULT_ROWS = 24
+
+#: Characters of one tool result handed to a model (its head and tail, with a note on what was
+#: cut); ``PRAISONAI_TOOL_RESULT_CHARS`` sets another. A command's output is capped at
+#: ``DEFAULT_MAX_OUTPUT_BYTES`` per stream first; this keeps one answer from filling the context.
+TOOL_RESULT_MAX_CHARS = 30_000

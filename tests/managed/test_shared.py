@@ -136,7 +136,16 @@ def test_attach_swaps_same_named_tools_adds_the_note_and_restores_everything() -
     with SharedCompute(DockerCompute(), environment=False) as shared:
         shared.attach([member, own_backend])
         names = [t.__name__ for t in member.tools]
-        assert names == ["read_file", "search", "execute_command", "write_file", "list_files"]
+        assert names == [
+            "read_file",
+            "search",
+            "execute_command",
+            "write_file",
+            "list_files",
+            "edit_file",
+            "grep",
+            "glob",
+        ]
         assert member.tools[0] is not read_file and member.tools[1] is search
         assert member.instructions.startswith("Be brief.") and CAPABILITY_PROMPT in member.instructions
         assert own_backend.tools == [search] and CAPABILITY_PROMPT not in own_backend.instructions

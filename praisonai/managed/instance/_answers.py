@@ -12,12 +12,13 @@ write in the audit log.
 from __future__ import annotations
 
 import math
+import os
 import shlex
 from collections.abc import Mapping
 from typing import Any
 
 from praisonai import _limits
-from praisonai._errors import PraisonAIError
+from praisonai._errors import ConfigError, PraisonAIError
 from praisonai._types import ExecResult, SessionResult
 
 #: Seconds a command may run unless the model asks for another limit.
@@ -54,6 +55,38 @@ def command_answer(result: ExecResult | SessionResult | Mapping[str, Any], timeo
     return output
 
 
+def for_model(text: str) -> str:
+    """``text`` as a model receives it: whole up to the tool-result limit
+    (``PRAISONAI_TOOL_RESULT_CHARS``, else ``_limits.TOOL_RESULT_MAX_CHARS``); longer, its head and
+    tail with a note in between saying how many characters were cut and how to see them."""
+    limit = tool_result_limit()
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    cut = len(text) - 2 * half
+    note = (
+        f"\n[... {cut} of {len(text)} characters cut from the middle of this result (the limit is"
+        f" {limit}); read a file in parts with read_file's offset and limit, or narrow the command"
+        " (e.g. | head, | tail, grep) ...]\n"
+    )
+    return text[:half] + note + text[len(text) - half :]
+
+
+def tool_result_limit() -> int:
+    """The tool-result limit in characters; a ``PRAISONAI_TOOL_RESULT_CHARS`` that is no whole
+    number of at least 1000 is refused in one sentence."""
+    raw = os.environ.get("PRAISONAI_TOOL_RESULT_CHARS")
+    if raw is None:
+        return _limits.TOOL_RESULT_MAX_CHARS
+    if not raw.strip().isdigit() or int(raw) < 1000:
+        raise ConfigError(
+            f"PRAISONAI_TOOL_RESULT_CHARS={raw!r:.40} is not a whole number of at least 1000; "
+            "set a character count or unset it (default 30000)",
+            op="tools",
+        )
+    return int(raw)
+
+
 def read_arguments(path: object, offset: object, limit: object) -> tuple[str, int, int | None]:
     """``read_file``'s arguments checked: the path, the first byte, how many bytes (``None``: the
     rest, within the cap). ``BadArgument`` names the one that is wrong."""
@@ -66,6 +99,11 @@ def file_answer(path: str, data: bytes, start: int, size: int | None) -> str:
     is at or past its end."""
     if not data:
         return "(empty file)"
+    if _binary(data):
+        return (
+            f"{path} is a binary file ({len(data)} bytes), not text; inspect it with execute_command,"
+            f" e.g. `file {shlex.quote(path)}` or `od -c {shlex.quote(path)} | head`"
+        )
     if start >= len(data):
         raise BadArgument(f"offset {start} is at or past the end of {path} ({len(data)} bytes)")
     return _window(path, data, start, size)
@@ -134,6 +172,11 @@ def _window(path: str, data: bytes, start: int, limit: int | None) -> str:
     more = len(data) - end
     note = f"\n[{more} more bytes of {len(data)}: read_file({path!r}, offset={end})]" if more > 0 else ""
     return _decoded(data[start:end]) + note
+
+
+def _binary(data: bytes) -> bool:
+    """Git's test: a NUL byte in the first 8000 bytes means binary (text never holds one)."""
+    return b"\0" in data[:8000]
 
 
 def _char_start(data: bytes, at: int) -> int:

@@ -35,12 +35,14 @@ from praisonai.managed.instance._answers import (
     BadArgument,
     command_answer,
     file_answer,
+    for_model,
     list_command,
     listing_answer,
     path_argument,
     read_arguments,
     seconds_argument,
     text_argument,
+    tool_result_limit,
 )
 from praisonai.sandbox import AsyncSandbox
 
@@ -73,6 +75,7 @@ class InstanceTools:
     def __init__(self, sandbox: AsyncSandbox, working_dir: str = "/workspace") -> None:
         if not isinstance(working_dir, str) or not working_dir.startswith("/") or "\0" in working_dir:
             raise ConfigError(f"working_dir must be an absolute path, not {working_dir!r:.80}", op="tools")
+        tool_result_limit()  # a bad PRAISONAI_TOOL_RESULT_CHARS is said before any model request
         self.sandbox = sandbox
         self.working_dir = working_dir
         self._box = _Toolbox(sandbox, working_dir)
@@ -90,15 +93,16 @@ class InstanceTools:
             return _error(f"the arguments of {name} must be a JSON object, not {type(arguments).__name__}")
         tool: Callable[..., Awaitable[ToolOutcome]] = getattr(self._box, name)
         try:
-            _signature(name).bind(**arguments)
+            tool_signature(name).bind(**arguments)
         except TypeError as exc:  # a missing, unknown or non-string argument name
-            return _error(f"{name} takes ({', '.join(_signature(name).parameters)}): {exc}")
+            return _error(f"{name} takes ({', '.join(tool_signature(name).parameters)}): {exc}")
         try:
-            return await tool(**arguments)
+            outcome = await tool(**arguments)
         except TOOL_FAILURES as exc:
-            return _error(str(exc) or type(exc).__name__)
+            outcome = _error(str(exc) or type(exc).__name__)
         except Exception as exc:  # a defect below us must not end the model's turn
-            return _error(f"{type(exc).__name__}: {exc}")
+            outcome = _error(f"{type(exc).__name__}: {exc}")
+        return dataclasses.replace(outcome, content=for_model(outcome.content))
 
 
 def _listed() -> str:
@@ -106,10 +110,15 @@ def _listed() -> str:
 
 
 @functools.cache
-def _signature(name: str) -> inspect.Signature:
+def tool_signature(name: str) -> inspect.Signature:
     """The tool's parameters as the model passes them (without ``self``)."""
     signature = inspect.signature(getattr(_Toolbox, name))
     return signature.replace(parameters=list(signature.parameters.values())[1:])
+
+
+def tool_text(name: str, working_dir: str) -> str:
+    """The tool's whole docstring, ``Args:`` included, with the working dir filled in."""
+    return (inspect.getdoc(getattr(_Toolbox, name)) or "").replace("{working_dir}", working_dir)
 
 
 def instance_specs(names: Iterable[str], working_dir: str = "/workspace") -> list[ToolSpec]:

@@ -52,7 +52,7 @@ from praisonai.compute.foreign import ForeignProvider
 from praisonai.compute.registry import provider_class, resolve_compute
 from praisonai.compute.workspace import from_keywords
 from praisonai.managed.instance._answers import command_answer, list_command
-from praisonai.managed.shared._tools import BRIDGED_TOOL_NAMES, tool_name, tools_for
+from praisonai.managed.shared._tools import BRIDGED_TOOL_NAMES, loop_tools_for, tool_name, tools_for
 from praisonai.managed.shared._workspace import diff_of, prepared
 from praisonai.runtime.session import ShellSession
 from praisonai.sandbox.provisioning import ProvisionPlan, plan
@@ -298,7 +298,7 @@ class SharedCompute:
             field = "backstory" if hasattr(agent, "backstory") else "instructions"
             text = getattr(agent, field)
             self._attached.append(_Attached(_weak(agent), list(agent.tools), field, text))
-            ours = {tool_name(t): t for t in tools_for(self, agent.name)}
+            ours = {tool_name(t): t for t in tools_for(self, agent.name) + loop_tools_for(self, agent.name)}
             agent.tools[:] = [ours.pop(tool_name(t), t) for t in agent.tools] + list(ours.values())
             note = CAPABILITY_PROMPT if self.has_sessions else f"{CAPABILITY_PROMPT} {SESSIONLESS_NOTE}"
             setattr(agent, field, f"{text}\n\n{note}" if text else note)

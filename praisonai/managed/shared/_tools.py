@@ -1,27 +1,40 @@
-"""The four tools an agent gets on a shared instance, as plain sync functions the model can call;
-what they answer is :mod:`praisonai.managed.instance._answers`'s (never an exception)."""
+"""The tools an agent gets on a shared instance, as plain sync functions the model can call;
+what they answer is :mod:`praisonai.managed.instance._answers`'s (never an exception). The four
+PraisonAI names are written here; ``edit_file``, ``grep`` and ``glob`` are the managed loop's own
+(:class:`~praisonai.managed.instance._tools.InstanceTools`), so both loops offer one tool set."""
 
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from praisonai import _portal
-from praisonai._types import ExecResult, SessionResult
+from praisonai._types import ExecResult, InstanceInfo, SessionResult
 from praisonai.managed.instance._answers import (
     DEFAULT_TOOL_TIMEOUT_S,
     TOOL_FAILURES,
     command_answer,
     file_answer,
+    for_model,
     listing_answer,
     path_argument,
     read_arguments,
     seconds_argument,
     text_argument,
+    tool_result_limit,
 )
+from praisonai.sandbox import AsyncSandbox
 
-#: The tools SharedCompute gives an agent (PraisonAI's name): same-named tools of the agent are replaced.
+if TYPE_CHECKING:
+    from praisonai.compute.base import ComputeProvider
+    from praisonai.managed.shared._compute import AuditEntry
+
+#: The managed loop's tools a shared instance's agents get as well, written once in InstanceTools.
+LOOP_TOOL_NAMES = ("edit_file", "grep", "glob")
+#: PraisonAI's four, which ``build_tools`` returns (its users unpack them); ``attach`` gives an
+#: agent these and LOOP_TOOL_NAMES, replacing the agent's own tools of the same names.
 BRIDGED_TOOL_NAMES = ("execute_command", "read_file", "write_file", "list_files")
 #: ``execute_command``'s description on a provider without persistent shell sessions.
 SESSIONLESS_COMMAND_DOC = """Run a shell command on the team's shared remote instance and return its output.
@@ -47,10 +60,16 @@ class ToolHost(Protocol):
     async def _read(self, agent: str, path: str) -> bytes: ...
     async def _write(self, agent: str, path: str, data: bytes) -> None: ...
     async def _list(self, agent: str, path: str) -> ExecResult: ...
+    @property
+    def working_dir(self) -> str: ...
+    def _live(self) -> tuple[ComputeProvider, str]: ...
+    @property
+    def audit(self) -> list[AuditEntry]: ...
 
 
 def tools_for(shared: ToolHost, agent: str) -> list[Callable[..., str]]:
     """``execute_command``, ``read_file``, ``write_file`` and ``list_files`` for agent ``agent``."""
+    tool_result_limit()  # a bad PRAISONAI_TOOL_RESULT_CHARS is said before any model request
 
     @_answers_errors
     def execute_command(command: str, timeout: int = DEFAULT_TOOL_TIMEOUT_S) -> str:
@@ -116,13 +135,50 @@ def tools_for(shared: ToolHost, agent: str) -> list[Callable[..., str]]:
     return [execute_command, read_file, write_file, list_files]
 
 
+def loop_tools_for(shared: ToolHost, agent: str) -> list[Callable[..., str]]:
+    """``edit_file``, ``grep`` and ``glob`` for agent ``agent``: the managed loop's own."""
+    return [_loop_tool(shared, agent, name) for name in LOOP_TOOL_NAMES]
+
+
+def _loop_tool(shared: ToolHost, agent: str, name: str) -> Callable[..., str]:
+    """The managed loop's tool ``name`` as a sync function on the shared instance: the same
+    parameters, description and answers (relative paths start at the working dir); an edit is
+    recorded in the audit as a write."""
+    from praisonai.managed.instance._tools import InstanceTools, tool_signature, tool_text
+    from praisonai.managed.shared._compute import AuditEntry
+
+    signature = tool_signature(name)
+
+    def tool(*args: Any, **kwargs: Any) -> str:
+        try:
+            arguments = signature.bind(*args, **kwargs).arguments
+        except TypeError as exc:
+            return f"Error: {name} takes ({', '.join(signature.parameters)}): {exc}"
+        shared.ensure()
+        provider, instance_id = shared._live()
+        sandbox = AsyncSandbox(provider, InstanceInfo(instance_id, provider.name), owned=False)
+        outcome = _portal.call(InstanceTools(sandbox, shared.working_dir).call, name, arguments)
+        if name == "edit_file" and not outcome.is_error:
+            shared.audit.append(
+                AuditEntry(time.time(), agent, "edit_file", str(arguments["path"]), outcome.content)
+            )
+        return outcome.content  # already within the tool-result limit
+
+    tool.__name__ = tool.__qualname__ = name
+    tool.__doc__ = tool_text(name, shared.working_dir)
+    tool.__signature__ = signature  # type: ignore[attr-defined]
+    tool.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {"return": "str"}
+    return tool
+
+
 def _answers_errors(tool: Callable[..., str]) -> Callable[..., str]:
-    """The tool returns ``Error: …`` for a bad argument or a failed operation instead of raising."""
+    """The tool returns ``Error: …`` for a bad argument or a failed operation instead of raising,
+    and its answer within the tool-result limit (``for_model``)."""
 
     @functools.wraps(tool)
     def answered(*args: Any, **kwargs: Any) -> str:
         try:
-            return tool(*args, **kwargs)
+            return for_model(tool(*args, **kwargs))
         except TOOL_FAILURES as exc:
             return f"Error: {exc}"
 
