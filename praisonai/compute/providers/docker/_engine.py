@@ -36,7 +36,7 @@ from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
-from praisonai.compute.providers.docker import _attach, _capture, _main, _runtime, _spec
+from praisonai.compute.providers.docker import _attach, _capture, _egress, _main, _runtime, _spec
 from praisonai.compute.providers.docker._client import (
     DockerHost,
     container_name,
@@ -108,9 +108,9 @@ class DockerEngine(MainChannelMixin, ComputeProvider):
         return self._options
 
     def runs_once(self, config: object = None) -> bool:
-        """Not under gVisor: the command would run before its kernel could be checked."""
-        runtime = _runtime.chosen(self._options.runtime, ComputeConfig.coerce(config))
-        return runtime != "runsc" and super().runs_once(config)
+        """Not under gVisor (its kernel is checked first) nor an allowlist (its proxy outlives a run)."""
+        runtime = _runtime.chosen(self._options.runtime, cfg := ComputeConfig.coerce(config))
+        return runtime != "runsc" and _egress.allowlist(cfg) is None and super().runs_once(config)
 
     def connect(self) -> Any:
         """docker-py's low-level ``APIClient`` for this engine, made on first use (blocking: it asks
@@ -149,6 +149,7 @@ class DockerEngine(MainChannelMixin, ComputeProvider):
 
     def listing(self) -> list[InstanceInfo]:
         """This provider's containers on this engine (blocking: one call)."""
+        _egress.sweep(self.api)  # gc and ps reconcile the allowlists' proxies too
         rows = self.api.containers(all=True, filters={"label": f"{LABEL_PROVIDER}={self.name}"})
         return [info_of(row) for row in rows]
 
@@ -254,7 +255,7 @@ class DockerEngine(MainChannelMixin, ComputeProvider):
 
         api = self.api
         host_config = _spec.host_config(api, cfg, _runtime.chosen(self._options.runtime, cfg))
-        create = lambda: api.create_container(  # noqa: E731
+        create = lambda env: api.create_container(  # noqa: E731
             image,
             command=command,
             name=container_name(instance_id),
@@ -266,10 +267,10 @@ class DockerEngine(MainChannelMixin, ComputeProvider):
             detach=not stdin,  # docker-py sets StdinOnce (EOF when the input ends) only when not detached
         )
         try:
-            await self._call(create)
+            await _egress.create(self, cfg, env, create)
         except docker.errors.ImageNotFound:
             await self._pull(image)
-            await self._call(create)
+            await _egress.create(self, cfg, env, create)
 
     async def _run_once(
         self,
@@ -320,7 +321,7 @@ class DockerEngine(MainChannelMixin, ComputeProvider):
             if exc.status_code == 409:  # removal already in progress: someone else is on it
                 return True
             raise
-        return True
+        return await _egress.removed(self)  # and the proxy, with the last instance of its allowlist
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         return info_of(await self._inspect(instance_id))

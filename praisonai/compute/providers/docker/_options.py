@@ -28,6 +28,7 @@ CAPABILITIES = CHANNEL_CAPABILITIES | frozenset(
         Capability.MEMORY_LIMIT,
         Capability.GPU,
         Capability.NETWORK_NONE,
+        Capability.NETWORK_ALLOWLIST,  # an internal network behind an egress proxy (_egress)
         Capability.MOUNTS,
         Capability.PACKAGES,
         Capability.ISOLATION,
