@@ -23,9 +23,10 @@ from pydantic import (
     PlainValidator,
     Tag,
     ValidationError,
+    model_validator,
 )
 
-from praisonai.compute.config import ComputeConfig
+from praisonai.compute.config import ComputeConfig, network_from_praisonai
 from praisonai.compute.registry import ALIASES, available_providers
 
 NETWORK_RULE = "must be 'none', 'unrestricted' or {allow: [hosts]}"
@@ -107,6 +108,11 @@ def _network_name(value: str) -> str:
     return value
 
 
+def _networking(value: dict[str, Any]) -> dict[str, Any]:
+    network_from_praisonai(value)  # Claude Managed Agents' shape; its ValueError is one sentence
+    return value
+
+
 def _backend(name: str) -> str:
     known = available_providers()
     if name.strip().lower() not in {*known, *ALIASES}:
@@ -172,6 +178,8 @@ class EnvironmentDefinition(_Strict):
     env: dict[_EnvName, Annotated[str, BeforeValidator(_env_value)]] | None = None
     resources: Resources | None = None
     network: _Network | None = None
+    # Claude Managed Agents' spelling of network: {type: limited, allowed_hosts: [...]}
+    networking: Annotated[dict[str, Any], AfterValidator(_networking)] | None = None
     backend: Annotated[str, AfterValidator(_backend)] | None = None
     runtime: Annotated[str, _checked_by_config("runtime")] | None = None
     working_dir: Annotated[str, _checked_by_config("working_dir")] | None = None
@@ -180,6 +188,12 @@ class EnvironmentDefinition(_Strict):
     ttl: Annotated[int, _checked_by_config("ttl_s")] | None = None
     setup_timeout: Annotated[float, _checked_by_config("setup_timeout_s")] | None = None
     capture: bool | None = None
+
+    @model_validator(mode="after")
+    def _one_network(self) -> EnvironmentDefinition:
+        if self.network is not None and self.networking is not None:
+            raise ValueError("give network or networking, not both (they say the same thing)")
+        return self
 
     def config_fields(self) -> dict[str, Any]:
         """The ``ComputeConfig`` keyword arguments this file sets (``backend`` is not one)."""
@@ -195,6 +209,9 @@ class EnvironmentDefinition(_Strict):
             fields["network"] = {"allow": self.network.allow}
         elif self.network is not None:
             fields["network"] = self.network
+        if self.networking is not None:
+            found = network_from_praisonai(self.networking)
+            fields["network"] = found if isinstance(found, str) else {"allow": found.allow}
         for key in ("idle_timeout", "ttl", "setup_timeout"):
             if getattr(self, key) is not None:
                 fields[_CONFIG_NAME[key]] = getattr(self, key)

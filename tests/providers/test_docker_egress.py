@@ -94,6 +94,9 @@ def test_allowed_host_answers_and_denied_host_is_refused_by_the_proxy(make, host
     assert _run(instance_id, curl + "http://allowed.test/").stdout == "200"
     assert _run(instance_id, curl + "http://denied.test/").stdout == "403"
     assert _run(instance_id, curl + "http://allowed.test.evil/").stdout == "403"  # anchored
+    tunnel = "curl -s -o /dev/null -w '%{http_connect} %{http_code}' --max-time 10 --proxytunnel "
+    assert _run(instance_id, tunnel + "http://allowed.test/").stdout == "200 200"  # CONNECT, as https does
+    assert _run(instance_id, tunnel + "http://denied.test/").stdout.startswith("403")
     env = _run(instance_id, "echo $HTTPS_PROXY $NO_PROXY").stdout.split()
     assert env[0].startswith("http://") and env[1] == "localhost,127.0.0.1"
 

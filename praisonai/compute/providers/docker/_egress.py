@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from praisonai._errors import ProviderUnavailableError
+from praisonai._errors import ConfigError, ProviderUnavailableError
 from praisonai._ledger import home_tag
 from praisonai._locks import file_lock, try_lock
 from praisonai.compute.config import ComputeConfig, NetworkAllow
@@ -33,6 +33,8 @@ PROXY_PORT = 8888
 LABEL_EGRESS = "praisonai.egress"  # on the network and its proxy: the allowlist's hash
 BUILD_HINT = "build it offline with `sudo images/build-proxy.sh` (Debian's tinyproxy)"
 NO_PROXY = "localhost,127.0.0.1"
+#: What the proxy's filter can match: a host name or IPv4 address, or ``*.`` and a domain.
+_NAME = re.compile(r"(\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)*")
 
 # Written by the proxy's own command from its container config, then run as nobody.
 _PROXY_COMMAND = (
@@ -59,7 +61,14 @@ def allowlist(cfg: ComputeConfig) -> list[str] | None:
     """The config's hosts, sorted and lower-cased, or ``None`` when its network is not an allowlist."""
     if not isinstance(cfg.network, NetworkAllow):
         return None
-    return sorted({host.strip().lower() for host in cfg.network.allow})
+    hosts = sorted({host.strip().lower() for host in cfg.network.allow})
+    if odd := [host for host in hosts if not _NAME.fullmatch(host)]:
+        raise ConfigError(
+            f"network allow {odd[0]!r}: the docker provider's proxy matches host names or addresses "
+            f"(*.domain for its subdomains), not CIDR blocks or ports; list the hosts instead",
+            op="provision",
+        )
+    return hosts
 
 
 def network_name(hosts: list[str]) -> str:
@@ -77,8 +86,14 @@ def network_mode(cfg: ComputeConfig) -> str:
 
 
 def host_filter(hosts: list[str]) -> str:
-    """tinyproxy's filter: one anchored, dot-escaped extended regex per host (whole names only)."""
-    return "\n".join(f"^{re.escape(host)}$" for host in hosts)
+    """tinyproxy's filter: one anchored, dot-escaped extended regex per host (whole names only);
+    ``*.domain`` is any name under ``domain``."""
+    wild = "^[^/]+\\."  # one or more labels before the domain
+    return "\n".join(f"{wild}{_escaped(h[2:])}$" if h.startswith("*.") else f"^{_escaped(h)}$" for h in hosts)
+
+
+def _escaped(name: str) -> str:
+    return name.replace(".", "\\.")  # the only regex character _NAME lets through
 
 
 def proxy_env(address: str) -> dict[str, str]:
