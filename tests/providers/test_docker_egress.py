@@ -7,6 +7,8 @@ connection from the instance to anything (the denied server's address, the bridg
 from __future__ import annotations
 
 import contextlib
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -130,3 +132,40 @@ def test_network_none_still_has_no_network(make) -> None:
     instance_id = make(network="none")
     out = _run(instance_id, "cat /proc/net/dev").stdout
     assert {line.split(":")[0].strip() for line in out.splitlines()[2:]} == {"lo"}
+
+
+def test_concurrent_first_instances_share_one_proxy(api) -> None:
+    """Two processes making the first instances of one allowlist at once: one network, one proxy."""
+    allow = ["race.test"]
+    name = _egress.network_name(allow)
+    script = (
+        "from praisonai import _portal\n"
+        "from praisonai.compute.providers.docker import DockerCompute\n"
+        "print(_portal.call(DockerCompute().provision, {'network': {'allow': ['race.test']}}).instance_id)"
+    )
+    children = [
+        subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(2)
+    ]
+    ids = [child.communicate(timeout=120)[0].strip() for child in children]
+    try:
+        assert all(child.returncode == 0 for child in children) and all(ids)
+        assert len(api.containers(all=True, filters={"label": f"{_egress.LABEL_EGRESS}", "name": name})) == 1
+        assert len(api.networks(names=[name])) == 1
+    finally:
+        for instance_id in filter(None, ids):
+            _remove(_portal.call, DockerCompute().shutdown, instance_id)
+    assert not api.networks(names=[name])
+
+
+def test_a_proxy_left_by_a_vanished_instance_is_swept_by_ps(api) -> None:
+    """An instance that stopped itself (idle) leaves its proxy; the next listing removes it."""
+    provider = DockerCompute()
+    name = _egress.network_name(["left.test"])
+    instance_id = _portal.call(provider.provision, {"network": {"allow": ["left.test"]}}).instance_id
+    try:
+        api.remove_container(f"praisonai_{instance_id}", force=True)  # as the watchdog's self-stop does
+        assert api.networks(names=[name])
+        provider.listing()
+        assert not api.networks(names=[name]) and not api.containers(all=True, filters={"name": name})
+    finally:
+        _remove(_portal.call, provider.shutdown, instance_id)
