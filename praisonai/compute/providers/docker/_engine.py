@@ -185,6 +185,7 @@ class DockerEngine(MainChannelMixin, ComputeProvider):
         """Also refuse a mount whose host path is missing: the engine would create it, as root."""
         super().check_supported(cfg)
         _runtime.chosen(self._options.runtime, cfg)  # a config and a provider that disagree
+        _egress.allowlist(cfg)  # refuses what its proxy cannot match (CIDR blocks, ports)
         if not self._engine_is_local():
             return  # its paths are on another host; the engine refuses a missing one (see _mounts)
         for spec in cfg.mount_paths:
@@ -309,7 +310,6 @@ class DockerEngine(MainChannelMixin, ComputeProvider):
 
     async def _destroy(self, instance_id: str) -> bool:
         docker = sdk()
-
         self._workdirs.pop(instance_id, None)
         self._main_keys.drop(instance_id)
         self._channels.drop(instance_id)
