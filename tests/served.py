@@ -65,6 +65,11 @@ def checks_named(*prefixes: str) -> frozenset[str]:
 #: What a provider without a stream into the instance (one-shot exec) cannot do: sessions and the
 #: helper channel's processes.
 NO_CHANNEL = checks_named("session_", "bound_env", "killed_helper", "helper_killed")
+#: What a provider without network allowlists (no Capability.NETWORK_ALLOWLIST) does not run.
+NO_EGRESS = checks_named("egress_")
+#: A wire fake carries the allowlist in the vendor's request (checked in the vendor's own tests) but
+#: runs commands in an unrestricted local container: enforcing it is the vendor's (or the CNI's).
+FAKE_EGRESS = {name: "the wire fake records the allowlist; the vendor enforces it" for name in NO_EGRESS}
 
 
 def registered() -> list[str]:
@@ -273,28 +278,31 @@ _NOT_STREAMED = "exec does not stream: output arrives when the command ends"
 #: Every target the conformance suite runs on, by its test id: each registered provider by its
 #: name, local under bubblewrap, and FakeProvider.
 TARGETS: dict[str, Target] = {
-    "local": Target(_local),
-    "local-bwrap": Target(_local_bwrap),
+    "local": Target(_local, not_applicable=NO_EGRESS),
+    "local-bwrap": Target(_local_bwrap, not_applicable=NO_EGRESS),
     "docker": Target(_docker),
-    "ssh": Target(_ssh),
+    "ssh": Target(_ssh, not_applicable=NO_EGRESS),
     # a native exec and nothing else: neither background processes nor sessions, no helper channel
-    "fake": Target(_fake, not_applicable=NO_CHANNEL | checks_named("background_process")),
-    "e2b": Target(_e2b, faked=True),
-    "modal": Target(_modal, faked=True, sdk_garbage=True),
+    "fake": Target(_fake, not_applicable=NO_CHANNEL | NO_EGRESS | checks_named("background_process")),
+    "e2b": Target(_e2b, faked=True, known_gaps=FAKE_EGRESS),
+    "modal": Target(_modal, faked=True, sdk_garbage=True, known_gaps=FAKE_EGRESS),
     "daytona": Target(
         _daytona,
         faked=True,
         not_applicable=NO_CHANNEL,
-        known_gaps={"stream_delivers_output_while_running": f"Daytona's process.{_NOT_STREAMED}"},
+        known_gaps={
+            "stream_delivers_output_while_running": f"Daytona's process.{_NOT_STREAMED}",
+            **FAKE_EGRESS,
+        },
     ),
     "flyio": Target(
         _flyio,
         faked=True,
-        not_applicable=NO_CHANNEL,
+        not_applicable=NO_CHANNEL | NO_EGRESS,
         known_gaps={"stream_delivers_output_while_running": f"Fly's {_NOT_STREAMED}"},
     ),
-    "tenki": Target(_tenki, faked=True, not_applicable=NO_CHANNEL),
-    "kubernetes": Target(_kubernetes, faked=True),
+    "tenki": Target(_tenki, faked=True, not_applicable=NO_CHANNEL, known_gaps=FAKE_EGRESS),
+    "kubernetes": Target(_kubernetes, faked=True, known_gaps=FAKE_EGRESS),
 }
 
 #: The registered providers the tests serve through a vendor's wire fake.

@@ -18,7 +18,7 @@ PACKAGE = ROOT / "praisonai"
 
 #: What the package's ``testing`` modules offer users: the conformance suite and its kit,
 #: FakeProvider, the throwaway sshd. The vendors' wire fakes live in tests/fakes.
-OFFERED_FOR_TESTS = {"__init__.py", "_kit.py", "contract.py", "exec.py", "fake.py", "sshd.py"}
+OFFERED_FOR_TESTS = {"__init__.py", "_kit.py", "contract.py", "egress.py", "exec.py", "fake.py", "sshd.py"}
 #: Folders whose modules are grouped by feature (issue 28, item 2).
 BY_FEATURE = (PACKAGE / "managed", PACKAGE / "cli")
 MAX_FMT_SKIPS = 20

@@ -14,7 +14,8 @@ the others share ``ctx.instance_id`` and leave it as they found it, apart from f
 A check that needs a capability the provider does not declare (background processes, sessions)
 or drives the helper channel of a provider without one does not apply to it: :func:`skip_reason`
 says why. The suites are listed here, explicitly: :mod:`.contract` (exec, files, lifecycle) and
-:mod:`.exec` (streams, bounds, at-most-once, processes, sessions). :mod:`.fake` is a provider
+:mod:`.exec` (streams, bounds, at-most-once, processes, sessions) and :mod:`.egress` (network
+allowlists). :mod:`.fake` is a provider
 written against the contract alone; :mod:`.sshd` a throwaway sshd for the SSH provider's tests.
 """
 
@@ -24,11 +25,11 @@ from collections.abc import Mapping
 
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
-from praisonai.compute.testing import contract
+from praisonai.compute.testing import contract, egress
 from praisonai.compute.testing import exec as exec_checks
 from praisonai.compute.testing._kit import Check, Context, Suite
 
-SUITES: tuple[Suite, ...] = (contract.suite, exec_checks.suite)
+SUITES: tuple[Suite, ...] = (contract.suite, exec_checks.suite, egress.suite)
 #: Every check by name, in suite order.
 CHECKS: dict[str, Check] = {name: check for suite in SUITES for name, check in suite.checks.items()}
 
