@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 
 from praisonai import _portal
+from praisonai._errors import ProviderUnavailableError
 from praisonai.compute.providers.docker import DockerCompute, _egress
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
@@ -169,3 +170,14 @@ def test_a_proxy_left_by_a_vanished_instance_is_swept_by_ps(api) -> None:
         assert not api.networks(names=[name]) and not api.containers(all=True, filters={"name": name})
     finally:
         _remove(_portal.call, provider.shutdown, instance_id)
+
+
+def test_a_missing_proxy_image_is_one_sentence_and_leaves_nothing(api, monkeypatch) -> None:
+    monkeypatch.setattr(_egress, "PROXY_IMAGE", "praisonai-no-such-proxy:1")
+    name = _egress.network_name(["missing.test"])
+    try:
+        with pytest.raises(ProviderUnavailableError, match=r"images/build-proxy\.sh"):
+            _portal.call(DockerCompute().provision, {"network": {"allow": ["missing.test"]}})
+        assert not api.networks(names=[name]) and not api.containers(all=True, filters={"name": name})
+    finally:
+        _egress.sweep(api)

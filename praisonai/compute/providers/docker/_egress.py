@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from praisonai._errors import ConfigError, ProviderUnavailableError
 from praisonai._ledger import home_tag
 from praisonai._locks import file_lock, try_lock
@@ -114,8 +116,13 @@ async def create(
         return
     name = network_name(hosts)
     async with file_lock(name):
-        address = await engine._call(_ensure, engine.api, name, hosts)
-        await engine._call(create, {**(env or {}), **proxy_env(address)})
+        try:
+            address = await engine._call(_ensure, engine.api, name, hosts)
+            await engine._call(create, {**(env or {}), **proxy_env(address)})
+        except BaseException:
+            with anyio.CancelScope(shield=True):  # no instance came of it: nothing stays for it
+                await engine._call(_remove_if_unused, engine.api, name)
+            raise
 
 
 async def removed(engine: DockerEngine) -> bool:
