@@ -72,6 +72,12 @@ NO_PTY = checks_named("pty_")
 #: What a provider without ``Capability.PORTS`` cannot do (``expose``).
 NO_PORTS = checks_named("port_")
 
+#: What a provider without network allowlists (no Capability.NETWORK_ALLOWLIST) does not run.
+NO_EGRESS = checks_named("egress_")
+#: A wire fake carries the allowlist in the vendor's request (checked in the vendor's own tests) but
+#: runs commands in an unrestricted local container: enforcing it is the vendor's (or the CNI's).
+FAKE_EGRESS = {name: "the wire fake records the allowlist; the vendor enforces it" for name in NO_EGRESS}
+
 
 def registered() -> list[str]:
     """The providers registered by entry point (pyproject.toml), as users get them."""
@@ -282,26 +288,37 @@ _NOT_STREAMED = "exec does not stream: output arrives when the command ends"
 #: Every target the conformance suite runs on, by its test id: each registered provider by its
 #: name, local under bubblewrap, and FakeProvider.
 TARGETS: dict[str, Target] = {
-    "local": Target(_local, not_applicable=NO_PAUSE),
-    "local-bwrap": Target(_local_bwrap, not_applicable=NO_PAUSE),
+    "local": Target(_local, not_applicable=NO_PAUSE | NO_EGRESS),
+    "local-bwrap": Target(_local_bwrap, not_applicable=NO_PAUSE | NO_EGRESS),
     "docker": Target(_docker),
-    "ssh": Target(_ssh, not_applicable=NO_PAUSE),
+    "ssh": Target(_ssh, not_applicable=NO_PAUSE | NO_EGRESS),
     # a native exec and nothing else: neither background processes nor sessions, no helper channel
     "fake": Target(
-        _fake, not_applicable=NO_CHANNEL | NO_PORTS | NO_PTY | checks_named("background_process") | NO_PAUSE
+        _fake,
+        not_applicable=NO_CHANNEL
+        | NO_PORTS
+        | NO_PTY
+        | checks_named("background_process")
+        | NO_PAUSE
+        | NO_EGRESS,
     ),
-    "e2b": Target(_e2b, faked=True, not_applicable=NO_PTY),
-    "modal": Target(_modal, faked=True, sdk_garbage=True, not_applicable=NO_PAUSE | NO_PTY),
+    "e2b": Target(_e2b, faked=True, not_applicable=NO_PTY, known_gaps=FAKE_EGRESS),
+    "modal": Target(
+        _modal, faked=True, sdk_garbage=True, not_applicable=NO_PAUSE | NO_PTY, known_gaps=FAKE_EGRESS
+    ),
     "daytona": Target(
         _daytona,
         faked=True,
         not_applicable=NO_CHANNEL | NO_PTY,
-        known_gaps={"stream_delivers_output_while_running": f"Daytona's process.{_NOT_STREAMED}"},
+        known_gaps={
+            "stream_delivers_output_while_running": f"Daytona's process.{_NOT_STREAMED}",
+            **FAKE_EGRESS,
+        },
     ),
     "flyio": Target(
         _flyio,
         faked=True,
-        not_applicable=NO_CHANNEL | NO_PORTS | NO_PAUSE | NO_PTY,
+        not_applicable=NO_CHANNEL | NO_PORTS | NO_PAUSE | NO_PTY | NO_EGRESS,
         known_gaps={"stream_delivers_output_while_running": f"Fly's {_NOT_STREAMED}"},
     ),
     "tenki": Target(
@@ -309,10 +326,11 @@ TARGETS: dict[str, Target] = {
         faked=True,
         not_applicable=NO_CHANNEL | NO_PORTS | NO_PTY,
         known_gaps={
-            "a_call_resumes_a_paused_instance": "a Tenki call on a paused sandbox fails: resume() first"
+            "a_call_resumes_a_paused_instance": "a Tenki call on a paused sandbox fails: resume() first",
+            **FAKE_EGRESS,
         },
     ),
-    "kubernetes": Target(_kubernetes, faked=True, not_applicable=NO_PAUSE | NO_PTY),
+    "kubernetes": Target(_kubernetes, faked=True, not_applicable=NO_PAUSE | NO_PTY, known_gaps=FAKE_EGRESS),
 }
 
 #: The registered providers the tests serve through a vendor's wire fake.

@@ -108,6 +108,13 @@ def _network_name(value: str) -> str:
     return value
 
 
+def _networking(value: dict[str, Any]) -> dict[str, Any]:
+    network = network_from_praisonai(value)  # Claude Managed Agents' shape; its ValueError is one sentence
+    for host in () if isinstance(network, str) else network.allow:
+        _host(host)
+    return value
+
+
 def _backend(name: str) -> str:
     known = available_providers()
     if name.strip().lower() not in {*known, *ALIASES}:
@@ -153,16 +160,6 @@ _Network = Annotated[
 ]
 
 
-def _networking(value: Any) -> str | NetworkAllow:
-    """Claude Managed Agents' (and PraisonAI's) ``networking:`` read as our ``network``:
-    ``{type: limited, allowed_hosts: [...]}`` is ``{allow: [...]}`` (no hosts: ``none``)."""
-    network = network_from_praisonai(value)
-    if isinstance(network, str):
-        return network
-    return NetworkAllow(allow=[_host(host) for host in network.allow])
-
-
-_Networking = Annotated[Any, PlainValidator(_networking)]
 _Commands = Annotated[list[str], BeforeValidator(_one_or_many)]
 _EnvName = Annotated[
     str, _checked_by_config("env", lambda name: {name: ""}, "letters, digits and _, not a digit first")
@@ -185,7 +182,8 @@ class EnvironmentDefinition(_Strict):
     env: dict[_EnvName, Annotated[str, BeforeValidator(_env_value)]] | None = None
     resources: Resources | None = None
     network: _Network | None = None
-    networking: _Networking | None = None
+    # Claude Managed Agents' spelling of network: {type: limited, allowed_hosts: [...]}
+    networking: Annotated[dict[str, Any], AfterValidator(_networking)] | None = None
     backend: Annotated[str, AfterValidator(_backend)] | None = None
     runtime: Annotated[str, _checked_by_config("runtime")] | None = None
     working_dir: Annotated[str, _checked_by_config("working_dir")] | None = None
@@ -200,7 +198,7 @@ class EnvironmentDefinition(_Strict):
     @model_validator(mode="after")
     def _one_network(self) -> EnvironmentDefinition:
         if self.network is not None and self.networking is not None:
-            raise ValueError("give network or networking (the same setting, two spellings), not both")
+            raise ValueError("give network or networking, not both (they say the same thing)")
         return self
 
     def config_fields(self) -> dict[str, Any]:
@@ -213,11 +211,13 @@ class EnvironmentDefinition(_Strict):
             fields["packages"] = {m: names for m, names in self.packages if names}
         if self.resources is not None:
             fields.update({_CONFIG_NAME.get(k, k): v for k, v in self.resources if v is not None})
-        network = self.network if self.network is not None else self.networking
-        if isinstance(network, NetworkAllow):
-            fields["network"] = {"allow": network.allow}
-        elif network is not None:
-            fields["network"] = network
+        if isinstance(self.network, NetworkAllow):
+            fields["network"] = {"allow": self.network.allow}
+        elif self.network is not None:
+            fields["network"] = self.network
+        if self.networking is not None:
+            found = network_from_praisonai(self.networking)
+            fields["network"] = found if isinstance(found, str) else {"allow": found.allow}
         for key in ("idle_timeout", "ttl", "setup_timeout", "idle_action", "retain"):
             if getattr(self, key) is not None:
                 fields[_CONFIG_NAME[key]] = getattr(self, key)

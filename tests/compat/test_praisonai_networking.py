@@ -1,7 +1,8 @@
 """Networking in PraisonAI's spelling, wherever its users pass it: ``networking={"type": "limited",
 "allowed_hosts": [...]}`` (a dict or its ``NetworkingConfig``) is our allowlist where the provider
 enforces one (the e2b wire fake's create request carries it) and one sentence where it cannot
-(docker, local: refused before anything is created, and before the model is called);
+(local; docker for a CIDR block, which its proxy cannot match: refused before anything is created,
+and before the model is called);
 ``{"type": "unrestricted"}``, ``"none"`` and ``limited`` with no hosts map as they read."""
 
 from __future__ import annotations
@@ -164,7 +165,7 @@ def test_local_refuses_an_allowlist_before_making_anything(home: Path) -> None:
 
 
 @pytest.mark.usefixtures("docker_ok")
-def test_docker_refuses_an_allowlist_before_making_anything(home: Path) -> None:
+def test_docker_refuses_a_cidr_allowlist_before_making_anything(home: Path) -> None:
     def containers() -> set[str]:
         ps = ["docker", "ps", "-aq", "--filter", "label=praisonai.provider=docker"]
         return set(subprocess.run(ps, capture_output=True, text=True, check=True).stdout.split())
@@ -172,25 +173,25 @@ def test_docker_refuses_an_allowlist_before_making_anything(home: Path) -> None:
     before = containers()
     shared = SharedCompute("docker", config={"networking": LIMITED})
     try:
-        with pytest.raises(UnsupportedFeatureError) as caught:
+        with pytest.raises(ConfigError) as caught:
             shared.ensure_provisioned()
     finally:
         shared.shutdown()
-    assert str(caught.value) == f"the docker provider {REFUSAL}"
+    assert str(caught.value).startswith(f"network allow {HOSTS[2]!r}: the docker provider's proxy matches")
     assert nothing_made() and containers() <= before
 
 
 @pytest.mark.usefixtures("docker_ok")
 def test_a_managed_agent_refuses_before_the_model_is_called(home: Path) -> None:
     config = LocalManagedConfig(
-        networking=NetworkingConfig(NetworkingType.LIMITED, ["pypi.org"]), environment=False
+        networking=NetworkingConfig(NetworkingType.LIMITED, ["10.0.0.0/8"]), environment=False
     )
     with ScriptedLLM() as llm:
         agent = ManagedAgent(compute="docker", config=config, api_key=API_KEY, base_url=f"{llm.url}/v1")
         try:
-            with pytest.raises(UnsupportedFeatureError) as caught:
+            with pytest.raises(ConfigError) as caught:
                 agent.run("hi")
         finally:
             agent.close()
-    assert str(caught.value) == f"the docker provider {REFUSAL}"
+    assert "not CIDR blocks or ports" in str(caught.value)
     assert llm.requests == [] and nothing_made()

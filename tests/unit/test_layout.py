@@ -22,6 +22,7 @@ OFFERED_FOR_TESTS = {
     "__init__.py",
     "_kit.py",
     "contract.py",
+    "egress.py",
     "exec.py",
     "fake.py",
     "files.py",

@@ -15,8 +15,9 @@ A check that needs a capability the provider does not declare (background proces
 or drives the helper channel of a provider without one does not apply to it: :func:`skip_reason`
 says why. The suites are listed here, explicitly, in ``SUITES``: :mod:`.contract` (exec, files,
 lifecycle), :mod:`.exec` (streams, bounds, at-most-once, processes, sessions), then one module per
-workbench ability (:mod:`.pause`, :mod:`.workspace`, :mod:`.ports`…). :mod:`.fake` is a provider
-written against the contract alone; :mod:`.sshd` a throwaway sshd for the SSH provider's tests.
+workbench ability (:mod:`.files`, :mod:`.pause`, :mod:`.workspace`, :mod:`.ports`, :mod:`.pty`,
+:mod:`.egress`). :mod:`.fake` is a provider written against the contract alone; :mod:`.sshd` a
+throwaway sshd for the SSH provider's tests.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Mapping
 
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
-from praisonai.compute.testing import contract, ports
+from praisonai.compute.testing import contract, egress, ports
 from praisonai.compute.testing import exec as exec_checks
 from praisonai.compute.testing import files as file_checks
 from praisonai.compute.testing import pause as pause_checks
@@ -41,6 +42,7 @@ SUITES: tuple[Suite, ...] = (
     workspace_checks.suite,
     ports.suite,
     pty_checks.suite,
+    egress.suite,
 )
 #: Every check by name, in suite order.
 CHECKS: dict[str, Check] = {name: check for suite in SUITES for name, check in suite.checks.items()}

@@ -52,7 +52,13 @@ from praisonai.compute.foreign import ForeignProvider
 from praisonai.compute.registry import provider_class, resolve_compute
 from praisonai.compute.workspace import from_keywords
 from praisonai.managed.instance._answers import command_answer, list_command
-from praisonai.managed.shared._tools import BRIDGED_TOOL_NAMES, loop_tools_for, tool_name, tools_for
+from praisonai.managed.shared._tools import (
+    BRIDGED_TOOL_NAMES,
+    AuditEntry,
+    loop_tools_for,
+    tool_name,
+    tools_for,
+)
 from praisonai.managed.shared._workspace import diff_of, prepared
 from praisonai.runtime.session import ShellSession
 from praisonai.sandbox.provisioning import ProvisionPlan, plan
@@ -72,17 +78,6 @@ SESSIONLESS_NOTE = (
     "Each command runs in its own shell, started in the working directory: cd and variables do "
     "not carry over to the next command, so chain them in one command line."
 )
-
-
-@dataclass(frozen=True, slots=True)
-class AuditEntry:
-    """One command or file write on the shared instance, and which agent made it."""
-
-    at: float
-    agent: str  # "run_command" for SharedCompute.run_command
-    action: str  # "exec" | "write_file"
-    target: str  # the command line, or the path
-    outcome: str  # "exit 0", "timed out", "1024 bytes"
 
 
 @dataclass

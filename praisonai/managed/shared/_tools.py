@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from praisonai import _portal
@@ -29,7 +30,6 @@ from praisonai.sandbox import AsyncSandbox
 
 if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
-    from praisonai.managed.shared._compute import AuditEntry
 
 #: The managed loop's tools a shared instance's agents get as well, written once in InstanceTools.
 LOOP_TOOL_NAMES = ("edit_file", "grep", "glob")
@@ -47,6 +47,17 @@ SESSIONLESS_COMMAND_DOC = """Run a shell command on the team's shared remote ins
             command: The shell command line to run.
             timeout: Seconds before the command is stopped.
         """
+
+
+@dataclass(frozen=True, slots=True)
+class AuditEntry:
+    """One command or file write on the shared instance, and which agent made it."""
+
+    at: float
+    agent: str  # "run_command" for SharedCompute.run_command
+    action: str  # "exec" | "write_file" | "edit_file"
+    target: str  # the command line, or the path
+    outcome: str  # "exit 0", "timed out", "1024 bytes"
 
 
 class ToolHost(Protocol):
@@ -145,7 +156,6 @@ def _loop_tool(shared: ToolHost, agent: str, name: str) -> Callable[..., str]:
     parameters, description and answers (relative paths start at the working dir); an edit is
     recorded in the audit as a write."""
     from praisonai.managed.instance._tools import InstanceTools, tool_signature, tool_text
-    from praisonai.managed.shared._compute import AuditEntry
 
     signature = tool_signature(name)
 

@@ -18,14 +18,19 @@ import math
 import os
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import ConfigError, ProvisionError
 from praisonai._home import praisonai_home
 from praisonai._ledger import home_tag
 from praisonai._types import CaptureInfo
-from praisonai.compute.base import SYSTEM_PATH
+from praisonai.compute.base import SYSTEM_PATH, SnapshotRef
+from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_HOME
+from praisonai.compute.providers.docker._client import container_name
+
+if TYPE_CHECKING:
+    from praisonai.compute.providers.docker._engine import DockerEngine
 
 REPOSITORY = "praisonai-capture"
 LABEL_CAPTURE = "praisonai.capture"
@@ -166,3 +171,37 @@ def _last_used(tag: str, created: float) -> float:
         return os.stat(praisonai_home() / "captures" / tag).st_mtime
     except FileNotFoundError:
         return created
+
+
+class CaptureHooks:
+    """A ``DockerEngine``'s capture hooks (``abilities.captures``): images committed from
+    containers, found by tag, listed and pruned by the functions above."""
+
+    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
+        engine = self._engine()
+        image = await engine._call(image_of, engine.api, tag)
+        return None if image is None else SnapshotRef(engine.name, image)
+
+    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
+        engine = self._engine()
+        engine._channels.drop(instance_id)  # the helper's spool is emptied; a new one starts later
+        name, definition = container_name(instance_id), cfg.definition_hash()
+        image = await engine._call(commit, engine.api, name, tag, cfg.env, definition)
+        await engine.bind_env(instance_id, cfg.env)  # the emptied spool held it: this instance needs it still
+        return SnapshotRef(engine.name, image, created_at=time.time())
+
+    async def list_captures(self) -> list[CaptureInfo]:
+        engine = self._engine()
+        return await engine._call(listing, engine.api)
+
+    async def prune_captures(
+        self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
+    ) -> list[CaptureInfo]:
+        check_prune(older_than_s, keep)  # before any engine call
+        engine = self._engine()
+        return await engine._call(
+            lambda: prune(engine.api, older_than_s=older_than_s, keep=keep, dry_run=dry_run)
+        )
+
+    def _engine(self) -> DockerEngine:
+        return self  # type: ignore[return-value]  # mixed into DockerEngine only

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import posixpath
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -30,13 +29,22 @@ from praisonai._errors import (
     PathNotFoundError,
     ProviderUnavailableError,
 )
-from praisonai._types import CaptureInfo, ExecRequest, ExecResult, InstanceInfo
+from praisonai._types import ExecRequest, ExecResult, InstanceInfo
 from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
-from praisonai.compute.providers.docker import _attach, _capture, _main, _pause, _runtime, _spec, _workspace
+from praisonai.compute.providers.docker import (
+    _attach,
+    _capture,
+    _egress,
+    _main,
+    _pause,
+    _runtime,
+    _spec,
+    _workspace,
+)
 from praisonai.compute.providers.docker._client import (
     DockerHost,
     container_name,
@@ -65,7 +73,12 @@ T = TypeVar("T")
 
 
 class DockerEngine(
-    _pause.PauseMixin, MainChannelMixin, DockerPorts, _workspace.ArchiveTransfers, ComputeProvider
+    _pause.PauseMixin,
+    _capture.CaptureHooks,
+    MainChannelMixin,
+    DockerPorts,
+    _workspace.ArchiveTransfers,
+    ComputeProvider,
 ):
     """Containers on one engine: ``DockerCompute()``'s (``base_url``, else ``DOCKER_HOST``), or a
     pool's host (``host``)."""
@@ -110,9 +123,9 @@ class DockerEngine(
         return self._options
 
     def runs_once(self, config: object = None) -> bool:
-        """Not under gVisor: the command would run before its kernel could be checked."""
-        runtime = _runtime.chosen(self._options.runtime, ComputeConfig.coerce(config))
-        return runtime != "runsc" and super().runs_once(config)
+        """Not under gVisor (its kernel is checked first) nor an allowlist (its proxy outlives a run)."""
+        runtime = _runtime.chosen(self._options.runtime, cfg := ComputeConfig.coerce(config))
+        return runtime != "runsc" and _egress.allowlist(cfg) is None and super().runs_once(config)
 
     def connect(self) -> Any:
         """docker-py's low-level ``APIClient`` for this engine, made on first use (blocking: it asks
@@ -151,6 +164,7 @@ class DockerEngine(
 
     def listing(self) -> list[InstanceInfo]:
         """This provider's containers on this engine (blocking: one call)."""
+        _egress.sweep(self.api)  # gc and ps reconcile the allowlists' proxies too
         rows = self.api.containers(all=True, filters={"label": f"{LABEL_PROVIDER}={self.name}"})
         return [info_of(row) for row in rows]
 
@@ -186,6 +200,7 @@ class DockerEngine(
         """Also refuse a mount whose host path is missing: the engine would create it, as root."""
         super().check_supported(cfg)
         _runtime.chosen(self._options.runtime, cfg)  # a config and a provider that disagree
+        _egress.allowlist(cfg)  # refuses what its proxy cannot match (CIDR blocks, ports)
         if not self._engine_is_local():
             return  # its paths are on another host; the engine refuses a missing one (see _mounts)
         for spec in cfg.mount_paths:
@@ -256,7 +271,7 @@ class DockerEngine(
 
         api = self.api
         host_config = _spec.host_config(api, cfg, _runtime.chosen(self._options.runtime, cfg))
-        create = lambda: api.create_container(  # noqa: E731
+        create = lambda env: api.create_container(  # noqa: E731
             image,
             command=command,
             name=container_name(instance_id),
@@ -268,10 +283,10 @@ class DockerEngine(
             detach=not stdin,  # docker-py sets StdinOnce (EOF when the input ends) only when not detached
         )
         try:
-            await self._call(create)
+            await _egress.create(self, cfg, env, create)
         except docker.errors.ImageNotFound:
             await self._pull(image)
-            await self._call(create)
+            await _egress.create(self, cfg, env, create)
 
     async def _run_once(
         self,
@@ -310,7 +325,6 @@ class DockerEngine(
 
     async def _destroy(self, instance_id: str) -> bool:
         docker = sdk()
-
         self._workdirs.pop(instance_id, None)
         self._main_keys.drop(instance_id)
         self._channels.drop(instance_id)
@@ -322,7 +336,7 @@ class DockerEngine(
             if exc.status_code == 409:  # removal already in progress: someone else is on it
                 return True
             raise
-        return True
+        return await _egress.removed(self)  # and the proxy, with the last instance of its allowlist
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         return info_of(await self._inspect(instance_id))
@@ -370,27 +384,3 @@ class DockerEngine(
             await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
             raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="read")
         await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local, remote)
-
-    # ---- captures (see _capture) ----------------------------------------------------
-
-    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
-        image = await self._call(_capture.image_of, self.api, tag)
-        return None if image is None else SnapshotRef(self.name, image)
-
-    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
-        self._channels.drop(instance_id)  # the helper's spool is emptied; a new one starts later
-        name, definition = container_name(instance_id), cfg.definition_hash()
-        image = await self._call(_capture.commit, self.api, name, tag, cfg.env, definition)
-        await self.bind_env(instance_id, cfg.env)  # the emptied spool held it: this instance needs it still
-        return SnapshotRef(self.name, image, created_at=time.time())
-
-    async def list_captures(self) -> list[CaptureInfo]:
-        return await self._call(_capture.listing, self.api)
-
-    async def prune_captures(
-        self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
-    ) -> list[CaptureInfo]:
-        _capture.check_prune(older_than_s, keep)  # before any engine call
-        return await self._call(
-            lambda: _capture.prune(self.api, older_than_s=older_than_s, keep=keep, dry_run=dry_run)
-        )

@@ -29,6 +29,7 @@ CAPABILITIES = CHANNEL_CAPABILITIES | frozenset(
         Capability.GPU,
         Capability.NETWORK_NONE,
         Capability.PORTS,  # a forward on 127.0.0.1: to the container's address, else a relay (_ports)
+        Capability.NETWORK_ALLOWLIST,  # an internal network behind an egress proxy (_egress)
         Capability.MOUNTS,
         Capability.PACKAGES,
         Capability.ISOLATION,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from praisonai.compute.config import ComputeConfig, Runtime
+from praisonai.compute.providers.docker import _egress
 
 # Enough to install packages and run ordinary tools as root; no NET_RAW, MKNOD, SYS_*, AUDIT_*.
 CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"]
@@ -29,7 +30,7 @@ def host_config(api: Any, cfg: ComputeConfig, runtime: Runtime | None = None) ->
         pids_limit=PIDS_LIMIT,
         nano_cpus=int((cfg.cpu or 1) * 1e9),
         mem_limit=f"{cfg.memory_mb or 1024}m",
-        network_mode="none" if cfg.network == "none" else "bridge",
+        network_mode=_egress.network_mode(cfg),
         mounts=mounts(cfg.mount_paths) or None,
         device_requests=gpu_request(cfg.gpu),
     )

@@ -125,7 +125,8 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
             if names:
                 raise ConfigError(
                     f"the kubernetes provider enforces allowlists as NetworkPolicies, which match IP "
-                    f"blocks only; {', '.join(names)} are host names",
+                    f"blocks only; {', '.join(names)} are host names: list CIDRs, or use the docker "
+                    f"provider, whose allowlist proxy takes host names",
                     op="provision",
                 )
 

@@ -1,0 +1,211 @@
+"""Egress allowlists on docker (``network: {allow: [hosts]}``): the instance sits on an *internal*
+docker network, which has no route out, and its only way out is a tinyproxy container attached to
+that network and to the default bridge, which forwards requests (and CONNECT on ports 443 and 80)
+to the listed hosts only and answers 403 to anything else. The host has no address on the internal
+network (``inhibit_ipv4``): its own services are out of reach too. The instance gets ``HTTP(S)_PROXY``.
+
+One network and one proxy per allowlist and engine, named from a hash of the sorted hosts: made
+with the first instance of that allowlist (under a cross-process lock, so two processes do not
+race) and removed, under the same lock, once no instance is left on the network (:func:`sweep`,
+after each removal). The proxy's configuration is in its container's config, written before it
+starts: nothing on the internal network can change it. docker-py is imported lazily."""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from praisonai._errors import ConfigError, ProviderUnavailableError
+from praisonai._ledger import home_tag
+from praisonai._locks import file_lock, try_lock
+from praisonai.compute.config import ComputeConfig, NetworkAllow
+from praisonai.compute.lifecycle import LABEL_HOME
+
+if TYPE_CHECKING:
+    from praisonai.compute.providers.docker._engine import DockerEngine
+
+PROXY_IMAGE = "praisonai-egress-proxy:latest"
+PROXY_PORT = 8888
+LABEL_EGRESS = "praisonai.egress"  # on the network and its proxy: the allowlist's hash
+BUILD_HINT = "build it offline with `sudo images/build-proxy.sh` (Debian's tinyproxy)"
+NO_PROXY = "localhost,127.0.0.1"
+#: What the proxy's filter can match: a host name or IPv4 address, or ``*.`` and a domain.
+_NAME = re.compile(r"(\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)*")
+
+# Written by the proxy's own command from its container config, then run as nobody.
+_PROXY_COMMAND = (
+    'printf "%s\\n" "$EGRESS_CONF" > /tmp/tinyproxy.conf && '
+    'printf "%s\\n" "$EGRESS_FILTER" > /tmp/filter && '
+    "exec tinyproxy -d -c /tmp/tinyproxy.conf"
+)
+_CONF = """Port {port}
+Timeout 600
+MaxClients 100
+LogLevel Warning
+DisableViaHeader Yes
+Allow {subnet}
+Filter "/tmp/filter"
+FilterURLs Off
+FilterExtended On
+FilterCaseSensitive Off
+FilterDefaultDeny Yes
+ConnectPort 443
+ConnectPort 80"""
+
+
+def allowlist(cfg: ComputeConfig) -> list[str] | None:
+    """The config's hosts, sorted and lower-cased, or ``None`` when its network is not an allowlist."""
+    if not isinstance(cfg.network, NetworkAllow):
+        return None
+    hosts = sorted({host.strip().lower() for host in cfg.network.allow})
+    if odd := [host for host in hosts if not _NAME.fullmatch(host)]:
+        raise ConfigError(
+            f"network allow {odd[0]!r}: the docker provider's proxy matches host names or addresses "
+            f"(*.domain for its subdomains), not CIDR blocks or ports; list the hosts instead",
+            op="provision",
+        )
+    return hosts
+
+
+def network_name(hosts: list[str]) -> str:
+    """The internal network (and proxy container) of ``hosts``: one per allowlist."""
+    digest = hashlib.sha256("\n".join(hosts).encode()).hexdigest()[:16]
+    return f"praisonai-egress-{digest}"
+
+
+def network_mode(cfg: ComputeConfig) -> str:
+    """The instance's ``network_mode``: none, the default bridge, or its allowlist's internal network."""
+    hosts = allowlist(cfg)
+    if hosts is not None:
+        return network_name(hosts)
+    return "none" if cfg.network == "none" else "bridge"
+
+
+def host_filter(hosts: list[str]) -> str:
+    """tinyproxy's filter: one anchored, dot-escaped extended regex per host (whole names only);
+    ``*.domain`` is any name under ``domain``."""
+    wild = "^[^/]+\\."  # one or more labels before the domain
+    return "\n".join(f"{wild}{_escaped(h[2:])}$" if h.startswith("*.") else f"^{_escaped(h)}$" for h in hosts)
+
+
+def _escaped(name: str) -> str:
+    return name.replace(".", "\\.")  # the only regex character _NAME lets through
+
+
+def proxy_env(address: str) -> dict[str, str]:
+    url = f"http://{address}:{PROXY_PORT}"
+    names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
+    return {**dict.fromkeys(names, url), "NO_PROXY": NO_PROXY, "no_proxy": NO_PROXY}
+
+
+async def create(
+    engine: DockerEngine, cfg: ComputeConfig, env: dict[str, str] | None, create: Callable[..., Any]
+) -> None:
+    """``create(env)`` the instance's container; for an allowlist, first its network and proxy
+    (made if absent), all under the allowlist's lock so no :func:`sweep` removes them meanwhile,
+    with the proxy's address added to ``env``."""
+    hosts = allowlist(cfg)
+    if hosts is None:
+        await engine._call(create, env)
+        return
+    name = network_name(hosts)
+    async with file_lock(name):
+        try:
+            address = await engine._call(_ensure, engine.api, name, hosts)
+            await engine._call(create, {**(env or {}), **proxy_env(address)})
+        except BaseException:
+            with anyio.CancelScope(shield=True):  # no instance came of it: nothing stays for it
+                await engine._call(_remove_if_unused, engine.api, name)
+            raise
+
+
+async def removed(engine: DockerEngine) -> bool:
+    """After an instance's removal: :func:`sweep`, then ``True`` (it was removed)."""
+    await engine._call(sweep, engine.api)
+    return True
+
+
+def sweep(api: Any) -> None:
+    """Remove each egress network of this engine (and its proxy) that no instance is on any more,
+    skipping one whose lock is held (an instance of it is being made). Blocking."""
+    for network in api.networks(filters={"label": LABEL_EGRESS}):
+        fd = try_lock(network["Name"])
+        if fd is None:
+            continue
+        try:
+            _remove_if_unused(api, network["Name"])
+        finally:
+            os.close(fd)
+
+
+def _ensure(api: Any, name: str, hosts: list[str]) -> str:
+    """The address of ``name``'s running proxy on its internal network, both made if absent."""
+    import docker
+
+    labels = {LABEL_EGRESS: name.rsplit("-", 1)[1], LABEL_HOME: home_tag()}
+    if not api.networks(names=[name]):
+        # inhibit_ipv4: the host takes no address on it, so the instance cannot reach the host either
+        options = {"com.docker.network.bridge.inhibit_ipv4": "true"}
+        api.create_network(name, "bridge", options, internal=True, labels=labels, check_duplicate=True)
+    try:
+        state = api.inspect_container(name)["State"]
+    except docker.errors.NotFound:
+        state = None
+    if state is not None and not state.get("Running"):
+        api.remove_container(name, force=True)  # a proxy that died: made again below
+        state = None
+    if state is None:
+        _start_proxy(api, name, hosts, labels)
+    found = api.inspect_container(name)["NetworkSettings"]["Networks"][name]["IPAddress"]
+    return str(found)
+
+
+def _start_proxy(api: Any, name: str, hosts: list[str], labels: dict[str, str]) -> None:
+    import docker
+
+    subnet = api.inspect_network(name)["IPAM"]["Config"][0]["Subnet"]
+    env = {"EGRESS_CONF": _CONF.format(port=PROXY_PORT, subnet=subnet), "EGRESS_FILTER": host_filter(hosts)}
+    host_config = api.create_host_config(
+        network_mode="bridge",  # its way out; no port published
+        log_config={"type": "none"},
+        cap_drop=["ALL"],
+        security_opt=["no-new-privileges:true"],
+        read_only=True,
+        tmpfs={"/tmp": "size=1m"},
+        pids_limit=256,
+        mem_limit="128m",
+        restart_policy={"Name": "unless-stopped"},
+    )
+    try:
+        api.create_container(
+            PROXY_IMAGE,
+            command=["sh", "-c", _PROXY_COMMAND],
+            name=name,
+            user="65534:65534",
+            labels=labels,
+            environment=env,
+            host_config=host_config,
+        )
+    except docker.errors.ImageNotFound:
+        why = f"network allowlists need the image {PROXY_IMAGE}, which is not present: {BUILD_HINT}"
+        raise ProviderUnavailableError(why, op="provision") from None
+    api.connect_container_to_network(name, name)
+    api.start(name)
+
+
+def _remove_if_unused(api: Any, name: str) -> None:
+    import docker
+
+    users = api.containers(all=True, filters={"network": name})
+    if any(LABEL_EGRESS not in (row.get("Labels") or {}) for row in users):
+        return  # an instance is still on it
+    with contextlib.suppress(docker.errors.NotFound):
+        api.remove_container(name, force=True)
+    with contextlib.suppress(docker.errors.NotFound):
+        api.remove_network(name)
