@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from fakes.e2b import E2BFake
 
 Instance = tuple[ComputeProvider, str]
+#: The bytes of a host file no instance may reach (``host_dir`` in tests/faults/conftest.py).
+SECRET = b"HOST-SECRET"
 
 
 def provisioned(provider: ComputeProvider) -> Iterator[Instance]:
@@ -35,6 +37,13 @@ def provisioned(provider: ComputeProvider) -> Iterator[Instance]:
         yield provider, info.instance_id
     finally:
         _portal.call(provider.shutdown, info.instance_id)
+
+
+def run_ok(instance: Instance, command: str) -> None:
+    """Run ``command`` in the instance; it must exit 0 (its stderr says why not)."""
+    provider, instance_id = instance
+    result = _portal.call(provider.execute, instance_id, command)
+    assert result.exit_code == 0, result.stderr
 
 
 def provider_named(kind: str, request: Any) -> ComputeProvider:

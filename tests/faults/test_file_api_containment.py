@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kit import Instance, provisioned
+from kit import SECRET, Instance, provisioned
+from kit import run_ok as run
 
 from praisonai import _portal
 from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
 from praisonai.compute.providers.local import LocalCompute
 
-SECRET = b"HOST-SECRET"
 RACE_SECONDS = 3.0
 
 
@@ -33,20 +33,6 @@ def hosted(request: pytest.FixtureRequest) -> Iterator[Instance]:
     if request.param == "bwrap":
         request.getfixturevalue("bwrap_ok")
     yield from provisioned(LocalCompute(isolate=request.param == "bwrap"))
-
-
-@pytest.fixture
-def host_dir(tmp_path: Path) -> Path:
-    folder = tmp_path / "host"
-    folder.mkdir()
-    (folder / "marker").write_bytes(SECRET)
-    return folder
-
-
-def run(instance: Instance, command: str) -> None:
-    provider, instance_id = instance
-    result = _portal.call(provider.execute, instance_id, command)
-    assert result.exit_code == 0, result.stderr
 
 
 def call(instance: Instance, method: str, *args: object, **kwargs: object) -> Any:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from kit import Instance, provisioned, race_writers
+from kit import run_ok as run
 
 from praisonai import _portal
 from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
@@ -22,7 +23,6 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.providers.local import LocalCompute, _beneath
 
 RACE_SECONDS = 4.0  # the old check-then-open lost a few hundred times in this long
-SECRET = b"HOST-SECRET"
 
 #: A write's temporary file beside its target: ".NAME.praisonai-" and a uuid's hex (local, ssh) or
 #: "PID-N" (the helper's ``__p_write``). Not the watchdog's log, ".praisonai-watchdog.log".
@@ -34,21 +34,6 @@ def local(request: pytest.FixtureRequest) -> Iterator[Instance]:
     if request.param == "bwrap":
         request.getfixturevalue("bwrap_ok")
     yield from provisioned(LocalCompute(isolate=request.param == "bwrap"))
-
-
-@pytest.fixture
-def host_dir(tmp_path: Path) -> Path:
-    """A host directory the instance must never reach: one marker file in it."""
-    folder = tmp_path / "host"
-    folder.mkdir()
-    (folder / "marker").write_bytes(SECRET)
-    return folder
-
-
-def run(instance: Instance, command: str) -> None:
-    provider, instance_id = instance
-    result = _portal.call(provider.execute, instance_id, command)
-    assert result.exit_code == 0, result.stderr
 
 
 @pytest.fixture
