@@ -48,13 +48,17 @@ def test_shared_compute_runs_a_team_on_the_users_provider(
     agent = _Agent("writer")
     with SharedCompute(user_compute, working_dir=str(workspace)) as shared:
         shared.attach([agent])
-        execute_command, read_file, write_file, list_files = agent.tools
+        execute_command, read_file, write_file, list_files, edit_file, grep, glob = agent.tools
         assert user_compute.configs == [], "nothing is provisioned before a tool is used"
         assert write_file("notes/plan.md", "step 1\nstep 2") == "Wrote 13 bytes to notes/plan.md"
         assert execute_command("pwd && cat notes/plan.md") == f"{workspace}\nstep 1\nstep 2"
         assert read_file("notes/plan.md") == "step 1\nstep 2"
         assert list_files("notes") == "plan.md"
         assert (workspace / "notes" / "plan.md").read_bytes() == b"step 1\nstep 2"
+        assert edit_file("notes/plan.md", "step 2", "step two") == "Replaced 1 occurrence in notes/plan.md"
+        assert grep("step t[a-z]+", "notes") == "notes/plan.md:2:step two"
+        assert glob("**/*.md") == "notes/plan.md"
+        write_file("notes/plan.md", "step 1\nstep 2")
         # No persistent session: each command is its own shell in the working dir, and both say so.
         execute_command("cd / && export MARK=set")
         assert execute_command("pwd; echo ${MARK:-unset}") == f"{workspace}\nunset"
