@@ -59,9 +59,10 @@ class Agent:
     interpreter exit closes what is still open.
 
     ``tools_run_on="docker"`` (PraisonAI's parameter; any provider name or object): the agent gets
-    ``execute_command``, ``read_file``, ``write_file`` and ``list_files`` on an instance of its own,
-    made on the first tool call (once, however many calls come at once) and kept across turns, so
-    files persist; ``close()`` removes it, as does interpreter exit. A team or flow with a
+    ``execute_command``, ``read_file``, ``write_file``, ``list_files``, ``edit_file``, ``grep`` and
+    ``glob`` on an instance of its own, made on the first tool call (once, however many calls come
+    at once) and kept across turns, so files persist; ``close()`` removes it, as does interpreter
+    exit. A team or flow with a
     ``compute`` leaves such an agent on its own place.
 
     ``backend=obj`` (PraisonAI's managed backend, e.g. ``ManagedAgent``): ``start``/``chat`` and
