@@ -62,8 +62,7 @@ class Agent:
     ``execute_command``, ``read_file``, ``write_file``, ``list_files``, ``edit_file``, ``grep`` and
     ``glob`` on an instance of its own, made on the first tool call (once, however many calls come
     at once) and kept across turns, so files persist; ``close()`` removes it, as does interpreter
-    exit. A team or flow with a
-    ``compute`` leaves such an agent on its own place.
+    exit. A team or flow with a ``compute`` leaves such an agent on its own place.
 
     ``backend=obj`` (PraisonAI's managed backend, e.g. ``ManagedAgent``): ``start``/``chat`` and
     their async forms return ``await obj.execute(prompt)``, and ``stream`` yields
