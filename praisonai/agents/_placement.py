@@ -41,7 +41,7 @@ class ToolsPlacement:
             if self.shared is not None:
                 return
             shared = SharedCompute(self.place)
-            shared.attach([agent], override_declared=True)
+            shared.attach([agent], override_declared=True, loop_tools=True)
             finalizer = weakref.finalize(agent, _release, shared)
             finalizer.atexit = False  # at exit close_at_exit closes the agent, on the portal loop
             self.shared, self._finalizer = shared, finalizer

@@ -60,7 +60,7 @@ def run_sync(
     if compute is None:
         return _portal.call(arun)
     with SharedCompute(compute, **workspace) as shared:
-        shared.attach(agents)
+        shared.attach(agents, loop_tools=True)
         if shared.resources:  # the upload or clone first: a bad ref is said before a model is asked
             shared.ensure()
         return _with_diff(_portal.call(arun), shared)
@@ -73,7 +73,7 @@ async def run_async(
     if compute is None:
         return await arun()
     async with SharedCompute(compute, **workspace) as shared:
-        shared.attach(agents)
+        shared.attach(agents, loop_tools=True)
         if shared.resources:
             await shared.aensure()
         result = await arun()

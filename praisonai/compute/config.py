@@ -30,6 +30,7 @@ from praisonai._limits import (
     check_number,
     check_timeout,
 )
+from praisonai.compute.dataclass_fields import changed_fields
 from praisonai.compute.hostmounts import OPT_IN, host_mount_refusal
 from praisonai.compute.options import bounded
 
@@ -267,10 +268,22 @@ class ComputeConfig(BaseModel):
         except ValidationError as exc:
             raise ConfigError(_describe(exc), op="config") from None
 
+    def with_default_env(self) -> ComputeConfig:
+        """This config with :data:`DEFAULT_ENV` under its own env (its values win); what
+        provisioning gives the instance. Its hashes are this config's."""
+        if all(name in self.env for name in DEFAULT_ENV):
+            return self
+        return self.model_copy(update={"env": {**DEFAULT_ENV, **self.env}})
+
+    def _own_env(self) -> dict[str, str]:
+        """The env without the default entries it holds: a config and its :meth:`with_default_env`
+        are one definition, and hashes made before the defaults stay valid."""
+        return {name: value for name, value in self.env.items() if DEFAULT_ENV.get(name) != value}
+
     def definition_hash(self) -> str:
         """A short hash of the definition that is safe to show: env and label *values* are left out."""
         shape = self.model_dump(mode="json", exclude={"metadata", "setup_timeout_s", "allow_host_mounts"})
-        shape["env"] = sorted(self.env)
+        shape["env"] = sorted(self._own_env())
         shape["labels"] = sorted(self.labels)
         for key in ("idle_action", "retain_s"):  # hashes made before these fields stay valid
             if shape[key] == type(self).model_fields[key].default:
@@ -281,12 +294,17 @@ class ComputeConfig(BaseModel):
         """What decides whether a capture can be reused: everything that shapes the instance's
         files after setup, env *values* included (a changed secret means a new capture). Never
         show it; name captures by :meth:`capture_tag` instead."""
-        return _digest(self.model_dump(mode="json", include=_CAPTURED))
+        return _digest({**self.model_dump(mode="json", include=_CAPTURED), "env": self._own_env()})
 
     def capture_tag(self) -> str:
         """A name for this definition's capture that reveals nothing of the capture key."""
         return _digest({"capture": self.capture_key()})[:20]
 
+
+#: What every instance's environment holds unless its config sets it: no bytecode files, so a fast
+#: edit-and-test loop never imports a stale ``.pyc`` (CPython compares a source's mtime in whole
+#: seconds: an edit within the second of the last import went unseen).
+DEFAULT_ENV: Mapping[str, str] = {"PYTHONDONTWRITEBYTECODE": "1"}
 
 # What a capture holds: the files that packages and setup produced from the image, with this env.
 _CAPTURED = {"image", "packages", "setup", "env", "working_dir", "mount_paths"}
@@ -303,24 +321,6 @@ def _foreign_fields(obj: object) -> dict[str, Any]:
     else:
         data = {name: getattr(obj, name) for name in names if hasattr(obj, name)}
     return data  # a "networking" among them is read by ComputeConfig's own validator
-
-
-def changed_fields(obj: Any) -> dict[str, Any]:
-    """The fields of dataclass instance ``obj`` whose value differs from their declared default
-    (what a PraisonAI config object really sets)."""
-    return {
-        f.name: getattr(obj, f.name)
-        for f in dataclasses.fields(obj)
-        if getattr(obj, f.name) != _dataclass_default(f)
-    }
-
-
-def _dataclass_default(f: dataclasses.Field[Any]) -> Any:
-    if f.default is not dataclasses.MISSING:
-        return f.default
-    if f.default_factory is not dataclasses.MISSING:
-        return f.default_factory()
-    return dataclasses.MISSING
 
 
 #: The keys of PraisonAI's networking dict (its ``NetworkingConfig``'s fields).

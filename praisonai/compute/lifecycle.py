@@ -63,19 +63,6 @@ LABEL_RETAIN = "praisonai.retain"
 LABEL_HOME = "praisonai.home"
 
 
-#: What every instance's environment holds unless its config sets it: no bytecode files, so a
-#: fast edit-and-test loop never imports a stale ``.pyc`` (CPython compares a source's mtime in
-#: whole seconds: an edit within the second of the last import went unseen).
-DEFAULT_ENV: Mapping[str, str] = {"PYTHONDONTWRITEBYTECODE": "1"}
-
-
-def with_default_env(cfg: ComputeConfig) -> ComputeConfig:
-    """``cfg`` with :data:`DEFAULT_ENV` under its own env (the config's values win)."""
-    if all(name in cfg.env for name in DEFAULT_ENV):
-        return cfg
-    return cfg.model_copy(update={"env": {**DEFAULT_ENV, **cfg.env}})
-
-
 def new_instance_id(provider: str) -> str:
     """A fresh instance id of ``provider`` (the form ``base.INSTANCE_ID`` accepts)."""
     return f"{provider}_{uuid.uuid4().hex[:12]}"
@@ -87,7 +74,7 @@ async def provision(provider: ComputeProvider, cfg: ComputeConfig) -> InstanceIn
     A missing SDK is said first, with its extra (a provider constructed directly is not checked
     by the registry)."""
     check_installed(provider)
-    cfg = with_default_env(cfg)
+    cfg = cfg.with_default_env()
     instance_id = new_instance_id(provider.name)
     ledger = Ledger.default()
     lifetime = cfg.lifetime
@@ -116,7 +103,7 @@ async def run_once(
     row from before it exists until ``_run_once`` returned (it is gone then); a failure or
     cancellation removes the instance and its row before this returns."""
     check_installed(provider)
-    cfg = with_default_env(cfg)
+    cfg = cfg.with_default_env()
     instance_id = new_instance_id(provider.name)
     ledger = Ledger.default()
     started = time.monotonic()

@@ -47,7 +47,7 @@ def test_shared_compute_runs_a_team_on_the_users_provider(
     workspace = tmp_path / "ws"
     agent = _Agent("writer")
     with SharedCompute(user_compute, working_dir=str(workspace)) as shared:
-        shared.attach([agent])
+        shared.attach([agent], loop_tools=True)
         execute_command, read_file, write_file, list_files, edit_file, grep, glob = agent.tools
         assert user_compute.configs == [], "nothing is provisioned before a tool is used"
         assert write_file("notes/plan.md", "step 1\nstep 2") == "Wrote 13 bytes to notes/plan.md"

@@ -174,7 +174,7 @@ def test_an_agents_tools_run_on_its_own_instance_across_turns_until_closed() -> 
     assert tool_results(llm) == ["Wrote 13 bytes to turn1.txt", "from turn one"]
     first = llm.requests[0]
     assert first["messages"][0]["content"] == f"You code.\n\n{CAPABILITY_PROMPT}"
-    assert [t["function"]["name"] for t in first["tools"]] == BRIDGED
+    assert [t["function"]["name"] for t in first["tools"]] == [*BRIDGED, "edit_file", "grep", "glob"]
     assert (agent.tools, agent.instructions, agent.backstory) == ([], "You code.", None), "close() restores"
     agent.close()  # idempotent
 

@@ -43,7 +43,8 @@ def gone(shared: SharedCompute, instance_id: str | None) -> bool:
 
 def test_what_one_agent_writes_the_next_reads_byte_exact() -> None:
     writer, reader = Member("writer"), Member("reader")
-    content = "line one\n\ttabbed ✓ 'quotes' \"double\" $HOME `ticks`\nno newline at the end" * 2000
+    # under the tool-result limit: a longer read comes back as head and tail (test_tool_set.py)
+    content = "line one\n\ttabbed ✓ 'quotes' \"double\" $HOME `ticks`\nno newline at the end" * 300
     with SharedCompute(DockerCompute(), environment=False) as shared:
         shared.attach([writer, reader])
         assert (
@@ -136,16 +137,7 @@ def test_attach_swaps_same_named_tools_adds_the_note_and_restores_everything() -
     with SharedCompute(DockerCompute(), environment=False) as shared:
         shared.attach([member, own_backend])
         names = [t.__name__ for t in member.tools]
-        assert names == [
-            "read_file",
-            "search",
-            "execute_command",
-            "write_file",
-            "list_files",
-            "edit_file",
-            "grep",
-            "glob",
-        ]
+        assert names == ["read_file", "search", "execute_command", "write_file", "list_files"]
         assert member.tools[0] is not read_file and member.tools[1] is search
         assert member.instructions.startswith("Be brief.") and CAPABILITY_PROMPT in member.instructions
         assert own_backend.tools == [search] and CAPABILITY_PROMPT not in own_backend.instructions

@@ -1,6 +1,6 @@
 """SharedCompute's tools under parallel calls and big files, on real docker and local processes:
 one agent's calls made together queue in one shell, each with its own output; a rejected command
-leaves the session as it was; read_file hands the model at most 1 MiB and says how to page."""
+leaves the session as it was; read_file hands the model at most its window and says how to page."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from kit import Member
 from praisonai.compute.providers.docker import DockerCompute
 from praisonai.compute.providers.local import LocalCompute
 from praisonai.managed import SharedCompute
-from praisonai.managed.instance._answers import MAX_TOOL_OUTPUT_BYTES
+from praisonai.managed.instance._answers import read_window
 
 
 class CountingShells:
@@ -105,7 +105,7 @@ def test_read_file_hands_the_model_at_most_the_cap_and_says_how_to_page(
     read = tool(member, "read_file")
 
     whole = read("big.txt")
-    assert len(whole.encode()) < MAX_TOOL_OUTPUT_BYTES + 300 and "\ufffd" not in whole
+    assert len(whole.encode()) < read_window() + 300 and "\ufffd" not in whole
     assert whole.startswith("line 0000000 ✓\n") and whole.endswith("line 0199999 ✓\n")
     note = whole[whole.index("\n[... ") : whole.index(" ...]\n") + 6]
     head, tail = whole.split(note)

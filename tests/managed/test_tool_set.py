@@ -28,7 +28,7 @@ def _tool(agent: Member, name: str) -> Callable[..., str]:
 def team() -> Iterator[Member]:
     member = Member("coder")
     with SharedCompute(LocalCompute(), environment=False) as shared:
-        shared.attach([member])
+        shared.attach([member], loop_tools=True)
         yield member
 
 
@@ -84,9 +84,11 @@ def test_the_managed_loop_caps_the_same_way_and_the_limit_is_configurable(
 
 
 def test_reading_a_binary_file_says_so(team: Member) -> None:
-    _tool(team, "execute_command")("printf 'ELF\\000\\001\\002' > prog.bin")
+    _tool(team, "execute_command")("printf '\\177ELF\\002\\001\\000\\377\\376' > prog.bin")
     answer = _tool(team, "read_file")("prog.bin")
-    assert answer.startswith("prog.bin is a binary file (6 bytes), not text") and "execute_command" in answer
+    assert answer.startswith("prog.bin is a binary file (9 bytes), not text") and "execute_command" in answer
+    _tool(team, "write_file")("nul.txt", "text\0with a NUL")
+    assert _tool(team, "read_file")("nul.txt") == "text\0with a NUL", "UTF-8 with a NUL is still text"
 
 
 @pytest.mark.parametrize("make", [LocalCompute, DockerCompute], ids=["local", "docker"])

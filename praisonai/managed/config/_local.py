@@ -43,7 +43,8 @@ from pydantic import (
 
 from praisonai._errors import ConfigError
 from praisonai._limits import MAX_BUDGET_TOKENS, MAX_TURN_REQUESTS
-from praisonai.compute.config import PackageManager, changed_fields, networking_data
+from praisonai.compute.config import PackageManager, networking_data
+from praisonai.compute.dataclass_fields import changed_fields
 from praisonai.compute.workspace import Resource
 from praisonai.managed.config._compute import checked_by_compute, network_value, parse_packages
 from praisonai.managed.config._tools import (

@@ -4,7 +4,7 @@ session's instance tools alike), and how it checks the model's arguments first.
 Tools never raise and never return an empty string (``(no output)``): failures, including
 arguments of the wrong type or value, come back as ``Error (exit N): …`` or ``Error: …`` text the
 model can act on, before anything runs. They write files byte-exact through the provider's file
-API (never through a command line), hand the model at most :data:`MAX_TOOL_OUTPUT_BYTES` of a
+API (never through a command line), hand the model at most :func:`read_window` bytes of a
 file (its head and tail, with a note how to page through the rest), and record every command and
 write in the audit log.
 """
@@ -72,6 +72,16 @@ def for_model(text: str) -> str:
     return text[:half] + note + text[len(text) - half :]
 
 
+def read_window() -> int:
+    """Bytes of a file one ``read_file`` hands the model: the tool-result limit less room for its
+    paging note (a byte is at most a character), so the answer is never cut again."""
+    return tool_result_limit() - _NOTE_ROOM
+
+
+#: Characters kept for ``read_file``'s note on what it left out and how to read it.
+_NOTE_ROOM = 500
+
+
 def tool_result_limit() -> int:
     """The tool-result limit in characters; a ``PRAISONAI_TOOL_RESULT_CHARS`` that is no whole
     number of at least 1000 is refused in one sentence."""
@@ -91,7 +101,7 @@ def read_arguments(path: object, offset: object, limit: object) -> tuple[str, in
     """``read_file``'s arguments checked: the path, the first byte, how many bytes (``None``: the
     rest, within the cap). ``BadArgument`` names the one that is wrong."""
     checked, start = path_argument(path), _count("offset", offset, 0, None)
-    return checked, start, None if limit is None else _count("limit", limit, 1, MAX_TOOL_OUTPUT_BYTES)
+    return checked, start, None if limit is None else _count("limit", limit, 1, read_window())
 
 
 def file_answer(path: str, data: bytes, start: int, size: int | None) -> str:
@@ -158,16 +168,17 @@ def _count(name: str, value: object, least: int, most: int | None) -> int:
 def _window(path: str, data: bytes, start: int, limit: int | None) -> str:
     """The file from byte ``start``: ``limit`` bytes of it, or all of it within the cap (else its
     head and tail), with a note on what was left out and how to read it."""
-    if limit is None and len(data) - start > MAX_TOOL_OUTPUT_BYTES:
-        head_end = _char_start(data, start + MAX_TOOL_OUTPUT_BYTES // 2)
-        tail_start = _char_start(data, len(data) - MAX_TOOL_OUTPUT_BYTES // 2)
-        left_out, page = tail_start - head_end, min(tail_start - head_end, MAX_TOOL_OUTPUT_BYTES)
+    window = read_window()
+    if limit is None and len(data) - start > window:
+        head_end = _char_start(data, start + window // 2)
+        tail_start = _char_start(data, len(data) - window // 2)
+        left_out, page = tail_start - head_end, min(tail_start - head_end, window)
         note = (
             f"\n[... {left_out} bytes left out (bytes {head_end} to {tail_start} of {len(data)}); read them"
             f" with read_file({path!r}, offset={head_end}, limit={page}) ...]\n"
         )
         return _decoded(data[start:head_end]) + note + _decoded(data[tail_start:])
-    end = min(len(data), start + (limit or MAX_TOOL_OUTPUT_BYTES))
+    end = min(len(data), start + (limit or window))
     end = _char_start(data, end) if _char_start(data, end) > start else end  # no cut character
     more = len(data) - end
     note = f"\n[{more} more bytes of {len(data)}: read_file({path!r}, offset={end})]" if more > 0 else ""
@@ -175,8 +186,14 @@ def _window(path: str, data: bytes, start: int, limit: int | None) -> str:
 
 
 def _binary(data: bytes) -> bool:
-    """Git's test: a NUL byte in the first 8000 bytes means binary (text never holds one)."""
-    return b"\0" in data[:8000]
+    """Whether the file's first 8000 bytes are not UTF-8 text (a character cut at the end of them
+    aside): an executable, an image, an archive. Text with a NUL in it is still text."""
+    head = data[: _char_start(data, 8000)] if len(data) > 8000 else data
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return True
+    return False
 
 
 def _char_start(data: bytes, at: int) -> int:

@@ -159,7 +159,7 @@ class _Toolbox:
         """Run a shell command (sh -c) on the Linux instance and return its output and exit code.
 
         Each call is a new shell that starts in {working_dir}: cd and variables do not carry over
-        to the next call (chain commands with &&). Output over 1 MiB per stream keeps its head
+        to the next call (chain commands with &&). Output over the tool-result limit keeps its head
         and tail.
 
         Args:
@@ -176,13 +176,14 @@ class _Toolbox:
     async def read_file(self, path: str, offset: int = 0, limit: int | None = None) -> ToolOutcome:
         """Read a text file on the instance (relative paths start at {working_dir}).
 
-        A file larger than 1 MiB comes back as its head and tail with a note on the bytes left
-        out; read those with offset and limit.
+        A file longer than the tool-result limit (30 000 characters unless set otherwise) comes
+        back as its head and tail with a note on the bytes left out; read those with offset and
+        limit.
 
         Args:
             path: The file to read.
             offset: The byte to start at (0: the beginning).
-            limit: How many bytes to read, at most 1048576 (default: the rest of the file).
+            limit: How many bytes to read, at most the limit (default: the rest of the file).
         """
         path, start, size = read_arguments(path, offset, limit)
         return _ok(file_answer(path, await self._sandbox.read_file(self._at(path)), start, size))

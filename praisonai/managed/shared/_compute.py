@@ -18,12 +18,11 @@ recorded, with its agent, in :attr:`SharedCompute.audit`. Leaving the ``with`` (
 exception) or :meth:`shutdown` restores the agents and removes the instance (kept, to stop by its
 idle policy, with ``auto_shutdown=False``); shutdown is idempotent. After it ``instance_id`` is
 ``None`` and the object can be used again: the next tool call or :meth:`ensure` provisions a new
-instance, and agents can be attached again.
-
-PraisonAI's names work unchanged: ``SharedCompute(compute, config, working_dir, auto_shutdown,
-idle_timeout_s)``, :meth:`build_tools`, :meth:`ensure_provisioned`, :meth:`run_command`,
-:attr:`instance_id`, :attr:`provider_name`, ``attach(agents, override_declared=...)``,
-:data:`CAPABILITY_PROMPT`, :data:`BRIDGED_TOOL_NAMES`::
+instance, and agents can be attached again. PraisonAI's names work unchanged:
+``SharedCompute(compute, config, working_dir, auto_shutdown, idle_timeout_s)``,
+:meth:`build_tools`, :meth:`ensure_provisioned`, :meth:`run_command`, :attr:`instance_id`,
+:attr:`provider_name`, ``attach(agents, override_declared=...)``, :data:`CAPABILITY_PROMPT`,
+:data:`BRIDGED_TOOL_NAMES`::
 
     shared = SharedCompute("docker")
     execute_command, read_file, write_file, list_files = shared.build_tools()
@@ -274,10 +273,13 @@ class SharedCompute:
 
     # ---- agents ----------------------------------------------------------------------------
 
-    def attach(self, agents: Iterable[Any], *, override_declared: bool = False) -> None:
-        """Give each agent the four tools bound to this instance and :data:`CAPABILITY_PROMPT`,
-        appended to its ``backstory`` (which leads the system prompt of PraisonAI's agents, and
-        follows the instructions in ours: ``Agent.system_prompt``), else to its ``instructions``.
+    def attach(
+        self, agents: Iterable[Any], *, override_declared: bool = False, loop_tools: bool = False
+    ) -> None:
+        """Give each agent PraisonAI's four tools bound to this instance (with ``loop_tools``, the
+        managed loop's ``edit_file``, ``grep`` and ``glob`` too: our teams and agents ask for them)
+        and :data:`CAPABILITY_PROMPT`, appended to its ``backstory`` (which leads the system prompt
+        of PraisonAI's agents, and follows ours: ``Agent.system_prompt``), else to ``instructions``.
 
         Same-named tools of the agent are replaced in place, the others kept. Left alone: an agent
         with its own ``backend``, one already attached, and one that names its own
@@ -293,7 +295,8 @@ class SharedCompute:
             field = "backstory" if hasattr(agent, "backstory") else "instructions"
             text = getattr(agent, field)
             self._attached.append(_Attached(_weak(agent), list(agent.tools), field, text))
-            ours = {tool_name(t): t for t in tools_for(self, agent.name) + loop_tools_for(self, agent.name)}
+            extra = loop_tools_for(self, agent.name) if loop_tools else []
+            ours = {tool_name(t): t for t in tools_for(self, agent.name) + extra}
             agent.tools[:] = [ours.pop(tool_name(t), t) for t in agent.tools] + list(ours.values())
             note = CAPABILITY_PROMPT if self.has_sessions else f"{CAPABILITY_PROMPT} {SESSIONLESS_NOTE}"
             setattr(agent, field, f"{text}\n\n{note}" if text else note)

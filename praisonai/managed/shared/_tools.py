@@ -103,13 +103,14 @@ def tools_for(shared: ToolHost, agent: str) -> list[Callable[..., str]]:
     def read_file(path: str, offset: int = 0, limit: int | None = None) -> str:
         """Read a text file on the shared remote instance (relative paths start at the workspace).
 
-        A file larger than 1 MiB comes back as its head and tail with a note on the bytes left
-        out; read those with offset and limit.
+        A file longer than the tool-result limit (30 000 characters unless set otherwise) comes
+        back as its head and tail with a note on the bytes left out; read those with offset and
+        limit.
 
         Args:
             path: The file to read.
             offset: The byte to start at (0: the beginning).
-            limit: How many bytes to read, at most 1048576 (default: the rest of the file).
+            limit: How many bytes to read, at most the limit (default: the rest of the file).
         """
         path, start, size = read_arguments(path, offset, limit)
         shared.ensure()
