@@ -14,6 +14,7 @@ from praisonai import _portal
 from praisonai.compute.providers.docker import DockerCompute
 from praisonai.compute.providers.local import LocalCompute
 from praisonai.managed import SharedCompute
+from praisonai.managed.instance._answers import read_window
 
 NAN, INF = float("nan"), float("inf")
 
@@ -45,8 +46,8 @@ CASES: list[tuple[str, tuple[Any, ...], dict[str, Any], str]] = [
     ("read_file", ("keep.txt",), {"offset": -1}, "offset must be a whole number 0 or more"),
     ("read_file", ("keep.txt",), {"offset": "1"}, "offset must be a whole number"),
     ("read_file", ("keep.txt",), {"offset": 1.5}, "offset must be a whole number"),
-    ("read_file", ("keep.txt",), {"limit": 0}, "limit must be a whole number from 1 to 1048576"),
-    ("read_file", ("keep.txt",), {"limit": 2**21}, "limit must be a whole number from 1 to 1048576"),
+    ("read_file", ("keep.txt",), {"limit": 0}, f"limit must be a whole number from 1 to {read_window()}"),
+    ("read_file", ("keep.txt",), {"limit": 2**21}, f"limit must be a whole number from 1 to {read_window()}"),
     ("read_file", ("keep.txt",), {"limit": True}, "limit must be a whole number"),
     ("read_file", ("keep.txt",), {"offset": 10**9}, "offset 1000000000 is at or past the end"),
     ("list_files", ("sub\0",), {}, "without NUL"),
