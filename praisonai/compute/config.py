@@ -275,15 +275,18 @@ class ComputeConfig(BaseModel):
             return self
         return self.model_copy(update={"env": {**DEFAULT_ENV, **self.env}})
 
-    def _own_env(self) -> dict[str, str]:
-        """The env without the default entries it holds: a config and its :meth:`with_default_env`
-        are one definition, and hashes made before the defaults stay valid."""
-        return {name: value for name, value in self.env.items() if DEFAULT_ENV.get(name) != value}
+    def split_env(self) -> tuple[dict[str, str], dict[str, str]]:
+        """The env as (its :data:`DEFAULT_ENV` entries, the rest). The defaults hold no secret, so a
+        provider may put them where its env is visible (docker: the container's config, costing no
+        channel at start); the rest is the config's own: hashes leave the defaults out, so a config
+        and its :meth:`with_default_env` are one definition."""
+        defaults = {name: value for name, value in self.env.items() if DEFAULT_ENV.get(name) == value}
+        return defaults, {name: value for name, value in self.env.items() if name not in defaults}
 
     def definition_hash(self) -> str:
         """A short hash of the definition that is safe to show: env and label *values* are left out."""
         shape = self.model_dump(mode="json", exclude={"metadata", "setup_timeout_s", "allow_host_mounts"})
-        shape["env"] = sorted(self._own_env())
+        shape["env"] = sorted(self.split_env()[1])
         shape["labels"] = sorted(self.labels)
         for key in ("idle_action", "retain_s"):  # hashes made before these fields stay valid
             if shape[key] == type(self).model_fields[key].default:
@@ -294,7 +297,7 @@ class ComputeConfig(BaseModel):
         """What decides whether a capture can be reused: everything that shapes the instance's
         files after setup, env *values* included (a changed secret means a new capture). Never
         show it; name captures by :meth:`capture_tag` instead."""
-        return _digest({**self.model_dump(mode="json", include=_CAPTURED), "env": self._own_env()})
+        return _digest({**self.model_dump(mode="json", include=_CAPTURED), "env": self.split_env()[1]})
 
     def capture_tag(self) -> str:
         """A name for this definition's capture that reveals nothing of the capture key."""

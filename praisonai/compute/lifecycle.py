@@ -55,11 +55,11 @@ LABEL_PROVIDER = "praisonai.provider"
 LABEL_OWNER = "praisonai.owner"
 LABEL_DEFINITION = "praisonai.definition"
 LABEL_CREATED = "praisonai.created"
-#: Which PRAISONAI_HOME made the instance (``_ledger.home_tag``): ``gc`` touches only its own.
 #: ``pause`` on an instance that idleness pauses rather than removes (``idle_action='pause'``).
 LABEL_IDLE_ACTION = "praisonai.idle-action"
 #: A paused instance's retain age in seconds (``gc`` removes it once idle that long; ``_retain``).
 LABEL_RETAIN = "praisonai.retain"
+#: Which PRAISONAI_HOME made the instance (``_ledger.home_tag``): ``gc`` touches only its own.
 LABEL_HOME = "praisonai.home"
 
 

@@ -236,14 +236,15 @@ class DockerEngine(
             # Beside it, a helper waits on the main stdin: the instance's main channel (_main).
             nonce, spool = _main.new_key(), self._spool(instance_id)
             command = _main.command(watchdog_command(cfg.lifetime, spool), spool, nonce)
-            await self._new_container(instance_id, cfg, labels, command, image, stdin=True)
+            defaults, own_env = cfg.split_env()
+            await self._new_container(instance_id, cfg, labels, command, image, stdin=True, env=defaults)
             await self._call(self.api.start, container_name(instance_id))
             self._main_keys.made(instance_id, nonce)
             # never a silent fallback to runc; a failure here removes the instance (lifecycle)
             await self._call(_runtime.confirm, self.api, container_name(instance_id), runtime, cfg)
         self._workdirs[instance_id] = cfg.working_dir
-        if cfg.env:  # through the helper, never the container's config (see the module docstring)
-            await self.bind_env(instance_id, cfg.env)
+        if own_env:  # through the helper, never the container's config (see the module docstring)
+            await self.bind_env(instance_id, own_env)
         return InstanceInfo(
             instance_id=instance_id,
             provider=self.name,
@@ -266,7 +267,8 @@ class DockerEngine(
     ) -> None:
         """Create (not start) the hardened container (``_spec``) of ``image`` running ``command``
         under docker-init, removed once it ends; pull a missing image where allowed. ``stdin``: the
-        command reads an attached client's input; ``env``: only a one-shot run's, never committed."""
+        command reads an attached client's input; ``env``: a one-shot run's, or an instance's
+        defaults (``ComputeConfig.split_env``): never a secret, as a capture commits it."""
         docker = sdk()
 
         api = self.api
