@@ -8,7 +8,7 @@ the provider in another process, in its ``spec`` column: the provider's options 
 secrets. ``ps``, ``stop`` and ``gc`` read it and reconcile it with each provider's own list.
 
 A row also holds the instance's :class:`~praisonai._lifetime.Lifetime` (columns ``auto_shutdown``,
-``idle_timeout_s``, ``ttl_s``: the same names) and its last activity, which
+``idle_timeout_s``, ``ttl_s``, ``idle_action``, ``retain_s``: the same names) and its last activity, which
 ``praisonai.compute._activity`` stamps at most every couple of seconds per instance, so that ``gc``
 can tell an abandoned idle instance from a busy one. Files written by older versions gain those
 columns on first open (:mod:`praisonai._sqlite` opens and migrates the file, as it does the
@@ -56,7 +56,8 @@ _ADDED = (
     ("auto_shutdown", f"INTEGER NOT NULL DEFAULT {int(DEFAULT_LIFETIME.auto_shutdown)}"),
 )
 _COLUMNS = (
-    "instance_id, provider, spec, owner, created_at, state, last_active, idle_timeout_s, ttl_s, auto_shutdown"
+    "instance_id, provider, spec, owner, created_at, state, last_active, "
+    "idle_timeout_s, ttl_s, auto_shutdown, idle_action, retain_s"
 )
 
 
@@ -133,7 +134,7 @@ class Ledger:
         spec_json = json.dumps(dict(spec), sort_keys=True)
         self._run(
             f"INSERT OR REPLACE INTO instances ({_COLUMNS}) "
-            "VALUES (?, ?, ?, ?, ?, 'provisioning', ?, ?, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, 'provisioning', ?, ?, ?, ?, ?, ?)",
             instance_id,
             provider,
             spec_json,
@@ -143,6 +144,8 @@ class Ledger:
             lifetime.idle_timeout_s,
             lifetime.ttl_s,
             int(lifetime.auto_shutdown),
+            lifetime.idle_action,
+            lifetime.retain_s,
         )
 
     def mark(self, instance_id: str, state: str) -> None:
@@ -298,13 +301,22 @@ _WARM = (
         config TEXT NOT NULL, size INTEGER NOT NULL, UNIQUE (provider, spec, definition))""",
 )
 
-_LAYOUT = _sqlite.Schema("ledger", (_FIRST,), {2: (_add_lifetime_columns,), 3: _WARM}, _unversioned)
+#: Version 4: pause (``idle_action``, ``retain_s``), so that the home's reaper pauses an idle local
+#: or SSH instance that asks for it instead of removing it; older rows stop when idle.
+_PAUSE = (
+    "ALTER TABLE instances ADD COLUMN idle_action TEXT NOT NULL DEFAULT 'stop'",
+    "ALTER TABLE instances ADD COLUMN retain_s REAL",
+)
+
+_LAYOUT = _sqlite.Schema(
+    "ledger", (_FIRST,), {2: (_add_lifetime_columns,), 3: _WARM, 4: _PAUSE}, _unversioned
+)
 
 
 def _entry(row: tuple[Any, ...]) -> LedgerEntry:
     """The row as an entry; ``ValueError`` saying which field is damaged (the lifetime's
     columns are checked by ``Lifetime`` itself)."""
-    instance_id, provider, spec, owner, created_at, state, last_active, idle, ttl, auto = row
+    instance_id, provider, spec, owner, created_at, state, last_active, idle, ttl, auto, action, retain = row
     texts = {"instance_id": instance_id, "provider": provider, "owner": owner, "state": state}
     numbers = {"created_at": created_at, "last_active": last_active}
     for name, value in texts.items():
@@ -319,7 +331,7 @@ def _entry(row: tuple[Any, ...]) -> LedgerEntry:
         raise ValueError(f"its spec is not JSON ({exc})") from None
     if not isinstance(parsed, dict):
         raise ValueError("its spec is not a JSON object")
-    lifetime = Lifetime(bool(auto), idle, ttl)
+    lifetime = Lifetime(bool(auto), idle, ttl, action, retain)
     return LedgerEntry(instance_id, provider, parsed, owner, created_at, state, last_active, lifetime)
 
 

@@ -18,8 +18,8 @@ arguments (``IDLE_TIMEOUT_S TTL_S``). ``environment.yaml`` spells them ``idle_ti
 ``ttl`` (its keys drop units); ``praisonai.sandbox._envmodel`` maps them, in one table.
 
 ``idle_action`` says what idleness does (``stop``: remove; ``pause``: keep the files, resumed by the
-next call) and ``retain_s`` how long ``gc`` keeps a paused instance; the ledger keeps neither (a
-paused instance says so itself, its provider's status; docker keeps them in its labels).
+next call) and ``retain_s`` how long ``gc`` keeps a paused instance; the ledger keeps both, so the
+home's reaper pauses a local or SSH instance whose owner died (docker's watchdog, its labels).
 
 This is the core: no I/O, and nothing from a higher layer (``ComputeConfig.lifetime`` builds one).
 """
@@ -79,8 +79,7 @@ class Lifetime:
     """Seconds after its creation at which the instance stops however busy (``None``: never)."""
     idle_action: str = "stop"
     """What idleness does: ``stop`` removes the instance; ``pause`` keeps its filesystem (the
-    provider needs ``Capability.PAUSE``) and the next call or ``connect`` resumes it. The ledger
-    keeps the stop rule only; a paused instance says so itself (its provider's status)."""
+    provider needs ``Capability.PAUSE``) and the next call or ``connect`` resumes it."""
     retain_s: float | None = None
     """Seconds a paused instance is kept after its last activity before ``gc`` removes it
     (``None``: until removed)."""
@@ -125,10 +124,18 @@ class Lifetime:
         return None
 
     def expired(self, *, idle_s: float, age_s: float) -> str | None:
-        """Why an instance idle for ``idle_s`` seconds and ``age_s`` old must stop now, or
+        """Why an instance idle for ``idle_s`` seconds and ``age_s`` old must be removed now, or
         ``None`` to keep it. The reason reads after "it was": ``"idle for 12s
-        (idle_timeout_s=10)"``, ``"3601s old (ttl_s=3600)"``; the ttl is checked first."""
-        return self.past_ttl(age_s) or self.idle_too_long(idle_s)
+        (idle_timeout_s=10)"``, ``"3601s old (ttl_s=3600)"``; the ttl is checked first. Idleness
+        never removes an instance that it pauses (:meth:`idle_pause`)."""
+        return self.past_ttl(age_s) or (None if self.pauses else self.idle_too_long(idle_s))
+
+    def idle_pause(self, *, idle_s: float, age_s: float) -> str | None:
+        """Why an instance that idleness pauses must be paused now, or ``None``: idle too long
+        and not past its ttl (which removes it instead, :meth:`expired`)."""
+        if not self.pauses or self.past_ttl(age_s) is not None:
+            return None
+        return self.idle_too_long(idle_s)
 
 
 def whole_units(limit: float | None, unit_s: float = 1.0) -> int:

@@ -234,3 +234,40 @@ def container_running(instance_id: str) -> bool:
     inspect = ["docker", "inspect", "-f", "{{.State.Running}}", container_name(instance_id)]
     found = subprocess.run(inspect, capture_output=True, text=True, check=False)
     return found.stdout.strip() == "true"
+
+
+def wait_until(condition: Callable[[], bool], deadline_s: float) -> float:
+    """Poll ``condition`` until true; return the seconds it took (fail past the deadline)."""
+    start = time.monotonic()
+    while not condition():
+        assert time.monotonic() - start < deadline_s, f"not within {deadline_s}s"
+        time.sleep(0.2)
+    return time.monotonic() - start
+
+
+def processes_running(marker: str) -> list[int]:
+    """Processes on this machine (also the sshd host) running ``sleep <marker>``."""
+    needle = f"sleep\0{marker}\0".encode()
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if needle in cmdline.read_bytes():
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def unique_marker() -> str:
+    """A ``sleep`` argument no other test's process carries (see :func:`processes_running`)."""
+    return f"{500 + os.getpid() % 400}.{time.monotonic_ns() % 10**6}"
+
+
+def home_reaper_pid(home: Path) -> int | None:
+    """The pid of ``home``'s reaper process while it runs."""
+    try:
+        pid = int((home / "locks" / "home-reaper.lock").read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except (OSError, ValueError):
+        return None
+    return pid if b"_home_reaper" in cmdline else None

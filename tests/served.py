@@ -280,18 +280,17 @@ def _kubernetes(request: pytest.FixtureRequest) -> Iterator[Served]:
         yield Served(provider, expr, fake, {"auto_shutdown": False})
 
 
-#: The pause suite, on providers without ``Capability.PAUSE`` (those the cloud pause work has not
-#: reached on this branch; a directory-backed local or ssh instance refuses it).
+#: The pause suite, on providers without ``Capability.PAUSE``.
 NO_PAUSE = frozenset(PAUSE_SUITE.checks)
 _NOT_STREAMED = "exec does not stream: output arrives when the command ends"
 
 #: Every target the conformance suite runs on, by its test id: each registered provider by its
 #: name, local under bubblewrap, and FakeProvider.
 TARGETS: dict[str, Target] = {
-    "local": Target(_local, not_applicable=NO_PAUSE | NO_EGRESS),
-    "local-bwrap": Target(_local_bwrap, not_applicable=NO_PAUSE | NO_EGRESS),
+    "local": Target(_local, not_applicable=NO_EGRESS),
+    "local-bwrap": Target(_local_bwrap, not_applicable=NO_EGRESS),
     "docker": Target(_docker),
-    "ssh": Target(_ssh, not_applicable=NO_PAUSE | NO_EGRESS),
+    "ssh": Target(_ssh, not_applicable=NO_EGRESS),
     # a native exec and nothing else: neither background processes nor sessions, no helper channel
     "fake": Target(
         _fake,

@@ -42,6 +42,7 @@ class Owned:
     ledger: Ledger
     created: float  # monotonic
     ready: bool = False  # provisioned: until then the provision itself decides its fate
+    paused: bool = False  # paused (``pause``): idleness has nothing more to do; its ttl still counts
     retry_at: float = 0.0  # monotonic: after a failed shutdown, when to try again
 
 
@@ -141,6 +142,14 @@ def ready(instance_id: str) -> None:
     tracked = _tracked.get(instance_id)
     if tracked is not None and tracked.owned is not None:
         tracked.owned.ready = True
+        tracked.last = time.monotonic()
+
+
+def paused(instance_id: str, is_paused: bool) -> None:
+    """The instance this process owns was paused or resumed; either is activity."""
+    tracked = _tracked.get(instance_id)
+    if tracked is not None and tracked.owned is not None:
+        tracked.owned.paused = is_paused
         tracked.last = time.monotonic()
 
 

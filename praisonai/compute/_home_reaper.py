@@ -8,8 +8,10 @@ and any praisonai process of the home starts it again when it finds rows to watc
 (which holds its pid). Every ``POLL_S`` it reads the ledger and shuts down, with the provider
 rebuilt from the row's spec, each watched instance whose creating process is gone (on this host)
 and whose row's ``Lifetime`` says it expired (:func:`orphan_reason`): the rule ``gc`` applies,
-applied without anyone running ``gc``. While the owner lives, the owner's own in-process reaper
-decides. The process exits when its home has nothing left to watch, or is gone.
+applied without anyone running ``gc``; one that idleness pauses (``idle_action: pause``) is
+paused instead (:func:`pause_reason`), and then only its ttl removes it. While the owner lives,
+the owner's own in-process reaper decides. The process exits when its home has nothing left to
+watch, or is gone.
 
 Time is measured on this process's monotonic clock, so stepping the wall clock changes nothing:
 a row's wall-clock stamps are read once, when the row is first seen (a stamp in the future counts
@@ -149,8 +151,15 @@ def _spawn(home: Path, lock: int) -> None:
 
 
 def _watched(entries: list[LedgerEntry]) -> list[LedgerEntry]:
-    """The rows this process looks after: watched providers whose lifetime ever stops them."""
-    return [e for e in entries if e.provider in WATCHED and e.lifetime.reaps]
+    """The rows this process looks after: watched providers whose lifetime ever stops them (a
+    paused one, only its ttl; a resume starts this process again, ``ensure_running``)."""
+    return [
+        e
+        for e in entries
+        if e.provider in WATCHED
+        and e.lifetime.reaps
+        and (e.state != "paused" or e.lifetime.ttl_s is not None)
+    ]
 
 
 @dataclass(slots=True)
@@ -178,10 +187,23 @@ class Seen:
 def orphan_reason(entry: LedgerEntry, *, idle_s: float, age_s: float) -> str | None:
     """Why the instance of ``entry`` must go now that it has been idle ``idle_s`` seconds and
     lived ``age_s`` (its lifetime expired), or ``None``: only when its creating process (on this
-    host) is gone. ``gc`` applies the same rule."""
+    host) is gone. ``gc`` applies the same rule. A paused instance is idle by definition: only
+    its ttl removes it here (``gc`` applies its retain age)."""
     if entry.owner_alive() is not False:  # alive (it reaps for itself), or on another host
         return None
-    why = entry.lifetime.expired(idle_s=idle_s, age_s=age_s)
+    if entry.state == "paused":
+        why = entry.lifetime.past_ttl(age_s)
+    else:
+        why = entry.lifetime.expired(idle_s=idle_s, age_s=age_s)
+    return None if why is None else f"its creator {entry.owner} is gone and it was {why}"
+
+
+def pause_reason(entry: LedgerEntry, *, idle_s: float, age_s: float) -> str | None:
+    """Why the running instance of ``entry``, which idleness pauses, must be paused now, or
+    ``None``: as :func:`orphan_reason`, only once its creating process is gone."""
+    if entry.state == "paused" or entry.owner_alive() is not False:
+        return None
+    why = entry.lifetime.idle_pause(idle_s=idle_s, age_s=age_s)
     return None if why is None else f"its creator {entry.owner} is gone and it was {why}"
 
 
@@ -248,24 +270,29 @@ def _reap_due(rows: list[LedgerEntry], seen: dict[str, Seen], rebuild: Rebuild) 
             watch = seen[entry.instance_id] = Seen.first(entry, now)
         else:
             watch.update(entry, now)
-        why = orphan_reason(entry, idle_s=now - watch.active_at, age_s=now - watch.born_at)
-        if why and now >= watch.retry_at and not _shut_down(entry, why, watch.retry_after, rebuild):
+        idle_s, age_s = now - watch.active_at, now - watch.born_at
+        pause = pause_reason(entry, idle_s=idle_s, age_s=age_s)
+        why = pause or orphan_reason(entry, idle_s=idle_s, age_s=age_s)
+        if why and now >= watch.retry_at and not _act(entry, why, bool(pause), watch.retry_after, rebuild):
             watch.retry_at = now + watch.retry_after
             watch.retry_after = min(2 * watch.retry_after, RETRY_MAX_S)
 
 
-def _shut_down(entry: LedgerEntry, why: str, retry_after: float, rebuild: Rebuild) -> bool:
-    async def shutdown() -> None:
+def _act(entry: LedgerEntry, why: str, pause: bool, retry_after: float, rebuild: Rebuild) -> bool:
+    """Pause the instance (its row then says ``paused``) or shut it down (its row goes with it)."""
+    done = "paused" if pause else "shut down"
+
+    async def act() -> None:
         provider = rebuild(entry.provider, entry.spec)
         with anyio.fail_after(SHUTDOWN_TIMEOUT_S):
-            await provider.shutdown(entry.instance_id)  # its row goes with it
+            await (provider.pause if pause else provider.shutdown)(entry.instance_id)
 
     try:
-        anyio.run(shutdown)
+        anyio.run(act)
     except Exception as exc:
         log.warning(
-            "could not shut down %s (%s): %s; retrying in %gs", entry.instance_id, why, exc, retry_after
+            "could not %s %s (%s): %s; retrying in %gs", done, entry.instance_id, why, exc, retry_after
         )
         return False
-    log.info("shut down %s: %s", entry.instance_id, why)
+    log.info("%s %s: %s", done, entry.instance_id, why)
     return True

@@ -136,8 +136,10 @@ def reason_to_stop(instance_id: str, entry: Tracked, now: float, *, ledger: bool
         return None
     lifetime = owned.lifetime
     past_ttl = lifetime.past_ttl(now - owned.created)
-    if past_ttl is not None:  # however busy
+    if past_ttl is not None:  # however busy, or paused
         return past_ttl
+    if owned.paused:  # until a call resumes it
+        return None
     why = lifetime.idle_too_long(now - entry.last)
     if why is None or entry.busy():
         return None
@@ -179,8 +181,7 @@ async def _stop(instance_id: str, why: str) -> None:
     owned = entry.owned
     if reason_to_stop(instance_id, entry, time.monotonic(), ledger=False) is None:
         return
-    # Idleness pauses where the instance says so (its ttl still removes it); a paused instance is
-    # no longer this process's to reap: its next call resumes it, its watchdog pauses it again.
+    # Idleness pauses where the instance says so; its ttl still removes it, paused or not.
     pause = owned.lifetime.pauses and owned.lifetime.past_ttl(time.monotonic() - owned.created) is None
     try:
         with anyio.fail_after(SHUTDOWN_TIMEOUT_S):
@@ -191,8 +192,8 @@ async def _stop(instance_id: str, why: str) -> None:
             "could not shut down %s (%s): %s; retrying in %gs", instance_id, why, exc, REAP_RETRY_AFTER_S
         )
         return
-    _activity.release(instance_id)
     if not pause:  # a late call to a paused instance resumes it: nothing to explain
+        _activity.release(instance_id)
         _activity.reaped(instance_id, why)
     log.info("%s %s: %s", "paused" if pause else "shut down", instance_id, why)
 

@@ -128,7 +128,9 @@ async def forget(instance_id: str) -> None:
 
 
 async def mark(instance_id: str, state: str) -> None:
-    """Set the instance's ledger state (``paused``, ``running``); an unknown id stays unknown."""
+    """Set the instance's ledger state (``paused``, ``running``); an unknown id stays unknown.
+    This process's reaper then lets a paused instance be, but for its ttl."""
+    _activity.paused(instance_id, state == "paused")
     await _off_loop(Ledger.default().mark, instance_id, state)
 
 

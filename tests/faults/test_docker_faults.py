@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kit import container_running, watchdog_notices
+from kit import container_running, wait_until, watchdog_notices
 
 from praisonai import _portal
 from praisonai.compute import _reaper
@@ -49,13 +49,6 @@ def made(provider: DockerCompute) -> Iterator[Callable[..., str]]:
 def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """This process's reaper stops nothing: what stops an instance is inside it."""
     monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
-
-
-def wait_until(condition: Callable[[], bool], deadline_s: float) -> None:
-    start = time.monotonic()
-    while not condition():
-        assert time.monotonic() - start < deadline_s, f"not within {deadline_s}s"
-        time.sleep(0.2)
 
 
 def sh(provider: DockerCompute, instance_id: str, command: str, **kwargs: Any) -> Any:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import home_reaper_pid, processes_running, unique_marker, wait_until
 
 import praisonai
 from praisonai import _portal
@@ -78,45 +79,11 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-def processes_running(marker: str) -> list[int]:
-    """Processes on this machine (also the sshd host) running ``sleep <marker>``."""
-    needle = f"sleep\0{marker}\0".encode()
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if needle in cmdline.read_bytes():
-                found.append(int(cmdline.parent.name))
-        except OSError:
-            continue
-    return found
-
-
-def wait_until(condition: Callable[[], bool], deadline_s: float) -> None:
-    start = time.monotonic()
-    while not condition():
-        assert time.monotonic() - start < deadline_s, f"not within {deadline_s}s"
-        time.sleep(0.2)
-
-
 def gone(workspace: Path, instance_id: str, marker: str) -> bool:
     """The instance's workspace, its processes and its ledger row are all gone."""
     return (
         not workspace.exists() and not processes_running(marker) and Ledger.default().get(instance_id) is None
     )
-
-
-def home_reaper_pid(home: Path) -> int | None:
-    """The pid of ``home``'s reaper process while it runs."""
-    try:
-        pid = int((home / "locks" / "home-reaper.lock").read_text().strip())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except (OSError, ValueError):
-        return None
-    return pid if b"_home_reaper" in cmdline else None
-
-
-def unique_marker() -> str:
-    return f"{500 + os.getpid() % 400}.{time.monotonic_ns() % 10**6}"
 
 
 def kill_client(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import wait_until
 
 import praisonai
 from praisonai import _portal
@@ -58,15 +59,6 @@ def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
 def container_exists(instance_id: str) -> bool:
     found = subprocess.run(["docker", "inspect", container_name(instance_id)], capture_output=True)
     return found.returncode == 0
-
-
-def wait_until(condition: Callable[[], bool], deadline_s: float) -> float:
-    """Poll ``condition`` until true; return the seconds it took (fail past the deadline)."""
-    start = time.monotonic()
-    while not condition():
-        assert time.monotonic() - start < deadline_s, f"not within {deadline_s}s"
-        time.sleep(0.2)
-    return time.monotonic() - start
 
 
 # ---- docker: the dead-man's switch ---------------------------------------------------------

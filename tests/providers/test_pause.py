@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import wait_until
 
 import praisonai
 from praisonai import Sandbox, _portal
@@ -24,7 +25,7 @@ from praisonai._ledger import Ledger
 from praisonai._types import InstanceStatus
 from praisonai.compute import _reaper, inventory
 from praisonai.compute.providers.docker import DockerCompute, container_name
-from praisonai.compute.providers.local import LocalCompute
+from praisonai.compute.testing.fake import FakeProvider
 
 _REPO = Path(praisonai.__file__).parents[1]
 # Provisions a docker instance that idleness pauses, writes a file, prints its id, then dies by
@@ -45,13 +46,6 @@ os.kill(os.getpid(), signal.SIGKILL)
 def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """This process's reaper pauses nothing (the instance's watchdog idles for 300 s)."""
     monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
-
-
-def wait_until(condition: Callable[[], bool], deadline_s: float) -> None:
-    start = time.monotonic()
-    while not condition():
-        assert time.monotonic() - start < deadline_s, f"not within {deadline_s}s"
-        time.sleep(0.2)
 
 
 def _state(instance_id: str) -> str:
@@ -140,7 +134,7 @@ def test_pause_is_refused_in_one_sentence_where_it_cannot_be_honoured(make: Call
         _portal.call(provider.pause, instance_id)
     assert _state(instance_id) == "running"
     with pytest.raises(UnsupportedFeatureError, match=r"cannot honour idle_action='pause'"):
-        _portal.call(LocalCompute().provision, {"idle_action": "pause"})
+        _portal.call(FakeProvider().provision, {"idle_action": "pause"})
     r = cli("compute", "pause", instance_id)
     assert r.returncode == 1 and "made to be removed once stopped" in r.stderr and "Traceback" not in r.stderr
 

@@ -59,10 +59,11 @@ def test_a_ledger_of_before_versions_gets_one_and_a_foreign_file_is_refused(tmp_
         )
         db.execute("INSERT INTO instances VALUES ('local_1', 'local', '{}', 'o', 1.0, 'running', 1.0, NULL)")
     entry = Ledger(path).get("local_1")
-    assert entry is not None and entry.lifetime.idle_timeout_s == 300 and _version(path) == "3"
-    with sqlite3.connect(path) as db:  # version 3: the warm pools' columns and table
+    assert entry is not None and entry.lifetime.idle_timeout_s == 300 and _version(path) == "4"
+    assert entry.lifetime.idle_action == "stop" and entry.lifetime.retain_s is None  # version 4's defaults
+    with sqlite3.connect(path) as db:  # version 3: the warm pools' columns and table; 4: pause's
         columns = {row[1] for row in db.execute("PRAGMA table_info(instances)")}
-        assert {"definition", "handoff"} <= columns
+        assert {"definition", "handoff", "idle_action", "retain_s"} <= columns
         assert db.execute("SELECT count(*) FROM warm_pools").fetchone() == (0,)
     foreign = tmp_path / "foreign.sqlite3"
     with sqlite3.connect(foreign) as db:

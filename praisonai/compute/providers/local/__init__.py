@@ -10,7 +10,8 @@ is a plain shell on this machine, not a security boundary.
 
 On disk (``$PRAISONAI_HOME/local/<instance-id>/``): ``instance.json`` (mode 0600),
 ``workspace/`` and ``pgids/`` — one empty file per running process group, so a shutdown from any
-process can kill what runs.
+process can kill what runs. A pause (``idle_action: pause``) kills them too and keeps the
+workspace (``_pause``); the next call resumes the instance.
 
 A command or session still running when its client process dies (SIGKILL included) dies with it
 (``runtime.owner``); background processes (``start``) live on. An instance whose creating process
@@ -47,14 +48,15 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.local import _archive, _fileops, _files
+from praisonai.compute.providers.local import _archive, _fileops, _files, _pause
 from praisonai.compute.providers.local._beneath import relative_parts
 from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport
 from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
 from praisonai.compute.providers.local._launch import base_env, command_file, forget_if_empty, isolated_argv
-from praisonai.compute.providers.local._process import INSTANCE_MARKER, kill_group, kill_marked, run_process
+from praisonai.compute.providers.local._process import INSTANCE_MARKER, run_process
 from praisonai.compute.providers.local._pty import HostPty
 from praisonai.compute.providers.local._record import Instance, save
+from praisonai.runtime.channel import Channel
 from praisonai.runtime.transport import ProcessTransport
 
 
@@ -82,7 +84,7 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
     """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
 
     name = "local"
-    capabilities = CHANNEL_CAPABILITIES | {Capability.PORTS, Capability.PTY}
+    capabilities = CHANNEL_CAPABILITIES | {Capability.PORTS, Capability.PTY, Capability.PAUSE}
     options_model = LocalOptions
 
     def __init__(self, *, isolate: bool = False, root: str | os.PathLike[str] | None = None) -> None:
@@ -96,6 +98,7 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
                 Capability.ISOLATION,
                 Capability.NETWORK_NONE,
                 Capability.PORTS,
+                Capability.PAUSE,
             }
 
     @property
@@ -147,14 +150,35 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
         root = self.root / instance_id
         if not root.is_dir():
             return False
-        for entry in (root / "pgids").glob("*"):
-            kill_group(int(entry.name))
-        await anyio.to_thread.run_sync(kill_marked, instance_id)  # those that left their group
+        await _pause.end_processes(root, instance_id)
         await anyio.to_thread.run_sync(shutil.rmtree, root, True)
         return True
 
     async def _status(self, instance_id: str) -> InstanceInfo:
-        return self._load(instance_id).info()
+        inst = self._load(instance_id)
+        return inst.info(paused=_pause.is_paused(inst.root))
+
+    async def _pause(self, instance_id: str) -> InstanceInfo:
+        inst = self._load(instance_id)
+        self._channels.drop(instance_id)
+        await _pause.pause(inst.root, instance_id)
+        return inst.info(paused=True)
+
+    async def _resume(self, instance_id: str) -> InstanceInfo:
+        inst = self._load(instance_id)
+        _pause.resume(inst.root)
+        await anyio.to_thread.run_sync(_home_reaper.ensure_running)  # it let the paused instance be
+        return inst.info()
+
+    async def _paused_disk(self, instance_id: str) -> int | None:
+        return await _pause.disk(self._load(instance_id).workspace)
+
+    async def _awake(self, instance_id: str) -> Instance:
+        """The instance, resumed first when paused: any call resumes it (the ledger says so too)."""
+        inst = self._load(instance_id)
+        if _pause.is_paused(inst.root):
+            await self.resume(instance_id)
+        return inst
 
     async def _list(self) -> list[InstanceInfo]:
         if not self.root.is_dir():
@@ -162,7 +186,7 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
         found = []
         for meta in sorted(self.root.glob("*/instance.json")):
             try:
-                found.append(self._load(meta.parent.name).info())
+                found.append(await self._status(meta.parent.name))
             except InstanceNotFoundError:  # removed while we looked
                 continue
         return found
@@ -194,7 +218,7 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
     # ---- exec ------------------------------------------------------------------------------
 
     async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
-        inst = self._load(instance_id)
+        inst = await self._awake(instance_id)
         cwd = self._checked_cwd(inst, request.cwd)
         # The runner gets the host's view: the directory on the host, the process's whole environment.
         env = {**base_env(inst), **request.env, INSTANCE_MARKER: inst.instance_id}
@@ -226,7 +250,7 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
         cwd: str | None,
         env: Mapping[str, str],
     ) -> HostPty:
-        inst = self._load(instance_id)
+        inst = await self._awake(instance_id)
         host_cwd = self._checked_cwd(inst, cwd)
         argv = command or ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
         if inst.isolate:  # no new session: the pty must stay bubblewrap's controlling terminal
@@ -244,6 +268,10 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
         )
 
     # ---- the exec channel (background processes and sessions) ------------------------------
+
+    async def _open_channel(self, instance_id: str) -> Channel:
+        await self._awake(instance_id)
+        return await super()._open_channel(instance_id)
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> ProcessTransport:
         # a session's commands die with this process; the helper's background processes do not

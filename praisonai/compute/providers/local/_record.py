@@ -28,11 +28,11 @@ class Instance:
     def workspace(self) -> Path:
         return self.root / "workspace"
 
-    def info(self) -> InstanceInfo:
+    def info(self, *, paused: bool = False) -> InstanceInfo:
         return InstanceInfo(
             instance_id=self.instance_id,
             provider="local",
-            status=InstanceStatus.RUNNING,
+            status=InstanceStatus.PAUSED if paused else InstanceStatus.RUNNING,
             endpoint=f"local://{self.workspace}",
             created_at=self.created_at,
             labels=self.labels,

@@ -6,7 +6,7 @@ On the host (``root`` defaults to ``~/.praisonai/instances``)::
     <root>/.praisonai/<instance-id>/       instance.json, env (mode 0600), the helper's spool
 
 Everything is found again from those files, so any process with the same host settings lists,
-reaches and shuts down an instance. Commands (and whole-file reads) run through the exec
+reaches, pauses (``_pause``) and shuts down an instance. Commands (and whole-file reads) run through the exec
 channel's helper with a clean environment (a minimal PATH, HOME set to the workspace, the
 instance's env read from its 0600 file, never from a command line); every process carries
 ``PRAISONAI_INSTANCE=<id>``, so shutdown kills all of them, detached ones included. Writes,
@@ -47,7 +47,7 @@ from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED
 from praisonai.compute.options import ProviderOptions, problems
-from praisonai.compute.providers.ssh import _files, _ports
+from praisonai.compute.providers.ssh import _files, _pause, _ports
 from praisonai.compute.providers.ssh._connect import SSHHost
 from praisonai.compute.providers.ssh._link import HostLink, SSHChannelTransport
 from praisonai.compute.providers.ssh._pty import SSHPty, open_ssh_pty
@@ -58,20 +58,6 @@ _NO_HOSTS = "no SSH hosts configured: pass SSHCompute(host=...) or set PRAISONAI
 # Starts a channel program (helper or session shell) with the instance's clean environment:
 # $0 is the env file (sourced with every name exported), "$@" the program.
 _WITH_ENV = 'set -a && . "$0" && set +a && exec "$@"'
-# Kills every process of an instance (they all carry its marker; repeated while forks race the
-# sweep), then removes its directories. Exit 3: there was no such instance.
-_DESTROY = """
-[ -f "$3/instance.json" ] || exit 3
-n=0
-while [ $n -lt 20 ]; do
-  # grep exits 2 for other users' unreadable processes even when it found ours: test the output
-  p=$(grep -lF -- "PRAISONAI_INSTANCE=$1" /proc/[0-9]*/environ 2>/dev/null)
-  [ -n "$p" ] || break
-  for f in $p; do f=${f#/proc/}; kill -9 "${f%/environ}" 2>/dev/null; done
-  n=$((n + 1))
-done
-rm -rf -- "$2" "$3"
-"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,11 +72,11 @@ class _Place:
     created_at: float
     labels: dict[str, str]
 
-    def info(self) -> InstanceInfo:
+    def info(self, *, paused: bool = False) -> InstanceInfo:
         return InstanceInfo(
             instance_id=self.instance_id,
             provider="ssh",
-            status=InstanceStatus.RUNNING,
+            status=InstanceStatus.PAUSED if paused else InstanceStatus.RUNNING,
             endpoint=f"ssh://{self.link.host.label}{self.workspace}",
             created_at=self.created_at,
             labels=self.labels,
@@ -128,7 +114,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     """
 
     name = "ssh"
-    capabilities = CHANNEL_CAPABILITIES | {Capability.PORTS, Capability.PTY}
+    capabilities = CHANNEL_CAPABILITIES | {Capability.PORTS, Capability.PTY, Capability.PAUSE}
     options_model = SSHOptions
     requires = ("paramiko",)
     extra = "ssh"
@@ -205,19 +191,33 @@ class SSHCompute(ChannelMixin, ComputeProvider):
         except InstanceNotFoundError:
             return False
         self._places.pop(instance_id, None)
-        command = shlex.join(
-            ["sh", "-c", _DESTROY, "praisonai-destroy", instance_id, place.workspace, place.meta]
-        )
-        code, _, err = await run_blocking(place.link.run, command)
-        if code not in (0, 3):
-            raise ExecError(
-                f"could not remove {instance_id} on {place.link.host.label}: {err.decode(errors='replace')}",
-                op="shutdown",
-            )
-        return code == 0
+        return await _pause.destroy(place)
 
     async def _status(self, instance_id: str) -> InstanceInfo:
-        return (await self._place(instance_id)).info()
+        place = await self._place(instance_id)
+        return place.info(paused=await _pause.is_paused(place))
+
+    async def _pause(self, instance_id: str) -> InstanceInfo:
+        self._channels.drop(instance_id)
+        place = await self._place(instance_id)
+        await _pause.pause(place)
+        return place.info(paused=True)
+
+    async def _resume(self, instance_id: str) -> InstanceInfo:
+        place = await self._place(instance_id)
+        await _pause.resume(place)
+        await run_blocking(_home_reaper.ensure_running)  # it let the paused instance be
+        return place.info()
+
+    async def _paused_disk(self, instance_id: str) -> int | None:
+        return await _pause.disk(await self._place(instance_id))
+
+    async def _awake(self, instance_id: str) -> _Place:
+        """Where the instance lives, resumed first when paused: any call resumes it."""
+        place = await self._place(instance_id)
+        if await _pause.is_paused(place):
+            await self.resume(instance_id)
+        return place
 
     async def _list(self) -> list[InstanceInfo]:
         found = []
@@ -225,7 +225,8 @@ class SSHCompute(ChannelMixin, ComputeProvider):
             link = link_for(host)
             for instance_id in await run_blocking(_files.instance_ids, link):
                 try:
-                    found.append((await self._place(instance_id, link)).info())
+                    await self._place(instance_id, link)
+                    found.append(await self._status(instance_id))
                 except InstanceNotFoundError:
                     continue  # removed while we looked
         return found
@@ -262,7 +263,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     # ---- exec: through the instance's channel ----------------------------------------------
 
     async def _open_channel(self, instance_id: str) -> Channel:
-        await self._place(instance_id)  # known before the blocking _transport and _spool run
+        await self._awake(instance_id)  # its place known before the blocking _transport and _spool run
         return await super()._open_channel(instance_id)
 
     def _transport(self, instance_id: str, argv: list[str]) -> SSHChannelTransport:
@@ -290,7 +291,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
         cwd: str | None,
         env: Mapping[str, str],
     ) -> SSHPty:
-        place = await self._place(instance_id)
+        place = await self._awake(instance_id)
         return await open_ssh_pty(
             place.link,
             instance_env=place.clean_env(),

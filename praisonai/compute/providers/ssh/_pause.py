@@ -1,0 +1,88 @@
+"""Removal and pause of SSH instances on their host, by the scripts this module holds.
+
+Both kill every process of the instance (they all carry its marker, ``PRAISONAI_INSTANCE=<id>``;
+the sweep repeats while forks race it). A removal then deletes its directories; a pause keeps
+them and leaves a ``paused`` file beside ``instance.json``, so every process that reaches the host
+sees the state. Resuming deletes that file; the next command starts afresh in the kept workspace.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Protocol
+
+from praisonai._errors import ExecError
+from praisonai.compute._threads import run_blocking
+from praisonai.compute.providers.ssh._link import HostLink
+
+MARKER = "paused"
+
+# $1 the instance id, $2 its workspace, $3 its meta dir; exit 3: there is no such instance.
+_KILL_ALL = """
+[ -f "$3/instance.json" ] || exit 3
+n=0
+while [ $n -lt 20 ]; do
+  # grep exits 2 for other users' unreadable processes even when it found ours: test the output
+  p=$(grep -lF -- "PRAISONAI_INSTANCE=$1" /proc/[0-9]*/environ 2>/dev/null)
+  [ -n "$p" ] || break
+  for f in $p; do f=${f#/proc/}; kill -9 "${f%/environ}" 2>/dev/null; done
+  n=$((n + 1))
+done
+"""
+_DESTROY = _KILL_ALL + 'rm -rf -- "$2" "$3"\n'
+_PAUSE = _KILL_ALL + f': > "$3/{MARKER}"\n'
+_RESUME = f'[ -f "$3/instance.json" ] || exit 3\nrm -f -- "$3/{MARKER}"\n'
+_PAUSED = f'[ -f "$3/instance.json" ] || exit 3\n[ -e "$3/{MARKER}" ] || exit 1\n'
+_DISK = '[ -f "$3/instance.json" ] || exit 3\ndu -sk -- "$2" | cut -f1\n'
+
+
+class Where(Protocol):
+    """Where an instance lives on its host (the provider's ``_Place``)."""
+
+    @property
+    def instance_id(self) -> str: ...
+    @property
+    def link(self) -> HostLink: ...
+    @property
+    def workspace(self) -> str: ...
+    @property
+    def meta(self) -> str: ...
+
+
+async def _run(at: Where, script: str, op: str, ok: tuple[int, ...] = (0, 3)) -> tuple[int, bytes]:
+    """Run ``script`` on the instance's host; its exit status (one of ``ok``) and output.
+    Status 3: there is no such instance."""
+    argv = ["sh", "-c", script, f"praisonai-{op}", at.instance_id, at.workspace, at.meta]
+    code, out, err = await run_blocking(at.link.run, shlex.join(argv))
+    if code not in ok:
+        raise ExecError(
+            f"could not {op} {at.instance_id} on {at.link.host.label}: {err.decode(errors='replace')}",
+            op=op,
+        )
+    return code, out
+
+
+async def destroy(at: Where) -> bool:
+    """Kill the instance's processes and remove its directories; whether it existed."""
+    return (await _run(at, _DESTROY, "shutdown"))[0] == 0
+
+
+async def pause(at: Where) -> None:
+    """Kill the instance's processes, keep its files, mark it paused (idempotent)."""
+    await _run(at, _PAUSE, "pause")
+
+
+async def resume(at: Where) -> None:
+    """Mark the instance running again (idempotent)."""
+    await _run(at, _RESUME, "resume")
+
+
+async def is_paused(at: Where) -> bool:
+    return (await _run(at, _PAUSED, "status", ok=(0, 1, 3)))[0] == 0
+
+
+async def disk(at: Where) -> int | None:
+    """The workspace's size on its host (``du``, in bytes), or ``None`` when it cannot say."""
+    code, out = await _run(at, _DISK, "measure")
+    text = out.decode(errors="replace").strip()
+    return int(text) * 1024 if code == 0 and text.isdigit() else None
