@@ -162,32 +162,6 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         await lifecycle.forget(instance_id)
         return existed
 
-    async def pause(self, instance_id: str) -> InstanceInfo:
-        """Stop the instance keeping its filesystem; :meth:`resume` brings it back under the same
-        id. Its processes end (E2B and Tenki keep memory too); its ledger row says ``paused``. Idempotent.
-
-        Raises:
-            UnsupportedFeatureError: the provider lacks ``Capability.PAUSE``.
-            InstanceNotFoundError: no such instance.
-        """
-        self._check_id(instance_id)
-        info = await self._pause(instance_id)
-        await lifecycle.mark(instance_id, "paused")
-        return info
-
-    async def resume(self, instance_id: str) -> InstanceInfo:
-        """Bring a paused instance back under the same id, its files as they were; a running
-        instance is returned as it is. Its ledger row says ``running`` again.
-
-        Raises:
-            UnsupportedFeatureError: the provider lacks ``Capability.PAUSE``.
-            InstanceNotFoundError: no such instance.
-        """
-        self._check_id(instance_id)
-        info = await self._resume(instance_id)
-        await lifecycle.mark(instance_id, "running")
-        return info
-
     def handoff_key(self, instance_id: str) -> str | None:
         """Give away this instance's main channel: the key (docker: the nonce of the helper on the
         container's main stdin) another process of this home needs to adopt it; this process will

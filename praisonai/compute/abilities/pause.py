@@ -3,19 +3,45 @@ Turned on by ``Capability.PAUSE``.
 
 A provider with ``pause`` implements ``_pause`` (docker stops the container; E2B pauses natively;
 Daytona stops; Modal snapshots the filesystem; kubernetes scales to zero keeping its volume) and
-``_resume`` (the reverse, same instance id). The public ``pause``/``resume`` on
-``ComputeProvider`` check the id, keep the ledger's state and call these hooks; without the
-capability they refuse with one sentence.
+``_resume`` (the reverse, same instance id). The public ``pause``/``resume`` check the id, call
+these hooks and keep the ledger's state; without the capability they refuse with one sentence.
 """
 
 from __future__ import annotations
 
 from praisonai._types import Capability, InstanceInfo
+from praisonai.compute import lifecycle
 from praisonai.compute.abilities._refusal import Refusal
 
 
 class Pause(Refusal):
-    """The pause hooks of the provider contract."""
+    """The pause methods and hooks of the provider contract."""
+
+    async def pause(self, instance_id: str) -> InstanceInfo:
+        """Stop the instance keeping its filesystem; :meth:`resume` brings it back under the same
+        id. Its processes end (E2B and Tenki keep memory too); its ledger row says ``paused``. Idempotent.
+
+        Raises:
+            UnsupportedFeatureError: the provider lacks ``Capability.PAUSE``.
+            InstanceNotFoundError: no such instance.
+        """
+        self._check_id(instance_id)
+        info = await self._pause(instance_id)
+        await lifecycle.mark(instance_id, "paused")
+        return info
+
+    async def resume(self, instance_id: str) -> InstanceInfo:
+        """Bring a paused instance back under the same id, its files as they were; a running
+        instance is returned as it is. Its ledger row says ``running`` again.
+
+        Raises:
+            UnsupportedFeatureError: the provider lacks ``Capability.PAUSE``.
+            InstanceNotFoundError: no such instance.
+        """
+        self._check_id(instance_id)
+        info = await self._resume(instance_id)
+        await lifecycle.mark(instance_id, "running")
+        return info
 
     async def _pause(self, instance_id: str) -> InstanceInfo:
         """Stop the instance keeping its filesystem (its processes end, unless the vendor keeps
