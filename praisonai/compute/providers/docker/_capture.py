@@ -28,9 +28,10 @@ from praisonai.compute.base import SYSTEM_PATH, SnapshotRef
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_HOME
 from praisonai.compute.providers.docker._client import container_name
+from praisonai.compute.providers.docker._part import EnginePart
 
 if TYPE_CHECKING:
-    from praisonai.compute.providers.docker._engine import DockerEngine
+    pass
 
 REPOSITORY = "praisonai-capture"
 LABEL_CAPTURE = "praisonai.capture"
@@ -173,7 +174,7 @@ def _last_used(tag: str, created: float) -> float:
         return created
 
 
-class CaptureHooks:
+class CaptureHooks(EnginePart):
     """A ``DockerEngine``'s capture hooks (``abilities.captures``): images committed from
     containers, found by tag, listed and pruned by the functions above."""
 
@@ -202,6 +203,3 @@ class CaptureHooks:
         return await engine._call(
             lambda: prune(engine.api, older_than_s=older_than_s, keep=keep, dry_run=dry_run)
         )
-
-    def _engine(self) -> DockerEngine:
-        return self  # type: ignore[return-value]  # mixed into DockerEngine only

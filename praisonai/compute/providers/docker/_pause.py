@@ -25,6 +25,7 @@ from praisonai._types import InstanceInfo
 from praisonai.compute.lifecycle import LABEL_CREATED
 from praisonai.compute.providers.docker import _main
 from praisonai.compute.providers.docker._client import container_name, info_of
+from praisonai.compute.providers.docker._part import EnginePart
 from praisonai.runtime.channel import Channel
 
 if TYPE_CHECKING:
@@ -99,7 +100,7 @@ async def disk(engine: DockerEngine, instance_id: str) -> int | None:
     return int(size) if isinstance(size, int) else None
 
 
-class PauseMixin:
+class PauseMixin(EnginePart):
     """A ``DockerEngine``'s pause hooks (``abilities.pause``), and its channels that wake a
     paused instance."""
 
@@ -117,9 +118,6 @@ class PauseMixin:
         return await open_waking(
             engine, instance_id, lambda: super(PauseMixin, engine)._open_channel(instance_id)
         )
-
-    def _engine(self) -> DockerEngine:
-        return self  # type: ignore[return-value]  # mixed into DockerEngine only
 
 
 async def open_waking(
