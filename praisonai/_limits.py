@@ -208,3 +208,6 @@ PTY_DEFAULT_ROWS = 24
 #: cut); ``PRAISONAI_TOOL_RESULT_CHARS`` sets another. A command's output is capped at
 #: ``DEFAULT_MAX_OUTPUT_BYTES`` per stream first; this keeps one answer from filling the context.
 TOOL_RESULT_MAX_CHARS = 30_000
+
+#: Seconds between two looks of ``praisonai compute logs --follow`` for new output.
+LOGS_FOLLOW_POLL_S = 1.0

@@ -1,6 +1,5 @@
-"""``praisonai compute shell ID [-- COMMAND]`` (an interactive terminal in a running instance, as
-``docker exec -it`` opens one) and ``praisonai compute logs ID`` (its watchdog's notices and its
-background processes' output, read inside the instance).
+"""``praisonai compute shell ID [-- COMMAND]``: an interactive terminal in a running instance, as
+``docker exec -it`` opens one (``praisonai compute logs`` is ``cli/logs.py``).
 
 The shell puts this terminal in raw mode (every key, Ctrl-C included, goes to the instance) and
 restores it on every way out: the program's exit, the instance dying, SIGTERM/SIGHUP, an error.
@@ -47,7 +46,7 @@ def shell(
             "praisonai compute shell needs a terminal on stdin; run it from an interactive terminal"
         )
         raise typer.Exit(2)
-    provider = _provider(instance_id, Capability.PTY, "interactive terminals")
+    provider = provider_for(instance_id, Capability.PTY, "interactive terminals")
     cols, rows = shutil.get_terminal_size()
     env = {"TERM": os.environ.get("TERM", "xterm")}
     pty = _portal.call(
@@ -109,7 +108,7 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def _provider(instance_id: str, needs: Capability, what: str) -> ComputeProvider:
+def provider_for(instance_id: str, needs: Capability, what: str) -> ComputeProvider:
     """The provider of ``instance_id`` (named by its prefix), refusing in one sentence when it
     lacks ``needs`` or does not know the instance."""
     from praisonai.compute.registry import compute_provider
@@ -127,31 +126,9 @@ def _provider(instance_id: str, needs: Capability, what: str) -> ComputeProvider
     return provider
 
 
-def logs(instance_id: InstanceArg) -> None:
-    """Print the instance's watchdog notices and its background processes' output, each line
-    prefixed with where it came from (read inside the instance; what it printed cannot pass for
-    another source's line, nor reach this terminal as control characters)."""
-    provider = _provider(instance_id, Capability.PROCESSES, "background processes")
-    for source, text in _portal.call(_logs, provider, instance_id):
-        for line in text.splitlines():
-            typer.echo(f"[{source}] {_output.safe(line)}")
-
-
-async def _logs(provider: ComputeProvider, instance_id: str) -> list[tuple[str, str]]:
-    found: list[tuple[str, str]] = []
-    watchdog = getattr(provider, "watchdog_log", None)
-    if watchdog:  # read by a command inside the instance: no host path, no link followed here
-        result = await provider.execute(instance_id, ["cat", "--", watchdog])
-        found.append(("watchdog", result.stdout if result.exit_code == 0 else "(no notices yet)"))
-    for proc in await provider.list_processes(instance_id):
-        for stream in ("stdout", "stderr"):
-            data = await provider.read_process_output(instance_id, proc.process_id, stream=stream)
-            if data:
-                found.append((f"{proc.process_id} {stream}", data.decode("utf-8", "replace")))
-    return found
-
-
 def register(app: typer.Typer) -> None:
     """Add ``shell`` and ``logs`` to the ``praisonai compute`` group."""
+    from praisonai.cli import logs
+
     app.command("shell", cls=PlainCommand)(shell)
-    app.command("logs", cls=PlainCommand)(logs)
+    app.command("logs", cls=PlainCommand)(logs.logs)

@@ -101,3 +101,32 @@ def test_logs_shows_background_output_prefixed_by_its_source(instance: tuple[Com
     assert r.returncode == 0, r.stderr
     assert f"[{proc.process_id} stdout] from-bg" in r.stdout.splitlines()
     assert f"[{proc.process_id} stdout] [watchdog] forged" in r.stdout.splitlines()  # marked as the process's
+
+
+def test_logs_follow_shows_new_lines_as_they_come_until_the_instance_is_gone(
+    instance: tuple[ComputeProvider, str],
+) -> None:
+    provider, instance_id = instance
+    script = "printf 'one\\n'; sleep 1; printf 'tw'; sleep 1; printf 'o\\n'; sleep 600"
+    proc = anyio.run(lambda: provider.start_process(instance_id, script))
+    follower = subprocess.Popen(
+        [*CLI, "compute", "logs", "--follow", instance_id],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert follower.stdout is not None
+        seen: list[str] = []
+        while f"[{proc.process_id} stdout] two\n" not in seen:  # shown once its line ended
+            seen.append(follower.stdout.readline())
+        shown = [line for line in seen if line.startswith(f"[{proc.process_id} stdout]")]
+        assert shown == [f"[{proc.process_id} stdout] one\n", f"[{proc.process_id} stdout] two\n"], seen
+        anyio.run(provider.shutdown, instance_id)
+        _, err = follower.communicate(timeout=_WAIT_S)
+        assert (
+            follower.returncode == 1 and f"instance {instance_id} is gone" in err and "Traceback" not in err
+        )
+    finally:
+        follower.kill()
+        follower.wait()

@@ -192,9 +192,11 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
         return found
 
     def _load(self, instance_id: str) -> Instance:
-        if instance_id in self._known:
-            return self._known[instance_id]
         root = self.root / instance_id
+        known = self._known.get(instance_id)
+        if known is not None and root.is_dir():  # another process may have removed it since
+            return known
+        self._known.pop(instance_id, None)
         try:
             data = json.loads((root / "instance.json").read_text())
         except (FileNotFoundError, NotADirectoryError, json.JSONDecodeError):
@@ -287,7 +289,11 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
         if inst.isolate:  # no --new-session: the transport is a session already, with no tty
             argv = [*isolated_argv(inst, inst.working_dir, new_session=False), *argv]
         kind = SandboxedProcessTransport if inst.isolate else ProcessTransport
-        transport = kind(argv, env=base_env(inst), cwd=str(inst.workspace), die_with_owner=die_with_owner)
+        try:
+            transport = kind(argv, env=base_env(inst), cwd=str(inst.workspace), die_with_owner=die_with_owner)
+        except FileNotFoundError:  # removed by another process just now
+            self._load(instance_id)  # InstanceNotFoundError when it is gone
+            raise
         (inst.root / "pgids" / str(transport.process.pid)).touch()  # shutdown kills its group
         return transport
 
