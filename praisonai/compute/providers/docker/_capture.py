@@ -187,8 +187,10 @@ class CaptureHooks(EnginePart):
         engine = self._engine()
         engine._channels.drop(instance_id)  # the helper's spool is emptied; a new one starts later
         name, definition = container_name(instance_id), cfg.definition_hash()
-        image = await engine._call(commit, engine.api, name, tag, cfg.env, definition)
-        await engine.bind_env(instance_id, cfg.env)  # the emptied spool held it: this instance needs it still
+        own_env = cfg.split_env()[1]  # the defaults are in the container's config, and no secret
+        image = await engine._call(commit, engine.api, name, tag, own_env, definition)
+        if own_env:  # the emptied spool held it: this instance needs it still
+            await engine.bind_env(instance_id, own_env)
         return SnapshotRef(engine.name, image, created_at=time.time())
 
     async def list_captures(self) -> list[CaptureInfo]:
