@@ -14,6 +14,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictInt,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -131,6 +132,9 @@ class ComputeConfig(BaseModel):
     network: Network = "unrestricted"
     """``"none"`` cuts the instance off every network; ``{"allow": [hosts]}`` keeps only those.
     PraisonAI's ``networking=`` is read into it (:func:`network_from_praisonai`)."""
+    ports: list[StrictInt] = Field(default_factory=list)
+    """Ports a vendor that needs them up front (Modal) opens at creation, for ``expose``; any
+    other port is still reached through the exec relay. Other providers reach every port anyway."""
     runtime: Runtime | None = None
     """``"runsc"``: the instance runs under gVisor (a user-space kernel between it and the host),
     checked when it starts; ``"runc"``: a plain container on the host's kernel; ``None``: the
@@ -211,6 +215,16 @@ class ComputeConfig(BaseModel):
                 raise ValueError(f"mount {spec!r} refused: {why}; remove it, or {OPT_IN}")
         return mounts
 
+    @field_validator("ports")
+    @classmethod
+    def _tcp_ports(cls, ports: list[int]) -> list[int]:
+        for port in ports:
+            if not 1 <= port <= 65535:
+                raise ValueError(f"{port} is not a TCP port; give ports from 1 to 65535")
+            if ports.count(port) > 1:
+                raise ValueError(f"{port} is listed twice")
+        return ports
+
     @field_validator("idle_timeout_s", "ttl_s", "retain_s", mode="before")
     @classmethod
     def _lifetime_seconds(cls, value: object, info: ValidationInfo) -> object:
@@ -281,8 +295,8 @@ class ComputeConfig(BaseModel):
         shape = self.model_dump(mode="json", exclude={"metadata", "setup_timeout_s", "allow_host_mounts"})
         shape["env"] = sorted(self.split_env()[1])
         shape["labels"] = sorted(self.labels)
-        for key in ("idle_action", "retain_s"):  # hashes made before these fields stay valid
-            if shape[key] == type(self).model_fields[key].default:
+        for key in ("idle_action", "retain_s", "ports"):  # hashes made before these fields stay valid
+            if shape[key] == type(self).model_fields[key].get_default(call_default_factory=True):
                 del shape[key]
         return _digest(shape)[:16]
 
