@@ -55,6 +55,8 @@ NEEDS: tuple[Need, ...] = (
          lambda c: c.runtime == "runc"),
     Need(Capability.PAUSE, "idle_action", "idle_action='pause'", "the instance paused when idle, files kept",
          lambda c: c.idle_action == "pause"),
+    Need(Capability.PORTS, "ports", "ports", "opened at creation for expose where the vendor needs it",
+         lambda c: bool(c.ports)),
 )  # fmt: skip
 
 #: Every config field some capability governs.

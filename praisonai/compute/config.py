@@ -14,6 +14,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    StrictInt,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -32,6 +33,10 @@ from praisonai._limits import (
 )
 from praisonai.compute.dataclass_fields import changed_fields
 from praisonai.compute.hostmounts import OPT_IN, host_mount_refusal
+from praisonai.compute.network import Network as Network
+from praisonai.compute.network import NetworkAllow as NetworkAllow
+from praisonai.compute.network import network_from_praisonai as network_from_praisonai
+from praisonai.compute.network import networking_data as networking_data
 from praisonai.compute.options import bounded
 
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -43,17 +48,6 @@ _LABEL_KEY = re.compile(r"[a-z0-9][a-z0-9._\-/]*\Z")
 PackageManager = Literal["pip", "apt", "npm"]
 #: The OCI runtimes an instance can ask for: runc (the host's kernel) or runsc (gVisor).
 Runtime = Literal["runc", "runsc"]
-
-
-class NetworkAllow(BaseModel):
-    """Reach only these hosts (``{"allow": ["pypi.org", "files.pythonhosted.org"]}``)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    allow: list[str] = Field(min_length=1)
-
-
-Network = Literal["unrestricted", "none"] | NetworkAllow
 
 
 def check_env_values(env: dict[str, str]) -> None:
@@ -138,6 +132,9 @@ class ComputeConfig(BaseModel):
     network: Network = "unrestricted"
     """``"none"`` cuts the instance off every network; ``{"allow": [hosts]}`` keeps only those.
     PraisonAI's ``networking=`` is read into it (:func:`network_from_praisonai`)."""
+    ports: list[StrictInt] = Field(default_factory=list)
+    """Ports a vendor that needs them up front (Modal) opens at creation, for ``expose``; any
+    other port is still reached through the exec relay. Other providers reach every port anyway."""
     runtime: Runtime | None = None
     """``"runsc"``: the instance runs under gVisor (a user-space kernel between it and the host),
     checked when it starts; ``"runc"``: a plain container on the host's kernel; ``None``: the
@@ -218,6 +215,16 @@ class ComputeConfig(BaseModel):
                 raise ValueError(f"mount {spec!r} refused: {why}; remove it, or {OPT_IN}")
         return mounts
 
+    @field_validator("ports")
+    @classmethod
+    def _tcp_ports(cls, ports: list[int]) -> list[int]:
+        for port in ports:
+            if not 1 <= port <= 65535:
+                raise ValueError(f"{port} is not a TCP port; give ports from 1 to 65535")
+            if ports.count(port) > 1:
+                raise ValueError(f"{port} is listed twice")
+        return ports
+
     @field_validator("idle_timeout_s", "ttl_s", "retain_s", mode="before")
     @classmethod
     def _lifetime_seconds(cls, value: object, info: ValidationInfo) -> object:
@@ -288,8 +295,8 @@ class ComputeConfig(BaseModel):
         shape = self.model_dump(mode="json", exclude={"metadata", "setup_timeout_s", "allow_host_mounts"})
         shape["env"] = sorted(self.split_env()[1])
         shape["labels"] = sorted(self.labels)
-        for key in ("idle_action", "retain_s"):  # hashes made before these fields stay valid
-            if shape[key] == type(self).model_fields[key].default:
+        for key in ("idle_action", "retain_s", "ports"):  # hashes made before these fields stay valid
+            if shape[key] == type(self).model_fields[key].get_default(call_default_factory=True):
                 del shape[key]
         return _digest(shape)[:16]
 
@@ -324,68 +331,6 @@ def _foreign_fields(obj: object) -> dict[str, Any]:
     else:
         data = {name: getattr(obj, name) for name in names if hasattr(obj, name)}
     return data  # a "networking" among them is read by ComputeConfig's own validator
-
-
-#: The keys of PraisonAI's networking dict (its ``NetworkingConfig``'s fields).
-_NETWORKING_KEYS = ("type", "allowed_hosts", "allow_mcp_servers", "allow_package_managers")
-_NETWORKING_RULE = (
-    "networking must be {'type': 'unrestricted'}, {'type': 'limited', 'allowed_hosts': [hosts]} "
-    "(limited with no hosts: no network) or 'none'"
-)
-
-
-def networking_data(networking: object) -> object:
-    """PraisonAI's ``networking`` value as plain data: its ``NetworkingConfig`` (an object with a
-    ``type`` enum) becomes the dict PraisonAI sends (``allowed_hosts``, ``allow_mcp_servers`` and
-    ``allow_package_managers`` for ``limited`` only, as PraisonAI serialises it), an enum member
-    its value; a string, a mapping or ``None`` is returned as it is."""
-    if networking is None or isinstance(networking, str | Mapping):
-        return getattr(networking, "value", networking)
-    kind = getattr(networking, "type", None)
-    if kind is None:
-        return getattr(networking, "value", networking)
-    data: dict[str, Any] = {"type": getattr(kind, "value", kind)}
-    if data["type"] == "limited":
-        for key in _NETWORKING_KEYS[1:]:
-            if getattr(networking, key, None) is not None:
-                data[key] = getattr(networking, key)
-    return data
-
-
-def network_from_praisonai(networking: object) -> Network:
-    """Our ``network`` for PraisonAI's ``networking``: ``{"type": "unrestricted"}`` (or the
-    string) is ``"unrestricted"``; ``"none"`` or ``{"type": "none"}`` is ``"none"``; ``{"type":
-    "limited", "allowed_hosts": [...]}`` is the allowlist ``{"allow": [...]}``, and ``limited``
-    with no hosts no network at all. ``networking`` may be a string, a dict, PraisonAI's
-    ``NetworkingConfig`` or its ``NetworkingType``.
-
-    ``allow_mcp_servers`` and ``allow_package_managers`` are accepted and not enforced: they are
-    the hosted API's switches for its own MCP servers and package mirrors, and an instance of
-    ours reaches exactly the hosts listed (list the package index there if commands install).
-
-    Raises:
-        ValueError: not one of those; one sentence.
-    """
-    data = networking_data(networking)
-    given = dict(data) if isinstance(data, Mapping) else {"type": data}
-    unknown = [str(key) for key in given if key not in _NETWORKING_KEYS]
-    if unknown:
-        raise ValueError(f"networking has no key {unknown[0]!r} (keys: {', '.join(_NETWORKING_KEYS)})")
-    kind, hosts = getattr(given.get("type"), "value", given.get("type")), given.get("allowed_hosts")
-    for key in _NETWORKING_KEYS[2:]:
-        if not isinstance(given.get(key, True), bool):
-            raise ValueError(f"networking {key} must be True or False, not {given[key]!r}")
-    if hosts is not None and not (
-        isinstance(hosts, list | tuple) and all(isinstance(h, str) and h.strip() for h in hosts)
-    ):
-        raise ValueError(f"networking allowed_hosts must be a list of host names, not {hosts!r}")
-    if kind == "limited":
-        return NetworkAllow(allow=list(hosts)) if hosts else "none"
-    if kind in ("unrestricted", "none"):
-        if hosts:
-            raise ValueError(f"networking allowed_hosts apply to type 'limited' only, not {kind!r}")
-        return "unrestricted" if kind == "unrestricted" else "none"
-    raise ValueError(f"{_NETWORKING_RULE}, not {networking!r}")
 
 
 def _describe(exc: ValidationError) -> str:

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from praisonai import ComputeConfig, ConfigError
+from praisonai._types import Capability
+from praisonai.compute.capabilities import unmet
 
 
 def test_defaults_mean_provider_default() -> None:
@@ -24,6 +26,9 @@ def test_defaults_mean_provider_default() -> None:
         ({"mount_paths": ["/a"]}, "mount_paths"),
         ({"network": "sometimes"}, "network"),
         ({"imgae": "typo"}, "imgae"),
+        ({"ports": [0]}, "ports: 0 is not a TCP port"),
+        ({"ports": [8000, 8000]}, "ports: 8000 is listed twice"),
+        ({"ports": [True]}, "ports"),
     ],
 )
 def test_invalid_values_name_the_field(data: dict, needle: str) -> None:
@@ -57,3 +62,14 @@ def test_definition_hash_is_value_free() -> None:
     b = ComputeConfig.coerce({"env": {"TOKEN": "two"}})
     c = ComputeConfig.coerce({"env": {"OTHER": "one"}})
     assert a.definition_hash() == b.definition_hash() != c.definition_hash()
+
+
+def test_ports_change_the_definition_only_when_given() -> None:
+    # the hash every config had before ``ports`` existed: its captures must still be found
+    assert ComputeConfig().definition_hash() == "87e753d9f9ae9778"
+    assert ComputeConfig(ports=[8000]).definition_hash() != ComputeConfig().definition_hash()
+
+
+def test_ports_are_refused_by_a_provider_without_the_capability() -> None:
+    assert [n.field for n in unmet(ComputeConfig(ports=[8000]), set())] == ["ports"]
+    assert unmet(ComputeConfig(ports=[8000]), {Capability.PORTS}) == []

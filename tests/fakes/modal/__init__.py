@@ -31,11 +31,14 @@ Modelled, as the SDK's source shows them (``modal/sandbox/_impl_v2.py``,
 - ``sb.filesystem``: the SDK execs ``/__modal/.bin/modal-sandbox-fs-tools``; the fake installs a
   Python stand-in there (ReadFile, WriteFile, MakeDirectory, Remove) with the same error payloads.
 
+- tunnels (``_tunnels``): ``open_ports`` of ``SandboxCreateV2`` and ``SandboxGetTunnelsV2``; a
+  listener on 127.0.0.1 per port forwards to the container's address, TLS for an encrypted port
+  (``state.tls.ca_file`` is the certificate to trust).
 - ``snapshot_filesystem``: ``docker commit`` of the sandbox (``ImageFromId`` finds it; the fake
   removes the images when it stops); no ttl expiry.
 
 Not modelled (each answers UNIMPLEMENTED naming the method): image builds,
-``snapshot_directory`` / ``mount_image``, memory snapshots, ``from_name``, tunnels, sidecars, PTY,
+``snapshot_directory`` / ``mount_image``, memory snapshots, ``from_name``, sidecars, PTY,
 outbound domain/CIDR allowlists (accepted and recorded on the sandbox, not enforced), secrets,
 volumes, the V1 backend (gpu=), rate limits and quotas.
 """
@@ -109,6 +112,7 @@ class ModalFake:
             self._thread.join(timeout=10)
             # only this fake's: other processes run fakes beside it
             docker.remove(*docker.leftovers(LABEL, self.state.owner))
+            self.state.tls.remove()
             docker.remove_image(
                 *(ref for ref in self.state.images.values() if ref.startswith(SNAPSHOT_REPOSITORY))
             )

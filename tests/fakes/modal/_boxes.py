@@ -7,6 +7,7 @@ import asyncio
 import secrets
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from fakes import docker
 from fakes.modal.fs_tools import FS_TOOLS, FS_TOOLS_PATH
@@ -55,6 +56,9 @@ class Box:
     execs: dict[str, Exec] = field(default_factory=dict)
     env_keys: list[str] = field(default_factory=list)
     finished: asyncio.Event = field(default_factory=asyncio.Event)
+    #: the tunnels of the ports declared at creation (``_tunnels``) and their listeners here
+    tunnels: list[Any] = field(default_factory=list)
+    listeners: list[asyncio.Server] = field(default_factory=list)
 
     def busy(self) -> bool:
         return any(e.code is None for e in self.execs.values())

@@ -19,12 +19,13 @@ from modal_proto import task_command_router_grpc as tcr_grpc
 from modal_proto import task_command_router_pb2 as tcr
 
 from fakes import docker
-from fakes.modal import _boxes
+from fakes.modal import _boxes, _tunnels
 from fakes.modal._boxes import Box
 from fakes.modal._rpc import Counted, with_defaults
 
 # google.protobuf's Empty as the generated module holds it (its stubs are not a dependency)
 _EMPTY: Any = vars(api_pb2)["google_dot_protobuf_dot_empty__pb2"].Empty
+_SUCCESS = api_pb2.GenericResult.GENERIC_STATUS_SUCCESS
 ARG_MAX_BYTES = 65536  # modal/sandbox/_common.py; the worker enforces it too
 
 
@@ -43,6 +44,7 @@ class State:
         self.images: dict[str, str] = {}  # image id -> docker image
         self.boxes: dict[str, Box] = {}
         self.calls: dict[str, int] = {}
+        self.tls = _tunnels.Tls()  # the certificate of every encrypted tunnel
 
     def box(self, sandbox_id: str) -> Box:
         if sandbox_id not in self.boxes:
@@ -62,6 +64,7 @@ class State:
             return
         box.status = status
         box.finished.set()
+        _tunnels.close_tunnels(box)
         await docker.docker_async("rm", "-f", box.container)
 
     async def reap(self) -> None:
@@ -181,8 +184,13 @@ class _Control(api_grpc.ModalClientBase):
             idle_timeout=d.idle_timeout_secs or None,
         )
         box.env_keys = sorted(env)
-        box.definition = d  # type: ignore[attr-defined]  # kept for tests that inspect the call
         self.s.boxes[box.sandbox_id] = box
+        try:
+            await _tunnels.open_tunnels(box, d.open_ports.ports, self.s.tls)
+        except (RuntimeError, OSError) as exc:
+            await self.s.finish(box, "terminated")
+            raise GRPCError(Status.INTERNAL, f"the fake opened no tunnel: {exc}") from exc
+        box.definition = d  # type: ignore[attr-defined]  # kept for tests that inspect the call
         access = api_pb2.CommandRouterAccess(jwt=_jwt(), url=self.s.url)
         await stream.send_message(
             api_pb2.SandboxCreateV2Response(
@@ -197,6 +205,12 @@ class _Control(api_grpc.ModalClientBase):
         else:
             self.s.by_task(req.task_id)
         await stream.send_message(api_pb2.SandboxGetCommandRouterAccessResponse(jwt=_jwt(), url=self.s.url))
+
+    async def SandboxGetTunnelsV2(self, stream: Stream[Any, Any]) -> None:
+        req = await self._req(stream, "SandboxGetTunnelsV2")
+        box = self.s.box(req.sandbox_id)  # a finished sandbox answers its result, no tunnels
+        result = self.s.result(box) if box.status else api_pb2.GenericResult(status=_SUCCESS)
+        await stream.send_message(api_pb2.SandboxGetTunnelsResponse(result=result, tunnels=box.tunnels))
 
     async def SandboxGetTaskIdV2(self, stream: Stream[Any, Any]) -> None:
         req = await self._req(stream, "SandboxGetTaskIdV2")

@@ -18,6 +18,8 @@
   and 3 through ``sb.filesystem``, which runs an exec of Modal's fs tool each time); directory
   trees as a tar stream through an exec (``_files``).
 - captures: ``snapshot_filesystem`` images, found again by tag (``_capture``).
+- ports: a port named in ``ComputeConfig.ports`` is opened at creation and ``expose`` gives its
+  Modal tunnel (HTTPS); any other port goes through the exec relay (``_tunnels``).
 Not offered (refused by capability): GPUs (they force the V1 backend, not yet tested), disk
 limits, host mounts, pause (Modal's own is experimental, for ``_experimental_persistent``
 sandboxes only; a ``snapshot_filesystem`` emulation needs the paused instance's image kept where
@@ -40,8 +42,8 @@ from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.ports import ExecRelayPorts
-from praisonai.compute.providers.modal import _capture, _files, _sdk, _transport
+from praisonai.compute.ports import expose_by_exec
+from praisonai.compute.providers.modal import _capture, _files, _sdk, _transport, _tunnels
 from praisonai.compute.providers.modal._linger import LingeringPool
 from praisonai.compute.providers.modal._sdk import translated
 from praisonai.compute.providers.modal._transport import ModalExecTransport
@@ -69,7 +71,7 @@ class ModalOptions(ProviderOptions):
     environment: str | None = None
 
 
-class ModalCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
+class ModalCompute(ChannelMixin, ComputeProvider):
     """Instances are Modal Sandboxes; see the module docstring."""
 
     name = "modal"
@@ -81,7 +83,7 @@ class ModalCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
             Capability.NETWORK_NONE,
             Capability.NETWORK_ALLOWLIST,
             Capability.CAPTURE,
-            Capability.PORTS,  # emulated: a relay through the exec stream (compute.ports)
+            Capability.PORTS,  # Modal's tunnels for declared ports, else the exec relay (_tunnels)
         }
     )
     requires = ("modal",)
@@ -98,15 +100,22 @@ class ModalCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
         self._sandboxes: dict[str, Any] = {}
         self._workdirs: dict[str, str] = {}
         self._idle_timeout_s: dict[str, float] = {}
+        self._ports: dict[str, frozenset[int]] = {}  # declared at creation: these have tunnels
 
     @property
     def options(self) -> ModalOptions:
         return self._opts
 
     def check_supported(self, cfg: ComputeConfig) -> None:
-        """Also load the SDK, so that an unreadable Modal config is refused before anything is
-        recorded or made (importing modal reads it)."""
+        """Also refuse ``ports`` under ``network='none'`` (Modal opens none there) and load the SDK,
+        so that an unreadable Modal config is refused before anything is recorded or made
+        (importing modal reads it)."""
         super().check_supported(cfg)
+        if cfg.ports and cfg.network == "none":
+            raise ConfigError(
+                "Modal opens no port of a sandbox without network (network='none'): drop one or the other",
+                op="provision",
+            )
         _sdk.load()
 
     def unavailable_reason(self) -> str | None:
@@ -146,6 +155,7 @@ class ModalCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
                 with translated("lookup", instance_id):
                     tags = await sb.get_tags.aio()
                 self._workdirs[instance_id] = tags.get(TAG_WORKDIR, "/workspace")
+                self._ports[instance_id] = _tunnels.from_tags(tags)
                 if idle_timeout_s := tags.get(TAG_IDLE_TIMEOUT_S) or tags.get(_TAG_IDLE_BEFORE):
                     self._idle_timeout_s[instance_id] = float(idle_timeout_s)
         if sb is None:
@@ -208,7 +218,8 @@ class ModalCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
             cidrs, domains = _split_allow(cfg.network.allow)
             kwargs["outbound_cidr_allowlist"] = cidrs or None
             kwargs["outbound_domain_allowlist"] = domains or None
-        kwargs["tags"] = {**labels, TAG_WORKDIR: cfg.working_dir}
+        kwargs.update(_tunnels.create_kwargs(cfg.ports))
+        kwargs["tags"] = {**labels, TAG_WORKDIR: cfg.working_dir, **_tunnels.tag(cfg.ports)}
         if kwargs["idle_timeout"]:
             kwargs["tags"][TAG_IDLE_TIMEOUT_S] = str(kwargs["idle_timeout"])
         try:
@@ -219,6 +230,7 @@ class ModalCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
             sb = await self._find(instance_id, fresh=True)
         self._sandboxes[instance_id] = sb
         self._workdirs[instance_id] = cfg.working_dir
+        self._ports[instance_id] = frozenset(cfg.ports)
         if kwargs["idle_timeout"]:
             self._idle_timeout_s[instance_id] = float(kwargs["idle_timeout"])
         return self._info(instance_id, sb.object_id, labels)
@@ -306,6 +318,18 @@ class ModalCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
 
     async def _ping(self, instance_id: str) -> None:
         """Nothing: Modal sees a transfer itself (``sb.filesystem`` and tar run as execs)."""
+
+    # ---- ports ---------------------------------------------------------------------------------
+
+    async def _expose(self, instance_id: str, port: int) -> str:
+        """A port declared at creation: its Modal tunnel's HTTPS URL (nothing forwarded here).
+        Any other port: the exec relay's ``http://127.0.0.1:N``, as on the docker pool, since
+        Modal cannot open a port on a running sandbox."""
+        await self._find(instance_id)  # another process's sandbox: its tags name the ports
+        if port in self._ports.get(instance_id, frozenset()):
+            # asked afresh: the SDK caches tunnels on the handle, and would answer for a gone sandbox
+            return await _tunnels.url(await self._find(instance_id, fresh=True), port, instance_id)
+        return await expose_by_exec(self, instance_id, port)
 
     # ---- exec ------------------------------------------------------------------------------
 
