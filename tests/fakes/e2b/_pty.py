@@ -63,14 +63,22 @@ class PtyProc(Output):
         with contextlib.suppress(OSError):
             while chunk := self._sock.recv(_CHUNK):
                 self.append("pty", chunk)
-        while (state := self._client.api.exec_inspect(self._exec_id)).get("Running"):
-            time.sleep(_POLL_S)
+        code = self._exit_code()
         with contextlib.suppress(OSError):
             self._sock.close()
             self._stream.close()
         self._client.close()
+        self.ended(137 if code is None else code)
+
+    def _exit_code(self) -> int | None:
+        """The exec's exit code once it ended; ``None`` when its container went (killed with it)."""
+        try:
+            while (state := self._client.api.exec_inspect(self._exec_id)).get("Running"):
+                time.sleep(_POLL_S)
+        except docker_py.errors.APIError:  # the sandbox was killed under it
+            return None
         code = state.get("ExitCode")
-        self.ended(137 if code is None else int(code))
+        return None if code is None else int(code)
 
     def send(self, data: bytes) -> bool:
         """Type ``data`` into the terminal; False once the program has ended."""
