@@ -8,6 +8,8 @@ run."""
 
 from __future__ import annotations
 
+import time
+
 import anyio
 import pytest
 
@@ -130,6 +132,27 @@ def test_env_values_stay_off_command_lines(fake: E2BFake) -> None:
             await _until(pty, b"got-15")
             listed = await p.execute(iid, "ps -eo args")
             assert secret not in listed.stdout
+
+    try:
+        _portal.call(check)
+    finally:
+        _portal.call(p.shutdown, iid)
+
+
+def test_a_terminal_nobody_reads_closes_promptly(fake: E2BFake) -> None:
+    p = E2BCompute()
+    iid = _portal.call(p.provision).instance_id
+
+    async def check() -> None:
+        pty = await p.open_pty(iid, command=["yes", "praisonai-unread"])
+        await pty.read()
+        await anyio.sleep(2)  # the client's buffer fills; the stream, then the program, wait
+        started = time.monotonic()
+        await pty.close()
+        assert time.monotonic() - started < 4, "close waited on the full buffer"
+        assert await pty.wait() == 137
+        left = await p.execute(iid, "ps -eo args | grep '^yes praisonai-unread' || true")
+        assert left.stdout == ""
 
     try:
         _portal.call(check)

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
 import secrets
 import shlex
 from collections.abc import Callable, Mapping
@@ -37,6 +36,9 @@ from praisonai.compute.providers.e2b._errors import translated
 from praisonai.compute.providers.e2b._exec import bound_env
 
 PTY_MARKER = "PRAISONAI_PTY"
+#: Output chunks kept for the reader: a fuller buffer holds the SDK's stream (and envd, and the
+#: program, as a terminal nobody reads holds it), so output nobody reads cannot fill memory.
+_BUFFERED_CHUNKS = 256
 
 
 class E2BPty(Pty):
@@ -115,6 +117,7 @@ class E2BPty(Pty):
         if self._closed:
             return
         self._closed = True
+        self._output.close()  # output now goes nowhere: a stream held by a full buffer goes on
         with anyio.CancelScope(shield=True):
             with anyio.move_on_after(_limits.KILL_GRACE_S), contextlib.suppress(PraisonAIError):
                 await self._kill()
@@ -122,7 +125,6 @@ class E2BPty(Pty):
                 await self._ended.wait()  # envd reports the end: the watcher finishes cleanly
             await self._handle.disconnect()
             self._watcher.cancel()
-            self._output.close()
 
     async def _kill(self) -> None:
         """Every process carrying the marker (run as the sandbox's commands run), then the pid."""
@@ -166,11 +168,11 @@ async def open_e2b_pty(
         PTY_MARKER: marker.split("=", 1)[1],
     }
     cols, rows = size
-    sink, output = anyio.create_memory_object_stream[bytes](math.inf)
+    sink, output = anyio.create_memory_object_stream[bytes](_BUFFERED_CHUNKS)
 
-    def take(chunk: bytes) -> None:
+    async def take(chunk: bytes) -> None:  # the SDK awaits it: a full buffer holds its stream
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # closed
-            sink.send_nowait(bytes(chunk))
+            await sink.send(bytes(chunk))
 
     with translated("open_pty"):
         # timeout=0: the terminal's stream has no deadline (the SDK's default would end it at 60 s)
