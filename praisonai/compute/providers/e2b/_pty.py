@@ -167,14 +167,19 @@ async def open_e2b_pty(
         "PROMPT_COMMAND": start_line(argv, cwd, env_file, list(env)),
         PTY_MARKER: marker.split("=", 1)[1],
     }
-    cols, rows = size
+    pty_size = PtySize(rows=size[1], cols=size[0])
     sink, output = anyio.create_memory_object_stream[bytes](_BUFFERED_CHUNKS)
 
     async def take(chunk: bytes) -> None:  # the SDK awaits it: a full buffer holds its stream
         with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # closed
             await sink.send(bytes(chunk))
 
-    with translated("open_pty"):
-        # timeout=0: the terminal's stream has no deadline (the SDK's default would end it at 60 s)
-        handle = await sandbox.pty.create(PtySize(rows=rows, cols=cols), on_data=take, envs=envs, timeout=0)
+    try:
+        with translated("open_pty"):
+            # timeout=0: the stream has no deadline (the SDK's default would end it at 60 s)
+            handle = await sandbox.pty.create(pty_size, on_data=take, envs=envs, timeout=0)
+    except BaseException:
+        sink.close()
+        output.close()
+        raise
     return E2BPty(sandbox, handle, marker, (sink, output), on_use)
