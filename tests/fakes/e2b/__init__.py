@@ -40,8 +40,8 @@ envd's env from ``envVars`` is given to each process, not stored in the containe
 /snapshots?name=`` lists them, and a create whose ``templateID`` is a snapshot's id or name starts
 from it. What it does not model: authentication beyond "a key is present" (``REFUSED_KEY`` gets
 401), templates, memory snapshots, ``mode="filesystem"`` pauses, the ``filesystem.Filesystem``
-RPC service (stat, list, watch…), ``stream_input``, users (commands run as root), egress
-rules (stored, not enforced), rate limits.
+RPC service (stat, list, watch…), ``stream_input``, users (commands run as root), a template's
+own shell startup files (bash's are the image's), egress rules (stored, not enforced), rate limits.
 The SDK must be pointed at it with ``E2B_API_URL``, ``E2B_SANDBOX_URL`` (every sandbox behind one
 URL, told apart by the ``E2b-Sandbox-Id`` header, as the SDK sends it) and HTTP/1.1
 (``E2B_HTTP_VERSION=1.1``): :meth:`E2BFake.env` gives those.
