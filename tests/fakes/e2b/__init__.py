@@ -15,8 +15,9 @@ What it models (the e2b 2.63 wheel, read from its source):
   as ``paused``, is never expired by the clock, refuses envd and ``timeout``/``snapshots``
   (409, assumed), and ``connect`` resumes it (``docker unpause``, ``end_at = now + timeout``);
 - envd's ``process.Process`` Connect service (start, connect, list, send_input, close_stdin,
-  send_signal = SIGKILL of the process group) through the wheel's generated server stub, and
-  envd's ``GET/POST /files`` (raw bytes; multipart or octet-stream uploads, parents created);
+  send_signal = SIGKILL of the process group, update = a terminal's resize) through the wheel's
+  generated server stub, and envd's ``GET/POST /files`` (raw bytes; multipart or octet-stream
+  uploads, parents created);
 - a process as a long-lived stream, as the provider's helper channel uses it: ``start`` with
   ``stdin=True`` and no deadline streams output events (raw bytes, which the SDK decodes) until
   the process has exited and its pipes are closed, with a keepalive event each second of silence
@@ -25,6 +26,9 @@ What it models (the e2b 2.63 wheel, read from its source):
   without stdin or after ``close_stdin`` fails (FAILED_PRECONDITION, assumed: the SDK makes any
   code a ``SandboxException``); ``close_stdin`` is EOF;
   ``calls`` counts every request (the vendor calls an operation costs);
+- a Start with a ``pty`` (the SDK's ``sandbox.pty``): the command on a real pseudo-terminal in the
+  container of the size asked for, its output as ``DataEvent.pty``, ``send_input`` as ``pty``
+  typed into it, ``update`` resizing it (``_pty``);
 - every sandbox is a real local docker container (``praisonai-sandbox:latest``, labelled
   ``praisonai.test.e2b-fake``), commands run as ``/bin/bash -l -c`` there, so exit codes,
   stdout/stderr, stdin, timeouts and file bytes are real. The SDK's own behaviour on top is then
@@ -36,8 +40,8 @@ envd's env from ``envVars`` is given to each process, not stored in the containe
 /snapshots?name=`` lists them, and a create whose ``templateID`` is a snapshot's id or name starts
 from it. What it does not model: authentication beyond "a key is present" (``REFUSED_KEY`` gets
 401), templates, memory snapshots, ``mode="filesystem"`` pauses, the ``filesystem.Filesystem``
-RPC service (stat, list, watch…), PTYs, ``stream_input``, users (commands run as root), egress
-rules (stored, not enforced), rate limits.
+RPC service (stat, list, watch…), ``stream_input``, users (commands run as root), a template's
+own shell startup files (bash's are the image's), egress rules (stored, not enforced), rate limits.
 The SDK must be pointed at it with ``E2B_API_URL``, ``E2B_SANDBOX_URL`` (every sandbox behind one
 URL, told apart by the ``E2b-Sandbox-Id`` header, as the SDK sends it) and HTTP/1.1
 (``E2B_HTTP_VERSION=1.1``): :meth:`E2BFake.env` gives those.
@@ -63,6 +67,7 @@ from e2b.envd.process.process_connect import ProcessWSGIApplication
 from fakes import docker
 from fakes.e2b import _sandboxes
 from fakes.e2b._envd import ProcessService, files
+from fakes.e2b._pty import PtyProc
 from fakes.e2b._sandboxes import Proc
 
 ENVD_VERSION = "0.6.4"
@@ -80,7 +85,7 @@ class FakeSandbox:
     end_at: float
     request: dict[str, Any]  # the create body as sent (network, lifecycle… for tests to read)
     envs: dict[str, str] = dataclasses.field(default_factory=dict)  # envd's, given to processes
-    procs: dict[int, Proc] = dataclasses.field(default_factory=dict)
+    procs: dict[int, Proc | PtyProc] = dataclasses.field(default_factory=dict)
     paused: bool = False
 
     def touch(self) -> None:

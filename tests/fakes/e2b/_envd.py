@@ -20,6 +20,7 @@ from connectrpc.errors import ConnectError
 from e2b.envd.process import process_pb as pb
 from protobuf import Oneof
 
+from fakes.e2b._pty import PtyProc
 from fakes.e2b._sandboxes import Proc, container_exec
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ class ProcessService:
             raise ConnectError(Code.UNAVAILABLE, f"The sandbox {sandbox_id} was not found")
         return sandbox
 
-    def _proc(self, ctx: Any, selector: Any) -> Proc:
+    def _proc(self, ctx: Any, selector: Any) -> Proc | PtyProc:
         sandbox = self._sandbox(ctx)
         pid = selector.selector.value if selector and selector.selector else None
         proc = sandbox.procs.get(pid) if isinstance(pid, int) else None
@@ -52,14 +53,20 @@ class ProcessService:
     def start(self, request: Any, ctx: Any) -> Iterator[Any]:
         sandbox = self._sandbox(ctx)
         config = request.process
-        proc = Proc(
-            sandbox.container,
-            config.cmd,
-            list(config.args),
-            {**sandbox.envs, **config.envs},  # envd gives every process the sandbox's env
-            config.cwd or None,
-            bool(request.stdin),
-        )
+        envs = {**sandbox.envs, **config.envs}  # envd gives every process the sandbox's env
+        proc: Proc | PtyProc
+        if request.pty is not None:  # on a terminal: its size is the Start's
+            size = (request.pty.size.cols, request.pty.size.rows) if request.pty.size else (80, 24)
+            proc = PtyProc(sandbox.container, config.cmd, list(config.args), envs, config.cwd or None, size)
+        else:
+            proc = Proc(
+                sandbox.container,
+                config.cmd,
+                list(config.args),
+                envs,
+                config.cwd or None,
+                bool(request.stdin),
+            )
         sandbox.procs[proc.pid] = proc
         sandbox.touch()
         yield pb.StartResponse(event=_started(proc.pid))
@@ -70,7 +77,7 @@ class ProcessService:
         yield pb.ConnectResponse(event=_started(proc.pid))
         yield from self._follow(proc, pb.ConnectResponse, ctx.timeout_ms)
 
-    def _follow(self, proc: Proc, wrap: Any, timeout_ms: float | None) -> Iterator[Any]:
+    def _follow(self, proc: Proc | PtyProc, wrap: Any, timeout_ms: float | None) -> Iterator[Any]:
         """Output events until the process ends. At the call's deadline (the SDK's ``timeout``,
         sent as ``Connect-Timeout-Ms``) the stream ends with DEADLINE_EXCEEDED and the process
         keeps running, as envd's does; a client that goes away stops this generator, never the
@@ -84,7 +91,9 @@ class ProcessService:
                 proc.readers.pop(reader, None)
                 proc.cond.notify_all()  # a pump waiting on this reader goes on
 
-    def _stream(self, proc: Proc, wrap: Any, deadline: float | None, reader: object) -> Iterator[Any]:
+    def _stream(
+        self, proc: Proc | PtyProc, wrap: Any, deadline: float | None, reader: object
+    ) -> Iterator[Any]:
         while True:
             if deadline is not None and time.monotonic() >= deadline:
                 raise ConnectError(Code.DEADLINE_EXCEEDED, "context deadline exceeded")
@@ -122,7 +131,11 @@ class ProcessService:
         )
 
     def send_input(self, request: Any, ctx: Any) -> Any:
-        if not self._proc(ctx, request.process).send(request.input.input.value):
+        """Input for a terminal goes as ``pty``, for a pipe as ``stdin``; the other kind is refused
+        (FAILED_PRECONDITION, assumed), as is input after the pipe was closed."""
+        proc = self._proc(ctx, request.process)
+        given = request.input.input if request.input else None
+        if given is None or (given.field == "pty") != proc.pty or not proc.send(given.value):
             raise ConnectError(Code.FAILED_PRECONDITION, "stdin not enabled or closed")
         return pb.SendInputResponse()
 
@@ -135,7 +148,13 @@ class ProcessService:
         return pb.SendSignalResponse()
 
     def update(self, request: Any, ctx: Any) -> Any:
-        raise ConnectError(Code.UNIMPLEMENTED, "the e2b fake has no pty")
+        """Resize a terminal (``pty.size``); a process without one is refused (assumed)."""
+        proc = self._proc(ctx, request.process)
+        size = request.pty.size if request.pty else None
+        if not isinstance(proc, PtyProc) or size is None:
+            raise ConnectError(Code.FAILED_PRECONDITION, f"process {proc.pid} has no terminal")
+        proc.resize(size.cols, size.rows)
+        return pb.UpdateResponse()
 
     def stream_input(self, request: Any, ctx: Any) -> Any:
         raise ConnectError(Code.UNIMPLEMENTED, "the e2b fake has no stream_input (use send_input)")

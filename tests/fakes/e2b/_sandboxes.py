@@ -43,56 +43,36 @@ def container_exec(
 _BACKLOG_BYTES = 4 * 1024 * 1024
 
 
-class Proc:
-    """One command in a container, run as envd runs it (``/bin/bash -l -c``) in its own
-    process group, whose pid is the in-container pid (what ``commands.kill(pid)`` names)."""
+class Output:
+    """A process's output as events (``(stream name, chunk)``) that several readers follow, each
+    at its own pace, and its exit code once it ended; :class:`Proc` and the fake's pty process
+    (``_pty.PtyProc``) fill it."""
 
-    def __init__(
-        self, container: str, cmd: str, args: list[str], envs: Mapping[str, str], cwd: str | None, stdin: bool
-    ) -> None:
-        argv = ["exec", "-i"]
-        if cwd:
-            argv += ["-w", cwd]
-        for key, value in envs.items():
-            argv += ["-e", f"{key}={value}"]
-        # "echo $$" first: the group leader's pid, then exec keeps it for the command itself.
-        argv += [container, "/bin/sh", "-c", 'echo $$; exec "$0" "$@"', cmd, *args]
-        self.container = container
-        self.cmd, self.args, self.envs, self.cwd = cmd, args, dict(envs), cwd or ""
-        self.popen = docker.popen(*argv)
-        assert (
-            self.popen.stdout is not None and self.popen.stderr is not None and self.popen.stdin is not None
-        )
-        self.pid = int(self.popen.stdout.readline().strip() or 0)
-        self.stdin_open = stdin
-        self._stdin_lock = threading.Lock()  # envd writes one input at a time, in arrival order
-        if not stdin:
-            self.popen.stdin.close()
-        self.events: list[tuple[str, bytes]] = []  # ("stdout"|"stderr", chunk), in arrival order
+    pty = False  # a pseudo-terminal's process: input and resize go to its terminal
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, bytes]] = []  # (stream, chunk), in arrival order
         self.first = 0  # the number of events before events[0]: dropped, every reader had them
         self.readers: dict[object, int] = {}  # a reader → how many events it has had
         self.kept_bytes = 0  # of the events kept: while readers lag this much, the pump waits
         self.cond = threading.Condition()
         self.exit_code: int | None = None
-        self._readers = [
-            threading.Thread(target=self._pump, args=(name, pipe), daemon=True)
-            for name, pipe in (("stdout", self.popen.stdout), ("stderr", self.popen.stderr))
-        ]
-        for reader in self._readers:
-            reader.start()
-        threading.Thread(target=self._reap, daemon=True).start()
 
-    def _pump(self, name: str, pipe: object) -> None:
-        read = pipe.read1  # type: ignore[attr-defined]
-        while chunk := read(65536):
-            with self.cond:
-                # back-pressure, as a stream has: output its readers have not taken yet waits in
-                # the pipe, not here (without readers it is kept, for one that connects later)
-                while self.readers and self.kept_bytes > _BACKLOG_BYTES:
-                    self.cond.wait(1)
-                self.events.append((name, chunk))
-                self.kept_bytes += len(chunk)
-                self.cond.notify_all()
+    def append(self, name: str, chunk: bytes) -> None:
+        """Keep an output chunk, waiting first while readers lag (back-pressure, as a stream has:
+        output its readers have not taken yet waits in the pipe, not here; without readers it is
+        kept, for one that connects later)."""
+        with self.cond:
+            while self.readers and self.kept_bytes > _BACKLOG_BYTES:
+                self.cond.wait(1)
+            self.events.append((name, chunk))
+            self.kept_bytes += len(chunk)
+            self.cond.notify_all()
+
+    def ended(self, code: int) -> None:
+        with self.cond:
+            self.exit_code = code
+            self.cond.notify_all()
 
     def caught_up(self, reader: object) -> bool:
         """(``cond`` held) Whether ``reader`` has had every event so far."""
@@ -112,6 +92,46 @@ class Proc:
         self.cond.notify_all()  # the pump may go on
         return pending, self.exit_code
 
+
+class Proc(Output):
+    """One command in a container, run as envd runs it (``/bin/bash -l -c``) in its own
+    process group, whose pid is the in-container pid (what ``commands.kill(pid)`` names)."""
+
+    def __init__(
+        self, container: str, cmd: str, args: list[str], envs: Mapping[str, str], cwd: str | None, stdin: bool
+    ) -> None:
+        super().__init__()
+        argv = ["exec", "-i"]
+        if cwd:
+            argv += ["-w", cwd]
+        for key, value in envs.items():
+            argv += ["-e", f"{key}={value}"]
+        # "echo $$" first: the group leader's pid, then exec keeps it for the command itself.
+        argv += [container, "/bin/sh", "-c", 'echo $$; exec "$0" "$@"', cmd, *args]
+        self.container = container
+        self.cmd, self.args, self.envs, self.cwd = cmd, args, dict(envs), cwd or ""
+        self.popen = docker.popen(*argv)
+        assert (
+            self.popen.stdout is not None and self.popen.stderr is not None and self.popen.stdin is not None
+        )
+        self.pid = int(self.popen.stdout.readline().strip() or 0)
+        self.stdin_open = stdin
+        self._stdin_lock = threading.Lock()  # envd writes one input at a time, in arrival order
+        if not stdin:
+            self.popen.stdin.close()
+        self._readers = [
+            threading.Thread(target=self._pump, args=(name, pipe), daemon=True)
+            for name, pipe in (("stdout", self.popen.stdout), ("stderr", self.popen.stderr))
+        ]
+        for reader in self._readers:
+            reader.start()
+        threading.Thread(target=self._reap, daemon=True).start()
+
+    def _pump(self, name: str, pipe: object) -> None:
+        read = pipe.read1  # type: ignore[attr-defined]
+        while chunk := read(65536):
+            self.append(name, chunk)
+
     def _reap(self) -> None:
         code = self.popen.wait()
         for reader in self._readers:
@@ -123,9 +143,7 @@ class Proc:
             self.stdin_open = False
             assert self.popen.stdin is not None
             self.popen.stdin.close()
-        with self.cond:
-            self.exit_code = code
-            self.cond.notify_all()
+        self.ended(code)
 
     def send(self, data: bytes) -> bool:
         """Write to the command's stdin; False when it has none (started without, or closed)."""

@@ -10,8 +10,8 @@
   idle or past its ttl, with no client alive (``self_stop``). E2B caps a timeout at the plan's
   maximum (1 h Hobby, 24 h Pro); an instance without ``auto_shutdown`` is renewed up to that.
   What counts as activity, and who renews: ``_renewal``.
-- **Exec and files**: ``_exec`` (run in the background, exit code from ``CommandExitException``,
-  kill at the timeout) and ``_files`` (bytes both ways with ``format="bytes"``; trees as tar).
+- **Exec, files, terminals**: ``_exec`` (run in the background, exit code from ``CommandExitException``,
+  kill at the timeout), ``_files`` (bytes both ways with ``format="bytes"``; trees as tar), ``_pty``.
 - **Background processes, sessions, bind_env** go through our helper channel (``ChannelMixin``)
   over one long-lived envd process each (``_channel``, which says why that is binary-safe here).
   Exec stays native: measured through the wire fake, ``execute("true")`` costs 1 envd call
@@ -33,6 +33,7 @@ import os
 import posixpath
 import shlex
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -45,6 +46,7 @@ from praisonai._errors import (
     ProvisionError,
 )
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
@@ -65,6 +67,7 @@ from praisonai.compute.providers.e2b._meta import (
     status_of,
     timeout_for,
 )
+from praisonai.compute.providers.e2b._pty import open_e2b_pty
 from praisonai.compute.providers.e2b._renewal import Renewals
 from praisonai.runtime import processes
 from praisonai.runtime.channel import Channel
@@ -94,6 +97,7 @@ class E2BCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
             Capability.CAPTURE,
             Capability.PORTS,  # emulated: a relay through the envd process stream (compute.ports)
             Capability.PAUSE,
+            Capability.PTY,
         }
         | CHANNEL_CAPABILITIES
     )
@@ -323,6 +327,20 @@ class E2BCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         sandbox = await self._sandbox(instance_id)
         await _files.download(sandbox, instance_id, self._path(instance_id, remote), local)
+
+    async def _open_pty(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> Pty:
+        """The SDK's own pty (``_pty``); what is typed or printed renews the sandbox."""
+        sandbox, path = await self._sandbox(instance_id), self._path(instance_id, cwd or ".")
+        renew, env_file = self._renewals.soon_for(instance_id), self._env_file(instance_id)
+        return await open_e2b_pty(sandbox, command, path, env, env_file, (cols, rows), renew)
 
     def _path(self, instance_id: str, path: str) -> str:
         """``path`` in the sandbox: relative paths resolve against the instance's working dir."""

@@ -38,18 +38,25 @@ def wrapper(command: str, cwd: str, group_file: str, env_file: str = "", names: 
     ``sh -c`` as every provider does. Values never appear here: they come from the env."""
     group = shlex.quote(group_file)
     inner = f'echo $$ > {group}; exec /bin/sh -c -- "$0"'
-    bound = ""
-    if env_file:
-        kept = [name for name in names if _NAME.fullmatch(name)]
-        save = "".join(f'__praisonai_{i}="${name}"; ' for i, name in enumerate(kept))
-        restore = "".join(f'export {name}="$__praisonai_{i}"; ' for i, name in enumerate(kept))
-        source = shlex.quote(env_file)
-        bound = f"if [ -r {source} ]; then {save}set -a; . {source}; set +a; {restore}fi; "
+    bound = bound_env(env_file, names)
     return (
         f"cd -- {shlex.quote(cwd)} 2>/dev/null || {{ echo {shlex.quote(NO_CWD_MARK)} >&2; "
         f"exit {NO_CWD_EXIT}; }}; {bound}setsid -w /bin/sh -c {shlex.quote(inner)} {shlex.quote(command)}; "
         f"s=$?; rm -f {group}; exit $s"
     )
+
+
+def bound_env(env_file: str, names: Iterable[str]) -> str:
+    """Shell code (``;``-terminated, empty without ``env_file``) exporting the env bound by
+    ``bind_env`` from ``env_file`` when it exists, the variables ``names`` keeping the values they
+    had (a call's own env wins over the bound one)."""
+    if not env_file:
+        return ""
+    kept = [name for name in names if _NAME.fullmatch(name)]
+    save = "".join(f'__praisonai_{i}="${name}"; ' for i, name in enumerate(kept))
+    restore = "".join(f'export {name}="$__praisonai_{i}"; ' for i, name in enumerate(kept))
+    source = shlex.quote(env_file)
+    return f"if [ -r {source} ]; then {save}set -a; . {source}; set +a; {restore}fi; "
 
 
 async def run(

@@ -7,7 +7,8 @@ of the idle limit, so a renewal is due long before the deadline. Activity is:
 - a provider call (``renew``, from the event loop), and a native exec while it runs
   (``keep_alive``);
 - channel traffic (``soon``, from any thread: a request sent to the helper or input typed into a
-  session), renewed in a thread of its own so a request never waits for the control plane;
+  session) and a terminal's input and output, renewed in a thread of its own so a request never
+  waits for the control plane;
 - a session command that runs quietly: the keeper thread of an instance with a channel renews
   while ``praisonai.compute._activity`` says the instance is busy.
 """
@@ -88,6 +89,10 @@ class Renewals:
         # A sandbox that is gone is reported by the next call that needs it, not from this thread.
         with contextlib.suppress(PraisonAIError), translated("renew", instance_id):
             Sandbox.set_timeout(sandbox.sandbox_id, renewal_s(metadata), **self._params())
+
+    def soon_for(self, instance_id: str) -> Callable[[], None]:
+        """:meth:`soon` for ``instance_id``, for traffic that reports itself (a terminal's)."""
+        return lambda: self.soon(instance_id)
 
     def keep(self, instance_id: str) -> None:
         """Start the instance's keeper thread, once: it renews while a session command runs."""
