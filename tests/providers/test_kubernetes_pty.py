@@ -2,10 +2,18 @@
 against the loopback fake, whose ``tty=true`` exec is a docker exec on a real pseudo-terminal.
 What the conformance suite's pty checks (test_conformance.py) leave out: the instance's env, user
 and working dir, the caller's env kept off the command line, SIGWINCH, a signal's exit code, and
-the v4 subprotocol."""
+the v4 subprotocol; and the fake's TTY against a second client, ``kubectl exec -it``."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import select
+import shutil
+import struct
+import subprocess
+import termios
+import time
 from pathlib import Path
 
 import anyio
@@ -108,3 +116,46 @@ def test_a_terminal_over_v4(docker_ok: None, tmp_path: Path) -> None:
             assert b"v4-42\r\n" in seen and code == 6, seen
         finally:
             _portal.call(p.shutdown, iid)
+
+
+def test_kubectl_exec_it_gets_a_terminal_of_its_size(
+    fake: KubernetesFake, ctx: Context, tmp_path: Path
+) -> None:
+    """The fake's TTY wire against kubectl's own: a terminal, sized from kubectl's resize message
+    (it arrives after the start, so the program waits for it), and the exit code."""
+    if shutil.which("kubectl") is None:
+        pytest.skip("kubectl is not installed")
+    env = {**os.environ, "KUBECONFIG": str(fake.write_kubeconfig(tmp_path / "kc", namespace="sbx"))}
+    pod = ctx.instance_id.replace("_", "-")
+    script = 'i=0; while [ "$(stty size)" != "33 77" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i+1)); done; '
+    script += "stty size; [ -t 0 ] && echo is-a-tty; exit 5"
+    main, side = os.openpty()
+    fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 33, 77, 0, 0))
+    argv = ["kubectl", "exec", "-it", pod, "--", "/bin/sh", "-c", script]
+    kubectl = subprocess.Popen(argv, stdin=side, stdout=side, stderr=side, env=env, start_new_session=True)
+    os.close(side)
+    try:
+        out = _drain(main, time.monotonic() + _WAIT_S)
+        assert kubectl.wait(timeout=_WAIT_S) == 5, out
+    finally:
+        os.close(main)
+        if kubectl.poll() is None:
+            kubectl.kill()
+            kubectl.wait()
+    assert b"33 77" in out and b"is-a-tty" in out, out
+
+
+def _drain(fd: int, deadline: float) -> bytes:
+    """What a pseudo-terminal's other side printed until it closed (EIO) or ``deadline``."""
+    out = b""
+    while time.monotonic() < deadline:
+        if not select.select([fd], [], [], 0.2)[0]:
+            continue
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except OSError:  # EIO: every process on the other side has closed it
+            break
+        if not chunk:
+            break
+        out += chunk
+    return out
