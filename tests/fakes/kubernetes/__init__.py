@@ -28,13 +28,14 @@ Modelled:
   ``matchLabels`` when the pod starts runs it with ``--network none`` (enforced, as a CNI that
   enforces policies would). Egress rules with peers are stored, not enforced.
 - ``pods/{name}/exec`` over WebSocket (see ``_exec``): ``v5.channel.k8s.io`` and
-  ``v4.channel.k8s.io`` (``protocols`` limits what the fake offers, to test v4 servers).
+  ``v4.channel.k8s.io`` (``protocols`` limits what the fake offers, to test v4 servers); with
+  ``tty=true`` on a real pseudo-terminal, resized from channel 4 (see ``_tty``).
 
 - agent-sandbox (with ``agent_sandbox=True``): its CRDs' API groups, warm pools, claims and
   sandboxes, reconciled by a stand-in for its controllers — see ``_warm``; not the real controller.
 
 Not modelled: authentication and RBAC, namespaces as objects, update/patch, resourceVersion
-semantics beyond a counter, graceful deletion, SPDY, TTYs, attach/logs/port-forward, other kinds.
+semantics beyond a counter, graceful deletion, SPDY, attach/logs/port-forward, other kinds.
 Faults: ``fail_next(status)`` answers the next API call (not exec) with that status;
 ``lose_next_answer(status)`` performs the next create, then drops the connection (0) or answers
 that status instead of the object.

@@ -3,9 +3,9 @@
 Channels (first byte of every data message): 0 stdin (client -> server), 1 stdout, 2 stderr,
 3 error (one ``metav1.Status`` JSON when the process ends: ``Success``, or ``Failure`` with reason
 ``NonZeroExitCode`` and the exit code as ``details.causes[reason=ExitCode].message``), 4 resize
-(accepted and ignored: no TTY here). ``v5.channel.k8s.io`` adds 255 CLOSE: ``[255, 0]`` from the
-client ends the process's stdin. The client's TEXT and BINARY messages are both accepted (the
-Python client sends ``str`` stdin as TEXT).
+(accepted and ignored: no TTY here; ``tty=true`` is served by ``_tty``). ``v5.channel.k8s.io``
+adds 255 CLOSE: ``[255, 0]`` from the client ends the process's stdin. The client's TEXT and
+BINARY messages are both accepted (the Python client sends ``str`` stdin as TEXT).
 """
 
 from __future__ import annotations

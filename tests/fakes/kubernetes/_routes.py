@@ -10,7 +10,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
-from fakes.kubernetes import _exec, _warm
+from fakes.kubernetes import _exec, _tty, _warm
 from fakes.kubernetes._ws import WebSocket, offered
 
 if TYPE_CHECKING:
@@ -238,13 +238,13 @@ def _exec_route(fake: KubernetesFake, h: BaseHTTPRequestHandler, ns: str, name: 
     if not running or container is None:
         phase = pod["status"]["phase"]
         return _status(h, 400, "BadRequest", f"unable to upgrade connection: pod is not running ({phase})")
-    if query.get("tty", ["false"])[0] in ("1", "true"):
-        return _status(h, 400, "BadRequest", "the fake models no TTY")
     protocol = next((p for p in offered(h) if p in fake.protocols), None)
     if protocol is None or (h.headers.get("Upgrade") or "").lower() != "websocket":
         return _status(h, 400, "BadRequest", "upgrade to WebSocket with a channel.k8s.io subprotocol")
     ws = WebSocket(h, protocol)
-    stdin = query.get("stdin", ["false"])[0] in ("1", "true")
+    stdin = query.get("stdin", ["false"])[0].lower() in ("1", "true")
+    if query.get("tty", ["false"])[0].lower() in ("1", "true"):
+        return _tty.serve_tty(ws, container, query.get("command", []), fake.exec_log)
     _exec.serve(ws, container, query.get("command", []), stdin, fake.exec_log)
 
 

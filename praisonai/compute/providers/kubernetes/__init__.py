@@ -11,7 +11,8 @@ Its main process is the watchdog that docker instances run (``compute/watchdog.p
 when the instance is idle or past its ``ttl_s``, ending the pod, which any later
 ``shutdown``/``gc`` deletes; ``activeDeadlineSeconds`` is the cluster's own backstop for ``ttl_s``.
 Exec, processes, sessions and files go through the POSIX-sh helper over ONE ``pods/exec``
-WebSocket per instance (``_transport``), reopened on demand when it drops. Every pod is found
+WebSocket per instance (``_transport``), reopened on demand when it drops; a terminal is an exec
+of its own with a TTY (``_pty``). Every pod is found
 again by its labels, from any process. API writes (create, delete) pass a client-side rate limit;
 a create whose answer was lost is retried and adopts our own object (``_adopt``). With
 ``warm_pool``, the pod is claimed from an agent-sandbox warm pool instead (``_warm``).
@@ -28,6 +29,7 @@ import os
 import posixpath
 import shlex
 import uuid
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -40,15 +42,16 @@ from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, InstanceInfo
 from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
+from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.ports import ExecRelayPorts
-from praisonai.compute.providers.kubernetes import _adopt, _pod, _wait, _warm
+from praisonai.compute.providers.kubernetes import _adopt, _pod, _pty, _wait, _warm
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._options import KubernetesOptions
-from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
+from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec, own_shell
 from praisonai.compute.watchdog import guarded_session, watchdog_command
 
 
@@ -69,6 +72,7 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
             Capability.ISOLATION,
             Capability.SELF_STOP,
             Capability.PORTS,  # through a relay exec'd in the Pod (compute.ports), not portforward
+            Capability.PTY,
         }
     )
 
@@ -312,11 +316,11 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
 
     # ---- the channel: one exec WebSocket per instance --------------------------------------
 
-    def _transport(self, instance_id: str, argv: list[str]) -> PodExecTransport:
+    def _transport(self, instance_id: str, argv: list[str], *, tty: bool = False) -> PodExecTransport:
         name = self._pod_of(instance_id, "exec") or _pod.pod_name(instance_id)
         with translated("exec", f"pod {name}"):
             try:
-                ws = open_exec(self.core, self.namespace, name, _own_shell(argv))
+                ws = open_exec(self.core, self.namespace, name, own_shell(argv), tty=tty)
             except ApiException as exc:
                 if exc.status == 0:  # the client reports a refused upgrade as status 0
                     raise ExecError(f"could not exec in pod {name}: {exc.reason}", op="exec") from exc
@@ -326,7 +330,19 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
     def _session_transport(self, instance_id: str, argv: list[str]) -> PodExecTransport:
         """A session shell whose commands keep the pod alive only while this client is connected:
         the pod runs the same watchdog and spool as a docker instance (see ``guarded_session``)."""
-        return self._transport(instance_id, guarded_session(self._spool(instance_id), _own_shell(argv)))
+        return self._transport(instance_id, guarded_session(self._spool(instance_id), own_shell(argv)))
+
+    async def _open_pty(
+        self,
+        instance_id: str,
+        argv: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> Pty:
+        """An exec of its own with a TTY, run as the instance's commands are (see ``_pty``)."""
+        return await _pty.open_pod_pty(self, instance_id, argv, cols, rows, cwd, env)
 
     async def _workdir(self, instance_id: str) -> str:
         if instance_id not in self._workdirs:
@@ -375,11 +391,6 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
         finally:
             await self._shell(instance_id, f"rm -f -- {q(archive)}", "download")
         await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local, remote)
-
-
-def _own_shell(argv: list[str]) -> list[str]:
-    """Start ``/bin/sh`` by its path: the exec has no PATH of ours."""
-    return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv
 
 
 __all__ = ["KubernetesCompute", "KubernetesOptions"]

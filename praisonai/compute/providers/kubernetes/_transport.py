@@ -1,6 +1,7 @@
 """One ``pods/exec`` WebSocket as a channel transport: stdin in, stdout and stderr apart.
 
-No TTY (a TTY would merge stdout into stderr's stream, and the helper needs them apart).
+The helper's has no TTY (a TTY merges stderr into stdout, and the helper needs them apart); a
+terminal's (``_pty``) has one, and so no stderr channel: the kubelet drops it under a TTY.
 Stdin goes as BINARY frames (the client sends ``str`` as TEXT). On ``v5.channel.k8s.io``
 ``close`` half-closes stdin first (CLOSE channel), so the helper sees EOF and ends; on v4 the
 end of the connection does that. An idle stream is pinged so that proxies keep it open.
@@ -15,15 +16,22 @@ import time
 from typing import Any
 
 from kubernetes.stream import stream
-from kubernetes.stream.ws_client import ERROR_CHANNEL, STDERR_CHANNEL, STDIN_CHANNEL, STDOUT_CHANNEL
+from kubernetes.stream.ws_client import (
+    ERROR_CHANNEL,
+    RESIZE_CHANNEL,
+    STDERR_CHANNEL,
+    STDIN_CHANNEL,
+    STDOUT_CHANNEL,
+)
 
 from praisonai.runtime.transport import Receiver, Transport
 
 PING_EVERY_S = 20.0
 
 
-def open_exec(core: Any, namespace: str, pod: str, argv: list[str]) -> Any:
-    """The exec stream's client (``WSClient``), connected; raises ``ApiException`` when refused."""
+def open_exec(core: Any, namespace: str, pod: str, argv: list[str], *, tty: bool = False) -> Any:
+    """The exec stream's client (``WSClient``), connected; raises ``ApiException`` when refused.
+    With ``tty`` the process gets a pseudo-terminal (its size: resize messages on channel 4)."""
     ws = stream(
         core.connect_get_namespaced_pod_exec,
         pod,
@@ -32,13 +40,18 @@ def open_exec(core: Any, namespace: str, pod: str, argv: list[str]) -> Any:
         container="sandbox",
         stdin=True,
         stdout=True,
-        stderr=True,
-        tty=False,
+        stderr=not tty,
+        tty=tty,
         _preload_content=False,
         binary=True,
     )
     _keep_no_copy(ws)
     return ws
+
+
+def own_shell(argv: list[str]) -> list[str]:
+    """Start ``/bin/sh`` by its path: the exec has no PATH of ours."""
+    return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv
 
 
 class _Discard:
@@ -108,6 +121,14 @@ class PodExecTransport(Transport):
     def send(self, data: bytes) -> None:
         try:
             self._ws.write_channel(STDIN_CHANNEL, bytes(data))
+        except Exception as exc:  # the client raises its own WebSocket errors, not OSError
+            raise OSError(f"the exec stream is closed: {exc}") from exc
+
+    def resize(self, cols: int, rows: int) -> None:
+        """Set the TTY's size (a stream opened with ``tty``); raises ``OSError`` once it is closed."""
+        size = json.dumps({"Width": cols, "Height": rows}).encode()
+        try:
+            self._ws.write_channel(RESIZE_CHANNEL, size)
         except Exception as exc:  # the client raises its own WebSocket errors, not OSError
             raise OSError(f"the exec stream is closed: {exc}") from exc
 
