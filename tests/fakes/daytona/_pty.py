@@ -11,7 +11,7 @@ closes with 1000 (exit 0) or 1011 and the reason ``{"exitCode": N, "exitReason":
 ``POST /process/pty/{id}/resize`` (``{"cols", "rows"}``) is the exec resize API; ``DELETE
 /process/pty/{id}`` kills the shell and its descendants by parent pid (what left the tree, by
 ``setsid`` and a dead parent, survives, as under the daemon). A duplicate id is 409, an unknown
-one 404, a missing cwd 400 [guess].
+one 404, a missing cwd 500 "failed to start PTY session" (as the daemon's create does).
 """
 
 from __future__ import annotations
@@ -65,6 +65,8 @@ class Sessions:
             if token.startswith(_ENVS):
                 encoded = token[len(_ENVS) :]
                 envs = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
+        if max(int(query.get("cols", 80)), int(query.get("rows", 24))) > 1000:
+            return send_error(h, 400, "invalid value for cols - must be less than 1000")
         with self._lock:
             if not sid or (container, sid) in self._live:
                 return send_error(h, 409 if sid else 400, f"PTY session {sid!r} already exists")
@@ -97,11 +99,15 @@ class Sessions:
         ws = WebSocket(h, EXIT_CONTROL if exit_control else "")
         ws.send(json.dumps({"type": "control", "status": "connected"}).encode(), TEXT)
         threading.Thread(target=_relay_out, args=(sock, ws, api, session, exit_control), daemon=True).start()
-        while (message := ws.recv()) is not None:
+        try:
+            while (message := ws.recv()) is not None:
+                with contextlib.suppress(OSError):
+                    sock.sendall(message[1])
+        finally:
             with contextlib.suppress(OSError):
-                sock.sendall(message[1])
-        with contextlib.suppress(OSError):
-            sock.close()
+                sock.close()
+                raw.close()
+            api.close()
 
     def resize(self, container: str, sid: str, cols: int, rows: int) -> dict[str, Any] | None:
         """The session's info after the resize; ``None``: no such session."""
@@ -117,9 +123,9 @@ class Sessions:
         with self._lock:
             found = (container, sid) in self._live
         if found:
-            api = _api()
-            kill = api.exec_create(container, ["sh", "-c", _KILL_TREE.replace("{pids}", _PIDS), "sh", sid])["Id"]
-            api.exec_start(kill)
+            with contextlib.closing(_api()) as api:
+                argv = ["sh", "-c", _KILL_TREE.replace("{pids}", _PIDS), "sh", sid]
+                api.exec_start(api.exec_create(container, argv)["Id"])
         return found
 
 

@@ -208,13 +208,14 @@ def _pty_route(
     """``create-connect`` (WebSocket), ``{id}/resize`` and ``DELETE {id}``; see ``_pty``."""
     if rest == ["create-connect"] and method == "GET":
         cwd = _abs(query.get("cwd") or ".")
-        if not _sandboxes.is_dir(container, cwd):
-            return send_error(h, 400, f"cwd {cwd} does not exist")
+        if not _sandboxes.is_dir(container, cwd):  # the daemon's shell fails to start there
+            return send_error(h, 500, "failed to start PTY session")
         return fake.ptys.connect(h, container, query, cwd)
-    body = read_json(h) if method == "POST" else read_body(h)
     if len(rest) == 2 and rest[1] == "resize" and method == "POST":
-        found = fake.ptys.resize(container, rest[0], int(body["cols"]), int(body["rows"]))
+        size = read_json(h)
+        found = fake.ptys.resize(container, rest[0], int(size["cols"]), int(size["rows"]))
         return send_json(h, 200, found) if found else send_error(h, 404, f"PTY session {rest[0]} not found")
+    read_body(h)
     if len(rest) == 1 and method == "DELETE":
         if not fake.ptys.kill(container, rest[0]):
             return send_error(h, 404, f"PTY session {rest[0]} not found")
