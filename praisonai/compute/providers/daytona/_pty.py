@@ -137,9 +137,13 @@ class DaytonaPty(Pty):
             try:
                 await self._end()
             finally:
-                self._out.close()
-                self._in.close()
+                self.release()
                 await self._stack.aclose()
+
+    def release(self) -> None:
+        """Close the output queue (also of a session that never opened)."""
+        self._out.close()
+        self._in.close()
 
     async def _end(self) -> None:
         """Kill the session and every process carrying the marker, then hang up."""
@@ -179,12 +183,14 @@ async def open_pty(
     envs = {"TERM": "xterm", **env, PTY_MARKER: marker}
     if argv is not None:
         envs.update({_RUN: shlex.join(argv), _GO: str(token)})
-    stack = contextlib.AsyncExitStack()
+    stack, pty = contextlib.AsyncExitStack(), None
     try:
         sandbox = await stack.enter_async_context(provider._sandbox(instance_id, "open_pty"))
         pty = DaytonaPty(stack, sandbox, f"{PTY_MARKER}={marker}", token)
         handle = await _create(sandbox, pty, provider._path(sandbox, cwd or "."), envs, size)
     except BaseException:
+        if pty is not None:
+            pty.release()
         with anyio.CancelScope(shield=True):
             await stack.aclose()
         raise
