@@ -121,3 +121,16 @@ def test_a_terminal_resumes_a_paused_instance(provider: DaytonaCompute, fake: Da
         assert fake.find(iid)["state"] == "started"  # type: ignore[index]
     finally:
         _portal.call(provider.shutdown, iid)
+
+
+def test_output_starts_after_the_start_token_even_split_across_chunks() -> None:
+    import contextlib
+
+    from praisonai.compute.providers.daytona._pty import DaytonaPty
+
+    pty = DaytonaPty(contextlib.AsyncExitStack(), None, "PRAISONAI_PTY=m", "tok123")
+    for chunk in (b"$ exec ... $PRAISONAI_PTY_GO\r\n", b"to", b"k1", b"23hello", b"\r\n"):
+        pty.on_data(chunk)
+    assert [_portal.call(pty.read), _portal.call(pty.read)] == [b"hello", b"\r\n"]
+    pty.release()
+    assert _portal.call(pty.read) == b""

@@ -152,9 +152,15 @@ def _relay_out(sock: socket.socket, ws: WebSocket, api: Any, session: dict[str, 
     code = _exit_code(api, session["exec"])
     if control:
         ws.send(json.dumps({"type": "control", "status": "exited", "exitCode": code}).encode(), TEXT)
-    reason = json.dumps({"exitCode": code, "exitReason": "non-zero exit"}) if code else ""
+    reason = json.dumps({"exitCode": code, "exitReason": _reason(code)}) if code else ""
     ws.close(1000 if code == 0 else 1011, reason)
     threading.Timer(5.0, ws.abort).start()  # a client that never answers the close is cut off
+
+
+def _reason(code: int) -> str:
+    """The daemon's words for a non-zero exit in the close frame."""
+    named = {130: "Ctrl+C", 137: "SIGKILL", 143: "SIGTERM"}
+    return named.get(code) or (f"signal {code - 128}" if code > 128 else "non-zero exit")
 
 
 def _exit_code(api: Any, exec_id: str) -> int:
