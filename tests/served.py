@@ -308,7 +308,7 @@ TARGETS: dict[str, Target] = {
     "daytona": Target(
         _daytona,
         faked=True,
-        not_applicable=NO_CHANNEL | NO_PTY,
+        not_applicable=NO_CHANNEL,
         known_gaps={
             "stream_delivers_output_while_running": f"Daytona's process.{_NOT_STREAMED}",
             **FAKE_EGRESS,

@@ -179,6 +179,7 @@ def test_capabilities_are_declared_honestly() -> None:
     assert Capability.CAPTURE in caps
     assert Capability.NETWORK_ALLOWLIST in caps
     assert Capability.PROCESSES in caps and Capability.SESSIONS not in caps  # exec has no stdin for a shell
+    assert Capability.PTY in caps  # Daytona's PTY sessions (test_daytona_pty.py)
 
 
 # ---- live ------------------------------------------------------------------------------------

@@ -25,14 +25,18 @@ Modelled (from daytona 0.226.1's client code and cloud-sdks.md §3):
 - Lifetimes, with ``minute_s`` seconds to a "minute": auto-stop after ``autoStopInterval`` minutes
   without an API/toolbox call (a process running inside is NOT activity), then delete when
   ``autoDeleteInterval`` is 0; ``ttlMinutes`` destroys at the deadline in any state.
+- PTY sessions (``_pty``): ``/process/pty/create-connect`` (WebSocket: the shell on a real
+  pseudo-terminal through a docker exec with a tty, the connected and exited control messages,
+  the exit code in the close frame), ``/process/pty/{id}/resize`` and ``DELETE /process/pty/{id}``
+  (the shell's process tree killed, as the daemon does).
 - Faults: ``fail_next(status, retry_after=...)`` answers the next API call with that status.
 
-Not modelled: sessions, PTY, the socket.io event stream (404: the SDK falls back to polling),
-builds (``buildInfo`` is recorded, the image is always ``praisonai-sandbox:latest``), resources
-(recorded only), allow lists (recorded, not enforced), pagination,
-organisations and auth (any bearer token is accepted), Daytona's own pause and archive (``stop``,
-``start`` and ``autodelete`` are modelled), ``set_labels``' exact wire
-shape, snapshot builds (``create_snapshot`` is a ``docker commit``, active at once).
+Not modelled: sessions, listing and reconnecting to PTY sessions, the socket.io event stream
+(404: the SDK falls back to polling), builds (``buildInfo`` is recorded, the image is always
+``praisonai-sandbox:latest``), resources (recorded only), allow lists (recorded, not enforced),
+pagination, organisations and auth (any bearer token is accepted), Daytona's own pause and archive
+(``stop``, ``start`` and ``autodelete`` are modelled), ``set_labels``' exact wire shape, snapshot
+builds (``create_snapshot`` is a ``docker commit``, active at once).
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from fakes import docker
-from fakes.daytona import _sandboxes
+from fakes.daytona import _pty, _sandboxes
 from fakes.daytona._preview import stop_previews
 from fakes.daytona._wire import (
     multipart_fields,
@@ -71,6 +75,7 @@ class DaytonaFake:
         self.calls: dict[str, int] = {}
         self.requests: list[tuple[str, str, Any]] = []  # (method, route, json body) of API calls
         self._faults: list[tuple[int, float | None]] = []
+        self.ptys = _pty.Sessions()
         self._lock = threading.Lock()
         # the SDK opens many connections at once (one client per operation)
         self._serving = Loopback(self._dispatch, (self._lifetimes,), backlog=1024)

@@ -67,6 +67,9 @@ _WORDS = {
     "labels",
     "socket.io",
     "snapshots",
+    "pty",
+    "create-connect",
+    "resize",
 }
 
 
@@ -188,7 +191,35 @@ def _toolbox(
         if not _sandboxes.delete(container, _abs(query.get("path", "")), query.get("recursive") == "true"):
             return send_error(h, 404, f"no such file: {query.get('path')}", code="FILE_NOT_FOUND")
         return send_json(h, 200, {})
+    if parts[:2] == ["process", "pty"] and len(parts) >= 3:
+        return _pty_route(fake, h, method, container, parts[2:], query)
     read_body(h)
+    return send_error(h, 404, f"not modelled by the fake: {method} {h.path}")
+
+
+def _pty_route(
+    fake: DaytonaFake,
+    h: BaseHTTPRequestHandler,
+    method: str,
+    container: str,
+    rest: list[str],
+    query: dict[str, str],
+) -> None:
+    """``create-connect`` (WebSocket), ``{id}/resize`` and ``DELETE {id}``; see ``_pty``."""
+    if rest == ["create-connect"] and method == "GET":
+        cwd = _abs(query.get("cwd") or ".")
+        if not _sandboxes.is_dir(container, cwd):  # the daemon's shell fails to start there
+            return send_error(h, 500, "failed to start PTY session")
+        return fake.ptys.connect(h, container, query, cwd)
+    if len(rest) == 2 and rest[1] == "resize" and method == "POST":
+        size = read_json(h)
+        found = fake.ptys.resize(container, rest[0], int(size["cols"]), int(size["rows"]))
+        return send_json(h, 200, found) if found else send_error(h, 404, f"PTY session {rest[0]} not found")
+    read_body(h)
+    if len(rest) == 1 and method == "DELETE":
+        if not fake.ptys.kill(container, rest[0]):
+            return send_error(h, 404, f"PTY session {rest[0]} not found")
+        return send_json(h, 200, {})
     return send_error(h, 404, f"not modelled by the fake: {method} {h.path}")
 
 

@@ -16,8 +16,8 @@ import subprocess
 import threading
 from typing import Any
 
+from fakes._ws import WebSocket
 from fakes.kubernetes import _pods
-from fakes.kubernetes._ws import WebSocket
 
 STDIN, STDOUT, STDERR, ERROR, RESIZE, CLOSE = 0, 1, 2, 3, 4, 255
 

@@ -10,8 +10,8 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
+from fakes._ws import WebSocket, offered
 from fakes.kubernetes import _exec, _tty, _warm
-from fakes.kubernetes._ws import WebSocket, offered
 
 if TYPE_CHECKING:
     from fakes.kubernetes import KubernetesFake

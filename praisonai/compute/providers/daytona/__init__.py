@@ -19,10 +19,11 @@ Captures are Daytona snapshots named ``praisonai-<capture tag>`` (``create_snaps
 the env, and a sandbox made from one takes the snapshot's resources.
 
 Background processes run through the instance helper, one ``exec`` per operation
-(``compute.oneshot``): listed, read, waited for and killed by id from any process. Not here:
-shell sessions (``exec`` has no stdin to keep a shell on) and live streaming of output, each
-refused by capability. ``network: {allow: [...]}`` maps to
-Daytona's ``network_allow_list`` (addresses, CIDRs) and ``domain_allow_list`` (host names).
+(``compute.oneshot``): listed, read, waited for and killed by id from any process. A terminal
+(``open_pty``) is Daytona's own PTY session; close kills its whole process tree (``_pty``). Not
+here: shell sessions (``exec`` has no stdin to keep a shell on) and live streaming of output, each
+refused by capability. ``network: {allow: [...]}`` maps to Daytona's ``network_allow_list``
+(addresses, CIDRs) and ``domain_allow_list`` (host names).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import functools
 import ipaddress
 import math
 import posixpath
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
@@ -43,12 +44,13 @@ from praisonai._errors import InstanceNotFoundError, PathNotFoundError, Unsuppor
 from praisonai._lifetime import whole_units
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
+from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.oneshot import OneShotProcesses
 from praisonai.compute.options import ProviderOptions, bounded
-from praisonai.compute.providers.daytona import _exec, _pause, _ports
+from praisonai.compute.providers.daytona import _exec, _pause, _ports, _pty
 from praisonai.compute.providers.daytona._client import client, missing_credentials, translated
 
 LABEL_WORKDIR = "praisonai.workdir"
@@ -76,7 +78,7 @@ class DaytonaOptions(ProviderOptions):
 
 
 #: The operations that resume a paused sandbox first (as a docker or E2B instance's next call does).
-_WAKING = frozenset({"exec", "read_file", "write_file", "upload", "download", "expose"})
+_WAKING = frozenset({"exec", "read_file", "write_file", "upload", "download", "expose", "open_pty"})
 
 
 class DaytonaCompute(OneShotProcesses, ComputeProvider):
@@ -100,6 +102,7 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             Capability.PROCESSES,
             Capability.PORTS,  # Daytona's signed preview URLs (_ports)
             Capability.PAUSE,
+            Capability.PTY,  # Daytona's PTY sessions (_pty)
         }
     )
 
@@ -299,6 +302,17 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
 
             return await _exec.run(sandbox, request, cwd, renew)
 
+    async def _open_pty(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> Pty:
+        return await _pty.open_pty(self, instance_id, command, (cols, rows), cwd, env)
+
     # ---- files -----------------------------------------------------------------------------
 
     def _path(self, sandbox: Any, path: str) -> str:
@@ -313,9 +327,8 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         async with self._sandbox(instance_id, "write_file") as sandbox:
             with translated("write_file", instance_id=instance_id):
-                await sandbox.fs.upload_file(
-                    bytes(data), self._path(sandbox, path)
-                )  # bytes: a str is a LOCAL path
+                # bytes: a str is a LOCAL path
+                await sandbox.fs.upload_file(bytes(data), self._path(sandbox, path))
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         from daytona import FileUpload

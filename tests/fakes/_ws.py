@@ -1,5 +1,6 @@
 """A server-side WebSocket (RFC 6455) on a hijacked ``http.server`` connection: just what the
-exec endpoint needs (handshake with a chosen subprotocol, data/close/ping frames, no extensions)."""
+exec endpoints of the Kubernetes and Daytona fakes need (handshake with a chosen subprotocol,
+data/close/ping frames, no extensions)."""
 
 from __future__ import annotations
 
@@ -58,8 +59,9 @@ class WebSocket:
             except (OSError, ValueError):  # ValueError: the server closed the file already
                 self.closed = True
 
-    def close(self, code: int = 1000) -> None:
-        self.send(struct.pack("!H", code), CLOSE)
+    def close(self, code: int = 1000, reason: str = "") -> None:
+        """Send a close frame (``reason``: at most 123 bytes of UTF-8, as RFC 6455 allows)."""
+        self.send(struct.pack("!H", code) + reason.encode()[:123], CLOSE)
         with self._lock:
             self.closed = True
 
