@@ -19,8 +19,8 @@ from typing import Any
 
 import docker as docker_sdk
 
+from fakes._ws import WebSocket
 from fakes.kubernetes._exec import CLOSE, ERROR, RESIZE, STDIN, STDOUT, status_for
-from fakes.kubernetes._ws import WebSocket
 
 _EXIT_WAIT_S = 10.0  # how long the end of the output may precede the engine's exit code
 
