@@ -22,7 +22,7 @@ import pytest
             "backend: docker\nretain: 0\n",
             ".praisonai/environment.yaml:2: retain: must be greater than 0 seconds",
         ),
-        ("backend: local\nidle_action: pause\n", "the local provider cannot honour idle_action='pause'"),
+        ("backend: flyio\nidle_action: pause\n", "the flyio provider cannot honour idle_action='pause'"),
     ],
 )
 def test_a_bad_pause_setting_is_one_sentence(text: str, said: str, tmp_path: Path, home: Path) -> None:
