@@ -36,6 +36,8 @@ Modelled, as the SDK's source shows them (``modal/sandbox/_impl_v2.py``,
   (``state.tls.ca_file`` is the certificate to trust).
 - ``snapshot_filesystem``: ``docker commit`` of the sandbox (``ImageFromId`` finds it; the fake
   removes the images when it stops); no ttl expiry.
+- named ``Dict``s (``_dicts``): get-or-create, update, get, contains, pop, contents; kept in the
+  fake's memory for its lifetime (what the provider keeps its paused instances' records in).
 
 Not modelled (each answers UNIMPLEMENTED naming the method): image builds,
 ``snapshot_directory`` / ``mount_image``, memory snapshots, ``from_name``, sidecars, PTY,
