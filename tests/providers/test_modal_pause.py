@@ -21,6 +21,7 @@ from served import IMAGE
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
 from praisonai._types import InstanceStatus
+from praisonai.compute import inventory
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.modal import ModalCompute, _spec
@@ -199,3 +200,18 @@ def test_a_transfer_from_another_process_resumes_it(
     (tmp_path / "up.txt").write_text("sent")
     assert _portal.call(ModalCompute(image=IMAGE).upload_file, iid, tmp_path / "up.txt", "up.txt")
     assert _portal.call(provider.read_file, iid, "/srv/work/up.txt") == b"sent"
+
+
+@pytest.mark.usefixtures("home")
+def test_ps_shows_it_paused_and_gc_removes_it_past_its_retain_age(
+    provider: ComputeProvider, fake: Any, made: list[str]
+) -> None:
+    before = records(fake)
+    iid = provision(provider, made, retain_s=1)
+    _portal.call(provider.pause, iid)
+    shown = {i.instance_id: i.status for i in inventory.ps(providers=[provider]).instances}
+    assert shown.get(iid) == "paused", shown
+    time.sleep(1.5)
+    outcome = inventory.gc(providers=[provider])
+    assert [o.instance.instance_id for o in outcome.orphans] == [iid] and not outcome.failed, outcome
+    assert records(fake) == before, "gc's shutdown removes the record"
