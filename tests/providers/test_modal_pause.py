@@ -19,7 +19,7 @@ from kit import wait_until
 from served import IMAGE
 
 from praisonai import _portal
-from praisonai._errors import InstanceNotFoundError
+from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._types import InstanceStatus
 from praisonai.compute import inventory
 from praisonai.compute.base import ComputeProvider
@@ -215,3 +215,15 @@ def test_ps_shows_it_paused_and_gc_removes_it_past_its_retain_age(
     outcome = inventory.gc(providers=[provider])
     assert [o.instance.instance_id for o in outcome.orphans] == [iid] and not outcome.failed, outcome
     assert records(fake) == before, "gc's shutdown removes the record"
+
+
+def test_a_sandbox_made_before_its_settings_were_tagged_is_not_paused(
+    provider: ComputeProvider, fake: Any, made: list[str]
+) -> None:
+    """Without its settings a resume could give a network to a network='none' sandbox."""
+    iid = provision(provider, made)
+    [box] = running_boxes(fake, iid)
+    assert box.tags.pop(_spec.TAG_SPEC) == "{}", "every sandbox has its settings tagged, even none"
+    with pytest.raises(UnsupportedFeatureError, match="cannot be paused; provision it again"):
+        _portal.call(provider.pause, iid)
+    assert running_boxes(fake, iid) == [box], "left running, untouched"

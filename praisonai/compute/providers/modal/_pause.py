@@ -23,7 +23,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from praisonai._errors import InstanceNotFoundError
+from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.providers.modal import _sdk, _spec
 from praisonai.compute.providers.modal._paused import Paused
@@ -47,6 +47,13 @@ async def pause(p: ModalCompute, instance_id: str) -> InstanceInfo:
         return paused_info(p, record)
     with translated("pause", instance_id):
         tags = await sb.get_tags.aio()
+    if _spec.made_before(tags):
+        raise UnsupportedFeatureError(
+            f"modal instance {instance_id} was made by an older praisonai that did not record its "
+            "settings, so it cannot be paused; provision it again",
+            op="pause",
+        )
+    with translated("pause", instance_id):
         image = await sb.snapshot_filesystem.aio(timeout=SNAPSHOT_TIMEOUT_S, ttl=SNAPSHOT_TTL_S)
     env = p._envs.get(instance_id, {})
     record = Paused(instance_id, p.options.app_name, image.object_id, tags, env, time.time())

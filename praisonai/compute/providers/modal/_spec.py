@@ -51,8 +51,7 @@ def create_kwargs(cfg: ComputeConfig, labels: dict[str, str]) -> dict[str, Any]:
     tags = {**labels, TAG_WORKDIR: cfg.working_dir, **_tunnels.tag(cfg.ports)}
     if idle:
         tags[TAG_IDLE_TIMEOUT_S] = str(idle)
-    if spec:
-        tags[TAG_SPEC] = json.dumps(spec, separators=(",", ":"))
+    tags[TAG_SPEC] = json.dumps(spec, separators=(",", ":"))  # even empty: see ``made_before``
     kwargs = _from_spec(spec, float(labels.get(LABEL_CREATED) or time.time()))
     return {**kwargs, **_tunnels.create_kwargs(cfg.ports), "tags": tags, "idle_timeout": idle}
 
@@ -66,6 +65,12 @@ def from_tags(tags: dict[str, str]) -> dict[str, Any]:
     ports = sorted(_tunnels.from_tags(tags))
     idle_timeout = float(idle) if idle else None
     return {**kwargs, **_tunnels.create_kwargs(ports), "tags": dict(tags), "idle_timeout": idle_timeout}
+
+
+def made_before(tags: dict[str, str]) -> bool:
+    """Whether the sandbox was made before its settings were tagged: a resume could not make it
+    again as it was (a ``network='none'`` one would get a network), so it is not paused."""
+    return TAG_SPEC not in tags
 
 
 def past_ttl(tags: dict[str, str], now: float) -> str | None:
