@@ -18,7 +18,7 @@ pytest.importorskip("modal")
 from kit import wait_until
 from served import IMAGE
 
-from praisonai import _portal
+from praisonai import Sandbox, _portal
 from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._types import InstanceStatus
 from praisonai.compute import inventory
@@ -227,3 +227,12 @@ def test_a_sandbox_made_before_its_settings_were_tagged_is_not_paused(
     with pytest.raises(UnsupportedFeatureError, match="cannot be paused; provision it again"):
         _portal.call(provider.pause, iid)
     assert running_boxes(fake, iid) == [box], "left running, untouched"
+
+
+def test_sandbox_connect_resumes_a_paused_instance(provider: ComputeProvider, made: list[str]) -> None:
+    iid = provision(provider, made)
+    _portal.call(provider.write_file, iid, "notes.txt", "kept across idle")
+    _portal.call(provider.pause, iid)
+    with Sandbox.connect(iid) as sb:  # a provider of its own: another process's view
+        assert sb.info.status is InstanceStatus.RUNNING and sb.id == iid
+        assert sb.read_file("notes.txt") == b"kept across idle"
