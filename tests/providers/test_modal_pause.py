@@ -236,3 +236,20 @@ def test_sandbox_connect_resumes_a_paused_instance(provider: ComputeProvider, ma
     with Sandbox.connect(iid) as sb:  # a provider of its own: another process's view
         assert sb.info.status is InstanceStatus.RUNNING and sb.id == iid
         assert sb.read_file("notes.txt") == b"kept across idle"
+
+
+def test_a_paused_instance_whose_image_modal_expired_is_removed_not_resumed(
+    provider: ComputeProvider, fake: Any, made: list[str]
+) -> None:
+    iid = provision(provider, made)
+    before = records(fake)
+    image_id = _portal.call(provider.pause, iid).metadata["image_id"]
+    docker_image = fake.state.images.pop(image_id)  # Modal's snapshot ttl, passed
+    try:
+        with pytest.raises(InstanceNotFoundError, match="no longer has the snapshot"):
+            _portal.call(provider.resume, iid)
+    finally:
+        fake.state.images[image_id] = docker_image  # the fake removes it when it stops
+    assert records(fake) == before and not running_boxes(fake, iid)
+    with pytest.raises(InstanceNotFoundError):
+        _portal.call(provider.get_status, iid)
