@@ -253,3 +253,15 @@ def test_a_paused_instance_whose_image_modal_expired_is_removed_not_resumed(
     assert records(fake) == before and not running_boxes(fake, iid)
     with pytest.raises(InstanceNotFoundError):
         _portal.call(provider.get_status, iid)
+
+
+def test_expose_of_a_declared_port_resumes_an_instance_another_process_paused(
+    provider: ComputeProvider, fake: Any, made: list[str]
+) -> None:
+    iid = provision(provider, made, ports=[8000])
+    first = _portal.call(provider.expose, iid, 8000)
+    _portal.call(ModalCompute(image=IMAGE).pause, iid)
+    again = _portal.call(provider.expose, iid, 8000)
+    assert again.startswith("https://") and again != first, "the new sandbox's tunnel"
+    [box] = running_boxes(fake, iid)
+    assert [p.port for p in box.definition.open_ports.ports] == [8000], "its port opened again"

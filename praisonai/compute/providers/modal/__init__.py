@@ -323,8 +323,11 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
         Modal cannot open a port on a running sandbox."""
         await self._awake(instance_id)  # another process's sandbox: its tags name the ports
         if port in self._ports.get(instance_id, frozenset()):
-            # asked afresh: the SDK caches tunnels on the handle, and would answer for a gone sandbox
-            return await _tunnels.url(await self._find(instance_id, fresh=True), port, instance_id)
+
+            async def url(_: Any) -> str:  # asked afresh: the SDK caches tunnels on the handle
+                return await _tunnels.url(await self._find(instance_id, fresh=True), port, instance_id)
+
+            return await self._woken(instance_id, url)
         return await expose_by_exec(self, instance_id, port)
 
     # ---- exec ------------------------------------------------------------------------------

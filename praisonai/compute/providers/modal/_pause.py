@@ -135,10 +135,11 @@ class PauseMixin:
         once more on the instance as it is now: only for what runs nothing when it fails so
         (opening a channel, a transfer, a capture), never a command."""
         p = self._modal()
+        held = instance_id in p._sandboxes  # a handle found just now is not stale
         try:
             return await use(await self._awake(instance_id))
         except InstanceNotFoundError:
-            if instance_id not in p._sandboxes:  # not a handle held here: that error stands
+            if not held:  # that error stands
                 raise
         await p._forget(instance_id)
         return await use(await self._awake(instance_id))
