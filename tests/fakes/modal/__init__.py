@@ -40,7 +40,7 @@ Modelled, as the SDK's source shows them (``modal/sandbox/_impl_v2.py``,
   fake's memory for its lifetime (what the provider keeps its paused instances' records in).
 
 Not modelled (each answers UNIMPLEMENTED naming the method): image builds,
-``snapshot_directory`` / ``mount_image``, memory snapshots, ``from_name``, sidecars, PTY,
+``snapshot_directory`` / ``mount_image``, memory snapshots, ``Sandbox.from_name``, sidecars, PTY,
 outbound domain/CIDR allowlists (accepted and recorded on the sandbox, not enforced), secrets,
 volumes, the V1 backend (gpu=), rate limits and quotas.
 """
