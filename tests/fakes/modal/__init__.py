@@ -36,9 +36,11 @@ Modelled, as the SDK's source shows them (``modal/sandbox/_impl_v2.py``,
   (``state.tls.ca_file`` is the certificate to trust).
 - ``snapshot_filesystem``: ``docker commit`` of the sandbox (``ImageFromId`` finds it; the fake
   removes the images when it stops); no ttl expiry.
+- named ``Dict``s (``_dicts``): get-or-create, update, get, contains, pop, contents; kept in the
+  fake's memory for its lifetime (what the provider keeps its paused instances' records in).
 
 Not modelled (each answers UNIMPLEMENTED naming the method): image builds,
-``snapshot_directory`` / ``mount_image``, memory snapshots, ``from_name``, sidecars, PTY,
+``snapshot_directory`` / ``mount_image``, memory snapshots, ``Sandbox.from_name``, sidecars, PTY,
 outbound domain/CIDR allowlists (accepted and recorded on the sandbox, not enforced), secrets,
 volumes, the V1 backend (gpu=), rate limits and quotas.
 """

@@ -24,7 +24,8 @@ def with_defaults(base: type, impl: type) -> type:
         return unimplemented
 
     abstract: frozenset[str] = getattr(base, "__abstractmethods__", frozenset())
-    missing = {n: make(n) for n in abstract if n not in impl.__dict__}
+    # a method of impl or of a mixin before base in its MRO is implemented; base's is abstract
+    missing = {n: make(n) for n in abstract if getattr(getattr(impl, n), "__isabstractmethod__", False)}
     return type(impl.__name__, (impl,), missing)
 
 

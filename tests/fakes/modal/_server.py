@@ -21,6 +21,7 @@ from modal_proto import task_command_router_pb2 as tcr
 from fakes import docker
 from fakes.modal import _boxes, _tunnels
 from fakes.modal._boxes import Box
+from fakes.modal._dicts import DictMethods
 from fakes.modal._rpc import Counted, with_defaults
 
 # google.protobuf's Empty as the generated module holds it (its stubs are not a dependency)
@@ -43,6 +44,8 @@ class State:
         self.apps: dict[str, str] = {}
         self.images: dict[str, str] = {}  # image id -> docker image
         self.boxes: dict[str, Box] = {}
+        self.dict_names: dict[tuple[str, str], str] = {}  # (environment, name) -> Dict id
+        self.dicts: dict[str, dict[bytes, bytes]] = {}  # Dict id -> serialized key -> value
         self.calls: dict[str, int] = {}
         self.tls = _tunnels.Tls()  # the certificate of every encrypted tunnel
 
@@ -108,7 +111,7 @@ def _source_env(sources: Any) -> dict[str, str]:
     return env
 
 
-class _Control(api_grpc.ModalClientBase):
+class _Control(DictMethods, api_grpc.ModalClientBase):
     def __init__(self, state: State) -> None:
         self.s = state
 

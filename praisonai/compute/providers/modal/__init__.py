@@ -18,18 +18,23 @@
   and 3 through ``sb.filesystem``, which runs an exec of Modal's fs tool each time); directory
   trees as a tar stream through an exec (``_files``).
 - captures: ``snapshot_filesystem`` images, found again by tag (``_capture``).
+- pause: a ``snapshot_filesystem`` image too, then the sandbox is terminated; the paused
+  instance's record (image id, tags, env) is kept in a Modal ``Dict`` (``praisonai-paused``),
+  where every process with the same credentials finds it while no sandbox exists (Modal lists
+  only running ones); resume, or the next call, creates the sandbox again from it under the
+  same name and tags (``_pause``, ``_paused``, ``_spec``). Processes and memory do not survive.
+  Modal's own pause is not used: it is experimental, for ``_experimental_persistent`` sandboxes
+  only. An instance that pauses when idle gets no Modal ``idle_timeout`` (Modal would terminate
+  it, files and all); its reaper pauses it.
 - ports: a port named in ``ComputeConfig.ports`` is opened at creation and ``expose`` gives its
   Modal tunnel (HTTPS); any other port goes through the exec relay (``_tunnels``).
 Not offered (refused by capability): GPUs (they force the V1 backend, not yet tested), disk
-limits, host mounts, pause (Modal's own is experimental, for ``_experimental_persistent``
-sandboxes only; a ``snapshot_filesystem`` emulation needs the paused instance's image kept where
-every process finds it while no sandbox exists, and Modal lists only running sandboxes).
+limits, host mounts.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import os
 import time
 from pathlib import Path
@@ -39,24 +44,19 @@ from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundE
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
-from praisonai.compute.config import ComputeConfig, NetworkAllow
+from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.ports import expose_by_exec
-from praisonai.compute.providers.modal import _capture, _files, _sdk, _transport, _tunnels
+from praisonai.compute.providers.modal import _capture, _files, _sdk, _spec, _transport, _tunnels
 from praisonai.compute.providers.modal._linger import LingeringPool
+from praisonai.compute.providers.modal._pause import PauseMixin
+from praisonai.compute.providers.modal._paused import PausedStore
 from praisonai.compute.providers.modal._sdk import translated
 from praisonai.compute.providers.modal._transport import ModalExecTransport
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
 
-MAX_LIFETIME_S = 24 * 3600  # Modal's longest sandbox timeout
-#: the instance's working dir, so another process resolves relative paths the same way
-TAG_WORKDIR = "praisonai.modal.workdir"
-#: the idle timeout, so another process closes its idle channel in time too (see _linger)
-TAG_IDLE_TIMEOUT_S = "praisonai.idle_timeout_s"
-#: The same, as sandboxes made before the setting had one name everywhere spell it.
-_TAG_IDLE_BEFORE = "praisonai.modal.idle_timeout"
 #: an unused channel is closed after half the idle timeout, and at most after this
 LINGER_MAX_S = 30.0
 
@@ -71,7 +71,7 @@ class ModalOptions(ProviderOptions):
     environment: str | None = None
 
 
-class ModalCompute(ChannelMixin, ComputeProvider):
+class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
     """Instances are Modal Sandboxes; see the module docstring."""
 
     name = "modal"
@@ -83,6 +83,7 @@ class ModalCompute(ChannelMixin, ComputeProvider):
             Capability.NETWORK_NONE,
             Capability.NETWORK_ALLOWLIST,
             Capability.CAPTURE,
+            Capability.PAUSE,  # a snapshot_filesystem image, its record in a Modal Dict (_pause)
             Capability.PORTS,  # Modal's tunnels for declared ports, else the exec relay (_tunnels)
         }
     )
@@ -101,6 +102,8 @@ class ModalCompute(ChannelMixin, ComputeProvider):
         self._workdirs: dict[str, str] = {}
         self._idle_timeout_s: dict[str, float] = {}
         self._ports: dict[str, frozenset[int]] = {}  # declared at creation: these have tunnels
+        self._envs: dict[str, dict[str, str]] = {}  # made here or resumed here: a pause keeps it
+        self._paused = PausedStore(app_name, environment)
 
     @property
     def options(self) -> ModalOptions:
@@ -153,11 +156,7 @@ class ModalCompute(ChannelMixin, ComputeProvider):
                     sb = found  # no break: a generator left open is finalized later, by GC
             if sb is not None:
                 with translated("lookup", instance_id):
-                    tags = await sb.get_tags.aio()
-                self._workdirs[instance_id] = tags.get(TAG_WORKDIR, "/workspace")
-                self._ports[instance_id] = _tunnels.from_tags(tags)
-                if idle_timeout_s := tags.get(TAG_IDLE_TIMEOUT_S) or tags.get(_TAG_IDLE_BEFORE):
-                    self._idle_timeout_s[instance_id] = float(idle_timeout_s)
+                    self._remember(instance_id, await sb.get_tags.aio())
         if sb is None:
             raise InstanceNotFoundError(f"no running Modal sandbox for {instance_id!r}", op="lookup")
         with translated("lookup", instance_id):
@@ -191,51 +190,39 @@ class ModalCompute(ChannelMixin, ComputeProvider):
         return await _capture.find(self._opts.app_name, tag, self.name)
 
     async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
-        return await _capture.save(await self._find(instance_id), self._opts.app_name, tag, self.name)
+        app_name = self._opts.app_name
+        return await self._woken(instance_id, lambda sb: _capture.save(sb, app_name, tag, self.name))
 
     async def _create_with(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], image: Any
     ) -> InstanceInfo:
+        kwargs = _spec.create_kwargs(cfg, labels)
+        return await self._start(
+            instance_id, {**kwargs, "image": image, "env": dict(cfg.env), "workdir": cfg.working_dir}
+        )
+
+    async def _start(self, instance_id: str, kwargs: dict[str, Any]) -> InstanceInfo:
+        """``Sandbox.create`` named after the instance (``kwargs``: ``_spec``'s, with the image,
+        env and working dir); a retried create finds the one sandbox it made."""
         modal = _sdk.load()
-        app = await self._get_app()
-        kwargs: dict[str, Any] = {
-            "app": app,
-            "name": instance_id,
-            "tags": labels,
-            "env": dict(cfg.env),
-            "image": image,
-            "timeout": min(cfg.ttl_s or MAX_LIFETIME_S, MAX_LIFETIME_S),
-            "idle_timeout": cfg.lifetime.idle_limit_s,
-            "workdir": cfg.working_dir,
-        }
-        if cfg.cpu is not None:
-            kwargs["cpu"] = cfg.cpu
-        if cfg.memory_mb is not None:
-            kwargs["memory"] = cfg.memory_mb
-        if cfg.network == "none":
-            kwargs["block_network"] = True
-        elif isinstance(cfg.network, NetworkAllow):
-            cidrs, domains = _split_allow(cfg.network.allow)
-            kwargs["outbound_cidr_allowlist"] = cidrs or None
-            kwargs["outbound_domain_allowlist"] = domains or None
-        kwargs.update(_tunnels.create_kwargs(cfg.ports))
-        kwargs["tags"] = {**labels, TAG_WORKDIR: cfg.working_dir, **_tunnels.tag(cfg.ports)}
-        if kwargs["idle_timeout"]:
-            kwargs["tags"][TAG_IDLE_TIMEOUT_S] = str(kwargs["idle_timeout"])
         try:
             with translated("provision", instance_id):
-                sb = await modal.Sandbox.create.aio(**kwargs)
+                sb = await modal.Sandbox.create.aio(app=await self._get_app(), name=instance_id, **kwargs)
         except modal.exception.AlreadyExistsError:
-            # the name is the instance id: a retried create finds the one sandbox it made
             sb = await self._find(instance_id, fresh=True)
         self._sandboxes[instance_id] = sb
-        self._workdirs[instance_id] = cfg.working_dir
-        self._ports[instance_id] = frozenset(cfg.ports)
-        if kwargs["idle_timeout"]:
-            self._idle_timeout_s[instance_id] = float(kwargs["idle_timeout"])
-        return self._info(instance_id, sb.object_id, labels)
+        self._envs[instance_id] = dict(kwargs["env"])
+        self._remember(instance_id, kwargs["tags"])
+        return self._info(instance_id, sb.object_id, kwargs["tags"])
 
-    async def _destroy(self, instance_id: str) -> bool:
+    def _remember(self, instance_id: str, tags: dict[str, str]) -> None:
+        """What this process needs of another's sandbox, from its tags."""
+        self._workdirs[instance_id] = tags.get(_spec.TAG_WORKDIR, "/workspace")
+        self._ports[instance_id] = _tunnels.from_tags(tags)
+        if idle_timeout_s := tags.get(_spec.TAG_IDLE_TIMEOUT_S) or tags.get(_spec.TAG_IDLE_BEFORE):
+            self._idle_timeout_s[instance_id] = float(idle_timeout_s)
+
+    async def _destroy_running(self, instance_id: str) -> bool:
         try:
             sb = await self._find(instance_id, fresh=True)
         except InstanceNotFoundError:
@@ -248,18 +235,19 @@ class ModalCompute(ChannelMixin, ComputeProvider):
     async def _forget(self, instance_id: str) -> None:
         """Drop this process's handle, closing its connections (``detach``: not a terminate)."""
         self._channels.drop(instance_id)
+        self._envs.pop(instance_id, None)
         sb = self._sandboxes.pop(instance_id, None)
         if sb is not None:
             with contextlib.suppress(Exception):
                 await sb.detach.aio()
 
-    async def _status(self, instance_id: str) -> InstanceInfo:
+    async def _running_status(self, instance_id: str) -> InstanceInfo:
         sb = await self._find(instance_id, fresh=True)
         with translated("status", instance_id):
             tags = await sb.get_tags.aio()
         return self._info(instance_id, sb.object_id, tags)
 
-    async def _list(self) -> list[InstanceInfo]:
+    async def _running_list(self) -> list[InstanceInfo]:
         modal = _sdk.load()
         app = await self._get_app()
         found = []
@@ -270,16 +258,24 @@ class ModalCompute(ChannelMixin, ComputeProvider):
                     found.append(self._info(tags[LABEL_INSTANCE], sb.object_id, tags))
         return found
 
-    def _info(self, instance_id: str, sandbox_id: str, labels: dict[str, str]) -> InstanceInfo:
+    def _info(
+        self,
+        instance_id: str,
+        sandbox_id: str,
+        labels: dict[str, str],
+        status: InstanceStatus = InstanceStatus.RUNNING,
+        metadata: dict[str, str] | None = None,
+    ) -> InstanceInfo:
+        """A paused instance has no sandbox: ``sandbox_id`` is empty, ``metadata`` its image."""
         created = labels.get("praisonai.created")
         return InstanceInfo(
             instance_id=instance_id,
             provider=self.name,
-            status=InstanceStatus.RUNNING,
-            endpoint=f"modal://{sandbox_id}",
+            status=status,
+            endpoint=f"modal://{sandbox_id}" if sandbox_id else "",
             created_at=float(created) if created else time.time(),
             labels=dict(labels),
-            metadata={"sandbox_id": sandbox_id},
+            metadata={"sandbox_id": sandbox_id} if metadata is None else metadata,
         )
 
     def _workdir(self, instance_id: str) -> str:
@@ -299,8 +295,8 @@ class ModalCompute(ChannelMixin, ComputeProvider):
         return min(LINGER_MAX_S, idle / 2) if idle else LINGER_MAX_S
 
     async def _open_channel(self, instance_id: str) -> Channel:
-        await self._find(instance_id)  # the handle the blocking _transport needs
-        return await super()._open_channel(instance_id)
+        opened = super()._open_channel  # on the handle _woken holds: _transport needs it
+        return await self._woken(instance_id, lambda _: opened(instance_id))
 
     def _transport(self, instance_id: str, argv: list[str]) -> ModalExecTransport:
         """The helper, under a guard that ends it once orphaned (see ``_transport.guarded``)."""
@@ -313,7 +309,7 @@ class ModalCompute(ChannelMixin, ComputeProvider):
         return _transport.start(sb, argv, instance_id)
 
     async def _channel_path(self, instance_id: str, path: str) -> str:
-        await self._find(instance_id)  # the working dir another process's sandbox was made with
+        await self._awake(instance_id)  # the working dir another process's sandbox was made with
         return _files.absolute(path, self._workdir(instance_id))
 
     async def _ping(self, instance_id: str) -> None:
@@ -325,10 +321,13 @@ class ModalCompute(ChannelMixin, ComputeProvider):
         """A port declared at creation: its Modal tunnel's HTTPS URL (nothing forwarded here).
         Any other port: the exec relay's ``http://127.0.0.1:N``, as on the docker pool, since
         Modal cannot open a port on a running sandbox."""
-        await self._find(instance_id)  # another process's sandbox: its tags name the ports
+        await self._awake(instance_id)  # another process's sandbox: its tags name the ports
         if port in self._ports.get(instance_id, frozenset()):
-            # asked afresh: the SDK caches tunnels on the handle, and would answer for a gone sandbox
-            return await _tunnels.url(await self._find(instance_id, fresh=True), port, instance_id)
+
+            async def url(_: Any) -> str:  # asked afresh: the SDK caches tunnels on the handle
+                return await _tunnels.url(await self._find(instance_id, fresh=True), port, instance_id)
+
+            return await self._woken(instance_id, url)
         return await expose_by_exec(self, instance_id, port)
 
     # ---- exec ------------------------------------------------------------------------------
@@ -349,20 +348,13 @@ class ModalCompute(ChannelMixin, ComputeProvider):
     # ---- files ---------------------------------------------------------------------------------
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        sb = await self._find(instance_id)
-        await _files.upload(sb, local, _files.absolute(remote, self._workdir(instance_id)))
+        def where() -> str:  # once found: another process's sandbox has its own working dir
+            return _files.absolute(remote, self._workdir(instance_id))
+
+        await self._woken(instance_id, lambda sb: _files.upload(sb, local, where()))
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        sb = await self._find(instance_id)
-        await _files.download(sb, _files.absolute(remote, self._workdir(instance_id)), local)
+        def where() -> str:  # as in _upload
+            return _files.absolute(remote, self._workdir(instance_id))
 
-
-def _split_allow(hosts: list[str]) -> tuple[list[str], list[str]]:
-    """``network.allow`` as Modal's two lists: CIDRs/addresses, and domains (wildcards kept)."""
-    cidrs, domains = [], []
-    for host in hosts:
-        try:
-            cidrs.append(str(ipaddress.ip_network(host, strict=False)))
-        except ValueError:
-            domains.append(host)
-    return cidrs, domains
+        await self._woken(instance_id, lambda sb: _files.download(sb, where(), local))
