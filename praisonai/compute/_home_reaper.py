@@ -1,4 +1,5 @@
-"""The home's reaper: a small detached process that stops local and SSH instances whose owner died.
+"""The home's reaper: a small detached process that stops local and SSH instances whose owner died
+(and pauses Modal instances that idleness pauses).
 
 A docker instance stops itself (its watchdog, ``compute/watchdog.sh``); a local workspace or an
 SSH host has nothing inside that could. So a process that provisions one whose ``Lifetime`` ever
@@ -48,6 +49,9 @@ Rebuild = Callable[[str, Mapping[str, Any]], "ComputeProvider"]
 
 #: Providers whose instances have no dead-man's switch of their own.
 WATCHED = frozenset({"local", "ssh"})
+#: Providers whose instance cannot pause itself when idle (the vendor's idle end would remove it,
+#: files and all: Modal): watched when idleness pauses it.
+WATCHED_WHEN_PAUSING = frozenset({"modal"})
 POLL_S = 1.0
 #: A failed shutdown (``SHUTDOWN_TIMEOUT_S``) is tried again after REAP_RETRY_AFTER_S, doubling up to
 #: RETRY_MAX_S (an SSH host that is down for good, or needs a password this process does not have).
@@ -153,13 +157,14 @@ def _spawn(home: Path, lock: int) -> None:
 def _watched(entries: list[LedgerEntry]) -> list[LedgerEntry]:
     """The rows this process looks after: watched providers whose lifetime ever stops them (a
     paused one, only its ttl; a resume starts this process again, ``ensure_running``)."""
-    return [
-        e
-        for e in entries
-        if e.provider in WATCHED
-        and e.lifetime.reaps
-        and (e.state != "paused" or e.lifetime.ttl_s is not None)
-    ]
+    return [e for e in entries if _watches(e)]
+
+
+def _watches(entry: LedgerEntry) -> bool:
+    lifetime = entry.lifetime
+    if not (entry.provider in WATCHED or (entry.provider in WATCHED_WHEN_PAUSING and lifetime.pauses)):
+        return False
+    return lifetime.reaps and (entry.state != "paused" or lifetime.ttl_s is not None)
 
 
 @dataclass(slots=True)

@@ -6,6 +6,9 @@ credentials (it shares nothing with the first but Modal)."""
 from __future__ import annotations
 
 import gc
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,8 +21,10 @@ pytest.importorskip("modal")
 from kit import wait_until
 from served import IMAGE
 
+import praisonai
 from praisonai import Sandbox, _portal
 from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
+from praisonai._ledger import Ledger
 from praisonai._types import InstanceStatus
 from praisonai.compute import inventory
 from praisonai.compute.base import ComputeProvider
@@ -27,6 +32,7 @@ from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.modal import ModalCompute, _spec
 from praisonai.compute.providers.modal._paused import STORE
 
+_REPO = Path(praisonai.__file__).parents[1]
 PROVIDER = "modal"  # the fake and provider fixtures: tests/providers/conftest.py
 
 
@@ -265,3 +271,33 @@ def test_expose_of_a_declared_port_resumes_an_instance_another_process_paused(
     assert again.startswith("https://") and again != first, "the new sandbox's tunnel"
     [box] = running_boxes(fake, iid)
     assert [p.port for p in box.definition.open_ports.ports] == [8000], "its port opened again"
+
+
+# Provisions a Modal instance that idleness pauses, writes a file, prints its id, then dies by
+# SIGKILL: Modal has no idle end for it (that would lose its files), so the home's reaper pauses it.
+_KILLED_CLIENT = """
+import os, signal, sys
+from praisonai import _portal
+from praisonai.compute.providers.modal import ModalCompute
+p = ModalCompute(image=sys.argv[1])
+iid = _portal.call(p.provision, {"idle_timeout_s": 2, "idle_action": "pause"}).instance_id
+_portal.call(p.write_file, iid, "notes.txt", "kept across idle")
+print(iid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.usefixtures("home")
+def test_the_home_reaper_pauses_an_idle_instance_whose_owner_was_killed(
+    provider: ComputeProvider, made: list[str]
+) -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_CLIENT, IMAGE], capture_output=True, text=True, timeout=120, cwd=_REPO
+    )
+    instance_id = child.stdout.strip()
+    made.append(instance_id)
+    assert child.returncode == -signal.SIGKILL and instance_id.startswith("modal_"), child.stderr
+    wait_until(lambda: (row := Ledger.default().get(instance_id)) is not None and row.state == "paused", 60)
+    assert _portal.call(provider.get_status, instance_id).status is InstanceStatus.PAUSED
+    _portal.call(provider.resume, instance_id)
+    assert _portal.call(provider.read_file, instance_id, "notes.txt") == b"kept across idle"

@@ -40,8 +40,11 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
+
 from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError, ProvisionError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute import _home_reaper
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
@@ -196,6 +199,8 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
     async def _create_with(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], image: Any
     ) -> InstanceInfo:
+        if cfg.lifetime.pauses:  # no Modal idle end (_spec): the home's reaper pauses an orphan
+            await anyio.to_thread.run_sync(_home_reaper.ensure_running)
         kwargs = _spec.create_kwargs(cfg, labels)
         return await self._start(
             instance_id, {**kwargs, "image": image, "env": dict(cfg.env), "workdir": cfg.working_dir}

@@ -23,8 +23,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import anyio
+
 from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._types import InstanceInfo, InstanceStatus
+from praisonai.compute import _home_reaper
 from praisonai.compute.providers.modal import _sdk, _spec
 from praisonai.compute.providers.modal._paused import Paused
 from praisonai.compute.providers.modal._sdk import translated
@@ -97,6 +100,7 @@ async def resume(p: ModalCompute, instance_id: str) -> InstanceInfo:
             op="resume",
         ) from exc
     await p._paused.pop(instance_id)
+    await anyio.to_thread.run_sync(_home_reaper.ensure_running)  # it let the paused instance be
     return info
 
 
