@@ -9,10 +9,12 @@ import pytest
 pytest.importorskip("e2b")
 
 from fakes.e2b import E2BFake
+from kit import wait_until
 
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError, PraisonAIError
 from praisonai._types import InstanceStatus
+from praisonai.compute import _reaper
 from praisonai.compute.providers.e2b import E2BCompute
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
@@ -90,5 +92,25 @@ def test_a_vendor_error_is_ours_from_the_sdks(fake: E2BFake) -> None:
             _portal.call(p.pause, iid)
         assert isinstance(caught.value, PraisonAIError)
         assert isinstance(caught.value.__cause__, e2b.SandboxException)
+    finally:
+        _portal.call(p.shutdown, iid)
+
+
+def test_an_instance_that_idleness_pauses_is_paused_by_e2b_at_its_timeout_never_killed(
+    fake: E2BFake, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its owner gone (this process's reaper does nothing here), E2B's own timeout pauses it:
+    the create asks for ``on_timeout: pause``, and the files survive."""
+    monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
+    p = E2BCompute()
+    iid = _portal.call(p.provision, {"idle_timeout_s": 1, "idle_action": "pause"}).instance_id
+    try:
+        _portal.call(p.write_file, iid, "kept.txt", b"across the timeout")
+        sandbox_id = _sandbox_of(fake, iid)
+        assert fake.sandboxes[sandbox_id].request.get("autoPause") is True
+        wait_until(lambda: fake.sandboxes[sandbox_id].paused, 15)
+        later = E2BCompute()  # the next process: its first call resumes it
+        assert _portal.call(later.get_status, iid).status is InstanceStatus.PAUSED
+        assert _portal.call(later.read_file, iid, "kept.txt") == b"across the timeout"
     finally:
         _portal.call(p.shutdown, iid)

@@ -9,7 +9,8 @@ What it models (the e2b 2.63 wheel, read from its source):
   (404 when gone: the SDK's ``kill`` then returns False), ``POST /sandboxes/{id}/timeout``
   (``end_at = now + timeout``), ``POST /v2/sandboxes/{id}/connect``, ``GET /v2/sandboxes`` (exact
   metadata match, AND; the ``state`` filter, running and paused by default). A running sandbox
-  past its ``end_at`` is killed by the fake's clock, as E2B kills it, and answers 404 from then on;
+  past its ``end_at`` is killed by the fake's clock, as E2B kills it (paused instead when created
+  with ``autoPause``: lifecycle ``on_timeout: pause``), and answers 404 from then on;
 - pause: ``POST /sandboxes/{id}/pause`` freezes the container (``docker pause``: memory and files
   kept, as E2B's full pause keeps them; 409 when already paused), a paused sandbox lists and reads
   as ``paused``, is never expired by the clock, refuses envd and ``timeout``/``snapshots``
@@ -150,7 +151,10 @@ class E2BFake:
         if sandbox is not None and sandbox.paused:
             return None
         if sandbox is not None and sandbox.end_at <= time.time():
-            self._expire(sandbox)
+            if sandbox.request.get("autoPause"):  # lifecycle on_timeout "pause": kept, frozen
+                self._pause_or_resume(sandbox, "pause", {})
+            else:
+                self._expire(sandbox)
             return None
         return sandbox
 

@@ -49,7 +49,7 @@ from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, 
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
-from praisonai.compute.config import ComputeConfig, NetworkAllow
+from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.ports import ExecRelayPorts
@@ -61,6 +61,7 @@ from praisonai.compute.providers.e2b._meta import (
     TTL_DEADLINE,
     WORKDIR,
     capture_name,
+    create_options,
     idle_timeout_text,
     info_of,
     renewal_s,
@@ -177,7 +178,7 @@ class E2BCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
     async def _start(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], template: str
     ) -> InstanceInfo:
-        from e2b import ALL_TRAFFIC, AsyncSandbox
+        from e2b import AsyncSandbox
 
         lifetime = cfg.lifetime
         created = float(labels[LABEL_CREATED])
@@ -189,11 +190,6 @@ class E2BCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
             TTL_DEADLINE: deadline,
             IDLE_TIMEOUT_S: idle_timeout_text(idle),
         }
-        network: dict[str, Any] = {}
-        if cfg.network == "none":
-            network["allow_internet_access"] = False
-        elif isinstance(cfg.network, NetworkAllow):
-            network["network"] = {"allow_out": list(cfg.network.allow), "deny_out": [ALL_TRAFFIC]}
         with translated("provision", instance_id):
             sandbox = await AsyncSandbox.create(
                 template=template,
@@ -201,7 +197,7 @@ class E2BCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
                 metadata=metadata,
                 envs=dict(cfg.env),  # in the create body, never on a command line
                 idempotency_key=instance_id.lower().replace("_", "-"),  # a retried create makes one
-                **network,
+                **create_options(cfg),
                 **self._params(),
             )
         self._sandboxes[instance_id], self._metadata[instance_id] = sandbox, metadata

@@ -7,6 +7,7 @@ from typing import Any
 
 from praisonai._lifetime import whole_units
 from praisonai._types import InstanceInfo, InstanceStatus
+from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED
 
 WORKDIR = "praisonai.workdir"
@@ -17,6 +18,22 @@ IDLE_TIMEOUT_S = "praisonai.idle_timeout_s"
 _IDLE_BEFORE = "praisonai.idle_s"
 #: E2B's longest sandbox timeout (Pro); the server silently caps a longer one to the plan's.
 MAX_TIMEOUT_S = 24 * 3600
+
+
+def create_options(cfg: ComputeConfig) -> dict[str, Any]:
+    """``AsyncSandbox.create``'s network and lifecycle arguments for ``cfg``: an instance that
+    idleness pauses is paused by E2B itself past its timeout (idle, or its owner gone), never
+    killed with its files."""
+    from e2b import ALL_TRAFFIC
+
+    options: dict[str, Any] = {}
+    if cfg.network == "none":
+        options["allow_internet_access"] = False
+    elif isinstance(cfg.network, NetworkAllow):
+        options["network"] = {"allow_out": list(cfg.network.allow), "deny_out": [ALL_TRAFFIC]}
+    if cfg.lifetime.pauses:
+        options["lifecycle"] = {"on_timeout": "pause"}
+    return options
 
 
 def capture_name(tag: str) -> str:
