@@ -28,19 +28,16 @@ import functools
 import os
 import posixpath
 import shlex
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import anyio
 from kubernetes import client
 from kubernetes.client import ApiException
 
-from praisonai._errors import ConfigError, ExecError, InstanceNotFoundError, PathNotFoundError
+from praisonai._errors import ConfigError, ExecError, InstanceNotFoundError
 from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, InstanceInfo
-from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider
@@ -48,7 +45,7 @@ from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.ports import ExecRelayPorts
-from praisonai.compute.providers.kubernetes import _adopt, _pod, _pty, _wait, _warm
+from praisonai.compute.providers.kubernetes import _adopt, _pod, _pty, _trees, _wait, _warm
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._options import KubernetesOptions
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec, own_shell
@@ -352,7 +349,7 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
     async def _channel_path(self, instance_id: str, path: str) -> str:
         return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))
 
-    # ---- trees: a tar through the helper --------------------------------------------------
+    # ---- trees: a tar through the helper (``_trees``) ----------------------------------------
 
     async def _shell(self, instance_id: str, script: str, op: str) -> str:
         result = await self._channel_exec(instance_id, ExecRequest(script, cwd="/", timeout=600))
@@ -361,36 +358,10 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
         return str(result.stdout)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        target = await self._channel_path(instance_id, remote)
-        tar = await anyio.to_thread.run_sync(_tar.pack_path, local, posixpath.basename(target) or "root")
-        archive = f"{self._spool(instance_id)}/xfer-{uuid.uuid4().hex}.tar"
-        await self._channels.run(instance_id, lambda ch: ch.write_file(archive, tar))
-        q, parent = shlex.quote, shlex.quote(posixpath.dirname(target))
-        await self._shell(
-            instance_id,
-            f"mkdir -p -- {parent} && tar -xf {q(archive)} -C {parent}; rc=$?; "
-            f"rm -f -- {q(archive)}; exit $rc",
-            "upload",
-        )
+        await _trees.upload(self, instance_id, local, remote)
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        target = await self._channel_path(instance_id, remote)
-        archive = f"{self._spool(instance_id)}/xfer-{uuid.uuid4().hex}.tar"
-        q = shlex.quote
-        said = await self._shell(
-            instance_id,
-            f"[ -e {q(target)} ] || {{ echo N; exit 0; }}; "
-            f"tar -cf {q(archive)} -C {q(posixpath.dirname(target))} "
-            f"{q(posixpath.basename(target))} && echo T",
-            "download",
-        )
-        if said.strip() == "N":
-            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
-        try:
-            tar = await self._channels.run(instance_id, lambda ch: ch.read_file(archive, 0, None))
-        finally:
-            await self._shell(instance_id, f"rm -f -- {q(archive)}", "download")
-        await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local, remote)
+        await _trees.download(self, instance_id, remote, local)
 
 
 __all__ = ["KubernetesCompute", "KubernetesOptions"]
