@@ -327,7 +327,7 @@ TARGETS: dict[str, Target] = {
             **FAKE_EGRESS,
         },
     ),
-    "kubernetes": Target(_kubernetes, faked=True, not_applicable=NO_PAUSE, known_gaps=FAKE_EGRESS),
+    "kubernetes": Target(_kubernetes, faked=True, known_gaps=FAKE_EGRESS),
 }
 
 #: The registered providers the tests serve through a vendor's wire fake.

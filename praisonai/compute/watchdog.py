@@ -5,7 +5,8 @@ The instance runs the watchdog (``watchdog.sh``) instead of ``sleep infinity``; 
 once the instance's ``Lifetime`` says so: nothing was active for its idle limit, or it is ``ttl_s``
 old. The instance then ends (a container made with ``auto_remove`` is removed by its engine; one
 of ``idle_action='pause'`` is kept, paused, and starts this again when resumed; a pod
-is deleted by the next ``shutdown``/``gc``). So no instance outlives its purpose even when its
+is deleted by the next ``shutdown``/``gc``, unless it pauses: then its claim keeps the working dir
+and the next resume makes the pod again). So no instance outlives its purpose even when its
 client was SIGKILLed and nothing else ever reaps it. Activity is what the exec helper marks in its
 spool.
 

@@ -23,6 +23,11 @@ Modelled:
   the pod ``Succeeded``/``Failed``; ``activeDeadlineSeconds`` fails it (``DeadlineExceeded``).
   The spec's env, workingDir, command/args, runAsUser/Group, readOnlyRootFilesystem,
   allowPrivilegeEscalation, emptyDir mounts (tmpfs) and cpu/memory limits reach docker.
+- PersistentVolumeClaims (``/api/v1/namespaces/{ns}/persistentvolumeclaims[/{name}]``: create,
+  get, list by ``labelSelector``, delete), each a docker volume that a pod's
+  ``persistentVolumeClaim`` volume mounts, and StorageClasses
+  (``/apis/storage.k8s.io/v1/storageclasses``: one, the default unless
+  ``fake.default_storage_class`` is False) — see ``_volumes``.
 - NetworkPolicies (``/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies[/{name}]``):
   stored; a policy with ``Egress`` in ``policyTypes`` and no egress rules that selects a pod by
   ``matchLabels`` when the pod starts runs it with ``--network none`` (enforced, as a CNI that
@@ -35,7 +40,8 @@ Modelled:
   sandboxes, reconciled by a stand-in for its controllers — see ``_warm``; not the real controller.
 
 Not modelled: authentication and RBAC, namespaces as objects, update/patch, resourceVersion
-semantics beyond a counter, graceful deletion, SPDY, attach/logs/port-forward, other kinds.
+semantics beyond a counter, graceful deletion, SPDY, attach/logs/port-forward, other kinds;
+claims are never resized, and a deleted claim's volume goes at once (no pvc-protection finalizer).
 Faults: ``fail_next(status)`` answers the next API call (not exec) with that status;
 ``lose_next_answer(status)`` performs the next create, then drops the connection (0) or answers
 that status instead of the object.
@@ -51,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from fakes import docker
-from fakes.kubernetes import _pods, _warm
+from fakes.kubernetes import _pods, _volumes, _warm
 from fakes.loopback import Loopback
 
 __all__ = ["KubernetesFake"]
@@ -70,6 +76,8 @@ class KubernetesFake:
         self.unschedulable = False
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
         self.policies: dict[tuple[str, str], dict[str, Any]] = {}
+        self.claims: dict[tuple[str, str], dict[str, Any]] = {}  # PersistentVolumeClaims (``_volumes``)
+        self.default_storage_class = True  # False: the cluster has no default StorageClass
         self.requests: list[tuple[str, str]] = []  # (method, path)
         self.exec_log: list[str] = []  # the channel of every client message on an exec stream
         self.write_times: list[float] = []
@@ -111,10 +119,11 @@ class KubernetesFake:
         self.close()
 
     def close(self) -> None:
-        """Stop serving and remove every container this fake made."""
+        """Stop serving and remove every container and docker volume this fake made."""
         self._serving.stop()
         for container in _pods.leftovers(self.fake_id):
             docker.remove(container)
+        _volumes.remove(*_volumes.leftovers(self.fake_id))
 
     def fail_next(self, status: int) -> None:
         self.faults.append(status)
@@ -163,7 +172,20 @@ class KubernetesFake:
                 self.changed("MODIFIED", pod)
             return
         container_name = f"k8s-fake-{self.fake_id}-{ns}-{name}"
-        cid, why = _pods.start(container_name, self.fake_id, pod, network_none=self._isolated(ns, pod))
+        claimed = [
+            v["persistentVolumeClaim"]["claimName"]
+            for v in pod["spec"].get("volumes") or []
+            if "persistentVolumeClaim" in v
+        ]
+        claims = {c: _volumes.volume_of(self, ns, c) for c in claimed}
+        missing = [c for c, volume in claims.items() if volume is None]
+        if missing:  # a kubelet would leave it Pending; failing to create says the same here
+            cid, why = None, f'persistentvolumeclaim "{missing[0]}" not found'
+        else:
+            volumes = {c: str(v) for c, v in claims.items()}
+            cid, why = _pods.start(
+                container_name, self.fake_id, pod, volumes, network_none=self._isolated(ns, pod)
+            )
         with self.cond:
             if self.pods.get((ns, name)) is not pod:  # deleted while it started
                 if cid:

@@ -10,9 +10,12 @@ from fakes import docker
 OWNER_LABEL = "praisonai.test.k8s-fake"  # every container the fake starts carries it
 
 
-def start(name: str, fake_id: str, pod: dict[str, Any], *, network_none: bool) -> tuple[str | None, str]:
+def start(
+    name: str, fake_id: str, pod: dict[str, Any], claims: dict[str, str], *, network_none: bool
+) -> tuple[str | None, str]:
     """Start the pod's first container: (container id, "") or (None, why it could not start).
-    The image must be present locally (the fake pulls nothing: ``ErrImageNeverPull``)."""
+    ``claims`` maps each claim the pod mounts to its docker volume (``_volumes``). The image must
+    be present locally (the fake pulls nothing: ``ErrImageNeverPull``)."""
     spec = pod["spec"]
     box = spec["containers"][0]
     argv = ["--pull", "never", "--label", f"{OWNER_LABEL}={fake_id}", "--name", name]
@@ -30,6 +33,19 @@ def start(name: str, fake_id: str, pod: dict[str, Any], *, network_none: bool) -
     dirs = [m["mountPath"] for m in box.get("volumeMounts") or [] if m["name"] in empty]
     for path in dirs:
         argv += ["--tmpfs", f"{path}:rw,exec"]
+    by_volume = {
+        v["name"]: claims[v["persistentVolumeClaim"]["claimName"]]
+        for v in spec.get("volumes") or []
+        if "persistentVolumeClaim" in v
+    }
+    kept = [
+        (by_volume[m["name"]], m["mountPath"])
+        for m in box.get("volumeMounts") or []
+        if m["name"] in by_volume
+    ]
+    for volume, path in kept:
+        argv += ["--mount", f"type=volume,source={volume},target={path}"]
+        dirs.append(path)  # writable by the pod's user, as the kubelet's fsGroup makes a claim's root
     limits = (box.get("resources") or {}).get("limits") or {}
     if "cpu" in limits:
         argv += ["--cpus", str(_cpus(str(limits["cpu"])))]

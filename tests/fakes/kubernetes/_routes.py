@@ -1,4 +1,5 @@
-"""The Kubernetes fake's routes: discovery, pods, network policies, watch and exec."""
+"""The Kubernetes fake's routes: discovery, pods, network policies, claims and storage classes,
+watch and exec."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
 from fakes._ws import WebSocket, offered
-from fakes.kubernetes import _exec, _tty, _warm
+from fakes.kubernetes import _exec, _tty, _volumes, _warm
 
 if TYPE_CHECKING:
     from fakes.kubernetes import KubernetesFake
@@ -62,8 +63,10 @@ def route(fake: KubernetesFake, h: BaseHTTPRequestHandler, path: list[str], quer
 
 
 def _dispatch(fake: KubernetesFake, method: str, path: list[str], query: Query, body: Any) -> tuple[int, Any]:
-    if method == "GET" and path in (["version"], ["api"], ["apis"], ["api", "v1"], _NET):
+    if method == "GET" and path in (["version"], ["api"], ["apis"], ["api", "v1"], _NET, _volumes.STORAGE):
         return 200, _discovery(fake, path)
+    if method == "GET" and path == [*_volumes.STORAGE, "storageclasses"]:
+        return 200, _volumes.storage_classes(fake)
     if path[:2] in (["apis", g] for g in _warm.GROUPS):
         return _agent_sandbox(fake, method, path, query, body)
     ns = path[3] if len(path) > 3 and path[2] == "namespaces" else ""
@@ -71,6 +74,8 @@ def _dispatch(fake: KubernetesFake, method: str, path: list[str], query: Query, 
         return 200, _list(fake, fake.pods, None, query, "PodList")
     if path[:3] == ["api", "v1", "namespaces"] and len(path) >= 5 and path[4] == "pods":
         return _pods(fake, method, ns, path[5] if len(path) == 6 else None, query, body)
+    if path[:3] == ["api", "v1", "namespaces"] and len(path) >= 5 and path[4] == "persistentvolumeclaims":
+        return _claims(fake, method, ns, path[5] if len(path) == 6 else None, query, body)
     if path[:4] == [*_NET, "namespaces"] and len(path) >= 6 and path[5] == "networkpolicies":
         return _policies(fake, method, path[4], path[6] if len(path) == 7 else None, query, body)
     return 404, ("NotFound", "the server could not find the requested resource")
@@ -115,6 +120,23 @@ def _pods(
             return (200, _view(pod)) if pod else (404, ("NotFound", f'pods "{name}" not found'))
     if name is not None and method == "DELETE":
         return fake.delete_pod(ns, name)
+    return 405, ("MethodNotAllowed", f"{method} is not supported here")
+
+
+def _claims(
+    fake: KubernetesFake, method: str, ns: str, name: str | None, query: Query, body: Any
+) -> tuple[int, Any]:
+    if name is None and method == "GET":
+        return 200, _list(fake, fake.claims, ns, query, "PersistentVolumeClaimList")
+    if name is None and method == "POST":
+        return _volumes.create_claim(fake, ns, dict(body or {}))
+    if name is not None and method == "GET":
+        with fake.cond:
+            claim = fake.claims.get((ns, name))
+            found = (200, _view(claim)) if claim else None
+        return found or (404, ("NotFound", f'persistentvolumeclaims "{name}" not found'))
+    if name is not None and method == "DELETE":
+        return _volumes.delete_claim(fake, ns, name)
     return 405, ("MethodNotAllowed", f"{method} is not supported here")
 
 
@@ -267,8 +289,10 @@ def _discovery(fake: KubernetesFake, path: list[str]) -> dict[str, Any]:
         where = [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]
         return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": where}
     if path == ["apis"]:
-        version = {"groupVersion": "networking.k8s.io/v1", "version": "v1"}
-        groups = [{"name": "networking.k8s.io", "versions": [version], "preferredVersion": version}]
+        groups = []
+        for name in ("networking.k8s.io", "storage.k8s.io"):
+            version = {"groupVersion": f"{name}/v1", "version": "v1"}
+            groups.append({"name": name, "versions": [version], "preferredVersion": version})
         for name in _warm.GROUPS if fake.agent_sandbox else ():
             version = {"groupVersion": f"{name}/{_warm.VERSION}", "version": _warm.VERSION}
             groups.append({"name": name, "versions": [version], "preferredVersion": version})
@@ -277,8 +301,22 @@ def _discovery(fake: KubernetesFake, path: list[str]) -> dict[str, Any]:
         verbs = ["create", "delete", "get", "list", "watch"]
         pods = {"name": "pods", "singularName": "pod", "namespaced": True, "kind": "Pod", "verbs": verbs}
         exec_ = {"name": "pods/exec", "singularName": "", "namespaced": True, "kind": "PodExecOptions"}
-        resources = [{**pods, "shortNames": ["po"]}, {**exec_, "verbs": ["create", "get"]}]
+        claims = {
+            "name": "persistentvolumeclaims",
+            "singularName": "persistentvolumeclaim",
+            "namespaced": True,
+        }
+        claims |= {
+            "kind": "PersistentVolumeClaim",
+            "verbs": ["create", "delete", "get", "list"],
+            "shortNames": ["pvc"],
+        }
+        resources = [{**pods, "shortNames": ["po"]}, {**exec_, "verbs": ["create", "get"]}, claims]
         return {"kind": "APIResourceList", "groupVersion": "v1", "resources": resources}
+    if path == _volumes.STORAGE:
+        classes = {"name": "storageclasses", "singularName": "storageclass", "namespaced": False}
+        classes |= {"kind": "StorageClass", "verbs": ["get", "list"], "shortNames": ["sc"]}
+        return {"kind": "APIResourceList", "groupVersion": "storage.k8s.io/v1", "resources": [classes]}
     resources = [
         {
             "name": "networkpolicies",

@@ -16,9 +16,8 @@ of its own with a TTY (``_pty``). Every pod is found
 again by its labels, from any process. API writes (create, delete) pass a client-side rate limit;
 a create whose answer was lost is retried and adopts our own object (``_adopt``). With
 ``warm_pool``, the pod is claimed from an agent-sandbox warm pool instead (``_warm``).
-Pause is refused (no ``Capability.PAUSE``): the pod's filesystem is its container's, so scaling
-to zero keeps nothing unless the working dir lives on a PersistentVolumeClaim from provision on,
-which this provider does not make yet.
+Pause (``idle_action='pause'``) scales to zero keeping the working dir on a PersistentVolumeClaim
+made at provision, the pod made again on resume (``_pause``).
 """
 
 from __future__ import annotations
@@ -28,19 +27,16 @@ import functools
 import os
 import posixpath
 import shlex
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import anyio
 from kubernetes import client
 from kubernetes.client import ApiException
 
-from praisonai._errors import ConfigError, ExecError, InstanceNotFoundError, PathNotFoundError
+from praisonai._errors import ConfigError, ExecError, InstanceNotFoundError
 from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, InstanceInfo
-from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider
@@ -48,14 +44,14 @@ from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.ports import ExecRelayPorts
-from praisonai.compute.providers.kubernetes import _adopt, _pod, _pty, _wait, _warm
+from praisonai.compute.providers.kubernetes import _adopt, _pause, _pod, _pty, _trees, _wait, _warm
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._options import KubernetesOptions
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec, own_shell
 from praisonai.compute.watchdog import guarded_session, watchdog_command
 
 
-class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
+class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ExecRelayPorts, ComputeProvider):
     """Instances are Pods in one namespace of a cluster; see the module docstring."""
 
     name = "kubernetes"
@@ -73,6 +69,7 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
             Capability.SELF_STOP,
             Capability.PORTS,  # through a relay exec'd in the Pod (compute.ports), not portforward
             Capability.PTY,
+            Capability.PAUSE,  # with idle_action='pause': the working dir on a claim (_pause)
         }
     )
 
@@ -124,6 +121,7 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
         super().check_supported(cfg)
         if self._options.warm_pool:
             _warm.check_config(cfg, self._options.warm_pool)
+        _pause.check_config(cfg, self._options.warm_pool)
         if isinstance(cfg.network, NetworkAllow):
             names = [a for a in cfg.network.allow if not _pod.is_ip(a)]
             if names:
@@ -166,11 +164,18 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         if self._options.warm_pool:
             return await self._claim(instance_id, cfg, labels, self._options.warm_pool)
-        name = _pod.pod_name(instance_id)
-        ns = self.namespace
+        storage = await _pause.storage_for(self, cfg)  # a pausing one's: refused before anything is made
         await self._ensure_policy(instance_id, cfg)  # before the pod: it must never run without it
         command = watchdog_command(cfg.lifetime, self._spool(instance_id))
-        body = _pod.manifest(instance_id, cfg, labels, command, self._options)
+        claim = _pod.pod_name(instance_id) if storage else None
+        body = _pod.manifest(instance_id, cfg, labels, command, self._options, claim)
+        if storage:
+            await _pause.create_claim(self, instance_id, body, storage)
+        return await self._run_pod(instance_id, body, cfg.working_dir)
+
+    async def _run_pod(self, instance_id: str, body: dict[str, Any], working_dir: str) -> InstanceInfo:
+        """Create pod ``body`` (adopting ours after a lost answer) and wait until it is ready."""
+        name, ns = str(body["metadata"]["name"]), self.namespace
         await self._create_or_adopt(
             f"pod {name}",
             instance_id,
@@ -178,7 +183,7 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
             functools.partial(self.core.read_namespaced_pod, name, ns),
         )
         pod = await self._until_ready(name)
-        self._pods[instance_id], self._workdirs[instance_id] = name, cfg.working_dir
+        self._pods[instance_id], self._workdirs[instance_id] = name, working_dir
         return _pod.info_of(pod)
 
     async def _ensure_policy(self, instance_id: str, cfg: ComputeConfig) -> None:
@@ -236,7 +241,8 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
         return _pod.info_of(pod)
 
     async def _destroy(self, instance_id: str) -> bool:
-        """Delete the pod (a claimed one: its claim, which owns it) and its NetworkPolicy."""
+        """Delete the pod (a claimed one: its SandboxClaim, which owns it), its NetworkPolicy and
+        its PersistentVolumeClaim (a pausing one's)."""
         found = await run_blocking(functools.partial(self._pod_of, instance_id, "shutdown"))
         claim = self._claims.pop(instance_id, None)
         if found is None and self._options.warm_pool:
@@ -265,7 +271,7 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
             delete = net.delete_namespaced_network_policy
             policy = _pod.pod_name(instance_id)
             await self._write_call("shutdown", f"network policy {policy}", delete, policy, self.namespace)
-        return existed
+        return await _pause.delete_claim(self, instance_id) or existed  # after its pod: it mounts it
 
     def _pod_of(self, instance_id: str, op: str) -> str | None:
         """The instance's pod name (blocking): known, or found by its instance label — a claimed
@@ -290,17 +296,16 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         name = await run_blocking(functools.partial(self._pod_of, instance_id, "status"))
-        if name is None:
-            raise InstanceNotFoundError(
-                f"pod {_pod.pod_name(instance_id)} does not exist in the cluster", op="status"
-            )
+        if name is None:  # paused (its claim says so), or not found
+            return await _pause.paused_info(self, instance_id)
         pod = await self._read_call(
             "status", f"pod {name}", self.core.read_namespaced_pod, name, self.namespace
         )
         return _pod.info_of(pod)
 
     async def _list(self) -> list[InstanceInfo]:
-        """Pods by our label, and the pods of our claims (which carry our identity in annotations)."""
+        """Pods by our label, the pods of our SandboxClaims (which carry our identity in
+        annotations), and paused instances by their PersistentVolumeClaims."""
         mine, ns = f"{LABEL_PROVIDER}={self.name}", self.namespace
         found = await self._read_call(
             "list", "the namespace", self.core.list_namespaced_pod, ns, label_selector=mine
@@ -312,6 +317,8 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
                 pod = await self._read_call("list", f"pod {name}", self.core.read_namespaced_pod, name, ns)
                 pod.metadata.annotations = {**(pod.metadata.annotations or {}), **extra}
                 infos.setdefault(extra.get(LABEL_INSTANCE, name), _pod.info_of(pod))
+        for info in await _pause.paused_infos(self, mine):  # a pausing one's pod, when it has one, says more
+            infos.setdefault(info.instance_id, info)
         return list(infos.values())
 
     # ---- the channel: one exec WebSocket per instance --------------------------------------
@@ -352,7 +359,7 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
     async def _channel_path(self, instance_id: str, path: str) -> str:
         return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))
 
-    # ---- trees: a tar through the helper --------------------------------------------------
+    # ---- trees: a tar through the helper (``_trees``) ----------------------------------------
 
     async def _shell(self, instance_id: str, script: str, op: str) -> str:
         result = await self._channel_exec(instance_id, ExecRequest(script, cwd="/", timeout=600))
@@ -361,36 +368,10 @@ class KubernetesCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
         return str(result.stdout)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        target = await self._channel_path(instance_id, remote)
-        tar = await anyio.to_thread.run_sync(_tar.pack_path, local, posixpath.basename(target) or "root")
-        archive = f"{self._spool(instance_id)}/xfer-{uuid.uuid4().hex}.tar"
-        await self._channels.run(instance_id, lambda ch: ch.write_file(archive, tar))
-        q, parent = shlex.quote, shlex.quote(posixpath.dirname(target))
-        await self._shell(
-            instance_id,
-            f"mkdir -p -- {parent} && tar -xf {q(archive)} -C {parent}; rc=$?; "
-            f"rm -f -- {q(archive)}; exit $rc",
-            "upload",
-        )
+        await _trees.upload(self, instance_id, local, remote)
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        target = await self._channel_path(instance_id, remote)
-        archive = f"{self._spool(instance_id)}/xfer-{uuid.uuid4().hex}.tar"
-        q = shlex.quote
-        said = await self._shell(
-            instance_id,
-            f"[ -e {q(target)} ] || {{ echo N; exit 0; }}; "
-            f"tar -cf {q(archive)} -C {q(posixpath.dirname(target))} "
-            f"{q(posixpath.basename(target))} && echo T",
-            "download",
-        )
-        if said.strip() == "N":
-            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
-        try:
-            tar = await self._channels.run(instance_id, lambda ch: ch.read_file(archive, 0, None))
-        finally:
-            await self._shell(instance_id, f"rm -f -- {q(archive)}", "download")
-        await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local, remote)
+        await _trees.download(self, instance_id, remote, local)
 
 
 __all__ = ["KubernetesCompute", "KubernetesOptions"]

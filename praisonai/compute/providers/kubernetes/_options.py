@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
+from pydantic import Field
+
 from praisonai.compute.options import ProviderOptions, bounded
 
 
@@ -27,6 +29,10 @@ class KubernetesOptions(ProviderOptions):
     writes_per_s: Annotated[float, bounded("writes_per_s")] = 5.0
     write_burst: Annotated[int, bounded("write_burst")] = 10
     warm_pool: str | None = None  # an agent-sandbox SandboxWarmPool to claim instances from
+    # idle_action='pause' keeps the working dir on a PersistentVolumeClaim of this class (else the
+    # cluster's default StorageClass) and this size (a Kubernetes quantity)
+    storage_class: str | None = None
+    volume_size: Annotated[str, Field(pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)?$")] = "1Gi"
 
 
 __all__ = ["KubernetesOptions"]

@@ -11,7 +11,7 @@ from typing import Any
 
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.config import ComputeConfig, NetworkAllow
-from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
+from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_IDLE_ACTION, LABEL_INSTANCE, LABEL_PROVIDER
 
 LABEL_WORKDIR = "praisonai.workdir"
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?)?\Z")
@@ -29,11 +29,17 @@ def pod_name(instance_id: str) -> str:
 
 
 def manifest(
-    instance_id: str, cfg: ComputeConfig, labels: dict[str, str], command: list[str], opts: Any
+    instance_id: str,
+    cfg: ComputeConfig,
+    labels: dict[str, str],
+    command: list[str],
+    opts: Any,
+    claim: str | None = None,
 ) -> dict[str, Any]:
     """The Pod: our identity, resources, no service account token, non-root and a read-only root
     (writable emptyDirs at the working dir, /tmp and HOME), never restarted, ``ttl_s`` as its
-    active deadline (a backstop to the in-pod watchdog)."""
+    active deadline (a backstop to the in-pod watchdog). With ``claim``, the working dir is that
+    PersistentVolumeClaim instead (a pausing instance's, ``_pause``), read-only root or not."""
     limits: dict[str, str] = {
         "cpu": _cpu(cfg.cpu or opts.cpu),
         "memory": f"{cfg.memory_mb or opts.memory_mb}Mi",
@@ -50,7 +56,7 @@ def manifest(
             "readOnlyRootFilesystem": opts.read_only_root,
             "capabilities": {"drop": ["ALL"]},
         },
-        "volumeMounts": _mounts(cfg, opts),
+        "volumeMounts": _mounts(cfg, opts, claim),
     }
     spec: dict[str, Any] = {
         "containers": [box],
@@ -59,7 +65,7 @@ def manifest(
         "enableServiceLinks": False,  # no other services' addresses in the sandbox's env
         "shareProcessNamespace": True,  # the pause process is PID 1 and reaps orphans
         "terminationGracePeriodSeconds": 1,
-        "volumes": [{"name": m["name"], "emptyDir": {}} for m in box["volumeMounts"]],
+        "volumes": [_volume(m["name"], claim) for m in box["volumeMounts"]],
     }
     if opts.run_as_user is not None:
         spec["securityContext"] = {
@@ -83,11 +89,22 @@ def identity(labels: dict[str, str], working_dir: str, more: dict[str, str] | No
     return {"labels": shown, "annotations": {**labels, LABEL_WORKDIR: working_dir, **(more or {})}}
 
 
-def _mounts(cfg: ComputeConfig, opts: Any) -> list[dict[str, str]]:
-    if not opts.read_only_root:
-        return []
-    paths = dict.fromkeys([cfg.working_dir, "/tmp", "/home/sandbox"])  # in order, no duplicates
-    return [{"name": f"rw{i}", "mountPath": p} for i, p in enumerate(paths)]
+_KEPT = "work"  # the mount of the claim that keeps a pausing instance's working dir
+
+
+def _mounts(cfg: ComputeConfig, opts: Any, claim: str | None) -> list[dict[str, str]]:
+    writable = [cfg.working_dir, "/tmp", "/home/sandbox"] if opts.read_only_root else []
+    paths = dict.fromkeys(([cfg.working_dir] if claim else []) + writable)  # in order, no duplicates
+    return [
+        {"name": _KEPT if claim and p == cfg.working_dir else f"rw{i}", "mountPath": p}
+        for i, p in enumerate(paths)
+    ]
+
+
+def _volume(name: str, claim: str | None) -> dict[str, Any]:
+    if name == _KEPT:
+        return {"name": name, "persistentVolumeClaim": {"claimName": claim}}
+    return {"name": name, "emptyDir": {}}
 
 
 def _cpu(cpu: float) -> str:
@@ -118,14 +135,18 @@ def is_ip(text: str) -> bool:
 
 
 def info_of(pod: Any) -> InstanceInfo:
-    """An InstanceInfo from a ``V1Pod``; the annotations hold our identity."""
+    """An InstanceInfo from a ``V1Pod``; the annotations hold our identity. A pausing instance's
+    pod that its watchdog ended (idle) is ``PAUSED``: its claim keeps the working dir (``_pause``)."""
     meta, status = pod.metadata, pod.status
     annotations = dict(meta.annotations or {})
     phase = str(getattr(status, "phase", None) or "Pending")
+    state = _PHASES.get(phase, InstanceStatus.ERROR)
+    if state is InstanceStatus.STOPPED and annotations.get(LABEL_IDLE_ACTION) == "pause":
+        state = InstanceStatus.PAUSED
     return InstanceInfo(
         instance_id=annotations.get(LABEL_INSTANCE, meta.name),
         provider="kubernetes",
-        status=_PHASES.get(phase, InstanceStatus.ERROR),
+        status=state,
         endpoint=f"kubernetes://{meta.namespace}/{meta.name}",
         created_at=float(annotations.get(LABEL_CREATED, 0)),
         labels={k: v for k, v in annotations.items() if k != LABEL_WORKDIR},
