@@ -16,7 +16,7 @@ import typer
 
 from praisonai._errors import ConfigError
 from praisonai._lifetime import Lifetime
-from praisonai.cli import _output, terminal
+from praisonai.cli import _output, logs, terminal
 from praisonai.cli import pause as pause_cli
 from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
@@ -29,7 +29,8 @@ app = typer.Typer(help="Compute providers and their instances.", no_args_is_help
 app.command("pause", cls=PlainCommand)(pause_cli.pause)
 app.command("resume", cls=PlainCommand)(pause_cli.resume)
 app.command("port", cls=PlainCommand)(port)  # praisonai/cli/ports.py
-terminal.register(app)  # shell, logs
+terminal.register(app)  # shell
+logs.register(app)  # logs
 
 
 @app.command("providers", cls=PlainCommand)

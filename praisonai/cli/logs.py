@@ -20,6 +20,7 @@ from praisonai import _limits, _portal
 from praisonai._errors import InstanceNotFoundError
 from praisonai._types import Capability
 from praisonai.cli import _output
+from praisonai.cli._help import PlainCommand
 from praisonai.cli.terminal import InstanceArg, provider_for
 from praisonai.compute.base import ComputeProvider
 
@@ -102,3 +103,8 @@ class _Reader:
             lines.append(last)
         for line in lines:
             typer.echo(f"[{source}] {_output.safe(line)}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``logs`` to the ``praisonai compute`` group."""
+    app.command("logs", cls=PlainCommand)(logs)

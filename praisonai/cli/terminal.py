@@ -127,8 +127,5 @@ def provider_for(instance_id: str, needs: Capability, what: str) -> ComputeProvi
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``shell`` and ``logs`` to the ``praisonai compute`` group."""
-    from praisonai.cli import logs
-
+    """Add ``shell`` to the ``praisonai compute`` group."""
     app.command("shell", cls=PlainCommand)(shell)
-    app.command("logs", cls=PlainCommand)(logs.logs)

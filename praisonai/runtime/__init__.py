@@ -13,11 +13,13 @@ _EXPORTS = {
     "helper_argv": "praisonai.runtime.channel",
     "ProcessTransport": "praisonai.runtime.transport",
     "Transport": "praisonai.runtime.transport",
+    "Waiter": "praisonai.runtime._waiter",
 }
 
-__all__ = ["Channel", "ProcessTransport", "Transport", "helper_argv"]
+__all__ = ["Channel", "ProcessTransport", "Transport", "Waiter", "helper_argv"]
 
 if TYPE_CHECKING:
+    from praisonai.runtime._waiter import Waiter
     from praisonai.runtime.channel import Channel, helper_argv
     from praisonai.runtime.transport import ProcessTransport, Transport
 

@@ -25,7 +25,7 @@ import anyio.to_thread
 from praisonai._errors import PraisonAIError
 from praisonai.compute.abilities.pty import KILL_MARKED_SH, Pty, env_lines
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport
-from praisonai.runtime._waiter import Waiter
+from praisonai.runtime import Waiter
 
 if TYPE_CHECKING:
     from praisonai.compute.providers.kubernetes import KubernetesCompute
