@@ -8,6 +8,7 @@ import base64
 import contextlib
 import hashlib
 import os
+import select
 import subprocess
 import threading
 import time
@@ -271,3 +272,11 @@ def home_reaper_pid(home: Path) -> int | None:
     except (OSError, ValueError):
         return None
     return pid if b"_home_reaper" in cmdline else None
+
+
+def readable(fd: int, timeout_s: float) -> bool:
+    """Whether ``fd`` has something to read within ``timeout_s`` (``poll``: unlike ``select``, it
+    takes descriptors past 1023, which a long test run's pseudo-terminals reach)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(timeout_s * 1000))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import pty
-import select
 import subprocess
 import sys
 import time
@@ -13,6 +12,7 @@ from collections.abc import Iterator
 
 import anyio
 import pytest
+from kit import readable
 
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.registry import compute_provider
@@ -38,7 +38,7 @@ def _read_until(fd: int, wanted: bytes, seen: bytearray, start: int = 0) -> None
     deadline = time.monotonic() + _WAIT_S
     while wanted not in seen[start:]:
         left = deadline - time.monotonic()
-        assert left > 0 and select.select([fd], [], [], left)[0], f"no {wanted!r} in {bytes(seen)!r}"
+        assert left > 0 and readable(fd, left), f"no {wanted!r} in {bytes(seen)!r}"
         try:
             chunk = os.read(fd, 4096)
         except OSError:  # EIO: the child ended

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fcntl
 import os
-import select
 import shutil
 import struct
 import subprocess
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from kit import readable
 
 pytest.importorskip(
     "kubernetes", reason="the kubernetes client is not installed (pip install 'praisonai[kubernetes]')"
@@ -149,7 +149,7 @@ def _drain(fd: int, deadline: float) -> bytes:
     """What a pseudo-terminal's other side printed until it closed (EIO) or ``deadline``."""
     out = b""
     while time.monotonic() < deadline:
-        if not select.select([fd], [], [], 0.2)[0]:
+        if not readable(fd, 0.2):
             continue
         try:
             chunk = os.read(fd, 1 << 16)
