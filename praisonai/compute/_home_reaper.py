@@ -285,7 +285,7 @@ def _reap_due(rows: list[LedgerEntry], seen: dict[str, Seen], rebuild: Rebuild) 
 
 def _act(entry: LedgerEntry, why: str, pause: bool, retry_after: float, rebuild: Rebuild) -> bool:
     """Pause the instance (its row then says ``paused``) or shut it down (its row goes with it)."""
-    done = "paused" if pause else "shut down"
+    verb, done = ("pause", "paused") if pause else ("shut down", "shut down")
 
     async def act() -> None:
         provider = rebuild(entry.provider, entry.spec)
@@ -296,7 +296,7 @@ def _act(entry: LedgerEntry, why: str, pause: bool, retry_after: float, rebuild:
         anyio.run(act)
     except Exception as exc:
         log.warning(
-            "could not %s %s (%s): %s; retrying in %gs", done, entry.instance_id, why, exc, retry_after
+            "could not %s %s (%s): %s; retrying in %gs", verb, entry.instance_id, why, exc, retry_after
         )
         return False
     log.info("%s %s: %s", done, entry.instance_id, why)

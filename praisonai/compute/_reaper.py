@@ -189,7 +189,12 @@ async def _stop(instance_id: str, why: str) -> None:
     except Exception as exc:
         owned.retry_at = time.monotonic() + REAP_RETRY_AFTER_S
         log.warning(
-            "could not shut down %s (%s): %s; retrying in %gs", instance_id, why, exc, REAP_RETRY_AFTER_S
+            "could not %s %s (%s): %s; retrying in %gs",
+            "pause" if pause else "shut down",
+            instance_id,
+            why,
+            exc,
+            REAP_RETRY_AFTER_S,
         )
         return
     if not pause:  # a late call to a paused instance resumes it: nothing to explain
