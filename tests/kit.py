@@ -248,7 +248,12 @@ def wait_until(condition: Callable[[], bool], deadline_s: float) -> float:
 
 def processes_running(marker: str) -> list[int]:
     """Processes on this machine (also the sshd host) running ``sleep <marker>``."""
-    needle = f"sleep\0{marker}\0".encode()
+    return processes_with(f"sleep\0{marker}\0".encode())
+
+
+def processes_with(needle: bytes) -> list[int]:
+    """Processes on this machine (also the sshd host) whose NUL-separated command line holds
+    ``needle``."""
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:

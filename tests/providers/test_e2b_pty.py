@@ -20,6 +20,7 @@ from fakes.e2b import E2BFake
 from praisonai import _portal
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.providers.e2b import E2BCompute
+from praisonai.compute.testing.pty import read_until
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
@@ -32,16 +33,6 @@ async def _all(pty: Pty) -> bytes:
     seen = b""
     with anyio.fail_after(_WAIT_S):
         async for chunk in pty:
-            seen += chunk
-    return seen
-
-
-async def _until(pty: Pty, wanted: bytes) -> bytes:
-    seen = b""
-    with anyio.fail_after(_WAIT_S):
-        while wanted not in seen:
-            chunk = await pty.read()
-            assert chunk, f"the terminal ended before {wanted!r}; it printed {seen!r}"
             seen += chunk
     return seen
 
@@ -72,7 +63,7 @@ def test_the_default_terminal_is_a_login_shell_in_the_workdir(fake: E2BFake) -> 
     async def check() -> None:
         async with await p.open_pty(iid) as pty:
             await pty.write(b'echo "[$(pwd) ${PROMPT_COMMAND-unset} $TERM $((40+2))]"\n')
-            assert b"[/workspace unset xterm 42]" in await _until(pty, b"42]")
+            assert b"[/workspace unset xterm 42]" in await read_until(pty, b"42]")
             await pty.write(b"exit 4\n")
             with anyio.fail_after(_WAIT_S):
                 assert await pty.wait() == 4
@@ -91,10 +82,10 @@ def test_resize_goes_to_envd_and_the_program_sees_it(fake: E2BFake) -> None:
         # The program traps SIGWINCH: the new size must reach it as a signal, not only stty.
         script = "trap 'echo winch-$(stty size)' WINCH; echo ready; while :; do sleep 0.1; done"
         async with await p.open_pty(iid, command=["/bin/bash", "-c", script], cols=50, rows=10) as pty:
-            await _until(pty, b"ready")
+            await read_until(pty, b"ready")
             updates = fake.calls.count("POST /process.Process/Update")
             await pty.resize(120, 33)
-            assert b"winch-33 120" in await _until(pty, b"winch-33 120")
+            assert b"winch-33 120" in await read_until(pty, b"winch-33 120")
             assert fake.calls.count("POST /process.Process/Update") == updates + 1
 
     try:
@@ -129,7 +120,7 @@ def test_env_values_stay_off_command_lines(fake: E2BFake) -> None:
     async def check() -> None:
         async with await p.open_pty(iid, command=["/bin/sh"], env={"TOKEN": secret}) as pty:
             await pty.write(b'echo "got-${#TOKEN}"\n')
-            await _until(pty, b"got-15")
+            await read_until(pty, b"got-15")
             listed = await p.execute(iid, "ps -eo args")
             assert secret not in listed.stdout
 

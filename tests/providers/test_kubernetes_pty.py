@@ -27,23 +27,12 @@ from fakes.kubernetes import KubernetesFake
 from served import IMAGE
 
 from praisonai import _portal
-from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.providers.kubernetes import KubernetesCompute
 from praisonai.compute.testing import Context
+from praisonai.compute.testing.pty import read_until
 
 PROVIDER = "kubernetes"  # the fake, provider and ctx fixtures: tests/providers/conftest.py
 _WAIT_S = 60
-
-
-async def _until(pty: Pty, wanted: bytes) -> bytes:
-    """The terminal's output up to and including ``wanted``; fails when it ends or stalls first."""
-    seen = b""
-    with anyio.fail_after(_WAIT_S):
-        while wanted not in seen:
-            chunk = await pty.read()
-            assert chunk, f"the terminal ended before printing {wanted!r}; it printed {seen!r}"
-            seen += chunk
-    return seen
 
 
 def test_a_terminal_runs_as_the_instances_commands_do(ctx: Context) -> None:
@@ -65,7 +54,7 @@ def test_a_terminal_runs_as_the_instances_commands_do(ctx: Context) -> None:
         async with await provider.open_pty(
             ctx.instance_id, command=script, env={"MINE": "xyzzy-42 x"}
         ) as pty:
-            seen = await _until(pty, b">")
+            seen = await read_until(pty, b">")
             with anyio.fail_after(_WAIT_S):
                 return seen, await pty.wait()
 
@@ -81,9 +70,9 @@ def test_a_resize_reaches_the_program_as_sigwinch(ctx: Context, fake: Kubernetes
 
     async def run() -> bytes:
         async with await ctx.provider.open_pty(ctx.instance_id, command=script, cols=80, rows=24) as pty:
-            await _until(pty, b"ready")
+            await read_until(pty, b"ready")
             await pty.resize(120, 40)
-            return await _until(pty, b"winch 40 120")
+            return await read_until(pty, b"winch 40 120")
 
     assert b"winch 40 120" in _portal.call(run)
     assert "ch4" in fake.exec_log[before:]
@@ -107,7 +96,7 @@ def test_a_terminal_over_v4(docker_ok: None, tmp_path: Path) -> None:
         async def run() -> tuple[bytes, int]:
             async with await p.open_pty(iid, command=["/bin/sh"]) as pty:
                 await pty.write(b"echo v4-$((40+2)); exit 6\n")
-                seen = await _until(pty, b"v4-42")
+                seen = await read_until(pty, b"v4-42")
                 with anyio.fail_after(_WAIT_S):
                     return seen, await pty.wait()
 

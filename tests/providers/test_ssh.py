@@ -14,6 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from kit import processes_running, processes_with, unique_marker, wait_until
 
 from praisonai import _portal
 from praisonai._errors import (
@@ -46,18 +47,6 @@ def provision(provider: SSHCompute, made: list[tuple[SSHCompute, str]], config: 
 def _keygen(path: Path) -> Path:
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
     return path
-
-
-def _processes_matching(needle: bytes) -> list[int]:
-    """Processes on this machine (the sshd host) whose command line contains ``needle``."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            if needle in cmdline.read_bytes():
-                found.append(int(cmdline.parent.name))
-        except OSError:
-            continue
-    return found
 
 
 # ---- host keys and authentication ---------------------------------------------------------------
@@ -225,7 +214,7 @@ def test_env_values_never_appear_on_a_command_line(
     process = _portal.call(provider.start_process, instance_id, 'sleep 30; echo "$API_TOKEN"')
     try:
         assert _portal.call(provider.execute, instance_id, 'echo "$API_TOKEN"').stdout == f"{secret}\n"
-        assert _processes_matching(secret.encode()) == []
+        assert processes_with(secret.encode()) == []
     finally:
         _portal.call(provider.kill_process, instance_id, process.process_id)
 
@@ -247,15 +236,13 @@ def test_shutdown_kills_every_process_of_the_instance(
 ) -> None:
     provider = SSHCompute(**sshd.connect_kwargs())
     instance_id = provision(provider, made)
-    marker = f"{333 + os.getpid() % 1000}.5"
+    marker = unique_marker()
     _portal.call(provider.execute, instance_id, f"setsid sleep {marker} >/dev/null 2>&1 &")
     _portal.call(provider.start_process, instance_id, f"sleep {marker}")
-    deadline = time.monotonic() + 5  # the background process starts after start_process returns
-    while len(_processes_matching(f"sleep\0{marker}".encode())) < 2 and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert len(_processes_matching(f"sleep\0{marker}".encode())) == 2
+    # the background process starts after start_process returns
+    wait_until(lambda: len(processes_running(marker)) == 2, 5)
     assert _portal.call(provider.shutdown, instance_id) is True
-    assert _processes_matching(f"sleep\0{marker}".encode()) == []
+    assert processes_running(marker) == []
     workspace = Path(sshd.home, ".praisonai", "instances", instance_id)
     assert (
         not workspace.exists()

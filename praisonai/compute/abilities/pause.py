@@ -9,9 +9,15 @@ these hooks and keep the ledger's state; without the capability they refuse with
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+
+from praisonai._errors import InstanceNotFoundError
 from praisonai._types import Capability, InstanceInfo
 from praisonai.compute import lifecycle
 from praisonai.compute.abilities._refusal import Refusal
+
+T = TypeVar("T")
 
 
 class Pause(Refusal):
@@ -58,3 +64,19 @@ class Pause(Refusal):
         """The bytes a paused instance holds on its provider (docker: its writable layer), or
         ``None`` when the provider cannot say. Shown by ``praisonai compute ps``."""
         return None
+
+    async def _waking(
+        self, instance_id: str, use: Callable[[], Awaitable[T]], paused: Callable[[], Awaitable[bool]]
+    ) -> T:
+        """``use()`` on the instance; when it fails with ``InstanceNotFoundError`` and ``paused()``
+        says the instance is paused, resume it (the public ``resume``: the ledger says running)
+        and ``use()`` once more. Only for what runs nothing when it fails so (finding the
+        instance, opening a channel), never a command. Two callers at once both resume: the
+        second finds it running."""
+        try:
+            return await use()
+        except InstanceNotFoundError:
+            if not await paused():  # gone for good: that error stands
+                raise
+        await self.resume(instance_id)
+        return await use()

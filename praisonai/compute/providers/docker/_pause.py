@@ -16,7 +16,6 @@ then opens an exec channel (``_main.open_channel`` falls back). A paused instanc
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from praisonai import _limits
@@ -115,21 +114,9 @@ class PauseMixin(EnginePart):
 
     async def _open_channel(self, instance_id: str) -> Channel:
         engine = self._engine()
-        return await open_waking(
-            engine, instance_id, lambda: super(PauseMixin, engine)._open_channel(instance_id)
-        )
 
+        async def paused() -> bool:
+            return is_paused(await engine._inspect(instance_id))
 
-async def open_waking(
-    engine: DockerEngine, instance_id: str, open_: Callable[[], Awaitable[Channel]]
-) -> Channel:
-    """``open_()`` (the instance's next channel); when it fails because the container is paused,
-    resume it (keeping the ledger's state) and open once more. Two callers at once both resume:
-    the second finds it running."""
-    try:
-        return await open_()
-    except InstanceNotFoundError:
-        if not is_paused(await engine._inspect(instance_id)):  # gone for good: that error stands
-            raise
-    await engine.resume(instance_id)
-    return await open_()
+        opened = super(PauseMixin, engine)._open_channel
+        return await engine._waking(instance_id, lambda: opened(instance_id), paused)

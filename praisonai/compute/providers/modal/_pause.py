@@ -125,13 +125,11 @@ class PauseMixin:
         """The instance's sandbox (as ``_find``); a paused instance is resumed first, its
         ledger row kept (the public ``resume``)."""
         p = self._modal()
-        try:
-            return await p._find(instance_id)
-        except InstanceNotFoundError:
-            if await p._paused.get(instance_id) is None:  # gone for good: that error stands
-                raise
-        await p.resume(instance_id)
-        return await p._find(instance_id)
+
+        async def paused() -> bool:
+            return await p._paused.get(instance_id) is not None
+
+        return await p._waking(instance_id, lambda: p._find(instance_id), paused)
 
     async def _woken(self, instance_id: str, use: Callable[[Any], Awaitable[T]]) -> T:
         """``use(sandbox)`` on the instance's sandbox (``_awake``). When it fails because the
