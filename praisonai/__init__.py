@@ -40,6 +40,7 @@ _EXPORTS = {
     "SandboxClosedError": "praisonai._errors",
     "ProvisionError": "praisonai._errors",
     "ExecError": "praisonai._errors",
+    "ChannelClosedError": "praisonai._errors",
     "CommandFailedError": "praisonai._errors",
     "CommandTimeoutError": "praisonai._errors",
     "PathNotFoundError": "praisonai._errors",
@@ -71,49 +72,59 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:
-    from praisonai._errors import (
-        AuthenticationError,
-        CommandFailedError,
-        CommandTimeoutError,
-        ConfigError,
-        EnvironmentFileError,
-        ExecError,
-        HostKeyError,
-        ImageNotFoundError,
-        InstanceNotFoundError,
-        ManagedSessionError,
-        MissingDependencyError,
-        PathNotFoundError,
-        PathOutsideWorkspaceError,
-        PraisonAIError,
-        ProviderUnavailableError,
-        ProvisionError,
-        SandboxClosedError,
-        UnknownProviderError,
-        UnsupportedFeatureError,
-    )
-    from praisonai._types import Capability, ExecResult, FileEntry, InstanceInfo, InstanceStatus
-    from praisonai.agents import Agent, AgentFlow, AgentTeam, loop, parallel, repeat, route, when
-    from praisonai.compute.base import ComputeProvider
-    from praisonai.compute.config import ComputeConfig
-    from praisonai.compute.registry import available_providers, resolve_compute
-    from praisonai.compute.warm import WarmPool
-    from praisonai.managed import (
-        AnthropicManagedAgent,
-        HostedAgent,
-        HostedAgentConfig,
-        LocalAgent,
-        LocalAgentConfig,
-        LocalManagedConfig,
-        ManagedAgent,
-        ManagedConfig,
-        ManagedResult,
-        SandboxedAgent,
-        SandboxedAgentConfig,
-        SharedCompute,
-    )
-    from praisonai.sandbox import AsyncSandbox, Sandbox
-    from praisonai.sandbox.environment import effective_config
+    from praisonai._errors import AuthenticationError as AuthenticationError
+    from praisonai._errors import ChannelClosedError as ChannelClosedError
+    from praisonai._errors import CommandFailedError as CommandFailedError
+    from praisonai._errors import CommandTimeoutError as CommandTimeoutError
+    from praisonai._errors import ConfigError as ConfigError
+    from praisonai._errors import EnvironmentFileError as EnvironmentFileError
+    from praisonai._errors import ExecError as ExecError
+    from praisonai._errors import HostKeyError as HostKeyError
+    from praisonai._errors import ImageNotFoundError as ImageNotFoundError
+    from praisonai._errors import InstanceNotFoundError as InstanceNotFoundError
+    from praisonai._errors import ManagedSessionError as ManagedSessionError
+    from praisonai._errors import MissingDependencyError as MissingDependencyError
+    from praisonai._errors import PathNotFoundError as PathNotFoundError
+    from praisonai._errors import PathOutsideWorkspaceError as PathOutsideWorkspaceError
+    from praisonai._errors import PraisonAIError as PraisonAIError
+    from praisonai._errors import ProviderUnavailableError as ProviderUnavailableError
+    from praisonai._errors import ProvisionError as ProvisionError
+    from praisonai._errors import SandboxClosedError as SandboxClosedError
+    from praisonai._errors import UnknownProviderError as UnknownProviderError
+    from praisonai._errors import UnsupportedFeatureError as UnsupportedFeatureError
+    from praisonai._types import Capability as Capability
+    from praisonai._types import ExecResult as ExecResult
+    from praisonai._types import FileEntry as FileEntry
+    from praisonai._types import InstanceInfo as InstanceInfo
+    from praisonai._types import InstanceStatus as InstanceStatus
+    from praisonai.agents import Agent as Agent
+    from praisonai.agents import AgentFlow as AgentFlow
+    from praisonai.agents import AgentTeam as AgentTeam
+    from praisonai.agents import loop as loop
+    from praisonai.agents import parallel as parallel
+    from praisonai.agents import repeat as repeat
+    from praisonai.agents import route as route
+    from praisonai.agents import when as when
+    from praisonai.compute.base import ComputeProvider as ComputeProvider
+    from praisonai.compute.config import ComputeConfig as ComputeConfig
+    from praisonai.compute.registry import available_providers as available_providers
+    from praisonai.compute.registry import resolve_compute as resolve_compute
+    from praisonai.compute.warm import WarmPool as WarmPool
+    from praisonai.managed import AnthropicManagedAgent as AnthropicManagedAgent
+    from praisonai.managed import HostedAgent as HostedAgent
+    from praisonai.managed import HostedAgentConfig as HostedAgentConfig
+    from praisonai.managed import LocalAgent as LocalAgent
+    from praisonai.managed import LocalAgentConfig as LocalAgentConfig
+    from praisonai.managed import LocalManagedConfig as LocalManagedConfig
+    from praisonai.managed import ManagedAgent as ManagedAgent
+    from praisonai.managed import ManagedConfig as ManagedConfig
+    from praisonai.managed import ManagedResult as ManagedResult
+    from praisonai.managed import SandboxedAgent as SandboxedAgent
+    from praisonai.managed import SandboxedAgentConfig as SandboxedAgentConfig
+    from praisonai.managed import SharedCompute as SharedCompute
+    from praisonai.sandbox import AsyncSandbox as AsyncSandbox
+    from praisonai.sandbox import Sandbox as Sandbox
+    from praisonai.sandbox.environment import effective_config as effective_config
 
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

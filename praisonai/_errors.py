@@ -183,13 +183,15 @@ class ExecError(PraisonAIError, RuntimeError):
 class ChannelClosedError(ExecError):
     """The exec channel into the instance closed (helper killed, instance restarted or removed).
 
-    ``sent`` is False when the request never reached the helper, so repeating it is safe; the
-    next call opens a new channel by itself.
+    ``sent`` is False when the request never reached the helper, so repeating it is safe (it is
+    then ``retryable``); with ``sent`` True the command may have run, and repeating it could run
+    it twice, so it is not. The next call opens a new channel by itself.
     """
 
     def __init__(self, message: str, *, op: str | None = None, sent: bool = True) -> None:
         super().__init__(message, op=op)
         self.sent = sent
+        self.retryable = not sent
 
 
 class CommandFailedError(ExecError):

@@ -40,15 +40,11 @@ _EXPORTS = {
 __all__ = list(_EXPORTS)
 
 if TYPE_CHECKING:
-    from praisonai.integrations.managed_agents import (
-        AnthropicManagedAgent as AnthropicManagedAgent,
-    )
+    from praisonai.integrations.managed_agents import AnthropicManagedAgent as AnthropicManagedAgent
     from praisonai.integrations.managed_agents import HostedAgent as HostedAgent
     from praisonai.integrations.managed_agents import HostedAgentConfig as HostedAgentConfig
     from praisonai.integrations.managed_agents import ManagedAgent as ManagedAgent
-    from praisonai.integrations.managed_agents import (
-        ManagedAgentIntegration as ManagedAgentIntegration,
-    )
+    from praisonai.integrations.managed_agents import ManagedAgentIntegration as ManagedAgentIntegration
     from praisonai.integrations.managed_agents import ManagedBackendConfig as ManagedBackendConfig
     from praisonai.integrations.managed_agents import ManagedConfig as ManagedConfig
     from praisonai.integrations.managed_agents import NetworkingConfig as NetworkingConfig

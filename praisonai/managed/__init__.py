@@ -62,25 +62,28 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from praisonai.managed.agent import LocalAgent, ManagedAgent, SandboxedAgent
-    from praisonai.managed.config import (
-        HostedAgentConfig,
-        LocalAgentConfig,
-        LocalManagedConfig,
-        ManagedConfig,
-        SandboxedAgentConfig,
-    )
-    from praisonai.managed.events import Event
-    from praisonai.managed.live._result import ManagedResult, ToolRequest
-    from praisonai.managed.praisonai_types import (
-        AnthropicManagedAgent,
-        HostedAgent,
-        NetworkingConfig,
-        NetworkingType,
-        PackagesConfig,
-    )
-    from praisonai.managed.shared import BRIDGED_TOOL_NAMES, CAPABILITY_PROMPT, AuditEntry, SharedCompute
-    from praisonai.managed.store import SessionStore, SqliteSessionStore
+    from praisonai.managed.agent import LocalAgent as LocalAgent
+    from praisonai.managed.agent import ManagedAgent as ManagedAgent
+    from praisonai.managed.agent import SandboxedAgent as SandboxedAgent
+    from praisonai.managed.config import HostedAgentConfig as HostedAgentConfig
+    from praisonai.managed.config import LocalAgentConfig as LocalAgentConfig
+    from praisonai.managed.config import LocalManagedConfig as LocalManagedConfig
+    from praisonai.managed.config import ManagedConfig as ManagedConfig
+    from praisonai.managed.config import SandboxedAgentConfig as SandboxedAgentConfig
+    from praisonai.managed.events import Event as Event
+    from praisonai.managed.live._result import ManagedResult as ManagedResult
+    from praisonai.managed.live._result import ToolRequest as ToolRequest
+    from praisonai.managed.praisonai_types import AnthropicManagedAgent as AnthropicManagedAgent
+    from praisonai.managed.praisonai_types import HostedAgent as HostedAgent
+    from praisonai.managed.praisonai_types import NetworkingConfig as NetworkingConfig
+    from praisonai.managed.praisonai_types import NetworkingType as NetworkingType
+    from praisonai.managed.praisonai_types import PackagesConfig as PackagesConfig
+    from praisonai.managed.shared import BRIDGED_TOOL_NAMES as BRIDGED_TOOL_NAMES
+    from praisonai.managed.shared import CAPABILITY_PROMPT as CAPABILITY_PROMPT
+    from praisonai.managed.shared import AuditEntry as AuditEntry
+    from praisonai.managed.shared import SharedCompute as SharedCompute
+    from praisonai.managed.store import SessionStore as SessionStore
+    from praisonai.managed.store import SqliteSessionStore as SqliteSessionStore
 
 
 __getattr__ = lazy_exports(__name__, _LAZY)

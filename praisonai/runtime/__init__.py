@@ -19,8 +19,10 @@ _EXPORTS = {
 __all__ = ["Channel", "ProcessTransport", "Transport", "Waiter", "helper_argv"]
 
 if TYPE_CHECKING:
-    from praisonai.runtime._waiter import Waiter
-    from praisonai.runtime.channel import Channel, helper_argv
-    from praisonai.runtime.transport import ProcessTransport, Transport
+    from praisonai.runtime._waiter import Waiter as Waiter
+    from praisonai.runtime.channel import Channel as Channel
+    from praisonai.runtime.channel import helper_argv as helper_argv
+    from praisonai.runtime.transport import ProcessTransport as ProcessTransport
+    from praisonai.runtime.transport import Transport as Transport
 
 __getattr__ = lazy_exports(__name__, _EXPORTS)

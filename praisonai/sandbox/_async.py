@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from praisonai._errors import CommandFailedError, CommandTimeoutError, ConfigError, SandboxClosedError
 from praisonai._types import UNSET, ExecResult, InstanceInfo, InstanceStatus, OutputSink, Unset
 from praisonai.sandbox._classonly import ClassOnly
-from praisonai.sandbox._extras import AsyncProcess
+from praisonai.sandbox._process import AsyncProcess
 from praisonai.sandbox._workbench import AsyncWorkbench
 
 # Import light: ``from praisonai import Sandbox`` must not load the providers' machinery (config

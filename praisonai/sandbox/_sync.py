@@ -12,7 +12,7 @@ from praisonai._limits import PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS
 from praisonai._types import UNSET, ExecResult, InstanceInfo, OutputChunk, OutputSink, Unset
 from praisonai.sandbox._async import AsyncSandbox
 from praisonai.sandbox._classonly import ClassOnly
-from praisonai.sandbox._extras import Blocking
+from praisonai.sandbox._handles import Process, Session, Terminal
 
 if TYPE_CHECKING:  # annotations only: keeps ``from praisonai import Sandbox`` light
     from praisonai.compute.base import ComputeProvider
@@ -150,16 +150,17 @@ class Sandbox:
         items = self._inner.stream(command, timeout=timeout, cwd=cwd, env=env, stdin=stdin)
         return _portal.iterate(items)
 
-    def start(self, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> Any:
-        """Start a background process; returns a blocking process handle."""
-        return Blocking(_portal.call(lambda: self._inner.start(command, cwd=cwd, env=env)))
+    def start(self, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None) -> Process:
+        """Start a background process; returns at once with its handle."""
+        return Process(_portal.call(lambda: self._inner.start(command, cwd=cwd, env=env)))
 
-    def processes(self) -> list[Any]:
-        return [Blocking(p) for p in _portal.call(self._inner.processes)]
+    def processes(self) -> list[Process]:
+        """Every background process of the instance."""
+        return [Process(p) for p in _portal.call(self._inner.processes)]
 
-    def process(self, process_id: str) -> Any:
-        """Reattach to a background process by id; returns a blocking handle."""
-        return Blocking(_portal.call(self._inner.process, process_id))
+    def process(self, process_id: str) -> Process:
+        """Reattach to a background process by id (also one another process started)."""
+        return Process(_portal.call(self._inner.process, process_id))
 
     def pty(
         self,
@@ -169,15 +170,15 @@ class Sandbox:
         rows: int = PTY_DEFAULT_ROWS,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
-    ) -> Any:
-        """An interactive terminal; a blocking handle (write, read, resize, wait, close)."""
-        return Blocking(
+    ) -> Terminal:
+        """An interactive terminal (write, read, resize, wait, close); see :meth:`AsyncSandbox.pty`."""
+        return Terminal(
             _portal.call(lambda: self._inner.pty(command, cols=cols, rows=rows, cwd=cwd, env=env))
         )
 
-    def session(self, *, cwd: str | None = None) -> Any:
-        """A persistent shell session; returns a blocking handle (run, send, read, interrupt, close)."""
-        return Blocking(_portal.call(lambda: self._inner.session(cwd=cwd)))
+    def session(self, *, cwd: str | None = None) -> Session:
+        """A persistent shell session (run, send, read, interrupt, close)."""
+        return Session(_portal.call(lambda: self._inner.session(cwd=cwd)))
 
     @property
     def files(self) -> Files:

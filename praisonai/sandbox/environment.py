@@ -51,8 +51,8 @@ from praisonai.compute.hostmounts import OPT_IN, host_mount_refusal
 # The file's parser and models (PyYAML, the definition's pydantic models) load when a file is
 # read or one of their names is first asked for: a run that reads no file never needs them.
 if TYPE_CHECKING:
-    from praisonai.sandbox._envfile import shown_path
-    from praisonai.sandbox._envmodel import EnvironmentDefinition
+    from praisonai.sandbox._envfile import shown_path as shown_path
+    from praisonai.sandbox._envmodel import EnvironmentDefinition as EnvironmentDefinition
 
 __all__ = [
     "ENVIRONMENT_FILE",

@@ -1,11 +1,9 @@
-"""Background-process handles, and the proxy that makes any async handle blocking."""
+"""The async handle of a background process (``AsyncSandbox.start``)."""
 
 from __future__ import annotations
 
-import inspect
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
-from praisonai import _portal
 from praisonai._types import ProcessInfo
 
 if TYPE_CHECKING:  # annotations only: keeps ``from praisonai import Sandbox`` light
@@ -48,20 +46,3 @@ class AsyncProcess:
 
     def __repr__(self) -> str:
         return f"<Process {self.id} {self.info.state} {self.info.command!r}>"
-
-
-class Blocking:
-    """Wraps an async handle (a process, a shell session): its coroutine methods become blocking
-    calls on praisonai's portal loop; everything else passes through."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self._inner, name)
-        if not inspect.iscoroutinefunction(value):
-            return value
-        return lambda *args, **kwargs: _portal.call(lambda: value(*args, **kwargs))
-
-    def __repr__(self) -> str:
-        return repr(self._inner)

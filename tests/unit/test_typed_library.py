@@ -1,0 +1,43 @@
+"""Users' code type-checks against the library under ``mypy --strict``: the package's names are
+explicit re-exports and the blocking handles are typed (not ``Any``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+_USER_CODE = '''
+from praisonai import ChannelClosedError, ExecResult, PraisonAIError, Sandbox
+
+def main() -> None:
+    with Sandbox.create("local") as sb:
+        result: ExecResult = sb.exec("echo hi")
+        code: int | None = sb.start("sleep 1").wait(timeout=2).exit_code
+        with sb.session() as shell:
+            out: str = shell.run("pwd").stdout
+        with sb.pty("echo") as term:
+            chunks: list[bytes] = list(term)
+        print(result, code, out, chunks)
+    try:
+        main()
+    except ChannelClosedError as exc:
+        print(exc.retryable)
+    except PraisonAIError as exc:
+        print(exc)
+'''
+
+
+def test_users_code_type_checks_under_mypy_strict(tmp_path: Path) -> None:
+    user = tmp_path / "user.py"
+    user.write_text(_USER_CODE)
+    root = Path(__file__).resolve().parents[2]
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", str(user)],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
