@@ -13,7 +13,7 @@ import subprocess
 import threading
 import time
 import zipfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from praisonai import _portal
 from praisonai._ledger import Ledger, home_tag
 from praisonai._locks import try_lock
+from praisonai.cli._groups import OWN_FAILURE, RUNNERS
 from praisonai.compute.base import ComputeProvider
 
 if TYPE_CHECKING:
@@ -235,6 +236,12 @@ def container_running(instance_id: str) -> bool:
     inspect = ["docker", "inspect", "-f", "{{.State.Running}}", container_name(instance_id)]
     found = subprocess.run(inspect, capture_output=True, text=True, check=False)
     return found.stdout.strip() == "true"
+
+
+def exit_for(args: Sequence[object], code: int) -> int:
+    """The CLI's status for our own failure ``code`` (1, or 2 for a mistake) of the command line
+    ``args``: ``OWN_FAILURE`` (125) for a command that passes on its instance command's status."""
+    return OWN_FAILURE if tuple(args[:2]) in RUNNERS else code
 
 
 def wait_until(condition: Callable[[], bool], deadline_s: float) -> float:

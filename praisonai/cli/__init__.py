@@ -10,10 +10,14 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import select
 import sys
 
 from praisonai import __version__
-from praisonai.cli._groups import GROUPS, SUMMARY
+from praisonai.cli._groups import CUT_OFF, GROUPS, OWN_FAILURE, RUNNERS, SUMMARY
+
+#: Set by the shell when it asks for completions (click's protocol, named after the program).
+COMPLETION_VAR = "_PRAISONAI_COMPLETE"
 
 USAGE = """\
 Usage: praisonai [--version] [--help] COMMAND [ARGS]...
@@ -24,8 +28,10 @@ Commands:
 {commands}
 
 Options:
-  --version  Print the version.
-  --help     Show this message and exit.
+  --version             Print the version.
+  --install-completion  Install completion for the current shell.
+  --show-completion     Show completion for the current shell, to copy it or customize it.
+  -h, --help            Show this message and exit.
 
 Run 'praisonai COMMAND --help' for the options of a command.
 """
@@ -37,7 +43,7 @@ def main() -> None:
     if args == ["--version"]:
         print(f"praisonai {__version__}")
         return
-    if args in ([], ["--help"], ["-h"]):
+    if args in ([], ["--help"], ["-h"]) and COMPLETION_VAR not in os.environ:
         width = max(map(len, GROUPS))
         print(
             USAGE.format(
@@ -49,23 +55,68 @@ def main() -> None:
     # entry points of every installed distribution (tens of ms at each start), has nothing to find
     # for them. Instances never see the variable: their environment is built, not inherited.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    _exit_now(_run(args))
+
+
+def _run(args: list[str]) -> int:
+    """The exit status of the command line ``args``: the command's own; for our failures 1 (2
+    for a mistake in what was asked), or :data:`OWN_FAILURE` for the commands that pass on an
+    instance command's status. When the reader of our output went away (``| head``): 0, or
+    :data:`CUT_OFF` for those commands, whose instance command was stopped before its end."""
+    import typer
+
     from praisonai._errors import PraisonAIError
+    from praisonai.cli import _output
     from praisonai.cli._app import run
 
+    runner = tuple(args[:2]) in RUNNERS
     try:
-        run(args)  # click handles usage errors and exit codes; our errors propagate to here
+        return run(args)  # our errors propagate to here
     except PraisonAIError as exc:
         if os.environ.get("PRAISONAI_DEBUG"):
             raise
-        from praisonai.cli import _output
-
         _output.error(str(exc))
-        _exit_now(2 if isinstance(exc, ValueError) else 1)
-    except SystemExit as exc:
+        return OWN_FAILURE if runner else 2 if isinstance(exc, ValueError) else 1
+    except typer.TyperException as mistake:  # a usage mistake (click's exception), in click's words
+        show = getattr(mistake, "show", None)  # click's exceptions show themselves with usage
+        if show is None:
+            _output.error(mistake.format_message())
+        else:
+            show()
+        return OWN_FAILURE if runner else mistake.exit_code
+    except typer.Abort:  # Ctrl-C at a prompt
+        _output.error("aborted")
+        return 130
+    except Exception as exc:  # a closed pipe can come inside a task group's exception group
+        if not (_broken_pipe(exc) and _stdout_reader_gone()):
+            raise
+        _silence_stdout()  # the reader went away: our output ends quietly
+        return CUT_OFF if runner else 0
+    except SystemExit as exc:  # raised past click (a callback's sys.exit)
         if exc.code is not None and not isinstance(exc.code, int):
             raise
-        _exit_now(exc.code or 0)
-    _exit_now(0)
+        return exc.code or 0
+
+
+def _broken_pipe(exc: BaseException) -> bool:
+    """``exc`` is a ``BrokenPipeError``, or an exception group holding one."""
+    inner = getattr(exc, "exceptions", ())
+    return isinstance(exc, BrokenPipeError) or any(_broken_pipe(e) for e in inner)
+
+
+def _stdout_reader_gone() -> bool:
+    """Whether stdout is a pipe whose reader closed it (poll says so with POLLERR): a closed pipe
+    inside the instance's machinery is a failure, not this."""
+    poller = select.poll()
+    poller.register(sys.stdout.fileno(), select.POLLOUT)
+    return any(events & select.POLLERR for _, events in poller.poll(0))
+
+
+def _silence_stdout() -> None:
+    """The reader of stdout went away (``| head``): what is still buffered, or printed at exit,
+    goes nowhere instead of raising again."""
+    with contextlib.suppress(OSError):
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def _exit_now(code: int) -> None:

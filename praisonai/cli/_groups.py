@@ -18,3 +18,13 @@ GROUPS = {
     "managed": ("praisonai.cli.managed", "Agent turns and their sessions: run, sessions, agents, ps, stop."),
     "env": ("praisonai.cli.env", "The file .praisonai/environment.yaml: validate, show, plan, build."),
 }
+
+#: The commands whose exit status is their instance command's, as ``docker run``'s is: their own
+#: failures (and usage mistakes) exit with :data:`OWN_FAILURE`, which no command of theirs can be
+#: mistaken for; a command the instance cannot run exits 126, one it cannot find 127 (the shell's
+#: codes, passed through).
+RUNNERS = frozenset({("sandbox", "run"), ("sandbox", "exec"), ("compute", "shell")})
+OWN_FAILURE = 125
+#: Their status when the reader of their output went away (``| head``) and the instance command
+#: was stopped before its end: 128 + SIGPIPE, as a shell reports a command a closed pipe ended.
+CUT_OFF = 141

@@ -36,6 +36,8 @@ _UNSAFE: Final = dict.fromkeys(
     ],
     "\ufffd",
 )
+#: A table's width when stdout is not a terminal: wide enough that no cell wraps.
+_UNWRAPPED_WIDTH: Final = 1 << 16
 _ONE_LINE: Final = {**_UNSAFE, 9: "\ufffd", 10: "\ufffd"}
 
 
@@ -71,7 +73,8 @@ def _colour() -> bool:
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, as_json: bool = False) -> None:
-    """Rows under their column names, the first never cut (it holds the id a user copies); with
+    """Rows under their column names, the first never cut (it holds the id a user copies); when
+    stdout is not a terminal, no cell is cut or wrapped (a script or a log gets whole reasons); with
     ``as_json`` a JSON list of objects whose keys are the column names (spaces become
     underscores) and whose values keep their types."""
     if as_json:
@@ -89,7 +92,11 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, as_json: boo
         view.add_column(column)
     for row in rows:
         view.add_row(*(escape(safe(_cell(cell), multiline=True)) for cell in row))  # data, not markup
-    Console(soft_wrap=True).print(view)
+    wide = None if sys.stdout.isatty() else _UNWRAPPED_WIDTH  # a terminal's own width, else no limit
+    console = Console(soft_wrap=True, width=wide)
+    with console.capture() as drawn:
+        console.print(view)
+    sys.stdout.write("".join(line.rstrip() + "\n" for line in drawn.get().splitlines()))
 
 
 def _cell(value: Any) -> str:

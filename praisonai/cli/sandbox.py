@@ -86,6 +86,10 @@ def run(
         bool, typer.Option("--no-environment", help="Read no environment file.")
     ] = False,
     allow_host_mounts: AllowHostMountsOpt = False,
+    interactive: Annotated[
+        bool,
+        typer.Option("--interactive", "-i", help="Give the command this standard input (as docker run -i)."),
+    ] = False,
 ) -> None:
     """Run COMMAND in a new instance, stream its output, and exit with its exit code; the instance
     is removed afterwards, also on Ctrl-C, SIGTERM or SIGHUP.
@@ -93,15 +97,15 @@ def run(
     COMMAND is a program and its arguments, passed as they are, not a shell line: for pipes,
     redirections or several commands, run a shell yourself, as in sandbox run -- sh -c 'a | b'.
 
-    Standard input that is piped or redirected into praisonai is read to its end and given to
-    the command; a terminal's input is not forwarded (the command's stdin is then empty).
+    The command's standard input is empty unless -i is given: then what is piped or redirected
+    into praisonai is read to its end and given to the command (a terminal's input is not).
 
     Examples:
 
     \b
       praisonai sandbox run -- python3 -c 'print(2+2)'
       praisonai sandbox run -c local -e MODE=ci -- sh -c 'echo "$MODE" | wc -c'
-      git diff | praisonai sandbox run -- wc -l
+      git diff | praisonai sandbox run -i -- wc -l
     """
     if environment is not None and no_environment:
         raise ConfigError("--environment and --no-environment exclude each other")
@@ -114,7 +118,7 @@ def run(
         fields["image"] = image
     if allow_host_mounts:
         fields["allow_host_mounts"] = True
-    stdin = _piped_stdin()
+    stdin = _piped_stdin() if interactive else None
 
     from praisonai.sandbox.provisioning import plan
 

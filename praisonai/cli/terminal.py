@@ -21,8 +21,9 @@ import anyio
 import typer
 
 from praisonai import _portal
+from praisonai._errors import ConfigError, UnsupportedFeatureError
 from praisonai._types import Capability
-from praisonai.cli import _output, _signals
+from praisonai.cli import _signals
 from praisonai.cli._help import PlainCommand
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider
@@ -42,10 +43,9 @@ def shell(
 ) -> None:
     """Open an interactive terminal in a running instance; exits with its program's exit code."""
     if not os.isatty(sys.stdin.fileno()):
-        _output.error(
+        raise ConfigError(
             "praisonai compute shell needs a terminal on stdin; run it from an interactive terminal"
         )
-        raise typer.Exit(2)
     provider = provider_for(instance_id, Capability.PTY, "interactive terminals")
     cols, rows = shutil.get_terminal_size()
     env = {"TERM": os.environ.get("TERM", "xterm")}
@@ -117,11 +117,10 @@ def provider_for(instance_id: str, needs: Capability, what: str) -> ComputeProvi
     check_instance_id(instance_id)
     provider = compute_provider(instance_id.rsplit("_", 1)[0])
     if needs not in provider.capabilities:
-        _output.error(
+        raise UnsupportedFeatureError(
             f"the {provider.name} provider does not support {what} "
             f"(it lacks the {needs.value!r} capability); `praisonai compute providers` lists each provider's"
         )
-        raise typer.Exit(1)
     _portal.call(provider.get_status, instance_id)  # an unknown instance: one sentence, from the provider
     return provider
 

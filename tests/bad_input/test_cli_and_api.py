@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kit import left_behind
+from kit import exit_for, left_behind
 
 from praisonai import Sandbox
 from praisonai._errors import (
@@ -101,7 +101,7 @@ def test_the_command_answers_bad_input_in_one_sentence(
     home: Path, files: Path, args: tuple[str, ...], code: int, fragment: str
 ) -> None:
     r = cli(*(a.replace("{dir}", str(files)) for a in args))
-    assert r.returncode == code, r.stderr
+    assert r.returncode == exit_for(args, code), r.stderr
     assert fragment in r.stderr, r.stderr
     assert "Traceback" not in r.stderr + r.stdout and len(r.stderr.strip().splitlines()) <= 4
     assert left_behind(home) == []

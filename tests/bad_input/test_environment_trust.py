@@ -205,7 +205,9 @@ def test_the_engine_socket_is_refused_before_any_container_is_made(home: Path, r
     )
     try:
         r = cli(repo, "sandbox", "run", "--", "ls", "-l", "/var/run/docker.sock")
-        assert r.returncode == 2 and "unix socket" in r.stderr and "srw" not in r.stdout, r.stdout + r.stderr
+        assert r.returncode == 125 and "unix socket" in r.stderr and "srw" not in r.stdout, (
+            r.stdout + r.stderr
+        )
         with pytest.raises(ConfigError, match="unix socket"):
             Sandbox.create("docker", mount_paths=[socket_mount], environment=False)
         with pytest.raises(ConfigError, match="unix socket"):

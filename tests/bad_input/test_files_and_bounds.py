@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kit import left_behind
+from kit import exit_for, left_behind
 
 from praisonai import Sandbox
 from praisonai._errors import ConfigError, EnvironmentFileError
@@ -85,7 +85,7 @@ def test_the_command_answers_in_one_sentence(
     here = str(place)
     argv = [a.replace("{dir}", here) if isinstance(a, str) else a for a in args]
     r = cli(argv, {k: v.replace("{dir}", here) for k, v in env.items()}, place / cwd)
-    assert r.returncode == code, r.stderr
+    assert r.returncode == exit_for(args, code), r.stderr
     assert fragment.replace("{dir}", here) in r.stderr, r.stderr
     assert "Traceback" not in r.stderr + r.stdout and len(r.stderr.strip().splitlines()) == 1, r.stderr
     assert left_behind(home) == []

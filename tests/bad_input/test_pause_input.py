@@ -34,5 +34,5 @@ def test_a_bad_pause_setting_is_one_sentence(text: str, said: str, tmp_path: Pat
         capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env,
     )  # fmt: skip
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
-    assert r.returncode == 2 and "Traceback" not in r.stderr and r.stdout == "", r
+    assert r.returncode == 125 and "Traceback" not in r.stderr and r.stdout == "", r
     assert len(errors) == 1 and said in errors[0], r.stderr

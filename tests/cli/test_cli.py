@@ -101,7 +101,7 @@ def test_help_lists_the_registered_providers() -> None:
 
 def test_run_help_says_a_shell_line_needs_sh_c_and_stdin_is_forwarded() -> None:
     text = " ".join(cli("sandbox", "run", "--help").stdout.split())
-    assert "sandbox run -- sh -c 'a | b'" in text and "piped or redirected" in text
+    assert "sandbox run -- sh -c 'a | b'" in text and "unless -i is given" in text
 
 
 def test_a_shell_line_given_as_one_word_gets_a_hint() -> None:
@@ -109,10 +109,30 @@ def test_a_shell_line_given_as_one_word_gets_a_hint() -> None:
     assert r.returncode == 127 and "-- sh -c 'echo a | wc -c'" in r.stderr
 
 
-def test_piped_stdin_reaches_the_command() -> None:
-    argv = [sys.executable, "-c", "from praisonai.cli import main; main()", "sandbox", "run", "-c", "local"]
-    r = subprocess.run([*argv, "--", "wc", "-c"], input="four", capture_output=True, text=True, timeout=120)
+_RUN_LOCAL = [sys.executable, "-c", "from praisonai.cli import main; main()", "sandbox", "run", "-c", "local"]
+
+
+def test_piped_stdin_reaches_the_command_with_i() -> None:
+    r = subprocess.run(
+        [*_RUN_LOCAL, "-i", "--", "wc", "-c"], input="four", capture_output=True, text=True, timeout=120
+    )
     assert (r.returncode, r.stdout.strip()) == (0, "4"), r.stderr
+
+
+def test_an_open_pipe_on_stdin_is_not_read_without_i() -> None:
+    """As docker run without -i: a pipe nobody closes (a CI runner's stdin) does not hang the run."""
+    with subprocess.Popen(["sleep", "600"], stdout=subprocess.PIPE) as writer:
+        try:
+            r = subprocess.run(
+                [*_RUN_LOCAL, "--", "wc", "-c"],
+                stdin=writer.stdout,
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+        finally:
+            writer.kill()
+    assert (r.returncode, r.stdout.strip()) == (0, "0"), r.stderr
 
 
 def test_json_outputs_use_json_types() -> None:
@@ -124,11 +144,48 @@ def test_json_outputs_use_json_types() -> None:
     assert (local["installed"], local["available"], local["why_not"]) == (True, True, "")
 
 
+def test_a_table_not_on_a_terminal_keeps_each_row_on_one_whole_line() -> None:
+    """Piped (a script, a log), no reason is wrapped or cut: one line per row, nothing trailing."""
+    rows = json.loads(cli("compute", "providers", "--json").stdout)
+    lines = cli("compute", "providers").stdout.splitlines()
+    assert len(lines) == 1 + len(rows) and not any(line.endswith(" ") for line in lines), lines
+    for row, line in zip(rows, lines[1:], strict=True):
+        assert line.startswith(row["name"]) and row["why_not"] in line, line
+
+
+def test_help_is_h_too_on_every_command() -> None:
+    assert cli("compute", "ps", "-h").stdout == cli("compute", "ps", "--help").stdout != ""
+
+
+def test_output_cut_off_by_its_reader_ends_quietly() -> None:
+    """`| head`: no traceback; 0 for a listing, 141 (128 + SIGPIPE, as a shell says) for a run
+    whose command was stopped before its end."""
+    code = "from praisonai.cli import main; main()"
+    for args, status in ((["compute", "providers"], 0), ([*_RUN_LOCAL[3:], "--", "seq", "1", "999999"], 141)):
+        with subprocess.Popen(
+            [sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        ) as p:
+            assert p.stdout is not None and p.stderr is not None
+            p.stdout.readline()
+            p.stdout.close()
+            assert (p.wait(timeout=60), p.stderr.read()) == (status, b""), args
+
+
+def test_our_failures_in_a_run_are_125_and_the_commands_own_codes_pass_through() -> None:
+    """As docker run: 125 is ours, 126 cannot run, 127 not found, anything else the command's."""
+    assert cli("sandbox", "run", "-c", "nope", "--", "true").returncode == 125
+    assert cli("sandbox", "run", "-c", "local", "--bogus", "--", "true").returncode == 125
+    assert cli("sandbox", "run", "-c", "local", "--", "/etc/passwd").returncode == 126
+    assert cli("sandbox", "run", "-c", "local", "--", "no-such-program").returncode == 127
+    assert cli("sandbox", "run", "-c", "local", "--", "sh", "-c", "exit 2").returncode == 2
+    assert cli("compute", "ps", "--bogus").returncode == 2  # not a run: click's usage status
+
+
 def test_setup_has_a_configurable_timeout(tmp_path: Path, home: Path) -> None:
     env_file = tmp_path / "environment.yaml"
     env_file.write_text("setup: sleep 30\nsetup_timeout: 0.5\ncapture: false\n")
     r = cli("sandbox", "run", "-c", "local", "--environment", str(env_file), "--", "true")
-    assert r.returncode == 1 and "timed out after its setup_timeout of 0.5s" in r.stderr, r.stderr
+    assert r.returncode == 125 and "timed out after its setup_timeout of 0.5s" in r.stderr, r.stderr
     assert not list((home / "local").glob("*")) and "Traceback" not in r.stderr
 
 

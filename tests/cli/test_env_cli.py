@@ -157,5 +157,5 @@ def test_sandbox_run_no_environment_and_explicit_path(repo: Path) -> None:
 def test_sandbox_run_with_an_invalid_file_is_one_clean_error(repo: Path) -> None:
     declare(repo, "env:\n  A: x\npackages: {pip: ['a;rm -rf /']}\n")
     r = cli(repo, "sandbox", "run", "-c", "local", "--", "true")
-    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.returncode == 125 and "Traceback" not in r.stderr
     assert f"{SHOWN}:3: packages.pip[0]: pip package 'a;rm -rf /' is not a package specifier" in r.stderr

@@ -39,7 +39,7 @@ Options:
   --force                   Take the session over even from a live process that holds it.
   --stream / --no-stream    Show the text as it is written.  [default: stream]
   --json                    Print JSON.
-  --help                    Show this message and exit.
+  -h, --help                Show this message and exit.
 """
 
 STOP = """\
@@ -57,8 +57,8 @@ Arguments:
   [INSTANCE_ID]...  Instances to stop.
 
 Options:
-  --all   Stop every instance `ps` shows.
-  --help  Show this message and exit.
+  --all       Stop every instance `ps` shows.
+  -h, --help  Show this message and exit.
 """
 
 CAPTURES = """\
@@ -73,7 +73,7 @@ Options:
   --keep INTEGER       With --prune: keep the N most recently used.
   --dry-run            With --prune: only say what would go.
   --json               Print JSON.
-  --help               Show this message and exit.
+  -h, --help           Show this message and exit.
 """
 
 

@@ -57,7 +57,7 @@ def test_the_command_is_the_instance_own_work_with_env_image_and_workdir(home: P
 
 @pytest.mark.parametrize("data", [b"", b"a\nb\n", bytes(range(256)) * 4096], ids=["empty", "lines", "1MiB"])
 def test_piped_stdin_reaches_the_command_and_ends(home: Path, data: bytes) -> None:
-    r = run("-c", "docker", "--no-environment", "--", "sh", "-c", "wc -c; echo done", stdin=data)
+    r = run("-c", "docker", "--no-environment", "-i", "--", "sh", "-c", "wc -c; echo done", stdin=data)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [str(len(data)).encode(), b"done"]
 

@@ -47,7 +47,7 @@ def test_a_refused_provision_leaves_no_ledger_row(
                               env=env, timeout=120, stdin=subprocess.DEVNULL)  # fmt: skip
 
     r = praisonai("sandbox", "run", "-c", provider, "--no-environment", "--", "true")
-    assert r.returncode in (1, 2) and fragment in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 125 and fragment in r.stderr and "Traceback" not in r.stderr, r.stderr
     assert list(Ledger.default().entries()) == []
     ps = praisonai("compute", "ps", "--json")
     assert ps.returncode == 0, ps.stderr

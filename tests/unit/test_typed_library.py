@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-_USER_CODE = '''
+_USER_CODE = """
 from praisonai import ChannelClosedError, ExecResult, PraisonAIError, Sandbox
 
 def main() -> None:
@@ -25,7 +25,7 @@ def main() -> None:
         print(exc.retryable)
     except PraisonAIError as exc:
         print(exc)
-'''
+"""
 
 
 def test_users_code_type_checks_under_mypy_strict(tmp_path: Path) -> None:
