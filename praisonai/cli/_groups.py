@@ -10,7 +10,10 @@ SUMMARY = (
 
 #: The command groups: name -> (module, one line for the top-level help).
 GROUPS = {
-    "sandbox": ("praisonai.cli.sandbox", "Run a command in a fresh instance: sandbox run -- COMMAND."),
+    "sandbox": (
+        "praisonai.cli.sandbox",
+        "Run commands in instances, as docker does: run, create, exec, cp, rm, shell, port, logs.",
+    ),
     "compute": (
         "praisonai.cli.compute",
         "Providers and their instances: providers, ps, stop, gc, warm.",
@@ -23,7 +26,7 @@ GROUPS = {
 #: failures (and usage mistakes) exit with :data:`OWN_FAILURE`, which no command of theirs can be
 #: mistaken for; a command the instance cannot run exits 126, one it cannot find 127 (the shell's
 #: codes, passed through).
-RUNNERS = frozenset({("sandbox", "run"), ("sandbox", "exec"), ("compute", "shell")})
+RUNNERS = frozenset({("sandbox", "run"), ("sandbox", "exec"), ("sandbox", "shell"), ("compute", "shell")})
 OWN_FAILURE = 125
 #: Their status when the reader of their output went away (``| head``) and the instance command
 #: was stopped before its end: 128 + SIGPIPE, as a shell reports a command a closed pipe ended.

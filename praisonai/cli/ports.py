@@ -15,9 +15,8 @@ from typing import Annotated
 import typer
 
 from praisonai import _portal
-from praisonai._errors import InstanceNotFoundError
 from praisonai.cli import _output, _signals
-from praisonai.compute import inventory
+from praisonai.cli._instances import provider_of
 
 
 def port(
@@ -30,11 +29,7 @@ def port(
 
     Exits 1 when the instance is unknown or its provider cannot expose ports.
     """
-    found = inventory.find(instance_id)
-    if found is None or found.provider is None:
-        why = found.reason if found is not None else "not in the ledger or in any provider's list"
-        raise InstanceNotFoundError(f"no instance {instance_id!r} to expose a port of: {why}", op="expose")
-    provider = found.provider
+    provider = provider_of(instance_id, "expose a port of", "expose")
     url = _portal.call(provider.expose, instance_id, port_number)
     typer.echo(url)
     if not provider.forwarding(instance_id, port_number):

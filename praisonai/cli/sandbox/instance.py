@@ -1,0 +1,164 @@
+"""``praisonai sandbox create | exec | cp``: docker's commands for an instance that outlives the
+command line, so a person can work, by id, with an instance they made or one an agent left.
+
+``create`` makes an instance (as ``sandbox run`` would, environment file included) and prints its
+id; it stays until ``sandbox rm``, its idle timeout or its ttl. ``exec`` runs a command in any
+instance and exits with its status; ``cp`` copies files and trees in or out. Each finds the
+instance in the ledger or in its provider's own list; a paused one is resumed.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from praisonai._errors import ConfigError
+from praisonai._limits import DEFAULT_EXEC_TIMEOUT_S, check_timeout
+from praisonai.cli import _output
+from praisonai.cli._instances import provider_of
+from praisonai.cli._options import AllowHostMountsOpt
+from praisonai.cli.sandbox._plan import planned
+from praisonai.cli.sandbox._running import (
+    CommandArg,
+    ComputeOpt,
+    EnvironmentOpt,
+    EnvOpt,
+    ImageOpt,
+    InteractiveOpt,
+    Interrupted,
+    NoEnvironmentOpt,
+    TimeoutOpt,
+    ended,
+    parse_env,
+    piped_stdin,
+    signals_interrupt,
+    wait,
+    write,
+)
+
+if TYPE_CHECKING:
+    from praisonai.sandbox import AsyncSandbox
+    from praisonai.sandbox.provisioning import ProvisionPlan
+
+InstanceArg = Annotated[
+    str, typer.Argument(metavar="INSTANCE_ID", help="The instance (see `compute ps`).", show_default=False)
+]
+#: ``INSTANCE_ID:PATH``, the instance side of ``cp`` (as docker's ``CONTAINER:PATH``).
+_REMOTE = re.compile(r"(?P<id>[a-z0-9]+_[0-9a-f]{12}):(?P<path>.+)", re.DOTALL)
+
+
+def create(
+    compute: ComputeOpt = None,
+    image: ImageOpt = None,
+    env: EnvOpt = None,
+    environment: EnvironmentOpt = None,
+    no_environment: NoEnvironmentOpt = False,
+    allow_host_mounts: AllowHostMountsOpt = False,
+) -> None:
+    """Create an instance and print its id; it stays until `sandbox rm`, or until its idle timeout
+    or ttl (the environment file's idle_timeout, ttl and idle_action) ends or pauses it.
+
+    Examples:
+
+    \b
+      id=$(praisonai sandbox create -c docker)
+      praisonai sandbox exec "$id" -- python3 -c 'print(2+2)'
+      praisonai sandbox rm "$id"
+    """
+    chosen = planned(compute, image, env, environment, no_environment, allow_host_mounts)
+    with _output.progress(f"starting a {chosen.provider.provider_name} instance"):
+        made = wait(lambda: _create(chosen))
+    typer.echo(made)
+
+
+async def _create(chosen: ProvisionPlan) -> str:
+    """A new instance that outlives this process (its handle lets go, the idle policy ends it)."""
+    from praisonai.sandbox import AsyncSandbox
+
+    sandbox = await AsyncSandbox.from_plan(chosen)
+    sandbox.owned = False
+    await sandbox.close()
+    return sandbox.id
+
+
+def exec_(
+    instance_id: InstanceArg,
+    command: CommandArg,
+    timeout: TimeoutOpt = DEFAULT_EXEC_TIMEOUT_S,
+    env: EnvOpt = None,
+    workdir: Annotated[
+        str | None,
+        typer.Option("--workdir", "-w", metavar="DIR", help="Working directory in the instance."),
+    ] = None,
+    interactive: InteractiveOpt = False,
+) -> None:
+    """Run COMMAND in a running instance, stream its output, and exit with its exit code (125 when
+    praisonai failed). Ctrl-C, SIGTERM or SIGHUP kill the command, not the instance.
+
+    COMMAND is a program and its arguments, not a shell line: run -- sh -c 'a | b' for pipes.
+    The command's standard input is empty unless -i is given (then it is read to its end first).
+    """
+    seconds = check_timeout(timeout, "--timeout", none="0") or None  # 0 means no limit here
+    from praisonai.compute.requests import check_command_text
+
+    check_command_text(command)
+    variables = parse_env(env or [])
+    stdin = piped_stdin() if interactive else None
+    sandbox = _attached(instance_id, "run a command in", "exec")
+    line = shlex.join(command)
+    with signals_interrupt() as interrupted:
+        try:
+            result = wait(
+                lambda: sandbox.exec(
+                    line, timeout=seconds, cwd=workdir, env=variables, on_output=write, stdin=stdin
+                )
+            )
+        except Interrupted:
+            _output.note(f"interrupted by {interrupted.name}: the command was killed")
+            raise typer.Exit(128 + interrupted.number) from None
+    raise typer.Exit(ended(result, command, seconds))
+
+
+def cp(
+    source: Annotated[str, typer.Argument(metavar="SRC", help="A local path, or INSTANCE_ID:PATH.")],
+    destination: Annotated[str, typer.Argument(metavar="DEST", help="INSTANCE_ID:PATH, or a local path.")],
+) -> None:
+    """Copy a file or a directory tree between this host and an instance: one side is
+    INSTANCE_ID:PATH, the other a local path. DEST is the path SRC becomes, but a local DEST that
+    is a directory receives SRC under its own name. Links in the instance are copied as links,
+    never followed out of it.
+
+    Examples:
+
+    \b
+      praisonai sandbox cp ./src docker_0123456789ab:/workspace/src
+      praisonai sandbox cp docker_0123456789ab:/workspace/report.md .
+    """
+    into, out_of = _REMOTE.fullmatch(destination), _REMOTE.fullmatch(source)
+    if (into is None) == (out_of is None):
+        raise ConfigError(
+            f"cp copies between this host and an instance: give INSTANCE_ID:PATH as exactly one of "
+            f"{source!r} and {destination!r}"
+        )
+    remote = into or out_of
+    assert remote is not None
+    sandbox = _attached(remote["id"], "copy files of", "cp")
+    if into is not None:
+        wait(lambda: sandbox.upload(source, remote["path"]))
+        return
+    local = Path(destination)
+    if local.is_dir():  # this host's directory, as docker cp takes it
+        local = local / PurePosixPath(remote["path"]).name
+    wait(lambda: sandbox.download(remote["path"], local))
+
+
+def _attached(instance_id: str, doing: str, op: str) -> AsyncSandbox:
+    """A handle on the instance that leaves it running when let go; a paused one is resumed."""
+    from praisonai.sandbox import AsyncSandbox
+
+    provider = provider_of(instance_id, doing, op)
+    return wait(lambda: AsyncSandbox.connect(instance_id, provider))
