@@ -54,16 +54,19 @@ class DaytonaFileOps(FileOperations):
         try:
             async with self._daemon(instance_id, "exists", path) as (fs, where):
                 await fs.get_file_info(where)
+            return True
         except _Unsure:
-            return await super()._file_exists(instance_id, path)
-        return True
+            pass  # asked outside the handler, so an error of the script's is not chained to this one
+        return await super()._file_exists(instance_id, path)
 
     async def _remove_path(self, instance_id: str, path: str) -> None:
         try:
             async with self._daemon(instance_id, "remove", path) as (fs, where):
                 await fs.delete_file(where, recursive=True)  # RemoveAll: a link goes, its target stays
+            return
         except _Unsure:
-            await super()._remove_path(instance_id, path)
+            pass
+        await super()._remove_path(instance_id, path)
 
     @contextlib.asynccontextmanager
     async def _daemon(self, instance_id: str, op: str, path: str) -> AsyncIterator[tuple[Any, str]]:
