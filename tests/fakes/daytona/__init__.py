@@ -20,8 +20,15 @@ Modelled (from daytona 0.226.1's client code and cloud-sdks.md §3):
   when absent**) the process group is killed and the answer is 408 ``PROCESS_EXECUTION_TIMEOUT``
   **with no output**; a missing ``cwd`` is 400 [guess]; a stopped sandbox is 409 [guess].
 - ``files/bulk-upload`` and ``files/bulk-download`` (multipart both ways, binary-safe; a missing
-  file is a per-file ``error`` part the SDK turns into ``DaytonaFileNotFoundError``), ``DELETE
-  /files``; relative paths resolve against ``/workspace``.
+  file is a per-file ``error`` part the SDK turns into ``DaytonaFileNotFoundError``); relative
+  paths resolve against ``/workspace``.
+- ``DELETE /files?path=&recursive=`` and ``GET /files/info?path=`` as the daemon's DeleteFile and
+  GetFileInfo (apps/daemon/pkg/toolbox/fs), done in the container: Go's ``os.Stat`` first, so
+  links are followed (a dangling one is 404 ``FILE_NOT_FOUND``, a link to a directory "is a
+  directory"), permission refused is 403 ``FILE_ACCESS_DENIED``, a directory without
+  ``recursive`` 400, then ``rm -rf`` (``os.RemoveAll``: a link removed, never entered), 204;
+  ``FileInfo`` with Go's mode string and times. GetFileInfo's 404/403 carry no error code [guess:
+  it aborts with a bare status].
 - Lifetimes, with ``minute_s`` seconds to a "minute": auto-stop after ``autoStopInterval`` minutes
   without an API/toolbox call (a process running inside is NOT activity), then delete when
   ``autoDeleteInterval`` is 0; ``ttlMinutes`` destroys at the deadline in any state.
@@ -31,12 +38,14 @@ Modelled (from daytona 0.226.1's client code and cloud-sdks.md §3):
   (the shell's process tree killed, as the daemon does).
 - Faults: ``fail_next(status, retry_after=...)`` answers the next API call with that status.
 
-Not modelled: sessions, listing and reconnecting to PTY sessions, the socket.io event stream
-(404: the SDK falls back to polling), builds (``buildInfo`` is recorded, the image is always
-``praisonai-sandbox:latest``), resources (recorded only), allow lists (recorded, not enforced),
-pagination, organisations and auth (any bearer token is accepted), Daytona's own pause and archive
-(``stop``, ``start`` and ``autodelete`` are modelled), ``set_labels``' exact wire shape, snapshot
-builds (``create_snapshot`` is a ``docker commit``, active at once).
+Not modelled: the other file routes (``GET /files`` listing, ``/files/folder``, ``/files/move``,
+find, replace, search, permissions: the provider does not call them), sessions, listing and
+reconnecting to PTY sessions, the socket.io event stream (404: the SDK falls back to polling),
+builds (``buildInfo`` is recorded, the image is always ``praisonai-sandbox:latest``), resources
+(recorded only), allow lists (recorded, not enforced), pagination, organisations and auth (any
+bearer token is accepted), Daytona's own pause and archive (``stop``, ``start`` and ``autodelete``
+are modelled), ``set_labels``' exact wire shape, snapshot builds (``create_snapshot`` is a ``docker
+commit``, active at once).
 """
 
 from __future__ import annotations

@@ -52,6 +52,7 @@ _WORDS = {
     "process",
     "execute",
     "files",
+    "info",
     "bulk-upload",
     "bulk-download",
     "toolbox-proxy-url",
@@ -186,15 +187,64 @@ def _toolbox(
         return send_json(h, 200, {})
     if parts == ["files", "bulk-download"] and method == "POST":
         return _download(h, container, list(read_json(h).get("paths") or []))
-    if parts == ["files"] and method == "DELETE":
+    if parts[:1] == ["files"] and parts[1:] in ([], ["info"]) and method in ("DELETE", "GET"):
         read_body(h)
-        if not _sandboxes.delete(container, _abs(query.get("path", "")), query.get("recursive") == "true"):
-            return send_error(h, 404, f"no such file: {query.get('path')}", code="FILE_NOT_FOUND")
-        return send_json(h, 200, {})
+        return _file_route(h, method, container, parts[1:], query)
     if parts[:2] == ["process", "pty"] and len(parts) >= 3:
         return _pty_route(fake, h, method, container, parts[2:], query)
     read_body(h)
     return send_error(h, 404, f"not modelled by the fake: {method} {h.path}")
+
+
+def _file_route(
+    h: BaseHTTPRequestHandler, method: str, container: str, rest: list[str], query: dict[str, str]
+) -> None:
+    """``DELETE /files?path=&recursive=`` (204) and ``GET /files/info?path=`` (a ``FileInfo``), done
+    inside the container as the daemon's DeleteFile and GetFileInfo do (``_sandboxes``), on the
+    path as sent (a relative one from the working dir; ``..`` resolved by the kernel, as Go's
+    ``os`` calls leave it)."""
+    path = query.get("path", "")
+    if not path:
+        return send_error(h, 400, "path is required")
+    if method == "DELETE":
+        code, said = _sandboxes.delete(container, path, query.get("recursive") == "true")
+    elif rest == ["info"]:
+        code, said = _sandboxes.file_info(container, path)
+        if code == 0:  # Go's FileInfo.Name(): the last element of the path as given
+            return send_json(h, 200, _file_info(posixpath.basename(path.rstrip("/")) or "/", said))
+    else:
+        return send_error(h, 404, f"not modelled by the fake: {method} {h.path}")
+    if code == 0:
+        h.send_response(204)
+        h.end_headers()
+        return None
+    if code in _sandboxes.ANSWERS:
+        status, error = _sandboxes.ANSWERS[code]
+        # GetFileInfo aborts with a bare status; DeleteFile answers with the daemon's error codes
+        return send_error(h, status, f"{path}: {said or error}", code=error if method == "DELETE" else None)
+    return send_error(h, 400, said or "cannot delete directory without recursive flag")
+
+
+def _file_info(name: str, stat_out: str) -> dict[str, Any]:
+    """The daemon's ``FileInfo`` JSON from ``stat -L`` (``_sandboxes.file_info``); ``mode`` as Go's
+    ``FileMode.String`` (ls-style for files and directories), times as Go prints them."""
+    import stat
+
+    raw, size, uid, gid, mtime = stat_out.split()
+    mode = int(raw, 16)
+    seconds, _, nanos = mtime.partition(".")
+    at = time.gmtime(int(seconds))
+    return {
+        "name": name,
+        "size": int(size),
+        "mode": stat.filemode(mode),
+        "modTime": time.strftime(f"%Y-%m-%d %H:%M:%S.{nanos} +0000 UTC", at),
+        "modifiedAt": time.strftime(f"%Y-%m-%dT%H:%M:%S.{nanos}Z", at),
+        "isDir": stat.S_ISDIR(mode),
+        "owner": uid,
+        "group": gid,
+        "permissions": f"{stat.S_IMODE(mode):04o}",
+    }
 
 
 def _pty_route(

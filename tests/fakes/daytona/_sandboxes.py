@@ -78,7 +78,35 @@ def read(container: str, paths: list[str]) -> subprocess.Popen[bytes]:
     )
 
 
-def delete(container: str, path: str, recursive: bool) -> bool:
-    flag = "-rf" if recursive else "-f"
-    script = f'[ -e "$1" ] || exit 3; rm {flag} -- "$1"'
-    return docker.docker("exec", "-w", WORKDIR, container, "sh", "-c", script, "sh", path).returncode == 0
+# Exit codes of the scripts below for the daemon's answers: os.Stat's not-exist (404) and permission
+# (403) errors, a directory without ``recursive`` (400); any other failure is also a 400.
+_MISSING, _DENIED, _IS_DIR = 3, 13, 4
+_STAT = (  # Go's os.Stat: links followed (a dangling one is missing), errno told apart by its text
+    'out=$(stat -L -c "$1" -- "$2" 2>&1) || { case $out in *"No such file"*) exit 3;; '
+    '*"ermission denied"*) exit 13;; esac; echo "$out" >&2; exit 1; }\n'
+)
+ANSWERS = {_MISSING: (404, "FILE_NOT_FOUND"), _DENIED: (403, "FILE_ACCESS_DENIED")}
+
+
+def file_info(container: str, path: str) -> tuple[int, str]:
+    """``stat -L`` of ``path`` inside the container (the daemon's ``os.Stat``): exit code 0 and
+    ``<raw mode hex> <size> <uid> <gid> <mtime seconds.nanoseconds>``, or a code of ``ANSWERS`` (or
+    1, with the error)."""
+    script = _STAT + 'echo "$out"'
+    done = docker.docker("exec", "-w", WORKDIR, container, "sh", "-c", script, "sh", "%f %s %u %g %.9Y", path)
+    return done.returncode, (done.stdout if done.returncode == 0 else done.stderr).decode(errors="replace")
+
+
+def delete(container: str, path: str, recursive: bool) -> tuple[int, str]:
+    """The daemon's DeleteFile inside the container: ``os.Stat`` first (following links), a
+    directory refused without ``recursive``, then ``os.RemoveAll`` (``rm -rf``: a link itself is
+    removed, never entered) or ``os.Remove``. The exit code (see ``ANSWERS``) and any error."""
+    script = _STAT + (
+        '[ "$out" = directory ] && [ "$3" != true ] && exit 4\n'
+        # os.RemoveAll takes the last element off its parent (trailing slashes dropped): a link
+        'p=$2; while [ "${p%/}" != "$p" ] && [ "${p%/}" ]; do p=${p%/}; done\n'
+        'if [ "$3" = true ]; then rm -rf -- "$p"; else rm -- "$2"; fi'
+    )
+    flag = "true" if recursive else "false"
+    done = docker.docker("exec", "-w", WORKDIR, container, "sh", "-c", script, "sh", "%F", path, flag)
+    return done.returncode, done.stderr.decode(errors="replace").strip()

@@ -12,7 +12,7 @@ counts API calls as activity but not processes inside the sandbox, so a running 
 (``refresh_activity``) every ``renew_s``. Deleting is idempotent here: Daytona's second delete is
 404, which counts as "already gone".
 
-Pause is Daytona's ``stop``/``start`` of the same sandbox, kept while paused (``_pause``).
+Pause is Daytona's ``stop``/``start`` of the same sandbox, kept while paused (``_pause``). Files: ``_files``.
 
 Captures are Daytona snapshots named ``praisonai-<capture tag>`` (``create_snapshot``, then
 ``create(CreateSandboxFromSnapshotParams(snapshot=name))``); a snapshot keeps the filesystem, not
@@ -50,7 +50,7 @@ from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.oneshot import OneShotProcesses
 from praisonai.compute.options import ProviderOptions, bounded
-from praisonai.compute.providers.daytona import _exec, _pause, _ports, _pty
+from praisonai.compute.providers.daytona import _exec, _files, _pause, _ports, _pty
 from praisonai.compute.providers.daytona._client import client, missing_credentials, translated
 
 LABEL_WORKDIR = "praisonai.workdir"
@@ -78,10 +78,10 @@ class DaytonaOptions(ProviderOptions):
 
 
 #: The operations that resume a paused sandbox first (as a docker or E2B instance's next call does).
-_WAKING = frozenset({"exec", "read_file", "write_file", "upload", "download", "expose", "open_pty"})
+_WAKING = frozenset({"exec", "read_file", "write_file", "upload", "download", "expose", "open_pty", "files"})
 
 
-class DaytonaCompute(OneShotProcesses, ComputeProvider):
+class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
     """Instances are Daytona sandboxes; see the module docstring."""
 
     name = "daytona"
