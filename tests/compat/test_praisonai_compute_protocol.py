@@ -14,6 +14,8 @@ import pytest
 
 from praisonai._errors import InstanceNotFoundError
 
+pytest.importorskip("praisonaiagents")  # ours: PraisonAI's SDK comes with the `compat` extra
+
 
 class TestComputeProtocolConformance:
     def test_local_compute_satisfies_protocol(self):

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 from fakes.e2b import E2BFake
 from kit import serving_e2b
-from praisonaiagents.managed.protocols import ComputeConfig as PraisonAIComputeConfig
 
 from praisonai import (
     ComputeConfig,
@@ -34,6 +33,8 @@ from praisonai.llm.testing import API_KEY, ScriptedLLM
 from praisonai.managed.config import compute_fields
 from praisonai.managed.config._hosted import environment_config
 
+# PraisonAI's own SDK: installed by the `compat` extra (in `dev`, which CI installs)
+PraisonAIComputeConfig = pytest.importorskip("praisonaiagents.managed.protocols").ComputeConfig
 HOSTS = ["pypi.org", "files.pythonhosted.org", "10.0.0.0/8"]
 LIMITED = {"type": "limited", "allowed_hosts": HOSTS}
 #: PraisonAI's spelling -> our ComputeConfig.network, as plain data
