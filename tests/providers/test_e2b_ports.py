@@ -122,3 +122,11 @@ def test_cli_port_prints_the_preview_url_and_ends(
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == _portal.call(p.expose, iid, PORT)  # nothing to keep open here
     assert "Ctrl-C" not in done.stderr
+
+
+def test_in_the_sdks_debug_mode_the_url_is_plain_http_on_localhost(
+    running: tuple[E2BCompute, str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("E2B_DEBUG", "true")  # the SDK's local-development mode, read at connect
+    _, iid, _ = running
+    assert _portal.call(E2BCompute().expose, iid, PORT) == f"http://localhost:{PORT}"
