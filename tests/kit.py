@@ -175,7 +175,9 @@ def serving_e2b() -> Iterator[E2BFake]:
     from fakes.e2b._sandboxes import LABEL
 
     with E2BFake() as server, environment(server.env()):
-        yield server
+        assert server.edge is not None
+        with server.edge.resolved():  # its preview hosts resolve to the fake's edge, at the wire
+            yield server
     left = docker.leftovers(LABEL, server.owner)
     assert not left, f"the e2b fake left containers: {left}"
 

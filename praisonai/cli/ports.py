@@ -3,7 +3,8 @@
 Where that URL is a forward from this host (docker, ssh, kubernetes: ``compute.ports``), it
 lives as long as this command, as ``kubectl port-forward``'s does: the URL is printed, then the
 command waits until Ctrl-C (or SIGTERM/SIGHUP) and stops the forward. Where the port is reachable
-without one (a local instance shares this host's network), the URL is printed and the command ends.
+without one (a local instance shares this host's network; a vendor's own URL, such as an E2B
+preview host or a Modal tunnel), the URL is printed and the command ends.
 """
 
 from __future__ import annotations

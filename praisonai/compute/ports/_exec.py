@@ -97,8 +97,8 @@ class ExecRelayPorts:
     ``ComputeProvider`` in its bases: the docker pool (through each engine's API, also an
     ssh-reached one; a docker engine tries the container's address first, ``docker._ports``),
     kubernetes (the exec WebSocket its channel uses already, where the SDK's ``portforward`` would
-    need a second wire the API server may refuse), and E2B (emulated: its own preview hosts are
-    not used yet). Modal calls ``expose_by_exec`` for a port it opened no tunnel for."""
+    need a second wire the API server may refuse). Modal calls ``expose_by_exec`` for a port it
+    opened no tunnel for; E2B uses its own preview hosts (``providers.e2b._ports``)."""
 
     async def _expose(self, instance_id: str, port: int) -> str:
         return await expose_by_exec(self, instance_id, port)

@@ -36,13 +36,21 @@ What it models (the e2b 2.63 wheel, read from its source):
   real too: ``CommandExitException`` on a non-zero exit, ``TimeoutException`` at the command
   timeout while the process keeps running until ``commands.kill(pid)``.
 
+- E2B's edge, the public preview hosts ``https://{port}-{sandbox_id}.{domain}`` that
+  ``sandbox.get_host(port)`` names (``domain`` in the create and connect answers): TLS from a
+  throwaway CA, routed by ``Host`` to that port inside the sandbox's container, 502 with E2B's
+  JSON when the sandbox is not running or nothing listens (``_edge``; clients reach it through
+  ``fake.edge.resolved()``).
+
 Snapshots: ``POST /sandboxes/{id}/snapshots`` commits the container to an image (filesystem only:
 envd's env from ``envVars`` is given to each process, not stored in the container), ``GET
 /snapshots?name=`` lists them, and a create whose ``templateID`` is a snapshot's id or name starts
 from it. What it does not model: authentication beyond "a key is present" (``REFUSED_KEY`` gets
 401), templates, memory snapshots, ``mode="filesystem"`` pauses, the ``filesystem.Filesystem``
 RPC service (stat, list, watch…), ``stream_input``, users (commands run as root), a template's
-own shell startup files (bash's are the image's), egress rules (stored, not enforced), rate limits.
+own shell startup files (bash's are the image's), egress rules (stored, not enforced), rate limits,
+``allow_public_traffic: false`` and its traffic access token, auto-resume of a paused sandbox on
+traffic to its preview host.
 The SDK must be pointed at it with ``E2B_API_URL``, ``E2B_SANDBOX_URL`` (every sandbox behind one
 URL, told apart by the ``E2b-Sandbox-Id`` header, as the SDK sends it) and HTTP/1.1
 (``E2B_HTTP_VERSION=1.1``): :meth:`E2BFake.env` gives those.
@@ -67,6 +75,7 @@ from e2b.envd.process.process_connect import ProcessWSGIApplication
 
 from fakes import docker
 from fakes.e2b import _sandboxes
+from fakes.e2b._edge import Edge
 from fakes.e2b._envd import ProcessService, files
 from fakes.e2b._pty import PtyProc
 from fakes.e2b._sandboxes import Proc
@@ -106,6 +115,7 @@ class E2BFake:
         self._server: WSGIServer | None = None
         self._envd = ProcessWSGIApplication(ProcessService(self))  # type: ignore[arg-type]
         self._stop = threading.Event()
+        self.edge: Edge | None = None  # E2B's preview hosts (``_edge``), while the fake runs
 
     # ---- life of the fake -------------------------------------------------------------------
 
@@ -113,10 +123,13 @@ class E2BFake:
         self._server = make_server("127.0.0.1", 0, self._app, server_class=_Server, handler_class=_Quiet)
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
         threading.Thread(target=self._clock, daemon=True).start()
+        self.edge = Edge(lambda sandbox_id: getattr(self.running(sandbox_id), "container", None))
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._stop.set()
+        if self.edge is not None:
+            self.edge.close()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -313,6 +326,7 @@ class E2BFake:
             "sandboxID": sandbox.sandbox_id,
             "clientID": "fake",
             "envdVersion": ENVD_VERSION,
+            "domain": self.edge.domain if self.edge is not None else None,  # get_host's domain
         }
 
     def _detail(self, sandbox: FakeSandbox) -> dict[str, Any]:

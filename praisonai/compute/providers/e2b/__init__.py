@@ -22,6 +22,7 @@
   provider's ``template``).
 - **Pause** is E2B's native pause (memory and filesystem), and any later use connects, which
   resumes it under the same sandbox id (``_pause``).
+- **Ports** are E2B's public preview hosts, ``https://{port}-{sandbox_id}.{domain}`` (``_ports``).
 - **Captures** are named E2B snapshots (``praisonai-capture-<tag>``), found by name from any
   process; a new instance starts from the snapshot id as its template.
 """
@@ -52,8 +53,7 @@ from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.ports import ExecRelayPorts
-from praisonai.compute.providers.e2b import _exec, _files, _pause
+from praisonai.compute.providers.e2b import _exec, _files, _pause, _ports
 from praisonai.compute.providers.e2b._channel import E2BTransport
 from praisonai.compute.providers.e2b._errors import KEY_VARIABLE, MISSING_KEY, translated
 from praisonai.compute.providers.e2b._meta import (
@@ -85,7 +85,7 @@ class E2BOptions(ProviderOptions):
     domain: str | None = None
 
 
-class E2BCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
+class E2BCompute(ChannelMixin, ComputeProvider):
     """Instances are E2B sandboxes; see the module docstring."""
 
     name = "e2b"
@@ -96,7 +96,7 @@ class E2BCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
             Capability.NETWORK_ALLOWLIST,
             Capability.SELF_STOP,
             Capability.CAPTURE,
-            Capability.PORTS,  # emulated: a relay through the envd process stream (compute.ports)
+            Capability.PORTS,  # native: E2B's preview hosts (_ports)
             Capability.PAUSE,
             Capability.PTY,
         }
@@ -269,6 +269,9 @@ class E2BCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
 
     async def _resume(self, instance_id: str) -> InstanceInfo:
         return await _pause.resume(self, instance_id)
+
+    async def _expose(self, instance_id: str, port: int) -> str:
+        return await _ports.expose(self, instance_id, port)
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         from e2b import AsyncSandbox
