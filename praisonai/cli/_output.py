@@ -7,6 +7,7 @@ dim on a terminal), so a command that prints nothing else starts without it.
 
 from __future__ import annotations
 
+import datetime
 import json
 import logging
 import os
@@ -106,7 +107,21 @@ def _cell(value: Any) -> str:
 
 
 def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2) + "\n")
+    """``data`` as JSON, in the one shape every ``--json`` has: booleans as booleans, sizes in
+    bytes and durations in seconds as numbers (their keys say so: ``_bytes``, ``_s``), and each
+    time (a key ending ``_at``) as an ISO 8601 string in UTC, however it was stored."""
+    sys.stdout.write(json.dumps(_times_as_iso(data), indent=2) + "\n")
+
+
+def _times_as_iso(data: Any, key: str = "") -> Any:
+    if isinstance(data, dict):
+        return {k: _times_as_iso(v, k) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_times_as_iso(v) for v in data]
+    if key.endswith("_at") and isinstance(data, int | float) and not isinstance(data, bool):
+        moment = datetime.datetime.fromtimestamp(data, datetime.timezone.utc)
+        return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return data
 
 
 @contextmanager

@@ -199,3 +199,20 @@ def test_version_and_help_import_no_framework(args: tuple[str, ...]) -> None:
     )
     r = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=60)
     assert (r.returncode, r.stderr.strip()) == (0, "[]")
+
+
+def test_json_has_one_shape_times_as_iso_8601(capsys: pytest.CaptureFixture[str]) -> None:
+    """Every --json: booleans and numbers keep their types; a time (key ``*_at``) is ISO 8601 UTC."""
+    from praisonai.cli import _output
+
+    _output.print_json([{"created_at": 1.5, "ok": True, "age_s": 2.0, "size_bytes": 3, "ended_at": None}])
+    shown = json.loads(capsys.readouterr().out)
+    assert shown == [
+        {
+            "created_at": "1970-01-01T00:00:01.500Z",
+            "ok": True,
+            "age_s": 2.0,
+            "size_bytes": 3,
+            "ended_at": None,
+        }
+    ]

@@ -177,7 +177,7 @@ def test_sessions_list_remote_flags_the_sessions_with_no_local_record(
     assert [(x["id"], x["local"], x["remote_session_id"]) for x in rows] == [
         (local_id, True, tracked), (None, False, untracked.id)
     ]  # fmt: skip
-    assert rows[0]["remote_status"] == "idle" and isinstance(rows[1]["updated_at"], float)  # as the store's
+    assert rows[0]["remote_status"] == "idle" and rows[1]["updated_at"].endswith("Z")  # ISO 8601, UTC
     assert as_json(cli("sessions", "list", "--remote", "--status", "running", "--json")) == []
 
 

@@ -8,9 +8,7 @@ directory, up to the repository root). Nothing here prints an env value or the c
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -68,7 +66,7 @@ def show(path: PathArg = None, json_: JsonOpt = False, allow_host_mounts: AllowH
     from_file = set(effective.definition.config_fields()) if effective.definition else set()
     fields = _shown_fields(effective.config)
     if json_:
-        _print_json({**_header(effective), "config": fields, "from_file": sorted(from_file)})
+        _output.print_json({**_header(effective), "config": fields, "from_file": sorted(from_file)})
         return
     for key, value in _header(effective).items():
         print(f"{key}: {value if value is not None else '-'}")
@@ -94,7 +92,7 @@ def plan(
         plans += [plan_flavour(c, effective.definition) for c in DEFAULT_ORDER if not isinstance(c, str)]
         plans.sort(key=lambda p: p.provider)
     if json_:
-        _print_json({**_header(effective), "providers": [p.as_json() for p in plans]})
+        _output.print_json({**_header(effective), "providers": [p.as_json() for p in plans]})
         return
     rows = [(p.provider, s.field, s.level, s.why) for p in plans for s in p.fields]
     _output.table(("provider", "field", "support", "why"), rows)
@@ -145,10 +143,6 @@ def _text(value: Any) -> str:
     if isinstance(value, dict):
         return "; ".join(f"{k}: {_text(v)}" for k, v in value.items()) or "-"
     return str(value)
-
-
-def _print_json(data: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(data, indent=2) + "\n")
 
 
 # ---- captures: `env build` and `env captures` --------------------------------------------------
@@ -229,7 +223,7 @@ def captures(
         return
     found = _portal.call(provider.list_captures)
     if json_:
-        _print_json({"captures": [dataclasses.asdict(c) for c in found]})
+        _output.print_json({"captures": [dataclasses.asdict(c) for c in found]})
         return
     now = time.time()
     rows = [
