@@ -183,3 +183,26 @@ def test_concurrent_first_instances_share_one_proxy(provider, fake, make) -> Non
     finally:
         for instance_id in ids:
             _portal.call(provider.shutdown, instance_id)
+
+
+def test_a_sweep_that_raced_a_new_instance_makes_its_proxy_again(provider, fake, make, monkeypatch) -> None:
+    """A sweep whose first look came before an instance's pod existed removes the proxy; its second
+    look finds the instance and makes the proxy again, so the instance keeps its way out."""
+    instance_id = make(network={"allow": ["allowed.test"]})
+    name, looks = proxy_name(["allowed.test"]), []
+    real = _egress._clients
+
+    async def first_look_misses(k: Any, proxy: str, op: str) -> list[str]:
+        looks.append(proxy)
+        return [] if len(looks) == 1 else await real(k, proxy, op)
+
+    monkeypatch.setattr(_egress, "_clients", first_look_misses)
+    before = fake.pods[(NS, name)]["metadata"]["uid"]
+    _portal.call(_egress.sweep, provider, "shutdown")
+    assert looks == [name, name]
+    assert fake.pods[(NS, name)]["metadata"]["uid"] != before  # removed, then made again
+    assert (NS, name) in fake.services and (NS, name) in fake.policies
+    monkeypatch.undo()
+    _portal.call(_egress._until_ready, provider, name)
+    docker.docker("network", "connect", make.hosts_network, fake.pods[(NS, name)]["_container"])
+    assert _run(provider, instance_id, CURL + "http://allowed.test/").stdout == "200"
