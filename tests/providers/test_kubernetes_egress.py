@@ -206,3 +206,14 @@ def test_a_sweep_that_raced_a_new_instance_makes_its_proxy_again(provider, fake,
     _portal.call(_egress._until_ready, provider, name)
     docker.docker("network", "connect", make.hosts_network, fake.pods[(NS, name)]["_container"])
     assert _run(provider, instance_id, CURL + "http://allowed.test/").stdout == "200"
+
+
+def test_a_paused_instance_lets_its_proxy_go_and_gets_it_back_on_resume(provider, fake, make) -> None:
+    allow = {"allow": ["allowed.test"]}
+    instance_id, name = make(network=allow, idle_action="pause"), proxy_name(["allowed.test"])
+    _portal.call(provider.pause, instance_id)
+    assert not _proxies(fake), "its only instance is paused: the proxy goes"
+    _portal.call(provider.resume, instance_id)  # ready with its proxy before it returns
+    docker.docker("network", "connect", make.hosts_network, fake.pods[(NS, name)]["_container"])
+    assert _run(provider, instance_id, CURL + "http://allowed.test/").stdout == "200"
+    assert _run(provider, instance_id, CURL + "http://denied.test/").stdout == "403"
