@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Build the egress proxy image for docker's `network: {allow: [...]}` mode without a container
-# registry, as images/build-offline.sh builds the sandbox image (images/rootfs.sh): a minimal
-# Debian with tinyproxy from Debian's packages. The provider writes the proxy's configuration into
-# each proxy container when it creates it (the instance cannot reach it).
+# Build the egress proxy image for the allowlists (`network: {allow: [...]}`) of docker and
+# kubernetes without a container registry, as images/build-offline.sh builds the sandbox image
+# (images/rootfs.sh): a minimal Debian with tinyproxy from Debian's packages. The provider writes
+# the proxy's configuration into each proxy container (or pod) when it creates it (the instance
+# cannot reach it).
 #
 # usage: images/build-proxy.sh [IMAGE_NAME]      (default: praisonai-egress-proxy:latest; needs
 #        root, debootstrap and a running Docker engine; under a minute)

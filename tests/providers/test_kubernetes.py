@@ -122,9 +122,10 @@ def test_network_none_is_a_network_policy(provider: KubernetesCompute, fake: Kub
     assert ("sbx", name) not in fake.policies
 
 
-def test_host_names_in_an_allowlist_are_refused(provider: KubernetesCompute) -> None:
-    with pytest.raises(Exception, match="IP blocks only"):
-        _portal.call(provider.provision, {"network": {"allow": ["pypi.org"]}})
+def test_host_names_in_an_allowlist_are_refused_with_a_warm_pool(kubeconfig: Path) -> None:
+    p = KubernetesCompute(kubeconfig=str(kubeconfig), image=IMAGE, warm_pool="pool")
+    with pytest.raises(ConfigError, match="warm pool"):
+        _portal.call(p.provision, {"network": {"allow": ["pypi.org"]}})
 
 
 def test_a_pending_pod_times_out_as_unscheduled(kubeconfig: Path, fake: KubernetesFake) -> None:

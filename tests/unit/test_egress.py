@@ -11,6 +11,7 @@ import pytest
 
 from praisonai import ComputeConfig, ConfigError
 from praisonai._errors import EnvironmentFileError
+from praisonai.compute import egress
 from praisonai.compute.providers.docker import _egress
 from praisonai.sandbox.environment import load_environment_file
 
@@ -49,7 +50,7 @@ def test_one_network_per_allowlist_whatever_its_order() -> None:
 
 
 def test_the_filter_matches_whole_names_only() -> None:
-    rules = [re.compile(line) for line in _egress.host_filter(["pypi.org", "*.github.com"]).splitlines()]
+    rules = [re.compile(line) for line in egress.host_filter(["pypi.org", "*.github.com"]).splitlines()]
     allowed = lambda host: any(rule.search(host) for rule in rules)  # noqa: E731
     assert allowed("pypi.org") and allowed("api.github.com")
     for host in ("pypixorg", "pypi.org.evil", "evilpypi.org", "github.com.evil", "xgithub.com"):

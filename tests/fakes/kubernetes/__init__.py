@@ -28,10 +28,16 @@ Modelled:
   ``persistentVolumeClaim`` volume mounts, and StorageClasses
   (``/apis/storage.k8s.io/v1/storageclasses``: one, the default unless
   ``fake.default_storage_class`` is False) — see ``_volumes``.
+- Services (``/api/v1/namespaces/{ns}/services[/{name}]``: create, get, list by
+  ``labelSelector``, delete): a Service's name resolves, in its namespace, to the pods it selects
+  that started after it (each pod is on a docker network of its namespace, under the names of
+  the Services that select it: network aliases; no cluster IP routes, no ports remapped).
 - NetworkPolicies (``/apis/networking.k8s.io/v1/namespaces/{ns}/networkpolicies[/{name}]``):
-  stored; a policy with ``Egress`` in ``policyTypes`` and no egress rules that selects a pod by
-  ``matchLabels`` when the pod starts runs it with ``--network none`` (enforced, as a CNI that
-  enforces policies would). Egress rules with peers are stored, not enforced.
+  stored, and egress enforced for the pods a policy selects by ``matchLabels`` when they start
+  (as a CNI that enforces policies would; see ``_net``): no egress rules is ``--network none``;
+  rules whose peers are all one ``podSelector`` (besides DNS-only rules) put the pod on an
+  internal docker network shared with the selected pods only. Other egress rules (``ipBlock``,
+  ``namespaceSelector``), ingress rules and ports are stored, not enforced.
 - ``pods/{name}/exec`` over WebSocket (see ``_exec``): ``v5.channel.k8s.io`` and
   ``v4.channel.k8s.io`` (``protocols`` limits what the fake offers, to test v4 servers); with
   ``tty=true`` on a real pseudo-terminal, resized from channel 4 (see ``_tty``).
@@ -57,7 +63,7 @@ from pathlib import Path
 from typing import Any
 
 from fakes import docker
-from fakes.kubernetes import _pods, _volumes, _warm
+from fakes.kubernetes import _net, _pods, _volumes, _warm
 from fakes.loopback import Loopback
 
 __all__ = ["KubernetesFake"]
@@ -76,6 +82,8 @@ class KubernetesFake:
         self.unschedulable = False
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
         self.policies: dict[tuple[str, str], dict[str, Any]] = {}
+        self.services: dict[tuple[str, str], dict[str, Any]] = {}  # Services (``_net``)
+        self.networks: dict[str, tuple[str, dict[str, str]]] = {}  # internal network: (ns, selector)
         self.claims: dict[tuple[str, str], dict[str, Any]] = {}  # PersistentVolumeClaims (``_volumes``)
         self.default_storage_class = True  # False: the cluster has no default StorageClass
         self.requests: list[tuple[str, str]] = []  # (method, path)
@@ -119,10 +127,11 @@ class KubernetesFake:
         self.close()
 
     def close(self) -> None:
-        """Stop serving and remove every container and docker volume this fake made."""
+        """Stop serving and remove every container, docker network and volume this fake made."""
         self._serving.stop()
         for container in _pods.leftovers(self.fake_id):
             docker.remove(container)
+        _net.remove_networks(self.fake_id)
         _volumes.remove(*_volumes.leftovers(self.fake_id))
 
     def fail_next(self, status: int) -> None:
@@ -183,9 +192,12 @@ class KubernetesFake:
             cid, why = None, f'persistentvolumeclaim "{missing[0]}" not found'
         else:
             volumes = {c: str(v) for c, v in claims.items()}
+            network, aliases = _net.plan(self, ns, pod)
             cid, why = _pods.start(
-                container_name, self.fake_id, pod, volumes, network_none=self._isolated(ns, pod)
+                container_name, self.fake_id, pod, volumes, network=network, aliases=aliases
             )
+            if cid is not None and network != "none":
+                _net.joined(self, ns, pod, cid)  # before it is Ready: its peers reach it from then on
         with self.cond:
             if self.pods.get((ns, name)) is not pod:  # deleted while it started
                 if cid:
@@ -208,17 +220,6 @@ class KubernetesFake:
                 ]
                 status["containerStatuses"] = [_box(box, {"running": {"startedAt": _iso(time.time())}}, True)]
             self.changed("MODIFIED", pod)
-
-    def _isolated(self, ns: str, pod: dict[str, Any]) -> bool:
-        """Whether a deny-all-egress policy of ``ns`` selects the pod."""
-        labels = pod["metadata"].get("labels") or {}
-        for (policy_ns, _), policy in list(self.policies.items()):
-            spec = policy.get("spec") or {}
-            wanted = (spec.get("podSelector") or {}).get("matchLabels") or {}
-            selects = policy_ns == ns and all(labels.get(k) == v for k, v in wanted.items())
-            if selects and "Egress" in (spec.get("policyTypes") or []) and not spec.get("egress"):
-                return True
-        return False
 
     def delete_pod(self, ns: str, name: str) -> tuple[int, Any]:
         with self.cond:

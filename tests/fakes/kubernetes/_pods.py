@@ -11,11 +11,12 @@ OWNER_LABEL = "praisonai.test.k8s-fake"  # every container the fake starts carri
 
 
 def start(
-    name: str, fake_id: str, pod: dict[str, Any], claims: dict[str, str], *, network_none: bool
+    name: str, fake_id: str, pod: dict[str, Any], claims: dict[str, str], *, network: str, aliases: list[str]
 ) -> tuple[str | None, str]:
     """Start the pod's first container: (container id, "") or (None, why it could not start).
-    ``claims`` maps each claim the pod mounts to its docker volume (``_volumes``). The image must
-    be present locally (the fake pulls nothing: ``ErrImageNeverPull``)."""
+        ``claims`` maps each claim the pod mounts to its docker volume (``_volumes``). The image must
+        be present locally (the fake pulls nothing: ``ErrImageNeverPull``). It runs on docker network
+    ``network`` (``none``: none) under ``aliases`` there (``_net``)."""
     spec = pod["spec"]
     box = spec["containers"][0]
     argv = ["--pull", "never", "--label", f"{OWNER_LABEL}={fake_id}", "--name", name]
@@ -53,8 +54,7 @@ def start(
         argv += ["--memory", str(limits["memory"]).replace("Mi", "m").replace("Gi", "g")]
     if spec.get("shareProcessNamespace"):  # the pause process is PID 1 and reaps orphans
         argv += ["--init"]
-    if network_none:
-        argv += ["--network", "none"]
+    argv += ["--network", network, *[arg for alias in aliases for arg in ("--network-alias", alias)]]
     command = list(box.get("command") or []) + list(box.get("args") or [])
     if command:
         argv += ["--entrypoint", command[0]]

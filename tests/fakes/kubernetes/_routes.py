@@ -1,5 +1,5 @@
-"""The Kubernetes fake's routes: discovery, pods, network policies, claims and storage classes,
-watch and exec."""
+"""The Kubernetes fake's routes: discovery, pods, services, network policies, claims and storage
+classes, watch and exec."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
 from fakes._ws import WebSocket, offered
-from fakes.kubernetes import _exec, _tty, _volumes, _warm
+from fakes.kubernetes import _exec, _net, _tty, _volumes, _warm
 
 if TYPE_CHECKING:
     from fakes.kubernetes import KubernetesFake
@@ -74,6 +74,10 @@ def _dispatch(fake: KubernetesFake, method: str, path: list[str], query: Query, 
         return 200, _list(fake, fake.pods, None, query, "PodList")
     if path[:3] == ["api", "v1", "namespaces"] and len(path) >= 5 and path[4] == "pods":
         return _pods(fake, method, ns, path[5] if len(path) == 6 else None, query, body)
+    if path[:3] == ["api", "v1", "namespaces"] and len(path) >= 5 and path[4] == "services":
+        if len(path) == 5 and method == "GET":
+            return 200, _list(fake, fake.services, ns, query, "ServiceList")
+        return _net.services(fake, method, ns, path[5] if len(path) == 6 else None, body)
     if path[:3] == ["api", "v1", "namespaces"] and len(path) >= 5 and path[4] == "persistentvolumeclaims":
         return _claims(fake, method, ns, path[5] if len(path) == 6 else None, query, body)
     if path[:4] == [*_NET, "namespaces"] and len(path) >= 6 and path[5] == "networkpolicies":
@@ -311,7 +315,9 @@ def _discovery(fake: KubernetesFake, path: list[str]) -> dict[str, Any]:
             "verbs": ["create", "delete", "get", "list"],
             "shortNames": ["pvc"],
         }
-        resources = [{**pods, "shortNames": ["po"]}, {**exec_, "verbs": ["create", "get"]}, claims]
+        services = {"name": "services", "singularName": "service", "namespaced": True, "kind": "Service"}
+        services |= {"verbs": ["create", "delete", "get", "list"], "shortNames": ["svc"]}
+        resources = [{**pods, "shortNames": ["po"]}, {**exec_, "verbs": ["create", "get"]}, claims, services]
         return {"kind": "APIResourceList", "groupVersion": "v1", "resources": resources}
     if path == _volumes.STORAGE:
         classes = {"name": "storageclasses", "singularName": "storageclass", "namespaced": False}

@@ -8,14 +8,13 @@ One network and one proxy per allowlist and engine, named from a hash of the sor
 with the first instance of that allowlist (under a cross-process lock, so two processes do not
 race) and removed, under the same lock, once no instance is left on the network (:func:`sweep`,
 after each removal). The proxy's configuration is in its container's config, written before it
-starts: nothing on the internal network can change it. docker-py is imported lazily."""
+starts: nothing on the internal network can change it (the proxy's rule, shared with kubernetes,
+is ``compute.egress``). docker-py is imported lazily."""
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -25,46 +24,30 @@ from praisonai._errors import ConfigError, ProviderUnavailableError
 from praisonai._ledger import home_tag
 from praisonai._locks import file_lock, try_lock
 from praisonai.compute.config import ComputeConfig, NetworkAllow
+from praisonai.compute.egress import (
+    BUILD_HINT,
+    HOST,
+    PROXY_COMMAND,
+    PROXY_IMAGE,
+    normalized,
+    proxy_environment,
+)
+from praisonai.compute.egress import instance_environment as proxy_env
+from praisonai.compute.egress import proxy_name as network_name
 from praisonai.compute.lifecycle import LABEL_HOME
 
 if TYPE_CHECKING:
     from praisonai.compute.providers.docker._engine import DockerEngine
 
-PROXY_IMAGE = "praisonai-egress-proxy:latest"
-PROXY_PORT = 8888
 LABEL_EGRESS = "praisonai.egress"  # on the network and its proxy: the allowlist's hash
-BUILD_HINT = "build it offline with `sudo images/build-proxy.sh` (Debian's tinyproxy)"
-NO_PROXY = "localhost,127.0.0.1"
-#: What the proxy's filter can match: a host name or IPv4 address, or ``*.`` and a domain.
-_NAME = re.compile(r"(\*\.)?[a-z0-9_-]+(\.[a-z0-9_-]+)*")
-
-# Written by the proxy's own command from its container config, then run as nobody.
-_PROXY_COMMAND = (
-    'printf "%s\\n" "$EGRESS_CONF" > /tmp/tinyproxy.conf && '
-    'printf "%s\\n" "$EGRESS_FILTER" > /tmp/filter && '
-    "exec tinyproxy -d -c /tmp/tinyproxy.conf"
-)
-_CONF = """Port {port}
-Timeout 600
-MaxClients 100
-LogLevel Warning
-DisableViaHeader Yes
-Allow {subnet}
-Filter "/tmp/filter"
-FilterURLs Off
-FilterExtended On
-FilterCaseSensitive Off
-FilterDefaultDeny Yes
-ConnectPort 443
-ConnectPort 80"""
 
 
 def allowlist(cfg: ComputeConfig) -> list[str] | None:
     """The config's hosts, sorted and lower-cased, or ``None`` when its network is not an allowlist."""
     if not isinstance(cfg.network, NetworkAllow):
         return None
-    hosts = sorted({host.strip().lower() for host in cfg.network.allow})
-    if odd := [host for host in hosts if not _NAME.fullmatch(host)]:
+    hosts = normalized(cfg.network.allow)
+    if odd := [host for host in hosts if not HOST.fullmatch(host)]:
         raise ConfigError(
             f"network allow {odd[0]!r}: the docker provider's proxy matches host names or addresses "
             f"(*.domain for its subdomains), not CIDR blocks or ports; list the hosts instead",
@@ -73,35 +56,12 @@ def allowlist(cfg: ComputeConfig) -> list[str] | None:
     return hosts
 
 
-def network_name(hosts: list[str]) -> str:
-    """The internal network (and proxy container) of ``hosts``: one per allowlist."""
-    digest = hashlib.sha256("\n".join(hosts).encode()).hexdigest()[:16]
-    return f"praisonai-egress-{digest}"
-
-
 def network_mode(cfg: ComputeConfig) -> str:
     """The instance's ``network_mode``: none, the default bridge, or its allowlist's internal network."""
     hosts = allowlist(cfg)
     if hosts is not None:
         return network_name(hosts)
     return "none" if cfg.network == "none" else "bridge"
-
-
-def host_filter(hosts: list[str]) -> str:
-    """tinyproxy's filter: one anchored, dot-escaped extended regex per host (whole names only);
-    ``*.domain`` is any name under ``domain``."""
-    wild = "^[^/]+\\."  # one or more labels before the domain
-    return "\n".join(f"{wild}{_escaped(h[2:])}$" if h.startswith("*.") else f"^{_escaped(h)}$" for h in hosts)
-
-
-def _escaped(name: str) -> str:
-    return name.replace(".", "\\.")  # the only regex character _NAME lets through
-
-
-def proxy_env(address: str) -> dict[str, str]:
-    url = f"http://{address}:{PROXY_PORT}"
-    names = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
-    return {**dict.fromkeys(names, url), "NO_PROXY": NO_PROXY, "no_proxy": NO_PROXY}
 
 
 async def create(
@@ -170,7 +130,7 @@ def _start_proxy(api: Any, name: str, hosts: list[str], labels: dict[str, str]) 
     import docker
 
     subnet = api.inspect_network(name)["IPAM"]["Config"][0]["Subnet"]
-    env = {"EGRESS_CONF": _CONF.format(port=PROXY_PORT, subnet=subnet), "EGRESS_FILTER": host_filter(hosts)}
+    env = proxy_environment(hosts, subnet)
     host_config = api.create_host_config(
         network_mode="bridge",  # its way out; no port published
         log_config={"type": "none"},
@@ -185,7 +145,7 @@ def _start_proxy(api: Any, name: str, hosts: list[str], labels: dict[str, str]) 
     try:
         api.create_container(
             PROXY_IMAGE,
-            command=["sh", "-c", _PROXY_COMMAND],
+            command=["sh", "-c", PROXY_COMMAND],
             name=name,
             user="65534:65534",
             labels=labels,

@@ -4,8 +4,9 @@ The pod carries our identity (labels where Kubernetes allows the value, all of i
 annotations), resource requests and limits, ``runtimeClassName`` when configured (gVisor, Kata),
 no service account token, no privilege escalation, all capabilities dropped, a non-root user and a
 read-only root with emptyDirs at the working dir, /tmp and HOME (both switchable off for images
-that need them). ``network: none`` (and an allowlist of IP blocks) is a NetworkPolicy made before
-the pod — it holds only where the cluster's network plugin enforces policies.
+that need them). ``network: none`` and an allowlist are a NetworkPolicy made before the pod — it
+holds only where the cluster's network plugin enforces policies; an allowlist's host names go
+through an egress proxy pod of that allowlist (``_egress``).
 
 Its main process is the watchdog that docker instances run (``compute/watchdog.py``): it exits
 when the instance is idle or past its ``ttl_s``, ending the pod, which any later
@@ -41,10 +42,10 @@ from praisonai.compute._threads import run_blocking
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
-from praisonai.compute.config import ComputeConfig, NetworkAllow
+from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.ports import ExecRelayPorts
-from praisonai.compute.providers.kubernetes import _adopt, _pause, _pod, _pty, _trees, _wait, _warm
+from praisonai.compute.providers.kubernetes import _adopt, _egress, _pause, _pod, _pty, _trees, _wait, _warm
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._options import KubernetesOptions
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec, own_shell
@@ -117,20 +118,17 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ExecRelayPorts, Compute
         return None
 
     def check_supported(self, cfg: ComputeConfig) -> None:
-        """Also refuse an allowlist of host names: a NetworkPolicy matches IP blocks only."""
+        """Also refuse an allowlist entry the egress proxy cannot match, and host names with a warm pool."""
         super().check_supported(cfg)
         if self._options.warm_pool:
             _warm.check_config(cfg, self._options.warm_pool)
         _pause.check_config(cfg, self._options.warm_pool)
-        if isinstance(cfg.network, NetworkAllow):
-            names = [a for a in cfg.network.allow if not _pod.is_ip(a)]
-            if names:
-                raise ConfigError(
-                    f"the kubernetes provider enforces allowlists as NetworkPolicies, which match IP "
-                    f"blocks only; {', '.join(names)} are host names: list CIDRs, or use the docker "
-                    f"provider, whose allowlist proxy takes host names",
-                    op="provision",
-                )
+        if _egress.hosts_of(cfg) and self._options.warm_pool:
+            raise ConfigError(
+                "an allowlist of host names puts the pod behind an egress proxy, which a warm pool's "
+                "pods (made before the allowlist was known) cannot be; list IP blocks, or drop warm_pool",
+                op="provision",
+            )
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -165,10 +163,10 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ExecRelayPorts, Compute
         if self._options.warm_pool:
             return await self._claim(instance_id, cfg, labels, self._options.warm_pool)
         storage = await _pause.storage_for(self, cfg)  # a pausing one's: refused before anything is made
-        await self._ensure_policy(instance_id, cfg)  # before the pod: it must never run without it
         command = watchdog_command(cfg.lifetime, self._spool(instance_id))
         claim = _pod.pod_name(instance_id) if storage else None
         body = _pod.manifest(instance_id, cfg, labels, command, self._options, claim)
+        await self._ensure_policy(instance_id, cfg, body)  # before the pod: it must never run without it
         if storage:
             await _pause.create_claim(self, instance_id, body, storage)
         return await self._run_pod(instance_id, body, cfg.working_dir)
@@ -183,12 +181,18 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ExecRelayPorts, Compute
             functools.partial(self.core.read_namespaced_pod, name, ns),
         )
         pod = await self._until_ready(name)
+        await _egress.after_pod(self, body)  # its egress proxy, ready before its first command
         self._pods[instance_id], self._workdirs[instance_id] = name, working_dir
         return _pod.info_of(pod)
 
-    async def _ensure_policy(self, instance_id: str, cfg: ComputeConfig) -> None:
-        """The instance's NetworkPolicy, when its network needs one."""
+    async def _ensure_policy(
+        self, instance_id: str, cfg: ComputeConfig, body: dict[str, Any] | None = None
+    ) -> None:
+        """The instance's NetworkPolicy, when its network needs one; with pod ``body``, both bound
+        to the egress proxy of the allowlist's host names, when it has any (``_egress``)."""
         policy = _pod.network_policy(instance_id, cfg.network)
+        if body is not None:
+            _egress.bind(body, policy, _egress.hosts_of(cfg))
         if policy is not None:
             name, ns = _pod.pod_name(instance_id), self.namespace
             net: Any = client.NetworkingV1Api(self._client())  # takes the manifest as a dict
@@ -261,16 +265,18 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ExecRelayPorts, Compute
             call = functools.partial(self.core.delete_namespaced_pod, name, self.namespace, body=options)
             what = f"pod {name}"
         try:
-            await self._write_call("shutdown", what, call)
+            gone = await self._write_call("shutdown", what, call)
             existed = True
         except InstanceNotFoundError:
-            existed = False
+            gone, existed = None, False
         net = client.NetworkingV1Api(self._client())
         # none there: it had none (network unrestricted), or it went already
         with contextlib.suppress(InstanceNotFoundError):
             delete = net.delete_namespaced_network_policy
             policy = _pod.pod_name(instance_id)
             await self._write_call("shutdown", f"network policy {policy}", delete, policy, self.namespace)
+        if _egress.is_client(gone):
+            await _egress.sweep(self, "shutdown")  # and its proxy, with the last instance behind it
         return await _pause.delete_claim(self, instance_id) or existed  # after its pod: it mounts it
 
     def _pod_of(self, instance_id: str, op: str) -> str | None:

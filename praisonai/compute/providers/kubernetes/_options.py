@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from praisonai.compute.egress import PROXY_IMAGE
 from praisonai.compute.options import ProviderOptions, bounded
 
 
@@ -28,6 +29,7 @@ class KubernetesOptions(ProviderOptions):
     ready_timeout_s: Annotated[float, bounded("ready_timeout_s")] = 180.0
     writes_per_s: Annotated[float, bounded("writes_per_s")] = 5.0
     write_burst: Annotated[int, bounded("write_burst")] = 10
+    egress_image: str = PROXY_IMAGE  # the proxy of allowlists of host names (images/build-proxy.sh)
     warm_pool: str | None = None  # an agent-sandbox SandboxWarmPool to claim instances from
     # idle_action='pause' keeps the working dir on a PersistentVolumeClaim of this class (else the
     # cluster's default StorageClass) and this size (a Kubernetes quantity)
