@@ -181,3 +181,15 @@ def test_a_missing_proxy_image_is_one_sentence_and_leaves_nothing(api, monkeypat
         assert not api.networks(names=[name]) and not api.containers(all=True, filters={"name": name})
     finally:
         _egress.sweep(api)
+
+
+def test_another_homes_proxy_is_its_own_and_never_swept_here(api, make, tmp_path, monkeypatch) -> None:
+    """Two homes (two users, two tests) on one engine: each its own network and proxy, under its
+    own lock, so one's sweep can never pull a proxy from under the other's new instance."""
+    instance_id = make(network={"allow": ["shared.test"]})
+    ours = _egress.network_name(["shared.test"])
+    monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path / "other-home"))
+    assert _egress.network_name(["shared.test"]) != ours
+    _egress.sweep(api)  # the other home's: ours is not its to remove
+    assert api.networks(names=[ours]) and api.containers(all=True, filters={"name": f"^/{ours}$"})
+    assert _run(instance_id, "echo $HTTP_PROXY").stdout.startswith("http://")

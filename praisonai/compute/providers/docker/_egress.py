@@ -4,12 +4,14 @@ that network and to the default bridge, which forwards requests (and CONNECT on 
 to the listed hosts only and answers 403 to anything else. The host has no address on the internal
 network (``inhibit_ipv4``): its own services are out of reach too. The instance gets ``HTTP(S)_PROXY``.
 
-One network and one proxy per allowlist and engine, named from a hash of the sorted hosts: made
-with the first instance of that allowlist (under a cross-process lock, so two processes do not
-race) and removed, under the same lock, once no instance is left on the network (:func:`sweep`,
-after each removal). The proxy's configuration is in its container's config, written before it
-starts: nothing on the internal network can change it (the proxy's rule, shared with kubernetes,
-is ``compute.egress``). docker-py is imported lazily."""
+One network and one proxy per allowlist, engine and home, named from a hash of the sorted hosts
+and the home: made with the first instance of that allowlist (under the home's cross-process
+lock, so two processes do not race) and removed, under the same lock, once no instance is left on
+the network (:func:`sweep`, after each removal). Another home's (another user's, a test's) are
+its own: no lock of ours covers them, so we never make, join or sweep them. The proxy's
+configuration is in its container's config, written before it starts: nothing on the internal
+network can change it (the proxy's rule, shared with kubernetes, is ``compute.egress``).
+docker-py is imported lazily."""
 
 from __future__ import annotations
 
@@ -31,15 +33,20 @@ from praisonai.compute.egress import (
     PROXY_IMAGE,
     normalized,
     proxy_environment,
+    proxy_name,
 )
 from praisonai.compute.egress import instance_environment as proxy_env
-from praisonai.compute.egress import proxy_name as network_name
 from praisonai.compute.lifecycle import LABEL_HOME
 
 if TYPE_CHECKING:
     from praisonai.compute.providers.docker._engine import DockerEngine
 
 LABEL_EGRESS = "praisonai.egress"  # on the network and its proxy: the allowlist's hash
+
+
+def network_name(hosts: list[str]) -> str:
+    """The allowlist's network, and its proxy's container, on this engine for this home."""
+    return f"{proxy_name(hosts)}-{home_tag()}"
 
 
 def allowlist(cfg: ComputeConfig) -> list[str] | None:
@@ -94,7 +101,7 @@ async def removed(engine: DockerEngine) -> bool:
 def sweep(api: Any) -> None:
     """Remove each egress network of this engine (and its proxy) that no instance is on any more,
     skipping one whose lock is held (an instance of it is being made). Blocking."""
-    for network in api.networks(filters={"label": LABEL_EGRESS}):
+    for network in api.networks(filters={"label": [LABEL_EGRESS, f"{LABEL_HOME}={home_tag()}"]}):
         fd = try_lock(network["Name"])
         if fd is None:
             continue
@@ -108,7 +115,7 @@ def _ensure(api: Any, name: str, hosts: list[str]) -> str:
     """The address of ``name``'s running proxy on its internal network, both made if absent."""
     import docker
 
-    labels = {LABEL_EGRESS: name.rsplit("-", 1)[1], LABEL_HOME: home_tag()}
+    labels = {LABEL_EGRESS: proxy_name(hosts).rsplit("-", 1)[1], LABEL_HOME: home_tag()}
     if not api.networks(names=[name]):
         # inhibit_ipv4: the host takes no address on it, so the instance cannot reach the host either
         options = {"com.docker.network.bridge.inhibit_ipv4": "true"}
