@@ -166,6 +166,12 @@ class ProcessNotFoundError(PraisonAIError, LookupError):
     """No background process with that id in the instance."""
 
 
+class LockTimeoutError(PraisonAIError, TimeoutError):
+    """Another process held a lock of this home past the wait; the message names it."""
+
+    retryable = True
+
+
 class SandboxClosedError(PraisonAIError, RuntimeError):
     """The sandbox handle was used after it was closed."""
 

@@ -33,6 +33,16 @@ DEFAULT_IDLE_TIMEOUT_S = 300
 #: one of our errors: enough to say why, short enough for one message.
 ERROR_DETAIL_CHARS = 300
 
+#: Retries of a vendor call (``praisonai._retry``): the n-th wait is random in
+#: [0, min(RETRY_CAP_S, RETRY_BASE_S * 2**n)] seconds ("full jitter": clients that failed together
+#: do not come back together).
+RETRY_BASE_S = 0.25
+RETRY_CAP_S = 10.0
+
+#: Seconds a process waits for a lock of its home (a capture another process builds, a warm
+#: pool's fill) before it gives up with a sentence naming the holder.
+LOCK_WAIT_S = 900.0
+
 #: Seconds after which a failed reaping shutdown is tried again (the home's reaper doubles it).
 REAP_RETRY_AFTER_S = 30.0
 

@@ -23,6 +23,7 @@ from praisonai._errors import (
     InstanceNotFoundError,
     ProviderUnavailableError,
 )
+from praisonai._limits import RETRY_BASE_S, RETRY_CAP_S
 from praisonai._types import Capability
 from praisonai.compute import registry
 from praisonai.compute.providers.flyio import FlyCompute, _client, _exec
@@ -291,8 +292,8 @@ def test_backoff_reads_the_rate_limit_headers() -> None:
     assert wait(0, _client._reset_after({"retry-after": "2", "x-ratelimit-reset": "7"})) == 2.0
     assert wait(0, _client._reset_after({"ratelimit-reset": "3"})) == 3.0
     assert 0.0 < wait(0, _client._reset_after({"x-ratelimit-reset": str(int(time.time()) + 4)})) <= 4.0
-    assert wait(0, "600") == _client.MAX_DELAY_S
-    assert wait(0, None) < wait(3, None) <= _client.MAX_DELAY_S
+    assert wait(0, "600") == RETRY_CAP_S
+    assert all(0.0 <= wait(0, None) <= RETRY_BASE_S and wait(9, None) <= RETRY_CAP_S for _ in range(50))
 
 
 def test_http2_is_offered_when_h2_is_installed() -> None:

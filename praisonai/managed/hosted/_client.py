@@ -17,8 +17,7 @@ from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
-import anyio
-
+from praisonai import _retry
 from praisonai._errors import (
     AuthenticationError,
     ConfigError,
@@ -35,8 +34,6 @@ if TYPE_CHECKING:
 KEY_VARIABLES: Final = ("ANTHROPIC_API_KEY", "CLAUDE_API_KEY")
 #: The client's timeout for a request (a stream waits for events much longer: see _turn).
 REQUEST_TIMEOUT_S: Final = 600.0
-#: The first wait before a request whose answer was lost is sent again (it doubles).
-BACKOFF_S: Final = 0.5
 _HTTP_LIBRARIES: Final = ("httpx", "httpx2")
 T = TypeVar("T")
 
@@ -129,21 +126,22 @@ async def at_most_once(
     """``send`` (given a client without the SDK's retries: it sends no idempotency key, so its own
     retry of a 5xx whose effect happened makes the thing twice). When an answer is lost (no answer,
     a 5xx, or a 429), ``lookup()`` says whether the request took effect — its result, or ``None``
-    — before it is sent again, after a backoff (0.5 s, doubling)."""
+    — before it is sent again, after a backoff (``praisonai._retry``)."""
     once = client.with_options(max_retries=0)
-    for attempt in range(1, tries + 1):
-        try:
-            with api_errors(what):
-                return await send(once)
-        except (ModelError, ProviderUnavailableError) as exc:
-            if not transient(exc) or attempt == tries:
-                raise
+
+    async def sent() -> T:
         with api_errors(what):
-            found = await lookup()
-        if found is not None:
-            return found
-        await anyio.sleep(BACKOFF_S * 2 ** (attempt - 1))
-    raise AssertionError("unreachable")
+            return await send(once)
+
+    async def took_effect() -> T | None:
+        with api_errors(what):
+            return await lookup()
+
+    return await _retry.retried(sent, retry_if=_worth_retrying, attempts=tries, what=what, adopt=took_effect)
+
+
+def _worth_retrying(exc: BaseException) -> bool:
+    return isinstance(exc, ModelError | ProviderUnavailableError) and transient(exc)
 
 
 def transient(exc: ModelError | ProviderUnavailableError) -> bool:

@@ -24,10 +24,11 @@ from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 
+from praisonai import _retry
 from praisonai._errors import ModelError, PraisonAIError, ProviderUnavailableError
 from praisonai.llm.types import Usage
 from praisonai.managed.events import EPHEMERAL, Event, new_id
-from praisonai.managed.hosted._client import BACKOFF_S, api_errors, at_most_once, transient
+from praisonai.managed.hosted._client import api_errors, at_most_once, transient
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -36,9 +37,8 @@ if TYPE_CHECKING:
     )
 
 Raw = dict[str, Any]
-#: Reopening a broken stream waits BACKOFF_S, doubled each try up to the cap (as the SDK's own
-#: session runner does); after this many tries in a row that bring nothing new, the turn gives up.
-BACKOFF_CAP_S: Final = 10.0
+#: Reopening a broken stream waits the shared backoff (``praisonai._retry``); after this many tries
+#: in a row that bring nothing new, the turn gives up.
 RECONNECTS: Final = 6
 _PAGE: Final = 1000  # events.list's largest page
 
@@ -208,7 +208,7 @@ class Feed:
                 raise ProviderUnavailableError(
                     f"session {self._sid}: the event stream broke {RECONNECTS} times in a row", op="managed"
                 )
-            await anyio.sleep(min(BACKOFF_S * 2 ** (failures - 1), BACKOFF_CAP_S))
+            await anyio.sleep(_retry.backoff(failures - 1))
             for raw in await self._recover():
                 if self.fresh(raw):
                     failures = 0

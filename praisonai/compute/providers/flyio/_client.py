@@ -5,8 +5,8 @@ Fly has no SDK (cloud-sdks.md §5); ``httpx`` is imported here and in the packag
 An ``AsyncClient`` belongs to the event loop that made it (its connection pool does), and a
 provider is used from several loops (portals, threads), so the client is kept per loop.
 Rate limits are per action and per machine (1 req/s, burst 3): 429 and 5xx are retried with
-exponential backoff, honouring ``retry-after`` or, without it, a ``ratelimit-reset`` /
-``x-ratelimit-reset`` header (Fly documents no header: these are the common ones). A request
+the wait a ``retry-after``, ``ratelimit-reset`` or ``x-ratelimit-reset`` header gives (Fly
+documents no header: these are the common ones), else the shared backoff (``praisonai._retry``). A request
 that is not idempotent (``exec``) is retried on 429 only, which Fly answers before doing
 anything. HTTP/2 is offered when ``h2`` is installed (the ``flyio`` extra brings
 ``httpx[http2]``): api.machines.dev negotiates it over TLS, so concurrent requests share one
@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from praisonai import _portal
+from praisonai import _portal, _retry
 from praisonai._errors import (
     AuthenticationError,
     ConfigError,
@@ -35,13 +35,13 @@ from praisonai._errors import (
     InstanceNotFoundError,
     ProviderUnavailableError,
 )
+from praisonai._limits import RETRY_CAP_S
 
 if TYPE_CHECKING:
     import httpx
 
 DEFAULT_URL = "https://api.machines.dev"
 RETRIES = 5
-MAX_DELAY_S = 10.0
 NONCE_HEADER = "fly-machine-lease-nonce"  # a lease holder's mutations carry its nonce
 #: Headers that say when a rate limit resets, in seconds, after ``retry-after``.
 _RESET_HEADERS = ("retry-after", "ratelimit-reset", "x-ratelimit-reset")
@@ -201,15 +201,16 @@ def _reset_after(headers: Mapping[str, str]) -> str | None:
 
 
 def _backoff(attempt: int, retry_after: str | None) -> float:
+    """What Fly's reset header says (capped), else the shared backoff (``praisonai._retry``)."""
     if retry_after:
         try:
             wait = float(retry_after)
             if wait > 1e9:  # an epoch time, as some x-ratelimit-reset headers give
                 wait -= time.time()
-            return min(MAX_DELAY_S, max(0.0, wait))
+            return min(RETRY_CAP_S, max(0.0, wait))
         except ValueError:
             pass  # an HTTP date: back off as usual
-    return float(min(MAX_DELAY_S, 0.25 * 2**attempt))
+    return _retry.backoff(attempt)
 
 
 def raise_for(response: httpx.Response, op: str, *, capacity: bool = False) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from kubernetes.client import ApiException
 
+from praisonai import _retry
 from praisonai._errors import ConfigError, ProviderUnavailableError
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 
@@ -52,14 +53,13 @@ async def create_or_adopt(
 ) -> Any:
     """``create()``'s object; after a lost answer, the one our earlier attempt made (``read()``).
 
-    A 5xx or an unreachable API server is retried (at most ``ATTEMPTS`` creates in all); a 409
+    A 5xx or an unreachable API server is retried with backoff (``praisonai._retry``; at most
+    ``ATTEMPTS`` creates in all); a 409
     is answered by reading the object and adopting it when it is ours, refusing it otherwise."""
-    for attempt in range(1, ATTEMPTS + 1):
+
+    async def attempt() -> Any:
         try:
             return await create()
-        except ProviderUnavailableError:
-            if attempt == ATTEMPTS:
-                raise
         except ConfigError as exc:
             if not already_exists(exc):
                 raise
@@ -71,4 +71,10 @@ async def create_or_adopt(
                 "something else uses that name",
                 op="provision",
             ) from exc
-    raise AssertionError("unreachable")  # the loop returns or raises
+
+    return await _retry.retried(attempt, retry_if=_unavailable, attempts=ATTEMPTS, what=f"creating {what}")
+
+
+def _unavailable(exc: BaseException) -> bool:
+    """A 5xx or an unreachable API server: the create may be tried again (it adopts its own)."""
+    return isinstance(exc, ProviderUnavailableError)

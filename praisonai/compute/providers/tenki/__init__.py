@@ -43,6 +43,7 @@ from typing import Any, ClassVar, Literal
 import anyio
 from pydantic import SecretStr
 
+from praisonai import _retry
 from praisonai._errors import ExecError, InstanceNotFoundError, PathNotFoundError
 from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
@@ -208,18 +209,14 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
     async def _create_once(self, sdk: Any, instance_id: str, kwargs: dict[str, Any]) -> Any:
         """``create``, retried on a rate limit or a server error only once a listing by the
         instance tag shows the failed attempt made nothing (a lost answer is adopted)."""
-        for attempt in range(ATTEMPTS):
-            with translated("provision", instance_id=instance_id):
-                try:
-                    return await sdk.create(**kwargs)
-                except Exception as exc:
-                    if attempt + 1 == ATTEMPTS or not is_retryable(exc):
-                        raise
-            await anyio.sleep(min(0.2 * 2**attempt, 5.0))
-            adopted = await self._find(sdk, instance_id, "provision")
-            if adopted is not None:
-                return adopted
-        raise AssertionError("unreachable: the last attempt raises")
+        with translated("provision", instance_id=instance_id):
+            return await _retry.retried(
+                lambda: sdk.create(**kwargs),
+                retry_if=is_retryable,
+                attempts=ATTEMPTS,
+                what="tenki create",
+                adopt=lambda: self._find(sdk, instance_id, "provision"),
+            )
 
     async def _destroy(self, instance_id: str) -> bool:
         held = self._clients.here()

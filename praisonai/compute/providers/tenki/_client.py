@@ -18,9 +18,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
-import anyio
-
-from praisonai import _portal
+from praisonai import _portal, _retry
 from praisonai._errors import (
     AuthenticationError,
     ConfigError,
@@ -96,25 +94,11 @@ def is_retryable(exc: BaseException) -> bool:
     return isinstance(exc, RateLimitedError) or (isinstance(exc, SandboxError) and exc.retryable)
 
 
-async def retried(op: str, call: Callable[[], Awaitable[_T]], *, base_s: float = 0.2) -> _T:
-    """``call()`` retried with backoff on :func:`is_retryable` errors, translated at the end.
-    Only for calls that are safe to repeat (reads, terminate; create adopts, see the provider)."""
-    for attempt in range(ATTEMPTS):
-        try:
-            with translated(op):
-                try:
-                    return await call()
-                except Exception as exc:
-                    if attempt + 1 < ATTEMPTS and is_retryable(exc):
-                        raise _Retry from exc
-                    raise
-        except _Retry:
-            await anyio.sleep(min(base_s * 2**attempt, 5.0))
-    raise AssertionError("unreachable: the last attempt raises")
-
-
-class _Retry(Exception):
-    pass
+async def retried(op: str, call: Callable[[], Awaitable[_T]]) -> _T:
+    """``call()`` retried (``praisonai._retry``) on :func:`is_retryable` errors, translated at the
+    end. Only for calls that are safe to repeat (reads, terminate; create adopts, see the provider)."""
+    with translated(op):
+        return await _retry.retried(call, retry_if=is_retryable, attempts=ATTEMPTS, what=f"tenki {op}")
 
 
 @contextlib.contextmanager
@@ -124,7 +108,7 @@ def translated(op: str, *, instance_id: str | None = None, path: str | None = No
 
     try:
         yield
-    except (PraisonAIError, _Retry):
+    except PraisonAIError:
         raise
     except tenki.FileNotFoundError as exc:
         raise PathNotFoundError(f"no such file in the Tenki sandbox: {path}", op=op) from exc
