@@ -11,7 +11,9 @@
   maximum (1 h Hobby, 24 h Pro); an instance without ``auto_shutdown`` is renewed up to that.
   What counts as activity, and who renews: ``_renewal``.
 - **Exec, files, terminals**: ``_exec`` (run in the background, exit code from ``CommandExitException``,
-  kill at the timeout), ``_files`` (bytes both ways with ``format="bytes"``; trees as tar), ``_pty``.
+  kill at the timeout), ``_files`` (bytes both ways with ``format="bytes"``; trees as tar), ``_pty``;
+  the file API (exists, stat, remove, rename, mkdir) through envd's own calls where they keep
+  links unfollowed, else the generic script (``_fileops`` says which and why).
 - **Background processes, sessions, bind_env** go through our helper channel (``ChannelMixin``)
   over one long-lived envd process each (``_channel``, which says why that is binary-safe here).
   Exec stays native: measured through the wire fake, ``execute("true")`` costs 1 envd call
@@ -56,6 +58,7 @@ from praisonai.compute.ports import ExecRelayPorts
 from praisonai.compute.providers.e2b import _exec, _files, _pause
 from praisonai.compute.providers.e2b._channel import E2BTransport
 from praisonai.compute.providers.e2b._errors import KEY_VARIABLE, MISSING_KEY, translated
+from praisonai.compute.providers.e2b._fileops import E2BFileOps
 from praisonai.compute.providers.e2b._meta import (
     IDLE_TIMEOUT_S,
     TTL_DEADLINE,
@@ -85,7 +88,7 @@ class E2BOptions(ProviderOptions):
     domain: str | None = None
 
 
-class E2BCompute(ChannelMixin, ExecRelayPorts, ComputeProvider):
+class E2BCompute(ChannelMixin, ExecRelayPorts, E2BFileOps, ComputeProvider):
     """Instances are E2B sandboxes; see the module docstring."""
 
     name = "e2b"
