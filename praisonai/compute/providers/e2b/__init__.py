@@ -12,8 +12,7 @@
   What counts as activity, and who renews: ``_renewal``.
 - **Exec, files, terminals**: ``_exec`` (run in the background, exit code from ``CommandExitException``,
   kill at the timeout), ``_files`` (bytes both ways with ``format="bytes"``; trees as tar), ``_pty``;
-  the file API (exists, stat, remove, rename, mkdir) through envd's own calls where they keep
-  links unfollowed, else the generic script (``_fileops`` says which and why).
+  ``_fileops``: the file API through envd's own calls where they never follow a link.
 - **Background processes, sessions, bind_env** go through our helper channel (``ChannelMixin``)
   over one long-lived envd process each (``_channel``, which says why that is binary-safe here).
   Exec stays native: measured through the wire fake, ``execute("true")`` costs 1 envd call
