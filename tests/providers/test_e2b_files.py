@@ -120,6 +120,8 @@ def test_errors_are_the_generic_paths(ctx: Context, d: str) -> None:
     _portal.call(p.make_dir, i, f"{d}/dir")  # exist_ok
     with pytest.raises(FileExistsError):
         _portal.call(lambda: p.make_dir(i, f"{d}/dir", exist_ok=False))
+    _portal.call(p.rename_path, i, f"{d}/file", f"{d}/new/parent/file")  # envd's Move makes parents
+    assert _portal.call(p.file_exists, i, f"{d}/new/parent/file")
 
 
 def test_the_fakes_envd_follows_links_as_envd_does(ctx: Context, d: str) -> None:
