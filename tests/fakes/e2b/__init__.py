@@ -19,6 +19,8 @@ What it models (the e2b 2.63 wheel, read from its source):
   send_signal = SIGKILL of the process group, update = a terminal's resize) through the wheel's
   generated server stub, and envd's ``GET/POST /files`` (raw bytes; multipart or octet-stream
   uploads, parents created);
+- envd's ``filesystem.Filesystem`` Connect service: Stat, ListDir, MakeDir, Move, Remove, done
+  inside the container as envd's Go does them, links and error codes included (``_fs``);
 - a process as a long-lived stream, as the provider's helper channel uses it: ``start`` with
   ``stdin=True`` and no deadline streams output events (raw bytes, which the SDK decodes) until
   the process has exited and its pipes are closed, with a keepalive event each second of silence
@@ -46,9 +48,9 @@ Snapshots: ``POST /sandboxes/{id}/snapshots`` commits the container to an image 
 envd's env from ``envVars`` is given to each process, not stored in the container), ``GET
 /snapshots?name=`` lists them, and a create whose ``templateID`` is a snapshot's id or name starts
 from it. What it does not model: authentication beyond "a key is present" (``REFUSED_KEY`` gets
-401), templates, memory snapshots, ``mode="filesystem"`` pauses, the ``filesystem.Filesystem``
-RPC service (stat, list, watch…), ``stream_input``, users (commands run as root), a template's
-own shell startup files (bash's are the image's), egress rules (stored, not enforced), rate limits,
+401), templates, memory snapshots, ``mode="filesystem"`` pauses, the filesystem service's watch
+calls, ``stream_input``, users (commands run as root), a template's own shell startup files
+(bash's are the image's), egress rules (stored, not enforced), rate limits,
 ``allow_public_traffic: false`` and its traffic access token, auto-resume of a paused sandbox on
 traffic to its preview host.
 The SDK must be pointed at it with ``E2B_API_URL``, ``E2B_SANDBOX_URL`` (every sandbox behind one
@@ -71,12 +73,14 @@ from typing import Any
 from urllib.parse import parse_qs
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from e2b.envd.filesystem.filesystem_connect import FilesystemWSGIApplication
 from e2b.envd.process.process_connect import ProcessWSGIApplication
 
 from fakes import docker
 from fakes.e2b import _sandboxes
 from fakes.e2b._edge import Edge
 from fakes.e2b._envd import ProcessService, files
+from fakes.e2b._fs import FilesystemService
 from fakes.e2b._pty import PtyProc
 from fakes.e2b._sandboxes import Proc
 
@@ -114,6 +118,7 @@ class E2BFake:
         self._lock = threading.Lock()
         self._server: WSGIServer | None = None
         self._envd = ProcessWSGIApplication(ProcessService(self))  # type: ignore[arg-type]
+        self._envd_fs = FilesystemWSGIApplication(FilesystemService(self))  # type: ignore[arg-type]
         self._stop = threading.Event()
         self.edge: Edge | None = None  # E2B's preview hosts (``_edge``), while the fake runs
 
@@ -196,6 +201,8 @@ class E2BFake:
         environ["wsgi.input"], environ["CONTENT_LENGTH"] = io.BytesIO(body), str(len(body))
         if path.startswith("/process.Process/"):
             return self._envd(environ, start_response)
+        if path.startswith("/filesystem.Filesystem/"):
+            return self._envd_fs(environ, start_response)
         if path == "/files":
             status, body, kind = files(self, environ)
             start_response(status, [("Content-Type", kind), ("Content-Length", str(len(body)))])

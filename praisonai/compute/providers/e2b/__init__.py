@@ -11,7 +11,8 @@
   maximum (1 h Hobby, 24 h Pro); an instance without ``auto_shutdown`` is renewed up to that.
   What counts as activity, and who renews: ``_renewal``.
 - **Exec, files, terminals**: ``_exec`` (run in the background, exit code from ``CommandExitException``,
-  kill at the timeout), ``_files`` (bytes both ways with ``format="bytes"``; trees as tar), ``_pty``.
+  kill at the timeout), ``_files`` (bytes both ways with ``format="bytes"``; trees as tar), ``_pty``;
+  ``_fileops``: the file API through envd's own calls where they never follow a link.
 - **Background processes, sessions, bind_env** go through our helper channel (``ChannelMixin``)
   over one long-lived envd process each (``_channel``, which says why that is binary-safe here).
   Exec stays native: measured through the wire fake, ``execute("true")`` costs 1 envd call
@@ -56,6 +57,7 @@ from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.e2b import _exec, _files, _pause, _ports
 from praisonai.compute.providers.e2b._channel import E2BTransport
 from praisonai.compute.providers.e2b._errors import KEY_VARIABLE, MISSING_KEY, translated
+from praisonai.compute.providers.e2b._fileops import E2BFileOps
 from praisonai.compute.providers.e2b._meta import (
     IDLE_TIMEOUT_S,
     TTL_DEADLINE,
@@ -85,7 +87,7 @@ class E2BOptions(ProviderOptions):
     domain: str | None = None
 
 
-class E2BCompute(ChannelMixin, ComputeProvider):
+class E2BCompute(ChannelMixin, E2BFileOps, ComputeProvider):
     """Instances are E2B sandboxes; see the module docstring."""
 
     name = "e2b"

@@ -1,0 +1,141 @@
+"""The file API on E2B through the real ``e2b`` SDK against the wire fake, whose
+``filesystem.Filesystem`` service does envd's calls inside the sandbox's container
+(``fakes.e2b._fs``): which operations are envd's own calls, that links (one pointing outside the
+working dir) are reported, removed and replaced as links, never followed, that a name with a
+newline survives, and that each error is the one the generic path raises."""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+import uuid
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("e2b")
+
+from fakes.e2b import E2BFake
+
+from praisonai import _portal
+from praisonai._errors import PathNotFoundError
+from praisonai.compute.files import FileOperations
+from praisonai.compute.testing import Context
+
+pytestmark = pytest.mark.usefixtures("docker_ok")
+
+PROVIDER = "e2b"  # the fake, provider and ctx fixtures: tests/providers/conftest.py
+_FS = "POST /filesystem.Filesystem/"
+_START = "POST /process.Process/Start"
+
+
+@pytest.fixture
+def d(ctx: Context) -> Iterator[str]:
+    """A fresh directory under the working dir, removed after the test (also when it fails)."""
+    where = f"fs-{uuid.uuid4().hex[:8]}"
+    assert _portal.call(ctx.sh, f"mkdir {where}").ok
+    yield where
+    _portal.call(ctx.sh, f"rm -rf -- {where}")
+
+
+def _calls_of(fake: E2BFake, call: object) -> list[str]:
+    before = len(fake.calls)
+    _portal.call(call)  # type: ignore[arg-type]
+    return [c for c in fake.calls[before:] if c.startswith((_FS, _START))]
+
+
+def test_exists_stat_remove_rename_mkdir_are_envds_own_calls(fake: E2BFake, ctx: Context, d: str) -> None:
+    p, i = ctx.provider, ctx.instance_id
+    _portal.call(p.write_file, i, f"{d}/a", b"abc")
+    assert _calls_of(fake, lambda: p.stat_path(i, f"{d}/a")) == [_FS + "Stat"]
+    assert _calls_of(fake, lambda: p.file_exists(i, f"{d}/a")) == [_FS + "Stat"]
+    assert _calls_of(fake, lambda: p.make_dir(i, f"{d}/x/y")) == [_FS + "MakeDir"]
+    assert _calls_of(fake, lambda: p.rename_path(i, f"{d}/a", f"{d}/x/b")) == [_FS + "Move"]
+    assert _calls_of(fake, lambda: p.remove_path(i, f"{d}/x")) == [_FS + "Stat", _FS + "Remove"]
+    # list is the script (envd's ListDir enters a link to a directory), as is mkdir without parents
+    assert _calls_of(fake, lambda: p.list_files(i, d)) == [_START]
+    assert _calls_of(fake, lambda: p.make_dir(i, f"{d}/z", parents=False)) == [_START]
+
+
+def test_native_stat_matches_the_generic_script(ctx: Context, d: str) -> None:
+    p, i = ctx.provider, ctx.instance_id
+    assert _portal.call(ctx.sh, f"echo hi > {d}/f && chmod 4750 {d}/f && mkdir {d}/s && chmod 1777 {d}/s").ok
+    for path in (f"{d}/f", f"{d}/s", d):
+        native = _portal.call(p.stat_path, i, path)
+        generic = _portal.call(FileOperations._stat_path, p, i, path)
+        assert abs(native.mtime - generic.mtime) < 1e-5, (native, generic)
+        assert native == dataclasses.replace(generic, mtime=native.mtime), (native, generic)
+    assert _portal.call(p.stat_path, i, f"{d}/s").mode == 0o1777
+
+
+def test_a_link_pointing_outside_is_never_followed(ctx: Context, d: str) -> None:
+    p, i = ctx.provider, ctx.instance_id
+    assert _portal.call(ctx.sh, f"ln -s /etc {d}/out && ln -s /nowhere {d}/dangling").ok
+    link = _portal.call(p.stat_path, i, f"{d}/out")
+    assert (link.type, link.symlink_target, link.mode) == ("symlink", "/etc", 0o777), link
+    assert _portal.call(p.file_exists, i, f"{d}/dangling")
+    with pytest.raises(NotADirectoryError):
+        _portal.call(p.list_files, i, f"{d}/out")
+    for path in (f"{d}/out", f"{d}/dangling"):  # a link to a directory is not one; nor one to nowhere
+        with pytest.raises(FileExistsError):
+            _portal.call(p.make_dir, i, path)
+    _portal.call(p.write_file, i, f"{d}/f", b"f")
+    _portal.call(p.rename_path, i, f"{d}/f", f"{d}/out")  # replaces the link, never moves into /etc
+    assert _portal.call(p.stat_path, i, f"{d}/out").type == "file"
+    assert _portal.call(ctx.sh, "test -d /etc && test ! -e /etc/f").ok
+    _portal.call(p.remove_path, i, f"{d}/dangling")
+    assert not _portal.call(p.file_exists, i, f"{d}/dangling")
+    assert _portal.call(ctx.sh, f"ln -s /etc {d}/out2").ok
+    _portal.call(p.remove_path, i, f"{d}/out2")  # the link, not /etc
+    assert _portal.call(ctx.sh, "test -f /etc/passwd").ok
+
+
+def test_a_name_with_a_newline(ctx: Context, d: str) -> None:
+    p, i = ctx.provider, ctx.instance_id
+    name, other = "a\nb", "c\n0\t644 x"
+    assert _portal.call(ctx.sh, f"touch -- {shlex.quote(f'{d}/{name}')}").ok
+    info = _portal.call(p.stat_path, i, f"{d}/{name}")
+    assert (info.name, info.path, info.type) == (name, f"{d}/{name}", "file"), info
+    _portal.call(p.rename_path, i, f"{d}/{name}", f"{d}/{other}")
+    assert [e.name for e in _portal.call(p.list_files, i, d)] == [other]
+    _portal.call(p.remove_path, i, f"{d}/{other}")
+    assert _portal.call(p.list_files, i, d) == []
+
+
+def test_errors_are_the_generic_paths(ctx: Context, d: str) -> None:
+    p, i = ctx.provider, ctx.instance_id
+    _portal.call(p.write_file, i, f"{d}/file", b"")
+    for call in (
+        lambda: p.stat_path(i, f"{d}/gone"),
+        lambda: p.stat_path(i, f"{d}/file/under"),  # ENOTDIR: nothing there, as lstat says
+        lambda: p.remove_path(i, f"{d}/gone"),
+        lambda: p.rename_path(i, f"{d}/gone", f"{d}/new"),
+    ):
+        with pytest.raises(PathNotFoundError, match="no such file or directory in the instance"):
+            _portal.call(call)
+    assert not _portal.call(p.file_exists, i, f"{d}/file/under")
+    with pytest.raises(FileExistsError):
+        _portal.call(p.make_dir, i, f"{d}/file")
+    _portal.call(p.make_dir, i, f"{d}/dir")
+    _portal.call(p.make_dir, i, f"{d}/dir")  # exist_ok
+    with pytest.raises(FileExistsError):
+        _portal.call(lambda: p.make_dir(i, f"{d}/dir", exist_ok=False))
+    _portal.call(p.rename_path, i, f"{d}/file", f"{d}/new/parent/file")  # envd's Move makes parents
+    assert _portal.call(p.file_exists, i, f"{d}/new/parent/file")
+
+
+def test_the_fakes_envd_follows_links_as_envd_does(ctx: Context, d: str) -> None:
+    # Why list and a link's stat stay on the script: envd's ListDir enters a link to a directory
+    # and reports a link with its target's type and resolved path (the SDK drops a dangling one).
+    p, i = ctx.provider, ctx.instance_id
+    assert _portal.call(
+        ctx.sh, f"mkdir {d}/real && touch {d}/real/x && ln -s real {d}/l && ln -s /no {d}/g"
+    ).ok
+    sandbox = _portal.call(p._sandbox, i)  # type: ignore[attr-defined]
+    root = _portal.call(p._channel_path, i, d)  # type: ignore[attr-defined]
+    inside = _portal.call(sandbox.files.list, f"{root}/l")
+    assert [(e.name, e.path) for e in inside] == [("x", f"{root}/l/x")]
+    link = _portal.call(sandbox.files.get_info, f"{root}/l")
+    assert (link.type.value, link.symlink_target) == ("dir", f"{root}/real"), link
+    assert sorted(e.name for e in _portal.call(sandbox.files.list, root)) == ["l", "real"]
+    assert _portal.call(sandbox.files.make_dir, f"{root}/l") is False  # "already exists"
