@@ -29,6 +29,8 @@ Commands:
 
 Options:
   --version             Print the version.
+  -v, --verbose         Log what praisonai does on stderr (-vv: every vendor call too; or
+                        PRAISONAI_LOG=info|debug).
   --install-completion  Install completion for the current shell.
   --show-completion     Show completion for the current shell, to copy it or customize it.
   -h, --help            Show this message and exit.
@@ -55,7 +57,20 @@ def main() -> None:
     # entry points of every installed distribution (tens of ms at each start), has nothing to find
     # for them. Instances never see the variable: their environment is built, not inherited.
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    args, verbosity = _verbosity(args)
+    from praisonai import _telemetry
+
+    _telemetry.configure(verbosity)
     _exit_now(_run(args))
+
+
+def _verbosity(args: list[str]) -> tuple[list[str], int]:
+    """``args`` without the log flags, anywhere before ``--`` (``-v``: INFO lines on stderr,
+    ``-vv`` or ``-v -v``: DEBUG; ``--verbose`` is ``-v``), and how many were given."""
+    end = args.index("--") if "--" in args else len(args)
+    flags = {"-v": 1, "--verbose": 1, "-vv": 2}
+    count = sum(flags.get(a, 0) for a in args[:end])
+    return [a for a in args[:end] if a not in flags] + args[end:], count
 
 
 def _run(args: list[str]) -> int:

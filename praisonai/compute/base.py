@@ -9,15 +9,16 @@ and call a small set of ``_``-prefixed primitives that a provider implements.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
 import anyio
 
-from praisonai import _limits
+from praisonai import _limits, _telemetry
 from praisonai._errors import ConfigError, ExecError, UnsupportedFeatureError
 from praisonai._limits import check_timeout
 from praisonai._types import UNSET, Capability, ExecRequest, ExecResult, InstanceInfo, OutputSink, Unset
@@ -36,6 +37,9 @@ _P = TypeVar("_P", bound="ComputeProvider")
 
 #: The PATH of a clean environment (local and SSH instances; images bring their own).
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+
+log = _telemetry.logger("compute")
 
 
 class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
@@ -141,7 +145,11 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         """
         cfg = ComputeConfig.coerce(config)
         self.check_supported(cfg)
-        return await lifecycle.provision(self, cfg)
+        with _telemetry.span("provision", {"praisonai.provider": self.name}) as traced:
+            info = await lifecycle.provision(self, cfg)
+            if traced is not None:
+                traced.set_attribute("praisonai.instance_id", info.instance_id)
+        return info
 
     def check_supported(self, cfg: ComputeConfig) -> None:
         """Reject, with one sentence, every field of ``cfg`` this provider cannot honour."""
@@ -160,7 +168,15 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         self.stop_forwards(instance_id)  # nothing listens for it any more (expose)
         existed = await self._destroy(instance_id)
         await lifecycle.forget(instance_id)
+        log.info("shut down %s (%s)", instance_id, "removed" if existed else "already gone")
         return existed
+
+    @contextlib.contextmanager
+    def _span(self, name: str, instance_id: str) -> Iterator[None]:
+        """A call on the instance: in use (its idle clock waits), in an OpenTelemetry span."""
+        attributes = {"praisonai.provider": self.name, "praisonai.instance_id": instance_id}
+        with _telemetry.span(name, attributes), _activity.in_use(instance_id):
+            yield
 
     def handoff_key(self, instance_id: str) -> str | None:
         """Give away this instance's main channel: the key (docker: the nonce of the helper on the
@@ -276,7 +292,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         started = time.monotonic()
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
-        with _activity.in_use(instance_id), anyio.move_on_after(guard) as scope:
+        with self._span("exec", instance_id), anyio.move_on_after(guard) as scope:
             result = await self._exec(instance_id, request)
         if scope.cancelled_caught:
             raise ExecError(f"{self.name} did not return from a timed-out command", op="exec")
@@ -309,7 +325,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         self._check_id(instance_id)
         local = requests.checked_host_path(local_path, "upload", must_exist=True)
         requests.check_instance_path(remote_path, "upload")
-        with _activity.in_use(instance_id), requests.host_path_errors("upload", local):
+        with self._span("upload", instance_id), requests.host_path_errors("upload", local):
             await self._upload(instance_id, local, remote_path)
         await self._ping(instance_id)
         return True
@@ -321,7 +337,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         self._check_id(instance_id)
         local = requests.checked_host_path(local_path, "download")
         requests.check_instance_path(remote_path, "download")
-        with _activity.in_use(instance_id), requests.host_path_errors("download", local):
+        with self._span("download", instance_id), requests.host_path_errors("download", local):
             await self._download(instance_id, remote_path, local)
         await self._ping(instance_id)
         return True

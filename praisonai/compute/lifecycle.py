@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 #: Long provisioning steps (packages, setup, capture), one INFO line each, for a progress display.
 progress = logging.getLogger("praisonai.progress")
+log = logging.getLogger("praisonai.lifecycle")
 
 #: Label keys every provider records server-side, so any process can find and reap instances.
 LABEL_INSTANCE = "praisonai.instance"
@@ -90,6 +91,7 @@ async def provision(provider: ComputeProvider, cfg: ComputeConfig) -> InstanceIn
     _activity.ready(instance_id)
     if lifetime.reaps:
         _reaper.ensure_running()
+    log.info("provisioned %s (%s)", instance_id, provider.name)
     return info
 
 
@@ -118,6 +120,9 @@ async def run_once(
         raise
     with anyio.CancelScope(shield=True):  # _run_once returned: the instance is gone, its row goes too
         await _off_loop(ledger.forget, instance_id)
+    log.info(
+        "ran %s once in %s, removed with its end (exit %s)", instance_id, provider.name, result.exit_code
+    )
     return result.replace(duration_s=time.monotonic() - started)
 
 
@@ -228,6 +233,7 @@ async def build(
                 await run_steps(provider, instance_id, [*package_commands(cfg.packages), *cfg.setup], cfg)
                 progress.info("capturing the instance for later starts")
                 await provider._snapshot(instance_id, tag, cfg)
+                log.info("captured %s as %s", instance_id, tag)
                 return info
     if snapshot.provider != provider.name:
         raise ProvisionError(

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from praisonai import _telemetry
 from praisonai._errors import AuthenticationError, ModelError, ProviderUnavailableError
 
 # The HTTP libraries the SDKs are built on (openai on httpx, recent anthropic on httpx2).
@@ -22,7 +23,15 @@ def sdk_errors(sdk: Any, where: str) -> Iterator[None]:
     a streamed reply is read), AuthenticationError for a refused key and ModelError for any other
     error status; ``where`` names the model
     and endpoint. ``sdk`` is the ``openai`` or ``anthropic`` module (they name these errors alike).
+    The call is an OpenTelemetry span ``praisonai.model`` (not made current: a streamed reply is
+    read inside a generator).
     """
+    with _telemetry.span("model", {"praisonai.model": where}, current=False), _translated(sdk, where):
+        yield
+
+
+@contextmanager
+def _translated(sdk: Any, where: str) -> Iterator[None]:
     try:
         yield
     except sdk.APIConnectionError as exc:  # includes timeouts

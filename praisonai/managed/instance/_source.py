@@ -18,6 +18,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from praisonai import _telemetry
 from praisonai._errors import ConfigError, InstanceNotFoundError
 from praisonai._ledger import Ledger
 from praisonai._types import InstanceStatus
@@ -38,6 +39,8 @@ REPLACED_NOTE = (
     "wrote in the workspace, packages you installed by hand and running processes are gone; the "
     "environment's own packages and setup are there again. Check the state before relying on it."
 )
+
+log = _telemetry.logger("managed")
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,7 @@ async def reattach(reference: Mapping[str, Any], known: object = None) -> tuple[
     if info.status not in (InstanceStatus.RUNNING, InstanceStatus.IDLE):
         await provider.shutdown(instance_id)  # stopped or broken: clear it away before replacing it
         return None
+    log.info("%s %s", "resumed" if kind == "sandbox.resumed" else "reattached", instance_id)
     return AsyncSandbox(provider, info, owned=False), Event(kind, {**_public_of(provider, instance_id)})
 
 
@@ -166,6 +170,7 @@ async def replace(
         "lost": list(LOST),
         "kept": list(KEPT),
     }
+    log.info("replaced %s (gone) with %s", reference.get("instance_id"), sandbox.id)
     return sandbox, new, Event("sandbox.replaced", announced)
 
 

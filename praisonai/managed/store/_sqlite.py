@@ -14,6 +14,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from praisonai import _telemetry
 from praisonai._errors import ConfigError, HomeUnusableError, SessionNotFoundError
 from praisonai._home import praisonai_home
 from praisonai._limits import MAX_SESSIONS_LISTED
@@ -249,7 +250,11 @@ class SqliteSessionStore(SqliteRemoteResources):
             if columns:
                 assignments = ", ".join(f"{column} = ?" for column in columns)
                 db.execute(f"UPDATE sessions SET {assignments} WHERE id = ?", (*values, lease.session_id))
-            return self._session(db, lease.session_id)
+            record = self._session(db, lease.session_id)
+        for event in events:  # stored: exported too, as OTel events (their type and ids, no content)
+            ids = {"praisonai.session_id": lease.session_id, "praisonai.event_id": event.id}
+            _telemetry.event(f"praisonai.{event.type}", ids)
+        return record
 
     def add_usage(self, lease: Lease, *, turn: int, model: str, usage: Mapping[str, int]) -> None:
         """Add one request's usage (or several: ``requests``, default 1) to the turn's row for
