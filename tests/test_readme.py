@@ -1,6 +1,6 @@
-"""The README's snippets run as written: every ```python fence, and every `praisonai …` command of
-the ```bash fences, in a child process with this checkout on PYTHONPATH, a throwaway
-PRAISONAI_HOME and a throwaway working directory.
+"""The snippets of the README (the tutorial) and of docs/ (the reference site) run as written:
+every ```python fence, and every `praisonai …` command of the ```bash fences, in a child process
+with this checkout on PYTHONPATH, a throwaway PRAISONAI_HOME and a throwaway working directory.
 
 Where a snippet runs:
 
@@ -46,7 +46,8 @@ from praisonai import _portal
 from praisonai.compute.testing.sshd import SSHServer
 from praisonai.llm.testing import API_KEY, Reply, ScriptedLLM, reply, tool
 
-README = ROOT / "README.md"
+#: The pages whose snippets run: the README, then each page of the docs site.
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")))
 SNIPPET_TIMEOUT_S = 40
 PROVIDERS = ("local", "docker")
 #: Cloud providers a snippet may name: it runs against the vendor's wire fake (real SDK, docker
@@ -67,7 +68,7 @@ EXPECTED: dict[str, tuple[str, ...]] = {
     "shared=True": ("ci\n",),
     "def add": ("5 Usage(",),
     "SharedCompute": ("notes/report.md",),
-    "ManagedAgent.resume": ("end_turn Usage(",),
+    'managed.stream("now add a test")': ("end_turn Usage(",),
     "hosted.run(": ("end_turn Usage(",),
     'idle_action="pause"': ("paused\nkept\n",),
     "sb.upload_workspace(project)": ("+print('fixed')\n", "Change(path='NOTES', status='added')"),
@@ -86,7 +87,7 @@ SSH_SUBSTITUTIONS = {
 @dataclass(frozen=True)
 class Snippet:
     lang: str  # "python", or "bash" for one praisonai command line of a bash fence
-    line: int  # where it starts in README.md
+    line: int  # where it starts in its file
     code: str
     skip: str | None  # the reason given by a readme-test: skip comment
     expect: tuple[str, ...] = ()  # stdout fragments
@@ -125,7 +126,7 @@ def _tokens(code: str) -> list[tokenize.TokenInfo]:
     return list(tokenize.generate_tokens(io.StringIO(code).readline))
 
 
-def readme_snippets(text: str) -> list[Snippet]:
+def readme_snippets(text: str, file: str = "README") -> list[Snippet]:
     """The ```python fences, and the `praisonai …` commands (split on `&&`) of the ```bash ones."""
     snippets: list[Snippet] = []
     lines = text.splitlines(keepends=True)
@@ -145,7 +146,7 @@ def readme_snippets(text: str) -> list[Snippet]:
         elif fence.group(1) == "bash":
             snippets += _commands(i + 2, lines[i + 1 : end], skip)
         i = end + 1
-    return snippets
+    return [dataclasses.replace(s, file=file) for s in snippets]
 
 
 def _commands(first_line: int, lines: list[str], skip: str | None) -> list[Snippet]:
@@ -170,8 +171,14 @@ def _with_expectations(snippets: list[Snippet]) -> list[Snippet]:
     return result
 
 
-SNIPPETS = _with_expectations(readme_snippets(README.read_text()))
-RUNS = [pytest.param(s, p, id=f"{s.lang}-L{s.line}-{p}") for s in SNIPPETS for p in s.providers]
+SNIPPETS = _with_expectations(
+    [s for page in PAGES for s in readme_snippets(page.read_text(), str(page.relative_to(ROOT)))]
+)
+RUNS = [
+    pytest.param(s, p, id=f"{Path(s.file).stem}-{s.lang}-L{s.line}-{p}")
+    for s in SNIPPETS
+    for p in s.providers
+]
 
 
 def test_the_readme_has_the_snippets_this_test_knows() -> None:

@@ -4,7 +4,7 @@
 provider dials into the instance; ``_forwards``: a provider's forwarders by instance and port;
 ``_exec``: the stream of a provider with a byte-stream channel (a relay program exec'd in the
 instance per connection). Providers with a native way (an SSH forward, a vendor's preview link)
-use their own; see the README's Workbench section for which provider does what.
+use their own; docs/workbench.md says which provider does what.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ must list the runtime; after the container starts, its kernel must say that it i
 dropped), and with ``network: unrestricted`` it must have an interface besides loopback. (The Debian gVisor
 build starts on kernel 6.x only with the runtime argument ``--network=host``, gVisor passing
 network calls to the host kernel inside the container's own network namespace, or
-``--network=none``, no network at all: see the README.) Otherwise the container is removed and
+``--network=none``, no network at all: see docs/python.md, *Isolation runtimes*.) Otherwise the container is removed and
 the provision fails with one sentence.
 docker-py is imported lazily: this module loads without it.
 """
@@ -29,7 +29,7 @@ _PROBE = ["dmesg"]
 _PROBE_NETWORK = ["/bin/sh", "-c", "dmesg 2>&1 | head -n 5; echo @@; cat /proc/net/dev 2>&1"]
 REGISTER_HINT = (
     'register it in /etc/docker/daemon.json ("runtimes": {"runsc": {"path": "/usr/bin/runsc", '
-    '"runtimeArgs": ["--network=host"]}}) and reload dockerd (SIGHUP); see the README'
+    '"runtimeArgs": ["--network=host"]}}) and reload dockerd (SIGHUP); see docs/python.md'
 )
 
 
