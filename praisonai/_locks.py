@@ -9,7 +9,7 @@ import itertools
 import os
 import re
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 
 import anyio
 
@@ -22,11 +22,14 @@ _POLL_S = (0.01, 0.02, 0.05, 0.1, 0.2)
 
 
 @contextlib.asynccontextmanager
-async def file_lock(name: str, *, wait_s: float = LOCK_WAIT_S) -> AsyncIterator[None]:
+async def file_lock(
+    name: str, *, wait_s: float = LOCK_WAIT_S, waiting: Callable[[str], None] | None = None
+) -> AsyncIterator[None]:
     """Hold the lock ``name`` for the block, against every process (and task) of this home.
 
     ``flock`` locks belong to an open file, so two tasks of one process exclude each other too.
-    The wait polls (it can be cancelled: Ctrl-C does not wait for the holder).
+    The wait polls (it can be cancelled: Ctrl-C does not wait for the holder); ``waiting`` is told
+    who holds it (``process 123 (name)``) once, when the lock is not free at once.
 
     Raises:
         LockTimeoutError: another process held it for ``wait_s`` seconds (named in the message).
@@ -37,6 +40,8 @@ async def file_lock(name: str, *, wait_s: float = LOCK_WAIT_S) -> AsyncIterator[
             for tried in itertools.count():
                 if _take(fd):
                     break
+                if tried == 0 and waiting is not None:
+                    waiting(_holder(fd))
                 await anyio.sleep(_POLL_S[min(tried, len(_POLL_S) - 1)])
         if not _held_by_us(fd):
             raise LockTimeoutError(

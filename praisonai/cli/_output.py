@@ -158,7 +158,10 @@ class _StatusHandler(logging.Handler):
         self.status = status
 
     def emit(self, record: logging.LogRecord) -> None:
+        """Each step whole, as a line of its own above the spinner (a setup command with all of
+        its arguments), and the spinner's text the latest."""
         from rich.markup import escape
 
-        text = record.getMessage()
-        self.status.update(escape(text if len(text) <= 70 else text[:69] + "…"))
+        text = escape(record.getMessage())
+        self.status.console.print(text, style="dim", soft_wrap=True, highlight=False)
+        self.status.update(text)

@@ -226,7 +226,11 @@ async def build(
     tag = cfg.capture_tag()
     snapshot = await provider._find_snapshot(tag)
     if snapshot is None:
-        async with file_lock(f"capture-{tag}"):
+
+        def waiting(holder: str) -> None:
+            progress.info(f"waiting for {holder}, which is making capture {tag}")
+
+        async with file_lock(f"capture-{tag}", waiting=waiting):
             snapshot = await provider._find_snapshot(tag)  # made by another process while we waited
             if snapshot is None:
                 info = await provider._create(instance_id, cfg, labels)

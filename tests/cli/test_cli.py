@@ -216,3 +216,19 @@ def test_json_has_one_shape_times_as_iso_8601(capsys: pytest.CaptureFixture[str]
             "ended_at": None,
         }
     ]
+
+
+def test_a_progress_line_shows_a_setup_step_whole() -> None:
+    """A long setup command is shown with all of its arguments, never cut before them."""
+    import io
+    import logging
+
+    from rich.console import Console
+
+    from praisonai.cli._output import _StatusHandler
+
+    console = Console(file=io.StringIO(), width=60, record=True)
+    status = console.status("starting")
+    step = "setup 1/1: pip install --no-cache-dir -r requirements.txt --index-url https://example.test/simple"
+    _StatusHandler(status).emit(logging.makeLogRecord({"msg": step}))
+    assert step in " ".join(console.export_text().split())

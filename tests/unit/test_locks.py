@@ -24,12 +24,15 @@ def test_a_held_lock_times_out_naming_its_holder(home: Path) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"1\n"
 
+        told: list[str] = []
+
         async def wait() -> None:
-            async with file_lock("x", wait_s=0.3):
+            async with file_lock("x", wait_s=0.3, waiting=told.append):
                 pass
 
         with pytest.raises(LockTimeoutError, match=rf"lock 'x', held by process {holder.pid} \(-c\)"):
             anyio.run(wait)
+        assert told == [f"process {holder.pid} (-c)"]  # once, at the start of the wait
     finally:
         holder.kill()
         holder.wait()

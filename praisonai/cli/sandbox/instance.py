@@ -147,13 +147,14 @@ def cp(
     remote = into or out_of
     assert remote is not None
     sandbox = _attached(remote["id"], "copy files of", "cp")
-    if into is not None:
-        wait(lambda: sandbox.upload(source, remote["path"]))
-        return
-    local = Path(destination)
-    if local.is_dir():  # this host's directory, as docker cp takes it
-        local = local / PurePosixPath(remote["path"]).name
-    wait(lambda: sandbox.download(remote["path"], local))
+    with _output.progress(f"copying {source} to {destination}"):
+        if into is not None:
+            wait(lambda: sandbox.upload(source, remote["path"]))
+            return
+        local = Path(destination)
+        if local.is_dir():  # this host's directory, as docker cp takes it
+            local = local / PurePosixPath(remote["path"]).name
+        wait(lambda: sandbox.download(remote["path"], local))
 
 
 def _attached(instance_id: str, doing: str, op: str) -> AsyncSandbox:

@@ -8,8 +8,8 @@ must list the runtime; after the container starts, its kernel must say that it i
 dropped), and with ``network: unrestricted`` it must have an interface besides loopback. (The Debian gVisor
 build starts on kernel 6.x only with the runtime argument ``--network=host``, gVisor passing
 network calls to the host kernel inside the container's own network namespace, or
-``--network=none``, no network at all: see docs/python.md, *Isolation runtimes*.) Otherwise the container is removed and
-the provision fails with one sentence.
+``--network=none``, no network at all: see docs/python.md, *Isolation runtimes*.) Otherwise the
+container is removed and the provision fails with one sentence.
 docker-py is imported lazily: this module loads without it.
 """
 

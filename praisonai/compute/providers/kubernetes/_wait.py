@@ -13,6 +13,7 @@ from typing import Any
 from kubernetes import watch
 
 from praisonai._errors import ImageNotFoundError, ProviderUnavailableError, ProvisionError
+from praisonai.compute.lifecycle import progress
 
 # Waiting reasons that will not resolve by themselves.
 _IMAGE = {"ErrImagePull", "ImagePullBackOff", "ErrImageNeverPull", "InvalidImageName"}
@@ -24,6 +25,7 @@ def until_ready(core: Any, namespace: str, name: str, scheduled_s: float, ready_
     start = time.monotonic()
     placed_at: float | None = None
     pod: Any = None
+    progress.info(f"pod {name}: waiting for the scheduler to place it")
     while True:
         now = time.monotonic()
         if placed_at is None and now - start > scheduled_s:
@@ -52,6 +54,7 @@ def until_ready(core: Any, namespace: str, name: str, scheduled_s: float, ready_
                 raise ProvisionError(f"pod {name} was deleted while it started", op="provision")
             if placed_at is None and _scheduled(pod):
                 placed_at = time.monotonic()
+                progress.info(f"pod {name}: scheduled on {pod.spec.node_name or 'a node'}, starting")
             if _ready(pod, name):
                 return pod
             if time.monotonic() - (placed_at or start) > (ready_s if placed_at else scheduled_s):
