@@ -13,11 +13,16 @@ Every sample is a whole new process, as a user would start it:
   with our settings, one exec, a forced removal), which shows what that design itself costs.
 - ``Sandbox.run("true", "docker")``: a library process's one-shot run, beside the same docker-py
   ``containers.run`` process.
+- ``compute ps``, ``compute providers`` and ``managed ps`` (an empty home, every extra installed,
+  no cloud credential): beside ``docker ps`` and ``python -c pass``.
+- ``import praisonai`` + ``Sandbox.create("local")`` and its removal: a library's first instance,
+  beside ``python -c pass``.
 
 The commands of each group take turns going first from rep to rep, to cancel drift. Prints medians
 and p95 (ms), the ratios, and PASS/MISS per target: ``--version`` and ``--help`` <= 100 ms, each
 import <= 150 ms above ``python -c pass``, ``sandbox run`` and ``Sandbox.run`` <= 1.0x the docker-py
-run. Saves all samples to benchmarks/results/bench_cli.json.
+run, ``ps`` and ``providers`` <= 300 ms, a first local instance <= 150 ms of our own time.
+Saves all samples to benchmarks/results/bench_cli.json.
 Containers carry the label ``praisonai.bench=1`` and are removed at the end, even on error.
 The package's bytecode is written first, as an install does (see ``compile_package``).
 
@@ -59,6 +64,8 @@ LIBRARY_RUN = (
     "import sys; from praisonai import Sandbox; "
     "sys.exit(Sandbox.run('true', 'docker', image=sys.argv[1], environment=False).exit_code)"
 )
+# A library's first instance: the import, one local instance made and removed.
+FIRST_LOCAL = "from praisonai import Sandbox; Sandbox.create('local', environment=False).close()"
 DOCKER_PY = (
     "import sys, docker; docker.from_env().containers.run("
     "sys.argv[1], 'true', remove=True, labels={'praisonai.bench': '1', 'praisonai.bench.run': sys.argv[2]})"
@@ -77,6 +84,11 @@ def commands(image: str) -> dict[str, list[str]]:
         "praisonai sandbox run": [*CLI, "sandbox", "run", "--compute", "docker", "--image", image,
                                   "--no-environment", "--", "true"],
         "Sandbox.run (library)": [sys.executable, "-c", LIBRARY_RUN, image],
+        "docker ps": ["docker", "ps"],
+        "praisonai compute ps": [*CLI, "compute", "ps"],
+        "praisonai compute providers": [*CLI, "compute", "providers"],
+        "praisonai managed ps": [*CLI, "managed", "ps"],
+        "Sandbox.create('local')": [sys.executable, "-c", FIRST_LOCAL],
     }  # fmt: skip
 
 
@@ -84,21 +96,28 @@ def commands(image: str) -> dict[str, list[str]]:
 GROUPS = [("python -c pass", "import praisonai", "from praisonai import Sandbox", "praisonai --version",
            "praisonai --help"),
           ("docker-py containers.run", "docker-py create+exec+rm", "praisonai sandbox run",
-           "Sandbox.run (library)")]  # fmt: skip
+           "Sandbox.run (library)"),
+          ("python -c pass", "docker ps", "praisonai compute ps", "praisonai compute providers",
+           "praisonai managed ps", "Sandbox.create('local')")]  # fmt: skip
 #: (command, the floor it is compared with): the ratios printed.
 PAIRS = [("praisonai --version", "python -c pass"), ("praisonai --help", "python -c pass"),
          ("import praisonai", "python -c pass"), ("from praisonai import Sandbox", "python -c pass"),
          ("praisonai sandbox run", "docker-py containers.run"),
          ("Sandbox.run (library)", "docker-py containers.run"),
          ("docker-py create+exec+rm", "docker-py containers.run"),
-         ("praisonai sandbox run", "docker-py create+exec+rm")]  # fmt: skip
+         ("praisonai sandbox run", "docker-py create+exec+rm"),
+         ("praisonai compute ps", "docker ps"), ("praisonai compute providers", "docker ps"),
+         ("praisonai managed ps", "docker ps"), ("Sandbox.create('local')", "python -c pass")]  # fmt: skip
 # (name, limit, unit, floor): "ms" is the median itself, "+ms" the median minus its floor's, "x"
 # the ratio of medians to its floor.
 TARGETS = [("praisonai --version", 100.0, "ms", None), ("praisonai --help", 100.0, "ms", None),
            ("import praisonai", 150.0, "+ms", "python -c pass"),
            ("from praisonai import Sandbox", 150.0, "+ms", "python -c pass"),
            ("praisonai sandbox run", 1.0, "x", "docker-py containers.run"),
-           ("Sandbox.run (library)", 1.0, "x", "docker-py containers.run")]  # fmt: skip
+           ("Sandbox.run (library)", 1.0, "x", "docker-py containers.run"),
+           ("praisonai compute ps", 300.0, "ms", None), ("praisonai compute providers", 300.0, "ms", None),
+           ("praisonai managed ps", 300.0, "ms", None),
+           ("Sandbox.create('local')", 150.0, "+ms", "python -c pass")]  # fmt: skip
 
 
 def timed_run(argv: Sequence[str], env: dict[str, str]) -> float:

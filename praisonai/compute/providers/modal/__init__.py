@@ -125,11 +125,13 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
         _sdk.load()
 
     def unavailable_reason(self) -> str | None:
+        if (missing := _sdk.credentials_reason()) is not None:
+            return missing  # said without importing modal (200 ms): `ps` asks every provider
         try:
             _sdk.load()
         except (ImportError, ConfigError) as exc:  # not installed, or its config unreadable
             return str(exc)
-        return _sdk.credentials_reason()
+        return None
 
     # ---- the app and finding sandboxes again ---------------------------------------------------
 

@@ -6,7 +6,6 @@ import contextlib
 import io
 import os
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from praisonai._errors import (
@@ -56,10 +55,11 @@ def _config_path() -> str:
 
 
 def credentials_reason() -> str | None:
-    """Why no Modal credential is visible, or ``None`` when one is."""
+    """Why no Modal credential is visible, or ``None`` when one may be (the variables, or a config
+    file, whatever it is: :func:`load` says when it cannot be read)."""
     if os.environ.get("MODAL_TOKEN_ID") and os.environ.get("MODAL_TOKEN_SECRET"):
         return None
-    if Path(_config_path()).is_file():
+    if os.path.lexists(_config_path()):
         return None
     return "no Modal credentials: set MODAL_TOKEN_ID and MODAL_TOKEN_SECRET (or run `modal token new`)"
 
