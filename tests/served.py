@@ -322,10 +322,7 @@ TARGETS: dict[str, Target] = {
         _tenki,
         faked=True,
         not_applicable=NO_CHANNEL | NO_PORTS | NO_PTY,
-        known_gaps={
-            "a_call_resumes_a_paused_instance": "a Tenki call on a paused sandbox fails: resume() first",
-            **FAKE_EGRESS,
-        },
+        known_gaps=FAKE_EGRESS,
     ),
     "kubernetes": Target(
         _kubernetes,

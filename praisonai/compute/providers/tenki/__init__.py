@@ -161,7 +161,10 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
     @contextlib.asynccontextmanager
     async def _sandbox(self, instance_id: str, op: str, *, fresh: bool = False) -> AsyncIterator[Any]:
         """The instance's ``AsyncSandbox``, held from a previous operation unless ``fresh``;
-        unknown or terminated -> InstanceNotFoundError (and the held handle is dropped)."""
+        unknown or terminated -> InstanceNotFoundError (and the held handle is dropped). A call
+        (not ``fresh``: not a status, pause or resume) on a paused one resumes it first, keeping
+        the ledger's state; a handle held while another process paused it fails once, then the
+        next call finds it paused and resumes it."""
         held = self._clients.here()
         sandbox = None if fresh else held.boxes.get(instance_id)
         if sandbox is None:
@@ -170,6 +173,9 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
                 held.boxes.pop(instance_id, None)
                 raise InstanceNotFoundError(f"no Tenki sandbox for instance {instance_id!r}", op=op)
             held.boxes[instance_id] = sandbox
+        if not fresh and sandbox.state in ("PAUSED", "PAUSING"):
+            await self.resume(instance_id)
+            sandbox = held.boxes[instance_id]  # the handle the resume found and woke
         try:
             yield sandbox
         except InstanceNotFoundError:
