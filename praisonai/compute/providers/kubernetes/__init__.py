@@ -95,7 +95,8 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ExecRelayPorts, Compute
     @property
     def core(self) -> Any:
         """The client's ``CoreV1Api`` (connected on first use)."""
-        return client.CoreV1Api(self._client())
+        connected = self._client()  # first: no kubeconfig is said before CoreV1Api's 400 ms import
+        return client.CoreV1Api(connected)
 
     @property
     def namespace(self) -> str:
