@@ -47,6 +47,20 @@ def test_owned_sandbox_round_trip_and_close() -> None:
     sb.close()  # idempotent
 
 
+def test_blocking_handles_close_at_the_end_of_their_with(home: Path) -> None:
+    """A session and a terminal are context managers; a process handle reads as its async one."""
+    with Sandbox.create("local") as sb:
+        with sb.session() as shell:
+            shell.run("cd sub 2>/dev/null || mkdir sub && cd sub")
+            assert shell.run("pwd").stdout.endswith("/sub\n")
+        assert not shell.run("pwd").stdout.endswith("/sub\n")  # closed: the next run is a new shell
+        with sb.pty("echo term-$((6*7))") as term:
+            assert b"term-42" in b"".join(term)
+        process = sb.start("echo bg")
+        assert process.wait(timeout=30).exit_code == 0 and process.logs() == b"bg\n"
+        assert sb.process(process.id).id == process.id
+
+
 def test_connect_borrows_and_does_not_shut_down() -> None:
     with Sandbox.create("local") as owner:
         borrowed = Sandbox.connect(owner.id)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from types import TracebackType
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from praisonai import _limits, _portal
 
@@ -14,6 +14,8 @@ if TYPE_CHECKING:  # annotations only: keeps ``from praisonai import Sandbox`` l
     from praisonai.compute.abilities.pty import Pty
     from praisonai.runtime.session import ShellSession
     from praisonai.sandbox._process import AsyncProcess
+
+H = TypeVar("H", bound="_Closing")
 
 
 class Process:
@@ -58,7 +60,22 @@ class Process:
         return repr(self._inner)
 
 
-class Session:
+class _Closing:
+    """A handle that closes when its ``with`` block ends, also on an exception."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: H) -> H:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+
+class Session(_Closing):
     """A persistent shell in one instance (``Sandbox.session``): the working directory, variables
     and functions carry from one ``run`` to the next; a context manager (closing on exit). The
     blocking twin of ``ShellSession``."""
@@ -104,19 +121,11 @@ class Session:
         """End the shell and everything it started."""
         _portal.call(self._inner.close)
 
-    def __enter__(self) -> Session:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
     def __repr__(self) -> str:
         return repr(self._inner)
 
 
-class Terminal:
+class Terminal(_Closing):
     """An interactive terminal in an instance (``Sandbox.pty``): write, read, resize, wait; a
     context manager (closing on exit) and an iterator over output chunks. ``close`` kills the
     whole process tree it started. The blocking twin of ``Pty``."""
@@ -146,14 +155,6 @@ class Terminal:
     def __iter__(self) -> Iterator[bytes]:
         while chunk := self.read():
             yield chunk
-
-    def __enter__(self) -> Terminal:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return repr(self._inner)
