@@ -49,8 +49,15 @@ class TtyProc:
 
     stderr = None
 
-    def __init__(self, client: Any, exec_id: str, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
-        self._client, self._exec_id, self._writer = client, exec_id, writer
+    def __init__(
+        self,
+        client: Any,
+        exec_id: str,
+        stream: Any,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+    ):
+        self._client, self._exec_id, self._stream, self._writer = client, exec_id, stream, writer
         self.stdout = reader
         self.stdin = _Input(writer)
 
@@ -68,6 +75,9 @@ class TtyProc:
         finally:
             with contextlib.suppress(Exception):
                 self._writer.close()
+                await self._writer.wait_closed()
+            with contextlib.suppress(Exception):
+                self._stream.close()
             self._client.close()
         return 137 if code is None else int(code)
 
@@ -81,13 +91,13 @@ async def start_tty(
     size = [str(pty_info.winsz_cols), str(pty_info.winsz_rows)]
     full = ["sh", "-c", _START, exec_id, *size, *argv]
 
-    def start() -> tuple[Any, str, socket.socket]:
+    def start() -> tuple[Any, str, Any, socket.socket]:
         client = docker_py.from_env()
         api = client.api
         created = api.exec_create(container, full, stdin=True, tty=True, environment=env, workdir=workdir)
         stream = api.exec_start(created["Id"], socket=True, tty=True)
-        return client, created["Id"], getattr(stream, "_sock", stream)
+        return client, created["Id"], stream, getattr(stream, "_sock", stream)
 
-    client, docker_exec, sock = await asyncio.to_thread(start)
+    client, docker_exec, stream, sock = await asyncio.to_thread(start)
     reader, writer = await asyncio.open_connection(sock=sock)
-    return TtyProc(client, docker_exec, reader, writer)
+    return TtyProc(client, docker_exec, stream, reader, writer)
