@@ -302,7 +302,7 @@ TARGETS: dict[str, Target] = {
         | NO_EGRESS,
     ),
     "e2b": Target(_e2b, faked=True, known_gaps=FAKE_EGRESS),
-    "modal": Target(_modal, faked=True, sdk_garbage=True, not_applicable=NO_PTY, known_gaps=FAKE_EGRESS),
+    "modal": Target(_modal, faked=True, sdk_garbage=True, known_gaps=FAKE_EGRESS),
     "daytona": Target(
         _daytona,
         faked=True,

@@ -26,6 +26,10 @@ Modelled, as the SDK's source shows them (``modal/sandbox/_impl_v2.py``,
   known once the exec's output has closed (a ``docker exec`` ends then), where Modal's worker
   knows it when the process exits, so a process whose children still hold its pipes looks
   alive here until they close them.
+- ``pty_info`` on an exec (``sb.exec(pty=True)``, ``_pty``): the command on a real
+  pseudo-terminal in the container (a ``docker exec`` with a tty) of the size asked for, its
+  output on the exec's stdout, stdin typed into it, over the same exec RPCs; no resize (Modal has
+  no call for it either).
 - every call is counted by method name in ``state.calls``: what a call costs on a real network is
   a round trip, and the tests and the benchmark count them.
 - ``sb.filesystem``: the SDK execs ``/__modal/.bin/modal-sandbox-fs-tools``; the fake installs a
@@ -40,7 +44,7 @@ Modelled, as the SDK's source shows them (``modal/sandbox/_impl_v2.py``,
   fake's memory for its lifetime (what the provider keeps its paused instances' records in).
 
 Not modelled (each answers UNIMPLEMENTED naming the method): image builds,
-``snapshot_directory`` / ``mount_image``, memory snapshots, ``Sandbox.from_name``, sidecars, PTY,
+``snapshot_directory`` / ``mount_image``, memory snapshots, ``Sandbox.from_name``, sidecars,
 outbound domain/CIDR allowlists (accepted and recorded on the sandbox, not enforced), secrets,
 volumes, the V1 backend (gpu=), rate limits and quotas.
 """

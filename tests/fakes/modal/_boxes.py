@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fakes import docker
+from fakes.modal._pty import start_tty
 from fakes.modal.fs_tools import FS_TOOLS, FS_TOOLS_PATH
 
 LABEL = "praisonai.test.modal-fake"
@@ -23,7 +24,7 @@ _PRELUDE = 'echo $$ > "/tmp/.modal-exec-$0"; exec "$@"'
 @dataclass
 class Exec:
     exec_id: str
-    proc: asyncio.subprocess.Process
+    proc: Any  # an asyncio subprocess, or a terminal exec (_pty.TtyProc)
     out: bytearray = field(default_factory=bytearray)
     err: bytearray = field(default_factory=bytearray)
     #: the stream offset of each buffer's first byte: what a reader has taken is dropped, so the
@@ -101,9 +102,18 @@ async def _pump(stream: asyncio.StreamReader | None, buf: bytearray, ex: Exec) -
 
 
 async def start_exec(
-    box: Box, argv: list[str], workdir: str | None, env: dict[str, str], timeout: int | None
+    box: Box,
+    argv: list[str],
+    workdir: str | None,
+    env: dict[str, str],
+    timeout: int | None,
+    pty_info: Any = None,
 ) -> Exec:
+    """``argv`` in the box; with ``pty_info`` on a real terminal (``_pty``)."""
     exec_id = new_id("ex")
+    if pty_info is not None:
+        proc: Any = await start_tty(box.container, exec_id, argv, workdir, env, pty_info)
+        return _started(box, Exec(exec_id, proc), timeout)
     args = ["exec", "-i"]
     if workdir:
         args += ["-w", workdir]
@@ -111,9 +121,11 @@ async def start_exec(
         args += ["-e", f"{key}={value}"]
     # setsid: the command leads its own process group, so a timeout kills all of it
     args += [box.container, "setsid", "-w", "sh", "-c", _PRELUDE, exec_id, *argv]
-    proc = await docker.exec_async(*args)
-    ex = Exec(exec_id, proc)
-    box.execs[exec_id] = ex
+    return _started(box, Exec(exec_id, await docker.exec_async(*args)), timeout)
+
+
+def _started(box: Box, ex: Exec, timeout: int | None) -> Exec:
+    box.execs[ex.exec_id] = ex
     box.last_active = time.monotonic()
     ex.runner = asyncio.ensure_future(_run(box, ex, timeout))
     return ex

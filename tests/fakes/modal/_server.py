@@ -285,7 +285,8 @@ class _Router(tcr_grpc.TaskCommandRouterBase):
         env = {e.key: e.value for e in req.env}
         env.update(_source_env(req.secret_sources))
         timeout = req.timeout_secs if req.HasField("timeout_secs") else None
-        ex = await _boxes.start_exec(box, list(req.command_args), req.workdir or None, env, timeout)
+        pty = req.pty_info if req.HasField("pty_info") else None
+        ex = await _boxes.start_exec(box, list(req.command_args), req.workdir or None, env, timeout, pty)
         box.execs[req.exec_id] = box.execs.pop(ex.exec_id)
         await stream.send_message(tcr.TaskExecStartResponse())
 

@@ -1,0 +1,163 @@
+"""A terminal in a Modal sandbox (``Capability.PTY``): the SDK's own ``sb.exec(..., pty=True)``,
+what ``modal shell`` uses: the worker runs the command on a pseudo-terminal (``PTYInfo`` in the
+``TaskExecStartRequest``), typed keys go in through the exec's stdin (``TaskExecStdinWrite``) and
+the terminal's output (stderr merged into it) comes back on its stdout (``TaskExecStdioRead``).
+
+The command runs as the instance's commands do: its user, the sandbox's env, the env bound by
+``bind_env`` (the spool's env file; the call's own env still wins) and the call's env, which
+travels in the exec request's body, never on a command line. A start wrapper sets the size asked
+for before the program starts (``pty=True`` sizes the terminal after the caller's own, and a
+resize after the start races a short program) and ``exec``s it, so its exit code is the exec's.
+
+Modal's API cannot resize a running exec (``PTYInfo`` is sent once, at the start; there is no
+call for a new window size), so :meth:`ModalPty.resize` sets it from inside the sandbox: one
+command through the helper channel runs ``stty -F`` on the terminal's device, found from the
+terminal's marked processes; the kernel then sends the program SIGWINCH, as a native resize does.
+
+Every process the terminal starts carries ``PRAISONAI_PTY=<token>`` in its environment: close
+kills, inside the sandbox, every process carrying it (also those that left its session), once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import shlex
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+import anyio
+
+from praisonai import _limits
+from praisonai._errors import PraisonAIError
+from praisonai.compute.abilities.pty import KILL_MARKED_SH, Pty, env_lines
+from praisonai.compute.providers.modal._sdk import translated
+
+PTY_MARKER = "PRAISONAI_PTY"
+#: Output chunks kept for the reader: a fuller buffer holds the SDK's stream (and so the program),
+#: so output nobody reads cannot fill memory.
+_BUFFERED_CHUNKS = 256
+#: ``sh -c START sh COLS ROWS ENV_FILE PROGRAM...``: the size, the bound env (the call's values
+#: kept: ``$PRAISONAI_PTY_KEEP`` names them), then the program in its place.
+_START = (
+    'stty cols "$1" rows "$2" 2>/dev/null; b=$3; shift 3; '
+    'if [ -r "$b" ]; then for n in $PRAISONAI_PTY_KEEP; do eval "k_$n=\\${$n}"; done; '
+    'set -a; . "$b"; set +a; '
+    'for n in $PRAISONAI_PTY_KEEP; do eval "export $n=\\${k_$n}"; unset "k_$n"; done; fi; '
+    'unset PRAISONAI_PTY_KEEP b; exec "$@"'
+)
+#: ``sh -c RESIZE sh MARKER COLS ROWS``: the terminal device of a marked process, resized.
+_RESIZE = (
+    'for p in $(grep -lzx -- "$1" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do '
+    "for f in 0 1 2; do t=$(readlink /proc/$p/fd/$f 2>/dev/null); "
+    'case $t in /dev/pts/*) exec stty -F "$t" cols "$2" rows "$3";; esac; done; done; true'
+)
+#: ``None`` as a command: bash where the image has it, else sh, interactive.
+_SHELL = ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
+
+#: Runs a shell line in the sandbox through the provider's helper channel.
+Run = Callable[[str], Awaitable[object]]
+
+
+class ModalPty(Pty):
+    """One ``sb.exec(pty=True)`` process; ``run`` runs the resize and the kill in the sandbox."""
+
+    def __init__(self, process: Any, marker: str, run: Run) -> None:
+        self._process, self._marker, self._run = process, marker, run
+        self._sink, self._output = anyio.create_memory_object_stream[bytes](_BUFFERED_CHUNKS)
+        self._code: int | None = None
+        self._failure: PraisonAIError | None = None
+        self._ended = anyio.Event()
+        self._closed = False
+        self._lock = anyio.Lock()  # write + drain share one buffer in the SDK
+        self._reader = asyncio.ensure_future(self._read())
+        self._watcher = asyncio.ensure_future(self._watch())
+
+    async def _read(self) -> None:
+        try:
+            with contextlib.suppress(Exception):  # a vanished exec ends the stream; wait() says why
+                async for chunk in self._process.stdout:
+                    if chunk:
+                        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+                            await self._sink.send(bytes(chunk))
+        finally:
+            self._sink.close()  # read() returns b"" once the output taken so far is read
+
+    async def _watch(self) -> None:
+        try:
+            with translated("pty"):
+                self._code = int(await self._process.wait.aio())
+        except PraisonAIError as exc:
+            self._failure = exc
+        except Exception as exc:  # the SDK's own errors beyond the translated ones
+            self._failure = PraisonAIError(f"the Modal terminal broke: {exc}", op="pty")
+        finally:
+            self._ended.set()
+
+    async def _send(self, data: bytes) -> None:
+        if self._closed or self._ended.is_set():
+            return  # typed into a terminal that ended: nobody reads it
+        async with self._lock:
+            with translated("pty"):
+                self._process.stdin.write(data)
+                await self._process.stdin.drain.aio()
+
+    async def _receive(self) -> bytes:
+        if self._closed:
+            return b""
+        try:
+            return await self._output.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            return b""
+
+    async def resize(self, cols: int, rows: int) -> None:
+        """From inside the sandbox (see the module docstring): Modal has no resize call."""
+        if self._closed or self._ended.is_set():
+            return
+        with contextlib.suppress(PraisonAIError):  # it ended meanwhile: no size to set
+            await self._run(shlex.join(["sh", "-c", _RESIZE, "sh", self._marker, str(cols), str(rows)]))
+
+    async def wait(self) -> int:
+        """The program's exit code (a kill by signal N is 128+N)."""
+        await self._ended.wait()
+        if self._code is None:
+            if self._failure is not None:
+                raise self._failure
+            return -1
+        return self._code
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._output.close()  # output now goes nowhere: a stream held by a full buffer goes on
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(_limits.KILL_GRACE_S), contextlib.suppress(PraisonAIError):
+                await self._run(shlex.join(["sh", "-c", KILL_MARKED_SH, "sh", self._marker]))
+            with anyio.move_on_after(_limits.KILL_GRACE_S):
+                await self._ended.wait()
+            self._reader.cancel()
+            self._watcher.cancel()
+            await asyncio.gather(self._reader, self._watcher, return_exceptions=True)
+
+
+async def open_modal_pty(
+    sb: Any,
+    argv: list[str] | None,
+    cwd: str,
+    env: Mapping[str, str],
+    env_file: str,
+    size: tuple[int, int],
+    run: Run,
+) -> ModalPty:
+    """``argv`` (``None``: an interactive shell) on a terminal of ``size`` (cols, rows) in the
+    sandbox ``sb``, in ``cwd``, with ``env`` added; ``run``: see :class:`ModalPty`."""
+    env_lines(env)  # a name that is no identifier is refused in one sentence
+    marker = f"{PTY_MARKER}={secrets.token_hex(16)}"
+    names = " ".join(env)
+    envs = {"TERM": "xterm", **env, "PRAISONAI_PTY_KEEP": names, PTY_MARKER: marker.split("=", 1)[1]}
+    start = ["/bin/sh", "-c", _START, "sh", str(size[0]), str(size[1]), env_file or "-"]
+    with translated("open_pty"):
+        process = await sb.exec.aio(*start, *(argv or _SHELL), pty=True, env=envs, workdir=cwd, text=False)
+    return ModalPty(process, marker, run)
