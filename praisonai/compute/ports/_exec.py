@@ -95,10 +95,10 @@ async def expose_by_exec(provider: Any, instance_id: str, port: int, dial: Dial 
 class ExecRelayPorts:
     """``_expose`` for a provider with a byte-stream channel (``ChannelMixin``), listed before
     ``ComputeProvider`` in its bases: the docker pool (through each engine's API, also an
-    ssh-reached one; a docker engine tries the container's address first, ``docker._ports``),
-    kubernetes (the exec WebSocket its channel uses already, where the SDK's ``portforward`` would
-    need a second wire the API server may refuse). Modal calls ``expose_by_exec`` for a port it
-    opened no tunnel for; E2B uses its own preview hosts (``providers.e2b._ports``)."""
+    ssh-reached one; a docker engine tries the container's address first, ``docker._ports``).
+    Kubernetes port-forwards and falls back to ``exec_dial`` where that is refused
+    (``providers.kubernetes._ports``); Modal calls ``expose_by_exec`` for a port it opened no
+    tunnel for; E2B uses its own preview hosts (``providers.e2b._ports``)."""
 
     async def _expose(self, instance_id: str, port: int) -> str:
         return await expose_by_exec(self, instance_id, port)

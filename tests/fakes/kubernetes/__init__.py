@@ -38,6 +38,9 @@ Modelled:
   rules whose peers are all one ``podSelector`` (besides DNS-only rules) put the pod on an
   internal docker network shared with the selected pods only. Other egress rules (``ipBlock``,
   ``namespaceSelector``), ingress rules and ports are stored, not enforced.
+- ``pods/{name}/portforward`` over WebSocket (``v4.channel.k8s.io``, one port per connection,
+  reached in the pod's network namespace; see ``_portforward``); with ``fake.port_forwarding``
+  False it is 403 Forbidden, as RBAC without ``pods/portforward`` answers.
 - ``pods/{name}/exec`` over WebSocket (see ``_exec``): ``v5.channel.k8s.io`` and
   ``v4.channel.k8s.io`` (``protocols`` limits what the fake offers, to test v4 servers); with
   ``tty=true`` on a real pseudo-terminal, resized from channel 4 (see ``_tty``).
@@ -46,7 +49,7 @@ Modelled:
   sandboxes, reconciled by a stand-in for its controllers — see ``_warm``; not the real controller.
 
 Not modelled: authentication and RBAC, namespaces as objects, update/patch, resourceVersion
-semantics beyond a counter, graceful deletion, SPDY, attach/logs/port-forward, other kinds;
+semantics beyond a counter, graceful deletion, SPDY, attach/logs, other kinds;
 claims are never resized, and a deleted claim's volume goes at once (no pvc-protection finalizer).
 Faults: ``fail_next(status)`` answers the next API call (not exec) with that status;
 ``lose_next_answer(status)`` performs the next create, then drops the connection (0) or answers
@@ -80,6 +83,7 @@ class KubernetesFake:
         self.agent_sandbox = agent_sandbox  # serve the agent-sandbox CRDs (see ``_warm``)
         self.custom: dict[tuple[str, str, str], dict[str, Any]] = {}  # (plural, ns, name): object
         self.unschedulable = False
+        self.port_forwarding = True  # False: pods/portforward is Forbidden, as under a strict RBAC
         self.pods: dict[tuple[str, str], dict[str, Any]] = {}
         self.policies: dict[tuple[str, str], dict[str, Any]] = {}
         self.services: dict[tuple[str, str], dict[str, Any]] = {}  # Services (``_net``)

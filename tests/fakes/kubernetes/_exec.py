@@ -53,7 +53,7 @@ def serve(ws: WebSocket, container: str, argv: list[str], stdin: bool, log: list
         channel, payload = data[0], data[1:]
         log.append(f"ch{channel}")
         if channel == STDIN and process.stdin is not None:
-            _write_all(process.stdin, payload)
+            write_all(process.stdin, payload)
         elif channel == CLOSE and payload[:1] == bytes([STDIN]) and ws.protocol.startswith("v5"):
             _close_stdin(process)
     # the client hung up: its process loses its stdin and its docker client, as under a kubelet
@@ -62,7 +62,7 @@ def serve(ws: WebSocket, container: str, argv: list[str], stdin: bool, log: list
         process.terminate()
 
 
-def _write_all(stdin: Any, data: bytes) -> None:
+def write_all(stdin: Any, data: bytes) -> None:
     """All of ``data``: a raw pipe's write may take only part of it (when the pipe is full)."""
     view = memoryview(data)
     with contextlib.suppress(OSError, ValueError):  # the process is gone: its input goes nowhere

@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
 from fakes._ws import WebSocket, offered
-from fakes.kubernetes import _exec, _net, _tty, _volumes, _warm
+from fakes.kubernetes import _exec, _net, _portforward, _tty, _volumes, _warm
 
 if TYPE_CHECKING:
     from fakes.kubernetes import KubernetesFake
@@ -36,13 +36,16 @@ def route(fake: KubernetesFake, h: BaseHTTPRequestHandler, path: list[str], quer
     raw = h.rfile.read(length) if length else b""
     with fake.cond:
         fake.requests.append((h.command, "/" + "/".join(path)))
-        if h.command in ("POST", "DELETE") and path[-1:] != ["exec"]:
+        streaming = path[-1:] in (["exec"], ["portforward"])
+        if h.command in ("POST", "DELETE") and not streaming:
             fake.write_times.append(time.monotonic())
-        fault = fake.faults.pop(0) if fake.faults and path[-1:] != ["exec"] else None
+        fault = fake.faults.pop(0) if fake.faults and not streaming else None
     if fault is not None:
         return _status(h, fault, _REASONS.get(fault, "Unknown"), "injected fault")
     if path[-1:] == ["exec"] and len(path) == 7:
         return _exec_route(fake, h, path[3], path[5], query)
+    if path[-1:] == ["portforward"] and len(path) == 7:
+        return _portforward_route(fake, h, path[3], path[5], query)
     if query.get("watch", ["0"])[0] in ("1", "true"):
         return _watch(fake, h, path, query)
     body: Any = json.loads(raw) if raw.strip() else None
@@ -254,16 +257,45 @@ def _newer(fake: KubernetesFake, seen: int) -> bool:
     return fake.version > seen
 
 
-def _exec_route(fake: KubernetesFake, h: BaseHTTPRequestHandler, ns: str, name: str, query: Query) -> None:
+def _running_container(
+    fake: KubernetesFake, h: BaseHTTPRequestHandler, ns: str, name: str
+) -> tuple[str, str] | None:
+    """The pod's container and uid when it runs; else the API server's refusal is answered."""
     with fake.cond:
         pod = fake.pods.get((ns, name))
         container = pod.get("_container") if pod else None
         running = pod is not None and pod["status"]["phase"] == "Running"
     if pod is None:
-        return _status(h, 404, "NotFound", f'pods "{name}" not found')
+        _status(h, 404, "NotFound", f'pods "{name}" not found')
+        return None
     if not running or container is None:
         phase = pod["status"]["phase"]
-        return _status(h, 400, "BadRequest", f"unable to upgrade connection: pod is not running ({phase})")
+        _status(h, 400, "BadRequest", f"unable to upgrade connection: pod is not running ({phase})")
+        return None
+    return str(container), str(pod["metadata"].get("uid", name))
+
+
+def _portforward_route(
+    fake: KubernetesFake, h: BaseHTTPRequestHandler, ns: str, name: str, query: Query
+) -> None:
+    if not fake.port_forwarding:
+        return _status(h, 403, "Forbidden", f'cannot create resource "pods/portforward" in "{ns}"')
+    found = _running_container(fake, h, ns, name)
+    if found is None:
+        return None
+    if why := _portforward.refused_reason(query):
+        return _status(h, 400, "BadRequest", why)
+    protocol = next((p for p in offered(h) if p in _portforward.PROTOCOLS), None)
+    if protocol is None or (h.headers.get("Upgrade") or "").lower() != "websocket":
+        return _status(h, 400, "BadRequest", "upgrade to WebSocket with v4.channel.k8s.io")
+    _portforward.serve(WebSocket(h, protocol), found[0], found[1], int(query["ports"][0]), fake.exec_log)
+
+
+def _exec_route(fake: KubernetesFake, h: BaseHTTPRequestHandler, ns: str, name: str, query: Query) -> None:
+    found = _running_container(fake, h, ns, name)
+    if found is None:
+        return None
+    container = found[0]
     protocol = next((p for p in offered(h) if p in fake.protocols), None)
     if protocol is None or (h.headers.get("Upgrade") or "").lower() != "websocket":
         return _status(h, 400, "BadRequest", "upgrade to WebSocket with a channel.k8s.io subprotocol")

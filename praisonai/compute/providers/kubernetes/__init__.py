@@ -44,15 +44,24 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
-from praisonai.compute.ports import ExecRelayPorts
-from praisonai.compute.providers.kubernetes import _adopt, _egress, _pause, _pod, _pty, _trees, _wait, _warm
+from praisonai.compute.providers.kubernetes import (
+    _adopt,
+    _egress,
+    _pause,
+    _pod,
+    _ports,
+    _pty,
+    _trees,
+    _wait,
+    _warm,
+)
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._options import KubernetesOptions
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec, own_shell
 from praisonai.compute.watchdog import guarded_session, watchdog_command
 
 
-class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ExecRelayPorts, ComputeProvider):
+class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ComputeProvider):
     """Instances are Pods in one namespace of a cluster; see the module docstring."""
 
     name = "kubernetes"
@@ -68,7 +77,7 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ExecRelayPorts, Compute
             Capability.NETWORK_ALLOWLIST,
             Capability.ISOLATION,
             Capability.SELF_STOP,
-            Capability.PORTS,  # through a relay exec'd in the Pod (compute.ports), not portforward
+            Capability.PORTS,  # native: pods/portforward, as kubectl port-forward (_ports)
             Capability.PTY,
             Capability.PAUSE,  # with idle_action='pause': the working dir on a claim (_pause)
         }
@@ -340,6 +349,9 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ExecRelayPorts, Compute
                     raise ExecError(f"could not exec in pod {name}: {exc.reason}", op="exec") from exc
                 raise
         return PodExecTransport(ws)
+
+    async def _expose(self, instance_id: str, port: int) -> str:
+        return await _ports.expose(self, instance_id, port)
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> PodExecTransport:
         """A session shell whose commands keep the pod alive only while this client is connected:

@@ -45,7 +45,7 @@ def open_exec(core: Any, namespace: str, pod: str, argv: list[str], *, tty: bool
         _preload_content=False,
         binary=True,
     )
-    _keep_no_copy(ws)
+    keep_no_copy(ws)
     return ws
 
 
@@ -62,7 +62,7 @@ class _Discard:
         return b""
 
 
-def _keep_no_copy(ws: Any) -> None:
+def keep_no_copy(ws: Any) -> None:
     """Stop the client from keeping a copy of every output byte, for ``read_all``.
 
     The ONE private name used: ``stream()`` always asks for that copy (``capture_all``) and has
