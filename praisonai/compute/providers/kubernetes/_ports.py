@@ -27,7 +27,7 @@ from kubernetes.stream import stream
 from praisonai import _telemetry
 from praisonai.compute.ports import Pipe, exec_dial
 from praisonai.compute.providers.kubernetes._pod import pod_name
-from praisonai.compute.providers.kubernetes._transport import keep_no_copy
+from praisonai.compute.providers.kubernetes._transport import keep_no_copy, own_client
 
 if TYPE_CHECKING:
     from praisonai.compute.providers.kubernetes import KubernetesCompute
@@ -95,7 +95,7 @@ def connect(core: Any, namespace: str, name: str, port: int, fallback: Callable[
     refuses one."""
     try:
         ws = stream(
-            core.connect_get_namespaced_pod_portforward,
+            own_client(core).connect_get_namespaced_pod_portforward,
             name,
             namespace,
             ports=str(port),

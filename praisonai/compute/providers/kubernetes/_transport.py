@@ -15,6 +15,7 @@ import socket
 import time
 from typing import Any
 
+from kubernetes import client
 from kubernetes.stream import stream
 from kubernetes.stream.ws_client import (
     ERROR_CHANNEL,
@@ -33,7 +34,7 @@ def open_exec(core: Any, namespace: str, pod: str, argv: list[str], *, tty: bool
     """The exec stream's client (``WSClient``), connected; raises ``ApiException`` when refused.
     With ``tty`` the process gets a pseudo-terminal (its size: resize messages on channel 4)."""
     ws = stream(
-        core.connect_get_namespaced_pod_exec,
+        own_client(core).connect_get_namespaced_pod_exec,
         pod,
         namespace,
         command=argv,
@@ -47,6 +48,13 @@ def open_exec(core: Any, namespace: str, pod: str, argv: list[str], *, tty: bool
     )
     keep_no_copy(ws)
     return ws
+
+
+def own_client(core: Any) -> Any:
+    """A ``CoreV1Api`` of its own for one WebSocket call. The SDK's ``stream()`` swaps its
+    client's ``call_api`` while it connects: another thread's call on a shared client would go
+    through the WebSocket transport meanwhile (and get a pod's JSON as a failed handshake)."""
+    return client.CoreV1Api(client.ApiClient(core.api_client.configuration))
 
 
 def own_shell(argv: list[str]) -> list[str]:
