@@ -9,6 +9,7 @@ import typer
 from praisonai._errors import ConfigError
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print the ids only, one per line.")]
 InstanceIdsArg = Annotated[
     list[str] | None,
     typer.Argument(help="Instances to stop.", metavar="[INSTANCE_ID]...", show_default=False),

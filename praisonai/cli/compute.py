@@ -19,7 +19,7 @@ from praisonai._lifetime import Lifetime
 from praisonai.cli import _output, logs, terminal
 from praisonai.cli import pause as pause_cli
 from praisonai.cli._help import PlainCommand
-from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
+from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt, QuietOpt
 from praisonai.cli.ports import port
 from praisonai.compute import inventory
 from praisonai.compute.inventory import GcOutcome, Instance
@@ -43,15 +43,18 @@ def providers(json: JsonOpt = False) -> None:
 
 
 @app.command("ps", cls=PlainCommand)
-def ps(json: JsonOpt = False) -> None:
+def ps(json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """List instances: the ledger's, checked with their providers, and every provider's own list.
 
     Exits 1 when a provider could not list its instances or a ledger row could not be read
     (each named on stderr; the other rows are still shown).
     """
     survey = inventory.ps()
-    columns, rows = _ps_table(survey.instances, as_json=json)
-    _output.table(columns, rows, as_json=json)
+    if quiet:  # as docker ps -q: for `xargs praisonai sandbox rm`
+        typer.echo("".join(f"{found.instance_id}\n" for found in survey.instances), nl=False)
+    else:
+        columns, rows = _ps_table(survey.instances, as_json=json)
+        _output.table(columns, rows, as_json=json)
     _report(survey.problems)
     if survey.problems:
         raise typer.Exit(1)

@@ -103,6 +103,14 @@ def test_ps_table_has_the_columns() -> None:
 
 
 @pytest.mark.usefixtures("no_docker")
+def test_ps_q_prints_the_ids_alone(provision: Callable[[str], str]) -> None:
+    """As docker ps -q: one id per line, for a script (managed ps -q the same)."""
+    made = sorted([provision("local"), provision("local")])
+    assert sorted(cli("compute", "ps", "-q").stdout.splitlines()) == made
+    assert sorted(cli("managed", "ps", "--quiet").stdout.splitlines()) == made
+
+
+@pytest.mark.usefixtures("no_docker")
 def test_stop_all(provision: Callable[[str], str]) -> None:
     provision("local")
     provision("local")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import typer
 
 from praisonai.cli._help import PlainCommand
-from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt
+from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt, QuietOpt
 from praisonai.cli.managed import agents, diff, envs, run, sessions
 from praisonai.cli.managed.outcome import EXIT_CODES_HELP
 
@@ -33,11 +33,11 @@ app.command("diff", cls=PlainCommand)(diff.diff)
 
 
 @app.command("ps", cls=PlainCommand)
-def ps(json_: JsonOpt = False) -> None:
+def ps(json_: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """List instances (as praisonai compute ps does); a session's instance is among them."""
     from praisonai.cli import compute
 
-    compute.ps(json=json_)
+    compute.ps(json=json_, quiet=quiet)
 
 
 @app.command("stop", cls=PlainCommand)
