@@ -6,30 +6,31 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from opentelemetry import trace
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from praisonai import Sandbox
-
-_EXPORTER = InMemorySpanExporter()
+from praisonai import Sandbox, _telemetry
 
 
 @pytest.fixture
-def spans(home: Path) -> Iterator[InMemorySpanExporter]:
-    """The spans this test makes (the process's tracer provider is set once: OTel allows one)."""
-    if not isinstance(trace.get_tracer_provider(), TracerProvider):
-        provider = TracerProvider()
-        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-        trace.set_tracer_provider(provider)
-    _EXPORTER.clear()
-    yield _EXPORTER
-    _EXPORTER.clear()
+def spans(home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[InMemorySpanExporter]:
+    """The spans this test makes, through a tracer provider of its own handed to praisonai's
+    telemetry (the process's global provider is left alone: later tests trace nothing)."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    with warnings.catch_warnings():  # the SDK's own get_tracer uses its deprecated InstrumentationInfo
+        warnings.simplefilter("ignore", DeprecationWarning)
+        tracer = provider.get_tracer("praisonai")
+    monkeypatch.setattr(_telemetry, "_tracer", [tracer])
+    yield exporter
+    provider.shutdown()
 
 
 def test_provision_exec_and_transfers_are_spans_with_the_instance_id(
@@ -79,9 +80,10 @@ def test_a_sessions_stored_events_are_otel_events_without_their_content(
     said = Event("user.message", {"content": text_content("a secret prompt")})
     with SqliteSessionStore(tmp_path / "sessions.db") as store:
         _, lease = store.create_session(store.upsert_agent("local", "coder", CONFIG), owner_tag())
-        with trace.get_tracer("test").start_as_current_span("turn"):
+        with _telemetry.span("turn"):
             store.append(lease, [said], turn=1)
     (turn,) = spans.get_finished_spans()
+    assert turn.name == "praisonai.turn"
     (exported,) = turn.events
     assert exported.name == "praisonai.user.message"
     assert dict(exported.attributes or {}) == {

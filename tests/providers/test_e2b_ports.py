@@ -50,10 +50,14 @@ def _client(fake: E2BFake) -> httpx.Client:
 
 
 def _serve(p: E2BCompute, iid: str, body: str) -> None:
+    """An HTTP server on the sandbox's 127.0.0.1:PORT, listening once this returns (so the edge
+    is never asked while it starts: a loaded machine takes its time)."""
     _portal.call(p.write_file, iid, "site/page.txt", body)
     _portal.call(
         p.start_process, iid, f"exec python3 -m http.server {PORT} --bind 127.0.0.1 --directory site"
     )
+    probe = f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {PORT}))'"
+    wait_until(lambda: _portal.call(p.execute, iid, probe).exit_code == 0, 30)
 
 
 def test_expose_gives_e2bs_https_preview_url_that_serves_the_port(

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import signal
 import subprocess
+import time
 from collections.abc import Callable, Sequence
 from typing import Literal
 
@@ -19,7 +21,8 @@ from praisonai.runtime import owner
 
 #: The environment variable every process of a local or SSH instance carries: ``<name>=<instance id>``.
 INSTANCE_MARKER = "PRAISONAI_INSTANCE"
-# Sweeps of /proc while processes of the instance keep appearing (a fork races each sweep).
+# Sweeps of /proc back to back while processes of the instance keep appearing (a fork races each
+# sweep); then a pause between sweeps, for the killed ones to die.
 _SWEEPS = 20
 
 
@@ -127,19 +130,22 @@ def kill_marked(instance_id: str) -> int:
 
 def kill_carrying(entry: bytes) -> int:
     """SIGKILL every process of this machine whose environment holds ``entry`` (``NAME=value``),
-    sweeping again while forks race the sweep; how many were killed."""
-    killed = 0
-    for _ in range(_SWEEPS):
+    sweeping again while forks race the sweep, and return once none is left (a killed process
+    lingers until the kernel runs it, which on a loaded machine takes a while), or after
+    ``KILL_GRACE_S``; how many were killed."""
+    killed: set[int] = set()
+    deadline = time.monotonic() + KILL_GRACE_S
+    for sweep in itertools.count():
         found = [pid for pid in _pids() if pid != os.getpid() and _carries(pid, entry)]
-        if not found:
+        if not found or time.monotonic() > deadline:
             break
         for pid in found:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-                killed += 1
-            except (ProcessLookupError, PermissionError):
-                pass
-    return killed
+                killed.add(pid)
+        if sweep >= _SWEEPS:  # no new fork for a while: those left are dying, not forking
+            time.sleep(0.01)
+    return len(killed)
 
 
 def _pids() -> list[int]:
