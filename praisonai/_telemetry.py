@@ -2,9 +2,9 @@
 
 Logging: every module logs on a child of the ``praisonai`` logger (``praisonai.lifecycle``,
 ``praisonai.retry``, …): INFO for what changes an instance (provisioned, reattached, shut down,
-captured) and for retries, DEBUG for each vendor call. Nothing is shown unless the application
-configures logging, or the CLI's ``-v`` (INFO) / ``-vv`` (DEBUG) or ``PRAISONAI_LOG`` do
-(:func:`configure`).
+captured) and for retries, DEBUG for each vendor call (:func:`vendor_call`). Nothing is shown
+unless the application configures logging, or the CLI's ``-v`` (INFO) / ``-vv`` (DEBUG) or
+``PRAISONAI_LOG`` do (:func:`configure`).
 
 Spans: :func:`span` opens an OpenTelemetry span (``praisonai.provision``, ``praisonai.exec``,
 ``praisonai.upload``, ``praisonai.download``, ``praisonai.model``) with the instance and session
@@ -31,6 +31,11 @@ _tracer: list[Any] = []  # the tracer, once the application traces
 def logger(name: str) -> logging.Logger:
     """The ``praisonai.<name>`` logger."""
     return logging.getLogger(f"praisonai.{name}")
+
+
+def vendor_call(vendor: str, op: str, what: object = "") -> None:
+    """One DEBUG line for a call to a vendor's API or SDK (``-vv``), on ``praisonai.<vendor>``."""
+    logger(vendor).debug("%s call: %s %s", vendor, op, what or "")
 
 
 def configure(verbosity: int = 0) -> None:

@@ -90,3 +90,10 @@ def test_a_sessions_stored_events_are_otel_events_without_their_content(
         "praisonai.session_id": lease.session_id,
         "praisonai.event_id": said.id,
     }
+
+
+@pytest.mark.usefixtures("docker_ok")
+def test_vv_shows_each_vendor_call(home: Path) -> None:
+    argv = [sys.executable, "-c", "from praisonai.cli import main; main()", "sandbox", "run", "-vv"]
+    r = subprocess.run([*argv, "-c", "docker", "--", "true"], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "DEBUG praisonai.docker: docker call: " in r.stderr, r.stderr

@@ -29,7 +29,7 @@ Commands:
 
 Options:
   --version             Print the version.
-  -v, --verbose         Log what praisonai does on stderr (-vv: every vendor call too; or
+  -v, --verbose         Log what praisonai does on stderr (-vv: each vendor call too; or
                         PRAISONAI_LOG=info|debug).
   --install-completion  Install completion for the current shell.
   --show-completion     Show completion for the current shell, to copy it or customize it.

@@ -13,6 +13,7 @@ import warnings
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
+from praisonai import _telemetry
 from praisonai._errors import (
     AuthenticationError,
     ConfigError,
@@ -69,6 +70,7 @@ def translated(op: str, *, instance_id: str | None = None, path: str | None = No
         DaytonaValidationError,
     )
 
+    _telemetry.vendor_call("daytona", op, instance_id or path)
     try:
         yield
     except PraisonAIError:

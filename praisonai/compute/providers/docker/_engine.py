@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import anyio
 import anyio.to_thread
 
-from praisonai import _limits
+from praisonai import _limits, _telemetry
 from praisonai._errors import (
     ConfigError,
     InstanceNotFoundError,
@@ -171,6 +171,8 @@ class DockerEngine(
     async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run one blocking docker-py call in a worker thread, translating a dead daemon."""
         import requests
+
+        _telemetry.vendor_call("docker", getattr(fn, "__qualname__", "a call"), self._base_url)
 
         def call() -> T:
             try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Iterator
 
+from praisonai import _telemetry
 from praisonai._errors import (
     AuthenticationError,
     ExecError,
@@ -23,6 +24,7 @@ def translated(op: str, instance_id: str = "", path: str = "") -> Iterator[None]
     import e2b
     import httpx  # the SDK's transport: an unreachable E2B surfaces as its errors, not E2B's
 
+    _telemetry.vendor_call("e2b", op, instance_id or path)
     try:
         yield
     except e2b.AuthenticationException as exc:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from praisonai import _portal, _retry
+from praisonai import _portal, _retry, _telemetry
 from praisonai._errors import (
     AuthenticationError,
     ConfigError,
@@ -129,6 +129,7 @@ class FlyAPI:
         import httpx
 
         headers = {NONCE_HEADER: nonce} if nonce else None
+        _telemetry.vendor_call("flyio", op, f"{method} {path}")
         for attempt in range(RETRIES + 1):
             self.calls += 1
             try:

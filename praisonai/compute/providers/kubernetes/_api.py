@@ -19,6 +19,7 @@ from kubernetes.client import ApiException
 from kubernetes.config.config_exception import ConfigException
 from kubernetes.config.kube_config import ConfigNode, KubeConfigLoader, KubeConfigMerger
 
+from praisonai import _telemetry
 from praisonai._errors import (
     AuthenticationError,
     ConfigError,
@@ -112,6 +113,7 @@ class WriteLimiter:
 @contextlib.contextmanager
 def translated(op: str, what: str) -> Iterator[None]:
     """The API server's failures as ours (a 404 names ``what``)."""
+    _telemetry.vendor_call("kubernetes", op, what)
     try:
         yield
     except ApiException as exc:

@@ -8,6 +8,7 @@ import os
 from collections.abc import Iterator
 from typing import Any
 
+from praisonai import _telemetry
 from praisonai._errors import (
     AuthenticationError,
     ConfigError,
@@ -69,6 +70,7 @@ def translated(op: str, what: str = "") -> Iterator[None]:
     """Modal's exceptions as ours, the original chained."""
     modal = load()
     exc_mod = modal.exception
+    _telemetry.vendor_call("modal", op, what)
     try:
         yield
     except exc_mod.NotFoundError as exc:

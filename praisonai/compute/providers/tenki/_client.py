@@ -18,7 +18,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 
-from praisonai import _portal, _retry
+from praisonai import _portal, _retry, _telemetry
 from praisonai._errors import (
     AuthenticationError,
     ConfigError,
@@ -106,6 +106,7 @@ def translated(op: str, *, instance_id: str | None = None, path: str | None = No
     """Turn the SDK's exceptions into ours, one sentence each, ``raise … from exc``."""
     import tenki
 
+    _telemetry.vendor_call("tenki", op, instance_id or path)
     try:
         yield
     except PraisonAIError:
