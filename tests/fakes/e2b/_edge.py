@@ -197,10 +197,12 @@ def _pump(conn: ssl.SSLSocket, relay: subprocess.Popen[bytes]) -> None:
     """Bytes both ways between the client and the relay until either ends."""
     assert relay.stdout is not None and relay.stdin is not None
     out, into = relay.stdout.fileno(), relay.stdin.fileno()
+    poller = select.poll()  # not select(): a test process may hold descriptors past 1023
+    poller.register(conn.fileno(), select.POLLIN)
+    poller.register(out, select.POLLIN)
     while True:
-        waited: list[Any] = [conn, out]
-        ready = [conn] if conn.pending() else select.select(waited, [], [])[0]
-        if conn in ready:
+        ready = {conn.fileno()} if conn.pending() else {fd for fd, _ in poller.poll()}
+        if conn.fileno() in ready:
             data = conn.recv(_CHUNK)
             if not data:
                 return

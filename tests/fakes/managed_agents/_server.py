@@ -229,7 +229,8 @@ def _next(stream: Stream, connection: socket.socket, closing: threading.Event) -
         try:
             return stream.frames.get(timeout=0.05)
         except queue.Empty:  # a quiet moment, see whether the client is still there
-            readable, _, _ = select.select([connection], [], [], 0)
-            if readable and connection.recv(1, socket.MSG_PEEK) == b"":
+            poller = select.poll()  # not select(): descriptors past 1023 in a long test run
+            poller.register(connection, select.POLLIN)
+            if poller.poll(0) and connection.recv(1, socket.MSG_PEEK) == b"":
                 return None
     return None
