@@ -5,7 +5,6 @@ daemon starts a login shell and takes no command, so a command is launched throu
 
 from __future__ import annotations
 
-import anyio
 import pytest
 
 pytest.importorskip("daytona", reason="the daytona SDK is not installed (pip install 'praisonai[daytona]')")
@@ -14,22 +13,12 @@ from fakes.daytona import DaytonaFake
 
 from praisonai import _portal
 from praisonai._errors import ConfigError, PathNotFoundError, PraisonAIError
-from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.providers.daytona import DaytonaCompute
+from praisonai.compute.testing.pty import read_all
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
 PROVIDER = "daytona"  # the fake and provider fixtures: tests/providers/conftest.py
-_WAIT_S = 60
-
-
-async def _all(pty: Pty) -> bytes:
-    """Everything the terminal prints until it ends."""
-    seen = b""
-    with anyio.fail_after(_WAIT_S):
-        async for chunk in pty:
-            seen += chunk
-    return seen
 
 
 def test_a_command_gets_the_instance_env_its_own_and_cwd_and_nothing_of_the_launch(
@@ -42,7 +31,7 @@ def test_a_command_gets_the_instance_env_its_own_and_cwd_and_nothing_of_the_laun
         async def run() -> tuple[bytes, int]:
             script = 'echo "v=$INST_X-$CALL_X"; pwd; env | grep -c "^PRAISONAI_PTY_" || true; exit 4'
             async with await provider.open_pty(iid, command=script, cwd="sub", env={"CALL_X": "c1"}) as pty:
-                return await _all(pty), await pty.wait()
+                return await read_all(pty), await pty.wait()
 
         out, code = _portal.call(run)
         assert code == 4, out
@@ -59,7 +48,7 @@ def test_no_command_is_the_login_shell(provider: DaytonaCompute, fake: DaytonaFa
         async def run() -> tuple[bytes, int]:
             async with await provider.open_pty(iid) as pty:
                 await pty.write(b"echo shell-$((20+1)); exit 5\n")
-                return await _all(pty), await pty.wait()
+                return await read_all(pty), await pty.wait()
 
         out, code = _portal.call(run)
         assert b"shell-21\r\n" in out and code == 5, out
@@ -75,7 +64,7 @@ def test_after_its_end_writes_and_resizes_are_ignored_and_close_is_idempotent(
 
         async def run() -> int:
             pty = await provider.open_pty(iid, command=["true"])
-            assert await _all(pty) == b""
+            assert await read_all(pty) == b""
             await pty.write(b"ignored\n")
             await pty.resize(100, 30)
             await pty.close()
@@ -115,7 +104,7 @@ def test_a_terminal_resumes_a_paused_instance(provider: DaytonaCompute, fake: Da
 
         async def run() -> bytes:
             async with await provider.open_pty(iid, command="echo awake-$((3*3))") as pty:
-                return await _all(pty)
+                return await read_all(pty)
 
         assert b"awake-9" in _portal.call(run)
         assert fake.find(iid)["state"] == "started"  # type: ignore[index]

@@ -18,23 +18,13 @@ pytest.importorskip("e2b")
 from fakes.e2b import E2BFake
 
 from praisonai import _portal
-from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.providers.e2b import E2BCompute
-from praisonai.compute.testing.pty import read_until
+from praisonai.compute.testing.pty import read_all, read_until
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
 PROVIDER = "e2b"  # the fake fixture: tests/providers/conftest.py
 _WAIT_S = 60
-
-
-async def _all(pty: Pty) -> bytes:
-    """Everything the terminal prints until it ends."""
-    seen = b""
-    with anyio.fail_after(_WAIT_S):
-        async for chunk in pty:
-            seen += chunk
-    return seen
 
 
 def test_terminal_runs_with_the_instances_env_and_workdir(fake: E2BFake) -> None:
@@ -46,7 +36,7 @@ def test_terminal_runs_with_the_instances_env_and_workdir(fake: E2BFake) -> None
         await p.execute(iid, "mkdir -p sub")
         line = 'echo "[$FROM_CFG $BOUND $BOTH $(pwd) ${PROMPT_COMMAND-unset}]"; exit 5'
         async with await p.open_pty(iid, command=line, cwd="sub", env={"BOTH": "call"}) as pty:
-            out = await _all(pty)
+            out = await read_all(pty)
             assert b"[cfg bound call /workspace/sub unset]" in out, out
             assert await pty.wait() == 5
 
@@ -100,10 +90,10 @@ def test_a_program_that_cannot_run_ends_the_terminal(fake: E2BFake) -> None:
 
     async def check() -> None:
         async with await p.open_pty(iid, command=["/no/such/program"]) as pty:
-            await _all(pty)
+            await read_all(pty)
             assert await pty.wait() == 127  # not a shell waiting in its place
         async with await p.open_pty(iid, command="true", cwd="missing") as pty:
-            await _all(pty)
+            await read_all(pty)
             assert await pty.wait() == 1
 
     try:

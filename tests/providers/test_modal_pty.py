@@ -15,32 +15,13 @@ pytest.importorskip("modal")
 from served import IMAGE, Served
 
 from praisonai import _portal
-from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.providers.modal import ModalCompute
+from praisonai.compute.testing.pty import read_all, read_until
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
 PROVIDER = "modal"  # the fake fixture: tests/providers/conftest.py
 _WAIT_S = 60
-
-
-async def _all(pty: Pty) -> bytes:
-    """Everything the terminal prints until it ends."""
-    seen = b""
-    with anyio.fail_after(_WAIT_S):
-        async for chunk in pty:
-            seen += chunk
-    return seen
-
-
-async def _until(pty: Pty, wanted: bytes) -> bytes:
-    seen = b""
-    with anyio.fail_after(_WAIT_S):
-        while wanted not in seen:
-            chunk = await pty.read()
-            assert chunk, f"the terminal ended before {wanted!r}; it printed {seen!r}"
-            seen += chunk
-    return seen
 
 
 def _provisioned(served: Served, config: dict[str, object] | None = None) -> tuple[ModalCompute, str]:
@@ -56,7 +37,7 @@ def test_terminal_runs_with_the_instances_env_and_workdir(served: Served) -> Non
         await p.execute(iid, "mkdir -p sub")
         line = 'echo "[$FROM_CFG $BOUND $BOTH $(pwd) $TERM ${PRAISONAI_PTY_KEEP-unset}]"; exit 5'
         async with await p.open_pty(iid, command=line, cwd="sub", env={"BOTH": "call"}) as pty:
-            out = await _all(pty)
+            out = await read_all(pty)
             assert b"[cfg bound call /workspace/sub xterm unset]" in out, out
             assert await pty.wait() == 5
 
@@ -72,7 +53,7 @@ def test_the_default_terminal_is_an_interactive_shell(served: Served) -> None:
     async def check() -> None:
         async with await p.open_pty(iid) as pty:
             await pty.write(b'echo "[$(pwd) $((40+2))]"\n')
-            assert b"[/workspace 42]" in await _until(pty, b"42]")
+            assert b"[/workspace 42]" in await read_until(pty, b"42]")
             await pty.write(b"exit 4\n")
             with anyio.fail_after(_WAIT_S):
                 assert await pty.wait() == 4
@@ -89,9 +70,9 @@ def test_a_resize_reaches_the_program_as_sigwinch(served: Served) -> None:
     async def check() -> None:
         script = "trap 'echo winch-$(stty size)' WINCH; echo ready; while :; do sleep 0.1; done"
         async with await p.open_pty(iid, command=["/bin/bash", "-c", script], cols=50, rows=10) as pty:
-            await _until(pty, b"ready")
+            await read_until(pty, b"ready")
             await pty.resize(120, 33)
-            assert b"winch-33 120" in await _until(pty, b"winch-33 120")
+            assert b"winch-33 120" in await read_until(pty, b"winch-33 120")
 
     try:
         _portal.call(check)
@@ -104,7 +85,7 @@ def test_a_program_that_cannot_run_ends_the_terminal(served: Served) -> None:
 
     async def check() -> None:
         async with await p.open_pty(iid, command=["/no/such/program"]) as pty:
-            await _all(pty)
+            await read_all(pty)
             assert await pty.wait() == 127  # not a shell waiting in its place
 
     try:
@@ -120,7 +101,7 @@ def test_env_values_stay_off_command_lines(served: Served) -> None:
     async def check() -> None:
         async with await p.open_pty(iid, command=["/bin/sh"], env={"TOKEN": secret}) as pty:
             await pty.write(b'echo "got-${#TOKEN}"\n')
-            await _until(pty, b"got-15")
+            await read_until(pty, b"got-15")
             listed = await p.execute(iid, "ps -eo args")
             assert secret not in listed.stdout
 

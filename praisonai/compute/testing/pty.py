@@ -25,6 +25,16 @@ async def read_until(pty: Pty, wanted: bytes) -> bytes:
     return seen
 
 
+async def read_all(pty: Pty) -> bytes:
+    """Everything the terminal prints until it ends (failing after a minute). Also for
+    providers' own terminal tests."""
+    seen = b""
+    with anyio.fail_after(_WAIT_S):
+        async for chunk in pty:
+            seen += chunk
+    return seen
+
+
 @suite.check(PTY)
 async def pty_echo_and_exit_code(ctx: Context) -> None:
     """A command's output comes through the terminal (a tty: CRLF), and its exit code back."""
