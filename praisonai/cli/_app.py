@@ -16,6 +16,7 @@ import typer
 
 from praisonai import __version__
 from praisonai.cli._groups import GROUPS, SUMMARY
+from praisonai.cli._help import PlainCommand
 
 
 def build(groups: Sequence[str]) -> typer.Typer:
@@ -30,8 +31,11 @@ def build(groups: Sequence[str]) -> typer.Typer:
     )
     app.callback()(_root)
     for name in groups:
-        module, _ = GROUPS[name]
-        app.add_typer(importlib.import_module(module).app, name=name)
+        module = importlib.import_module(GROUPS[name][0])
+        if hasattr(module, "command"):  # a group of one: the command itself (``dashboard``)
+            app.command(name, cls=PlainCommand)(module.command)
+        else:
+            app.add_typer(module.app, name=name)
     return app
 
 

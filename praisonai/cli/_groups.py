@@ -8,7 +8,8 @@ SUMMARY = (
     "Run AI agents' shell and file tools in isolated instances ('praisonai compute providers' lists where)."
 )
 
-#: The command groups: name -> (module, one line for the top-level help).
+#: The command groups: name -> (module, one line for the top-level help). A module with a
+#: ``command`` is a group of one, that command (``praisonai dashboard``); the others have an ``app``.
 GROUPS = {
     "sandbox": (
         "praisonai.cli.sandbox",
@@ -20,6 +21,7 @@ GROUPS = {
     ),
     "managed": ("praisonai.cli.managed", "Agent turns and their sessions: run, sessions, agents, ps, stop."),
     "env": ("praisonai.cli.env", "The file .praisonai/environment.yaml: validate, show, plan, build."),
+    "dashboard": ("praisonai.cli.dashboard", "A local web console: instances, sessions, terminals, files."),
 }
 
 #: The commands whose exit status is their instance command's, as ``docker run``'s is: their own

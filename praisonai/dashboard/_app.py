@@ -1,0 +1,51 @@
+"""The dashboard's ASGI app: the page, its static files and each feature's routes, behind the guard.
+
+The page is static (``static/``: plain ES modules, no build step); it talks to the JSON, event
+stream and websocket routes that each feature module lists in its ``ROUTES``. Every route reads the
+library, as the CLI does, so nothing shown here is computed twice.
+"""
+
+from __future__ import annotations
+
+from importlib.resources import files
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse
+from starlette.routing import BaseRoute, Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from praisonai import __version__
+from praisonai._home import home_path
+from praisonai.dashboard import _files, _instances, _sessions, _terminal
+from praisonai.dashboard._guard import Access, Guard
+
+#: Where the page finds the token its state-changing requests carry (see ``_guard``).
+TOKEN_SLOT = "__PRAISONAI_TOKEN__"
+
+
+def create_app(access: Access) -> Starlette:
+    """The app, answering only what ``access`` lets through."""
+    page = (
+        (files("praisonai.dashboard") / "static" / "index.html").read_text().replace(TOKEN_SLOT, access.token)
+    )
+
+    async def index(request: Request) -> HTMLResponse:
+        return HTMLResponse(page)
+
+    routes: list[BaseRoute] = [
+        Route("/", index),
+        Route("/api/about", _about),
+        Mount("/static", StaticFiles(packages=[("praisonai.dashboard", "static")]), name="static"),
+        *_instances.ROUTES,
+        *_sessions.ROUTES,
+        *_terminal.ROUTES,
+        *_files.ROUTES,
+    ]
+    return Starlette(routes=routes, middleware=[Middleware(Guard, access=access)])
+
+
+async def _about(request: Request) -> JSONResponse:
+    """What the page's header shows: the version and the home whose state it reads."""
+    return JSONResponse({"version": __version__, "home": str(home_path())})

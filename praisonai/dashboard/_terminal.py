@@ -1,0 +1,7 @@
+"""The dashboard's terminal routes (not yet built)."""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute
+
+ROUTES: list[BaseRoute] = []

@@ -1,0 +1,64 @@
+"""The dashboard served for real (uvicorn on a loopback port, in a thread) and a real browser:
+Playwright driving Debian's chromium (Playwright's own browser download is not reachable here).
+
+Browser tests skip when chromium or Playwright is absent and say why, unless
+PRAISONAI_REQUIRE_BROWSER=1 (CI sets it) turns that skip into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("starlette", reason="the dashboard extra is not installed")
+from praisonai.dashboard import Dashboard
+
+CHROMIUM = os.environ.get("PRAISONAI_CHROMIUM", "/usr/bin/chromium")
+
+
+@pytest.fixture
+def dashboard(home: Path) -> Iterator[Dashboard]:
+    """A dashboard over this test's own home, stopped at the end."""
+    with Dashboard() as board:
+        yield board
+
+
+def _browser_reason() -> str | None:
+    if shutil.which(CHROMIUM) is None:
+        return f"no chromium at {CHROMIUM} (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (pip install -e '.[test]')"
+    return None
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    reason = _browser_reason()
+    if reason is not None:
+        if os.environ.get("PRAISONAI_REQUIRE_BROWSER") == "1":
+            pytest.fail(f"PRAISONAI_REQUIRE_BROWSER=1 but the browser tests cannot run: {reason}")
+        pytest.skip(reason)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        args = ["--no-sandbox"] if os.geteuid() == 0 else []  # chromium's own sandbox refuses root
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=args)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: object, dashboard: Dashboard) -> Iterator[object]:
+    """A fresh browser context (no cookies) on the dashboard's printed address."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
+    tab = context.new_page()
+    tab.set_default_timeout(20_000)
+    tab.goto(dashboard.url)
+    yield tab
+    context.close()
