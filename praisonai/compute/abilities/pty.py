@@ -10,10 +10,14 @@ sentence.
 from __future__ import annotations
 
 import abc
+import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import TracebackType
 
-from praisonai._errors import ConfigError
+import anyio
+
+from praisonai import _limits
+from praisonai._errors import ConfigError, PraisonAIError
 from praisonai._limits import PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS, PTY_MAX_SIDE
 from praisonai._types import Capability
 from praisonai.compute import _activity
@@ -82,6 +86,81 @@ class Pty(abc.ABC):
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         await self.close()
+
+
+#: The marker every process a terminal starts carries in its environment (``NAME=<token>``):
+#: close finds by it those that left the terminal's session or group.
+PTY_MARKER = "PRAISONAI_PTY"
+#: Output chunks a vendor terminal keeps for its reader: a fuller buffer holds the SDK's stream
+#: (and so the program, as a terminal nobody reads holds it): output nobody reads cannot fill memory.
+BUFFERED_CHUNKS = 256
+
+
+class StreamedPty(Pty):
+    """A vendor SDK's terminal whose output a task of its own puts on a bounded stream and whose
+    end it reports (:meth:`_ended_with`). A subclass sends input, resizes, and says how to
+    :meth:`_kill` the terminal's processes and :meth:`_release` the SDK's handle."""
+
+    def __init__(self) -> None:
+        self._sink, self._output = anyio.create_memory_object_stream[bytes](BUFFERED_CHUNKS)
+        self._code: int | None = None
+        self._failure: PraisonAIError | None = None
+        self._ended = anyio.Event()
+        self._closed = False
+
+    @property
+    def _live(self) -> bool:
+        """Neither closed nor ended: input and a new size still reach a program."""
+        return not (self._closed or self._ended.is_set())
+
+    async def take(self, chunk: bytes) -> None:
+        """Queue an output chunk for the reader: awaited, so a full buffer holds the vendor's
+        stream; dropped once the terminal is closed."""
+        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
+            await self._sink.send(bytes(chunk))
+
+    def _ended_with(self, code: int | None, failure: PraisonAIError | None = None) -> None:
+        """The program ended with ``code`` (``None``: unknown; ``failure`` says why)."""
+        self._code, self._failure = code, failure
+        self._ended.set()
+
+    async def _receive(self) -> bytes:
+        if self._closed:
+            return b""
+        try:
+            return await self._output.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            return b""
+
+    async def wait(self) -> int:
+        """The program's exit code (128+N when killed by signal N); -1 when closed before its end
+        was reported."""
+        await self._ended.wait()
+        if self._code is None:
+            if self._failure is not None:
+                raise self._failure
+            return -1
+        return self._code
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._output.close()  # output now goes nowhere: a stream held by a full buffer goes on
+        with anyio.CancelScope(shield=True):
+            with anyio.move_on_after(_limits.KILL_GRACE_S), contextlib.suppress(PraisonAIError):
+                await self._kill()
+            with anyio.move_on_after(_limits.KILL_GRACE_S):
+                await self._ended.wait()  # the vendor reports the end: its task finishes cleanly
+            await self._release()
+
+    @abc.abstractmethod
+    async def _kill(self) -> None:
+        """Kill, inside the instance, every process the terminal started."""
+
+    @abc.abstractmethod
+    async def _release(self) -> None:
+        """Let go of the SDK's handle and stop this terminal's own tasks."""
 
 
 class PtyHook(Refusal):

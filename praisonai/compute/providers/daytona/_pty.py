@@ -31,14 +31,12 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from praisonai._errors import ConfigError, InstanceNotFoundError, PathNotFoundError
-from praisonai.compute.abilities.pty import KILL_MARKED_SH, Pty, env_lines
+from praisonai.compute.abilities.pty import KILL_MARKED_SH, PTY_MARKER, Pty, env_lines
 from praisonai.compute.providers.daytona._client import translated
 
 if TYPE_CHECKING:
     from praisonai.compute.providers.daytona import DaytonaCompute
 
-#: The marker every process of a terminal carries (``PRAISONAI_PTY=<token>``).
-PTY_MARKER = "PRAISONAI_PTY"
 _RUN, _GO = "PRAISONAI_PTY_RUN", "PRAISONAI_PTY_GO"
 #: The line typed into the daemon's shell for a command: no value in it (they are in the env),
 #: a leading space keeps it out of the shell's history (bash's ignorespace, zsh's

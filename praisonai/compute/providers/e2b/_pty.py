@@ -26,105 +26,68 @@ import shlex
 from collections.abc import Callable, Mapping
 from typing import Any
 
-import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
-
 from praisonai import _limits
 from praisonai._errors import PraisonAIError
-from praisonai.compute.abilities.pty import KILL_MARKED_SH, Pty
+from praisonai.compute.abilities.pty import KILL_MARKED_SH, PTY_MARKER, StreamedPty
 from praisonai.compute.providers.e2b._errors import translated
 from praisonai.compute.providers.e2b._exec import bound_env
 
-PTY_MARKER = "PRAISONAI_PTY"
-#: Output chunks kept for the reader: a fuller buffer holds the SDK's stream (and envd, and the
-#: program, as a terminal nobody reads holds it), so output nobody reads cannot fill memory.
-_BUFFERED_CHUNKS = 256
 
+class E2BPty(StreamedPty):
+    """An envd process on a terminal in ``sandbox``: its output comes through :meth:`take` (the
+    SDK's ``on_data``), its handle (an ``AsyncCommandHandle`` of ``sandbox.pty``) through
+    :meth:`started`. ``marker`` is in the environment of everything it starts, and ``on_use``
+    runs on every input and output (the provider renews the sandbox from it)."""
 
-class E2BPty(Pty):
-    """The envd process ``handle`` (an ``AsyncCommandHandle`` of ``sandbox.pty``) whose output
-    arrives on ``output``; ``marker`` is in the environment of everything it starts, and
-    ``on_use`` runs on every input and output (the provider renews the sandbox from it)."""
+    def __init__(self, sandbox: Any, marker: str, on_use: Callable[[], None]) -> None:
+        super().__init__()
+        self._sandbox, self._marker, self._on_use = sandbox, marker, on_use
+        self._handle: Any = None
+        self._watcher: asyncio.Future[None] | None = None
 
-    def __init__(
-        self,
-        sandbox: Any,
-        handle: Any,
-        marker: str,
-        output: tuple[MemoryObjectSendStream[bytes], MemoryObjectReceiveStream[bytes]],
-        on_use: Callable[[], None],
-    ) -> None:
-        self._sandbox, self._handle, self._marker, self._on_use = sandbox, handle, marker, on_use
-        self._sink, self._output = output
-        self._code: int | None = None
-        self._failure: PraisonAIError | None = None
-        self._ended = anyio.Event()
-        self._closed = False
-        # The SDK's handle follows envd's stream in an asyncio task of its own; this one turns its
-        # end into an exit code and the end of the output.
+    def started(self, handle: Any) -> None:
+        """The SDK's handle follows envd's stream in an asyncio task of its own; the watcher
+        turns its end into an exit code and the end of the output."""
+        self._handle = handle
         self._watcher = asyncio.ensure_future(self._watch())
 
     async def _watch(self) -> None:
         import e2b
 
+        code: int | None = None
         try:
             with translated("pty"):
                 try:
-                    self._code = (await self._handle.wait()).exit_code
+                    code = (await self._handle.wait()).exit_code
                 except e2b.CommandExitException as exc:  # a non-zero exit: the SDK raises it
-                    self._code = exc.exit_code
+                    code = exc.exit_code
         except PraisonAIError as exc:  # the stream broke: wait() reports it
-            self._failure = exc
+            self._ended_with(None, exc)
+        else:  # envd reports a kill by signal as -1: taken as SIGKILL's 137
+            self._ended_with(code if code is None or code >= 0 else 128 + 9)
         finally:
             self._sink.close()  # read() returns b"" once the output taken so far is read
-            self._ended.set()
 
     async def _send(self, data: bytes) -> None:
-        if self._closed or self._ended.is_set():
+        if not self._live:
             return  # typed into a terminal that ended: nobody reads it
         self._on_use()
         with translated("pty"):
             await self._sandbox.pty.send_stdin(self._handle.pid, data)
 
     async def _receive(self) -> bytes:
-        if self._closed:
-            return b""
-        try:
-            chunk = await self._output.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            return b""
-        self._on_use()
+        chunk = await super()._receive()
+        if chunk:
+            self._on_use()
         return chunk
 
     async def resize(self, cols: int, rows: int) -> None:
         from e2b.sandbox.commands.command_handle import PtySize
 
-        if self._closed or self._ended.is_set():
+        if not self._live:
             return
         with contextlib.suppress(PraisonAIError), translated("pty"):  # it ended meanwhile: no size
             await self._sandbox.pty.resize(self._handle.pid, PtySize(rows=rows, cols=cols))
-
-    async def wait(self) -> int:
-        """The program's exit code (envd reports a kill by signal as -1: taken as SIGKILL's 137)."""
-        await self._ended.wait()
-        if self._code is None:
-            if self._failure is not None:
-                raise self._failure
-            return -1  # closed before its end was reported
-        return self._code if self._code >= 0 else 128 + 9
-
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._output.close()  # output now goes nowhere: a stream held by a full buffer goes on
-        with anyio.CancelScope(shield=True):
-            with anyio.move_on_after(_limits.KILL_GRACE_S), contextlib.suppress(PraisonAIError):
-                await self._kill()
-            with anyio.move_on_after(_limits.KILL_GRACE_S):
-                await self._ended.wait()  # envd reports the end: the watcher finishes cleanly
-            await self._handle.disconnect()
-            self._watcher.cancel()
 
     async def _kill(self) -> None:
         """Every process carrying the marker (run as the sandbox's commands run), then the pid."""
@@ -136,6 +99,11 @@ class E2BPty(Pty):
                 await self._sandbox.commands.run(kill, timeout=_limits.KILL_GRACE_S)
             if not self._ended.is_set():
                 await self._sandbox.pty.kill(self._handle.pid)
+
+    async def _release(self) -> None:
+        await self._handle.disconnect()
+        if self._watcher is not None:
+            self._watcher.cancel()
 
 
 def start_line(argv: list[str] | None, cwd: str, env_file: str, names: list[str]) -> str:
@@ -167,19 +135,15 @@ async def open_e2b_pty(
         "PROMPT_COMMAND": start_line(argv, cwd, env_file, list(env)),
         PTY_MARKER: marker.split("=", 1)[1],
     }
-    pty_size = PtySize(rows=size[1], cols=size[0])
-    sink, output = anyio.create_memory_object_stream[bytes](_BUFFERED_CHUNKS)
-
-    async def take(chunk: bytes) -> None:  # the SDK awaits it: a full buffer holds its stream
-        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):  # closed
-            await sink.send(bytes(chunk))
-
+    pty = E2BPty(sandbox, marker, on_use)
     try:
         with translated("open_pty"):
             # timeout=0: the stream has no deadline (the SDK's default would end it at 60 s)
-            handle = await sandbox.pty.create(pty_size, on_data=take, envs=envs, timeout=0)
+            handle = await sandbox.pty.create(
+                PtySize(rows=size[1], cols=size[0]), on_data=pty.take, envs=envs, timeout=0
+            )
     except BaseException:
-        sink.close()
-        output.close()
+        pty._output.close()
         raise
-    return E2BPty(sandbox, handle, marker, (sink, output), on_use)
+    pty.started(handle)
+    return pty

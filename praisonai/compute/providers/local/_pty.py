@@ -14,12 +14,10 @@ from collections.abc import Callable, Mapping, Sequence
 import anyio
 
 from praisonai._limits import KILL_GRACE_S
-from praisonai.compute.abilities.pty import Pty
+from praisonai.compute.abilities.pty import PTY_MARKER, Pty
 from praisonai.compute.providers.local._process import exit_status, kill_carrying, kill_group
 from praisonai.runtime import owner
 
-#: Every process a terminal starts carries ``<name>=<token>``: close finds those that left its group.
-PTY_MARKER = "PRAISONAI_PTY"
 _CHUNK = 64 * 1024
 
 

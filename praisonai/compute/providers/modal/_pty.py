@@ -29,15 +29,10 @@ from typing import Any
 
 import anyio
 
-from praisonai import _limits
 from praisonai._errors import PraisonAIError
-from praisonai.compute.abilities.pty import KILL_MARKED_SH, Pty, env_lines
+from praisonai.compute.abilities.pty import KILL_MARKED_SH, PTY_MARKER, StreamedPty, env_lines
 from praisonai.compute.providers.modal._sdk import translated
 
-PTY_MARKER = "PRAISONAI_PTY"
-#: Output chunks kept for the reader: a fuller buffer holds the SDK's stream (and so the program),
-#: so output nobody reads cannot fill memory.
-_BUFFERED_CHUNKS = 256
 #: ``sh -c START sh COLS ROWS ENV_FILE PROGRAM...``: the size, the bound env (the call's values
 #: kept: ``$PRAISONAI_PTY_KEEP`` names them), then the program in its place.
 _START = (
@@ -60,16 +55,12 @@ _SHELL = ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
 Run = Callable[[str], Awaitable[object]]
 
 
-class ModalPty(Pty):
+class ModalPty(StreamedPty):
     """One ``sb.exec(pty=True)`` process; ``run`` runs the resize and the kill in the sandbox."""
 
     def __init__(self, process: Any, marker: str, run: Run) -> None:
+        super().__init__()
         self._process, self._marker, self._run = process, marker, run
-        self._sink, self._output = anyio.create_memory_object_stream[bytes](_BUFFERED_CHUNKS)
-        self._code: int | None = None
-        self._failure: PraisonAIError | None = None
-        self._ended = anyio.Event()
-        self._closed = False
         self._lock = anyio.Lock()  # write + drain share one buffer in the SDK
         self._reader = asyncio.ensure_future(self._read())
         self._watcher = asyncio.ensure_future(self._watch())
@@ -79,67 +70,43 @@ class ModalPty(Pty):
             with contextlib.suppress(Exception):  # a vanished exec ends the stream; wait() says why
                 async for chunk in self._process.stdout:
                     if chunk:
-                        with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError):
-                            await self._sink.send(bytes(chunk))
+                        await self.take(chunk)
         finally:
             self._sink.close()  # read() returns b"" once the output taken so far is read
 
     async def _watch(self) -> None:
         try:
             with translated("pty"):
-                self._code = int(await self._process.wait.aio())
+                code = int(await self._process.wait.aio())
         except PraisonAIError as exc:
-            self._failure = exc
+            self._ended_with(None, exc)
         except Exception as exc:  # the SDK's own errors beyond the translated ones
-            self._failure = PraisonAIError(f"the Modal terminal broke: {exc}", op="pty")
-        finally:
-            self._ended.set()
+            self._ended_with(None, PraisonAIError(f"the Modal terminal broke: {exc}", op="pty"))
+        else:
+            self._ended_with(code)
 
     async def _send(self, data: bytes) -> None:
-        if self._closed or self._ended.is_set():
+        if not self._live:
             return  # typed into a terminal that ended: nobody reads it
         async with self._lock:
             with translated("pty"):
                 self._process.stdin.write(data)
                 await self._process.stdin.drain.aio()
 
-    async def _receive(self) -> bytes:
-        if self._closed:
-            return b""
-        try:
-            return await self._output.receive()
-        except (anyio.EndOfStream, anyio.ClosedResourceError):
-            return b""
-
     async def resize(self, cols: int, rows: int) -> None:
         """From inside the sandbox (see the module docstring): Modal has no resize call."""
-        if self._closed or self._ended.is_set():
+        if not self._live:
             return
         with contextlib.suppress(PraisonAIError):  # it ended meanwhile: no size to set
             await self._run(shlex.join(["sh", "-c", _RESIZE, "sh", self._marker, str(cols), str(rows)]))
 
-    async def wait(self) -> int:
-        """The program's exit code (a kill by signal N is 128+N)."""
-        await self._ended.wait()
-        if self._code is None:
-            if self._failure is not None:
-                raise self._failure
-            return -1
-        return self._code
+    async def _kill(self) -> None:
+        await self._run(shlex.join(["sh", "-c", KILL_MARKED_SH, "sh", self._marker]))
 
-    async def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._output.close()  # output now goes nowhere: a stream held by a full buffer goes on
-        with anyio.CancelScope(shield=True):
-            with anyio.move_on_after(_limits.KILL_GRACE_S), contextlib.suppress(PraisonAIError):
-                await self._run(shlex.join(["sh", "-c", KILL_MARKED_SH, "sh", self._marker]))
-            with anyio.move_on_after(_limits.KILL_GRACE_S):
-                await self._ended.wait()
-            self._reader.cancel()
-            self._watcher.cancel()
-            await asyncio.gather(self._reader, self._watcher, return_exceptions=True)
+    async def _release(self) -> None:
+        self._reader.cancel()
+        self._watcher.cancel()
+        await asyncio.gather(self._reader, self._watcher, return_exceptions=True)
 
 
 async def open_modal_pty(
