@@ -44,10 +44,12 @@ class AsyncSandbox(AsyncWorkbench):
 
     @property
     def id(self) -> str:
+        """The instance's id (what ``praisonai compute ps`` shows)."""
         return self.info.instance_id
 
     @property
     def closed(self) -> bool:
+        """Whether this handle was closed."""
         return self._closed
 
     @classmethod

@@ -54,6 +54,7 @@ class Sandbox:
 
     @classmethod
     def connect(cls, instance_id: str, compute: object = None) -> Sandbox:
+        """Attach to an existing instance by id (resuming a paused one); see :meth:`AsyncSandbox.connect`."""
         return cls(_portal.call(AsyncSandbox.connect, instance_id, compute))
 
     @ClassOnly
@@ -89,14 +90,17 @@ class Sandbox:
 
     @property
     def id(self) -> str:
+        """The instance's id (what ``praisonai compute ps`` shows)."""
         return self._inner.id
 
     @property
     def info(self) -> InstanceInfo:
+        """What the provider said about the instance when it was made or connected."""
         return self._inner.info
 
     @property
     def provider(self) -> ComputeProvider:
+        """The provider that reaches the instance."""
         return self._inner.provider
 
     @property
@@ -106,6 +110,7 @@ class Sandbox:
 
     @property
     def closed(self) -> bool:
+        """Whether this handle was closed."""
         return self._inner.closed
 
     def exec(
@@ -120,6 +125,7 @@ class Sandbox:
         on_output: OutputSink | None = None,
         stdin: bytes | str | None = None,
     ) -> ExecResult:
+        """Run a command and wait for its result; see :meth:`AsyncSandbox.exec`."""
         return _portal.call(
             lambda: self._inner.exec(
                 command,
@@ -188,48 +194,62 @@ class Sandbox:
         return Files(self._inner.files)
 
     def read_file(self, path: str) -> bytes:
+        """The file's bytes (``FileNotFoundError`` when missing); see :meth:`AsyncSandbox.read_file`."""
         return _portal.call(self._inner.read_file, path)
 
     def write_file(self, path: str, data: bytes | str) -> None:
+        """Write bytes (or UTF-8 text) exactly; see :meth:`AsyncSandbox.write_file`."""
         _portal.call(self._inner.write_file, path, data)
 
     def upload(self, local_path: str | os.PathLike[str], remote_path: str) -> None:
+        """Copy a local file or directory into the instance; see :meth:`AsyncSandbox.upload`."""
         _portal.call(self._inner.upload, local_path, remote_path)
 
     def download(self, remote_path: str, local_path: str | os.PathLike[str]) -> None:
+        """Copy a file or directory out of the instance; see :meth:`AsyncSandbox.download`."""
         _portal.call(self._inner.download, remote_path, local_path)
 
     def upload_workspace(self, local_path: str | os.PathLike[str], remote_dir: str | None = None) -> Packed:
+        """Upload a local tree, ``.gitignore`` rules applied; see :meth:`AsyncSandbox.upload_workspace`."""
         return _portal.call(self._inner.upload_workspace, local_path, remote_dir)
 
     def clone_repo(self, repo: str, *, token_env: str | None = None, remote_dir: str | None = None) -> None:
+        """``git clone`` a repository inside the instance; see :meth:`AsyncSandbox.clone_repo`."""
         _portal.call(lambda: self._inner.clone_repo(repo, token_env=token_env, remote_dir=remote_dir))
 
     def diff(self, remote_dir: str | None = None) -> str:
+        """The workspace's changes as a ``git diff`` patch; see :meth:`AsyncSandbox.diff`."""
         return _portal.call(self._inner.diff, remote_dir)
 
     def download_changes(
         self, local_path: str | os.PathLike[str], remote_dir: str | None = None
     ) -> tuple[Change, ...]:
+        """Copy the changed files out; see :meth:`AsyncSandbox.download_changes`."""
         return _portal.call(self._inner.download_changes, local_path, remote_dir)
 
     def expose(self, port: int) -> str:
+        """A URL reaching ``port`` inside the instance from this host; see :meth:`AsyncSandbox.expose`."""
         return _portal.call(self._inner.expose, port)
 
     def status(self) -> InstanceInfo:
+        """The instance's current state, fresh from the provider."""
         return _portal.call(self._inner.status)
 
     def pause(self) -> InstanceInfo:
+        """Stop the instance keeping its files; see :meth:`AsyncSandbox.pause`."""
         return _portal.call(self._inner.pause)
 
     def resume(self) -> InstanceInfo:
+        """Bring the paused instance back under the same id; see :meth:`AsyncSandbox.resume`."""
         return _portal.call(self._inner.resume)
 
     def shutdown(self) -> None:
+        """Remove the instance now, whoever created it, and close this handle."""
         _portal.call(self._inner.shutdown)
         _portal.forget_at_exit(self._inner)
 
     def close(self) -> None:
+        """Shut the instance down if this handle owns it, else let go; idempotent."""
         _portal.call(self._inner.close)
         _portal.forget_at_exit(self._inner)
 

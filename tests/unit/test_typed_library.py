@@ -41,3 +41,18 @@ def test_users_code_type_checks_under_mypy_strict(tmp_path: Path) -> None:
         env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_every_public_member_of_the_sandboxes_has_a_docstring() -> None:
+    """``help(Sandbox)`` and an editor's hover say what each member does, the blocking twin too."""
+    import inspect
+
+    from praisonai import AsyncSandbox, Sandbox
+
+    bare = [
+        f"{cls.__name__}.{name}"
+        for cls in (Sandbox, AsyncSandbox)
+        for name, member in inspect.getmembers(cls)
+        if not name.startswith("_") and not inspect.getdoc(member)
+    ]
+    assert bare == []
