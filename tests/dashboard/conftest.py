@@ -56,7 +56,7 @@ def browser() -> Iterator[object]:
 @pytest.fixture
 def page(browser: object, dashboard: Dashboard) -> Iterator[object]:
     """A fresh browser context (no cookies) on the dashboard's printed address."""
-    context = browser.new_context(viewport={"width": 1280, "height": 800})  # type: ignore[attr-defined]
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
     tab = context.new_page()
     tab.set_default_timeout(20_000)
     tab.goto(dashboard.url)
