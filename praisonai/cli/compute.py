@@ -52,9 +52,11 @@ def ps(json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     survey = inventory.ps()
     if quiet:  # as docker ps -q: for `xargs praisonai sandbox rm`
         typer.echo("".join(f"{found.instance_id}\n" for found in survey.instances), nl=False)
+    elif json:  # the library's row: the dashboard shows the same
+        now = time.time()
+        _output.print_json([found.as_json(now) for found in survey.instances])
     else:
-        columns, rows = _ps_table(survey.instances, as_json=json)
-        _output.table(columns, rows, as_json=json)
+        _output.table(*_ps_table(survey.instances))
     _report(survey.problems)
     if survey.problems:
         raise typer.Exit(1)
@@ -196,37 +198,9 @@ def _gc_report(outcome: GcOutcome) -> bool:
 # ---- output -------------------------------------------------------------------------------
 
 
-def _ps_table(
-    found: Sequence[Instance], *, as_json: bool
-) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
-    """JSON keeps the reason and creation time apart; the table folds the reason into status."""
+def _ps_table(found: Sequence[Instance]) -> tuple[tuple[str, ...], list[tuple[object, ...]]]:
+    """The table folds the reason into the status."""
     now = time.time()
-    if as_json:  # ages in seconds (null when unknown); the provider's name, and how it contains
-        columns = (
-            "instance",
-            "provider",
-            "flavour",
-            "status",
-            "age_s",
-            "created_at",
-            "owner",
-            "endpoint",
-            "reason",
-        )
-        return columns, [
-            (
-                f.instance_id,
-                f.provider_name,
-                _flavour(f),
-                f.status,
-                _age_s(f.created_at, now),
-                f.created_at,
-                f.owner,
-                f.endpoint,
-                f.reason,
-            )
-            for f in found
-        ]
     return ("instance", "provider", "status", "age", "owner", "endpoint"), [
         (
             f.instance_id,
@@ -238,11 +212,6 @@ def _ps_table(
         )
         for f in found
     ]
-
-
-def _flavour(found: Instance) -> str:
-    """``bubblewrap`` for an isolated local instance (its ledger row's options say so), else ""."""
-    return str(getattr(found.provider, "flavour", ""))
 
 
 def _seconds(age: str) -> float:
@@ -261,10 +230,6 @@ def _seconds(age: str) -> float:
 def _report(failures: Sequence[str]) -> None:
     for line in failures:
         _output.error(line)
-
-
-def _age_s(created_at: float, now: float) -> float | None:
-    return round(max(0.0, now - created_at), 3) if created_at > 0 else None
 
 
 def _age(created_at: float, now: float) -> str:

@@ -13,14 +13,16 @@ import dataclasses
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 
 from praisonai._errors import InstanceNotFoundError
 from praisonai._ledger import Ledger, LedgerEntry
+from praisonai._lifetime import Lifetime
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.lifecycle import LABEL_HOME, LABEL_OWNER
+from praisonai.compute.lifecycle import LABEL_DEFINITION, LABEL_HOME, LABEL_OWNER
 from praisonai.compute.registry import available_providers, provider_class, provider_for_record
 from praisonai.compute.requests import is_instance_id
 
@@ -41,8 +43,9 @@ class Instance:
     :data:`GONE` / :data:`UNREACHABLE`.
     ``provider``: the provider object that reaches it (``None`` when it could not be built;
     ``reason`` then says why, as it does for ``unreachable``). ``home``: the home label of an
-    instance found in a provider's own list (empty for ledger rows). ``created_at`` is 0 when
-    unknown.
+    instance found in a provider's own list (empty for ledger rows). ``created_at`` and
+    ``last_active`` are 0 when unknown; ``lifetime`` is known for this home's ledger rows only;
+    ``definition`` is the value-free hash of its environment, from the instance's label.
     """
 
     instance_id: str
@@ -54,6 +57,42 @@ class Instance:
     provider: ComputeProvider | None
     reason: str = ""
     home: str = ""
+    last_active: float = 0.0
+    lifetime: Lifetime | None = None
+    definition: str = ""
+
+    def idle_s(self, now: float) -> float | None:
+        """Seconds since its last activity, ``None`` when unknown."""
+        return _since(self.last_active, now)
+
+    def ttl_left_s(self, now: float) -> float | None:
+        """Seconds until its ttl stops it, ``None`` when it has none or it is unknown."""
+        if self.lifetime is None or self.lifetime.ttl_s is None or self.created_at <= 0:
+            return None
+        return round(max(0.0, self.created_at + self.lifetime.ttl_s - now), 3)
+
+    def as_json(self, now: float) -> dict[str, Any]:
+        """The row ``compute ps --json`` prints and the dashboard shows: durations in seconds
+        (``null`` when unknown), times as ``*_at``, the provider's name and how it contains."""
+        return {
+            "instance": self.instance_id,
+            "provider": self.provider_name,
+            "flavour": str(getattr(self.provider, "flavour", "")),
+            "status": self.status,
+            "definition": self.definition,
+            "age_s": _since(self.created_at, now),
+            "idle_s": self.idle_s(now),
+            "ttl_left_s": self.ttl_left_s(now),
+            "created_at": self.created_at,
+            "owner": self.owner,
+            "home": self.home,
+            "endpoint": self.endpoint,
+            "reason": self.reason,
+        }
+
+
+def _since(moment: float, now: float) -> float | None:
+    return round(max(0.0, now - moment), 3) if moment > 0 else None
 
 
 def ledger_rows(ledger: Ledger) -> tuple[list[LedgerEntry], list[str]]:
@@ -131,7 +170,8 @@ async def check(entry: LedgerEntry) -> Instance:
     # instance waits in a warm pool for a claim: the ledger's word is the news.
     unfinished = entry.state in ("provisioning", "failed", "warm") and info.status is InstanceStatus.RUNNING
     status = entry.state if unfinished else info.status.value
-    return dataclasses.replace(found, status=status, endpoint=info.endpoint)
+    definition = info.labels.get(LABEL_DEFINITION, "")
+    return dataclasses.replace(found, status=status, endpoint=info.endpoint, definition=definition)
 
 
 def recorded(entry: LedgerEntry) -> Instance:
@@ -143,7 +183,16 @@ def recorded(entry: LedgerEntry) -> Instance:
         provider, reason = None, one_line(exc)
     status = UNREACHABLE if provider is None else entry.state
     return Instance(
-        entry.instance_id, entry.provider, status, entry.created_at, entry.owner, "", provider, reason
+        entry.instance_id,
+        entry.provider,
+        status,
+        entry.created_at,
+        entry.owner,
+        "",
+        provider,
+        reason,
+        last_active=entry.last_active,
+        lifetime=entry.lifetime,
     )
 
 
@@ -158,6 +207,7 @@ def _listed(info: InstanceInfo, provider: ComputeProvider) -> Instance:
         info.endpoint,
         provider,
         home=home,
+        definition=info.labels.get(LABEL_DEFINITION, ""),
     )
 
 

@@ -7,16 +7,19 @@ library, as the CLI does, so nothing shown here is computed twice.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
 from importlib.resources import files
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from praisonai import __version__
+from praisonai._errors import PraisonAIError
 from praisonai._home import home_path
 from praisonai.dashboard import _files, _instances, _sessions, _terminal
 from praisonai.dashboard._guard import Access, Guard
@@ -43,7 +46,32 @@ def create_app(access: Access) -> Starlette:
         *_terminal.ROUTES,
         *_files.ROUTES,
     ]
-    return Starlette(routes=routes, middleware=[Middleware(Guard, access=access)])
+    return Starlette(
+        routes=routes,
+        middleware=[Middleware(Guard, access=access)],
+        exception_handlers={PraisonAIError: _refused},
+        lifespan=_lifespan,
+    )
+
+
+#: The status of a library error in a route's answer, by the builtin it also is.
+_STATUS = ((ValueError, 400), (LookupError, 404), (FileNotFoundError, 404), (PermissionError, 403))
+
+
+async def _refused(request: Request, exc: Exception) -> PlainTextResponse:
+    """A library error is the page's one sentence (as it is the CLI's), not a server error."""
+    status = next((code for kind, code in _STATUS if isinstance(exc, kind)), 409)
+    return PlainTextResponse(str(exc), status_code=status)
+
+
+@contextlib.asynccontextmanager
+async def _lifespan(app: Starlette) -> AsyncIterator[None]:
+    """What the app shares across requests, made in its loop and stopped with it."""
+    app.state.survey = _instances.Survey()
+    try:
+        yield
+    finally:
+        await app.state.survey.close()
 
 
 async def _about(request: Request) -> JSONResponse:
