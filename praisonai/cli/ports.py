@@ -17,7 +17,7 @@ import typer
 
 from praisonai import _portal
 from praisonai.cli import _output, _signals
-from praisonai.cli._instances import provider_of
+from praisonai.compute.inventory import provider_of
 
 
 def port(

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from praisonai import _portal
+from praisonai._errors import InstanceNotFoundError
 from praisonai._ledger import Ledger, LedgerEntry, home_tag
 from praisonai.compute import _home_reaper, _paused
 from praisonai.compute._survey import (
@@ -185,6 +186,21 @@ def find(instance_id: str, *, providers: Sequence[ComputeProvider] | None = None
     check_instance_id(instance_id)
     found, _, _ = _lookup([instance_id], providers)
     return found[0] if found else None
+
+
+def provider_of(instance_id: str, doing: str, op: str) -> ComputeProvider:
+    """The provider that runs the instance, found as :func:`find` finds it (the ledger, else
+    each provider's own list: an instance another home or host made).
+
+    Raises:
+        InvalidInstanceIdError (ValueError): ``instance_id`` is not an instance id.
+        InstanceNotFoundError: it is nowhere (one sentence naming what was being ``doing``).
+    """
+    found = find(instance_id)
+    if found is None or found.provider is None:
+        why = found.reason if found is not None else "not in the ledger or in any provider's list"
+        raise InstanceNotFoundError(f"no instance {instance_id!r} to {doing}: {why}", op=op)
+    return found.provider
 
 
 def stop_all(*, providers: Sequence[ComputeProvider] | None = None) -> StopOutcome:

@@ -19,7 +19,6 @@ import typer
 from praisonai._errors import ConfigError
 from praisonai._limits import DEFAULT_EXEC_TIMEOUT_S, check_timeout
 from praisonai.cli import _output
-from praisonai.cli._instances import provider_of
 from praisonai.cli._options import AllowHostMountsOpt
 from praisonai.cli.sandbox._plan import planned
 from praisonai.cli.sandbox._running import (
@@ -39,6 +38,7 @@ from praisonai.cli.sandbox._running import (
     wait,
     write,
 )
+from praisonai.compute.inventory import provider_of
 
 if TYPE_CHECKING:
     from praisonai.sandbox import AsyncSandbox
