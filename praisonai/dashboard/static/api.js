@@ -19,7 +19,7 @@ export async function getJSON(path) {
 /** A state-changing request (it carries the token header the server requires); JSON back. */
 export async function send(method, path, body) {
   const init = { method, headers: { "x-praisonai-token": token } };
-  if (body instanceof FormData) init.body = body;
+  if (body instanceof FormData || body instanceof Blob) init.body = body;
   else if (body !== undefined) {
     init.body = JSON.stringify(body);
     init.headers["content-type"] = "application/json";
