@@ -62,6 +62,91 @@ def remote_of(record: SessionRecord) -> Mapping[str, Any]:
     return record.remote or {}
 
 
+def session_row(record: SessionRecord, agent: AgentRecord | None) -> dict[str, Any]:
+    """A session as one row of ``sessions list --json`` (and of the dashboard's list)."""
+    return {
+        "id": record.id,
+        "agent_id": record.agent_id,
+        "agent": agent.name if agent else None,
+        "agent_version": record.agent_version,
+        "model": agent.config.get("model") if agent else None,
+        "title": record.title,
+        "status": record.status,
+        "stop_reason": str(record.stop_reason.get("type")) if record.stop_reason else None,
+        "pending": len(record.pending),
+        "turns": record.turns,
+        "usage": dict(record.usage),
+        "sandbox": sandbox_of(record),
+        "created_at": record.created_at,
+        "updated_at": record.updated_at,
+    }
+
+
+def session_json(view: SessionView, *, events: bool) -> dict[str, Any]:
+    """The session as one JSON object (``sessions show --json``, the dashboard's session page);
+    with ``events``, its transcript (each with its seq and turn)."""
+    s, agent = view.record, view.agent
+    data: dict[str, Any] = {
+        "id": s.id,
+        "backend": s.backend,
+        "remote_session_id": s.remote_session_id,
+        "agent": {
+            "id": s.agent_id,
+            "name": agent.name,
+            "version": s.agent_version,
+            "model": agent.config.get("model"),
+        },
+        "title": s.title,
+        "status": s.status,
+        "stop_reason": _plain(s.stop_reason),
+        "pending": _plain(list(s.pending)),
+        "last_error": _plain(s.last_error),
+        "turns": s.turns,
+        "usage": dict(s.usage),
+        "usage_by_turn": [_turn(t) for t in view.usage],
+        "sandbox": {**sandbox_of(s), "status": s.sandbox_status} if s.sandbox else None,
+        "remote": _plain(view.remote) or None,
+        "lease_owner": s.lease_owner,
+        "created_at": s.created_at,
+        "updated_at": s.updated_at,
+    }
+    if events:
+        data["events"] = [event_json(e) for e in view.events]
+    return data
+
+
+def event_json(stored: StoredEvent) -> dict[str, Any]:
+    """One stored event as the transcript's JSON: its seq and turn, then the event itself."""
+    return {"seq": stored.seq, "turn": stored.turn, **stored.event.to_json()}
+
+
+def sandbox_of(s: SessionRecord) -> dict[str, Any]:
+    """Provider and instance only: the recorded options may name hosts and users."""
+    box = s.sandbox or {}
+    return {"provider": box.get("provider"), "instance_id": box.get("instance_id")} if box else {}
+
+
+def _turn(t: TurnUsage) -> dict[str, Any]:
+    return {
+        "turn": t.turn,
+        "model": t.model,
+        "requests": t.requests,
+        "input_tokens": t.input_tokens,
+        "output_tokens": t.output_tokens,
+        "cache_read_input_tokens": t.cache_read_input_tokens,
+        "cache_creation_input_tokens": t.cache_creation_input_tokens,
+    }
+
+
+def _plain(value: Any) -> Any:
+    """Mappings and tuples as JSON's dicts and lists."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 @dataclass(frozen=True)
 class Step:
     """One step of a delete: ``lease``, ``instance`` or ``rows``; whether it is done, and how."""

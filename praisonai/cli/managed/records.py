@@ -24,40 +24,11 @@ def sessions_table(
 ) -> Table:
     """A row per session. JSON keeps every field apart; the table folds the stop reason and the
     pending count into the status (the usage is in ``sessions show``)."""
-    if as_json:
-        columns = (
-            "id",
-            "agent_id",
-            "agent",
-            "agent_version",
-            "title",
-            "status",
-            "stop_reason",
-            "pending",
-            "turns",
-            "usage",
-            "sandbox",
-            "created_at",
-            "updated_at",
-        )
-        return columns, [
-            (
-                s.id,
-                s.agent_id,
-                _agent_name(agents.get(s.agent_id)),
-                s.agent_version,
-                s.title,
-                s.status,
-                _stop(s),
-                len(s.pending),
-                s.turns,
-                dict(s.usage),
-                _sandbox(s),
-                s.created_at,
-                s.updated_at,
-            )
-            for s in found
-        ]
+    if as_json:  # the library's row: the dashboard lists the same
+        from praisonai.managed.sessions import session_row
+
+        rows = [session_row(s, agents.get(s.agent_id)) for s in found]
+        return (tuple(rows[0]) if rows else ("id",)), [tuple(row.values()) for row in rows]
     return ("id", "agent", "status", "turns", "updated", "title"), [
         (
             s.id,
@@ -107,38 +78,6 @@ def session_summary(view: SessionView) -> str:
     return f"{s.id}{title} ({s.status}; {remote}{_sandbox_line(s)})"
 
 
-def session_json(view: SessionView, *, events: bool) -> dict[str, Any]:
-    """The session as one JSON object; with ``events``, its transcript (each with its seq and turn)."""
-    s, agent = view.record, view.agent
-    data: dict[str, Any] = {
-        "id": s.id,
-        "backend": s.backend,
-        "remote_session_id": s.remote_session_id,
-        "agent": {
-            "id": s.agent_id,
-            "name": agent.name,
-            "version": s.agent_version,
-            "model": agent.config.get("model"),
-        },
-        "title": s.title,
-        "status": s.status,
-        "stop_reason": _plain(s.stop_reason),
-        "pending": _plain(list(s.pending)),
-        "last_error": _plain(s.last_error),
-        "turns": s.turns,
-        "usage": dict(s.usage),
-        "usage_by_turn": [_turn(t) for t in view.usage],
-        "sandbox": {**_sandbox(s), "status": s.sandbox_status} if s.sandbox else None,
-        "remote": _plain(view.remote) or None,
-        "lease_owner": s.lease_owner,
-        "created_at": s.created_at,
-        "updated_at": s.updated_at,
-    }
-    if events:
-        data["events"] = [{"seq": e.seq, "turn": e.turn, **e.event.to_json()} for e in view.events]
-    return data
-
-
 def turns_table(turns: Sequence[TurnUsage]) -> Table:
     """Usage per turn and model, cache tokens included."""
     return ("turn", "model", "requests", "input", "output", "cache read", "cache write"), [
@@ -178,10 +117,6 @@ def agents_table(agents: Sequence[AgentRecord], *, as_json: bool) -> Table:
 
 
 # ---- pieces ----------------------------------------------------------------------------------
-
-
-def _agent_name(agent: AgentRecord | None) -> str | None:
-    return agent.name if agent else None
 
 
 def _agent_label(agent: AgentRecord | None, s: SessionRecord) -> str:
@@ -244,36 +179,11 @@ def _billed(usage: Any) -> str:
     return "; ".join(parts)
 
 
-def _sandbox(s: SessionRecord) -> dict[str, Any]:
-    """Provider and instance only: the recorded options may name hosts and users."""
-    box = s.sandbox or {}
-    return {"provider": box.get("provider"), "instance_id": box.get("instance_id")} if box else {}
-
-
 def _sandbox_line(s: SessionRecord) -> str:
-    box = _sandbox(s)
+    from praisonai.managed.sessions import sandbox_of
+
+    box = sandbox_of(s)
     if not box:
         return "no instance"
     status = f" ({s.sandbox_status})" if s.sandbox_status else ""
     return f"{box['provider']} {box['instance_id']}{status}"
-
-
-def _turn(t: TurnUsage) -> dict[str, Any]:
-    return {
-        "turn": t.turn,
-        "model": t.model,
-        "requests": t.requests,
-        "input_tokens": t.input_tokens,
-        "output_tokens": t.output_tokens,
-        "cache_read_input_tokens": t.cache_read_input_tokens,
-        "cache_creation_input_tokens": t.cache_creation_input_tokens,
-    }
-
-
-def _plain(value: Any) -> Any:
-    """Mappings and tuples as JSON's dicts and lists."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value

@@ -88,7 +88,7 @@ def show(
 
     view = sessions.show_session(session_id)
     if json_:
-        _output.print_json(records.session_json(view, events=events))
+        _output.print_json(sessions.session_json(view, events=events))
         return
     records.session_card(view, sys.stdout)
     if usage:
