@@ -11,6 +11,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from importlib.resources import files
 
+import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -68,10 +69,12 @@ async def _refused(request: Request, exc: Exception) -> PlainTextResponse:
 async def _lifespan(app: Starlette) -> AsyncIterator[None]:
     """What the app shares across requests, made in its loop and stopped with it."""
     app.state.survey = _instances.Survey()
+    app.state.turns = _sessions.Turns()
     try:
         yield
     finally:
         await app.state.survey.close()
+        await anyio.to_thread.run_sync(app.state.turns.stop)
 
 
 async def _about(request: Request) -> JSONResponse:

@@ -1,7 +1,181 @@
-"""The dashboard's sessions routes (not yet built)."""
+"""The sessions pages' routes: the list, one session's timeline as it grows, and resuming it.
+
+Everything is read from the sessions store of this home, through the library's JSON shapes
+(``managed.sessions``: what ``sessions list --json`` and ``sessions show --json`` print). The
+store is a local sqlite file, so each stream polls it (every :data:`POLL_S`) from a worker
+thread; a timeline stream sends each stored event once, with its seq as the event's id, so a
+reconnecting page (``Last-Event-ID``) picks up where it left off.
+
+A resume runs the session's next turn as ``praisonai managed sessions resume ID PROMPT`` does
+(``ManagedAgent.resume``, then ``run``), in a thread of its own (:class:`Turns`): the page follows
+it on the timeline. Tool calls that need approval are left pending (the session then requires
+action), since no one is asked here; the server's stop interrupts a running turn.
+"""
 
 from __future__ import annotations
 
-from starlette.routing import BaseRoute
+import json
+import threading
+from collections.abc import AsyncIterator
+from typing import Any
 
-ROUTES: list[BaseRoute] = []
+import anyio
+from sse_starlette import EventSourceResponse
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from praisonai._errors import SessionBusyError
+from praisonai._telemetry import logger
+from praisonai.managed import sessions
+from praisonai.managed.agent import ManagedAgent
+from praisonai.managed.store import SessionStore, open_store
+from praisonai.managed.text import check_prompt
+
+_log = logger("dashboard")
+
+#: How often a stream looks at the store for news.
+POLL_S = 0.5
+#: How long the server's stop waits for each interrupted turn to end (its instance's command
+#: killed, its events stored).
+STOP_WAIT_S = 30.0
+#: The most sessions the list shows (newest updated first).
+LISTED = 200
+
+
+def _rows() -> list[dict[str, Any]]:
+    with open_store() as store:
+        agents = {agent.id: agent for agent in store.list_agents()}
+        return [sessions.session_row(r, agents.get(r.agent_id)) for r in store.list_sessions(limit=LISTED)]
+
+
+async def _list(request: Request) -> JSONResponse:
+    return JSONResponse({"sessions": await anyio.to_thread.run_sync(_rows)})
+
+
+async def _list_events(request: Request) -> EventSourceResponse:
+    async def events() -> AsyncIterator[dict[str, str]]:
+        last = ""
+        while True:
+            text = json.dumps(await anyio.to_thread.run_sync(_rows))
+            if text != last:
+                yield {"event": "sessions", "data": text}
+                last = text
+            await anyio.sleep(POLL_S)
+
+    return EventSourceResponse(events())
+
+
+async def _show(request: Request) -> JSONResponse:
+    view = await anyio.to_thread.run_sync(sessions.show_session, request.path_params["session_id"])
+    return JSONResponse(sessions.session_json(view, events=False))
+
+
+async def _timeline(request: Request) -> EventSourceResponse:
+    """``session`` events (the record, when it changed) and ``event`` events (each stored event
+    after the page's last, its seq the SSE id)."""
+    session_id = request.path_params["session_id"]
+    resumed_from = request.headers.get("last-event-id", "")
+    after = int(resumed_from) if resumed_from.isdigit() else 0
+    store = await anyio.to_thread.run_sync(open_store)
+    await anyio.to_thread.run_sync(store.get_session, session_id)  # an unknown id: 404 before the stream
+
+    async def events() -> AsyncIterator[dict[str, str]]:
+        seen, last = after, ""
+        try:
+            while True:
+                record, news = await anyio.to_thread.run_sync(_news, store, session_id, seen)
+                card = json.dumps(record)
+                if card != last:
+                    yield {"event": "session", "data": card}
+                    last = card
+                for item in news:
+                    seen = item["seq"]
+                    yield {"event": "event", "id": str(seen), "data": json.dumps(item)}
+                await anyio.sleep(POLL_S)
+        finally:
+            store.close()
+
+    return EventSourceResponse(events())
+
+
+def _news(store: SessionStore, session_id: str, after: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    record = store.get_session(session_id)
+    view = sessions.SessionView(record, store.get_agent(record.agent_id), (), ())
+    events = [sessions.event_json(e) for e in store.events(session_id, after_seq=after)]
+    return sessions.session_json(view, events=False), events
+
+
+async def _resume(request: Request) -> Response:
+    """Take the session and run its next turn in the background: 202 once it has started; one
+    sentence when the prompt is not one or the session is busy (here or in another process)."""
+    session_id = request.path_params["session_id"]
+    body = await request.json()
+    prompt = body.get("prompt") if isinstance(body, dict) else None
+    if not isinstance(prompt, str) or not prompt.strip():
+        return PlainTextResponse("write the next message first: the prompt is empty", status_code=400)
+    check_prompt(prompt)
+    turns: Turns = request.app.state.turns
+    await anyio.to_thread.run_sync(turns.start, session_id, prompt)
+    return JSONResponse({"session": session_id, "resumed": True}, status_code=202)
+
+
+class Turns:
+    """The turns this dashboard runs, at most one per session: the store's lease keeps other
+    processes out, but this process holds every lease it takes under one owner, so it keeps
+    its own count. :meth:`stop` interrupts them (each session stays resumable)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running: dict[str, tuple[ManagedAgent, threading.Thread] | None] = {}
+
+    def start(self, session_id: str, prompt: str) -> None:
+        """Resume the session here and start its turn in a thread of its own.
+
+        Raises:
+            SessionBusyError: a turn of it runs, here or in another live process.
+            SessionNotFoundError: no such session.
+        """
+        with self._lock:
+            if session_id in self._running:
+                raise SessionBusyError(f"session {session_id} is running a turn; wait for it to end")
+            self._running[session_id] = None  # taken: a second click waits for this one
+        try:
+            agent = ManagedAgent.resume(session_id)
+        except BaseException:
+            with self._lock:
+                del self._running[session_id]
+            raise
+        thread = threading.Thread(target=self._turn, args=(session_id, agent, prompt), daemon=True)
+        with self._lock:
+            self._running[session_id] = (agent, thread)
+        thread.start()
+
+    def _turn(self, session_id: str, agent: ManagedAgent, prompt: str) -> None:
+        """The turn, to its end; how it ended is in the session's record and events."""
+        try:
+            agent.run(prompt)
+        except Exception as exc:  # the page shows the session's error; the server says it once
+            _log.warning("the resumed turn of %s ended with an error: %s", session_id, exc)
+        finally:
+            agent.close()
+            with self._lock:
+                del self._running[session_id]
+
+    def stop(self) -> None:
+        """Interrupt every running turn and wait for each to end."""
+        with self._lock:
+            running = [entry for entry in self._running.values() if entry is not None]
+        for agent, _ in running:
+            agent.interrupt()
+        for _, thread in running:
+            thread.join(STOP_WAIT_S)
+
+
+ROUTES: list[BaseRoute] = [
+    Route("/api/sessions", _list),
+    Route("/api/sessions/events", _list_events),
+    Route("/api/sessions/{session_id}", _show),
+    Route("/api/sessions/{session_id}/events", _timeline),
+    Route("/api/sessions/{session_id}/resume", _resume, methods=["POST"]),
+]

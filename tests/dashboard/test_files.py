@@ -66,7 +66,9 @@ def test_on_a_local_instance_nothing_outside_its_workspace_comes_out(
         os.symlink(secret, Path(workspace) / "escape")
         (Path(workspace) / "inside").write_text("fine")
         assert _get(dashboard, f"/api/instances/{local.id}/file", path="inside").text == "fine"
-        assert "links are not followed" in _get(dashboard, f"/api/instances/{local.id}/file", path="escape").text
+        assert (
+            "links are not followed" in _get(dashboard, f"/api/instances/{local.id}/file", path="escape").text
+        )
         for path in (
             "escape",
             f"../{Path(workspace).name}/escape",

@@ -1,6 +1,123 @@
-// The session page (not yet built).
-import { el } from "./api.js";
+// One session: its card and its timeline (messages, tool calls with their input and output,
+// exit codes and durations, interrupts, resumes, what happened to its instance), streaming while
+// it runs; and a box to resume it with a new prompt. Every text is hostile: it is only ever DOM
+// text, and long outputs are cut with the rest behind a <details>.
+import { el, fail, send, stream } from "./api.js";
+import { statusText, tokens } from "./sessions.js";
 
-export function render(main) {
-  main.append(el("p", { class: "muted" }, "Not built yet."));
+const SHOWN_CHARS = 2000;
+// What each instance event says, in words.
+const SANDBOX = {
+  "sandbox.provisioned": "instance made",
+  "sandbox.reattached": "instance reattached",
+  "sandbox.resumed": "instance resumed from pause",
+  "sandbox.replaced": "instance replaced (the old one was gone)",
+};
+
+export function render(main, id) {
+  const card = el("div", { class: "card", id: "session-card" });
+  const timeline = el("ol", { class: "timeline", id: "timeline" });
+  const prompt = el("textarea", { id: "prompt", rows: 3, placeholder: "Next message to the agent…" });
+  const answer = el("span", { class: "muted", id: "resume-status" });
+  const resume = async () => {
+    answer.textContent = "";
+    try {
+      await send("POST", `/api/sessions/${encodeURIComponent(id)}/resume`, { prompt: prompt.value });
+      prompt.value = "";
+      answer.textContent = "resumed";
+    } catch (error) {
+      answer.textContent = error.message;
+      answer.className = "bad";
+    }
+  };
+  main.append(
+    el("h1", {}, "Session ", el("code", {}, id)),
+    card,
+    timeline,
+    el("div", { class: "resume" }, prompt, el("button", { id: "resume", onclick: resume }, "resume"), " ", answer),
+  );
+  const calls = new Map(); // tool_use id -> its list item, which its result completes
+  return stream(`/api/sessions/${encodeURIComponent(id)}/events`, (type, data) => {
+    if (type === "session") card.replaceChildren(...cardLines(data));
+    else {
+      const item = eventItem(data, calls);
+      if (item) timeline.append(item);
+    }
+  }, ["session", "event"]);
+}
+
+function cardLines(s) {
+  const box = s.sandbox;
+  const instance = box?.instance_id
+    ? [el("a", { href: `#/instances/${encodeURIComponent(box.instance_id)}/terminal` }, box.instance_id), ` (${box.provider}${box.status ? `, ${box.status}` : ""})`]
+    : ["none"];
+  const line = (name, ...value) => el("div", {}, el("span", { class: "muted" }, `${name} `), ...value);
+  return [
+    line("status", el("span", { id: "session-status", class: `status ${s.status}` }, statusText({ ...s, stop_reason: s.stop_reason?.type, pending: s.pending.length }))),
+    line("agent", `${s.agent.name}@${s.agent.version}`, s.agent.model ? ` · ${s.agent.model}` : ""),
+    line("tokens", el("span", { id: "session-tokens" }, tokens(s.usage)), ` · ${s.turns} turns`),
+    line("instance", ...instance),
+    s.title ? line("title", s.title) : null,
+    s.last_error ? line("error", el("span", { class: "bad" }, s.last_error.message ?? JSON.stringify(s.last_error))) : null,
+  ].filter(Boolean);
+}
+
+function eventItem(ev, calls) {
+  const text = (ev.content ?? []).map((part) => part.text ?? "").join("");
+  switch (ev.type) {
+    case "user.message":
+      return item(ev, "user", el("div", { class: "who" }, "you"), el("div", { class: "text" }, text));
+    case "agent.message":
+      return item(ev, "agent", el("div", { class: "who" }, "agent"), el("div", { class: "text" }, text));
+    case "agent.tool_use":
+    case "agent.custom_tool_use": {
+      const result = el("div", { class: "result muted" }, "running…");
+      const node = item(ev, "tool", el("div", { class: "who" }, ev.name), el("pre", { class: "input" }, inputText(ev.input)), result);
+      calls.set(ev.id, result);
+      return node;
+    }
+    case "agent.tool_result":
+    case "user.custom_tool_result": {
+      const slot = calls.get(ev.tool_use_id ?? ev.custom_tool_use_id);
+      const done = resultNodes(ev, text);
+      if (slot) {
+        slot.className = "result";
+        slot.replaceChildren(...done);
+        return null;
+      }
+      return item(ev, "tool", el("div", { class: "who" }, ev.name ?? "result"), ...done);
+    }
+    case "user.interrupt":
+      return item(ev, "note", "interrupted");
+    case "user.tool_confirmation":
+      return item(ev, "note", `tool call ${ev.result === "allow" ? "approved" : "denied"}${ev.deny_message ? `: ${ev.deny_message}` : ""}`);
+    case "session.resumed":
+      return item(ev, "note", "session resumed");
+    case "session.error":
+      return item(ev, "note bad", `error: ${ev.error?.message ?? JSON.stringify(ev.error)}`);
+    case "session.status_idle":
+      return item(ev, "note", `turn ended: ${ev.stop_reason?.type ?? "idle"}`);
+    default:
+      if (ev.type in SANDBOX) return item(ev, "note", `${SANDBOX[ev.type]}: ${ev.provider} ${ev.instance_id}`);
+      return null; // spans, status_running: what the card and the tool items already say
+  }
+}
+
+function resultNodes(ev, text) {
+  const status = ev.exit_code !== undefined && ev.exit_code !== null ? `exit ${ev.exit_code}` : ev.is_error ? "error" : "ok";
+  const took = typeof ev.duration_s === "number" ? `, ${ev.duration_s.toFixed(2)}s` : "";
+  const head = el("div", { class: ev.is_error ? "bad" : "ok" }, `[${status}${took}]`);
+  if (text.length <= SHOWN_CHARS) return [head, el("pre", { class: "output" }, text)];
+  const rest = el("details", {}, el("summary", {}, `show all ${text.length} characters`), el("pre", { class: "output" }, text));
+  return [head, el("pre", { class: "output" }, text.slice(0, SHOWN_CHARS) + "…"), rest];
+}
+
+function inputText(input) {
+  if (input && typeof input === "object" && Object.keys(input).length === 1 && typeof input.command === "string") return `$ ${input.command}`;
+  return JSON.stringify(input, null, 2);
+}
+
+function item(ev, kind, ...children) {
+  const when = ev.processed_at ? new Date(ev.processed_at * 1000).toLocaleTimeString() : "";
+  return el("li", { class: `event ${kind}`, "data-seq": ev.seq, "data-type": ev.type }, el("span", { class: "when muted" }, when), ...children);
 }
