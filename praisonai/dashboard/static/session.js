@@ -55,7 +55,7 @@ function cardLines(s) {
   return [
     line("status", el("span", { id: "session-status", class: `status ${s.status}` }, statusText({ ...s, stop_reason: s.stop_reason?.type, pending: s.pending.length }))),
     line("agent", `${s.agent.name}@${s.agent.version}`, s.agent.model ? ` · ${s.agent.model}` : ""),
-    line("tokens", el("span", { id: "session-tokens" }, tokens(s.usage)), ` · ${s.turns} turns`),
+    line("tokens", el("span", { id: "session-tokens" }, tokens(s.usage)), ` · ${s.turns} ${s.turns === 1 ? "turn" : "turns"}`),
     line("instance", ...instance),
     s.title ? line("title", s.title) : null,
     s.last_error ? line("error", el("span", { class: "bad" }, s.last_error.message ?? JSON.stringify(s.last_error))) : null,
