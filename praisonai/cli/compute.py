@@ -63,10 +63,7 @@ def ps(json: JsonOpt = False, quiet: QuietOpt = False) -> None:
 
 
 @app.command("stop", cls=PlainCommand)
-def stop(
-    instance_ids: InstanceIdsArg = None,
-    all_: AllOpt = False,
-) -> None:
+def stop(instance_ids: InstanceIdsArg = None, all_: AllOpt = False, json: JsonOpt = False) -> None:
     """Shut down instances, found in the ledger or in a provider's own list; print a tally.
 
     An instance whose provision never finished and whose provider does not answer has nothing
@@ -80,6 +77,11 @@ def stop(
             "name the instances to stop, or give --all (not both)", param_hint="INSTANCE_ID"
         )
     outcome = inventory.stop_all() if all_ else inventory.stop(instance_ids or [])
+    if json:
+        _output.print_json(outcome.as_json())
+        if not outcome.ok:
+            raise typer.Exit(1)
+        return
     _report(outcome.problems)
     for target, why in outcome.forgotten:
         _output.note(f"forgot {target.instance_id}: {why}")
@@ -101,14 +103,19 @@ def gc(
             "--retain", metavar="AGE", help="Remove paused instances idle this long (90s, 30m, 12h, 7d)."
         ),
     ] = None,
+    json: JsonOpt = False,
 ) -> None:
     """Remove this home's orphans: instances whose creator is gone and that sat idle past their
     idle timeout (or ttl), paused instances idle past their retain age (--retain, else their
     own), instances labelled with this home but missing from its ledger, and ledger rows whose
     instance is gone. Prints each; exits 1 when anything failed."""
     outcome = inventory.gc(dry_run=dry_run, retain_s=None if retain is None else _seconds(retain))
-    _report(outcome.problems)
-    if _gc_report(outcome):
+    if json:
+        _output.print_json(outcome.as_json())
+    else:
+        _report(outcome.problems)
+        _gc_report(outcome)
+    if outcome.failures:
         raise typer.Exit(1)
 
 
@@ -130,6 +137,7 @@ def warm(
         str | None,
         typer.Option("--compute", "-c", metavar="NAME", help="Provider (default: as sandbox run chooses)."),
     ] = None,
+    json: JsonOpt = False,
 ) -> None:
     """Keep N instances of this definition ready for any process of this home, then exit.
 
@@ -156,6 +164,14 @@ def warm(
         raise ConfigError(f"--env: no environment file at {env}; give the path of an environment.yaml")
     chosen = plan(compute, environment=env)
     made = _portal.call(fill, chosen.provider, chosen.config, wanted)
+    lifetime = chosen.config.lifetime
+    if json:
+        pool = {"provider": chosen.provider.provider_name, "definition_hash": chosen.config.definition_hash()}
+        idle_s = lifetime.idle_timeout_s if lifetime.auto_shutdown else None
+        _output.print_json(
+            {**pool, "size": wanted, "made": made, "idle_timeout_s": idle_s, "ttl_s": lifetime.ttl_s}
+        )
+        return
     typer.echo(
         f"{chosen.provider.provider_name} pool of definition {chosen.config.definition_hash()}: "
         f"{wanted} ready ({made} made now); unclaimed instances stop {_stops(chosen.config.lifetime)}"
@@ -173,9 +189,9 @@ def _stops(lifetime: Lifetime) -> str:
 _DONE = {"remove": "removed", "forget": "forgot"}
 
 
-def _gc_report(outcome: GcOutcome) -> bool:
+def _gc_report(outcome: GcOutcome) -> None:
     """One line per orphan on stdout (a failure on stderr instead), then the tally, whose failed
-    count adds the rows or providers that could not be checked. Returns whether anything failed."""
+    count adds the rows or providers that could not be checked."""
     errors = {o.instance.instance_id: why for o, why in outcome.failed}
     done = {"remove": 0, "forget": 0}
     for orphan in outcome.orphans:
@@ -192,7 +208,6 @@ def _gc_report(outcome: GcOutcome) -> bool:
         typer.echo(f"would remove {done['remove']}, would forget {done['forget']}{also}")
     else:
         typer.echo(f"{done['remove']} removed, {done['forget']} forgotten, {failed} failed")
-    return failed > 0
 
 
 # ---- output -------------------------------------------------------------------------------

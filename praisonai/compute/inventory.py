@@ -40,7 +40,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from praisonai import _portal
 from praisonai._errors import InstanceNotFoundError
@@ -104,6 +104,16 @@ class StopOutcome:
     def ok(self) -> bool:
         return not (self.failed or self.unknown or self.problems)
 
+    def as_json(self) -> dict[str, Any]:
+        """What ``compute stop --json`` prints (the shape ``pause`` and ``resume`` print too)."""
+        return {
+            "done": [{"instance": t.instance_id, "status": "stopped"} for t in self.stopped],
+            "forgotten": [{"instance": t.instance_id, "reason": why} for t, why in self.forgotten],
+            "failed": [{"instance": t.instance_id, "error": error} for t, error in self.failed],
+            "unknown": list(self.unknown),
+            "problems": list(self.problems),
+        }
+
 
 @dataclass(frozen=True, slots=True)
 class Orphan:
@@ -130,6 +140,28 @@ class GcOutcome:
     @property
     def failures(self) -> int:
         return len(self.failed) + len(self.problems)
+
+    def as_json(self) -> dict[str, Any]:
+        """What ``compute gc --json`` prints: each orphan, what was (or would be) done and whether
+        it was; ``failures`` as in the tally."""
+        errors = {o.instance.instance_id: why for o, why in self.failed}
+        orphans = [
+            {
+                "instance": o.instance.instance_id,
+                "provider": o.instance.provider_name,
+                "action": o.kind,
+                "reason": o.why,
+                "done": not self.dry_run and o.instance.instance_id not in errors,
+                "error": errors.get(o.instance.instance_id),
+            }
+            for o in self.orphans
+        ]
+        return {
+            "dry_run": self.dry_run,
+            "orphans": orphans,
+            "failures": self.failures,
+            "problems": list(self.problems),
+        }
 
 
 # ---- ps ----------------------------------------------------------------------------------------

@@ -132,7 +132,7 @@ async def _stopped(request: Request, outcome: StopOutcome) -> Response:
         lines = [f"could not stop {t.instance_id}: {error}" for t, error in outcome.failed]
         lines += [f"no instance {i!r} in the ledger or in any provider's list" for i in outcome.unknown]
         return PlainTextResponse("\n".join(lines + list(outcome.problems)), status_code=409)
-    return JSONResponse({"stopped": [t.instance_id for t in outcome.stopped]})
+    return JSONResponse(outcome.as_json())
 
 
 ROUTES: list[BaseRoute] = [

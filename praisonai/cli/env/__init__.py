@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from praisonai import _portal
-from praisonai._errors import ConfigError
+from praisonai._errors import ConfigError, EnvironmentFileError
 from praisonai._limits import DEFAULT_CAPTURE_PRUNE_DAYS
 from praisonai._types import Capability
 from praisonai.cli import _output
@@ -52,10 +52,26 @@ MASK = "***"
 
 
 @app.command("validate", cls=PlainCommand)
-def validate(path: PathArg = None, allow_host_mounts: AllowHostMountsOpt = False) -> None:
-    """Check the file: 'ok' and its definition hash, or every problem with its line (exit 2)."""
-    effective = effective_config(_allowing(allow_host_mounts), path=_locate(path))
+def validate(
+    path: PathArg = None, allow_host_mounts: AllowHostMountsOpt = False, json_: JsonOpt = False
+) -> None:
+    """Check the file: 'ok' and its definition hash, or every problem with its line (exit 2).
+    With --json: {"ok", "source", "definition_hash", "problems"}, also when it is not valid."""
+    located = _locate(path)
+    try:
+        effective = effective_config(_allowing(allow_host_mounts), path=located)
+    except EnvironmentFileError as exc:
+        if not json_:
+            raise
+        shown = shown_path(Path(exc.path))
+        _output.print_json(
+            {"ok": False, "source": shown, "definition_hash": None, "problems": list(exc.problems)}
+        )
+        raise typer.Exit(2) from None
     assert effective.source is not None  # a path was given, so it was read
+    if json_:
+        _output.print_json({"ok": True, **_header(effective), "problems": []})
+        return
     print(f"ok: {shown_path(effective.source)} (definition {effective.config.definition_hash()})")
 
 
@@ -157,30 +173,44 @@ ComputeOpt = Annotated[
 
 @app.command("build", cls=PlainCommand)
 def build(
-    path: PathArg = None, compute: ComputeOpt = None, allow_host_mounts: AllowHostMountsOpt = False
+    path: PathArg = None,
+    compute: ComputeOpt = None,
+    allow_host_mounts: AllowHostMountsOpt = False,
+    json_: JsonOpt = False,
 ) -> None:
     """Provision the definition once so that its capture exists: later starts skip packages and
-    setup and run only refresh. Nothing to do when the capture is there already."""
+    setup and run only refresh. Nothing to do when the capture is there already. With --json:
+    {"provider", "definition_hash", "capture", "built", "duration_s"} ("capture" null when the
+    definition has nothing to capture)."""
     chosen = provisioning.plan(compute or None, _allowing(allow_host_mounts), environment=_locate(path))
     provider, config, definition = chosen.provider, chosen.config, chosen.config.definition_hash()
     if Capability.CAPTURE not in provider.capabilities:
         raise ConfigError(
             f"the {provider.provider_name} provider cannot capture instances; try --compute docker"
         )
+
+    def built(capture: str | None, took: float | None, line: str) -> None:
+        if json_:
+            head = {"provider": provider.provider_name, "definition_hash": definition, "capture": capture}
+            _output.print_json({**head, "built": took is not None, "duration_s": took})
+        else:
+            print(line)
+
     if not (config.packages or config.setup):
-        print(f"nothing to capture: definition {definition} has no packages or setup")
+        built(None, None, f"nothing to capture: definition {definition} has no packages or setup")
         return
     if not config.capture:
         raise ConfigError("the definition says capture: false")
     tag = config.capture_tag()
     if tag in [c.name for c in _portal.call(provider.list_captures)]:
-        print(f"up to date: capture {tag} of definition {definition}")
+        built(tag, None, f"up to date: capture {tag} of definition {definition}")
         return
     started = time.monotonic()
     with _output.progress(f"building capture {tag}: packages and setup"):
         sandbox = _portal.call(lambda: AsyncSandbox.from_plan(chosen, claim=False))  # build, never claim
         _portal.call(sandbox.close)
-    print(f"captured {tag} for definition {definition} in {time.monotonic() - started:.1f}s")
+    took = round(time.monotonic() - started, 3)
+    built(tag, took, f"captured {tag} for definition {definition} in {took:.1f}s")
 
 
 @app.command("captures", cls=PlainCommand)
