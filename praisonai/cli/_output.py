@@ -124,13 +124,30 @@ def _times_as_iso(data: Any, key: str = "") -> Any:
     return data
 
 
+class Spinner:
+    """What :func:`progress` yields: call it to stop the spinner (from any thread); :meth:`say`
+    changes its text (a phase, not a line of its own)."""
+
+    def __init__(self, status: Any = None, stop: Callable[[], None] = lambda: None) -> None:
+        self._status, self._stop = status, stop
+
+    def __call__(self) -> None:
+        self._stop()
+
+    def say(self, what: str) -> None:
+        if self._status is not None:
+            from rich.markup import escape
+
+            self._status.update(escape(what))
+
+
 @contextmanager
-def progress(what: str) -> Iterator[Callable[[], None]]:
+def progress(what: str) -> Iterator[Spinner]:
     """A spinner on stderr saying ``what``, replaced by each ``praisonai.progress`` log line
-    (setup steps, captures), until the block ends or the yielded ``stop`` is called (from any
-    thread); nothing at all when stderr is not a terminal."""
+    (setup steps, captures), until the block ends or the yielded :class:`Spinner` is called;
+    nothing at all when stderr is not a terminal."""
     if not sys.stderr.isatty():
-        yield lambda: None
+        yield Spinner()
         return
     from rich.console import Console
     from rich.markup import escape
@@ -147,7 +164,7 @@ def progress(what: str) -> Iterator[Callable[[], None]]:
 
     status.start()
     try:
-        yield stop
+        yield Spinner(status, stop)
     finally:
         stop()
 

@@ -28,6 +28,7 @@ from praisonai.cli.managed.transcript import JsonLines, Transcript
 
 if TYPE_CHECKING:
     from praisonai.managed.agent import ManagedAgent
+    from praisonai.managed.events import Event
 
 View = Transcript | JsonLines
 
@@ -61,12 +62,16 @@ def drive(agent: ManagedAgent, prompt: str | None, into: View, approver: Approve
     ``session.error``, then its end) was shown as an event and gives the exit status 4; one
     raised before the turn had an end to record propagates (``main`` prints it: exit 1 or 2)."""
     announced = agent.session_id is not None
-    with _interrupts(agent.interrupt, approver) as caught:  # until the agent is closed
+    with (
+        _interrupts(agent.interrupt, approver) as caught,  # until the agent is closed
+        _output.progress("starting the turn") as waiting,
+    ):
         try:
             try:
                 for ev in agent.stream(prompt):
                     if not announced and agent.session_id:
                         announced = announce(agent.session_id)
+                    _phase(waiting, ev)
                     if stream or not ev.ephemeral:
                         into.event(ev)
             except SessionBusyError as exc:
@@ -80,6 +85,29 @@ def drive(agent: ManagedAgent, prompt: str | None, into: View, approver: Approve
         finally:
             agent.close()
     return 128 + caught.number if caught.number else into.outcome.exit_code()
+
+
+#: What the spinner says before the turn's first output, by the event that starts the phase.
+_PHASES = {
+    "session.status_running": "starting the turn",
+    "sandbox.provisioned": "instance ready",
+    "sandbox.reattached": "instance reattached",
+    "sandbox.resumed": "instance resumed",
+    "sandbox.replaced": "instance replaced",
+}
+#: The events the transcript prints: the first of them ends the spinner.
+_OUTPUT = ("event_start", "event_delta", "agent.", "session.error", "session.status_idle")
+
+
+def _phase(waiting: _output.Spinner, ev: Event) -> None:
+    """The spinner's phase before the first output (the session, its instance, the model's
+    request), then nothing: the turn's own lines take over."""
+    if ev.type.startswith(_OUTPUT):
+        waiting()
+    elif ev.type == "span.model_request_start":
+        waiting.say(f"waiting for the model ({ev.data.get('model') or 'its first token'})")
+    elif ev.type in _PHASES:
+        waiting.say(_PHASES[ev.type])
 
 
 # ---- approvals -------------------------------------------------------------------------------
