@@ -24,7 +24,7 @@ import <= 150 ms above ``python -c pass``, ``sandbox run`` and ``Sandbox.run`` <
 run, ``ps`` and ``providers`` <= 300 ms, a first local instance <= 150 ms of our own time.
 Saves all samples to benchmarks/results/bench_cli.json.
 Containers carry the label ``praisonai.bench=1`` and are removed at the end, even on error.
-The package's bytecode is written first, as an install does (see ``compile_package``).
+The bytecode of what the commands load is written first, as an install does (``compile_package``).
 
     python benchmarks/bench_cli.py [--n 15] [--warmup 2] [--image praisonai-sandbox:latest]
 """
@@ -66,6 +66,17 @@ LIBRARY_RUN = (
 )
 # A library's first instance: the import, one local instance made and removed.
 FIRST_LOCAL = "from praisonai import Sandbox; Sandbox.create('local', environment=False).close()"
+# Loads what the timed commands load, then writes each loaded module's source path to argv[1].
+LOADED = f"""
+import contextlib, sys
+from praisonai.cli._app import run
+for args in (["compute", "providers"], ["compute", "ps"], ["managed", "ps"]):
+    with contextlib.suppress(Exception, SystemExit):
+        run(args)
+{FIRST_LOCAL}
+paths = {{getattr(module, "__file__", None) or "" for module in list(sys.modules.values())}}
+open(sys.argv[1], "w").write("\\n".join(sorted(paths)))
+"""
 DOCKER_PY = (
     "import sys, docker; docker.from_env().containers.run("
     "sys.argv[1], 'true', remove=True, labels={'praisonai.bench': '1', 'praisonai.bench.run': sys.argv[2]})"
@@ -177,15 +188,18 @@ def cleanup() -> None:
         subprocess.run(["docker", "rm", "-f", *found], capture_output=True, check=False)
 
 
-def compile_package() -> None:
-    """Write the package's bytecode first, as pip does when it installs it: where no bytecode may
-    be written (``PYTHONDONTWRITEBYTECODE``, as in CI), every sample would otherwise compile the
-    package's sources again, which no installed copy does (docker-py's bytecode is installed)."""
-    import compileall
+def compile_package(env: dict[str, str]) -> None:
+    """Write the bytecode of every module the timed commands load, ours and the SDKs', as pip does
+    when it installs them: where no bytecode may be written (``PYTHONDONTWRITEBYTECODE``, as here
+    and in CI, also while the dependencies were installed), every sample would otherwise compile
+    those sources again, which no installed copy does."""
+    import py_compile
 
-    import praisonai
-
-    compileall.compile_dir(Path(praisonai.__file__).parent, quiet=1)
+    with tempfile.NamedTemporaryFile("r", suffix=".txt") as listing:
+        subprocess.run([sys.executable, "-c", LOADED, listing.name], env=env, capture_output=True, check=True)
+        for source in listing.read().split("\n"):
+            if source.endswith(".py"):
+                py_compile.compile(source, quiet=2)
 
 
 def main() -> None:
@@ -194,10 +208,10 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=2, help="untimed reps first (default 2)")
     parser.add_argument("--image", default="praisonai-sandbox:latest")
     args = parser.parse_args()
-    compile_package()
     with tempfile.TemporaryDirectory(prefix="praisonai-bench-home-") as home:
         # A home of its own: the run's ledger and locks start empty and go away after.
         env = {**os.environ, "PRAISONAI_HOME": home}
+        compile_package(env)
         try:
             samples = measure(args.image, args.n, args.warmup, env)
         finally:
