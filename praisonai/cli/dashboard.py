@@ -59,7 +59,7 @@ def command(
     from praisonai.dashboard import Dashboard
 
     board = Dashboard(host, port, expose=expose)
-    if expose and host not in ("127.0.0.1", "localhost", "::1"):
+    if board.access.hosts is None:  # beyond loopback
         _output.note(
             f"warning: listening on {host}: whoever reaches it with the token "
             "can run commands in your instances"

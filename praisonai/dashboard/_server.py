@@ -44,7 +44,9 @@ class Dashboard:
         self.access = (
             Access.loopback(token, self.port) if host in LOOPBACK else Access(token, self.port, None)
         )
-        shown = "127.0.0.1" if host in LOOPBACK or host in ("0.0.0.0", "::") else host
+        shown = {"::1": "[::1]", "localhost": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "[::1]"}.get(
+            host, host
+        )
         self.url = f"http://{shown}:{self.port}/?token={token}"
         config = uvicorn.Config(
             create_app(self.access),

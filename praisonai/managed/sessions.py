@@ -13,6 +13,7 @@ delete can retry.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -103,7 +104,7 @@ def session_json(view: SessionView, *, events: bool) -> dict[str, Any]:
         "last_error": _plain(s.last_error),
         "turns": s.turns,
         "usage": dict(s.usage),
-        "usage_by_turn": [_turn(t) for t in view.usage],
+        "usage_by_turn": [dataclasses.asdict(t) for t in view.usage],
         "sandbox": {**sandbox_of(s), "status": s.sandbox_status} if s.sandbox else None,
         "remote": _plain(view.remote) or None,
         "lease_owner": s.lease_owner,
@@ -124,18 +125,6 @@ def sandbox_of(s: SessionRecord) -> dict[str, Any]:
     """Provider and instance only: the recorded options may name hosts and users."""
     box = s.sandbox or {}
     return {"provider": box.get("provider"), "instance_id": box.get("instance_id")} if box else {}
-
-
-def _turn(t: TurnUsage) -> dict[str, Any]:
-    return {
-        "turn": t.turn,
-        "model": t.model,
-        "requests": t.requests,
-        "input_tokens": t.input_tokens,
-        "output_tokens": t.output_tokens,
-        "cache_read_input_tokens": t.cache_read_input_tokens,
-        "cache_creation_input_tokens": t.cache_creation_input_tokens,
-    }
 
 
 def _plain(value: Any) -> Any:

@@ -78,3 +78,12 @@ def test_a_websocket_needs_our_origin_and_the_token(dashboard: Dashboard) -> Non
 def test_beyond_loopback_needs_expose() -> None:
     with pytest.raises(ConfigError, match="--expose"):
         Dashboard("0.0.0.0")
+
+
+def test_exposed_it_answers_any_host_name_but_still_needs_the_token(home: object) -> None:
+    with Dashboard("0.0.0.0", expose=True) as board:
+        assert board.access.hosts is None and board.url.startswith("http://127.0.0.1:")
+        named = {"host": f"build-box.internal:{board.port}"}
+        assert _get(board, "/api/about", headers=named).status_code == 403
+        cookies = {f"praisonai_dashboard_{board.port}": board.access.token}
+        assert _get(board, "/api/about", headers=named, cookies=cookies).json()["version"]
