@@ -81,7 +81,10 @@ class Survey:
     async def _survey(self) -> None:
         while self._listeners > 0:
             self._again.clear()
-            document = await anyio.to_thread.run_sync(snapshot)
+            try:
+                document = await anyio.to_thread.run_sync(snapshot)
+            except Exception as exc:  # the home cannot be read, say: the page shows why, and waits
+                document = {"at": time.time(), "instances": [], "problems": [str(exc)]}
             news = _news(document)
             if news != self._news:
                 async with self._changed:

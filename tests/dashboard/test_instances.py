@@ -119,3 +119,12 @@ def _post(board: Dashboard, path: str) -> httpx.Response:
     token = board.access.token
     cookie = {f"praisonai_dashboard_{board.port}": token}
     return httpx.post(_base(board) + path, cookies=cookie, headers={"x-praisonai-token": token}, timeout=60)
+
+
+def test_a_home_that_cannot_be_read_is_a_sentence_on_the_page(
+    page: Any, monkeypatch: pytest.MonkeyPatch, tmp_path: Any
+) -> None:
+    (tmp_path / "not-a-dir").write_text("")
+    monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path / "not-a-dir"))
+    page.reload()
+    expect(page.locator(".problems")).to_contain_text("cannot be used")
