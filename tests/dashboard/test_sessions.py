@@ -145,3 +145,18 @@ def _post(board: Dashboard, path: str, body: dict[str, str]) -> httpx.Response:
     cookie = {f"praisonai_dashboard_{board.port}": token}
     url = f"http://127.0.0.1:{board.port}{path}"
     return httpx.post(url, json=body, cookies=cookie, headers={"x-praisonai-token": token}, timeout=60)
+
+
+def test_a_hosted_sessions_list_cost_is_on_its_card(page: Any, dashboard: Dashboard) -> None:
+    """What the API billed, as last recorded (a stored record: no model or API is needed)."""
+    from praisonai.managed.store import open_store
+
+    with open_store() as store:
+        agent = store.upsert_agent("anthropic", "coder", {"model": "claude-sonnet-4-5"})
+        record, lease = store.create_session(agent, "test@host:1")
+        remote = {"usage": {"list_cost": {"amount": "2507", "currency": "USD"}}}
+        store.update(lease, usage={"input_tokens": 1200, "output_tokens": 80}, remote=remote)
+        store.release(lease)
+    page.goto(f"http://127.0.0.1:{dashboard.port}/#/sessions/{record.id}")
+    expect(page.locator("#session-cost")).to_have_text("25.07 USD (list price)")
+    expect(page.locator("#session-tokens")).to_contain_text("1280 (1200 in, 80 out)")

@@ -56,10 +56,19 @@ function cardLines(s) {
     line("status", el("span", { id: "session-status", class: `status ${s.status}` }, statusText({ ...s, stop_reason: s.stop_reason?.type, pending: s.pending.length }))),
     line("agent", `${s.agent.name}@${s.agent.version}`, s.agent.model ? ` · ${s.agent.model}` : ""),
     line("tokens", el("span", { id: "session-tokens" }, tokens(s.usage)), ` · ${s.turns} ${s.turns === 1 ? "turn" : "turns"}`),
+    cost(s.remote) ? line("cost", el("span", { id: "session-cost" }, cost(s.remote))) : null,
     line("instance", ...instance),
     s.title ? line("title", s.title) : null,
     s.last_error ? line("error", el("span", { class: "bad" }, s.last_error.message ?? JSON.stringify(s.last_error))) : null,
   ].filter(Boolean);
+}
+
+/** A hosted session's list cost as the API last reported it (minor units: "2500" is 25.00). */
+function cost(remote) {
+  const listed = remote?.usage?.list_cost;
+  if (listed?.amount === undefined || listed?.amount === null) return null;
+  const cents = Number(listed.amount);
+  return `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")} ${listed.currency ?? ""} (list price)`.trim();
 }
 
 function eventItem(ev, calls) {
