@@ -37,8 +37,11 @@ def _browser_reason() -> str | None:
     return None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
+    """Chromium for one module's tests. Not for the session: while Playwright's sync API is
+    started, its event loop counts as running on the main thread, so a later test's
+    ``anyio.run`` or ``asyncio.run`` would refuse to start."""
     reason = _browser_reason()
     if reason is not None:
         if os.environ.get("PRAISONAI_REQUIRE_BROWSER") == "1":
