@@ -58,6 +58,7 @@ Arguments:
 
 Options:
   --all       Stop every instance `ps` shows.
+  --json      Print JSON.
   -h, --help  Show this message and exit.
 """
 
