@@ -78,7 +78,11 @@ async def _timeline(request: Request) -> EventSourceResponse:
     resumed_from = request.headers.get("last-event-id", "")
     after = int(resumed_from) if resumed_from.isdigit() else 0
     store = await anyio.to_thread.run_sync(open_store)
-    await anyio.to_thread.run_sync(store.get_session, session_id)  # an unknown id: 404 before the stream
+    try:
+        await anyio.to_thread.run_sync(store.get_session, session_id)  # an unknown id: 404, no stream
+    except BaseException:
+        store.close()
+        raise
 
     async def events() -> AsyncIterator[dict[str, str]]:
         seen, last = after, ""

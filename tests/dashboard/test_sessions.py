@@ -160,3 +160,11 @@ def test_a_hosted_sessions_list_cost_is_on_its_card(page: Any, dashboard: Dashbo
     page.goto(f"http://127.0.0.1:{dashboard.port}/#/sessions/{record.id}")
     expect(page.locator("#session-cost")).to_have_text("25.07 USD (list price)")
     expect(page.locator("#session-tokens")).to_contain_text("1280 (1200 in, 80 out)")
+
+
+def test_an_unknown_session_is_a_404_sentence(dashboard: Dashboard) -> None:
+    cookie = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.token}
+    for route in ("", "/events"):
+        url = f"http://127.0.0.1:{dashboard.port}/api/sessions/msess_nope{route}"
+        answer = httpx.get(url, cookies=cookie, timeout=30)
+        assert answer.status_code == 404 and "msess_nope" in answer.text
