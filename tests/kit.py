@@ -294,3 +294,12 @@ def readable(fd: int, timeout_s: float) -> bool:
     poller = select.poll()
     poller.register(fd, select.POLLIN)
     return bool(poller.poll(timeout_s * 1000))
+
+
+def network_gateway(ipam: dict[str, Any]) -> str:
+    """The host's address on a docker network, from its ``IPAM`` section: its ``Gateway``, or, where
+    the engine leaves that out (as docker 28 does for the default bridge), its subnet's first host."""
+    import ipaddress
+
+    config = ipam["Config"][0]
+    return str(config.get("Gateway") or next(ipaddress.ip_network(config["Subnet"]).hosts()))

@@ -6,6 +6,7 @@ command line during the clone, the clone's ``.git/config``, the output, the erro
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import threading
@@ -14,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from githttp import GitHTTP, make_bare
+from kit import network_gateway
 
 from praisonai import Sandbox
 from praisonai._errors import ConfigError, ExecError
@@ -107,10 +109,10 @@ def test_docker_clones_a_ref_inside_the_instance(docker_ok: None, tmp_path: Path
 def bridge_gateway() -> str:
     """The host's address on docker's default bridge, where a container reaches a host server."""
     said = subprocess.run(
-        ["docker", "network", "inspect", "bridge", "--format", "{{(index .IPAM.Config 0).Gateway}}"],
-        capture_output=True, text=True, check=False,
+        ["docker", "network", "inspect", "bridge", "--format", "{{json .IPAM}}"],
+        capture_output=True, text=True, check=True,
     )  # fmt: skip
-    return said.stdout.strip()
+    return network_gateway(json.loads(said.stdout))
 
 
 def test_docker_clone_leaves_the_token_nowhere_in_the_container(

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kit import network_gateway
 
 from praisonai import _portal
 from praisonai._errors import ProviderUnavailableError
@@ -107,7 +108,7 @@ def test_allowed_host_answers_and_denied_host_is_refused_by_the_proxy(make, host
 def test_raw_connections_fail(api, make, hosts) -> None:
     instance_id = make(network={"allow": ["allowed.test"]})
     internal = _egress.network_name(["allowed.test"])
-    gateways = [api.inspect_network(n)["IPAM"]["Config"][0]["Gateway"] for n in ("bridge", internal)]
+    gateways = [network_gateway(api.inspect_network(n)["IPAM"]) for n in ("bridge", internal)]
     for address in (hosts["denied.test"], hosts["allowed.test"], *gateways, "192.0.2.1"):
         result = _run(instance_id, f"{CONNECT} {address}")
         assert result.exit_code != 0, address
