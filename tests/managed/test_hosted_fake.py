@@ -374,7 +374,8 @@ def test_a_dropped_stream_is_reconciled_with_events_list_without_duplicates(fake
             seen[event.id] = event
             order.append(event.id)
 
-    cut = pytest.raises(httpx2.RemoteProtocolError)  # the SDK does not wrap a cut stream
+    # the SDK raises a cut stream bare until 2.17, which wraps it in its APIConnectionError
+    cut = pytest.raises((httpx2.RemoteProtocolError, anthropic.APIConnectionError))
     with cut, c.beta.sessions.events.stream(sid, event_deltas=["agent.message"]) as stream:
         c.beta.sessions.events.send(sid, events=[user("go")])
         for event in stream:
