@@ -125,13 +125,14 @@ def _times_as_iso(data: Any, key: str = "") -> Any:
 
 
 class Spinner:
-    """What :func:`progress` yields: call it to stop the spinner (from any thread); :meth:`say`
-    changes its text (a phase, not a line of its own)."""
+    """What :func:`progress` yields: call it to stop the spinner (from any thread; once stopped,
+    it stays stopped); :meth:`say` changes its text (a phase, not a line of its own)."""
 
     def __init__(self, status: Any = None, stop: Callable[[], None] = lambda: None) -> None:
         self._status, self._stop = status, stop
 
     def __call__(self) -> None:
+        self._status = None
         self._stop()
 
     def say(self, what: str) -> None:

@@ -73,7 +73,7 @@ def session_row(record: SessionRecord, agent: AgentRecord | None) -> dict[str, A
         "model": agent.config.get("model") if agent else None,
         "title": record.title,
         "status": record.status,
-        "stop_reason": str(record.stop_reason.get("type")) if record.stop_reason else None,
+        "stop_reason": stop_type(record),
         "pending": len(record.pending),
         "turns": record.turns,
         "usage": dict(record.usage),
@@ -119,6 +119,11 @@ def session_json(view: SessionView, *, events: bool) -> dict[str, Any]:
 def event_json(stored: StoredEvent) -> dict[str, Any]:
     """One stored event as the transcript's JSON: its seq and turn, then the event itself."""
     return {"seq": stored.seq, "turn": stored.turn, **stored.event.to_json()}
+
+
+def stop_type(record: SessionRecord) -> str | None:
+    """How its last turn ended (``end_turn``, ``requires_action``…), ``None`` before any."""
+    return str(record.stop_reason.get("type")) if record.stop_reason else None
 
 
 def sandbox_of(s: SessionRecord) -> dict[str, Any]:

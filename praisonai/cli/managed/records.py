@@ -123,13 +123,11 @@ def _agent_label(agent: AgentRecord | None, s: SessionRecord) -> str:
     return f"{agent.name if agent else s.agent_id}@{s.agent_version}"
 
 
-def _stop(s: SessionRecord) -> str | None:
-    return str(s.stop_reason.get("type")) if s.stop_reason else None
-
-
 def _status(s: SessionRecord) -> str:
     """``idle (end_turn)``, ``requires_action (1 pending)``, ``running``."""
-    stop = _stop(s)
+    from praisonai.managed.sessions import stop_type
+
+    stop = stop_type(s)
     detail = [stop] if stop and stop != s.status else []
     if s.pending:
         detail.append(f"{len(s.pending)} pending")
