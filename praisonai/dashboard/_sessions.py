@@ -29,7 +29,7 @@ from praisonai._errors import SessionBusyError
 from praisonai._telemetry import logger
 from praisonai.managed import sessions
 from praisonai.managed.agent import ManagedAgent
-from praisonai.managed.store import SessionStore, open_store
+from praisonai.managed.store import AgentRecord, SessionStore, open_store
 from praisonai.managed.text import check_prompt
 
 _log = logger("dashboard")
@@ -43,25 +43,34 @@ STOP_WAIT_S = 30.0
 LISTED = 200
 
 
-def _rows() -> list[dict[str, Any]]:
-    with open_store() as store:
-        agents = {agent.id: agent for agent in store.list_agents()}
-        return [sessions.session_row(r, agents.get(r.agent_id)) for r in store.list_sessions(limit=LISTED)]
+def _rows(store: SessionStore) -> list[dict[str, Any]]:
+    agents = {agent.id: agent for agent in store.list_agents()}
+    return [sessions.session_row(r, agents.get(r.agent_id)) for r in store.list_sessions(limit=LISTED)]
 
 
 async def _list(request: Request) -> JSONResponse:
-    return JSONResponse({"sessions": await anyio.to_thread.run_sync(_rows)})
+    def listed() -> list[dict[str, Any]]:
+        with open_store() as store:
+            return _rows(store)
+
+    return JSONResponse({"sessions": await anyio.to_thread.run_sync(listed)})
 
 
 async def _list_events(request: Request) -> EventSourceResponse:
+    """The list whenever it changed, read from one store opened for the stream's life."""
+    store = await anyio.to_thread.run_sync(open_store)
+
     async def events() -> AsyncIterator[dict[str, str]]:
         last = ""
-        while True:
-            text = json.dumps(await anyio.to_thread.run_sync(_rows))
-            if text != last:
-                yield {"event": "sessions", "data": text}
-                last = text
-            await anyio.sleep(POLL_S)
+        try:
+            while True:
+                text = json.dumps(await anyio.to_thread.run_sync(_rows, store))
+                if text != last:
+                    yield {"event": "sessions", "data": text}
+                    last = text
+                await anyio.sleep(POLL_S)
+        finally:
+            store.close()
 
     return EventSourceResponse(events())
 
@@ -78,8 +87,9 @@ async def _timeline(request: Request) -> EventSourceResponse:
     resumed_from = request.headers.get("last-event-id", "")
     after = int(resumed_from) if resumed_from.isdigit() else 0
     store = await anyio.to_thread.run_sync(open_store)
-    try:
-        await anyio.to_thread.run_sync(store.get_session, session_id)  # an unknown id: 404, no stream
+    try:  # an unknown id: 404, no stream; a session's agent never changes, so it is read once
+        record = await anyio.to_thread.run_sync(store.get_session, session_id)
+        agent = await anyio.to_thread.run_sync(store.get_agent, record.agent_id)
     except BaseException:
         store.close()
         raise
@@ -88,8 +98,8 @@ async def _timeline(request: Request) -> EventSourceResponse:
         seen, last = after, ""
         try:
             while True:
-                record, news = await anyio.to_thread.run_sync(_news, store, session_id, seen)
-                card = json.dumps(record)
+                shown, news = await anyio.to_thread.run_sync(_news, store, agent, session_id, seen)
+                card = json.dumps(shown)
                 if card != last:
                     yield {"event": "session", "data": card}
                     last = card
@@ -103,9 +113,11 @@ async def _timeline(request: Request) -> EventSourceResponse:
     return EventSourceResponse(events())
 
 
-def _news(store: SessionStore, session_id: str, after: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    record = store.get_session(session_id)
-    view = sessions.SessionView(record, store.get_agent(record.agent_id), (), ())
+def _news(
+    store: SessionStore, agent: AgentRecord, session_id: str, after: int
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The session's card as it stands, and the events stored after ``after``."""
+    view = sessions.SessionView(store.get_session(session_id), agent, (), ())
     events = [sessions.event_json(e) for e in store.events(session_id, after_seq=after)]
     return sessions.session_json(view, events=False), events
 
