@@ -28,6 +28,7 @@ from praisonai._ledger import home_tag
 from praisonai._types import InstanceStatus
 from praisonai.compute.lifecycle import LABEL_HOME, LABEL_PROVIDER
 from praisonai.compute.providers.docker import DockerCompute, DockerHost
+from praisonai.compute.providers.docker._client import remove_container
 from praisonai.compute.testing import Context
 
 SCRIPT = Path(__file__).resolve().parents[2] / ".ci" / "dockerd-pool.sh"
@@ -93,7 +94,7 @@ def pool(engines: Path) -> Iterator[DockerCompute]:
     for url in _hosts(engines):
         api = DockerCompute(base_url=url).api
         for row in api.containers(all=True, filters=_ours()):
-            api.remove_container(row["Id"], force=True)
+            remove_container(api, row["Id"])  # gone meanwhile, or being removed: waited for
 
 
 def _ours() -> dict[str, list[str]]:

@@ -26,6 +26,7 @@ from praisonai._errors import ConfigError, ProviderUnavailableError
 from praisonai._types import InstanceStatus
 from praisonai.compute.lifecycle import LABEL_PROVIDER
 from praisonai.compute.providers.docker import DockerCompute, DockerHost
+from praisonai.compute.providers.docker._client import remove_container
 from praisonai.compute.testing.sshd import SSHServer, sshd_reason
 
 MARK = "StreamLocalBindUnlink"  # in every forward's command line, and in no other ssh's
@@ -108,7 +109,7 @@ def hosts(server: SSHServer, engines: Path) -> Iterator[list[DockerHost]]:
     for i in (1, 2):
         api = DockerCompute(base_url=f"unix://{engines}/d{i}/docker.sock").api
         for row in api.containers(all=True, filters={"label": f"{LABEL_PROVIDER}=docker"}):
-            api.remove_container(row["Id"], force=True)
+            remove_container(api, row["Id"])  # gone meanwhile, or being removed: waited for
     assert _forwards(server) == []
 
 

@@ -98,6 +98,40 @@ def exec_errors(instance_id: str) -> Iterator[None]:
         raise ProviderUnavailableError(daemon_down(exc), op="exec") from None
 
 
+#: How long a stop waits for a removal someone else began (the engine's ``auto_remove`` of a
+#: container that just ended, another stop) before it says the container may remain.
+REMOVAL_WAIT_S = 30
+
+
+def remove_container(api: Any, name: str) -> bool:
+    """Remove the container ``name`` with its volumes (blocking); True if it existed. Returns only
+    once it is gone, so that a stop that answers leaves nothing behind even when a removal was
+    already in progress.
+
+    Raises:
+        ProviderUnavailableError: a removal in progress did not finish within ``REMOVAL_WAIT_S``.
+    """
+    import docker
+    import requests
+
+    try:
+        api.remove_container(name, force=True, v=True)
+        return True
+    except docker.errors.NotFound:
+        return False
+    except docker.errors.APIError as exc:
+        if exc.status_code != 409:  # 409: removal already in progress
+            raise
+    try:
+        api.wait(name, timeout=REMOVAL_WAIT_S, condition="removed")
+    except docker.errors.NotFound:
+        pass  # gone before the wait began
+    except requests.exceptions.ReadTimeout:
+        message = f"docker container {name} was still being removed after {REMOVAL_WAIT_S} s; it may remain"
+        raise ProviderUnavailableError(message, op="shutdown") from None
+    return True
+
+
 def pull_image(api: Any, image: str, *, allowed: bool, hint: str) -> None:
     """Pull a missing ``image`` (blocking), where ``allowed``; ``hint`` says how to build it instead.
 

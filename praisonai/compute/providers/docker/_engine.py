@@ -54,6 +54,7 @@ from praisonai.compute.providers.docker._client import (
     get_archive,
     info_of,
     pull_image,
+    remove_container,
     sdk,
     shared_client,
     start_errors,
@@ -328,18 +329,11 @@ class DockerEngine(
         await self._call(pull_image, self.api, image, allowed=allowed, hint=BUILD_HINT)
 
     async def _destroy(self, instance_id: str) -> bool:
-        docker = sdk()
         self._workdirs.pop(instance_id, None)
         self._main_keys.drop(instance_id)
         self._channels.drop(instance_id)
-        try:
-            await self._call(self.api.remove_container, container_name(instance_id), force=True, v=True)
-        except docker.errors.NotFound:
+        if not await self._call(remove_container, self.api, container_name(instance_id)):
             return False
-        except docker.errors.APIError as exc:
-            if exc.status_code == 409:  # removal already in progress: someone else is on it
-                return True
-            raise
         return await _egress.removed(self)  # and the proxy, with the last instance of its allowlist
 
     async def _status(self, instance_id: str) -> InstanceInfo:
