@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -84,3 +86,21 @@ def test_timeout_kills_a_process_that_left_its_session(make, provider: DockerCom
     assert r.timed_out
     left = _portal.call(provider.execute, instance_id, "grep -l '[s]leep 301' /proc/[0-9]*/cmdline; true")
     assert left.stdout == ""
+
+
+def test_a_stop_during_a_removal_in_progress_answers_once_it_is_gone(make, provider: DockerCompute) -> None:
+    """Another remover (the engine's auto_remove, a second stop) got there first: the engine
+    answers 409 at once, yet the stop must not answer until the container is gone."""
+    instance_id = make()
+    # 60,000 files: the first removal takes a few hundred milliseconds, long enough to overlap
+    _portal.call(provider.execute, instance_id, "mkdir many && cd many && seq 60000 | xargs touch", 120)
+    api, name = provider.api, container_name(instance_id)
+    first = threading.Thread(target=api.remove_container, args=(name,), kwargs={"force": True})
+    first.start()
+    try:
+        while api.inspect_container(name)["State"]["Status"] != "removing":  # gone: NotFound fails it
+            time.sleep(0.005)
+        assert _portal.call(provider.shutdown, instance_id) is True
+        assert api.containers(all=True, filters={"name": name}) == []
+    finally:
+        first.join(60)
