@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal
@@ -164,6 +164,32 @@ OutputSink = Callable[[Literal["stdout", "stderr"], bytes], None]
 _NO_ENV: Final[Mapping[str, str]] = MappingProxyType({})
 
 
+#: A command's standard input: all of it, or its chunks as they come (``sandbox run -i`` streams a
+#: pipe; the command reads each chunk as soon as it is sent and sees the end when the iterable
+#: ends). It is consumed once: a command is never sent twice. Providers whose vendor takes stdin
+#: whole (Daytona, Fly.io, Tenki) gather the chunks first (:func:`stdin_bytes`).
+Stdin = bytes | AsyncIterable[bytes]
+
+
+async def stdin_chunks(stdin: Stdin) -> AsyncIterator[bytes]:
+    """``stdin``'s non-empty chunks in order, as they come (bytes are one chunk)."""
+    if isinstance(stdin, bytes):
+        if stdin:
+            yield stdin
+        return
+    async for chunk in stdin:
+        if chunk:
+            yield bytes(chunk)
+
+
+async def stdin_bytes(stdin: Stdin | None) -> bytes | None:
+    """All of ``stdin``, for a vendor that takes a command's input whole: a stream is gathered
+    to its end first."""
+    if stdin is None:
+        return None
+    return b"".join([chunk async for chunk in stdin_chunks(stdin)])
+
+
 @dataclass(frozen=True, slots=True)
 class ExecRequest:
     """One command, every default resolved: made once (``ComputeProvider.execute`` validates it,
@@ -173,7 +199,8 @@ class ExecRequest:
 
     ``cwd`` ``None`` is the instance's working directory; ``timeout`` ``None`` is no limit;
     ``max_output`` bounds each stream (head and tail kept); ``stdin`` ``None`` closes stdin
-    (``/dev/null``); ``on_output`` receives output while the command runs.
+    (``/dev/null``), bytes are all of it, an async iterable streams it (:data:`Stdin`);
+    ``on_output`` receives output while the command runs.
     """
 
     command: str  # a shell line, for ``sh -c``
@@ -182,7 +209,7 @@ class ExecRequest:
     timeout: float | None = DEFAULT_EXEC_TIMEOUT_S
     max_output: int = DEFAULT_MAX_OUTPUT_BYTES
     on_output: OutputSink | None = None
-    stdin: bytes | None = None
+    stdin: Stdin | None = None
 
 
 @dataclass(frozen=True, slots=True)

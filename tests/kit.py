@@ -303,3 +303,39 @@ def network_gateway(ipam: dict[str, Any]) -> str:
 
     config = ipam["Config"][0]
     return str(config.get("Gateway") or next(ipaddress.ip_network(config["Subnet"]).hosts()))
+
+
+#: A shell loop that answers each line of its stdin as it arrives.
+ECHO_LINES = 'while read -r l; do echo "got $l"; done'
+
+
+def answers_while_open(argv: Sequence[str]) -> None:
+    """Run ``argv`` (a CLI command given ``-- sh -c ECHO_LINES``) with a pipe on its stdin: its
+    answer to a first line must come while the pipe is still open (streamed, not read whole
+    first), and closing the pipe must end it, with the second line answered too."""
+    with subprocess.Popen(
+        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as proc:
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        try:
+            proc.stdin.write(b"one\n")
+            proc.stdin.flush()
+            assert readable(proc.stdout.fileno(), 60), "no answer while the pipe was open"
+            assert proc.stdout.readline() == b"got one\n"
+            proc.stdin.write(b"two\n")
+            proc.stdin.close()
+            assert proc.wait(60) == 0, proc.stderr.read()
+            assert proc.stdout.read() == b"got two\n"
+        finally:
+            proc.kill()
+
+
+def stops_reading_when_done(argv: Sequence[str]) -> None:
+    """Run ``argv`` (given ``-- head -c 4``) fed by an endless ``yes``: it must end once the
+    command ends, as ``docker run -i`` does, not wait for an input that never ends."""
+    with subprocess.Popen(["yes"], stdout=subprocess.PIPE) as endless:
+        try:
+            r = subprocess.run(argv, stdin=endless.stdout, capture_output=True, timeout=60, check=False)
+        finally:
+            endless.kill()
+    assert (r.returncode, r.stdout) == (0, b"y\ny\n"), r.stderr

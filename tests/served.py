@@ -283,6 +283,7 @@ def _kubernetes(request: pytest.FixtureRequest) -> Iterator[Served]:
 #: The pause suite, on providers without ``Capability.PAUSE``.
 NO_PAUSE = frozenset(PAUSE_SUITE.checks)
 _NOT_STREAMED = "exec does not stream: output arrives when the command ends"
+_WHOLE_STDIN = "exec takes its stdin whole: a stream is gathered to its end first"
 
 #: Every target the conformance suite runs on, by its test id: each registered provider by its
 #: name, local under bubblewrap, and FakeProvider.
@@ -309,6 +310,7 @@ TARGETS: dict[str, Target] = {
         not_applicable=NO_CHANNEL,
         known_gaps={
             "stream_delivers_output_while_running": f"Daytona's process.{_NOT_STREAMED}",
+            "stdin_streams_while_running": f"Daytona's process.{_WHOLE_STDIN}",
             **FAKE_EGRESS,
         },
     ),
@@ -316,7 +318,10 @@ TARGETS: dict[str, Target] = {
         _flyio,
         faked=True,
         not_applicable=NO_CHANNEL | NO_PORTS | NO_PAUSE | NO_PTY | NO_EGRESS,
-        known_gaps={"stream_delivers_output_while_running": f"Fly's {_NOT_STREAMED}"},
+        known_gaps={
+            "stream_delivers_output_while_running": f"Fly's {_NOT_STREAMED}",
+            "stdin_streams_while_running": f"Fly's {_WHOLE_STDIN}",
+        },
     ),
     "tenki": Target(
         _tenki,

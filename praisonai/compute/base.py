@@ -21,7 +21,16 @@ import anyio
 from praisonai import _limits, _telemetry
 from praisonai._errors import ConfigError, ExecError, UnsupportedFeatureError
 from praisonai._limits import check_timeout
-from praisonai._types import UNSET, Capability, ExecRequest, ExecResult, InstanceInfo, OutputSink, Unset
+from praisonai._types import (
+    UNSET,
+    Capability,
+    ExecRequest,
+    ExecResult,
+    InstanceInfo,
+    OutputSink,
+    Stdin,
+    Unset,
+)
 from praisonai.compute import _activity, lifecycle, requests
 from praisonai.compute.abilities import OptionalAbilities, RunOnce, SnapshotRef
 from praisonai.compute.capabilities import unmet
@@ -217,7 +226,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         *,
         timeout: float | None,
         on_output: OutputSink,
-        stdin: bytes | None = None,
+        stdin: Stdin | None = None,
         on_start: Callable[[], None] | None = None,
     ) -> ExecResult:
         """Run ``command`` (a shell line, for ``sh -c``) once, in a fresh instance of ``config``
@@ -261,12 +270,13 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         env: Mapping[str, str] | None = None,
         max_output: int | None = None,
         on_output: OutputSink | None = None,
-        stdin: bytes | str | None = None,
+        stdin: Stdin | str | None = None,
     ) -> ExecResult:
         """Run a shell command (a string for ``sh -c``, or an argv list) in the instance.
 
         stdin is closed unless ``stdin`` gives its bytes (text is UTF-8 encoded), so a bare
-        ``cat`` returns at once. ``on_output`` receives output chunks while the command runs.
+        ``cat`` returns at once; an async iterable of bytes streams it (each chunk as it comes).
+        ``on_output`` receives output chunks while the command runs.
 
         ``timeout`` omitted means the default (``_limits.DEFAULT_EXEC_TIMEOUT_S``); ``None``
         means no limit. At the timeout the command's whole process tree inside the instance is

@@ -13,7 +13,7 @@ import os
 import re
 import shlex
 import tarfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import AsyncIterable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 from praisonai import _limits
@@ -24,7 +24,7 @@ from praisonai._errors import (
     PathOutsideWorkspaceError,
 )
 from praisonai._limits import check_timeout
-from praisonai._types import UNSET, ExecRequest, OutputSink, Unset
+from praisonai._types import UNSET, ExecRequest, OutputSink, Stdin, Unset
 from praisonai.compute.config import ComputeConfig
 
 
@@ -36,7 +36,7 @@ def exec_request(
     env: Mapping[str, str] | None = None,
     max_output: int | None = None,
     on_output: OutputSink | None = None,
-    stdin: bytes | str | None = None,
+    stdin: bytes | str | AsyncIterable[bytes] | None = None,
 ) -> ExecRequest:
     """``execute``'s arguments as one request, every default resolved (``timeout`` omitted: the
     default; ``None``: no limit), or ConfigError naming what is wrong."""
@@ -48,7 +48,7 @@ def exec_request(
         timeout=_resolve_timeout(timeout),
         max_output=max_output or _limits.DEFAULT_MAX_OUTPUT_BYTES,
         on_output=on_output,
-        stdin=stdin.encode() if isinstance(stdin, str) else None if stdin is None else bytes(stdin),
+        stdin=_stdin(stdin),
     )
     if not request.command.strip():
         raise ConfigError("the command is empty", op="exec")
@@ -111,8 +111,15 @@ def _check_exec_args(command: object, cwd: object, env: object, max_output: obje
         isinstance(max_output, bool) or not isinstance(max_output, int) or max_output <= 0
     ):
         raise ConfigError(f"max_output must be a positive number of bytes, not {max_output!r}", op="exec")
-    if stdin is not None and not isinstance(stdin, bytes | bytearray | memoryview | str):
-        raise ConfigError(f"stdin must be bytes, text or None, not {type(stdin).__name__}", op="exec")
+    if stdin is not None and not isinstance(stdin, bytes | bytearray | memoryview | str | AsyncIterable):
+        wanted = "bytes, text, an async iterable of bytes or None"
+        raise ConfigError(f"stdin must be {wanted}, not {type(stdin).__name__}", op="exec")
+
+
+def _stdin(stdin: bytes | bytearray | memoryview | str | AsyncIterable[bytes] | None) -> Stdin | None:
+    if stdin is None or isinstance(stdin, AsyncIterable):
+        return stdin
+    return stdin.encode() if isinstance(stdin, str) else bytes(stdin)
 
 
 def check_command_text(parts: Sequence[str]) -> None:

@@ -12,6 +12,7 @@ import contextlib
 import secrets
 import time
 import uuid
+from collections.abc import AsyncIterable
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -19,7 +20,7 @@ import anyio
 from praisonai import _limits
 from praisonai._errors import ChannelClosedError, ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
-from praisonai._types import ExecRequest, ExecResult
+from praisonai._types import ExecRequest, ExecResult, stdin_chunks
 from praisonai.runtime._waiter import Waiter
 from praisonai.runtime._wire import assignments
 
@@ -65,7 +66,8 @@ class Job:
             ("stderr", spool + ".e"),
         ]
         self._pid_path = spool + ".p"
-        self.files = [spool + ".o", spool + ".e", self._pid_path, self.stdin_path, spool + ".k"]
+        # .f: the pipe from a streamed stdin's chunks (in the directory .i) to the command
+        self.files = [spool + ".o", spool + ".e", self._pid_path, self.stdin_path, spool + ".k", spool + ".f"]
         cap = request.max_output
         self._buffers = {"stdout": OutputBuffer(cap), "stderr": OutputBuffer(cap)}
         self._sink = request.on_output
@@ -76,8 +78,9 @@ class Job:
         self._timed_out = False
 
     async def start(self) -> None:
-        """Send the command (its stdin, when it has one, is at ``stdin_path`` already); the
-        helper's acknowledgement only matters when it refuses it."""
+        """Send the command (its stdin, when it has one, is at ``stdin_path`` already, or is a
+        stream :meth:`feed` writes into that directory); the helper's acknowledgement only matters
+        when it refuses it."""
 
         def acknowledged(reply: tuple[str | BaseException, bytes]) -> None:
             if reply[0] != "0":  # the job never started: end the wait with the reason
@@ -86,7 +89,10 @@ class Job:
 
         request = self._request
         self._channel.expect_job(self.id, self._done, self._secret)
-        stdin = "" if request.stdin is None else self.stdin_path
+        if request.stdin is None:
+            stdin = ""
+        else:  # a directory (the trailing slash) for a stream's chunks
+            stdin = self.stdin_path if isinstance(request.stdin, bytes) else self.stdin_path + "/"
         args = (self.id, self._cwd, stdin, self._secret, request.command, *assignments(request.env))
         try:
             await self._channel.send("__p_exec", args, None, None, acknowledged)
@@ -117,11 +123,25 @@ class Job:
             raise _refused(outcome[0], self._cwd)
         return await self._finish(outcome)
 
+    async def feed(self, stdin: AsyncIterable[bytes]) -> None:
+        """Write a streamed stdin's chunks for the started job as they come, then its end. A
+        closed channel ends the feeding (the job's result says what became of it)."""
+        count = 0
+        with contextlib.suppress(ChannelClosedError):
+            async for chunk in stdin_chunks(stdin):
+                await self._channel.write_file(f"{self.stdin_path}/{count}", chunk)
+                count += 1
+            await self._channel.write_file(f"{self.stdin_path}/end", b"")
+
     async def resume(self, channel: Channel) -> ExecResult:
         """Finish the job on ``channel`` after its own channel closed, from what it left in the
         spool; raise ``ChannelClosedError`` (it may have run) when its fate cannot be known."""
         self._channel = channel
         self._done = Waiter()
+        if self._request.stdin is not None and not isinstance(self._request.stdin, bytes):
+            # the rest of a streamed stdin cannot follow the command: its input ends here
+            with contextlib.suppress(Exception):
+                await channel.write_file(f"{self.stdin_path}/end", b"")
         try:
             return await self._recover(channel)
         finally:
@@ -224,6 +244,12 @@ def _refused(status: str, cwd: str) -> Exception:
         return ExecError(
             "the exec helper could not create its spool files in the instance (its /tmp is full, "
             "read-only or not writable); the command did not run",
+            op="exec",
+        )
+    if status == "nostdin":
+        return ExecError(
+            "the exec helper could not make the pipe for the command's streamed stdin (mkfifo "
+            "failed: is the instance's /tmp full?); the command did not run",
             op="exec",
         )
     if status == "nofork":

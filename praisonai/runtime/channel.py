@@ -31,6 +31,7 @@ import anyio.to_thread
 
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer
+from praisonai._tasks import beside
 from praisonai._types import ExecRequest, ExecResult, ProcessInfo
 from praisonai.runtime import processes
 from praisonai.runtime._job import Job, JobInterrupted
@@ -266,7 +267,7 @@ class Channel:
         once sent, a closed channel raises :class:`JobInterrupted` for the pool to resume the job
         on a new channel (never to send it again)."""
         job = Job(self, request)
-        if request.stdin is not None:
+        if isinstance(request.stdin, bytes):
             try:
                 await self.write_file(job.stdin_path, request.stdin)
             except ChannelClosedError as exc:  # the command itself was not sent
@@ -274,7 +275,10 @@ class Channel:
         await job.start()
         interrupted = False
         try:
-            return await job.result()
+            if request.stdin is None or isinstance(request.stdin, bytes):
+                return await job.result()
+            stream = request.stdin  # fed while the command runs; once it ended, no more is read
+            return await beside(job.result, lambda: job.feed(stream))
         except ChannelClosedError as exc:
             interrupted = True  # its spool files stay for the recovery
             raise JobInterrupted(job, exc) from exc

@@ -76,16 +76,44 @@ __p_job() {
   command exec 3>"$__p_x.p" || __p_f=4  # `command`: a failed redirection must not end the job
   # the command must not find the secret: not in a variable (`set` prints them all), nor in the
   # request line it came in
+  __p_fp=''
+  if [ "${__p_in%/}" != "$__p_in" ]; then  # a stream: chunks the client is still writing there
+    mkfifo -m 600 -- "$__p_x.f" || { echo "D $__p_i nostdin 0 $__p_k" >&2; exit; }
+    __p_feed "$__p_in" >"$__p_x.f" 3>&- &
+    __p_fp=$! __p_in=$__p_x.f
+  fi
   ( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &
   echo "$! $$ $__p_ns" >&3 || __p_f=4  # in a subshell $$ is still the helper's pid
   wait $!
   __p_r=$?
+  # a command that ended before its input did reads no more of it (as docker -i)
+  [ -z "$__p_fp" ] || { kill "$__p_fp" 2>/dev/null; rm -f -- "$__p_x.f"; }
   [ -s "$__p_x.o" ] && __p_f=$((__p_f | 1))
   [ -s "$__p_x.e" ] && __p_f=$((__p_f | 2))
   [ -e "$__p_x.o" ] && [ -e "$__p_x.e" ] || __p_f=$((__p_f | 4))  # not created, or deleted
   # the result stays in the spool (the same file: no new one per job) for a client on a new channel
   echo "done $__p_r $__p_f $__p_k" >&3 || __p_f=$((__p_f | 4))
   echo "D $__p_i $__p_r $__p_f $__p_k" >&2
+}
+# a streamed stdin: the client writes chunk files 0, 1, ... into DIR (each whole: written beside
+# and renamed), then "end"; they go to stdout in order as they appear. "end" is written after the
+# last chunk, so a chunk missing once "end" is seen was never sent.
+__p_feed() {  # dir
+  __p_n=0 __p_w=0
+  while :; do
+    if [ -e "$1/$__p_n" ]; then
+      cat -- "$1/$__p_n" || return  # the command closed its stdin
+      rm -f -- "$1/$__p_n"
+      __p_n=$((__p_n + 1)) __p_w=0
+    elif [ -e "$1/end" ] && [ ! -e "$1/$__p_n" ]; then
+      return
+    elif [ $__p_w -lt 50 ]; then  # a chunk may follow at once; after half a second idle, less often
+      __p_w=$((__p_w + 1))
+      sleep 0.01
+    else
+      sleep 0.1
+    fi
+  done
 }
 __p_fate() {  # nonce id secret: what became of a job whose channel closed (done <code> <flags>, ...)
   __p_x=$__p_s/x/$2

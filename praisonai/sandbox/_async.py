@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterable, Awaitable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -139,7 +139,7 @@ class AsyncSandbox(AsyncWorkbench):
         timeout: float | Unset | None = UNSET,
         max_output: int | None = None,
         on_output: OutputSink | None = None,
-        stdin: bytes | str | None = None,
+        stdin: bytes | str | AsyncIterable[bytes] | None = None,
         check: bool = False,
         **fields: Any,
     ) -> ExecResult:
@@ -177,7 +177,7 @@ class AsyncSandbox(AsyncWorkbench):
         check: bool = False,
         max_output: int | None = None,
         on_output: OutputSink | None = None,
-        stdin: bytes | str | None = None,
+        stdin: bytes | str | AsyncIterable[bytes] | None = None,
     ) -> ExecResult:
         """Run a command; see :meth:`ComputeProvider.execute` for the contract.
 
@@ -208,7 +208,7 @@ class AsyncSandbox(AsyncWorkbench):
         timeout: float | Unset | None = UNSET,
         cwd: str | None = None,
         env: Mapping[str, str] | None = None,
-        stdin: bytes | str | None = None,
+        stdin: bytes | str | AsyncIterable[bytes] | None = None,
     ) -> ExecStream:
         """Yield :class:`OutputChunk` s as the command prints them, then its :class:`ExecResult`.
 

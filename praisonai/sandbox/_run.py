@@ -8,7 +8,7 @@ the command executed, and the instance shut down, also when the call fails or is
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterable, Sequence
 from typing import TYPE_CHECKING
 
 import anyio
@@ -30,7 +30,7 @@ async def run_in_fresh(
     timeout: float | Unset | None,
     max_output: int | None,
     on_output: OutputSink | None,
-    stdin: bytes | str | None,
+    stdin: bytes | str | AsyncIterable[bytes] | None,
     check: bool,
 ) -> ExecResult:
     """Run ``command`` once in a fresh instance of ``chosen`` and remove it; the result keeps the

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from kit import ECHO_LINES, answers_while_open, stops_reading_when_done
 
 from praisonai.compute.registry import available_providers
 
@@ -117,6 +118,11 @@ def test_piped_stdin_reaches_the_command_with_i() -> None:
         [*_RUN_LOCAL, "-i", "--", "wc", "-c"], input="four", capture_output=True, text=True, timeout=120
     )
     assert (r.returncode, r.stdout.strip()) == (0, "4"), r.stderr
+
+
+def test_piped_stdin_streams_and_a_command_that_ends_stops_the_reading() -> None:
+    answers_while_open([*_RUN_LOCAL, "-i", "--", "sh", "-c", ECHO_LINES])
+    stops_reading_when_done([*_RUN_LOCAL, "-i", "--", "head", "-c", "4"])
 
 
 def test_an_open_pipe_on_stdin_is_not_read_without_i() -> None:

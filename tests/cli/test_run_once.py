@@ -14,6 +14,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from kit import ECHO_LINES, answers_while_open, stops_reading_when_done
 
 from praisonai._errors import UnsupportedFeatureError
 from praisonai._ledger import Ledger, home_tag
@@ -60,6 +61,13 @@ def test_piped_stdin_reaches_the_command_and_ends(home: Path, data: bytes) -> No
     r = run("-c", "docker", "--no-environment", "-i", "--", "sh", "-c", "wc -c; echo done", stdin=data)
     assert r.returncode == 0, r.stderr
     assert r.stdout.split() == [str(len(data)).encode(), b"done"]
+
+
+def test_piped_stdin_streams_and_a_command_that_ends_stops_the_reading(home: Path) -> None:
+    argv = [sys.executable, "-c", "from praisonai.cli import main; main()", "sandbox", "run", "-c", "docker"]
+    answers_while_open([*argv, "--no-environment", "-i", "--", "sh", "-c", ECHO_LINES])
+    stops_reading_when_done([*argv, "--no-environment", "-i", "--", "head", "-c", "4"])
+    assert_nothing_left()
 
 
 def test_a_command_past_its_timeout_is_killed_with_its_container(home: Path) -> None:

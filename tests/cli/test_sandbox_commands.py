@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from kit import ECHO_LINES, answers_while_open, stops_reading_when_done
 
 from praisonai.compute.registry import compute_provider
 
@@ -50,6 +51,11 @@ def test_exec_runs_in_the_instance_and_exits_with_the_commands_status(created: s
 def test_exec_gives_stdin_only_with_i(created: str) -> None:
     assert cli("sandbox", "exec", "-i", created, "--", "wc", "-c", stdin="four").stdout.strip() == "4"
     assert cli("sandbox", "exec", created, "--", "wc", "-c", stdin="four").stdout.strip() == "0"
+
+
+def test_exec_streams_stdin_and_stops_reading_when_the_command_ends(created: str) -> None:
+    answers_while_open([*CLI, "sandbox", "exec", "-i", created, "--", "sh", "-c", ECHO_LINES])
+    stops_reading_when_done([*CLI, "sandbox", "exec", "-i", created, "--", "head", "-c", "4"])
 
 
 def test_cp_copies_files_and_trees_both_ways(created: str, tmp_path: Path) -> None:

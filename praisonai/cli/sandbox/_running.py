@@ -4,12 +4,13 @@ and a wait on the portal loop that the first SIGINT, SIGTERM or SIGHUP interrupt
 from __future__ import annotations
 
 import os
+import select
 import shlex
 import signal
 import stat
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -82,16 +83,49 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
     return env
 
 
-def piped_stdin() -> bytes | None:
-    """All of stdin when it is a pipe, a socket or a file; ``None`` for a terminal, /dev/null or
-    a closed stdin (the command's stdin is then empty)."""
+def piped_stdin() -> AsyncIterator[bytes] | None:
+    """Stdin's chunks as they come when it is a pipe, a socket or a file (never read whole
+    first: a command can answer each line of a pipe as it arrives); ``None`` for a terminal,
+    /dev/null or a closed stdin (the command's stdin is then empty)."""
     try:
         mode = os.fstat(0).st_mode
     except OSError:
         return None
     if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISREG(mode)):
         return None
-    return sys.stdin.buffer.read()
+    return _stdin_chunks(waits=not stat.S_ISREG(mode))
+
+
+#: The most of stdin one chunk takes: what is there at once is sent together, up to this.
+_STDIN_CHUNK = 1 << 20
+
+
+async def _stdin_chunks(*, waits: bool) -> AsyncIterator[bytes]:
+    """Fd 0's bytes until its end: a pipe's are waited for on the event loop (cancellable, unlike a
+    thread blocked in read), a file's are read in a worker thread."""
+    import anyio.to_thread
+
+    ready = select.poll()
+    ready.register(0, select.POLLIN)
+    while True:
+        if waits:
+            await anyio.wait_readable(0)
+            chunk = _available(ready)
+        else:
+            chunk = await anyio.to_thread.run_sync(os.read, 0, _STDIN_CHUNK)
+        if not chunk:
+            return
+        yield chunk
+
+
+def _available(ready: select.poll) -> bytes:
+    """What a readable pipe holds now, up to ``_STDIN_CHUNK`` (empty at its end)."""
+    parts = [os.read(0, _STDIN_CHUNK)]
+    size = len(parts[0])
+    while parts[-1] and size < _STDIN_CHUNK and ready.poll(0):
+        parts.append(os.read(0, _STDIN_CHUNK - size))
+        size += len(parts[-1])
+    return b"".join(parts)
 
 
 def write(stream: Literal["stdout", "stderr"], chunk: bytes) -> None:

@@ -100,7 +100,7 @@ def exec_(
     praisonai failed). Ctrl-C, SIGTERM or SIGHUP kill the command, not the instance.
 
     COMMAND is a program and its arguments, not a shell line: run -- sh -c 'a | b' for pipes.
-    The command's standard input is empty unless -i is given (then it is read to its end first).
+    The command's standard input is empty unless -i is given (then a pipe streams to it as it comes).
     """
     seconds = check_timeout(timeout, "--timeout", none="0") or None  # 0 means no limit here
     from praisonai.compute.requests import check_command_text

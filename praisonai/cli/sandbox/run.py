@@ -10,7 +10,7 @@ removed, and the exit status is 128 + the signal's number (130, 143, 129), as a 
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import AsyncIterable, Callable
 from typing import TYPE_CHECKING
 
 import anyio
@@ -60,7 +60,7 @@ def run(
     redirections or several commands, run a shell yourself, as in sandbox run -- sh -c 'a | b'.
 
     The command's standard input is empty unless -i is given: then what is piped or redirected
-    into praisonai is read to its end and given to the command (a terminal's input is not).
+    into praisonai streams to the command as it comes (a terminal's input does not).
 
     Examples:
 
@@ -93,7 +93,7 @@ async def _create_and_run(
     chosen: ProvisionPlan,
     command: str,
     timeout: float | None,
-    stdin: bytes | None,
+    stdin: AsyncIterable[bytes] | None,
     ready: Callable[[], None],
 ) -> ExecResult:
     """Provision, run, remove: one task, so that cancelling it at any point removes the instance

@@ -44,6 +44,7 @@ from praisonai._types import (
     ExecResult,
     InstanceInfo,
     InstanceStatus,
+    stdin_bytes,
 )
 from praisonai.compute import _activity, _tar, requests
 from praisonai.compute.base import ComputeProvider
@@ -242,7 +243,7 @@ class ForeignProvider(ComputeProvider):
             cwd=cwd,
             env=request.env,
             timeout=request.timeout,
-            stdin=request.stdin,
+            stdin=await stdin_bytes(request.stdin),  # a line of its shell carries the input
             missing_cwd_mark=mark,
         )
         # Ours kills at the deadline; theirs, a grace later, only where the instance lacks timeout(1).

@@ -10,7 +10,7 @@ from __future__ import annotations
 import resource
 import signal
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -50,6 +50,27 @@ async def stream_delivers_output_while_running(ctx: Context) -> None:
     first = next((t for t, name, data in seen if name == "stdout" and data.startswith(b"first")), ended)
     assert ended - first > 1.0, f"output was not streamed while the command ran: {seen}"
     assert b"".join(d for _, n, d in seen if n == "stderr") == b"oops\n", seen
+
+
+@suite.check()
+async def stdin_streams_while_running(ctx: Context) -> None:
+    """A streamed stdin reaches the command chunk by chunk: it answers the first line before the
+    second is sent, and sees the end when the stream ends."""
+    answered, said = anyio.Event(), bytearray()
+
+    def sink(name: str, data: bytes) -> None:
+        said.extend(data)
+        if b"got one" in said:
+            answered.set()
+
+    async def lines() -> AsyncIterator[bytes]:
+        yield b"one\n"
+        with anyio.fail_after(10):  # the command must have answered line one by now
+            await answered.wait()
+        yield b"two\n"
+
+    r = await ctx.sh('while read -r l; do echo "got $l"; done', stdin=lines(), on_output=sink, timeout=60)
+    assert r.ok and r.stdout == "got one\ngot two\n", r
 
 
 @suite.check()

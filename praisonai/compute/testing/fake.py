@@ -41,6 +41,8 @@ from praisonai._types import (
     ExecResult,
     InstanceInfo,
     InstanceStatus,
+    Stdin,
+    stdin_chunks,
 )
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig
@@ -253,10 +255,11 @@ async def _pump(
         done.set()
 
 
-async def _feed(stdin: ByteSendStream, data: bytes) -> None:
-    """Write the command's stdin, then close it; a command that stops reading is fine."""
+async def _feed(stdin: ByteSendStream, data: Stdin) -> None:
+    """Write the command's stdin as it comes, then close it; a command that stops reading is fine."""
     with contextlib.suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-        await stdin.send(data)
+        async for chunk in stdin_chunks(data):
+            await stdin.send(chunk)
     await stdin.aclose()
 
 

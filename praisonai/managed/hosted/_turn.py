@@ -32,6 +32,7 @@ import anyio
 import anyio.to_thread
 
 from praisonai._errors import ManagedSessionError, PraisonAIError, StaleSessionError
+from praisonai._tasks import beside
 from praisonai.llm.types import Usage
 from praisonai.managed.events import Event, text_content
 from praisonai.managed.hosted._events import Feed, Raw, counters, request_usage, retrieve, send, to_event
@@ -218,18 +219,9 @@ class HostedTurn:
 
     async def _consume(self, feed: Feed) -> dict[str, Any]:
         """Read until the session stops; an interrupt is sent meanwhile, when asked for."""
-        failure: Exception | None = None
-        stop: dict[str, Any] = {"type": "end_turn"}
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self._interrupter, feed)
-            try:
-                stop = await self._read(feed)
-            except Exception as exc:  # raised below, not as the task group's ExceptionGroup
-                failure = exc
-            finally:
-                tasks.cancel_scope.cancel()
-        if failure is not None or self._failure is not None:
-            raise failure or self._failure  # type: ignore[misc]
+        stop = await beside(lambda: self._read(feed), lambda: self._interrupter(feed))
+        if self._failure is not None:
+            raise self._failure
         return stop
 
     async def _read(self, feed: Feed) -> dict[str, Any]:

@@ -30,7 +30,7 @@ import anyio
 
 from praisonai._errors import PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
-from praisonai._types import ExecRequest, ExecResult
+from praisonai._types import ExecRequest, ExecResult, stdin_bytes
 from praisonai.compute.providers.daytona._client import translated
 
 JOBS_DIR = "/tmp/.praisonai-exec"
@@ -82,9 +82,10 @@ async def run(sandbox: Any, request: ExecRequest, cwd: str, renew: Any) -> ExecR
     from daytona import DaytonaProcessExecutionTimeoutError, FileDownloadRequest
 
     job = f"{JOBS_DIR}/{uuid.uuid4().hex}"
-    if request.stdin is not None:
+    stdin = await stdin_bytes(request.stdin)  # Daytona's exec takes no input: a file holds it
+    if stdin is not None:
         with translated("exec"):
-            await sandbox.fs.upload_file(bytes(request.stdin), f"{job}/in")
+            await sandbox.fs.upload_file(stdin, f"{job}/in")
     timeout = NO_LIMIT_S if request.timeout is None else max(1, math.ceil(request.timeout))
     script = wrapper(job, cwd, request.command, has_stdin=request.stdin is not None, limit=request.max_output)
     timed_out, status, said = False, None, ""

@@ -8,14 +8,13 @@ from __future__ import annotations
 import contextlib
 import math
 import socket
-import threading
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
 
 from praisonai._output import exec_result
-from praisonai._types import ExecRequest, ExecResult
+from praisonai._types import ExecRequest, ExecResult, Stdin, stdin_chunks
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.providers.docker._exec import read_frames
 
@@ -56,26 +55,25 @@ class AttachedRun:
             raise docker.errors.create_api_error_from_http_exception(exc) from None
 
     def finish(self, request: ExecRequest) -> int:
-        """Feed ``request.stdin`` (then end it), deliver the output to ``request.on_output`` until
-        the container ends, and return its exit status once the engine has removed it."""
-        if request.stdin is not None:
-            feeder = threading.Thread(
-                target=self._feed, args=(request.stdin,), name="praisonai-once-in", daemon=True
-            )
-            feeder.start()
+        """Deliver the output to ``request.on_output`` until the container ends, and return its
+        exit status once the engine has removed it (``feed`` gives the input meanwhile)."""
         sink = request.on_output or (lambda name, data: None)
         read_frames(self._sock, lambda data: sink("stdout", data), lambda data: sink("stderr", data))
         with contextlib.suppress(OSError):
+            self._sock.shutdown(socket.SHUT_RDWR)  # wakes a feed blocked on input nobody reads
             self._sock.close()
         try:
             return int(self._wait.json().get("StatusCode", -1))
         finally:
             self._wait.close()
 
-    def _feed(self, data: bytes) -> None:
-        with contextlib.suppress(OSError):  # the command ended without reading it all
-            self._sock.sendall(data)
-            self._sock.shutdown(socket.SHUT_WR)  # end of input: the engine closes the command's stdin
+    async def feed(self, stdin: Stdin) -> None:
+        """Give the command ``stdin`` as it comes, then end its input (the engine closes the
+        command's stdin); a command that ended without reading it all is fine."""
+        with contextlib.suppress(OSError):
+            async for chunk in stdin_chunks(stdin):
+                await run_blocking(self._sock.sendall, chunk)
+            self._sock.shutdown(socket.SHUT_WR)
 
     def close(self) -> None:
         """Let go of the streams (the wait too, when it was not read)."""
@@ -105,6 +103,8 @@ async def finish_by_deadline(
 
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(remove_at_deadline)
+        if request.stdin is not None:
+            tasks.start_soon(run.feed, request.stdin)
         status = await run_blocking(run.finish, request)
         finished = True
         tasks.cancel_scope.cancel()

@@ -47,6 +47,7 @@ from praisonai._errors import (
     MissingDependencyError,
     ProvisionError,
 )
+from praisonai._tasks import beside
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider, SnapshotRef
@@ -296,22 +297,12 @@ class E2BCompute(ChannelMixin, E2BFileOps, ComputeProvider):
     # ---- exec and files ----------------------------------------------------------------------
 
     async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
-        import anyio
-
         sandbox = await self._sandbox(instance_id)
         cwd = self._path(instance_id, request.cwd or ".")
-        failure: BaseException | None = None
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self._renewals.keep_alive, instance_id, sandbox)  # a busy instance stays
-            try:
-                result = await _exec.run(sandbox, instance_id, request, cwd, self._env_file(instance_id))
-            except Exception as exc:  # raised below, not as a task group's ExceptionGroup
-                failure = exc
-            finally:
-                tasks.cancel_scope.cancel()
-        if failure is not None:
-            raise failure
-        return result
+        return await beside(
+            lambda: _exec.run(sandbox, instance_id, request, cwd, self._env_file(instance_id)),
+            lambda: self._renewals.keep_alive(instance_id, sandbox),  # a busy instance stays
+        )
 
     async def _read(self, instance_id: str, path: str) -> bytes:
         sandbox = await self._sandbox(instance_id)

@@ -21,7 +21,7 @@ import anyio
 from praisonai import _limits
 from praisonai._errors import PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
-from praisonai._types import ExecRequest, ExecResult
+from praisonai._types import ExecRequest, ExecResult, stdin_chunks
 from praisonai.compute.providers.e2b._errors import translated
 
 #: The exit status the wrapper gives when the working directory is missing, with this on stderr.
@@ -92,8 +92,8 @@ async def run(
         )
         try:
             if request.stdin is not None:
-                if request.stdin:
-                    await handle.send_stdin(request.stdin)
+                async for chunk in stdin_chunks(request.stdin):
+                    await handle.send_stdin(chunk)
                 await handle.close_stdin()
             result = await handle.wait()
             code = result.exit_code

@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable, Mapping
 
 from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
-from praisonai._types import ExecRequest, ExecResult
+from praisonai._types import ExecRequest, ExecResult, stdin_bytes
 
 #: The shared watchdog's spool (``compute/watchdog.py``), the machine's PID 1: it exits (and
 #: ``auto_destroy`` removes the machine) once the instance's Lifetime says so, so a machine whose
@@ -85,10 +85,11 @@ def heredoc(data: bytes, redirect: str) -> str:
     return f"base64 -d {redirect} <<'PRAISONAI_EOF'\n{b64}PRAISONAI_EOF\n"
 
 
-def start_script(job: str, cwd: str, request: ExecRequest, wait_s: float) -> str:
-    """Start ``request`` in the background from ``cwd`` and wait for it (see the module docstring)."""
+def start_script(job: str, cwd: str, request: ExecRequest, wait_s: float, stdin: bytes | None) -> str:
+    """Start ``request`` in the background from ``cwd``, with ``stdin`` (its input, gathered), and
+    wait for it (see the module docstring)."""
     q = shlex.quote
-    stdin = heredoc(request.stdin, f"> {q(job)}/in") if request.stdin is not None else f": > {q(job)}/in\n"
+    feed = heredoc(stdin, f"> {q(job)}/in") if stdin is not None else f": > {q(job)}/in\n"
     runner = (
         'sh -c -- "$1" < "$2/in" > "$2/out" 2> "$2/err"; echo $? > "$2/rc.t"; mv "$2/rc.t" "$2/rc"; '
         'rm -f -- "$3"'  # the watchdog's marker: the job no longer runs
@@ -100,7 +101,7 @@ def start_script(job: str, cwd: str, request: ExecRequest, wait_s: float) -> str
         f"mkdir -p {q(job)} || exit 125\n"
         f"cd -- {q(cwd)} 2>/dev/null || {{ rm -rf -- {q(job)}; echo {NO_CWD}; exit 0; }}\n"
         + exports(request.env)
-        + stdin
+        + feed
         + f"setsid sh -c {q(runner)} sh {q(request.command)} {q(job)} {marker} </dev/null >/dev/null 2>&1 &\n"
         f'echo $! > {q(job)}/pid; echo "$! $!" 2>/dev/null > {marker}\n'
         + poll_script(job, request.max_output, wait_s)
@@ -137,8 +138,9 @@ async def run(call: Call, request: ExecRequest, cwd: str) -> ExecResult:
     deadline = None if request.timeout is None else time.monotonic() + request.timeout
     wait = WAIT_S if deadline is None else min(WAIT_S, request.timeout or 0.0)
     late: StepTimedOut | None = None
+    script = start_script(job, cwd, request, wait, await stdin_bytes(request.stdin))  # no stdin stream
     try:
-        said = await call(start_script(job, cwd, request, wait), wait)
+        said = await call(script, wait)
     except StepTimedOut as exc:  # it may have started: ask the job
         said, late = RUNNING, exc
     if said.strip() == NO_CWD:

@@ -16,7 +16,7 @@ from anyio.abc import ByteReceiveStream, ByteSendStream, Process
 
 from praisonai._limits import KILL_GRACE_S
 from praisonai._output import OutputBuffer, exec_result
-from praisonai._types import ExecRequest, ExecResult, OutputSink
+from praisonai._types import ExecRequest, ExecResult, OutputSink, Stdin, stdin_chunks
 from praisonai.runtime import owner
 
 #: The environment variable every process of a local or SSH instance carries: ``<name>=<instance id>``.
@@ -37,8 +37,8 @@ async def run_process(
     directory) with exactly ``request.env``; at ``request.timeout`` kill its whole process group.
 
     ``on_start``/``on_end`` receive the process-group id, so a caller can record what runs (a
-    shutdown from another process kills those groups). stdin is ``request.stdin``'s bytes, or
-    ``/dev/null`` when it is ``None``.
+    shutdown from another process kills those groups). stdin is ``request.stdin``, streamed as it
+    comes, or ``/dev/null`` when it is ``None``.
     """
     out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
     process = await anyio.open_process(
@@ -105,10 +105,11 @@ class _Pump:
             self.done.set()
 
 
-async def _feed(stdin: ByteSendStream, data: bytes) -> None:
-    """Write the command's stdin, then close it; a command that stops reading is fine."""
+async def _feed(stdin: ByteSendStream, data: Stdin) -> None:
+    """Write the command's stdin as it comes, then close it; a command that stops reading is fine."""
     try:
-        await stdin.send(data)
+        async for chunk in stdin_chunks(data):
+            await stdin.send(chunk)
     except (anyio.BrokenResourceError, anyio.ClosedResourceError):
         pass
     finally:

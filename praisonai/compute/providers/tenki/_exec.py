@@ -23,7 +23,7 @@ import anyio
 
 from praisonai._errors import PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
-from praisonai._types import ExecRequest, ExecResult
+from praisonai._types import ExecRequest, ExecResult, Stdin, stdin_chunks
 from praisonai.compute.providers.tenki._client import translated
 
 STDIN_CHUNK = 1 << 20
@@ -37,11 +37,14 @@ _SIGNALS = {
 }
 
 
-async def feed(proc: Any, data: bytes | None) -> None:
-    """Write ``data`` to the process's stdin in frames, then close it (``None``: just close)."""
+async def feed(proc: Any, data: Stdin | None) -> None:
+    """Write ``data`` to the process's stdin in frames as it comes, then close it (``None``: just
+    close)."""
     with translated("exec"):
-        for at in range(0, len(data or b""), STDIN_CHUNK):
-            await proc.write_stdin(bytes(data[at : at + STDIN_CHUNK]))  # type: ignore[index]
+        if data is not None:
+            async for chunk in stdin_chunks(data):
+                for at in range(0, len(chunk), STDIN_CHUNK):
+                    await proc.write_stdin(chunk[at : at + STDIN_CHUNK])
         await proc.close_stdin()
 
 
