@@ -170,6 +170,35 @@ def progress(what: str) -> Iterator[Spinner]:
         stop()
 
 
+@contextmanager
+def transfer(what: str) -> Iterator[Callable[[int], None]]:
+    """A line on stderr saying ``what``, with the bytes moved so far, their rate and the time
+    spent, while the block runs; it yields the counter to give each step's bytes to (from any
+    thread). Nothing at all when stderr is not a terminal."""
+    if not sys.stderr.isatty():
+        yield lambda count: None
+        return
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import (
+        FileSizeColumn,
+        Progress,
+        SpinnerColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TransferSpeedColumn,
+    )
+    from rich.table import Column
+
+    # the numbers first: a long path is what gets cut on a narrow terminal
+    cut = Column(no_wrap=True, overflow="ellipsis", ratio=1)
+    what_column = TextColumn("{task.description}", table_column=cut)
+    columns = (SpinnerColumn(), FileSizeColumn(), TransferSpeedColumn(), TimeElapsedColumn(), what_column)
+    with Progress(*columns, console=Console(stderr=True), transient=True, expand=True) as bar:
+        task = bar.add_task(escape(what), total=None)
+        yield lambda count: bar.advance(task, count)
+
+
 class _StatusHandler(logging.Handler):
     def __init__(self, status: Any) -> None:
         super().__init__(logging.INFO)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from praisonai._errors import PathOutsideWorkspaceError
 from praisonai._limits import MAX_READ_BYTES
+from praisonai._transfer import moved
 
 
 def pack_bytes(path: str, data: bytes) -> bytes:
@@ -68,6 +69,7 @@ def unpack_to(chunks: Iterable[bytes], local: Path, shown: str = "") -> None:
     with tempfile.TemporaryFile() as spool:
         for chunk in chunks:
             spool.write(chunk)
+            moved(len(chunk))  # a download's progress: a streamed one's, as it arrives
         spool.seek(0)
         with tarfile.open(fileobj=spool, mode="r:") as tar:
             members = tar.getmembers()

@@ -18,7 +18,7 @@ from typing import ClassVar, TypeVar
 
 import anyio
 
-from praisonai import _limits, _telemetry
+from praisonai import _limits, _telemetry, _transfer
 from praisonai._errors import ConfigError, ExecError, UnsupportedFeatureError
 from praisonai._limits import check_timeout
 from praisonai._types import (
@@ -335,7 +335,11 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         self._check_id(instance_id)
         local = requests.checked_host_path(local_path, "upload", must_exist=True)
         requests.check_instance_path(remote_path, "upload")
-        with self._span("upload", instance_id), requests.host_path_errors("upload", local):
+        with (
+            self._span("upload", instance_id),
+            requests.host_path_errors("upload", local),
+            _transfer.counted_at_the_end(local),  # where the provider counts nothing as it goes
+        ):
             await self._upload(instance_id, local, remote_path)
         await self._ping(instance_id)
         return True
@@ -347,7 +351,11 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         self._check_id(instance_id)
         local = requests.checked_host_path(local_path, "download")
         requests.check_instance_path(remote_path, "download")
-        with self._span("download", instance_id), requests.host_path_errors("download", local):
+        with (
+            self._span("download", instance_id),
+            requests.host_path_errors("download", local),
+            _transfer.counted_at_the_end(local),
+        ):
             await self._download(instance_id, remote_path, local)
         await self._ping(instance_id)
         return True

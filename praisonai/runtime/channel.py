@@ -32,6 +32,7 @@ import anyio.to_thread
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer
 from praisonai._tasks import beside
+from praisonai._transfer import moved
 from praisonai._types import ExecRequest, ExecResult, ProcessInfo
 from praisonai.runtime import processes
 from praisonai.runtime._job import Job, JobInterrupted
@@ -48,6 +49,8 @@ from praisonai.runtime.transport import Transport
 HELPER = resources.files(__package__).joinpath("helper.sh").read_text()
 #: Spooled files of this many finished commands are removed in one batch.
 _TRASH_BATCH = 64
+#: A request's payload (a file written) goes out in steps of this, each counted as moved.
+_PAYLOAD_STEP = 1 << 20
 #: A reply slower than this makes the channel ask the provider whether the helper still runs.
 _PROBE_AFTER_S = 0.25
 #: Requests that only read: repeating one on a new channel cannot do anything twice.
@@ -222,8 +225,10 @@ class Channel:
             self._replies.expect(reply)
             try:
                 self.transport.send(line)
-                if payload:
-                    self.transport.send(payload)
+                for at in range(0, len(payload or b""), _PAYLOAD_STEP):  # steps: a transfer's progress
+                    step = payload[at : at + _PAYLOAD_STEP]  # type: ignore[index]
+                    self.transport.send(step)
+                    moved(len(step))
             except OSError:
                 pass  # the reader sees the end too and fails the reply; don't race it here
 

@@ -4,6 +4,7 @@ of it when the output is piped."""
 from __future__ import annotations
 
 import os
+import re
 import select
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from praisonai.llm.testing import API_KEY, ScriptedLLM, reply
@@ -70,3 +72,34 @@ def test_piped_a_managed_run_prints_no_progress(env: dict[str, str]) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == "The answer.\n"
     assert "waiting for the model" not in done.stderr
+
+
+@pytest.fixture
+def instance(home: Path) -> Iterator[str]:
+    """A docker instance, removed after."""
+    from praisonai.compute.providers.docker import DockerCompute
+
+    provider = DockerCompute()
+    if reason := provider.unavailable_reason():
+        pytest.skip(reason)
+    instance_id = anyio.run(provider.provision, {}).instance_id
+    try:
+        yield instance_id
+    finally:
+        anyio.run(provider.shutdown, instance_id)
+
+
+def test_sandbox_cp_shows_the_bytes_it_moves_and_nothing_when_piped(
+    instance: str, env: dict[str, str], tmp_path: Path
+) -> None:
+    big = tmp_path / "big.bin"
+    with big.open("wb") as out:
+        out.truncate(128 << 20)  # sparse here; 128 MiB of archive on the way in
+    shown = _on_a_terminal(("sandbox", "cp", str(big), f"{instance}:big.bin"), env)
+    assert re.search(r"[1-9][0-9.]* MB\b", shown) and "/s" in shown, shown
+    piped = subprocess.run(
+        [sys.executable, "-m", "praisonai", "sandbox", "cp", f"{instance}:big.bin", str(tmp_path / "back")],
+        env=env, capture_output=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert (piped.returncode, piped.stdout, piped.stderr) == (0, b"", b"")
+    assert (tmp_path / "back").stat().st_size == 128 << 20

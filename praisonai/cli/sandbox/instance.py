@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Annotated
 
@@ -147,14 +148,22 @@ def cp(
     remote = into or out_of
     assert remote is not None
     sandbox = _attached(remote["id"], "copy files of", "cp")
-    with _output.progress(f"copying {source} to {destination}"):
+    with _output.transfer(f"copying {source} to {destination}") as on_bytes:
         if into is not None:
-            wait(lambda: sandbox.upload(source, remote["path"]))
+            wait(lambda: _counted(sandbox.upload(source, remote["path"]), on_bytes))
             return
         local = Path(destination)
         if local.is_dir():  # this host's directory, as docker cp takes it
             local = local / PurePosixPath(remote["path"]).name
-        wait(lambda: sandbox.download(remote["path"], local))
+        wait(lambda: _counted(sandbox.download(remote["path"], local), on_bytes))
+
+
+async def _counted(transfer: Awaitable[None], on_bytes: Callable[[int], None]) -> None:
+    """``transfer``, with ``on_bytes`` hearing each step of it (set on the loop that runs it)."""
+    from praisonai import _transfer
+
+    with _transfer.watching(on_bytes):
+        await transfer
 
 
 def _attached(instance_id: str, doing: str, op: str) -> AsyncSandbox:

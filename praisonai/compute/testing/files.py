@@ -9,10 +9,14 @@ under the instance's working dir and removes it.
 from __future__ import annotations
 
 import contextlib
+import os
 import shlex
+import tempfile
 import uuid
 from collections.abc import AsyncIterator
+from pathlib import Path
 
+from praisonai import _transfer
 from praisonai._errors import PathNotFoundError, PraisonAIError
 from praisonai.compute.testing._kit import Context, Suite
 
@@ -102,3 +106,23 @@ async def files_remove_rename_mkdir(ctx: Context) -> None:
         except FileExistsError:
             return
         raise AssertionError("mkdir over a file must raise FileExistsError")
+
+
+@suite.check()
+async def transfers_count_their_bytes(ctx: Context) -> None:
+    """An upload and a download count the bytes they move, for a progress bar to show: at least
+    the file's size each way (an archive's headers add a little)."""
+    data = os.urandom(3 << 20)
+    counted: list[int] = []
+    with tempfile.TemporaryDirectory() as here:
+        source, back = Path(here, "up.bin"), Path(here, "down.bin")
+        source.write_bytes(data)
+        async with _scratch(ctx) as d:
+            with _transfer.watching(counted.append):
+                await ctx.provider.upload_file(ctx.instance_id, str(source), f"{d}/up.bin")
+            up, counted[:] = sum(counted), []
+            with _transfer.watching(counted.append):
+                await ctx.provider.download_file(ctx.instance_id, f"{d}/up.bin", str(back))
+            down = sum(counted)
+        assert back.read_bytes() == data, "the file must come back intact"
+    assert up >= len(data) and down >= len(data), f"counted {up} up and {down} down for {len(data)} bytes"

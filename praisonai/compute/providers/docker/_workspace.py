@@ -9,12 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
+from praisonai._transfer import CountedReader
 from praisonai.compute.providers.docker._client import container_name, file_error
 
 T = TypeVar("T")
 
 
-def put_tar(api: Any, container: str, archive: BinaryIO, target: str, shown: str) -> None:
+def put_tar(api: Any, container: str, archive: BinaryIO | CountedReader, target: str, shown: str) -> None:
     """Extract the tar read from ``archive`` into the container's directory ``target``
     (blocking). The engine extracts inside the container's own filesystem."""
     import docker
@@ -31,8 +32,9 @@ def put_path(api: Any, container: str, local: Path, arcname: str, shown: str) ->
     with tempfile.TemporaryFile() as spool:
         with tarfile.open(fileobj=spool, mode="w|") as tar:
             tar.add(str(local), arcname=arcname.lstrip("/"))
+        size = spool.tell()
         spool.seek(0)
-        put_tar(api, container, spool, "/", shown)
+        put_tar(api, container, CountedReader(spool, size), "/", shown)
 
 
 def put_file(api: Any, container: str, archive: Path, target: str, shown: str) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
+from praisonai._transfer import sftp_callback
 from praisonai.compute._tar import refuse_links_out
 from praisonai.compute.providers.ssh._link import HostLink
 
@@ -131,7 +132,7 @@ def upload(link: HostLink, local: Path, remote: str) -> None:
     with link.sftp() as sftp:
         if not local.is_dir():
             _makedirs(sftp, posixpath.dirname(remote), remote)
-            sftp.put(str(local), remote, confirm=False)
+            sftp.put(str(local), remote, callback=sftp_callback(), confirm=False)
             return
         _makedirs(sftp, remote, remote)
         for top, dirs, files in os.walk(local):
@@ -143,7 +144,7 @@ def upload(link: HostLink, local: Path, remote: str) -> None:
                 elif source.is_dir():
                     _makedirs(sftp, dest, remote)
                 else:
-                    sftp.put(str(source), dest, confirm=False)
+                    sftp.put(str(source), dest, callback=sftp_callback(), confirm=False)
 
 
 def download(link: HostLink, remote: str, local: Path, shown: str) -> None:
@@ -159,7 +160,7 @@ def download(link: HostLink, remote: str, local: Path, shown: str) -> None:
             ) from None
         if not stat.S_ISDIR(info.st_mode or 0):
             local.parent.mkdir(parents=True, exist_ok=True)
-            sftp.get(remote, str(local))
+            sftp.get(remote, str(local), callback=sftp_callback())
             return
         links: dict[str, str] = {}
         _download_tree(sftp, remote, local, "", links)
@@ -182,7 +183,7 @@ def _download_tree(
         elif stat.S_ISDIR(mode):
             _download_tree(sftp, source, dest, where, links)
         else:
-            sftp.get(source, str(dest))
+            sftp.get(source, str(dest), callback=sftp_callback())
 
 
 def _makedirs(sftp: paramiko.SFTPClient, path: str, shown: str, mode: int = 0o755) -> None:
