@@ -107,13 +107,14 @@ __p_feed() {  # dir
       __p_n=$((__p_n + 1)) __p_w=0
     elif [ -e "$1/end" ] && [ ! -e "$1/$__p_n" ]; then
       return
-    elif [ $__p_w -lt 50 ]; then  # a chunk may follow at once; after half a second idle, less often
+    else  # the next chunk often follows at once: looked for often at first, less after idling
       __p_w=$((__p_w + 1))
-      sleep 0.01
-    else
-      sleep 0.1
+      if [ $__p_w -le 25 ]; then __p_nap 0.002; elif [ $__p_w -le 70 ]; then __p_nap 0.01; else __p_nap 0.1; fi
     fi
   done
+}
+__p_nap() {  # seconds, a fraction: where sleep(1) takes whole seconds only, 1 s (it must not spin)
+  sleep "$1" 2>/dev/null || sleep 1
 }
 __p_fate() {  # nonce id secret: what became of a job whose channel closed (done <code> <flags>, ...)
   __p_x=$__p_s/x/$2
