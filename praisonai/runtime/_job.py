@@ -33,6 +33,9 @@ _POLL_CHUNK = 4 << 20
 
 #: The end notice's flag for a spool too full to record the result (output may be lost too).
 _SPOOL_FULL = 4
+#: Chunks of a streamed stdin written ahead of what the command has taken, at most: a command that
+#: reads slowly, or not at all, holds the stream back (as a pipe does) instead of filling the disk.
+_STDIN_AHEAD = 8
 #: A job found still running on a new channel (its helper lives on) is polled this often at most.
 _ADOPT_POLL_MAX_S = 0.5
 
@@ -129,9 +132,18 @@ class Job:
         count = 0
         with contextlib.suppress(ChannelClosedError):
             async for chunk in stdin_chunks(stdin):
+                if count >= _STDIN_AHEAD:
+                    await self._taken(count - _STDIN_AHEAD)
                 await self._channel.write_file(f"{self.stdin_path}/{count}", chunk)
                 count += 1
             await self._channel.write_file(f"{self.stdin_path}/end", b"")
+
+    async def _taken(self, index: int) -> None:
+        """Wait until the command has taken chunk ``index`` of its stdin (the feeder removed it)."""
+        delay = _POLL_S
+        while (await self._channel.request("__p_size", f"{self.stdin_path}/{index}"))[0] != "missing":
+            await anyio.sleep(delay)
+            delay = min(delay * 2, _POLL_MAX_S)
 
     async def resume(self, channel: Channel) -> ExecResult:
         """Finish the job on ``channel`` after its own channel closed, from what it left in the

@@ -6,6 +6,7 @@ import threading
 import time
 from collections.abc import Iterator
 
+import anyio
 import pytest
 
 from praisonai import _portal
@@ -104,3 +105,28 @@ def test_a_stop_during_a_removal_in_progress_answers_once_it_is_gone(make, provi
         assert api.containers(all=True, filters={"name": name}) == []
     finally:
         first.join(60)
+
+
+def test_a_streamed_stdin_the_command_does_not_read_yet_is_held_back(make, provider: DockerCompute) -> None:
+    """As a pipe would: a few chunks ahead at most wait in the instance, not the whole stream."""
+    instance_id = make()
+    chunk, count, waiting = b"x" * (64 << 10), 40, []
+
+    async def chunks():
+        for _ in range(count):
+            yield chunk
+
+    async def run() -> str:
+        async with anyio.create_task_group() as tasks:
+
+            async def watch() -> None:
+                await anyio.sleep(1.5)  # the command sleeps 3 s before it reads
+                listed = await provider.execute(instance_id, "ls /tmp/.praisonai/x/*.i | grep -c '^[0-9]'")
+                waiting.append(int(listed.stdout.strip() or 0))
+
+            tasks.start_soon(watch)
+            result = await provider.execute(instance_id, "sleep 3; wc -c", stdin=chunks(), timeout=60)
+        return result.stdout.strip()
+
+    assert _portal.call(run) == str(count * len(chunk))
+    assert 0 < waiting[0] <= 8, f"{waiting[0]} chunks waited in the instance"
