@@ -167,7 +167,7 @@ _NO_ENV: Final[Mapping[str, str]] = MappingProxyType({})
 #: A command's standard input: all of it, or its chunks as they come (``sandbox run -i`` streams a
 #: pipe; the command reads each chunk as soon as it is sent and sees the end when the iterable
 #: ends). It is consumed once: a command is never sent twice. Providers whose vendor takes stdin
-#: whole (Daytona, Fly.io, Tenki) gather the chunks first (:func:`stdin_bytes`).
+#: whole (Daytona, Fly.io, a PraisonAI-protocol object) gather the chunks first (:func:`stdin_bytes`).
 Stdin = bytes | AsyncIterable[bytes]
 
 
