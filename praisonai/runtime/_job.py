@@ -12,7 +12,6 @@ import contextlib
 import secrets
 import time
 import uuid
-from collections.abc import AsyncIterable
 from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
@@ -57,6 +56,8 @@ class Job:
         if request.cwd is None:
             raise ValueError("a job's cwd is resolved to a path in the instance before it is sent")
         self._request = request
+        #: A stdin that streams (fed by :meth:`feed` while the job runs), else ``None``.
+        self.stream = None if request.stdin is None or isinstance(request.stdin, bytes) else request.stdin
         self.id = uuid.uuid4().hex
         # Frames the job's end (the helper's notice, and its record in the spool): the helper
         # alone knows it, so no command can end the call, or fake its result after a reconnect.
@@ -94,8 +95,10 @@ class Job:
         self._channel.expect_job(self.id, self._done, self._secret)
         if request.stdin is None:
             stdin = ""
-        else:  # a directory (the trailing slash) for a stream's chunks
-            stdin = self.stdin_path if isinstance(request.stdin, bytes) else self.stdin_path + "/"
+        elif self.stream is None:
+            stdin = self.stdin_path
+        else:  # a directory (the trailing slash) for the stream's chunks
+            stdin = self.stdin_path + "/"
         args = (self.id, self._cwd, stdin, self._secret, request.command, *assignments(request.env))
         try:
             await self._channel.send("__p_exec", args, None, None, acknowledged)
@@ -126,12 +129,13 @@ class Job:
             raise _refused(outcome[0], self._cwd)
         return await self._finish(outcome)
 
-    async def feed(self, stdin: AsyncIterable[bytes]) -> None:
-        """Write a streamed stdin's chunks for the started job as they come, then its end. A
-        closed channel ends the feeding (the job's result says what became of it)."""
+    async def feed(self) -> None:
+        """Write the chunks of the job's ``stream`` as they come, once it started, then its end.
+        A closed channel ends the feeding (the job's result says what became of it)."""
+        assert self.stream is not None, "only a job whose stdin streams is fed"
         count = 0
         with contextlib.suppress(ChannelClosedError):
-            async for chunk in stdin_chunks(stdin):
+            async for chunk in stdin_chunks(self.stream):
                 if count >= _STDIN_AHEAD:
                     await self._taken(count - _STDIN_AHEAD)
                 await self._channel.write_file(f"{self.stdin_path}/{count}", chunk)
@@ -150,7 +154,7 @@ class Job:
         spool; raise ``ChannelClosedError`` (it may have run) when its fate cannot be known."""
         self._channel = channel
         self._done = Waiter()
-        if self._request.stdin is not None and not isinstance(self._request.stdin, bytes):
+        if self.stream is not None:
             # the rest of a streamed stdin cannot follow the command: its input ends here
             with contextlib.suppress(Exception):
                 await channel.write_file(f"{self.stdin_path}/end", b"")

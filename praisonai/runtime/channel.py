@@ -225,8 +225,9 @@ class Channel:
             self._replies.expect(reply)
             try:
                 self.transport.send(line)
-                for at in range(0, len(payload or b""), _PAYLOAD_STEP):  # steps: a transfer's progress
-                    step = payload[at : at + _PAYLOAD_STEP]  # type: ignore[index]
+                data = payload or b""
+                for at in range(0, len(data), _PAYLOAD_STEP):  # in steps: a transfer's progress
+                    step = data[at : at + _PAYLOAD_STEP]
                     self.transport.send(step)
                     moved(len(step))
             except OSError:
@@ -280,10 +281,9 @@ class Channel:
         await job.start()
         interrupted = False
         try:
-            if request.stdin is None or isinstance(request.stdin, bytes):
+            if job.stream is None:
                 return await job.result()
-            stream = request.stdin  # fed while the command runs; once it ended, no more is read
-            return await beside(job.result, lambda: job.feed(stream))
+            return await beside(job.result, job.feed)  # once the command ended, no more is read
         except ChannelClosedError as exc:
             interrupted = True  # its spool files stay for the recovery
             raise JobInterrupted(job, exc) from exc
