@@ -12,8 +12,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import anyio
 import pytest
+from kit import provisioned
 
 from praisonai.llm.testing import API_KEY, ScriptedLLM, reply
 
@@ -82,11 +82,8 @@ def instance(home: Path) -> Iterator[str]:
     provider = DockerCompute()
     if reason := provider.unavailable_reason():
         pytest.skip(reason)
-    instance_id = anyio.run(provider.provision, {}).instance_id
-    try:
+    for _, instance_id in provisioned(provider):
         yield instance_id
-    finally:
-        anyio.run(provider.shutdown, instance_id)
 
 
 def test_sandbox_cp_shows_the_bytes_it_moves_and_nothing_when_piped(
