@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -280,10 +281,12 @@ def test_no_forward_outlives_a_killed_process(hosts: list[DockerHost], server: S
         "print('up', flush=True)\n"
         "os.kill(os.getpid(), signal.SIGKILL)\n"
     )
-    child = subprocess.run(
-        [sys.executable, "-c", body, hosts[1].model_dump_json(), IMAGE],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    # its tunnel's private directory outlives it (no exit handler ran): made in one removed here
+    with tempfile.TemporaryDirectory(prefix="pxs-") as scratch:
+        child = subprocess.run(
+            [sys.executable, "-c", body, hosts[1].model_dump_json(), IMAGE],
+            capture_output=True, text=True, timeout=120, env={**os.environ, "TMPDIR": scratch},
+        )  # fmt: skip
     assert (child.returncode, child.stdout) == (-signal.SIGKILL, "up\n"), child.stderr
     deadline = time.monotonic() + 10
     while _forwards(server) and time.monotonic() < deadline:
