@@ -265,7 +265,7 @@ def _refused(status: str, cwd: str) -> Exception:
     if status == "nostdin":
         return ExecError(
             "the exec helper could not make the pipe for the command's streamed stdin (mkfifo "
-            "failed: is the instance's /tmp full?); the command did not run",
+            "failed: the instance's /tmp is full, or it is at its process limit); the command did not run",
             op="exec",
         )
     if status == "nofork":

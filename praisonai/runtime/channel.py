@@ -31,6 +31,7 @@ import anyio.to_thread
 
 from praisonai._errors import ChannelClosedError, ConfigError, ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer
+from praisonai._retry import backoff
 from praisonai._tasks import beside
 from praisonai._transfer import moved
 from praisonai._types import ExecRequest, ExecResult, ProcessInfo
@@ -53,6 +54,8 @@ _TRASH_BATCH = 64
 _PAYLOAD_STEP = 1 << 20
 #: A reply slower than this makes the channel ask the provider whether the helper still runs.
 _PROBE_AFTER_S = 0.25
+#: A read refused for the process limit is asked this often in all (up to about 45 s of backoff).
+_NOFORK_ATTEMPTS = 10
 #: Requests that only read: repeating one on a new channel cannot do anything twice.
 _READ_ONLY = frozenset({"__p_read", "__p_size", "__p_tail", "__p_ps", "__p_ping", "__p_fate"})
 
@@ -172,15 +175,21 @@ class Channel:
         payload: bytes | None = None,
         sink: Callable[[bytes], None] | None = None,
     ) -> tuple[str, bytes]:
-        """Send one request and return the helper's (status, body)."""
-        waiter = Waiter()
-        await self.send(function, args, payload, sink, waiter.resolve)
-        try:
-            status, body = await self.wait_for(waiter, function)
-        except ChannelClosedError as exc:
-            if exc.sent and function in _READ_ONLY:  # harmless to repeat
-                raise ChannelClosedError(str(exc), op="exec", sent=False) from exc
-            raise
+        """Send one request and return the helper's (status, body). A request that only reads and
+        found the instance at its process limit ("nofork": a fork bomb the watchdog is about to
+        kill) is asked again, with backoff, up to ``_NOFORK_ATTEMPTS`` times."""
+        for attempt in range(_NOFORK_ATTEMPTS):
+            waiter = Waiter()
+            await self.send(function, args, payload, sink, waiter.resolve)
+            try:
+                status, body = await self.wait_for(waiter, function)
+            except ChannelClosedError as exc:
+                if exc.sent and function in _READ_ONLY:  # harmless to repeat
+                    raise ChannelClosedError(str(exc), op="exec", sent=False) from exc
+                raise
+            if status != "nofork" or function not in _READ_ONLY:
+                break
+            await anyio.sleep(backoff(attempt))
         return status, body
 
     async def post(self, function: str, *args: str) -> None:
@@ -294,15 +303,27 @@ class Channel:
     async def fetch(self, path: str, buffer: OutputBuffer) -> None:
         """Copy a spooled stream into ``buffer``, moving only its head and tail when it is long."""
         cap = buffer.head_size + buffer.tail_size
-        _, head = await self.request("__p_read", path, "0", str(cap + 1))
+        head = await self._spooled("__p_read", path, "0", str(cap + 1))
         if len(head) <= cap:
             buffer.write(head)
             return
-        _, size = await self.request("__p_size", path)
-        _, tail = await self.request("__p_tail", path, str(buffer.tail_size))
+        size = await self._spooled("__p_size", path)
+        tail = await self._spooled("__p_tail", path, str(buffer.tail_size))
         buffer.write(head[: buffer.head_size])
         buffer.skip(int(size.strip() or 0) - buffer.head_size - len(tail))
         buffer.write(tail)
+
+    async def _spooled(self, function: str, path: str, *args: str) -> bytes:
+        """A read of a spooled stream; the instance still at its process limit after the retries
+        is an error, not output silently lost."""
+        status, body = await self.request(function, path, *args)
+        if status == "nofork":
+            raise ExecError(
+                f"the instance stayed at its process limit (a command forks without end?): the output "
+                f"in {path} could not be read; end what runs there, e.g. kill a background process",
+                op="exec",
+            )
+        return body
 
     async def _discard(self, *paths: str) -> None:
         self._trash.extend(paths)

@@ -42,7 +42,7 @@ __p_spool() { { [ -d "$__p_s/x" ] && [ -d "$__p_s/bg" ]; } || mkdir -p -- "$__p_
 __p_spool || { echo "cannot create the spool $__p_s" >&2; exit 70; }
 # pids are only comparable within one pid namespace (each bwrap sandbox has its own)
 __p_ns=$(readlink /proc/self/ns/pid 2>/dev/null)
-__p_reply() { printf '%s %s\n' "$1" "$2"; }
+__p_reply() { printf '%s %s\n' "$1" "$2"; __p_said=1; }
 # Background processes get SIGINT/SIGQUIT back through env (coreutils 8.31+) where it exists:
 # anything started with & has them ignored, and sh cannot undo that.
 __p_sig=
@@ -74,20 +74,27 @@ __p_job() {
   # "<command pid> <helper pid> <pid namespace>", then "done <exit-code> <flags>" on a second line.
   __p_f=0  # a spool too full for a few bytes has lost the output too (sh says why on stderr)
   command exec 3>"$__p_x.p" || __p_f=4  # `command`: a failed redirection must not end the job
-  # the command must not find the secret: not in a variable (`set` prints them all), nor in the
-  # request line it came in
+  # Every fork goes through `command eval`: one the process limit refuses would end this shell
+  # before its notice, and the client would wait for the job until its timeout.
   __p_fp=''
   if [ "${__p_in%/}" != "$__p_in" ]; then  # a stream: chunks the client is still writing there
-    mkfifo -m 600 -- "$__p_x.f" || { echo "D $__p_i nostdin 0 $__p_k" >&2; exit; }
-    __p_feed "$__p_in" >"$__p_x.f" 3>&- &
+    command eval 'mkfifo -m 600 -- "$__p_x.f"' || { echo "D $__p_i nostdin 0 $__p_k" >&2; exit; }
+    command eval '__p_feed "$__p_in" >"$__p_x.f" 3>&- &' || { echo "D $__p_i nofork 0 $__p_k" >&2; exit; }
     __p_fp=$! __p_in=$__p_x.f
   fi
-  ( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &
+  # the command must not find the secret: not in a variable (`set` prints them all), nor in the
+  # request line it came in
+  command eval '( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &' || {
+    [ -z "$__p_fp" ] || kill "$__p_fp" 2>/dev/null
+    echo "D $__p_i nofork 0 $__p_k" >&2
+    exit
+  }
   echo "$! $$ $__p_ns" >&3 || __p_f=4  # in a subshell $$ is still the helper's pid
   wait $!
   __p_r=$?
-  # a command that ended before its input did reads no more of it (as docker -i)
-  [ -z "$__p_fp" ] || { kill "$__p_fp" 2>/dev/null; rm -f -- "$__p_x.f"; }
+  # a command that ended before its input did reads no more of it (as docker -i); the client
+  # removes the pipe with the job's other files
+  [ -z "$__p_fp" ] || kill "$__p_fp" 2>/dev/null
   [ -s "$__p_x.o" ] && __p_f=$((__p_f | 1))
   [ -s "$__p_x.e" ] && __p_f=$((__p_f | 2))
   [ -e "$__p_x.o" ] && [ -e "$__p_x.e" ] || __p_f=$((__p_f | 4))  # not created, or deleted
@@ -367,6 +374,11 @@ __p_reply "$2" "$$"
 while IFS= read -r __p_line; do
   true 2>/dev/null >"$__p_s/alive" || { __p_spool && true 2>/dev/null >"$__p_s/alive"; }
   [ ! -s "$__p_s/.asleep" ] || echo 2>/dev/null 1<>"$__p_s/.wake"
-  eval "$__p_line"
+  # `command eval`: a fork the process limit refuses (a fork bomb) cuts this request short, where
+  # it would end sh and every job with it; cut short before its reply, the request is answered
+  # "nofork" (its nonce is the line's second word)
+  __p_said=
+  command eval "$__p_line"
+  [ -n "$__p_said" ] || { __p_nn=${__p_line#* }; __p_reply "${__p_nn%% *}" nofork; }
 done
 __p_abandon __p_mine fg  # our input ended (the client died or let go): nobody can wait for our jobs now

@@ -18,6 +18,7 @@ import pytest
 from kit import container_running, wait_until, watchdog_notices
 
 from praisonai import _portal
+from praisonai._errors import ExecError
 from praisonai.compute import _reaper
 from praisonai.compute.base import SYSTEM_PATH
 from praisonai.compute.providers.docker import DockerCompute, _spec
@@ -73,6 +74,31 @@ def test_a_fork_bomb_is_killed_and_the_instance_keeps_its_files(
     assert _portal.call(provider.read_file, instance_id, "/workspace/keep") == b"precious"
     left = sh(provider, instance_id, "grep -l PRAISONAI_EXEC_ID /proc/[0-9]*/environ | wc -l")
     assert int(left.stdout) <= 3  # this grep's own processes: the bomb is gone
+
+
+def test_the_helper_outlives_the_process_limit_and_still_reads_the_output(
+    provider: DockerCompute, made: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A command that leaves the pids limit full and ends with something on stderr: reading that
+    output needs a fork the limit refuses. The helper answers "nofork" instead of dying (which
+    lost the result: "may have run"), and the read is asked again until the sleepers end."""
+    monkeypatch.setattr(_spec, "PIDS_LIMIT", 64)
+    instance_id = made()
+    # a background loop takes every pid freed for a second or two (no fork of its own can end it:
+    # `command eval`), sleepers hold them 3 s; the command itself forks nothing and says "err"
+    taker = 'i=0; while [ $i -lt 100000 ]; do command eval "sleep 3 &" 2>/dev/null; i=$((i+1)); done'
+    busy = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done"
+    filled = sh(provider, instance_id, f"( {taker} ) & {busy}; echo err >&2", timeout=60)
+    assert (filled.exit_code, filled.stderr) == (0, "err\n"), filled
+
+    def answers() -> bool:  # once the sleepers end: meanwhile a command is refused, not lost
+        try:
+            return bool(sh(provider, instance_id, "echo alive").stdout == "alive\n")
+        except ExecError as exc:
+            assert "process limit" in str(exc), exc
+            return False
+
+    wait_until(answers, 30)
 
 
 def test_a_fork_bomb_in_a_session_is_killed_too(
