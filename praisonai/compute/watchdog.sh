@@ -203,8 +203,17 @@ __w_look() {  # __w_seen: something happened since the last look (__w_last moves
   fi
   [ -z "$__w_seen" ] || __w_last=$__w_t
 }
-__w_running() {  # a process of the user's runs: one the process limit's defense could end
-  for __w_f in /proc/[0-9]*/environ; do __w_key "$__w_f" && return 0; done
+__w_running() {  # a process of the user's runs (one the process limit's defense could end), or
+  # may. A fork bomb growing towards the limit is processes that each live for a moment: one
+  # gone by the time its environ was read, or an orphan just ended (a zombie its init reaps at
+  # once), may have been one; taken for nothing, the watchdog slept through the bomb. (Other
+  # zombies are not: they fork no more, and a shell may keep its finished jobs so for long.)
+  for __w_f in /proc/[0-9]*/environ; do
+    __w_key "$__w_f" && return 0
+    [ -z "$__w_env" ] || continue
+    __w_ppid "${__w_f%environ}stat" || return 0
+    [ "$__w_pp" != 1 ] || return 0
+  done
   return 1
 }
 __w_next() {  # __w_wait: 100 (a second) while anything runs or just happened, else the deadline

@@ -153,3 +153,29 @@ def test_a_background_fork_bomb_is_found_while_nobody_sends_requests(
         time.sleep(0.5)
     assert container_running(instance_id)
     assert execute(provider, instance_id, "echo alive").stdout == "alive\n"
+
+
+# A keyed process that hops to a new pid about every millisecond (each one forks the next and
+# ends), for 6 s, then a fork bomb; 300 sleepers without the exec marker make each of the
+# watchdog's looks slow enough that the process it listed is gone by the time it reads it.
+_HOPS_THEN_BOMB = (
+    "env -u PRAISONAI_EXEC_ID sh -c 'for i in $(seq 300); do sleep 120 & done'; "
+    "exec bash -c 'h() { if [ $SECONDS -lt 6 ]; then h & else b() { b | b & }; b; fi; }; h'"
+)
+
+
+def test_processes_that_come_and_go_keep_the_watchdog_looking(
+    made: Callable[..., tuple[DockerCompute, str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fork bomb's processes, growing towards the limit, each live for a moment: a look that
+    found them gone before it read them took that for nothing running and slept until the idle
+    limit, through the bomb (the CI saw this once). Here a hopping process does that for 6 s, and
+    the bomb that follows it is still found."""
+    monkeypatch.setattr(_spec, "PIDS_LIMIT", 400)
+    provider, instance_id = made()
+    _portal.call(provider.start_process, instance_id, _HOPS_THEN_BOMB)
+    start = time.monotonic()
+    while "reached its process limit" not in watchdog_notices(instance_id):
+        assert time.monotonic() - start < 30, watchdog_notices(instance_id)
+        time.sleep(0.5)
+    assert execute(provider, instance_id, "echo alive").stdout == "alive\n"
