@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from kit import container_running, watchdog_notices
+from kit import container_running, wait_until, watchdog_notices
 
 from praisonai import _portal
 from praisonai.compute import _reaper
@@ -147,10 +147,7 @@ def test_a_background_fork_bomb_is_found_while_nobody_sends_requests(
     monkeypatch.setattr(_spec, "PIDS_LIMIT", 64)
     provider, instance_id = made()
     _portal.call(provider.start_process, instance_id, "sleep 3; bash -c ':(){ :|:& };:'")
-    start = time.monotonic()
-    while "reached its process limit" not in watchdog_notices(instance_id):
-        assert time.monotonic() - start < 60, watchdog_notices(instance_id)
-        time.sleep(0.5)
+    wait_until(lambda: "reached its process limit" in watchdog_notices(instance_id), 60)
     assert container_running(instance_id)
     assert execute(provider, instance_id, "echo alive").stdout == "alive\n"
 
@@ -174,8 +171,5 @@ def test_processes_that_come_and_go_keep_the_watchdog_looking(
     monkeypatch.setattr(_spec, "PIDS_LIMIT", 400)
     provider, instance_id = made()
     _portal.call(provider.start_process, instance_id, _HOPS_THEN_BOMB)
-    start = time.monotonic()
-    while "reached its process limit" not in watchdog_notices(instance_id):
-        assert time.monotonic() - start < 30, watchdog_notices(instance_id)
-        time.sleep(0.5)
+    wait_until(lambda: "reached its process limit" in watchdog_notices(instance_id), 30)
     assert execute(provider, instance_id, "echo alive").stdout == "alive\n"
