@@ -376,9 +376,15 @@ while IFS= read -r __p_line; do
   [ ! -s "$__p_s/.asleep" ] || echo 2>/dev/null 1<>"$__p_s/.wake"
   # `command eval`: a fork the process limit refuses (a fork bomb) cuts this request short, where
   # it would end sh and every job with it; cut short before its reply, the request is answered
-  # "nofork" (its nonce is the line's second word)
+  # "nofork" (its nonce is the line's second word). A request with a payload may have left it
+  # unread on our input, where the next reads would take its bytes for requests and run them:
+  # then the helper ends instead (the client: "may have run"; the next helper sweeps its jobs).
   __p_said=
   command eval "$__p_line"
-  [ -n "$__p_said" ] || { __p_nn=${__p_line#* }; __p_reply "${__p_nn%% *}" nofork; }
+  if [ -z "$__p_said" ]; then
+    case $__p_line in __p_write\ * | __p_env\ *) exit 75 ;; esac
+    __p_nn=${__p_line#* }
+    __p_reply "${__p_nn%% *}" nofork
+  fi
 done
 __p_abandon __p_mine fg  # our input ended (the client died or let go): nobody can wait for our jobs now

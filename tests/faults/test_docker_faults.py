@@ -101,6 +101,32 @@ def test_the_helper_outlives_the_process_limit_and_still_reads_the_output(
     wait_until(answers, 30)
 
 
+def test_a_write_refused_at_the_process_limit_never_runs_its_payload(
+    provider: DockerCompute, made: Callable[..., str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A write whose copy the full pids limit refuses leaves its payload unread on the helper's
+    input: answered and read on, the helper took those bytes for requests and ran them. Here the
+    payload is a line of shell that needs no fork; the write fails, and the line never runs."""
+    monkeypatch.setattr(_spec, "PIDS_LIMIT", 64)
+    instance_id = made()
+    # without the exec marker (the watchdog has no command to end): takes every freed pid for a
+    # few seconds, sleepers hold them 3 s
+    taker = 'i=0; while [ $i -lt 300000 ]; do command eval "sleep 3 &" 2>/dev/null; i=$((i+1)); done'
+    _portal.call(provider.start_process, instance_id, f"exec env -u PRAISONAI_EXEC_ID sh -c '{taker}'")
+    time.sleep(0.5)
+    with pytest.raises(ExecError):  # the channel closed: "may have run", never a forged success
+        _portal.call(provider.write_file, instance_id, "/workspace/note", b"echo ran >/tmp/forged\n")
+
+    def answers() -> bool:
+        try:
+            return bool(sh(provider, instance_id, "echo alive").stdout == "alive\n")
+        except ExecError:
+            return False
+
+    wait_until(answers, 60)
+    assert sh(provider, instance_id, "[ -e /tmp/forged ] && echo ran || echo never").stdout == "never\n"
+
+
 def test_a_fork_bomb_in_a_session_is_killed_too(
     provider: DockerCompute, made: Callable[..., str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
