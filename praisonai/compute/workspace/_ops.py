@@ -20,6 +20,8 @@ from praisonai.compute.workspace import _baseline, _repo
 from praisonai.compute.workspace._pack import Packed, pack
 from praisonai.compute.workspace._select import selected
 
+_BASELINE_NAME = _baseline.BASELINE_DIR.casefold()
+
 
 @dataclass(frozen=True)
 class Place:
@@ -44,6 +46,10 @@ class Change:
 
 
 _STATUS = {"A": "added", "M": "modified", "D": "deleted", "T": "type_changed"}
+#: What case-insensitive file systems (HFS+ also ignores these code points) take for ``.git``.
+_IGNORED_BY_HFS = dict.fromkeys(
+    [0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF]
+)
 
 
 def checked_tree(path: str | os.PathLike[str]) -> Path:
@@ -115,14 +121,23 @@ async def diff(at: Place, mount: str | None = None) -> str:
 
 
 async def changes(at: Place, mount: str | None = None) -> tuple[Change, ...]:
-    """The paths that differ from the baseline, in git's order."""
+    """The paths that differ from the baseline, in git's order. The list is the instance's
+    word: a path git itself never reports (absolute, with ``..``, or inside a ``.git`` in any
+    spelling a file system takes for it, where a hook or config would run on this host) is
+    left out."""
     fields = (await _output(at, _baseline.NAMES, mount)).decode(errors="replace").split("\0")
     found = []
     for status, path in zip(fields[0::2], fields[1::2], strict=False):
         parts = path.split("/")
-        if status[:1] in _STATUS and path and not path.startswith("/") and ".." not in parts:
+        if status[:1] in _STATUS and path and not path.startswith("/") and not any(map(_reserved, parts)):
             found.append(Change(path, _STATUS[status[:1]]))
     return tuple(found)
+
+
+def _reserved(part: str) -> bool:
+    """``..``, or a name this host or a case-insensitive one takes for ``.git`` (or the baseline)."""
+    plain = part.translate(_IGNORED_BY_HFS).casefold().rstrip(". ")
+    return part == ".." or plain in (".git", _BASELINE_NAME)
 
 
 async def download_changes(
