@@ -17,6 +17,7 @@ import pytest
 from kit import provider_named
 
 from praisonai import Sandbox
+from praisonai._errors import PathOutsideWorkspaceError
 from praisonai.compute.workspace import BASELINE_DIR
 
 _GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"]
@@ -165,5 +166,34 @@ def test_changes_named_inside_a_dot_git_are_never_written(
     assert not (tree / "sub" / ".GIT").exists()
     assert (tree / "tracked.py").read_text() == "X = 9\n"
     assert [c.path for c in changes] == ["tracked.py"]
+    subprocess.run([*_GIT, "-C", str(tree), "checkout", "-q", "-b", "other"], check=True)
+    assert not marker.exists()
+
+
+#: The same lie by another route: a link to ``.git`` (inside the tree, which the download
+#: allows), then a file beneath the link.
+_LYING_GIT_THROUGH_A_LINK = r"""#!/bin/sh
+case "$*" in *--name-status*)
+    mkdir -p .git/hooks && printf '#!/bin/sh\n%s\n' "$MARK" > .git/hooks/post-checkout
+    chmod +x .git/hooks/post-checkout && ln -sfn .git lnk
+    printf 'T\0lnk\0A\0lnk/hooks/post-checkout\0'; exit 0;;
+esac
+exec /usr/bin/git "$@"
+"""
+
+
+def test_a_change_beneath_a_link_is_refused(request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    script, marker = payload(tmp_path)
+    tree = repository(tmp_path / "tree")
+    env = {"PATH": "/tmp/bin:/usr/bin:/bin", "MARK": str(script)}
+    with Sandbox.create(provider_named("docker", request), environment=False, env=env) as sb:
+        sb.upload_workspace(tree)
+        sb.write_file("/tmp/bin/git", _LYING_GIT_THROUGH_A_LINK)
+        sb.exec("chmod +x /tmp/bin/git", check=True)
+        with pytest.raises(
+            PathOutsideWorkspaceError, match=r"'lnk/hooks/post-checkout'.*goes through the link lnk"
+        ):
+            sb.download_changes(tree)
+    assert not (tree / ".git" / "hooks" / "post-checkout").exists(), "a hook was planted through a link"
     subprocess.run([*_GIT, "-C", str(tree), "checkout", "-q", "-b", "other"], check=True)
     assert not marker.exists()

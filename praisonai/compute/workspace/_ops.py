@@ -12,7 +12,7 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from praisonai._errors import ConfigError, ExecError
+from praisonai._errors import ConfigError, ExecError, PathOutsideWorkspaceError
 from praisonai._types import ExecResult
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.foreign import ForeignProvider
@@ -144,15 +144,33 @@ async def download_changes(
     at: Place, local: str | os.PathLike[str], mount: str | None = None
 ) -> tuple[Change, ...]:
     """Copy every added or changed file into ``local`` at its path (deleted ones are only
-    listed): the instance's download rules apply to each, links out of the tree refused."""
+    listed): the instance's download rules apply to each, links out of the tree refused, and
+    nothing is written through a link on this machine."""
     found = await changes(at, mount)
     target = Path(local)
     for change in found:
         if change.status != "deleted":
+            _refuse_links_on_the_way(target, change.path)
             await at.provider.download_file(
                 at.instance_id, posixpath.join(mount or ".", change.path), target / change.path
             )
     return found
+
+
+def _refuse_links_on_the_way(target: Path, path: str) -> None:
+    """``PathOutsideWorkspaceError`` when a directory on the way to ``target/path`` is a link
+    on this machine: git never reports a path beneath a link, so the instance lies, to write
+    through a link an earlier change made (``lnk -> .git``, then ``lnk/hooks/...``)."""
+    here = target
+    for part in path.split("/")[:-1]:
+        here = here / part
+        if here.is_symlink():
+            raise PathOutsideWorkspaceError(
+                f"download_changes: refused {path!r} from the instance: it goes through the link "
+                f"{here.relative_to(target)} on this machine, where git never reports a change; "
+                "the changes before it were written",
+                op="download",
+            )
 
 
 async def _owner(at: Place) -> tuple[int, int]:
