@@ -274,8 +274,9 @@ def test_the_proxy_never_serves_or_reaches_itself_and_going_around_it_fails(api,
     assert around.exit_code != 0 and "Directory listing" not in around.stdout
 
 
-def test_port_80_and_connect_to_443_still_work(make) -> None:
-    instance_id = make(network={"allow": ["allowed.test"]})
+@pytest.mark.parametrize("allow", ["allowed.test", "*.test"])
+def test_port_80_and_connect_to_443_still_work(make, allow: str) -> None:
+    instance_id = make(network={"allow": [allow]})
     for request in (
         "GET http://allowed.test/ HTTP/1.0\r\n\r\n",
         "GET http://allowed.test:80 HTTP/1.0\r\n\r\n",
@@ -283,6 +284,7 @@ def test_port_80_and_connect_to_443_still_work(make) -> None:
         assert _through_proxy(instance_id, request).endswith("200 OK LISTED"), request
     connect = "CONNECT allowed.test:443 HTTP/1.0\r\n\r\nGET / HTTP/1.0\r\n\r\n"
     assert "LISTED" in _through_proxy(instance_id, connect)
+    assert " 403 " in _through_proxy(instance_id, f"GET http://allowed.test:{HIGH_PORT}/ HTTP/1.0\r\n\r\n")
 
 
 def test_an_allowlist_naming_the_hosts_address_is_refused_at_create(api, home, make) -> None:
