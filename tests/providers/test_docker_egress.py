@@ -7,6 +7,7 @@ connection from the instance to anything (the denied server's address, the bridg
 from __future__ import annotations
 
 import contextlib
+import re
 import subprocess
 import sys
 import uuid
@@ -14,15 +15,20 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from kit import network_gateway
+from kit import left_behind, network_gateway
 
 from praisonai import _portal
-from praisonai._errors import ProviderUnavailableError
+from praisonai._errors import ConfigError, ProviderUnavailableError
 from praisonai.compute.providers.docker import DockerCompute, _egress
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
-SERVER = "cd /tmp && exec python3 -m http.server 80"
+#: Each test host serves HTTP on 80, on 443 (plain, for CONNECT) and on a high port.
+HIGH_PORT = 8000
+SERVER = (
+    f"cd /tmp && {{ python3 -m http.server {HIGH_PORT} & python3 -m http.server 443 & }} "
+    "&& exec python3 -m http.server 80"
+)
 CONNECT = 'python3 -c "import socket,sys; socket.create_connection((sys.argv[1], 80), timeout=2)"'
 
 UNREACHED = ("timed out", "No route to host", "Network is unreachable")
@@ -99,7 +105,9 @@ def test_allowed_host_answers_and_denied_host_is_refused_by_the_proxy(make, host
     assert _run(instance_id, curl + "http://denied.test/").stdout == "403"
     assert _run(instance_id, curl + "http://allowed.test.evil/").stdout == "403"  # anchored
     tunnel = "curl -s -o /dev/null -w '%{http_connect} %{http_code}' --max-time 10 --proxytunnel "
-    assert _run(instance_id, tunnel + "http://allowed.test/").stdout == "200 200"  # CONNECT, as https does
+    assert (
+        _run(instance_id, tunnel + "http://allowed.test:443/").stdout == "200 200"
+    )  # CONNECT, as https does
     assert _run(instance_id, tunnel + "http://denied.test/").stdout.startswith("403")
     env = _run(instance_id, "echo $HTTPS_PROXY $NO_PROXY").stdout.split()
     assert env[0].startswith("http://") and env[1] == "localhost,127.0.0.1"
@@ -194,3 +202,96 @@ def test_another_homes_proxy_is_its_own_and_never_swept_here(api, make, tmp_path
     _egress.sweep(api)  # the other home's: ours is not its to remove
     assert api.networks(names=[ours]) and api.containers(all=True, filters={"name": f"^/{ours}$"})
     assert _run(instance_id, "echo $HTTP_PROXY").stdout.startswith("http://")
+
+
+#: A client in the instance: sends its argument (hex) to the proxy as it is, prints the answer's
+#: status line (or the error that ended it), and LISTED when a test server's listing came back.
+RAW_CLIENT = """import os, socket, sys
+host, port = os.environ["HTTP_PROXY"][len("http://"):].rsplit(":", 1)
+got = b""
+try:
+    s = socket.create_connection((host, int(port)), timeout=10)
+    s.sendall(bytes.fromhex(sys.argv[1]))
+    while chunk := s.recv(65536):
+        got += chunk
+except OSError as exc:
+    got += type(exc).__name__.encode()
+print(got.split(b"\\r\\n")[0].decode(), "LISTED" if b"Directory listing" in got else "")
+"""
+
+
+def _through_proxy(instance_id: str, request: str) -> str:
+    """What the proxy (or what it reached) answered the raw ``request``: see :data:`RAW_CLIENT`."""
+    _portal.call(DockerCompute().write_file, instance_id, "/tmp/raw.py", RAW_CLIENT)
+    return str(_run(instance_id, f"python3 /tmp/raw.py {request.encode().hex()}").stdout.strip())
+
+
+#: What an instance may ask its proxy for to reach an allowed name elsewhere than 80 (plain HTTP)
+#: and 443 (CONNECT): another port, spelled plainly, in capitals, behind user info (which the
+#: proxy strips), with a leading zero, by CONNECT, or as a transparent proxy's Host header.
+ELSEWHERE = [
+    f"GET http://allowed.test:{HIGH_PORT}/ HTTP/1.0",
+    f"GET HTTP://ALLOWED.TEST:{HIGH_PORT} HTTP/1.0",
+    f"GET http://x@allowed.test:{HIGH_PORT}/ HTTP/1.0",
+    f"GET http://allowed.test:80@allowed.test:{HIGH_PORT}/ HTTP/1.0",
+    f"GET http://allowed.test:0{HIGH_PORT}/ HTTP/1.0",
+    f"CONNECT allowed.test:{HIGH_PORT} HTTP/1.0\r\n\r\nGET / HTTP/1.0",
+    "CONNECT allowed.test:80 HTTP/1.0\r\n\r\nGET / HTTP/1.0",
+    f"GET / HTTP/1.1\r\nHost: allowed.test:{HIGH_PORT}\r\nConnection: close",
+    f"GET / HTTP/1.1\r\nHost: allowed.test/:{HIGH_PORT}\r\nConnection: close",
+    f"GET / HTTP/1.1\r\nHost: allowed.test/.denied.test:{HIGH_PORT}\r\nConnection: close",
+]
+
+
+def test_the_proxy_reaches_an_allowed_name_on_80_and_443_only(make) -> None:
+    instance_id = make(network={"allow": ["allowed.test"]})
+    answers = {request: _through_proxy(instance_id, request + "\r\n\r\n") for request in ELSEWHERE}
+    through = {request: said for request, said in answers.items() if "LISTED" in said or " 200 " in said}
+    assert through == {}, "\n".join(f"{r!r}: {s}" for r, s in through.items())
+    # a host hidden behind the name in a Host header passes the filter, but is never connected
+    # to: it goes to the proxy's dead upstream (a direct try says "500 Unable to connect")
+    hidden = [said for request, said in answers.items() if "Host: allowed.test/" in request]
+    assert all(said.startswith("HTTP/1.1 502 Unable to connect to upstream") for said in hidden), hidden
+
+
+def test_the_proxy_never_serves_or_reaches_itself_and_going_around_it_fails(api, make) -> None:
+    """The proxy's own address and port, its loopback, its stats page (by its URL, by CONNECT and
+    as a transparent proxy's Host), and the allowed name with the proxy variables unset."""
+    instance_id = make(network={"allow": ["allowed.test"]})
+    proxy = _run(instance_id, "echo ${HTTP_PROXY#http://}").stdout.strip()
+    itself = [
+        f"GET http://{proxy}/ HTTP/1.0",
+        "GET http://localhost:8888/ HTTP/1.0",
+        "GET http://127.0.0.1/ HTTP/1.0",
+        "GET http://tinyproxy.stats/ HTTP/1.0",
+        f"CONNECT {proxy} HTTP/1.0\r\n\r\nGET / HTTP/1.0",
+        f"GET / HTTP/1.1\r\nHost: {proxy}\r\nConnection: close",
+        "GET / HTTP/1.0",  # no Host: the proxy's own address, as a transparent proxy reads it
+    ]
+    answers = {request: _through_proxy(instance_id, request + "\r\n\r\n") for request in itself}
+    assert all(said.startswith(("HTTP/1.0 403", "HTTP/1.1 403")) for said in answers.values()), answers
+    around = _run(instance_id, "curl -s --noproxy '*' --max-time 5 http://allowed.test/")
+    assert around.exit_code != 0 and "Directory listing" not in around.stdout
+
+
+@pytest.mark.parametrize("allow", ["allowed.test", "*.test"])
+def test_port_80_and_connect_to_443_still_work(make, allow: str) -> None:
+    instance_id = make(network={"allow": [allow]})
+    for request in (
+        "GET http://allowed.test/ HTTP/1.0\r\n\r\n",
+        "GET http://allowed.test:80 HTTP/1.0\r\n\r\n",
+    ):
+        assert _through_proxy(instance_id, request).endswith("200 OK LISTED"), request
+    connect = "CONNECT allowed.test:443 HTTP/1.0\r\n\r\nGET / HTTP/1.0\r\n\r\n"
+    assert "LISTED" in _through_proxy(instance_id, connect)
+    assert " 403 " in _through_proxy(instance_id, f"GET http://allowed.test:{HIGH_PORT}/ HTTP/1.0\r\n\r\n")
+
+
+def test_an_allowlist_naming_the_hosts_address_is_refused_at_create(api, home, make) -> None:
+    gateway = network_gateway(api.inspect_network("bridge")["IPAM"])
+    for entry in (gateway, f"{gateway}:{HIGH_PORT}", "2130706433", "0x7f.1"):
+        with pytest.raises(
+            ConfigError, match=f"network allow '{re.escape(entry)}' is an IP address.*names only"
+        ):
+            make(network={"allow": ["allowed.test", entry]})  # removed after, should it be made
+    assert left_behind(home) == []

@@ -8,6 +8,7 @@ container is attached to (resolved there by docker's DNS), as in ``test_docker_e
 from __future__ import annotations
 
 import contextlib
+import re
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -28,7 +29,7 @@ from praisonai.compute.providers.kubernetes import KubernetesCompute, _egress
 
 PROVIDER = "kubernetes"  # the fake and provider fixtures: tests/providers/conftest.py
 NS = "sbx"
-SERVER = "cd /tmp && exec python3 -m http.server 80"
+SERVER = "cd /tmp && { python3 -m http.server 443 & } && exec python3 -m http.server 80"  # 443 for CONNECT
 CONNECT = 'python3 -c "import socket,sys; socket.create_connection((sys.argv[1], 80), timeout=2)"'
 UNREACHED = ("timed out", "No route to host", "Network is unreachable")
 CURL = "curl -s -o /dev/null -w '%{http_code}' --max-time 10 "
@@ -95,7 +96,10 @@ def test_allowed_host_answers_and_denied_host_is_refused_by_the_proxy(provider, 
     assert _run(provider, instance_id, CURL + "http://denied.test/").stdout == "403"
     assert _run(provider, instance_id, CURL + "http://allowed.test.evil/").stdout == "403"  # anchored
     tunnel = "curl -s -o /dev/null -w '%{http_connect} %{http_code}' --max-time 10 --proxytunnel "
-    assert _run(provider, instance_id, tunnel + "http://allowed.test/").stdout == "200 200"  # as https does
+    assert (
+        _run(provider, instance_id, tunnel + "http://allowed.test:443/").stdout == "200 200"
+    )  # as https does
+    assert _run(provider, instance_id, tunnel + "http://allowed.test/").stdout.startswith("403")  # 443 only
     assert _run(provider, instance_id, tunnel + "http://denied.test/").stdout.startswith("403")
     env = _run(provider, instance_id, "echo $HTTPS_PROXY $http_proxy $NO_PROXY").stdout.split()
     url = f"http://{proxy_name(['allowed.test'])}:{PROXY_PORT}"
@@ -145,6 +149,17 @@ def test_network_none_still_reaches_nothing(provider, make) -> None:
 def test_a_port_in_an_allowlist_is_one_sentence(provider) -> None:
     with pytest.raises(ConfigError, match="not ports"):
         _portal.call(provider.provision, {"network": {"allow": ["pypi.org:443"]}})
+
+
+@pytest.mark.parametrize("entry", ["2130706433", "0x7f.1", "127.1", "[::1]", "10.0.0.1:80"])
+def test_an_address_in_another_spelling_is_refused_names_only(provider, entry: str) -> None:
+    """An IP block goes to the NetworkPolicy in its usual form; any other spelling of an address
+    would reach the proxy as a name its resolver reads as that address: refused."""
+    with pytest.raises(ConfigError, match=f"'{re.escape(entry)}' is an IP address.*names only"):
+        _portal.call(provider.provision, {"network": {"allow": ["pypi.org", entry]}})
+    assert _egress.hosts_of(
+        ComputeConfig(network={"allow": ["10.0.0.0/8", "10.1.2.3", "::1", "pypi.org"]})
+    ) == ["pypi.org"]
 
 
 def test_a_missing_proxy_image_is_one_sentence_and_leaves_nothing(fake, provider) -> None:

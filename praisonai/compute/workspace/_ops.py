@@ -12,13 +12,15 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from praisonai._errors import ConfigError, ExecError
+from praisonai._errors import ConfigError, ExecError, PathOutsideWorkspaceError
 from praisonai._types import ExecResult
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.foreign import ForeignProvider
 from praisonai.compute.workspace import _baseline, _repo
 from praisonai.compute.workspace._pack import Packed, pack
 from praisonai.compute.workspace._select import selected
+
+_BASELINE_NAME = _baseline.BASELINE_DIR.casefold()
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,10 @@ class Change:
 
 
 _STATUS = {"A": "added", "M": "modified", "D": "deleted", "T": "type_changed"}
+#: What case-insensitive file systems (HFS+ also ignores these code points) take for ``.git``.
+_IGNORED_BY_HFS = dict.fromkeys(
+    [0x200C, 0x200D, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x206A, 0x2070), 0xFEFF]
+)
 
 
 def checked_tree(path: str | os.PathLike[str]) -> Path:
@@ -115,29 +121,56 @@ async def diff(at: Place, mount: str | None = None) -> str:
 
 
 async def changes(at: Place, mount: str | None = None) -> tuple[Change, ...]:
-    """The paths that differ from the baseline, in git's order."""
+    """The paths that differ from the baseline, in git's order. The list is the instance's
+    word: a path git itself never reports (absolute, with ``..``, or inside a ``.git`` in any
+    spelling a file system takes for it, where a hook or config would run on this host) is
+    left out."""
     fields = (await _output(at, _baseline.NAMES, mount)).decode(errors="replace").split("\0")
     found = []
     for status, path in zip(fields[0::2], fields[1::2], strict=False):
         parts = path.split("/")
-        if status[:1] in _STATUS and path and not path.startswith("/") and ".." not in parts:
+        if status[:1] in _STATUS and path and not path.startswith("/") and not any(map(_reserved, parts)):
             found.append(Change(path, _STATUS[status[:1]]))
     return tuple(found)
+
+
+def _reserved(part: str) -> bool:
+    """``..``, or a name this host or a case-insensitive one takes for ``.git`` (or the baseline)."""
+    plain = part.translate(_IGNORED_BY_HFS).casefold().rstrip(". ")
+    return part == ".." or plain in (".git", _BASELINE_NAME)
 
 
 async def download_changes(
     at: Place, local: str | os.PathLike[str], mount: str | None = None
 ) -> tuple[Change, ...]:
     """Copy every added or changed file into ``local`` at its path (deleted ones are only
-    listed): the instance's download rules apply to each, links out of the tree refused."""
+    listed): the instance's download rules apply to each, links out of the tree refused, and
+    nothing is written through a link on this machine."""
     found = await changes(at, mount)
     target = Path(local)
     for change in found:
         if change.status != "deleted":
+            _refuse_links_on_the_way(target, change.path)
             await at.provider.download_file(
                 at.instance_id, posixpath.join(mount or ".", change.path), target / change.path
             )
     return found
+
+
+def _refuse_links_on_the_way(target: Path, path: str) -> None:
+    """``PathOutsideWorkspaceError`` when a directory on the way to ``target/path`` is a link
+    on this machine: git never reports a path beneath a link, so the instance lies, to write
+    through a link an earlier change made (``lnk -> .git``, then ``lnk/hooks/...``)."""
+    here = target
+    for part in path.split("/")[:-1]:
+        here = here / part
+        if here.is_symlink():
+            raise PathOutsideWorkspaceError(
+                f"download_changes: refused {path!r} from the instance: it goes through the link "
+                f"{here.relative_to(target)} on this machine, where git never reports a change; "
+                "the changes before it were written",
+                op="download",
+            )
 
 
 async def _owner(at: Place) -> tuple[int, int]:

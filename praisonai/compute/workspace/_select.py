@@ -1,5 +1,18 @@
 """Which entries of a local tree a workspace upload sends: what git would track (``.gitignore``
-honoured), and for a git work tree its ``.git`` too, so history and ``git diff`` work inside."""
+honoured), and for a git work tree its ``.git`` too, so history and ``git diff`` work inside.
+
+The tree is a stranger's as often as the user's (an unpacked archive, a shared directory), and
+git runs programs its repository's config names. Our two commands (``rev-parse`` and
+``ls-files -co --exclude-standard``) reach only one such key, ``core.fsmonitor`` (queried for
+the untracked files); ``core.hooksPath`` would matter were the index written, and a pager were
+the output a terminal. Those are overridden on the command line, which git reads after every
+other config (includes of the tree's config too); the rest (``diff.external``, filters and
+textconv from ``.gitattributes``, ``core.sshCommand``, credential helpers, editors,
+``core.alternateRefsCommand``) belong to commands that read file contents, talk to a remote or
+ask the user, which these never do. The environment is this process's without any ``GIT_*``
+(a git hook's ``GIT_DIR`` would list another repository), with no system config and no prompt,
+and discovery stops at the tree: a ``.git`` that is no repository never sends git up to a
+parent's."""
 
 from __future__ import annotations
 
@@ -13,7 +26,9 @@ import pathspec
 
 from praisonai._errors import ConfigError
 
-GIT_LISTING = ("git", "ls-files", "-co", "--exclude-standard", "-z")
+#: Every key of the tree's config that could run a program from our commands, neutralized.
+_GIT = ("git", "--no-pager", "-c", "core.fsmonitor=false", "-c", "core.hooksPath=/dev/null")
+GIT_LISTING = (*_GIT, "ls-files", "-co", "--exclude-standard", "-z")
 
 
 def selected(root: Path) -> Iterator[str]:
@@ -30,16 +45,37 @@ def selected(root: Path) -> Iterator[str]:
 
 def _git_tree(root: Path) -> bool:
     probe = subprocess.run(
-        ["git", "-C", str(root), "rev-parse", "--is-inside-work-tree"],
+        [*_GIT, "rev-parse", "--is-inside-work-tree"],
+        cwd=root,
+        env=_environment(root),
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         check=False,
     )
     return probe.returncode == 0 and probe.stdout.strip() == b"true"
 
 
+def _environment(root: Path) -> dict[str, str]:
+    """This process's environment without git's own variables, and none that asks or pages."""
+    kept = {name: value for name, value in os.environ.items() if not name.startswith("GIT_")}
+    return {
+        **kept,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CEILING_DIRECTORIES": str(root.parent),  # git looks in root, never above it
+        "GIT_TERMINAL_PROMPT": "0",
+        "GIT_OPTIONAL_LOCKS": "0",  # listing never rewrites the user's index
+        "GIT_PAGER": "cat",
+    }
+
+
 def _git_listing(root: Path) -> Iterator[str]:
     with subprocess.Popen(
-        [*GIT_LISTING], cwd=root, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [*GIT_LISTING],
+        cwd=root,
+        env=_environment(root),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     ) as listing:
         assert listing.stdout is not None
         pending = b""

@@ -1,8 +1,9 @@
 """Egress allowlists on docker (``network: {allow: [hosts]}``): the instance sits on an *internal*
 docker network, which has no route out, and its only way out is a tinyproxy container attached to
-that network and to the default bridge, which forwards requests (and CONNECT on ports 443 and 80)
-to the listed hosts only and answers 403 to anything else. The host has no address on the internal
-network (``inhibit_ipv4``): its own services are out of reach too. The instance gets ``HTTP(S)_PROXY``.
+that network and to the default bridge, which forwards plain HTTP on port 80 and CONNECT on port
+443 to the listed host names only (an IP address is refused at input) and answers 403 to anything
+else. The host has no address on the internal network (``inhibit_ipv4``): its own services are out
+of reach too. The instance gets ``HTTP(S)_PROXY``.
 
 One network and one proxy per allowlist, engine and home, named from a hash of the sorted hosts
 and the home: made with the first instance of that allowlist (under the home's cross-process
@@ -22,15 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from praisonai._errors import ConfigError, ProviderUnavailableError
+from praisonai._errors import ProviderUnavailableError
 from praisonai._ledger import home_tag
 from praisonai._locks import file_lock, try_lock
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.egress import (
     BUILD_HINT,
-    HOST,
     PROXY_COMMAND,
     PROXY_IMAGE,
+    check_names,
     normalized,
     proxy_environment,
     proxy_name,
@@ -53,14 +54,11 @@ def allowlist(cfg: ComputeConfig) -> list[str] | None:
     """The config's hosts, sorted and lower-cased, or ``None`` when its network is not an allowlist."""
     if not isinstance(cfg.network, NetworkAllow):
         return None
-    hosts = normalized(cfg.network.allow)
-    if odd := [host for host in hosts if not HOST.fullmatch(host)]:
-        raise ConfigError(
-            f"network allow {odd[0]!r}: the docker provider's proxy matches host names or addresses "
-            f"(*.domain for its subdomains), not CIDR blocks or ports; list the hosts instead",
-            op="provision",
-        )
-    return hosts
+    takes = (
+        "matches host names through its proxy (*.domain for its subdomains), not CIDR blocks or "
+        "ports; list the hosts instead"
+    )
+    return check_names(normalized(cfg.network.allow), "docker", takes)
 
 
 def network_mode(cfg: ComputeConfig) -> str:

@@ -33,9 +33,9 @@ from praisonai._errors import (
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.egress import (
     BUILD_HINT,
-    HOST,
     PROXY_COMMAND,
     PROXY_PORT,
+    check_names,
     instance_environment,
     normalized,
     proxy_environment,
@@ -59,13 +59,13 @@ def hosts_of(cfg: ComputeConfig) -> list[str]:
     if not isinstance(cfg.network, NetworkAllow):
         return []
     hosts = normalized([a for a in cfg.network.allow if not _pod.is_ip(a)])
-    if odd := [host for host in hosts if not HOST.fullmatch(host)]:
-        raise ConfigError(
-            f"network allow {odd[0]!r}: the kubernetes provider takes IP blocks (as NetworkPolicies) "
-            "and host names (through its egress proxy; *.domain for its subdomains), not ports",
-            op="provision",
-        )
-    return hosts
+    takes = (
+        "takes IP blocks (as NetworkPolicies) and host names (through its egress proxy; *.domain "
+        "for its subdomains), not ports"
+    )
+    return check_names(
+        hosts, "kubernetes", takes, "write an IP block as a.b.c.d[/n] or IPv6, or list the host's name"
+    )
 
 
 def bind(body: dict[str, Any], policy: dict[str, Any] | None, hosts: list[str]) -> None:

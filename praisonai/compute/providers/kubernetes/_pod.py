@@ -5,6 +5,7 @@ process); annotations carry every identity value (the owner tag has ``@`` and ``
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import re
 from typing import Any
@@ -129,9 +130,13 @@ def network_policy(instance_id: str, network: object) -> dict[str, Any] | None:
 
 
 def is_ip(text: str) -> bool:
-    return bool(re.fullmatch(r"[0-9.]+(/[0-9]+)?|[0-9A-Fa-f:]+(/[0-9]+)?", text)) and any(
-        c.isdigit() for c in text
-    )
+    """An IP address or block as a NetworkPolicy's ``ipBlock`` takes it (dotted quad or IPv6,
+    ``/n`` optional); other spellings of an address are left to the proxy's check, which refuses them."""
+    try:
+        ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        return False
+    return True
 
 
 def info_of(pod: Any) -> InstanceInfo:
