@@ -1,7 +1,8 @@
 # shellcheck shell=sh
 # praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir, mv, grep and readlink).
 # Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE
-# (docker's main channel: NONCE "-" and "attached", the nonce then comes first on stdin)
+# (docker's main channel: NONCE "-" and "attached", the nonce then comes first on stdin, with the
+# secret the waiter says this helper's end with: see the end of this file)
 #
 # Requests arrive on stdin, one line of shell code each, calling a function below with
 # arguments the client has quoted; __p_write is followed by exactly SIZE raw bytes.
@@ -369,9 +370,15 @@ echo $$ >"$__p_s/helper.pid"
 # A helper on a container's main stdin (docker's main channel) is ready before anyone attached:
 # its nonce is the first line, ": NONCE" (a no-op for a helper already running), so that its
 # hello reaches the client that sent it, and the nonce is on no command line.
+# The line's second word, when there is one, is the secret for our waiter (watchdog.main_command),
+# which says our end with it: it goes over the waiter's pipe (fd 4), closed here before any
+# command can inherit it, so the end of this channel is said by nothing a command can write.
 if [ "${3-}" = attached ]; then
   IFS= read -r __p_line || exit 0
-  set -- "$1" "${__p_line#: }"
+  __p_line=${__p_line#: }
+  case $__p_line in *" "*) printf '%s\n' "${__p_line#* }" 2>/dev/null >&4 ;; esac
+  exec 4>&-
+  set -- "$1" "${__p_line%% *}"
 fi
 __p_reply "$2" "$$"
 # `true 2>/dev/null >file`: a builtin, and not a special one, so a vanished spool cannot end the

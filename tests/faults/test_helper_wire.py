@@ -1,26 +1,43 @@
 """The helper's stderr as a command can write it (issue 42, item 3), against real docker, a real
 sshd and a local helper.
 
-A command can write to the stderr the helper frames job ends on (``/proc/<helper pid>/fd/2``):
-there it may leave a line unended so that the helper's next notice is glued to it, or write one
-endless line. Neither may alter or stall another call, nor grow this process without bound.
+A command can write to the stderr the helper frames job ends on (``/proc/<helper pid>/fd/2``,
+and on docker's main channel ``/proc/1/fd/2``, the container's own): there it may forge the line
+that says the helper ended, leave a line unended so that the helper's next notice is glued to it,
+or write one endless line. None of it may end, alter or stall another call, nor grow this process
+without bound.
 """
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable, Iterator
 
 import anyio
 import pytest
-from kit import Instance, provisioned
+from kit import Instance, provisioned, wait_until
 
 from praisonai import _portal
 from praisonai._types import ExecRequest, ExecResult
 from praisonai.compute.channel import ChannelMixin
-from praisonai.compute.providers.docker import DockerCompute
+from praisonai.compute.providers.docker import DockerCompute, container_name
 from praisonai.compute.providers.docker._attach import AttachTransport
 from praisonai.compute.providers.local import LocalCompute
+from praisonai.compute.watchdog import HELPER_ENDED
 from praisonai.runtime.channel import Channel
+
+# Every way a command might write the ended line: framed by newlines, bare, unended, with a
+# guessed secret; into the stderr of every process it can open (a teammate's spooled stderr
+# excepted: commands of one instance share their files, and that is not this test's matter).
+_ENDED_LINES = "\\n{e}\\n{e}\\n{e} {guess}\\n{e}".format(e=HELPER_ENDED, guess="0" * 32)  # the last unended
+_FORGE_ENDED = (
+    'i=0; while [ "$i" -lt 15 ]; do i=$((i + 1)); '
+    "for f in /proc/1/fd/2 /proc/[0-9]*/fd/2; do "
+    'case $(readlink "$f" 2>/dev/null) in */x/*.e) continue ;; esac; '
+    f"printf '{_ENDED_LINES}' 2>/dev/null >\"$f\"; "
+    "done; done; echo forged"
+)
+_FILE = bytes(range(256)) * 400  # binary, 100 KiB
 
 
 @pytest.fixture(scope="module")
@@ -45,6 +62,52 @@ async def _main_channel(provider: DockerCompute, iid: str) -> Channel:
     channel = await provider._channels.get(iid)
     assert isinstance(channel.transport, AttachTransport), "the instance's first channel is its main one"
     return channel
+
+
+@pytest.mark.usefixtures("docker_ok")
+@pytest.mark.timeout(60)
+def test_a_forged_helper_ended_line_ends_no_call(make: Callable[..., Instance]) -> None:
+    """Execs and reads run beside a command that writes the ended line everywhere it can: each
+    returns its own result, and the main channel stays the one open."""
+    provider = DockerCompute()
+    _, iid = make(provider)
+
+    async def scenario() -> None:
+        channel = await _main_channel(provider, iid)
+        await provider.write_file(iid, "/workspace/data.bin", _FILE)
+        failures: list[str] = []
+
+        async def calls(n: int) -> None:
+            for round_ in range(6):
+                code = (n * 10 + round_) % 120
+                result = await _exec(provider, iid, f"sleep 0.2; echo out-{n}-{round_}; exit {code}")
+                if (result.exit_code, result.stdout, result.stderr) != (code, f"out-{n}-{round_}\n", ""):
+                    failures.append(f"exec {n}/{round_}: {result}")
+                if await provider.read_file(iid, "/workspace/data.bin") != _FILE:
+                    failures.append(f"read_file {n}/{round_} changed")
+
+        with anyio.fail_after(45):
+            async with anyio.create_task_group() as tg:
+                for n in range(4):
+                    tg.start_soon(calls, n)
+                forger = await _exec(provider, iid, _FORGE_ENDED, timeout=30)
+        assert (forger.exit_code, forger.stdout) == (0, "forged\n"), forger
+        assert not failures, failures
+        assert await provider._channels.get(iid) is channel, "the main channel was ended"
+
+    _portal.call(scenario)
+
+
+@pytest.mark.usefixtures("docker_ok")
+def test_the_waiters_own_ended_line_still_ends_the_main_channel(make: Callable[..., Instance]) -> None:
+    """The helper killed from outside: its waiter's line (with the secret) ends the channel at
+    once, with no request waiting to notice, and the next call gets a new channel."""
+    provider = DockerCompute()
+    _, iid = make(provider)
+    channel = _portal.call(_main_channel, provider, iid)
+    subprocess.run(["docker", "exec", container_name(iid), "kill", "-9", str(channel.helper_pid)], check=True)
+    wait_until(lambda: not channel.is_open, 10)
+    assert _portal.call(_exec, provider, iid, "echo next").stdout == "next\n"
 
 
 def test_an_unended_line_on_the_helpers_stderr_does_not_swallow_a_notice(helped: Instance) -> None:
