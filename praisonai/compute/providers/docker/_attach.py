@@ -127,7 +127,7 @@ def inspect_unix(path: str, container: str, timeout: float) -> dict[str, Any]:
 class AttachTransport(Transport):
     """A container's main stdin/stdout/stderr, attached. Its output does not end with the helper
     (PID 1 holds it): the channel ends it at the line the helper's waiter says, which carries a
-    secret of this attach's (``Channel.open``'s ``end_line``). ``alive`` asks ``alive_check``."""
+    secret of this attach's (``Channel.open``'s ``ended``). ``alive`` asks ``alive_check``."""
 
     def __init__(self, sock: socket.socket, initial: bytes, alive_check: Callable[[], bool]) -> None:
         self._sock = sock

@@ -174,7 +174,7 @@ async def open_channel(
 
     try:
         with anyio.fail_after(_limits.MAIN_CHANNEL_HELLO_S):
-            return await Channel.open(opened, spool, nonce=nonce, end_line=f"{HELPER_ENDED} {end_secret}")
+            return await Channel.open(opened, spool, nonce=nonce, ended=f"{HELPER_ENDED} {end_secret}")
     except (TimeoutError, ChannelClosedError):
         transport.close()  # its helper never answered: gone with an earlier client
         return None
