@@ -67,19 +67,28 @@ def watchdog_command(lifetime: Lifetime, spool: str) -> list[str]:
 # the first line that arrives, then says hello, so that the hello reaches the client that attached
 # (nothing is attached before; what the container prints then is lost). DIGEST (the nonce's, for
 # the owner's check) is not used here. The container's output never ends while it runs (PID 1
-# holds it), so the helper's end is said instead: a waiter prints HELPER_ENDED on stderr once the
-# helper is gone, however it died. Where the image has setsid, the waiter and the helper each get
-# a session of their own, as an exec has: a command's `kill 0` reaches neither the watchdog nor
-# the waiter. The watchdog has no stdin and writes its notices to LOG (/dev/null if LOG cannot be
-# opened), never onto the container's stdout, which is the helper's reply stream. fd 3 carries
-# stdin past the rule that a background list of a non-interactive shell reads /dev/null.
+# holds it), so the helper's end is said instead: a waiter prints "HELPER_ENDED <secret>" on
+# stderr once the helper is gone, however it died. A command can write that stderr too (it is
+# /proc/1/fd/2), so the line carries a secret the client sent with the nonce: the helper hands it
+# to the waiter over a pipe (the waiter's `$(...)`, the helper's fd 4) and closes that before any
+# command runs, so it is on no command line, in no env and in no file. The line starts with a
+# newline: whatever a command left unended there cannot hide it. Where the image has setsid, the
+# waiter and the helper each get a session of their own, as an exec has: a command's `kill 0`
+# reaches neither the watchdog nor the waiter. The watchdog has no stdin and writes its notices to
+# LOG (/dev/null if LOG cannot be opened), never onto the container's stdout, which is the
+# helper's reply stream (fd 5 carries it past the waiter's `$(...)`). fd 3 carries stdin past the
+# rule that a background list of a non-interactive shell reads /dev/null.
 HELPER_ENDED = "praisonai-helper-ended"
+_WAITER = (
+    'e=$($1 /bin/sh -c "$2" praisonai-helper "$3" - attached 4>&1 >&5 5>&-); '
+    f'[ -z "$e" ] || printf "\\n{HELPER_ENDED} %s\\n" "$e" >&2'
+)
 _MAIN = (
     "h=$1 s=$2 l=$4; shift 4; exec 3<&0; "
     '{ : >>"$l"; } 2>/dev/null || l=/dev/null; '
     "g=; command -v setsid >/dev/null 2>&1 && g=setsid; "
-    f'$g /bin/sh -c \'$1 /bin/sh -c "$2" praisonai-helper "$3" - attached; echo {HELPER_ENDED} >&2\' '
-    'praisonai-waiter "$g" "$h" "$s" 0<&3 3<&- & '
+    f"$g /bin/sh -c '{_WAITER}' "
+    'praisonai-waiter "$g" "$h" "$s" 0<&3 3<&- 5>&1 & '
     'exec "$@" 3<&- </dev/null >>"$l" 2>&1'
 )
 

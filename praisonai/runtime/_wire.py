@@ -3,7 +3,9 @@
 A request is one line of shell code — a helper function name and its arguments, each quoted
 here — so the helper needs nothing but ``read`` and ``eval``. A reply is body bytes ended by the
 request's nonce, then `` <status>\\n``; the nonce is random per request, so no body can end one by
-accident. Both parsers are fed from the transport's reader thread.
+accident. Both parsers are fed from the transport's reader thread, and both hold a bounded
+amount whatever arrives: a command can write to the helper's stdout and stderr
+(``/proc/<pid>/fd/1``, ``2``) while it runs as the helper's user.
 """
 
 from __future__ import annotations
@@ -37,6 +39,14 @@ def assignments(env: Mapping[str, str]) -> list[str]:
     return [f"{key}={value}" for key, value in env.items()]
 
 
+#: The longest line the helper writes on stderr is a tool's complaint naming a path or two (each at
+#: most PATH_MAX, 4096 bytes); its end notices are under 100 bytes. A longer line is not the
+#: helper's: it is dropped as it arrives, never kept whole.
+MAX_LINE = 16 << 10
+#: A reply's status is a word or a few numbers ("done 137 3", a pid); a longer one is not the helper's.
+MAX_STATUS = 256
+
+
 def new_nonce() -> str:
     return "@pz" + secrets.token_hex(16)
 
@@ -61,6 +71,7 @@ class ReplyParser:
     def __init__(self) -> None:
         self._pending: collections.deque[PendingReply] = collections.deque()
         self._buffer = bytearray()
+        self._skipping = False  # dropping what is left of a status line too long to be one
         self._lock = threading.Lock()
 
     def expect(self, reply: PendingReply) -> None:
@@ -74,8 +85,18 @@ class ReplyParser:
             if self._pending and self._pending[-1] is reply:
                 self._pending.pop()
 
+    @property
+    def buffered(self) -> int:
+        """Bytes held while waiting for the rest of a reply's end: at most a nonce and a status."""
+        return len(self._buffer)
+
     def feed(self, data: bytes) -> None:
         with self._lock:
+            if self._skipping:  # the rest of an overlong status line
+                cut = data.find(b"\n")
+                if cut < 0:
+                    return
+                data, self._skipping = data[cut + 1 :], False
             self._buffer += data
             while self._pending and self._step(self._pending[0]):
                 self._pending.popleft()
@@ -93,14 +114,19 @@ class ReplyParser:
                 del buf[: len(buf) - keep]
             return False
         end = buf.find(b"\n", at)
-        if end < 0:
+        if end < 0 and len(buf) - at - len(nonce) <= MAX_STATUS:
             if at:
                 self._deliver(reply, bytes(buf[:at]))
                 del buf[:at]
             return False
         self._deliver(reply, bytes(buf[:at]))
-        status = buf[at + len(nonce) : end].decode(errors="replace").strip()
-        del buf[: end + 1]
+        if end < 0:  # no status is that long: the reply ends here, with a status nobody accepts
+            status = buf[at + len(nonce) : at + len(nonce) + MAX_STATUS].decode(errors="replace").strip()
+            buf.clear()
+            self._skipping = True
+        else:
+            status = buf[at + len(nonce) : end].decode(errors="replace").strip()
+            del buf[: end + 1]
         reply.done(status, bytes(reply.body))
         return True
 
@@ -122,13 +148,31 @@ class ReplyParser:
 
 
 class LineSplitter:
-    """Cuts a byte stream into lines; ``on_line`` receives each without its newline."""
+    """Cuts a byte stream into lines; ``on_line`` receives each without its newline. A line longer
+    than ``max_line`` is dropped up to its newline as it arrives: at most ``max_line`` bytes are
+    ever held, and each byte is looked at once."""
 
-    def __init__(self, on_line: Callable[[str], None]) -> None:
+    def __init__(self, on_line: Callable[[str], None], max_line: int = MAX_LINE) -> None:
         self._on_line = on_line
-        self._partial = b""
+        self._max_line = max_line
+        self._partial = bytearray()
+        self._dropping = False  # within a line that is too long: it goes up to its newline
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held of a line whose newline has not come yet."""
+        return len(self._partial)
 
     def feed(self, data: bytes) -> None:
-        *lines, self._partial = (self._partial + data).split(b"\n")
-        for line in lines:
-            self._on_line(line.decode(errors="replace"))
+        start = 0
+        while (end := data.find(b"\n", start)) >= 0:
+            if not self._dropping and len(self._partial) + end - start <= self._max_line:
+                self._on_line((self._partial + data[start:end]).decode(errors="replace"))
+            self._partial.clear()
+            self._dropping = False
+            start = end + 1
+        if self._dropping or len(self._partial) + len(data) - start > self._max_line:
+            self._partial.clear()
+            self._dropping = True
+        else:
+            self._partial += data[start:]

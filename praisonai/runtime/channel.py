@@ -71,9 +71,10 @@ class Channel:
     """A live helper in one instance. Open it with :meth:`open`; it is closed for good once its
     transport ends — providers then open a new one."""
 
-    def __init__(self, transport: Transport, spool: str) -> None:
+    def __init__(self, transport: Transport, spool: str, ended: str | None = None) -> None:
         self.transport = transport
         self.spool = spool
+        self._ended = None if ended is None else ended.encode()
         self.helper_pid = 0
         self._replies = ReplyParser()
         self._jobs: dict[str, tuple[Waiter, str]] = {}  # job id: its end's waiter and secret
@@ -86,12 +87,16 @@ class Channel:
     # ---- opening and closing ---------------------------------------------------------------
 
     @classmethod
-    async def open(cls, open_transport: OpenTransport, spool: str, *, nonce: str | None = None) -> Channel:
+    async def open(
+        cls, open_transport: OpenTransport, spool: str, *, nonce: str | None = None, ended: str | None = None
+    ) -> Channel:
         """Start a helper through ``open_transport(argv)`` and wait for its hello. ``nonce``: the
-        helper's, when it was started already (with it) and ``open_transport`` only connects."""
+        helper's, when it was started already (with it) and ``open_transport`` only connects.
+        ``ended``: the line on its stderr that says the helper ended, where its output outlives it
+        (docker's main channel); it holds a secret, as commands can write that stderr too."""
         nonce = nonce or new_nonce()
         transport = await anyio.to_thread.run_sync(open_transport, helper_argv(spool, nonce))
-        channel = cls(transport, spool)
+        channel = cls(transport, spool, ended)
         hello = Waiter()
         channel._replies.expect(PendingReply(nonce.encode(), lambda status, body: hello.resolve(status)))
         transport.start(channel._replies.feed, LineSplitter(channel._on_event).feed, channel._on_closed)
@@ -134,6 +139,8 @@ class Channel:
         words = line.split(" ")
         if words[0] == "D":
             self._on_job_end(words[1:])
+        elif self._ended is not None and hmac.compare_digest(line.encode(), self._ended):
+            self.close()  # the helper is gone: requests not yet sent fail as not sent
         elif line:
             self._stderr_tail.append(line)  # the helper's own complaints, kept for error messages
 

@@ -1,12 +1,15 @@
 # shellcheck shell=sh
 # praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir, mv, grep and readlink).
 # Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE
-# (docker's main channel: NONCE "-" and "attached", the nonce then comes first on stdin)
+# (docker's main channel: NONCE "-" and "attached", the nonce then comes first on stdin, with the
+# secret the waiter says this helper's end with: see the end of this file)
 #
 # Requests arrive on stdin, one line of shell code each, calling a function below with
 # arguments the client has quoted; __p_write is followed by exactly SIZE raw bytes.
 # Every request gets one reply on stdout: optional body bytes, then "<nonce> <status>\n".
-# Finished jobs are announced on stderr as single short lines (atomic pipe writes):
+# Finished jobs are announced on stderr as single short lines (atomic pipe writes), each after a
+# newline of its own that ends whatever a command left unended there (/proc/<pid>/fd/2), so that
+# the notice is never glued to it:
 #   D <id> <exit-code> <flags> <secret>
 #        flags: 1 = stdout not empty, 2 = stderr not empty, 4 = the spool is full or was deleted
 #        (output may be lost); summed. A word for the code says why the job could not start (nocwd).
@@ -63,7 +66,7 @@ __p_exec() {  # nonce id cwd stdin-file secret command [NAME=value...]
 __p_job() {
   exec </dev/null >/dev/null
   __p_x=$__p_s/x/$2 __p_i=$2 __p_in=${4:-/dev/null} __p_k=$5 __p_c=$6
-  cd -- "$3" || { echo "D $__p_i nocwd 0 $__p_k" >&2; exit; }
+  cd -- "$3" || { __p_notice nocwd 0; exit; }
   shift 6
   PATH=$__p_path
   # shellcheck disable=SC2163 # "$@" is NAME=value words: export each, with its value
@@ -78,15 +81,15 @@ __p_job() {
   # before its notice, and the client would wait for the job until its timeout.
   __p_fp=''
   if [ "${__p_in%/}" != "$__p_in" ]; then  # a stream: chunks the client is still writing there
-    command eval 'mkfifo -m 600 -- "$__p_x.f"' || { echo "D $__p_i nostdin 0 $__p_k" >&2; exit; }
-    command eval '__p_feed "$__p_in" >"$__p_x.f" 3>&- &' || { echo "D $__p_i nofork 0 $__p_k" >&2; exit; }
+    command eval 'mkfifo -m 600 -- "$__p_x.f"' || { __p_notice nostdin 0; exit; }
+    command eval '__p_feed "$__p_in" >"$__p_x.f" 3>&- &' || { __p_notice nofork 0; exit; }
     __p_fp=$! __p_in=$__p_x.f
   fi
   # the command must not find the secret: not in a variable (`set` prints them all), nor in the
   # request line it came in
   command eval '( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &' || {
     [ -z "$__p_fp" ] || kill "$__p_fp" 2>/dev/null
-    echo "D $__p_i nofork 0 $__p_k" >&2
+    __p_notice nofork 0
     exit
   }
   echo "$! $$ $__p_ns" >&3 || __p_f=4  # in a subshell $$ is still the helper's pid
@@ -100,7 +103,10 @@ __p_job() {
   [ -e "$__p_x.o" ] && [ -e "$__p_x.e" ] || __p_f=$((__p_f | 4))  # not created, or deleted
   # the result stays in the spool (the same file: no new one per job) for a client on a new channel
   echo "done $__p_r $__p_f $__p_k" >&3 || __p_f=$((__p_f | 4))
-  echo "D $__p_i $__p_r $__p_f $__p_k" >&2
+  __p_notice "$__p_r" "$__p_f"
+}
+__p_notice() {  # code flags: the job's end notice (printf: a builtin, one write, no fork)
+  printf '\nD %s %s %s %s\n' "$__p_i" "$1" "$2" "$__p_k" >&2
 }
 # a streamed stdin: the client writes chunk files 0, 1, ... into DIR (each whole: written beside
 # and renamed), then "end"; they go to stdout in order as they appear. "end" is written after the
@@ -364,9 +370,15 @@ echo $$ >"$__p_s/helper.pid"
 # A helper on a container's main stdin (docker's main channel) is ready before anyone attached:
 # its nonce is the first line, ": NONCE" (a no-op for a helper already running), so that its
 # hello reaches the client that sent it, and the nonce is on no command line.
+# The line's second word, when there is one, is the secret for our waiter (watchdog.main_command),
+# which says our end with it: it goes over the waiter's pipe (fd 4), closed here before any
+# command can inherit it, so the end of this channel is said by nothing a command can write.
 if [ "${3-}" = attached ]; then
   IFS= read -r __p_line || exit 0
-  set -- "$1" "${__p_line#: }"
+  __p_line=${__p_line#: }
+  case $__p_line in *" "*) printf '%s\n' "${__p_line#* }" 2>/dev/null >&4 ;; esac
+  exec 4>&-
+  set -- "$1" "${__p_line%% *}"
 fi
 __p_reply "$2" "$$"
 # `true 2>/dev/null >file`: a builtin, and not a special one, so a vanished spool cannot end the

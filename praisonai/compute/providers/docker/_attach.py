@@ -26,11 +26,12 @@ _DEFAULT_SOCKET = "/var/run/docker.sock"
 _HEAD_LIMIT = 64 * 1024  # an upgrade answer's headers are a few hundred bytes
 
 
-def go_line(nonce: str) -> bytes:
+def go_line(nonce: str, end_secret: str) -> bytes:
     """Sent once the attach is up: the helper waiting on the main stdin (``watchdog.main_command``)
-    takes its nonce from it and says hello over this connection. A no-op line (``:``) for a helper
-    that is already running."""
-    return f": {nonce}\n".encode()
+    takes its nonce from it and says hello over this connection, and hands ``end_secret`` to its
+    waiter, which says the helper's end with it. A no-op line (``:``) for a helper that is
+    already running."""
+    return f": {nonce} {end_secret}\n".encode()
 
 
 def local_socket(base_url: str | None) -> str | None:
@@ -125,30 +126,17 @@ def inspect_unix(path: str, container: str, timeout: float) -> dict[str, Any]:
 
 class AttachTransport(Transport):
     """A container's main stdin/stdout/stderr, attached. Its output does not end with the helper
-    (PID 1 holds it), so the transport ends itself at the ``ended`` line on stderr (the helper's
-    waiter says it; a command could write it too, which costs a new channel, never a result:
-    commands in flight are recovered on it by job id). ``alive`` asks ``alive_check``."""
+    (PID 1 holds it): the channel ends it at the line the helper's waiter says, which carries a
+    secret of this attach's (``Channel.open``'s ``ended``). ``alive`` asks ``alive_check``."""
 
-    def __init__(
-        self, sock: socket.socket, initial: bytes, alive_check: Callable[[], bool], ended: bytes
-    ) -> None:
+    def __init__(self, sock: socket.socket, initial: bytes, alive_check: Callable[[], bool]) -> None:
         self._sock = sock
         self._initial = initial
         self._alive_check = alive_check
-        self._ended = ended
         self._closed = False
 
     def _pump(self, on_stdout: Receiver, on_stderr: Receiver) -> None:
-        tail = b"\n"  # the line may be the first on stderr
-
-        def stderr(data: bytes) -> None:
-            nonlocal tail
-            on_stderr(data)
-            seen, tail = tail + data, (tail + data)[-len(self._ended) :]
-            if self._ended in seen:
-                self.close()  # the reader's next recv fails: the channel closes
-
-        read_frames(self._sock, on_stdout, stderr, self._initial)
+        read_frames(self._sock, on_stdout, on_stderr, self._initial)
 
     def send(self, data: bytes) -> None:
         self._sock.sendall(data)

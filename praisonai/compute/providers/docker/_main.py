@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -112,9 +113,12 @@ def check_key(inspected: dict[str, Any], instance_id: str, key: str) -> str:
     return str((inspected.get("Config") or {}).get("WorkingDir") or "/")
 
 
-def attach(api: Callable[[], Any], socket_path: str | None, container: str, nonce: str) -> tuple[Any, bytes]:
+def attach(
+    api: Callable[[], Any], socket_path: str | None, container: str, nonce: str, end_secret: str
+) -> tuple[Any, bytes]:
     """The attached socket (raw over a local engine's unix socket; through docker-py's
-    ``attach_socket`` otherwise) and its first bytes; the helper's nonce sent (``go_line``).
+    ``attach_socket`` otherwise) and its first bytes; the helper's nonce and the secret its
+    waiter will say its end with sent (``go_line``).
 
     Raises:
         InstanceNotFoundError: the container is gone or stopped.
@@ -135,7 +139,7 @@ def attach(api: Callable[[], Any], socket_path: str | None, container: str, nonc
         sock, initial = getattr(stream, "_sock", stream), b""
         sock.settimeout(None)
     try:
-        sock.sendall(_attach.go_line(nonce))
+        sock.sendall(_attach.go_line(nonce, end_secret))
     except OSError:
         sock.close()
         raise
@@ -143,30 +147,34 @@ def attach(api: Callable[[], Any], socket_path: str | None, container: str, nonc
 
 
 async def open_channel(
-    connect: Callable[[], tuple[Any, bytes]], alive: Callable[[], bool], spool: str, nonce: str
+    connect: Callable[[str], tuple[Any, bytes]], alive: Callable[[], bool], spool: str, nonce: str
 ) -> Channel | None:
     """The main channel, or ``None`` when it cannot be opened (refused, already used by another
-    process, no hello in time): the caller opens an exec channel instead.
+    process, no hello in time): the caller opens an exec channel instead. ``connect(end_secret)``
+    attaches and sends the go line.
 
     Raises:
         InstanceNotFoundError: the container is gone.
     """
     from praisonai.compute._threads import run_blocking
 
+    # The end of the channel is said by a line a command cannot write (watchdog.main_command):
+    # a fresh secret per attach, in memory here and in the helper's waiter only.
+    end_secret = secrets.token_hex(16)
     try:
-        sock, initial = await run_blocking(connect)
+        sock, initial = await run_blocking(lambda: connect(end_secret))
     except InstanceNotFoundError:
         raise
     except (OSError, ValueError):
         return None
-    transport = _attach.AttachTransport(sock, initial, alive, f"\n{HELPER_ENDED}\n".encode())
+    transport = _attach.AttachTransport(sock, initial, alive)
 
     def opened(argv: list[str]) -> Transport:
         return transport
 
     try:
         with anyio.fail_after(_limits.MAIN_CHANNEL_HELLO_S):
-            return await Channel.open(opened, spool, nonce=nonce)
+            return await Channel.open(opened, spool, nonce=nonce, ended=f"{HELPER_ENDED} {end_secret}")
     except (TimeoutError, ChannelClosedError):
         transport.close()  # its helper never answered: gone with an earlier client
         return None
@@ -232,7 +240,7 @@ class MainChannelMixin(ChannelMixin):
             name = container_name(instance_id)
             pid: list[int] = []
             channel = await open_channel(
-                lambda: attach(lambda: self.api, self._socket, name, nonce),
+                lambda end_secret: attach(lambda: self.api, self._socket, name, nonce, end_secret),
                 lambda: self._helper_alive(name, pid),
                 self._spool(instance_id),
                 nonce,
