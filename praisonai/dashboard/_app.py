@@ -25,15 +25,15 @@ from praisonai._home import home_path
 from praisonai.dashboard import _files, _instances, _sessions, _terminal
 from praisonai.dashboard._guard import Access, Guard
 
-#: Where the page finds the token its state-changing requests carry (see ``_guard``).
+#: Where the page finds the token its state-changing requests carry (``Access.header_token``, never
+#: the printed one: see ``_guard``).
 TOKEN_SLOT = "__PRAISONAI_TOKEN__"
 
 
 def create_app(access: Access) -> Starlette:
     """The app, answering only what ``access`` lets through."""
-    page = (
-        (files("praisonai.dashboard") / "static" / "index.html").read_text().replace(TOKEN_SLOT, access.token)
-    )
+    markup = (files("praisonai.dashboard") / "static" / "index.html").read_text()
+    page = markup.replace(TOKEN_SLOT, access.header_token)
 
     async def index(request: Request) -> HTMLResponse:
         return HTMLResponse(page)

@@ -7,12 +7,16 @@ comes from the person who started it, through a browser pointed at this server:
   ``[::1]:PORT``), so a page on another site whose DNS name is rebound to 127.0.0.1 is refused.
 - **Origin**, when a browser sends one (always on a websocket and a cross-site request): the same
   names, so no other page can drive it.
-- **The token** printed in the URL (as Jupyter's): the first visit trades it for a cookie of this
-  server alone (its name carries the port, since cookies ignore ports) and is redirected to the
-  same address without it; every request needs the cookie or the token.
-- **State-changing requests** (anything but GET/HEAD) also need the token in a header, which the
-  page reads from its own markup: a cookie alone, which a browser attaches by itself, never
-  changes anything.
+- **The token** printed in the URL opens the dashboard once: the first GET that shows it trades it
+  for a cookie of this server alone (its name carries the port, since cookies ignore ports; its
+  value a secret of its own) and is redirected to the same address without it. After that the
+  token opens nothing, for anyone: an address left in history or scrollback is no credential.
+  Every request needs the cookie. (Jupyter's token and VS Code's connection token stay valid
+  for the server's life; this one is spent like an OAuth authorization code, without the code's
+  revocation of what it was traded for: the browser holding the cookie keeps working.)
+- **State-changing requests** (anything but GET/HEAD) also need a third secret in a header,
+  which the page reads from its own markup: a cookie alone, which a browser attaches by itself,
+  never changes anything.
 
 Every answer carries a content security policy that lets the page run only its own scripts, so
 text an instance printed can never become code in the page.
@@ -21,7 +25,10 @@ text an instance printed can never become code in the page.
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass
+import secrets
+import threading
+from dataclasses import dataclass, field
+from enum import Enum
 from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
@@ -44,15 +51,45 @@ _HEADERS = {
 }
 
 
+#: What a refused request is told when it shows no valid secret at all.
+NO_TOKEN = "no valid token: open the address that `praisonai dashboard` printed"
+#: What a request showing the printed token after its trade is told.
+TOKEN_USED = (
+    "this link was already used: it opens the dashboard once, in the browser that opened it "
+    "first; run `praisonai dashboard` again for a new link"
+)
+
+
+class Trade(Enum):
+    """What showing a token to :meth:`Access.trade` did."""
+
+    TRADED = "traded"  # it was the printed token, unused until now: now it is used
+    USED = "used"  # it was the printed token, already traded
+    WRONG = "wrong"  # it was never the token
+
+
+class _Spent:
+    """Whether the printed token has been traded, set once under a lock."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.done = False
+
+
 @dataclass(frozen=True, slots=True)
 class Access:
-    """What a request must show. ``hosts``: the ``Host`` values (``name:port``) answered, or
-    ``None`` when the server listens beyond loopback (``--expose``) and any name is answered;
-    the token is required either way."""
+    """What a request must show. ``token``: the printed one, good for one trade;
+    ``cookie_value`` and ``header_token``: what the browser then shows (new secrets, never the
+    printed token). ``hosts``: the ``Host`` values (``name:port``) answered, or ``None`` when the
+    server listens beyond loopback (``--expose``) and any name is answered; the secrets are
+    required either way."""
 
     token: str
     port: int
     hosts: frozenset[str] | None
+    cookie_value: str = field(default_factory=lambda: secrets.token_urlsafe(32), repr=False)
+    header_token: str = field(default_factory=lambda: secrets.token_urlsafe(32), repr=False)
+    _spent: _Spent = field(default_factory=_Spent, repr=False, compare=False)
 
     @classmethod
     def loopback(cls, token: str, port: int) -> Access:
@@ -71,8 +108,30 @@ class Access:
         parts = urlsplit(origin)
         return parts.scheme == "http" and parts.netloc.lower() == (host or "").lower() and self.host_ok(host)
 
-    def matches(self, candidate: str | None) -> bool:
-        return candidate is not None and hmac.compare_digest(candidate.encode(), self.token.encode())
+    def trade(self, candidate: str) -> Trade:
+        """Spend the printed token if ``candidate`` is it (compared in constant time) and it is
+        unspent: only the first such call, across every thread, gets :attr:`Trade.TRADED`."""
+        if not _same(candidate, self.token):
+            return Trade.WRONG
+        with self._spent.lock:
+            if self._spent.done:
+                return Trade.USED
+            self._spent.done = True
+            return Trade.TRADED
+
+    def spent(self, candidate: str | None) -> bool:
+        """Whether ``candidate`` is the printed token, already traded (nothing is spent here)."""
+        return _same(candidate, self.token) and self._spent.done
+
+    def cookie_ok(self, candidate: str | None) -> bool:
+        return _same(candidate, self.cookie_value)
+
+    def header_ok(self, candidate: str | None) -> bool:
+        return _same(candidate, self.header_token)
+
+
+def _same(candidate: str | None, secret: str) -> bool:
+    return candidate is not None and hmac.compare_digest(candidate.encode(), secret.encode())
 
 
 class Guard:
@@ -95,8 +154,8 @@ class Guard:
             await self.app(scope, receive, _with_headers(send))
 
     def _check(self, scope: Scope) -> tuple[str | None, Response | None]:
-        """``(why refused, None)``, ``(None, a redirect that trades the URL's token for a
-        cookie)`` or ``(None, None)`` to go on."""
+        """``(why refused, None)``, ``(None, a redirect to the address without its token)`` or
+        ``(None, None)`` to go on."""
         headers = Headers(scope=scope)
         host, origin = headers.get("host"), headers.get("origin")
         if not self.access.host_ok(host):
@@ -106,25 +165,44 @@ class Guard:
             return f"requests from another site ({origin!r}) are refused", None
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         cookie = SimpleCookie(headers.get("cookie", "")).get(self.access.cookie)
-        if not (
-            self.access.matches(cookie.value if cookie else None) or self.access.matches(query.get("token"))
-        ):
-            return "no valid token: open the address that `praisonai dashboard` printed", None
+        signed_in = self.access.cookie_ok(cookie.value if cookie else None)
         method = scope.get("method", "GET")
-        if (
-            not websocket
-            and method not in _SAFE_METHODS
-            and not self.access.matches(headers.get(TOKEN_HEADER))
-        ):
-            return f"a {method} request needs the token in its {TOKEN_HEADER} header", None
-        if not websocket and method == "GET" and "token" in query:
-            return None, self._to_cookie(scope, query)
+        if "token" in query and not websocket and method == "GET":
+            return self._trade(scope, query, signed_in)
+        if not signed_in:
+            return (TOKEN_USED if self.access.spent(query.get("token")) else NO_TOKEN), None
+        changes = not websocket and method not in _SAFE_METHODS
+        if changes and not self.access.header_ok(headers.get(TOKEN_HEADER)):
+            return f"a {method} request needs the page's token in its {TOKEN_HEADER} header", None
         return None, None
 
-    def _to_cookie(self, scope: Scope, query: dict[str, str]) -> Response:
+    def _trade(
+        self, scope: Scope, query: dict[str, str], signed_in: bool
+    ) -> tuple[str | None, Response | None]:
+        """A GET showing a token: the address without it, with the cookie if this is the
+        token's one trade; the cookie's holder reopening the printed address gets only the
+        address (no second cookie); anyone else gets one sentence."""
+        if signed_in:
+            return None, self._clean(scope, query)
+        outcome = self.access.trade(query["token"])
+        if outcome is Trade.USED:
+            return TOKEN_USED, None
+        if outcome is Trade.WRONG:
+            return NO_TOKEN, None
+        response = self._clean(scope, query)
+        response.set_cookie(
+            self.access.cookie, self.access.cookie_value, path="/", httponly=True, samesite="strict"
+        )
+        return None, response
+
+    def _clean(self, scope: Scope, query: dict[str, str]) -> Response:
+        """A redirect to the same path on this server, the query without its token. The path is
+        the one received (still percent-encoded), its leading slashes made one: ``//evil.example``
+        would send the browser to another host."""
+        raw = scope.get("raw_path") or scope["path"].encode()
+        path = "/" + raw.decode("latin-1").lstrip("/\\")
         rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
-        response = RedirectResponse(scope["path"] + (f"?{rest}" if rest else ""), status_code=303)
-        response.set_cookie(self.access.cookie, self.access.token, httponly=True, samesite="strict")
+        response = RedirectResponse(path + (f"?{rest}" if rest else ""), status_code=303)
         response.headers.update(_HEADERS)
         return response
 

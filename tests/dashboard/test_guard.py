@@ -3,6 +3,7 @@ as a browser on another site, a DNS-rebinding page and a forgetful script would.
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 import httpx
@@ -26,7 +27,7 @@ def test_the_printed_address_trades_its_token_for_a_cookie_and_drops_it(dashboar
     first = _get(dashboard, "/?" + dashboard.url.partition("?")[2])
     assert first.status_code == 303 and first.headers["location"] == "/"
     cookie = first.cookies[f"praisonai_dashboard_{dashboard.port}"]
-    assert cookie == dashboard.access.token
+    assert cookie == dashboard.access.cookie_value
     flags = first.headers["set-cookie"].lower()
     assert "httponly" in flags and "samesite=strict" in flags
     page = _get(dashboard, "/", cookies={f"praisonai_dashboard_{dashboard.port}": cookie})
@@ -50,7 +51,7 @@ def test_a_foreign_host_header_is_refused_even_with_the_token(dashboard: Dashboa
 
 
 def test_another_sites_origin_is_refused(dashboard: Dashboard) -> None:
-    cookies = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.token}
+    cookies = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.cookie_value}
     foreign = _get(dashboard, "/api/about", cookies=cookies, headers={"origin": "http://evil.example"})
     assert foreign.status_code == 403
     own = _get(dashboard, "/api/about", cookies=cookies, headers={"origin": _base(dashboard)})
@@ -58,17 +59,17 @@ def test_another_sites_origin_is_refused(dashboard: Dashboard) -> None:
 
 
 def test_a_state_change_needs_the_token_header_not_only_the_cookie(dashboard: Dashboard) -> None:
-    cookies = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.token}
+    cookies = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.cookie_value}
     bare = httpx.post(_base(dashboard) + "/api/about", cookies=cookies, timeout=10)
     assert bare.status_code == 403 and "x-praisonai-token" in bare.text
-    header = {"x-praisonai-token": dashboard.access.token}
+    header = {"x-praisonai-token": dashboard.access.header_token}
     with_header = httpx.post(_base(dashboard) + "/api/about", cookies=cookies, headers=header, timeout=10)
     assert with_header.status_code == 405  # let through: the route itself takes GET only
 
 
 def test_a_websocket_needs_our_origin_and_the_token(dashboard: Dashboard) -> None:
     url = f"ws://127.0.0.1:{dashboard.port}/ws/nothing"
-    cookie = f"praisonai_dashboard_{dashboard.port}={dashboard.access.token}"
+    cookie = f"praisonai_dashboard_{dashboard.port}={dashboard.access.cookie_value}"
     for headers in ({"cookie": cookie, "origin": "http://evil.example"}, {"origin": _base(dashboard)}):
         with pytest.raises(InvalidStatus) as refused:
             connect(url, additional_headers=headers, origin=None, open_timeout=10).close()
@@ -85,5 +86,82 @@ def test_exposed_it_answers_any_host_name_but_still_needs_the_token(home: object
         assert board.access.hosts is None and board.url.startswith("http://127.0.0.1:")
         named = {"host": f"build-box.internal:{board.port}"}
         assert _get(board, "/api/about", headers=named).status_code == 403
-        cookies = {f"praisonai_dashboard_{board.port}": board.access.token}
+        cookies = {f"praisonai_dashboard_{board.port}": board.access.cookie_value}
         assert _get(board, "/api/about", headers=named, cookies=cookies).json()["version"]
+
+
+def test_the_printed_token_opens_the_dashboard_once(dashboard: Dashboard) -> None:
+    """A URL left in history or scrollback: once traded, it opens nothing for anyone else."""
+    printed = "/?" + dashboard.url.partition("?")[2]
+    traded = _get(dashboard, printed)
+    assert traded.status_code == 303
+    cookie_name = f"praisonai_dashboard_{dashboard.port}"
+    cookies = {cookie_name: traded.cookies[cookie_name]}
+    for path in (printed, "/api/about?" + dashboard.url.partition("?")[2]):
+        again = _get(dashboard, path)
+        assert again.status_code == 403 and "set-cookie" not in again.headers
+        assert "already used" in again.text and "praisonai dashboard" in again.text
+    terminal = "/ws/instances/docker_0123456789ab/terminal?"
+    ws = f"ws://127.0.0.1:{dashboard.port}{terminal}" + dashboard.url.partition("?")[2]
+    with pytest.raises(InvalidStatus) as refused:
+        connect(ws, origin=_base(dashboard), open_timeout=10).close()  # type: ignore[arg-type]
+    assert refused.value.response.status_code == 403
+    assert _get(dashboard, "/api/about", cookies=cookies).json()["version"]  # its holder goes on
+
+
+def test_the_cookie_is_not_the_printed_token(dashboard: Dashboard) -> None:
+    """What history holds is never what the browser sends: neither as a cookie nor as the header."""
+    cookie_name = f"praisonai_dashboard_{dashboard.port}"
+    traded = _get(dashboard, "/?" + dashboard.url.partition("?")[2])
+    assert traded.cookies[cookie_name] != dashboard.access.token
+    assert "path=/" in traded.headers["set-cookie"].lower()
+    forged = {cookie_name: dashboard.access.token}
+    assert _get(dashboard, "/api/about", cookies=forged).status_code == 403
+    page = _get(dashboard, "/", cookies={cookie_name: traded.cookies[cookie_name]})
+    assert dashboard.access.token not in page.text
+
+
+def test_the_trade_redirects_to_this_server_only(dashboard: Dashboard) -> None:
+    """A path that a browser would read as another host (``//evil.example``) stays a path here."""
+    query = dashboard.url.partition("?")[2]
+    with socket.create_connection(("127.0.0.1", dashboard.port), timeout=10) as raw:
+        host = f"127.0.0.1:{dashboard.port}"
+        raw.sendall(f"GET //evil.example/x?{query} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+        head = raw.recv(65536).decode("latin-1")
+    (location,) = [line for line in head.split("\r\n") if line.lower().startswith("location:")]
+    target = location.partition(":")[2].strip()
+    assert target.startswith("/") and not target.startswith(("//", "/\\")), target
+
+
+def test_a_websocket_with_a_foreign_host_is_refused(dashboard: Dashboard) -> None:
+    """DNS rebinding of the terminal's socket: the page's own name arrives as Host (and Origin)."""
+    cookie = f"praisonai_dashboard_{dashboard.port}={dashboard.access.cookie_value}"
+    rebound = f"evil.example:{dashboard.port}"
+    status = _handshake(dashboard, host=rebound, origin=f"http://{rebound}", cookie=cookie)
+    assert status.startswith("HTTP/1.1 403"), status
+
+
+def _handshake(board: Dashboard, **headers: str) -> str:
+    """The status line a websocket handshake to the terminal gets, its headers as given."""
+    lines = [
+        "GET /ws/instances/docker_0123456789ab/terminal HTTP/1.1",
+        "Upgrade: websocket",
+        "Connection: Upgrade",
+        "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==",
+        "Sec-WebSocket-Version: 13",
+        *(f"{name}: {value}" for name, value in headers.items()),
+    ]
+    with socket.create_connection(("127.0.0.1", board.port), timeout=10) as raw:
+        raw.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        return raw.recv(65536).decode("latin-1").partition("\r\n")[0]
+
+
+def test_only_a_get_spends_the_token(dashboard: Dashboard) -> None:
+    """A websocket, a HEAD or a POST showing the unspent token is refused and leaves it unspent."""
+    query = dashboard.url.partition("?")[2]
+    terminal = f"ws://127.0.0.1:{dashboard.port}/ws/instances/docker_0123456789ab/terminal?{query}"
+    with pytest.raises(InvalidStatus):
+        connect(terminal, origin=_base(dashboard), open_timeout=10).close()  # type: ignore[arg-type]
+    assert httpx.head(f"{_base(dashboard)}/?{query}", timeout=10).status_code == 403
+    assert httpx.post(f"{_base(dashboard)}/api/about?{query}", timeout=10).status_code == 403
+    assert _get(dashboard, f"/?{query}").status_code == 303

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from praisonai import __version__
+from praisonai.dashboard import Dashboard
 
 
 def test_the_printed_address_opens_the_page_and_the_token_leaves_the_url(page: Any) -> None:
@@ -14,4 +15,20 @@ def test_the_printed_address_opens_the_page_and_the_token_leaves_the_url(page: A
     page.get_by_role("link", name="Sessions").click()
     assert page.url.endswith("#/sessions")
     page.reload()  # the cookie, not the URL, carries the token now
+    page.get_by_text(__version__, exact=False).wait_for()
+
+
+def test_the_printed_address_opens_one_browser_only(page: Any, browser: Any, dashboard: Dashboard) -> None:
+    """Another browser (no cookie) that opens the address from history gets one sentence; the
+    first one opening it again is only led back to the page."""
+    other = browser.new_context()
+    try:
+        late = other.new_page()
+        late.goto(dashboard.url)
+        assert "already used" in late.locator("body").inner_text()
+        assert not other.cookies()
+    finally:
+        other.close()
+    page.goto(dashboard.url)
+    assert "token=" not in page.url
     page.get_by_text(__version__, exact=False).wait_for()
