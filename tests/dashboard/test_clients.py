@@ -1,7 +1,7 @@
 """Clients that misbehave at the HTTP level, as an attacker's script would: raw sockets that send
-half a request and stop, trickle it a byte at a time, or open too many connections. The server
-runs with short bounds (``ClientLimits``), so each test takes about a second; the defaults are
-the same code with larger numbers."""
+half a request and stop, trickle it a byte at a time, open too many connections, or send a body
+that is not JSON or far too large. The server runs with short bounds (``ClientLimits``), so each
+test takes about a second; the defaults are the same code with larger numbers."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import httpx
 import pytest
 
 from praisonai.dashboard import ClientLimits, Dashboard
+from praisonai.dashboard._body import JSON_MAX_BYTES
 
 #: The bounds the server runs with here, and how long past one a close may take on a busy machine.
 SHORT = ClientLimits(head_s=0.5, body_pause_s=0.5, connections=100)
@@ -135,3 +136,42 @@ def test_connections_past_the_cap_are_closed_at_once(home: Path) -> None:
         finally:
             for sock in held:
                 sock.close()
+
+
+def _resume(board: Dashboard, body: bytes) -> httpx.Response:
+    url = f"http://127.0.0.1:{board.port}/api/sessions/msess_nope/resume"
+    cookies = {f"praisonai_dashboard_{board.port}": board.access.cookie_value}
+    headers = {"x-praisonai-token": board.access.header_token, "content-type": "application/json"}
+    return httpx.post(url, content=body, cookies=cookies, headers=headers, timeout=30)
+
+
+@pytest.mark.parametrize(
+    "body",
+    [b"not json", b"\xff\xfe", b'["prompt"]', b"[" * 100_000, b""],
+    ids=["text", "not-utf8", "array", "nested-100000-deep", "empty"],
+)
+def test_a_body_that_is_not_a_json_object_is_one_sentence(board: Dashboard, body: bytes) -> None:
+    answer = _resume(board, body)
+    assert answer.status_code == 400 and "must be a JSON object" in answer.text, answer.text
+
+
+def test_a_huge_body_is_refused_before_it_is_read(board: Dashboard) -> None:
+    """A declared length past the limit is refused at once (the server does not wait for it);
+    one sent without a length is refused once it grows past the limit."""
+    for route in ("/api/sessions/msess_nope/resume", "/api/instances/docker_0123456789ab/file?path=x"):
+        method = "PUT" if "file" in route else "POST"
+        with _connect(board) as sock:
+            head = f"{method} {route} HTTP/1.1\r\n{_signed_in(board)}Content-Length: {1 << 40}\r\n\r\n"
+            sock.sendall(head.encode() + b"{")
+            answer = _answer(sock)
+        assert answer.startswith("HTTP/1.1 413") and "over" in answer, answer
+
+    def chunks() -> Iterator[bytes]:
+        for _ in range(JSON_MAX_BYTES // 65536 + 2):
+            yield b" " * 65536
+
+    url = f"http://127.0.0.1:{board.port}/api/sessions/msess_nope/resume"
+    cookies = {f"praisonai_dashboard_{board.port}": board.access.cookie_value}
+    headers = {"x-praisonai-token": board.access.header_token}
+    answer = httpx.post(url, content=chunks(), cookies=cookies, headers=headers, timeout=30)
+    assert answer.status_code == 413 and "over 4 MiB" in answer.text
