@@ -25,6 +25,7 @@ text an instance printed can never become code in the page.
 from __future__ import annotations
 
 import hmac
+import html
 import secrets
 import threading
 from dataclasses import dataclass, field
@@ -33,7 +34,7 @@ from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from starlette.datastructures import Headers
-from starlette.responses import PlainTextResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 #: The header a state-changing request carries the token in.
@@ -154,7 +155,7 @@ class Guard:
             await self.app(scope, receive, _with_headers(send))
 
     def _check(self, scope: Scope) -> tuple[str | None, Response | None]:
-        """``(why refused, None)``, ``(None, a redirect to the address without its token)`` or
+        """``(why refused, None)``, ``(None, a response that takes the browser on)`` or
         ``(None, None)`` to go on."""
         headers = Headers(scope=scope)
         host, origin = headers.get("host"), headers.get("origin")
@@ -166,45 +167,74 @@ class Guard:
         query = dict(parse_qsl(scope.get("query_string", b"").decode("latin-1")))
         cookie = SimpleCookie(headers.get("cookie", "")).get(self.access.cookie)
         signed_in = self.access.cookie_ok(cookie.value if cookie else None)
-        method = scope.get("method", "GET")
-        if "token" in query and not websocket and method == "GET":
-            return self._trade(scope, query, signed_in)
+        if not websocket and scope.get("method") == "GET" and "token" in query:
+            return self._trade(scope, query, signed_in, _from_another_site(headers))
         if not signed_in:
             return (TOKEN_USED if self.access.spent(query.get("token")) else NO_TOKEN), None
-        changes = not websocket and method not in _SAFE_METHODS
+        changes = not websocket and scope.get("method") not in _SAFE_METHODS
         if changes and not self.access.header_ok(headers.get(TOKEN_HEADER)):
-            return f"a {method} request needs the page's token in its {TOKEN_HEADER} header", None
+            return f"a {scope['method']} request needs the page's token in its {TOKEN_HEADER} header", None
         return None, None
 
     def _trade(
-        self, scope: Scope, query: dict[str, str], signed_in: bool
+        self, scope: Scope, query: dict[str, str], signed_in: bool, cross_site: bool
     ) -> tuple[str | None, Response | None]:
         """A GET showing a token: the address without it, with the cookie if this is the
         token's one trade; the cookie's holder reopening the printed address gets only the
-        address (no second cookie); anyone else gets one sentence."""
+        address (no second cookie); anyone else gets one sentence.
+
+        A navigation that a link on another site started (``cross_site``: a chat, a web
+        terminal) carries no ``SameSite=Strict`` cookie, nor do its redirects, though the browser
+        may hold one: it is taken on by a page of this server instead (:func:`_hop`), whose
+        refresh is a navigation of the dashboard's own and so carries the cookie.
+        """
         if signed_in:
             return None, self._clean(scope, query)
         outcome = self.access.trade(query["token"])
-        if outcome is Trade.USED:
-            return TOKEN_USED, None
         if outcome is Trade.WRONG:
             return NO_TOKEN, None
-        response = self._clean(scope, query)
+        if outcome is Trade.USED:
+            return (None, _hop(_same_server(scope), scope)) if cross_site else (TOKEN_USED, None)
+        response = _hop(_same_server(scope), scope, query) if cross_site else self._clean(scope, query)
         response.set_cookie(
             self.access.cookie, self.access.cookie_value, path="/", httponly=True, samesite="strict"
         )
         return None, response
 
     def _clean(self, scope: Scope, query: dict[str, str]) -> Response:
-        """A redirect to the same path on this server, the query without its token. The path is
-        the one received (still percent-encoded), its leading slashes made one: ``//evil.example``
-        would send the browser to another host."""
-        raw = scope.get("raw_path") or scope["path"].encode()
-        path = "/" + raw.decode("latin-1").lstrip("/\\")
+        """A redirect to the same path on this server, the query without its token."""
+        path = _same_server(scope)
         rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
         response = RedirectResponse(path + (f"?{rest}" if rest else ""), status_code=303)
         response.headers.update(_HEADERS)
         return response
+
+
+def _same_server(scope: Scope) -> str:
+    """The request's path as received (still percent-encoded), its leading slashes made one:
+    as a link, ``//evil.example`` would lead to another host."""
+    raw = scope.get("raw_path") or scope["path"].encode()
+    return "/" + raw.decode("latin-1").lstrip("/\\")
+
+
+def _hop(path: str, scope: Scope, query: dict[str, str] | None = None) -> Response:
+    """A page of this server that opens ``path`` at once (a refresh): with ``query`` less its
+    token, or else with the request's own query."""
+    if query is None:
+        rest = scope.get("query_string", b"").decode("latin-1")
+    else:
+        rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
+    address = html.escape(path + (f"?{rest}" if rest else ""), quote=True)
+    page = (
+        f'<!doctype html><meta http-equiv="refresh" content="0; url={address}">'
+        f'<p><a href="{address}">Open the dashboard</a></p>\n'
+    )
+    return HTMLResponse(page, headers=_HEADERS)
+
+
+def _from_another_site(headers: Headers) -> bool:
+    """Whether the browser says a link or script on another site started this navigation."""
+    return headers.get("sec-fetch-site") == "cross-site" and headers.get("sec-fetch-mode") == "navigate"
 
 
 async def _refuse(scope: Scope, receive: Receive, send: Send, why: str) -> None:
