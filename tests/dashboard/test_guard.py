@@ -52,8 +52,10 @@ def test_a_foreign_host_header_is_refused_even_with_the_token(dashboard: Dashboa
 
 def test_another_sites_origin_is_refused(dashboard: Dashboard) -> None:
     cookies = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.cookie_value}
-    foreign = _get(dashboard, "/api/about", cookies=cookies, headers={"origin": "http://evil.example"})
-    assert foreign.status_code == 403
+    other_port = f"http://127.0.0.1:{dashboard.port + 1}"  # same site, another origin
+    for origin in ("http://evil.example", "null", other_port, f"https://127.0.0.1:{dashboard.port}"):
+        foreign = _get(dashboard, "/api/about", cookies=cookies, headers={"origin": origin})
+        assert foreign.status_code == 403, origin
     own = _get(dashboard, "/api/about", cookies=cookies, headers={"origin": _base(dashboard)})
     assert own.status_code == 200 and own.json()["version"]
 
@@ -117,6 +119,10 @@ def test_the_cookie_is_not_the_printed_token(dashboard: Dashboard) -> None:
     assert "path=/" in traded.headers["set-cookie"].lower()
     forged = {cookie_name: dashboard.access.token}
     assert _get(dashboard, "/api/about", cookies=forged).status_code == 403
+    cookies = {cookie_name: traded.cookies[cookie_name]}
+    printed = {"x-praisonai-token": dashboard.access.token}
+    posted = httpx.post(_base(dashboard) + "/api/about", cookies=cookies, headers=printed, timeout=10)
+    assert posted.status_code == 403 and "x-praisonai-token" in posted.text
     page = _get(dashboard, "/", cookies={cookie_name: traded.cookies[cookie_name]})
     assert dashboard.access.token not in page.text
 
