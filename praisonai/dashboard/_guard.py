@@ -213,7 +213,7 @@ class Guard:
 def _same_server(scope: Scope) -> str:
     """The request's path as received (still percent-encoded), its leading slashes made one:
     as a link, ``//evil.example`` would lead to another host."""
-    raw = scope.get("raw_path") or scope["path"].encode()
+    raw: bytes = scope.get("raw_path") or scope["path"].encode()
     return "/" + raw.decode("latin-1").lstrip("/\\")
 
 
