@@ -8,15 +8,21 @@ comes from the person who started it, through a browser pointed at this server:
 - **Origin**, when a browser sends one (always on a websocket and a cross-site request): the same
   names, so no other page can drive it.
 - **The token** printed in the URL opens the dashboard once: the first GET that shows it trades it
-  for a cookie of this server alone (its name carries the port, since cookies ignore ports; its
-  value a secret of its own) and is redirected to the same address without it. After that the
-  token opens nothing, for anyone: an address left in history or scrollback is no credential.
-  Every request needs the cookie. (Jupyter's token and VS Code's connection token stay valid
-  for the server's life; this one is spent like an OAuth authorization code, without the code's
-  revocation of what it was traded for: the browser holding the cookie keeps working.)
-- **State-changing requests** (anything but GET/HEAD) also need a third secret in a header,
-  which the page reads from its own markup: a cookie alone, which a browser attaches by itself,
-  never changes anything.
+  for a cookie of this server alone (its name carries the port; its value a secret of its own)
+  and for the page's key, which a page of this server hands to its own script to keep in the
+  origin's storage before it goes on to the address without the token. After that the token
+  opens nothing, for anyone: an address left in history or scrollback is no credential.
+  (Jupyter's token and VS Code's connection token stay valid for the server's life; this one is
+  spent like an OAuth authorization code, without the code's revocation of what it was traded
+  for: the browser that traded it keeps working.)
+- **The page's key** goes with every API request and websocket (the ``x-praisonai-token``
+  header; a ``key`` query parameter for event streams and websockets, which take no header),
+  besides the cookie. A browser sends a cookie of 127.0.0.1 to every port of 127.0.0.1, so any
+  other server there that the browser visits (another user's) receives it; the key lives in
+  storage that no other origin, another port included, can read. The page's markup holds no
+  secret, so the cookie alone opens only the page and its static files.
+- **State-changing requests** (anything but GET/HEAD) carry the key in the header: a cookie,
+  which a browser attaches by itself, never changes anything.
 
 Every answer carries a content security policy that lets the page run only its own scripts, so
 text an instance printed can never become code in the page.
@@ -40,6 +46,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 #: The header a state-changing request carries the token in.
 TOKEN_HEADER = "x-praisonai-token"
 _SAFE_METHODS = frozenset({"GET", "HEAD"})
+#: The paths that need the page's key besides the cookie: every route but the page's own files.
+_KEYED = ("/api/", "/ws/")
 _HEADERS = {
     "content-security-policy": (
         "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -54,6 +62,11 @@ _HEADERS = {
 
 #: What a refused request is told when it shows no valid secret at all.
 NO_TOKEN = "no valid token: open the address that `praisonai dashboard` printed"
+#: What an API request or a websocket without the page's key is told.
+NO_KEY = (
+    "this request needs the page's key, which only the dashboard's page has: open the page "
+    "(or, in a new browser, the address that `praisonai dashboard` printed)"
+)
 #: What a request showing the printed token after its trade is told.
 TOKEN_USED = (
     "this link was already used: it opens the dashboard once, in the browser that opened it "
@@ -171,9 +184,13 @@ class Guard:
             return self._trade(scope, query, signed_in, _from_another_site(headers))
         if not signed_in:
             return (TOKEN_USED if self.access.spent(query.get("token")) else NO_TOKEN), None
+        key = headers.get(TOKEN_HEADER)
         changes = not websocket and scope.get("method") not in _SAFE_METHODS
-        if changes and not self.access.header_ok(headers.get(TOKEN_HEADER)):
-            return f"a {scope['method']} request needs the page's token in its {TOKEN_HEADER} header", None
+        if changes and not self.access.header_ok(key):
+            return f"a {scope['method']} request needs the page's key in its {TOKEN_HEADER} header", None
+        keyed = scope["path"].startswith(_KEYED)
+        if keyed and not (self.access.header_ok(key) or self.access.header_ok(query.get("key"))):
+            return NO_KEY, None
         return None, None
 
     def _trade(
@@ -183,10 +200,12 @@ class Guard:
         token's one trade; the cookie's holder reopening the printed address gets only the
         address (no second cookie); anyone else gets one sentence.
 
-        A navigation that a link on another site started (``cross_site``: a chat, a web
-        terminal) carries no ``SameSite=Strict`` cookie, nor do its redirects, though the browser
-        may hold one: it is taken on by a page of this server instead (:func:`_hop`), whose
-        refresh is a navigation of the dashboard's own and so carries the cookie.
+        The trade's answer is a page of this server (:meth:`_handover`) whose script keeps the
+        page's key and goes on: a navigation of the dashboard's own, so it carries the
+        ``SameSite=Strict`` cookie even when a link on another site (a chat, a web terminal)
+        started the first one, which with its redirects carries none. For the same reason such a
+        navigation showing the spent token gets a refresh of the same address (:func:`_hop`), which
+        carries the cookie if the browser holds it.
         """
         if signed_in:
             return None, self._clean(scope, query)
@@ -194,12 +213,24 @@ class Guard:
         if outcome is Trade.WRONG:
             return NO_TOKEN, None
         if outcome is Trade.USED:
-            return (None, _hop(_same_server(scope), scope)) if cross_site else (TOKEN_USED, None)
-        response = _hop(_same_server(scope), scope, query) if cross_site else self._clean(scope, query)
+            return (None, _hop(scope)) if cross_site else (TOKEN_USED, None)
+        response = self._handover(scope, query)
         response.set_cookie(
             self.access.cookie, self.access.cookie_value, path="/", httponly=True, samesite="strict"
         )
         return None, response
+
+    def _handover(self, scope: Scope, query: dict[str, str]) -> Response:
+        """The trade's page: the key for ``static/trade.js`` to keep, and where it goes on to."""
+        rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
+        onward = html.escape(_same_server(scope) + (f"?{rest}" if rest else ""), quote=True)
+        page = (
+            f'<!doctype html><meta name="praisonai-key" content="{self.access.header_token}">'
+            f'<meta name="praisonai-next" content="{onward}">'
+            '<script type="module" src="/static/trade.js"></script>'
+            "<p>Opening the dashboard…</p>\n"
+        )
+        return HTMLResponse(page, headers=_HEADERS)
 
     def _clean(self, scope: Scope, query: dict[str, str]) -> Response:
         """A redirect to the same path on this server, the query without its token."""
@@ -217,14 +248,10 @@ def _same_server(scope: Scope) -> str:
     return "/" + raw.decode("latin-1").lstrip("/\\")
 
 
-def _hop(path: str, scope: Scope, query: dict[str, str] | None = None) -> Response:
-    """A page of this server that opens ``path`` at once (a refresh): with ``query`` less its
-    token, or else with the request's own query."""
-    if query is None:
-        rest = scope.get("query_string", b"").decode("latin-1")
-    else:
-        rest = urlencode([(k, v) for k, v in query.items() if k != "token"])
-    address = html.escape(path + (f"?{rest}" if rest else ""), quote=True)
+def _hop(scope: Scope) -> Response:
+    """A page of this server that opens the same address again at once (a refresh)."""
+    query = scope.get("query_string", b"").decode("latin-1")
+    address = html.escape(_same_server(scope) + (f"?{query}" if query else ""), quote=True)
     page = (
         f'<!doctype html><meta http-equiv="refresh" content="0; url={address}">'
         f'<p><a href="{address}">Open the dashboard</a></p>\n'

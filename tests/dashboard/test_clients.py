@@ -70,7 +70,8 @@ def _signed_in(board: Dashboard) -> str:
 
 def _about(board: Dashboard) -> httpx.Response:
     cookies = {f"praisonai_dashboard_{board.port}": board.access.cookie_value}
-    return httpx.get(f"http://127.0.0.1:{board.port}/api/about", cookies=cookies, timeout=10)
+    key = {"x-praisonai-token": board.access.header_token}
+    return httpx.get(f"http://127.0.0.1:{board.port}/api/about", cookies=cookies, headers=key, timeout=10)
 
 
 def test_half_sent_requests_are_closed_and_others_are_served_meanwhile(board: Dashboard) -> None:

@@ -93,4 +93,6 @@ def test_an_upload_needs_the_token_header_and_an_unknown_instance_is_one_sentenc
 
 def _get(board: Dashboard, route: str, **params: str) -> httpx.Response:
     cookie = {f"praisonai_dashboard_{board.port}": board.access.cookie_value}
-    return httpx.get(f"http://127.0.0.1:{board.port}{route}", params=params, cookies=cookie, timeout=60)
+    key = {"x-praisonai-token": board.access.header_token}
+    url = f"http://127.0.0.1:{board.port}{route}"
+    return httpx.get(url, params=params, cookies=cookie, headers=key, timeout=60)

@@ -112,7 +112,8 @@ def _base(board: Dashboard) -> str:
 
 def _get(board: Dashboard, path: str) -> httpx.Response:
     cookie = {f"praisonai_dashboard_{board.port}": board.access.cookie_value}
-    return httpx.get(_base(board) + path, cookies=cookie, timeout=60)
+    key = {"x-praisonai-token": board.access.header_token}
+    return httpx.get(_base(board) + path, cookies=cookie, headers=key, timeout=60)
 
 
 def _post(board: Dashboard, path: str) -> httpx.Response:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import http.server
+import threading
+from http.cookies import SimpleCookie
 from typing import Any
 
+import httpx
 from playwright.sync_api import expect
 
 from praisonai import __version__
@@ -56,3 +60,37 @@ def test_the_printed_address_opens_from_a_link_on_another_site(browser: Any, das
                 expect(tab.locator("body")).to_contain_text("already used")
         finally:
             context.close()
+
+
+def test_a_server_on_another_port_gets_the_cookie_but_no_way_in(page: Any, dashboard: Dashboard) -> None:
+    """Cookies ignore ports: the browser that opened the dashboard sends its cookie to any
+    server on 127.0.0.1 it visits (here a stand-in for another user's). With it, that server
+    gets the page but no route: the key stays in the dashboard's own origin."""
+    received: list[str] = []
+
+    class Spy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            received.append(self.headers.get("cookie", ""))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), Spy) as spy:
+        serving = threading.Thread(target=spy.serve_forever, daemon=True)
+        serving.start()
+        try:
+            page.get_by_text(__version__, exact=False).wait_for()
+            page.goto(f"http://127.0.0.1:{spy.server_address[1]}/")
+        finally:
+            spy.shutdown()
+            serving.join()
+    stolen = SimpleCookie(received[0])[f"praisonai_dashboard_{dashboard.port}"].value
+    assert stolen == dashboard.access.cookie_value  # what the other server has
+    base = f"http://127.0.0.1:{dashboard.port}"
+    cookies = {f"praisonai_dashboard_{dashboard.port}": stolen}
+    markup = httpx.get(base + "/", cookies=cookies, timeout=10).text
+    assert dashboard.access.header_token not in markup
+    refused = httpx.get(base + "/api/instances", cookies=cookies, timeout=10)
+    assert refused.status_code == 403 and "page's key" in refused.text

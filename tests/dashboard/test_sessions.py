@@ -166,5 +166,6 @@ def test_an_unknown_session_is_a_404_sentence(dashboard: Dashboard) -> None:
     cookie = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.cookie_value}
     for route in ("", "/events"):
         url = f"http://127.0.0.1:{dashboard.port}/api/sessions/msess_nope{route}"
-        answer = httpx.get(url, cookies=cookie, timeout=30)
+        key = {"x-praisonai-token": dashboard.access.header_token}
+        answer = httpx.get(url, cookies=cookie, headers=key, timeout=30)
         assert answer.status_code == 404 and "msess_nope" in answer.text
