@@ -43,7 +43,7 @@ from starlette.datastructures import Headers
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-#: The header a state-changing request carries the token in.
+#: The header the page's requests carry its key in (the name is older than the key).
 TOKEN_HEADER = "x-praisonai-token"
 _SAFE_METHODS = frozenset({"GET", "HEAD"})
 #: The paths that need the page's key besides the cookie: every route but the page's own files.
@@ -93,10 +93,10 @@ class _Spent:
 @dataclass(frozen=True, slots=True)
 class Access:
     """What a request must show. ``token``: the printed one, good for one trade;
-    ``cookie_value`` and ``header_token``: what the browser then shows (new secrets, never the
-    printed token). ``hosts``: the ``Host`` values (``name:port``) answered, or ``None`` when the
-    server listens beyond loopback (``--expose``) and any name is answered; the secrets are
-    required either way."""
+    ``cookie_value`` and ``header_token`` (the page's key): what the browser then shows (new
+    secrets, never the printed token). ``hosts``: the ``Host`` values (``name:port``) answered,
+    or ``None`` when the server listens beyond loopback (``--expose``) and any name is answered;
+    the secrets are required either way."""
 
     token: str
     port: int
