@@ -11,6 +11,7 @@ request must show). Needs the ``dashboard`` extra: ``pip install 'praisonai[dash
 
 from __future__ import annotations
 
+from praisonai.dashboard._http import ClientLimits as ClientLimits
 from praisonai.dashboard._server import Dashboard as Dashboard
 
-__all__ = ["Dashboard"]
+__all__ = ["ClientLimits", "Dashboard"]

@@ -25,15 +25,10 @@ from praisonai._home import home_path
 from praisonai.dashboard import _files, _instances, _sessions, _terminal
 from praisonai.dashboard._guard import Access, Guard
 
-#: Where the page finds the token its state-changing requests carry (see ``_guard``).
-TOKEN_SLOT = "__PRAISONAI_TOKEN__"
-
 
 def create_app(access: Access) -> Starlette:
     """The app, answering only what ``access`` lets through."""
-    page = (
-        (files("praisonai.dashboard") / "static" / "index.html").read_text().replace(TOKEN_SLOT, access.token)
-    )
+    page = (files("praisonai.dashboard") / "static" / "index.html").read_text()  # no secret in it
 
     async def index(request: Request) -> HTMLResponse:
         return HTMLResponse(page)

@@ -24,6 +24,7 @@ from starlette.routing import BaseRoute, Route
 from praisonai._limits import MAX_READ_BYTES
 from praisonai._portal import on_portal
 from praisonai.compute import inventory
+from praisonai.dashboard._body import read_body
 from praisonai.sandbox import AsyncSandbox
 
 #: The largest upload taken: a file goes in whole, as one comes out whole (``MAX_READ_BYTES``).
@@ -81,15 +82,12 @@ async def _download(request: Request) -> Response:
 async def _upload(request: Request) -> Response:
     """The request's body, whole, to the file ``path`` (its directories made as needed)."""
     path = request.query_params.get("path") or ""
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > UPLOAD_MAX_BYTES:
-            limit = f"{UPLOAD_MAX_BYTES // (1 << 20)} MiB"
-            return PlainTextResponse(f"the upload is over {limit}; copy it with praisonai sandbox cp", 413)
+    limit = f"{UPLOAD_MAX_BYTES // (1 << 20)} MiB"
+    too_large = f"the upload is over {limit}; copy it with praisonai sandbox cp"
+    body = await read_body(request, UPLOAD_MAX_BYTES, too_large)
 
     async def write(sandbox: AsyncSandbox) -> None:
-        await sandbox.write_file(path, bytes(body))
+        await sandbox.write_file(path, body)
 
     await _on_instance(request.path_params["instance_id"], "upload to", write)
     return JSONResponse({"path": path, "size": len(body)})

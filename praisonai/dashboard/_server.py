@@ -13,6 +13,7 @@ import uvicorn
 from praisonai._errors import ConfigError
 from praisonai.dashboard._app import create_app
 from praisonai.dashboard._guard import Access
+from praisonai.dashboard._http import ClientLimits, bounded_protocol
 
 #: The names the dashboard listens on without ``expose``.
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
@@ -27,12 +28,21 @@ class Dashboard:
 
     The socket is bound here, so :attr:`url` is known (and the port taken) before it serves.
     ``expose`` must be given for a host beyond loopback: the dashboard opens shells in instances.
+    ``limits``: how long a client may take to send a request, and how many connections are held
+    (default: :class:`ClientLimits`'s).
 
     Raises:
         ConfigError: a non-loopback host without ``expose``, or a port that cannot be bound.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0, *, expose: bool = False) -> None:
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        expose: bool = False,
+        limits: ClientLimits | None = None,
+    ) -> None:
         if host not in LOOPBACK and not expose:
             raise ConfigError(
                 f"--host {host}: the dashboard listens on loopback only unless --expose is given "
@@ -52,6 +62,7 @@ class Dashboard:
             create_app(self.access),
             log_level="warning",
             timeout_graceful_shutdown=GRACE_S,
+            http=bounded_protocol(limits or ClientLimits()),
             ws="websockets-sansio",
         )
         self._server = uvicorn.Server(config)

@@ -27,6 +27,7 @@ from starlette.routing import BaseRoute, Route
 
 from praisonai._errors import SessionBusyError
 from praisonai._telemetry import logger
+from praisonai.dashboard._body import read_json_object
 from praisonai.managed import sessions
 from praisonai.managed.agent import ManagedAgent
 from praisonai.managed.store import AgentRecord, SessionStore, open_store
@@ -126,8 +127,8 @@ async def _resume(request: Request) -> Response:
     """Take the session and run its next turn in the background: 202 once it has started; one
     sentence when the prompt is not one or the session is busy (here or in another process)."""
     session_id = request.path_params["session_id"]
-    body = await request.json()
-    prompt = body.get("prompt") if isinstance(body, dict) else None
+    body = await read_json_object(request, '{"prompt": "the next message"}')
+    prompt = body.get("prompt")
     if not isinstance(prompt, str) or not prompt.strip():
         return PlainTextResponse("write the next message first: the prompt is empty", status_code=400)
     check_prompt(prompt)

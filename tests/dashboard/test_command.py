@@ -27,8 +27,8 @@ def test_the_printed_address_serves_and_ctrl_c_ends_it(home: Path) -> None:
             line = server.stdout.readline().decode()
             assert line.startswith("praisonai dashboard: http://127.0.0.1:"), line
             url = line.split(": ", 1)[1].strip()
-            answer = httpx.get(url, follow_redirects=True, timeout=10)
-            assert answer.status_code == 200 and "praisonai-token" in answer.text
+            answer = httpx.get(url, timeout=10)  # the trade: the page that keeps the key and goes on
+            assert answer.status_code == 200 and "praisonai-key" in answer.text
             server.send_signal(signal.SIGINT)
             assert server.wait(timeout=30) == 130  # ended by SIGINT, as a shell reports it
             assert b"Traceback" not in server.stderr.read()

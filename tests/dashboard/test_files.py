@@ -83,7 +83,7 @@ def test_on_a_local_instance_nothing_outside_its_workspace_comes_out(
 def test_an_upload_needs_the_token_header_and_an_unknown_instance_is_one_sentence(
     dashboard: Dashboard,
 ) -> None:
-    cookie = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.token}
+    cookie = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.cookie_value}
     url = f"http://127.0.0.1:{dashboard.port}/api/instances/docker_0123456789ab/file?path=x"
     assert httpx.put(url, content=b"x", cookies=cookie, timeout=30).status_code == 403
     unknown = _get(dashboard, "/api/instances/docker_0123456789ab/files", path=".")
@@ -92,5 +92,7 @@ def test_an_upload_needs_the_token_header_and_an_unknown_instance_is_one_sentenc
 
 
 def _get(board: Dashboard, route: str, **params: str) -> httpx.Response:
-    cookie = {f"praisonai_dashboard_{board.port}": board.access.token}
-    return httpx.get(f"http://127.0.0.1:{board.port}{route}", params=params, cookies=cookie, timeout=60)
+    cookie = {f"praisonai_dashboard_{board.port}": board.access.cookie_value}
+    key = {"x-praisonai-token": board.access.header_token}
+    url = f"http://127.0.0.1:{board.port}{route}"
+    return httpx.get(url, params=params, cookies=cookie, headers=key, timeout=60)

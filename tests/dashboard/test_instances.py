@@ -94,7 +94,7 @@ def test_the_json_route_has_ps_rows_and_a_stop_needs_the_token_header(
     (row,) = [r for r in rows if r["instance"] == sandboxes[0].id]
     assert row["status"] == "running" and row["provider"] == "docker"
     assert 0 <= row["idle_s"] < 3600 and 0 < row["ttl_left_s"] <= 3600
-    cookie = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.token}
+    cookie = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.cookie_value}
     refused = httpx.post(
         f"{_base(dashboard)}/api/instances/{sandboxes[0].id}/stop", cookies=cookie, timeout=30
     )
@@ -111,13 +111,14 @@ def _base(board: Dashboard) -> str:
 
 
 def _get(board: Dashboard, path: str) -> httpx.Response:
-    cookie = {f"praisonai_dashboard_{board.port}": board.access.token}
-    return httpx.get(_base(board) + path, cookies=cookie, timeout=60)
+    cookie = {f"praisonai_dashboard_{board.port}": board.access.cookie_value}
+    key = {"x-praisonai-token": board.access.header_token}
+    return httpx.get(_base(board) + path, cookies=cookie, headers=key, timeout=60)
 
 
 def _post(board: Dashboard, path: str) -> httpx.Response:
-    token = board.access.token
-    cookie = {f"praisonai_dashboard_{board.port}": token}
+    token = board.access.header_token
+    cookie = {f"praisonai_dashboard_{board.port}": board.access.cookie_value}
     return httpx.post(_base(board) + path, cookies=cookie, headers={"x-praisonai-token": token}, timeout=60)
 
 

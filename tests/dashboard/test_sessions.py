@@ -141,8 +141,8 @@ def test_resume_from_the_page_runs_a_new_turn_and_a_second_one_meanwhile_is_refu
 
 
 def _post(board: Dashboard, path: str, body: dict[str, str]) -> httpx.Response:
-    token = board.access.token
-    cookie = {f"praisonai_dashboard_{board.port}": token}
+    token = board.access.header_token
+    cookie = {f"praisonai_dashboard_{board.port}": board.access.cookie_value}
     url = f"http://127.0.0.1:{board.port}{path}"
     return httpx.post(url, json=body, cookies=cookie, headers={"x-praisonai-token": token}, timeout=60)
 
@@ -163,8 +163,9 @@ def test_a_hosted_sessions_list_cost_is_on_its_card(page: Any, dashboard: Dashbo
 
 
 def test_an_unknown_session_is_a_404_sentence(dashboard: Dashboard) -> None:
-    cookie = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.token}
+    cookie = {f"praisonai_dashboard_{dashboard.port}": dashboard.access.cookie_value}
     for route in ("", "/events"):
         url = f"http://127.0.0.1:{dashboard.port}/api/sessions/msess_nope{route}"
-        answer = httpx.get(url, cookies=cookie, timeout=30)
+        key = {"x-praisonai-token": dashboard.access.header_token}
+        answer = httpx.get(url, cookies=cookie, headers=key, timeout=30)
         assert answer.status_code == 404 and "msess_nope" in answer.text

@@ -73,8 +73,8 @@ def test_an_unknown_instance_is_one_sentence(page: Any, dashboard: Dashboard, do
 
 
 def test_the_socket_answers_our_page_only(dashboard: Dashboard, instance: Sandbox) -> None:
-    url = f"ws://127.0.0.1:{dashboard.port}/ws/instances/{instance.id}/terminal"
-    cookie = f"praisonai_dashboard_{dashboard.port}={dashboard.access.token}"
+    url = f"ws://127.0.0.1:{dashboard.port}/ws/instances/{instance.id}/terminal?key={dashboard.access.header_token}"
+    cookie = f"praisonai_dashboard_{dashboard.port}={dashboard.access.cookie_value}"
     with pytest.raises(InvalidStatus):
         connect(url, additional_headers={"cookie": cookie}, origin="http://evil.example", open_timeout=10)
     with connect(

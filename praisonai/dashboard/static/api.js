@@ -2,7 +2,16 @@
 // Text from instances and sessions is hostile: it only ever becomes DOM text (el() sets
 // textContent), never markup.
 
-const token = document.querySelector('meta[name="praisonai-token"]').content;
+// The page's key (see trade.js): every API request and socket carries it besides the cookie.
+const key = localStorage.getItem("praisonai-key") ?? "";
+const keyHeader = { "x-praisonai-token": key };
+
+/** path with the key as a query parameter, for what cannot carry a header (event streams, sockets). */
+function keyed(path) {
+  const url = new URL(path, location.href);
+  url.searchParams.set("key", key);
+  return url.pathname + url.search;
+}
 
 export class HttpError extends Error {}
 
@@ -13,12 +22,12 @@ async function checked(response) {
 
 /** GET a JSON document. */
 export async function getJSON(path) {
-  return (await checked(await fetch(path))).json();
+  return (await checked(await fetch(path, { headers: keyHeader }))).json();
 }
 
-/** A state-changing request (it carries the token header the server requires); JSON back. */
+/** A state-changing request (it carries the key header the server requires); JSON back. */
 export async function send(method, path, body) {
-  const init = { method, headers: { "x-praisonai-token": token } };
+  const init = { method, headers: { ...keyHeader } };
   if (body instanceof FormData || body instanceof Blob) init.body = body;
   else if (body !== undefined) {
     init.body = JSON.stringify(body);
@@ -30,14 +39,25 @@ export async function send(method, path, body) {
 
 /** Server-sent events from path: onEvent(type, data) per event; returns the function that stops it. */
 export function stream(path, onEvent, types = ["message"]) {
-  const source = new EventSource(path);
+  const source = new EventSource(keyed(path));
   for (const type of types) source.addEventListener(type, (e) => onEvent(type, JSON.parse(e.data)));
   return () => source.close();
 }
 
 /** A websocket to path on this server. */
 export function socket(path) {
-  return new WebSocket(`ws://${location.host}${path}`);
+  return new WebSocket(`ws://${location.host}${keyed(path)}`);
+}
+
+/** Download path as a file called name (fetched with the key, then saved from memory). */
+export async function download(path, name) {
+  const blob = await (await checked(await fetch(path, { headers: keyHeader }))).blob();
+  const url = URL.createObjectURL(blob);
+  const link = el("a", { href: url, download: name });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
 }
 
 /** el("td", {class: "x", onclick: f}, "text", child) — children are text or nodes. */

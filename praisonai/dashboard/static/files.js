@@ -1,6 +1,6 @@
 // The files of an instance: a directory at a time (links shown as links, never followed),
 // a download link per regular file, and an upload into the directory shown.
-import { el, fail, getJSON, send } from "./api.js";
+import { download, el, fail, getJSON, send } from "./api.js";
 
 export function render(main, id) {
   const base = `/api/instances/${encodeURIComponent(id)}`;
@@ -24,7 +24,7 @@ export function render(main, id) {
   function row(entry) {
     let name;
     if (entry.type === "dir") name = el("a", { href: "#", onclick: (e) => (e.preventDefault(), show(entry.path)) }, `${entry.name}/`);
-    else if (entry.type === "file") name = el("a", { href: `${base}/file?path=${encodeURIComponent(entry.path)}`, download: entry.name }, entry.name);
+    else if (entry.type === "file") name = el("a", { href: "#", onclick: (e) => (e.preventDefault(), download(`${base}/file?path=${encodeURIComponent(entry.path)}`, entry.name).catch(fail)) }, entry.name);
     else if (entry.type === "symlink") name = el("span", {}, entry.name, el("span", { class: "muted" }, ` → ${entry.symlink_target}`));
     else name = el("span", {}, entry.name);
     const when = entry.mtime ? new Date(entry.mtime * 1000).toISOString().replace("T", " ").slice(0, 19) : "";
