@@ -328,20 +328,21 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         inst = self._load(instance_id)
-        await anyio.to_thread.run_sync(
-            _files.write_bytes, inst.workspace, self._parts(inst, path), data, path
-        )
+        with _files.space_said(inst.workspace, path):
+            parts = self._parts(inst, path)
+            await anyio.to_thread.run_sync(_files.write_bytes, inst.workspace, parts, data, path)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         inst = self._load(instance_id)
-        await anyio.to_thread.run_sync(
-            _files.upload, local, inst.workspace, self._parts(inst, remote), remote
-        )
+        with _files.space_said(inst.workspace, remote):
+            parts = self._parts(inst, remote)
+            await anyio.to_thread.run_sync(_files.upload, local, inst.workspace, parts, remote)
 
     async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
         inst = self._load(instance_id)
         parts = self._parts(inst, remote_dir)
-        await anyio.to_thread.run_sync(_archive.unpack, archive, inst.workspace, parts, remote_dir)
+        with _files.space_said(inst.workspace, remote_dir):
+            await anyio.to_thread.run_sync(_archive.unpack, archive, inst.workspace, parts, remote_dir)
         return True
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
