@@ -3,7 +3,7 @@ a client's commands and kills every process they started when the client dies.
 
 Its stdin is a unix socket only the client holds. Each request is a 4-byte length and a JSON
 object ``{"argv", "env", "cwd", "tty"}`` carrying four descriptors: the command's stdin, stdout and
-stderr, and a status pipe on which the keeper writes ``pid <pid>`` (or ``error <errno>``) once the
+stderr, and a status pipe on which the keeper writes ``pid <pid>`` (or ``error <errno> <name>``) once the
 command runs, and ``exit <wait status>`` when it ends.
 
 The keeper is a child subreaper (``PR_SET_CHILD_SUBREAPER``): whatever a command leaves behind
@@ -90,7 +90,8 @@ def _serve(buffer: bytes, fds: list[int], statuses: dict[int, int]) -> tuple[byt
             pid = _start(request, mine[:3])
         except (OSError, ValueError, TypeError) as exc:  # ValueError: a NUL in an argument
             code = exc.errno if isinstance(exc, OSError) and exc.errno else errno.EINVAL
-            _say(status, f"error {code}\n")
+            name = exc.filename if isinstance(exc, OSError) else None  # the program, or the cwd
+            _say(status, f"error {code} {json.dumps(name)}\n")
             os.close(status)
         else:
             statuses[pid] = status

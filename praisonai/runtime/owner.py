@@ -66,6 +66,11 @@ class Keeper:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def retire(self) -> None:
+        """Let go of a keeper that died (killed: it was replaced): its socket, and its status."""
+        self.socket.close()
+        self.process.poll()
+
     def send(self, request: bytes, fds: Sequence[int]) -> None:
         """One request with its descriptors (raises ``OSError`` when the keeper is gone)."""
         data = _HEADER.pack(len(request)) + request
@@ -136,10 +141,8 @@ class KeptProcess:
 def start() -> None:
     """Start this process's keeper now if it does not run, so that the first command does not
     wait for it (the local provider calls it when it creates an instance)."""
-    global _keeper
     with _lock:
-        if _keeper is None or not _keeper.alive():
-            _keeper = Keeper()
+        _running()
 
 
 def spawn(
@@ -173,23 +176,34 @@ def spawn(
         os.close(status_r)
         if word != "error":
             raise OSError("the owner keeper ended before it started the command")
-        raise OSError(int(value), os.strerror(int(value)))
+        code, _, name = value.partition(" ")  # FileNotFoundError … naming the program or the cwd
+        raise OSError(int(code), os.strerror(int(code)), json.loads(name or "null"))
     return KeptProcess(int(value), status_r)
 
 
 def _send(request: bytes, fds: Sequence[int]) -> None:
     """To the keeper (started, or replaced when it was killed); under ``_lock``."""
-    global _keeper
     for attempt in range(2):
-        if _keeper is None or not _keeper.alive():
-            _keeper = Keeper()
+        keeper = _running()
         try:
-            _keeper.send(request, fds)
+            keeper.send(request, fds)
             return
-        except OSError:
-            _keeper = None
+        except (BrokenPipeError, ConnectionResetError):  # it died: the request never reached it
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                keeper.process.wait(KEEPER_EXIT_S)  # so that _running sees it dead and replaces it
             if attempt:
                 raise
+
+
+def _running() -> Keeper:
+    """This process's keeper, started (or replaced when it died); under ``_lock``."""
+    global _keeper
+    if _keeper is not None and not _keeper.alive():
+        _keeper.retire()
+        _keeper = None
+    if _keeper is None:
+        _keeper = Keeper()
+    return _keeper
 
 
 def _first_line(status: int) -> str:

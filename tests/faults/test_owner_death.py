@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,7 @@ from praisonai.compute import _home_reaper, _reaper
 from praisonai.compute.providers.local import LocalCompute
 from praisonai.compute.providers.ssh import SSHCompute
 from praisonai.compute.testing.sshd import SSHServer
+from praisonai.runtime import owner
 
 _REPO = Path(praisonai.__file__).parents[1]
 # Provisions an instance, leaves a detached process (setsid) and a background process behind (with
@@ -293,6 +295,33 @@ def test_every_process_a_sigkilled_clients_commands_started_dies_with_it_however
             os.kill(pid, signal.SIGKILL)
         if instance_id:
             _portal.call(LocalCompute().shutdown, instance_id)
+
+
+@pytest.mark.usefixtures("home")
+def test_a_command_whose_keeper_was_killed_ends_killed_and_the_next_gets_a_new_keeper(
+    make: Callable[..., Any], home: Path
+) -> None:
+    """On plain local a command runs as the user and can kill the keeper: its call then ends at
+    once as killed (137), never waits for a status nobody will send, and the next call works."""
+    provider, instance_id = make(LocalCompute())
+    started, marker = home / "started", unique_marker()
+    calls: list[Any] = []
+    line = f"touch {started}; sleep {marker}"
+    worker = threading.Thread(target=lambda: calls.append(_portal.call(provider.execute, instance_id, line)))
+    worker.start()
+    try:
+        wait_until(started.exists, 10)
+        keeper = owner._keeper
+        assert keeper is not None
+        os.kill(keeper.process.pid, signal.SIGKILL)
+        worker.join(10)
+        assert not worker.is_alive() and calls[0].exit_code == 128 + signal.SIGKILL
+        assert processes_running(marker) == []
+        assert _portal.call(provider.execute, instance_id, "echo next").stdout == "next\n"
+    finally:
+        for pid in processes_running(marker):
+            os.kill(pid, signal.SIGKILL)
+        worker.join(10)
 
 
 # ---- clocks ----------------------------------------------------------------------------------------
