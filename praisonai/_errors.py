@@ -12,6 +12,7 @@ Leaves also inherit the builtin a Python programmer would catch, so ``except Tim
     ├── MissingDependencyError (ImportError)     an optional SDK is absent; names the pip extra
     ├── ProviderUnavailableError (ConnectionError)   the engine/daemon/host does not answer
     ├── HomeUnusableError (OSError)              PRAISONAI_HOME or its ledger cannot be used
+    ├── DiskFullError (OSError)                  no space left where an instance's files are written
     ├── HostKeyError (ConnectionError)           an SSH host's key is unknown or does not match
     ├── AuthenticationError (PermissionError)    the host refused every credential offered
     ├── ImageNotFoundError (LookupError)         the image is absent and cannot be pulled
@@ -101,6 +102,11 @@ class ProviderUnavailableError(PraisonAIError, ConnectionError):
 class HomeUnusableError(PraisonAIError, OSError):
     """``PRAISONAI_HOME``, or the ledger in it, cannot be used: not a directory, not writable, or
     not a database. The message names the path and what to do; nothing there was changed."""
+
+
+class DiskFullError(PraisonAIError, OSError):
+    """The disk under a local instance's workspace is full: the file was not written (any earlier
+    content is kept). The message names the path and what to do."""
 
 
 class HostKeyError(PraisonAIError, ConnectionError):

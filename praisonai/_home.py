@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import sqlite3
 from pathlib import Path
 
 from praisonai._errors import HomeUnusableError
@@ -35,3 +37,38 @@ def unusable_home(home: Path, why: str) -> str:
     which = "PRAISONAI_HOME" if os.environ.get("PRAISONAI_HOME") else "the praisonai home"
     why = why[:1].lower() + why[1:]
     return f"{which} {home} cannot be used ({why}); set PRAISONAI_HOME to a writable directory"
+
+
+# sqlite's primary result codes (https://sqlite.org/rescode.html), which typeshed does not list
+_SQLITE_IOERR, _SQLITE_FULL = 10, 13
+
+
+def disk_full(exc: BaseException, where: Path) -> bool:
+    """Whether ``exc``, raised writing under ``where``, means the disk there is full: ``ENOSPC`` or
+    ``EDQUOT``, sqlite's "database or disk is full", or its bare "disk I/O error" on a file system
+    with no space left (what sqlite says when its WAL or shared-memory file cannot grow)."""
+    if isinstance(exc, OSError):
+        return exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if not isinstance(exc, sqlite3.Error):
+        return False
+    code = getattr(exc, "sqlite_errorcode", 0) & 0xFF  # the primary code of an extended one
+    if code == _SQLITE_FULL or "disk is full" in str(exc):
+        return True
+    return (code == _SQLITE_IOERR or "disk I/O error" in str(exc)) and no_space(where)
+
+
+def no_space(where: Path) -> bool:
+    """Whether the file system holding ``where`` has no block left for this user."""
+    try:
+        return os.statvfs(where).f_bavail == 0
+    except OSError:
+        return False
+
+
+def full_home(home: Path, what: str) -> str:
+    """One sentence for a full disk under the home: which, what could not be written, what to do."""
+    which = "PRAISONAI_HOME" if os.environ.get("PRAISONAI_HOME") else "the praisonai home"
+    return (
+        f"the disk holding {which} {home} is full, so {what} could not be written; free some space "
+        "on it, or set PRAISONAI_HOME to a directory on another disk"
+    )

@@ -38,7 +38,7 @@ from typing import Any
 
 from praisonai import _sqlite
 from praisonai._errors import HomeUnusableError
-from praisonai._home import praisonai_home, unusable_home
+from praisonai._home import disk_full, full_home, praisonai_home, unusable_home
 from praisonai._lifetime import DEFAULT_LIFETIME, Lifetime
 
 #: How long a call waits for another process's write lock before sqlite raises "database is locked".
@@ -247,6 +247,8 @@ def _translated(path: Path) -> Iterator[None]:
     try:
         yield
     except (OSError, sqlite3.Error) as exc:
+        if disk_full(exc, path.parent):
+            raise HomeUnusableError(full_home(path.parent, f"its ledger {path.name}"), op="ledger") from exc
         why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
         why = why[:1].lower() + why[1:]
         refused = ("not a database", "malformed", "not a praisonai")

@@ -15,7 +15,7 @@ DEFAULT_MAX_OUTPUT_BYTES = 1024 * 1024
 #: Seconds to wait for the last output after a timed-out process tree was killed.
 KILL_GRACE_S = 5.0
 
-#: Seconds an exiting client waits for its keeper to kill what it watched and end (it takes ms).
+#: Seconds an exiting client waits for its keeper to kill what its commands started and end (ms).
 KEEPER_EXIT_S = 2.0
 
 #: Seconds a docker instance's main channel (its helper on the container's stdin) has to answer

@@ -70,26 +70,28 @@ class Transport(ABC):
 
 
 class ProcessTransport(Transport):
-    """A local child process in its own session, talking over pipes. With ``die_with_owner``
-    its process group is killed if this process dies before closing it (see ``runtime.owner``)."""
+    """A local child process in its own session, talking over pipes. With ``die_with_owner`` it
+    is started by this process's keeper, and everything it starts dies if this process dies (see
+    ``runtime.owner``)."""
 
     def __init__(
         self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str, die_with_owner: bool = False
     ) -> None:
-        self.process = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env),
-            cwd=cwd,
-            bufsize=0,
-            start_new_session=True,
-        )
-        self._lock = threading.Lock()
-        self._owned = die_with_owner
+        self.process: subprocess.Popen[bytes] | owner.KeptProcess
         if die_with_owner:
-            owner.watch(self.process.pid)
+            self.process = _kept(argv, env=env, cwd=cwd)
+        else:
+            self.process = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env),
+                cwd=cwd,
+                bufsize=0,
+                start_new_session=True,
+            )
+        self._lock = threading.Lock()
 
     def _pump(self, on_stdout: Receiver, on_stderr: Receiver) -> None:
         assert self.process.stdout is not None and self.process.stderr is not None
@@ -136,6 +138,22 @@ class ProcessTransport(Transport):
         if stdin is not None and not stdin.closed:
             with contextlib.suppress(OSError):
                 stdin.close()
-        if self._owned:
-            self._owned = False
-            owner.release(self.process.pid)
+
+
+def _kept(argv: Sequence[str], *, env: Mapping[str, str], cwd: str) -> owner.KeptProcess:
+    """``argv`` started by the keeper, its pipes' client ends unbuffered as Popen gives them."""
+    pipes = [os.pipe() for _ in range(3)]
+    mine = [pipes[0][1], pipes[1][0], pipes[2][0]]
+    try:
+        process = owner.spawn(argv, cwd=cwd, env=env, stdio=(pipes[0][0], pipes[1][1], pipes[2][1]))
+    except BaseException:
+        for fd in mine:
+            os.close(fd)
+        raise
+    finally:
+        for fd in (pipes[0][0], pipes[1][1], pipes[2][1]):
+            os.close(fd)
+    process.stdin = open(mine[0], "wb", buffering=0)  # noqa: SIM115 -- closed by the transport
+    process.stdout = open(mine[1], "rb", buffering=0)  # noqa: SIM115
+    process.stderr = open(mine[2], "rb", buffering=0)  # noqa: SIM115
+    return process

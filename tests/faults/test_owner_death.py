@@ -16,6 +16,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,7 @@ from praisonai.compute import _home_reaper, _reaper
 from praisonai.compute.providers.local import LocalCompute
 from praisonai.compute.providers.ssh import SSHCompute
 from praisonai.compute.testing.sshd import SSHServer
+from praisonai.runtime import owner
 
 _REPO = Path(praisonai.__file__).parents[1]
 # Provisions an instance, leaves a detached process (setsid) and a background process behind (with
@@ -74,6 +76,39 @@ else:
     call = lambda: _portal.call(lambda: session.run(line, timeout=None))
 threading.Thread(target=call, daemon=True).start()
 time.sleep(1)  # the call runs in the instance
+print(iid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+# Each line leaves a process that left the command's process group and lost its parent: a new
+# session (setsid, setsid -f), a double fork, nohup, a job-control group, and two that also clear
+# their environment (so they carry no marker); the last exec is still running when the client dies.
+_ESCAPES = (
+    "setsid sh -c 'sleep {m}' >/dev/null 2>&1 &",
+    "setsid -f sleep {m} >/dev/null 2>&1",
+    "( ( sleep {m} >/dev/null 2>&1 & ) & )",
+    "nohup sleep {m} >/dev/null 2>&1 &",
+    "sh -c 'set -m; sleep {m} >/dev/null 2>&1 &'",
+    "env -i setsid -f sleep {m} >/dev/null 2>&1",
+    "env -i /bin/sh -c '( setsid sleep {m} >/dev/null 2>&1 & )'",
+)
+# Runs every escape in an instance (also one in a session, and one in a call still running), then
+# dies by SIGKILL.
+_KILLED_WITH_ESCAPEES = """
+import os, signal, sys, threading, time
+from praisonai import _portal
+from praisonai.compute.providers.local import LocalCompute
+kind, marker, lines = sys.argv[1], sys.argv[2], sys.argv[3:]
+p = LocalCompute(isolate=kind == "local-bwrap")
+iid = _portal.call(p.provision, {"idle_timeout_s": 600}).instance_id
+for line in lines:
+    _portal.call(p.execute, iid, line.format(m=marker))
+session = _portal.call(p.open_session, iid)  # a session's commands too
+_portal.call(lambda: session.run(f"env -i setsid -f sleep {marker} >/dev/null 2>&1"))
+running = f"env -i setsid -f sleep {marker} >/dev/null 2>&1; sleep {marker}"
+threading.Thread(target=_portal.call, args=(p.execute, iid, running, None), daemon=True).start()
+time.sleep(1)  # the running call has started its escapee
 print(iid, flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """
@@ -231,6 +266,62 @@ def test_a_call_whose_client_was_sigkilled_dies_with_it(
         _portal.call(provider.shutdown, instance_id)
         for pid in processes_running(marker):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.parametrize("kind", ["local", "local-bwrap"])
+def test_every_process_a_sigkilled_clients_commands_started_dies_with_it_however_detached(
+    home: Path, kind: str, request: pytest.FixtureRequest
+) -> None:
+    """Issue 42, item 4: setsid, setsid -f, a double fork, nohup, a group of its own, and an
+    escapee without the instance's marker in its environment all go with the client that started
+    them, whether their command ended or still ran."""
+    if kind == "local-bwrap":
+        request.getfixturevalue("bwrap_ok")
+    marker = unique_marker()
+    child = subprocess.run(
+        [sys.executable, "-c", _KILLED_WITH_ESCAPEES, kind, marker, *_ESCAPES],
+        capture_output=True, text=True, timeout=120, cwd=_REPO,
+    )  # fmt: skip
+    instance_id = child.stdout.strip()
+    try:
+        assert child.returncode == -signal.SIGKILL and instance_id, child.stderr
+        try:
+            wait_until(lambda: processes_running(marker) == [], 10)
+        except AssertionError:
+            left = processes_running(marker)
+            raise AssertionError(f"left running after their client died: {left}") from None
+    finally:
+        for pid in processes_running(marker):
+            os.kill(pid, signal.SIGKILL)
+        if instance_id:
+            _portal.call(LocalCompute().shutdown, instance_id)
+
+
+@pytest.mark.usefixtures("home")
+def test_a_command_whose_keeper_was_killed_ends_killed_and_the_next_gets_a_new_keeper(
+    make: Callable[..., Any], home: Path
+) -> None:
+    """On plain local a command runs as the user and can kill the keeper: its call then ends at
+    once as killed (137), never waits for a status nobody will send, and the next call works."""
+    provider, instance_id = make(LocalCompute())
+    started, marker = home / "started", unique_marker()
+    calls: list[Any] = []
+    line = f"touch {started}; sleep {marker}"
+    worker = threading.Thread(target=lambda: calls.append(_portal.call(provider.execute, instance_id, line)))
+    worker.start()
+    try:
+        wait_until(started.exists, 10)
+        keeper = owner._keeper
+        assert keeper is not None
+        os.kill(keeper.process.pid, signal.SIGKILL)
+        worker.join(10)
+        assert not worker.is_alive() and calls[0].exit_code == 128 + signal.SIGKILL
+        assert processes_running(marker) == []
+        assert _portal.call(provider.execute, instance_id, "echo next").stdout == "next\n"
+    finally:
+        for pid in processes_running(marker):
+            os.kill(pid, signal.SIGKILL)
+        worker.join(10)
 
 
 # ---- clocks ----------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from praisonai._errors import (
     SessionNotFoundError,
     StaleSessionError,
 )
+from praisonai._home import disk_full
 from praisonai._ledger import owner_alive
 from praisonai.managed.events import Event, new_id
 from praisonai.managed.store import _schema as schema
@@ -133,8 +134,18 @@ def translated(path: Path) -> Iterator[None]:
     except (PraisonAIError, sqlite3.InterfaceError, sqlite3.ProgrammingError):
         raise
     except (OSError, sqlite3.Error) as exc:
+        if disk_full(exc, path.parent):
+            raise HomeUnusableError(full_disk(path), op="store") from exc
         why = (exc.strerror if isinstance(exc, OSError) else None) or str(exc)
         raise HomeUnusableError(unusable(path, why[:1].lower() + why[1:]), op="store") from exc
+
+
+def full_disk(path: Path) -> str:
+    """One sentence for a full disk under the session store: which file, and what to do."""
+    return (
+        f"the disk holding the session store {path} is full, so it could not be written; free some "
+        "space on it, or keep the store on another disk (set PRAISONAI_HOME, or give the store a path)"
+    )
 
 
 def unusable(path: Path, why: str) -> str:

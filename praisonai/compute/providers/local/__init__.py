@@ -13,10 +13,11 @@ On disk (``$PRAISONAI_HOME/local/<instance-id>/``): ``instance.json`` (mode 0600
 process can kill what runs. A pause (``idle_action: pause``) kills them too and keeps the
 workspace (``_pause``); the next call resumes the instance.
 
-A command or session still running when its client process dies (SIGKILL included) dies with it
-(``runtime.owner``); background processes (``start``) live on. An instance whose creating process
-died is shut down by the home's reaper process (``_home_reaper``) once its ``Lifetime`` says so
-(idle too long, or past its ttl).
+Commands, sessions and terminals are started by the client process's keeper (``runtime.owner``):
+when the client dies (SIGKILL included) everything they started dies with it, however detached
+(``setsid``, a double fork, a cleared environment); background processes (``start``) live on.
+An instance whose creating process died is shut down by the home's reaper process
+(``_home_reaper``) once its ``Lifetime`` says so (idle too long, or past its ttl).
 """
 
 from __future__ import annotations
@@ -56,6 +57,7 @@ from praisonai.compute.providers.local._launch import base_env, command_file, fo
 from praisonai.compute.providers.local._process import INSTANCE_MARKER, run_process
 from praisonai.compute.providers.local._pty import HostPty
 from praisonai.compute.providers.local._record import Instance, save
+from praisonai.runtime import owner
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.transport import ProcessTransport
 
@@ -125,6 +127,7 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
             raise ProviderUnavailableError(reason, op="provision")
         if cfg.lifetime.reaps:  # someone must stop it if this process dies
             await anyio.to_thread.run_sync(_home_reaper.ensure_running)
+        owner.start()  # it starts the commands: up while the instance is made, not on the first call
         inst = Instance(
             instance_id=instance_id,
             root=self.root / instance_id,
@@ -325,20 +328,21 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         inst = self._load(instance_id)
-        await anyio.to_thread.run_sync(
-            _files.write_bytes, inst.workspace, self._parts(inst, path), data, path
-        )
+        with _files.space_said(inst.workspace, path):
+            parts = self._parts(inst, path)
+            await anyio.to_thread.run_sync(_files.write_bytes, inst.workspace, parts, data, path)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         inst = self._load(instance_id)
-        await anyio.to_thread.run_sync(
-            _files.upload, local, inst.workspace, self._parts(inst, remote), remote
-        )
+        with _files.space_said(inst.workspace, remote):
+            parts = self._parts(inst, remote)
+            await anyio.to_thread.run_sync(_files.upload, local, inst.workspace, parts, remote)
 
     async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
         inst = self._load(instance_id)
         parts = self._parts(inst, remote_dir)
-        await anyio.to_thread.run_sync(_archive.unpack, archive, inst.workspace, parts, remote_dir)
+        with _files.space_said(inst.workspace, remote_dir):
+            await anyio.to_thread.run_sync(_archive.unpack, archive, inst.workspace, parts, remote_dir)
         return True
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:

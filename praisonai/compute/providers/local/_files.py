@@ -16,12 +16,19 @@ import posixpath
 import shutil
 import stat
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from praisonai import _limits
-from praisonai._errors import ConfigError, PathNotFoundError, PathOutsideWorkspaceError
+from praisonai._errors import (
+    ConfigError,
+    DiskFullError,
+    PathNotFoundError,
+    PathOutsideWorkspaceError,
+    PraisonAIError,
+)
+from praisonai._home import disk_full
 from praisonai.compute._tar import refuse_links_out
 from praisonai.compute.providers.local._beneath import open_beneath, open_dir, opened
 
@@ -61,6 +68,21 @@ def read_bytes(workspace: Path, parts: list[str], shown: str) -> bytes:
     if info.st_size > limit or len(data) > limit:
         raise ValueError(f"{shown} is larger than {limit} bytes; use download")
     return data
+
+
+@contextlib.contextmanager
+def space_said(workspace: Path, shown: str) -> Iterator[None]:
+    """A write into the workspace that found its disk full, said in one sentence
+    (``DiskFullError``); the target is as it was (the new file is written beside it)."""
+    try:
+        yield
+    except OSError as exc:
+        if isinstance(exc, PraisonAIError) or not disk_full(exc, workspace):
+            raise
+        raise DiskFullError(
+            f"no space left on the disk holding the workspace {workspace}, so {shown} was not written; "
+            "free some space on it (remove files the instance no longer needs), then write it again"
+        ) from exc
 
 
 def write_bytes(workspace: Path, parts: list[str], data: bytes, shown: str) -> None:

@@ -6,17 +6,17 @@ import contextlib
 import itertools
 import os
 import signal
-import subprocess
 import time
 from collections.abc import Callable, Sequence
 from typing import Literal
 
 import anyio
-from anyio.abc import ByteReceiveStream, ByteSendStream, Process
+from anyio.abc import ByteReceiveStream, ByteSendStream
 
 from praisonai._limits import KILL_GRACE_S
 from praisonai._output import OutputBuffer, exec_result
 from praisonai._types import ExecRequest, ExecResult, OutputSink, Stdin, stdin_chunks
+from praisonai.compute.providers.local._pipes import PipeReceiveStream, PipeSendStream
 from praisonai.runtime import owner
 
 #: The environment variable every process of a local or SSH instance carries: ``<name>=<instance id>``.
@@ -35,20 +35,15 @@ async def run_process(
 ) -> ExecResult:
     """Run ``argv`` (which runs ``request.command``) in a new session, in ``request.cwd`` (a host
     directory) with exactly ``request.env``; at ``request.timeout`` kill its whole process group.
+    It is started by this process's keeper (``runtime.owner``): if this process dies, everything
+    the command started dies too, however detached.
 
     ``on_start``/``on_end`` receive the process-group id, so a caller can record what runs (a
     shutdown from another process kills those groups). stdin is ``request.stdin``, streamed as it
     comes, or ``/dev/null`` when it is ``None``.
     """
     out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
-    process = await anyio.open_process(
-        list(argv),
-        stdin=subprocess.DEVNULL if request.stdin is None else subprocess.PIPE,
-        cwd=request.cwd,
-        env=dict(request.env),
-        start_new_session=True,
-    )
-    owner.watch(process.pid)  # a client that dies takes the command with it
+    process = _Command(argv, request)  # through the keeper: all it starts dies with this process
     on_start(process.pid)
     timed_out = False
     try:
@@ -77,7 +72,6 @@ async def run_process(
             readers.cancel_scope.cancel()
     finally:
         await _reap(process)
-        owner.release(process.pid)
         on_end(process.pid)
     return exec_result(exit_status(process.returncode), out, err, timed_out=timed_out)
 
@@ -162,7 +156,44 @@ def _carries(pid: int, entry: bytes) -> bool:
         return False
 
 
-async def _reap(process: Process) -> None:
+class _Command:
+    """A kept command as the exec contract uses it: its pid, its pipes as anyio streams, its end."""
+
+    def __init__(self, argv: Sequence[str], request: ExecRequest) -> None:
+        stdin_r, stdin_w = os.pipe() if request.stdin is not None else (os.open(os.devnull, os.O_RDONLY), -1)
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        try:
+            stdio = (stdin_r, out_w, err_w)
+            self.kept = owner.spawn(argv, cwd=str(request.cwd), env=request.env, stdio=stdio)
+        except BaseException:
+            for fd in (stdin_w, out_r, err_r):
+                if fd >= 0:
+                    os.close(fd)
+            raise
+        finally:
+            for fd in (stdin_r, out_w, err_w):
+                os.close(fd)
+        self.pid = self.kept.pid
+        self.stdin = PipeSendStream(stdin_w) if stdin_w >= 0 else None
+        self.stdout, self.stderr = PipeReceiveStream(out_r), PipeReceiveStream(err_r)
+
+    @property
+    def returncode(self) -> int | None:
+        return self.kept.poll()
+
+    async def wait(self) -> int:
+        while (code := self.kept.poll()) is None:
+            await anyio.wait_readable(self.kept.status_fd)
+        return code
+
+    async def aclose(self) -> None:
+        for stream in (self.stdin, self.stdout, self.stderr):
+            if stream is not None:
+                await stream.aclose()
+
+
+async def _reap(process: _Command) -> None:
     """Never leave a child behind: kill the group if it still runs, then collect the status."""
     if process.returncode is None:
         kill_group(process.pid)

@@ -7,7 +7,6 @@ import fcntl
 import os
 import secrets
 import struct
-import subprocess
 import termios
 from collections.abc import Callable, Mapping, Sequence
 
@@ -41,22 +40,15 @@ class HostPty(Pty):
         self._master, slave = os.openpty()
         try:
             _set_size(self._master, cols, rows)
-            self._process = subprocess.Popen(
-                list(argv),
-                stdin=slave,
-                stdout=slave,
-                stderr=slave,
-                cwd=cwd,
-                env={**env, PTY_MARKER: self._token},
-                start_new_session=True,
-                preexec_fn=_take_terminal,  # only an ioctl, after the fork
+            # through the keeper: a client that dies takes the terminal and all it started with it
+            self._process = owner.spawn(
+                argv, cwd=cwd, env={**env, PTY_MARKER: self._token}, stdio=(slave, slave, slave), tty=True
             )
         except BaseException:
             os.close(self._master)
             raise
         finally:
             os.close(slave)
-        owner.watch(self._process.pid)  # a client that dies takes the terminal with it
         on_start(self._process.pid)
         os.set_blocking(self._master, False)
         self._closed = False
@@ -97,14 +89,8 @@ class HostPty(Pty):
         await anyio.to_thread.run_sync(kill_carrying, f"{PTY_MARKER}={self._token}".encode())
         with anyio.CancelScope(shield=True), anyio.move_on_after(KILL_GRACE_S):
             await anyio.to_thread.run_sync(self._process.wait, abandon_on_cancel=True)
-        owner.release(self._process.pid)
         self._on_end(self._process.pid)
         os.close(self._master)
-
-
-def _take_terminal() -> None:
-    """In the child, after ``setsid``: make its stdin (the pty) its controlling terminal."""
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 def _set_size(fd: int, cols: int, rows: int) -> None:
