@@ -170,6 +170,15 @@ def test_two_racing_claims_of_one_warm_row_give_it_to_exactly_one(home: Path) ->
     assert ledger.execute("SELECT handoff, state FROM instances") == [(None, "running")]
 
 
+def test_the_warm_rows_taken_to_retire_a_pool_keep_no_key(home: Path) -> None:
+    ledger, pool = Ledger(home / "ledger.sqlite3"), _rows.Pool("docker", "{}", "d" * 16)
+    ledger.record("docker-retired", "docker", {}, "filler", time.time())
+    ledger.mark("docker-retired", "running")
+    assert _rows.make_warm(ledger, "docker-retired", pool, "the-key")
+    assert _rows.take_all(ledger, pool, "retirer") == ["docker-retired"]
+    assert ledger.execute("SELECT handoff, owner FROM instances") == [(None, "retirer")]
+
+
 def test_an_owner_whose_main_channel_is_displaced_is_told_its_command_may_have_run(pool_home: Path) -> None:
     """Whatever attaches to the container a second time ends the main helper when it lets go
     (the engine closes the stdin of a ``StdinOnce`` container): the owner's command in flight is

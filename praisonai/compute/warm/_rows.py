@@ -175,9 +175,11 @@ def forget_pool(ledger: Ledger, pool: Pool) -> int | None:
 
 
 def take_all(ledger: Ledger, pool: Pool, owner: str) -> list[str]:
-    """Claim every warm instance of ``pool`` at once, however close to its end (to shut it down)."""
+    """Claim every warm instance of ``pool`` at once, however close to its end (to shut it down),
+    their keys taken out of the ledger as a claim's (a shutdown that fails leaves none behind)."""
     rows = ledger.execute(
-        f"UPDATE instances SET state = 'running', owner = :owner WHERE {_MATCH} RETURNING instance_id",
+        f"UPDATE instances SET state = 'running', owner = :owner, handoff = NULL WHERE {_MATCH} "
+        "RETURNING instance_id",
         pool.params(owner=owner),
     )
     return [row[0] for row in rows]
