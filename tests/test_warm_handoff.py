@@ -31,9 +31,10 @@ from praisonai.compute.providers.docker._attach import attach_unix, local_socket
 from praisonai.compute.warm import _rows, claim, fill
 
 # The attacker: a process of the same home. It reads what the ledger holds about every instance
-# while the pool is warm (any process of the home may claim, so it may read), waits for the go,
-# reads the ledger again and adopts each instance with the freshest key it has, then runs a
-# command through the adopted main channel. It prints what it read and what happened.
+# while the pool is warm (any process of the home may claim, so it may read) and adopts each
+# instance with it, waits for the go, reads the ledger again and adopts each instance with the
+# freshest key it has, then runs a command through the adopted main channel. It prints what it
+# read and what happened.
 _ATTACKER = """
 import json, sys, time, anyio
 from pathlib import Path
@@ -43,12 +44,16 @@ from praisonai.compute.providers.docker import DockerCompute
 folder = Path(sys.argv[1])
 def held():
     return dict(Ledger.default().execute("SELECT instance_id, handoff FROM instances"))
-before = held()
+before, provider, out = held(), DockerCompute(), {}
+for instance_id, key in before.items():  # before anybody claimed it
+    try:
+        provider.adopt(instance_id, key)
+    except Exception as exc:
+        out["early"] = f"{type(exc).__name__}: {exc}"
 (folder / "ready").touch()
 while not (folder / "go").exists():
     time.sleep(0.001)
-after = held()
-provider, out = DockerCompute(), {"after": after}
+out["after"] = after = held()
 for instance_id, key in before.items():
     try:
         provider.adopt(instance_id, after.get(instance_id) or key)
@@ -124,14 +129,13 @@ def test_a_second_process_of_the_home_cannot_adopt_a_claimed_instance(
         f"ConfigError: the handoff key of docker instance {waiting} is used: another process "
         "claimed the instance and owns its main channel; claim a warm instance of your own"
     )
+    unclaimed = (
+        f"ConfigError: docker instance {waiting} waits in a warm pool, claimed by nobody: claim it "
+        "(Sandbox.create, or praisonai.compute.warm.claim) instead of adopting it"
+    )
     # all at once, so that a failure shows every part of the attack that worked
-    assert (
-        seen["after"][waiting],
-        seen.get("ran"),
-        seen.get("refused"),
-        result.exit_code,
-        result.stdout,
-    ) == (None, None, refused, 0, "done\n"), (
+    got = (seen.get("early"), seen["after"][waiting], seen.get("ran"), seen.get("refused"))
+    assert (*got, result.exit_code, result.stdout) == (unclaimed, None, None, refused, 0, "done\n"), (
         "the key outlived the claim, or the attacker was let in, or the owner's command was disturbed"
     )
 

@@ -130,13 +130,19 @@ def check_owner(instance_id: str) -> None:
     claim does so in the transaction that takes the key out of the ledger).
 
     Raises:
-        ConfigError: another process claimed it (or nobody did yet).
+        ConfigError: another process claimed it, or nobody did yet.
         InstanceNotFoundError: the ledger has no such instance.
     """
     entry = Ledger.default().get(instance_id)
     if entry is None:
         raise InstanceNotFoundError(f"no docker instance {instance_id} in this home's ledger", op="adopt")
-    if entry.state != "running" or entry.owner != owner_tag():
+    if entry.state == "warm":
+        raise ConfigError(
+            f"docker instance {instance_id} waits in a warm pool, claimed by nobody: claim it "
+            "(Sandbox.create, or praisonai.compute.warm.claim) instead of adopting it",
+            op="adopt",
+        )
+    if entry.owner != owner_tag():
         raise ConfigError(used_key(instance_id), op="adopt")
 
 
