@@ -6,8 +6,10 @@ to the container) is told that its command may have run, never handed a made-up 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import sqlite3
 import stat
 import subprocess
 import sys
@@ -15,13 +17,14 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 from kit import wait_for_refills, warm_rows
 from leftovers import child_env, remove_leftovers
 
-from praisonai import _portal
+from praisonai import _ledger, _portal
 from praisonai._errors import ChannelClosedError
 from praisonai._ledger import Ledger
 from praisonai._types import ExecResult
@@ -149,22 +152,54 @@ def test_the_ledger_keeps_the_key_from_group_and_other(pool_home: Path) -> None:
     _portal.call(DockerCompute().shutdown, waiting)
 
 
-def test_two_racing_claims_of_one_warm_row_give_it_to_exactly_one(home: Path) -> None:
-    """The ledger alone (no container): eight threads, each with its connection, claim the one
-    warm row at the same instant; one gets it with its key, the others nothing, and the key is gone."""
+class _ReadsMeet:
+    """A ledger connection whose reads of warm rows wait (a moment at most) until the other
+    claimer has read too: the interleaving that hands one row to both claimers, unless the claim
+    holds the write lock from its read to its write, made certain instead of left to luck."""
+
+    def __init__(self, db: sqlite3.Connection, meet: threading.Barrier) -> None:
+        self._db, self._meet = db, meet
+
+    def execute(self, sql: str, params: Any = ()) -> Any:
+        cursor = self._db.execute(sql, params)
+        if not sql.lstrip().upper().startswith("SELECT") or "state = 'warm'" not in sql:
+            return cursor
+        rows = cursor.fetchall()
+        with contextlib.suppress(threading.BrokenBarrierError):  # the other waits for the lock
+            self._meet.wait()
+        return _Fetched(rows)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._db, name)
+
+
+class _Fetched:
+    def __init__(self, rows: list[Any]) -> None:
+        self.rows = rows
+
+    def fetchall(self) -> list[Any]:
+        return self.rows
+
+
+def test_two_racing_claims_of_one_warm_row_give_it_to_exactly_one(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ledger alone (no container): two threads, each with its connection, claim the one warm
+    row, each reading it before the other writes if the claim lets them; one gets it with its
+    key, the other nothing, and the key is gone from the ledger."""
     ledger, pool = Ledger(home / "ledger.sqlite3"), _rows.Pool("docker", "{}", "d" * 16)
     now = time.time()
     ledger.record("docker-race", "docker", {}, "filler", now)
     ledger.mark("docker-race", "running")
     assert _rows.make_warm(ledger, "docker-race", pool, "the-key")
-    claimers = 8
-    barrier, got = threading.Barrier(claimers), []
+    meet, opened = threading.Barrier(2, timeout=0.5), _ledger._connection
+    monkeypatch.setattr(_ledger, "_connection", lambda path: _ReadsMeet(opened(path), meet))
+    got: list[_rows.Claimed | None] = []
 
     def claimer(owner: str) -> None:
-        barrier.wait()
         got.append(_rows.claim(ledger, pool, owner, now))
 
-    threads = [threading.Thread(target=claimer, args=(f"claimer-{i}",)) for i in range(claimers)]
+    threads = [threading.Thread(target=claimer, args=(f"claimer-{i}",)) for i in range(2)]
     for thread in threads:
         thread.start()
     for thread in threads:
