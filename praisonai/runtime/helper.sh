@@ -390,7 +390,7 @@ while IFS= read -r __p_line; do
   __p_said=
   command eval "$__p_line"
   if [ -z "$__p_said" ]; then
-    case $__p_line in __p_write\ * | __p_env\ *) exit 75 ;; esac
+    case $__p_line in __p_write\ * | __p_env\ *) exit 75 ;; :\ *) continue ;; esac  # ": NONCE": no reply
     __p_nn=${__p_line#* }
     __p_reply "${__p_nn%% *}" nofork
   fi

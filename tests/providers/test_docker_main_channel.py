@@ -266,3 +266,26 @@ def test_a_gone_container_is_not_found_at_adopt_and_at_the_first_command(make, p
         claimer.adopt(first, str(keys[0]))
     with pytest.raises(InstanceNotFoundError):  # the attach finds nothing: no hang, no exec
         _portal.call(claimer.execute, second, "true")
+
+
+def test_a_second_attachs_go_line_puts_nothing_on_the_owners_reply_stream(make, provider) -> None:
+    """The go line (``: NONCE``) of whatever attaches to a running main helper is a no-op: no reply
+    of its own lands on the stream the owner reads (where it would join the body of the owner's
+    next reply), only the reply of a request after it."""
+    from praisonai.compute.providers.docker._attach import attach_unix, local_socket
+
+    socket_path = local_socket(None)
+    if socket_path is None:
+        pytest.skip("the engine is not on a local unix socket")
+    instance_id = make()
+    assert _portal.call(provider.execute, instance_id, "true").exit_code == 0  # the owner attached
+    sock, seen = attach_unix(socket_path, container_name(instance_id), 10)
+    try:
+        sock.sendall(b": second-go\n__p_ping second-ping\n")
+        deadline = time.monotonic() + 20
+        while b"second-ping 0" not in seen:
+            assert time.monotonic() < deadline, seen
+            seen += sock.recv(1 << 16)
+    finally:
+        sock.close()
+    assert b"second-go" not in seen
