@@ -16,7 +16,8 @@ def home_path() -> Path:
 
 
 def praisonai_home() -> Path:
-    """The home, created on first use.
+    """The home, created on first use, owner-only (0700: it holds the ledger, warm instances'
+    handoff keys among it); an existing home keeps the mode its owner gave it.
 
     Raises:
         HomeUnusableError: it cannot be created, is not a directory, or is not writable; the
@@ -24,7 +25,7 @@ def praisonai_home() -> Path:
     """
     home = home_path()
     try:
-        home.mkdir(parents=True, exist_ok=True)
+        home.mkdir(mode=0o700, parents=True, exist_ok=True)
     except OSError as exc:
         raise HomeUnusableError(unusable_home(home, exc.strerror or str(exc)), op="home") from exc
     if not os.access(home, os.W_OK | os.X_OK):  # also a read-only mount, which root cannot write either

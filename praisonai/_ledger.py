@@ -2,10 +2,11 @@
 
 One sqlite file, ``$PRAISONAI_HOME/ledger.sqlite3``, shared by every process of this home. It is
 safe under concurrent processes and threads: WAL journal, a busy timeout, one connection per thread
-(never shared across threads) and one statement per transaction. A row holds only what rebuilds
-the provider in another process, in its ``spec`` column: the provider's options as data
-(``ComputeProvider.options.to_record()``, with a ``type``; rows of older versions lack it), never
-secrets. ``ps``, ``stop`` and ``gc`` read it and reconcile it with each provider's own list.
+(never shared across threads) and one statement per transaction (``transaction``: a few, under the
+write lock). A row holds only what rebuilds the provider in another process, in its ``spec``
+column: the provider's options as data (``ComputeProvider.options.to_record()``, with a ``type``;
+rows of older versions lack it), never secrets. ``ps``, ``stop`` and ``gc`` read it and reconcile
+it with each provider's own list.
 
 A row also holds the instance's :class:`~praisonai._lifetime.Lifetime` (columns ``auto_shutdown``,
 ``idle_timeout_s``, ``ttl_s``, ``idle_action``, ``retain_s``: the same names) and its last activity, which
@@ -108,7 +109,8 @@ def owner_alive(owner: str) -> bool | None:
 
 
 class Ledger:
-    """The ledger file at ``path``. Every method is one short autocommit statement."""
+    """The ledger file at ``path``. Every method is one short autocommit statement, but
+    ``transaction``, a few statements under the write lock."""
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
@@ -217,6 +219,25 @@ class Ledger:
         statement is one atomic step against every other process of this home."""
         with _translated(self.path):
             return _connection(self.path).execute(sql, params).fetchall()
+
+    @contextlib.contextmanager
+    def transaction(
+        self,
+    ) -> Iterator[Callable[[str, Sequence[object] | Mapping[str, object]], list[tuple[Any, ...]]]]:
+        """Several statements as one transaction, for a step one statement cannot say (sqlite's
+        ``RETURNING`` gives the values *after* an update): ``with ledger.transaction() as run:
+        rows = run(sql, params)``. It takes the write lock first (``BEGIN IMMEDIATE``), so no other
+        process's write falls between its statements; it commits when the block ends, and rolls
+        back when the block raises."""
+        with _translated(self.path):
+            db = _connection(self.path)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield lambda sql, params: db.execute(sql, params).fetchall()
+                db.execute("COMMIT")
+            finally:
+                if db.in_transaction:  # the block raised, or the commit failed: nothing of it stays
+                    db.execute("ROLLBACK")
 
     def _run(self, sql: str, *params: object) -> list[tuple[Any, ...]]:
         """One statement, its own transaction (autocommit), on this thread's connection."""

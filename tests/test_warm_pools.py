@@ -112,7 +112,10 @@ def test_a_claim_in_another_process_binds_its_env_and_the_pool_keeps_no_value(po
     r = run_child(_CREATE, "the-claimer-value", home=pool_home)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == [waiting, "the-claimer-value"]
-    stored = b"".join(p.read_bytes() for p in pool_home.glob("ledger.sqlite3*"))
+    # read by another process: closing a file of the ledger here would drop this process's sqlite
+    # locks on it (POSIX locks are per process), which can damage it
+    files = [str(p) for p in pool_home.glob("ledger.sqlite3*")]
+    stored = subprocess.run(["cat", *files], capture_output=True, check=True).stdout
     assert b"the-pool-value" not in stored and b"the-claimer-value" not in stored
 
 

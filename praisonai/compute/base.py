@@ -189,14 +189,17 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
 
     def handoff_key(self, instance_id: str) -> str | None:
         """Give away this instance's main channel: the key (docker: the nonce of the helper on the
-        container's main stdin) another process of this home needs to adopt it; this process will
-        not open that channel itself any more. None when the provider has no such channel or it
-        is already open. Default: None."""
+        container's main stdin) the process that claims it from a warm pool needs to adopt it;
+        this process will not open that channel itself any more. None when the provider has no
+        such channel or it is already open. Default: None."""
         return None
 
     def adopt(self, instance_id: str, key: str) -> None:
         """This process now owns the instance (claimed from a warm pool), whose main channel was
-        handed off with ``key``: its next channel is that one. Default: nothing."""
+        handed off with ``key``: its next channel is that one. The key is one use, and only the
+        claimer's: a provider that has a main channel refuses it (``ConfigError``, one sentence)
+        to a process the ledger does not name as the instance's owner, and a second time to that
+        one, so that nothing displaces the owner's channel. Default: nothing."""
 
     async def get_status(self, instance_id: str) -> InstanceInfo:
         """The instance's current state. Raises ``InstanceNotFoundError`` for an unknown id."""

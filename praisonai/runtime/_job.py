@@ -125,6 +125,14 @@ class Job:
             raise
         if deadline.cancelled_caught:
             outcome = await self._kill()
+        if outcome is not None and outcome[0] == "killed":  # its helper's sweep, not the command
+            raise ChannelClosedError(
+                "the exec helper ended (its input closed: its client let go, or a second client "
+                "attached to the instance and let go) and stopped the command: it may have run, "
+                "in part or in full; it was not run again",
+                op="exec",
+                sent=True,
+            )
         if outcome is not None and isinstance(outcome[0], str):
             raise _refused(outcome[0], self._cwd)
         return await self._finish(outcome)

@@ -12,7 +12,8 @@
 # the notice is never glued to it:
 #   D <id> <exit-code> <flags> <secret>
 #        flags: 1 = stdout not empty, 2 = stderr not empty, 4 = the spool is full or was deleted
-#        (output may be lost); summed. A word for the code says why the job could not start (nocwd).
+#        (output may be lost); summed. A word for the code says why the job could not start (nocwd),
+#        or, "killed", that a sweep stopped it when its helper's input ended (it may have run).
 #        secret: the job's own, sent with its request; commands never see it (not in their env,
 #        argv or files, and unset in the subshell that runs them), so a line a command writes to
 #        our stderr (/proc/<pid>/fd/2) cannot end its call or another's: the client drops it.
@@ -95,6 +96,13 @@ __p_job() {
   echo "$! $$ $__p_ns" >&3 || __p_f=4  # in a subshell $$ is still the helper's pid
   wait $!
   __p_r=$?
+  # stopped by a sweep (.k is written before it kills): its code is the kill's, not the command's,
+  # so the client is told that it may have run ("killed"), never handed that code as its result
+  if [ -e "$__p_x.k" ]; then
+    [ -z "$__p_fp" ] || kill "$__p_fp" 2>/dev/null
+    echo "D $__p_i killed 0 $__p_k" >&2
+    exit
+  fi
   # a command that ended before its input did reads no more of it (as docker -i); the client
   # removes the pipe with the job's other files
   [ -z "$__p_fp" ] || kill "$__p_fp" 2>/dev/null
@@ -394,7 +402,7 @@ while IFS= read -r __p_line; do
   __p_said=
   command eval "$__p_line"
   if [ -z "$__p_said" ]; then
-    case $__p_line in __p_write\ * | __p_env\ *) exit 75 ;; esac
+    case $__p_line in __p_write\ * | __p_env\ *) exit 75 ;; :\ *) continue ;; esac  # ": NONCE": no reply
     __p_nn=${__p_line#* }
     __p_reply "${__p_nn%% *}" nofork
   fi

@@ -1,6 +1,7 @@
 """A docker instance's main channel: the helper on its container's main stdin, attached by the
-process that owns the instance (its creator, or the process that adopted it with the handed-off
-key), with real processes and a real engine. Every test removes what it made."""
+process that owns the instance (its creator, or the process that claimed it from a warm pool and
+adopted it with the handed-off key, once), with real processes and a real engine. Every test
+removes what it made."""
 
 from __future__ import annotations
 
@@ -13,13 +14,19 @@ import textwrap
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from kit import wait_for_refills
+from leftovers import child_env, remove_leftovers
 
 from praisonai import _portal
 from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError
+from praisonai._ledger import Ledger
+from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.docker import DockerCompute, container_name
 from praisonai.compute.providers.docker._attach import AttachTransport
+from praisonai.compute.warm import fill
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 ROOT = Path(__file__).resolve().parents[2]
@@ -43,6 +50,52 @@ _ADOPT = textwrap.dedent(
         _portal.call(provider.execute, instance_id, sys.argv[3])
     """
 )
+
+
+# A process that claims the home's warm instance and runs one command through its main channel;
+# says which transport served it, whether docker-py was imported and the helper's pid. With a
+# second command, it then runs that one, holding the channel, until killed.
+_CLAIM = textwrap.dedent(
+    """
+    import json, sys
+    from praisonai import _portal
+    from praisonai.compute.config import ComputeConfig
+    from praisonai.compute.providers.docker import DockerCompute
+    from praisonai.compute.warm import claim
+    provider = DockerCompute()
+    instance_id = _portal.call(claim, provider, ComputeConfig()).instance_id
+    result = _portal.call(provider.execute, instance_id, sys.argv[1])
+    channel = provider._channels.peek(instance_id)
+    transport, helper = type(channel.transport).__name__, channel.helper_pid
+    answer = {"id": instance_id, "out": result.stdout, "transport": transport}
+    answer["docker"] = "docker" in sys.modules
+    print(json.dumps({**answer, "helper": helper} if len(sys.argv) > 2 else answer), flush=True)
+    if len(sys.argv) > 2:
+        _portal.call(provider.execute, instance_id, sys.argv[2])
+    """
+)
+
+
+@pytest.fixture
+def pool_home(home: Path) -> Iterator[Path]:
+    """This test's home; afterwards its refills are waited for and everything it made removed."""
+    yield home
+    wait_for_refills(home)
+    remove_leftovers(home, set())
+
+
+def _claim_in_child(command: str, *stay: str, wait: bool = True) -> Any:
+    """The claiming process's answer; with ``wait=False``, the process itself (it stays)."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _CLAIM, command, *stay],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=child_env(Path(os.environ["PRAISONAI_HOME"])),
+    )  # fmt: skip
+    if not wait:
+        return process
+    out, err = process.communicate(timeout=60)
+    assert out, err
+    return json.loads(out)
 
 
 @pytest.fixture
@@ -118,15 +171,20 @@ def test_helper_replies_stay_out_of_the_engine_log(make, provider: DockerCompute
     assert inspected["Config"]["OpenStdin"] and inspected["Config"]["StdinOnce"]
 
 
-def test_handed_off_instance_runs_in_another_process_without_docker_py(make, provider) -> None:
-    instance_id = make()
-    key = provider.handoff_key(instance_id)
-    assert key is not None and provider.handoff_key(instance_id) is None  # given away once
-    answer = _answer(_adopt(instance_id, key, "echo adopted; pwd"), key)
-    assert answer == {"out": "adopted\n/workspace\n", "transport": "AttachTransport", "docker": False}
-    # B is gone, and its helper with it: a second adopt of the same key gets an exec channel
-    again = _answer(_adopt(instance_id, key, "echo again"), key)
-    assert again["out"] == "again\n" and again["transport"] == "DockerExecTransport"
+def test_a_claimed_instance_runs_in_the_claiming_process_without_docker_py(pool_home: Path) -> None:
+    """Handed off through a warm pool: the claiming process attaches to the main channel; the key
+    is one use: read from the ledger before the claim, it is refused to a third process."""
+    _portal.call(fill, DockerCompute(), ComputeConfig(), 1)
+    ((instance_id, key),) = Ledger(pool_home / "ledger.sqlite3").execute(
+        "SELECT instance_id, handoff FROM instances"
+    )
+    answer = _claim_in_child("echo adopted; pwd")
+    assert answer == {
+        "id": instance_id, "out": "adopted\n/workspace\n", "transport": "AttachTransport", "docker": False
+    }  # fmt: skip
+    third = _adopt(instance_id, key, "echo again")
+    _, err = third.communicate(key + "\n", timeout=60)
+    assert third.returncode != 0 and f"the handoff key of docker instance {instance_id} is used" in err
 
 
 def test_a_wrong_key_is_refused_with_one_sentence(make, provider: DockerCompute) -> None:
@@ -136,13 +194,15 @@ def test_a_wrong_key_is_refused_with_one_sentence(make, provider: DockerCompute)
     assert provider.handoff_key(instance_id) not in str(caught.value)
 
 
-def test_a_killed_owner_ends_the_helper_and_its_command(make, provider: DockerCompute) -> None:
-    instance_id = make()
-    key = provider.handoff_key(instance_id)
-    assert key is not None
-    owner = _adopt(instance_id, key, "true", "sleep 4321")
+def test_a_killed_owner_ends_the_helper_and_its_command(pool_home: Path) -> None:
+    _portal.call(fill, DockerCompute(), ComputeConfig(), 1)
+    owner = _claim_in_child("true", "sleep 4321", wait=False)
     try:
-        answer = _answer(owner, key)
+        assert owner.stdout is not None
+        line = owner.stdout.readline()
+        assert line, "the claiming process did not answer"
+        answer = json.loads(line)
+        instance_id = answer["id"]
         assert answer["transport"] == "AttachTransport"
         helper = f"{answer['helper']} /bin/sh"
         _wait_until(lambda: "sleep" in " ".join(_running(instance_id)))
@@ -206,3 +266,26 @@ def test_a_gone_container_is_not_found_at_adopt_and_at_the_first_command(make, p
         claimer.adopt(first, str(keys[0]))
     with pytest.raises(InstanceNotFoundError):  # the attach finds nothing: no hang, no exec
         _portal.call(claimer.execute, second, "true")
+
+
+def test_a_second_attachs_go_line_puts_nothing_on_the_owners_reply_stream(make, provider) -> None:
+    """The go line (``: NONCE``) of whatever attaches to a running main helper is a no-op: no reply
+    of its own lands on the stream the owner reads (where it would join the body of the owner's
+    next reply), only the reply of a request after it."""
+    from praisonai.compute.providers.docker._attach import attach_unix, local_socket
+
+    socket_path = local_socket(None)
+    if socket_path is None:
+        pytest.skip("the engine is not on a local unix socket")
+    instance_id = make()
+    assert _portal.call(provider.execute, instance_id, "true").exit_code == 0  # the owner attached
+    sock, seen = attach_unix(socket_path, container_name(instance_id), 10)
+    try:
+        sock.sendall(b": second-go\n__p_ping second-ping\n")
+        deadline = time.monotonic() + 20
+        while b"second-ping 0" not in seen:
+            assert time.monotonic() < deadline, seen
+            seen += sock.recv(1 << 16)
+    finally:
+        sock.close()
+    assert b"second-go" not in seen

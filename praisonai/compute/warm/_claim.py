@@ -4,11 +4,12 @@
 A claim matches a pool only when the provider, its options and the value-free definition are
 the same (:class:`~praisonai.compute.warm._rows.Pool`), and only when the provider can bind the
 caller's env: a caller that asked for something no pool has gets ``None`` and provisions as
-before. The claim itself is one ledger statement; then this process owns the instance: it adopts
-its main channel when one was handed off, binds the definition's and the caller's env (which also
-proves the instance still runs: one stopped by its watchdog meanwhile is forgotten and the next
-one tried), and reaps it by its lifetime like one it provisioned. A refill starts in a detached
-child (``_fill.start_refill``), also when the pool was found empty.
+before. The claim itself is one ledger transaction, which also takes the handoff key out of the
+ledger; then this process owns the instance: it adopts its main channel when one was handed off
+(the key's one use), binds the definition's and the caller's env (which also proves the instance
+still runs: one stopped by its watchdog meanwhile is forgotten and the next one tried), and
+reaps it by its lifetime like one it provisioned. A refill starts in a detached child
+(``_fill.start_refill``), also when the pool was found empty.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """The warm pools' rows in the ledger (its schema version 3): warm instances and pool sizes.
 
 A warm instance is a row of ``instances`` in state ``warm``, with its pool's definition key and,
-where its provider hands off a main channel, the ``handoff`` key another process adopts it with.
-A pool is a row of ``warm_pools``: provider, spec, definition key, the value-free definition (so
-any process can refill it) and its size. Every function is one statement: a claim is one
-``UPDATE … RETURNING`` that moves one row from ``warm`` to ``running`` under its new owner, so
-two processes never get the same instance.
+where its provider hands off a main channel, the ``handoff`` key another process adopts it with
+(until a claim takes it out). A pool is a row of ``warm_pools``: provider, spec, definition key,
+the value-free definition (so any process can refill it) and its size. Every function is one
+statement, but the claim: one transaction (the ledger's write lock held throughout) that reads a
+row's key and moves the row from ``warm`` to ``running`` under its new owner with the key cleared,
+so two processes never get the same instance, and the key is nowhere in the ledger once claimed.
 """
 
 from __future__ import annotations
@@ -76,18 +77,27 @@ def value_free(config: ComputeConfig) -> ComputeConfig:
 
 
 def claim(ledger: Ledger, pool: Pool, owner: str, now: float) -> Claimed | None:
-    """Take one warm instance of ``pool`` for ``owner``, atomically: one statement."""
-    rows = ledger.execute(
-        "UPDATE instances SET state = 'running', owner = :owner, last_active = :now "
-        f"WHERE rowid = (SELECT rowid FROM instances WHERE {_MATCH} AND {_FRESH} ORDER BY rowid LIMIT 1) "
-        "RETURNING instance_id, handoff, created_at, auto_shutdown, idle_timeout_s, ttl_s, "
-        "(SELECT id FROM warm_pools p WHERE p.provider = instances.provider AND p.spec = instances.spec "
-        "AND p.definition = instances.definition)",
-        pool.params(owner=owner, now=now, margin=WARM_CLAIM_MARGIN_S),
-    )
-    if not rows:
-        return None
-    instance_id, handoff, created_at, auto, idle, ttl, pool_id = rows[0]
+    """Take one warm instance of ``pool`` for ``owner``, atomically, and its handoff key with it:
+    one transaction reads the key, moves the row from ``warm`` to ``running`` under its new owner
+    and clears the key, so that no other process finds it in the ledger afterwards (the key is
+    one use: its instance's ``adopt`` refuses every process but the row's owner), and two claimers
+    never get the same row."""
+    with ledger.transaction() as run:
+        rows = run(
+            f"SELECT rowid, instance_id, handoff, created_at, auto_shutdown, idle_timeout_s, ttl_s, "
+            "(SELECT id FROM warm_pools p WHERE p.provider = instances.provider AND p.spec = instances.spec "
+            f"AND p.definition = instances.definition) FROM instances WHERE {_MATCH} AND {_FRESH} "
+            "ORDER BY rowid LIMIT 1",
+            pool.params(now=now, margin=WARM_CLAIM_MARGIN_S),
+        )
+        if not rows:
+            return None
+        rowid, instance_id, handoff, created_at, auto, idle, ttl, pool_id = rows[0]
+        run(
+            "UPDATE instances SET state = 'running', owner = :owner, last_active = :now, handoff = NULL "
+            "WHERE rowid = :rowid",
+            {"owner": owner, "now": now, "rowid": rowid},
+        )
     return Claimed(instance_id, handoff, created_at, Lifetime(bool(auto), idle, ttl), pool_id)
 
 
@@ -165,9 +175,11 @@ def forget_pool(ledger: Ledger, pool: Pool) -> int | None:
 
 
 def take_all(ledger: Ledger, pool: Pool, owner: str) -> list[str]:
-    """Claim every warm instance of ``pool`` at once, however close to its end (to shut it down)."""
+    """Claim every warm instance of ``pool`` at once, however close to its end (to shut it down),
+    their keys taken out of the ledger as a claim's (a shutdown that fails leaves none behind)."""
     rows = ledger.execute(
-        f"UPDATE instances SET state = 'running', owner = :owner WHERE {_MATCH} RETURNING instance_id",
+        f"UPDATE instances SET state = 'running', owner = :owner, handoff = NULL WHERE {_MATCH} "
+        "RETURNING instance_id",
         pool.params(owner=owner),
     )
     return [row[0] for row in rows]

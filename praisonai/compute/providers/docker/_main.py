@@ -24,8 +24,10 @@ import anyio
 
 from praisonai import _limits
 from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError
+from praisonai._ledger import Ledger
 from praisonai._types import InstanceInfo
 from praisonai.compute.channel import ChannelMixin
+from praisonai.compute.lifecycle import owner_tag
 from praisonai.compute.providers.docker import _attach
 from praisonai.compute.providers.docker._client import container_name, sdk
 from praisonai.compute.watchdog import HELPER_ENDED
@@ -65,6 +67,7 @@ class MainKeys:
         self._lock = threading.Lock()
         self._made: dict[str, str] = {}
         self._armed: dict[str, str] = {}
+        self._adopted: set[str] = set()  # the digests of the keys adopted: each is one use
 
     def made(self, instance_id: str, nonce: str) -> None:
         with self._lock:
@@ -76,7 +79,17 @@ class MainKeys:
             if nonce is not None:
                 self._armed[instance_id] = nonce
 
-    def adopt(self, instance_id: str, key: str) -> None:
+    def adopt(self, instance_id: str, key: str) -> bool:
+        """Arm an adopted key; ``False`` when this process adopted it before (it is used)."""
+        with self._lock:
+            if digest(key) in self._adopted:
+                return False
+            self._adopted.add(digest(key))
+            self._armed[instance_id] = key
+            return True
+
+    def rearm(self, instance_id: str, key: str) -> None:
+        """A fresh key for an instance whose helper starts again (a resumed container)."""
         with self._lock:
             self._armed[instance_id] = key
 
@@ -111,6 +124,34 @@ def check_key(inspected: dict[str, Any], instance_id: str, key: str) -> str:
             op="adopt",
         )
     return str((inspected.get("Config") or {}).get("WorkingDir") or "/")
+
+
+def check_owner(instance_id: str) -> None:
+    """That this process claimed ``instance_id``: the ledger names it as the instance's owner (a
+    claim does so in the transaction that takes the key out of the ledger).
+
+    Raises:
+        ConfigError: another process claimed it, or nobody did yet.
+        InstanceNotFoundError: the ledger has no such instance.
+    """
+    entry = Ledger.default().get(instance_id)
+    if entry is None:
+        raise InstanceNotFoundError(f"no docker instance {instance_id} in this home's ledger", op="adopt")
+    if entry.state == "warm":
+        raise ConfigError(
+            f"docker instance {instance_id} waits in a warm pool, claimed by nobody: claim it "
+            "(Sandbox.create, or praisonai.compute.warm.claim) instead of adopting it",
+            op="adopt",
+        )
+    if entry.owner != owner_tag():
+        raise ConfigError(used_key(instance_id), op="adopt")
+
+
+def used_key(instance_id: str) -> str:
+    return (
+        f"the handoff key of docker instance {instance_id} is used: another process claimed the "
+        "instance and owns its main channel; claim a warm instance of your own"
+    )
 
 
 def attach(
@@ -211,17 +252,26 @@ class MainChannelMixin(ChannelMixin):
         """This process now owns the instance (claimed from a warm pool), whose main channel was
         handed off with ``key``: its next channel is that one. Default: nothing.
 
-        Blocking (one engine call, ~1 ms on a local engine): the key is checked against the
-        container's command, whose working dir is kept for the commands to come.
+        A key is one use, and only the claimer's: it is refused unless the ledger names this
+        process as the instance's owner (the claim that took the key out of the ledger did), and
+        refused once this process adopted it already, so no second process attaches to the main
+        channel (its hang-up would end the owner's helper and the commands running there).
+
+        Blocking (one engine call, ~1 ms on a local engine, and one ledger read): the key is
+        checked against the container's command, whose working dir is kept for the commands to come.
 
         Raises:
-            ConfigError: ``key`` is not this instance's.
-            InstanceNotFoundError: no such container.
+            ConfigError: ``key`` is not this instance's, or it is used (another process claimed
+                the instance, or this one adopted it already).
+            InstanceNotFoundError: no such container, or no such instance in the ledger.
         """
         self._check_id(instance_id)
         inspected = self._inspect_now(container_name(instance_id))
-        self._workdirs[instance_id] = check_key(inspected, instance_id, key)
-        self._main_keys.adopt(instance_id, key)
+        workdir = check_key(inspected, instance_id, key)
+        check_owner(instance_id)
+        if not self._main_keys.adopt(instance_id, key):
+            raise ConfigError(used_key(instance_id), op="adopt")
+        self._workdirs[instance_id] = workdir
 
     def _inspect_now(self, container: str) -> dict[str, Any]:
         if self._socket is not None:

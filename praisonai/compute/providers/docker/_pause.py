@@ -73,7 +73,7 @@ async def resume(engine: DockerEngine, instance_id: str) -> InstanceInfo:
             )
         engine._channels.drop(instance_id)
         await engine._call(engine.api.start, container_name(instance_id))
-        engine._main_keys.adopt(instance_id, _main.new_key())
+        engine._main_keys.rearm(instance_id, _main.new_key())
         inspected = await engine._inspect(instance_id)
     return info_of(inspected)
 
