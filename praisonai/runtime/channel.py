@@ -45,6 +45,7 @@ from praisonai.runtime._wire import (
     request_line,
 )
 from praisonai.runtime._wire import new_nonce as new_nonce  # also a started helper's (docker's main channel)
+from praisonai.runtime.partial import partial_name
 from praisonai.runtime.transport import Transport
 
 HELPER = resources.files(__package__).joinpath("helper.sh").read_text()
@@ -341,7 +342,7 @@ class Channel:
         return body
 
     async def write_file(self, path: str, data: bytes) -> None:
-        status, _ = await self.request("__p_write", path, str(len(data)), payload=data)
+        status, _ = await self.request("__p_write", path, str(len(data)), partial_name(), payload=data)
         if status != "0":
             raise _file_error(status, path, "write_file")
 

@@ -218,14 +218,14 @@ __p_signal() {  # nonce pgid signal: signal a process group (a session's shell a
 }
 
 # files
-__p_write() {  # nonce path size, then SIZE bytes
+__p_write() {  # nonce path size partial, then SIZE bytes
   # Written to a new file beside PATH, then renamed over it: a reader sees the old file or the new
   # one, never a mix of two writers. A replaced file keeps its mode (where stat -c exists); a
-  # link at PATH is replaced, not written through.
+  # link at PATH is replaced, not written through. PARTIAL is the new file's name, made by the
+  # client (praisonai/runtime/partial.py): random, and short enough to fit beside any name.
   __p_d=${2%/*}
   [ -z "$__p_d" ] || [ -d "$__p_d" ] || mkdir -p -- "$__p_d" 2>/dev/null
-  __p_wn=$((${__p_wn:-0} + 1))
-  __p_t=$__p_d/.${2##*/}.praisonai-$$-$__p_wn
+  __p_t=$__p_d/$4
   if [ -e "$2" ] && [ ! -f "$2" ]; then  # a directory, or a FIFO that would block the helper
     head -c "$3" >/dev/null  # consume the payload, or it would be read as requests
     if [ -d "$2" ]; then __p_reply "$1" isdir; else __p_reply "$1" notfile; fi

@@ -21,12 +21,12 @@ from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
 from praisonai.compute import _tar
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.providers.local import LocalCompute, _beneath
+from praisonai.runtime import partial
 
 RACE_SECONDS = 4.0  # the old check-then-open lost a few hundred times in this long
 
-#: A write's temporary file beside its target: ".NAME.praisonai-" and a uuid's hex (local, ssh) or
-#: "PID-N" (the helper's ``__p_write``). Not the watchdog's log, ".praisonai-watchdog.log".
-TEMPORARY = re.compile(r"^\..+\.praisonai-[0-9a-f-]+$", re.MULTILINE)
+#: A write's temporary file beside its target (``praisonai.runtime.partial``, every provider).
+TEMPORARY = re.compile(rf"^{re.escape(partial.PREFIX)}[0-9a-f]+$", re.MULTILINE)
 
 
 @pytest.fixture(params=["plain", pytest.param("bwrap", marks=pytest.mark.bwrap)])

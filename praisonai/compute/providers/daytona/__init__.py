@@ -33,6 +33,7 @@ import functools
 import ipaddress
 import math
 import posixpath
+import uuid
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
@@ -352,7 +353,7 @@ class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         async with self._sandbox(instance_id, "download") as sandbox:
             target = self._path(sandbox, remote)
-            archive = f"{_XFER_DIR}/{posixpath.basename(target) or 'root'}.{id(local):x}.tar"
+            archive = f"{_XFER_DIR}/{uuid.uuid4().hex}.tar"  # not from the name: it may be 255 bytes
             script = (
                 f"if [ -d {_q(target)} ]; then mkdir -p {_XFER_DIR} && "
                 f"tar -cf {_q(archive)} -C {_q(posixpath.dirname(target))} "

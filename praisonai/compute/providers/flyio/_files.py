@@ -17,6 +17,7 @@ import anyio
 from praisonai._errors import ExecError, PathNotFoundError
 from praisonai.compute import _tar
 from praisonai.compute.providers.flyio import _exec
+from praisonai.runtime.partial import partial_beside
 
 CHUNK = 512 * 1024  # file bytes per exec: stdin and answer sizes are undocumented
 _XFER_DIR = "/tmp/.praisonai-xfer"
@@ -56,7 +57,7 @@ class FlyFiles:
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         target = await self._path(instance_id, path, "write_file")
-        part = shlex.quote(f"{target}.praisonai-{uuid.uuid4().hex[:8]}")
+        part = shlex.quote(partial_beside(target))
         q = shlex.quote(target)
         for start in range(0, max(1, len(data)), CHUNK):
             redirect = f"{'>' if start == 0 else '>>'} {part}"

@@ -13,7 +13,6 @@ import posixpath
 import re
 import shlex
 import stat
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
 from praisonai._transfer import sftp_callback
 from praisonai.compute._tar import refuse_links_out
 from praisonai.compute.providers.ssh._link import HostLink
+from praisonai.runtime.partial import partial_beside
 
 if TYPE_CHECKING:
     import paramiko
@@ -93,8 +93,7 @@ def write(link: HostLink, path: str, data: bytes, shown: str) -> None:
     """Write exactly ``data`` to a new file beside ``path``, renamed over it (``posix-rename``),
     so a reader sees the old or the new file, never a mix of two writers; a replaced file keeps
     its mode. Missing parents are made only when the first open says so."""
-    name = f".{posixpath.basename(path)}.praisonai-{uuid.uuid4().hex[:12]}"
-    partial = posixpath.join(posixpath.dirname(path), name)
+    partial = partial_beside(path)
     with link.sftp() as sftp:
         mode = _replaced_mode(sftp, path, shown)
         try:
