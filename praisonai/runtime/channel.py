@@ -387,6 +387,10 @@ def _file_error(status: str, path: str, op: str) -> Exception:
             f"{path} is not a regular file (a FIFO, device or socket); {op} handles regular files only",
             op=op,
         )
+    if status == "short":  # the helper's input ended inside the payload (seldom answered: we are gone)
+        return ExecError(
+            f"{op} of {path} was cut off before all its bytes came; the file is as it was", op=op
+        )
     if status == "nospace":
         return ExecError(f"{op} of {path} failed: no space left on the instance's filesystem", op=op)
     return ExecError(f"{op} of {path} failed in the instance (status {status})", op=op)

@@ -236,6 +236,10 @@ __p_write() {  # nonce path size partial, then SIZE bytes
     # tee reads all SIZE bytes even when the disk fills up (head would stop at the failed write)
     rm -f -- "$__p_t"
     __p_reply "$1" nospace
+  elif ! { __p_n=$(wc -c <"$__p_t") && [ $((__p_n)) -eq "$3" ]; }; then
+    # our input ended inside the payload (the client died or was cut off): the old file stays
+    rm -f -- "$__p_t"
+    __p_reply "$1" short
   else
     # one process where chmod knows --reference (GNU), else stat's mode then chmod
     [ -f "$2" ] && { chmod --reference="$2" -- "$__p_t" 2>/dev/null \
