@@ -76,11 +76,12 @@ _STATES = {
 }
 #: Reads a file (exit 2: missing, 3: a directory); writes stdin to one, parents made.
 _READ = '[ -d "$1" ] && exit 3; [ -f "$1" ] || exit 2; exec cat -- "$1"'
-#: stdin to the new file $2 beside $1 (``partial_beside``), renamed over $1 (a reader never sees
-#: a mix of two writers); a replaced file keeps its mode
+#: stdin to the new file $2 beside $1 (``partial_beside``), renamed over $1 once it holds all $3
+#: bytes (a reader never sees a mix of two writers, nor a write cut short); a replaced file keeps
+#: its mode
 _WRITE = (
     'mkdir -p -- "$(dirname -- "$1")" || exit 1\n'
-    'if cat > "$2"; then\n'
+    'if cat > "$2" && [ "$(wc -c < "$2")" -eq "$3" ]; then\n'
     '  [ ! -f "$1" ] || chmod "$(stat -c %a -- "$1")" -- "$2" 2>/dev/null\n'
     '  mv -f -- "$2" "$1" && exit 0\n'
     "fi\n"
@@ -319,7 +320,7 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         async with self._sandbox(instance_id, "write_file") as sandbox:
             target = self._path(sandbox, path)
-            argv = ["sh", "-c", _WRITE, "sh", target, partial_beside(target)]
+            argv = ["sh", "-c", _WRITE, "sh", target, partial_beside(target), str(len(data))]
             result = await self._raw(sandbox, argv, bytes(data), "write_file")
         _check(result, "write_file", path)
 
