@@ -325,12 +325,6 @@ class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
                 data: bytes = await sandbox.fs.download_file(self._path(sandbox, path))
             return data
 
-    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
-        async with self._sandbox(instance_id, "write_file") as sandbox:
-            with translated("write_file", instance_id=instance_id):
-                # bytes: a str is a LOCAL path
-                await sandbox.fs.upload_file(bytes(data), self._path(sandbox, path))
-
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         from daytona import FileUpload
 

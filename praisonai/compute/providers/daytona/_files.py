@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from praisonai._errors import ExecError
 from praisonai.compute.files import FileOperations
 from praisonai.compute.providers.daytona._client import translated
+from praisonai.runtime.partial import partial_beside
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
@@ -49,6 +50,23 @@ class DaytonaFileOps(FileOperations):
 
         def _sandbox(self, instance_id: str, op: str) -> AbstractAsyncContextManager[Any]: ...
         def _path(self, sandbox: Any, path: str) -> str: ...
+
+    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
+        """Uploaded to a new file beside ``path``, then put in its place by one command (the
+        daemon's move refuses an existing target): a reader sees the old file or the new one,
+        never an upload cut half-way (the daemon writes in place as the bytes come) nor a mix of
+        two writers, and a replaced file keeps its mode."""
+        async with self._sandbox(instance_id, "write_file") as sandbox:
+            target = self._path(sandbox, path)
+            partial = partial_beside(target)
+            try:
+                with translated("write_file", instance_id=instance_id):
+                    await sandbox.fs.upload_file(bytes(data), partial)  # bytes: a str is a LOCAL path
+                await self._place_file(instance_id, partial, target)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await sandbox.fs.delete_file(partial)
+                raise
 
     async def _file_exists(self, instance_id: str, path: str) -> bool:
         try:
