@@ -343,6 +343,8 @@ class Channel:
 
     async def write_file(self, path: str, data: bytes) -> None:
         status, _ = await self.request("__p_write", path, str(len(data)), partial_name(), payload=data)
+        if status == "short":  # the helper's input ended: it is ending, so no later call is sent to it
+            self.close()
         if status != "0":
             raise _file_error(status, path, "write_file")
 
