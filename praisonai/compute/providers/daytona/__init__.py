@@ -328,16 +328,16 @@ class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         from daytona import FileUpload
 
+        if not local.is_dir():  # as write_file: whole or not at all
+            await self._put_whole(instance_id, remote, str(local), "upload")
+            return
         async with self._sandbox(instance_id, "upload") as sandbox:
             target = self._path(sandbox, remote)
-            if local.is_dir():
-                files = [
-                    FileUpload(source=str(p), destination=posixpath.join(target, *p.relative_to(local).parts))
-                    for p in sorted(local.rglob("*"))
-                    if p.is_file()
-                ]
-            else:
-                files = [FileUpload(source=str(local), destination=target)]
+            files = [
+                FileUpload(source=str(p), destination=posixpath.join(target, *p.relative_to(local).parts))
+                for p in sorted(local.rglob("*"))
+                if p.is_file()
+            ]
             with translated("upload", instance_id=instance_id):
                 if files:
                     await sandbox.fs.upload_files(files)

@@ -52,16 +52,21 @@ class DaytonaFileOps(FileOperations):
         def _path(self, sandbox: Any, path: str) -> str: ...
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
-        """Uploaded to a new file beside ``path``, then put in its place by one command (the
-        daemon's move refuses an existing target): a reader sees the old file or the new one,
-        never an upload cut half-way (the daemon writes in place as the bytes come) nor a mix of
-        two writers, and a replaced file keeps its mode."""
-        async with self._sandbox(instance_id, "write_file") as sandbox:
+        await self._put_whole(instance_id, path, bytes(data), "write_file")  # bytes: a str is a LOCAL path
+
+    async def _put_whole(self, instance_id: str, path: str, source: bytes | str, op: str) -> None:
+        """``source`` (bytes, or a local file's path, streamed) uploaded to a new file beside
+        ``path``, then put in its place by one command (the daemon's move refuses an existing
+        target): a reader sees the old file or the new one, never an upload cut half-way (daemons
+        before the temp-file upload write in place as the bytes come) nor a mix of two writers; a
+        replaced file keeps its mode (the newest daemons reset it to 0644) and a link at ``path``
+        is replaced (they write through it)."""
+        async with self._sandbox(instance_id, op) as sandbox:
             target = self._path(sandbox, path)
             partial = partial_beside(target)
             try:
-                with translated("write_file", instance_id=instance_id):
-                    await sandbox.fs.upload_file(bytes(data), partial)  # bytes: a str is a LOCAL path
+                with translated(op, instance_id=instance_id):
+                    await sandbox.fs.upload_file(source, partial)
                 await self._place_file(instance_id, partial, target)
             except BaseException:
                 with contextlib.suppress(Exception):
