@@ -9,9 +9,10 @@ import os
 import re
 import tarfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from kit import Instance, provisioned, race_writers
 from kit import run_ok as run
@@ -219,6 +220,33 @@ def test_docker_concurrent_writes_never_mix(docker_instance: Instance) -> None:
     result = _portal.call(providers[0].execute, instance_id, "stat -c %a /tmp/tool.sh; ls -a /tmp")
     assert result.stdout.split()[0] == "750"
     assert not TEMPORARY.findall(result.stdout), "a temporary file was left behind"
+
+
+@pytest.mark.docker
+def test_docker_fifos_planted_where_the_next_writes_go_cannot_stall_the_helper(
+    docker_ok: None, make: Callable[..., Instance]
+) -> None:
+    """A command plants FIFOs at every name the helper's next writes would take. That name was
+    the target's, the helper's pid and a counter, and the helper's exclusive create opens what is
+    not a regular file (sh's noclobber), so it blocked on the FIFO and every later call through
+    it hung. The name is random now: the write goes through."""
+    from praisonai.compute.providers.docker import DockerCompute
+
+    provider, instance_id = make(DockerCompute())
+    run(
+        (provider, instance_id),
+        "mkdir /tmp/trap && for d in /proc/[0-9]*; do "
+        'grep -qF praisonai-helper "$d/cmdline" 2>/dev/null || continue; n=0; '
+        'while [ $n -lt 50 ]; do n=$((n + 1)); mkfifo "/tmp/trap/.f.praisonai-${d#/proc/}-$n"; done; done; '
+        "ls -A /tmp/trap | grep -q praisonai",
+    )
+
+    async def write_in_time() -> bytes:
+        with anyio.fail_after(10):
+            await provider.write_file(instance_id, "/tmp/trap/f", b"through")
+            return await provider.read_file(instance_id, "/tmp/trap/f")
+
+    assert _portal.call(write_in_time) == b"through"
 
 
 def test_ssh_concurrent_writes_never_mix(ssh_instance: Instance) -> None:
