@@ -252,7 +252,8 @@ __p_write() {  # nonce path size partial, then SIZE bytes
     fi
   fi
 }
-__p_excl() {  # path: create it, failing if anything is there (noclobber, no subshell: no fork)
+__p_excl() {  # path: create it, failing if a file is there (noclobber, no subshell: no fork). sh
+  # opens a FIFO or device that is there instead (a link to one too): our names are random for that
   set -C
   true 2>/dev/null >"$1"  # `true`, not `:`: a special builtin's failed redirection ends sh
   __p_ok=$?
