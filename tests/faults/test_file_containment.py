@@ -258,3 +258,21 @@ def test_ssh_concurrent_writes_never_mix(ssh_instance: Instance) -> None:
     result = _portal.call(provider.execute, instance_id, "stat -c %a tool.sh; ls -a")
     assert result.stdout.split()[0] == "750"
     assert not TEMPORARY.findall(result.stdout), "a temporary file was left behind"
+
+
+def test_ssh_upload_of_a_file_replaces_a_planted_link_and_keeps_the_mode(
+    ssh_instance: Instance, tmp_path: Path
+) -> None:
+    """upload_file of one file was SFTP's put straight onto the target: through a link a command
+    planted there (into the file it names) and in place (a put cut short left half a file). It is
+    now a new file renamed over the target, as write_file is."""
+    provider, instance_id = ssh_instance
+    run(ssh_instance, "printf mine > victim && ln -sf victim planted && printf old > tool && chmod 750 tool")
+    source = tmp_path / "source"
+    source.write_bytes(b"uploaded")
+    _portal.call(provider.upload_file, instance_id, source, "planted")
+    _portal.call(provider.upload_file, instance_id, source, "tool")
+    command = "cat victim; echo; test -L planted || echo replaced; stat -c %a tool; cat tool; echo; ls -a"
+    result = _portal.call(provider.execute, instance_id, command)
+    assert result.stdout.split()[:4] == ["mine", "replaced", "750", "uploaded"], result.stdout
+    assert not TEMPORARY.findall(result.stdout), "a temporary file was left behind"

@@ -131,7 +131,7 @@ def upload(link: HostLink, local: Path, remote: str) -> None:
     with link.sftp() as sftp:
         if not local.is_dir():
             _makedirs(sftp, posixpath.dirname(remote), remote)
-            sftp.put(str(local), remote, callback=sftp_callback(), confirm=False)
+            _put_whole(sftp, local, remote)
             return
         _makedirs(sftp, remote, remote)
         for top, dirs, files in os.walk(local):
@@ -144,6 +144,22 @@ def upload(link: HostLink, local: Path, remote: str) -> None:
                     _makedirs(sftp, dest, remote)
                 else:
                     sftp.put(str(source), dest, callback=sftp_callback(), confirm=False)
+
+
+def _put_whole(sftp: paramiko.SFTPClient, local: Path, path: str) -> None:
+    """``local`` to a new file beside ``path``, renamed over it as :func:`write` does (a put cut
+    short leaves the old file; a link at ``path`` is replaced, never written through)."""
+    mode = _replaced_mode(sftp, path, path)
+    partial = partial_beside(path)
+    try:
+        sftp.put(str(local), partial, callback=sftp_callback(), confirm=False)
+        if mode is not None:
+            sftp.chmod(partial, mode)
+        sftp.posix_rename(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            sftp.remove(partial)
+        raise
 
 
 def download(link: HostLink, remote: str, local: Path, shown: str) -> None:
