@@ -236,7 +236,7 @@ __p_write() {  # nonce path size partial, then SIZE bytes
     # tee reads all SIZE bytes even when the disk fills up (head would stop at the failed write)
     rm -f -- "$__p_t"
     __p_reply "$1" nospace
-  elif ! { __p_n=$(wc -c <"$__p_t") && [ $((__p_n)) -eq "$3" ]; }; then
+  elif ! { __p_got=$(wc -c <"$__p_t") && [ $((__p_got)) -eq "$3" ]; }; then
     # our input ended inside the payload (the client died or was cut off): the old file stays
     rm -f -- "$__p_t"
     __p_reply "$1" short
