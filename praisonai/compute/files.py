@@ -2,7 +2,7 @@
 
 The generic implementation runs one POSIX-sh script INSIDE the instance through ``execute``, so
 a path is resolved where the instance's own files are, never through a host path the instance
-could swap. It uses only ``find -P`` (GNU ``-printf``), ``rm``, ``mv -T`` and ``mkdir``: links
+could swap. It uses only ``find -P`` (GNU ``-printf``), ``rm``, ``mv -T``, ``mkdir`` and ``chmod``: links
 are reported, removed and renamed as links and never followed. Entries come back NUL-framed (a
 name can hold a newline, never a NUL), so no file name can forge another entry. Where the
 instance is a directory on a host (ssh), ``_files_root`` names it and the script refuses any
@@ -23,7 +23,7 @@ from praisonai._types import ExecResult, FileEntry
 from praisonai.compute import _activity, requests
 
 # Exit codes of _SCRIPT, each one error the caller sees (see _raise).
-_MISSING, _NOT_DIR, _EXISTS, _OUTSIDE, _NO_FIND, _IS_ROOT = 3, 4, 5, 6, 7, 8
+_MISSING, _NOT_DIR, _EXISTS, _OUTSIDE, _NO_FIND, _IS_ROOT, _IS_DIR = 3, 4, 5, 6, 7, 8, 9
 _FIELDS = 6  # %y %s %m %T@ %l %p
 _TYPES = {"f": "file", "d": "dir", "l": "symlink"}
 
@@ -49,6 +49,9 @@ list) there "$p" || exit 3; { [ -d "$p" ] && [ ! -L "$p" ]; } || exit 4
   find -P "$p" -mindepth 1 -maxdepth "$4" -printf "$fmt";;
 remove) there "$p" || exit 3; rm -rf -- "$p";;
 rename) inside "$4"; there "$p" || exit 3; mv -T -- "$p" "$4";;
+place) inside "$4"; if [ -d "$4" ]; then rm -f -- "$p"; exit 9; fi
+  [ ! -f "$4" ] || chmod --reference="$4" -- "$p" 2>/dev/null || chmod "$(stat -c %a -- "$4")" -- "$p"
+  mv -fT -- "$p" "$4" || { rm -f -- "$p"; exit 1; };;
 mkdir) if [ -d "$p" ] && [ ! -L "$p" ]; then [ "$5" = 1 ] || exit 5; exit 0; fi
   there "$p" && exit 5
   if [ "$4" = 1 ]; then mkdir -p -- "$p"; else mkdir -- "$p"; fi;;
@@ -137,6 +140,15 @@ class FileOperations:
     async def _make_dir(self, instance_id: str, path: str, parents: bool, exist_ok: bool) -> None:
         await self._files_script(instance_id, "mkdir", path, str(int(parents)), str(int(exist_ok)))
 
+    async def _place_file(self, instance_id: str, partial: str, path: str) -> None:
+        """Put the whole file ``partial`` (``praisonai.runtime.partial``) in the place of ``path``
+        in one step (``mv``: a file or link there is replaced), keeping a replaced file's mode;
+        ``partial`` is removed when it cannot be. The end of a write for a provider whose file API
+        writes in place and cannot rename over a file; errors name ``path``."""
+        await self._files_script(
+            instance_id, "place", partial, await self._files_target(instance_id, path), shown=path
+        )
+
     async def _files_root(self, instance_id: str) -> str:
         """The instance's directory on a host the script must stay in ("" where the instance is
         a machine or container of its own)."""
@@ -150,7 +162,9 @@ class FileOperations:
             return str(await mapper(instance_id, path))
         return path if path.startswith("/") else "./" + (path or ".")
 
-    async def _files_script(self, instance_id: str, op: str, path: str, *args: str) -> list[FileEntry]:
+    async def _files_script(
+        self, instance_id: str, op: str, path: str, *args: str, shown: str | None = None
+    ) -> list[FileEntry]:
         target = await self._files_target(instance_id, path)
         argv = [
             "sh",
@@ -168,7 +182,7 @@ class FileOperations:
             timeout=_limits.FILE_OP_TIMEOUT_S,
             max_output=_limits.FILE_LIST_MAX_BYTES,
         )
-        _raise(result, op, path)
+        _raise(result, "write_file" if op == "place" else op, path if shown is None else shown)
         return _entries(result.stdout, target, posixpath.normpath(path or "."))
 
     def _file_args(self, instance_id: str, op: str, path: object, what: str = "path") -> None:
@@ -190,6 +204,8 @@ def _raise(result: Any, op: str, path: str) -> None:
         raise ConfigError(f"{op}: the listing of {path} is too large; ask for a smaller depth", op=op)
     if code == _MISSING:
         raise PathNotFoundError(f"no such file or directory in the instance: {path}", op=op)
+    if code == _IS_DIR:
+        raise IsADirectoryError(f"{path} is a directory")
     if code == _NOT_DIR:
         raise NotADirectoryError(f"{path} is not a directory (a link to one is not entered)")
     if code == _EXISTS:

@@ -45,6 +45,7 @@ from praisonai.runtime._wire import (
     request_line,
 )
 from praisonai.runtime._wire import new_nonce as new_nonce  # also a started helper's (docker's main channel)
+from praisonai.runtime.partial import partial_name
 from praisonai.runtime.transport import Transport
 
 HELPER = resources.files(__package__).joinpath("helper.sh").read_text()
@@ -348,7 +349,9 @@ class Channel:
         return body
 
     async def write_file(self, path: str, data: bytes) -> None:
-        status, _ = await self.request("__p_write", path, str(len(data)), payload=data)
+        status, _ = await self.request("__p_write", path, str(len(data)), partial_name(), payload=data)
+        if status == "short":  # the helper's input ended: it is ending, so no later call is sent to it
+            self.close()
         if status != "0":
             raise _file_error(status, path, "write_file")
 
@@ -392,6 +395,10 @@ def _file_error(status: str, path: str, op: str) -> Exception:
         return ConfigError(
             f"{path} is not a regular file (a FIFO, device or socket); {op} handles regular files only",
             op=op,
+        )
+    if status == "short":  # the helper's input ended inside the payload (seldom answered: we are gone)
+        return ExecError(
+            f"{op} of {path} was cut off before all its bytes came; the file is as it was", op=op
         )
     if status == "nospace":
         return ExecError(f"{op} of {path} failed: no space left on the instance's filesystem", op=op)

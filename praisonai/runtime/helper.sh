@@ -232,14 +232,14 @@ __p_signal() {  # nonce pgid signal: signal a process group (a session's shell a
 }
 
 # files
-__p_write() {  # nonce path size, then SIZE bytes
+__p_write() {  # nonce path size partial, then SIZE bytes
   # Written to a new file beside PATH, then renamed over it: a reader sees the old file or the new
   # one, never a mix of two writers. A replaced file keeps its mode (where stat -c exists); a
-  # link at PATH is replaced, not written through.
+  # link at PATH is replaced, not written through. PARTIAL is the new file's name, made by the
+  # client (praisonai/runtime/partial.py): random, and short enough to fit beside any name.
   __p_d=${2%/*}
   [ -z "$__p_d" ] || [ -d "$__p_d" ] || mkdir -p -- "$__p_d" 2>/dev/null
-  __p_wn=$((${__p_wn:-0} + 1))
-  __p_t=$__p_d/.${2##*/}.praisonai-$$-$__p_wn
+  __p_t=$__p_d/$4
   if [ -e "$2" ] && [ ! -f "$2" ]; then  # a directory, or a FIFO that would block the helper
     head -c "$3" >/dev/null  # consume the payload, or it would be read as requests
     if [ -d "$2" ]; then __p_reply "$1" isdir; else __p_reply "$1" notfile; fi
@@ -250,6 +250,10 @@ __p_write() {  # nonce path size, then SIZE bytes
     # tee reads all SIZE bytes even when the disk fills up (head would stop at the failed write)
     rm -f -- "$__p_t"
     __p_reply "$1" nospace
+  elif ! { __p_got=$(wc -c <"$__p_t") && [ $((__p_got)) -eq "$3" ]; }; then
+    # our input ended inside the payload (the client died or was cut off): the old file stays
+    rm -f -- "$__p_t"
+    __p_reply "$1" short
   else
     # one process where chmod knows --reference (GNU), else stat's mode then chmod
     [ -f "$2" ] && { chmod --reference="$2" -- "$__p_t" 2>/dev/null \
@@ -262,7 +266,8 @@ __p_write() {  # nonce path size, then SIZE bytes
     fi
   fi
 }
-__p_excl() {  # path: create it, failing if anything is there (noclobber, no subshell: no fork)
+__p_excl() {  # path: create it, failing if a file is there (noclobber, no subshell: no fork). sh
+  # opens a FIFO or device that is there instead (a link to one too): our names are random for that
   set -C
   true 2>/dev/null >"$1"  # `true`, not `:`: a special builtin's failed redirection ends sh
   __p_ok=$?

@@ -9,9 +9,10 @@ import os
 import re
 import tarfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 from kit import Instance, provisioned, race_writers
 from kit import run_ok as run
@@ -21,12 +22,12 @@ from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
 from praisonai.compute import _tar
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.providers.local import LocalCompute, _beneath
+from praisonai.runtime import partial
 
 RACE_SECONDS = 4.0  # the old check-then-open lost a few hundred times in this long
 
-#: A write's temporary file beside its target: ".NAME.praisonai-" and a uuid's hex (local, ssh) or
-#: "PID-N" (the helper's ``__p_write``). Not the watchdog's log, ".praisonai-watchdog.log".
-TEMPORARY = re.compile(r"^\..+\.praisonai-[0-9a-f-]+$", re.MULTILINE)
+#: A write's temporary file beside its target (``praisonai.runtime.partial``, every provider).
+TEMPORARY = re.compile(rf"^{re.escape(partial.PREFIX)}[0-9a-f]+$", re.MULTILINE)
 
 
 @pytest.fixture(params=["plain", pytest.param("bwrap", marks=pytest.mark.bwrap)])
@@ -221,6 +222,33 @@ def test_docker_concurrent_writes_never_mix(docker_instance: Instance) -> None:
     assert not TEMPORARY.findall(result.stdout), "a temporary file was left behind"
 
 
+@pytest.mark.docker
+def test_docker_fifos_planted_where_the_next_writes_go_cannot_stall_the_helper(
+    docker_ok: None, make: Callable[..., Instance]
+) -> None:
+    """A command plants FIFOs at every name the helper's next writes would take. That name was
+    the target's, the helper's pid and a counter, and the helper's exclusive create opens what is
+    not a regular file (sh's noclobber), so it blocked on the FIFO and every later call through
+    it hung. The name is random now: the write goes through."""
+    from praisonai.compute.providers.docker import DockerCompute
+
+    provider, instance_id = make(DockerCompute())
+    run(
+        (provider, instance_id),
+        "mkdir /tmp/trap && for d in /proc/[0-9]*; do "
+        'grep -qF praisonai-helper "$d/cmdline" 2>/dev/null || continue; n=0; '
+        'while [ $n -lt 50 ]; do n=$((n + 1)); mkfifo "/tmp/trap/.f.praisonai-${d#/proc/}-$n"; done; done; '
+        "ls -A /tmp/trap | grep -q praisonai",
+    )
+
+    async def write_in_time() -> bytes:
+        with anyio.fail_after(10):
+            await provider.write_file(instance_id, "/tmp/trap/f", b"through")
+            return await provider.read_file(instance_id, "/tmp/trap/f")
+
+    assert _portal.call(write_in_time) == b"through"
+
+
 def test_ssh_concurrent_writes_never_mix(ssh_instance: Instance) -> None:
     provider, instance_id = ssh_instance
     seen = race_writers([provider] * 3, instance_id, "shared.bin")
@@ -229,4 +257,22 @@ def test_ssh_concurrent_writes_never_mix(ssh_instance: Instance) -> None:
     _portal.call(provider.write_file, instance_id, "tool.sh", b"new")
     result = _portal.call(provider.execute, instance_id, "stat -c %a tool.sh; ls -a")
     assert result.stdout.split()[0] == "750"
+    assert not TEMPORARY.findall(result.stdout), "a temporary file was left behind"
+
+
+def test_ssh_upload_of_a_file_replaces_a_planted_link_and_keeps_the_mode(
+    ssh_instance: Instance, tmp_path: Path
+) -> None:
+    """upload_file of one file was SFTP's put straight onto the target: through a link a command
+    planted there (into the file it names) and in place (a put cut short left half a file). It is
+    now a new file renamed over the target, as write_file is."""
+    provider, instance_id = ssh_instance
+    run(ssh_instance, "printf mine > victim && ln -sf victim planted && printf old > tool && chmod 750 tool")
+    source = tmp_path / "source"
+    source.write_bytes(b"uploaded")
+    _portal.call(provider.upload_file, instance_id, source, "planted")
+    _portal.call(provider.upload_file, instance_id, source, "tool")
+    command = "cat victim; echo; test -L planted || echo replaced; stat -c %a tool; cat tool; echo; ls -a"
+    result = _portal.call(provider.execute, instance_id, command)
+    assert result.stdout.split()[:4] == ["mine", "replaced", "750", "uploaded"], result.stdout
     assert not TEMPORARY.findall(result.stdout), "a temporary file was left behind"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -17,7 +18,7 @@ pytest.importorskip("daytona", reason="the daytona SDK is not installed (pip ins
 from fakes.daytona import DaytonaFake
 
 from praisonai import _portal
-from praisonai._errors import PathNotFoundError
+from praisonai._errors import PathNotFoundError, PraisonAIError
 from praisonai.compute.providers.daytona import DaytonaCompute
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
@@ -131,3 +132,35 @@ def test_the_fake_daemon_answers_as_os_stat_does(
         fs.delete_file("link")  # os.Stat: a directory
     fs.delete_file("link", recursive=True)
     assert _sh(provider, iid, "ls -A") == "dangling\nreal\n"
+
+
+def test_a_write_cut_half_way_leaves_the_old_file(
+    provider: DaytonaCompute, fake: DaytonaFake, iid: str, tmp_path: Path
+) -> None:
+    """A daemon that writes an upload in place as the bytes come (those before the temp-file
+    upload) left half a file in place of the old one when an upload (write_file, or upload_file
+    of one file) broke off. Now the old file stays, with its mode, and nothing is left beside it;
+    a whole write keeps the mode too (the newest daemons reset it to 0644), replaces a planted
+    link instead of writing through it, and a directory is refused."""
+    _sh(provider, iid, "mkdir d && printf old > d/kept && chmod 750 d/kept")
+    source = tmp_path / "source"
+    source.write_bytes(b"n" * 4000)
+    for write in (
+        lambda: provider.write_file(iid, "d/kept", b"n" * 4000),
+        lambda: provider.upload_file(iid, source, "d/kept"),
+    ):
+        fake.cut_uploads_at = 1000
+        try:
+            with pytest.raises(PraisonAIError, match="unexpected EOF"):
+                _portal.call(write)
+        finally:
+            fake.cut_uploads_at = None
+        assert _sh(provider, iid, "ls -A d; cat d/kept") == "kept\nold"
+    _portal.call(provider.write_file, iid, "d/kept", b"new")
+    assert _sh(provider, iid, "stat -c %a d/kept; cat d/kept") == "750\nnew"
+    _sh(provider, iid, "printf mine > d/victim && ln -s victim d/planted")
+    _portal.call(provider.write_file, iid, "d/planted", b"written")
+    assert _sh(provider, iid, "cat d/victim; test -L d/planted || echo ' replaced'") == "mine replaced\n"
+    with pytest.raises(IsADirectoryError):
+        _portal.call(provider.write_file, iid, "d", b"x")
+    assert _sh(provider, iid, "ls -A d") == "kept\nplanted\nvictim\n"

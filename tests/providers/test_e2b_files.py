@@ -18,7 +18,7 @@ pytest.importorskip("e2b")
 from fakes.e2b import E2BFake
 
 from praisonai import _portal
-from praisonai._errors import PathNotFoundError
+from praisonai._errors import ExecError, PathNotFoundError
 from praisonai.compute.files import FileOperations
 from praisonai.compute.testing import Context
 
@@ -139,3 +139,35 @@ def test_the_fakes_envd_follows_links_as_envd_does(ctx: Context, d: str) -> None
     assert (link.type.value, link.symlink_target) == ("dir", f"{root}/real"), link
     assert sorted(e.name for e in _portal.call(sandbox.files.list, root)) == ["l", "real"]
     assert _portal.call(sandbox.files.make_dir, f"{root}/l") is False  # "already exists"
+
+
+def test_a_write_cut_half_way_leaves_the_old_file(fake: E2BFake, ctx: Context, d: str) -> None:
+    """envd writes an upload into its file as the bytes come: one cut half-way (the connection
+    drops, envd answers 500) used to leave half a file in place of the old one. The old file
+    stays, with its mode, and nothing is left beside it; a whole write keeps the mode too."""
+    p, i = ctx.provider, ctx.instance_id
+    _portal.call(p.write_file, i, f"{d}/kept", b"old")
+    assert _portal.call(ctx.sh, f"chmod 750 {d}/kept").ok
+    fake.cut_uploads_at = 1000
+    try:
+        with pytest.raises(ExecError, match="E2B failed during write_file"):
+            _portal.call(p.write_file, i, f"{d}/kept", b"n" * 4000)
+    finally:
+        fake.cut_uploads_at = None
+    assert _portal.call(p.read_file, i, f"{d}/kept") == b"old"
+    assert _portal.call(ctx.sh, f"ls -A {d}").stdout == "kept\n"
+    _portal.call(p.write_file, i, f"{d}/kept", b"new")
+    assert _portal.call(ctx.sh, f"stat -c %a {d}/kept; cat {d}/kept").stdout == "750\nnew"
+    with pytest.raises(IsADirectoryError):
+        _portal.call(p.write_file, i, d, b"x")
+
+
+def test_a_write_replaces_a_link_instead_of_writing_through_it(ctx: Context, d: str) -> None:
+    """A command plants a link where the host will write: envd's upload opened the path and wrote
+    through the link (as root, chowning the target). Now the link is replaced."""
+    p, i = ctx.provider, ctx.instance_id
+    assert _portal.call(ctx.sh, f"printf mine > {d}/victim && ln -s victim {d}/planted").ok
+    _portal.call(p.write_file, i, f"{d}/planted", b"written")
+    assert _portal.call(ctx.sh, f"cat {d}/victim; test -L {d}/planted || echo ' replaced'").stdout == (
+        "mine replaced\n"
+    )

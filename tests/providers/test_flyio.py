@@ -366,3 +366,15 @@ _LIVE_EXPR = "__import__('praisonai.compute.providers.flyio', fromlist=['x']).Fl
 @pytest.mark.parametrize("check", list(CHECKS))
 def test_live_conformance(live_ctx: Context, check: str) -> None:
     run_check(TARGETS[PROVIDER], live_ctx, check)
+
+
+def test_a_write_keeps_the_mode_and_refuses_a_directory(ctx: Context) -> None:
+    """The last chunk's exec renames the new file over the target: it used to lose a replaced
+    file's mode and, given a directory, move the new file into it and call that a success."""
+    p, i = ctx.provider, ctx.instance_id
+    assert _portal.call(ctx.sh, "mkdir -p w/dir && printf old > w/tool && chmod 750 w/tool").ok
+    _portal.call(p.write_file, i, "w/tool", b"new")
+    assert _portal.call(ctx.sh, "stat -c %a w/tool; cat w/tool").stdout == "750\nnew"
+    with pytest.raises(IsADirectoryError):
+        _portal.call(p.write_file, i, "w/dir", b"x")
+    assert _portal.call(ctx.sh, "ls -A w w/dir").stdout == "w:\ndir\ntool\n\nw/dir:\n"

@@ -12,6 +12,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -24,7 +25,7 @@ from kit import set_environment
 from served import IMAGE, TARGETS, run_check
 
 from praisonai import _portal
-from praisonai._errors import InstanceNotFoundError
+from praisonai._errors import InstanceNotFoundError, PraisonAIError
 from praisonai._types import ExecRequest
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.modal import ModalCompute, _transport
@@ -329,3 +330,25 @@ def test_another_process_resolves_relative_paths_in_the_working_dir(provider: Mo
         assert _portal.call(other.read_file, info.instance_id, "note.txt") == b"here"
     finally:
         _portal.call(provider.shutdown, info.instance_id)
+
+
+def test_a_write_cut_half_way_leaves_the_old_file(fake: ModalFake, ctx: Context, tmp_path: Path) -> None:
+    """The stream that carries a write's bytes is cut half-way (the fake's exec stdin ends there,
+    as a lost connection): write_file (the helper used to rename the short file over the old one)
+    and upload_file of one file (Modal's fs-tools wrote it in place) both fail, and the old file
+    stays, with nothing left beside it."""
+    p, i = ctx.provider, ctx.instance_id
+    assert _portal.call(ctx.sh, "mkdir -p cut && printf old > cut/kept").ok
+    source = tmp_path / "source"
+    source.write_bytes(b"n" * 4000)
+    for write in (
+        lambda: p.write_file(i, "cut/kept", b"n" * 4000),
+        lambda: p.upload_file(i, source, "cut/kept"),
+    ):
+        fake.state.stdin_budget = 1000
+        try:
+            with pytest.raises(PraisonAIError):
+                _portal.call(write)
+        finally:
+            fake.state.stdin_budget = None
+        assert _portal.call(ctx.sh, "ls -A cut; cat cut/kept").stdout == "kept\nold"

@@ -23,7 +23,7 @@ from kit import race_writers
 from served import TARGETS, run_check
 
 from praisonai import _portal
-from praisonai._errors import AuthenticationError, InstanceNotFoundError, PathNotFoundError
+from praisonai._errors import AuthenticationError, ExecError, InstanceNotFoundError, PathNotFoundError
 from praisonai._types import Capability
 from praisonai.compute import registry
 from praisonai.compute.config import ComputeConfig
@@ -303,3 +303,18 @@ def test_concurrent_writes_never_mix(ctx: Context) -> None:
     """Two writers of one file and a reader: the reader sees one payload or the other, never a mix."""
     seen = race_writers([ctx.provider] * 3, ctx.instance_id, "shared.bin", writes=8, size=3 << 20)
     assert seen <= {"payload 0", "payload 1"}, f"a reader saw a mix: {seen}"
+
+
+def test_a_write_cut_half_way_leaves_the_old_file(ctx: Context, fake: TenkiFake) -> None:
+    """The stream that carries a write's bytes is cut half-way (the guest's stdin ends there, as a
+    lost connection): cat wrote what came and the script renamed it over the old file. Now the
+    write fails, the old file stays, and nothing is left beside it."""
+    p, i = ctx.provider, ctx.instance_id
+    assert _portal.call(ctx.sh, "mkdir -p cut && printf old > cut/kept").ok
+    fake.stdin_budget = 1000
+    try:
+        with pytest.raises(ExecError):
+            _portal.call(p.write_file, i, "cut/kept", b"n" * 4000)
+    finally:
+        fake.stdin_budget = None
+    assert _portal.call(ctx.sh, "ls -A cut; cat cut/kept").stdout == "kept\nold"

@@ -14,6 +14,7 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -23,7 +24,9 @@ import anyio
 import pytest
 
 from praisonai._types import ExecRequest, ExecResult
-from praisonai.runtime.channel import Channel
+from praisonai.runtime._wire import request_line
+from praisonai.runtime.channel import Channel, helper_argv
+from praisonai.runtime.partial import partial_name
 from praisonai.runtime.session import ShellSession
 from praisonai.runtime.transport import ProcessTransport
 
@@ -95,6 +98,22 @@ def test_the_helper_runs_requests_under_the_shell(shell: list[str], tmp_path: Pa
 
     (tmp_path / "sub").mkdir()
     anyio.run(main)
+
+
+def test_a_write_cut_inside_its_payload_keeps_the_old_file(shell: list[str], tmp_path: Path) -> None:
+    """The client dies, or its stream is cut, inside a write's payload: the helper's input ends
+    there. The file keeps its old content (the helper used to rename the short file over it and
+    answer 0), and no partial file is left."""
+    target = tmp_path / "kept.txt"
+    target.write_bytes(b"old content")
+    spool = tmp_path / "spool"
+    spool.mkdir(mode=0o700)
+    argv = helper_argv(str(spool), "NONCE")
+    request = request_line("__p_write", "n1", str(target), "100", partial_name()) + b"x" * 40
+    done = subprocess.run([*shell, *argv[1:]], input=request, capture_output=True, env=_ENV, timeout=30)
+    assert b"n1 0\n" not in done.stdout, done.stdout
+    assert target.read_bytes() == b"old content"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept.txt", "spool"]
 
 
 def test_a_timeout_kills_the_whole_tree_under_the_shell(shell: list[str], tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ import anyio
 from praisonai import _limits
 from praisonai._errors import PathNotFoundError
 from praisonai.compute.foreign import _shell
+from praisonai.runtime.partial import partial_beside
 
 #: ``checked(command)``: run one file-operation command, return its stdout or raise.
 Checked = Callable[[str], Awaitable[str]]
@@ -54,7 +55,7 @@ async def write_bytes(
     if text is not None:
         await checked(_shell.heredoc_write(target, text, _shell.new_delimiter(text)))
         return
-    temp = _shell.temp_path(target)
+    temp = partial_beside(target)
     try:
         await checked(_shell.chunk_start(target, temp))
         for offset in range(0, len(data), _limits.FOREIGN_INLINE_BYTES):

@@ -116,11 +116,6 @@ def heredoc_write(path: str, content: str, delimiter: str) -> str:
     return "\n".join(lines)
 
 
-def temp_path(path: str) -> str:
-    """A new temporary file in ``path``'s directory: renamed onto ``path`` once whole."""
-    return posixpath.join(posixpath.dirname(path) or ".", f".praisonai-write-{secrets.token_hex(6)}.tmp")
-
-
 def chunk_start(path: str, temp: str) -> str:
     """Create ``path``'s directory and an empty ``temp`` file to append chunks to."""
     return f'set -e\nmkdir -p -- "$(dirname -- {quoted(path)})"\n: > {quoted(temp)}'

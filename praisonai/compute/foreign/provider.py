@@ -60,6 +60,7 @@ from praisonai.compute.foreign._protocol import (
     usable_id,
 )
 from praisonai.compute.options import ProviderOptions
+from praisonai.runtime.partial import partial_beside
 
 #: Seconds a file operation's one command may take (it moves at most one chunk).
 _FILE_OP_TIMEOUT_S = _limits.DEFAULT_EXEC_TIMEOUT_S
@@ -301,7 +302,7 @@ class ForeignProvider(ComputeProvider):
         if local.is_file():
             await self._write(instance_id, target, local.read_bytes())
             return
-        parent, archive = posixpath.dirname(target), _shell.temp_path(target)
+        parent, archive = posixpath.dirname(target), partial_beside(target)
         await self._write(instance_id, archive, _tar.pack_path(local, posixpath.basename(target)))
         unpack = f"tar -xf {_shell.quoted(archive)} -C {_shell.quoted(parent)}"
         unpack += f"; s=$?; {_shell.remove(archive)}; exit $s"  # the archive goes either way
@@ -313,7 +314,7 @@ class ForeignProvider(ComputeProvider):
             await self._ask("download_file", self.target.download_file(theirs, remote, str(local)), ExecError)
             return
         target = self._path(instance_id, remote)
-        archive = _shell.temp_path(target)
+        archive = partial_beside(target)
         pack = (
             f"tar -cf {_shell.quoted(archive)} -C {_shell.quoted(posixpath.dirname(target))} "
             + _shell.quoted(posixpath.basename(target))

@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 
 from praisonai import _limits
-from praisonai._errors import InstanceNotFoundError
+from praisonai._errors import ConfigError, InstanceNotFoundError
 from praisonai._types import ExecResult
 from praisonai.compute.testing._kit import Context, Suite
 
@@ -147,6 +147,36 @@ async def awkward_paths(ctx: Context) -> None:
     assert await ctx.provider.read_file(ctx.instance_id, path) == b"ok"
     r = await ctx.sh('cat "odd dir/it\'s \\"quoted\\"/ünïcødé ✓.txt"')
     assert r.stdout == "ok", r
+
+
+@suite.check()
+async def longest_names_round_trip(ctx: Context) -> None:
+    """A name of NAME_MAX bytes, in ASCII and in 3-byte UTF-8 characters, is written, replaced,
+    uploaded and read back (a write's temporary name must fit beside any name it stands for, and
+    none is left behind); one byte more is refused in one sentence, before the instance is asked."""
+    p, i = ctx.provider, ctx.instance_id
+    where = f"names-{uuid.uuid4().hex[:8]}"
+    longest = ["n" * _limits.MAX_NAME_BYTES, "✓" * (_limits.MAX_NAME_BYTES // 3)]
+    try:
+        for name in longest:
+            path = f"{where}/{name}"
+            await p.write_file(i, path, b"first")
+            await p.write_file(i, path, b"second")
+            assert await p.read_file(i, path) == b"second", f"a {len(name.encode())}-byte name"
+            with tempfile.TemporaryDirectory() as tmp:
+                Path(tmp, "source").write_bytes(b"uploaded")
+                await p.upload_file(i, Path(tmp, "source"), path)
+            assert await p.read_file(i, path) == b"uploaded"
+        listed = await ctx.sh(f"ls -A {where}")
+        assert sorted(listed.stdout.splitlines()) == sorted(longest), f"left behind: {listed.stdout!r}"
+        try:
+            await p.write_file(i, f"{where}/{'n' * (_limits.MAX_NAME_BYTES + 1)}", b"x")
+        except ConfigError as exc:
+            assert "too long" in str(exc) and "\n" not in str(exc), exc
+        else:
+            raise AssertionError("a 256-byte name must be refused in one sentence")
+    finally:
+        await ctx.sh(f"rm -rf {where}")
 
 
 @suite.check()

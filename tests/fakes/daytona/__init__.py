@@ -85,6 +85,9 @@ class DaytonaFake:
         self.requests: list[tuple[str, str, Any]] = []  # (method, route, json body) of API calls
         self._faults: list[tuple[int, float | None]] = []
         self.ptys = _pty.Sessions()
+        #: set: the next uploads are cut after this many bytes, written in place (as daemons before
+        #: the temp-file upload did) and answered 400 with the daemon's "errors"
+        self.cut_uploads_at: int | None = None
         self._lock = threading.Lock()
         # the SDK opens many connections at once (one client per operation)
         self._serving = Loopback(self._dispatch, (self._lifetimes,), backlog=1024)

@@ -181,7 +181,10 @@ def _toolbox(
                 paths[name[: -len(".path")]] = data.decode()
             elif name.endswith(".file"):
                 target = paths.get(name[: -len(".file")]) or filename or ""
-                error = _sandboxes.write(container, _abs(target), data)
+                cut = fake.cut_uploads_at
+                error = _sandboxes.write(container, _abs(target), data if cut is None else data[:cut])
+                if cut is not None and len(data) > cut:
+                    error = f"{_abs(target)}: write: unexpected EOF"
                 if error:
                     return send_error(h, 400, error)
         return send_json(h, 200, {})

@@ -121,6 +121,8 @@ class E2BFake:
         self._envd_fs = FilesystemWSGIApplication(FilesystemService(self))  # type: ignore[arg-type]
         self._stop = threading.Event()
         self.edge: Edge | None = None  # E2B's preview hosts (``_edge``), while the fake runs
+        #: set: the next uploads are cut after this many bytes, written in place as envd does
+        self.cut_uploads_at: int | None = None
 
     # ---- life of the fake -------------------------------------------------------------------
 

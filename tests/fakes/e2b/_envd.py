@@ -197,7 +197,12 @@ def files(fake: E2BFake, environ: dict[str, Any]) -> tuple[str, bytes, str]:
         part = next(iter(message.iter_parts()))
         body = part.get_payload(decode=True) or b""
     script = 'mkdir -p "$(dirname "$0")" && cat > "$0"'
-    done = container_exec(sandbox.container, ["sh", "-c", script, path], body)
+    cut = fake.cut_uploads_at
+    # envd opens the path with O_TRUNC and copies the body in as it comes: a transfer that breaks
+    # off leaves what had come, and envd answers 500 ("error writing file")
+    done = container_exec(sandbox.container, ["sh", "-c", script, path], body if cut is None else body[:cut])
+    if cut is not None and len(body) > cut:
+        return _error("500 Internal Server Error", "error writing file: unexpected EOF")
     if done.returncode != 0:
         message_text = done.stderr.decode(errors="replace").strip()
         return _error("400 Bad Request", message_text)

@@ -48,6 +48,9 @@ class State:
         self.dicts: dict[str, dict[bytes, bytes]] = {}  # Dict id -> serialized key -> value
         self.calls: dict[str, int] = {}
         self.tls = _tunnels.Tls()  # the certificate of every encrypted tunnel
+        #: set: exec stdin passes this many more bytes, then the stream is cut (the process reads
+        #: EOF, later bytes are dropped), as a connection lost mid-transfer
+        self.stdin_budget: int | None = None
 
     def box(self, sandbox_id: str) -> Box:
         if sandbox_id not in self.boxes:
@@ -317,6 +320,11 @@ class _Router(tcr_grpc.TaskCommandRouterBase):
         proc_in = ex.proc.stdin
         assert proc_in is not None
         skip = max(0, ex.stdin_written - offset)
+        budget = self.s.stdin_budget
+        if budget is not None and len(data) - skip > budget and not ex.stdin_closed:
+            data, eof, self.s.stdin_budget = data[: skip + budget], True, None
+        elif budget is not None:
+            self.s.stdin_budget = budget - max(0, len(data) - skip)
         if data[skip:] and not ex.stdin_closed:
             try:
                 proc_in.write(data[skip:])

@@ -77,6 +77,9 @@ class TenkiFake:
         self.snapshots: dict[str, dict[str, Any]] = {}
         self.calls: dict[str, int] = {}
         self.argvs: list[list[str]] = []  # every Run's argv, as the guest got it
+        #: set: Run stdin passes this many more bytes, then the stream is cut (the command reads
+        #: EOF, later bytes are dropped), as a connection lost mid-transfer
+        self.stdin_budget: int | None = None
         self.lock = threading.Lock()
         self._faults: list[tuple[grpc.StatusCode, str, bool]] = []
         # A Run stream holds a worker for the life of its command: room for hundreds at once.

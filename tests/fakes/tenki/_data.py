@@ -98,7 +98,7 @@ class DataPlane(pb_grpc.SandboxSessionDataPlaneServiceServicer):  # type: ignore
         self.fake.argvs.append(list(start.cmd))
         run = _Run(box["_container"], start, context)
         yield _frame(started=pb.RunStarted(pid=run.proc.pid))
-        threading.Thread(target=run.feed, args=(request_iterator,), daemon=True).start()
+        threading.Thread(target=run.feed, args=(request_iterator, self.fake), daemon=True).start()
         yield from run.output()
         yield _frame(exit=run.exit())
 
@@ -145,14 +145,21 @@ class _Run:
             if not self.done.wait(GRACE_S):
                 _sandboxes.signal_group(self.container, self.run_id, "KILL")
 
-    def feed(self, requests: Iterator[Any]) -> None:
+    def feed(self, requests: Iterator[Any], fake: TenkiFake) -> None:
         assert self.proc.stdin is not None
+        cut = False
         try:
             for wrapped in requests:
                 frame = wrapped.frame
-                if frame.stdin:
-                    self.proc.stdin.write(frame.stdin)
-                if frame.stdin_close:
+                if frame.stdin and not cut:
+                    data, budget = frame.stdin, fake.stdin_budget
+                    if budget is not None:  # a stream cut mid-transfer: the command reads EOF
+                        cut, data = len(data) > budget, data[:budget]
+                        fake.stdin_budget = None if cut else budget - len(data)
+                    self.proc.stdin.write(data)
+                    if cut:
+                        self.proc.stdin.close()
+                if frame.stdin_close and not cut:
                     self.proc.stdin.close()
                 if frame.HasField("signal"):
                     name = pb.RunSignal.Sig.Name(frame.signal.signal)

@@ -33,6 +33,7 @@ import functools
 import ipaddress
 import math
 import posixpath
+import uuid
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
@@ -324,25 +325,19 @@ class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
                 data: bytes = await sandbox.fs.download_file(self._path(sandbox, path))
             return data
 
-    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
-        async with self._sandbox(instance_id, "write_file") as sandbox:
-            with translated("write_file", instance_id=instance_id):
-                # bytes: a str is a LOCAL path
-                await sandbox.fs.upload_file(bytes(data), self._path(sandbox, path))
-
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         from daytona import FileUpload
 
+        if not local.is_dir():  # as write_file: whole or not at all
+            await self._put_whole(instance_id, remote, str(local), "upload")
+            return
         async with self._sandbox(instance_id, "upload") as sandbox:
             target = self._path(sandbox, remote)
-            if local.is_dir():
-                files = [
-                    FileUpload(source=str(p), destination=posixpath.join(target, *p.relative_to(local).parts))
-                    for p in sorted(local.rglob("*"))
-                    if p.is_file()
-                ]
-            else:
-                files = [FileUpload(source=str(local), destination=target)]
+            files = [
+                FileUpload(source=str(p), destination=posixpath.join(target, *p.relative_to(local).parts))
+                for p in sorted(local.rglob("*"))
+                if p.is_file()
+            ]
             with translated("upload", instance_id=instance_id):
                 if files:
                     await sandbox.fs.upload_files(files)
@@ -352,7 +347,7 @@ class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         async with self._sandbox(instance_id, "download") as sandbox:
             target = self._path(sandbox, remote)
-            archive = f"{_XFER_DIR}/{posixpath.basename(target) or 'root'}.{id(local):x}.tar"
+            archive = f"{_XFER_DIR}/{uuid.uuid4().hex}.tar"  # not from the name: it may be 255 bytes
             script = (
                 f"if [ -d {_q(target)} ]; then mkdir -p {_XFER_DIR} && "
                 f"tar -cf {_q(archive)} -C {_q(posixpath.dirname(target))} "

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from praisonai._errors import ExecError
 from praisonai.compute.files import FileOperations
 from praisonai.compute.providers.daytona._client import translated
+from praisonai.runtime.partial import partial_beside
 
 if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
@@ -49,6 +50,28 @@ class DaytonaFileOps(FileOperations):
 
         def _sandbox(self, instance_id: str, op: str) -> AbstractAsyncContextManager[Any]: ...
         def _path(self, sandbox: Any, path: str) -> str: ...
+
+    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
+        await self._put_whole(instance_id, path, bytes(data), "write_file")  # bytes: a str is a LOCAL path
+
+    async def _put_whole(self, instance_id: str, path: str, source: bytes | str, op: str) -> None:
+        """``source`` (bytes, or a local file's path, streamed) uploaded to a new file beside
+        ``path``, then put in its place by one command (the daemon's move refuses an existing
+        target): a reader sees the old file or the new one, never an upload cut half-way (daemons
+        before the temp-file upload write in place as the bytes come) nor a mix of two writers; a
+        replaced file keeps its mode (the newest daemons reset it to 0644) and a link at ``path``
+        is replaced (they write through it)."""
+        async with self._sandbox(instance_id, op) as sandbox:
+            target = self._path(sandbox, path)
+            partial = partial_beside(target)
+            try:
+                with translated(op, instance_id=instance_id):
+                    await sandbox.fs.upload_file(source, partial)
+                await self._place_file(instance_id, partial, target)
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await sandbox.fs.delete_file(partial)
+                raise
 
     async def _file_exists(self, instance_id: str, path: str) -> bool:
         try:

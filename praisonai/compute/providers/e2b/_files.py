@@ -4,6 +4,7 @@ directory transfer), unpacked by ``tar`` in the sandbox or here."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import shlex
 import tarfile
@@ -19,6 +20,7 @@ from praisonai._types import ExecRequest
 from praisonai.compute import _tar
 from praisonai.compute.providers.e2b import _exec
 from praisonai.compute.providers.e2b._errors import translated
+from praisonai.runtime.partial import partial_beside
 
 
 async def read(sandbox: Any, instance_id: str, path: str) -> bytes:
@@ -45,8 +47,38 @@ async def read_range(sandbox: Any, instance_id: str, path: str, offset: int, lim
 
 
 async def write(sandbox: Any, instance_id: str, path: str, data: bytes) -> None:
+    """``data`` to a new file beside ``path`` (envd's upload, which makes the parents), renamed over
+    it (envd's Move, ``rename(2)``): a reader sees the old file or the new one, never an upload cut
+    half-way (envd writes its file in place as the bytes come) nor a mix of two writers, and a
+    link at ``path`` is replaced, never written through. A replaced file keeps its mode: envd has
+    no chmod, so one command sets it when the new file's differs."""
+    from e2b import FileNotFoundException, FileType
+
+    partial = partial_beside(path)
     with translated("write_file", instance_id, path):
-        await sandbox.files.write(path, data, use_octet_stream=True)  # parents are created
+        try:
+            replaced = await sandbox.files.get_info(path)  # lstat, but typed as what a link points at
+        except FileNotFoundException:
+            replaced = None
+        if replaced is not None and replaced.type == FileType.DIR:
+            raise IsADirectoryError(f"{path} is a directory")
+    try:
+        with translated("write_file", instance_id, path):
+            await sandbox.files.write(partial, data, use_octet_stream=True)
+            if replaced is not None and replaced.type == FileType.FILE:
+                made = await sandbox.files.get_info(partial)
+                if made.mode != replaced.mode:
+                    await _sh(
+                        sandbox,
+                        instance_id,
+                        f"chmod {replaced.mode:o} -- {shlex.quote(partial)}",
+                        "write_file",
+                    )
+            await sandbox.files.rename(partial, path)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await sandbox.files.remove(partial)
+        raise
 
 
 async def _sh(sandbox: Any, instance_id: str, command: str, op: str) -> str:

@@ -7,6 +7,7 @@ the same way.
 from __future__ import annotations
 
 import base64
+import contextlib
 import posixpath
 import shlex
 import uuid
@@ -17,6 +18,7 @@ import anyio
 from praisonai._errors import ExecError, PathNotFoundError
 from praisonai.compute import _tar
 from praisonai.compute.providers.flyio import _exec
+from praisonai.runtime.partial import partial_beside
 
 CHUNK = 512 * 1024  # file bytes per exec: stdin and answer sizes are undocumented
 _XFER_DIR = "/tmp/.praisonai-xfer"
@@ -55,16 +57,29 @@ class FlyFiles:
         return b"".join(parts)
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
+        """Chunks appended to a new file beside ``path``, which the last exec renames over it
+        (keeping a replaced file's mode): a reader sees the old file or the new one, and a write
+        that fails half-way removes its new file."""
         target = await self._path(instance_id, path, "write_file")
-        part = shlex.quote(f"{target}.praisonai-{uuid.uuid4().hex[:8]}")
+        part = shlex.quote(partial_beside(target))
         q = shlex.quote(target)
-        for start in range(0, max(1, len(data)), CHUNK):
-            redirect = f"{'>' if start == 0 else '>>'} {part}"
-            script = f'mkdir -p -- "$(dirname -- {q})" || exit 1\n'
-            script += _exec.heredoc(data[start : start + CHUNK], redirect)
-            if start + CHUNK >= len(data):
-                script += f"mv -f -- {part} {q}\n"
-            await self._run_script(instance_id, script, 0, "write_file")
+        try:
+            for start in range(0, max(1, len(data)), CHUNK):
+                redirect = f"{'>' if start == 0 else '>>'} {part}"
+                script = f'mkdir -p -- "$(dirname -- {q})" || exit 1\n'
+                script += _exec.heredoc(data[start : start + CHUNK], redirect)
+                if start + CHUNK >= len(data):
+                    script += (
+                        f"if [ -d {q} ]; then rm -f -- {part}; echo D; exit 0; fi\n"
+                        f"[ ! -f {q} ] || chmod --reference={q} -- {part} 2>/dev/null\n"
+                        f"mv -fT -- {part} {q}\n"
+                    )
+                if (await self._run_script(instance_id, script, 0, "write_file")).strip() == "D":
+                    raise IsADirectoryError(f"{path} is a directory in the Fly machine")
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await self._run_script(instance_id, f"rm -f -- {part}\n", 0, "write_file")
+            raise
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         target = await self._path(instance_id, remote, "upload")

@@ -15,7 +15,6 @@ import os
 import posixpath
 import shutil
 import stat
-import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -31,6 +30,7 @@ from praisonai._errors import (
 from praisonai._home import disk_full
 from praisonai.compute._tar import refuse_links_out
 from praisonai.compute.providers.local._beneath import open_beneath, open_dir, opened
+from praisonai.runtime.partial import partial_name
 
 _DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CHUNK = 1024 * 1024
@@ -139,7 +139,7 @@ def _write_into(root: int, parts: list[str], shown: str, fill: Callable[[BinaryI
     with opened(open_dir(root, parts[:-1], shown, create=True)) as parent:
         name = parts[-1]
         mode = _replaced_mode(parent, name, shown)
-        partial = f".{name[:200]}.praisonai-{uuid.uuid4().hex[:12]}"
+        partial = partial_name()
         fd = os.open(
             partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o666, dir_fd=parent
         )

@@ -382,6 +382,10 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
     # ---- files ---------------------------------------------------------------------------------
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        if local.is_file():  # as write_file, through the helper: a new file renamed over the target
+            await self._write(instance_id, remote, await anyio.Path(local).read_bytes())
+            return
+
         def where() -> str:  # once found: another process's sandbox has its own working dir
             return _files.absolute(remote, self._workdir(instance_id))
 

@@ -1,5 +1,7 @@
-"""Uploads and downloads: a file through ``sb.filesystem`` (bytes over exec stdin, never a
-command line), a directory tree as a tar stream through an exec's stdin/stdout."""
+"""Uploads and downloads: a downloaded file through ``sb.filesystem`` (bytes over exec stdout,
+never a command line), a directory tree as a tar stream through an exec's stdin/stdout. An uploaded
+file goes through the helper, as ``write_file`` does: Modal's ``write_bytes`` (its fs-tools)
+writes in place, so a transfer cut short leaves half a file where the old one was."""
 
 from __future__ import annotations
 
@@ -25,11 +27,6 @@ async def read(sb: Any, path: str) -> bytes:
     return data
 
 
-async def write(sb: Any, path: str, data: bytes) -> None:
-    with translated("write_file", path):
-        await sb.filesystem.write_bytes.aio(data, path)
-
-
 async def _tar_exec(sb: Any, script: str, stdin: bytes) -> bytes:
     with translated("transfer"):
         proc = await sb.exec.aio("sh", "-c", script, text=False)
@@ -49,9 +46,8 @@ async def _tar_exec(sb: Any, script: str, stdin: bytes) -> bytes:
 
 
 async def upload(sb: Any, local: Path, remote: str) -> None:
-    if local.is_file():
-        await write(sb, remote, local.read_bytes())
-        return
+    """A directory tree, unpacked by ``tar`` over what is there (a file of the tree is written in
+    place: a reader can see it half-written); a single file goes through the helper instead."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w") as tar:
         tar.add(local, arcname=".")

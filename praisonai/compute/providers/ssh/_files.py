@@ -13,7 +13,6 @@ import posixpath
 import re
 import shlex
 import stat
-import uuid
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +21,7 @@ from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
 from praisonai._transfer import sftp_callback
 from praisonai.compute._tar import refuse_links_out
 from praisonai.compute.providers.ssh._link import HostLink
+from praisonai.runtime.partial import partial_beside
 
 if TYPE_CHECKING:
     import paramiko
@@ -93,8 +93,7 @@ def write(link: HostLink, path: str, data: bytes, shown: str) -> None:
     """Write exactly ``data`` to a new file beside ``path``, renamed over it (``posix-rename``),
     so a reader sees the old or the new file, never a mix of two writers; a replaced file keeps
     its mode. Missing parents are made only when the first open says so."""
-    name = f".{posixpath.basename(path)}.praisonai-{uuid.uuid4().hex[:12]}"
-    partial = posixpath.join(posixpath.dirname(path), name)
+    partial = partial_beside(path)
     with link.sftp() as sftp:
         mode = _replaced_mode(sftp, path, shown)
         try:
@@ -132,7 +131,7 @@ def upload(link: HostLink, local: Path, remote: str) -> None:
     with link.sftp() as sftp:
         if not local.is_dir():
             _makedirs(sftp, posixpath.dirname(remote), remote)
-            sftp.put(str(local), remote, callback=sftp_callback(), confirm=False)
+            _put_whole(sftp, local, remote)
             return
         _makedirs(sftp, remote, remote)
         for top, dirs, files in os.walk(local):
@@ -145,6 +144,22 @@ def upload(link: HostLink, local: Path, remote: str) -> None:
                     _makedirs(sftp, dest, remote)
                 else:
                     sftp.put(str(source), dest, callback=sftp_callback(), confirm=False)
+
+
+def _put_whole(sftp: paramiko.SFTPClient, local: Path, path: str) -> None:
+    """``local`` to a new file beside ``path``, renamed over it as :func:`write` does (a put cut
+    short leaves the old file; a link at ``path`` is replaced, never written through)."""
+    mode = _replaced_mode(sftp, path, path)
+    partial = partial_beside(path)
+    try:
+        sftp.put(str(local), partial, callback=sftp_callback(), confirm=False)
+        if mode is not None:
+            sftp.chmod(partial, mode)
+        sftp.posix_rename(partial, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            sftp.remove(partial)
+        raise
 
 
 def download(link: HostLink, remote: str, local: Path, shown: str) -> None:

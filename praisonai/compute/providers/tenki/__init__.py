@@ -62,6 +62,7 @@ from praisonai.compute.providers.tenki._client import (
     retried,
     translated,
 )
+from praisonai.runtime.partial import partial_beside
 
 LABEL_WORKDIR = "praisonai.workdir"
 TAG_PROVIDER = "praisonai-provider=tenki"
@@ -75,15 +76,16 @@ _STATES = {
 }
 #: Reads a file (exit 2: missing, 3: a directory); writes stdin to one, parents made.
 _READ = '[ -d "$1" ] && exit 3; [ -f "$1" ] || exit 2; exec cat -- "$1"'
-#: stdin to a new file beside $1, renamed over it (a reader never sees a mix of two writers); a
-#: replaced file keeps its mode
+#: stdin to the new file $2 beside $1 (``partial_beside``), renamed over $1 once it holds all $3
+#: bytes (a reader never sees a mix of two writers, nor a write cut short); a replaced file keeps
+#: its mode
 _WRITE = (
-    'd=$(dirname -- "$1") && mkdir -p -- "$d" && t="$d/.$(basename -- "$1").praisonai-$$" || exit 1\n'
-    'if cat > "$t"; then\n'
-    '  [ ! -f "$1" ] || chmod "$(stat -c %a -- "$1")" -- "$t" 2>/dev/null\n'
-    '  mv -f -- "$t" "$1" && exit 0\n'
+    'mkdir -p -- "$(dirname -- "$1")" || exit 1\n'
+    'if cat > "$2" && [ "$(wc -c < "$2")" -eq "$3" ]; then\n'
+    '  [ ! -f "$1" ] || chmod "$(stat -c %a -- "$1")" -- "$2" 2>/dev/null\n'
+    '  mv -f -- "$2" "$1" && exit 0\n'
     "fi\n"
-    'rm -f -- "$t"; exit 1'
+    'rm -f -- "$2"; exit 1'
 )
 
 
@@ -318,7 +320,8 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         async with self._sandbox(instance_id, "write_file") as sandbox:
             target = self._path(sandbox, path)
-            result = await self._raw(sandbox, ["sh", "-c", _WRITE, "sh", target], bytes(data), "write_file")
+            argv = ["sh", "-c", _WRITE, "sh", target, partial_beside(target), str(len(data))]
+            result = await self._raw(sandbox, argv, bytes(data), "write_file")
         _check(result, "write_file", path)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
