@@ -25,6 +25,7 @@ from praisonai import _limits
 from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError
 from praisonai._types import InstanceInfo
 from praisonai.compute.channel import ChannelMixin
+from praisonai.compute.lifecycle import check_home
 from praisonai.compute.providers.docker import _attach
 from praisonai.compute.providers.docker._client import container_name, sdk
 from praisonai.compute.watchdog import HELPER_ENDED
@@ -212,6 +213,7 @@ class MainChannelMixin(ChannelMixin):
         """
         self._check_id(instance_id)
         inspected = self._inspect_now(container_name(instance_id))
+        check_home(instance_id, (inspected.get("Config") or {}).get("Labels") or {}, "adopt")
         self._workdirs[instance_id] = check_key(inspected, instance_id, key)
         self._main_keys.adopt(instance_id, key)
 
