@@ -275,7 +275,8 @@ class DockerEngine(
         docker = sdk()
 
         api = self.api
-        host_config = _spec.host_config(api, cfg, _runtime.chosen(self._options.runtime, cfg))
+        runtime = _runtime.chosen(self._options.runtime, cfg)
+        host_config = _spec.host_config(api, cfg, runtime, local=self._engine_is_local())
         create = lambda env: api.create_container(  # noqa: E731
             image,
             command=command,
