@@ -45,6 +45,7 @@ _EXPORTS = {
     "CommandTimeoutError": "praisonai._errors",
     "PathNotFoundError": "praisonai._errors",
     "PathOutsideWorkspaceError": "praisonai._errors",
+    "ForeignInstanceError": "praisonai._errors",
     "Agent": "praisonai.agents",
     "AgentTeam": "praisonai.agents",
     "AgentFlow": "praisonai.agents",
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
     from praisonai._errors import ConfigError as ConfigError
     from praisonai._errors import EnvironmentFileError as EnvironmentFileError
     from praisonai._errors import ExecError as ExecError
+    from praisonai._errors import ForeignInstanceError as ForeignInstanceError
     from praisonai._errors import HostKeyError as HostKeyError
     from praisonai._errors import ImageNotFoundError as ImageNotFoundError
     from praisonai._errors import InstanceNotFoundError as InstanceNotFoundError

@@ -28,7 +28,8 @@ Leaves also inherit the builtin a Python programmer would catch, so ``except Tim
     │   └── CommandFailedError                   check=True and the command exited non-zero
     ├── CommandTimeoutError (TimeoutError)       check=True and the command hit its timeout
     ├── PathNotFoundError (FileNotFoundError)    a file or working directory is missing
-    └── PathOutsideWorkspaceError (PermissionError)  a path escapes the instance workspace
+    ├── PathOutsideWorkspaceError (PermissionError)  a path escapes the instance workspace
+    └── ForeignInstanceError (PermissionError)   the instance belongs to another praisonai home
 """
 
 from __future__ import annotations
@@ -230,3 +231,9 @@ class PathNotFoundError(PraisonAIError, FileNotFoundError):
 
 class PathOutsideWorkspaceError(PraisonAIError, PermissionError):
     """A path resolves outside the instance workspace; the operation was refused."""
+
+
+class ForeignInstanceError(PraisonAIError, PermissionError):
+    """The instance was made by another ``PRAISONAI_HOME`` (its ``praisonai.home`` label is not
+    this home's): it is not resumed, connected to or run in from here. Removing it is allowed
+    (``compute stop``)."""

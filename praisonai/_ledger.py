@@ -24,7 +24,6 @@ and reported (``scan``), never fatal to the others.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import shlex
@@ -40,6 +39,7 @@ from typing import Any
 from praisonai import _sqlite
 from praisonai._errors import HomeUnusableError
 from praisonai._home import disk_full, full_home, praisonai_home, unusable_home
+from praisonai._home import home_tag as home_tag  # where its callers have always found it
 from praisonai._lifetime import DEFAULT_LIFETIME, Lifetime
 
 #: How long a call waits for another process's write lock before sqlite raises "database is locked".
@@ -356,11 +356,3 @@ def _entry(row: tuple[Any, ...]) -> LedgerEntry:
         raise ValueError("its spec is not a JSON object")
     lifetime = Lifetime(bool(auto), idle, ttl, action, retain)
     return LedgerEntry(instance_id, provider, parsed, owner, created_at, state, last_active, lifetime)
-
-
-def home_tag(home: Path | None = None) -> str:
-    """A short, stable name of a home (default: the current ``$PRAISONAI_HOME``): 12 hex digits of
-    the SHA-256 of its resolved path. Instances carry it as a label, so that ``gc`` only ever
-    touches instances of its own home, never those of another home on the same engine or host."""
-    resolved = (home or praisonai_home()).resolve()
-    return hashlib.sha256(str(resolved).encode()).hexdigest()[:12]

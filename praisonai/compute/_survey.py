@@ -42,8 +42,8 @@ class Instance:
     finished (``provisioning``, ``failed``) or the instance waits in a warm pool (``warm``), or
     :data:`GONE` / :data:`UNREACHABLE`.
     ``provider``: the provider object that reaches it (``None`` when it could not be built;
-    ``reason`` then says why, as it does for ``unreachable``). ``home``: the home label of an
-    instance found in a provider's own list (empty for ledger rows). ``created_at`` and
+    ``reason`` then says why, as it does for ``unreachable``). ``home``: the instance's home
+    label, where its provider keeps one (``lifecycle.LABEL_HOME``). ``created_at`` and
     ``last_active`` are 0 when unknown; ``lifetime`` is known for this home's ledger rows only;
     ``definition`` is the value-free hash of its environment, from the instance's label.
     """
@@ -170,8 +170,8 @@ async def check(entry: LedgerEntry) -> Instance:
     # instance waits in a warm pool for a claim: the ledger's word is the news.
     unfinished = entry.state in ("provisioning", "failed", "warm") and info.status is InstanceStatus.RUNNING
     status = entry.state if unfinished else info.status.value
-    definition = info.labels.get(LABEL_DEFINITION, "")
-    return dataclasses.replace(found, status=status, endpoint=info.endpoint, definition=definition)
+    definition, home = info.labels.get(LABEL_DEFINITION, ""), info.labels.get(LABEL_HOME, "")
+    return dataclasses.replace(found, status=status, endpoint=info.endpoint, definition=definition, home=home)
 
 
 def recorded(entry: LedgerEntry) -> Instance:

@@ -14,6 +14,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PrivateAttr,
     StrictInt,
     ValidationError,
     ValidationInfo,
@@ -31,6 +32,7 @@ from praisonai._limits import (
     check_number,
     check_timeout,
 )
+from praisonai.compute import hostmounts
 from praisonai.compute.dataclass_fields import changed_fields
 from praisonai.compute.hostmounts import OPT_IN, host_mount_refusal
 from praisonai.compute.network import Network as Network
@@ -127,6 +129,8 @@ class ComputeConfig(BaseModel):
     permission of the caller, never of a repository's environment file; not part of the definition."""
     mount_paths: list[str] = Field(default_factory=list)
     """Host paths bound into the instance, ``"HOST:INSTANCE"`` or ``"HOST:INSTANCE:ro"``."""
+    # Each mount's host path as its check resolved it (``_checked_mounts``), by HOST as written.
+    _mount_sources: dict[str, hostmounts.Resolved] = PrivateAttr(default_factory=dict)
     disk_mb: Annotated[int | None, bounded("disk_mb")] = None
     """Disk ceiling in MiB (providers with ``disk_limit``)."""
     network: Network = "unrestricted"
@@ -203,17 +207,44 @@ class ComputeConfig(BaseModel):
 
     @field_validator("mount_paths")
     @classmethod
-    def _mount_specs(cls, mounts: list[str], info: ValidationInfo) -> list[str]:
+    def _mount_specs(cls, mounts: list[str]) -> list[str]:
         for spec in mounts:
             parts = spec.split(":")
             if len(parts) not in (2, 3) or not all(p.startswith("/") for p in parts[:2]):
                 raise ValueError(f"mount {spec!r} is not HOST:INSTANCE[:ro] with absolute paths")
             if len(parts) == 3 and parts[2] not in ("ro", "rw"):
                 raise ValueError(f"mount {spec!r}: the mode must be 'ro' or 'rw'")
-            why = None if info.data.get("allow_host_mounts") else host_mount_refusal(parts[0])
+        return mounts
+
+    @model_validator(mode="after")
+    def _checked_mounts(self) -> ComputeConfig:
+        """Each mount's host path, resolved once: that resolved path is what is checked (unless
+        ``allow_host_mounts``) and what a local engine is given (:meth:`mount_source`), so a link
+        repointed after the check changes nothing."""
+        for spec in self.mount_paths:
+            host = spec.split(":")[0]
+            checked = hostmounts.resolve(host)
+            why = None if self.allow_host_mounts else host_mount_refusal(host, checked.path)
             if why:
                 raise ValueError(f"mount {spec!r} refused: {why}; remove it, or {OPT_IN}")
-        return mounts
+            self._mount_sources[host] = checked
+        return self
+
+    def mount_source(self, host: str) -> str:
+        """The path a local engine is given for the mount of ``host`` (as written in
+        ``mount_paths``): the one its check resolved, once seen unchanged since
+        (``hostmounts.as_checked``); one this config never checked is checked now.
+
+        Raises:
+            ConfigError: the path changed since it was checked, or is refused now.
+        """
+        checked = self._mount_sources.get(host)
+        if checked is None:
+            checked = hostmounts.resolve(host)
+            why = None if self.allow_host_mounts else host_mount_refusal(host, checked.path)
+            if why:
+                raise ConfigError(f"mount of {host} refused: {why}; remove it, or {OPT_IN}", op="provision")
+        return hostmounts.as_checked(host, checked)
 
     @field_validator("ports")
     @classmethod

@@ -37,6 +37,7 @@ instance provisioned or used meanwhile by another process is left alone.
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -334,6 +335,8 @@ def _plan(
         if entry is None:
             if f.home == home:
                 orphans.append(Orphan("remove", f, "labelled with this home but not in its ledger", False))
+        elif f.home and f.home != home:  # a row naming another home's instance: not ours to remove
+            failures.append(f"left {f.instance_id} alone: {foreign_row(f.instance_id)}")
         elif f.status == GONE:
             orphans.append(Orphan("forget", f, "the instance no longer exists", True))
         elif f.status == UNREACHABLE and f.provider is not None and entry.abandoned():
@@ -346,6 +349,17 @@ def _plan(
         elif why := orphan_reason(entry, now):
             orphans.append(Orphan("remove", f, why, True))
     return orphans, failures
+
+
+def foreign_row(instance_id: str) -> str:
+    """Why a ledger row of this home is not acted on: its instance's label names another home."""
+    forget = shlex.join(
+        ["sqlite3", str(Ledger.default().path), f"DELETE FROM instances WHERE instance_id = '{instance_id}'"]
+    )
+    return (
+        f"the instance belongs to another praisonai home (its label says so), though this home's "
+        f"ledger has a row for it; remove the row: {forget}"
+    )
 
 
 def _still_orphan(orphan: Orphan, ledger: Ledger, kept: Mapping[str, float | None]) -> bool:

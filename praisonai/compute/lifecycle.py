@@ -14,8 +14,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import getpass
+import hmac
 import logging
 import os
+import re
 import shlex
 import socket
 import time
@@ -29,12 +31,14 @@ import anyio.to_thread
 from praisonai._errors import (
     AuthenticationError,
     ConfigError,
+    ForeignInstanceError,
     HomeUnusableError,
     MissingDependencyError,
     ProviderUnavailableError,
     ProvisionError,
 )
-from praisonai._ledger import Ledger, home_tag
+from praisonai._home import home_path, home_tag
+from praisonai._ledger import Ledger
 from praisonai._lifetime import Lifetime
 from praisonai._locks import file_lock
 from praisonai._types import Capability, ExecResult, InstanceInfo
@@ -195,6 +199,31 @@ def labels(provider: str, instance_id: str, cfg: ComputeConfig) -> dict[str, str
         **({LABEL_IDLE_ACTION: "pause"} if cfg.lifetime.pauses else {}),
         **({LABEL_RETAIN: str(cfg.retain_s)} if cfg.retain_s is not None else {}),
     }
+
+
+#: An owner tag as ``owner_tag`` makes it; a label that is not one is not repeated in a message.
+_OWNER = re.compile(r"[\w.-]{1,64}@[\w.-]{1,253}:\d{1,10}")
+
+
+def check_home(instance_id: str, labels: Mapping[str, str], op: str) -> None:
+    """Refuse an instance another home made: its ``praisonai.home`` label is not this home's
+    (``_home.home_tag``, which another home can neither read off the label nor make). Called with
+    the labels read before anything else touches the instance. One without the label (a provider
+    that keeps none) is not refused: nothing says another home made it.
+
+    Raises:
+        ForeignInstanceError: one sentence naming the instance, its maker and what to do.
+    """
+    theirs = labels.get(LABEL_HOME)
+    if theirs is None or hmac.compare_digest(theirs.encode(), home_tag().encode()):
+        return
+    owner = labels.get(LABEL_OWNER, "")
+    made_by = f" (made by {owner})" if _OWNER.fullmatch(owner) else ""
+    raise ForeignInstanceError(
+        f"instance {instance_id}{made_by} belongs to another praisonai home, not to this one "
+        f"({home_path()}): use it from the home that made it, with PRAISONAI_HOME set to that home",
+        op=op,
+    )
 
 
 def owner_tag() -> str:

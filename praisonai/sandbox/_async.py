@@ -115,7 +115,9 @@ class AsyncSandbox(AsyncWorkbench):
         Raises:
             InvalidInstanceIdError (ValueError): ``instance_id`` is not an instance id.
             InstanceNotFoundError: no such instance.
+            ForeignInstanceError (PermissionError): another praisonai home made it.
         """
+        from praisonai.compute.lifecycle import check_home
         from praisonai.compute.registry import compute_provider
         from praisonai.compute.requests import check_instance_id
 
@@ -124,6 +126,7 @@ class AsyncSandbox(AsyncWorkbench):
             compute = instance_id.rsplit("_", 1)[0]
         provider = compute_provider(compute)
         info = await provider.get_status(instance_id)
+        check_home(instance_id, info.labels, "connect")  # before it is resumed or run in
         if info.status is InstanceStatus.PAUSED:  # kept across idle: back under the same id
             info = await provider.resume(instance_id)
         return cls(provider, info, owned=False)

@@ -20,6 +20,17 @@ from praisonai.dashboard import Dashboard
 CHROMIUM = os.environ.get("PRAISONAI_CHROMIUM", "/usr/bin/chromium")
 
 
+@pytest.fixture(scope="module")
+def module_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One home for a module whose tests share an instance: a module overrides ``home`` with it,
+    so that each test's dashboard is of the home that made the instance (another home's is
+    refused)."""
+    path = tmp_path_factory.mktemp("module") / "home"
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("PRAISONAI_HOME", str(path))
+        yield path
+
+
 @pytest.fixture
 def dashboard(home: Path) -> Iterator[Dashboard]:
     """A dashboard over this test's own home, stopped at the end."""

@@ -19,8 +19,14 @@ from praisonai.dashboard import Dashboard
 BLOB = bytes(range(256)) * 4096 + b"\x00\r\n\xff"  # 1 MiB and a little: every byte value
 
 
+@pytest.fixture
+def home(module_home: Path) -> Path:
+    """The dashboard's home is the one that made the instance: another home's is refused."""
+    return module_home
+
+
 @pytest.fixture(scope="module")
-def instance(docker_ok: None) -> Iterator[Sandbox]:
+def instance(docker_ok: None, module_home: Path) -> Iterator[Sandbox]:
     with Sandbox.create("docker") as sandbox:
         yield sandbox
 

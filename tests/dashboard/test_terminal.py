@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,8 +19,14 @@ from praisonai.dashboard import Dashboard
 pytestmark = pytest.mark.docker
 
 
+@pytest.fixture
+def home(module_home: Path) -> Path:
+    """The dashboard's home is the one that made the instance: another home's is refused."""
+    return module_home
+
+
 @pytest.fixture(scope="module")
-def instance(docker_ok: None) -> Iterator[Sandbox]:
+def instance(docker_ok: None, module_home: Path) -> Iterator[Sandbox]:
     with Sandbox.create("docker") as sandbox:
         yield sandbox
 

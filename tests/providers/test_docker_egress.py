@@ -7,6 +7,7 @@ connection from the instance to anything (the denied server's address, the bridg
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import subprocess
 import sys
@@ -196,11 +197,12 @@ def test_another_homes_proxy_is_its_own_and_never_swept_here(api, make, tmp_path
     """Two homes (two users, two tests) on one engine: each its own network and proxy, under its
     own lock, so one's sweep can never pull a proxy from under the other's new instance."""
     instance_id = make(network={"allow": ["shared.test"]})
-    ours = _egress.network_name(["shared.test"])
+    ours, our_home = _egress.network_name(["shared.test"]), os.environ["PRAISONAI_HOME"]
     monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path / "other-home"))
     assert _egress.network_name(["shared.test"]) != ours
     _egress.sweep(api)  # the other home's: ours is not its to remove
     assert api.networks(names=[ours]) and api.containers(all=True, filters={"name": f"^/{ours}$"})
+    monkeypatch.setenv("PRAISONAI_HOME", our_home)  # the instance is used from the home that made it
     assert _run(instance_id, "echo $HTTP_PROXY").stdout.startswith("http://")
 
 

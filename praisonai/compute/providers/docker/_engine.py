@@ -34,7 +34,7 @@ from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, Runtime
-from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER
+from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER, check_home
 from praisonai.compute.providers.docker import (
     _attach,
     _capture,
@@ -275,7 +275,8 @@ class DockerEngine(
         docker = sdk()
 
         api = self.api
-        host_config = _spec.host_config(api, cfg, _runtime.chosen(self._options.runtime, cfg))
+        runtime = _runtime.chosen(self._options.runtime, cfg)
+        host_config = _spec.host_config(api, cfg, runtime, local=self._engine_is_local())
         create = lambda env: api.create_container(  # noqa: E731
             image,
             command=command,
@@ -351,11 +352,15 @@ class DockerEngine(
         return await self._call(self.listing)
 
     async def _workdir(self, instance_id: str) -> str:
+        """The container's working dir, looked up once per instance: also the check, before any
+        channel, file or terminal touches it, that this home made it (``lifecycle.check_home``).
+        Every instance in ``_workdirs`` passed it (or was made or adopted here)."""
         if instance_id not in self._workdirs:
             if self._socket is None:
                 config = (await self._inspect(instance_id))["Config"]
             else:  # raw on a local engine: no docker-py to import
                 config = (await run_blocking(self._inspect_now, container_name(instance_id)))["Config"]
+            check_home(instance_id, config.get("Labels") or {}, "exec")
             self._workdirs[instance_id] = config.get("WorkingDir") or "/"
         return self._workdirs[instance_id]
 

@@ -27,7 +27,7 @@ from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundE
 from praisonai._ledger import Ledger
 from praisonai._types import InstanceInfo
 from praisonai.compute.channel import ChannelMixin
-from praisonai.compute.lifecycle import owner_tag
+from praisonai.compute.lifecycle import check_home, owner_tag
 from praisonai.compute.providers.docker import _attach
 from praisonai.compute.providers.docker._client import container_name, sdk
 from praisonai.compute.watchdog import HELPER_ENDED
@@ -267,6 +267,7 @@ class MainChannelMixin(ChannelMixin):
         """
         self._check_id(instance_id)
         inspected = self._inspect_now(container_name(instance_id))
+        check_home(instance_id, (inspected.get("Config") or {}).get("Labels") or {}, "adopt")
         workdir = check_key(inspected, instance_id, key)
         check_owner(instance_id)
         if not self._main_keys.adopt(instance_id, key):

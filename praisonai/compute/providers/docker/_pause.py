@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from praisonai import _limits
 from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._types import InstanceInfo
-from praisonai.compute.lifecycle import LABEL_CREATED
+from praisonai.compute.lifecycle import LABEL_CREATED, check_home
 from praisonai.compute.providers.docker import _main
 from praisonai.compute.providers.docker._client import container_name, info_of
 from praisonai.compute.providers.docker._part import EnginePart
@@ -44,6 +44,7 @@ def is_paused(inspected: dict[str, Any]) -> bool:
 async def pause(engine: DockerEngine, instance_id: str) -> InstanceInfo:
     """Stop the container keeping it (see the module docstring). Idempotent."""
     inspected = await engine._inspect(instance_id)
+    check_home(instance_id, labels_of(inspected), "pause")
     if not pausable(inspected):
         raise UnsupportedFeatureError(
             f"docker instance {instance_id} was made to be removed once stopped, so it cannot be "
@@ -65,6 +66,7 @@ async def resume(engine: DockerEngine, instance_id: str) -> InstanceInfo:
         InstanceNotFoundError: no such container, or it was past its ttl (and is removed now).
     """
     inspected = await engine._inspect(instance_id)
+    check_home(instance_id, labels_of(inspected), "resume")
     if not (inspected.get("State") or {}).get("Running"):
         if why := past_ttl(inspected, time.time()):  # a pause never extends a lifetime
             await engine.shutdown(instance_id)
@@ -76,6 +78,11 @@ async def resume(engine: DockerEngine, instance_id: str) -> InstanceInfo:
         engine._main_keys.rearm(instance_id, _main.new_key())
         inspected = await engine._inspect(instance_id)
     return info_of(inspected)
+
+
+def labels_of(inspected: dict[str, Any]) -> dict[str, str]:
+    """The container's labels, as its creator set them."""
+    return dict((inspected.get("Config") or {}).get("Labels") or {})
 
 
 def past_ttl(inspected: dict[str, Any], now: float) -> str | None:
@@ -118,5 +125,6 @@ class PauseMixin(EnginePart):
         async def paused() -> bool:
             return is_paused(await engine._inspect(instance_id))
 
+        await engine._workdir(instance_id)  # another home's instance is refused before it wakes
         opened = super(PauseMixin, engine)._open_channel
         return await engine._waking(instance_id, lambda: opened(instance_id), paused)

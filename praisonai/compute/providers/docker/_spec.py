@@ -14,11 +14,12 @@ CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "
 PIDS_LIMIT = 4096
 
 
-def host_config(api: Any, cfg: ComputeConfig, runtime: Runtime | None = None) -> Any:
+def host_config(api: Any, cfg: ComputeConfig, runtime: Runtime | None = None, *, local: bool = True) -> Any:
     """The engine's host config for an instance of ``cfg`` under ``runtime`` (``None``: the
     engine's default), removed by the engine once it ends unless idleness pauses it (``_pause``).
     Nothing it prints is logged on the host: its stdout is the helper's replies (file contents,
-    env) or a one-shot command's output."""
+    env) or a one-shot command's output. ``local``: the engine runs on this machine (its mounts'
+    host paths are this machine's: see :func:`mounts`)."""
     return api.create_host_config(
         log_config={"type": "none"},
         runtime=runtime,
@@ -31,19 +32,27 @@ def host_config(api: Any, cfg: ComputeConfig, runtime: Runtime | None = None) ->
         nano_cpus=int((cfg.cpu or 1) * 1e9),
         mem_limit=f"{cfg.memory_mb or 1024}m",
         network_mode=_egress.network_mode(cfg),
-        mounts=mounts(cfg.mount_paths) or None,
+        mounts=mounts(cfg, local=local) or None,
         device_requests=gpu_request(cfg.gpu),
     )
 
 
-def mounts(specs: list[str]) -> list[Any]:
-    """``HOST:INSTANCE[:ro|rw]`` as bind mounts, which the engine refuses for a missing host path
-    (the ``binds`` form would create it as root)."""
+def mounts(cfg: ComputeConfig, *, local: bool = True) -> list[Any]:
+    """The config's ``HOST:INSTANCE[:ro|rw]`` as bind mounts, which the engine refuses for a
+    missing host path (the ``binds`` form would create it as root). A local engine is given the
+    host path its check resolved, seen unchanged (``ComputeConfig.mount_source``), never the path
+    as written: what it mounts is what was checked. Another host's engine is given the path as
+    written (it is resolved there).
+
+    Raises:
+        ConfigError: a host path changed since it was checked.
+    """
     import docker
 
     found = []
-    for spec in specs:
+    for spec in cfg.mount_paths:
         source, target, *mode = spec.split(":")
+        source = cfg.mount_source(source) if local else source
         found.append(docker.types.Mount(target, source, type="bind", read_only=mode == ["ro"]))
     return found
 
