@@ -271,12 +271,17 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         max_output: int | None = None,
         on_output: OutputSink | None = None,
         stdin: Stdin | str | None = None,
+        privileged: bool = False,
     ) -> ExecResult:
         """Run a shell command (a string for ``sh -c``, or an argv list) in the instance.
 
         stdin is closed unless ``stdin`` gives its bytes (text is UTF-8 encoded), so a bare
         ``cat`` returns at once; an async iterable of bytes streams it (each chunk as it comes).
         ``on_output`` receives output chunks while the command runs.
+
+        ``privileged``: as the instance's own user (docker: root, the helper's; packages and setup
+        run so), not the commands' uid: it gives up the separation (it could read the helper's
+        secrets and forge other calls' results). Where all commands share one user, no change.
 
         ``timeout`` omitted means the default (``_limits.DEFAULT_EXEC_TIMEOUT_S``); ``None``
         means no limit. At the timeout the command's whole process tree inside the instance is
@@ -296,9 +301,8 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
             ExecError: the command could not be run or its result was lost (e.g. a full spool).
         """
         self._check_id(instance_id)
-        request = exec_request(
-            command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output, stdin=stdin
-        )
+        given = {"cwd": cwd, "env": env, "max_output": max_output, "on_output": on_output, "stdin": stdin}
+        request = exec_request(command, timeout, **given, privileged=privileged)
         started = time.monotonic()
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S

@@ -29,13 +29,14 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
-from praisonai._errors import ChannelClosedError, ConfigError, ExecError, PathNotFoundError
+from praisonai._errors import ChannelClosedError, ExecError
 from praisonai._output import OutputBuffer
 from praisonai._retry import backoff
 from praisonai._tasks import beside
 from praisonai._transfer import moved
 from praisonai._types import ExecRequest, ExecResult, ProcessInfo
 from praisonai.runtime import processes
+from praisonai.runtime._files import file_error
 from praisonai.runtime._job import Job, JobInterrupted
 from praisonai.runtime._waiter import Waiter
 from praisonai.runtime._wire import (
@@ -56,15 +57,19 @@ _PAYLOAD_STEP = 1 << 20
 _PROBE_AFTER_S = 0.25
 #: A read refused for the process limit is asked this often in all (up to about 45 s of backoff).
 _NOFORK_ATTEMPTS = 10
+#: A file request whose tool a command killed is asked this often in all (``_unkilled``).
+_KILLED_ATTEMPTS = 50
 #: Requests that only read: repeating one on a new channel cannot do anything twice.
-_READ_ONLY = frozenset({"__p_read", "__p_size", "__p_tail", "__p_ps", "__p_ping", "__p_fate"})
+_READ_ONLY = frozenset({"__p_read", "__p_fread", "__p_size", "__p_tail", "__p_ps", "__p_ping", "__p_fate"})
 
 OpenTransport = Callable[[list[str]], Transport]
 
 
-def helper_argv(spool: str, nonce: str) -> list[str]:
-    """The command that starts the helper (the script travels as ``sh -c`` text, never a file)."""
-    return ["sh", "-c", HELPER, "praisonai-helper", spool, nonce]
+def helper_argv(spool: str, nonce: str, user: str | None = None) -> list[str]:
+    """The command that starts the helper (the script travels as ``sh -c`` text, never a file).
+    ``user``: ``"UID:GID"``, which the user's commands and file requests run as, apart from the
+    helper (see helper.sh); ``None``: they share the helper's."""
+    return ["sh", "-c", HELPER, "praisonai-helper", spool, nonce, *(["-", user] if user else [])]
 
 
 class Channel:
@@ -86,11 +91,14 @@ class Channel:
     # ---- opening and closing ---------------------------------------------------------------
 
     @classmethod
-    async def open(cls, open_transport: OpenTransport, spool: str, *, nonce: str | None = None) -> Channel:
+    async def open(
+        cls, open_transport: OpenTransport, spool: str, *, nonce: str | None = None, user: str | None = None
+    ) -> Channel:
         """Start a helper through ``open_transport(argv)`` and wait for its hello. ``nonce``: the
-        helper's, when it was started already (with it) and ``open_transport`` only connects."""
+        helper's, when it was started already (with it) and ``open_transport`` only connects;
+        ``user``: as ``helper_argv``'s."""
         nonce = nonce or new_nonce()
-        transport = await anyio.to_thread.run_sync(open_transport, helper_argv(spool, nonce))
+        transport = await anyio.to_thread.run_sync(open_transport, helper_argv(spool, nonce, user))
         channel = cls(transport, spool)
         hello = Waiter()
         channel._replies.expect(PendingReply(nonce.encode(), lambda status, body: hello.resolve(status)))
@@ -333,21 +341,38 @@ class Channel:
 
     # ---- files -----------------------------------------------------------------------------
 
-    async def read_file(self, path: str, offset: int = 0, limit: int | None = None) -> bytes:
+    async def read_file(
+        self, path: str, offset: int = 0, limit: int | None = None, *, user: bool = False
+    ) -> bytes:
+        """The file's bytes; ``user``: read as the commands' uid (a user's file), else as the
+        helper's (the spool)."""
         args = [path, str(offset)] + ([str(limit)] if limit is not None else [])
-        status, body = await self.request("__p_read", *args)
+        status, body = await self._unkilled("__p_fread" if user else "__p_read", *args)
         if status != "0":
-            raise _file_error(status, path, "read_file")
+            raise file_error(status, path, "read_file")
         return body
 
-    async def write_file(self, path: str, data: bytes) -> None:
-        status, _ = await self.request("__p_write", path, str(len(data)), payload=data)
+    async def write_file(self, path: str, data: bytes, *, user: bool = False) -> None:
+        """Replace the file with ``data``; ``user``: as ``read_file``'s."""
+        verb = "__p_fwrite" if user else "__p_write"
+        status, _ = await self._unkilled(verb, path, str(len(data)), payload=data)
         if status != "0":
-            raise _file_error(status, path, "write_file")
+            raise file_error(status, path, "write_file")
+
+    async def _unkilled(self, verb: str, *args: str, payload: bytes | None = None) -> tuple[str, bytes]:
+        """A file request, asked again while its tool was killed: a request as the commands' uid
+        runs a tool with that effective uid, which their processes may signal. A killed read sent
+        nothing whole, a killed write renamed nothing or all (the same bytes): either may repeat."""
+        for _ in range(_KILLED_ATTEMPTS - 1):
+            status, body = await self.request(verb, *args, payload=payload)
+            if status != "killed":
+                return status, body
+        return await self.request(verb, *args, payload=payload)
 
     async def bind_env(self, assignments_text: bytes) -> None:
         """Add ``NAME='value'`` lines to the environment of every later command, background process
-        and session in the instance (kept in the spool, which only the helper's user can read)."""
+        and session in the instance (kept in the spool, which only the helper's user can read, and
+        the commands' uid where it differs: every command has these in its environment anyway)."""
         # appended, then sourced in order: a later binding wins name by name
         status, _ = await self.request("__p_env", str(len(assignments_text)), payload=assignments_text)
         if status != "0":
@@ -370,22 +395,3 @@ class Channel:
 
     async def kill_process(self, process_id: str) -> None:
         await self.request("__p_kill", *processes.kill_args(self.spool, process_id))
-
-
-def _file_error(status: str, path: str, op: str) -> Exception:
-    if status == "isdir":
-        return IsADirectoryError(f"{path} is a directory")
-    if status == "notdir":
-        return NotADirectoryError(f"a parent of {path} is not a directory")
-    if status == "missing":
-        return PathNotFoundError(f"no such file in the instance: {path}", op=op)
-    if status == "denied":
-        return PermissionError(f"permission denied: {path}")
-    if status == "notfile":
-        return ConfigError(
-            f"{path} is not a regular file (a FIFO, device or socket); {op} handles regular files only",
-            op=op,
-        )
-    if status == "nospace":
-        return ExecError(f"{op} of {path} failed: no space left on the instance's filesystem", op=op)
-    return ExecError(f"{op} of {path} failed in the instance (status {status})", op=op)

@@ -1,7 +1,15 @@
 # shellcheck shell=sh
 # praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir, mv, grep and readlink).
-# Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE
+# Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE [- [UID:GID]]
 # (docker's main channel: NONCE "-" and "attached", the nonce then comes first on stdin)
+# With UID:GID (docker), the helper runs as root and everything of the user's runs as that uid,
+# which cannot see into, signal or trace the helper, nor open its fds or the spool: commands,
+# background processes and sessions with it as every uid (setpriv; no capability, none in their
+# bounding set where the container allows dropping it), file requests __p_fread/__p_fwrite with
+# only its effective uid (so their tools are not dumpable: a command cannot open their fds or
+# memory), and files created so are the command uid's. __p_rexec runs a command as the helper's
+# own user (a repository's packages and setup, or an explicit privileged call). A helper that
+# cannot switch to UID:GID says so in one line on stderr and ends (status 70).
 #
 # Requests arrive on stdin, one line of shell code each, calling a function below with
 # arguments the client has quoted; __p_write is followed by exactly SIZE raw bytes.
@@ -27,7 +35,7 @@
 # still running when its helper died by the next helper; either marks it SPOOL/x/<id>.k (killed).
 __p_nl='
 '
-__p_s=$1
+__p_s=$1 __p_as=${4-}
 # The helper's own tools come from the system directories first, whatever PATH the instance's env
 # sets; commands get the env's PATH back (__p_path). A fork that the process limit refuses fails
 # one request with status "nofork" (`command eval`), not the helper with every command in flight.
@@ -40,6 +48,32 @@ umask 077
 # The spool can be deleted under a running helper (rm -rf /tmp/*): every user of it recreates it.
 __p_spool() { { [ -d "$__p_s/x" ] && [ -d "$__p_s/bg" ]; } || mkdir -p -- "$__p_s/x" "$__p_s/bg" 2>/dev/null; }
 __p_spool || { echo "cannot create the spool $__p_s" >&2; exit 70; }
+# __p_drop: what starts a program as the command uid; __p_fs: a file request's tool with only its
+# effective uid (and a clean env: gVisor lets the real uid's peers read a setuid process's environ)
+__p_drop='' __p_fs='' __p_fx=''
+if [ -n "$__p_as" ]; then
+  if ! __p_sp=$(command -v setpriv) || [ "$(id -u)" != 0 ]; then
+    echo "the instance cannot run commands as uid ${__p_as%%:*} apart from its exec helper: it needs root and setpriv (util-linux) in the image; add util-linux, or ask for command_user='root' (commands then share the helper's uid and can forge its results)" >&2
+    exit 70
+  fi
+  __p_drop="$__p_sp --reuid=${__p_as%%:*} --regid=${__p_as#*:} --clear-groups --inh-caps=-all"
+  # the bounding set too, where the container lets root drop it (CAP_SETPCAP)
+  if $__p_drop --bounding-set=-all true 2>/dev/null; then __p_drop="$__p_drop --bounding-set=-all"; fi
+  $__p_drop true 2>/dev/null || { echo "the instance cannot switch to uid ${__p_as%%:*} (setpriv failed)" >&2; exit 70; }
+  __p_fs="$(command -v env) -i PATH=$__p_sys $__p_sp --euid=${__p_as%%:*} --egid=${__p_as#*:} --clear-groups"
+  # gVisor (with no-new-privileges) sets the effective uid back to the real one on exec: there the
+  # tools run as the command uid through and through, which its processes still cannot trace
+  # (gVisor's ptrace_scope is 1) nor reopen our stdout through (a pipe of root's, mode 0600)
+  [ "$($__p_fs id -u 2>/dev/null)" = "${__p_as%%:*}" ] || __p_fs="$(command -v env) -i PATH=$__p_sys $__p_drop"
+  # their HOME, when the image's env gives root's
+  if [ "${HOME-/root}" = /root ]; then
+    HOME=/
+    while IFS=: read -r __p_u __p_x __p_uid __p_x __p_x __p_home __p_x; do
+      [ "$__p_uid" != "${__p_as%%:*}" ] || { HOME=$__p_home; break; }
+    done 2>/dev/null </etc/passwd
+    export HOME
+  fi
+fi
 # pids are only comparable within one pid namespace (each bwrap sandbox has its own)
 __p_ns=$(readlink /proc/self/ns/pid 2>/dev/null)
 __p_reply() { printf '%s %s\n' "$1" "$2"; __p_said=1; }
@@ -52,7 +86,15 @@ __p_jobs=0
 # exec: run a command in a background job; its end is announced on stderr. The command runs
 # in a subshell (no exec: about 1 ms less per command) that carries PRAISONAI_EXEC_ID=<id>
 # into every program it starts; the subshell's pid is recorded for the kill sweep.
-__p_exec() {  # nonce id cwd stdin-file secret command [NAME=value...]
+__p_exec() {  # nonce id cwd stdin-file secret command [NAME=value...]: as the command uid
+  __p_jd=$__p_drop
+  __p_run "$@"
+}
+__p_rexec() {  # the same, as the helper's own user
+  __p_jd=''
+  __p_run "$@"
+}
+__p_run() {
   if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
   [ -d "$__p_s/x" ] || __p_spool || { __p_reply "$1" nospool; return; }
   command eval '__p_job "$@" &' || { __p_reply "$1" nofork; return; }
@@ -84,7 +126,12 @@ __p_job() {
   fi
   # the command must not find the secret: not in a variable (`set` prints them all), nor in the
   # request line it came in
-  command eval '( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &' || {
+  # (as the command uid: a program of its own, which has none of our variables)
+  if [ -n "$__p_jd" ]; then
+    command eval '$__p_jd -- /bin/sh -c "$__p_c" <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
+  else
+    command eval '( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
+  fi || {
     [ -z "$__p_fp" ] || kill "$__p_fp" 2>/dev/null
     echo "D $__p_i nofork 0 $__p_k" >&2
     exit
@@ -135,7 +182,7 @@ __p_fate() {  # nonce id secret: what became of a job whose channel closed (done
   fi
 }
 # __p_x.p's two lines: __p_c __p_h __p_n (pids), then __p_d(=done) __p_dc __p_df; with a secret, a
-# done line without it (a command can write the spool: it runs as our user) counts as not done
+# done line without it (a command of the helper's own uid can write the spool) counts as not done
 __p_result() {  # [secret]
   __p_c='' __p_h='' __p_n='' __p_d='' __p_dc='' __p_df='' __p_dk=''
   [ -s "$__p_x.p" ] || return 0
@@ -217,7 +264,14 @@ __p_signal() {  # nonce pgid signal: signal a process group (a session's shell a
   __p_reply "$1" $?
 }
 
-# files
+# files: __p_fread and __p_fwrite are the user's (as the command uid), __p_read and __p_write the
+# client's own (the spool)
+__p_fread() { __p_fx=$__p_fs; __p_read "$@"; __p_fx=''; }
+__p_fwrite() {
+  __p_fx=$__p_fs
+  if [ -n "$__p_fx" ]; then __p_uwrite "$@"; else __p_write "$@"; fi
+  __p_fx=''
+}
 __p_write() {  # nonce path size, then SIZE bytes
   # Written to a new file beside PATH, then renamed over it: a reader sees the old file or the new
   # one, never a mix of two writers. A replaced file keeps its mode (where stat -c exists); a
@@ -248,6 +302,37 @@ __p_write() {  # nonce path size, then SIZE bytes
     fi
   fi
 }
+__p_fxstatus() {  # status word: "killed" for a signal, word for 1, else status
+  if [ "$1" -gt 128 ]; then echo killed; elif [ "$1" = 1 ]; then echo "$2"; else echo "$1"; fi
+}
+# shellcheck disable=SC2086 # __p_fx: a command prefix, split on purpose
+__p_uwrite() {  # nonce path size, then SIZE bytes: __p_write's steps with __p_fx's uid (its tools)
+  __p_d=${2%/*}
+  [ -z "$__p_d" ] || [ -d "$__p_d" ] || $__p_fx mkdir -p -- "$__p_d" 2>/dev/null
+  __p_wn=$((${__p_wn:-0} + 1))
+  __p_t=$__p_d/.${2##*/}.praisonai-$$-$__p_wn
+  if [ -e "$2" ] && [ ! -f "$2" ]; then
+    head -c "$3" >/dev/null
+    if [ -d "$2" ]; then __p_reply "$1" isdir; else __p_reply "$1" notfile; fi
+  # dd conv=excl: created new (never through a link); the payload read whole whatever dd did
+  else
+    head -c "$3" | { $__p_fx dd of="$__p_t" conv=excl bs=65536 status=none 2>/dev/null; __p_ok=$?; cat >/dev/null; exit $__p_ok; }
+    __p_ok=$?
+    if [ "$__p_ok" -gt 128 ]; then $__p_fx rm -f -- "$__p_t"; __p_reply "$1" killed
+    elif [ "$__p_ok" -ne 0 ] && [ -e "$__p_t" ]; then $__p_fx rm -f -- "$__p_t"; __p_reply "$1" nospace
+    elif [ "$__p_ok" -ne 0 ]; then __p_reply "$1" "$(__p_why "$2" w)"
+    else
+      [ -f "$2" ] && $__p_fx chmod --reference="$2" -- "$__p_t" 2>/dev/null
+      $__p_fx mv -f -- "$__p_t" "$2" 2>/dev/null
+      __p_ok=$?
+      [ "$__p_ok" -eq 0 ] || $__p_fx rm -f -- "$__p_t"
+      if [ "$__p_ok" -eq 0 ]; then __p_reply "$1" 0
+      elif [ "$__p_ok" -gt 128 ]; then __p_reply "$1" killed
+      else __p_reply "$1" "$(__p_why "$2" w)"
+      fi
+    fi
+  fi
+}
 __p_excl() {  # path: create it, failing if anything is there (noclobber, no subshell: no fork)
   set -C
   true 2>/dev/null >"$1"  # `true`, not `:`: a special builtin's failed redirection ends sh
@@ -260,14 +345,21 @@ __p_read() {  # nonce path [offset [limit]]
   if [ ! -e "$2" ]; then __p_reply "$1" "$(__p_why "$2")"; return; fi
   # a FIFO or a device would block the helper or never end: only regular files are read
   if [ ! -f "$2" ]; then __p_reply "$1" notfile; return; fi
-  if [ "${3:-0}" -gt 0 ]; then
-    if [ -n "$4" ]; then tail -c "+$(($3 + 1))" -- "$2" | head -c "$4"; else tail -c "+$(($3 + 1))" -- "$2"; fi
+  # shellcheck disable=SC2086 # __p_fx: a command prefix, split on purpose
+  if [ "${3:-0}" -gt 0 ] && [ -n "$__p_fx" ]; then  # one tool: a killed one is seen
+    $__p_fx dd if="$2" bs=65536 skip="$3" ${4:+count="$4"} iflag=skip_bytes,count_bytes status=none
+  elif [ "${3:-0}" -gt 0 ]; then
+    if [ -n "$4" ]; then $__p_fx tail -c "+$(($3 + 1))" -- "$2" | head -c "$4"; else $__p_fx tail -c "+$(($3 + 1))" -- "$2"; fi
   elif [ -n "$4" ]; then
-    head -c "$4" -- "$2"
+    $__p_fx head -c "$4" -- "$2"
   else
-    cat -- "$2"
+    $__p_fx cat -- "$2"
   fi
-  __p_reply "$1" $?
+  __p_st=$?
+  # as the command uid: a file it may not read (its tool says so; nothing was read), or a tool
+  # one of its commands killed (it may: the tool runs with its effective uid); the client asks again
+  [ -z "$__p_fx" ] || __p_st=$(__p_fxstatus "$__p_st" denied)
+  __p_reply "$1" "$__p_st"
 }
 __p_tail() {  # nonce path count
   tail -c "$3" -- "$2"
@@ -318,7 +410,8 @@ __p_bg() {
   PATH=$__p_path
   # shellcheck disable=SC2163 # "$@" is NAME=value words: export each, with its value
   [ $# -eq 0 ] || export "$@"
-  PRAISONAI_EXEC_ID=bg-$__p_i $__p_sig /bin/sh -c -- "$__p_c" >"$__p_b/out" 2>"$__p_b/err" &
+  # shellcheck disable=SC2086 # a command prefix, split on purpose
+  PRAISONAI_EXEC_ID=bg-$__p_i $__p_sig $__p_drop /bin/sh -c -- "$__p_c" >"$__p_b/out" 2>"$__p_b/err" &
   echo $! >"$__p_b/pid"
   wait $!
   echo $? >"$__p_b/rc"
@@ -382,7 +475,7 @@ while IFS= read -r __p_line; do
   __p_said=
   command eval "$__p_line"
   if [ -z "$__p_said" ]; then
-    case $__p_line in __p_write\ * | __p_env\ *) exit 75 ;; esac
+    case $__p_line in __p_write\ * | __p_fwrite\ * | __p_env\ *) exit 75 ;; esac
     __p_nn=${__p_line#* }
     __p_reply "${__p_nn%% *}" nofork
   fi

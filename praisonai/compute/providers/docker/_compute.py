@@ -58,4 +58,5 @@ class DockerCompute(DockerEngine):
         cwd: str | None,
         env: Mapping[str, str],
     ) -> Pty:
-        return await open_docker_pty(self.api, instance_id, command, cols, rows, cwd, env)
+        user = await self._command_user(instance_id)
+        return await open_docker_pty(self.api, instance_id, command, cols, rows, cwd, env, user)

@@ -27,6 +27,7 @@ from praisonai._types import InstanceInfo
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.providers.docker import _attach
 from praisonai.compute.providers.docker._client import container_name, sdk
+from praisonai.compute.providers.docker._users import user_of
 from praisonai.compute.watchdog import HELPER_ENDED
 from praisonai.runtime.channel import HELPER, Channel, new_nonce
 from praisonai.runtime.transport import Transport
@@ -46,12 +47,12 @@ def digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def command(watchdog: list[str], spool: str, nonce: str) -> list[str]:
+def command(watchdog: list[str], spool: str, nonce: str, user: str | None) -> list[str]:
     """A new container's main command: ``watchdog`` and, on the main stdin, the helper that will
-    take ``nonce`` (only its digest is in the command)."""
+    take ``nonce`` (only its digest is in the command), whose commands run as ``user`` (``_users``)."""
     from praisonai.compute.watchdog import main_command
 
-    return main_command(watchdog, HELPER, spool, digest(nonce), WATCHDOG_LOG)
+    return main_command(watchdog, HELPER, spool, digest(nonce), WATCHDOG_LOG, user)
 
 
 class MainKeys:
@@ -179,6 +180,7 @@ class MainChannelMixin(ChannelMixin):
     _main_keys: MainKeys
     _socket: str | None  # the engine's unix socket, for a local engine
     _workdirs: dict[str, str]
+    _users: dict[str, str | None]
 
     if TYPE_CHECKING:
 
@@ -213,6 +215,7 @@ class MainChannelMixin(ChannelMixin):
         self._check_id(instance_id)
         inspected = self._inspect_now(container_name(instance_id))
         self._workdirs[instance_id] = check_key(inspected, instance_id, key)
+        self._users[instance_id] = user_of(inspected)
         self._main_keys.adopt(instance_id, key)
 
     def _inspect_now(self, container: str) -> dict[str, Any]:

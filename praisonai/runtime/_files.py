@@ -1,0 +1,30 @@
+"""What a file request's failure status means, as the exception its caller gets."""
+
+from __future__ import annotations
+
+from praisonai._errors import ConfigError, ExecError, PathNotFoundError
+
+
+def file_error(status: str, path: str, op: str) -> Exception:
+    """The error a file request's status word stands for (helper.sh's ``__p_why``, ``killed``...)."""
+    if status == "isdir":
+        return IsADirectoryError(f"{path} is a directory")
+    if status == "notdir":
+        return NotADirectoryError(f"a parent of {path} is not a directory")
+    if status == "missing":
+        return PathNotFoundError(f"no such file in the instance: {path}", op=op)
+    if status == "denied":
+        return PermissionError(f"permission denied: {path}")
+    if status == "notfile":
+        return ConfigError(
+            f"{path} is not a regular file (a FIFO, device or socket); {op} handles regular files only",
+            op=op,
+        )
+    if status == "killed":
+        return ExecError(
+            f"{op} of {path} failed: a process of the instance's commands killed it every time it was tried",
+            op=op,
+        )
+    if status == "nospace":
+        return ExecError(f"{op} of {path} failed: no space left on the instance's filesystem", op=op)
+    return ExecError(f"{op} of {path} failed in the instance (status {status})", op=op)
