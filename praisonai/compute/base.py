@@ -381,6 +381,10 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         provider has none (the caller then uploads the archive and runs ``tar`` in the instance)."""
         return False
 
+    async def _after_setup(self, instance_id: str) -> None:
+        """Packages, setup or refresh ran (as the instance's own user): hand what they made in
+        the working dir to the commands' uid where it differs (docker); by default nothing."""
+
     async def _ping(self, instance_id: str) -> None:
         """Tell the instance about activity it cannot see (a transfer that bypassed it); by
         default nothing (the channel mixin pings its helper)."""

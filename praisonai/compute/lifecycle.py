@@ -269,6 +269,8 @@ async def run_steps(
             limit = f"its setup_timeout of {cfg.setup_timeout_s:g}s"
             why = f"timed out after {limit}" if result.timed_out else f"exited {result.exit_code}"
             raise ProvisionError(f"setup step {step!r} {why}: {detail}", op="provision")
+    if steps:
+        await provider._after_setup(instance_id)
 
 
 def package_commands(packages: Mapping[PackageManager, list[str]]) -> list[str]:

@@ -86,8 +86,8 @@ HELPER_ENDED = "praisonai-helper-ended"
 _MAIN = (
     "h=$1 s=$2 l=$4 u=$5; shift 5; exec 3<&0; "
     '{ : >>"$l"; } 2>/dev/null || l=/dev/null; '
-    'if [ -n "$u" ] && [ "$PWD" != / ] && [ "$(stat -c %u . 2>/dev/null)" = 0 ] '
-    '&& [ "$(stat -c %m . 2>/dev/null)" != "$PWD" ]; then chown "$u" . 2>/dev/null; fi; '
+    'if [ -n "$u" ] && [ "$PWD" != / ] && [ -n "$(find . -maxdepth 0 -user 0 2>/dev/null)" ] '
+    '&& ! grep -q " $PWD " /proc/self/mountinfo 2>/dev/null; then chown "$u" . 2>/dev/null; fi; '
     "g=; command -v setsid >/dev/null 2>&1 && g=setsid; "
     f'$g /bin/sh -c \'$1 /bin/sh -c "$2" praisonai-helper "$3" - attached "$4"; echo {HELPER_ENDED} >&2\' '
     'praisonai-waiter "$g" "$h" "$s" "$u" 0<&3 3<&- & '

@@ -22,6 +22,14 @@ LABEL_COMMAND_USER = "praisonai.command-user"
 COMMAND_HOME = "/home/user"
 
 
+#: Run in the working dir as root after setup: what root owns there becomes the commands' ($U),
+#: not across mounts, links not followed; nothing when the working dir is itself a mount or /.
+HAND_OVER = (
+    '[ "$PWD" = / ] || grep -q " $PWD " /proc/self/mountinfo 2>/dev/null '
+    '|| find . -xdev -user 0 -exec chown -h "$U" {} +'
+)
+
+
 def command_user(cfg: ComputeConfig) -> str | None:
     """``"UID:GID"`` for the commands of an instance of ``cfg``, or ``None`` (they run as root)."""
     return f"{COMMAND_UID}:{COMMAND_UID}" if cfg.command_user == "user" else None
