@@ -21,7 +21,7 @@ import pytest
 
 from praisonai import _portal
 from praisonai._errors import PraisonAIError
-from praisonai.compute.providers.docker import DockerCompute
+from praisonai.compute.providers.docker import DockerCompute, container_name
 from praisonai.runtime import _job
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
@@ -210,3 +210,38 @@ def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[Docker
         assert environ.exit_code != 0 or bound not in environ.stdout
 
     _portal.call(scenario)
+
+
+def test_an_image_that_cannot_switch_users_is_refused_in_one_sentence(docker_ok: None) -> None:
+    """Without setpriv the helper cannot run commands apart from itself: its channel says so,
+    rather than running them as root unseparated."""
+    import docker
+
+    provider = DockerCompute()
+    base = _portal.call(provider.provision).instance_id
+    tag = f"praisonai-test-no-setpriv:{secrets.token_hex(4)}"
+    client = docker.from_env()
+    try:
+        gone = _portal.call(lambda: provider.execute(base, "rm /usr/bin/setpriv", privileged=True))
+        assert gone.exit_code == 0, gone.stderr
+        client.containers.get(container_name(base)).commit(*tag.split(":"))
+    finally:
+        _portal.call(provider.shutdown, base)
+    try:
+        iid = _portal.call(lambda: provider.provision({"image": tag})).instance_id
+        try:
+            with pytest.raises(PraisonAIError, match="needs root and setpriv") as refused:
+                _portal.call(provider.execute, iid, "true")
+            assert "command_user='root'" in str(refused.value), str(refused.value)
+            plain = _portal.call(
+                lambda: provider.provision({"image": tag, "command_user": "root"})
+            ).instance_id
+            try:
+                assert _portal.call(provider.execute, plain, "id -u").stdout == "0\n"
+            finally:
+                _portal.call(provider.shutdown, plain)
+        finally:
+            _portal.call(provider.shutdown, iid)
+    finally:
+        client.images.remove(tag, force=True)
+        client.close()
