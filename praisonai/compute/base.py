@@ -10,6 +10,7 @@ and call a small set of ``_``-prefixed primitives that a provider implements.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -279,9 +280,8 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         ``cat`` returns at once; an async iterable of bytes streams it (each chunk as it comes).
         ``on_output`` receives output chunks while the command runs.
 
-        ``privileged``: as the instance's own user (docker: root, the helper's; packages and setup
-        run so), not the commands' uid: it gives up the separation (it could read the helper's
-        secrets and forge other calls' results). Where all commands share one user, no change.
+        ``privileged``: as the instance's own user (docker: root; setup runs so), not the commands'
+        uid, giving up the separation (it could forge other calls' results); elsewhere no change.
 
         ``timeout`` omitted means the default (``_limits.DEFAULT_EXEC_TIMEOUT_S``); ``None``
         means no limit. At the timeout the command's whole process tree inside the instance is
@@ -301,8 +301,10 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
             ExecError: the command could not be run or its result was lost (e.g. a full spool).
         """
         self._check_id(instance_id)
-        given = {"cwd": cwd, "env": env, "max_output": max_output, "on_output": on_output, "stdin": stdin}
-        request = exec_request(command, timeout, **given, privileged=privileged)
+        request = exec_request(
+            command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output, stdin=stdin
+        )
+        request = dataclasses.replace(request, privileged=privileged)
         started = time.monotonic()
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S

@@ -37,7 +37,6 @@ def exec_request(
     max_output: int | None = None,
     on_output: OutputSink | None = None,
     stdin: bytes | str | AsyncIterable[bytes] | None = None,
-    privileged: bool = False,
 ) -> ExecRequest:
     """``execute``'s arguments as one request, every default resolved (``timeout`` omitted: the
     default; ``None``: no limit), or ConfigError naming what is wrong."""
@@ -50,7 +49,6 @@ def exec_request(
         max_output=max_output or _limits.DEFAULT_MAX_OUTPUT_BYTES,
         on_output=on_output,
         stdin=_stdin(stdin),
-        privileged=privileged,
     )
     if not request.command.strip():
         raise ConfigError("the command is empty", op="exec")

@@ -7,12 +7,14 @@ import tarfile
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
 from praisonai._errors import ProvisionError
 from praisonai._transfer import CountedReader
-from praisonai._types import ExecResult
 from praisonai.compute.providers.docker import _users
+
+if TYPE_CHECKING:
+    from praisonai.compute.base import ComputeProvider
 from praisonai.compute.providers.docker._client import container_name, file_error
 
 T = TypeVar("T")
@@ -65,7 +67,6 @@ class ArchiveTransfers:
         async def _channel_path(self, instance_id: str, path: str) -> str: ...
         async def _command_user(self, instance_id: str) -> str | None: ...
         async def _workdir(self, instance_id: str) -> str: ...
-        async def execute(self, instance_id: str, command: str, **kwargs: Any) -> ExecResult: ...
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         target = await self._channel_path(instance_id, remote)
@@ -78,7 +79,7 @@ class ArchiveTransfers:
         user = await self._command_user(instance_id)
         if user is None:
             return
-        handed = await self.execute(
+        handed = await cast("ComputeProvider", self).execute(
             instance_id,
             _users.HAND_OVER,
             cwd=await self._workdir(instance_id),
