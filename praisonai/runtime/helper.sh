@@ -128,7 +128,7 @@ __p_job() {
   # request line it came in
   # (as the command uid: a program of its own, which has none of our variables)
   if [ -n "$__p_jd" ]; then
-    command eval '$__p_jd -- /bin/sh -c "$__p_c" <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
+    command eval '$__p_jd -- /bin/sh -c -- "$__p_c" <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
   else
     command eval '( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
   fi || {
