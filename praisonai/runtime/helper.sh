@@ -50,7 +50,11 @@ __p_spool() { { [ -d "$__p_s/x" ] && [ -d "$__p_s/bg" ]; } || mkdir -p -- "$__p_
 __p_spool || { echo "cannot create the spool $__p_s" >&2; exit 70; }
 # __p_drop: what starts a program as the command uid; __p_fs: a file request's tool with only its
 # effective uid (and a clean env: gVisor lets the real uid's peers read a setuid process's environ)
-__p_drop='' __p_fs='' __p_fx=''
+__p_drop='' __p_fs='' __p_fx='' __p_pl=''
+# shellcheck disable=SC2016 # perl's code, not ours to expand
+# perl UID GID PATH OFFSET [LIMIT]: the file's bytes, read with only the effective uid switched
+__p_perl='my($u,$g,$p,$o,$l)=@ARGV;$)="$g $g";$>=$u;exit 3 if $>!=$u||$)!~/^$g /;open(my $f,"<:raw",$p)or exit 1;binmode STDOUT;!$o or seek($f,$o,0)or exit 1;my $n=length($l)?$l:-1;while($n){my $r=read($f,my $b,$n<0||$n>65536?65536:$n);exit 1 if!defined $r;last if!$r;print $b or exit 1;$n-=$r if $n>0}'
+__p_perlread() { env -i "$__p_pl" -e "$__p_perl" "${__p_as%%:*}" "${__p_as#*:}" "$@"; }
 if [ -n "$__p_as" ]; then
   if ! __p_sp=$(command -v setpriv) || [ "$(id -u)" != 0 ]; then
     echo "the instance cannot run commands as uid ${__p_as%%:*} apart from its exec helper: it needs root and setpriv (util-linux) in the image; add util-linux, or ask for command_user='root' (commands then share the helper's uid and can forge its results)" >&2
@@ -65,6 +69,10 @@ if [ -n "$__p_as" ]; then
   # tools run as the command uid through and through, which its processes still cannot trace
   # (gVisor's ptrace_scope is 1) nor reopen our stdout through (a pipe of root's, mode 0600)
   [ "$($__p_fs id -u 2>/dev/null)" = "${__p_as%%:*}" ] || __p_fs="$(command -v env) -i PATH=$__p_sys $__p_drop"
+  # Reads, where the image has perl: it switches only its effective uid, after its exec, so its
+  # real and saved uids stay root's: no command can kill or trace it (its own status says so)
+  __p_pl=$(command -v perl) && __p_perlread /proc/self/status 0 2>/dev/null \
+    | grep -q "^Uid:[[:space:]]*0[[:space:]]*${__p_as%%:*}[[:space:]]*0[[:space:]]" || __p_pl=''
   # their HOME, when the image's env gives root's
   if [ "${HOME-/root}" = /root ]; then
     HOME=/
@@ -314,9 +322,12 @@ __p_uwrite() {  # nonce path size, then SIZE bytes: __p_write's steps with __p_f
   if [ -e "$2" ] && [ ! -f "$2" ]; then
     head -c "$3" >/dev/null
     if [ -d "$2" ]; then __p_reply "$1" isdir; else __p_reply "$1" notfile; fi
-  # dd conv=excl: created new (never through a link); the payload read whole whatever dd did
+  elif [ -e "$__p_t" ] || [ -L "$__p_t" ]; then  # as __p_excl (a link there would only lead
+    head -c "$3" >/dev/null  # to what the command uid may write anyway: it made it)
+    __p_reply "$1" denied
   else
-    head -c "$3" | { $__p_fx dd of="$__p_t" conv=excl bs=65536 status=none 2>/dev/null; __p_ok=$?; cat >/dev/null; exit $__p_ok; }
+    # the payload is read whole, whatever became of tee (a command may kill it)
+    head -c "$3" | { $__p_fx tee -- "$__p_t" >/dev/null 2>&1; __p_ok=$?; cat >/dev/null; exit $__p_ok; }
     __p_ok=$?
     if [ "$__p_ok" -gt 128 ]; then $__p_fx rm -f -- "$__p_t"; __p_reply "$1" killed
     elif [ "$__p_ok" -ne 0 ] && [ -e "$__p_t" ]; then $__p_fx rm -f -- "$__p_t"; __p_reply "$1" nospace
@@ -346,7 +357,9 @@ __p_read() {  # nonce path [offset [limit]]
   # a FIFO or a device would block the helper or never end: only regular files are read
   if [ ! -f "$2" ]; then __p_reply "$1" notfile; return; fi
   # shellcheck disable=SC2086 # __p_fx: a command prefix, split on purpose
-  if [ "${3:-0}" -gt 0 ] && [ -n "$__p_fx" ]; then  # one tool: a killed one is seen
+  if [ -n "$__p_fx" ] && [ -n "$__p_pl" ]; then
+    __p_perlread "$2" "${3:-0}" ${4:+"$4"}
+  elif [ "${3:-0}" -gt 0 ] && [ -n "$__p_fx" ]; then  # one tool: a killed one is seen
     $__p_fx dd if="$2" bs=65536 skip="$3" ${4:+count="$4"} iflag=skip_bytes,count_bytes status=none
   elif [ "${3:-0}" -gt 0 ]; then
     if [ -n "$4" ]; then $__p_fx tail -c "+$(($3 + 1))" -- "$2" | head -c "$4"; else $__p_fx tail -c "+$(($3 + 1))" -- "$2"; fi

@@ -197,6 +197,11 @@ def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[Docker
         assert made.exit_code == 0
         with pytest.raises(PermissionError):
             await provider.read_file(iid, "/srv/secret")
+        # the reader's own status: only its effective uid is the command's, so none can kill it
+        reader = (await provider.read_file(iid, "/proc/self/status")).decode()
+        assert [line.split()[1:] for line in reader.splitlines() if line.startswith("Uid:")] == [
+            ["0", "1000", "0", "1000"]
+        ], reader
         with pytest.raises(PermissionError):
             await provider.write_file(iid, "/srv/secret", b"x")
         helper = (await provider._channels.get(iid)).helper_pid
