@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
-from praisonai._errors import ProvisionError
+from praisonai._errors import ExecError
 from praisonai._transfer import CountedReader
 from praisonai.compute.providers.docker import _users
 
@@ -74,25 +74,25 @@ class ArchiveTransfers:
         await self._call(put_path, self.api, container_name(instance_id), local, target, remote, user)
 
     async def _after_setup(self, instance_id: str) -> None:
-        """What packages and setup (root's) made in the working dir is the commands' uid's, unless
-        the working dir is a mount (a host's directory keeps its owners); links are not followed."""
-        user = await self._command_user(instance_id)
-        if user is None:
-            return
-        handed = await cast("ComputeProvider", self).execute(
-            instance_id,
-            _users.HAND_OVER,
-            cwd=await self._workdir(instance_id),
-            privileged=True,
-            env={"U": user},
-        )
-        if handed.exit_code != 0:
-            raise ProvisionError(
-                f"could not give the working dir to the commands' user: {handed.stderr.strip()[-300:]}",
-                op="provision",
-            )
+        """What packages and setup (root's) made in the working dir is the commands' uid's."""
+        await self._hand_over(instance_id, await self._workdir(instance_id), "provision")
 
     async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
         target = await self._channel_path(instance_id, remote_dir)
         await self._call(put_file, self.api, container_name(instance_id), archive, target, remote_dir)
+        await self._hand_over(instance_id, target, "upload")  # the directories the engine made
         return True
+
+    async def _hand_over(self, instance_id: str, where: str, op: str) -> None:
+        """What root owns under ``where`` becomes the commands' uid's (where they have their own),
+        unless ``where`` is a mount (a host's directory keeps its owners); links are not followed."""
+        user = await self._command_user(instance_id)
+        if user is None:
+            return
+        provider = cast("ComputeProvider", self)
+        handed = await provider.execute(
+            instance_id, _users.HAND_OVER, cwd=where, privileged=True, env={"U": user}
+        )
+        if handed.exit_code != 0:
+            why = handed.stderr.strip()[-300:]
+            raise ExecError(f"could not give {where} to the commands' user: {why}", op=op)
