@@ -68,8 +68,12 @@ OpenTransport = Callable[[list[str]], Transport]
 def helper_argv(spool: str, nonce: str, user: str | None = None) -> list[str]:
     """The command that starts the helper (the script travels as ``sh -c`` text, never a file).
     ``user``: ``"UID:GID"``, which the user's commands and file requests run as, apart from the
-    helper (see helper.sh); ``None``: they share the helper's."""
-    return ["sh", "-c", HELPER, "praisonai-helper", spool, nonce, *(["-", user] if user else [])]
+    helper (see helper.sh); ``None``: they share the helper's. With ``user`` the nonce is not in
+    the argv, which every uid may read (``/proc/PID/cmdline``): ``Channel.open`` sends it first
+    on the helper's stdin, as docker's main channel does."""
+    if user:
+        return ["sh", "-c", HELPER, "praisonai-helper", spool, "-", "attached", user]
+    return ["sh", "-c", HELPER, "praisonai-helper", spool, nonce]
 
 
 class Channel:
@@ -99,6 +103,8 @@ class Channel:
         ``user``: as ``helper_argv``'s."""
         nonce = nonce or new_nonce()
         transport = await anyio.to_thread.run_sync(open_transport, helper_argv(spool, nonce, user))
+        if user:
+            transport.send(f": {nonce}\n".encode())
         channel = cls(transport, spool)
         hello = Waiter()
         channel._replies.expect(PendingReply(nonce.encode(), lambda status, body: hello.resolve(status)))

@@ -1,7 +1,8 @@
 # shellcheck shell=sh
 # praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir, mv, grep and readlink).
-# Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE [- [UID:GID]]
-# (docker's main channel: NONCE "-" and "attached", the nonce then comes first on stdin)
+# Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE
+# or, the nonce then coming first on stdin, off every command line: SPOOL - attached [UID:GID]
+# (docker's main channel, and every docker helper whose commands run as UID:GID)
 # With UID:GID (docker), the helper runs as root and everything of the user's runs as that uid,
 # which cannot see into, signal or trace the helper, nor open its fds or the spool: commands,
 # background processes and sessions with it as every uid (setpriv; no capability, none in their

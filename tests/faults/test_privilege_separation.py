@@ -207,6 +207,12 @@ def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[Docker
         helper = (await provider._channels.get(iid)).helper_pid
         for reach in ("ls /tmp/.praisonai*/x", f"ls /proc/{helper}/fd", f"kill -9 {helper}"):
             assert (await provider.execute(iid, reach)).exit_code != 0, reach
+        extra = await provider._open_channel(iid)  # an exec channel's helper: its nonce is on no argv
+        try:
+            argvs = await provider.execute(iid, "cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+            assert "praisonai-helper" in argvs.stdout and "@pz" not in argvs.stdout, argvs.stdout[-500:]
+        finally:
+            extra.close()
         # gVisor lets any uid read a process's environ: the helper's holds nothing of the bound env
         bound = secrets.token_hex(16)
         await provider.bind_env(iid, {"BOUND_SECRET": bound})
