@@ -188,6 +188,14 @@ def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[Docker
         assert not fields["Groups"].strip()
         for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):  # gVisor has no CapAmb line
             assert int(fields.get(name, "0"), 16) == 0, status.stdout
+        session = await provider.open_session(iid)
+        try:
+            assert (await session.run("id -u; echo $HOME")).stdout == "1000\n/home/user\n"
+        finally:
+            await session.close()
+        process = await provider.start_process(iid, "id -u")
+        await provider.wait_process(iid, process.process_id, timeout=30)
+        assert await provider.read_process_output(iid, process.process_id) == b"1000\n"
         await provider.write_file(iid, "mine.txt", b"data")
         # (python's stat: this gVisor build refuses coreutils' statx)
         show = "import os; print(*[f'{os.stat(p).st_uid}:{os.stat(p).st_gid}' for p in ('mine.txt', 'made', '.')])"  # noqa: E501

@@ -140,7 +140,7 @@ async def open_docker_pty(
     ``user`` (``_users``; ``None``: the container's)."""
     shell = ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
     program = _users.dropped(user, own_shell(argv or shell))
-    environment = _users.command_env(user, {"TERM": "xterm", **env})
+    environment = {"TERM": "xterm", **env}
     return await anyio.to_thread.run_sync(
         lambda: DockerPty(api, instance_id, program, cwd=cwd, env=environment, cols=cols, rows=rows)
     )

@@ -18,8 +18,6 @@ from praisonai.compute.providers.docker._exec import own_shell
 COMMAND_UID = 1000
 #: The label that holds ``"UID:GID"`` on a container whose commands run apart from its helper.
 LABEL_COMMAND_USER = "praisonai.command-user"
-#: What a command of the user's has as HOME (where the image's env gives root's).
-COMMAND_HOME = "/home/user"
 
 
 #: Run in the working dir as root after setup: what root owns there becomes the commands' ($U),
@@ -47,7 +45,8 @@ def user_of(inspected: Mapping[str, Any]) -> str | None:
 
 def dropped(user: str | None, argv: list[str]) -> list[str]:
     """``argv`` started as ``user`` (every uid, no capability: as helper.sh's commands), from a
-    process of root's; unchanged without one."""
+    process of root's, with its HOME where the env gives root's (as helper.sh's); unchanged
+    without one."""
     if not user:
         return argv
     uid, _, gid = user.partition(":")
@@ -56,6 +55,8 @@ def dropped(user: str | None, argv: list[str]) -> list[str]:
         "/bin/sh",
         "-c",
         "for s in /usr/bin/setpriv /bin/setpriv /usr/sbin/setpriv; do [ -x $s ] && break; done; "
+        f'if [ "${{HOME:-/root}}" = /root ]; then HOME=/; while IFS=: read -r n x i x x h x; do '
+        f'[ "$i" != {uid} ] || {{ HOME=$h; break; }}; done </etc/passwd; export HOME; fi 2>/dev/null; '
         f's="$s --reuid={uid} --regid={gid} --clear-groups --inh-caps=-all"; '
         '$s --bounding-set=-all true 2>/dev/null && s="$s --bounding-set=-all"; exec $s -- "$@"',
         "praisonai-user",
@@ -68,8 +69,3 @@ def session(spool: str, user: str | None, argv: list[str]) -> list[str]:
     from praisonai.compute.watchdog import guarded_session
 
     return guarded_session(spool, dropped(user, own_shell(argv)), user)
-
-
-def command_env(user: str | None, env: Mapping[str, str]) -> dict[str, str]:
-    """A terminal's env: with ``user``, HOME is the user's unless ``env`` sets it."""
-    return {"HOME": COMMAND_HOME, **env} if user else dict(env)
