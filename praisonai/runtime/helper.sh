@@ -91,8 +91,6 @@ __p_reply() { printf '%s %s\n' "$1" "$2"; __p_said=1; }
 __p_sig=
 env --default-signal=INT,QUIT true 2>/dev/null && __p_sig="$(command -v env) --default-signal=INT,QUIT"
 __p_jobs=0
-# shellcheck disable=SC2016 # the command uid's shell expands it
-__p_ev='__p_c=$__p_cmd; unset __p_cmd; eval "$__p_c"'
 
 # exec: run a command in a background job; its end is announced on stderr. The command runs
 # in a subshell (no exec: about 1 ms less per command) that carries PRAISONAI_EXEC_ID=<id>
@@ -137,10 +135,11 @@ __p_job() {
   fi
   # the command must not find the secret: not in a variable (`set` prints them all), nor in the
   # request line it came in
-  # (as the command uid: a shell of its own, which has none of our variables; the command reaches
-  # it in its env, not its argv, which `pgrep -f` and `ps` would show as the command's own)
+  # (as the command uid: a shell of its own, which has none of our variables; in its argv, as any
+  # sh -c, where `pgrep -f` finds it too: not in its env, where a marker's text would mislead the
+  # watchdog and the sweeps)
   if [ -n "$__p_jd" ]; then
-    command eval '__p_cmd=$__p_c $__p_jd -- /bin/sh -c "$__p_ev" <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
+    command eval '$__p_jd -- /bin/sh -c -- "$__p_c" <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
   else
     command eval '( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
   fi || {
