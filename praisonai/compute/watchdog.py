@@ -42,7 +42,7 @@ _LAUNCH = (
 # forwarder is detached from it (its parent becomes init). When the client is gone (it died, or
 # closed the session), the forwarder kills the shell's process group: a command nobody can read
 # any more does not run on. Without a FIFO, the shell starts as is. With USER ("UID:GID", or
-# empty), SHELL-ARGV already starts the shell as it (watchdog.py's caller), and this guard, still
+# "-": none; never an empty word, which some exec APIs drop), SHELL-ARGV already starts the shell as it (watchdog.py's caller), and this guard, still
 # root, lets that uid mark the session's activity: it may pass through the spool (not list it;
 # x/ and bg/ stay root's), write alive and .wake (whose only meaning is "something happened"),
 # read the bound env (which its commands have anyway) and write its own busy/<pid>.
@@ -54,7 +54,7 @@ SESSION_GUARD = (
     '( ( PATH=$P cat <&3 >"$f" 3<&-; kill -9 "-$$" 2>/dev/null ) & echo $! >"$s/busy/$$.by" ); '
     'exec <"$f" 3<&-; PATH=$P rm -f -- "$f"; '
     "fi; "
-    'if [ -n "$u" ]; then o=$PATH PATH=$P; chmod 711 "$s" "$s/busy"; : >>"$s/alive"; chmod 666 "$s/alive"; '
+    'if [ "$u" != - ]; then o=$PATH PATH=$P; chmod 711 "$s" "$s/busy"; : >>"$s/alive"; chmod 666 "$s/alive"; '
     '[ ! -p "$s/.wake" ] || chmod 666 "$s/.wake"; [ ! -f "$s/env" ] || chmod 644 "$s/env"; '
     ': >"$s/busy/$$"; chown "$u" "$s/busy/$$"; PATH=$o; fi 2>/dev/null; '
     'exec "$@"'
@@ -110,7 +110,7 @@ def guarded_session(spool: str, argv: list[str], user: str | None = None) -> lis
     """``argv`` (a session shell's) started so that its commands count as activity for the
     watchdog only while the client that opened it is connected. ``user``: ``"UID:GID"`` that
     ``argv`` switches to (the guard lets it mark activity), or ``None``."""
-    return ["/bin/sh", "-c", SESSION_GUARD, "praisonai-session-guard", spool, user or "", *argv]
+    return ["/bin/sh", "-c", SESSION_GUARD, "praisonai-session-guard", spool, user or "-", *argv]
 
 
 __all__ = ["HELPER_ENDED", "SESSION_GUARD", "WATCHDOG", "guarded_session", "main_command", "watchdog_command"]

@@ -1,8 +1,27 @@
-"""What a file request's failure status means, as the exception its caller gets."""
+"""File requests' statuses: asked again when killed, and what a failure means to the caller."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from praisonai._errors import ConfigError, ExecError, PathNotFoundError
+
+#: A file request whose tool a command killed is asked this often in all (``unkilled``).
+KILLED_ATTEMPTS = 50
+
+Request = Callable[..., Awaitable[tuple[str, bytes]]]
+
+
+async def unkilled(
+    request: Request, verb: str, *args: str, payload: bytes | None = None
+) -> tuple[str, bytes]:
+    """A file request asked again while a command killed its tool (which may run with the
+    commands' uid): a killed read sent nothing whole, a killed write renamed all or nothing."""
+    for _ in range(KILLED_ATTEMPTS - 1):
+        status, body = await request(verb, *args, payload=payload)
+        if status != "killed":
+            return status, body
+    return await request(verb, *args, payload=payload)
 
 
 def file_error(status: str, path: str, op: str) -> Exception:

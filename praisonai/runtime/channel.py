@@ -36,7 +36,7 @@ from praisonai._tasks import beside
 from praisonai._transfer import moved
 from praisonai._types import ExecRequest, ExecResult, ProcessInfo
 from praisonai.runtime import processes
-from praisonai.runtime._files import file_error
+from praisonai.runtime._files import file_error, unkilled
 from praisonai.runtime._job import Job, JobInterrupted
 from praisonai.runtime._waiter import Waiter
 from praisonai.runtime._wire import (
@@ -48,7 +48,10 @@ from praisonai.runtime._wire import (
 from praisonai.runtime._wire import new_nonce as new_nonce  # also a started helper's (docker's main channel)
 from praisonai.runtime.transport import Transport
 
-HELPER = resources.files(__package__).joinpath("helper.sh").read_text()
+#: The helper script: its file requests (and who runs what), then its core; both POSIX sh.
+HELPER = "\n".join(
+    resources.files(__package__).joinpath(n).read_text() for n in ("helper_files.sh", "helper.sh")
+)
 #: Spooled files of this many finished commands are removed in one batch.
 _TRASH_BATCH = 64
 #: A request's payload (a file written) goes out in steps of this, each counted as moved.
@@ -57,8 +60,6 @@ _PAYLOAD_STEP = 1 << 20
 _PROBE_AFTER_S = 0.25
 #: A read refused for the process limit is asked this often in all (up to about 45 s of backoff).
 _NOFORK_ATTEMPTS = 10
-#: A file request whose tool a command killed is asked this often in all (``_unkilled``).
-_KILLED_ATTEMPTS = 50
 #: Requests that only read: repeating one on a new channel cannot do anything twice.
 _READ_ONLY = frozenset({"__p_read", "__p_fread", "__p_size", "__p_tail", "__p_ps", "__p_ping", "__p_fate"})
 
@@ -353,7 +354,7 @@ class Channel:
         """The file's bytes; ``user``: read as the commands' uid (a user's file), else as the
         helper's (the spool)."""
         args = [path, str(offset)] + ([str(limit)] if limit is not None else [])
-        status, body = await self._unkilled("__p_fread" if user else "__p_read", *args)
+        status, body = await unkilled(self.request, "__p_fread" if user else "__p_read", *args)
         if status != "0":
             raise file_error(status, path, "read_file")
         return body
@@ -361,19 +362,9 @@ class Channel:
     async def write_file(self, path: str, data: bytes, *, user: bool = False) -> None:
         """Replace the file with ``data``; ``user``: as ``read_file``'s."""
         verb = "__p_fwrite" if user else "__p_write"
-        status, _ = await self._unkilled(verb, path, str(len(data)), payload=data)
+        status, _ = await unkilled(self.request, verb, path, str(len(data)), payload=data)
         if status != "0":
             raise file_error(status, path, "write_file")
-
-    async def _unkilled(self, verb: str, *args: str, payload: bytes | None = None) -> tuple[str, bytes]:
-        """A file request, asked again while its tool was killed: a request as the commands' uid
-        runs a tool with that effective uid, which their processes may signal. A killed read sent
-        nothing whole, a killed write renamed nothing or all (the same bytes): either may repeat."""
-        for _ in range(_KILLED_ATTEMPTS - 1):
-            status, body = await self.request(verb, *args, payload=payload)
-            if status != "killed":
-                return status, body
-        return await self.request(verb, *args, payload=payload)
 
     async def bind_env(self, assignments_text: bytes) -> None:
         """Add ``NAME='value'`` lines to the environment of every later command, background process
