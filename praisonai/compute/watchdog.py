@@ -41,11 +41,12 @@ _LAUNCH = (
 # while its client is there. The shell keeps this process's pid (and so its process group); the
 # forwarder is detached from it (its parent becomes init). When the client is gone (it died, or
 # closed the session), the forwarder kills the shell's process group: a command nobody can read
-# any more does not run on. Without a FIFO, the shell starts as is. With USER ("UID:GID", or
-# "-": none; never an empty word, which some exec APIs drop), SHELL-ARGV already starts the shell as it (watchdog.py's caller), and this guard, still
-# root, lets that uid mark the session's activity: it may pass through the spool (not list it;
-# x/ and bg/ stay root's), write alive and .wake (whose only meaning is "something happened"),
-# read the bound env (which its commands have anyway) and write its own busy/<pid>.
+# any more does not run on. Without a FIFO, the shell starts as is. With USER ("UID:GID"; "-" for
+# none, never an empty word, which some exec APIs drop), SHELL-ARGV already starts the shell as
+# it (watchdog.py's caller), and this guard, still root, lets that uid mark the session's
+# activity: it may pass through the spool (not list it; x/ and bg/ stay root's), write alive and
+# .wake (whose only meaning is "something happened"), read the bound env (which its commands have
+# anyway) and write its own busy/<pid>.
 SESSION_GUARD = (
     f"s=$1 u=$2; shift 2; f=$s/busy/.$$.in; P={SYSTEM_PATH}; "
     'PATH=$P mkdir -p -- "$s/busy" 2>/dev/null; '
