@@ -76,6 +76,7 @@ start_one() {  # DIR i IMAGE
             engine_config >"$d/daemon.json"
             kill -HUP "$(cat "$d/docker.pid")"  # reloads its runtimes; containers keep running
         fi
+        [ "$image" != busybox ] || busybox_image "$dir" "$d"
         return 0
     fi
     [ -d "$d/data" ] || fresh=1
@@ -103,17 +104,38 @@ start_one() {  # DIR i IMAGE
         sleep 0.25
     done
     DOCKER_HOST="unix://$d/docker.sock" docker info >/dev/null 2>&1 || { tail -20 "$d/dockerd.log" >&2; return 1; }
-    if [ "$fresh" = 1 ] && [ "$image" = busybox ]; then
-        busybox_rootfs "$dir/rootfs"
-        tar -C "$dir/rootfs" -c . | DOCKER_HOST="unix://$d/docker.sock" \
-            docker import -c 'ENV PATH=/bin' - praisonai-pool-test:busybox >/dev/null
+    if [ "$image" = busybox ]; then
+        busybox_image "$dir" "$d"
     elif [ "$fresh" = 1 ]; then
         docker save "$image" | DOCKER_HOST="unix://$d/docker.sock" docker load -q >/dev/null
     fi
 }
 
-busybox_rootfs() {  # DIR: this machine's busybox, its libraries and one applet link each, once
+# Bump with every change to what the busybox image holds: an engine's older one is replaced.
+busybox_revision=2
+
+busybox_image() {  # DIR ENGINE-DIR: the engine's praisonai-pool-test:busybox, of this revision
+    local have
+    have=$(DOCKER_HOST="unix://$2/docker.sock" docker image inspect \
+        -f '{{index .Config.Labels "praisonai.image.revision"}}' praisonai-pool-test:busybox 2>/dev/null || true)
+    [ "$have" != "$busybox_revision" ] || return 0
+    busybox_rootfs "$1/rootfs"
+    tar -C "$1/rootfs" -c . | DOCKER_HOST="unix://$2/docker.sock" docker import -c 'ENV PATH=/bin' \
+        -c "LABEL praisonai.image.revision=$busybox_revision" - praisonai-pool-test:busybox >/dev/null
+}
+
+busybox_rootfs() {  # DIR: this machine's busybox, its libraries and one applet link each, and
+    # util-linux's setpriv (busybox's cannot switch uids: the helper needs it to run commands apart)
     local root=$1 applet lib
+    if [ ! -f "$root/bin/setpriv" ] || [ -L "$root/bin/setpriv" ]; then
+        mkdir -p "$root/bin"
+        rm -f "$root/bin/setpriv"
+        cp "$(command -v setpriv)" "$root/bin/setpriv"
+        for lib in $(ldd "$root/bin/setpriv" | grep -o '/[^ ]*'); do
+            mkdir -p "$root${lib%/*}"
+            cp -L "$lib" "$root$lib"
+        done
+    fi
     [ ! -e "$root/bin/busybox" ] || return 0
     mkdir -p "$root/bin" "$root/etc" "$root/root" "$root/tmp"
     chmod 1777 "$root/tmp"

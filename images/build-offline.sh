@@ -10,7 +10,14 @@ set -euo pipefail
 
 packages="python3,python3-pip,procps,ca-certificates,git,curl,less,xz-utils,bzip2,unzip,file"
 # Bump with every change to what the image holds: .ci/run rebuilds an image of an older revision.
-revision=2
+revision=3
+
+# The account commands run as (uid 1000, E2B's `user`), apart from the exec helper's root; the
+# workspace is its.
+prepare_rootfs() {
+    chroot "$1" useradd --uid 1000 --user-group --create-home --shell /bin/bash user
+    chroot "$1" chown user:user /workspace
+}
 
 # shellcheck source=images/rootfs.sh
 . "$(dirname "$0")/rootfs.sh"

@@ -24,6 +24,8 @@ import_rootfs() {
     # Keep the image small and deterministic: no apt lists or caches, no docs.
     rm -rf "$root"/var/lib/apt/lists/* "$root"/var/cache/apt/*.bin "$root"/usr/share/doc/* "$root"/usr/share/man/*
     mkdir -p "$root/workspace"
+    # the caller's own additions to the tree (a function it defined), before it is imported
+    if declare -F prepare_rootfs >/dev/null; then prepare_rootfs "$root"; fi
 
     tar -C "$root" -c . | docker import \
         --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \

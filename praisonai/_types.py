@@ -210,6 +210,7 @@ class ExecRequest:
     max_output: int = DEFAULT_MAX_OUTPUT_BYTES
     on_output: OutputSink | None = None
     stdin: Stdin | None = None
+    privileged: bool = False  # as the instance's own user (root on docker), not the commands' uid
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ and call a small set of ``_``-prefixed primitives that a provider implements.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -274,12 +275,16 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         max_output: int | None = None,
         on_output: OutputSink | None = None,
         stdin: Stdin | str | None = None,
+        privileged: bool = False,
     ) -> ExecResult:
         """Run a shell command (a string for ``sh -c``, or an argv list) in the instance.
 
         stdin is closed unless ``stdin`` gives its bytes (text is UTF-8 encoded), so a bare
         ``cat`` returns at once; an async iterable of bytes streams it (each chunk as it comes).
         ``on_output`` receives output chunks while the command runs.
+
+        ``privileged``: as the instance's own user (docker: root; setup runs so), not the commands'
+        uid, giving up the separation (it could forge other calls' results); elsewhere no change.
 
         ``timeout`` omitted means the default (``_limits.DEFAULT_EXEC_TIMEOUT_S``); ``None``
         means no limit. At the timeout the command's whole process tree inside the instance is
@@ -302,6 +307,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         request = exec_request(
             command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output, stdin=stdin
         )
+        request = dataclasses.replace(request, privileged=privileged)
         started = time.monotonic()
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
@@ -379,6 +385,10 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         directory ``remote_dir`` with the provider's own file API, streamed; ``False`` where the
         provider has none (the caller then uploads the archive and runs ``tar`` in the instance)."""
         return False
+
+    async def _after_setup(self, instance_id: str) -> None:
+        """Packages, setup or refresh ran (as the instance's own user): hand what they made in
+        the working dir to the commands' uid where it differs (docker); by default nothing."""
 
     async def _ping(self, instance_id: str) -> None:
         """Tell the instance about activity it cannot see (a transfer that bypassed it); by

@@ -66,6 +66,11 @@ class ChannelMixin(ComputeProvider):
         """Where the helper keeps spooled output inside the instance."""
         return "/tmp/.praisonai"
 
+    async def _command_user(self, instance_id: str) -> str | None:
+        """``"UID:GID"`` that the instance's commands, sessions and file requests run as, apart
+        from its helper (see helper.sh), or ``None``: they share the helper's user. Default: None."""
+        return None
+
     async def _channel_exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
         """``_exec`` through the instance's helper: for providers whose commands all use it."""
         resolved = dataclasses.replace(request, cwd=await self._channel_cwd(instance_id, request.cwd))
@@ -74,14 +79,20 @@ class ChannelMixin(ComputeProvider):
     async def _channel_read(self, instance_id: str, target: str, shown: str) -> bytes:
         """``_read`` through the instance's helper (``cat``: a stream, no per-chunk requests)."""
         limit = _limits.MAX_READ_BYTES
-        data = await self._channels.run(instance_id, lambda channel: channel.read_file(target, 0, limit + 1))
+        data = await self._channels.run(
+            instance_id, lambda channel: channel.read_file(target, 0, limit + 1, user=True)
+        )
         if len(data) > limit:
             raise ValueError(f"{shown} is larger than {limit} bytes; use download")
         return data
 
     async def _open_channel(self, instance_id: str) -> Channel:
         """Start the instance's helper (a provider that must look the instance up first extends this)."""
-        return await Channel.open(functools.partial(self._transport, instance_id), self._spool(instance_id))
+        return await Channel.open(
+            functools.partial(self._transport, instance_id),
+            self._spool(instance_id),
+            user=await self._command_user(instance_id),
+        )
 
     @property
     def _channels(self) -> ChannelPool:
@@ -100,7 +111,7 @@ class ChannelMixin(ComputeProvider):
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         target = await self._channel_path(instance_id, path)
-        await self._channels.run(instance_id, lambda channel: channel.write_file(target, data))
+        await self._channels.run(instance_id, lambda channel: channel.write_file(target, data, user=True))
 
     async def _ping(self, instance_id: str) -> None:
         """Show the instance activity it cannot see — a transfer that bypassed its helper (docker's

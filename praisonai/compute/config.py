@@ -127,6 +127,13 @@ class ComputeConfig(BaseModel):
     """Allow ``mount_paths`` of the engine's socket, ``/``, host system directories, other users'
     homes and credential stores (``praisonai.compute.hostmounts``), refused without it. A
     permission of the caller, never of a repository's environment file; not part of the definition."""
+    command_user: Literal["user", "root"] = "user"
+    """Who the instance's commands run as where the provider runs its exec helper as root
+    (docker): ``"user"``, uid 1000 (``user``, HOME ``/home/user``), which cannot see into,
+    signal or trace the helper, read its secrets or change the results it frames; ``"root"``,
+    the helper's own user, which gives that up (a command can then forge other calls' results).
+    Packages and setup run as root either way. A permission of the caller, never of a
+    repository's environment file; not part of the definition."""
     mount_paths: list[str] = Field(default_factory=list)
     """Host paths bound into the instance, ``"HOST:INSTANCE"`` or ``"HOST:INSTANCE:ro"``."""
     # Each mount's host path as its check resolved it (``_checked_mounts``), by HOST as written.
@@ -323,7 +330,9 @@ class ComputeConfig(BaseModel):
 
     def definition_hash(self) -> str:
         """A short hash of the definition that is safe to show: env and label *values* are left out."""
-        shape = self.model_dump(mode="json", exclude={"metadata", "setup_timeout_s", "allow_host_mounts"})
+        shape = self.model_dump(
+            mode="json", exclude={"metadata", "setup_timeout_s", "allow_host_mounts", "command_user"}
+        )
         shape["env"] = sorted(self.split_env()[1])
         shape["labels"] = sorted(self.labels)
         for key in ("idle_action", "retain_s", "ports"):  # hashes made before these fields stay valid

@@ -290,12 +290,16 @@ async def run_steps(
     the first failure raises ProvisionError."""
     for number, step in enumerate(steps, 1):
         progress.info(f"setup {number}/{len(steps)}: {step}")
-        result = await provider.execute(instance_id, step, timeout=cfg.setup_timeout_s)
+        # the repository's definition, run before any command of the model's: as the instance's
+        # own user (root on docker), which installs packages
+        result = await provider.execute(instance_id, step, timeout=cfg.setup_timeout_s, privileged=True)
         if not result.ok:
             detail = (result.stderr or result.stdout).strip()[-2000:]
             limit = f"its setup_timeout of {cfg.setup_timeout_s:g}s"
             why = f"timed out after {limit}" if result.timed_out else f"exited {result.exit_code}"
             raise ProvisionError(f"setup step {step!r} {why}: {detail}", op="provision")
+    if steps:
+        await provider._after_setup(instance_id)
 
 
 def package_commands(packages: Mapping[PackageManager, list[str]]) -> list[str]:

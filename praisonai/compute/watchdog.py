@@ -34,22 +34,30 @@ _LAUNCH = (
     'exec "$s" -c "$@"'
 )
 
-# sh -c SESSION_GUARD name SPOOL SHELL-ARGV...: start the session shell with its input through a
+# sh -c SESSION_GUARD name SPOOL USER SHELL-ARGV...: start the session shell with its input through a
 # forwarder (`cat`) that ends when the client's connection does: the engine closes the exec's
 # stdin then, while the shell itself may be busy with a command that never reads it. The
 # forwarder's pid goes to busy/<shell pid>.by, so the watchdog counts the shell's command only
 # while its client is there. The shell keeps this process's pid (and so its process group); the
 # forwarder is detached from it (its parent becomes init). When the client is gone (it died, or
 # closed the session), the forwarder kills the shell's process group: a command nobody can read
-# any more does not run on. Without a FIFO, the shell starts as is.
+# any more does not run on. Without a FIFO, the shell starts as is. With USER ("UID:GID"; "-" for
+# none, never an empty word, which some exec APIs drop), SHELL-ARGV already starts the shell as
+# it (watchdog.py's caller), and this guard, still root, lets that uid mark the session's
+# activity: it may pass through the spool (not list it; x/ and bg/ stay root's), write alive and
+# .wake (whose only meaning is "something happened"), read the bound env (which its commands have
+# anyway) and write its own busy/<pid>.
 SESSION_GUARD = (
-    f"s=$1; shift; f=$s/busy/.$$.in; P={SYSTEM_PATH}; "
+    f"s=$1 u=$2; shift 2; f=$s/busy/.$$.in; P={SYSTEM_PATH}; "
     'PATH=$P mkdir -p -- "$s/busy" 2>/dev/null; '
     'if PATH=$P mkfifo -m 600 -- "$f" 2>/dev/null; then '
     "exec 3<&0; "
     '( ( PATH=$P cat <&3 >"$f" 3<&-; kill -9 "-$$" 2>/dev/null ) & echo $! >"$s/busy/$$.by" ); '
     'exec <"$f" 3<&-; PATH=$P rm -f -- "$f"; '
     "fi; "
+    'if [ "$u" != - ]; then o=$PATH PATH=$P; chmod 711 "$s" "$s/busy"; : >>"$s/alive"; chmod 666 "$s/alive"; '
+    '[ ! -p "$s/.wake" ] || chmod 666 "$s/.wake"; [ ! -f "$s/env" ] || chmod 644 "$s/env"; '
+    ': >"$s/busy/$$"; chown "$u" "$s/busy/$$"; PATH=$o; fi 2>/dev/null; '
     'exec "$@"'
 )
 
@@ -62,7 +70,7 @@ def watchdog_command(lifetime: Lifetime, spool: str) -> list[str]:
     return ["/bin/sh", "-c", _LAUNCH, name, WATCHDOG, name, *limits, spool]
 
 
-# sh -c MAIN name HELPER SPOOL DIGEST LOG WATCHDOG-ARGV...: an exec helper on the instance's main
+# sh -c MAIN name HELPER SPOOL DIGEST LOG USER WATCHDOG-ARGV...: an exec helper on the instance's main
 # stdin, and the watchdog as the main process. The helper starts at once but takes its nonce from
 # the first line that arrives, then says hello, so that the hello reaches the client that attached
 # (nothing is attached before; what the container prints then is lost). DIGEST (the nonce's, for
@@ -78,33 +86,41 @@ def watchdog_command(lifetime: Lifetime, spool: str) -> list[str]:
 # LOG (/dev/null if LOG cannot be opened), never onto the container's stdout, which is the
 # helper's reply stream (fd 5 carries it past the waiter's `$(...)`). fd 3 carries stdin past the
 # rule that a background list of a non-interactive shell reads /dev/null.
+# USER ("UID:GID", or empty): the helper's commands run as it (helper.sh), and the working dir,
+# when root owns it and it is neither / nor a mount (a host's directory keeps its owner), is its.
 HELPER_ENDED = "praisonai-helper-ended"
 _WAITER = (
-    'e=$($1 /bin/sh -c "$2" praisonai-helper "$3" - attached 4>&1 >&5 5>&-); '
+    'e=$($1 /bin/sh -c "$2" praisonai-helper "$3" - attached "$4" 4>&1 >&5 5>&-); '
     f'[ -z "$e" ] || printf "\\n{HELPER_ENDED} %s\\n" "$e" >&2'
 )
 _MAIN = (
-    "h=$1 s=$2 l=$4; shift 4; exec 3<&0; "
+    "h=$1 s=$2 l=$4 u=$5; shift 5; exec 3<&0; "
     '{ : >>"$l"; } 2>/dev/null || l=/dev/null; '
+    'if [ -n "$u" ] && [ "$PWD" != / ] && [ -n "$(find . -maxdepth 0 -user 0 2>/dev/null)" ] '
+    '&& ! grep -q " $PWD " /proc/self/mountinfo 2>/dev/null; then chown "$u" . 2>/dev/null; fi; '
     "g=; command -v setsid >/dev/null 2>&1 && g=setsid; "
     f"$g /bin/sh -c '{_WAITER}' "
-    'praisonai-waiter "$g" "$h" "$s" 0<&3 3<&- 5>&1 & '
+    'praisonai-waiter "$g" "$h" "$s" "$u" 0<&3 3<&- 5>&1 & '
     'exec "$@" 3<&- </dev/null >>"$l" 2>&1'
 )
 
 
-def main_command(watchdog: list[str], helper: str, spool: str, digest: str, log: str) -> list[str]:
+def main_command(
+    watchdog: list[str], helper: str, spool: str, digest: str, log: str, user: str | None = None
+) -> list[str]:
     """The instance's main command: ``watchdog`` (``watchdog_command``'s) without stdin, its
     output appended to ``log``, and the exec helper (``helper``, its script) on the main stdin with
     ``spool``, whose nonce is the first line that arrives there (``: NONCE``); ``digest``, the
-    nonce's, is kept in the command for its owner to check a key against (never the nonce)."""
-    return ["/bin/sh", "-c", _MAIN, "praisonai-main", helper, spool, digest, log, *watchdog]
+    nonce's, is kept in the command for its owner to check a key against (never the nonce).
+    ``user``: ``"UID:GID"`` the helper's commands run as (``helper_argv``'s)."""
+    return ["/bin/sh", "-c", _MAIN, "praisonai-main", helper, spool, digest, log, user or "", *watchdog]
 
 
-def guarded_session(spool: str, argv: list[str]) -> list[str]:
+def guarded_session(spool: str, argv: list[str], user: str | None = None) -> list[str]:
     """``argv`` (a session shell's) started so that its commands count as activity for the
-    watchdog only while the client that opened it is connected."""
-    return ["/bin/sh", "-c", SESSION_GUARD, "praisonai-session-guard", spool, *argv]
+    watchdog only while the client that opened it is connected. ``user``: ``"UID:GID"`` that
+    ``argv`` switches to (the guard lets it mark activity), or ``None``."""
+    return ["/bin/sh", "-c", SESSION_GUARD, "praisonai-session-guard", spool, user or "-", *argv]
 
 
 __all__ = ["HELPER_ENDED", "SESSION_GUARD", "WATCHDOG", "guarded_session", "main_command", "watchdog_command"]

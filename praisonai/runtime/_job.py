@@ -101,7 +101,9 @@ class Job:
             stdin = self.stdin_path + "/"
         args = (self.id, self._cwd, stdin, self._secret, request.command, *assignments(request.env))
         try:
-            await self._channel.send("__p_exec", args, None, None, acknowledged)
+            # privileged: as the helper's own user, where commands have another (helper.sh)
+            verb = "__p_rexec" if request.privileged else "__p_exec"
+            await self._channel.send(verb, args, None, None, acknowledged)
         except BaseException:
             self._channel.forget_job(self.id)
             raise

@@ -29,13 +29,14 @@ from typing import Any, Literal
 import anyio
 import anyio.to_thread
 
-from praisonai._errors import ChannelClosedError, ConfigError, ExecError, PathNotFoundError
+from praisonai._errors import ChannelClosedError, ExecError
 from praisonai._output import OutputBuffer
 from praisonai._retry import backoff
 from praisonai._tasks import beside
 from praisonai._transfer import moved
 from praisonai._types import ExecRequest, ExecResult, ProcessInfo
 from praisonai.runtime import processes
+from praisonai.runtime._files import fetch_spooled, file_error, unkilled
 from praisonai.runtime._job import Job, JobInterrupted
 from praisonai.runtime._waiter import Waiter
 from praisonai.runtime._wire import (
@@ -48,7 +49,10 @@ from praisonai.runtime._wire import new_nonce as new_nonce  # also a started hel
 from praisonai.runtime.partial import partial_name
 from praisonai.runtime.transport import Transport
 
-HELPER = resources.files(__package__).joinpath("helper.sh").read_text()
+#: The helper script: its file requests (and who runs what), then its core; both POSIX sh.
+HELPER = "\n".join(
+    resources.files(__package__).joinpath(n).read_text() for n in ("helper_files.sh", "helper.sh")
+)
 #: Spooled files of this many finished commands are removed in one batch.
 _TRASH_BATCH = 64
 #: A request's payload (a file written) goes out in steps of this, each counted as moved.
@@ -58,13 +62,19 @@ _PROBE_AFTER_S = 0.25
 #: A read refused for the process limit is asked this often in all (up to about 45 s of backoff).
 _NOFORK_ATTEMPTS = 10
 #: Requests that only read: repeating one on a new channel cannot do anything twice.
-_READ_ONLY = frozenset({"__p_read", "__p_size", "__p_tail", "__p_ps", "__p_ping", "__p_fate"})
+_READ_ONLY = frozenset({"__p_read", "__p_fread", "__p_size", "__p_tail", "__p_ps", "__p_ping", "__p_fate"})
 
 OpenTransport = Callable[[list[str]], Transport]
 
 
-def helper_argv(spool: str, nonce: str) -> list[str]:
-    """The command that starts the helper (the script travels as ``sh -c`` text, never a file)."""
+def helper_argv(spool: str, nonce: str, user: str | None = None) -> list[str]:
+    """The command that starts the helper (the script travels as ``sh -c`` text, never a file).
+    ``user``: ``"UID:GID"``, which the user's commands and file requests run as, apart from the
+    helper (see helper.sh); ``None``: they share the helper's. With ``user`` the nonce is not in
+    the argv, which every uid may read (``/proc/PID/cmdline``): ``Channel.open`` sends it first
+    on the helper's stdin, as docker's main channel does."""
+    if user:
+        return ["sh", "-c", HELPER, "praisonai-helper", spool, "-", "attached", user]
     return ["sh", "-c", HELPER, "praisonai-helper", spool, nonce]
 
 
@@ -89,14 +99,23 @@ class Channel:
 
     @classmethod
     async def open(
-        cls, open_transport: OpenTransport, spool: str, *, nonce: str | None = None, ended: str | None = None
+        cls,
+        open_transport: OpenTransport,
+        spool: str,
+        *,
+        nonce: str | None = None,
+        ended: str | None = None,
+        user: str | None = None,
     ) -> Channel:
         """Start a helper through ``open_transport(argv)`` and wait for its hello. ``nonce``: the
         helper's, when it was started already (with it) and ``open_transport`` only connects.
         ``ended``: the line on its stderr that says the helper ended, where its output outlives it
-        (docker's main channel); it holds a secret, as commands can write that stderr too."""
+        (docker's main channel); it holds a secret, as commands can write that stderr too.
+        ``user``: as ``helper_argv``'s."""
         nonce = nonce or new_nonce()
-        transport = await anyio.to_thread.run_sync(open_transport, helper_argv(spool, nonce))
+        transport = await anyio.to_thread.run_sync(open_transport, helper_argv(spool, nonce, user))
+        if user:
+            transport.send(f": {nonce}\n".encode())
         channel = cls(transport, spool, ended)
         hello = Waiter()
         channel._replies.expect(PendingReply(nonce.encode(), lambda status, body: hello.resolve(status)))
@@ -310,28 +329,7 @@ class Channel:
 
     async def fetch(self, path: str, buffer: OutputBuffer) -> None:
         """Copy a spooled stream into ``buffer``, moving only its head and tail when it is long."""
-        cap = buffer.head_size + buffer.tail_size
-        head = await self._spooled("__p_read", path, "0", str(cap + 1))
-        if len(head) <= cap:
-            buffer.write(head)
-            return
-        size = await self._spooled("__p_size", path)
-        tail = await self._spooled("__p_tail", path, str(buffer.tail_size))
-        buffer.write(head[: buffer.head_size])
-        buffer.skip(int(size.strip() or 0) - buffer.head_size - len(tail))
-        buffer.write(tail)
-
-    async def _spooled(self, function: str, path: str, *args: str) -> bytes:
-        """A read of a spooled stream; the instance still at its process limit after the retries
-        is an error, not output silently lost."""
-        status, body = await self.request(function, path, *args)
-        if status == "nofork":
-            raise ExecError(
-                f"the instance stayed at its process limit (a command forks without end?): the output "
-                f"in {path} could not be read; end what runs there, e.g. kill a background process",
-                op="exec",
-            )
-        return body
+        await fetch_spooled(self.request, path, buffer)
 
     async def _discard(self, *paths: str) -> None:
         self._trash.extend(paths)
@@ -341,23 +339,35 @@ class Channel:
 
     # ---- files -----------------------------------------------------------------------------
 
-    async def read_file(self, path: str, offset: int = 0, limit: int | None = None) -> bytes:
+    async def read_file(
+        self, path: str, offset: int = 0, limit: int | None = None, *, user: bool = False
+    ) -> bytes:
+        """The file's bytes; ``user``: read as the commands' uid (a user's file), else as the
+        helper's (the spool)."""
         args = [path, str(offset)] + ([str(limit)] if limit is not None else [])
-        status, body = await self.request("__p_read", *args)
+        status, body = await unkilled(self.request, "__p_fread" if user else "__p_read", *args)
         if status != "0":
-            raise _file_error(status, path, "read_file")
+            raise file_error(status, path, "read_file")
         return body
 
-    async def write_file(self, path: str, data: bytes) -> None:
-        status, _ = await self.request("__p_write", path, str(len(data)), partial_name(), payload=data)
+    async def write_file(self, path: str, data: bytes, *, user: bool = False) -> None:
+        """Replace the file with ``data``; ``user``: as ``read_file``'s."""
+
+        async def write(verb: str, *args: str, payload: bytes | None = None) -> tuple[str, bytes]:
+            # a new file of a fresh name each try: a killed try's may not have been removed
+            return await self.request(verb, *args, partial_name(), payload=payload)
+
+        verb = "__p_fwrite" if user else "__p_write"
+        status, _ = await unkilled(write, verb, path, str(len(data)), payload=data)
         if status == "short":  # the helper's input ended: it is ending, so no later call is sent to it
             self.close()
         if status != "0":
-            raise _file_error(status, path, "write_file")
+            raise file_error(status, path, "write_file")
 
     async def bind_env(self, assignments_text: bytes) -> None:
         """Add ``NAME='value'`` lines to the environment of every later command, background process
-        and session in the instance (kept in the spool, which only the helper's user can read)."""
+        and session in the instance (kept in the spool, which only the helper's user can read, and
+        the commands' uid where it differs: every command has these in its environment anyway)."""
         # appended, then sourced in order: a later binding wins name by name
         status, _ = await self.request("__p_env", str(len(assignments_text)), payload=assignments_text)
         if status != "0":
@@ -380,26 +390,3 @@ class Channel:
 
     async def kill_process(self, process_id: str) -> None:
         await self.request("__p_kill", *processes.kill_args(self.spool, process_id))
-
-
-def _file_error(status: str, path: str, op: str) -> Exception:
-    if status == "isdir":
-        return IsADirectoryError(f"{path} is a directory")
-    if status == "notdir":
-        return NotADirectoryError(f"a parent of {path} is not a directory")
-    if status == "missing":
-        return PathNotFoundError(f"no such file in the instance: {path}", op=op)
-    if status == "denied":
-        return PermissionError(f"permission denied: {path}")
-    if status == "notfile":
-        return ConfigError(
-            f"{path} is not a regular file (a FIFO, device or socket); {op} handles regular files only",
-            op=op,
-        )
-    if status == "short":  # the helper's input ended inside the payload (seldom answered: we are gone)
-        return ExecError(
-            f"{op} of {path} was cut off before all its bytes came; the file is as it was", op=op
-        )
-    if status == "nospace":
-        return ExecError(f"{op} of {path} failed: no space left on the instance's filesystem", op=op)
-    return ExecError(f"{op} of {path} failed in the instance (status {status})", op=op)

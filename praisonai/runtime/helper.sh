@@ -1,8 +1,11 @@
 # shellcheck shell=sh
 # praisonai exec helper: POSIX sh only (plus head, tail, cat, wc, rm, mkdir, mv, grep and readlink).
 # Started once per instance and client as:  sh -c "<this file>" praisonai-helper SPOOL NONCE
-# (docker's main channel: NONCE "-" and "attached", the nonce then comes first on stdin, with the
-# secret the waiter says this helper's end with: see the end of this file)
+# or, the nonce then coming first on stdin, off every command line: SPOOL - attached [UID:GID]
+# (docker's main channel, with the secret its waiter says this helper's end with: see the end of
+# this file; and every docker helper whose commands run as UID:GID)
+# With UID:GID (docker) everything of the user's runs as that uid, apart from the helper (root):
+# see helper_files.sh.
 #
 # Requests arrive on stdin, one line of shell code each, calling a function below with
 # arguments the client has quoted; __p_write is followed by exactly SIZE raw bytes.
@@ -31,7 +34,7 @@
 # still running when its helper died by the next helper; either marks it SPOOL/x/<id>.k (killed).
 __p_nl='
 '
-__p_s=$1
+__p_s=$1 __p_as=${4-}
 # The helper's own tools come from the system directories first, whatever PATH the instance's env
 # sets; commands get the env's PATH back (__p_path). A fork that the process limit refuses fails
 # one request with status "nofork" (`command eval`), not the helper with every command in flight.
@@ -44,6 +47,8 @@ umask 077
 # The spool can be deleted under a running helper (rm -rf /tmp/*): every user of it recreates it.
 __p_spool() { { [ -d "$__p_s/x" ] && [ -d "$__p_s/bg" ]; } || mkdir -p -- "$__p_s/x" "$__p_s/bg" 2>/dev/null; }
 __p_spool || { echo "cannot create the spool $__p_s" >&2; exit 70; }
+__p_drop='' __p_fs='' __p_fx='' __p_pl=''
+[ -z "$__p_as" ] || __p_separate  # commands as another uid (helper_files.sh)
 # pids are only comparable within one pid namespace (each bwrap sandbox has its own)
 __p_ns=$(readlink /proc/self/ns/pid 2>/dev/null)
 __p_reply() { printf '%s %s\n' "$1" "$2"; __p_said=1; }
@@ -56,7 +61,15 @@ __p_jobs=0
 # exec: run a command in a background job; its end is announced on stderr. The command runs
 # in a subshell (no exec: about 1 ms less per command) that carries PRAISONAI_EXEC_ID=<id>
 # into every program it starts; the subshell's pid is recorded for the kill sweep.
-__p_exec() {  # nonce id cwd stdin-file secret command [NAME=value...]
+__p_exec() {  # nonce id cwd stdin-file secret command [NAME=value...]: as the command uid
+  __p_jd=$__p_drop
+  __p_run "$@"
+}
+__p_rexec() {  # the same, as the helper's own user
+  __p_jd=''
+  __p_run "$@"
+}
+__p_run() {
   if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
   [ -d "$__p_s/x" ] || __p_spool || { __p_reply "$1" nospool; return; }
   command eval '__p_job "$@" &' || { __p_reply "$1" nofork; return; }
@@ -88,7 +101,14 @@ __p_job() {
   fi
   # the command must not find the secret: not in a variable (`set` prints them all), nor in the
   # request line it came in
-  command eval '( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &' || {
+  # (as the command uid: a shell of its own, which has none of our variables; in its argv, as any
+  # sh -c, where `pgrep -f` finds it too: not in its env, where a marker's text would mislead the
+  # watchdog and the sweeps)
+  if [ -n "$__p_jd" ]; then
+    command eval '$__p_jd -- /bin/sh -c -- "$__p_c" <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
+  else
+    command eval '( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
+  fi || {
     [ -z "$__p_fp" ] || kill "$__p_fp" 2>/dev/null
     __p_notice nofork 0
     exit
@@ -100,7 +120,7 @@ __p_job() {
   # so the client is told that it may have run ("killed"), never handed that code as its result
   if [ -e "$__p_x.k" ]; then
     [ -z "$__p_fp" ] || kill "$__p_fp" 2>/dev/null
-    echo "D $__p_i killed 0 $__p_k" >&2
+    __p_notice killed 0
     exit
   fi
   # a command that ended before its input did reads no more of it (as docker -i); the client
@@ -149,7 +169,7 @@ __p_fate() {  # nonce id secret: what became of a job whose channel closed (done
   fi
 }
 # __p_x.p's two lines: __p_c __p_h __p_n (pids), then __p_d(=done) __p_dc __p_df; with a secret, a
-# done line without it (a command can write the spool: it runs as our user) counts as not done
+# done line without it (a command of the helper's own uid can write the spool) counts as not done
 __p_result() {  # [secret]
   __p_c='' __p_h='' __p_n='' __p_d='' __p_dc='' __p_df='' __p_dk=''
   [ -s "$__p_x.p" ] || return 0
@@ -231,89 +251,7 @@ __p_signal() {  # nonce pgid signal: signal a process group (a session's shell a
   __p_reply "$1" $?
 }
 
-# files
-__p_write() {  # nonce path size partial, then SIZE bytes
-  # Written to a new file beside PATH, then renamed over it: a reader sees the old file or the new
-  # one, never a mix of two writers. A replaced file keeps its mode (where stat -c exists); a
-  # link at PATH is replaced, not written through. PARTIAL is the new file's name, made by the
-  # client (praisonai/runtime/partial.py): random, and short enough to fit beside any name.
-  __p_d=${2%/*}
-  [ -z "$__p_d" ] || [ -d "$__p_d" ] || mkdir -p -- "$__p_d" 2>/dev/null
-  __p_t=$__p_d/$4
-  if [ -e "$2" ] && [ ! -f "$2" ]; then  # a directory, or a FIFO that would block the helper
-    head -c "$3" >/dev/null  # consume the payload, or it would be read as requests
-    if [ -d "$2" ]; then __p_reply "$1" isdir; else __p_reply "$1" notfile; fi
-  elif { [ -e "$2" ] && [ ! -w "$2" ]; } || ! __p_excl "$__p_t"; then
-    head -c "$3" >/dev/null
-    __p_reply "$1" "$(__p_why "$2" w)"
-  elif ! head -c "$3" | tee -- "$__p_t" >/dev/null 2>&1; then
-    # tee reads all SIZE bytes even when the disk fills up (head would stop at the failed write)
-    rm -f -- "$__p_t"
-    __p_reply "$1" nospace
-  elif ! { __p_got=$(wc -c <"$__p_t") && [ $((__p_got)) -eq "$3" ]; }; then
-    # our input ended inside the payload (the client died or was cut off): the old file stays
-    rm -f -- "$__p_t"
-    __p_reply "$1" short
-  else
-    # one process where chmod knows --reference (GNU), else stat's mode then chmod
-    [ -f "$2" ] && { chmod --reference="$2" -- "$__p_t" 2>/dev/null \
-      || { __p_m=$(stat -c %a -- "$2" 2>/dev/null) && chmod "$__p_m" -- "$__p_t"; }; }
-    if mv -f -- "$__p_t" "$2" 2>/dev/null; then
-      __p_reply "$1" 0
-    else
-      rm -f -- "$__p_t"
-      __p_reply "$1" "$(__p_why "$2" w)"
-    fi
-  fi
-}
-__p_excl() {  # path: create it, failing if a file is there (noclobber, no subshell: no fork). sh
-  # opens a FIFO or device that is there instead (a link to one too): our names are random for that
-  set -C
-  true 2>/dev/null >"$1"  # `true`, not `:`: a special builtin's failed redirection ends sh
-  __p_ok=$?
-  set +C
-  return $__p_ok
-}
-__p_read() {  # nonce path [offset [limit]]
-  if [ -d "$2" ]; then __p_reply "$1" isdir; return; fi
-  if [ ! -e "$2" ]; then __p_reply "$1" "$(__p_why "$2")"; return; fi
-  # a FIFO or a device would block the helper or never end: only regular files are read
-  if [ ! -f "$2" ]; then __p_reply "$1" notfile; return; fi
-  if [ "${3:-0}" -gt 0 ]; then
-    if [ -n "$4" ]; then tail -c "+$(($3 + 1))" -- "$2" | head -c "$4"; else tail -c "+$(($3 + 1))" -- "$2"; fi
-  elif [ -n "$4" ]; then
-    head -c "$4" -- "$2"
-  else
-    cat -- "$2"
-  fi
-  __p_reply "$1" $?
-}
-__p_tail() {  # nonce path count
-  tail -c "$3" -- "$2"
-  __p_reply "$1" $?
-}
-__p_size() {  # nonce path
-  if [ -f "$2" ]; then wc -c <"$2"; __p_reply "$1" 0; else __p_reply "$1" missing; fi
-}
-__p_why() {  # path [w]: why it cannot be read (or, with w, written)
-  if [ -d "$1" ]; then echo isdir; return; fi
-  if [ -e "$1" ]; then echo denied; return; fi
-  __p_up=${1%/*}
-  while [ -n "$__p_up" ]; do
-    if [ -e "$__p_up" ]; then
-      if [ ! -d "$__p_up" ]; then echo notdir; elif [ -n "$2" ]; then echo denied; else echo missing; fi
-      return
-    fi
-    __p_up=${__p_up%/*}
-  done
-  echo missing
-}
-__p_rm() {  # nonce path...
-  __p_n=$1
-  shift
-  rm -rf -- "$@" 2>/dev/null
-  __p_reply "$__p_n" $?
-}
+# files: helper_files.sh
 
 # background processes: SPOOL/bg/<id>/{meta,pid,w,out,err,rc}; rc appears when it ends.
 __p_start() {  # nonce id cwd meta command [NAME=value...]
@@ -337,7 +275,8 @@ __p_bg() {
   PATH=$__p_path
   # shellcheck disable=SC2163 # "$@" is NAME=value words: export each, with its value
   [ $# -eq 0 ] || export "$@"
-  PRAISONAI_EXEC_ID=bg-$__p_i $__p_sig /bin/sh -c -- "$__p_c" >"$__p_b/out" 2>"$__p_b/err" &
+  # shellcheck disable=SC2086 # a command prefix, split on purpose
+  PRAISONAI_EXEC_ID=bg-$__p_i $__p_sig $__p_drop /bin/sh -c -- "$__p_c" >"$__p_b/out" 2>"$__p_b/err" &
   echo $! >"$__p_b/pid"
   wait $!
   echo $? >"$__p_b/rc"
@@ -407,7 +346,7 @@ while IFS= read -r __p_line; do
   __p_said=
   command eval "$__p_line"
   if [ -z "$__p_said" ]; then
-    case $__p_line in __p_write\ * | __p_env\ *) exit 75 ;; :\ *) continue ;; esac  # ": NONCE": no reply
+    case $__p_line in __p_write\ * | __p_fwrite\ * | __p_env\ *) exit 75 ;; :\ *) continue ;; esac  # ": NONCE": no reply
     __p_nn=${__p_line#* }
     __p_reply "${__p_nn%% *}" nofork
   fi

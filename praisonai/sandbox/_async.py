@@ -181,11 +181,14 @@ class AsyncSandbox(AsyncWorkbench):
         max_output: int | None = None,
         on_output: OutputSink | None = None,
         stdin: bytes | str | AsyncIterable[bytes] | None = None,
+        privileged: bool = False,
     ) -> ExecResult:
         """Run a command; see :meth:`ComputeProvider.execute` for the contract.
 
         With ``check=True`` a non-zero exit raises :class:`CommandFailedError` and a timeout
-        :class:`CommandTimeoutError`, both carrying the result.
+        :class:`CommandTimeoutError`, both carrying the result. ``privileged=True`` runs it as
+        root on docker, giving up the separation from the helper for this command (E2B's
+        ``user="root"``; see ``ComputeProvider.execute``).
         """
         self._ensure_open()
         result = await self.provider.execute(
@@ -197,6 +200,7 @@ class AsyncSandbox(AsyncWorkbench):
             max_output=max_output,
             on_output=on_output,
             stdin=stdin,
+            privileged=privileged,
         )
         if check and result.timed_out:
             raise CommandTimeoutError(result, str(command))

@@ -124,6 +124,7 @@ class Sandbox:
         max_output: int | None = None,
         on_output: OutputSink | None = None,
         stdin: bytes | str | None = None,
+        privileged: bool = False,
     ) -> ExecResult:
         """Run a command and wait for its result; see :meth:`AsyncSandbox.exec`."""
         return _portal.call(
@@ -136,6 +137,7 @@ class Sandbox:
                 max_output=max_output,
                 on_output=on_output,
                 stdin=stdin,
+                privileged=privileged,
             )
         )
 

@@ -142,11 +142,11 @@ def test_jobs_of_a_dead_helper_are_stopped_and_reported(remote: Instance) -> Non
 
 def test_deleted_spool_is_recreated(remote: Instance) -> None:
     """`rm -rf` of the spool inside the instance: on main every later exec returned exit 2 with
-    empty output and start() failed with "exists"."""
+    empty output and start() failed with "exists". (On docker only root can: a privileged call.)"""
     provider, iid = remote
     spool = provider._spool(iid)
     with pytest.raises(ExecError, match="output may be lost"):  # its own output went with it
-        _portal.call(provider.execute, iid, f"rm -rf {spool}; echo gone")
+        _portal.call(lambda: provider.execute(iid, f"rm -rf {spool}; echo gone", privileged=True))
     r = _portal.call(provider.execute, iid, "echo out; echo err >&2; exit 3")
     assert (r.stdout, r.stderr, r.exit_code) == ("out\n", "err\n", 3), r
     info = _portal.call(provider.start_process, iid, "echo bg")
@@ -159,8 +159,12 @@ def test_deleted_spool_reports_the_lost_output_of_the_command_that_deleted_it(
 ) -> None:
     provider, iid = docker_instance
     spool = provider._spool(iid)
+    kept = _portal.call(provider.execute, iid, f"rm -rf {spool}; echo after")  # not as the commands' uid
+    assert kept.stdout == "after\n" and "cannot remove" in kept.stderr, kept
     with pytest.raises(ExecError, match="output may be lost"):
-        _portal.call(provider.execute, iid, f"echo before; rm -rf {spool}; echo after")
+        _portal.call(
+            lambda: provider.execute(iid, f"echo before; rm -rf {spool}; echo after", privileged=True)
+        )
     assert _portal.call(provider.execute, iid, "echo fine").stdout == "fine\n"
 
 

@@ -280,7 +280,8 @@ def test_leaving_mid_call_stops_the_command(box: Sandbox, fake: ManagedAgentsFak
                     await anyio.sleep(0.05)
         [(name, text, is_error)] = results(fake, sid)
         assert name == "bash" and is_error and "was stopped" in text
-        assert (await asb.exec(["pgrep", "-f", "sleep 600"])).exit_code == 1  # its process is gone
+        # its process is gone (-x: the name; -f would find this command's own `sh -c`)
+        assert (await asb.exec(["pgrep", "-x", "sleep"])).exit_code == 1
 
     drive(box, fake, body)
 

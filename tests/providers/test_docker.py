@@ -121,7 +121,8 @@ def test_a_streamed_stdin_the_command_does_not_read_yet_is_held_back(make, provi
 
             async def watch() -> None:
                 await anyio.sleep(1.5)  # the command sleeps 3 s before it reads
-                listed = await provider.execute(instance_id, "ls /tmp/.praisonai/x/*.i | grep -c '^[0-9]'")
+                spooled = "ls /tmp/.praisonai/x/*.i | grep -c '^[0-9]'"  # root's: commands cannot list it
+                listed = await provider.execute(instance_id, spooled, privileged=True)
                 waiting.append(int(listed.stdout.strip() or 0))
 
             tasks.start_soon(watch)

@@ -102,7 +102,7 @@ async def killed_helper_is_survived(ctx: Context) -> None:
     await ctx.provider.list_processes(ctx.instance_id)  # opens the channel
     channel = await _channelled(ctx)._channels.get(ctx.instance_id)
     if not channel.transport.signal_group(signal.SIGKILL):
-        await ctx.sh(f"kill -9 {channel.helper_pid}")
+        await ctx.sh(f"kill -9 {channel.helper_pid}", privileged=True)  # commands may not (docker)
     await anyio.sleep(0.1)
     assert isinstance(await ctx.provider.list_processes(ctx.instance_id), list)
     r = await ctx.sh("echo back")
@@ -132,7 +132,10 @@ async def _kill_at(ctx: Context, killer: Any, point: str) -> None:
     channel = await _channelled(ctx)._channels.get(ctx.instance_id)
 
     async def kill_helper() -> None:
-        await killer.exec(ExecRequest(f"kill -9 {channel.helper_pid}", cwd="/", timeout=10, max_output=1000))
+        kill = ExecRequest(
+            f"kill -9 {channel.helper_pid}", cwd="/", timeout=10, max_output=1000, privileged=True
+        )
+        await killer.exec(kill)
 
     outcome: list[ExecResult | BaseException] = []
 

@@ -58,5 +58,5 @@ class DockerCompute(DockerEngine):
         cwd: str | None,
         env: Mapping[str, str],
     ) -> Pty:
-        await self._workdir(instance_id)  # refuses another home's instance (lifecycle.check_home)
-        return await open_docker_pty(self.api, instance_id, command, cols, rows, cwd, env)
+        user = await self._command_user(instance_id)
+        return await open_docker_pty(self.api, instance_id, command, cols, rows, cwd, env, user)

@@ -43,6 +43,7 @@ from praisonai.compute.providers.docker import (
     _pause,
     _runtime,
     _spec,
+    _users,
     _workspace,
 )
 from praisonai.compute.providers.docker._client import (
@@ -114,6 +115,7 @@ class DockerEngine(
         self._api: Any = None
         self._connecting = threading.Lock()  # one client (one ssh login) per engine
         self._workdirs: dict[str, str] = {}
+        self._users: dict[str, str | None] = {}  # the commands' "UID:GID" (_users), by instance
         self._runtimes: set[str] = set()  # listed by the engine (_runtime.check_registered)
         self._main_keys = _main.MainKeys()
         local = host is None or host.url.startswith("unix://")
@@ -237,15 +239,16 @@ class DockerEngine(
         with start_errors(image):
             # The watchdog stops the container itself when idle; auto_remove then removes it.
             # Beside it, a helper waits on the main stdin: the instance's main channel (_main).
-            nonce, spool = _main.new_key(), self._spool(instance_id)
-            command = _main.command(watchdog_command(cfg.lifetime, spool), spool, nonce)
+            nonce, spool, user = _main.new_key(), self._spool(instance_id), _users.command_user(cfg)
+            command = _main.command(watchdog_command(cfg.lifetime, spool), spool, nonce, user)
             defaults, own_env = cfg.split_env()
+            labels = _users.labelled(labels, user)
             await self._new_container(instance_id, cfg, labels, command, image, stdin=True, env=defaults)
             await self._call(self.api.start, container_name(instance_id))
             self._main_keys.made(instance_id, nonce)
             # never a silent fallback to runc; a failure here removes the instance (lifecycle)
             await self._call(_runtime.confirm, self.api, container_name(instance_id), runtime, cfg)
-        self._workdirs[instance_id] = cfg.working_dir
+        self._workdirs[instance_id], self._users[instance_id] = cfg.working_dir, user
         if own_env:  # through the helper, never the container's config (see the module docstring)
             await self.bind_env(instance_id, own_env)
         return InstanceInfo(
@@ -331,6 +334,7 @@ class DockerEngine(
 
     async def _destroy(self, instance_id: str) -> bool:
         self._workdirs.pop(instance_id, None)
+        self._users.pop(instance_id, None)
         self._main_keys.drop(instance_id)
         self._channels.drop(instance_id)
         if not await self._call(remove_container, self.api, container_name(instance_id)):
@@ -356,13 +360,29 @@ class DockerEngine(
         channel, file or terminal touches it, that this home made it (``lifecycle.check_home``).
         Every instance in ``_workdirs`` passed it (or was made or adopted here)."""
         if instance_id not in self._workdirs:
-            if self._socket is None:
-                config = (await self._inspect(instance_id))["Config"]
-            else:  # raw on a local engine: no docker-py to import
-                config = (await run_blocking(self._inspect_now, container_name(instance_id)))["Config"]
-            check_home(instance_id, config.get("Labels") or {}, "exec")
-            self._workdirs[instance_id] = config.get("WorkingDir") or "/"
+            await self._look_up(instance_id)
         return self._workdirs[instance_id]
+
+    async def _command_user(self, instance_id: str) -> str | None:
+        if instance_id not in self._users:
+            await self._look_up(instance_id)
+        return self._users[instance_id]
+
+    async def _look_up(self, instance_id: str) -> None:
+        """The instance's working dir and command user, from its container's config."""
+        if self._socket is None:
+            inspected = await self._inspect(instance_id)
+        else:  # raw on a local engine: no docker-py to import
+            inspected = await run_blocking(self._inspect_now, container_name(instance_id))
+        self._looked_up(instance_id, inspected)
+
+    def _looked_up(self, instance_id: str, inspected: dict[str, Any]) -> None:
+        """Keep what the instance's inspected container says, once it is found to be this home's
+        (``lifecycle.check_home``: every call on an instance comes this way first)."""
+        config = inspected["Config"]
+        check_home(instance_id, config.get("Labels") or {}, "exec")
+        self._workdirs[instance_id] = config.get("WorkingDir") or "/"
+        self._users[instance_id] = _users.user_of(inspected)
 
     async def _channel_path(self, instance_id: str, path: str) -> str:
         return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))
@@ -374,11 +394,13 @@ class DockerEngine(
             return DockerExecTransport(self.api, container_name(instance_id), own_shell(argv))
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> DockerExecTransport:
-        """A session shell whose commands keep the instance alive only while this client is
-        connected (see ``_watchdog.guarded_session``)."""
-        from praisonai.compute.watchdog import guarded_session
-
-        return self._transport(instance_id, guarded_session(self._spool(instance_id), own_shell(argv)))
+        """A session shell, as the command user, whose commands keep the instance alive only while
+        this client is connected (``_watchdog.guarded_session``)."""
+        if instance_id not in self._users:  # blocking already: this runs in a worker thread
+            self._looked_up(instance_id, self._inspect_now(container_name(instance_id)))
+        return self._transport(
+            instance_id, _users.session(self._spool(instance_id), self._users[instance_id], argv)
+        )
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         target = await self._channel_path(instance_id, remote)

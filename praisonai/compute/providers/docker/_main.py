@@ -30,6 +30,7 @@ from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.lifecycle import check_home, owner_tag
 from praisonai.compute.providers.docker import _attach
 from praisonai.compute.providers.docker._client import container_name, sdk
+from praisonai.compute.providers.docker._users import user_of
 from praisonai.compute.watchdog import HELPER_ENDED
 from praisonai.runtime.channel import HELPER, Channel, new_nonce
 from praisonai.runtime.transport import Transport
@@ -49,12 +50,12 @@ def digest(key: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()
 
 
-def command(watchdog: list[str], spool: str, nonce: str) -> list[str]:
+def command(watchdog: list[str], spool: str, nonce: str, user: str | None) -> list[str]:
     """A new container's main command: ``watchdog`` and, on the main stdin, the helper that will
-    take ``nonce`` (only its digest is in the command)."""
+    take ``nonce`` (only its digest is in the command), whose commands run as ``user`` (``_users``)."""
     from praisonai.compute.watchdog import main_command
 
-    return main_command(watchdog, HELPER, spool, digest(nonce), WATCHDOG_LOG)
+    return main_command(watchdog, HELPER, spool, digest(nonce), WATCHDOG_LOG, user)
 
 
 class MainKeys:
@@ -228,6 +229,7 @@ class MainChannelMixin(ChannelMixin):
     _main_keys: MainKeys
     _socket: str | None  # the engine's unix socket, for a local engine
     _workdirs: dict[str, str]
+    _users: dict[str, str | None]
 
     if TYPE_CHECKING:
 
@@ -273,6 +275,7 @@ class MainChannelMixin(ChannelMixin):
         if not self._main_keys.adopt(instance_id, key):
             raise ConfigError(used_key(instance_id), op="adopt")
         self._workdirs[instance_id] = workdir
+        self._users[instance_id] = user_of(inspected)
 
     def _inspect_now(self, container: str) -> dict[str, Any]:
         if self._socket is not None:

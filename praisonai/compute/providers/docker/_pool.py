@@ -343,6 +343,9 @@ class DockerPool(ChannelMixin, ExecRelayPorts, ComputeProvider):
     async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
         return await (await self._owner(instance_id))._unpack_archive(instance_id, archive, remote_dir)
 
+    async def _after_setup(self, instance_id: str) -> None:
+        await (await self._owner(instance_id))._after_setup(instance_id)
+
 
 def _is_answer(exc: Exception) -> bool:
     """Whether ``exc`` is the engine's answer (an API error such as 404) rather than its silence."""

@@ -1,6 +1,6 @@
 """A terminal in a docker instance (``Capability.PTY``): an exec with a tty, attached through its
-hijacked socket; resized by the exec resize API. It runs as the instance's commands do (the
-container's user, cgroup and network); close kills, inside the container, every process carrying
+hijacked socket; resized by the exec resize API. It runs as the instance's commands do (their uid,
+``_users``; the container's cgroup and network); close kills, inside the container, every process carrying
 its marker (also those that left its session)."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import anyio.to_thread
 
 from praisonai._errors import InstanceNotFoundError
 from praisonai.compute.abilities.pty import KILL_MARKED_SH, Pty
+from praisonai.compute.providers.docker import _users
 from praisonai.compute.providers.docker._client import container_name, exec_errors
 from praisonai.compute.providers.docker._exec import own_shell
 
@@ -46,7 +47,7 @@ class DockerPty(Pty):
         with exec_errors(instance_id):
             self._exec_id = api.exec_create(
                 self._container,
-                [*_sized(cols, rows), *own_shell(argv)],
+                [*_sized(cols, rows), *argv],
                 stdin=True,
                 tty=True,
                 environment=environment,
@@ -133,11 +134,13 @@ async def open_docker_pty(
     rows: int,
     cwd: str | None,
     env: Mapping[str, str],
+    user: str | None = None,
 ) -> DockerPty:
-    """A :class:`DockerPty` running ``argv`` (``None``: bash, else sh, as a login shell)."""
+    """A :class:`DockerPty` running ``argv`` (``None``: bash, else sh, as a login shell) as
+    ``user`` (``_users``; ``None``: the container's)."""
     shell = ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
+    program = _users.dropped(user, own_shell(argv or shell))
+    environment = {"TERM": "xterm", **env}
     return await anyio.to_thread.run_sync(
-        lambda: DockerPty(
-            api, instance_id, argv or shell, cwd=cwd, env={"TERM": "xterm", **env}, cols=cols, rows=rows
-        )
+        lambda: DockerPty(api, instance_id, program, cwd=cwd, env=environment, cols=cols, rows=rows)
     )

@@ -7,9 +7,14 @@ import tarfile
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
+from praisonai._errors import ExecError
 from praisonai._transfer import CountedReader
+from praisonai.compute.providers.docker import _users
+
+if TYPE_CHECKING:
+    from praisonai.compute.base import ComputeProvider
 from praisonai.compute.providers.docker._client import container_name, file_error
 
 T = TypeVar("T")
@@ -26,12 +31,21 @@ def put_tar(api: Any, container: str, archive: BinaryIO | CountedReader, target:
         raise file_error(exc, shown) from None
 
 
-def put_path(api: Any, container: str, local: Path, arcname: str, shown: str) -> None:
+def put_path(
+    api: Any, container: str, local: Path, arcname: str, shown: str, user: str | None = None
+) -> None:
     """``upload``: a tar of the local file or tree under ``arcname`` (relative to the
-    container's root), spooled to a temporary file, then streamed to the engine (blocking)."""
+    container's root), spooled to a temporary file, then streamed to the engine (blocking);
+    its files are ``user``'s (``"UID:GID"``, the commands'), else root's."""
+    uid, _, gid = (user or "0:0").partition(":")
+
+    def owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
+        info.uid, info.gid, info.uname, info.gname = int(uid), int(gid), "", ""
+        return info
+
     with tempfile.TemporaryFile() as spool:
         with tarfile.open(fileobj=spool, mode="w|") as tar:
-            tar.add(str(local), arcname=arcname.lstrip("/"))
+            tar.add(str(local), arcname=arcname.lstrip("/"), filter=owned)
         size = spool.tell()
         spool.seek(0)
         put_tar(api, container, CountedReader(spool, size), "/", shown)
@@ -51,12 +65,34 @@ class ArchiveTransfers:
 
         async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T: ...
         async def _channel_path(self, instance_id: str, path: str) -> str: ...
+        async def _command_user(self, instance_id: str) -> str | None: ...
+        async def _workdir(self, instance_id: str) -> str: ...
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         target = await self._channel_path(instance_id, remote)
-        await self._call(put_path, self.api, container_name(instance_id), local, target, remote)
+        user = await self._command_user(instance_id)
+        await self._call(put_path, self.api, container_name(instance_id), local, target, remote, user)
+
+    async def _after_setup(self, instance_id: str) -> None:
+        """What packages and setup (root's) made in the working dir is the commands' uid's."""
+        await self._hand_over(instance_id, await self._workdir(instance_id), "provision")
 
     async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
         target = await self._channel_path(instance_id, remote_dir)
         await self._call(put_file, self.api, container_name(instance_id), archive, target, remote_dir)
+        await self._hand_over(instance_id, target, "upload")  # the directories the engine made
         return True
+
+    async def _hand_over(self, instance_id: str, where: str, op: str) -> None:
+        """What root owns under ``where`` becomes the commands' uid's (where they have their own),
+        unless ``where`` is a mount (a host's directory keeps its owners); links are not followed."""
+        user = await self._command_user(instance_id)
+        if user is None:
+            return
+        provider = cast("ComputeProvider", self)
+        handed = await provider.execute(
+            instance_id, _users.HAND_OVER, cwd=where, privileged=True, env={"U": user}
+        )
+        if handed.exit_code != 0:
+            why = handed.stderr.strip()[-300:]
+            raise ExecError(f"could not give {where} to the commands' user: {why}", op=op)

@@ -1,0 +1,266 @@
+"""A command cannot reach what frames its results (issue 42, items 1 and 2), real docker under
+runc and under gVisor.
+
+The attacker is a command the model could write: for a few seconds it writes into every file
+descriptor it can open under ``/proc/*/fd``, reads every ``/proc/*/environ``, ``cmdline`` and
+``mem`` it can, and SIGKILLs every pid but its own, while the host runs execs and ``read_file``s
+beside it. Every byte the host receives must be what it asked for (a command of the attacker's
+own uid may be killed: then its output is a prefix of what it would have printed), the helper
+must live on (same pid, calls keep working), and nothing it read may hold a job's secret, the
+main channel's key (the warm pool's handoff key) or the env of a call that ended before it began.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import anyio
+import pytest
+
+from praisonai import _portal
+from praisonai._errors import PraisonAIError
+from praisonai.compute.providers.docker import DockerCompute, container_name
+from praisonai.runtime import _job
+
+pytestmark = pytest.mark.usefixtures("docker_ok")
+
+ATTACK_S = 4
+# Python, which the sandbox image has: non-blocking opens, so a FIFO without a reader cannot stall it.
+_ATTACK = r"""
+import os, re, signal, sys, time
+me, end, forged, loot = os.getpid(), time.time() + float(sys.argv[1]), 0, set()
+def keep(data):  # every secret we look for is 32 hex digits: what could be one is kept
+    loot.update(re.findall(rb"[0-9a-f]{32}", data))
+def grab(path):
+    try:
+        with open(path, "rb") as f:
+            keep(f.read(1 << 20))
+    except OSError:
+        pass
+def memory(pid):
+    try:
+        with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+            for line in maps:
+                span, perms = line.split()[:2]
+                lo, hi = (int(x, 16) for x in span.split("-"))
+                if "r" in perms:
+                    try:
+                        mem.seek(lo); keep(mem.read(min(hi - lo, 4 << 20)))
+                    except (OSError, ValueError, OverflowError):
+                        pass
+    except OSError:
+        pass
+while time.time() < end:
+    for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (me, os.getppid())]:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            fds = []
+        for fd in fds:
+            try:
+                f = os.open(f"/proc/{pid}/fd/{fd}", os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | os.O_NOCTTY)
+            except OSError:
+                continue
+            try:
+                os.write(f, b"FORGED\n D x 0 0 FORGED\n"); forged += 1
+            except OSError:
+                pass
+            os.close(f)
+        for name in ("environ", "cmdline"):
+            grab(f"/proc/{pid}/{name}")
+        memory(pid)
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+with open(sys.argv[2], "wb") as out:
+    out.write(b"\n".join(loot))
+print(forged, len(loot))
+"""
+_FILES = 4
+
+
+def _runtimes() -> dict[str, Any]:
+    return DockerCompute().api.info().get("Runtimes") or {}
+
+
+@pytest.fixture(scope="module", params=["runc", "runsc"])
+def attacked(
+    request: pytest.FixtureRequest, skip_unless_required: Callable[[str, str | None], None]
+) -> Iterator[tuple[DockerCompute, str]]:
+    """An instance of each runtime whose main channel this process adopted with its key."""
+    if request.param == "runsc":
+        missing = None if "runsc" in _runtimes() else "the Docker engine has no runsc runtime registered"
+        skip_unless_required("gvisor", missing)
+    provider = DockerCompute(runtime=request.param)
+    iid = _portal.call(provider.provision).instance_id
+    try:
+        yield provider, iid
+    finally:
+        _portal.call(provider.shutdown, iid)
+
+
+def test_a_command_cannot_change_kill_or_read_what_frames_the_results(
+    attacked: tuple[DockerCompute, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider, iid = attacked
+    key = provider.handoff_key(iid)  # the main channel's nonce: the attacker must not learn it
+    assert key is not None
+    provider.adopt(iid, key)
+    job_secrets: list[str] = []
+    real_token = secrets.token_hex
+
+    def recorded(n: int | None = None) -> str:
+        token = real_token(n)
+        job_secrets.append(token)
+        return token
+
+    monkeypatch.setattr(_job.secrets, "token_hex", recorded)
+    ended_env = secrets.token_hex(16)
+    contents = {f"/srv/read-{n}": secrets.token_bytes(3000 + n) for n in range(_FILES)}
+
+    async def scenario() -> tuple[list[str], bytes, str]:
+        before = await provider.execute(iid, "printf x", env={"ENDED_CALL_SECRET": ended_env})
+        assert before.stdout == "x"
+        for path, data in contents.items():  # root's files: a command may read them, not write
+            made = await provider.execute(iid, f"mkdir -p /srv && cat >{path}", stdin=data, privileged=True)
+            assert made.exit_code == 0, made.stderr
+        helper = (await provider._channels.get(iid)).helper_pid
+        wrong: list[str] = []
+        attack_done = anyio.Event()
+
+        async def attack() -> None:
+            script = "/tmp/attack.py"
+            await provider.write_file(iid, script, _ATTACK.encode())
+            r = await provider.execute(iid, f"python3 {script} {ATTACK_S} /tmp/loot", timeout=ATTACK_S + 30)
+            if r.exit_code != 0 or not r.stdout.strip():
+                wrong.append(f"the attack itself failed: {r.exit_code} {r.stdout[-300:]} {r.stderr[-300:]}")
+            attack_done.set()
+
+        async def host_calls() -> None:
+            n = 0
+            while not attack_done.is_set():
+                n += 1
+                token = f"call-{n}-" + "y" * 200
+                try:
+                    r = await provider.execute(iid, f"printf '%s' {token}")
+                    if (r.exit_code, r.stdout, r.stderr) != (0, token, ""):
+                        killed = r.exit_code == 137 and token.startswith(r.stdout) and r.stderr == ""
+                        if not killed:  # the attacker may kill a command of its own uid: nothing more
+                            wrong.append(f"exec {n}: {r.exit_code} {r.stdout[:80]!r} {r.stderr[:80]!r}")
+                    path = f"/srv/read-{n % _FILES}"
+                    data = await provider.read_file(iid, path)
+                    if data != contents[path]:
+                        wrong.append(f"read_file {n}: {len(data)} bytes, FORGED in it: {b'FORGED' in data}")
+                except PraisonAIError as exc:
+                    wrong.append(f"call {n} failed: {exc}")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(attack)
+            tg.start_soon(host_calls)
+        after = await provider._channels.get(iid)
+        if after.helper_pid != helper:
+            wrong.append(f"the helper {helper} was replaced by {after.helper_pid}")
+        loot = b"" if wrong else await provider.read_file(iid, "/tmp/loot")
+        return wrong, loot, helper
+
+    wrong, loot, _ = _portal.call(scenario)
+    assert not wrong, wrong[:10]
+    assert loot  # it did read: the exec ids in its own uid's environs, at least
+    kept = {"handoff key": key, "ended call's env": ended_env}
+    learned = [name for name, value in kept.items() if value.encode() in loot]
+    learned += [f"job secret {s}" for s in job_secrets if s.encode() in loot]
+    assert not learned, learned[:5]
+
+
+def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[DockerCompute, str]) -> None:
+    """What a command is: uid 1000 through and through, no capability in any set; a file it or
+    write_file makes is its; read_file cannot read what it cannot; the helper's command line and
+    the spool hold nothing for it."""
+    provider, iid = attacked
+
+    async def scenario() -> None:
+        status = await provider.execute(iid, "grep -E '^(Uid|Gid|Groups|Cap[A-Za-z]+):' /proc/self/status")
+        fields = dict(line.split(":", 1) for line in status.stdout.splitlines())
+        assert fields["Uid"].split() == ["1000"] * 4 and fields["Gid"].split() == ["1000"] * 4
+        assert not fields["Groups"].strip()
+        for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):  # gVisor has no CapAmb line
+            assert int(fields.get(name, "0"), 16) == 0, status.stdout
+        session = await provider.open_session(iid)
+        try:
+            assert (await session.run("id -u; echo $HOME")).stdout == "1000\n/home/user\n"
+        finally:
+            await session.close()
+        process = await provider.start_process(iid, "id -u")
+        await provider.wait_process(iid, process.process_id, timeout=30)
+        assert await provider.read_process_output(iid, process.process_id) == b"1000\n"
+        await provider.write_file(iid, "mine.txt", b"data")
+        # (python's stat: this gVisor build refuses coreutils' statx)
+        show = "import os; print(*[f'{os.stat(p).st_uid}:{os.stat(p).st_gid}' for p in ('mine.txt', 'made', '.')])"  # noqa: E501
+        owners = await provider.execute(iid, f'touch made && python3 -c "{show}" && echo $HOME')
+        assert owners.stdout.split() == ["1000:1000"] * 3 + ["/home/user"], owners.stdout
+        made = await provider.execute(iid, "echo s >/srv/secret && chmod 600 /srv/secret", privileged=True)
+        assert made.exit_code == 0
+        with pytest.raises(PermissionError):
+            await provider.read_file(iid, "/srv/secret")
+        # the reader's own status: only its effective uid is the command's, so none can kill it
+        reader = (await provider.read_file(iid, "/proc/self/status")).decode()
+        assert [line.split()[1:] for line in reader.splitlines() if line.startswith("Uid:")] == [
+            ["0", "1000", "0", "1000"]
+        ], reader
+        with pytest.raises(PermissionError):
+            await provider.write_file(iid, "/srv/secret", b"x")
+        helper = (await provider._channels.get(iid)).helper_pid
+        for reach in ("ls /tmp/.praisonai*/x", f"ls /proc/{helper}/fd", f"kill -9 {helper}"):
+            assert (await provider.execute(iid, reach)).exit_code != 0, reach
+        extra = await provider._open_channel(iid)  # an exec channel's helper: its nonce is on no argv
+        try:
+            argvs = await provider.execute(iid, "cat /proc/[0-9]*/cmdline | tr '\\0' ' '")
+            assert "praisonai-helper" in argvs.stdout and "@pz" not in argvs.stdout, argvs.stdout[-500:]
+        finally:
+            extra.close()
+        # gVisor lets any uid read a process's environ: the helper's holds nothing of the bound env
+        bound = secrets.token_hex(16)
+        await provider.bind_env(iid, {"BOUND_SECRET": bound})
+        assert (await provider.execute(iid, "printf %s $BOUND_SECRET")).stdout == bound
+        environ = await provider.execute(iid, f"cat /proc/{helper}/environ")
+        assert environ.exit_code != 0 or bound not in environ.stdout
+
+    _portal.call(scenario)
+
+
+def test_an_image_that_cannot_switch_users_is_refused_in_one_sentence(docker_ok: None) -> None:
+    """Without setpriv the helper cannot run commands apart from itself: its channel says so,
+    rather than running them as root unseparated."""
+    import docker
+
+    provider = DockerCompute()
+    base = _portal.call(provider.provision).instance_id
+    tag = f"praisonai-test-no-setpriv:{secrets.token_hex(4)}"
+    client = docker.from_env()
+    try:
+        gone = _portal.call(lambda: provider.execute(base, "rm /usr/bin/setpriv", privileged=True))
+        assert gone.exit_code == 0, gone.stderr
+        client.containers.get(container_name(base)).commit(*tag.split(":"))
+    finally:
+        _portal.call(provider.shutdown, base)
+    try:
+        iid = _portal.call(lambda: provider.provision({"image": tag})).instance_id
+        try:
+            with pytest.raises(PraisonAIError, match="needs root and setpriv") as refused:
+                _portal.call(provider.execute, iid, "true")
+            assert "command_user='root'" in str(refused.value), str(refused.value)
+            plain = _portal.call(
+                lambda: provider.provision({"image": tag, "command_user": "root"})
+            ).instance_id
+            try:
+                assert _portal.call(provider.execute, plain, "id -u").stdout == "0\n"
+            finally:
+                _portal.call(provider.shutdown, plain)
+        finally:
+            _portal.call(provider.shutdown, iid)
+    finally:
+        client.images.remove(tag, force=True)
+        client.close()
