@@ -197,10 +197,9 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
 
     def adopt(self, instance_id: str, key: str) -> None:
         """This process now owns the instance (claimed from a warm pool), whose main channel was
-        handed off with ``key``: its next channel is that one. The key is one use, and only the
-        claimer's: a provider that has a main channel refuses it (``ConfigError``, one sentence)
-        to a process the ledger does not name as the instance's owner, and a second time to that
-        one, so that nothing displaces the owner's channel. Default: nothing."""
+        handed off with ``key``: its next channel is that one. The key is one use and only the
+        claimer's: a provider with a main channel refuses it (``ConfigError``) to any process the
+        ledger does not name as the owner, and to the owner a second time. Default: nothing."""
 
     async def get_status(self, instance_id: str) -> InstanceInfo:
         """The instance's current state. Raises ``InstanceNotFoundError`` for an unknown id."""
@@ -281,10 +280,9 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
 
         stdin is closed unless ``stdin`` gives its bytes (text is UTF-8 encoded), so a bare
         ``cat`` returns at once; an async iterable of bytes streams it (each chunk as it comes).
-        ``on_output`` receives output chunks while the command runs.
-
-        ``privileged``: as the instance's own user (docker: root; setup runs so), not the commands'
-        uid, giving up the separation (it could forge other calls' results); elsewhere no change.
+        ``on_output`` receives output chunks while the command runs; ``privileged`` runs it as the
+        instance's own user (docker: root, as setup) rather than the commands' uid, giving up the
+        separation (it could forge other calls' results).
 
         ``timeout`` omitted means the default (``_limits.DEFAULT_EXEC_TIMEOUT_S``); ``None``
         means no limit. At the timeout the command's whole process tree inside the instance is

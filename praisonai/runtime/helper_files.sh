@@ -71,9 +71,10 @@ __p_uwrite() {  # nonce path size partial, then SIZE bytes: __p_write's steps wi
     if [ "$__p_ok" -gt 128 ]; then $__p_fx rm -f -- "$__p_t"; __p_reply "$1" killed
     elif [ "$__p_ok" -ne 0 ] && [ -e "$__p_t" ]; then $__p_fx rm -f -- "$__p_t"; __p_reply "$1" nospace
     elif [ "$__p_ok" -ne 0 ]; then __p_reply "$1" "$(__p_why "$2" w)"
-    elif ! { __p_got=$(stat -c %s -- "$__p_t") && [ $((__p_got)) -eq "$3" ]; }; then
-      # our input ended inside the payload: the old file stays (stat opens nothing: what a command
-      # may have put at the name, a FIFO say, cannot stall us)
+    elif ! { __p_got=$(find "$__p_t" -maxdepth 0 -printf %s 2>/dev/null || wc -c <"$__p_t") \
+      && [ $((__p_got)) -eq "$3" ]; }; then
+      # our input ended inside the payload: the old file stays (find opens nothing: what a command
+      # may have put at the name, a FIFO say, cannot stall us; not stat, which gVisor's statx fails)
       $__p_fx rm -f -- "$__p_t"
       __p_reply "$1" short
     else

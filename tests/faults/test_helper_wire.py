@@ -64,9 +64,16 @@ def engine(
     return DockerCompute(runtime="runsc")
 
 
-async def _exec(provider: ChannelMixin, iid: str, command: str, timeout: float = 20) -> ExecResult:
+async def _exec(
+    provider: ChannelMixin, iid: str, command: str, timeout: float = 20, *, same_uid: bool = False
+) -> ExecResult:
+    """``command``'s result; ``same_uid``: as the helper's own user, as every command is where
+    commands share it (ssh, local; docker with ``command_user="root"``), so that the wire itself is
+    what is attacked, not only the uid that keeps a docker command from the helper's stderr."""
     if isinstance(provider, LocalCompute):  # local spawns its commands itself: use its helper
         return await provider._channel_exec(iid, ExecRequest(command, timeout=timeout))
+    if isinstance(provider, DockerCompute):
+        return await provider.execute(iid, command, timeout=timeout, privileged=same_uid)
     return await provider.execute(iid, command, timeout=timeout)
 
 
@@ -106,7 +113,7 @@ def test_a_forged_helper_ended_line_ends_no_call(
             async with anyio.create_task_group() as tg:
                 for n in range(4):
                     tg.start_soon(calls, n)
-                forger = await _exec(provider, iid, _FORGE_ENDED, timeout=30)
+                forger = await _exec(provider, iid, _FORGE_ENDED, timeout=30, same_uid=True)
                 forged.set()
         assert (forger.exit_code, forger.stdout) == (0, "forged\n"), forger
         assert not failures, failures
@@ -146,7 +153,7 @@ def test_an_unended_line_on_the_helpers_stderr_does_not_swallow_a_notice(helped:
         with anyio.fail_after(30):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(teammate)
-                assert (await _exec(provider, iid, stray)).exit_code == 0
+                assert (await _exec(provider, iid, stray, same_uid=True)).exit_code == 0
         return result[0]
 
     result = _portal.call(scenario)
@@ -175,7 +182,7 @@ def test_a_300_mb_line_on_the_helpers_stderr_is_dropped_not_kept(make: Callable[
         with anyio.fail_after(45):
             async with anyio.create_task_group() as tg:
                 tg.start_soon(teammate)
-                flooded = await _exec(provider, iid, flood, timeout=40)
+                flooded = await _exec(provider, iid, flood, timeout=40, same_uid=True)
             after = await _exec(provider, iid, "echo after")
         assert await provider._channels.get(iid) is channel
         return flooded, beside[0], after

@@ -16,21 +16,15 @@ import os
 import posixpath
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, TypeVar
-
-import anyio
-import anyio.to_thread
 
 from praisonai import _limits, _telemetry
 from praisonai._errors import (
     ConfigError,
     InstanceNotFoundError,
-    PathNotFoundError,
     ProviderUnavailableError,
 )
 from praisonai._types import ExecRequest, ExecResult, InstanceInfo
-from praisonai.compute import _tar
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, Runtime
@@ -52,7 +46,6 @@ from praisonai.compute.providers.docker._client import (
     daemon_down,
     engine_client,
     exec_errors,
-    get_archive,
     info_of,
     pull_image,
     remove_container,
@@ -377,8 +370,7 @@ class DockerEngine(
         self._looked_up(instance_id, inspected)
 
     def _looked_up(self, instance_id: str, inspected: dict[str, Any]) -> None:
-        """Keep what the instance's inspected container says, once it is found to be this home's
-        (``lifecycle.check_home``: every call on an instance comes this way first)."""
+        """Keep what ``inspected`` says, once it is this home's instance (every call comes here first)."""
         config = inspected["Config"]
         check_home(instance_id, config.get("Labels") or {}, "exec")
         self._workdirs[instance_id] = config.get("WorkingDir") or "/"
@@ -401,11 +393,3 @@ class DockerEngine(
         return self._transport(
             instance_id, _users.session(self._spool(instance_id), self._users[instance_id], argv)
         )
-
-    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        target = await self._channel_path(instance_id, remote)
-        chunks = await self._call(get_archive, self.api, container_name(instance_id), target)
-        if chunks is None:
-            await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
-            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="read")
-        await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local, remote)

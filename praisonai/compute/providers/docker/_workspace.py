@@ -9,13 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
 
-from praisonai._errors import ExecError
+import anyio.to_thread
+
+from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._transfer import CountedReader
+from praisonai.compute import _tar
 from praisonai.compute.providers.docker import _users
 
 if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
-from praisonai.compute.providers.docker._client import container_name, file_error
+from praisonai.compute.providers.docker._client import container_name, file_error, get_archive
 
 T = TypeVar("T")
 
@@ -58,7 +61,7 @@ def put_file(api: Any, container: str, archive: Path, target: str, shown: str) -
 
 
 class ArchiveTransfers:
-    """DockerEngine's uploads through the engine's archive API, streamed from a file."""
+    """DockerEngine's uploads and downloads through the engine's archive API, streamed."""
 
     api: Any
     if TYPE_CHECKING:
@@ -67,11 +70,20 @@ class ArchiveTransfers:
         async def _channel_path(self, instance_id: str, path: str) -> str: ...
         async def _command_user(self, instance_id: str) -> str | None: ...
         async def _workdir(self, instance_id: str) -> str: ...
+        async def _inspect(self, instance_id: str) -> dict[str, Any]: ...
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         target = await self._channel_path(instance_id, remote)
         user = await self._command_user(instance_id)
         await self._call(put_path, self.api, container_name(instance_id), local, target, remote, user)
+
+    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
+        target = await self._channel_path(instance_id, remote)
+        chunks = await self._call(get_archive, self.api, container_name(instance_id), target)
+        if chunks is None:
+            await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
+            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="read")
+        await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local, remote)
 
     async def _after_setup(self, instance_id: str) -> None:
         """What packages and setup (root's) made in the working dir is the commands' uid's."""
