@@ -3,6 +3,7 @@ blocks, so neither a workspace upload nor a plain ``upload`` holds a tree in mem
 
 from __future__ import annotations
 
+import posixpath
 import tarfile
 import tempfile
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from praisonai.compute.providers.docker import _users
 if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
 from praisonai.compute.providers.docker._client import container_name, file_error, get_archive
+from praisonai.runtime.partial import partial_name
 
 T = TypeVar("T")
 
@@ -73,9 +75,25 @@ class ArchiveTransfers:
         async def _inspect(self, instance_id: str) -> dict[str, Any]: ...
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        """A tree is unpacked over what is there; one file goes in beside its target under a new
+        name, then is renamed over it: whole or not at all, and seen under gVisor too (whose
+        sandbox keeps its view of a file it has opened, and misses the engine replacing it)."""
         target = await self._channel_path(instance_id, remote)
         user = await self._command_user(instance_id)
-        await self._call(put_path, self.api, container_name(instance_id), local, target, remote, user)
+        container = container_name(instance_id)
+        if local.is_dir():
+            await self._call(put_path, self.api, container, local, target, remote, user)
+            return
+        partial = posixpath.join(posixpath.dirname(target), partial_name())
+        await self._call(put_path, self.api, container, local, partial, remote, user)
+        provider = cast("ComputeProvider", self)
+        placed = await provider.execute(  # root's, as the engine's unpacking is
+            instance_id, ["mv", "-f", "--", partial, target], privileged=True
+        )
+        if placed.exit_code != 0:
+            await provider.execute(instance_id, ["rm", "-f", "--", partial], privileged=True)
+            why = placed.stderr.strip()[-300:]
+            raise ExecError(f"upload of {remote} could not be put in place: {why}", op="upload")
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         target = await self._channel_path(instance_id, remote)
