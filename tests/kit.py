@@ -231,13 +231,18 @@ def watchdog_notices(instance_id: str) -> str:
     return found.stdout + found.stderr
 
 
-def container_running(instance_id: str) -> bool:
-    """Whether a docker instance's container runs (its watchdog has not stopped it)."""
+def container_state(instance_id: str) -> str:
+    """A docker instance's container state ("running", "exited"...), or "gone"."""
     from praisonai.compute.providers.docker import container_name
 
-    inspect = ["docker", "inspect", "-f", "{{.State.Running}}", container_name(instance_id)]
+    inspect = ["docker", "inspect", "-f", "{{.State.Status}}", container_name(instance_id)]
     found = subprocess.run(inspect, capture_output=True, text=True, check=False)
-    return found.stdout.strip() == "true"
+    return found.stdout.strip() if found.returncode == 0 else "gone"
+
+
+def container_running(instance_id: str) -> bool:
+    """Whether a docker instance's container runs (its watchdog has not stopped it)."""
+    return container_state(instance_id) == "running"
 
 
 def exit_for(args: Sequence[object], code: int) -> int:

@@ -178,7 +178,8 @@ def test_docker_refuses_a_cidr_allowlist_before_making_anything(home: Path) -> N
             shared.ensure_provisioned()
     finally:
         shared.shutdown()
-    assert str(caught.value).startswith(f"network allow {HOSTS[2]!r}: the docker provider matches host names through its proxy")
+    said = f"network allow {HOSTS[2]!r}: the docker provider matches host names through its proxy"
+    assert str(caught.value).startswith(said)
     assert nothing_made() and containers() <= before
 
 

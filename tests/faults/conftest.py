@@ -1,11 +1,15 @@
-"""What the containment tests share: a host directory no instance may reach, holding SECRET."""
+"""What the containment tests share: a host directory no instance may reach, holding SECRET, and
+an instance of each provider that runs the helper."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from kit import SECRET
+from kit import SECRET, Instance, provisioned
+
+from praisonai.compute.providers.local import LocalCompute
 
 
 @pytest.fixture
@@ -15,3 +19,15 @@ def host_dir(tmp_path: Path) -> Path:
     folder.mkdir()
     (folder / "marker").write_bytes(SECRET)
     return folder
+
+
+@pytest.fixture(scope="module")
+def local_channel_instance() -> Iterator[Instance]:
+    yield from provisioned(LocalCompute())
+
+
+@pytest.fixture(params=["docker", "ssh", "local_channel"])
+def helped(request: pytest.FixtureRequest) -> Instance:
+    """An instance whose exec calls go through the helper (local: its channel, driven directly)."""
+    instance: Instance = request.getfixturevalue(f"{request.param}_instance")
+    return instance

@@ -11,12 +11,10 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-from collections.abc import Iterator
 
 import anyio
 import anyio.to_thread
-import pytest
-from kit import Instance, provisioned
+from kit import Instance
 
 from praisonai import _portal
 from praisonai._errors import ChannelClosedError
@@ -31,18 +29,6 @@ _FORGE = (
     "printf 'D %s 0 0\\nD %s 0 0 00000000000000000000000000000000\\nD\\nD %s x y z w\\n' "
     '"$1" "$1" "$1" >"/proc/{helper}/fd/2"'
 )
-
-
-@pytest.fixture(scope="module")
-def local_channel_instance() -> Iterator[Instance]:
-    yield from provisioned(LocalCompute())
-
-
-@pytest.fixture(params=["docker", "ssh", "local_channel"])
-def helped(request: pytest.FixtureRequest) -> Instance:
-    """An instance whose exec calls go through the helper (local: its channel, driven directly)."""
-    instance: Instance = request.getfixturevalue(f"{request.param}_instance")
-    return instance
 
 
 async def _exec(provider: ChannelMixin, iid: str, command: str) -> ExecResult:

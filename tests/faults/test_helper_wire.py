@@ -11,11 +11,11 @@ without bound.
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
 import anyio
 import pytest
-from kit import Instance, provisioned, wait_until
+from kit import Instance, wait_until
 
 from praisonai import _portal
 from praisonai._types import ExecRequest, ExecResult
@@ -38,18 +38,6 @@ _FORGE_ENDED = (
     "done; sleep 0.1; done; echo forged"
 )
 _FILE = bytes(range(256)) * 400  # binary, 100 KiB
-
-
-@pytest.fixture(scope="module")
-def local_channel_instance() -> Iterator[Instance]:
-    yield from provisioned(LocalCompute())
-
-
-@pytest.fixture(params=["docker", "ssh", "local_channel"])
-def helped(request: pytest.FixtureRequest) -> Instance:
-    """An instance whose exec calls go through the helper (local: its channel, driven directly)."""
-    instance: Instance = request.getfixturevalue(f"{request.param}_instance")
-    return instance
 
 
 @pytest.fixture(params=["runc", "runsc"])

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from kit import container_state
 
 import praisonai
 from praisonai import Sandbox, _portal
@@ -56,15 +57,6 @@ for name, attempt in attempts.items():
 """
 
 
-def _state(instance_id: str) -> str:
-    found = subprocess.run(
-        ["docker", "inspect", "-f", "{{.State.Status}}", container_name(instance_id)],
-        capture_output=True,
-        text=True,
-    )
-    return found.stdout.strip() if found.returncode == 0 else "gone"
-
-
 def _in_home(home: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PRAISONAI_HOME": str(home)}
     return subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=_REPO, env=env)
@@ -93,12 +85,12 @@ def test_another_home_cannot_resume_connect_or_exec_in_a_paused_or_running_insta
     sb = Sandbox.create("docker", idle_action="pause", env={"HOME_SECRET": secret}, environment=False)
     try:
         sb.pause()
-        assert _state(sb.id) == "exited"
+        assert container_state(sb.id) == "exited"
         for name, row in _library_attempts(other, sb.id).items():
             _assert_refused(
                 row.get("refused", row.get("done", "")), secret, sb.id, f"library {name} (paused)"
             )
-            assert _state(sb.id) == "exited", f"{name} woke the other home's instance"
+            assert container_state(sb.id) == "exited", f"{name} woke the other home's instance"
         copied = tmp_path / "environ"
         for args in (
             ("compute", "resume", sb.id),
@@ -108,7 +100,7 @@ def test_another_home_cannot_resume_connect_or_exec_in_a_paused_or_running_insta
             r = _cli(other, *args)
             assert r.returncode != 0, f"{args}: {r}"
             _assert_refused(r.stdout + r.stderr, secret, sb.id, f"cli {args[:2]} (paused)")
-            assert _state(sb.id) == "exited" and not copied.exists()
+            assert container_state(sb.id) == "exited" and not copied.exists()
         # Its own home resumes it, the secret bound as before; running, it is refused alike.
         sb.resume()
         assert sb.exec("echo $HOME_SECRET").stdout.strip() == secret
@@ -117,7 +109,7 @@ def test_another_home_cannot_resume_connect_or_exec_in_a_paused_or_running_insta
         _assert_refused(r.stdout + r.stderr, secret, sb.id, "cli exec (running)")
         row = _library_attempts(other, sb.id)["execute"]
         _assert_refused(row.get("refused", row.get("done", "")), secret, sb.id, "library execute (running)")
-        assert _state(sb.id) == "running"
+        assert container_state(sb.id) == "running"
     finally:
         sb.close()
         subprocess.run(["docker", "rm", "-f", container_name(sb.id)], capture_output=True)
@@ -133,7 +125,7 @@ def test_a_home_made_again_at_the_same_path_is_another_home(home: Path, make: Ca
         shutil.rmtree(home)
         with pytest.raises(ForeignInstanceError, match=REFUSED):
             _portal.call(DockerCompute().resume, instance_id)
-        assert _state(instance_id) == "exited"
+        assert container_state(instance_id) == "exited"
     finally:
         subprocess.run(["docker", "rm", "-f", container_name(instance_id)], capture_output=True)
 
@@ -154,7 +146,7 @@ def test_gc_of_another_home_leaves_a_paused_instance_alone_even_with_a_forged_le
             instance_id, "docker", row.spec, row.owner, row.created_at, lifetime=row.lifetime
         )
         r = _cli(other, "compute", "gc", "--retain", "1s")
-        assert _state(instance_id) == "exited", r
+        assert container_state(instance_id) == "exited", r
         assert f"{instance_id}" in r.stderr and REFUSED in r.stderr, r
     finally:
         subprocess.run(["docker", "rm", "-f", container_name(instance_id)], capture_output=True)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kit import wait_until
+from kit import container_state, wait_until
 
 import praisonai
 from praisonai import Sandbox, _portal
@@ -48,15 +48,6 @@ def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
 
 
-def _state(instance_id: str) -> str:
-    found = subprocess.run(
-        ["docker", "inspect", "-f", "{{.State.Status}}", container_name(instance_id)],
-        capture_output=True,
-        text=True,
-    )
-    return found.stdout.strip() if found.returncode == 0 else "gone"
-
-
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-c", "from praisonai.cli import main; main()", *args],
@@ -72,7 +63,7 @@ def test_the_watchdog_pauses_an_idle_instance_whose_owner_is_gone_and_connect_re
     instance_id = child.stdout.strip()
     assert child.returncode == -9 and instance_id.startswith("docker_"), child.stderr
     try:
-        wait_until(lambda: _state(instance_id) == "exited", 20)  # stopped, and kept
+        wait_until(lambda: container_state(instance_id) == "exited", 20)  # stopped, and kept
         with Sandbox.connect(instance_id) as sb:
             assert sb.info.status is InstanceStatus.RUNNING and sb.id == instance_id
             assert sb.read_file("notes.txt") == b"kept across idle"
@@ -102,11 +93,11 @@ def test_gc_removes_paused_instances_only_past_their_retain_age(make: Callable[.
     time.sleep(1.5)
     removed = {o.instance.instance_id for o in inventory.gc().orphans}
     assert removed == {labelled}, removed  # its own retain age; the other has none
-    assert _state(labelled) == "gone" and _state(kept) == "exited"
+    assert container_state(labelled) == "gone" and container_state(kept) == "exited"
     assert not inventory.gc(retain_s=3600).orphans  # not idle that long
     outcome = inventory.gc(retain_s=1)
     assert [o.instance.instance_id for o in outcome.orphans] == [kept] and not outcome.failed
-    assert _state(kept) == "gone"
+    assert container_state(kept) == "gone"
 
 
 @pytest.mark.usefixtures("docker_ok", "home", "watchdog_only")
@@ -132,7 +123,7 @@ def test_pause_is_refused_in_one_sentence_where_it_cannot_be_honoured(make: Call
         UnsupportedFeatureError, match=r"made to be removed once stopped.*idle_action='pause'"
     ):
         _portal.call(provider.pause, instance_id)
-    assert _state(instance_id) == "running"
+    assert container_state(instance_id) == "running"
     with pytest.raises(UnsupportedFeatureError, match=r"cannot honour idle_action='pause'"):
         _portal.call(FakeProvider().provision, {"idle_action": "pause"})
     r = cli("compute", "pause", instance_id)
@@ -146,7 +137,7 @@ def test_a_pool_pauses_on_the_instance_host_and_a_call_resumes_it(make: Callable
     _portal.call(provider.write_file, instance_id, "x.txt", "pooled")
     paused = _portal.call(provider.pause, instance_id)
     assert paused.status is InstanceStatus.PAUSED and paused.metadata["host"] == "unix:///var/run/docker.sock"
-    assert _state(instance_id) == "exited"
+    assert container_state(instance_id) == "exited"
     assert _portal.call(provider.execute, instance_id, "cat x.txt").stdout == "pooled"
     assert _portal.call(provider.get_status, instance_id).status is InstanceStatus.RUNNING
 
@@ -158,4 +149,4 @@ def test_a_paused_instance_past_its_ttl_is_removed_not_resumed(make: Callable[..
     time.sleep(2.5)
     with pytest.raises(InstanceNotFoundError, match=r"was \d+s old \(ttl_s=2\): removed, not resumed"):
         _portal.call(provider.resume, instance_id)
-    assert _state(instance_id) == "gone"
+    assert container_state(instance_id) == "gone"
