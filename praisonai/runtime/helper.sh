@@ -104,7 +104,12 @@ __p_job() {
   # (as the command uid: a shell of its own, which has none of our variables; in its argv, as any
   # sh -c, where `pgrep -f` finds it too: not in its env, where a marker's text would mislead the
   # watchdog and the sweeps)
-  if [ -n "$__p_jd" ]; then
+  if [ -n "$__p_jd" ] && [ ${#__p_c} -gt 32000 ]; then
+    # past what one argv string may hold (128 KiB, up to 4 bytes a character): its shell reads it
+    # from a file of the spool's on fd 4 (printf: a builtin, not bound by that limit)
+    printf '%s' "$__p_c" 2>/dev/null >"$__p_x.c" || { __p_notice nospool 0; exit; }
+    command eval '$__p_jd -- /bin/sh -c '\''__p_c=$(cat <&4) && exec 4<&- && eval "$__p_c"'\'' /bin/sh <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- 4<"$__p_x.c" &'
+  elif [ -n "$__p_jd" ]; then
     command eval '$__p_jd -- /bin/sh -c -- "$__p_c" <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
   else
     command eval '( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
@@ -116,6 +121,7 @@ __p_job() {
   echo "$! $$ $__p_ns" >&3 || __p_f=4  # in a subshell $$ is still the helper's pid
   wait $!
   __p_r=$?
+  [ ! -e "$__p_x.c" ] || rm -f -- "$__p_x.c"
   # stopped by a sweep (.k is written before it kills): its code is the kill's, not the command's,
   # so the client is told that it may have run ("killed"), never handed that code as its result
   if [ -e "$__p_x.k" ]; then
