@@ -70,8 +70,10 @@ class Job:
             ("stderr", spool + ".e"),
         ]
         self._pid_path = spool + ".p"
-        # .f: the pipe from a streamed stdin's chunks (in the directory .i) to the command
-        self.files = [spool + ".o", spool + ".e", self._pid_path, self.stdin_path, spool + ".k", spool + ".f"]
+        # .f: the pipe from a streamed stdin's chunks (in the directory .i) to the command; .c: a
+        # command too long for an argv, read from there by its shell
+        self.files = [spool + ".o", spool + ".e", self._pid_path, self.stdin_path]
+        self.files += [spool + ".k", spool + ".f", spool + ".c"]
         cap = request.max_output
         self._buffers = {"stdout": OutputBuffer(cap), "stderr": OutputBuffer(cap)}
         self._sink = request.on_output
