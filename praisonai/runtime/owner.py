@@ -129,7 +129,10 @@ class KeptProcess:
         deadline = None if timeout is None else time.monotonic() + timeout
         while (code := self.poll()) is None:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not select.select([self._status], [], [], left)[0] and left is not None:
+            # poll, not select: a process holding many files has descriptors past select's 1024
+            ready = select.poll()
+            ready.register(self._status, select.POLLIN)
+            if not ready.poll(None if left is None else left * 1000) and left is not None:
                 raise subprocess.TimeoutExpired([str(self.pid)], timeout or 0.0)
         return code
 
