@@ -143,7 +143,7 @@ def _reap(statuses: dict[int, int]) -> None:
 def _end_all(statuses: dict[int, int]) -> None:
     """SIGKILL every descendant, again while forks race the sweep, until the keeper has no child."""
     while True:
-        for pid in _descendants(os.getpid()):
+        for pid in descendants(os.getpid()):
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
         _reap(statuses)
@@ -154,8 +154,8 @@ def _end_all(statuses: dict[int, int]) -> None:
         time.sleep(0.005)
 
 
-def _descendants(root: int) -> list[int]:
-    """Every process below ``root``, from /proc."""
+def descendants(root: int) -> list[int]:
+    """Every process below ``root``, from /proc, parents before their children."""
     children: dict[int, list[int]] = {}
     for name in os.listdir("/proc"):
         if not name.isdigit():

@@ -27,6 +27,8 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
+from praisonai.runtime._keeper import descendants
+
 SSHD = "/usr/sbin/sshd"
 
 
@@ -102,7 +104,8 @@ class SSHServer:
         """SIGKILL the server and every process it started (connections, their shells)."""
         if self.process is None:
             return
-        for pid in _descendants(self.process.pid):
+        # sshd's connection processes call setsid: a process group kill would miss them
+        for pid in descendants(self.process.pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         self.process.kill()
@@ -180,19 +183,3 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _descendants(root: int) -> list[int]:
-    """``root``'s descendants from /proc (sshd's connection processes call setsid, so a process
-    group kill would miss them), deepest last."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, queue = [], [root]
-    while queue:
-        for child in children.get(queue.pop(), []):
-            found.append(child)
-            queue.append(child)
-    return found
