@@ -14,11 +14,13 @@ _EXPORTS = {
     "ProcessTransport": "praisonai.runtime.transport",
     "Transport": "praisonai.runtime.transport",
     "Waiter": "praisonai.runtime._waiter",
+    "descendants": "praisonai.runtime._keeper",
 }
 
-__all__ = ["Channel", "ProcessTransport", "Transport", "Waiter", "helper_argv"]
+__all__ = ["Channel", "ProcessTransport", "Transport", "Waiter", "descendants", "helper_argv"]
 
 if TYPE_CHECKING:
+    from praisonai.runtime._keeper import descendants as descendants
     from praisonai.runtime._waiter import Waiter as Waiter
     from praisonai.runtime.channel import Channel as Channel
     from praisonai.runtime.channel import helper_argv as helper_argv

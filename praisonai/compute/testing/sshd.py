@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any, ClassVar
 
-from praisonai.runtime._keeper import descendants
+from praisonai.runtime import descendants
 
 SSHD = "/usr/sbin/sshd"
 
