@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import html
 import importlib.util
+import os
+import tempfile
 import webbrowser
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -13,6 +19,11 @@ from praisonai.cli import _output
 
 #: What the dashboard needs beyond the core install (its extra).
 NEEDS = ("starlette", "uvicorn", "websockets", "sse_starlette")
+#: The page --open shows the browser: it goes on to the address (with its token) at once.
+_REDIRECT = (
+    '<!DOCTYPE html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url={url}">'
+    '<title>praisonai dashboard</title><a href="{url}">Open the praisonai dashboard</a>\n'
+)
 
 
 def command(
@@ -66,6 +77,20 @@ def command(
         )
     typer.echo(f"praisonai dashboard: {board.url}")
     typer.echo("(Ctrl-C stops it)", err=True)
-    if open_:
-        webbrowser.open(board.url)
-    board.run()
+    with _opened(board.url) if open_ else contextlib.nullcontext():
+        board.run()
+
+
+@contextlib.contextmanager
+def _opened(url: str) -> Iterator[None]:
+    """Open ``url`` in a browser through a file only this user can read, removed when the
+    server ends. Every local user can read a browser's command line (``ps``, /proc/PID/cmdline),
+    so the token never goes on it (Jupyter opens its server the same way)."""
+    fd, name = tempfile.mkstemp(prefix="praisonai-dashboard-", suffix=".html")  # 0600
+    try:
+        with os.fdopen(fd, "w") as page:
+            page.write(_REDIRECT.format(url=html.escape(url)))
+        webbrowser.open(Path(name).as_uri())
+        yield
+    finally:
+        os.unlink(name)

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import httpx
@@ -51,3 +52,36 @@ def test_without_the_extra_it_names_the_extra(monkeypatch: pytest.MonkeyPatch) -
     )
     with pytest.raises(ImportError, match=r"pip install 'praisonai\[dashboard\]'"):
         run(["dashboard"])
+
+
+def test_open_keeps_the_token_off_the_browsers_command_line(home: Path, tmp_path: Path) -> None:
+    """Any local user reads a process's argv (/proc/PID/cmdline, ps): the browser started by
+    --open gets a file of the user's own that leads to the address, never the token itself."""
+    seen = tmp_path / "argv"
+    browser = tmp_path / "browser"
+    browser.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {seen}.part && mv {seen}.part {seen}\n')
+    browser.chmod(0o700)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2]), "BROWSER": str(browser)}
+    with subprocess.Popen(
+        [sys.executable, "-m", "praisonai", "dashboard", "--open"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    ) as server:
+        try:
+            url = server.stdout.readline().decode().split(": ", 1)[1].strip()
+            token = url.partition("token=")[2]
+            for _ in range(300):  # the browser starts beside the server: up to 15 s
+                if seen.exists() or server.poll() is not None:
+                    break
+                time.sleep(0.05)
+            argv = seen.read_text()
+            assert token and token not in argv, argv
+            opened = Path(argv.strip().removeprefix("file://"))
+            assert opened.stat().st_mode & 0o077 == 0  # the user's alone
+            assert url in opened.read_text()  # it leads to the address, token and all
+            server.send_signal(signal.SIGINT)
+            assert server.wait(timeout=30) == 130
+            assert not opened.exists()  # gone with the server
+        finally:
+            server.kill()
