@@ -103,7 +103,7 @@ def _run(args: list[str]) -> int:
         _output.error("aborted")
         return 130
     except Exception as exc:  # a closed pipe can come inside a task group's exception group
-        if not (_broken_pipe(exc) and _stdout_reader_gone()):
+        if not _cut_off(exc):
             raise
         _silence_stdout()  # the reader went away: our output ends quietly
         return CUT_OFF if runner else 0
@@ -113,10 +113,16 @@ def _run(args: list[str]) -> int:
         return exc.code or 0
 
 
-def _broken_pipe(exc: BaseException) -> bool:
-    """``exc`` is a ``BrokenPipeError``, or an exception group holding one."""
-    inner = getattr(exc, "exceptions", ())
-    return isinstance(exc, BrokenPipeError) or any(_broken_pipe(e) for e in inner)
+def _cut_off(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an exception group holding it) says that the reader of our output went
+    away: a command's output found its reader gone, or stdout's pipe broke with its reader gone
+    (a broken pipe inside the instance's machinery is a failure, not this)."""
+    from praisonai.cli.sandbox._running import ReaderGone
+
+    def holds(kind: type[BaseException], error: BaseException) -> bool:
+        return isinstance(error, kind) or any(holds(kind, e) for e in getattr(error, "exceptions", ()))
+
+    return holds(ReaderGone, exc) or (holds(BrokenPipeError, exc) and _stdout_reader_gone())
 
 
 def _stdout_reader_gone() -> bool:

@@ -84,16 +84,17 @@ def parse_env(pairs: list[str]) -> dict[str, str]:
 
 
 def piped_stdin() -> AsyncIterator[bytes] | None:
-    """Stdin's chunks as they come when it is a pipe, a socket or a file (never read whole
-    first: a command can answer each line of a pipe as it arrives); ``None`` for a terminal,
-    /dev/null or a closed stdin (the command's stdin is then empty)."""
+    """Stdin's chunks as they come, as ``docker run -i`` gives them, whatever stdin is — a pipe,
+    a socket, a file or a device (``< /dev/zero``) — and never read whole first: a command can
+    answer each line of a pipe as it arrives. ``None`` for a terminal or a closed stdin (the
+    command's stdin is then empty)."""
     try:
         mode = os.fstat(0).st_mode
     except OSError:
         return None
-    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISREG(mode)):
+    if os.isatty(0):
         return None
-    return _stdin_chunks(waits=not stat.S_ISREG(mode))
+    return _stdin_chunks(waits=stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode))
 
 
 #: The most of stdin one chunk takes: what is there at once is sent together, up to this.
@@ -102,7 +103,8 @@ _STDIN_CHUNK = 1 << 20
 
 async def _stdin_chunks(*, waits: bool) -> AsyncIterator[bytes]:
     """Fd 0's bytes until its end: a pipe's are waited for on the event loop (cancellable, unlike a
-    thread blocked in read), a file's are read in a worker thread."""
+    thread blocked in read), a file's or a device's (which the event loop cannot wait for) are read
+    in a worker thread."""
     import anyio.to_thread
 
     ready = select.poll()
@@ -129,10 +131,16 @@ def _available(ready: select.poll) -> bytes:
 
 
 def write(stream: Literal["stdout", "stderr"], chunk: bytes) -> None:
-    """A chunk of the command's output, to the same stream of ours, at once."""
+    """A chunk of the command's output, to the same stream of ours, at once.
+
+    Raises:
+        ReaderGone: that stream's reader closed it (``| head``); the run stops there."""
     target = sys.stdout.buffer if stream == "stdout" else sys.stderr.buffer
-    target.write(chunk)
-    target.flush()
+    try:
+        target.write(chunk)
+        target.flush()
+    except BrokenPipeError as exc:
+        raise ReaderGone(stream) from exc
 
 
 def ended(result: ExecResult, command: list[str], timeout: float | None) -> int:
@@ -144,6 +152,12 @@ def ended(result: ExecResult, command: list[str], timeout: float | None) -> int:
         line = shlex.join(command)
         _output.note(f"hint: {command[0]!r} ran as one program name; for a shell line use: -- sh -c {line}")
     return result.exit_code
+
+
+class ReaderGone(Exception):
+    """The reader of our stdout or stderr closed it: the run ends as a program that SIGPIPE
+    killed (exit status 141), its command stopped. Not an ``OSError``: click turns a broken pipe
+    into exit status 1."""
 
 
 class Interrupted(BaseException):

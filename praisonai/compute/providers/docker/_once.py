@@ -58,10 +58,15 @@ class AttachedRun:
         """Deliver the output to ``request.on_output`` until the container ends, and return its
         exit status once the engine has removed it (``feed`` gives the input meanwhile)."""
         sink = request.on_output or (lambda name, data: None)
-        read_frames(self._sock, lambda data: sink("stdout", data), lambda data: sink("stderr", data))
-        with contextlib.suppress(OSError):
-            self._sock.shutdown(socket.SHUT_RDWR)  # wakes a feed blocked on input nobody reads
-            self._sock.close()
+        try:
+            read_frames(self._sock, lambda data: sink("stdout", data), lambda data: sink("stderr", data))
+        finally:
+            # Also when the sink failed (our reader went away, ``| head``): an attach stream left
+            # open and unread holds the engine's copy of the output, and with it the container's
+            # removal, forever.
+            with contextlib.suppress(OSError):
+                self._sock.shutdown(socket.SHUT_RDWR)  # wakes a feed blocked on input nobody reads
+                self._sock.close()
         try:
             return int(self._wait.json().get("StatusCode", -1))
         finally:
