@@ -306,6 +306,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
             command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output, stdin=stdin
         )
         request = dataclasses.replace(request, privileged=privileged)
+        await self._before_exec(instance_id)
         started = time.monotonic()
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
@@ -387,6 +388,10 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
     async def _after_setup(self, instance_id: str) -> None:
         """Packages, setup or refresh ran (as the instance's own user): hand what they made in
         the working dir to the commands' uid where it differs (docker); by default nothing."""
+
+    async def _before_exec(self, instance_id: str) -> None:
+        """What must be ready before a command's timeout starts to run (ssh: the helper, whose
+        login shell may be slow to start and has a deadline of its own); by default nothing."""
 
     async def _ping(self, instance_id: str) -> None:
         """Tell the instance about activity it cannot see (a transfer that bypassed it); by
