@@ -130,13 +130,13 @@ def test_a_slow_start_is_not_charged_to_the_commands_timeout(
     request: pytest.FixtureRequest,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    login_shell("/bin/bash", "sleep 0.5\n")
+    login_shell("/bin/bash", "sleep 0.3\n")
     instance_id = provision(fresh(sshd, request), made)
     monkeypatch.setattr(_limits, "KILL_GRACE_S", 0.05)  # the guard past a command's timeout: short
-    other = fresh(sshd, request)  # its helper starts (0.5 s) at this exec
+    other = fresh(sshd, request)  # its helper starts (0.3 s) at this exec
 
     async def quick() -> str:
-        return (await other.execute(instance_id, "echo in-time", timeout=0.3)).stdout
+        return (await other.execute(instance_id, "echo in-time", timeout=0.1)).stdout
 
     assert _portal.call(quick) == "in-time\n"
 

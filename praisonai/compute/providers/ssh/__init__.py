@@ -294,9 +294,10 @@ class SSHCompute(ChannelMixin, ComputeProvider):
             if exc.sent:
                 raise
             shell = await run_blocking(link.login_shell)
-            raise ProviderUnavailableError(
+            raise ChannelClosedError(  # not sent: the pool tries a new helper once more
                 f"the exec helper did not start on {link.host.label} through the login shell {shell}: {exc}",
                 op="exec",
+                sent=False,
             ) from None
 
     async def _before_exec(self, instance_id: str) -> None:
