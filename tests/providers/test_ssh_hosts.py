@@ -242,3 +242,30 @@ def test_a_tunnelled_connection_closes_quietly_when_its_carrier_fails(
     inner.close()
     wait_until(lambda: not inner.is_active() and not carrier.is_active(), 5)
     assert _portal.call(provider.execute, instance_id, "echo again").stdout == "again\n"
+
+
+def test_a_file_download_cut_short_leaves_the_file_that_was_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from praisonai.compute.providers.ssh import _files
+
+    with SSHServer() as server:  # killed mid-download: a server of its own
+        provider = SSHCompute(**server.connect_kwargs())
+        instance_id = _portal.call(provider.provision).instance_id
+        try:
+            _portal.call(provider.execute, instance_id, "head -c 8000000 /dev/zero > big.bin")
+            target = tmp_path / "big.bin"
+            target.write_text("old")
+
+            def killing() -> Callable[[int, int], None]:
+                return lambda done, size: server.kill() if server.process is not None else None
+
+            monkeypatch.setattr(_files, "sftp_callback", killing)
+            with pytest.raises(Exception):  # noqa: B017  # whichever way the cut surfaces
+                _portal.call(provider.download_file, instance_id, "big.bin", str(target))
+            assert target.read_text() == "old" and [p.name for p in tmp_path.iterdir()] == ["big.bin"]
+        finally:
+            monkeypatch.undo()
+            if server.process is None:
+                server.start()
+            _portal.call(provider.shutdown, instance_id)

@@ -47,8 +47,13 @@ def instances_root(link: HostLink) -> str:
             root = link.host.root
             if not root.startswith("/"):
                 root = posixpath.join(sftp.normalize("."), root)
-            _makedirs(sftp, root, root)
-            _makedirs(sftp, f"{root}/{META}", root, mode=0o700)
+            try:
+                _makedirs(sftp, root, root)
+                _makedirs(sftp, f"{root}/{META}", root, mode=0o700)
+            except (FileNotFoundError, PermissionError, NotADirectoryError):
+                raise
+            except OSError as exc:  # SFTP's "Failure": a full disk, said as one
+                raise _write_failed(link, root, "the instances root", exc) from None
         link.root = root
     return link.root
 
@@ -264,7 +269,12 @@ def download(link: HostLink, remote: str, local: Path, shown: str) -> None:
             ) from None
         if not stat.S_ISDIR(info.st_mode or 0):
             local.parent.mkdir(parents=True, exist_ok=True)
-            sftp.get(remote, str(local), callback=sftp_callback())
+            arriving_file = Path(partial_beside(str(local)))
+            try:  # a download cut short leaves the file that was there, not half of the new one
+                sftp.get(remote, str(arriving_file), callback=sftp_callback())
+                arriving_file.replace(local)
+            finally:
+                arriving_file.unlink(missing_ok=True)
             return
         local.parent.mkdir(parents=True, exist_ok=True)
         arriving = Path(tempfile.mkdtemp(prefix=f".{local.name}.", dir=local.parent))

@@ -109,7 +109,8 @@ class HostLink:
         ``ProviderUnavailableError`` naming the login shell."""
         marker = f"praisonai-begins-{secrets.token_hex(8)}\n".encode()
         said = marker.decode().strip()
-        framed = f"printf '%s\\n' {said}; printf '%s\\n' {said} >&2; {command}"
+        # the stderr marker through sh: csh and fish spell ">&2" otherwise
+        framed = f"printf '%s\\n' {said}; sh -c 'printf \"%s\\n\" {said} >&2'; {command}"
         status, out, err = self._run_raw(framed, timeout)
         if marker not in out:
             raise ProviderUnavailableError(
