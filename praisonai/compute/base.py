@@ -306,12 +306,13 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
             command, timeout, cwd=cwd, env=env, max_output=max_output, on_output=on_output, stdin=stdin
         )
         request = dataclasses.replace(request, privileged=privileged)
-        await self._before_exec(instance_id)
         started = time.monotonic()
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
-        with self._span("exec", instance_id), anyio.move_on_after(guard) as scope:
-            result = await self._exec(instance_id, request)
+        with self._span("exec", instance_id):
+            await self._before_exec(instance_id)
+            with anyio.move_on_after(guard) as scope:
+                result = await self._exec(instance_id, request)
         if scope.cancelled_caught:
             raise ExecError(f"{self.name} did not return from a timed-out command", op="exec")
         return result.replace(duration_s=time.monotonic() - started)

@@ -302,7 +302,8 @@ class SSHCompute(ChannelMixin, ComputeProvider):
 
     async def _before_exec(self, instance_id: str) -> None:
         # the helper starts (or fails) before a command's timeout begins: see _open_channel
-        await self._channels.get(instance_id)
+        with contextlib.suppress(ChannelClosedError):  # not sent: the pool tries again in _exec
+            await self._channels.get(instance_id)
 
     def _transport(self, instance_id: str, argv: list[str]) -> SSHChannelTransport:
         place = self._places.get(instance_id)

@@ -73,9 +73,8 @@ class HostLink:
         """Close a connection that stopped answering: the connections tunnelled through this
         link's first (each would close its channel on a carrier already gone), then it."""
         for tunnelled in list(self._tunnelled):
-            with tunnelled._connecting:
-                for inner in tunnelled._transports:
-                    close_quietly(inner)
+            for inner in list(tunnelled._transports):  # a copy: no lock waits on a connect in flight
+                close_quietly(inner)
         close_quietly(transport)
 
     def open_session(self) -> paramiko.Channel:
@@ -135,9 +134,9 @@ class HostLink:
                     lines = f.read().decode(errors="replace").splitlines()
                 found = [line.split(":")[6] for line in lines if line.startswith(f"{self.host.user}:")]
                 self._shell = found[0] if found and len(found[0]) < 200 else ""
+                self._shell = self._shell or "(not listed in /etc/passwd)"
             except (OSError, ProviderUnavailableError, IndexError):
-                self._shell = ""
-            self._shell = self._shell or "(not listed in /etc/passwd)"
+                self._shell = "(unknown: /etc/passwd could not be read)"
         return self._shell
 
     def _run_raw(self, command: str, timeout: float) -> tuple[int, bytes, bytes]:
