@@ -205,15 +205,17 @@ def _replaced_mode(sftp: paramiko.SFTPClient, path: str, shown: str) -> int | No
 
 
 def upload(link: HostLink, local: Path, remote: str, workspace: str) -> None:
-    """Copy ``local`` (a file or a tree) to ``remote``: every file through a new file renamed into
-    place (a link there is replaced), every directory a real one (a link there refuses it)."""
+    """Copy ``local`` (a file or a tree) to ``remote``. A file whose name is new is created
+    exclusively (``O_EXCL``: a link planted there meanwhile is not followed); one that replaces
+    an entry goes through a new file renamed into place (a link there is replaced). Every
+    directory is a real one (a link there refuses the upload)."""
     with link.sftp() as sftp:
         refuse_links(sftp, workspace, remote, remote)
         if not local.is_dir():
             _makedirs(sftp, posixpath.dirname(remote), remote)
             _put_whole(sftp, local, remote)
             return
-        _real_dir(sftp, workspace, remote, remote)
+        present = {remote: _real_dir(sftp, workspace, remote, remote)}
         for top, dirs, files in os.walk(local):
             target = posixpath.join(remote, Path(top).relative_to(local).as_posix()).rstrip("/.") or remote
             for name in dirs + files:
@@ -221,22 +223,47 @@ def upload(link: HostLink, local: Path, remote: str, workspace: str) -> None:
                 if source.is_symlink():
                     sftp.symlink(os.readlink(source), dest)
                 elif source.is_dir():
-                    _real_dir(sftp, workspace, dest, remote)
-                else:
+                    present[dest] = _real_dir(sftp, workspace, dest, remote)
+                elif name in present[target] or not _put_new(sftp, source, dest):
                     _put_whole(sftp, source, dest)
 
 
-def _real_dir(sftp: paramiko.SFTPClient, workspace: str, path: str, shown: str) -> None:
-    """``path`` as a directory of its own: made when missing, refused when it is a link."""
+def _real_dir(sftp: paramiko.SFTPClient, workspace: str, path: str, shown: str) -> set[str]:
+    """``path`` as a directory of its own: made when missing, refused when it is a link. The
+    names it holds (none when made)."""
     try:
         mode = sftp.lstat(path).st_mode or 0
     except FileNotFoundError:
         _makedirs(sftp, path, shown)
-        return
+        return set()
     if stat.S_ISLNK(mode):
         refuse_links(sftp, workspace, f"{path}/-", shown)
-    elif not stat.S_ISDIR(mode):
+    if not stat.S_ISDIR(mode):
         raise NotADirectoryError(f"{posixpath.relpath(path, workspace)} in {shown} is not a directory")
+    return set(sftp.listdir(path))
+
+
+def _put_new(sftp: paramiko.SFTPClient, local: Path, path: str) -> bool:
+    """``local`` to ``path`` created exclusively; False when something is there already (made
+    since the directory was listed: the caller replaces it)."""
+    try:
+        remote = sftp.open(path, "wbx")
+    except OSError:
+        return False
+    size, progressed, sent = local.stat().st_size, sftp_callback(), 0
+    try:
+        with remote, local.open("rb") as source:
+            remote.set_pipelined(True)
+            while chunk := source.read(1 << 15):
+                remote.write(chunk)
+                sent += len(chunk)
+                progressed(sent, size)
+        _check_written(sftp, path, sent)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            sftp.remove(path)
+        raise
+    return True
 
 
 def _put_whole(sftp: paramiko.SFTPClient, local: Path, path: str) -> None:
