@@ -163,8 +163,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
 
     def check_supported(self, cfg: ComputeConfig) -> None:
         """Reject, with one sentence, every field of ``cfg`` this provider cannot honour."""
-        missing = [need.shown for need in unmet(cfg, self.capabilities)]
-        if missing:
+        if missing := [need.shown for need in unmet(cfg, self.capabilities)]:
             raise UnsupportedFeatureError(
                 f"the {self.name} provider cannot honour {', '.join(missing)}; "
                 f"remove it from the config or choose a provider that supports it",
@@ -309,10 +308,9 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         started = time.monotonic()
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
-        with self._span("exec", instance_id):
-            await self._before_exec(instance_id)
-            with anyio.move_on_after(guard) as scope:
-                result = await self._exec(instance_id, request)
+        await self._before_exec(instance_id)  # not the command's time (ssh: its helper's start)
+        with self._span("exec", instance_id), anyio.move_on_after(guard) as scope:
+            result = await self._exec(instance_id, request)
         if scope.cancelled_caught:
             raise ExecError(f"{self.name} did not return from a timed-out command", op="exec")
         return result.replace(duration_s=time.monotonic() - started)
@@ -389,10 +387,6 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
     async def _after_setup(self, instance_id: str) -> None:
         """Packages, setup or refresh ran (as the instance's own user): hand what they made in
         the working dir to the commands' uid where it differs (docker); by default nothing."""
-
-    async def _before_exec(self, instance_id: str) -> None:
-        """What must be ready before a command's timeout starts to run (ssh: the helper, whose
-        login shell may be slow to start and has a deadline of its own); by default nothing."""
 
     async def _ping(self, instance_id: str) -> None:
         """Tell the instance about activity it cannot see (a transfer that bypassed it); by
