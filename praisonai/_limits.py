@@ -115,6 +115,7 @@ BOUNDS: dict[str, tuple[float, float, str, bool]] = {
     "ready_timeout_s": (1, MAX_SECONDS, "seconds", False),
     "renew_s": (0.1, 24 * 3600, "seconds", False),
     "connect_timeout": (0.1, 3600, "seconds", False),
+    "start_timeout": (0.1, 3600, "seconds", False),
     "keepalive_s": (0, 3600, "seconds (0: off)", False),
     "keepalive_count": (1, 100, "probes", True),
 }

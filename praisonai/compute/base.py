@@ -163,8 +163,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
 
     def check_supported(self, cfg: ComputeConfig) -> None:
         """Reject, with one sentence, every field of ``cfg`` this provider cannot honour."""
-        missing = [need.shown for need in unmet(cfg, self.capabilities)]
-        if missing:
+        if missing := [need.shown for need in unmet(cfg, self.capabilities)]:
             raise UnsupportedFeatureError(
                 f"the {self.name} provider cannot honour {', '.join(missing)}; "
                 f"remove it from the config or choose a provider that supports it",
@@ -309,6 +308,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         started = time.monotonic()
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
+        await self._before_exec(instance_id)  # not the command's time (ssh: its helper's start)
         with self._span("exec", instance_id), anyio.move_on_after(guard) as scope:
             result = await self._exec(instance_id, request)
         if scope.cancelled_caught:

@@ -42,6 +42,11 @@ class ProviderHooks(ABC):
         """Run ``request`` honouring its cwd, env, stdin, timeout (kill the tree, keep partial
         output) and output cap."""
 
+    async def _before_exec(self, instance_id: str) -> None:
+        """Make ready what must be before a command's timeout starts to run (ssh: the helper,
+        whose login shell may be slow to start and has a deadline of its own); by default nothing."""
+        return None
+
     @abstractmethod
     async def _read(self, instance_id: str, path: str) -> bytes:
         """Read a whole file."""

@@ -125,6 +125,9 @@ class Channel:
         except ChannelClosedError as exc:  # no request was sent on it yet
             why = f"the exec helper did not start: {channel._why()}"
             raise ChannelClosedError(why, op="exec", sent=False) from exc
+        except BaseException:  # cancelled (a start deadline): the half-started helper goes too
+            channel.close()
+            raise
         if not isinstance(status, str) or not status.isdigit():
             channel.close()
             raise ChannelClosedError(f"the exec helper did not start: {channel._why()}", op="exec")

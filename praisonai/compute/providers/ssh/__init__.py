@@ -21,18 +21,19 @@ silent is noticed within ``keepalive_s x (keepalive_count + 1)`` seconds (``SSHH
 
 from __future__ import annotations
 
-import os
+import contextlib
 import posixpath
 import shlex
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 from pydantic import ValidationError
 
 from praisonai._errors import (
+    ChannelClosedError,
     ConfigError,
     ExecError,
     InstanceNotFoundError,
@@ -49,6 +50,7 @@ from praisonai.compute.lifecycle import LABEL_CREATED
 from praisonai.compute.options import ProviderOptions, problems
 from praisonai.compute.providers.ssh import _files, _pause, _ports
 from praisonai.compute.providers.ssh._connect import SSHHost
+from praisonai.compute.providers.ssh._hosts import check_shell, link_for, parse_hosts
 from praisonai.compute.providers.ssh._link import HostLink, SSHChannelTransport
 from praisonai.compute.providers.ssh._pty import SSHPty, open_ssh_pty
 from praisonai.compute.watchdog import guarded_session
@@ -127,7 +129,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
         **settings: Any,
     ) -> None:
         try:
-            parsed = _hosts(host, hosts, settings)
+            parsed = parse_hosts(host, hosts, settings)
         except ValidationError as exc:
             raise ConfigError(f"invalid SSH host settings: {problems(exc)}", op="config") from None
         self._options = SSHOptions(hosts=tuple(parsed))
@@ -156,6 +158,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
         if cfg.lifetime.reaps:  # someone must stop it if this process dies
             await run_blocking(_home_reaper.ensure_running)
         link = await self._least_busy()
+        await run_blocking(check_shell, link)
         root = await run_blocking(_files.instances_root, link)
         place = _Place(
             instance_id=instance_id,
@@ -169,6 +172,15 @@ class SSHCompute(ChannelMixin, ComputeProvider):
         self._places[instance_id] = place
         record = {"working_dir": cfg.working_dir, "created_at": place.created_at, "labels": labels}
         await run_blocking(_files.create_instance, link, place.workspace, place.meta, cfg.env, record)
+        try:  # the helper starts now: a host whose login shell cannot run it fails provision
+            await self._channels.get(instance_id)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                self._channels.drop(instance_id)
+                self._places.pop(instance_id, None)
+                with contextlib.suppress(Exception):
+                    await _pause.destroy(place)
+            raise
         return place.info()
 
     async def _least_busy(self) -> HostLink:
@@ -263,8 +275,35 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     # ---- exec: through the instance's channel ----------------------------------------------
 
     async def _open_channel(self, instance_id: str) -> Channel:
-        await self._awake(instance_id)  # its place known before the blocking _transport and _spool run
-        return await super()._open_channel(instance_id)
+        """The helper, started within the host's ``start_timeout`` (its login shell and rc files
+        run first), or one sentence naming the login shell."""
+        place = await self._awake(instance_id)  # known before the blocking _transport and _spool run
+        link, timeout = place.link, place.link.host.start_timeout
+        try:
+            with anyio.fail_after(timeout):
+                return await super()._open_channel(instance_id)
+        except TimeoutError:
+            shell = await run_blocking(link.login_shell)
+            raise ProviderUnavailableError(
+                f"the exec helper did not start on {link.host.label} within {timeout:g} s: the login "
+                f"shell {shell} or its rc files (~/.bashrc, ~/.zshenv) wait for input or take that long; "
+                "make them return at once when not interactive, or raise start_timeout",
+                op="exec",
+            ) from None
+        except ChannelClosedError as exc:
+            if exc.sent:
+                raise
+            shell = await run_blocking(link.login_shell)
+            raise ChannelClosedError(  # not sent: the pool tries a new helper once more
+                f"the exec helper did not start on {link.host.label} through the login shell {shell}: {exc}",
+                op="exec",
+                sent=False,
+            ) from None
+
+    async def _before_exec(self, instance_id: str) -> None:
+        # the helper starts (or fails) before a command's timeout begins: see _open_channel
+        with contextlib.suppress(ChannelClosedError):  # not sent: the pool tries again in _exec
+            await self._channels.get(instance_id)
 
     def _transport(self, instance_id: str, argv: list[str]) -> SSHChannelTransport:
         place = self._places.get(instance_id)
@@ -323,11 +362,13 @@ class SSHCompute(ChannelMixin, ComputeProvider):
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
         place = await self._place(instance_id)
-        await run_blocking(_files.write, place.link, self._host_path(place, path), data, path)
+        await run_blocking(
+            _files.write, place.link, self._host_path(place, path), data, path, place.workspace
+        )
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         place = await self._place(instance_id)
-        await run_blocking(_files.upload, place.link, local, self._host_path(place, remote))
+        await run_blocking(_files.upload, place.link, local, self._host_path(place, remote), place.workspace)
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         place = await self._place(instance_id)
@@ -351,49 +392,3 @@ class SSHCompute(ChannelMixin, ComputeProvider):
         if host != place.workspace and not host.startswith(place.workspace + "/"):
             raise PathOutsideWorkspaceError(f"{path} is outside the instance workspace", op="path")
         return host
-
-
-# ---- settings and shared links -----------------------------------------------------------------
-
-
-def _hosts(
-    host: str | None, hosts: Sequence[SSHHost | Mapping[str, Any] | str] | None, settings: dict[str, Any]
-) -> list[SSHHost]:
-    if host is not None and hosts is not None:
-        raise ConfigError("pass host= or hosts=, not both", op="config")
-    if host is not None:
-        return [SSHHost(host=host, **settings)]
-    if hosts is None:
-        return _hosts_from_env(settings)
-    parsed = []
-    for entry in hosts:
-        if isinstance(entry, SSHHost):
-            parsed.append(entry)
-        elif isinstance(entry, str):
-            parsed.append(SSHHost.parse(entry, **settings))
-        else:
-            parsed.append(SSHHost(**{**settings, **entry}))
-    return parsed
-
-
-def _hosts_from_env(settings: dict[str, Any]) -> list[SSHHost]:
-    names = [h for h in os.environ.get("PRAISONAI_SSH_HOSTS", "").split(",") if h.strip()]
-    defaults = {
-        "key_file": os.environ.get("PRAISONAI_SSH_KEY") or None,
-        "known_hosts": os.environ.get("PRAISONAI_SSH_KNOWN_HOSTS") or None,
-        **settings,
-    }
-    return [SSHHost.parse(name, **{k: v for k, v in defaults.items() if v is not None}) for name in names]
-
-
-_links: dict[SSHHost, HostLink] = {}
-_links_lock = threading.Lock()
-
-
-def link_for(host: SSHHost) -> HostLink:
-    """The process-wide link to ``host``: every provider naming it shares its connections."""
-    jump = link_for(host.jump) if host.jump is not None else None
-    with _links_lock:
-        if host not in _links:
-            _links[host] = HostLink(host, jump)
-        return _links[host]

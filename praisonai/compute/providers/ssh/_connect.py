@@ -8,6 +8,7 @@ One function, :func:`connect`, turns an :class:`SSHHost` into an authenticated p
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import os
 import re
@@ -54,6 +55,10 @@ class SSHHost(BaseModel):
     """Where instance workspaces live on the host; relative to the login directory unless absolute."""
     connect_timeout: Annotated[float, bounded("connect_timeout")] = 10.0
     """Seconds for TCP connect, SSH handshake and authentication together."""
+    start_timeout: Annotated[float, bounded("start_timeout")] = 30.0
+    """Seconds for an instance's helper to start on the host: the login shell and its rc files
+    run first (a slow start is not charged to a command's timeout; past this, one sentence
+    naming the login shell)."""
     keepalive_s: Annotated[float, bounded("keepalive_s")] = 5.0
     """Seconds between liveness probes on each connection (0: no probes, and a silent host may
     hang a call until TCP gives up, many minutes later)."""
@@ -118,7 +123,9 @@ def _open_socket(host: SSHHost, via: paramiko.Transport | None, deadline: float)
     timeout = max(deadline - time.monotonic(), 0.01)
     try:
         if via is not None:
-            return via.open_channel("direct-tcpip", (host.host, host.port), ("127.0.0.1", 0), timeout=timeout)
+            return _Tunnel(
+                via.open_channel("direct-tcpip", (host.host, host.port), ("127.0.0.1", 0), timeout=timeout)
+            )
         sock = socket.create_connection((host.host, host.port), timeout=timeout)
     except (OSError, paramiko.SSHException) as exc:
         through = f" through {host.jump.label}" if host.jump else ""
@@ -126,6 +133,26 @@ def _open_socket(host: SSHHost, via: paramiko.Transport | None, deadline: float)
     # Without TCP_NODELAY every small request waits for the peer's delayed ACK: ~40 ms a round trip.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     return sock
+
+
+class _Tunnel:
+    """The jump host's channel as the socket of the connection tunnelled through it.
+
+    Ending a connection closes its socket: paramiko's thread does, and so does ``close()``. Over a
+    carrier that has failed (its writes raise EOFError) that close would raise out of paramiko's
+    thread, or out of whoever closed it, long after anyone could act on it; it is quiet here."""
+
+    def __init__(self, channel: paramiko.Channel) -> None:
+        self._channel = channel
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._channel, name)
+
+    def close(self) -> None:
+        import paramiko
+
+        with contextlib.suppress(paramiko.SSHException, EOFError, OSError):
+            self._channel.close()
 
 
 # ---- host keys -------------------------------------------------------------------------------

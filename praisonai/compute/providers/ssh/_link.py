@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import secrets
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import ExecError, ProviderUnavailableError
@@ -48,6 +49,11 @@ class HostLink:
         self._connecting = threading.Lock()  # one connect at a time; guards _transports
         self._lock = threading.Lock()  # guards _sftp_idle (never held across the network)
         self.root = ""  # the instances root as an absolute path, once resolved
+        self.shell_runs = False  # a host command ran through the login shell once
+        self._shell = ""  # the login shell, once read
+        self._tunnelled: list[HostLink] = []  # links whose connections go through this one's
+        if jump is not None:
+            jump._tunnelled.append(self)
 
     def transports(self) -> list[paramiko.Transport]:
         """The open connections, connecting (or reconnecting) when there is none."""
@@ -60,8 +66,16 @@ class HostLink:
     def _connect(self) -> paramiko.Transport:
         via = self._jump.transports()[0] if self._jump is not None else None
         transport = connect(self.host, via)
-        watch_liveness(transport, self.host)
+        watch_liveness(transport, self.host, self._close_dead)
         return transport
+
+    def _close_dead(self, transport: paramiko.Transport) -> None:
+        """Close a connection that stopped answering: the connections tunnelled through this
+        link's first (each would close its channel on a carrier already gone), then it."""
+        for tunnelled in list(self._tunnelled):
+            for inner in list(tunnelled._transports):  # a copy: no lock waits on a connect in flight
+                close_quietly(inner)
+        close_quietly(transport)
 
     def open_session(self) -> paramiko.Channel:
         """A new session channel: on an existing connection, or a new one when all refuse."""
@@ -86,7 +100,46 @@ class HostLink:
 
     def run(self, command: str, timeout: float = 60.0) -> tuple[int, bytes, bytes]:
         """Run one command through the login shell; (exit status, stdout, stderr). For host-level
-        work (placement, shutdown) where no instance helper exists."""
+        work (placement, shutdown) where no instance helper exists.
+
+        Stdin is closed at once (an rc file that reads it gets the end, not a hang) and what the
+        login shell and its rc files print before the command (a banner, a MOTD) is cut off at a
+        marker the command prints first. A shell that never runs it (``/bin/false``, nologin) is
+        ``ProviderUnavailableError`` naming the login shell."""
+        marker = f"praisonai-begins-{secrets.token_hex(8)}\n".encode()
+        said = marker.decode().strip()
+        # the stderr marker through sh: csh and fish spell ">&2" otherwise
+        framed = f"printf '%s\\n' {said}; sh -c 'printf \"%s\\n\" {said} >&2'; {command}"
+        status, out, err = self._run_raw(framed, timeout)
+        if marker not in out:
+            raise ProviderUnavailableError(
+                f"{self.host.label} ran no command: {self.shell_said(status, err)}", op="exec"
+            )
+        return status, out.split(marker, 1)[1], err.split(marker, 1)[-1]
+
+    def shell_said(self, status: int, err: bytes) -> str:
+        """Why the login shell ran nothing, for an error message: the shell, its status, its word."""
+        last = err.decode(errors="replace").strip().splitlines()[-1:] or ["no output"]
+        return (
+            f"the login shell {self.login_shell()} of {self.host.user!r} exited {status} ({last[0][:200]}); "
+            f"give the user a POSIX login shell (chsh -s /bin/sh {self.host.user})"
+        )
+
+    def login_shell(self) -> str:
+        """The user's login shell as the host's /etc/passwd names it (read over SFTP, which no
+        login shell runs), or a description when it cannot be read."""
+        if not self._shell:
+            try:
+                with self.sftp() as sftp, sftp.open("/etc/passwd", "rb") as f:
+                    lines = f.read().decode(errors="replace").splitlines()
+                found = [line.split(":")[6] for line in lines if line.startswith(f"{self.host.user}:")]
+                self._shell = found[0] if found and len(found[0]) < 200 else ""
+                self._shell = self._shell or "(not listed in /etc/passwd)"
+            except (OSError, ProviderUnavailableError, IndexError):
+                self._shell = "(unknown: /etc/passwd could not be read)"
+        return self._shell
+
+    def _run_raw(self, command: str, timeout: float) -> tuple[int, bytes, bytes]:
         import paramiko
 
         channel = self.open_session()
@@ -151,23 +204,37 @@ class HostLink:
         client.close()
 
 
-def watch_liveness(transport: paramiko.Transport, host: SSHHost) -> None:
-    """Probe ``transport`` every ``host.keepalive_s`` from a daemon thread, and close it when a
-    probe goes unanswered for ``keepalive_s x keepalive_count`` (see the module docstring)."""
+def watch_liveness(
+    transport: paramiko.Transport, host: SSHHost, close: Callable[[paramiko.Transport], None]
+) -> None:
+    """Probe ``transport`` every ``host.keepalive_s`` from a daemon thread, and ``close`` it when
+    a probe goes unanswered for ``keepalive_s x keepalive_count`` or cannot be sent (see the
+    module docstring)."""
     if host.keepalive_s > 0:
         name = f"praisonai-ssh-liveness-{host.label}"
-        threading.Thread(target=_heartbeat, args=(transport, host), name=name, daemon=True).start()
+        threading.Thread(target=_heartbeat, args=(transport, host, close), name=name, daemon=True).start()
 
 
-def _heartbeat(transport: paramiko.Transport, host: SSHHost) -> None:
+def close_quietly(transport: paramiko.Transport) -> None:
+    """Close ``transport``; one whose socket already failed has nothing left to say."""
+    import paramiko
+
+    with contextlib.suppress(paramiko.SSHException, EOFError, OSError):
+        transport.close()
+
+
+def _heartbeat(
+    transport: paramiko.Transport, host: SSHHost, close: Callable[[paramiko.Transport], None]
+) -> None:
     silent_limit = host.keepalive_s * host.keepalive_count
     while transport.is_active():
         time.sleep(host.keepalive_s)
         # The probe runs in a thread of its own: sending may block on a full socket buffer.
-        probe = threading.Thread(target=_probe, args=(transport,), daemon=True)
+        failed: list[bool] = []
+        probe = threading.Thread(target=_probe, args=(transport, failed), daemon=True)
         probe.start()
         probe.join(silent_limit)
-        if probe.is_alive() and transport.is_active():
+        if (probe.is_alive() or failed) and transport.is_active():
             log.warning(
                 "%s did not answer for %g s (keepalive_s=%g x keepalive_count=%d): closing the connection",
                 host.label,
@@ -175,16 +242,19 @@ def _heartbeat(transport: paramiko.Transport, host: SSHHost) -> None:
                 host.keepalive_s,
                 host.keepalive_count,
             )
-            transport.close()  # ends its channels: their readers see the end, and calls fail
+            close(transport)  # ends its channels: their readers see the end, and calls fail
             return
 
 
-def _probe(transport: paramiko.Transport) -> None:
-    """Send one probe and wait for its answer (returns at once when the transport closes)."""
+def _probe(transport: paramiko.Transport, failed: list[bool]) -> None:
+    """Send one probe and wait for its answer (returns at once when the transport closes); a
+    probe that could not be sent (its socket failed) appends to ``failed``."""
     import paramiko
 
-    with contextlib.suppress(paramiko.SSHException, EOFError, OSError):
+    try:
         transport.global_request(_PROBE, wait=True)
+    except (paramiko.SSHException, EOFError, OSError):
+        failed.append(True)
 
 
 def _usable(client: paramiko.SFTPClient) -> bool:

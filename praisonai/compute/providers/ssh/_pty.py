@@ -94,7 +94,7 @@ async def open_ssh_pty(
     token = secrets.token_hex(16)
     marker = f"PRAISONAI_PTY={token}"
     env_file = f"{meta}/pty-{token}.env"
-    await anyio.to_thread.run_sync(_files.write, link, env_file, env_lines(env), "the terminal's env")
+    await anyio.to_thread.run_sync(_files.write, link, env_file, env_lines(env), "the terminal's env", meta)
     program = argv or ["sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
     term = env.get("TERM", "xterm")
     words = [
