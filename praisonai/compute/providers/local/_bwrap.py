@@ -48,13 +48,17 @@ def bwrap_argv(
 ) -> list[str]:
     """The ``bwrap`` command line (to be followed by the command) for an instance kept in
     ``root``: the system read-only, ``workspace`` writable at ``working_dir``, the spool at
-    :data:`ISOLATED_SPOOL`, no network when ``network`` is "none", starting in ``cwd``.
+    :data:`ISOLATED_SPOOL`, no network when ``network`` is "none", starting in ``cwd``, with no
+    capability (bubblewrap started by root keeps root's unless told not to: a command could then
+    remount the read-only system writable).
 
     ``hidden`` (the praisonai home, where every instance's record and workspace lives) is masked
     with an empty tmpfs wherever the read-only system binds would show it (a home under ``/opt``):
     an instance never sees another's env or files. The binds that follow take their sources from
     the host, so the instance's own workspace and spool still arrive."""
-    argv = ["bwrap", "--die-with-parent", "--unshare-all", *(["--new-session"] if new_session else [])]
+    argv = ["bwrap", "--die-with-parent", "--unshare-all", "--cap-drop", "ALL"]
+    if new_session:
+        argv.append("--new-session")
     if network != "none":
         argv.append("--share-net")
     bound = (*_RO_SYSTEM, *_RO_ETC)
