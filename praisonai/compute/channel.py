@@ -66,6 +66,12 @@ class ChannelMixin(ComputeProvider):
         """Where the helper keeps spooled output inside the instance."""
         return "/tmp/.praisonai"
 
+    async def _session_places(self, instance_id: str, cwd: str | None) -> tuple[str, str]:
+        """Where a session's shell starts (``cwd`` as ``_channel_cwd`` makes it) and the bound-env
+        file it reads (``env`` in the spool, by which session.sh also finds the spool), as its
+        shell sees them: by default as the helper does."""
+        return await self._channel_cwd(instance_id, cwd), f"{self._spool(instance_id)}/env"
+
     async def _command_user(self, instance_id: str) -> str | None:
         """``"UID:GID"`` that the instance's commands, sessions and file requests run as, apart
         from its helper (see helper.sh), or ``None``: they share the helper's user. Default: None."""
@@ -178,7 +184,7 @@ class ChannelMixin(ComputeProvider):
         a command counts as long as it runs (here and, on docker, for the instance's watchdog)."""
         self._check_id(instance_id)
         _activity.touch(instance_id)
-        where = await self._channel_cwd(instance_id, cwd)
+        where, env_file = await self._session_places(instance_id, cwd)
 
         async def signal_group(pgid: int, name: str) -> None:
             _activity.touch(instance_id)
@@ -195,7 +201,6 @@ class ChannelMixin(ComputeProvider):
         def open_transport(argv: list[str]) -> Transport:
             return _activity.StampedTransport(self._session_transport(instance_id, argv), instance_id)
 
-        env_file = f"{self._spool(instance_id)}/env"  # session.sh also finds the spool by it
         session = ShellSession(open_transport, signal_group, where, env_file, kill_tree=kill_tree)
         _activity.watch_session(instance_id, session)
         return session

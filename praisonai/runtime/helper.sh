@@ -49,6 +49,12 @@ __p_spool() { { [ -d "$__p_s/x" ] && [ -d "$__p_s/bg" ]; } || mkdir -p -- "$__p_
 __p_spool || { echo "cannot create the spool $__p_s" >&2; exit 70; }
 __p_drop='' __p_fs='' __p_fx='' __p_pl=''
 [ -z "$__p_as" ] || __p_separate  # commands as another uid (helper_files.sh)
+# PRAISONAI_SANDBOX (the local provider's bubblewrap): a program, `BOX CWD ARGV...`, that runs each
+# background process in a sandbox of its own, where this helper, outside every sandbox, is not;
+# CWD is the sandbox's path (the client checked it). Exec jobs, which would run here beside the
+# helper, are refused then ("nobox": that provider runs its commands itself).
+__p_box=${PRAISONAI_SANDBOX-}
+unset PRAISONAI_SANDBOX
 # pids are only comparable within one pid namespace (each bwrap sandbox has its own)
 __p_ns=$(readlink /proc/self/ns/pid 2>/dev/null)
 __p_reply() { printf '%s %s\n' "$1" "$2"; __p_said=1; }
@@ -70,6 +76,7 @@ __p_rexec() {  # the same, as the helper's own user
   __p_run "$@"
 }
 __p_run() {
+  if [ -n "$__p_box" ]; then __p_reply "$1" nobox; return; fi
   if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
   [ -d "$__p_s/x" ] || __p_spool || { __p_reply "$1" nospool; return; }
   command eval '__p_job "$@" &' || { __p_reply "$1" nofork; return; }
@@ -262,7 +269,7 @@ __p_signal() {  # nonce pgid signal: signal a process group (a session's shell a
 # background processes: SPOOL/bg/<id>/{meta,pid,w,out,err,rc}; rc appears when it ends.
 __p_start() {  # nonce id cwd meta command [NAME=value...]
   __p_b=$__p_s/bg/$2
-  if [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
+  if [ -z "$__p_box" ] && [ ! -d "$3" ]; then __p_reply "$1" nocwd; return; fi
   __p_spool || { __p_reply "$1" nospool; return; }
   if ! mkdir -- "$__p_b" 2>/dev/null; then
     if [ -e "$__p_b" ]; then __p_reply "$1" exists; else __p_reply "$1" nospool; fi
@@ -275,14 +282,14 @@ __p_start() {  # nonce id cwd meta command [NAME=value...]
   __p_reply "$1" 0
 }
 __p_bg() {
-  __p_b=$__p_s/bg/$2 __p_i=$2 __p_c=$5
-  cd -- "$3" || exit
+  __p_b=$__p_s/bg/$2 __p_i=$2 __p_c=$5 __p_w=$3
+  [ -n "$__p_box" ] || cd -- "$3" || exit
   shift 5
   PATH=$__p_path
   # shellcheck disable=SC2163 # "$@" is NAME=value words: export each, with its value
   [ $# -eq 0 ] || export "$@"
   # shellcheck disable=SC2086 # a command prefix, split on purpose
-  PRAISONAI_EXEC_ID=bg-$__p_i $__p_sig $__p_drop /bin/sh -c -- "$__p_c" >"$__p_b/out" 2>"$__p_b/err" &
+  PRAISONAI_EXEC_ID=bg-$__p_i $__p_sig $__p_drop ${__p_box:+"$__p_box"} ${__p_box:+"$__p_w"} /bin/sh -c -- "$__p_c" >"$__p_b/out" 2>"$__p_b/err" &
   echo $! >"$__p_b/pid"
   wait $!
   echo $? >"$__p_b/rc"

@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio
 import pytest
+from kit import PROC_ATTACK as _ATTACK
 
 from praisonai import _portal
 from praisonai._errors import PraisonAIError
@@ -27,58 +28,6 @@ from praisonai.runtime import _job
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
 ATTACK_S = 4
-# Python, which the sandbox image has: non-blocking opens, so a FIFO without a reader cannot stall it.
-_ATTACK = r"""
-import os, re, signal, sys, time
-me, end, forged, loot = os.getpid(), time.time() + float(sys.argv[1]), 0, set()
-def keep(data):  # every secret we look for is 32 hex digits: what could be one is kept
-    loot.update(re.findall(rb"[0-9a-f]{32}", data))
-def grab(path):
-    try:
-        with open(path, "rb") as f:
-            keep(f.read(1 << 20))
-    except OSError:
-        pass
-def memory(pid):
-    try:
-        with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb", 0) as mem:
-            for line in maps:
-                span, perms = line.split()[:2]
-                lo, hi = (int(x, 16) for x in span.split("-"))
-                if "r" in perms:
-                    try:
-                        mem.seek(lo); keep(mem.read(min(hi - lo, 4 << 20)))
-                    except (OSError, ValueError, OverflowError):
-                        pass
-    except OSError:
-        pass
-while time.time() < end:
-    for pid in [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (me, os.getppid())]:
-        try:
-            fds = os.listdir(f"/proc/{pid}/fd")
-        except OSError:
-            fds = []
-        for fd in fds:
-            try:
-                f = os.open(f"/proc/{pid}/fd/{fd}", os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | os.O_NOCTTY)
-            except OSError:
-                continue
-            try:
-                os.write(f, b"FORGED\n D x 0 0 FORGED\n"); forged += 1
-            except OSError:
-                pass
-            os.close(f)
-        for name in ("environ", "cmdline"):
-            grab(f"/proc/{pid}/{name}")
-        memory(pid)
-        try:
-            os.kill(int(pid), signal.SIGKILL)
-        except OSError:
-            pass
-with open(sys.argv[2], "wb") as out:
-    out.write(b"\n".join(loot))
-print(forged, len(loot))
-"""
 _FILES = 4
 
 

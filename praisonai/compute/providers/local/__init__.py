@@ -5,8 +5,15 @@ secrets) in their own process group, so a timeout kills the whole tree. Every pr
 ``PRAISONAI_INSTANCE=<id>`` in its environment, so shutdown finds and kills also those that left
 the group (``setsid``, daemons). With ``isolate=True`` every command runs under bubblewrap: the
 system is read-only, only the workspace is writable, the rest of the host (home directories, keys,
-``/etc/shadow``) is absent, and ``network="none"`` takes the network away. Without isolation this
-is a plain shell on this machine, not a security boundary.
+``/etc/shadow``) is absent, and ``network="none"`` takes the network away. Each exec, terminal,
+session and background process gets a sandbox of its own (its own pid namespace, no capability,
+also when this process is root), and what frames the results stays outside all of them: this
+process for exec, files and terminals, and the exec helper, on the host, for background
+processes (it starts each through ``_launch.sandbox_launcher``; its spool is in no sandbox). So
+no command can see, signal, trace or write into what frames another call's results. A session's
+framing shares its own sandbox with that session's commands. Without isolation this is a plain
+shell on this machine, not a security boundary: commands run as you beside the helper, and one
+can write into its pipes or read its memory.
 
 On disk (``$PRAISONAI_HOME/local/<instance-id>/``): ``instance.json`` (mode 0600),
 ``workspace/`` and ``pgids/`` — one empty file per running process group, so a shutdown from any
@@ -29,7 +36,7 @@ import posixpath
 import shlex
 import shutil
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -51,12 +58,12 @@ from praisonai.compute.config import ComputeConfig
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.local import _archive, _fileops, _files, _pause
 from praisonai.compute.providers.local._beneath import relative_parts
-from praisonai.compute.providers.local._bwrap import ISOLATED_SPOOL, SandboxedProcessTransport
 from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
 from praisonai.compute.providers.local._launch import base_env, command_file, forget_if_empty, isolated_argv
 from praisonai.compute.providers.local._process import INSTANCE_MARKER, run_process
 from praisonai.compute.providers.local._pty import HostPty
 from praisonai.compute.providers.local._record import Instance, save
+from praisonai.compute.providers.local._transports import helper_transport, session_transport
 from praisonai.runtime import owner
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.transport import ProcessTransport
@@ -279,26 +286,21 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
         return await super()._open_channel(instance_id)
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> ProcessTransport:
-        # a session's commands die with this process; the helper's background processes do not
-        return self._process(instance_id, argv, die_with_owner=True)
+        return self._started(instance_id, session_transport, argv)
 
     def _transport(self, instance_id: str, argv: list[str]) -> ProcessTransport:
-        return self._process(instance_id, argv, die_with_owner=False)
+        return self._started(instance_id, helper_transport, argv)
 
-    def _process(self, instance_id: str, argv: list[str], *, die_with_owner: bool) -> ProcessTransport:
-        """The channel's process in the instance (under bubblewrap when it isolates), its group
-        recorded so that shutdown kills it."""
+    def _started(
+        self, instance_id: str, start: Callable[[Instance, list[str]], ProcessTransport], argv: list[str]
+    ) -> ProcessTransport:
+        """``start``'s process (``_transports``), its group recorded so that shutdown kills it."""
         inst = self._load(instance_id)
-        if inst.isolate:  # no --new-session: the transport is a session already, with no tty
-            argv = [*isolated_argv(inst, inst.working_dir, new_session=False), *argv]
-        kind = SandboxedProcessTransport if inst.isolate else ProcessTransport
         try:
-            transport = kind(argv, env=base_env(inst), cwd=str(inst.workspace), die_with_owner=die_with_owner)
+            return start(inst, argv)
         except FileNotFoundError:  # removed by another process just now
             self._load(instance_id)  # InstanceNotFoundError when it is gone
             raise
-        (inst.root / "pgids" / str(transport.process.pid)).touch()  # shutdown kills its group
-        return transport
 
     async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
         # Commands here are direct spawns, not the helper's jobs: they read the env from the record.
@@ -314,9 +316,16 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
         host = self._checked_cwd(inst, cwd)
         return self._inner_path(inst, host) if inst.isolate else str(host)
 
-    def _spool(self, instance_id: str) -> str:
+    async def _session_places(self, instance_id: str, cwd: str | None) -> tuple[str, str]:
+        # No env file for an isolated session's shell, which sees no spool: its environment holds
+        # the bound env already (bind_env records it, as for exec).
         inst = self._load(instance_id)
-        return ISOLATED_SPOOL if inst.isolate else str(inst.root / "spool")
+        if not inst.isolate:
+            return await super()._session_places(instance_id, cwd)
+        return await self._channel_cwd(instance_id, cwd), ""
+
+    def _spool(self, instance_id: str) -> str:
+        return str(self._load(instance_id).root / "spool")  # the helper's, on the host: in no sandbox
 
     # ---- files -----------------------------------------------------------------------------
 

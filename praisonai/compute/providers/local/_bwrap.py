@@ -33,8 +33,6 @@ _RO_ETC = (
     "/etc/python3.11",
 )
 
-ISOLATED_SPOOL = "/tmp/.praisonai"  # the helper's spool as an isolated instance sees it
-
 
 def bwrap_argv(
     *,
@@ -42,19 +40,26 @@ def bwrap_argv(
     workspace: Path,
     working_dir: str,
     network: str,
-    cwd: str,
+    cwd: str | None,
     hidden: Iterable[Path] = (),
     new_session: bool = True,
 ) -> list[str]:
     """The ``bwrap`` command line (to be followed by the command) for an instance kept in
-    ``root``: the system read-only, ``workspace`` writable at ``working_dir``, the spool at
-    :data:`ISOLATED_SPOOL`, no network when ``network`` is "none", starting in ``cwd``.
+    ``root``: the system read-only, ``workspace`` writable at ``working_dir``, no network when
+    ``network`` is "none", starting in ``cwd`` (``None``: the caller adds ``--chdir``).
+
+    Every sandbox has its own pid namespace and no capability (bubblewrap started by root keeps
+    root's unless told not to: a command could then remount the read-only system writable). The
+    spool, where the exec helper frames background processes' results outside every sandbox, is
+    in none.
 
     ``hidden`` (the praisonai home, where every instance's record and workspace lives) is masked
     with an empty tmpfs wherever the read-only system binds would show it (a home under ``/opt``):
     an instance never sees another's env or files. The binds that follow take their sources from
-    the host, so the instance's own workspace and spool still arrive."""
-    argv = ["bwrap", "--die-with-parent", "--unshare-all", *(["--new-session"] if new_session else [])]
+    the host, so the instance's own workspace still arrives."""
+    argv = ["bwrap", "--die-with-parent", "--unshare-all", "--cap-drop", "ALL"]
+    if new_session:
+        argv.append("--new-session")
     if network != "none":
         argv.append("--share-net")
     bound = (*_RO_SYSTEM, *_RO_ETC)
@@ -65,9 +70,8 @@ def bwrap_argv(
         if not any(Path(other) in Path(place).parents for other in places):
             argv += ["--tmpfs", place]
     argv += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-    argv += ["--bind", str(root / "spool"), ISOLATED_SPOOL]
-    argv += ["--bind", str(workspace), working_dir, "--chdir", cwd]
-    return argv
+    argv += ["--bind", str(workspace), working_dir]
+    return argv if cwd is None else [*argv, "--chdir", cwd]
 
 
 def _seen_at(real: Path, bound: Iterable[str]) -> list[str]:

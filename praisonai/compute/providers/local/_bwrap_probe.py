@@ -22,11 +22,13 @@ def bwrap_problem() -> str | None:
 @functools.cache
 def _tried(path: str) -> str | None:
     """Run ``/bin/true`` in the namespaces an instance's commands get (the same ``--unshare-all``,
-    ``/proc`` and ``/dev``); the answer is kept for the process's life."""
+    no capability, ``/proc`` and ``/dev``); the answer is kept for the process's life."""
     argv = [
         path,
         "--die-with-parent",
         "--unshare-all",
+        "--cap-drop",
+        "ALL",
         "--ro-bind",
         "/",
         "/",

@@ -5,6 +5,7 @@ runs in it."""
 from __future__ import annotations
 
 import os
+import shlex
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,8 +63,9 @@ def forget_if_empty(record: Path) -> None:
         record.unlink(missing_ok=True)
 
 
-def isolated_argv(inst: Instance, cwd: str, *, new_session: bool = True) -> list[str]:
-    """bubblewrap's argv for a command of the isolated instance ``inst`` started in ``cwd``."""
+def isolated_argv(inst: Instance, cwd: str | None, *, new_session: bool = True) -> list[str]:
+    """bubblewrap's argv for a command of the isolated instance ``inst`` started in ``cwd`` (see
+    ``bwrap_argv``)."""
     return bwrap_argv(
         root=inst.root,
         workspace=inst.workspace,
@@ -73,3 +75,34 @@ def isolated_argv(inst: Instance, cwd: str, *, new_session: bool = True) -> list
         new_session=new_session,
         hidden=(home_path(), inst.root.parent),  # every instance's record and workspace
     )
+
+
+#: The exec helper's environment variable naming the program that starts each background process
+#: (helper.sh: ``__p_box``).
+SANDBOX_VARIABLE = "PRAISONAI_SANDBOX"
+
+
+def sandbox_launcher(inst: Instance) -> Path:
+    """A program (``sh``), ``LAUNCHER CWD ARGV...``, that runs ``ARGV`` in a new sandbox of the
+    isolated instance ``inst``, starting in ``CWD`` as the sandbox sees it (a path there cannot
+    lead out of it). The exec helper, outside every sandbox, starts background processes through
+    it: each gets a pid namespace of its own, where neither the helper nor another call is.
+    Rewritten (atomically) for each helper, so it follows the home's current layout."""
+    script = (
+        "#!/bin/sh\n"
+        "# praisonai: runs a command of this instance in a sandbox of its own (see _launch.py)\n"
+        "cwd=$1\n"
+        "shift\n"
+        f'exec {shlex.join(isolated_argv(inst, None))} --chdir "$cwd" "$@"\n'
+    )
+    path = inst.root / "sandbox"
+    fresh = inst.root / f".sandbox-{uuid.uuid4().hex}"
+    fd = os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o700)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(script)
+        os.replace(fresh, path)
+    except BaseException:
+        fresh.unlink(missing_ok=True)
+        raise
+    return path
