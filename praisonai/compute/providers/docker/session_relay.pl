@@ -21,6 +21,9 @@ $SIG{PIPE} = "IGNORE";
 socketpair(my $requests, my $requests_end, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die "socketpair: $!";
 socketpair(my $statuses, my $statuses_end, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die "socketpair: $!";
 pipe(my $input_end, my $input) or die "pipe: $!";
+fcntl($input, F_SETFL, fcntl($input, F_GETFL, 0) | O_NONBLOCK) or die "fcntl: $!";
+# ours, to drop what a command left unread: an open of its own, whose O_NONBLOCK is not the shell's
+sysopen(my $unread, "/proc/self/fd/" . fileno($input_end), O_RDONLY | O_NONBLOCK) or die "pipe: $!";
 my $shell = fork() // die "fork: $!";
 if (!$shell) {    # high copies first: a target fd may be one of the ends
     my @ends = map { fcntl($_, F_DUPFD, 20) // die "dup: $!" } ($input_end, $requests_end, $statuses_end);
@@ -32,9 +35,6 @@ if (!$shell) {    # high copies first: a target fd may be one of the ends
 close $requests_end;
 close $statuses_end;
 open(my $writer, ">&=", 9) or die "fd 9: $!";
-fcntl($input, F_SETFL, fcntl($input, F_GETFL, 0) | O_NONBLOCK) or die "fcntl: $!";
-# ours, to drop what a command left unread: an open of its own, whose O_NONBLOCK is not the shell's
-sysopen(my $unread, "/proc/self/fd/" . fileno($input_end), O_RDONLY | O_NONBLOCK) or die "pipe: $!";
 close $input_end;
 $SIG{CHLD} = sub { };    # the shell's end wakes the select below
 
