@@ -253,3 +253,33 @@ def test_a_session_command_cannot_kill_what_frames_its_shells_replies(
             await session.close()
 
     _portal.call(scenario)
+
+
+def test_the_shell_apart_still_behaves_as_a_terminal(attacked: tuple[DockerCompute, str]) -> None:
+    """Input, interrupt, a timeout and `exit` through the relay, with state kept between commands."""
+    provider, iid = attacked
+
+    async def scenario() -> None:
+        session = await provider.open_session(iid)
+        try:
+            await session.run("cd /tmp && KEPT=yes", timeout=30)
+            asked = await session.run("read a; echo got $a", timeout=30, idle_timeout=1)
+            assert asked.running, asked
+            await session.send("typed\n")
+            answered = await session.read(timeout=30)
+            assert (answered.exit_code, answered.stdout, answered.running) == (0, "got typed\n", False)
+            long = await session.run("sleep 60", timeout=90, idle_timeout=1)
+            assert long.running, long
+            stopped = await session.interrupt(timeout=30)  # SIGINT: 128 + 2
+            assert (stopped.running, stopped.timed_out, stopped.exit_code) == (False, False, 130), stopped
+            kept = await session.run('echo "$PWD $KEPT"', timeout=30)
+            assert (kept.stdout, session.restarts) == ("/tmp yes\n", 0), kept
+            timed = await session.run("sleep 30", timeout=1)
+            assert timed.timed_out, timed
+            assert (await session.run("echo $KEPT.", timeout=30)).stdout == ".\n"
+            assert (await session.run("exit 5", timeout=30)).exit_code == 5
+            assert ((await session.run("echo fresh", timeout=30)).stdout, session.restarts) == ("fresh\n", 2)
+        finally:
+            await session.close()
+
+    _portal.call(scenario)
