@@ -9,10 +9,10 @@
 # was active for IDLE_TIMEOUT_S seconds (0: never) or the instance has run TTL_S seconds (0: no
 # limit): the instance's Lifetime (praisonai/_lifetime.py), in whole seconds.
 # So an instance whose client was SIGKILLed still goes away. It reads what the helper (helper.sh)
-# and session shells (session.sh) leave in SPOOL, without forking on their side:
+# and session shells (session_shell.sh) leave in SPOOL, without forking on their side:
 #   alive           emptied per request and per session command; consumed here (one byte written)
 #   x/<job>.p       "<command pid> <helper pid>": an exec is running while both processes live
-#   busy/<pid>      non-empty while session shell <pid> runs a command
+#   busy/<pid>      non-empty while session <pid> (session.sh's pid) runs a command
 #   busy/<pid>.by   the pid of that session's input forwarder, which ends with its client's
 #                   connection (watchdog.py): a command counts only while its client is there
 #   .wake           a FIFO this watchdog holds open read-write (so a write never blocks on open,

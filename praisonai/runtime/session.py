@@ -17,9 +17,13 @@ it (finish it with ``read()``/``send()`` or stop it with ``interrupt()``). The w
 the later call's ``timeout``; if the shell is not free by then, ``ExecError`` says the command did
 not run.
 
-The end of each command is framed with a per-session secret that only a separate writer process
-in the instance holds (see session.sh): nothing a command prints — ``set``, ``env``, its shell's
-``/proc`` files — can end its call early or leak into the next one.
+The end of each command is framed with a per-session secret that only the session's frame and
+its writer process in the instance hold (see session.sh), never the shell: nothing a command
+prints — ``set``, ``env``, its shell's ``/proc`` files — can end its call early or leak into the
+next one. Where the provider runs commands apart (docker), the frame and writer run as root and
+only the shell as the commands' uid, not dumpable, with its requests and statuses on sockets of
+a root relay: a program a command starts cannot read the secret, kill the writer, write a
+status or type a request (see docker's ``_users.session``).
 """
 
 from __future__ import annotations
@@ -45,9 +49,14 @@ from praisonai.runtime._waiter import Waiter
 from praisonai.runtime._wire import PendingReply, ReplyParser, quote
 from praisonai.runtime.transport import Transport
 
-SESSION_SHELL = resources.files(__package__).joinpath("session.sh").read_text()
+#: The session's frame, which starts the shell and frames its replies (see session.sh).
+SESSION_FRAME = resources.files(__package__).joinpath("session.sh").read_text()
+#: The shell itself, which runs the commands (see session_shell.sh).
+SESSION_SHELL = resources.files(__package__).joinpath("session_shell.sh").read_text()
 _START_TIMEOUT_S = 60.0
 
+#: Starts a session's argv in the instance. A provider whose commands run apart from what frames
+#: their results appends to it an argv prefix that starts the shell apart (see session.sh).
 OpenTransport = Callable[[list[str]], Transport]
 #: Signals a process group inside the instance through the helper: (pgid, signal name).
 SignalGroup = Callable[[int, str], Awaitable[None]]
@@ -61,7 +70,7 @@ class _Run:
 
     def __init__(self, max_output: int, on_end: Callable[[_Run], None] | None = None) -> None:
         self.max_output = max_output
-        # PRAISONAI_EXEC_ID of the command's processes: 16 characters of [0-9a-z_] (see session.sh)
+        # PRAISONAI_EXEC_ID of the command's processes: 16 characters of [0-9a-z_] (see session_shell.sh)
         self.marker = "s_" + secrets.token_hex(7)
         self.out, self.err = OutputBuffer(max_output), OutputBuffer(max_output)
         self.received = 0  # bytes of output so far: progress, for the idle timeout
@@ -248,7 +257,7 @@ class ShellSession:
         if self._transport is not None:
             self._transport.close()
             self.restarts += 1
-        argv = ["sh", "-c", SESSION_SHELL, "praisonai-session", self._cwd, self._env_file]
+        argv = ["sh", "-c", SESSION_FRAME, "praisonai-session", SESSION_SHELL, self._cwd, self._env_file]
         transport = await anyio.to_thread.run_sync(self._open_transport, argv)
         self._secret, self._replies = secrets.token_hex(16), 0
         stdout = self._stdout = ReplyParser()
@@ -259,8 +268,8 @@ class ShellSession:
         transport.start(stdout.feed, stderr.feed, lambda: _lost(stdout, stderr))
         self._transport = transport
         self._ending = False
-        # The secret's only trip: the shell hands it to its writer before running anything. If
-        # the shell is already gone, the hello below says so.
+        # The secret's only trip: the frame reads it before it starts the shell. If the frame is
+        # already gone, the hello below says so.
         with contextlib.suppress(OSError):
             await anyio.to_thread.run_sync(transport.send, f"{self._secret}\n".encode())
         await self._collect(hello, _START_TIMEOUT_S, None)

@@ -1,74 +1,24 @@
 # shellcheck shell=sh
-# praisonai session shell: POSIX sh. Commands run in this shell itself, so the working
-# directory, variables and functions persist between them, as in a terminal.
-# Started as:  sh -c "<this file>" praisonai-session CWD [ENV-FILE]
-# The first line on stdin is the session's secret; then each request is an empty line (it ends
-# any input sent as the last command ended, which runs as nothing) and
-# "__p_run <marker> '<command>'", the marker naming the command's processes (see below).
-# The command's output goes straight to stdout/stderr; its stdin is this shell's (input sent
-# while it runs reaches it).
+# praisonai session: POSIX sh. Frames the replies of a session shell (session_shell.sh).
+# Started as:  sh -c "<this file>" praisonai-session SHELL CWD ENV-FILE [LAUNCHER...]
+# where SHELL is session_shell.sh's text. With a LAUNCHER (an argv prefix: docker's starts the
+# shell as the commands' uid, not dumpable), the shell runs as `LAUNCHER... /bin/sh -c SHELL`;
+# without one, in a subshell of this one.
+# The first line on stdin is the session's secret; the rest is the shell's.
 # Framing no output can forge: after the hello and after each command, "<secret>:<n> <status>\n"
-# follows on stdout and "<secret>:<n>\n" on stderr, n counting from 0 (the hello's status is the
-# shell's pid; a command's is its exit code, with " exit" when the shell is ending). A separate
-# writer process prints these lines; the secret lives only in its memory: the shell reads it,
-# hands it over a pipe and unsets it before any command runs, and commands never get the pipe.
-# Activity (see helper.sh; ENV-FILE lives in the helper's spool): each command creates
-# SPOOL/alive (and wakes a sleeping watchdog: SPOOL/.asleep, .wake), and SPOOL/busy/<$$> is
-# non-empty while a command runs. Builtins only.
-__p_nl='
-'
-__p_a='' __p_b=''
-[ -z "$2" ] || __p_a=${2%/*}/alive __p_b=${2%/*}/busy/$$ __p_q=${2%/*}/.asleep __p_w=${2%/*}/.wake
-__p_shell() {  # fd 9: the writer's pipe
+# follows on stdout and "<secret>:<n>\n" on stderr, n counting from 0 (the hello's status is
+# this process's pid, the session's process group; a command's is its exit code, with " exit"
+# when the shell is ending). A writer process of this one's prints these lines, one for each
+# line the shell sends it on its fd 9. The secret lives only in this process and its writer,
+# read here before the shell starts: with a LAUNCHER, it is never in the shell's memory, env,
+# argv or fds, and the writer and this process run as a user the shell's cannot signal, trace
+# or read.
+__p_src=$1 __p_cwd=$2 __p_env=$3
+shift 3
+trap : INT
+IFS= read -r __p_k || exit 70
+__p_writer() {  # stdin: one status line per reply
   trap '' INT
-  IFS= read -r __p_k || exit 70
-  printf '%s\n' "$__p_k" >&9
-  unset __p_k
-  cd -- "$1" || exit 70
-  # shellcheck source=/dev/null # the env file is written at run time (see helper.sh)
-  if [ -n "$2" ] && [ -r "$2" ]; then set -a; . "$2"; set +a; fi  # env bound after provisioning
-  printf '%s\n' "$$" >&9
-  # Each request runs here, with builtins and syntax that a command's own functions, aliases
-  # and options (set -e, a function named printf, unset -f) cannot take over; the only function,
-  # __p_cmd, is defined afresh for every command.
-  # shellcheck disable=SC2154 # __p_line is set by `command read`, __p_c by eval: shellcheck sees neither
-  while IFS= command read -r __p_line; do  # until the client closes the session
-    case $__p_line in
-    "__p_run "*) ;;
-    *) continue ;;  # input sent as its command ended reached no command: it runs as none
-    esac
-    __p_line=${__p_line#__p_run }
-    # Each command's processes carry a marker of their own, as an exec's do, chosen by the
-    # client (16 characters of [0-9A-Za-z_]): its timeout kills every process carrying it,
-    # and the docker watchdog can end a fork bomb started here.
-    export PRAISONAI_EXEC_ID="${__p_line%% *}"
-    eval "__p_c=${__p_line#* }"  # the command, unquoted
-    case $__p_b in  # a command runs (a failed write is no error, even under set -e)
-    ?*)
-      { command true >"$__p_a" && command printf 1 >"$__p_b"; } 2>/dev/null || :
-      ! command test -s "$__p_q" || { command printf '\n' 1<>"$__p_w"; } 2>/dev/null || :
-      ;;
-    esac
-    __p_cmd() {  # `return` in the command returns from here; `command`: a syntax error fails it
-      command eval "$__p_c"
-    }
-    __p_r=0
-    trap : INT  # an interrupt stops the command, not the shell (its children get the default)
-    # shellcheck disable=SC2043 # a loop of one pass on purpose (see its comment)
-    for __p_once in 1; do  # a `break` or `continue` in the command ends this loop, not ours
-      __p_cmd 9>&-  # fd 9 is closed while the command runs, and restored after
-      __p_r=$?
-    done
-    trap '' INT  # between commands: an interrupt that arrives late must not cut the next read
-    case $__p_b in  # it has ended
-    ?*) { command true >"$__p_b"; } 2>/dev/null || : ;;
-    esac
-    command printf '%s\n' "$__p_r" >&9
-  done
-}
-__p_writer() {  # stdin: the secret, then one status line per reply
-  trap '' INT
-  IFS= read -r __p_k || exit 0
   __p_i=0
   while IFS= read -r __p_s; do
     printf '%s:%s %s\n' "$__p_k" "$__p_i" "$__p_s"
@@ -76,10 +26,17 @@ __p_writer() {  # stdin: the secret, then one status line per reply
     __p_i=$((__p_i + 1))
   done
 }
-trap : INT
+__p_pid=$$
 exec 3>&1
 {
   trap : INT
-  (__p_shell "$1" "$2" 3>&-)  # its exit status, whatever traps the commands set, is reported
+  (  # its exit status, whatever traps the commands set, is reported
+    unset __p_k
+    if [ "$#" -gt 0 ]; then
+      exec "$@" /bin/sh -c "$__p_src" praisonai-session-shell "$__p_cwd" "$__p_env" "$__p_pid"
+    fi
+    set -- "$__p_cwd" "$__p_env" "$__p_pid"
+    eval "$__p_src"
+  ) 3>&-
   printf '%s exit\n' "$?" >&9
 } 9>&1 1>&3 3>&- | __p_writer 3>&-

@@ -159,7 +159,9 @@ def test_the_users_path_reaches_only_their_commands(
     assert _portal.call(provider.read_file, instance_id, "/workspace/f") == b"x"
     session = _portal.call(provider.open_session, instance_id)
     assert _portal.call(lambda: session.run('echo "$PZ_MINE"')).stdout == "1\n"
-    forwarder = "read -r by </tmp/.praisonai/busy/$$.by && [ -d /proc/$by ] && echo tied"
+    # busy/<the session's pid>.by: its frame's, the shell's process group (/proc/$$/stat's 5th field)
+    group = "read -r s </proc/$$/stat; set -- ${s##*) }; g=$3"
+    forwarder = f"{group}; read -r by </tmp/.praisonai/busy/$g.by && [ -d /proc/$by ] && echo tied"
     assert _portal.call(lambda: session.run(forwarder)).stdout == "tied\n"  # see guarded_session
     process = _portal.call(provider.start_process, instance_id, 'echo "$PATH"')
     _portal.call(lambda: provider.wait_process(instance_id, process.process_id, timeout=30))

@@ -1,5 +1,5 @@
 """Who a docker instance's commands run as: apart from its exec helper, watchdog and main channel
-(root, as E2B's envd), the user's commands, sessions, terminals and background processes run as
+(root, as E2B's envd), the user's commands, session shells, terminals and background processes run as
 ``COMMAND_UID`` (the sandbox image's ``user``), so none of them can see into, signal or trace the
 helper, open its fds or memory, or write its spool (helper.sh). ``ComputeConfig.command_user``
 ``"root"`` gives that up. The choice is the container's label, read back by any process that
@@ -9,6 +9,7 @@ opens a channel to it, so a channel never starts without it: it fails closed.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from importlib import resources
 from typing import Any
 
 from praisonai.compute.config import ComputeConfig
@@ -43,13 +44,16 @@ def user_of(inspected: Mapping[str, Any]) -> str | None:
     return labels.get(LABEL_COMMAND_USER) or None
 
 
-def dropped(user: str | None, argv: list[str]) -> list[str]:
+def dropped(user: str | None, argv: list[str], *, undumpable: bool = False) -> list[str]:
     """``argv`` started as ``user`` (every uid, no capability: as helper.sh's commands), from a
     process of root's, with its HOME where the env gives root's (as helper.sh's); unchanged
-    without one."""
+    without one. ``undumpable``: ``argv`` (a shell) starts with another effective gid, which the
+    kernel takes for a change of credentials, so the process is not dumpable (see
+    ``SHELL_START_GID``)."""
     if not user:
         return argv
     uid, _, gid = user.partition(":")
+    gids = f"--rgid={gid} --egid={SHELL_START_GID}" if undumpable else f"--regid={gid}"
     # the bounding set is dropped only where root may (CAP_SETPCAP): not a docker default
     return [
         "/bin/sh",
@@ -57,7 +61,7 @@ def dropped(user: str | None, argv: list[str]) -> list[str]:
         "for s in /usr/bin/setpriv /bin/setpriv /usr/sbin/setpriv; do [ -x $s ] && break; done; "
         f'if [ "${{HOME:-/root}}" = /root ]; then HOME=/; while IFS=: read -r n x i x x h x; do '
         f'[ "$i" != {uid} ] || {{ HOME=$h; break; }}; done </etc/passwd; export HOME; fi 2>/dev/null; '
-        f's="$s --reuid={uid} --regid={gid} --clear-groups --inh-caps=-all"; '
+        f's="$s --reuid={uid} {gids} --clear-groups --inh-caps=-all"; '
         '$s --bounding-set=-all true 2>/dev/null && s="$s --bounding-set=-all"; exec $s -- "$@"',
         "praisonai-user",
         *argv,
@@ -65,7 +69,30 @@ def dropped(user: str | None, argv: list[str]) -> list[str]:
 
 
 def session(spool: str, user: str | None, argv: list[str]) -> list[str]:
-    """A session shell's ``argv``, as ``user``, under its guard (``watchdog.guarded_session``)."""
+    """A session's ``argv`` (runtime/session.sh: its frame, root's), under its guard
+    (``watchdog.guarded_session``), with ``user``'s launcher for its shell: the frame and its
+    writer, which hold the session's secret, stay root; only the shell runs as ``user``."""
     from praisonai.compute.watchdog import guarded_session
 
-    return guarded_session(spool, dropped(user, own_shell(argv)), user)
+    launcher = [] if not user else ["/bin/sh", "-c", _RELAYED, _RELAY]
+    return guarded_session(spool, [*own_shell(argv), *launcher, *dropped(user, [], undumpable=True)], user)
+
+
+_RELAY = resources.files(__package__).joinpath("session_relay.pl").read_text()
+
+#: A session shell's effective gid as it starts: not its real one, so the kernel starts it not
+#: dumpable; the shell sets it back at once (dash, bash and busybox sh all do), keeping it only
+#: as its saved gid, and the programs it runs have COMMAND_UID's gid alone. Not dumpable, and of
+#: a saved gid they have not, the shell is a process they cannot trace or take an fd from, whose
+#: fds, memory and environ they cannot open (runc; gVisor lists its fds to them, so the shell's
+#: end of its writer's channel is a socket, which no /proc/PID/fd opens).
+SHELL_START_GID = 65534
+
+# sh -c RELAYED RELAY DROP-ARGV... SHELL-ARGV...: the shell through session_relay.pl, where the
+# image has perl; without it, the shell gets the frame's stdin and its writer's pipe itself (a
+# program it runs may then type requests into that stdin, and, under gVisor, which lists a
+# not-dumpable process's fds to its uid, write into that pipe).
+_RELAYED = (
+    'for p in /usr/bin/perl /bin/perl /usr/local/bin/perl; do [ -x $p ] && exec $p -e "$0" -- "$@"; done; '
+    'exec "$@"'
+)
