@@ -6,6 +6,7 @@ PRAISONAI_REQUIRE_DOCKER=1 or PRAISONAI_REQUIRE_SSH=1 (CI sets both) turns that 
 
 from __future__ import annotations
 
+import fcntl
 import gc
 import os
 import shutil
@@ -76,6 +77,23 @@ def collect_sdk_garbage() -> Iterator[None]:
     collection costs ~70 ms, so not after every test)."""
     yield
     gc.collect()
+
+
+@pytest.fixture(autouse=True)
+def alone_when_marked(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """Under pytest-xdist a test marked ``alone`` runs with no other test of the run beside it:
+    each test holds the run's lock, shared, and an ``alone`` one holds it exclusively (flock: a
+    worker that dies lets go of it)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        yield
+        return
+    alone = request.node.get_closest_marker("alone") is not None
+    # the workers' temporary directories share their parent: one per run
+    with open(tmp_path_factory.getbasetemp().parent / "alone.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        yield
 
 
 @pytest.fixture(scope="session")

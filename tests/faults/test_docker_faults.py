@@ -101,6 +101,7 @@ def test_the_helper_outlives_the_process_limit_and_still_reads_the_output(
     wait_until(answers, 30)
 
 
+@pytest.mark.alone  # its fork bomb's timing is what it checks
 def test_a_write_refused_at_the_process_limit_never_runs_its_payload(
     provider: DockerCompute, made: Callable[..., str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -201,6 +201,7 @@ def test_a_session_held_by_a_live_process_is_busy(llm: ScriptedLLM, sessions: li
     ManagedAgent.resume(agent.session_id, api_key=API_KEY, base_url=f"{llm.url}/v1").close()
 
 
+@pytest.mark.alone  # it interrupts a command at a moment
 def test_interrupt_kills_the_running_command_and_leaves_the_session_resumable(
     llm: ScriptedLLM, sessions: list[str]
 ) -> None:

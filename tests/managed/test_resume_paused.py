@@ -58,6 +58,7 @@ def _state(instance_id: str) -> str:
     return found.stdout.strip() if found.returncode == 0 else "gone"
 
 
+@pytest.mark.alone  # it waits out an idle pause
 def test_a_session_resumed_after_its_instance_paused_finds_its_file(
     project: tuple[Path, dict[str, str]], llm: ScriptedLLM
 ) -> None:

@@ -31,6 +31,9 @@ from praisonai.compute.providers.docker import DockerCompute, DockerHost
 from praisonai.compute.providers.docker._client import remove_container
 from praisonai.compute.testing import Context
 
+# Its engines are the run's own: it counts their containers and kills one.
+pytestmark = pytest.mark.alone
+
 SCRIPT = Path(__file__).resolve().parents[2] / ".ci" / "dockerd-pool.sh"
 IMAGE = "praisonai-pool-test:busybox"
 ENGINES = 3

@@ -30,6 +30,9 @@ from praisonai.compute.providers.docker import DockerCompute, DockerHost
 from praisonai.compute.providers.docker._client import remove_container
 from praisonai.compute.testing.sshd import SSHServer, sshd_reason
 
+# It uses the pool's engines, which test_docker_pool counts and kills one of.
+pytestmark = pytest.mark.alone
+
 MARK = "StreamLocalBindUnlink"  # in every forward's command line, and in no other ssh's
 
 

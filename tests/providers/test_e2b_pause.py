@@ -96,6 +96,7 @@ def test_a_vendor_error_is_ours_from_the_sdks(fake: E2BFake) -> None:
         _portal.call(p.shutdown, iid)
 
 
+@pytest.mark.alone  # it times an idle timeout
 def test_an_instance_that_idleness_pauses_is_paused_by_e2b_at_its_timeout_never_killed(
     fake: E2BFake, monkeypatch: pytest.MonkeyPatch
 ) -> None:

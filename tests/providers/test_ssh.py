@@ -146,7 +146,9 @@ def test_sshd_killed_mid_command_fails_it_clearly_and_the_next_call_reconnects()
             async def killed_while_running() -> None:
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(anyio.to_thread.run_sync, lambda: (time.sleep(0.5), server.kill()))
-                    with pytest.raises(ChannelClosedError, match="closed"):
+                    # the channel closed under the command, or, when the kill found the helper
+                    # before its first reply, a new channel could not tell its fate: both honest
+                    with pytest.raises(ChannelClosedError, match=r"closed|may have run"):
                         await provider.execute(instance_id, "sleep 30", timeout=20)
 
             _portal.call(killed_while_running)

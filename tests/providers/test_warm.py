@@ -44,6 +44,7 @@ def test_claims_bind_env_after_the_claim_and_the_pool_refills_and_cleans_up() ->
             _portal.call(provider.shutdown, instance_id)
 
 
+@pytest.mark.alone  # the fill must finish before the first claim
 def test_entering_fills_the_pool_so_the_first_claim_is_warm() -> None:
     provider = DockerCompute()
     before = {i.instance_id for i in _portal.call(provider.list_instances)}

@@ -77,6 +77,7 @@ def execute(provider: DockerCompute, instance_id: str, command: str, **kwargs: A
     return _portal.call(lambda: provider.execute(instance_id, command, **kwargs))
 
 
+@pytest.mark.alone  # it counts wake-ups over a quiet while
 def test_an_idle_instance_s_watchdog_does_not_wake(made: Callable[..., tuple[DockerCompute, str]]) -> None:
     """No periodic tick: over 5 idle seconds its wake-up count does not grow (it was one per
     second); a request wakes it. (runc: gVisor's /proc does not count context switches.)"""
