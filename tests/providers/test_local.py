@@ -135,3 +135,16 @@ def _cmdline(proc: Path) -> str:
         return (proc / "cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return ""
+
+
+@pytest.mark.parametrize("which", ["plain", "isolated"])
+def test_exec_returns_when_its_shell_exits_though_a_child_holds_its_output(
+    which: str, request: pytest.FixtureRequest
+) -> None:
+    """As on docker: the command is its shell; a child it leaves running in the background, its
+    output still open, is not waited for, and nothing written before the shell's end is lost."""
+    provider, instance_id = request.getfixturevalue(which)
+    line = "sleep 60 & head -c 1000000 /dev/zero | tr '\\0' x; echo done >&2"
+    result = _portal.call(lambda: provider.execute(instance_id, line, timeout=10))
+    assert (result.exit_code, result.timed_out, result.stderr) == (0, False, "done\n")
+    assert result.stdout == "x" * 1_000_000

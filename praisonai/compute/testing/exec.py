@@ -10,6 +10,7 @@ from __future__ import annotations
 import resource
 import signal
 import time
+import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
@@ -188,21 +189,23 @@ async def background_process_lifecycle(ctx: Context) -> None:
     assert done.state == "exited" and done.exit_code == 5, done
     assert await p.read_process_output(ctx.instance_id, info.process_id) == b"out\n"
     assert await p.read_process_output(ctx.instance_id, info.process_id, stream="stderr", offset=1) == b"rr\n"
-    tree = await p.start_process(ctx.instance_id, "sleep 300 & setsid sleep 301 & sleep 302")
+    # unique sleep lengths, to find our processes among others (a local instance sees the host's)
+    token = f"300.{uuid.uuid4().int % 10**9}"
+    tree = await p.start_process(ctx.instance_id, f"sleep {token}1 & setsid sleep {token}2 & sleep {token}3")
     await anyio.sleep(0.3)
     await p.kill_process(ctx.instance_id, tree.process_id)
     killed = await p.wait_process(ctx.instance_id, tree.process_id, timeout=10)
     assert not killed.running, killed
     await anyio.sleep(0.2)
     # -a and ".": a cmdline's arguments are NUL-separated (see timeout_kills_process_tree)
-    left = await ctx.sh("grep -al 'sleep.30[0-2]' /proc/[0-9]*/cmdline 2>/dev/null | grep -v self || true")
-    assert not [line for line in left.stdout.split() if "/proc/" in line and _alive(line)], left.stdout
+    left = await ctx.sh(f"grep -al 'sleep.{token}' /proc/[0-9]*/cmdline 2>/dev/null | grep -v self || true")
+    assert not [line for line in left.stdout.split() if "/proc/" in line and _alive(line, token)], left.stdout
 
 
-def _alive(cmdline_path: str) -> bool:
+def _alive(cmdline_path: str, token: str) -> bool:
     try:
         with open(cmdline_path, "rb") as f:
-            return b"sleep\x0030" in f.read()
+            return f"sleep\x00{token}".encode() in f.read()
     except OSError:
         return False
 

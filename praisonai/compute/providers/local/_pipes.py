@@ -4,7 +4,10 @@ over descriptors, not an anyio process)."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
+import struct
+import termios
 
 import anyio
 from anyio.abc import ByteReceiveStream, ByteSendStream
@@ -31,6 +34,13 @@ class PipeReceiveStream(ByteReceiveStream):
             if not data:
                 raise anyio.EndOfStream
             return data
+
+    def pending(self) -> int:
+        """How many bytes the pipe holds now, unread (0 once closed)."""
+        if self._fd < 0:
+            return 0
+        held = fcntl.ioctl(self._fd, termios.FIONREAD, b"\0" * 4)
+        return int(struct.unpack("i", held)[0])
 
     async def aclose(self) -> None:
         _close(self._fd)

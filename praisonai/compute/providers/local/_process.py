@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 import anyio
-from anyio.abc import ByteReceiveStream, ByteSendStream
+from anyio.abc import ByteSendStream
 
 from praisonai._limits import KILL_GRACE_S
 from praisonai._output import OutputBuffer, exec_result
@@ -57,11 +57,14 @@ async def run_process(
                 readers.start_soon(pump.run)
             if process.stdin is not None:
                 readers.start_soon(_feed, process.stdin, request.stdin or b"")
-            # Done means: the process exited and its output closed (like subprocess.run).
+            # Done means: the process exited and what it wrote was read. A child it left running
+            # in the background (`sleep 60 &`) may hold its output open for as long as it lives:
+            # what is in the pipes when the shell ends is read, not what comes after, as docker's
+            # helper reads its spool when the shell ends.
             with anyio.move_on_after(request.timeout) as deadline:
                 await process.wait()
                 for pump in pumps:
-                    await pump.done.wait()
+                    await pump.drain()
             if deadline.cancelled_caught:
                 timed_out = True
                 kill_group(process.pid)
@@ -81,13 +84,15 @@ class _Pump:
 
     def __init__(
         self,
-        stream: ByteReceiveStream,
+        stream: PipeReceiveStream,
         buffer: OutputBuffer,
         name: Literal["stdout", "stderr"],
         sink: OutputSink | None,
     ) -> None:
         self.stream, self.buffer, self.name, self.sink = stream, buffer, name, sink
         self.done = anyio.Event()
+        self._received = 0
+        self._moved = anyio.Event()  # set by each chunk read (and the end), then made anew
 
     async def run(self) -> None:
         try:
@@ -95,8 +100,18 @@ class _Pump:
                 self.buffer.write(chunk)
                 if self.sink is not None:
                     self.sink(self.name, chunk)
+                self._received += len(chunk)
+                self._moved.set()
+                self._moved = anyio.Event()
         finally:
             self.done.set()
+            self._moved.set()
+
+    async def drain(self) -> None:
+        """Return once the pipe ended, or everything it held when called was read."""
+        target = self._received + self.stream.pending()
+        while not self.done.is_set() and self._received < target:
+            await self._moved.wait()
 
 
 async def _feed(stdin: ByteSendStream, data: Stdin) -> None:
