@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from praisonai import _telemetry
-from praisonai._errors import AuthenticationError, ModelError, ProviderUnavailableError
+from praisonai._errors import AuthenticationError, ModelError, PraisonAIError, ProviderUnavailableError
 
 # The HTTP libraries the SDKs are built on (openai on httpx, recent anthropic on httpx2).
 _HTTP_LIBRARIES = ("httpx", "httpx2")
@@ -35,6 +35,8 @@ def _translated(sdk: Any, where: str) -> Iterator[None]:
     try:
         yield
     except sdk.APIConnectionError as exc:  # includes timeouts
+        if isinstance(exc.__cause__, PraisonAIError):  # ours, from the reply's bytes (see _bounds)
+            raise exc.__cause__ from None
         raise ProviderUnavailableError(f"{where}: {exc}", op="model") from exc
     except sdk.AuthenticationError as exc:
         raise AuthenticationError(f"{where} refused the API key: {exc}", op="model") from exc
