@@ -23,7 +23,7 @@ from praisonai._errors import (
     RemoteTimeoutError,
 )
 from praisonai.llm import Completion, UserMessage, _bounds, make_client, resolve_model
-from praisonai.llm.testing import API_KEY
+from praisonai.llm.testing import API_KEY, ScriptedCall
 from praisonai.managed import ManagedAgent
 from praisonai.managed.events import Event
 
@@ -105,6 +105,16 @@ def test_a_stream_that_closes_before_its_end_is_an_error_and_keeps_its_text_once
     agent, error = _turn(api, model, cut(api))
     assert isinstance(error, IncompleteReplyError), error
     _check_failed_turn(agent, error, model, "partial text")
+
+
+@pytest.mark.parametrize("api", MODELS)
+def test_a_cut_reply_never_runs_its_tool_calls(model: FaultyModel, api: str) -> None:
+    call = ScriptedCall("execute_command", {"command": "echo ran"})
+    whole = frames(api, "", calls=(call,))
+    agent, error = _turn(api, model, whole[:-3] if api == "openai" else whole[:-2])  # no finish/stop
+    assert isinstance(error, IncompleteReplyError), error
+    assert not [e for e in _events(agent) if e.type.startswith("agent.tool")]
+    _check_failed_turn(agent, error, model, None)
 
 
 def _length(api: str) -> list[str]:
