@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import json
+import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from praisonai._errors import (
     IncompleteReplyError,
     MalformedReplyError,
     PraisonAIError,
+    ProviderUnavailableError,
     RemoteTimeoutError,
 )
 from praisonai.llm import Completion, UserMessage, _bounds, make_client, resolve_model
@@ -208,3 +210,28 @@ def test_small_events_past_the_cap_together_are_read_whole(
     model.answer(frames(api, "x" * (65 << 10)))  # one event just past the lowered cap
     with pytest.raises(MalformedReplyError, match="larger than"):
         anyio.run(read)
+
+
+@pytest.mark.parametrize("api", MODELS)
+def test_an_unreachable_endpoint_is_named_as_the_environment_sets_it(
+    api: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``OPENAI_BASE_URL``/``ANTHROPIC_BASE_URL`` pointing elsewhere: the error names that, not
+    api.openai.com (main said "model 'gpt-4o-mini' at api.openai.com: Connection error.")."""
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    monkeypatch.setenv("OPENAI_BASE_URL" if api == "openai" else "ANTHROPIC_BASE_URL", url)
+    monkeypatch.setenv("OPENAI_API_KEY" if api == "openai" else "ANTHROPIC_API_KEY", API_KEY)
+
+    async def read() -> None:
+        client = make_client(resolve_model(MODELS[api]))
+        try:
+            async for _ in client.stream("", [UserMessage("hi")], []):
+                pass
+        finally:
+            await client.aclose()
+
+    with pytest.raises(ProviderUnavailableError) as caught:
+        anyio.run(read)
+    assert url in str(caught.value) and "api." not in str(caught.value), caught.value
