@@ -20,6 +20,7 @@ from fakes.faulty_model import End, FaultyModel, cut, frames
 from praisonai._errors import (
     IncompleteReplyError,
     MalformedReplyError,
+    ModelError,
     PraisonAIError,
     ProviderUnavailableError,
     RemoteTimeoutError,
@@ -176,6 +177,20 @@ def test_malformed_stream_data_is_one_sentence_naming_the_remote(
     agent, error = _turn(api, model, _damaged(api, kind))
     assert isinstance(error, MalformedReplyError), f"{type(error).__name__}: {str(error)[:300]}"
     _check_failed_turn(agent, error, model, None)
+
+
+@pytest.mark.parametrize("api", MODELS)
+def test_an_error_event_in_the_stream_is_one_sentence(model: FaultyModel, api: str) -> None:
+    """An error reported mid-stream (main: openai's bare APIError, a traceback and exit 1)."""
+    error_event = (
+        'data: {"error": {"message": "the server is overloaded", "type": "server_error"}}\n\n'
+        if api == "openai"
+        else 'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", '
+        '"message": "the server is overloaded"}}\n\n'
+    )
+    agent, error = _turn(api, model, [*frames(api)[:2], error_event])
+    assert isinstance(error, ModelError) and "overloaded" in str(error), error
+    _check_failed_turn(agent, error, model, "partial text" if api == "openai" else None)
 
 
 @pytest.mark.parametrize("end", ["hang", "ping"])
