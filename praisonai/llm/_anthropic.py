@@ -115,7 +115,7 @@ def _completion(message: WireMessage) -> Completion:
         spent.cache_read_input_tokens or 0,  # None when the request used no cache
         spent.cache_creation_input_tokens or 0,
     )
-    return Completion(text="".join(texts), tool_calls=calls, usage=usage)
+    return Completion("".join(texts), calls, usage, refused=message.stop_reason == "refusal")
 
 
 def _cut(stopped: bool, text: str) -> str:

@@ -133,7 +133,8 @@ class _Reply:
             kept = f"; its {len(text)} characters are kept, marked partial" if text else ""
             raise IncompleteReplyError(f"{where} {why}{kept}", partial=text)
         tool_calls = tuple(call.done() for _, call in sorted(self.calls.items()))
-        return Completion(text=text, tool_calls=tool_calls, usage=_usage(self.usage))
+        refused = self.finish == "content_filter"
+        return Completion(text=text, tool_calls=tool_calls, usage=_usage(self.usage), refused=refused)
 
 
 class _PartialCall:

@@ -120,6 +120,23 @@ def test_a_cut_reply_never_runs_its_tool_calls(model: FaultyModel, api: str) -> 
     _check_failed_turn(agent, error, model, None)
 
 
+@pytest.mark.parametrize("api", MODELS)
+def test_a_refusal_ends_the_turn_as_a_refusal_not_end_turn(model: FaultyModel, api: str) -> None:
+    """OpenAI's ``content_filter``, Anthropic's ``refusal`` (main: ``end_turn``, exit 0)."""
+    said = ("finish_reason", "content_filter") if api == "openai" else ("stop_reason", "refusal")
+    normal = f'"{said[0]}": "{"stop" if api == "openai" else "end_turn"}"'
+    model.answer([f.replace(normal, f'"{said[0]}": "{said[1]}"') for f in frames(api, "I won't.")])
+    agent = ManagedAgent("local", "local", {"model": MODELS[api], "environment": False})
+    try:
+        refused = agent.run("hi")
+        model.answer(frames(api, "all good"))
+        again = agent.run("again")
+    finally:
+        agent.close()
+    assert (refused.stop_reason, refused.text) == ("refusal", "I won't.")
+    assert again.stop_reason == "end_turn"
+
+
 def _length(api: str) -> list[str]:
     """A reply cut at the output token limit, with nothing usable in it."""
     whole = frames(api, "")

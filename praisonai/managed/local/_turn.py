@@ -6,7 +6,8 @@ died under them get a synthetic "interrupted" result), then sends the prompt, th
 model request (streamed: ``event_start``/``event_delta`` pieces, then ``agent.message``), then
 each tool use it asked for — confirmed first when its permission says ``ask`` — until the model
 answers without tools (``end_turn``), an approval is left pending (``requires_action``), the
-token budget or ``max_turns`` requests are spent (``budget_reached``/``max_turns``), or
+token budget or ``max_turns`` requests are spent (``budget_reached``/``max_turns``), the model
+or its provider's filter refuses (``refusal``), or
 :meth:`Turn.interrupt` cuts it (``interrupted``: the model stream is closed, the running command
 is killed in the instance, a partial message is kept, marked ``interrupted``).
 """
@@ -143,6 +144,8 @@ class Turn:
             if budget is not None and self.s.usage.total_tokens >= budget:
                 return {"type": "budget_reached"}
             completion = await self._model_request()
+            if completion.refused:  # its tool calls, if any, are not run
+                return {"type": "refusal"}
             if not completion.tool_calls:
                 return {"type": "end_turn"}
             pending = await self._run_calls([self._use(c) for c in completion.tool_calls])
@@ -169,7 +172,8 @@ class Turn:
         if completion.text:
             self._text = completion.text
             s.record(Event("agent.message", {"content": text_content(completion.text)}, id=message_id))
-        s.history.append(AssistantMessage(completion.text, completion.tool_calls))
+        calls = () if completion.refused else completion.tool_calls  # a refusal's calls are not run
+        s.history.append(AssistantMessage(completion.text, calls))
         s.record(
             Event(
                 "span.model_request_end",
