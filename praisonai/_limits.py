@@ -38,6 +38,10 @@ ERROR_DETAIL_CHARS = 300
 #: do not come back together).
 RETRY_BASE_S = 0.25
 RETRY_CAP_S = 10.0
+#: Largest event a remote may send (one SSE frame, one listed event): past it the turn ends in
+#: one sentence instead of holding it. 8 MiB holds a model's longest reply and a tool result
+#: with an image (the API takes 5 MB images) with room to spare.
+MAX_REMOTE_EVENT_BYTES = 8 * 1024 * 1024
 
 #: Seconds a process waits for a lock of its home (a capture another process builds, a warm
 #: pool's fill) before it gives up with a sentence naming the holder.
@@ -70,6 +74,15 @@ MAX_TURN_REQUESTS = 10_000
 
 #: Largest token budget a managed session may be given (``budget_tokens``, ``--budget-tokens``).
 MAX_BUDGET_TOKENS = 10**12
+
+#: Seconds a managed turn (either loop) or an agent's model request waits for the remote to send
+#: something that moves it on: the model's first byte (the SDK's own retries included), each next
+#: streamed event, a hosted session's next event. Keep-alives (SSE comments, ``ping`` events) do
+#: not count. Half the SDKs' 600 s read timeout, as Codex's stream idle timeout: a reasoning model
+#: may think for minutes before its first token, a stalled stream is cut well before ten. Set
+#: with ``ManagedAgent(turn_timeout_s=)`` or ``--turn-timeout`` (an ``Agent`` has the default);
+#: ``None`` (0 on the command line): no deadline of ours.
+DEFAULT_TURN_TIMEOUT_S = 300.0
 
 #: Seconds one package-manager run or one setup command may take while provisioning.
 SETUP_TIMEOUT_S = 900.0

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
 from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from praisonai._errors import MissingDependencyError
+from praisonai._errors import IncompleteReplyError, MissingDependencyError
+from praisonai._limits import DEFAULT_TURN_TIMEOUT_S
+from praisonai.llm._bounds import Deadline, check_type, event_cap_hook, malformed_data
 from praisonai.llm._sdk import sdk_errors
 from praisonai.llm.tools import ToolCall, ToolSpec
 from praisonai.llm.types import AssistantMessage, Completion, Message, ModelSpec, ToolResult, Usage
@@ -20,7 +24,10 @@ MAX_TOKENS = 4096
 class AnthropicClient:
     """One ``anthropic.AsyncAnthropic`` client, reused for every call (see :class:`LLMClient`)."""
 
-    def __init__(self, spec: ModelSpec, api_key: str) -> None:
+    def __init__(
+        self, spec: ModelSpec, api_key: str, turn_timeout_s: float | None = DEFAULT_TURN_TIMEOUT_S
+    ) -> None:
+        self._turn_timeout_s = turn_timeout_s
         try:
             import anthropic
         except ImportError as exc:
@@ -29,8 +36,12 @@ class AnthropicClient:
             ) from exc
         self._anthropic = anthropic
         self._model = spec.model
-        self._where = f"model {spec.model!r} at {spec.base_url or 'api.anthropic.com'}"
-        self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=spec.base_url)
+        hook = event_cap_hook(sys.modules["httpx2"], lambda: self._where)
+        http = anthropic.DefaultAsyncHttpxClient(event_hooks={"response": [hook]})
+        self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=spec.base_url, http_client=http)
+        # the endpoint in use: base_url, else ANTHROPIC_BASE_URL, else Anthropic's, as the SDK chose it
+        self._where = f"model {spec.model!r} at {str(self._client.base_url).rstrip('/')}"
+        self._messages = self._client.messages  # its modules load now, not in a deadline
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -38,22 +49,39 @@ class AnthropicClient:
     async def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> Completion:
-        with sdk_errors(self._anthropic, self._where):
-            response = await self._client.messages.create(**self._request(system, messages, tools))
-        return _completion(response)
+        with sdk_errors(self._anthropic, self._where), malformed_data(self._where):
+            response = await self._messages.create(**self._request(system, messages, tools))
+            return _completion(response)
 
     async def stream(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> AsyncGenerator[str | Completion, None]:
-        """See :meth:`LLMClient.stream`; the SDK's stream accumulates the final message."""
-        with sdk_errors(self._anthropic, self._where):
-            # the context manager closes the response however this generator ends
-            async with self._client.messages.stream(**self._request(system, messages, tools)) as events:
-                async for event in events:
+        """See :meth:`LLMClient.stream`; the SDK's stream accumulates the final message. A reply
+        is complete only with its ``message_stop``: one without it, or cut at the token limit
+        (``max_tokens``), is IncompleteReplyError."""
+        deadline = Deadline(self._turn_timeout_s, self._where)
+        texts: list[str] = []
+        stopped = False
+        with sdk_errors(self._anthropic, self._where), malformed_data(self._where):
+            async with contextlib.AsyncExitStack() as stack:  # closes the response however this ends
+                manager = self._messages.stream(**self._request(system, messages, tools))
+                events = await deadline.wait(stack.enter_async_context(manager))
+                while True:
+                    more, event = await deadline.next(events)
+                    if not more or event is None:
+                        break
+                    deadline.moved()  # the SDK drops the API's keep-alive ``ping`` events unseen
+                    stopped = stopped or event.type == "message_stop"
                     if event.type == "content_block_delta" and event.delta.type == "text_delta":
+                        check_type(event.delta.text, str, "delta.text")
+                        texts.append(event.delta.text)
                         yield event.delta.text
-                message = await events.get_final_message()
-        yield _completion(message)
+                message = events.current_message_snapshot if stopped else None
+                completion = _completion(message) if message is not None else None
+        text = "".join(texts)
+        if completion is None or message is None or message.stop_reason == "max_tokens":
+            raise IncompleteReplyError(f"{self._where} {_cut(stopped, text)}", partial=text)
+        yield completion
 
     def _request(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
         """The arguments of ``messages.create`` and ``messages.stream``."""
@@ -87,7 +115,17 @@ def _completion(message: WireMessage) -> Completion:
         spent.cache_read_input_tokens or 0,  # None when the request used no cache
         spent.cache_creation_input_tokens or 0,
     )
-    return Completion(text="".join(texts), tool_calls=calls, usage=usage)
+    return Completion("".join(texts), calls, usage, refused=message.stop_reason == "refusal")
+
+
+def _cut(stopped: bool, text: str) -> str:
+    """Why a reply that ``stopped`` (or not) with ``text`` is incomplete."""
+    why = (
+        "stopped at the model's output token limit (stop_reason max_tokens)"
+        if stopped
+        else "closed its stream before the reply's end (no message_stop)"
+    )
+    return why + (f"; its {len(text)} characters are kept, marked partial" if text else "")
 
 
 def _wire(messages: Sequence[Message]) -> list[Any]:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncGenerator, Sequence
 from typing import TYPE_CHECKING, Any
 
-from praisonai._errors import MissingDependencyError
+from praisonai._errors import IncompleteReplyError, MissingDependencyError
+from praisonai._limits import DEFAULT_TURN_TIMEOUT_S
+from praisonai.llm._bounds import Deadline, check_type, event_cap_hook, malformed_data
 from praisonai.llm._sdk import sdk_errors
 from praisonai.llm.tools import ToolCall, ToolSpec
 from praisonai.llm.types import AssistantMessage, Completion, Message, ModelSpec, ToolResult, Usage
@@ -19,7 +22,10 @@ if TYPE_CHECKING:
 class OpenAIClient:
     """One ``openai.AsyncOpenAI`` client, reused for every call (see :class:`LLMClient`)."""
 
-    def __init__(self, spec: ModelSpec, api_key: str) -> None:
+    def __init__(
+        self, spec: ModelSpec, api_key: str, turn_timeout_s: float | None = DEFAULT_TURN_TIMEOUT_S
+    ) -> None:
+        self._turn_timeout_s = turn_timeout_s
         try:
             import openai
         except ImportError as exc:
@@ -28,8 +34,12 @@ class OpenAIClient:
             ) from exc
         self._openai = openai
         self._model = spec.model
-        self._where = f"model {spec.model!r} at {spec.base_url or 'api.openai.com'}"
-        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url)
+        hook = event_cap_hook(sys.modules["httpx"], lambda: self._where)
+        http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [hook]})
+        self._client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url, http_client=http)
+        # the endpoint in use: base_url, else OPENAI_BASE_URL, else OpenAI's, as the SDK chose it
+        self._where = f"model {spec.model!r} at {str(self._client.base_url).rstrip('/')}"
+        self._completions = self._client.chat.completions  # its modules load now, not in a deadline
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -37,40 +47,41 @@ class OpenAIClient:
     async def complete(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> Completion:
-        with sdk_errors(self._openai, self._where):
-            response = await self._client.chat.completions.create(**self._request(system, messages, tools))
-        message = response.choices[0].message
-        calls = tuple(
-            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
-            for c in (message.tool_calls or ())
-            if c.type == "function"
-        )
-        return Completion(text=message.content or "", tool_calls=calls, usage=_usage(response.usage))
+        with sdk_errors(self._openai, self._where), malformed_data(self._where):
+            response = await self._completions.create(**self._request(system, messages, tools))
+            message = response.choices[0].message
+            calls = tuple(
+                ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "{}")
+                for c in (message.tool_calls or ())
+                if c.type == "function"
+            )
+            text = message.content or ""
+            check_type(text, str, "message.content")
+            return Completion(text=text, tool_calls=calls, usage=_usage(response.usage))
 
     async def stream(
         self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]
     ) -> AsyncGenerator[str | Completion, None]:
-        """See :meth:`LLMClient.stream`; tool calls arrive in pieces keyed by their index."""
-        texts: list[str] = []
-        calls: dict[int, _PartialCall] = {}
-        usage: CompletionUsage | None = None
-        with sdk_errors(self._openai, self._where):
-            chunks = await self._client.chat.completions.create(
-                **self._request(system, messages, tools), stream=True, stream_options={"include_usage": True}
+        """See :meth:`LLMClient.stream`; tool calls arrive in pieces keyed by their index. A reply
+        is complete only with its ``finish_reason`` (the SDK hides ``[DONE]``): one without it, or
+        cut at the token limit (``length``), is IncompleteReplyError."""
+        reply = _Reply()
+        deadline = Deadline(self._turn_timeout_s, self._where)
+        request = self._request(system, messages, tools)
+        with sdk_errors(self._openai, self._where), malformed_data(self._where):
+            chunks = await deadline.wait(
+                self._completions.create(**request, stream=True, stream_options={"include_usage": True})
             )
             async with chunks:  # closes the response however this generator ends
-                async for chunk in chunks:
-                    usage = chunk.usage or usage  # on the last chunk, whose choices are empty
-                    if not chunk.choices:
-                        continue
-                    delta = chunk.choices[0].delta
-                    for piece in delta.tool_calls or ():
-                        calls.setdefault(piece.index, _PartialCall()).add(piece)
-                    if delta.content:
-                        texts.append(delta.content)
-                        yield delta.content
-        tool_calls = tuple(call.done() for _, call in sorted(calls.items()))
-        yield Completion(text="".join(texts), tool_calls=tool_calls, usage=_usage(usage))
+                while True:
+                    more, chunk = await deadline.next(chunks)
+                    if not more:
+                        break
+                    deadline.moved()
+                    text = reply.add(chunk)
+                    if text:
+                        yield text
+        yield reply.done(self._where)
 
     def _request(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec]) -> dict[str, Any]:
         """The arguments of ``chat.completions.create`` both ways of asking share."""
@@ -79,6 +90,51 @@ class OpenAIClient:
         if tools:
             request["tools"] = [_tool(t) for t in tools]
         return request
+
+
+class _Reply:
+    """A streamed reply as its chunks arrive: text, tool calls, usage and how it finished."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self.calls: dict[int, _PartialCall] = {}
+        self.usage: CompletionUsage | None = None
+        self.finish: str | None = None
+        self.choices = 0  # chunks that carried a choice
+
+    def add(self, chunk: Any) -> str:
+        """Take one chunk; its text, if any (a field of the wrong type is a TypeError)."""
+        self.usage = chunk.usage or self.usage  # on the last chunk, whose choices are empty
+        check_type(chunk.choices, list, "choices")
+        if not chunk.choices:
+            return ""
+        self.choices += 1
+        choice = chunk.choices[0]
+        self.finish = choice.finish_reason or self.finish
+        check_type(choice.delta.tool_calls or [], list, "delta.tool_calls")
+        for piece in choice.delta.tool_calls or ():
+            check_type(piece.index, int, "tool_calls[].index")
+            self.calls.setdefault(piece.index, _PartialCall()).add(piece)
+        text = choice.delta.content or ""
+        check_type(text, str, "delta.content")
+        self.texts.append(text)
+        return text
+
+    def done(self, where: str) -> Completion:
+        """The Completion, or IncompleteReplyError (with the text that came) when the reply was cut."""
+        text = "".join(self.texts)
+        if self.finish is None or self.finish == "length":
+            if self.finish == "length":
+                why = "stopped at the model's output token limit (finish_reason length)"
+            elif self.choices:
+                why = "closed its stream before the reply's end (no finish_reason)"
+            else:
+                why = "answered with no choices"
+            kept = f"; its {len(text)} characters are kept, marked partial" if text else ""
+            raise IncompleteReplyError(f"{where} {why}{kept}", partial=text)
+        tool_calls = tuple(call.done() for _, call in sorted(self.calls.items()))
+        refused = self.finish == "content_filter"
+        return Completion(text=text, tool_calls=tool_calls, usage=_usage(self.usage), refused=refused)
 
 
 class _PartialCall:

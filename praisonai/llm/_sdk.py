@@ -11,7 +11,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from praisonai import _telemetry
-from praisonai._errors import AuthenticationError, ModelError, ProviderUnavailableError
+from praisonai._errors import AuthenticationError, ModelError, PraisonAIError, ProviderUnavailableError
+from praisonai._limits import ERROR_DETAIL_CHARS
 
 # The HTTP libraries the SDKs are built on (openai on httpx, recent anthropic on httpx2).
 _HTTP_LIBRARIES = ("httpx", "httpx2")
@@ -35,17 +36,30 @@ def _translated(sdk: Any, where: str) -> Iterator[None]:
     try:
         yield
     except sdk.APIConnectionError as exc:  # includes timeouts
+        if isinstance(exc.__cause__, PraisonAIError):  # ours, from the reply's bytes (see _bounds)
+            raise exc.__cause__ from None
         raise ProviderUnavailableError(f"{where}: {exc}", op="model") from exc
     except sdk.AuthenticationError as exc:
         raise AuthenticationError(f"{where} refused the API key: {exc}", op="model") from exc
     except sdk.APIStatusError as exc:  # after the SDK's own retries
+        if exc.status_code < 300:  # an error event in a streamed reply (anthropic)
+            raise _error_event(where, exc) from exc
         raise ModelError(
             f"{where} answered {exc.status_code}: {exc.message}", status=exc.status_code
         ) from exc
+    except sdk.APIError as exc:  # an error event in a streamed reply (openai)
+        raise _error_event(where, exc) from exc
     except _transport_errors() as exc:
         raise ProviderUnavailableError(
             f"{where}: the connection broke during the reply: {exc}", op="model"
         ) from exc
+
+
+def _error_event(where: str, exc: Any) -> ModelError:
+    """A reply that started (HTTP 200) and then reported an error in its stream: it is not
+    retried here (part of the reply may have been shown); the status says it started."""
+    message = " ".join(str(exc.message).split())[:ERROR_DETAIL_CHARS]
+    return ModelError(f"{where} reported an error in the middle of its reply: {message}", status=200)
 
 
 def _transport_errors() -> tuple[type[Exception], ...]:

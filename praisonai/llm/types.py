@@ -83,11 +83,14 @@ Message = UserMessage | AssistantMessage | ToolResult
 
 @dataclass(frozen=True)
 class Completion:
-    """One model reply: its text, the tool calls it asks for, and what it cost."""
+    """One model reply: its text, the tool calls it asks for, what it cost, and whether the model
+    (or its provider's filter) refused to answer (OpenAI's ``content_filter``, Anthropic's
+    ``refusal``)."""
 
     text: str
     tool_calls: tuple[ToolCall, ...]
     usage: Usage
+    refused: bool = False
 
 
 class LLMClient(Protocol):

@@ -29,7 +29,8 @@ KNOWN_TYPES: Final[Mapping[str, str]] = {
     "user.interrupt": "(none)",
     "user.tool_confirmation": "tool_use_id, result: allow|deny, deny_message?",
     "user.custom_tool_result": "custom_tool_use_id, content: [{type: text, text}], is_error",
-    "agent.message": "content: [{type: text, text}], interrupted? (a partial message cut by interrupt())",
+    "agent.message": "content: [{type: text, text}], interrupted? (cut by interrupt()), "
+    "partial? (the reply was cut or failed)",
     "agent.tool_use": "id (= the event's id), name, input, evaluated_permission: allow|ask|deny",
     "agent.custom_tool_use": "id, name, input",
     "agent.tool_result": "tool_use_id, content: [{type: text, text}], is_error, exit_code?, duration_s",

@@ -33,6 +33,8 @@ CASES: list[tuple[str, tuple[bytes, ...], str]] = [
     ("huge max-turns", (*RUN, b"hi", b"--max-turns", b"99999999999999999999999"), "max_turns: must be less"),
     ("huge budget", (*RUN, b"hi", b"--budget-tokens", b"99999999999999999999999"), "budget_tokens: must be"),
     ("zero max-turns", (*RUN, b"hi", b"--max-turns", b"0"), "max_turns: must be greater"),
+    ("negative turn timeout", (*RUN, b"hi", b"--turn-timeout", b"-1"), "--turn-timeout must be a finite"),
+    ("NaN turn timeout", (*RUN, b"hi", b"--turn-timeout", b"nan"), "--turn-timeout must be a finite"),
     ("huge limit", (b"sessions", b"list", b"--limit", b"99999999999999999999999"), "limit must be at most"),
     ("limit in exponent form", (b"sessions", b"list", b"--limit", b"1e20"), "Invalid value for '--limit'"),
 ]

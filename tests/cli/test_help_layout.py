@@ -38,6 +38,9 @@ Options:
                             pending and the exit status is 3).  [default: ask]
   --force                   Take the session over even from a live process that holds it.
   --stream / --no-stream    Show the text as it is written.  [default: stream]
+  --turn-timeout SECONDS    End the turn (exit 4, the session kept) when the model or the hosted
+                            session sends nothing for this long; keep-alives do not count (default
+                            300; 0: no limit).
   --json                    Print JSON.
   -h, --help                Show this message and exit.
 """

@@ -8,6 +8,7 @@ from typing import Annotated, Any
 import typer
 
 from praisonai._errors import ConfigError
+from praisonai._limits import DEFAULT_TURN_TIMEOUT_S
 from praisonai.cli._options import JsonOpt
 from praisonai.cli.managed import turn
 from praisonai.cli.managed.sessions import resumed_turn
@@ -103,6 +104,7 @@ def run(
             "--budget-tokens", metavar="N", help="Stop before a request once the session spent N tokens."
         ),
     ] = None,
+    turn_timeout_s: turn.TurnTimeoutOpt = DEFAULT_TURN_TIMEOUT_S,
     json_: JsonOpt = False,
 ) -> None:
     """Run one turn of a managed agent and stream it: the text as it comes, each tool call with
@@ -118,6 +120,7 @@ def run(
     """
     turn.check_approval(approve)
     turn.check_text(prompt, title)
+    deadline = turn.turn_timeout(turn_timeout_s)
     fields = (
         ("model", model),
         ("system", system),
@@ -140,7 +143,11 @@ def run(
                 "--model, --system, --name, --packages, --compute, --provider, --title, --ask, "
                 "--max-turns, --budget-tokens, --workspace and --repo"
             )
-        raise typer.Exit(resumed_turn(session, prompt, approve, force=False, stream=stream, json_=json_))
+        raise typer.Exit(
+            resumed_turn(
+                session, prompt, approve, force=False, stream=stream, json_=json_, turn_timeout_s=deadline
+            )
+        )
     view = turn.view(json_)
     approver = turn.Approver(approve, view)
     from praisonai.managed.agent import ManagedAgent
@@ -153,5 +160,6 @@ def run(
         workspace=workspace,
         repo=repo,
         repo_token_env=repo_token_env,
+        turn_timeout_s=deadline,
     )
     raise typer.Exit(turn.drive(agent, prompt, view, approver, stream=stream))

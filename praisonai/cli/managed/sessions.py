@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from praisonai.managed.events import Event
 
 from praisonai._errors import ConfigError, SessionBusyError
-from praisonai._limits import DEFAULT_SESSIONS_LISTED
+from praisonai._limits import DEFAULT_SESSIONS_LISTED, DEFAULT_TURN_TIMEOUT_S
 from praisonai.cli import _output
 from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AgentArg, JsonOpt, one_of
@@ -119,14 +119,18 @@ def resume(
     stream: Annotated[
         bool, typer.Option("--stream/--no-stream", help="Show the text as it is written.")
     ] = True,
+    turn_timeout_s: turn.TurnTimeoutOpt = DEFAULT_TURN_TIMEOUT_S,
     json_: JsonOpt = False,
 ) -> None:
     """Continue a stored session, from any process: its instance is reattached (or replaced,
     and said so) and its transcript rebuilt. With no PROMPT, the tool calls waiting for approval
     are answered and the turn goes on; with none waiting, the session is shown."""
     turn.check_approval(approve)
+    deadline = turn.turn_timeout(turn_timeout_s)
     raise typer.Exit(
-        resumed_turn(session_id, prompt, approve=approve, force=force, stream=stream, json_=json_)
+        resumed_turn(
+            session_id, prompt, approve, force=force, stream=stream, json_=json_, turn_timeout_s=deadline
+        )
     )
 
 
@@ -173,7 +177,14 @@ def delete(
 
 
 def resumed_turn(
-    session_id: str, prompt: str | None, approve: str, *, force: bool, stream: bool, json_: bool
+    session_id: str,
+    prompt: str | None,
+    approve: str,
+    *,
+    force: bool,
+    stream: bool,
+    json_: bool,
+    turn_timeout_s: float | None = DEFAULT_TURN_TIMEOUT_S,
 ) -> int:
     """Take the session and run its next turn; with no prompt and nothing pending, show it."""
     turn.check_text(prompt, None)  # before the session is taken: nothing is stored for a bad prompt
@@ -188,7 +199,9 @@ def resumed_turn(
     from praisonai.managed.agent import ManagedAgent
 
     try:
-        agent = ManagedAgent.resume(session_id, force=force, on_tool_confirmation=approver)
+        agent = ManagedAgent.resume(
+            session_id, force=force, on_tool_confirmation=approver, turn_timeout_s=turn_timeout_s
+        )
     except SessionBusyError as exc:
         _output.error(f"{exc} (--force takes it over)")
         return EXIT_BUSY

@@ -124,6 +124,8 @@ class Transcript:
                     what = describe(str(use.get("name")), use.get("input")) if use else use_id
                     self._note(f"waiting for approval: {what}")
                 self._note(f"approve or deny with: {resume} --approve allow|deny")
+            elif done.failed or done.stop_reason == "retries_exhausted":
+                self._note(f"the turn failed; the session is kept: try again with: {resume} PROMPT")
             elif done.stop_reason not in (None, "end_turn"):
                 self._note(f"the turn ended: {done.stop_reason}")
             elif done.stop_reason is None:
@@ -148,6 +150,8 @@ class Transcript:
             self._line(clean(ev.text).rstrip("\n"))
         if ev.data.get("interrupted"):
             self._line(self._paint("[the message was cut by the interrupt]", _DIM))
+        elif ev.data.get("partial"):
+            self._line(self._paint("[partial: the reply was cut; see the error below]", _DIM))
 
     def _user(self, ev: Event) -> None:
         if self.stored:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Protocol
 import typer
 
 from praisonai._errors import ConfigError, PraisonAIError, SessionBusyError
+from praisonai._limits import DEFAULT_TURN_TIMEOUT_S, check_timeout
 from praisonai.cli import _output, _signals
 from praisonai.cli.managed.describe import describe
 from praisonai.cli.managed.outcome import EXIT_BUSY
@@ -111,6 +112,24 @@ def _phase(waiting: _output.Spinner, ev: Event) -> None:
 
 
 # ---- approvals -------------------------------------------------------------------------------
+
+TurnTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--turn-timeout",
+        metavar="SECONDS",
+        show_default=False,
+        help="End the turn (exit 4, the session kept) when the model or the hosted session sends "
+        f"nothing for this long; keep-alives do not count (default {DEFAULT_TURN_TIMEOUT_S:g}; 0: no "
+        "limit).",
+    ),
+]
+
+
+def turn_timeout(seconds: float) -> float | None:
+    """``--turn-timeout`` as ``ManagedAgent(turn_timeout_s=)`` takes it (0: no limit)."""
+    return check_timeout(seconds, "--turn-timeout", none="0") or None
+
 
 ApproveOpt = Annotated[
     str,

@@ -28,10 +28,9 @@ import anyio.to_thread
 
 from praisonai import _portal
 from praisonai._errors import SessionBusyError
-from praisonai.compute.config import ComputeConfig
+from praisonai._limits import DEFAULT_TURN_TIMEOUT_S, check_timeout
 from praisonai.compute.lifecycle import owner_tag
 from praisonai.llm.client import make_client
-from praisonai.llm.tools import ToolSpec, tool_spec
 from praisonai.llm.types import LLMClient, api_key_for, resolve_model
 from praisonai.managed.agent import _bridge
 from praisonai.managed.agent._backend import choose_backend
@@ -47,7 +46,6 @@ from praisonai.managed.config._hosted import ManagedConfig
 from praisonai.managed.config._workspace import instance_resources, with_workspace
 from praisonai.managed.events import Event
 from praisonai.managed.instance._source import InstanceSource, compute_from, compute_record
-from praisonai.managed.instance._tools import instance_specs
 from praisonai.managed.live._result import ManagedResult
 from praisonai.managed.live._session import LiveSession, ignore
 from praisonai.managed.local._turn import Turn, TurnSetup
@@ -84,6 +82,9 @@ class ManagedAgent(PraisonAINames):
         api_key, base_url: for the model (default: the provider's variables, e.g. ``OPENAI_API_KEY``).
         environment: which ``.praisonai/environment.yaml`` (``None``: found from the working
             directory; ``False``: none); the config's ``environment`` wins when set.
+        turn_timeout_s: seconds the turn waits for the remote (the model's API; hosted: the
+            session's events) to send something new; keep-alives do not count. Past it the turn
+            ends as an error (``RemoteTimeoutError``), the session kept; ``None``: no deadline.
 
     A session starts with the first turn and holds a *reference* to its instance: closing this
     object leaves the instance running until its idle policy stops it, so another process can
@@ -106,7 +107,9 @@ class ManagedAgent(PraisonAINames):
         workspace: str | os.PathLike[str] | None = None,
         repo: str | None = None,
         repo_token_env: str | None = None,
+        turn_timeout_s: float | None = DEFAULT_TURN_TIMEOUT_S,
     ) -> None:
+        self.turn_timeout_s = check_timeout(turn_timeout_s, "turn_timeout_s", allow_zero=False)
         place = one_place("ManagedAgent", compute=compute, tools_run_on=tools_run_on)
         backend = choose_backend(provider, place)
         self.provider, compute = backend.loop, backend.compute
@@ -264,26 +267,10 @@ class ManagedAgent(PraisonAINames):
     def _setup(self) -> TurnSetup:
         assert self._spec is not None
         if self._client is None:
-            self._client = make_client(self._spec)
+            self._client = make_client(self._spec, turn_timeout_s=self.turn_timeout_s)
             _portal.close_at_exit(self)
-        custom = (ToolSpec(t.name, t.description, t.input_schema) for t in self.plan.custom)
-        specs = [
-            *instance_specs(self.plan.instance, self.config.working_dir or ComputeConfig().working_dir),
-            *map(tool_spec, self.plan.functions),
-            *custom,
-        ]
-        c, confirm, answer = self.config, self.on_tool_confirmation, self.on_custom_tool
-        return TurnSetup(
-            self._client,
-            self._spec.model,
-            c.system,
-            self.plan,
-            specs,
-            confirm,
-            answer,
-            c.max_turns,
-            c.budget_tokens,
-        )
+        confirm, answer = self.on_tool_confirmation, self.on_custom_tool
+        return TurnSetup.of(self._client, self._spec.model, self.config, self.plan, confirm, answer)
 
     # ---- sessions --------------------------------------------------------------------------
 

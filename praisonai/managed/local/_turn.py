@@ -6,7 +6,8 @@ died under them get a synthetic "interrupted" result), then sends the prompt, th
 model request (streamed: ``event_start``/``event_delta`` pieces, then ``agent.message``), then
 each tool use it asked for — confirmed first when its permission says ``ask`` — until the model
 answers without tools (``end_turn``), an approval is left pending (``requires_action``), the
-token budget or ``max_turns`` requests are spent (``budget_reached``/``max_turns``), or
+token budget or ``max_turns`` requests are spent (``budget_reached``/``max_turns``), the model
+or its provider's filter refuses (``refusal``), or
 :meth:`Turn.interrupt` cuts it (``interrupted``: the model stream is closed, the running command
 is killed in the instance, a partial message is kept, marked ``interrupted``).
 """
@@ -25,10 +26,12 @@ import anyio
 import anyio.to_thread
 
 from praisonai._errors import PraisonAIError, StaleSessionError
-from praisonai.llm.tools import ToolCall, ToolSpec, call_tool, tool_name
+from praisonai.compute.config import ComputeConfig
+from praisonai.llm.tools import ToolCall, ToolSpec, call_tool, tool_name, tool_spec
 from praisonai.llm.types import AssistantMessage, Completion, LLMClient, ToolResult, Usage
-from praisonai.managed.config import ToolPlan
+from praisonai.managed.config import LocalManagedConfig, ToolPlan
 from praisonai.managed.events import Event, delta, idle, new_id, text_content
+from praisonai.managed.instance._tools import instance_specs
 from praisonai.managed.live._history import append_user, result_event
 from praisonai.managed.live._result import STATUS, Decision, ManagedResult, ToolRequest
 from praisonai.managed.live._session import LiveSession
@@ -57,6 +60,35 @@ class TurnSetup:
 
     def __post_init__(self) -> None:
         self.functions = {tool_name(f): f for f in self.plan.functions}
+
+    @classmethod
+    def of(
+        cls,
+        client: LLMClient,
+        model: str,
+        config: LocalManagedConfig,
+        plan: ToolPlan,
+        confirm: Callable[[ToolRequest], Decision | bool | Awaitable[Decision | bool]] | None,
+        on_custom_tool: Callable[[str, Mapping[str, Any]], Any] | None,
+    ) -> TurnSetup:
+        """The setup of ``config``'s turns: the instance's tools (under its working dir), its
+        Python functions and its custom tools, in that order."""
+        specs = [
+            *instance_specs(plan.instance, config.working_dir or ComputeConfig().working_dir),
+            *map(tool_spec, plan.functions),
+            *(ToolSpec(t.name, t.description, t.input_schema) for t in plan.custom),
+        ]
+        return cls(
+            client,
+            model,
+            config.system,
+            plan,
+            specs,
+            confirm,
+            on_custom_tool,
+            config.max_turns,
+            config.budget_tokens,
+        )
 
 
 class Turn:
@@ -112,6 +144,8 @@ class Turn:
             if budget is not None and self.s.usage.total_tokens >= budget:
                 return {"type": "budget_reached"}
             completion = await self._model_request()
+            if completion.refused:  # its tool calls, if any, are not run
+                return {"type": "refusal"}
             if not completion.tool_calls:
                 return {"type": "end_turn"}
             pending = await self._run_calls([self._use(c) for c in completion.tool_calls])
@@ -126,12 +160,20 @@ class Turn:
         s.flush()  # the prompt is in the log before the model sees it
         message_id, pieces = new_id(), list[str]()
         self._partial = (message_id, pieces)
-        completion = await self._stream(message_id, pieces)
+        try:
+            completion = await self._stream(message_id, pieces)
+        except StaleSessionError:
+            raise
+        except Exception:  # a cut or failed reply: what came is kept once, marked partial
+            self._keep_partial({"partial": True})
+            s.record(Event("span.model_request_end", {"model_request_start_id": start.id, "is_error": True}))
+            raise
         self._partial = None
         if completion.text:
             self._text = completion.text
             s.record(Event("agent.message", {"content": text_content(completion.text)}, id=message_id))
-        s.history.append(AssistantMessage(completion.text, completion.tool_calls))
+        calls = () if completion.refused else completion.tool_calls  # a refusal's calls are not run
+        s.history.append(AssistantMessage(completion.text, calls))
         s.record(
             Event(
                 "span.model_request_end",
@@ -264,17 +306,18 @@ class Turn:
 
     # ---- endings ---------------------------------------------------------------------------
 
+    def _keep_partial(self, mark: dict[str, bool]) -> None:
+        """Record the streaming message's text, if any, as an ``agent.message`` with ``mark``."""
+        s, partial, self._partial = self.s, self._partial, None
+        if partial is not None and partial[1]:
+            message_id, pieces = partial
+            self._text = "".join(pieces)
+            s.record(Event("agent.message", {"content": text_content(self._text), **mark}, id=message_id))
+            s.history.append(AssistantMessage(self._text))
+
     def _record_interrupt(self) -> dict[str, Any]:
         s = self.s
-        if self._partial is not None and self._partial[1]:
-            message_id, pieces = self._partial
-            self._text = "".join(pieces)
-            s.record(
-                Event(
-                    "agent.message", {"content": text_content(self._text), "interrupted": True}, id=message_id
-                )
-            )
-            s.history.append(AssistantMessage(self._text))
+        self._keep_partial({"interrupted": True})
         for use in list(s.open.values()):
             self._result(use, INTERRUPTED if use is self._running else NOT_RUN, is_error=True)
         s.record(Event("user.interrupt"))
