@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # shellcheck disable=SC2154 # __p_as, __p_s, __p_sys, __p_drop... are helper.sh's
 # praisonai exec helper, its file requests and who runs what: joined before helper.sh into one
-# `sh -c` script (runtime/channel.py). Functions only, but the perl program's text.
+# `sh -c` script (runtime/channel.py). Functions only, but the perl programs' text.
 # With UID:GID (docker), the helper runs as root and everything of the user's runs as that uid,
 # which cannot see into, signal or trace the helper, nor open its fds or the spool: commands,
 # background processes and sessions with it as every uid (setpriv; no capability, none in their
@@ -57,6 +57,41 @@ __p_separate() {  # __p_as (UID:GID): set __p_drop, __p_fs, __p_pl and HOME, or 
     done 2>/dev/null </etc/passwd
     export HOME
   fi
+}
+# A plain command: one program that /bin/sh would only find on PATH and start, with words that it
+# would not change (no quote, expansion, glob, tilde, comment, redirection or operator; single
+# spaces). setpriv starts it itself, sparing a shell's start (about 1 ms). A shell's own command
+# (a builtin or keyword of any sh: dash's, busybox's, bash's), one not on PATH, or an assignment
+# goes through /bin/sh, which says what it says of them ("not found"...).
+__p_plain() {  # command (PATH and IFS are the command's: an IFS of its env would split it otherwise)
+  [ "$IFS" = "$__p_ifs" ] || return 1
+  case $1 in '' | [!A-Za-z0-9_./]* | *[!A-Za-z0-9_./:=@%+,\ -]* | *'  '* | *' ') return 1 ;; esac
+  __p_w=${1%% *}
+  case $__p_w in
+    *=* | . | .. | alias | bg | break | builtin | cd | chdir | command | continue | declare | echo \
+      | enable | eval | exec | exit | export | false | fc | fg | getopts | hash | help | jobs | kill \
+      | let | local | printf | pwd | read | readonly | return | set | shift | source | test | time \
+      | times | trap | true | type | typeset | ulimit | umask | unalias | unset | wait | if | then \
+      | else | elif | fi | for | while | until | do | done | case | 'esac' | in | function | select \
+      | coproc) return 1 ;;
+    */*) [ -f "$__p_w" ] && [ -x "$__p_w" ]; return ;;
+  esac
+  __p_p=$PATH:
+  while [ -n "$__p_p" ]; do
+    __p_d=${__p_p%%:*} __p_p=${__p_p#*:}
+    [ ! -f "${__p_d:-.}/$__p_w" ] || [ ! -x "${__p_d:-.}/$__p_w" ] || return 0
+  done
+  return 1
+}
+__p_export() {  # count words...: export the first COUNT words (NAME=value), each with its value
+  __p_e=$1
+  shift
+  while [ "$__p_e" -gt 0 ]; do
+    # shellcheck disable=SC2163 # a NAME=value word: exported with its value
+    export "$1"
+    shift
+    __p_e=$((__p_e - 1))
+  done
 }
 __p_fread() { __p_fx=$__p_fs; __p_read "$@"; __p_fx=''; }
 __p_fwrite() {

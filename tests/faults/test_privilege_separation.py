@@ -285,6 +285,24 @@ def test_a_plain_command_started_without_a_shell_is_the_same_command(
     _portal.call(scenario)
 
 
+def test_an_ifs_in_a_commands_env_splits_nothing_of_the_helpers(attacked: tuple[DockerCompute, str]) -> None:
+    """``env={"IFS": ":"}`` is the command's: the helper split setpriv's words with it once it was
+    exported, so every separated command and background process given it failed (127, "setpriv
+    ...: not found"); they run as uid 1000 as any other does."""
+    provider, iid = attacked
+
+    async def scenario() -> None:
+        for command in ("id -u", "id -u;", "true " + "x" * 40_000):  # plain, through sh, from a file
+            r = await provider.execute(iid, command, env={"IFS": ":"})
+            assert (r.exit_code, r.stderr) == (0, ""), (command[:20], r)
+            assert r.stdout in ("1000\n", ""), r.stdout
+        process = await provider.start_process(iid, "id -u", env={"IFS": ":"})
+        await provider.wait_process(iid, process.process_id, timeout=30)
+        assert await provider.read_process_output(iid, process.process_id) == b"1000\n"
+
+    _portal.call(scenario)
+
+
 def test_a_users_write_cut_inside_its_payload_keeps_the_old_file(attacked: tuple[DockerCompute, str]) -> None:
     """The client dies inside a separated write's payload (the perl writer where the image has perl,
     as the sandbox image does): the file keeps its old content, no partial file is left, and the
