@@ -34,7 +34,7 @@
 # still running when its helper died by the next helper; either marks it SPOOL/x/<id>.k (killed).
 __p_nl='
 '
-__p_s=$1 __p_as=${4-}
+__p_s=$1 __p_as=${4-} __p_ifs=$IFS
 # The helper's own tools come from the system directories first, whatever PATH the instance's env
 # sets; commands get the env's PATH back (__p_path). A fork that the process limit refuses fails
 # one request with status "nofork" (`command eval`), not the helper with every command in flight.
@@ -90,8 +90,12 @@ __p_job() {
   cd -- "$3" || { __p_notice nocwd 0; exit; }
   shift 6
   PATH=$__p_path
-  # shellcheck disable=SC2163 # "$@" is NAME=value words: export each, with its value
-  [ $# -eq 0 ] || export "$@"
+  # the command uid's setpriv words, split before the command's env (whose IFS may split others)
+  __p_n=$#
+  # shellcheck disable=SC2086 # a command prefix, split on purpose
+  set -- "$@" $__p_jd
+  __p_export "$__p_n" "$@"
+  shift "$__p_n"
   export PRAISONAI_EXEC_ID="$__p_i"
   umask "$__p_umask"
   # .p is opened once and written twice through fd 3 (a second open costs ~10% of throughput):
@@ -111,13 +115,15 @@ __p_job() {
   # (as the command uid: a shell of its own, which has none of our variables; in its argv, as any
   # sh -c, where `pgrep -f` finds it too: not in its env, where a marker's text would mislead the
   # watchdog and the sweeps)
-  if [ -n "$__p_jd" ] && [ ${#__p_c} -gt 32000 ]; then
+  if [ -n "$__p_jd" ] && [ "${#__p_c}" -gt 32000 ]; then
     # past what one argv string may hold (128 KiB, up to 4 bytes a character): its shell reads it
     # from a file of the spool's on fd 4 (printf: a builtin, not bound by that limit)
     printf '%s' "$__p_c" 2>/dev/null >"$__p_x.c" || { __p_notice nospool 0; exit; }
-    command eval '$__p_jd -- /bin/sh -c '\''__p_c=$(cat <&4) && exec 4<&- && eval "$__p_c"'\'' /bin/sh <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- 4<"$__p_x.c" &'
+    command eval '"$@" -- /bin/sh -c '\''__p_c=$(cat <&4) && exec 4<&- && eval "$__p_c"'\'' /bin/sh <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- 4<"$__p_x.c" &'
+  elif [ -n "$__p_jd" ] && __p_plain "$__p_c"; then  # its words, split on their single spaces
+    command eval '"$@" -- $__p_c <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
   elif [ -n "$__p_jd" ]; then
-    command eval '$__p_jd -- /bin/sh -c -- "$__p_c" <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
+    command eval '"$@" -- /bin/sh -c -- "$__p_c" <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
   else
     command eval '( unset __p_k __p_line; set --; eval "$__p_c" ) <"$__p_in" >"$__p_x.o" 2>"$__p_x.e" 3>&- &'
   fi || {
@@ -126,7 +132,7 @@ __p_job() {
     exit
   }
   echo "$! $$ $__p_ns" >&3 || __p_f=4  # in a subshell $$ is still the helper's pid
-  wait $!
+  wait "$!"
   __p_r=$?
   [ ! -e "$__p_x.c" ] || rm -f -- "$__p_x.c"
   # stopped by a sweep (.k is written before it kills): its code is the kill's, not the command's,
@@ -163,7 +169,7 @@ __p_feed() {  # dir
       return
     else  # the next chunk often follows at once: looked for often at first, less after idling
       __p_w=$((__p_w + 1))
-      if [ $__p_w -le 25 ]; then __p_nap 0.002; elif [ $__p_w -le 70 ]; then __p_nap 0.01; else __p_nap 0.1; fi
+      if [ "$__p_w" -le 25 ]; then __p_nap 0.002; elif [ "$__p_w" -le 70 ]; then __p_nap 0.01; else __p_nap 0.1; fi
     fi
   done
 }
@@ -286,13 +292,15 @@ __p_bg() {
   [ -n "$__p_box" ] || cd -- "$3" || exit
   shift 5
   PATH=$__p_path
-  # shellcheck disable=SC2163 # "$@" is NAME=value words: export each, with its value
-  [ $# -eq 0 ] || export "$@"
-  # shellcheck disable=SC2086 # a command prefix, split on purpose
-  PRAISONAI_EXEC_ID=bg-$__p_i $__p_sig $__p_drop ${__p_box:+"$__p_box"} ${__p_box:+"$__p_w"} /bin/sh -c -- "$__p_c" >"$__p_b/out" 2>"$__p_b/err" &
-  echo $! >"$__p_b/pid"
-  wait $!
-  echo $? >"$__p_b/rc"
+  __p_n=$#
+  # shellcheck disable=SC2086 # a command prefix, split on purpose (as in __p_job)
+  set -- "$@" $__p_sig $__p_drop
+  __p_export "$__p_n" "$@"
+  shift "$__p_n"
+  PRAISONAI_EXEC_ID=bg-$__p_i "$@" ${__p_box:+"$__p_box"} ${__p_box:+"$__p_w"} /bin/sh -c -- "$__p_c" >"$__p_b/out" 2>"$__p_b/err" &
+  echo "$!" >"$__p_b/pid"
+  wait "$!"
+  echo "$?" >"$__p_b/rc"
 }
 __p_ps() {  # nonce [id]: one line per process: id <tab> state <tab> meta
   for __p_b in "$__p_s"/bg/${2:-*}; do

@@ -1,7 +1,7 @@
 # shellcheck shell=sh
 # shellcheck disable=SC2154 # __p_as, __p_s, __p_sys, __p_drop... are helper.sh's
 # praisonai exec helper, its file requests and who runs what: joined before helper.sh into one
-# `sh -c` script (runtime/channel.py). Functions only, but the perl program's text.
+# `sh -c` script (runtime/channel.py). Functions only, but the perl programs' text.
 # With UID:GID (docker), the helper runs as root and everything of the user's runs as that uid,
 # which cannot see into, signal or trace the helper, nor open its fds or the spool: commands,
 # background processes and sessions with it as every uid (setpriv; no capability, none in their
@@ -17,6 +17,20 @@
 # perl UID GID PATH OFFSET [LIMIT]: the file's bytes, read with only the effective uid switched
 __p_perl='my($u,$g,$p,$o,$l)=@ARGV;$)="$g $g";$>=$u;exit 3 if $>!=$u||$)!~/^$g /;open(my $f,"<:raw",$p)or exit 1;binmode STDOUT;!$o or seek($f,$o,0)or exit 1;my $n=length($l)?$l:-1;while($n){my $r=read($f,my $b,$n<0||$n>65536?65536:$n);exit 1 if!defined $r;last if!$r;print $b or exit 1;$n-=$r if $n>0}'
 __p_perlread() { env -i "$__p_pl" -e "$__p_perl" "${__p_as%%:*}" "${__p_as#*:}" "$@"; }
+# perl UID GID PATH SIZE PARTIAL, then SIZE bytes on stdin: __p_uwrite's steps in one process, which
+# reads every byte of the payload whatever fails (sysread: never one past it) and exits 0, or 10
+# isdir, 11 notfile, 12 denied, 13 nospace, 14 short, 15 "ask __p_why". The tests on PATH are
+# root's, as __p_uwrite's; the rest runs with the command uid as its effective uid only
+__p_perlw='my($u,$g,$p,$n,$x)=@ARGV;my $d=$p;$d=~s{/[^/]*\z}{};my $t="$d/$x";
+sub take{my $r=sysread(STDIN,$_[0],$n>65536?65536:$n);$n-=$r if $r;$r}
+sub fail{1 while $n>0&&take(my $b);exit $_[0]}
+fail(-d _?10:11) if -e $p&&!-f _;fail(12) if -e $t||-l $t;
+$)="$g $g";$>=$u;fail(3) if $>!=$u||$)!~/^$g /;
+if(length $d&&!-d $d){my $q="";for(split m{/},$d){$q.=$_;mkdir $q if length $q&&!-d $q;$q.="/"}}
+open(my $f,">:raw",$t) or fail(15);my $bad;
+while($n>0){my $r=take(my $b);last if!$r;$bad||=!print $f $b}
+$bad=1 if!close $f;if($bad||$n){unlink $t;exit($bad?13:14)}
+my @s=stat $p;chmod($s[2]&07777,$t) if @s&&-f _;rename($t,$p) or do{unlink $t;exit 15};exit 0'
 __p_separate() {  # __p_as (UID:GID): set __p_drop, __p_fs, __p_pl and HOME, or say why not and end
   if ! __p_sp=$(command -v setpriv) || [ "$(id -u)" != 0 ]; then
     echo "the instance cannot run commands as uid ${__p_as%%:*} apart from its exec helper: it needs root and setpriv (util-linux) in the image; add util-linux, or ask for command_user='root' (commands then share the helper's uid and can forge its results)" >&2
@@ -44,11 +58,65 @@ __p_separate() {  # __p_as (UID:GID): set __p_drop, __p_fs, __p_pl and HOME, or 
     export HOME
   fi
 }
+# A plain command: one program that /bin/sh would only find on PATH and start, with words that it
+# would not change (no quote, expansion, glob, tilde, comment, redirection or operator; single
+# spaces). setpriv starts it itself, sparing a shell's start (about 1 ms). A shell's own command
+# (a builtin or keyword of any sh: dash's, busybox's, bash's), one not on PATH, or an assignment
+# goes through /bin/sh, which says what it says of them ("not found"...).
+__p_plain() {  # command (PATH and IFS are the command's: an IFS of its env would split it otherwise)
+  [ "$IFS" = "$__p_ifs" ] || return 1
+  case $1 in '' | [!A-Za-z0-9_./]* | *[!A-Za-z0-9_./:=@%+,\ -]* | *'  '* | *' ') return 1 ;; esac
+  __p_w=${1%% *}
+  case $__p_w in
+    *=* | . | .. | alias | bg | break | builtin | cd | chdir | command | continue | declare | echo \
+      | enable | eval | exec | exit | export | false | fc | fg | getopts | hash | help | jobs | kill \
+      | let | local | printf | pwd | read | readonly | return | set | shift | source | test | time \
+      | times | trap | true | type | typeset | ulimit | umask | unalias | unset | wait | if | then \
+      | else | elif | fi | for | while | until | do | done | case | 'esac' | in | function | select \
+      | coproc) return 1 ;;
+    */*) [ -f "$__p_w" ] && [ -x "$__p_w" ]; return ;;
+  esac
+  __p_p=$PATH:
+  while [ -n "$__p_p" ]; do
+    __p_d=${__p_p%%:*} __p_p=${__p_p#*:}
+    [ ! -f "${__p_d:-.}/$__p_w" ] || [ ! -x "${__p_d:-.}/$__p_w" ] || return 0
+  done
+  return 1
+}
+__p_export() {  # count words...: export the first COUNT words (NAME=value), each with its value
+  __p_e=$1
+  shift
+  while [ "$__p_e" -gt 0 ]; do
+    # shellcheck disable=SC2163 # a NAME=value word: exported with its value
+    export "$1"
+    shift
+    __p_e=$((__p_e - 1))
+  done
+}
 __p_fread() { __p_fx=$__p_fs; __p_read "$@"; __p_fx=''; }
 __p_fwrite() {
   __p_fx=$__p_fs
-  if [ -n "$__p_fx" ]; then __p_uwrite "$@"; else __p_write "$@"; fi
+  if [ -n "$__p_pl" ]; then __p_perlwrite "$@"
+  elif [ -n "$__p_fx" ]; then __p_uwrite "$@"
+  else __p_write "$@"
+  fi
   __p_fx=''
+}
+__p_perlwrite() {  # nonce path size partial, then SIZE bytes: __p_uwrite's, in one perl (__p_perlw)
+  env -i "$__p_pl" -e "$__p_perlw" "${__p_as%%:*}" "${__p_as#*:}" "$2" "$3" "$4"
+  __p_ok=$?
+  case $__p_ok in
+    0) __p_reply "$1" 0 ;;
+    10) __p_reply "$1" isdir ;;
+    11) __p_reply "$1" notfile ;;
+    12) __p_reply "$1" denied ;;
+    13) __p_reply "$1" nospace ;;
+    14) __p_reply "$1" short ;;
+    15) __p_reply "$1" "$(__p_why "$2" w)" ;;
+    # killed (no command can: its real and saved uids are root's), its payload perhaps half read:
+    # the rest would be read as requests, so the helper ends (the client: "may have run")
+    *) [ "$__p_ok" -le 128 ] || exit 75; __p_reply "$1" "$__p_ok" ;;
+  esac
 }
 __p_fxstatus() {  # status word: "killed" for a signal, word for 1, else status
   if [ "$1" -gt 128 ]; then echo killed; elif [ "$1" = 1 ]; then echo "$2"; else echo "$1"; fi

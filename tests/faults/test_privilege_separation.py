@@ -12,6 +12,7 @@ main channel's key (the warm pool's handoff key) or the env of a call that ended
 
 from __future__ import annotations
 
+import re
 import secrets
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -24,10 +25,15 @@ from praisonai import _portal
 from praisonai._errors import PraisonAIError
 from praisonai.compute.providers.docker import DockerCompute, container_name
 from praisonai.runtime import _job
+from praisonai.runtime._wire import request_line
+from praisonai.runtime.channel import HELPER
+from praisonai.runtime.partial import PREFIX, partial_name
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
 
 ATTACK_S = 4
+#: A write's partial file (praisonai.runtime.partial)
+TEMPORARY = re.compile(rf"^{re.escape(PREFIX)}[0-9a-f]+$", re.MULTILINE)
 _FILES = 4
 
 
@@ -178,6 +184,95 @@ def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[Docker
         assert environ.exit_code != 0 or bound not in environ.stdout
 
     _portal.call(scenario)
+
+
+def test_a_plain_command_started_without_a_shell_is_the_same_command(
+    attacked: tuple[DockerCompute, str],
+) -> None:
+    """A command of one program and plain words is started by setpriv itself, without a shell
+    (helper.sh's __p_plain): it is uid 1000 with no capability all the same, and its result, env
+    and stderr are what /bin/sh gives the same words (``;`` sends them through the shell)."""
+    provider, iid = attacked
+
+    async def both(command: str, **options: Any) -> list[tuple[int | None, str, str]]:
+        results = [await provider.execute(iid, c, **options) for c in (command, f"{command};")]
+        return [(r.exit_code, r.stdout, r.stderr) for r in results]
+
+    async def parent_user(command: str) -> str:
+        """Who started ``command``'s process: root's job (plain) or the command uid's shell."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(provider.execute, iid, command)
+            await anyio.sleep(0.5)
+            found = await provider.execute(
+                iid, "ps -o user= -p $(ps -o ppid= -p $(pgrep -x sleep))", privileged=True
+            )
+        return found.stdout.strip()
+
+    async def scenario() -> None:
+        assert await parent_user("sleep 1.5") == "root"  # no shell between: the helper's job
+        assert await parent_user("sleep 1.5;") == "user"
+        status: list[str] = []
+        for field in ("Uid:", "Gid:", "Groups:", "Cap"):
+            plain, through_sh = await both(f"grep {field} /proc/self/status")
+            assert plain == through_sh and plain[0] == 0, (plain, through_sh)
+            status += plain[1].splitlines()
+        fields = dict(line.split(":", 1) for line in status)
+        assert fields["Uid"].split() == ["1000"] * 4 and fields["Gid"].split() == ["1000"] * 4, status
+        assert not fields["Groups"].strip(), status
+        for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):  # gVisor has no CapAmb line
+            assert int(fields.get(name, "0"), 16) == 0, status
+        for command in ("ls /nonexistent", "nosuchcommand x", "/etc/passwd x", "id -un", "python3 -V"):
+            plain, through_sh = await both(command)
+            assert plain == through_sh, (command, plain, through_sh)
+        plain, through_sh = await both("env", env={"CALL_VALUE": "v"}, cwd="/tmp")
+        envs = [
+            {x for x in r[1].splitlines() if not x.startswith("PRAISONAI_EXEC_ID=")}
+            for r in (plain, through_sh)
+        ]
+        assert envs[0] == envs[1] and {"CALL_VALUE=v", "PWD=/tmp", "HOME=/home/user"} <= envs[0], envs
+
+    _portal.call(scenario)
+
+
+def test_an_ifs_in_a_commands_env_splits_nothing_of_the_helpers(attacked: tuple[DockerCompute, str]) -> None:
+    """``env={"IFS": ":"}`` is the command's: the helper split setpriv's words with it once it was
+    exported, so every separated command and background process given it failed (127, "setpriv
+    ...: not found"); they run as uid 1000 as any other does."""
+    provider, iid = attacked
+
+    async def scenario() -> None:
+        for command in ("id -u", "id -u;", "true " + "x" * 40_000):  # plain, through sh, from a file
+            r = await provider.execute(iid, command, env={"IFS": ":"})
+            assert (r.exit_code, r.stderr) == (0, ""), (command[:20], r)
+            assert r.stdout in ("1000\n", ""), r.stdout
+        process = await provider.start_process(iid, "id -u", env={"IFS": ":"})
+        await provider.wait_process(iid, process.process_id, timeout=30)
+        assert await provider.read_process_output(iid, process.process_id) == b"1000\n"
+
+    _portal.call(scenario)
+
+
+def test_a_users_write_cut_inside_its_payload_keeps_the_old_file(attacked: tuple[DockerCompute, str]) -> None:
+    """The client dies inside a separated write's payload (the perl writer where the image has perl,
+    as the sandbox image does): the file keeps its old content, no partial file is left, and the
+    helper never says the write succeeded."""
+    provider, iid = attacked
+    request = request_line("__p_fwrite", "n1", "/workspace/kept.txt", "100", partial_name()) + b"x" * 40
+    helper = (
+        "rm -rf /tmp/cut-spool; printf 'old content' >kept.txt && chown 1000:1000 kept.txt "
+        '&& sh -c "$(cat /tmp/helper.sh)" praisonai-helper /tmp/cut-spool - attached 1000:1000'
+    )
+
+    async def scenario() -> tuple[str, bytes, str]:
+        await provider.write_file(iid, "/tmp/helper.sh", HELPER.encode())
+        cut = await provider.execute(iid, helper, stdin=b": NONCE\n" + request, privileged=True)
+        listing = (await provider.execute(iid, "ls -A /workspace")).stdout
+        return cut.stdout, await provider.read_file(iid, "/workspace/kept.txt"), listing
+
+    replies, kept, listing = _portal.call(scenario)
+    assert replies.startswith("NONCE ") and "n1 0" not in replies, replies
+    assert kept == b"old content"
+    assert not TEMPORARY.findall(listing), listing
 
 
 def test_an_image_that_cannot_switch_users_is_refused_in_one_sentence(docker_ok: None) -> None:
