@@ -18,6 +18,9 @@ Leaves also inherit the builtin a Python programmer would catch, so ``except Tim
     ├── ImageNotFoundError (LookupError)         the image is absent and cannot be pulled
     ├── InstanceNotFoundError (LookupError)      no instance with that id
     ├── ModelError (RuntimeError)                the model's API answered a request with an error
+    ├── RemoteTimeoutError (TimeoutError)        a model or hosted stream sent nothing for turn_timeout_s
+    ├── MalformedReplyError (ValueError)         a remote sent data its protocol does not allow
+    ├── IncompleteReplyError (RuntimeError)      a model's reply ended before it was complete
     ├── SessionNotFoundError (LookupError)       no managed session (or agent) with that id
     ├── SessionBusyError (RuntimeError)          another live process drives that session
     ├── StaleSessionError (RuntimeError)         this process's lease on a session was taken over
@@ -137,6 +140,31 @@ class ModelError(PraisonAIError, RuntimeError):
         super().__init__(message, op=op)
         self.status = status
         self.retryable = status == 429 or status >= 500
+
+
+class RemoteTimeoutError(PraisonAIError, TimeoutError):
+    """A remote (a model's API, the hosted Managed Agents API) sent nothing that moves the turn on
+    for ``turn_timeout_s`` seconds (keep-alives do not count): no first byte, a stream gone silent.
+    The message names the remote by its base URL and the deadline; the session is kept."""
+
+    retryable = True
+
+
+class MalformedReplyError(PraisonAIError, ValueError):
+    """A remote sent data its protocol does not allow: an event that is not JSON, a field of the
+    wrong type, an event past the size cap. The message names the remote by its base URL (the one
+    in use: ``OPENAI_BASE_URL``, ``ANTHROPIC_BASE_URL`` or ``base_url=``) and what was wrong."""
+
+
+class IncompleteReplyError(PraisonAIError, RuntimeError):
+    """A model's streamed reply ended before it was complete: its stream closed before its end
+    (no ``finish_reason``/``[DONE]``, no ``message_stop``), it carried no choices, or it was cut at
+    the output token limit. ``partial`` is the text that did arrive (kept in the session's
+    transcript, marked partial); tool calls of such a reply are never run."""
+
+    def __init__(self, message: str, *, partial: str = "", op: str | None = "model") -> None:
+        super().__init__(message, op=op)
+        self.partial = partial
 
 
 class SessionNotFoundError(PraisonAIError, LookupError):

@@ -38,6 +38,20 @@ ERROR_DETAIL_CHARS = 300
 #: do not come back together).
 RETRY_BASE_S = 0.25
 RETRY_CAP_S = 10.0
+#: The longest ``retry-after`` (or ``retry-after-ms``) of a 429/529 answer that is waited out
+#: before a retry; a longer one is not slept through: the error says when to try again.
+RETRY_AFTER_CAP_S = 60.0
+
+#: Seconds a hosted session's event stream may go without an event (keep-alive pings do not
+#: count) before it is reopened and the events it missed are listed: well under the SDK's 600 s
+#: read timeout. A turn with a ``turn_timeout_s`` reopens it after a fifth of that, if sooner.
+HOSTED_READ_DEADLINE_S = 60.0
+#: Largest event a remote may send (one SSE frame, one listed event): past it the turn ends in
+#: one sentence instead of holding it. 8 MiB holds a model's longest reply and a tool result
+#: with an image (the API takes 5 MB images) with room to spare.
+MAX_REMOTE_EVENT_BYTES = 8 * 1024 * 1024
+#: Largest answer (a page of events, a resource) a remote's JSON API may send.
+MAX_REMOTE_ANSWER_BYTES = 64 * 1024 * 1024
 
 #: Seconds a process waits for a lock of its home (a capture another process builds, a warm
 #: pool's fill) before it gives up with a sentence naming the holder.
@@ -70,6 +84,15 @@ MAX_TURN_REQUESTS = 10_000
 
 #: Largest token budget a managed session may be given (``budget_tokens``, ``--budget-tokens``).
 MAX_BUDGET_TOKENS = 10**12
+
+#: Seconds a managed turn (either loop) or an agent's model request waits for the remote to send
+#: something that moves it on: the model's first byte (the SDK's own retries included), each next
+#: streamed event, a hosted session's next event. Keep-alives (SSE comments, ``ping`` events) do
+#: not count. Half the SDKs' 600 s read timeout, as Codex's stream idle timeout: a reasoning model
+#: may think for minutes before its first token, a stalled stream is cut well before ten. Set
+#: with ``ManagedAgent(turn_timeout_s=)`` or ``--turn-timeout`` (an ``Agent`` has the default);
+#: ``None`` (0 on the command line): no deadline of ours.
+DEFAULT_TURN_TIMEOUT_S = 300.0
 
 #: Seconds one package-manager run or one setup command may take while provisioning.
 SETUP_TIMEOUT_S = 900.0
