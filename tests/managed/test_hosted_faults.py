@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -206,3 +209,26 @@ def test_a_retry_after_within_the_cap_is_honoured(
     assert len(waits) == 1 and " in 1.00s " in waits[0], waits
     assert len(h.fake.calls("events.send")) == 2
     assert [e["type"] for e in h.fake.events(h.sid)].count("user.message") == 1  # sent exactly once
+
+
+# ---- the command line --------------------------------------------------------------------------
+
+
+def test_managed_run_says_a_malformed_event_in_one_sentence_and_exits_4(
+    home: Path, fake: ManagedAgentsFake
+) -> None:
+    fake.set_script([say("before"), NOT_JSON, say("after"), end_turn()])
+    env = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": fake.url,
+        "ANTHROPIC_API_KEY": API_KEY,
+        "PRAISONAI_HOME": str(home),
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "praisonai", "managed", "run", "go", "--provider", "anthropic"],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert run.returncode == 4, (run.stdout, run.stderr)
+    assert "Traceback" not in run.stderr + run.stdout
+    said = [line for line in (run.stdout + run.stderr).splitlines() if "not JSON" in line]
+    assert len(said) == 1 and fake.url in said[0], (run.stdout, run.stderr)
