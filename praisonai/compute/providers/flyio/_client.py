@@ -8,7 +8,9 @@ Rate limits are per action and per machine (1 req/s, burst 3): 429 and 5xx are r
 the wait a ``retry-after``, ``ratelimit-reset`` or ``x-ratelimit-reset`` header gives (Fly
 documents no header: these are the common ones), else the shared backoff (``praisonai._retry``). A request
 that is not idempotent (``exec``) is retried on 429 only, which Fly answers before doing
-anything. HTTP/2 is offered when ``h2`` is installed (the ``flyio`` extra brings
+anything, and on a connection that never opened; its answer lost after it was sent (the
+connection cut, a 5xx) is :class:`ChannelClosedError`: it may have run, and it is not sent again.
+HTTP/2 is offered when ``h2`` is installed (the ``flyio`` extra brings
 ``httpx[http2]``): api.machines.dev negotiates it over TLS, so concurrent requests share one
 connection; a plain-http URL (the fake, ``_api.internal``) stays HTTP/1.1.
 """
@@ -30,6 +32,7 @@ import anyio
 from praisonai import _portal, _retry, _telemetry
 from praisonai._errors import (
     AuthenticationError,
+    ChannelClosedError,
     ConfigError,
     ExecError,
     InstanceNotFoundError,
@@ -137,9 +140,13 @@ class FlyAPI:
                     method, path, json=body, params=params, headers=headers
                 )
             except httpx.TransportError as exc:
-                if attempt < RETRIES and idempotent:
+                # no connection (or none free): the request provably never reached Fly, sent again
+                unsent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
+                if attempt < RETRIES and (idempotent or unsent):
                     await anyio.sleep(_backoff(attempt, None))
                     continue
+                if not (idempotent or unsent):
+                    raise _may_have_run(op, repr(exc)) from exc
                 raise ProviderUnavailableError(
                     f"Fly.io could not be reached ({exc!r}); check FLY_API_HOSTNAME and the network", op=op
                 ) from exc
@@ -150,6 +157,8 @@ class FlyAPI:
                 continue
             if status < 400 or status in allow:
                 return response
+            if status >= 500 and not idempotent:
+                raise _may_have_run(op, f"it answered {status}: {_said(response)}")
             raise_for(response, op)
         raise AssertionError("unreachable")  # the loop returns or raises
 
@@ -186,6 +195,17 @@ class FlyAPI:
                 # Unreleased, it expires in LEASE_TTL_S: not worth hiding the block's own outcome.
                 with contextlib.suppress(ProviderUnavailableError):
                     await self.request("DELETE", path, op=op, allow=(404, 409), nonce=held.nonce)
+
+
+def _may_have_run(op: str, how: str) -> ChannelClosedError:
+    """A request that is not idempotent (an exec) reached Fly but its answer was lost: it may have
+    taken effect, so it is not sent again (at most once) and the caller is told so."""
+    return ChannelClosedError(
+        f"Fly.io's answer to {op} was lost after the request was sent ({how}): the command may have "
+        "run; it was not sent again",
+        op=op,
+        sent=True,
+    )
 
 
 def _said(response: httpx.Response) -> str:
