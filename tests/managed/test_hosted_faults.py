@@ -134,6 +134,7 @@ WRONG_TIME = raw_frame(
 WRONG_CONTENT = emit({"type": "agent.message", "content": "plain"})
 WRONG_ID = raw_frame(b'event: agent.message\ndata: {"type":"agent.message","id":5,"content":[]}\n\n')
 UNKNOWN_TYPE = emit({"type": "totally_unknown"})
+HUGE_LOGGED = emit({"type": "agent.message", "content": [{"type": "text", "text": "x" * 10_000_000}]})
 HUGE = raw_frame(
     b'event: agent.message\ndata: {"type":"agent.message","id":"sevt_big","content":[{"type":"text","text":"'
     + b"x" * 10_000_000
@@ -152,6 +153,7 @@ HUGE = raw_frame(
         (WRONG_ID, "id is 5"),
         (UNKNOWN_TYPE, "totally_unknown"),
         (HUGE, "MiB"),
+        (HUGE_LOGGED, "MiB"),
     ],
     ids=[
         "not-json",
@@ -162,6 +164,7 @@ HUGE = raw_frame(
         "wrong-id",
         "unknown-type",
         "10MB",
+        "10MB-logged",
     ],
 )
 def test_a_malformed_event_ends_the_turn_in_one_sentence_and_the_session_goes_on(

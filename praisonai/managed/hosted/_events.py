@@ -41,6 +41,7 @@ from praisonai.llm.types import Usage
 from praisonai.managed.events import EPHEMERAL, Event, new_id
 from praisonai.managed.hosted._checks import oversized, problem
 from praisonai.managed.hosted._client import api_errors, at_most_once, transient
+from praisonai.managed.hosted._guard import OversizedError
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -313,10 +314,10 @@ class Feed:
                     return None, True
                 except (json.JSONDecodeError, UnicodeDecodeError) as exc:
                     raise self.malformed(f"an event that is not JSON ({exc})") from exc
-                except MalformedReplyError as exc:  # too large: refused as it arrived
-                    raise self.malformed(str(exc).partition(" sent ")[2]) from exc
                 return self._checked(dump(event)), False
             return None, False  # quiet: pings at most
+        except OversizedError as exc:  # refused as it arrived (api_errors unwraps it from the SDK's)
+            raise self.malformed(str(exc).partition(" sent ")[2], {"id": exc.event_id}) from exc
         except (ModelError, ProviderUnavailableError) as exc:
             if transient(exc):
                 return None, True

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import datetime as dt
 import email.utils
+import re
 import sys
 import time
 from collections.abc import AsyncIterator, Mapping
@@ -27,6 +28,20 @@ from praisonai._errors import MalformedReplyError
 from praisonai._limits import MAX_REMOTE_ANSWER_BYTES, MAX_REMOTE_EVENT_BYTES, RETRY_AFTER_CAP_S
 
 _LIMITED: Final = (429, 529)
+#: The start of a frame kept to find its event's id in, when the frame is refused.
+_HEAD: Final = 4096
+_ID: Final = re.compile(rb'"id"\s*:\s*"([A-Za-z0-9_]{1,128})"')
+
+
+class OversizedError(MalformedReplyError):
+    """An answer or an SSE frame past its bound; ``event_id``: the frame's event id, when its
+    first bytes name one (so the turn can pass over that event when the log lists it)."""
+
+    def __init__(self, message: str, *, event_id: str | None) -> None:
+        super().__init__(message, op="managed")
+        self.event_id = event_id
+
+
 _FRAME_ENDS: Final = (b"\n\n", b"\r\r", b"\r\n\r\n")
 
 
@@ -47,7 +62,7 @@ def _bounded(response: Any, *, sse: bool) -> Any:
 
     class Bounded(http.AsyncByteStream):  # type: ignore[misc,name-defined]
         async def __aiter__(self) -> AsyncIterator[bytes]:
-            pending, tail = 0, b""
+            pending, tail, head = 0, b"", b""  # head: the current frame's start, for its id
             async for chunk in inner:
                 if sse:
                     window = tail + chunk
@@ -55,15 +70,17 @@ def _bounded(response: Any, *, sse: bool) -> Any:
                         window.rfind(mark) + len(mark) if mark in window else -1 for mark in _FRAME_ENDS
                     )
                     pending = len(window) - end if end >= 0 else pending + len(chunk)
+                    head = window[max(end, 0) :][:_HEAD] if end >= 0 else (head + chunk)[:_HEAD]
                     tail = window[-3:]
                 else:
                     pending += len(chunk)
                 if pending > limit:
                     what = "an event" if sse else "an answer"
-                    raise MalformedReplyError(
+                    found = _ID.search(head) if sse else None
+                    raise OversizedError(
                         f"the Anthropic API at {origin(response)} sent {what} larger than "
                         f"{limit / 2**20:g} MiB (the most praisonai takes)",
-                        op="managed",
+                        event_id=found.group(1).decode() if found else None,
                     )
                 yield chunk
 
