@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import math
 import re
 import time
 from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
@@ -251,12 +252,19 @@ class Feed:
                         op="managed",
                     )
                 await anyio.sleep(_retry.backoff(failures - 1))
-            for raw in await self._recover():
+            recovered: list[Raw] = []
+            with anyio.move_on_after(self._left(quiet_since)):  # a hung listing is bounded too
+                recovered = await self._recover()
+            for raw in recovered:
                 if self.fresh(raw):
                     failures = 0
                     yield raw
                     quiet_since = time.monotonic()
             self._check_quiet(quiet_since)
+
+    def _left(self, since: float) -> float:
+        """Seconds left before the quiet since ``since`` passes ``turn_timeout_s`` (inf: none)."""
+        return math.inf if self._timeout is None else max(0.0, self._timeout - (time.monotonic() - since))
 
     def _check_quiet(self, since: float) -> None:
         quiet = time.monotonic() - since
