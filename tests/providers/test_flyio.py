@@ -197,6 +197,16 @@ def test_an_exec_whose_answer_was_lost_may_have_run_and_is_not_run_again(
     assert _portal.call(ctx.provider.read_file, ctx.instance_id, "once") == b"y\n"
 
 
+def test_a_retry_after_past_the_cap_is_said_at_once_with_the_time(
+    provider: FlyCompute, fake: FlyioFake
+) -> None:
+    fake.fail_next(429, retry_after=3600)
+    before = sum(fake.calls.values())
+    with pytest.raises(ProviderUnavailableError, match=r"it asks to wait 3600 s: try again at .* UTC"):
+        _portal.call(provider.list_instances)
+    assert sum(fake.calls.values()) == before + 1  # not asked again against its word
+
+
 def test_a_persistent_rate_limit_says_what_to_do(provider: FlyCompute, fake: FlyioFake) -> None:
     for _ in range(6):
         fake.fail_next(429, retry_after=0)

@@ -18,6 +18,7 @@ connection; a plain-http URL (the fake, ``_api.internal``) stays HTTP/1.1.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import importlib.util
 import os
 import time
@@ -38,7 +39,7 @@ from praisonai._errors import (
     InstanceNotFoundError,
     ProviderUnavailableError,
 )
-from praisonai._limits import RETRY_CAP_S
+from praisonai._limits import RETRY_AFTER_CAP_S, RETRY_CAP_S
 
 if TYPE_CHECKING:
     import httpx
@@ -152,6 +153,9 @@ class FlyAPI:
                 ) from exc
             status = response.status_code
             retry = status == 429 or (status >= 500 and idempotent)
+            asked = _asked_wait(response.headers)
+            if status == 429 and asked is not None and asked > RETRY_AFTER_CAP_S:
+                retry = False  # not slept through, not asked again before its time: said at once
             if retry and attempt < RETRIES:
                 await anyio.sleep(_backoff(attempt, _reset_after(response.headers)))
                 continue
@@ -208,6 +212,12 @@ def _may_have_run(op: str, how: str) -> ChannelClosedError:
     )
 
 
+def _at(seconds: float) -> str:
+    """The wall-clock time ``seconds`` from now, ``15:04:05 UTC``."""
+    moment = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=min(seconds, 1e8))
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC" if seconds >= 86400 else "%H:%M:%S UTC")
+
+
 def _said(response: httpx.Response) -> str:
     """Fly's error text from an answer."""
     try:
@@ -223,15 +233,27 @@ def _reset_after(headers: Mapping[str, str]) -> str | None:
 
 def _backoff(attempt: int, retry_after: str | None) -> float:
     """What Fly's reset header says (capped), else the shared backoff (``praisonai._retry``)."""
-    if retry_after:
-        try:
-            wait = float(retry_after)
-            if wait > 1e9:  # an epoch time, as some x-ratelimit-reset headers give
-                wait -= time.time()
-            return min(RETRY_CAP_S, max(0.0, wait))
-        except ValueError:
-            pass  # an HTTP date: back off as usual
-    return _retry.backoff(attempt)
+    wait = _seconds(retry_after)
+    return _retry.backoff(attempt) if wait is None else min(RETRY_CAP_S, wait)
+
+
+def _seconds(retry_after: str | None) -> float | None:
+    """A reset header's value in seconds from now (it may be an epoch time); None for none, or an
+    HTTP date."""
+    if not retry_after:
+        return None
+    try:
+        wait = float(retry_after)
+    except ValueError:
+        return None
+    if wait > 1e9:  # an epoch time, as some x-ratelimit-reset headers give
+        wait -= time.time()
+    return max(0.0, wait)
+
+
+def _asked_wait(headers: Mapping[str, str]) -> float | None:
+    """Seconds a rate-limited answer asks to wait, if it says."""
+    return _seconds(_reset_after(headers))
 
 
 def raise_for(response: httpx.Response, op: str, *, capacity: bool = False) -> None:
@@ -249,8 +271,10 @@ def raise_for(response: httpx.Response, op: str, *, capacity: bool = False) -> N
     if status == 404:
         raise InstanceNotFoundError(what, op=op)
     if status == 429:
+        asked = _asked_wait(response.headers)
+        when = "retry later" if asked is None else f"it asks to wait {asked:g} s: try again at {_at(asked)}"
         raise ProviderUnavailableError(
-            f"{what}; Fly.io is rate limiting: retry later or lower the concurrency", op=op
+            f"{what}; Fly.io is rate limiting: {when}, or lower the concurrency", op=op
         )
     if status >= 500:
         raise ProviderUnavailableError(f"{what}; retry later or check status.flyio.net", op=op)
