@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
+import anyio
 import pytest
 
 pytest.importorskip("daytona", reason="the daytona SDK is not installed (pip install 'praisonai[daytona]')")
@@ -138,10 +139,23 @@ def test_an_exec_whose_answer_was_lost_may_have_run_and_is_not_run_again(
     assert _portal.call(ctx.provider.read_file, ctx.instance_id, "once") == b"y\n"
 
 
-def test_a_failed_exec_is_our_error_not_an_exception_group(ctx: Context, fake: DaytonaFake) -> None:
-    fake.fail_next(401)
-    with pytest.raises(AuthenticationError):
-        _portal.call(ctx.sh, "true")
+def test_an_sdk_error_inside_an_exception_group_is_translated_like_any_other() -> None:
+    """A task group (ours or the SDK's) wraps the error it ends on: the boundary unwraps one."""
+    from daytona import DaytonaConnectionError
+
+    from praisonai.compute.providers.daytona._client import translated
+
+    async def refused() -> None:
+        raise DaytonaConnectionError("refused")
+
+    async def in_a_task_group() -> None:
+        with translated("exec"):
+            async with anyio.create_task_group() as tasks:  # raises an ExceptionGroup of one
+                tasks.start_soon(refused)
+
+    with pytest.raises(ProviderUnavailableError, match="Daytona could not be reached") as raised:
+        anyio.run(in_a_task_group)
+    assert isinstance(raised.value.__cause__, DaytonaConnectionError)
 
 
 def test_a_busy_exec_renews_the_idle_timer_and_an_idle_sandbox_stops(
