@@ -50,6 +50,17 @@ LOCK_WAIT_S = 900.0
 #: Seconds after which a failed reaping shutdown is tried again (the home's reaper doubles it).
 REAP_RETRY_AFTER_S = 30.0
 
+#: The longest ``retry-after`` (or ``retry-after-ms``) of a 429/529 answer that is waited out
+#: before a retry (beside RETRY_CAP_S, the backoff's own cap); a longer one is not slept
+#: through: the error says when to try again.
+RETRY_AFTER_CAP_S = 60.0
+#: Seconds a hosted session's event stream may go without an event (keep-alive pings do not
+#: count) before it is reopened and the events it missed are listed: well under the SDK's 600 s
+#: read timeout. A turn with a ``turn_timeout_s`` reopens it after a fifth of that, if sooner.
+HOSTED_READ_DEADLINE_S = 60.0
+#: Largest answer (a page of events, a resource) a remote's JSON API may send.
+MAX_REMOTE_ANSWER_BYTES = 64 * 1024 * 1024
+
 #: Seconds one reaping shutdown (by this process's reaper or the home's) may take before it is
 #: given up and tried again later.
 SHUTDOWN_TIMEOUT_S = 120.0

@@ -36,16 +36,23 @@ async def retried(
     attempts: int,
     what: str,
     adopt: Callable[[], Awaitable[T | None]] | None = None,
+    wait_at_least: Callable[[BaseException], float] | None = None,
 ) -> T:
     """``await call()``, tried at most ``attempts`` times while it fails with an error
     ``retry_if`` accepts; the last error is raised as it is. ``adopt`` (for a create): before each
-    retry, what the failed attempt made, returned instead when not ``None``. ``what`` names the
-    call in the log line."""
+    retry, what the failed attempt made, returned instead when not ``None``. ``wait_at_least``:
+    the least wait an error asks for (a ``retry-after``), when longer than the backoff. ``what``
+    names the call in the log line."""
     import tenacity
+
+    def wait(state: tenacity.RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        least = wait_at_least(error) if wait_at_least is not None and error is not None else 0.0
+        return max(least, backoff(state.attempt_number - 1))
 
     retrying = tenacity.AsyncRetrying(
         stop=tenacity.stop_after_attempt(attempts),
-        wait=lambda state: backoff(state.attempt_number - 1),
+        wait=wait,
         retry=tenacity.retry_if_exception(retry_if),
         reraise=True,
         before_sleep=lambda state: _said(what, state),

@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import Iterator
 
+import anyio
 import pytest
 
 pytest.importorskip("daytona", reason="the daytona SDK is not installed (pip install 'praisonai[daytona]')")
@@ -19,6 +20,7 @@ from served import TARGETS, run_check
 from praisonai import _portal
 from praisonai._errors import (
     AuthenticationError,
+    ChannelClosedError,
     InstanceNotFoundError,
     ProviderUnavailableError,
 )
@@ -121,6 +123,39 @@ def test_a_rate_limit_says_what_to_do(provider: DaytonaCompute, fake: DaytonaFak
     fake.fail_next(429, retry_after=1)
     with pytest.raises(ProviderUnavailableError, match="rate limiting"):
         _portal.call(provider.list_instances)
+
+
+@pytest.mark.parametrize("lost", [0, 502], ids=["cut", "502"])
+def test_an_exec_whose_answer_was_lost_may_have_run_and_is_not_run_again(
+    ctx: Context, fake: DaytonaFake, lost: int
+) -> None:
+    """The command ran, its answer never came back: "may have run" (ChannelClosedError, not
+    retryable), never a second run, never "could not be reached", and never an ExceptionGroup."""
+    _portal.call(ctx.sh, "rm -f once")
+    fake.lose_next_exec_answer(lost)
+    with pytest.raises(ChannelClosedError, match="may have run") as raised:
+        _portal.call(ctx.sh, "echo y >> once")
+    assert "could not be reached" not in str(raised.value) and not raised.value.retryable
+    assert _portal.call(ctx.provider.read_file, ctx.instance_id, "once") == b"y\n"
+
+
+def test_an_sdk_error_inside_an_exception_group_is_translated_like_any_other() -> None:
+    """A task group (ours or the SDK's) wraps the error it ends on: the boundary unwraps one."""
+    from daytona import DaytonaConnectionError
+
+    from praisonai.compute.providers.daytona._client import translated
+
+    async def refused() -> None:
+        raise DaytonaConnectionError("refused")
+
+    async def in_a_task_group() -> None:
+        with translated("exec"):
+            async with anyio.create_task_group() as tasks:  # raises an ExceptionGroup of one
+                tasks.start_soon(refused)
+
+    with pytest.raises(ProviderUnavailableError, match="Daytona could not be reached") as raised:
+        anyio.run(in_a_task_group)
+    assert isinstance(raised.value.__cause__, DaytonaConnectionError)
 
 
 def test_a_busy_exec_renews_the_idle_timer_and_an_idle_sandbox_stops(

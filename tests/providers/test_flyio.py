@@ -18,6 +18,7 @@ from served import FLY_APP, TARGETS, fly_provider, run_check
 from praisonai import _portal
 from praisonai._errors import (
     AuthenticationError,
+    ChannelClosedError,
     ConfigError,
     ExecError,
     InstanceNotFoundError,
@@ -176,10 +177,34 @@ def test_an_exec_is_retried_on_429_only_so_it_runs_at_most_once(ctx: Context, fa
     fake.fail_next(429, retry_after=0.1)
     assert _portal.call(ctx.sh, "echo x >> once").exit_code == 0
     fake.fail_after_next(502)
-    with pytest.raises(ProviderUnavailableError):
+    with pytest.raises(ChannelClosedError, match="may have run"):
         _portal.call(ctx.sh, "echo y >> once")
     # y ran once (its answer was lost), not twice: the 502 was not retried.
     assert _portal.call(ctx.provider.read_file, ctx.instance_id, "once") == b"x\ny\n"
+
+
+@pytest.mark.parametrize("lost", ["cut", "502"])
+def test_an_exec_whose_answer_was_lost_may_have_run_and_is_not_run_again(
+    ctx: Context, fake: FlyioFake, lost: str
+) -> None:
+    """The command ran, its answer never came back (the connection closed, or a proxy's 5xx):
+    "may have run", never a second run, never "could not be reached"."""
+    _portal.call(ctx.sh, "rm -f once")
+    fake.cut_after_next() if lost == "cut" else fake.fail_after_next(502)
+    with pytest.raises(ChannelClosedError, match="may have run") as raised:
+        _portal.call(ctx.sh, "echo y >> once")
+    assert "could not be reached" not in str(raised.value) and not raised.value.retryable
+    assert _portal.call(ctx.provider.read_file, ctx.instance_id, "once") == b"y\n"
+
+
+def test_a_retry_after_past_the_cap_is_said_at_once_with_the_time(
+    provider: FlyCompute, fake: FlyioFake
+) -> None:
+    fake.fail_next(429, retry_after=3600)
+    before = sum(fake.calls.values())
+    with pytest.raises(ProviderUnavailableError, match=r"it asks to wait 3600 s: try again at .* UTC"):
+        _portal.call(provider.list_instances)
+    assert sum(fake.calls.values()) == before + 1  # not asked again against its word
 
 
 def test_a_persistent_rate_limit_says_what_to_do(provider: FlyCompute, fake: FlyioFake) -> None:

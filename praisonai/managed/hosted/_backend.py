@@ -18,6 +18,7 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import ConfigError
+from praisonai._limits import DEFAULT_TURN_TIMEOUT_S
 from praisonai.llm.tools import ToolCall, call_tool, tool_name, tool_spec
 from praisonai.managed.config import ToolPlan
 from praisonai.managed.config._hosted import ManagedConfig, agent_payload, environment_config
@@ -67,9 +68,15 @@ class HostedBackend:
         api_key(self._key)
 
     async def turn(
-        self, live: LiveSession, confirm: Callable[..., Any] | None, on_custom_tool: Callable[..., Any] | None
+        self,
+        live: LiveSession,
+        confirm: Callable[..., Any] | None,
+        on_custom_tool: Callable[..., Any] | None,
+        *,
+        turn_timeout_s: float | None = DEFAULT_TURN_TIMEOUT_S,
     ) -> HostedTurn:
-        """The next turn of ``live``, its remote session made first when it has none."""
+        """The next turn of ``live``, its remote session made first when it has none;
+        ``turn_timeout_s``: how long it waits with no new event from the API."""
         key = api_key(self._key)
         client = self._client = self._client or make_client(key, self._base_url)
         functions = {tool_name(fn): fn for fn in self.plan.functions}
@@ -109,6 +116,7 @@ class HostedBackend:
             confirm,
             _answering(functions, on_custom_tool),
             serve_tools=serve,
+            turn_timeout_s=turn_timeout_s,
         )
         return HostedTurn(setup, live)
 

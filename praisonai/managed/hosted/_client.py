@@ -1,11 +1,16 @@
 """The ``anthropic`` client the hosted backend uses, and how the API's failures read to a user.
 
 One ``AsyncAnthropic`` per ManagedAgent, made on the portal loop that uses it. Every call goes
-through :func:`api_errors`, which turns the SDK's exceptions into praisonai's, one sentence each:
-no key, a refused key, the beta not enabled, a rate limit (with its ``retry-after``), an
-unreachable API, or the API's own answer. A 404 is :class:`SessionNotFoundError` naming what was
-missing; a cut stream (which the SDK raises bare, as its HTTP library's error) is
-:class:`ProviderUnavailableError`.
+through :func:`api_errors`, which turns the SDK's exceptions into praisonai's, one sentence each
+naming the API by the base URL in use: no key, a refused key, the beta not enabled, a rate limit
+or an overload (with when to retry), an unreachable API, or the API's own answer. A 404 is
+:class:`SessionNotFoundError` naming what was missing; a cut stream (which the SDK raises bare, as
+its HTTP library's error) is :class:`ProviderUnavailableError`.
+
+The client's HTTP answers pass :mod:`._guard` first: an SSE frame past
+``MAX_REMOTE_EVENT_BYTES`` (or a JSON answer past ``MAX_REMOTE_ANSWER_BYTES``) is refused while
+it arrives (:class:`MalformedReplyError`), and a 429/529 whose ``retry-after`` is past
+``RETRY_AFTER_CAP_S`` is not retried by the SDK (which would sleep whatever it says: an hour).
 """
 
 from __future__ import annotations
@@ -21,19 +26,25 @@ from praisonai import _retry
 from praisonai._errors import (
     AuthenticationError,
     ConfigError,
+    MalformedReplyError,
     MissingDependencyError,
     ModelError,
     ProviderUnavailableError,
     SessionNotFoundError,
 )
+from praisonai._limits import RETRY_AFTER_CAP_S
+from praisonai.managed.hosted._guard import guard, origin, retry_after, when
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
 #: Where the key may come from, in order (PraisonAI reads both).
 KEY_VARIABLES: Final = ("ANTHROPIC_API_KEY", "CLAUDE_API_KEY")
-#: The client's timeout for a request (a stream waits for events much longer: see _turn).
-REQUEST_TIMEOUT_S: Final = 600.0
+#: The client's timeout for a request: the Managed Agents calls answer at once (a stream's wait
+#: for events is bounded by the feed's read deadline, not by this).
+REQUEST_TIMEOUT_S: Final = 60.0
+#: Seconds to open a connection to the API.
+CONNECT_TIMEOUT_S: Final = 5.0
 _HTTP_LIBRARIES: Final = ("httpx", "httpx2")
 T = TypeVar("T")
 
@@ -60,7 +71,9 @@ def make_client(key: str, base_url: str | None = None) -> AsyncAnthropic:
         raise MissingDependencyError(
             "the hosted backend needs the anthropic SDK: pip install 'praisonai[llm]'", op="managed"
         ) from exc
-    return anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=REQUEST_TIMEOUT_S)
+    timeout = anthropic.Timeout(REQUEST_TIMEOUT_S, connect=CONNECT_TIMEOUT_S)
+    http = anthropic.DefaultAsyncHttpxClient(timeout=timeout, event_hooks={"response": [guard]})
+    return anthropic.AsyncAnthropic(api_key=key, base_url=base_url, timeout=timeout, http_client=http)
 
 
 def workspace_scope(base_url: str, key: str) -> str:
@@ -100,19 +113,31 @@ def api_errors(what: str) -> Iterator[None]:
         ) from exc
     except anthropic.NotFoundError as exc:
         raise SessionNotFoundError(f"{what}: not found on the API: {_message(exc)}") from exc
-    except anthropic.RateLimitError as exc:
-        wait = exc.response.headers.get("retry-after")
-        after = f"; retry after {wait} s" if wait else ""
-        raise ModelError(f"{what}: rate limited by the API{after}", status=429, op="managed") from exc
-    except anthropic.APIConnectionError as exc:
-        message = f"{what}: the Anthropic API did not answer: {exc}"
-        raise ProviderUnavailableError(message, op="managed") from exc
     except anthropic.APIStatusError as exc:
-        message = f"{what}: the API answered {exc.status_code}: {_message(exc)}"
+        if exc.status_code in (429, 529):
+            raise _limited(what, exc) from exc
+        message = f"{what}: the API at {origin(exc)} answered {exc.status_code}: {_message(exc)}"
         raise ModelError(message, status=exc.status_code, op="managed") from exc
-    except _transport_errors() as exc:
-        message = f"{what}: the connection to the API broke: {exc}"
+    except anthropic.APIConnectionError as exc:
+        if isinstance(exc.__cause__, MalformedReplyError):  # an answer too large, refused as it came
+            raise exc.__cause__ from exc
+        message = f"{what}: the Anthropic API at {origin(exc)} did not answer: {exc}"
         raise ProviderUnavailableError(message, op="managed") from exc
+    except _transport_errors() as exc:
+        message = f"{what}: the connection to the API at {origin(exc)} broke: {exc!r}"
+        raise ProviderUnavailableError(message, op="managed") from exc
+
+
+def _limited(what: str, exc: Any) -> ModelError:
+    """A 429 or 529 in one sentence: the limit, and when the API said to try again."""
+    wait = retry_after(exc.response.headers)
+    kind = "is rate limiting this key" if exc.status_code == 429 else "is overloaded"
+    said = f"{what}: the Anthropic API at {origin(exc)} {kind} ({exc.status_code}: {_message(exc)})"
+    if wait is None:
+        return ModelError(f"{said}; retry in a minute", status=exc.status_code, op="managed")
+    longer = f", longer than praisonai waits ({RETRY_AFTER_CAP_S:g} s)" if wait > RETRY_AFTER_CAP_S else ""
+    message = f"{said}; it asks to retry after {wait:g} s{longer}: try again at {when(wait)}"
+    return ModelError(message, status=exc.status_code, op="managed")
 
 
 async def at_most_once(
@@ -137,11 +162,30 @@ async def at_most_once(
         with api_errors(what):
             return await lookup()
 
-    return await _retry.retried(sent, retry_if=_worth_retrying, attempts=tries, what=what, adopt=took_effect)
+    return await _retry.retried(
+        sent,
+        retry_if=_worth_retrying,
+        attempts=tries,
+        what=what,
+        adopt=took_effect,
+        wait_at_least=_asked_wait,
+    )
 
 
 def _worth_retrying(exc: BaseException) -> bool:
-    return isinstance(exc, ModelError | ProviderUnavailableError) and transient(exc)
+    """Transient, and not asked to wait past ``RETRY_AFTER_CAP_S``."""
+    return (
+        isinstance(exc, ModelError | ProviderUnavailableError)
+        and transient(exc)
+        and _asked_wait(exc) <= RETRY_AFTER_CAP_S
+    )
+
+
+def _asked_wait(exc: BaseException) -> float:
+    """The ``retry-after`` the answer behind ``exc`` asked for (0 when none)."""
+    response = getattr(exc.__cause__, "response", None)
+    wait = retry_after(response.headers) if response is not None else None
+    return wait or 0.0
 
 
 def transient(exc: ModelError | ProviderUnavailableError) -> bool:

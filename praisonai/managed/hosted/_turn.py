@@ -12,7 +12,11 @@ ends the turn), custom tools through ``on_custom_tool`` (once per tool use: skip
 has its result) — and the loop goes on; ``end_turn``, ``refusal``, ``budget_reached`` and
 ``retries_exhausted`` end the turn, as do ``session.status_terminated`` and ``session.deleted``.
 A ``session.error`` that is retried is logged and read past; one that is ``exhausted`` or
-``terminal`` ends the turn, is persisted, then raised as :class:`ManagedSessionError`.
+``terminal`` ends the turn, is persisted, then raised as :class:`ManagedSessionError`. Any other
+failure (the API quiet past ``turn_timeout_s``, a malformed event, a rate limit, a callback's
+error) ends the turn as an error in the log (a ``session.error`` and an idle with
+``retries_exhausted``, under our ids) and in the row (status ``error``), then is raised: the
+session is never left ``running``, and the next turn catches up from the API's log.
 Per-request usage (``span.model_request_end``) adds to the turn; the cumulative snapshots
 (``session.usage``, then ``sessions.retrieve`` at the end) replace the session's counters.
 :meth:`HostedTurn.interrupt` sends ``user.interrupt``; the turn then ends ``interrupted``.
@@ -32,10 +36,12 @@ import anyio
 import anyio.to_thread
 
 from praisonai._errors import ManagedSessionError, PraisonAIError, StaleSessionError
+from praisonai._limits import DEFAULT_TURN_TIMEOUT_S
 from praisonai._tasks import beside
 from praisonai.llm.types import Usage
 from praisonai.managed.events import Event, text_content
-from praisonai.managed.hosted._events import Feed, Raw, counters, request_usage, retrieve, send, to_event
+from praisonai.managed.hosted import _events
+from praisonai.managed.hosted._events import Feed, MalformedEventError, Raw
 from praisonai.managed.live._result import STATUS, Decision, ManagedResult, ToolRequest
 from praisonai.managed.live._session import LiveSession
 
@@ -53,7 +59,8 @@ _ANSWERS: Final = {"user.tool_confirmation": "tool_use_id", "user.custom_tool_re
 @dataclass
 class HostedSetup:
     """What a hosted turn needs that outlives it. ``serve_tools``: for a self-hosted environment,
-    a context manager that runs our sandbox's tool worker; it is entered around the turn."""
+    a context manager that runs our sandbox's tool worker; it is entered around the turn.
+    ``turn_timeout_s``: how long the turn waits with no new event from the API (see ``Feed``)."""
 
     client: AsyncAnthropic
     remote_session_id: str
@@ -62,6 +69,7 @@ class HostedSetup:
     on_custom_tool: Callable[[str, Mapping[str, Any]], Any] | None
     deltas: bool = True
     serve_tools: Callable[[], AbstractAsyncContextManager[None]] | None = None
+    turn_timeout_s: float | None = DEFAULT_TURN_TIMEOUT_S
 
 
 class HostedTurn:
@@ -101,21 +109,15 @@ class HostedTurn:
         if self._interrupted:
             self._wake.set()
         serve = self.setup.serve_tools() if self.setup.serve_tools is not None else contextlib.nullcontext()
+        feed = Feed(self.setup.client, self._sid, deltas=self.setup.deltas, seen=self._seen,
+                    since=self._since, turn_timeout_s=self.setup.turn_timeout_s)  # fmt: skip
         try:
-            async with (
-                serve,
-                Feed(
-                    self.setup.client, self._sid, deltas=self.setup.deltas, seen=self._seen, since=self._since
-                ) as feed,
-            ):
+            async with serve, feed:
                 stop = await self._drive(feed, prompt)
         except (StaleSessionError, ManagedSessionError):
             raise  # another process drives the session now / persisted already
-        except Exception as exc:  # the API, the network or a callback failed the turn: the row says so
-            s.flush(
-                status="error",
-                last_error={"type": "unknown_error", "message": f"{type(exc).__name__}: {exc}"},
-            )
+        except Exception as exc:  # the API, the network or a callback failed the turn: the log says so
+            self._fail(exc)
             raise
         if self._fatal is not None:
             await self._finish_fatal(stop, self._fatal)
@@ -132,12 +134,13 @@ class HostedTurn:
 
     def _note(self, ev: Event) -> None:
         self._seen.add(ev.id)
-        if ev.id.startswith("levt_"):  # ours: a prompt (the API's copy has another id)
+        if ev.id.startswith("levt_"):  # ours: a prompt (the API's copy has another id), a failed end
             if ev.type == "user.message":
                 self._unechoed.append(ev.data.get("content"))
-        else:  # the API's clock: where a catch-up listing starts
-            self._since, self._last_id = max(self._since or 0.0, ev.processed_at), ev.id
-            self._unechoed.clear()
+            return  # our record of a failure says nothing of the remote session's state
+        # the API's clock: where a catch-up listing starts
+        self._since, self._last_id = max(self._since or 0.0, ev.processed_at), ev.id
+        self._unechoed.clear()
         if ev.type in (*_CONFIRMED, "agent.custom_tool_use"):
             self._uses[ev.id] = ev
         elif ev.type == "session.status_running":
@@ -151,7 +154,7 @@ class HostedTurn:
 
     def _take(self, raw: Raw) -> Event:
         """Log a remote event (deltas are only streamed) and account for it."""
-        ev = to_event(raw)
+        ev = _events.to_event(raw)
         self.s.record(ev)
         if ev.ephemeral:
             return ev
@@ -160,7 +163,7 @@ class HostedTurn:
         if ev.type == "agent.message":
             self._text = ev.text
         elif ev.type == "span.model_request_end":
-            usage = request_usage(ev.data.get("model_usage") or {})
+            usage = _events.request_usage(ev.data.get("model_usage") or {})
             self.s.add_usage(self.setup.model, usage)
             self._usage = self._usage + usage
         elif ev.type == "session.usage":
@@ -169,7 +172,7 @@ class HostedTurn:
 
     def _snapshot(self, usage: Mapping[str, Any], **remote: Any) -> None:
         """A cumulative snapshot replaces the session's counters (never added to them)."""
-        c = counters(usage)
+        c = _events.counters(usage)
         self.s.usage = Usage(
             c["input_tokens"],
             c["output_tokens"],
@@ -263,7 +266,7 @@ class HostedTurn:
     async def _send(self, feed: Feed, events: Sequence[Raw], *, log: bool = False) -> list[Raw]:
         """Send ``events`` once; with ``log``, their echoes go to the log (under the API's ids)."""
         self.s.flush()
-        echoes = await send(self.setup.client, self._sid, events, since=feed.since, seen=self._seen)
+        echoes = await _events.send(self.setup.client, self._sid, events, since=feed.since, seen=self._seen)
         if log:
             for echo in echoes:
                 if feed.fresh(echo):
@@ -339,6 +342,23 @@ class HostedTurn:
 
     # ---- endings ---------------------------------------------------------------------------
 
+    def _fail(self, exc: Exception) -> None:
+        """End the turn as an error in the log and the row (resumable: the remote session goes on,
+        and the next turn catches up with it). A malformed event with an id is logged as
+        ``remote.malformed`` under that id, so no later catch-up reads it again."""
+        s = self.s
+        if isinstance(exc, MalformedEventError) and exc.event_id is not None:
+            note = Event("remote.malformed", {"problem": str(exc)}, exc.event_id, self._since or 0.0)
+            s.record(note)
+            self._note(note)
+        message = str(exc) if isinstance(exc, PraisonAIError) else f"{type(exc).__name__}: {exc}"
+        error = {"type": "unknown_error", "message": message, "retry_status": {"type": "exhausted"}}
+        stop = {"type": "retries_exhausted"}
+        s.record(
+            Event("session.error", {"error": error}), Event("session.status_idle", {"stop_reason": stop})
+        )
+        s.flush(status="error", stop_reason=stop, pending=[], last_error=error)
+
     async def _finish_fatal(self, stop: dict[str, Any], error: Mapping[str, Any]) -> None:
         """Persist the turn's end, then raise the error the session will not retry."""
         retry = str((error.get("retry_status") or {}).get("type", "terminal"))
@@ -369,7 +389,7 @@ class HostedTurn:
             if reason == "requires_action"
         )
         s.pending_ids = tuple(str(p["event_id"]) for p in pending)
-        session = await retrieve(self.setup.client, self._sid)
+        session = await _events.retrieve(self.setup.client, self._sid)
         if session is not None:  # the authoritative usage, stats and status
             stats = session.get("stats") or {}
             self._snapshot(session.get("usage") or {}, status=session.get("status"), stats=stats)

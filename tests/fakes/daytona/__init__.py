@@ -36,7 +36,9 @@ Modelled (from daytona 0.226.1's client code and cloud-sdks.md §3):
   pseudo-terminal through a docker exec with a tty, the connected and exited control messages,
   the exit code in the close frame), ``/process/pty/{id}/resize`` and ``DELETE /process/pty/{id}``
   (the shell's process tree killed, as the daemon does).
-- Faults: ``fail_next(status, retry_after=...)`` answers the next API call with that status.
+- Faults: ``fail_next(status, retry_after=...)`` answers the next API call with that status;
+  ``lose_next_exec_answer(status)`` runs the next ``process/execute`` command, then answers
+  ``status`` or (0) closes the connection with no answer.
 
 Not modelled: the other file routes (``GET /files`` listing, ``/files/folder``, ``/files/move``,
 find, replace, search, permissions: the provider does not call them), sessions, listing and
@@ -84,6 +86,9 @@ class DaytonaFake:
         self.calls: dict[str, int] = {}
         self.requests: list[tuple[str, str, Any]] = []  # (method, route, json body) of API calls
         self._faults: list[tuple[int, float | None]] = []
+        #: ``process/execute`` answers to lose after the command ran: a status, or 0 (no answer:
+        #: the connection is closed)
+        self.lost_exec_answers: list[int] = []
         self.ptys = _pty.Sessions()
         #: set: the next uploads are cut after this many bytes, written in place (as daemons before
         #: the temp-file upload did) and answered 400 with the daemon's "errors"
@@ -123,6 +128,11 @@ class DaytonaFake:
     def fail_next(self, status: int, *, retry_after: float | None = None) -> None:
         """Answer the next control-plane call with ``status`` (429 carries ``Retry-After``)."""
         self._faults.append((status, retry_after))
+
+    def lose_next_exec_answer(self, status: int = 0) -> None:
+        """Run the next ``process/execute`` command, then answer ``status`` (0: close the
+        connection with no answer at all), as when a proxy or the network loses the answer."""
+        self.lost_exec_answers.append(status)
 
     # ---- sandboxes -----------------------------------------------------------------------------
 

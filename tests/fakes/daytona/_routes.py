@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import posixpath
+import socket
 import time
 import uuid
 from http.server import BaseHTTPRequestHandler
@@ -170,6 +171,13 @@ def _toolbox(
             container, req["command"], cwd, req.get("envs") or {}, timeout
         )
         fake.touch(box)
+        if fake.lost_exec_answers:
+            lost = fake.lost_exec_answers.pop(0)
+            if lost:
+                return send_error(h, lost, f"injected {lost} after the command ran")
+            h.close_connection = True
+            h.connection.shutdown(socket.SHUT_RDWR)
+            return None
         if timed_out:
             return send_error(h, 408, "command execution timeout", code="PROCESS_EXECUTION_TIMEOUT")
         return send_json(h, 200, {"exitCode": code, "result": output.decode("utf-8", "replace")})

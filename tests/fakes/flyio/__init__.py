@@ -33,7 +33,8 @@ Modelled (cloud-sdks.md §5, fly-go's machine types):
 - Errors are ``{"error": ..., "status": ...}``. Faults: ``fail_next(status, retry_after=...)``
   answers the next call with that status before doing anything; ``fail_after_next(status)`` does
   the next call's work and then answers with that status (a lost answer: a retried create must
-  not make a second machine).
+  not make a second machine); ``cut_after_next()`` does the work and closes the connection with
+  no answer at all.
 
 - ``auto_destroy``: a started machine whose PID 1 exited is destroyed (checked twice a second).
 
@@ -56,7 +57,10 @@ from fakes import docker
 from fakes.flyio import _machines
 from fakes.loopback import Loopback
 
-__all__ = ["FlyioFake"]
+__all__ = ["CUT", "FlyioFake"]
+
+#: The "status" of a fault that answers nothing: the connection is closed instead.
+CUT = 0
 
 
 class FlyioFake:
@@ -110,6 +114,12 @@ class FlyioFake:
     def fail_after_next(self, status: int) -> None:
         """Do the next call's work, then answer ``status`` instead of its result."""
         self.faults.append((status, None, True))
+
+    def cut_after_next(self) -> None:
+        """Do the next call's work, then close its connection with no answer (a lost answer on the
+        way back: a proxy or the network dropped it)."""
+        with self.lock:
+            self.faults.append((CUT, None, True))
 
     def create_app(self, name: str, org_slug: str = "personal") -> None:
         """Make app ``name`` as ``POST /v1/apps`` would (an app made beforehand, with flyctl)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
@@ -43,6 +44,10 @@ def route(fake: FlyioFake, h: BaseHTTPRequestHandler, path: list[str], query: di
         headers = {} if fault[1] is None else {"retry-after": f"{fault[1]:g}"}
         return _send(h, fault[0], {"error": "injected fault", "status": _CODES.get(fault[0], "")}, headers)
     status, answer = _dispatch(fake, h.command, path, query, body, h.headers.get(NONCE_HEADER))
+    if fault is not None and fault[0] == 0:  # CUT: the work is done, the answer never leaves
+        h.close_connection = True
+        h.connection.shutdown(socket.SHUT_RDWR)
+        return None
     if fault is not None:
         status, answer = fault[0], "injected fault after the work was done"
     with fake.lock:

@@ -46,8 +46,10 @@ What it models (the wire as the SDK sends and parses it, see ``managed-agents.md
   ``agent.tool_use`` of the session.
 - Faults: :meth:`ManagedAgentsFake.fail` (any status, ``retry-after``, before or after the request
   takes effect: a 5xx after a recorded send is what makes the SDK's retry duplicate a message, as
-  the SDK sends no idempotency key) and :meth:`ManagedAgentsFake.drop_stream` (a stream cut after N
-  frames, without its final chunk).
+  the SDK sends no idempotency key), :meth:`ManagedAgentsFake.drop_stream` (a stream cut after N
+  frames, without its final chunk), :meth:`ManagedAgentsFake.stall_stream` (a stream that goes quiet
+  after N frames: keep-alive pings only, or nothing after its headers) and the script step
+  :func:`raw_frame` (bytes written to the open streams as they are: not JSON, not UTF-8, 10 MB).
 
 What it does not model: the model itself (only the script speaks); tool execution (results are
 scripted, or the client's on self_hosted); rate limits, budgets and ``list_cost`` unless a test
@@ -80,6 +82,7 @@ from fakes.managed_agents._script import (
     custom_tool,
     emit,
     end_turn,
+    raw_frame,
     say,
     session_error,
     stop,
@@ -102,6 +105,7 @@ __all__ = [
     "custom_tool",
     "emit",
     "end_turn",
+    "raw_frame",
     "say",
     "session_error",
     "stop",
@@ -131,7 +135,7 @@ class ManagedAgentsFake:
         self._registry = Registry(self._ids, self._clock)
         self._sessions = Sessions(self._registry, self._ids, self._clock, self._lock, script)
         self._faults: list[Fault] = []
-        self._drops: list[int] = []
+        self._drops: list[tuple[int, str]] = []
         self._require_key = require_key
         self._closing = threading.Event()
         self.requests: list[Request] = []
@@ -193,7 +197,20 @@ class ManagedAgentsFake:
     def drop_stream(self, after_frames: int, *, times: int = 1) -> None:
         """Cut the next ``times`` streams opened after writing ``after_frames`` frames (deltas count)."""
         with self._lock:
-            self._drops += [after_frames] * times
+            self._drops += [(after_frames, "drop")] * times
+
+    def stall_stream(self, after_frames: int = 0, *, pings: bool = True, times: int = 1) -> None:
+        """The next ``times`` streams opened go quiet after ``after_frames`` frames (0: right after
+        the headers), the connection left open: with ``pings`` they send only ``: ping`` keep-alive
+        comments from then on, else nothing at all."""
+        with self._lock:
+            self._drops += [(after_frames, "pings" if pings else "silence")] * times
+
+    def heal(self) -> None:
+        """Drop every fault still to come (answers, cut or quiet streams)."""
+        with self._lock:
+            self._faults.clear()
+            self._drops.clear()
 
     # ---- scripts and state, for tests ------------------------------------------------------------
 
@@ -310,7 +327,7 @@ class ManagedAgentsFake:
             raise ApiError(400, f"event_deltas: expected some of {', '.join(_DELTA_TYPES)}")
         with self._lock:
             session = self._sessions.get(ident)
-            stream = session.subscribe(deltas, self._drops.pop(0) if self._drops else None)
+            stream = session.subscribe(deltas, *(self._drops.pop(0) if self._drops else (None,)))
 
         def done() -> None:
             with self._lock:

@@ -45,11 +45,14 @@ _STATUS = {
 class Stream:
     """One open ``events/stream`` connection: the frames waiting to be written (None ends it)."""
 
-    def __init__(self, deltas: frozenset[str], drop_after: int | None) -> None:
+    def __init__(self, deltas: frozenset[str], drop_after: int | None, stall: str = "drop") -> None:
         self.frames: queue.Queue[bytes | None] = queue.Queue()
         self.deltas = deltas
-        #: Close the connection (abruptly) after writing this many frames; None: never.
+        #: After writing this many frames (None: never) the stream ``stall``s: ``drop`` closes the
+        #: connection abruptly; ``pings`` sends only keep-alive pings from then on; ``silence``
+        #: sends nothing more, the connection left open.
         self.drop_after = drop_after
+        self.stall = stall
 
 
 class LiveSession:
@@ -101,8 +104,8 @@ class LiveSession:
         """Let a :func:`wait` step go on."""
         self._inbox.put([{"type": RELEASE}])
 
-    def subscribe(self, deltas: frozenset[str], drop_after: int | None) -> Stream:
-        stream = Stream(deltas, drop_after)
+    def subscribe(self, deltas: frozenset[str], drop_after: int | None, stall: str = "drop") -> Stream:
+        stream = Stream(deltas, drop_after, stall)
         self.streams.append(stream)
         return stream
 
@@ -158,6 +161,12 @@ class LiveSession:
             for stream in self.streams:
                 if kind in stream.deltas:
                     stream.frames.put(sse_frame(event))
+
+    def broadcast(self, data: bytes) -> None:
+        """Write ``data`` as it is to every open stream (never recorded): a malformed frame."""
+        with self._lock:
+            for stream in self.streams:
+                stream.frames.put(data)
 
     def take(self, block: bool = True) -> list[Json] | None:
         """The next batch of sent events; None when closed (or, with ``block=False``, when none)."""

@@ -120,6 +120,12 @@ def emit(event: Json) -> Step:
     return Step("emit", {"event": dict(event)})
 
 
+def raw_frame(data: bytes) -> Step:
+    """``data`` written as it is to every open stream, never recorded: a frame that is not JSON, not
+    UTF-8, or 10 MB long, as a broken or hostile remote sends it."""
+    return Step("raw", {"data": bytes(data)})
+
+
 def wait() -> Step:
     """Hold the turn until :meth:`ManagedAgentsFake.release` or a ``user.interrupt``."""
     return Step("wait")
@@ -131,6 +137,7 @@ class Host(Protocol):
     def new_id(self) -> str: ...
     def emit(self, event: Json) -> Json: ...
     def preview(self, event: Json, kind: str) -> None: ...
+    def broadcast(self, data: bytes) -> None: ...
     def take(self, block: bool = True) -> list[Json] | None: ...
     def add_usage(self, model_usage: Json) -> None: ...
     def usage_snapshot(self, overrides: Json) -> Json: ...
@@ -234,6 +241,8 @@ class ScriptedAgent:
             return "ended"
         elif step.kind == "emit":
             self._host.emit(dict(a["event"]))
+        elif step.kind == "raw":
+            self._host.broadcast(a["data"])
         elif step.kind == "wait":
             return self._wait()
         return "go"

@@ -199,12 +199,24 @@ def handler(backend: Backend) -> type[BaseHTTPRequestHandler]:
                         self.wfile.write(b"0\r\n\r\n")
                         return
                     self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
+                    self.wfile.flush()
                     written += 1
+                if stream.stall != "drop":
+                    self._stall(stream.stall == "pings")
                 self.close_connection = True  # dropped: no final chunk, the connection just ends
             except OSError:
                 self.close_connection = True
             finally:
                 done()
+
+        def _stall(self, pings: bool) -> None:
+            """Keep the stream open and quiet (a ping comment every 50 ms with ``pings``) until its
+            client leaves or the fake closes."""
+            ping = b": ping\n\n"
+            while not backend.closing.wait(0.05) and not _gone(self.connection):
+                if pings:
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(ping), ping))
+                    self.wfile.flush()
 
         def _send(self, status: int, payload: Json, headers: dict[str, str] | None = None) -> None:
             data = json.dumps(payload).encode()
@@ -229,8 +241,16 @@ def _next(stream: Stream, connection: socket.socket, closing: threading.Event) -
         try:
             return stream.frames.get(timeout=0.05)
         except queue.Empty:  # a quiet moment, see whether the client is still there
-            poller = select.poll()  # not select(): descriptors past 1023 in a long test run
-            poller.register(connection, select.POLLIN)
-            if poller.poll(0) and connection.recv(1, socket.MSG_PEEK) == b"":
+            if _gone(connection):
                 return None
     return None
+
+
+def _gone(connection: socket.socket) -> bool:
+    """The client closed its end of ``connection``."""
+    poller = select.poll()  # not select(): descriptors past 1023 in a long test run
+    poller.register(connection, select.POLLIN)
+    try:
+        return bool(poller.poll(0)) and connection.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True

@@ -16,6 +16,7 @@ from typing import Any
 from praisonai import _telemetry
 from praisonai._errors import (
     AuthenticationError,
+    ChannelClosedError,
     ConfigError,
     ExecError,
     InstanceNotFoundError,
@@ -57,8 +58,69 @@ async def client(api_key: str | None, api_url: str | None, target: str | None) -
 
 
 @contextlib.contextmanager
+def answer_lost(op: str) -> Iterator[None]:
+    """Inside :func:`translated`, around a call that is not idempotent (an exec): its answer lost
+    after the request left (the connection cut or timed out once sent, a 5xx of the daemon or a
+    proxy) is ``ChannelClosedError``: the command may have run, and it is not sent again. A
+    connection that never opened stays "could not be reached" (the command never ran)."""
+    from daytona import DaytonaConnectionError, DaytonaError
+
+    try:
+        yield
+    except DaytonaConnectionError as exc:
+        if _never_connected(exc):
+            raise
+        raise _may_have_run(op, exc) from exc
+    except DaytonaError as exc:
+        status = getattr(exc, "status_code", None)
+        if status is None or status < 500:
+            raise
+        raise _may_have_run(op, exc) from exc
+
+
+def _never_connected(exc: BaseException) -> bool:
+    """The error chain holds aiohttp's "could not connect" (the request never left)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if type(seen).__name__ in (
+            "ClientConnectorError",
+            "ClientConnectorDNSError",
+            "ConnectionRefusedError",
+        ):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _may_have_run(op: str, exc: BaseException) -> ChannelClosedError:
+    return ChannelClosedError(
+        f"Daytona's answer to {op} was lost after the request was sent ({exc}): the command may have "
+        "run; it was not sent again",
+        op=op,
+        sent=True,
+    )
+
+
+@contextlib.contextmanager
 def translated(op: str, *, instance_id: str | None = None, path: str | None = None) -> Iterator[None]:
-    """Turn the SDK's exceptions into ours, one sentence each, ``raise … from exc``."""
+    """Turn the SDK's exceptions into ours, one sentence each, ``raise … from exc``; an
+    ``ExceptionGroup`` holding one error (a task group's) is that error, translated."""
+    _telemetry.vendor_call("daytona", op, instance_id or path)
+    try:
+        yield
+    except PraisonAIError:
+        raise
+    except Exception as exc:
+        inner = getattr(exc, "exceptions", None)
+        error = inner[0] if isinstance(inner, tuple) and len(inner) == 1 else exc
+        ours = error if isinstance(error, PraisonAIError) else _ours(error, op, instance_id, path)
+        if ours is None:
+            raise
+        raise ours from error
+
+
+def _ours(exc: BaseException, op: str, instance_id: str | None, path: str | None) -> PraisonAIError | None:
+    """One of the SDK's errors as ours; None for anything else."""
     from daytona import (
         DaytonaAuthenticationError,
         DaytonaConnectionError,
@@ -70,35 +132,29 @@ def translated(op: str, *, instance_id: str | None = None, path: str | None = No
         DaytonaValidationError,
     )
 
-    _telemetry.vendor_call("daytona", op, instance_id or path)
-    try:
-        yield
-    except PraisonAIError:
-        raise
-    except DaytonaFileNotFoundError as exc:
-        raise PathNotFoundError(f"no such file in the Daytona sandbox: {path}", op=op) from exc
-    except DaytonaNotFoundError as exc:
-        if path is not None:
-            raise PathNotFoundError(f"no such file in the Daytona sandbox: {path}", op=op) from exc
-        raise InstanceNotFoundError(f"no Daytona sandbox for instance {instance_id!r}", op=op) from exc
-    except (DaytonaAuthenticationError, DaytonaForbiddenError) as exc:
-        raise AuthenticationError(
+    if isinstance(exc, DaytonaFileNotFoundError) or (isinstance(exc, DaytonaNotFoundError) and path):
+        return PathNotFoundError(f"no such file in the Daytona sandbox: {path}", op=op)
+    if isinstance(exc, DaytonaNotFoundError):
+        return InstanceNotFoundError(f"no Daytona sandbox for instance {instance_id!r}", op=op)
+    if isinstance(exc, DaytonaAuthenticationError | DaytonaForbiddenError):
+        return AuthenticationError(
             f"Daytona refused the credential ({exc}); check DAYTONA_API_KEY and its organisation", op=op
-        ) from exc
-    except DaytonaRateLimitError as exc:
-        raise ProviderUnavailableError(
+        )
+    if isinstance(exc, DaytonaRateLimitError):
+        return ProviderUnavailableError(
             f"Daytona is rate limiting this key ({exc}); retry later or lower the concurrency", op=op
-        ) from exc
-    except DaytonaConnectionError as exc:
-        raise ProviderUnavailableError(
+        )
+    if isinstance(exc, DaytonaConnectionError):
+        return ProviderUnavailableError(
             f"Daytona could not be reached ({exc}); check DAYTONA_API_URL and the network", op=op
-        ) from exc
-    except DaytonaValidationError as exc:
-        raise ConfigError(f"Daytona rejected the request: {exc}", op=op) from exc
-    except DaytonaError as exc:
+        )
+    if isinstance(exc, DaytonaValidationError):
+        return ConfigError(f"Daytona rejected the request: {exc}", op=op)
+    if isinstance(exc, DaytonaError):
         status = getattr(exc, "status_code", None)
         if status is not None and status >= 500:
-            raise ProviderUnavailableError(
+            return ProviderUnavailableError(
                 f"Daytona failed on its side ({exc}); retry later or check status.daytona.io", op=op
-            ) from exc
-        raise ExecError(f"Daytona failed: {exc}", op=op) from exc
+            )
+        return ExecError(f"Daytona failed: {exc}", op=op)
+    return None

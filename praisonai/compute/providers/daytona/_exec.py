@@ -30,8 +30,9 @@ import anyio
 
 from praisonai._errors import PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
+from praisonai._tasks import beside
 from praisonai._types import ExecRequest, ExecResult, stdin_bytes
-from praisonai.compute.providers.daytona._client import translated
+from praisonai.compute.providers.daytona._client import answer_lost, translated
 
 JOBS_DIR = "/tmp/.praisonai-exec"
 #: ``process.exec`` without a timeout gets the daemon's default of 10 s, so "no limit" is a week.
@@ -88,20 +89,21 @@ async def run(sandbox: Any, request: ExecRequest, cwd: str, renew: Any) -> ExecR
             await sandbox.fs.upload_file(stdin, f"{job}/in")
     timeout = NO_LIMIT_S if request.timeout is None else max(1, math.ceil(request.timeout))
     script = wrapper(job, cwd, request.command, has_stdin=request.stdin is not None, limit=request.max_output)
-    timed_out, status, said = False, None, ""
-    async with anyio.create_task_group() as tasks:
-        tasks.start_soon(renew)
-        try:
-            with translated("exec"):
-                try:
-                    response = await sandbox.process.exec(
-                        script, env=dict(request.env) or None, timeout=timeout
-                    )
-                    status, said = response.exit_code, response.result
-                except DaytonaProcessExecutionTimeoutError:
-                    timed_out = True  # the daemon killed the process group; the files keep the partial output
-        finally:
-            tasks.cancel_scope.cancel()
+
+    async def execute() -> tuple[int | None, str, bool]:
+        with translated("exec"), answer_lost("exec"):
+            try:
+                response = await sandbox.process.exec(script, env=dict(request.env) or None, timeout=timeout)
+            except DaytonaProcessExecutionTimeoutError:
+                return (
+                    None,
+                    "",
+                    True,
+                )  # the daemon killed the process group; the files keep the partial output
+            return response.exit_code, response.result, False
+
+    # beside(), not a bare task group: the exec's error is raised as itself, never in an ExceptionGroup
+    status, said, timed_out = await beside(execute, renew)
     if said.strip() == NO_CWD:
         with translated("exec"):
             await sandbox.fs.delete_file(job, recursive=True)

@@ -8,7 +8,9 @@ Rate limits are per action and per machine (1 req/s, burst 3): 429 and 5xx are r
 the wait a ``retry-after``, ``ratelimit-reset`` or ``x-ratelimit-reset`` header gives (Fly
 documents no header: these are the common ones), else the shared backoff (``praisonai._retry``). A request
 that is not idempotent (``exec``) is retried on 429 only, which Fly answers before doing
-anything. HTTP/2 is offered when ``h2`` is installed (the ``flyio`` extra brings
+anything, and on a connection that never opened; its answer lost after it was sent (the
+connection cut, a 5xx) is :class:`ChannelClosedError`: it may have run, and it is not sent again.
+HTTP/2 is offered when ``h2`` is installed (the ``flyio`` extra brings
 ``httpx[http2]``): api.machines.dev negotiates it over TLS, so concurrent requests share one
 connection; a plain-http URL (the fake, ``_api.internal``) stays HTTP/1.1.
 """
@@ -16,6 +18,7 @@ connection; a plain-http URL (the fake, ``_api.internal``) stays HTTP/1.1.
 from __future__ import annotations
 
 import contextlib
+import datetime
 import importlib.util
 import os
 import time
@@ -30,12 +33,13 @@ import anyio
 from praisonai import _portal, _retry, _telemetry
 from praisonai._errors import (
     AuthenticationError,
+    ChannelClosedError,
     ConfigError,
     ExecError,
     InstanceNotFoundError,
     ProviderUnavailableError,
 )
-from praisonai._limits import RETRY_CAP_S
+from praisonai._limits import RETRY_AFTER_CAP_S, RETRY_CAP_S
 
 if TYPE_CHECKING:
     import httpx
@@ -137,19 +141,28 @@ class FlyAPI:
                     method, path, json=body, params=params, headers=headers
                 )
             except httpx.TransportError as exc:
-                if attempt < RETRIES and idempotent:
+                # no connection (or none free): the request provably never reached Fly, sent again
+                unsent = isinstance(exc, httpx.ConnectError | httpx.ConnectTimeout | httpx.PoolTimeout)
+                if attempt < RETRIES and (idempotent or unsent):
                     await anyio.sleep(_backoff(attempt, None))
                     continue
+                if not (idempotent or unsent):
+                    raise _may_have_run(op, repr(exc)) from exc
                 raise ProviderUnavailableError(
                     f"Fly.io could not be reached ({exc!r}); check FLY_API_HOSTNAME and the network", op=op
                 ) from exc
             status = response.status_code
             retry = status == 429 or (status >= 500 and idempotent)
+            asked = _asked_wait(response.headers)
+            if status == 429 and asked is not None and asked > RETRY_AFTER_CAP_S:
+                retry = False  # not slept through, not asked again before its time: said at once
             if retry and attempt < RETRIES:
                 await anyio.sleep(_backoff(attempt, _reset_after(response.headers)))
                 continue
             if status < 400 or status in allow:
                 return response
+            if status >= 500 and not idempotent:
+                raise _may_have_run(op, f"it answered {status}: {_said(response)}")
             raise_for(response, op)
         raise AssertionError("unreachable")  # the loop returns or raises
 
@@ -188,6 +201,23 @@ class FlyAPI:
                     await self.request("DELETE", path, op=op, allow=(404, 409), nonce=held.nonce)
 
 
+def _may_have_run(op: str, how: str) -> ChannelClosedError:
+    """A request that is not idempotent (an exec) reached Fly but its answer was lost: it may have
+    taken effect, so it is not sent again (at most once) and the caller is told so."""
+    return ChannelClosedError(
+        f"Fly.io's answer to {op} was lost after the request was sent ({how}): the command may have "
+        "run; it was not sent again",
+        op=op,
+        sent=True,
+    )
+
+
+def _at(seconds: float) -> str:
+    """The wall-clock time ``seconds`` from now, ``15:04:05 UTC``."""
+    moment = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=min(seconds, 1e8))
+    return moment.strftime("%Y-%m-%d %H:%M:%S UTC" if seconds >= 86400 else "%H:%M:%S UTC")
+
+
 def _said(response: httpx.Response) -> str:
     """Fly's error text from an answer."""
     try:
@@ -203,15 +233,27 @@ def _reset_after(headers: Mapping[str, str]) -> str | None:
 
 def _backoff(attempt: int, retry_after: str | None) -> float:
     """What Fly's reset header says (capped), else the shared backoff (``praisonai._retry``)."""
-    if retry_after:
-        try:
-            wait = float(retry_after)
-            if wait > 1e9:  # an epoch time, as some x-ratelimit-reset headers give
-                wait -= time.time()
-            return min(RETRY_CAP_S, max(0.0, wait))
-        except ValueError:
-            pass  # an HTTP date: back off as usual
-    return _retry.backoff(attempt)
+    wait = _seconds(retry_after)
+    return _retry.backoff(attempt) if wait is None else min(RETRY_CAP_S, wait)
+
+
+def _seconds(retry_after: str | None) -> float | None:
+    """A reset header's value in seconds from now (it may be an epoch time); None for none, or an
+    HTTP date."""
+    if not retry_after:
+        return None
+    try:
+        wait = float(retry_after)
+    except ValueError:
+        return None
+    if wait > 1e9:  # an epoch time, as some x-ratelimit-reset headers give
+        wait -= time.time()
+    return max(0.0, wait)
+
+
+def _asked_wait(headers: Mapping[str, str]) -> float | None:
+    """Seconds a rate-limited answer asks to wait, if it says."""
+    return _seconds(_reset_after(headers))
 
 
 def raise_for(response: httpx.Response, op: str, *, capacity: bool = False) -> None:
@@ -229,8 +271,10 @@ def raise_for(response: httpx.Response, op: str, *, capacity: bool = False) -> N
     if status == 404:
         raise InstanceNotFoundError(what, op=op)
     if status == 429:
+        asked = _asked_wait(response.headers)
+        when = "retry later" if asked is None else f"it asks to wait {asked:g} s: try again at {_at(asked)}"
         raise ProviderUnavailableError(
-            f"{what}; Fly.io is rate limiting: retry later or lower the concurrency", op=op
+            f"{what}; Fly.io is rate limiting: {when}, or lower the concurrency", op=op
         )
     if status >= 500:
         raise ProviderUnavailableError(f"{what}; retry later or check status.flyio.net", op=op)
