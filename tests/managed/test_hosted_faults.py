@@ -235,3 +235,22 @@ def test_managed_run_says_a_malformed_event_in_one_sentence_and_exits_4(
     assert "Traceback" not in run.stderr + run.stdout
     said = [line for line in (run.stdout + run.stderr).splitlines() if "not JSON" in line]
     assert len(said) == 1 and fake.url in said[0], (run.stdout, run.stderr)
+
+
+def test_managed_run_turn_timeout_bounds_a_hosted_turn(home: Path, fake: ManagedAgentsFake) -> None:
+    """``--turn-timeout`` reaches the hosted loop through ManagedAgent, as it does the local one."""
+    fake.set_script([wait(), say("never"), end_turn()])
+    fake.stall_stream(pings=True, times=1000)
+    env = {
+        **os.environ,
+        "ANTHROPIC_BASE_URL": fake.url,
+        "ANTHROPIC_API_KEY": API_KEY,
+        "PRAISONAI_HOME": str(home),
+    }
+    run = subprocess.run(
+        [sys.executable, "-m", "praisonai", "managed", "run", "go", "--provider", "anthropic",
+         "--turn-timeout", f"{TINY_TURN_TIMEOUT_S:g}"],
+        env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert run.returncode == 4, (run.stdout, run.stderr)
+    assert f"{TINY_TURN_TIMEOUT_S:g} s" in run.stderr and "Traceback" not in run.stderr, run.stderr

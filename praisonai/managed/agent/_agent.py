@@ -261,7 +261,9 @@ class ManagedAgent(PraisonAINames):
     async def _new_turn(self, live: LiveSession) -> Turn | HostedTurn:
         if self._hosted is not None:
             _portal.close_at_exit(self)
-            return await self._hosted.turn(live, self.on_tool_confirmation, self.on_custom_tool)
+            return await self._hosted.turn(
+                live, self.on_tool_confirmation, self.on_custom_tool, turn_timeout_s=self.turn_timeout_s
+            )
         return Turn(self._setup(), live)
 
     def _setup(self) -> TurnSetup:
