@@ -6,6 +6,7 @@ override and a newline. The real commands in child processes, one docker instanc
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -16,7 +17,10 @@ import anyio
 import pytest
 
 import praisonai
+from praisonai.llm.testing import API_KEY, ScriptedLLM, reply, tool
+from praisonai.managed.events import Event, text_content
 from praisonai.managed.instance._tools import InstanceTools
+from praisonai.managed.store import SqliteSessionStore
 from praisonai.sandbox import AsyncSandbox, Sandbox
 
 _REPO = Path(praisonai.__file__).parents[1]
@@ -101,3 +105,69 @@ def test_compute_ps_shows_a_hostile_label_on_one_row(hostile_container: str) -> 
     assert r.returncode == 0, r.stderr
     owners = {row["instance"]: row["owner"] for row in json.loads(r.stdout)}
     assert owners[hostile_container] == HOSTILE_OWNER  # exact, escaped by JSON
+
+
+@pytest.fixture
+def llm() -> Iterator[ScriptedLLM]:
+    with ScriptedLLM() as server:
+        yield server
+
+
+def managed(home: Path, llm: ScriptedLLM, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
+    env.update(PRAISONAI_HOME=str(home), OPENAI_BASE_URL=f"{llm.url}/v1", OPENAI_API_KEY=API_KEY)
+    return subprocess.run(
+        [sys.executable, "-m", "praisonai", "managed", *args],
+        capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+HOSTILE = "t\x1b]0;pwned\x07i\x1b[2Jt\x9b31m\u202ele"
+
+
+def test_the_live_view_shows_a_model_s_hostile_tool_calls_and_outputs_harmless(
+    home: Path, llm: ScriptedLLM
+) -> None:
+    """A model that names a tool with escape sequences, runs a command printing them and lists
+    files named with them: the live view and the stored transcript show none of them raw."""
+    make = " ".join(f"\"$(printf '{_octal(n)}')\"" for n in HOSTILE_NAMES)
+    llm.set_script([
+        reply(tool(HOSTILE, path="."), tool("execute_command", command=f"printf '{_octal(HOSTILE)}'; touch {make}")),
+        reply(tool("list_files", path=".")),
+        reply("listed"),
+    ])  # fmt: skip
+    r = managed(home, llm, "run", "go", "--compute", "local")
+    try:
+        assert r.returncode == 0 and "listed" in r.stdout, r.stderr
+        assert harmless(r), (r.stdout, r.stderr)
+        session_id = r.stderr.split("session: ", 1)[1].split()[0]
+        shown = managed(home, llm, "sessions", "show", session_id, "--events")
+        assert shown.returncode == 0 and harmless(shown), (shown.stdout, shown.stderr)
+    finally:
+        from praisonai._ledger import Ledger
+
+        made = [e.instance_id for e in Ledger.default().entries()]
+        subprocess.run([sys.executable, "-m", "praisonai", "compute", "stop", *made],
+                       capture_output=True, timeout=120, check=False)  # fmt: skip
+
+
+def test_stored_hosted_errors_and_sandbox_events_are_shown_harmless(home: Path, llm: ScriptedLLM) -> None:
+    """What a hosted API or an instance wrote into a session's events: its error message, the
+    instance ids of its sandbox events, a confirmation's deny message, an unknown tool's name."""
+    with SqliteSessionStore() as store:
+        agent = store.upsert_agent("local", "agent", {"schema": 1, "model": "gpt-4o-mini"})
+        record, lease = store.create_session(agent, "someone@elsewhere:1", title="stored")
+        events = (
+            Event("session.error", {"error": {"type": HOSTILE, "message": HOSTILE}}),
+            Event("sandbox.provisioned", {"provider": HOSTILE, "instance_id": HOSTILE}),
+            Event("sandbox.replaced", {"previous_instance_id": HOSTILE, "instance_id": HOSTILE, "lost": [HOSTILE]}),
+            Event("agent.tool_result", {"tool_use_id": "elsewhere", "name": HOSTILE, "content": text_content("x")}),
+            Event("user.tool_confirmation", {"tool_use_id": "x", "result": "deny", "deny_message": HOSTILE}),
+            Event("session.resumed", {"host": HOSTILE, "pid": 1, "lease_epoch": 1}),
+            Event(HOSTILE, {"any": 1}),
+        )
+        store.update(lease, events=events, turn=1, status="idle", turns=1)
+        store.release(lease)
+    r = managed(home, llm, "sessions", "show", record.id, "--events")
+    assert r.returncode == 0 and "pwned" in r.stdout + r.stderr, r.stderr
+    assert harmless(r), (r.stdout, r.stderr)
