@@ -42,6 +42,15 @@ def _octal(name: str) -> str:
     return "".join(f"\\{byte:03o}" for byte in name.encode())
 
 
+def _strings(data: object) -> set[str]:
+    """Every string in a JSON document."""
+    if isinstance(data, dict):
+        return set().union(*map(_strings, data.values())) if data else set()
+    if isinstance(data, list):
+        return set().union(*map(_strings, data)) if data else set()
+    return {data} if isinstance(data, str) else set()
+
+
 def harmless(r: subprocess.CompletedProcess[str]) -> bool:
     return not [c for c in UNSAFE if c in r.stdout + r.stderr]
 
@@ -57,7 +66,9 @@ def sandbox(docker_ok: None) -> Iterator[Sandbox]:
 
 def test_list_files_shows_a_name_with_a_newline_on_one_row(sandbox: Sandbox) -> None:
     async def listed() -> str:
-        asb = await AsyncSandbox.connect(sandbox.id, type(sandbox.provider).from_options(sandbox.provider.options))
+        asb = await AsyncSandbox.connect(
+            sandbox.id, type(sandbox.provider).from_options(sandbox.provider.options)
+        )
         try:
             outcome = await InstanceTools(asb).call("list_files", {"path": "hostile"})
             assert not outcome.is_error, outcome.content
@@ -70,7 +81,9 @@ def test_list_files_shows_a_name_with_a_newline_on_one_row(sandbox: Sandbox) -> 
     assert "plain" in rows and '"new\\nline"' in rows, rows  # the exact name, escaped as C does
 
 
-def test_sandbox_cp_of_hostile_names_prints_nothing_raw_and_keeps_them(sandbox: Sandbox, tmp_path: Path) -> None:
+def test_sandbox_cp_of_hostile_names_prints_nothing_raw_and_keeps_them(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
     r = cli("sandbox", "cp", f"{sandbox.id}:/workspace/hostile", str(tmp_path / "got"))
     assert r.returncode == 0 and harmless(r), (r.stdout, r.stderr)
     assert sorted(p.name for p in (tmp_path / "got").iterdir()) == sorted([*HOSTILE_NAMES, "plain"])
@@ -131,8 +144,9 @@ def test_the_live_view_shows_a_model_s_hostile_tool_calls_and_outputs_harmless(
     """A model that names a tool with escape sequences, runs a command printing them and lists
     files named with them: the live view and the stored transcript show none of them raw."""
     make = " ".join(f"\"$(printf '{_octal(n)}')\"" for n in HOSTILE_NAMES)
+    command = f"printf '{_octal(HOSTILE)}'; touch {make}"
     llm.set_script([
-        reply(tool(HOSTILE, path="."), tool("execute_command", command=f"printf '{_octal(HOSTILE)}'; touch {make}")),
+        reply(tool(HOSTILE, path="."), tool("execute_command", command=command)),
         reply(tool("list_files", path=".")),
         reply("listed"),
     ])  # fmt: skip
@@ -143,6 +157,9 @@ def test_the_live_view_shows_a_model_s_hostile_tool_calls_and_outputs_harmless(
         session_id = r.stderr.split("session: ", 1)[1].split()[0]
         shown = managed(home, llm, "sessions", "show", session_id, "--events")
         assert shown.returncode == 0 and harmless(shown), (shown.stdout, shown.stderr)
+        as_json = managed(home, llm, "sessions", "show", session_id, "--json", "--events")
+        assert as_json.returncode == 0 and harmless(as_json), as_json.stderr  # JSON escapes them
+        assert HOSTILE in _strings(json.loads(as_json.stdout))  # the tool's exact name
     finally:
         from praisonai._ledger import Ledger
 
@@ -160,8 +177,14 @@ def test_stored_hosted_errors_and_sandbox_events_are_shown_harmless(home: Path, 
         events = (
             Event("session.error", {"error": {"type": HOSTILE, "message": HOSTILE}}),
             Event("sandbox.provisioned", {"provider": HOSTILE, "instance_id": HOSTILE}),
-            Event("sandbox.replaced", {"previous_instance_id": HOSTILE, "instance_id": HOSTILE, "lost": [HOSTILE]}),
-            Event("agent.tool_result", {"tool_use_id": "elsewhere", "name": HOSTILE, "content": text_content("x")}),
+            Event(
+                "sandbox.replaced",
+                {"previous_instance_id": HOSTILE, "instance_id": HOSTILE, "lost": [HOSTILE]},
+            ),
+            Event(
+                "agent.tool_result",
+                {"tool_use_id": "elsewhere", "name": HOSTILE, "content": text_content("x")},
+            ),
             Event("user.tool_confirmation", {"tool_use_id": "x", "result": "deny", "deny_message": HOSTILE}),
             Event("session.resumed", {"host": HOSTILE, "pid": 1, "lease_epoch": 1}),
             Event(HOSTILE, {"any": 1}),
