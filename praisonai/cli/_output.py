@@ -16,25 +16,16 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final
 
+from praisonai._output import TERMINAL_CONTROLS
+
 _RED, _DIM, _RESET = "\x1b[1;31m", "\x1b[2m", "\x1b[0m"
 
-#: What stored or remote text must never send to a terminal, each shown as U+FFFD: C0 controls
-#: (ESC starts CSI/OSC sequences that move the cursor, rewrite lines, retitle the terminal), DEL,
-#: C1 controls (0x9b is a one-byte CSI), the bidi overrides and isolates that make text read in an
-#: order other than stored (Trojan Source), and lone surrogates (undecodable input, which a
-#: terminal cannot even be written). Tab and newline are the caller's choice (``multiline``).
+#: What stored or remote text must never send to a terminal, each shown as U+FFFD: the
+#: :data:`~praisonai._output.TERMINAL_CONTROLS` (C0, DEL, C1 incl. the one-byte CSI 0x9b, bidi
+#: overrides and isolates) and lone surrogates (undecodable input, which a terminal cannot even be
+#: written). Tab and newline are the caller's choice (``multiline``).
 _UNSAFE: Final = dict.fromkeys(
-    [
-        *range(9),  # C0 but tab and newline
-        *range(11, 32),
-        *range(0x7F, 0xA0),
-        0x061C,
-        0x200E,
-        0x200F,
-        *range(0x202A, 0x202F),
-        *range(0x2066, 0x206A),
-        *range(0xD800, 0xE000),
-    ],
+    [*(TERMINAL_CONTROLS - {9, 10}), *range(0xD800, 0xE000)],
     "\ufffd",
 )
 #: A table's width when stdout is not a terminal: wide enough that no cell wraps.
