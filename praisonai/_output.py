@@ -1,9 +1,22 @@
 """Bounded capture of a command's output (keep the head and the tail, count what was dropped), and
-the one place a command's result is built from it."""
+the one place a command's result is built from it; and which characters of such output (or of any
+text an instance, a model or a vendor controls) a terminal must never be sent."""
 
 from __future__ import annotations
 
+from typing import Final
+
 from praisonai._types import TIMEOUT_EXIT_CODE, ExecResult
+
+#: The characters that drive a terminal rather than show on it, defined once: C0 controls (ESC
+#: starts CSI/OSC sequences that move the cursor, rewrite lines, retitle the terminal; newline and
+#: tab make rows and columns), DEL, C1 controls (0x9b is a one-byte CSI), and the bidi marks,
+#: overrides and isolates that make text read in an order other than stored (Trojan Source). The
+#: CLI's filter (``praisonai.cli._output.safe``) neutralises them; a one-line label refuses them
+#: (``praisonai.managed.text``).
+TERMINAL_CONTROLS: Final = frozenset(
+    [*range(32), *range(0x7F, 0xA0), 0x061C, 0x200E, 0x200F, *range(0x202A, 0x202F), *range(0x2066, 0x206A)]
+)
 
 
 class OutputBuffer:

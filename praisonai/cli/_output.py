@@ -16,25 +16,16 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, Final
 
+from praisonai._output import TERMINAL_CONTROLS
+
 _RED, _DIM, _RESET = "\x1b[1;31m", "\x1b[2m", "\x1b[0m"
 
-#: What stored or remote text must never send to a terminal, each shown as U+FFFD: C0 controls
-#: (ESC starts CSI/OSC sequences that move the cursor, rewrite lines, retitle the terminal), DEL,
-#: C1 controls (0x9b is a one-byte CSI), the bidi overrides and isolates that make text read in an
-#: order other than stored (Trojan Source), and lone surrogates (undecodable input, which a
-#: terminal cannot even be written). Tab and newline are the caller's choice (``multiline``).
+#: What stored or remote text must never send to a terminal, each shown as U+FFFD: the
+#: :data:`~praisonai._output.TERMINAL_CONTROLS` (C0, DEL, C1 incl. the one-byte CSI 0x9b, bidi
+#: overrides and isolates) and lone surrogates (undecodable input, which a terminal cannot even be
+#: written). Tab and newline are the caller's choice (``multiline``).
 _UNSAFE: Final = dict.fromkeys(
-    [
-        *range(9),  # C0 but tab and newline
-        *range(11, 32),
-        *range(0x7F, 0xA0),
-        0x061C,
-        0x200E,
-        0x200F,
-        *range(0x202A, 0x202F),
-        *range(0x2066, 0x206A),
-        *range(0xD800, 0xE000),
-    ],
+    [*(TERMINAL_CONTROLS - {9, 10}), *range(0xD800, 0xE000)],
     "\ufffd",
 )
 #: A table's width when stdout is not a terminal: wide enough that no cell wraps.
@@ -45,7 +36,10 @@ _ONE_LINE: Final = {**_UNSAFE, 9: "\ufffd", 10: "\ufffd"}
 def safe(text: str, *, multiline: bool = False) -> str:
     """``text`` harmless on a terminal: every character of :data:`_UNSAFE` shown as U+FFFD (and
     tab and newline too unless ``multiline``; a CRLF is kept as one newline). Every piece of data
-    the CLI prints (titles, prompts, names, tool output, errors that quote them) goes through here."""
+    the CLI prints (titles, prompts, names, labels, file listings, tool output, hosted messages,
+    errors that quote them) goes through here: the one filter between what an instance, a model,
+    a vendor API or a repository controls and the user's terminal. A name or a label is shown
+    without ``multiline``, so that a newline in it never makes a row of its own."""
     if multiline:
         return text.replace("\r\n", "\n").translate(_UNSAFE)
     return text.translate(_ONE_LINE)
@@ -74,7 +68,8 @@ def _colour() -> bool:
 
 
 def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, as_json: bool = False) -> None:
-    """Rows under their column names, the first never cut (it holds the id a user copies); when
+    """Rows under their column names, one line a row (a newline in a cell is shown as U+FFFD, never
+    a row of its own), the first column never cut (it holds the id a user copies); when
     stdout is not a terminal, no cell is cut or wrapped (a script or a log gets whole reasons); with
     ``as_json`` a JSON list of objects whose keys are the column names (spaces become
     underscores) and whose values keep their types."""
@@ -92,7 +87,7 @@ def table(columns: Sequence[str], rows: Sequence[Sequence[Any]], *, as_json: boo
     for column in columns[1:]:
         view.add_column(column)
     for row in rows:
-        view.add_row(*(escape(safe(_cell(cell), multiline=True)) for cell in row))  # data, not markup
+        view.add_row(*(escape(safe(_cell(cell))) for cell in row))  # data, not markup
     wide = None if sys.stdout.isatty() else _UNWRAPPED_WIDTH  # a terminal's own width, else no limit
     console = Console(soft_wrap=True, width=wide)
     with console.capture() as drawn:
@@ -139,7 +134,7 @@ class Spinner:
         if self._status is not None:
             from rich.markup import escape
 
-            self._status.update(escape(what))
+            self._status.update(escape(safe(what)))
 
 
 @contextmanager
@@ -153,7 +148,7 @@ def progress(what: str) -> Iterator[Spinner]:
     from rich.console import Console
     from rich.markup import escape
 
-    status = Console(stderr=True).status(escape(what), spinner="dots")
+    status = Console(stderr=True).status(escape(safe(what)), spinner="dots")
     handler = _StatusHandler(status)
     logger = logging.getLogger("praisonai.progress")
     logger.addHandler(handler)
@@ -195,7 +190,7 @@ def transfer(what: str) -> Iterator[Callable[[int], None]]:
     what_column = TextColumn("{task.description}", table_column=cut)
     columns = (SpinnerColumn(), FileSizeColumn(), TransferSpeedColumn(), TimeElapsedColumn(), what_column)
     with Progress(*columns, console=Console(stderr=True), transient=True, expand=True) as bar:
-        task = bar.add_task(escape(what), total=None)
+        task = bar.add_task(escape(safe(what)), total=None)
         yield lambda count: bar.advance(task, count)
 
 
@@ -209,6 +204,6 @@ class _StatusHandler(logging.Handler):
         its arguments), and the spinner's text the latest."""
         from rich.markup import escape
 
-        text = escape(record.getMessage())
+        text = escape(safe(record.getMessage()))  # a setup step a repository's definition wrote
         self.status.console.print(text, style="dim", soft_wrap=True, highlight=False)
         self.status.update(text)

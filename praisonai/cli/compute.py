@@ -51,7 +51,7 @@ def ps(json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     """
     survey = inventory.ps()
     if quiet:  # as docker ps -q: for `xargs praisonai sandbox rm`
-        typer.echo("".join(f"{found.instance_id}\n" for found in survey.instances), nl=False)
+        typer.echo("".join(f"{_output.safe(found.instance_id)}\n" for found in survey.instances), nl=False)
     elif json:  # the library's row: the dashboard shows the same
         now = time.time()
         _output.print_json([found.as_json(now) for found in survey.instances])
@@ -200,7 +200,9 @@ def _gc_report(outcome: GcOutcome) -> None:
             _output.error(f"could not remove {f.instance_id}: {errors[f.instance_id]}")
             continue
         verb = f"would {orphan.kind}" if outcome.dry_run else _DONE[orphan.kind]
-        typer.echo(f"{verb} {f.instance_id} ({f.provider_name}): {orphan.why}")
+        typer.echo(
+            _output.safe(f"{verb} {f.instance_id} ({f.provider_name}): {orphan.why}")
+        )  # a vendor's words
         done[orphan.kind] += 1
     failed = outcome.failures
     if outcome.dry_run:

@@ -64,7 +64,7 @@ def _each(
             continue
         done.append({"instance": target.instance_id, "status": info.status.value})
         if not as_json:
-            typer.echo(f"{target.instance_id}: {info.status.value}")
+            typer.echo(_output.safe(f"{target.instance_id}: {info.status.value}"))
     if as_json:
         outcome = {"done": done, "failed": failed, "unknown": list(unknown), "problems": list(problems)}
         _output.print_json(outcome)

@@ -32,7 +32,7 @@ def port(
     """
     provider = provider_of(instance_id, "expose a port of", "expose")
     url = _portal.call(provider.expose, instance_id, port_number)
-    typer.echo(url)
+    typer.echo(_output.safe(url))  # the vendor's preview URL
     if not provider.forwarding(instance_id, port_number):
         return  # reachable without this process
     _output.note(f"forwarding {url} to port {port_number} of {instance_id}; press Ctrl-C to stop")

@@ -13,9 +13,11 @@ import re
 from typing import Final
 
 from praisonai._errors import ConfigError
+from praisonai._output import TERMINAL_CONTROLS
 
-#: C0 and C1 controls, DEL, and the bidi overrides and isolates (what may reorder a line).
-_CONTROL: Final = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+#: C0 and C1 controls, DEL, and the bidi overrides and isolates (what may reorder a line): the
+#: characters the CLI's filter neutralises, refused here.
+_CONTROL: Final = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(TERMINAL_CONTROLS)) + "]")
 
 
 def utf8_problem(text: str) -> str | None:

@@ -72,7 +72,9 @@ def validate(
     if json_:
         _output.print_json({"ok": True, **_header(effective), "problems": []})
         return
-    print(f"ok: {shown_path(effective.source)} (definition {effective.config.definition_hash()})")
+    print(
+        _output.safe(f"ok: {shown_path(effective.source)} (definition {effective.config.definition_hash()})")
+    )
 
 
 @app.command("show", cls=PlainCommand)
@@ -85,7 +87,7 @@ def show(path: PathArg = None, json_: JsonOpt = False, allow_host_mounts: AllowH
         _output.print_json({**_header(effective), "config": fields, "from_file": sorted(from_file)})
         return
     for key, value in _header(effective).items():
-        print(f"{key}: {value if value is not None else '-'}")
+        print(_output.safe(f"{key}: {value if value is not None else '-'}"))  # a repository's file says
     origin = {name: "file" if name in from_file else "default" for name in fields}
     _output.table(("field", "value", "from"), [(k, _text(v), origin[k]) for k, v in fields.items()])
 
@@ -248,7 +250,7 @@ def captures(
         )
         verb = "would remove" if dry_run else "removed"
         for capture in removed:
-            print(f"{verb} {capture.name} (definition {capture.definition})")
+            print(_output.safe(f"{verb} {capture.name} (definition {capture.definition})"))  # image labels
         print(f"{len(removed)} {'would go' if dry_run else 'removed'}")
         return
     found = _portal.call(provider.list_captures)

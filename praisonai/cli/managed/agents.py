@@ -114,7 +114,7 @@ def agent_update(
     if json_:
         _output.print_json(agent)
         return
-    print(f"updated {agent['id']}: version {agent['version']} (was {version})")
+    print(_output.safe(f"updated {agent['id']}: version {agent['version']} (was {version})"))
 
 
 @app.command("archive", cls=PlainCommand)

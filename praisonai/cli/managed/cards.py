@@ -59,5 +59,5 @@ def card(lines: Sequence[tuple[str, Any]]) -> None:
     """``field  value`` lines on stdout, the empty values left out."""
     for field, value in lines:
         if value:
-            sys.stdout.write(f"{field:<8} {value}\n")
+            sys.stdout.write(f"{field:<8} {clean(str(value))}\n")  # a hosted API's fields
     sys.stdout.flush()

@@ -21,7 +21,7 @@ def describe(name: str, arguments: object) -> str:
     if name == "execute_command" and isinstance(args.get("command"), str):
         return cut("$ " + _one_line(args["command"]), _LINE)
     shown = ", ".join(f"{k}={cut(repr(v), 40)}" for k, v in args.items())
-    return cut(f"{name}({shown})", _LINE)
+    return cut(_output.safe(f"{name}({shown})"), _LINE)  # a model names the tool
 
 
 def describe_usage(usage: Mapping[str, Any]) -> str:

@@ -7,7 +7,10 @@ first line of output). What is *about* the run rather than its output (the sandb
 usage, how the turn ended and what to do next) goes to stderr. A stored transcript (``sessions
 show --events``) is the same lines, all on stdout, with the user's messages and each turn's end.
 
-Colour is plain ANSI and only on a terminal: streaming a turn does not import rich.
+Colour is plain ANSI and only on a terminal: streaming a turn does not import rich. Every piece
+of an event (a model's text, a tool's name and output, a hosted error) goes through
+:func:`~praisonai.cli.managed.describe.clean` before it is written: :meth:`Transcript._paint`,
+:meth:`Transcript._note` and the few plain lines each filter what they are given.
 """
 
 from __future__ import annotations
@@ -176,7 +179,7 @@ class Transcript:
             return
         use = self._uses.get(use_id)  # unknown: the use was made by an earlier process
         name = (use.data if use else ev.data).get("name") or "tool"
-        self._line(f"  {name} {shown}")
+        self._line(f"  {clean(str(name))} {shown}")
 
     def _confirmation(self, ev: Event) -> None:
         verdict = "allowed" if ev.data.get("result") == "allow" else "denied"
@@ -236,7 +239,9 @@ class Transcript:
         self.out.write(text + "\n")
 
     def _note(self, text: str, *, error: bool = False) -> None:
-        """A line on ``notes``; while a tool line is open, it waits for the result to complete it."""
+        """A line on ``notes`` (filtered: it quotes a remote's error, an instance's id); while a
+        tool line is open, it waits for the result to complete it."""
+        text = clean(text)
         prefix = (_RED + "error:" + _RESET + " " if colour(self.notes) else "error: ") if error else ""
         self._held.append(prefix + text + "\n")
         if self._tool is None:
@@ -251,6 +256,8 @@ class Transcript:
             self._held.clear()
 
     def _paint(self, text: str, style: str) -> str:
+        """``text`` filtered (:func:`clean`), then coloured: the only escape sequences written."""
+        text = clean(text)
         return f"{style}{text}{_RESET}" if self._colour else text
 
 

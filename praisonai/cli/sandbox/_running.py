@@ -131,7 +131,11 @@ def _available(ready: select.poll) -> bytes:
 
 
 def write(stream: Literal["stdout", "stderr"], chunk: bytes) -> None:
-    """A chunk of the command's output, to the same stream of ours, at once.
+    """A chunk of the command's output, to the same stream of ours, at once, byte for byte: the
+    command's own output, as ``docker run`` and ``ssh`` pass it (a user runs ``sandbox run`` to
+    get exactly those bytes, escape sequences and all). It is the one thing the CLI writes that
+    does not go through :func:`praisonai.cli._output.safe`; what the CLI says *about* the run
+    (notes, errors) does.
 
     Raises:
         ReaderGone: that stream's reader closed it (``| head``); the run stops there."""

@@ -127,8 +127,14 @@ def listing_answer(result: ExecResult) -> str:
 
 
 def list_command(path: str) -> str:
-    """One entry a line, directories marked with a trailing slash, hidden files included."""
-    return f"ls -1Ap -- {shlex.quote(path)}"
+    """One entry a line, directories marked with a trailing slash, hidden files included. A name
+    holding a newline or another control character is one C-quoted line (``"a\\nb"``, GNU ls's
+    ``c-maybe``; ``?`` for each where ls is not GNU's): the file's own name can never add a row."""
+    quoted = shlex.quote(path)
+    return (
+        "if ls --quoting-style=c-maybe -d / >/dev/null 2>&1; "
+        f"then ls -1Ap --quoting-style=c-maybe -- {quoted}; else ls -1Apq -- {quoted}; fi"
+    )
 
 
 def text_argument(name: str, value: object) -> str:
