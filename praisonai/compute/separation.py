@@ -1,0 +1,86 @@
+"""Who runs what in an instance whose exec helper we run as root (docker, kubernetes).
+
+Apart from the helper, its watchdog and docker's main channel (root, as E2B's envd), the user's
+commands, sessions, terminals and background processes run as :data:`COMMAND_UID` (the sandbox
+image's ``user``), so none of them can see into, signal or trace the helper, open its fds or
+memory, or write its spool (runtime/helper_files.sh). ``ComputeConfig.command_user`` ``"root"``
+gives that up. The choice is written on the instance (a label, an annotation: :data:`LABEL_COMMAND_USER`)
+and read back by any process that opens a channel to it. Root keeps the capabilities of
+:func:`root_capabilities`; commands keep none (setpriv empties every set).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from praisonai.compute.config import ComputeConfig
+
+#: The commands' uid and gid: E2B's ``user``; the sandbox image's account of that name.
+COMMAND_UID = 1000
+#: The label (annotation) that holds ``"UID:GID"`` on an instance whose commands run apart from
+#: its helper.
+LABEL_COMMAND_USER = "praisonai.command-user"
+
+#: Root's, enough to install packages and run ordinary tools; no NET_RAW, MKNOD, SYS_*, AUDIT_*.
+CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"]
+#: Root's too where commands run as another uid: the watchdog and the kill sweeps find a
+#: command's processes by the marker in their environ, which root reads across uids only with
+#: SYS_PTRACE (reading it in-process: the watchdog cannot fork at the process limit); SETPCAP
+#: empties the commands' bounding set. Commands hold neither: setpriv leaves them no capability.
+SEPARATED_CAPABILITIES = ["SYS_PTRACE", "SETPCAP"]
+
+#: Run in the working dir as root after setup: what root owns there becomes the commands' ($U),
+#: not across mounts, links not followed; nothing when the working dir is itself a mount or /.
+HAND_OVER = (
+    '[ "$PWD" = / ] || grep -q " $PWD " /proc/self/mountinfo 2>/dev/null '
+    '|| find . -xdev -user 0 -exec chown -h "$U" {} +'
+)
+
+
+def command_user(cfg: ComputeConfig) -> str | None:
+    """``"UID:GID"`` for the commands of an instance of ``cfg``, or ``None`` (they run as root)."""
+    return f"{COMMAND_UID}:{COMMAND_UID}" if cfg.command_user == "user" else None
+
+
+def root_capabilities(cfg: ComputeConfig) -> list[str]:
+    """The capabilities the instance's root keeps (every other one dropped)."""
+    return CAPABILITIES + (SEPARATED_CAPABILITIES if cfg.command_user == "user" else [])
+
+
+def labelled(labels: Mapping[str, str], user: str | None) -> dict[str, str]:
+    """``labels`` with the command user's, when there is one."""
+    return {**labels, LABEL_COMMAND_USER: user} if user else dict(labels)
+
+
+def own_shell(argv: list[str]) -> list[str]:
+    """The instance's own processes start ``/bin/sh`` by its path: an engine's exec would look
+    ``sh`` up in the PATH of the user's env (a pod's exec has no PATH of ours)."""
+    return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv
+
+
+def dropped(user: str | None, argv: list[str]) -> list[str]:
+    """``argv`` started as ``user`` (every uid, no capability: as helper.sh's commands), from a
+    process of root's, with its HOME where the env gives root's (as helper.sh's); unchanged
+    without one."""
+    if not user:
+        return argv
+    uid, _, gid = user.partition(":")
+    # the bounding set is dropped only where root may (CAP_SETPCAP): not a docker default
+    return [
+        "/bin/sh",
+        "-c",
+        "for s in /usr/bin/setpriv /bin/setpriv /usr/sbin/setpriv; do [ -x $s ] && break; done; "
+        f'if [ "${{HOME:-/root}}" = /root ]; then HOME=/; while IFS=: read -r n x i x x h x; do '
+        f'[ "$i" != {uid} ] || {{ HOME=$h; break; }}; done </etc/passwd; export HOME; fi 2>/dev/null; '
+        f's="$s --reuid={uid} --regid={gid} --clear-groups --inh-caps=-all"; '
+        '$s --bounding-set=-all true 2>/dev/null && s="$s --bounding-set=-all"; exec $s -- "$@"',
+        "praisonai-user",
+        *argv,
+    ]
+
+
+def session(spool: str, user: str | None, argv: list[str]) -> list[str]:
+    """A session shell's ``argv``, as ``user``, under its guard (``watchdog.guarded_session``)."""
+    from praisonai.compute.watchdog import guarded_session
+
+    return guarded_session(spool, dropped(user, own_shell(argv)), user)
