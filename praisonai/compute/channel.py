@@ -25,7 +25,7 @@ from praisonai._types import Capability, ExecRequest, ExecResult, ProcessInfo
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.requests import checked_env
-from praisonai.compute.separation import HAND_OVER
+from praisonai.compute.separation import HAND_OVER, HAND_OVER_UNMOUNTED
 from praisonai.runtime import processes
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
@@ -43,6 +43,10 @@ class ChannelMixin(ComputeProvider):
     ``_transport`` (and ``_channel_path``, which the default ``_read``, ``_write`` and
     ``_channel_cwd`` use), and adds :data:`CHANNEL_CAPABILITIES` to its ``capabilities``.
     """
+
+    #: Whether a mount at the working dir is the instance's own volume (a pod's emptyDir or
+    #: claim), handed to the commands' uid as the rest is, rather than maybe a host's directory.
+    own_volumes = False
 
     # ---- what the provider supplies ----------------------------------------------------------
 
@@ -83,7 +87,8 @@ class ChannelMixin(ComputeProvider):
         user = await self._command_user(instance_id)
         if user is None:
             return
-        handed = await self.execute(instance_id, HAND_OVER, cwd=where, privileged=True, env={"U": user})
+        script = HAND_OVER if self.own_volumes else HAND_OVER_UNMOUNTED
+        handed = await self.execute(instance_id, script, cwd=where, privileged=True, env={"U": user})
         if handed.exit_code != 0:
             why = handed.stderr.strip()[-_limits.ERROR_DETAIL_CHARS :]
             raise ExecError(f"could not give {where} to the commands' user: {why}", op=op)

@@ -30,11 +30,11 @@ CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "
 SEPARATED_CAPABILITIES = ["SYS_PTRACE", "SETPCAP"]
 
 #: Run in the working dir as root after setup: what root owns there becomes the commands' ($U),
-#: not across mounts, links not followed; nothing when the working dir is itself a mount or /.
-HAND_OVER = (
-    '[ "$PWD" = / ] || grep -q " $PWD " /proc/self/mountinfo 2>/dev/null '
-    '|| find . -xdev -user 0 -exec chown -h "$U" {} +'
-)
+#: not across mounts, links not followed; nothing when the working dir is /.
+HAND_OVER = '[ "$PWD" = / ] || find . -xdev -user 0 -exec chown -h "$U" {} +'
+#: :data:`HAND_OVER`, but nothing when the working dir is itself a mount (a host's directory, which
+#: keeps its owners).
+HAND_OVER_UNMOUNTED = f'grep -q " $PWD " /proc/self/mountinfo 2>/dev/null || {HAND_OVER}'
 
 
 def command_user(cfg: ComputeConfig) -> str | None:
