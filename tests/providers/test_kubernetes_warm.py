@@ -22,7 +22,7 @@ from praisonai._errors import ConfigError, ProvisionError
 from praisonai.compute import lifecycle
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.kubernetes import KubernetesCompute
-from praisonai.compute.separation import root_capabilities
+from praisonai.compute.separation import LABEL_COMMAND_USER, root_capabilities
 
 IMAGE = "praisonai-sandbox:latest"
 
@@ -173,8 +173,10 @@ def test_a_claim_is_served_from_the_pool_which_refills(
         )
         assert info.instance_id in [i.instance_id for i in _portal.call(other.list_instances)]
         assert _portal.call(other.get_status, info.instance_id).metadata["pod"] == pod
+        with warm_fake.cond:  # as a controller that has not merged the claim's annotations yet
+            warm_fake.pods[("warm", pod)]["metadata"]["annotations"].pop(LABEL_COMMAND_USER)
         there = _portal.call(lambda: other.execute(info.instance_id, "echo there; id -u"))
-        assert there.stdout == "there\n1000\n", there  # the command user, read off the pod
+        assert there.stdout == "there\n1000\n", there  # the command user, read off the claim
     finally:
         assert _portal.call(other.shutdown, info.instance_id) is True  # deletes the claim, found by label
     assert not _claims(warm_fake) and ("warm", pod) not in warm_fake.pods

@@ -364,11 +364,14 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
         return self._users[instance_id]
 
     async def _look_up(self, instance_id: str) -> None:
-        """The instance's working dir and command user, from its pod's annotations (a pod made
-        before either was written there has the working dir /, and commands as its own user)."""
+        """The instance's working dir and command user, from its pod's annotations, a claimed
+        pod's from its claim's (a pod made before either was written has the working dir /, and
+        commands as its own user)."""
         info = await self._status(instance_id)
-        self._workdirs[instance_id] = str(info.metadata["working_dir"])
-        self._users[instance_id] = info.labels.get(LABEL_COMMAND_USER) or None
+        found = {**info.labels, _pod.LABEL_WORKDIR: str(info.metadata["working_dir"])}
+        found.update(await self._claim_annotations(instance_id))
+        self._workdirs[instance_id] = found[_pod.LABEL_WORKDIR]
+        self._users[instance_id] = found.get(LABEL_COMMAND_USER) or None
 
     async def _channel_path(self, instance_id: str, path: str) -> str:
         return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))

@@ -42,6 +42,16 @@ class WarmClaims:
         async def _hand_over(self, instance_id: str, where: str, op: str) -> None: ...
         async def bind_env(self, instance_id: str, env: Any) -> None: ...
 
+    async def _claim_annotations(self, instance_id: str) -> dict[str, str]:
+        """The annotations of the instance's claim, when its pod is a claimed one (``{}`` else):
+        ours, where the pod's copy of them may lag (the controller merges them onto it)."""
+        claim = self._claims.get(instance_id)
+        if claim is None:
+            return {}
+        read = functools.partial(_warm.claim_annotations, self._client(), self.namespace, claim)
+        found: dict[str, str] = await self._read_call("exec", f"sandbox claim {claim}", read)
+        return found
+
     async def _claim(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], pool: str
     ) -> InstanceInfo:
