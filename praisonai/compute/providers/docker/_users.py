@@ -2,8 +2,9 @@
 (root, as E2B's envd), the user's commands, sessions, terminals and background processes run as
 ``COMMAND_UID`` (the sandbox image's ``user``), so none of them can see into, signal or trace the
 helper, open its fds or memory, or write its spool (helper.sh). ``ComputeConfig.command_user``
-``"root"`` gives that up. The choice is the container's label, read back by any process that
-opens a channel to it, so a channel never starts without it: it fails closed.
+``"root"`` gives that up. The rules are ``compute.users``'s (shared with Fly and Tenki); the
+choice is the container's label, read back by any process that opens a channel to it, so a
+channel never starts without it: it fails closed.
 """
 
 from __future__ import annotations
@@ -11,57 +12,21 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.docker._exec import own_shell
-
-#: The commands' uid and gid: E2B's ``user``; the sandbox image's account of that name.
-COMMAND_UID = 1000
-#: The label that holds ``"UID:GID"`` on a container whose commands run apart from its helper.
-LABEL_COMMAND_USER = "praisonai.command-user"
-
-
-#: Run in the working dir as root after setup: what root owns there becomes the commands' ($U),
-#: not across mounts, links not followed; nothing when the working dir is itself a mount or /.
-HAND_OVER = (
-    '[ "$PWD" = / ] || grep -q " $PWD " /proc/self/mountinfo 2>/dev/null '
-    '|| find . -xdev -user 0 -exec chown -h "$U" {} +'
+from praisonai.compute.users import (
+    COMMAND_UID,
+    HAND_OVER,
+    LABEL_COMMAND_USER,
+    command_user,
+    dropped,
+    labelled,
 )
-
-
-def command_user(cfg: ComputeConfig) -> str | None:
-    """``"UID:GID"`` for the commands of an instance of ``cfg``, or ``None`` (they run as root)."""
-    return f"{COMMAND_UID}:{COMMAND_UID}" if cfg.command_user == "user" else None
-
-
-def labelled(labels: Mapping[str, str], user: str | None) -> dict[str, str]:
-    return {**labels, LABEL_COMMAND_USER: user} if user else dict(labels)
+from praisonai.compute.users import user_of as _labelled_user
 
 
 def user_of(inspected: Mapping[str, Any]) -> str | None:
     """The command user an inspected container was made with (its label)."""
-    labels = (inspected.get("Config") or {}).get("Labels") or {}
-    return labels.get(LABEL_COMMAND_USER) or None
-
-
-def dropped(user: str | None, argv: list[str]) -> list[str]:
-    """``argv`` started as ``user`` (every uid, no capability: as helper.sh's commands), from a
-    process of root's, with its HOME where the env gives root's (as helper.sh's); unchanged
-    without one."""
-    if not user:
-        return argv
-    uid, _, gid = user.partition(":")
-    # the bounding set is dropped only where root may (CAP_SETPCAP): not a docker default
-    return [
-        "/bin/sh",
-        "-c",
-        "for s in /usr/bin/setpriv /bin/setpriv /usr/sbin/setpriv; do [ -x $s ] && break; done; "
-        f'if [ "${{HOME:-/root}}" = /root ]; then HOME=/; while IFS=: read -r n x i x x h x; do '
-        f'[ "$i" != {uid} ] || {{ HOME=$h; break; }}; done </etc/passwd; export HOME; fi 2>/dev/null; '
-        f's="$s --reuid={uid} --regid={gid} --clear-groups --inh-caps=-all"; '
-        '$s --bounding-set=-all true 2>/dev/null && s="$s --bounding-set=-all"; exec $s -- "$@"',
-        "praisonai-user",
-        *argv,
-    ]
+    return _labelled_user((inspected.get("Config") or {}).get("Labels") or {})
 
 
 def session(spool: str, user: str | None, argv: list[str]) -> list[str]:
@@ -69,3 +34,15 @@ def session(spool: str, user: str | None, argv: list[str]) -> list[str]:
     from praisonai.compute.watchdog import guarded_session
 
     return guarded_session(spool, dropped(user, own_shell(argv)), user)
+
+
+__all__ = [
+    "COMMAND_UID",
+    "HAND_OVER",
+    "LABEL_COMMAND_USER",
+    "command_user",
+    "dropped",
+    "labelled",
+    "session",
+    "user_of",
+]

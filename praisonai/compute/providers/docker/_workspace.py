@@ -14,8 +14,7 @@ import anyio.to_thread
 
 from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._transfer import CountedReader
-from praisonai.compute import _tar
-from praisonai.compute.providers.docker import _users
+from praisonai.compute import _tar, users
 
 if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
@@ -119,10 +118,4 @@ class ArchiveTransfers:
         user = await self._command_user(instance_id)
         if user is None:
             return
-        provider = cast("ComputeProvider", self)
-        handed = await provider.execute(
-            instance_id, _users.HAND_OVER, cwd=where, privileged=True, env={"U": user}
-        )
-        if handed.exit_code != 0:
-            why = handed.stderr.strip()[-300:]
-            raise ExecError(f"could not give {where} to the commands' user: {why}", op=op)
+        await users.hand_over(cast("ComputeProvider", self), instance_id, where, user, op)
