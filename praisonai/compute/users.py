@@ -126,6 +126,24 @@ def dropped(user: str | None, argv: list[str]) -> list[str]:
     ]
 
 
+def checked(user: str | None, argv: list[str]) -> list[str]:
+    """``argv`` (still as root) after :func:`check`: an instance that cannot switch to ``user``
+    says so instead; unchanged without a user."""
+    if not user:
+        return argv
+    return ["/bin/sh", "-c", check(user) + 'exec "$@"', "praisonai-check", *argv]
+
+
+def apart(user: str | None, argv: list[str]) -> list[str]:
+    """``argv`` as :func:`dropped` starts it as ``user``, after :func:`check`; unchanged without one."""
+    return checked(user, dropped(user, argv))
+
+
+def refused(user: str | None, code: int | None, stderr: str) -> bool:
+    """Whether a run that ended with ``code`` and ``stderr`` was :func:`check`'s refusal."""
+    return bool(user) and code == REFUSED and stderr.strip() == refusal(user or "")
+
+
 def as_user(user: str, program: str, *words: str) -> str:
     """A shell command running perl ``program`` (PERL_READ, PERL_WRITE) with ``user``'s ids and
     its arguments ``words`` (shell text, quoted by the caller)."""
@@ -140,12 +158,15 @@ __all__ = [
     "PERL_READ",
     "PERL_WRITE",
     "REFUSED",
+    "apart",
     "as_user",
     "check",
+    "checked",
     "command_user",
     "dropped",
     "hand_over",
     "labelled",
     "refusal",
+    "refused",
     "user_of",
 ]

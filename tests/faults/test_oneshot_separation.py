@@ -72,7 +72,7 @@ print(forged, len(loot))
 _FILES = 3
 
 
-@pytest.fixture(scope="module", params=["flyio"])
+@pytest.fixture(scope="module", params=["flyio", "tenki"])
 def attacked(request: pytest.FixtureRequest) -> Iterator[tuple[ComputeProvider, str]]:
     """An instance of each one-shot provider, on its wire fake."""
     with TARGETS[request.param].serve(request) as served:
