@@ -169,3 +169,62 @@ async def _what_changed(provider: ComputeProvider, iid: str, process_id: str, wa
     if after.stdout != watchdog:
         changed.append(f"PID 1 changed: {watchdog[:60]!r} -> {after.stdout[:60]!r}")
     return changed
+
+
+def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[ComputeProvider, str]) -> None:
+    """What a command is: uid 1000 through and through, no capability in any set; a file it or
+    write_file makes is its; read_file and write_file cannot do what it cannot; the framing is out
+    of its reach; privileged=True is root."""
+    provider, iid = attacked
+
+    async def scenario() -> None:
+        status = await provider.execute(iid, "grep -E '^(Uid|Gid|Groups|Cap[A-Za-z]+):' /proc/self/status")
+        fields = dict(line.split(":", 1) for line in status.stdout.splitlines())
+        assert fields["Uid"].split() == ["1000"] * 4 and fields["Gid"].split() == ["1000"] * 4
+        assert not fields["Groups"].strip()
+        for name in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb"):
+            assert int(fields[name], 16) == 0, status.stdout
+        killed = await provider.execute(iid, "printf a; kill -9 $$")  # nothing of ours speaks in its output
+        assert (killed.exit_code, killed.stdout, killed.stderr) == (137, "a", ""), killed
+        process = await provider.start_process(iid, "id -u")
+        await provider.wait_process(iid, process.process_id, timeout=30)
+        assert await provider.read_process_output(iid, process.process_id) == b"1000\n"
+        await provider.write_file(iid, "mine.txt", b"data")
+        owners = await provider.execute(iid, "touch made && stat -c %u:%g mine.txt made . && echo $HOME")
+        assert owners.stdout.split() == ["1000:1000"] * 3 + ["/home/user"], owners.stdout
+        made = await provider.execute(iid, "echo s >/srv/secret && chmod 600 /srv/secret", privileged=True)
+        assert made.exit_code == 0 and (await provider.execute(iid, "id -u", privileged=True)).stdout == "0\n"
+        with pytest.raises(PermissionError):
+            await provider.read_file(iid, "/srv/secret")
+        with pytest.raises(PermissionError):
+            await provider.write_file(iid, "/srv/secret", b"x")
+        for reach in ("ls /tmp/.praisonai/bg", "ls /tmp/.praisonai-exec", "ls /proc/1/fd", "kill -9 1"):
+            assert (await provider.execute(iid, reach)).exit_code != 0, reach
+
+    _portal.call(scenario)
+
+
+def test_an_instance_that_cannot_switch_users_is_refused_in_one_sentence(
+    attacked: tuple[ComputeProvider, str],
+) -> None:
+    """Without setpriv no command runs unseparated: each says why in one sentence naming both ways
+    out; a privileged call still runs (and puts it back)."""
+    provider, iid = attacked
+    gone = _portal.call(
+        lambda: provider.execute(iid, "mv /usr/bin/setpriv /usr/bin/setpriv.gone", privileged=True)
+    )
+    assert gone.exit_code == 0, gone.stderr
+    try:
+        for call in (
+            lambda: provider.execute(iid, "true"),
+            lambda: provider.read_file(iid, "mine.txt"),
+            lambda: provider.write_file(iid, "mine.txt", b"x"),
+        ):
+            with pytest.raises(PraisonAIError, match="needs root, setpriv") as refused:
+                _portal.call(call)
+            assert "command_user='root'" in str(refused.value), str(refused.value)
+    finally:
+        back = _portal.call(
+            lambda: provider.execute(iid, "mv /usr/bin/setpriv.gone /usr/bin/setpriv", privileged=True)
+        )
+        assert back.exit_code == 0, back.stderr

@@ -62,8 +62,10 @@ BOOT = (
 )
 #: sh -c RUNNER sh JOB MARKER UMASK ARGV...: runs ARGV on the job's files (opened here, as root,
 #: and inherited) with the exec's umask, then writes its exit code and removes the watchdog's marker.
+#: ARGV runs in a subshell that holds the redirections, so the "Killed" that sh says of a command
+#: killed by a signal goes to the runner's own stderr (nowhere), not into the command's.
 RUNNER = (
-    'j=$1 m=$2 u=$3; shift 3; umask "$u"; "$@" <"$j/in" >"$j/out" 2>"$j/err"; r=$?; umask 077; '
+    'j=$1 m=$2 u=$3; shift 3; umask "$u"; ( exec "$@" <"$j/in" >"$j/out" 2>"$j/err" ); r=$?; umask 077; '
     'echo $r > "$j/rc.t"; mv "$j/rc.t" "$j/rc"; rm -f -- "$m"'
 )
 #: Longest wait inside one exec: well under the ~30 s after which Fly answers 408.

@@ -42,17 +42,14 @@ import ipaddress
 import math
 import posixpath
 from collections.abc import AsyncIterator, Mapping
-from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-import anyio
 from pydantic import SecretStr
 
 from praisonai import _retry
-from praisonai._errors import ExecError, InstanceNotFoundError, PathNotFoundError
-from praisonai._limits import ERROR_DETAIL_CHARS
+from praisonai._errors import ExecError, InstanceNotFoundError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.compute import _tar, users
+from praisonai.compute import users
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
@@ -67,7 +64,7 @@ from praisonai.compute.providers.tenki._client import (
     retried,
     translated,
 )
-from praisonai.runtime.partial import partial_beside
+from praisonai.compute.providers.tenki._files import TenkiFiles
 
 LABEL_WORKDIR = "praisonai.workdir"
 TAG_PROVIDER = "praisonai-provider=tenki"
@@ -79,23 +76,6 @@ _STATES = {
     "CREATING": InstanceStatus.PROVISIONING,
     "RESUMING": InstanceStatus.PROVISIONING,
 }
-#: Reads a file (exit 2: missing, 3: a directory); writes stdin to one, parents made.
-_READ = '[ -d "$1" ] && exit 3; [ -f "$1" ] || exit 2; exec cat -- "$1"'
-#: _READ with ``$2`` (uid) and ``$3`` (gid)'s rights (exit 1: they may not read it)
-_READ_AS = '[ -d "$1" ] && exit 3; [ -f "$1" ] || exit 2; exec ' + users.as_user(
-    "$2:$3", users.PERL_READ, '"$1"', "0"
-)
-#: stdin to the new file $2 beside $1 (``partial_beside``), renamed over $1 once it holds all $3
-#: bytes (a reader never sees a mix of two writers, nor a write cut short); a replaced file keeps
-#: its mode
-_WRITE = (
-    'mkdir -p -- "$(dirname -- "$1")" || exit 1\n'
-    'if cat > "$2" && [ "$(wc -c < "$2")" -eq "$3" ]; then\n'
-    '  [ ! -f "$1" ] || chmod "$(stat -c %a -- "$1")" -- "$2" 2>/dev/null\n'
-    '  mv -f -- "$2" "$1" && exit 0\n'
-    "fi\n"
-    'rm -f -- "$2"; exit 1'
-)
 
 
 def instance_tag(instance_id: str) -> str:
@@ -112,7 +92,7 @@ class TenkiOptions(ProviderOptions):
     image: str | None = None
 
 
-class TenkiCompute(OneShotProcesses, ComputeProvider):
+class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
     """Instances are Tenki sandboxes; see the module docstring."""
 
     name = "tenki"
@@ -309,10 +289,6 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
     def _path(self, sandbox: Any, path: str) -> str:
         return posixpath.normpath(posixpath.join(sandbox.info.metadata.get(LABEL_WORKDIR, "/"), path))
 
-    @staticmethod
-    def _user(sandbox: Any) -> str | None:
-        return users.user_of(sandbox.info.metadata)
-
     async def _command_user(self, instance_id: str) -> str | None:
         async with self._sandbox(instance_id, "exec") as sandbox:
             return self._user(sandbox)
@@ -339,76 +315,6 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
             await _exec.feed(proc, data)
             return await proc.wait()
 
-    async def _read(self, instance_id: str, path: str) -> bytes:
-        async with self._sandbox(instance_id, "read_file") as sandbox:
-            return await self._get(sandbox, self._path(sandbox, path), path, self._user(sandbox))
-
-    async def _read_spool(self, instance_id: str, path: str) -> bytes:
-        async with self._sandbox(instance_id, "read_file") as sandbox:
-            return await self._get(sandbox, path, path, None)
-
-    async def _get(self, sandbox: Any, target: str, shown: str, user: str | None) -> bytes:
-        """``target``'s bytes, read with ``user``'s rights (``None``: root's)."""
-        if user is None:
-            argv = ["sh", "-c", _READ, "sh", target]
-        else:
-            argv = ["/bin/sh", "-c", users.check(user) + _READ_AS, "sh", target, *user.split(":")]
-        result = await self._raw(sandbox, argv, None, "read_file")
-        if result.exit_code in (2, 3):
-            what = "no such file" if result.exit_code == 2 else "a directory, not a file"
-            raise PathNotFoundError(f"{what} in the instance: {shown}", op="read_file")
-        _refused(user, result, "read_file")
-        if user is not None and result.exit_code == 1:
-            raise PermissionError(f"{shown} cannot be read by the commands' user in the Tenki sandbox")
-        _check(result, "read_file", shown)
-        return bytes(result.stdout)
-
-    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
-        async with self._sandbox(instance_id, "write_file") as sandbox:
-            target, user = self._path(sandbox, path), self._user(sandbox)
-            words = (target, partial_beside(target), str(len(data)))
-            if user is None:
-                argv = ["sh", "-c", _WRITE, "sh", *words]
-            else:
-                write = users.as_user(user, users.PERL_WRITE, '"$1"', '"$2"', "new", '"$3"')
-                argv = ["/bin/sh", "-c", users.check(user) + "exec " + write, "sh", *words]
-            result = await self._raw(sandbox, argv, bytes(data), "write_file")
-        _refused(user, result, "write_file")
-        why = bytes(result.stderr).decode(errors="replace")
-        if user is not None and result.exit_code == 4:
-            raise IsADirectoryError(f"{path} is a directory in the Tenki sandbox")
-        if user is not None and result.exit_code == 1 and "Permission denied" in why:
-            raise PermissionError(f"{path} cannot be written by the commands' user in the Tenki sandbox")
-        _check(result, "write_file", path)
-
-    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        async with self._sandbox(instance_id, "upload") as sandbox:
-            target, user = self._path(sandbox, remote), self._user(sandbox)
-            tar = await anyio.to_thread.run_sync(_tar.pack_path, local, posixpath.basename(target) or "root")
-            script = 'mkdir -p -- "$1" && exec tar -xf - -C "$1"'
-            argv = users.apart(user, ["sh", "-c", script, "sh", posixpath.dirname(target)])
-            result = await self._raw(sandbox, argv, tar, "upload")
-        _refused(user, result, "upload")
-        _check(result, "upload", remote)
-
-    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        async with self._sandbox(instance_id, "download") as sandbox:
-            target, user = self._path(sandbox, remote), self._user(sandbox)
-            script = '[ -e "$1" ] || exit 2; exec tar -cf - -C "$(dirname -- "$1")" "$(basename -- "$1")"'
-            argv = users.apart(user, ["sh", "-c", script, "sh", target])
-            result = await self._raw(sandbox, argv, None, "download")
-        if result.exit_code == 2:
-            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
-        _refused(user, result, "download")
-        _check(result, "download", remote)
-        await anyio.to_thread.run_sync(_tar.unpack_to, [bytes(result.stdout)], local, remote)
-
-
-def _refused(user: str | None, result: Any, op: str) -> None:
-    """Raise the refusal's sentence when ``result`` is an instance that cannot switch to ``user``."""
-    if users.refused(user, result.exit_code, bytes(result.stderr).decode(errors="replace")):
-        raise ExecError(users.refusal(user or ""), op=op)
-
 
 def _workdir_argv(working_dir: str, user: str | None) -> list[str]:
     """Make the working dir; with a command user, give it that dir when root owns it (but /)."""
@@ -416,15 +322,6 @@ def _workdir_argv(working_dir: str, user: str | None) -> list[str]:
         return ["mkdir", "-p", "--", working_dir]
     give = '[ "$(cd -- "$1" && pwd)" = / ] || [ -z "$(find "$1" -maxdepth 0 -user 0)" ] || chown "$2" "$1"'
     return ["sh", "-c", f'mkdir -p -- "$1" && {{ {give}; }}', "sh", working_dir, user]
-
-
-def _check(result: Any, op: str, path: str) -> None:
-    if result.exit_code != 0 or result.timed_out:
-        why = (
-            bytes(result.stderr).decode(errors="replace").strip()[-ERROR_DETAIL_CHARS:]
-            or f"exit code {result.exit_code}"
-        )
-        raise ExecError(f"{op} {path} failed in the Tenki sandbox: {why}", op=op)
 
 
 def _allow_lists(cfg: ComputeConfig) -> dict[str, list[str]]:
