@@ -82,7 +82,7 @@ class FlyOptions(ProviderOptions):
     create_app: bool = False
     org_slug: str = "personal"
     region: str | None = None
-    image: str = "debian:bookworm-slim"  # needs sh, base64, setsid, tar
+    image: str = "debian:bookworm-slim"  # needs sh, base64, setsid, tar; setpriv and perl (command_user)
 
 
 class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):

@@ -147,7 +147,9 @@ def _read_script(target: str, offset: int, user: str | None) -> str:
         users.check(user)
         + head
         + (
-            f"{read} > {got}; s=$?; if [ $s = 0 ]; then echo F $(wc -c < {t}); base64 < {got}; "
+            # the size without opening the file: a FIFO put there after the read cannot stall us
+            f"{read} > {got}; s=$?; if [ $s = 0 ]; then echo F $(find -H {t} -maxdepth 0 -printf %s); "
+            f"base64 < {got}; "
             f"else echo P $s; fi; rm -f {got}; fi\n"
         )
     )
