@@ -25,7 +25,7 @@ from praisonai._types import Capability, ExecRequest, ExecResult, ProcessInfo
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.requests import checked_env
-from praisonai.compute.separation import HAND_OVER, HAND_OVER_UNMOUNTED
+from praisonai.compute.separation import hand_over
 from praisonai.runtime import processes
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
@@ -88,16 +88,11 @@ class ChannelMixin(ComputeProvider):
         await self._hand_over(instance_id, await self._channel_cwd(instance_id, None), "provision")
 
     async def _hand_over(self, instance_id: str, where: str, op: str) -> None:
-        """What root owns under ``where`` becomes the commands' uid's (where they have their own),
-        unless ``where`` is a mount (a host's directory keeps its owners); links are not followed."""
+        """What root owns under ``where`` becomes the commands' uid's (``separation.hand_over``;
+        a mount there keeps its owners unless :attr:`own_volumes`)."""
         user = await self._command_user(instance_id)
-        if user is None:
-            return
-        script = HAND_OVER if self.own_volumes else HAND_OVER_UNMOUNTED
-        handed = await self.execute(instance_id, script, cwd=where, privileged=True, env={"U": user})
-        if handed.exit_code != 0:
-            why = handed.stderr.strip()[-_limits.ERROR_DETAIL_CHARS :]
-            raise ExecError(f"could not give {where} to the commands' user: {why}", op=op)
+        if user is not None:
+            await hand_over(self, instance_id, where, user, op, own_volume=self.own_volumes)
 
     async def _channel_exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
         """``_exec`` through the instance's helper: for providers whose commands all use it."""

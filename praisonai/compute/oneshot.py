@@ -42,7 +42,7 @@ class OneShotProcesses(ComputeProvider):
     """
 
     async def _command_user(self, instance_id: str) -> str | None:
-        """``"UID:GID"`` the instance's commands run as apart from root (``compute.users``), or
+        """``"UID:GID"`` the instance's commands run as apart from root (``compute.separation``), or
         ``None``: they share the helper's user. Default: None."""
         return None
 

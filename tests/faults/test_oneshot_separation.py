@@ -26,6 +26,7 @@ from served import TARGETS, Served
 from praisonai import _portal
 from praisonai._errors import PraisonAIError
 from praisonai.compute.base import ComputeProvider
+from praisonai.compute.separation import COMMAND_UID, refusal
 
 ATTACK_S = 4
 # Python, which the sandbox image has: non-blocking opens, so a FIFO without a reader cannot stall it.
@@ -222,7 +223,7 @@ def test_an_instance_that_cannot_switch_users_is_refused_in_one_sentence(
         ):
             with pytest.raises(PraisonAIError, match="needs root, setpriv") as refused:
                 _portal.call(call)
-            assert "command_user='root'" in str(refused.value), str(refused.value)
+            assert refusal(f"{COMMAND_UID}:{COMMAND_UID}") in str(refused.value), str(refused.value)
     finally:
         back = _portal.call(
             lambda: provider.execute(iid, "mv /usr/bin/setpriv.gone /usr/bin/setpriv", privileged=True)

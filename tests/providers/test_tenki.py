@@ -85,7 +85,7 @@ def test_env_goes_through_the_api_never_a_command_line(provider: TenkiCompute, f
 
 def test_every_run_is_asked_for_as_root_and_commands_drop_to_uid_1000(ctx: Context, fake: TenkiFake) -> None:
     """Tenki may run an unprivileged Run as its own user; ours are all privileged (root frames the
-    results), and the command itself is started as uid 1000 by us (compute.users)."""
+    results), and the command itself is started as uid 1000 by us (compute.separation)."""
     ours = len(fake.privileged)
     assert _portal.call(ctx.sh, "id -u").stdout == "1000\n"
     _portal.call(ctx.provider.write_file, ctx.instance_id, "priv.txt", b"x")

@@ -7,10 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from praisonai.compute.separation import LABEL_COMMAND_USER
+from praisonai.compute import separation
 
 
 def user_of(inspected: Mapping[str, Any]) -> str | None:
     """The command user an inspected container was made with (its label)."""
-    labels = (inspected.get("Config") or {}).get("Labels") or {}
-    return labels.get(LABEL_COMMAND_USER) or None
+    return separation.user_of((inspected.get("Config") or {}).get("Labels") or {})

@@ -50,7 +50,7 @@ from praisonai._errors import (
 )
 from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.compute import users
+from praisonai.compute import separation
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
@@ -189,7 +189,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         app = self._app("provision")
         await self._ensure_app(app)
-        user = users.command_user(cfg)
+        user = separation.command_user(cfg)
         guest: dict[str, Any] = {
             "cpu_kind": "shared",
             "cpus": max(1, int(cfg.cpu or 1)),
@@ -203,7 +203,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
             "image": cfg.image or self._options.image,
             "guest": guest,
             "env": dict(cfg.env),
-            "metadata": {**users.labelled(labels, user), LABEL_WORKDIR: cfg.working_dir},
+            "metadata": {**separation.labelled(labels, user), LABEL_WORKDIR: cfg.working_dir},
             # PID 1 keeps the machine up; idle or past its ttl it exits, and the machine goes.
             "init": {"exec": watchdog_command(cfg.lifetime, _exec.SPOOL)},
             "auto_destroy": True,
@@ -323,7 +323,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
                 op=op,
             )
         answer = got.json()
-        if answer.get("exit_code") == users.REFUSED:  # cannot run commands apart: its one sentence
+        if answer.get("exit_code") == separation.REFUSED:  # cannot run commands apart: its one sentence
             raise ExecError((answer.get("stderr") or "").strip()[-ERROR_DETAIL_CHARS:], op=op)
         if answer.get("exit_code"):  # omitted when 0
             said = (answer.get("stderr") or "").strip()[-ERROR_DETAIL_CHARS:]
@@ -341,7 +341,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
         return await self._label(instance_id, LABEL_WORKDIR, op) or "/"
 
     async def _command_user(self, instance_id: str) -> str | None:
-        return await self._label(instance_id, users.LABEL_COMMAND_USER, "exec") or None
+        return await self._label(instance_id, separation.LABEL_COMMAND_USER, "exec") or None
 
     async def _path(self, instance_id: str, path: str, op: str) -> str:
         return posixpath.normpath(posixpath.join(await self._workdir(instance_id, op), path))
@@ -363,7 +363,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
         """What packages and setup (root's) made in the working dir is the commands' uid's."""
         user = await self._command_user(instance_id)
         if user is not None:
-            await users.hand_over(
+            await separation.hand_over(
                 self, instance_id, await self._workdir(instance_id, "provision"), user, "provision"
             )
 
@@ -375,7 +375,7 @@ def _workdir_script(working_dir: str, user: str | None) -> str:
     if user is None:
         return f"mkdir -p -- {q}\n"
     give = f'[ "$(cd -- {q} && pwd)" = / ] || [ -z "$(find {q} -maxdepth 0 -user 0)" ] || chown {user} {q}'
-    return users.check(user) + f"mkdir -p -- {q} && {{ {give}; }}\n"
+    return separation.check(user) + f"mkdir -p -- {q} && {{ {give}; }}\n"
 
 
 #: PraisonAI's name for this class (``praisonai.integrations.compute.flyio.FlyioCompute``).

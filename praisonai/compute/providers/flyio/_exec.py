@@ -18,7 +18,7 @@ is raised.
 
 Output reaches ``on_output`` only once the command has ended (the endpoint does not stream).
 
-Who runs what (``compute.users``, docker's rules): the exec itself is root's, and so is all that
+Who runs what (``compute.separation``, docker's rules): the exec itself is root's, and so is all that
 frames a result: the job directories (0700 under a root-owned ``JOBS_DIR``), the files in them,
 the runner that waits for the command and writes its exit code, the watchdog and its spool. The
 command runs as the instance's command user through ``setpriv`` with no capability, its stdin,
@@ -39,7 +39,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
 from praisonai._types import ExecRequest, ExecResult, stdin_bytes
-from praisonai.compute import users
+from praisonai.compute import separation
 
 #: The shared watchdog's spool (``compute/watchdog.py``), the machine's PID 1: it exits (and
 #: ``auto_destroy`` removes the machine) once the instance's Lifetime says so, so a machine whose
@@ -114,9 +114,9 @@ def start_script(
     q = shlex.quote
     feed = heredoc(stdin, f"> {q(job)}/in") if stdin is not None else f": > {q(job)}/in\n"
     marker = f"{SPOOL}/x/{posixpath.basename(job)}.p"
-    argv = users.dropped(user, ["/bin/sh", "-c", "--", request.command])
+    argv = separation.dropped(user, ["/bin/sh", "-c", "--", request.command])
     return (
-        (users.check(user) if user else "")
+        (separation.check(user) if user else "")
         # results read more than 2 minutes ago: no lost answer will ask for them again
         + f"find {JOBS_DIR} -maxdepth 1 -name '*.read' -mmin +2 -exec rm -rf {{}} + 2>/dev/null\n"
         f"mkdir -p {q(job)} && : > {q(job)}/out && : > {q(job)}/err || exit 125\n"

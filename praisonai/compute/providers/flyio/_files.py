@@ -3,7 +3,7 @@ base64 in the exec's ``stdin`` for writes (never on a command line) and in its a
 ``CHUNK`` bytes per exec since the body limits are undocumented; trees as a tar written and read
 the same way.
 
-Files act with the instance's command user's rights (``compute.users``): reads and writes go
+Files act with the instance's command user's rights (``compute.separation``): reads and writes go
 through perl switching only its effective uid (so no command can kill, trace or open it), trees
 through ``tar`` started as that user, while what frames them (archives in transit, the read's
 buffer) stays in the root-owned ``JOBS_DIR``.
@@ -21,7 +21,7 @@ from pathlib import Path
 import anyio
 
 from praisonai._errors import ExecError, PathNotFoundError
-from praisonai.compute import _tar, users
+from praisonai.compute import _tar, separation
 from praisonai.compute.providers.flyio import _exec
 from praisonai.runtime.partial import partial_beside
 
@@ -94,12 +94,12 @@ class FlyFiles:
         archive = f"{_exec.JOBS_DIR}/xfer-{uuid.uuid4().hex}.tar"
         await self._put(instance_id, archive, tar, remote, None)  # root's, in transit
         q = shlex.quote
-        unpack = users.dropped(
+        unpack = separation.dropped(
             user,
             ["/bin/sh", "-c", 'mkdir -p -- "$1" && exec tar -xf - -C "$1"', "sh", posixpath.dirname(target)],
         )
         script = (
-            (users.check(user) if user else "")
+            (separation.check(user) if user else "")
             + f'umask "$1"; {shlex.join(unpack)} < {q(archive)}; rc=$?; rm -f -- {q(archive)}; '
             "[ $rc = 0 ] || echo failed\n"
         )
@@ -111,11 +111,11 @@ class FlyFiles:
         user = await self._command_user(instance_id)
         q = shlex.quote
         archive = f"{_exec.JOBS_DIR}/xfer-{uuid.uuid4().hex}.tar"
-        pack = users.dropped(
+        pack = separation.dropped(
             user, ["tar", "-cf", "-", "-C", posixpath.dirname(target), posixpath.basename(target)]
         )
         script = (
-            (users.check(user) if user else "")
+            (separation.check(user) if user else "")
             + f"if [ -d {q(target)} ]; then {shlex.join(pack)} > {q(archive)} && echo D; "
             f"elif [ -f {q(target)} ]; then echo F; else echo N; fi\n"
         )
@@ -142,9 +142,9 @@ def _read_script(target: str, offset: int, user: str | None) -> str:
     if user is None:
         return head + f"echo F $(wc -c < {t}); tail -c +{offset + 1} {t} | head -c {CHUNK} | base64; fi\n"
     got = f"{_exec.JOBS_DIR}/.r.$$"  # the chunk, in root's directory: no command can change it
-    read = users.as_user(user, users.PERL_READ, t, str(offset), str(CHUNK))
+    read = separation.as_user(user, separation.PERL_READ, t, str(offset), str(CHUNK))
     return (
-        users.check(user)
+        separation.check(user)
         + head
         + (
             # the size without opening the file: a FIFO put there after the read cannot stall us
@@ -159,14 +159,14 @@ def _write_script(
     target: str, part: str, chunk: bytes, first: bool, size: int | None, user: str | None
 ) -> str:
     """Writes ``chunk`` to ``part`` (made when ``first``), and with ``size`` (the last chunk)
-    puts it in place of ``target``; says ``S <status>`` (``users.PERL_WRITE``'s), with why before it."""
+    puts it in place of ``target``; says ``S <status>`` (``separation.PERL_WRITE``'s), with why before it."""
     q = shlex.quote
     b64 = base64.encodebytes(chunk).decode()
     if user is not None:
         words = [q(target), q(part), "new" if first else "add", *([] if size is None else [str(size)])]
-        write = users.as_user(user, users.PERL_WRITE, *words)
+        write = separation.as_user(user, separation.PERL_WRITE, *words)
         return (
-            users.check(user)
+            separation.check(user)
             + f"umask \"$1\"; base64 -d <<'PRAISONAI_EOF' | {write} 2>&1; echo S $?\n{b64}PRAISONAI_EOF\n"
         )
     script = f'mkdir -p -- "$(dirname -- {q(target)})" || {{ echo S 1; exit 0; }}\n'

@@ -61,7 +61,7 @@ from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, t
 from praisonai.compute.providers.kubernetes._claim import WarmClaims
 from praisonai.compute.providers.kubernetes._options import KubernetesOptions
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
-from praisonai.compute.separation import LABEL_COMMAND_USER, command_user, own_shell, session
+from praisonai.compute.separation import command_user, own_shell, session, user_of
 from praisonai.compute.watchdog import watchdog_command
 
 
@@ -206,7 +206,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
         pod = await self._until_ready(name)
         await _egress.after_pod(self, body)  # its egress proxy, ready before its first command
         self._pods[instance_id], self._workdirs[instance_id] = name, working_dir
-        self._users[instance_id] = body["metadata"]["annotations"].get(LABEL_COMMAND_USER)
+        self._users[instance_id] = user_of(body["metadata"]["annotations"])
         return _pod.info_of(pod)
 
     async def _ensure_policy(
@@ -371,7 +371,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
         found = {**info.labels, _pod.LABEL_WORKDIR: str(info.metadata["working_dir"])}
         found.update(await self._claim_annotations(instance_id))
         self._workdirs[instance_id] = found[_pod.LABEL_WORKDIR]
-        self._users[instance_id] = found.get(LABEL_COMMAND_USER) or None
+        self._users[instance_id] = user_of(found)
 
     async def _channel_path(self, instance_id: str, path: str) -> str:
         return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))

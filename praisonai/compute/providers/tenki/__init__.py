@@ -31,7 +31,7 @@ cleared on resume: see ``_pause``).
 
 Commands run as the instance's command user, apart from root, which frames their results (every
 Run is asked for privileged, and the command is started through ``setpriv``; see ``_exec`` and
-``compute.users``): files are read and written with that uid's rights by perl switching only its
+``compute.separation``): files are read and written with that uid's rights by perl switching only its
 effective uid, trees by ``tar`` as it, and background processes' spool is the root helper's.
 """
 
@@ -49,7 +49,7 @@ from pydantic import SecretStr
 from praisonai import _retry
 from praisonai._errors import ExecError, InstanceNotFoundError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.compute import users
+from praisonai.compute import separation
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
@@ -182,7 +182,7 @@ class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: str | None
     ) -> InstanceInfo:
         ttl = cfg.lifetime.ttl_s
-        user = users.command_user(cfg)
+        user = separation.command_user(cfg)
         kwargs: dict[str, Any] = dict(
             name=instance_id,
             image=None if snapshot else (cfg.image or self._options.image),
@@ -190,7 +190,7 @@ class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
             cpu_cores=None if cfg.cpu is None else max(1, math.ceil(cfg.cpu)),
             memory_mb=None if cfg.memory_mb is None else max(128, 2 * math.ceil(cfg.memory_mb / 2)),
             env=dict(cfg.env),
-            metadata={**users.labelled(labels, user), LABEL_WORKDIR: cfg.working_dir},
+            metadata={**separation.labelled(labels, user), LABEL_WORKDIR: cfg.working_dir},
             tags=[TAG_PROVIDER, instance_tag(instance_id)],
             max_duration=None if ttl is None else math.ceil(ttl),
             allow_outbound=cfg.network != "none",
@@ -200,10 +200,10 @@ class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
         sandbox = await self._create_once(held.sdk, instance_id, kwargs)
         held.boxes[instance_id] = sandbox  # its data plane came with the create
         result = await self._raw(
-            sandbox, users.checked(user, _workdir_argv(cfg.working_dir, user)), None, "provision"
+            sandbox, separation.checked(user, _workdir_argv(cfg.working_dir, user)), None, "provision"
         )
-        if users.refused(user, result.exit_code, bytes(result.stderr).decode(errors="replace")):
-            raise ExecError(users.refusal(user or ""), op="provision")
+        if separation.refused(user, result.exit_code, bytes(result.stderr).decode(errors="replace")):
+            raise ExecError(separation.refusal(user or ""), op="provision")
         if result.exit_code != 0:
             raise ExecError(f"could not make {cfg.working_dir} in the sandbox", op="provision")
         return self._info(sandbox)
@@ -305,7 +305,7 @@ class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
         async with self._sandbox(instance_id, "provision") as sandbox:
             user, workdir = self._user(sandbox), self._path(sandbox, ".")
         if user is not None:
-            await users.hand_over(self, instance_id, workdir, user, "provision")
+            await separation.hand_over(self, instance_id, workdir, user, "provision")
 
     async def _raw(self, sandbox: Any, argv: list[str], data: bytes | None, op: str) -> Any:
         """``argv`` with ``data`` on stdin, as root; the SDK's ``CommandResult`` (bytes, binary-safe)."""

@@ -8,10 +8,10 @@ The timeout is the guest's (``timeout=``: SIGTERM, then SIGKILL, partial output,
 ``wait`` is bounded locally a little later in case an old guest agent ignores it (cloud-sdks.md
 §4.4). A non-zero exit is a result, not an error; a signal is 128+N.
 
-Who runs what (``compute.users``, docker's rules): every Run is asked for as ``privileged`` (root,
+Who runs what (``compute.separation``, docker's rules): every Run is asked for as ``privileged`` (root,
 which frames the results: the guest agent's pipes are root's); the command itself runs as the
 instance's command user through ``setpriv`` with no capability, unless ``request.privileged``.
-An instance that cannot switch is refused in one sentence (``users.refusal``).
+An instance that cannot switch is refused in one sentence (``separation.refusal``).
 
 Trap: the SDK also keeps every chunk of both streams (``AsyncProcessStream._chunks``, for the
 ``CommandResult`` it builds at the exit) whatever our cap, so 100 MB of output would cost 100 MB
@@ -29,7 +29,7 @@ import anyio
 from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
 from praisonai._types import ExecRequest, ExecResult, Stdin, stdin_chunks
-from praisonai.compute import users
+from praisonai.compute import separation
 from praisonai.compute.providers.tenki._client import translated
 
 STDIN_CHUNK = 1 << 20
@@ -58,7 +58,7 @@ async def run(sandbox: Any, request: ExecRequest, cwd: str, instance_id: str, us
     """Run ``request`` in ``sandbox`` (``instance_id``'s) from ``cwd`` (absolute) as ``user``
     (``None``: root)."""
     with translated("exec", instance_id=instance_id):
-        argv = users.apart(user, ["sh", "-c", "--", request.command])
+        argv = separation.apart(user, ["sh", "-c", "--", request.command])
         env = dict(request.env) or None
         proc = await sandbox.start(*argv, cwd=cwd, env=env, timeout=request.timeout, privileged=True)
     out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
@@ -92,8 +92,8 @@ async def run(sandbox: Any, request: ExecRequest, cwd: str, instance_id: str, us
             return exec_result(None, out, err, timed_out=True)
     if unfed:
         raise unfed[0]
-    if users.refused(user, result.exit_code, err.text()):
-        raise ExecError(users.refusal(user or ""), op="exec")
+    if separation.refused(user, result.exit_code, err.text()):
+        raise ExecError(separation.refusal(user or ""), op="exec")
     return outcome(result, out, err, cwd)
 
 

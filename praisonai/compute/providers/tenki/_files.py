@@ -1,7 +1,7 @@
 """Files in a Tenki sandbox through its Run stream as bytes both ways (``cat`` or perl out, stdin in
 frames in, tar for trees): Tenki's own fs API only reaches paths under ``/home/tenki`` and our
 working directory is anywhere. They act with the instance's command user's rights
-(``compute.users``): reads and writes through perl switching only its effective uid (so no
+(``compute.separation``): reads and writes through perl switching only its effective uid (so no
 command can kill, trace or open it), trees through ``tar`` started as that user; the background
 processes' spool is read as root.
 """
@@ -16,7 +16,7 @@ import anyio
 
 from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._limits import ERROR_DETAIL_CHARS
-from praisonai.compute import _tar, users
+from praisonai.compute import _tar, separation
 from praisonai.runtime.partial import partial_beside
 
 #: Reads a file (exit 2: missing, 3: a directory); writes stdin to one, parents made.
@@ -50,7 +50,7 @@ class TenkiFiles:
 
     @staticmethod
     def _user(sandbox: Any) -> str | None:
-        return users.user_of(sandbox.info.metadata)
+        return separation.user_of(sandbox.info.metadata)
 
     async def _read(self, instance_id: str, path: str) -> bytes:
         async with self._sandbox(instance_id, "read_file") as sandbox:
@@ -65,8 +65,8 @@ class TenkiFiles:
         if user is None:
             argv = ["sh", "-c", _READ, "sh", target]
         else:
-            read = users.as_user(user, users.PERL_READ, '"$1"', "0")  # exit 1: it may not read it
-            argv = ["/bin/sh", "-c", users.check(user) + _KIND + read, "sh", target]
+            read = separation.as_user(user, separation.PERL_READ, '"$1"', "0")  # exit 1: it may not read it
+            argv = ["/bin/sh", "-c", separation.check(user) + _KIND + read, "sh", target]
         result = await self._raw(sandbox, argv, None, "read_file")
         if result.exit_code in (2, 3):
             what = "no such file" if result.exit_code == 2 else "a directory, not a file"
@@ -84,8 +84,8 @@ class TenkiFiles:
             if user is None:
                 argv = ["sh", "-c", _WRITE, "sh", *words]
             else:
-                write = users.as_user(user, users.PERL_WRITE, '"$1"', '"$2"', "new", '"$3"')
-                argv = ["/bin/sh", "-c", users.check(user) + "exec " + write, "sh", *words]
+                write = separation.as_user(user, separation.PERL_WRITE, '"$1"', '"$2"', "new", '"$3"')
+                argv = ["/bin/sh", "-c", separation.check(user) + "exec " + write, "sh", *words]
             result = await self._raw(sandbox, argv, bytes(data), "write_file")
         _refused(user, result, "write_file")
         why = bytes(result.stderr).decode(errors="replace")
@@ -100,7 +100,7 @@ class TenkiFiles:
             target, user = self._path(sandbox, remote), self._user(sandbox)
             tar = await anyio.to_thread.run_sync(_tar.pack_path, local, posixpath.basename(target) or "root")
             script = 'mkdir -p -- "$1" && exec tar -xf - -C "$1"'
-            argv = users.apart(user, ["sh", "-c", script, "sh", posixpath.dirname(target)])
+            argv = separation.apart(user, ["sh", "-c", script, "sh", posixpath.dirname(target)])
             result = await self._raw(sandbox, argv, tar, "upload")
         _refused(user, result, "upload")
         _check(result, "upload", remote)
@@ -109,7 +109,7 @@ class TenkiFiles:
         async with self._sandbox(instance_id, "download") as sandbox:
             target, user = self._path(sandbox, remote), self._user(sandbox)
             script = '[ -e "$1" ] || exit 2; exec tar -cf - -C "$(dirname -- "$1")" "$(basename -- "$1")"'
-            argv = users.apart(user, ["sh", "-c", script, "sh", target])
+            argv = separation.apart(user, ["sh", "-c", script, "sh", target])
             result = await self._raw(sandbox, argv, None, "download")
         if result.exit_code == 2:
             raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
@@ -120,8 +120,8 @@ class TenkiFiles:
 
 def _refused(user: str | None, result: Any, op: str) -> None:
     """Raise the refusal's sentence when ``result`` is an instance that cannot switch to ``user``."""
-    if users.refused(user, result.exit_code, bytes(result.stderr).decode(errors="replace")):
-        raise ExecError(users.refusal(user or ""), op=op)
+    if separation.refused(user, result.exit_code, bytes(result.stderr).decode(errors="replace")):
+        raise ExecError(separation.refusal(user or ""), op=op)
 
 
 def _check(result: Any, op: str, path: str) -> None:
