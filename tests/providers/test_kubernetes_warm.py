@@ -94,7 +94,10 @@ def test_a_session_shell_is_tied_to_its_client(provider: KubernetesCompute) -> N
     info = _portal.call(provider.provision, {"auto_shutdown": False})
     try:
         session = _portal.call(provider.open_session, info.instance_id)
-        forwarder = "read -r by </tmp/.praisonai/busy/$$.by && [ -d /proc/$by ] && echo tied"
+        # busy/<the session's pid>.by: its frame's (root's, as on docker: compute.separation.session),
+        # the shell's process group (/proc/$$/stat's 5th field)
+        group = "read -r s </proc/$$/stat; set -- ${s##*) }; g=$3"
+        forwarder = f"{group}; read -r by </tmp/.praisonai/busy/$g.by && [ -d /proc/$by ] && echo tied"
         assert _portal.call(lambda: session.run(forwarder)).stdout == "tied\n"
         assert _portal.call(lambda: session.run("cd /tmp && X=kept; true")).exit_code == 0
         assert _portal.call(lambda: session.run('echo "$PWD $X"')).stdout == "/tmp kept\n"
