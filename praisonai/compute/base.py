@@ -280,8 +280,8 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         stdin is closed unless ``stdin`` gives its bytes (text is UTF-8 encoded), so a bare
         ``cat`` returns at once; an async iterable of bytes streams it (each chunk as it comes).
         ``on_output`` receives output chunks while the command runs; ``privileged`` runs it as the
-        instance's own user (docker: root, as setup) rather than the commands' uid, giving up the
-        separation (it could forge other calls' results).
+        instance's own user (root, as setup: ``compute.separation``) rather than the commands' uid,
+        giving up the separation (it could forge other calls' results).
 
         ``timeout`` omitted means the default (``_limits.DEFAULT_EXEC_TIMEOUT_S``); ``None``
         means no limit. At the timeout the command's whole process tree inside the instance is

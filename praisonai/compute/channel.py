@@ -25,6 +25,7 @@ from praisonai._types import Capability, ExecRequest, ExecResult, ProcessInfo
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.requests import checked_env
+from praisonai.compute.separation import hand_over
 from praisonai.runtime import processes
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
@@ -42,6 +43,10 @@ class ChannelMixin(ComputeProvider):
     ``_transport`` (and ``_channel_path``, which the default ``_read``, ``_write`` and
     ``_channel_cwd`` use), and adds :data:`CHANNEL_CAPABILITIES` to its ``capabilities``.
     """
+
+    #: Whether a mount at the working dir is the instance's own volume (a pod's emptyDir or
+    #: claim), handed to the commands' uid as the rest is, rather than maybe a host's directory.
+    own_volumes = False
 
     # ---- what the provider supplies ----------------------------------------------------------
 
@@ -74,8 +79,20 @@ class ChannelMixin(ComputeProvider):
 
     async def _command_user(self, instance_id: str) -> str | None:
         """``"UID:GID"`` that the instance's commands, sessions and file requests run as, apart
-        from its helper (see helper.sh), or ``None``: they share the helper's user. Default: None."""
+        from its helper (``compute.separation``), or ``None``: they share the helper's user.
+        Default: None."""
         return None
+
+    async def _after_setup(self, instance_id: str) -> None:
+        """What packages and setup (root's) made in the working dir is the commands' uid's."""
+        await self._hand_over(instance_id, await self._channel_cwd(instance_id, None), "provision")
+
+    async def _hand_over(self, instance_id: str, where: str, op: str) -> None:
+        """What root owns under ``where`` becomes the commands' uid's (``separation.hand_over``;
+        a mount there keeps its owners unless :attr:`own_volumes`)."""
+        user = await self._command_user(instance_id)
+        if user is not None:
+            await hand_over(self, instance_id, where, user, op, own_volume=self.own_volumes)
 
     async def _channel_exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
         """``_exec`` through the instance's helper: for providers whose commands all use it."""

@@ -128,12 +128,13 @@ class ComputeConfig(BaseModel):
     homes and credential stores (``praisonai.compute.hostmounts``), refused without it. A
     permission of the caller, never of a repository's environment file; not part of the definition."""
     command_user: Literal["user", "root"] = "user"
-    """Who the instance's commands run as where the provider runs its exec helper as root
-    (docker): ``"user"``, uid 1000 (``user``, HOME ``/home/user``), which cannot see into,
-    signal or trace the helper, read its secrets or change the results it frames; ``"root"``,
-    the helper's own user, which gives that up (a command can then forge other calls' results).
-    Packages and setup run as root either way. A permission of the caller, never of a
-    repository's environment file; not part of the definition."""
+    """Who the instance's commands run as where the provider runs what frames their results as
+    root (docker's and kubernetes' exec helper; Fly's and Tenki's job files and runners:
+    ``compute.separation``): ``"user"``, uid 1000 (``user``, HOME ``/home/user``), which cannot
+    see into, signal or trace that framing, read its secrets or change the results it frames;
+    ``"root"``, the framing's own user, which gives that up (a command can then forge other
+    calls' results). Packages and setup run as root either way. A permission of the caller,
+    never of a repository's environment file; not part of the definition."""
     mount_paths: list[str] = Field(default_factory=list)
     """Host paths bound into the instance, ``"HOST:INSTANCE"`` or ``"HOST:INSTANCE:ro"``."""
     # Each mount's host path as its check resolved it (``_checked_mounts``), by HOST as written.

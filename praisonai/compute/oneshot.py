@@ -8,6 +8,11 @@ that reaches detached descendants), so any process can list, read, wait for or k
 The helper script and the request travel in the exec's env, never on its command line
 (``runtime.oneshot``). Output is read back with the provider's native file read (binary-safe,
 whatever its exec does to non-UTF-8 bytes).
+
+Where the provider runs commands apart from their framing (``_command_user``), the helper runs
+as root (a privileged exec) and starts the processes as the command user, so their spool is
+root's and no command can rewrite another's output or exit code; their output is read as root
+(``_read_spool``).
 """
 
 from __future__ import annotations
@@ -36,14 +41,24 @@ class OneShotProcesses(ComputeProvider):
     ``ProcessInfo.cwd`` is the working directory as the caller gave it ("." for the instance's).
     """
 
+    async def _command_user(self, instance_id: str) -> str | None:
+        """``"UID:GID"`` the instance's commands run as apart from root (``compute.separation``), or
+        ``None``: they share the helper's user. Default: None."""
+        return None
+
+    async def _read_spool(self, instance_id: str, path: str) -> bytes:
+        """A file of the helper's spool, read as the helper's user. Default: ``_read``."""
+        return await self._read(instance_id, path)
+
     async def _helper(
         self, instance_id: str, function: str, *args: str, cwd: str | None = None
     ) -> tuple[str, bytes]:
         """Run ``function(*args)`` in a fresh helper from ``cwd``; return its (status, body)."""
-        request = one_shot(SPOOL, function, *args)
-        result = await self._exec(
-            instance_id, ExecRequest(request.command, cwd=cwd, env=request.env, timeout=_HELPER_TIMEOUT_S)
+        request = one_shot(SPOOL, function, *args, user=await self._command_user(instance_id))
+        asked = ExecRequest(
+            request.command, cwd=cwd, env=request.env, timeout=_HELPER_TIMEOUT_S, privileged=True
         )
+        result = await self._exec(instance_id, asked)
         answer = request.reply(result.stdout.encode())
         if answer is None:
             why = result.stderr.strip()[-ERROR_DETAIL_CHARS:] or f"exit code {result.exit_code}, no reply"
@@ -84,7 +99,7 @@ class OneShotProcesses(ComputeProvider):
     ) -> bytes:
         await self.get_process(instance_id, process_id)
         name: Literal["out", "err"] = "out" if stream == "stdout" else "err"
-        data = await self._read(instance_id, processes.process_file(SPOOL, process_id, name))
+        data = await self._read_spool(instance_id, processes.process_file(SPOOL, process_id, name))
         return data[offset:] if limit is None else data[offset : offset + limit]
 
     async def kill_process(self, instance_id: str, process_id: str) -> None:

@@ -2,14 +2,15 @@
 # shellcheck disable=SC2154 # __p_as, __p_s, __p_sys, __p_drop... are helper.sh's
 # praisonai exec helper, its file requests and who runs what: joined before helper.sh into one
 # `sh -c` script (runtime/channel.py). Functions only, but the perl programs' text.
-# With UID:GID (docker), the helper runs as root and everything of the user's runs as that uid,
-# which cannot see into, signal or trace the helper, nor open its fds or the spool: commands,
+# With UID:GID (docker, kubernetes), the helper runs as root and everything of the user's runs as
+# that uid, which cannot see into, signal or trace the helper, nor open its fds or the spool: commands,
 # background processes and sessions with it as every uid (setpriv; no capability, none in their
 # bounding set where the container allows dropping it), file requests __p_fread/__p_fwrite with
 # only its effective uid (reads by perl, whose real and saved uids stay root's: no command can
 # kill, trace or open it), and files created so are the command uid's. __p_rexec runs a command as the helper's
 # own user (a repository's packages and setup, or an explicit privileged call). A helper that
-# cannot switch to UID:GID says so in one line on stderr and ends (status 70).
+# cannot switch to UID:GID says so in one line on stderr and ends (status 70): the sentence of
+# compute/separation.py's refusal(), which Fly and Tenki say too (theirs need perl as well).
 #
 # __p_drop: what starts a program as the command uid; __p_fs: a file request's tool with only its
 # effective uid (and a clean env: gVisor lets the real uid's peers read a setuid process's environ)
@@ -33,7 +34,7 @@ $bad=1 if!close $f;if($bad||$n){unlink $t;exit($bad?13:14)}
 my @s=stat $p;chmod($s[2]&07777,$t) if @s&&-f _;rename($t,$p) or do{unlink $t;exit 15};exit 0'
 __p_separate() {  # __p_as (UID:GID): set __p_drop, __p_fs, __p_pl and HOME, or say why not and end
   if ! __p_sp=$(command -v setpriv) || [ "$(id -u)" != 0 ]; then
-    echo "the instance cannot run commands as uid ${__p_as%%:*} apart from its exec helper: it needs root and setpriv (util-linux) in the image; add util-linux, or ask for command_user='root' (commands then share the helper's uid and can forge its results)" >&2
+    echo "the instance cannot run commands as uid ${__p_as%%:*} apart from what frames their results: it needs root and setpriv (util-linux) in the image; add them, or ask for command_user='root' (commands then share root with it and can forge its results)" >&2
     exit 70
   fi
   __p_drop="$__p_sp --reuid=${__p_as%%:*} --regid=${__p_as#*:} --clear-groups --inh-caps=-all"

@@ -16,7 +16,7 @@ from praisonai.runtime.channel import HELPER
 
 _COMMAND = (
     "h=$PRAISONAI_HELPER r=$PRAISONAI_REQUEST; unset PRAISONAI_HELPER PRAISONAI_REQUEST; "
-    'printf %s "$r" | sh -c "$h" praisonai-helper {spool} {ready}'
+    'printf %s "$r" | sh -c "$h" praisonai-helper {spool} {ready} one-shot {user}'
 )
 
 
@@ -42,9 +42,10 @@ class OneShot:
         return replies[1] if len(replies) == 2 else None
 
 
-def one_shot(spool: str, function: str, *args: str) -> OneShot:
-    """Run helper ``function(*args)`` once, with ``spool`` as the helper's spool."""
+def one_shot(spool: str, function: str, *args: str, user: str | None = None) -> OneShot:
+    """Run helper ``function(*args)`` once, with ``spool`` as the helper's spool; ``user``
+    (``"UID:GID"``): the processes it starts run as that uid, apart from it (helper.sh)."""
     ready, nonce = new_nonce(), new_nonce()
-    command = _COMMAND.format(spool=shlex.quote(spool), ready=ready)
+    command = _COMMAND.format(spool=shlex.quote(spool), ready=ready, user=shlex.quote(user or ""))
     env = {"PRAISONAI_HELPER": HELPER, "PRAISONAI_REQUEST": request_line(function, nonce, *args).decode()}
     return OneShot(command, env, (ready, nonce))

@@ -20,10 +20,10 @@ not run.
 The end of each command is framed with a per-session secret that only the session's frame and
 its writer process in the instance hold (see session.sh), never the shell: nothing a command
 prints — ``set``, ``env``, its shell's ``/proc`` files — can end its call early or leak into the
-next one. Where the provider runs commands apart (docker), the frame and writer run as root and
-only the shell as the commands' uid, not dumpable, with its requests and statuses on sockets of
-a root relay: a program a command starts cannot read the secret, kill the writer, write a
-status or type a request (see docker's ``_users.session``).
+next one. Where the provider runs commands apart (docker, kubernetes), the frame and writer run
+as root and only the shell as the commands' uid, not dumpable, with its requests and statuses on
+sockets of a root relay: a program a command starts cannot read the secret, kill the writer,
+write a status or type a request (see ``compute.separation.session``).
 """
 
 from __future__ import annotations

@@ -187,8 +187,8 @@ class AsyncSandbox(AsyncWorkbench):
 
         With ``check=True`` a non-zero exit raises :class:`CommandFailedError` and a timeout
         :class:`CommandTimeoutError`, both carrying the result. ``privileged=True`` runs it as
-        root on docker, giving up the separation from the helper for this command (E2B's
-        ``user="root"``; see ``ComputeProvider.execute``).
+        root on docker, kubernetes, Fly and Tenki, giving up the separation from what frames the
+        results for this command (E2B's ``user="root"``; see ``ComputeProvider.execute``).
         """
         self._ensure_open()
         result = await self.provider.execute(

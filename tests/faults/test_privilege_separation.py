@@ -1,5 +1,5 @@
 """A command cannot reach what frames its results (issue 42, items 1 and 2), real docker under
-runc and under gVisor.
+runc and under gVisor, and kubernetes (its API-server fake, whose pods are real docker containers).
 
 The attacker is a command the model could write: for a few seconds it writes into every file
 descriptor it can open under ``/proc/*/fd``, reads every ``/proc/*/environ``, ``cmdline`` and
@@ -15,15 +15,20 @@ from __future__ import annotations
 import re
 import secrets
 from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from typing import Any
 
 import anyio
 import pytest
 from kit import PROC_ATTACK as _ATTACK
+from served import TARGETS
 
 from praisonai import _portal
 from praisonai._errors import PraisonAIError
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.providers.docker import DockerCompute, container_name
+from praisonai.compute.separation import COMMAND_UID, refusal
 from praisonai.runtime import _job
 from praisonai.runtime._wire import request_line
 from praisonai.runtime.channel import HELPER
@@ -41,29 +46,48 @@ def _runtimes() -> dict[str, Any]:
     return DockerCompute().api.info().get("Runtimes") or {}
 
 
-@pytest.fixture(scope="module", params=["runc", "runsc"])
+#: Where root puts files a command may read but not write (a kubernetes pod's root is read-only).
+_ROOTS = "/tmp/srv"
+
+
+def _provider(
+    name: str, request: pytest.FixtureRequest, stack: ExitStack
+) -> tuple[ComputeProvider, dict[str, Any]]:
+    """docker under runtime ``name`` (runc, runsc), or kubernetes served by its fake; and the
+    config its instances get."""
+    if name == "kubernetes":
+        served = stack.enter_context(TARGETS["kubernetes"].serve(request))
+        return served.provider, served.config or {}
+    return DockerCompute(runtime=name), {}
+
+
+@pytest.fixture(scope="module", params=["runc", "runsc", "kubernetes"])
 def attacked(
     request: pytest.FixtureRequest, skip_unless_required: Callable[[str, str | None], None]
-) -> Iterator[tuple[DockerCompute, str]]:
-    """An instance of each runtime whose main channel this process adopted with its key."""
+) -> Iterator[tuple[ChannelMixin, str]]:
+    """An instance of each runtime (docker: whose main channel this process adopted with its key)."""
     if request.param == "runsc":
         missing = None if "runsc" in _runtimes() else "the Docker engine has no runsc runtime registered"
         skip_unless_required("gvisor", missing)
-    provider = DockerCompute(runtime=request.param)
-    iid = _portal.call(provider.provision).instance_id
-    try:
-        yield provider, iid
-    finally:
-        _portal.call(provider.shutdown, iid)
+    with ExitStack() as stack:
+        provider, config = _provider(request.param, request, stack)
+        assert isinstance(provider, ChannelMixin)
+        iid = _portal.call(provider.provision, config).instance_id
+        try:
+            yield provider, iid
+        finally:
+            _portal.call(provider.shutdown, iid)
 
 
 def test_a_command_cannot_change_kill_or_read_what_frames_the_results(
-    attacked: tuple[DockerCompute, str], monkeypatch: pytest.MonkeyPatch
+    attacked: tuple[ChannelMixin, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     provider, iid = attacked
-    key = provider.handoff_key(iid)  # the main channel's nonce: the attacker must not learn it
-    assert key is not None
-    provider.adopt(iid, key)
+    kept: dict[str, str] = {}
+    if isinstance(provider, DockerCompute):  # the main channel's nonce: the attacker must not learn it
+        kept["handoff key"] = key = provider.handoff_key(iid) or ""
+        assert key
+        provider.adopt(iid, key)
     job_secrets: list[str] = []
     real_token = secrets.token_hex
 
@@ -74,13 +98,15 @@ def test_a_command_cannot_change_kill_or_read_what_frames_the_results(
 
     monkeypatch.setattr(_job.secrets, "token_hex", recorded)
     ended_env = secrets.token_hex(16)
-    contents = {f"/srv/read-{n}": secrets.token_bytes(3000 + n) for n in range(_FILES)}
+    contents = {f"{_ROOTS}/read-{n}": secrets.token_bytes(3000 + n) for n in range(_FILES)}
 
     async def scenario() -> tuple[list[str], bytes, str]:
         before = await provider.execute(iid, "printf x", env={"ENDED_CALL_SECRET": ended_env})
         assert before.stdout == "x"
         for path, data in contents.items():  # root's files: a command may read them, not write
-            made = await provider.execute(iid, f"mkdir -p /srv && cat >{path}", stdin=data, privileged=True)
+            made = await provider.execute(
+                iid, f"mkdir -p {_ROOTS} && cat >{path}", stdin=data, privileged=True
+            )
             assert made.exit_code == 0, made.stderr
         helper = (await provider._channels.get(iid)).helper_pid
         wrong: list[str] = []
@@ -105,7 +131,7 @@ def test_a_command_cannot_change_kill_or_read_what_frames_the_results(
                         killed = r.exit_code == 137 and token.startswith(r.stdout) and r.stderr == ""
                         if not killed:  # the attacker may kill a command of its own uid: nothing more
                             wrong.append(f"exec {n}: {r.exit_code} {r.stdout[:80]!r} {r.stderr[:80]!r}")
-                    path = f"/srv/read-{n % _FILES}"
+                    path = f"{_ROOTS}/read-{n % _FILES}"
                     data = await provider.read_file(iid, path)
                     if data != contents[path]:
                         wrong.append(f"read_file {n}: {len(data)} bytes, FORGED in it: {b'FORGED' in data}")
@@ -124,13 +150,13 @@ def test_a_command_cannot_change_kill_or_read_what_frames_the_results(
     wrong, loot, _ = _portal.call(scenario)
     assert not wrong, wrong[:10]
     assert loot  # it did read: the exec ids in its own uid's environs, at least
-    kept = {"handoff key": key, "ended call's env": ended_env}
+    kept["ended call's env"] = ended_env
     learned = [name for name, value in kept.items() if value.encode() in loot]
     learned += [f"job secret {s}" for s in job_secrets if s.encode() in loot]
     assert not learned, learned[:5]
 
 
-def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[DockerCompute, str]) -> None:
+def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[ChannelMixin, str]) -> None:
     """What a command is: uid 1000 through and through, no capability in any set; a file it or
     write_file makes is its; read_file cannot read what it cannot; the helper's command line and
     the spool hold nothing for it."""
@@ -155,18 +181,23 @@ def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[Docker
         # (python's stat: this gVisor build refuses coreutils' statx)
         show = "import os; print(*[f'{os.stat(p).st_uid}:{os.stat(p).st_gid}' for p in ('mine.txt', 'made', '.')])"  # noqa: E501
         owners = await provider.execute(iid, f'touch made && python3 -c "{show}" && echo $HOME')
-        assert owners.stdout.split() == ["1000:1000"] * 3 + ["/home/user"], owners.stdout
-        made = await provider.execute(iid, "echo s >/srv/secret && chmod 600 /srv/secret", privileged=True)
+        # a pod's working dir is a volume: root's, the commands' group's (fsGroup, setgid)
+        workdir = "1000:1000" if isinstance(provider, DockerCompute) else "0:1000"
+        assert owners.stdout.split() == ["1000:1000"] * 2 + [workdir, "/home/user"], owners.stdout
+        secret = f"{_ROOTS}/secret"
+        made = await provider.execute(
+            iid, f"mkdir -p {_ROOTS} && echo s >{secret} && chmod 600 {secret}", privileged=True
+        )
         assert made.exit_code == 0
         with pytest.raises(PermissionError):
-            await provider.read_file(iid, "/srv/secret")
+            await provider.read_file(iid, secret)
         # the reader's own status: only its effective uid is the command's, so none can kill it
         reader = (await provider.read_file(iid, "/proc/self/status")).decode()
         assert [line.split()[1:] for line in reader.splitlines() if line.startswith("Uid:")] == [
             ["0", "1000", "0", "1000"]
         ], reader
         with pytest.raises(PermissionError):
-            await provider.write_file(iid, "/srv/secret", b"x")
+            await provider.write_file(iid, secret, b"x")
         helper = (await provider._channels.get(iid)).helper_pid
         for reach in ("ls /tmp/.praisonai*/x", f"ls /proc/{helper}/fd", f"kill -9 {helper}"):
             assert (await provider.execute(iid, reach)).exit_code != 0, reach
@@ -275,36 +306,42 @@ def test_a_users_write_cut_inside_its_payload_keeps_the_old_file(attacked: tuple
     assert not TEMPORARY.findall(listing), listing
 
 
-def test_an_image_that_cannot_switch_users_is_refused_in_one_sentence(docker_ok: None) -> None:
+@pytest.mark.parametrize("name", ["runc", "kubernetes"])
+def test_an_image_that_cannot_switch_users_is_refused_in_one_sentence(
+    name: str, request: pytest.FixtureRequest, docker_ok: None
+) -> None:
     """Without setpriv the helper cannot run commands apart from itself: its channel says so,
     rather than running them as root unseparated."""
     import docker
 
-    provider = DockerCompute()
-    base = _portal.call(provider.provision).instance_id
+    builder = DockerCompute()
+    base = _portal.call(builder.provision).instance_id
     tag = f"praisonai-test-no-setpriv:{secrets.token_hex(4)}"
     client = docker.from_env()
     try:
-        gone = _portal.call(lambda: provider.execute(base, "rm /usr/bin/setpriv", privileged=True))
+        gone = _portal.call(lambda: builder.execute(base, "rm /usr/bin/setpriv", privileged=True))
         assert gone.exit_code == 0, gone.stderr
         client.containers.get(container_name(base)).commit(*tag.split(":"))
     finally:
-        _portal.call(provider.shutdown, base)
+        _portal.call(builder.shutdown, base)
     try:
-        iid = _portal.call(lambda: provider.provision({"image": tag})).instance_id
-        try:
-            with pytest.raises(PraisonAIError, match="needs root and setpriv") as refused:
-                _portal.call(provider.execute, iid, "true")
-            assert "command_user='root'" in str(refused.value), str(refused.value)
-            plain = _portal.call(
-                lambda: provider.provision({"image": tag, "command_user": "root"})
-            ).instance_id
+        with ExitStack() as stack:
+            provider, config = _provider(name, request, stack)
+            iid = _portal.call(lambda: provider.provision({**config, "image": tag})).instance_id
             try:
-                assert _portal.call(provider.execute, plain, "id -u").stdout == "0\n"
+                with pytest.raises(PraisonAIError, match="needs root and setpriv") as refused:
+                    _portal.call(provider.execute, iid, "true")
+                # the helper's sentence is the one Fly and Tenki say, but for perl (theirs need it)
+                said = refusal(f"{COMMAND_UID}:{COMMAND_UID}", perl=False)
+                assert said in str(refused.value), str(refused.value)
+                as_root = {**config, "image": tag, "command_user": "root"}
+                plain = _portal.call(lambda: provider.provision(as_root)).instance_id
+                try:
+                    assert _portal.call(provider.execute, plain, "id -u").stdout == "0\n"
+                finally:
+                    _portal.call(provider.shutdown, plain)
             finally:
-                _portal.call(provider.shutdown, plain)
-        finally:
-            _portal.call(provider.shutdown, iid)
+                _portal.call(provider.shutdown, iid)
     finally:
         client.images.remove(tag, force=True)
         client.close()

@@ -28,6 +28,7 @@ from praisonai.compute import lifecycle, registry
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.kubernetes import KubernetesCompute
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
+from praisonai.compute.separation import LABEL_COMMAND_USER, root_capabilities
 from praisonai.compute.testing import CHECKS, Context
 
 PROVIDER = "kubernetes"  # the fake, provider and ctx fixtures: tests/providers/conftest.py
@@ -63,12 +64,47 @@ def test_the_pod_is_hardened_and_carries_our_identity(ctx: Context, fake: Kubern
     assert pod["metadata"]["labels"]["praisonai.provider"] == "kubernetes"
     assert "@" in pod["metadata"]["annotations"]["praisonai.owner"]  # not a valid label value
     assert spec["automountServiceAccountToken"] is False and spec["restartPolicy"] == "Never"
-    assert spec["securityContext"]["runAsNonRoot"] is True
+    # its helper as root with docker's few capabilities for root; its commands as uid 1000, apart
+    assert spec["securityContext"] == {"runAsUser": 0, "runAsGroup": 0, "fsGroup": 1000}
+    assert box["securityContext"]["capabilities"] == {
+        "drop": ["ALL"],
+        "add": root_capabilities(ComputeConfig()),
+    }
+    assert pod["metadata"]["annotations"][LABEL_COMMAND_USER] == "1000:1000"
     assert box["securityContext"]["readOnlyRootFilesystem"] is True
     assert box["securityContext"]["allowPrivilegeEscalation"] is False
     assert box["resources"]["limits"] == {"cpu": "1000m", "memory": "1024Mi"}
     r = _portal.call(ctx.sh, "id -u; touch /etc/x 2>/dev/null || echo read-only")
     assert r.stdout == "1000\nread-only\n", r
+    root = _portal.call(lambda: ctx.provider.execute(ctx.instance_id, "id -u", privileged=True))
+    assert root.stdout == "0\n", root
+
+
+def test_what_setup_made_as_root_is_the_commands(kubeconfig: Path) -> None:
+    """Setup runs as root; what it leaves in the working dir is then uid 1000's, as on docker."""
+    provider = KubernetesCompute(kubeconfig=str(kubeconfig), image=IMAGE)
+    cfg = {"auto_shutdown": False, "setup": ["mkdir built && echo made > built/it.txt"]}
+    iid = _portal.call(provider.provision, cfg).instance_id
+    try:
+        changed = "echo more >> built/it.txt && stat -c %u:%g built built/it.txt"
+        r = _portal.call(provider.execute, iid, changed)
+        assert (r.exit_code, r.stdout.split()) == (0, ["1000:1000"] * 2), r
+    finally:
+        _portal.call(provider.shutdown, iid)
+
+
+def test_a_pod_of_one_uid_is_refused_unless_its_commands_may_share_it(kubeconfig: Path) -> None:
+    """``run_as_user`` runs the whole pod as that uid (for clusters that refuse root pods): its
+    commands could not run apart from the helper, so only ``command_user='root'`` may ask for it."""
+    provider = KubernetesCompute(kubeconfig=str(kubeconfig), image=IMAGE, run_as_user=1000)
+    with pytest.raises(ConfigError, match=r"run_as_user=1000 runs the whole pod.*command_user='root'"):
+        _portal.call(provider.provision, {"auto_shutdown": False})
+    iid = _portal.call(provider.provision, {"auto_shutdown": False, "command_user": "root"}).instance_id
+    try:
+        r = _portal.call(provider.execute, iid, "id -u; grep CapEff /proc/self/status")
+        assert r.stdout.split() == ["1000", "CapEff:", "0000000000000000"], r
+    finally:
+        _portal.call(provider.shutdown, iid)
 
 
 def test_stdout_and_stderr_stay_apart_over_one_websocket(ctx: Context, fake: KubernetesFake) -> None:

@@ -69,7 +69,7 @@ def test_the_working_dir_survives_on_its_claim(
     kept = {v["name"]: v for v in spec["volumes"]}["work"]
     assert kept["persistentVolumeClaim"] == {"claimName": name}
     assert {"name": "work", "mountPath": box["workingDir"]} in box["volumeMounts"]
-    assert spec["securityContext"]["runAsNonRoot"] and not spec["automountServiceAccountToken"]
+    assert spec["securityContext"]["fsGroup"] == 1000 and not spec["automountServiceAccountToken"]
     assert box["securityContext"]["readOnlyRootFilesystem"], "the hardening stays as it was"
     _sh(provider, iid, "echo kept > kept.txt && echo gone > /tmp/gone.txt")
 

@@ -22,6 +22,7 @@ from praisonai._errors import ConfigError, ProvisionError
 from praisonai.compute import lifecycle
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.kubernetes import KubernetesCompute
+from praisonai.compute.separation import LABEL_COMMAND_USER, root_capabilities
 
 IMAGE = "praisonai-sandbox:latest"
 
@@ -93,7 +94,10 @@ def test_a_session_shell_is_tied_to_its_client(provider: KubernetesCompute) -> N
     info = _portal.call(provider.provision, {"auto_shutdown": False})
     try:
         session = _portal.call(provider.open_session, info.instance_id)
-        forwarder = "read -r by </tmp/.praisonai/busy/$$.by && [ -d /proc/$by ] && echo tied"
+        # busy/<the session's pid>.by: its frame's (root's, as on docker: compute.separation.session),
+        # the shell's process group (/proc/$$/stat's 5th field)
+        group = "read -r s </proc/$$/stat; set -- ${s##*) }; g=$3"
+        forwarder = f"{group}; read -r by </tmp/.praisonai/busy/$g.by && [ -d /proc/$by ] && echo tied"
         assert _portal.call(lambda: session.run(forwarder)).stdout == "tied\n"
         assert _portal.call(lambda: session.run("cd /tmp && X=kept; true")).exit_code == 0
         assert _portal.call(lambda: session.run('echo "$PWD $X"')).stdout == "/tmp kept\n"
@@ -117,7 +121,10 @@ def warm_fake(docker_ok: None) -> Iterator[KubernetesFake]:
 def warm_kubeconfig(warm_fake: KubernetesFake, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = warm_fake.write_kubeconfig(tmp_path_factory.mktemp("kube") / "config", namespace="warm")
     custom = client.CustomObjectsApi(KubernetesCompute(kubeconfig=str(path)).core.api_client)
-    box = {"name": "sandbox", "image": IMAGE, "command": ["sleep", "infinity"]}
+    # as our own pods: root, with root's few capabilities, for commands to run apart as uid 1000
+    caps = {"drop": ["ALL"], "add": root_capabilities(ComputeConfig())}
+    security = {"allowPrivilegeEscalation": False, "capabilities": caps}
+    box = {"name": "sandbox", "image": IMAGE, "command": ["sleep", "infinity"], "securityContext": security}
     template = {"podTemplate": {"metadata": {"labels": {"app": "pool"}}, "spec": {"containers": [box]}}}
     custom.create_namespaced_custom_object(
         *EXT, "sandboxtemplates", _object("SandboxTemplate", "tpl", template)
@@ -162,14 +169,17 @@ def test_a_claim_is_served_from_the_pool_which_refills(
     try:
         pod = info.metadata["pod"]
         assert pod.startswith("pool-") and _claims(warm_fake) == [info.instance_id.replace("_", "-")]
-        r = _portal.call(lambda: p.execute(info.instance_id, 'echo "$PZ_SECRET"; pwd'))
-        assert (r.exit_code, r.stdout) == (0, "s3\n/workspace\n"), r  # env bound after the claim
+        r = _portal.call(lambda: p.execute(info.instance_id, 'echo "$PZ_SECRET"; pwd; id -u'))
+        assert (r.exit_code, r.stdout) == (0, "s3\n/workspace\n1000\n"), r  # env bound after the claim
         _until(
             lambda: _pool(warm_fake, "pool") == {**_pool(warm_fake, "pool"), "readyReplicas": 2}, "a refill"
         )
         assert info.instance_id in [i.instance_id for i in _portal.call(other.list_instances)]
         assert _portal.call(other.get_status, info.instance_id).metadata["pod"] == pod
-        assert _portal.call(lambda: other.execute(info.instance_id, "echo there")).stdout == "there\n"
+        with warm_fake.cond:  # as a controller that has not merged the claim's annotations yet
+            warm_fake.pods[("warm", pod)]["metadata"]["annotations"].pop(LABEL_COMMAND_USER)
+        there = _portal.call(lambda: other.execute(info.instance_id, "echo there; id -u"))
+        assert there.stdout == "there\n1000\n", there  # the command user, read off the claim
     finally:
         assert _portal.call(other.shutdown, info.instance_id) is True  # deletes the claim, found by label
     assert not _claims(warm_fake) and ("warm", pod) not in warm_fake.pods

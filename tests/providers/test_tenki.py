@@ -83,6 +83,16 @@ def test_env_goes_through_the_api_never_a_command_line(provider: TenkiCompute, f
         _portal.call(provider.shutdown, info.instance_id)
 
 
+def test_every_run_is_asked_for_as_root_and_commands_drop_to_uid_1000(ctx: Context, fake: TenkiFake) -> None:
+    """Tenki may run an unprivileged Run as its own user; ours are all privileged (root frames the
+    results), and the command itself is started as uid 1000 by us (compute.separation)."""
+    ours = len(fake.privileged)
+    assert _portal.call(ctx.sh, "id -u").stdout == "1000\n"
+    _portal.call(ctx.provider.write_file, ctx.instance_id, "priv.txt", b"x")
+    assert _portal.call(ctx.provider.read_file, ctx.instance_id, "priv.txt") == b"x"
+    assert fake.privileged[ours:] and all(fake.privileged[ours:]), fake.privileged[ours:]
+
+
 def test_an_exec_on_a_held_handle_costs_one_vendor_call(ctx: Context, fake: TenkiFake) -> None:
     """The handle found first (by tag, then a data-plane credential) is kept with its credential:
     the next command is the Run stream alone. Another process pays the lookup once."""

@@ -22,7 +22,8 @@ Modelled:
   container (``ErrImageNeverPull``). ``restartPolicy`` is taken as Never: an exited container makes
   the pod ``Succeeded``/``Failed``; ``activeDeadlineSeconds`` fails it (``DeadlineExceeded``).
   The spec's env, workingDir, command/args, runAsUser/Group, readOnlyRootFilesystem,
-  allowPrivilegeEscalation, emptyDir mounts (tmpfs) and cpu/memory limits reach docker.
+  allowPrivilegeEscalation, capabilities (drop and add), emptyDir mounts (tmpfs) and cpu/memory
+  limits reach docker.
 - PersistentVolumeClaims (``/api/v1/namespaces/{ns}/persistentvolumeclaims[/{name}]``: create,
   get, list by ``labelSelector``, delete), each a docker volume that a pod's
   ``persistentVolumeClaim`` volume mounts, and StorageClasses

@@ -30,6 +30,9 @@ def start(
         argv += ["--read-only"]
     if security.get("allowPrivilegeEscalation") is False:
         argv += ["--security-opt", "no-new-privileges"]
+    capabilities = security.get("capabilities") or {}  # the runtime's defaults, less and more
+    argv += [f"--cap-drop={name}" for name in capabilities.get("drop") or []]
+    argv += [f"--cap-add={name}" for name in capabilities.get("add") or []]
     empty = {v["name"] for v in spec.get("volumes") or [] if "emptyDir" in v}
     dirs = [m["mountPath"] for m in box.get("volumeMounts") or [] if m["name"] in empty]
     for path in dirs:
@@ -64,6 +67,10 @@ def start(
         return None, str(exc)
     if dirs:  # an emptyDir is world-writable, as a kubelet makes it (docker copies the image's mode up)
         docker.docker("exec", "-u", "0", cid, "chmod", "1777", *dirs)
+    group = (spec.get("securityContext") or {}).get("fsGroup")
+    if dirs and group is not None:  # the kubelet's volume ownership: the group's, setgid
+        docker.docker("exec", "-u", "0", cid, "chgrp", str(group), *dirs)
+        docker.docker("exec", "-u", "0", cid, "chmod", "2777", *dirs)
     return cid, ""
 
 

@@ -36,11 +36,12 @@ Modelled (from the wheel's source and cloud-sdks.md §4):
   status; ``after=True`` does the work first (a lost answer, as a gateway 5xx after the fact).
   RESOURCE_EXHAUSTED "rate limit exceeded" is Tenki's 429; UNAVAILABLE/INTERNAL its 5xx.
 
-Not modelled: the other file RPCs (``*Stream``, ``Mkdir``, ``List``, ``Remove``: UNIMPLEMENTED),
-``WhoAmI``, ``pause_async``/``wait_paused`` (pauses complete at once), templates, volumes,
-previews, SSH, Dial, pagination, workspaces, snapshot durability states, resource enforcement
-(cpu/memory/disk are recorded only), egress allowlist enforcement, WaitSession (sandboxes are
-RUNNING at once, so the SDK never waits).
+Not modelled: ``RunStart.privileged`` (recorded in ``privileged``; every Run is root's here, where
+Tenki may run an unprivileged one as its own user), the other file RPCs (``*Stream``, ``Mkdir``,
+``List``, ``Remove``: UNIMPLEMENTED), ``WhoAmI``, ``pause_async``/``wait_paused`` (pauses complete
+at once), templates, volumes, previews, SSH, Dial, pagination, workspaces, snapshot durability
+states, resource enforcement (cpu/memory/disk are recorded only), egress allowlist enforcement,
+WaitSession (sandboxes are RUNNING at once, so the SDK never waits).
 """
 
 from __future__ import annotations
@@ -77,6 +78,7 @@ class TenkiFake:
         self.snapshots: dict[str, dict[str, Any]] = {}
         self.calls: dict[str, int] = {}
         self.argvs: list[list[str]] = []  # every Run's argv, as the guest got it
+        self.privileged: list[bool] = []  # every Run's ``privileged`` (each runs as root here)
         #: set: Run stdin passes this many more bytes, then the stream is cut (the command reads
         #: EOF, later bytes are dropped), as a connection lost mid-transfer
         self.stdin_budget: int | None = None

@@ -96,6 +96,7 @@ class DataPlane(pb_grpc.SandboxSessionDataPlaneServiceServicer):  # type: ignore
         start = next(request_iterator).frame.start
         box = self._session(start.session_id, context)
         self.fake.argvs.append(list(start.cmd))
+        self.fake.privileged.append(bool(start.privileged))
         run = _Run(box["_container"], start, context)
         yield _frame(started=pb.RunStarted(pid=run.proc.pid))
         threading.Thread(target=run.feed, args=(request_iterator, self.fake), daemon=True).start()

@@ -53,7 +53,7 @@ from praisonai.compute.providers.docker._client import (
     shared_client,
     start_errors,
 )
-from praisonai.compute.providers.docker._exec import DockerExecTransport, own_shell
+from praisonai.compute.providers.docker._exec import DockerExecTransport
 from praisonai.compute.providers.docker._main import MainChannelMixin
 from praisonai.compute.providers.docker._options import (
     BUILD_HINT,
@@ -63,6 +63,7 @@ from praisonai.compute.providers.docker._options import (
     docker_options,
 )
 from praisonai.compute.providers.docker._ports import DockerPorts
+from praisonai.compute.separation import command_user, labelled, own_shell, session
 
 T = TypeVar("T")
 
@@ -108,7 +109,7 @@ class DockerEngine(
         self._api: Any = None
         self._connecting = threading.Lock()  # one client (one ssh login) per engine
         self._workdirs: dict[str, str] = {}
-        self._users: dict[str, str | None] = {}  # the commands' "UID:GID" (_users), by instance
+        self._users: dict[str, str | None] = {}  # the commands' "UID:GID" (compute.separation)
         self._runtimes: set[str] = set()  # listed by the engine (_runtime.check_registered)
         self._main_keys = _main.MainKeys()
         local = host is None or host.url.startswith("unix://")
@@ -232,10 +233,10 @@ class DockerEngine(
         with start_errors(image):
             # The watchdog stops the container itself when idle; auto_remove then removes it.
             # Beside it, a helper waits on the main stdin: the instance's main channel (_main).
-            nonce, spool, user = _main.new_key(), self._spool(instance_id), _users.command_user(cfg)
+            nonce, spool, user = _main.new_key(), self._spool(instance_id), command_user(cfg)
             command = _main.command(watchdog_command(cfg.lifetime, spool), spool, nonce, user)
             defaults, own_env = cfg.split_env()
-            labels = _users.labelled(labels, user)
+            labels = labelled(labels, user)
             await self._new_container(instance_id, cfg, labels, command, image, stdin=True, env=defaults)
             await self._call(self.api.start, container_name(instance_id))
             self._main_keys.made(instance_id, nonce)
@@ -390,6 +391,4 @@ class DockerEngine(
         this client is connected (``_watchdog.guarded_session``)."""
         if instance_id not in self._users:  # blocking already: this runs in a worker thread
             self._looked_up(instance_id, self._inspect_now(container_name(instance_id)))
-        return self._transport(
-            instance_id, _users.session(self._spool(instance_id), self._users[instance_id], argv)
-        )
+        return self._transport(instance_id, session(self._spool(instance_id), self._users[instance_id], argv))

@@ -100,9 +100,3 @@ def read_frames(sock: socket.socket, on_stdout: Receiver, on_stderr: Receiver, i
             receive(bytes(buffer[start + _HEADER : end]))
             start = end
         del buffer[:start]
-
-
-def own_shell(argv: list[str]) -> list[str]:
-    """The instance's own processes start ``/bin/sh`` by its path: the engine would look ``sh`` up
-    in the PATH of the user's env."""
-    return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv

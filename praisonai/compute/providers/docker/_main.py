@@ -52,7 +52,8 @@ def digest(key: str) -> str:
 
 def command(watchdog: list[str], spool: str, nonce: str, user: str | None) -> list[str]:
     """A new container's main command: ``watchdog`` and, on the main stdin, the helper that will
-    take ``nonce`` (only its digest is in the command), whose commands run as ``user`` (``_users``)."""
+    take ``nonce`` (only its digest is in the command), whose commands run as ``user``
+    (``compute.separation``)."""
     from praisonai.compute.watchdog import main_command
 
     return main_command(watchdog, HELPER, spool, digest(nonce), WATCHDOG_LOG, user)

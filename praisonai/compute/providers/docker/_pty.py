@@ -1,7 +1,7 @@
 """A terminal in a docker instance (``Capability.PTY``): an exec with a tty, attached through its
 hijacked socket; resized by the exec resize API. It runs as the instance's commands do (their uid,
-``_users``; the container's cgroup and network); close kills, inside the container, every process carrying
-its marker (also those that left its session)."""
+``compute.separation``; the container's cgroup and network); close kills, inside the container,
+every process carrying its marker (also those that left its session)."""
 
 from __future__ import annotations
 
@@ -16,9 +16,8 @@ import anyio.to_thread
 
 from praisonai._errors import InstanceNotFoundError
 from praisonai.compute.abilities.pty import KILL_MARKED_SH, Pty
-from praisonai.compute.providers.docker import _users
 from praisonai.compute.providers.docker._client import container_name, exec_errors
-from praisonai.compute.providers.docker._exec import own_shell
+from praisonai.compute.separation import dropped, own_shell
 
 #: Every process a terminal starts carries ``<name>=pty<token>``: close finds and kills them, and
 #: the instance's watchdog counts them as a command of the user's (its process-limit defence too).
@@ -137,9 +136,9 @@ async def open_docker_pty(
     user: str | None = None,
 ) -> DockerPty:
     """A :class:`DockerPty` running ``argv`` (``None``: bash, else sh, as a login shell) as
-    ``user`` (``_users``; ``None``: the container's)."""
+    ``user`` (``compute.separation``; ``None``: the container's)."""
     shell = ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
-    program = _users.dropped(user, own_shell(argv or shell))
+    program = dropped(user, own_shell(argv or shell))
     environment = {"TERM": "xterm", **env}
     return await anyio.to_thread.run_sync(
         lambda: DockerPty(api, instance_id, program, cwd=cwd, env=environment, cols=cols, rows=rows)

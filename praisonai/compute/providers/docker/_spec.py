@@ -8,14 +8,8 @@ from typing import Any
 
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.providers.docker import _egress
+from praisonai.compute.separation import root_capabilities
 
-# Enough to install packages and run ordinary tools as root; no NET_RAW, MKNOD, SYS_*, AUDIT_*.
-CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "SETGID", "SETUID", "NET_BIND_SERVICE"]
-#: Root's too where commands run as another uid (``_users``): the watchdog and the kill sweeps find
-#: a command's processes by the marker in their environ, which root reads across uids only with
-#: SYS_PTRACE (reading it in-process: the watchdog cannot fork at the process limit); SETPCAP
-#: empties the commands' bounding set. Commands hold neither: setpriv leaves them no capability.
-SEPARATED_CAPABILITIES = ["SYS_PTRACE", "SETPCAP"]
 PIDS_LIMIT = 4096
 
 
@@ -31,7 +25,7 @@ def host_config(api: Any, cfg: ComputeConfig, runtime: Runtime | None = None, *,
         init=True,
         auto_remove=not cfg.lifetime.pauses,
         cap_drop=["ALL"],
-        cap_add=CAPABILITIES + (SEPARATED_CAPABILITIES if cfg.command_user == "user" else []),
+        cap_add=root_capabilities(cfg),
         security_opt=["no-new-privileges:true"],
         pids_limit=PIDS_LIMIT,
         nano_cpus=int((cfg.cpu or 1) * 1e9),

@@ -15,7 +15,6 @@ import anyio.to_thread
 from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._transfer import CountedReader
 from praisonai.compute import _tar
-from praisonai.compute.providers.docker import _users
 
 if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
@@ -71,8 +70,8 @@ class ArchiveTransfers:
         async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T: ...
         async def _channel_path(self, instance_id: str, path: str) -> str: ...
         async def _command_user(self, instance_id: str) -> str | None: ...
-        async def _workdir(self, instance_id: str) -> str: ...
         async def _inspect(self, instance_id: str) -> dict[str, Any]: ...
+        async def _hand_over(self, instance_id: str, where: str, op: str) -> None: ...
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         """A tree is unpacked over what is there; one file goes in beside its target under a new
@@ -103,26 +102,8 @@ class ArchiveTransfers:
             raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="read")
         await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local, remote)
 
-    async def _after_setup(self, instance_id: str) -> None:
-        """What packages and setup (root's) made in the working dir is the commands' uid's."""
-        await self._hand_over(instance_id, await self._workdir(instance_id), "provision")
-
     async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
         target = await self._channel_path(instance_id, remote_dir)
         await self._call(put_file, self.api, container_name(instance_id), archive, target, remote_dir)
         await self._hand_over(instance_id, target, "upload")  # the directories the engine made
         return True
-
-    async def _hand_over(self, instance_id: str, where: str, op: str) -> None:
-        """What root owns under ``where`` becomes the commands' uid's (where they have their own),
-        unless ``where`` is a mount (a host's directory keeps its owners); links are not followed."""
-        user = await self._command_user(instance_id)
-        if user is None:
-            return
-        provider = cast("ComputeProvider", self)
-        handed = await provider.execute(
-            instance_id, _users.HAND_OVER, cwd=where, privileged=True, env={"U": user}
-        )
-        if handed.exit_code != 0:
-            why = handed.stderr.strip()[-300:]
-            raise ExecError(f"could not give {where} to the commands' user: {why}", op=op)

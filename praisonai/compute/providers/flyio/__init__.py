@@ -50,6 +50,7 @@ from praisonai._errors import (
 )
 from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute import separation
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
@@ -81,7 +82,7 @@ class FlyOptions(ProviderOptions):
     create_app: bool = False
     org_slug: str = "personal"
     region: str | None = None
-    image: str = "debian:bookworm-slim"  # needs sh, base64, setsid, tar
+    image: str = "debian:bookworm-slim"  # needs sh, base64, setsid, tar; setpriv and perl (command_user)
 
 
 class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
@@ -134,7 +135,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
         token = self._options.api_token
         self.api = FlyAPI(None if token is None else token.get_secret_value(), self._options.api_url)
         self._machine_ids: dict[str, str] = {}  # instance id -> machine id (never changes)
-        self._workdirs: dict[str, str] = {}  # instance id -> working dir (never changes)
+        self._labels: dict[str, dict[str, str]] = {}  # instance id -> its metadata (never changes)
         self._app_checked = False
 
     @property
@@ -188,6 +189,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         app = self._app("provision")
         await self._ensure_app(app)
+        user = separation.command_user(cfg)
         guest: dict[str, Any] = {
             "cpu_kind": "shared",
             "cpus": max(1, int(cfg.cpu or 1)),
@@ -201,7 +203,7 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
             "image": cfg.image or self._options.image,
             "guest": guest,
             "env": dict(cfg.env),
-            "metadata": {**labels, LABEL_WORKDIR: cfg.working_dir},
+            "metadata": {**separation.labelled(labels, user), LABEL_WORKDIR: cfg.working_dir},
             # PID 1 keeps the machine up; idle or past its ttl it exits, and the machine goes.
             "init": {"exec": watchdog_command(cfg.lifetime, _exec.SPOOL)},
             "auto_destroy": True,
@@ -223,8 +225,8 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
             machine = made.json()
             self._machine_ids[instance_id] = machine["id"]
         await self._wait_started(app, machine["id"], machine.get("instance_id"))
-        self._workdirs[instance_id] = cfg.working_dir
-        await self._exec(instance_id, ExecRequest(f"mkdir -p -- {shlex.quote(cfg.working_dir)}", cwd="/"))
+        self._labels[instance_id] = dict((machine.get("config") or {}).get("metadata") or {})
+        await self._run_script(instance_id, _workdir_script(cfg.working_dir, user), 0, "provision")
         return self._info({**machine, "state": "started"})  # as the wait saw it: no GET more
 
     async def _wait_started(self, app: str, machine_id: str, version: str | None) -> None:
@@ -321,18 +323,25 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
                 op=op,
             )
         answer = got.json()
+        if answer.get("exit_code") == separation.REFUSED:  # cannot run commands apart: its one sentence
+            raise ExecError((answer.get("stderr") or "").strip()[-ERROR_DETAIL_CHARS:], op=op)
         if answer.get("exit_code"):  # omitted when 0
             said = (answer.get("stderr") or "").strip()[-ERROR_DETAIL_CHARS:]
             raise ExecError(f"the machine could not run the praisonai exec script: {said}", op=op)
         return str(answer.get("stdout") or "")
 
-    async def _workdir(self, instance_id: str, op: str) -> str:
-        if instance_id not in self._workdirs:
+    async def _label(self, instance_id: str, name: str, op: str) -> str | None:
+        """The instance's metadata value ``name`` (looked up once per instance)."""
+        if instance_id not in self._labels:
             machine = await self._machine(instance_id, op)
-            self._workdirs[instance_id] = (
-                (machine.get("config") or {}).get("metadata", {}).get(LABEL_WORKDIR, "/")
-            )
-        return self._workdirs[instance_id]
+            self._labels[instance_id] = dict((machine.get("config") or {}).get("metadata") or {})
+        return self._labels[instance_id].get(name)
+
+    async def _workdir(self, instance_id: str, op: str) -> str:
+        return await self._label(instance_id, LABEL_WORKDIR, op) or "/"
+
+    async def _command_user(self, instance_id: str) -> str | None:
+        return await self._label(instance_id, separation.LABEL_COMMAND_USER, "exec") or None
 
     async def _path(self, instance_id: str, path: str, op: str) -> str:
         return posixpath.normpath(posixpath.join(await self._workdir(instance_id, op), path))
@@ -340,10 +349,33 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
     async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
         cwd = await self._path(instance_id, request.cwd or ".", "exec")
 
+        user = None if request.privileged else await self._command_user(instance_id)
+
         async def call(script: str, wait_s: float) -> str:
             return await self._run_script(instance_id, script, wait_s)
 
-        return await _exec.run(call, request, cwd)
+        return await _exec.run(call, request, cwd, user)
+
+    async def _read_spool(self, instance_id: str, path: str) -> bytes:
+        return await self._get(instance_id, path, path, None)
+
+    async def _after_setup(self, instance_id: str) -> None:
+        """What packages and setup (root's) made in the working dir is the commands' uid's."""
+        user = await self._command_user(instance_id)
+        if user is not None:
+            await separation.hand_over(
+                self, instance_id, await self._workdir(instance_id, "provision"), user, "provision"
+            )
+
+
+def _workdir_script(working_dir: str, user: str | None) -> str:
+    """Make the working dir; with a command user, check that the machine can run commands as it,
+    and give it the working dir when root owns that (but /)."""
+    q = shlex.quote(working_dir)
+    if user is None:
+        return f"mkdir -p -- {q}\n"
+    give = f'[ "$(cd -- {q} && pwd)" = / ] || [ -z "$(find {q} -maxdepth 0 -user 0)" ] || chown {user} {q}'
+    return separation.check(user) + f"mkdir -p -- {q} && {{ {give}; }}\n"
 
 
 #: PraisonAI's name for this class (``praisonai.integrations.compute.flyio.FlyioCompute``).

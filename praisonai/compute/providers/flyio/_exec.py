@@ -17,6 +17,13 @@ start that got 408 the job is polled, and if it does not exist the command never
 is raised.
 
 Output reaches ``on_output`` only once the command has ended (the endpoint does not stream).
+
+Who runs what (``compute.separation``, docker's rules): the exec itself is root's, and so is all that
+frames a result: the job directories (0700 under a root-owned ``JOBS_DIR``), the files in them,
+the runner that waits for the command and writes its exit code, the watchdog and its spool. The
+command runs as the instance's command user through ``setpriv`` with no capability, its stdin,
+stdout and stderr files opened by the root runner (mode 0600) and inherited, so no command can
+open, rewrite or signal another's framing. ``privileged`` runs one command as root instead.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
 from praisonai._types import ExecRequest, ExecResult, stdin_bytes
+from praisonai.compute import separation
 
 #: The shared watchdog's spool (``compute/watchdog.py``), the machine's PID 1: it exits (and
 #: ``auto_destroy`` removes the machine) once the instance's Lifetime says so, so a machine whose
@@ -39,14 +47,27 @@ from praisonai._types import ExecRequest, ExecResult, stdin_bytes
 #: ``alive`` there (and wakes the watchdog through ``.wake`` while ``.asleep`` says it waits for a
 #: deadline), and a job runs as ``x/<job>.p`` ("<pid> <pid>") while its runner lives.
 SPOOL = "/tmp/.praisonai-spool"
+JOBS_DIR = "/tmp/.praisonai-exec"
 #: Mark activity, decode the script from stdin to a file and run it (the only command line Fly
-#: ever sees).
+#: ever sees), with the umask the exec came with as its ``$1`` (commands get it back) and 077 for
+#: everything else. The file is in JOBS_DIR, which must be this user's own (a command could
+#: have made it first, to swap the script between its write and its run): else nothing runs.
 BOOT = (
     f": 2>/dev/null >{SPOOL}/alive; "
     f"[ ! -s {SPOOL}/.asleep ] || echo 2>/dev/null 1<>{SPOOL}/.wake; "
-    'f=/tmp/.praisonai-fly.$$; base64 -d > "$f" && sh "$f"; rc=$?; rm -f "$f"; exit $rc'
+    f"u=$(umask); umask 077; d={JOBS_DIR}; mkdir -p $d 2>/dev/null; "
+    "{ [ -O $d ] && [ ! -L $d ]; } "
+    '|| { echo "$d belongs to another user: refusing to run there" >&2; exit 125; }; '
+    'f=$d/.s.$$; base64 -d > "$f" && sh "$f" "$u"; rc=$?; rm -f "$f"; exit $rc'
 )
-JOBS_DIR = "/tmp/.praisonai-exec"
+#: sh -c RUNNER sh JOB MARKER UMASK ARGV...: runs ARGV on the job's files (opened here, as root,
+#: and inherited) with the exec's umask, then writes its exit code and removes the watchdog's marker.
+#: ARGV runs in a subshell that holds the redirections, so the "Killed" that sh says of a command
+#: killed by a signal goes to the runner's own stderr (nowhere), not into the command's.
+RUNNER = (
+    'j=$1 m=$2 u=$3; shift 3; umask "$u"; ( exec "$@" <"$j/in" >"$j/out" 2>"$j/err" ); r=$?; umask 077; '
+    'echo $r > "$j/rc.t"; mv "$j/rc.t" "$j/rc"; rm -f -- "$m"'
+)
 #: Longest wait inside one exec: well under the ~30 s after which Fly answers 408.
 WAIT_S = 20.0
 NO_CWD = "praisonai:no-such-cwd"
@@ -85,25 +106,26 @@ def heredoc(data: bytes, redirect: str) -> str:
     return f"base64 -d {redirect} <<'PRAISONAI_EOF'\n{b64}PRAISONAI_EOF\n"
 
 
-def start_script(job: str, cwd: str, request: ExecRequest, wait_s: float, stdin: bytes | None) -> str:
-    """Start ``request`` in the background from ``cwd``, with ``stdin`` (its input, gathered), and
-    wait for it (see the module docstring)."""
+def start_script(
+    job: str, cwd: str, request: ExecRequest, wait_s: float, stdin: bytes | None, user: str | None
+) -> str:
+    """Start ``request`` in the background from ``cwd``, with ``stdin`` (its input, gathered), as
+    ``user`` (``None``: root), and wait for it (see the module docstring)."""
     q = shlex.quote
     feed = heredoc(stdin, f"> {q(job)}/in") if stdin is not None else f": > {q(job)}/in\n"
-    runner = (
-        'sh -c -- "$1" < "$2/in" > "$2/out" 2> "$2/err"; echo $? > "$2/rc.t"; mv "$2/rc.t" "$2/rc"; '
-        'rm -f -- "$3"'  # the watchdog's marker: the job no longer runs
-    )
-    marker = q(f"{SPOOL}/x/{posixpath.basename(job)}.p")
+    marker = f"{SPOOL}/x/{posixpath.basename(job)}.p"
+    argv = separation.dropped(user, ["/bin/sh", "-c", "--", request.command])
     return (
+        (separation.check(user) if user else "")
         # results read more than 2 minutes ago: no lost answer will ask for them again
-        f"find {JOBS_DIR} -maxdepth 1 -name '*.read' -mmin +2 -exec rm -rf {{}} + 2>/dev/null\n"
-        f"mkdir -p {q(job)} || exit 125\n"
+        + f"find {JOBS_DIR} -maxdepth 1 -name '*.read' -mmin +2 -exec rm -rf {{}} + 2>/dev/null\n"
+        f"mkdir -p {q(job)} && : > {q(job)}/out && : > {q(job)}/err || exit 125\n"
         f"cd -- {q(cwd)} 2>/dev/null || {{ rm -rf -- {q(job)}; echo {NO_CWD}; exit 0; }}\n"
         + exports(request.env)
         + feed
-        + f"setsid sh -c {q(runner)} sh {q(request.command)} {q(job)} {marker} </dev/null >/dev/null 2>&1 &\n"
-        f'echo $! > {q(job)}/pid; echo "$! $!" 2>/dev/null > {marker}\n'
+        + f'setsid sh -c {q(RUNNER)} sh {q(job)} {q(marker)} "$1" {shlex.join(argv)} '
+        "</dev/null >/dev/null 2>&1 &\n"
+        f'echo $! > {q(job)}/pid; echo "$! $!" 2>/dev/null > {q(marker)}\n'
         + poll_script(job, request.max_output, wait_s)
     )
 
@@ -132,13 +154,14 @@ def poll_script(job: str, limit: int, wait_s: float, *, kill: bool = False) -> s
     )
 
 
-async def run(call: Call, request: ExecRequest, cwd: str) -> ExecResult:
-    """Run ``request`` from ``cwd`` through ``call``, polling past ``WAIT_S``; its result."""
+async def run(call: Call, request: ExecRequest, cwd: str, user: str | None) -> ExecResult:
+    """Run ``request`` from ``cwd`` as ``user`` (``None``: root) through ``call``, polling past
+    ``WAIT_S``; its result."""
     job = f"{JOBS_DIR}/{uuid.uuid4().hex}"
     deadline = None if request.timeout is None else time.monotonic() + request.timeout
     wait = WAIT_S if deadline is None else min(WAIT_S, request.timeout or 0.0)
     late: StepTimedOut | None = None
-    script = start_script(job, cwd, request, wait, await stdin_bytes(request.stdin))  # no stdin stream
+    script = start_script(job, cwd, request, wait, await stdin_bytes(request.stdin), user)  # no stdin stream
     try:
         said = await call(script, wait)
     except StepTimedOut as exc:  # it may have started: ask the job

@@ -1,12 +1,14 @@
 """Kubernetes compute: an instance is a Pod, driven through the official ``kubernetes`` client.
 
-The pod carries our identity (labels where Kubernetes allows the value, all of it in
-annotations), resource requests and limits, ``runtimeClassName`` when configured (gVisor, Kata),
-no service account token, no privilege escalation, all capabilities dropped, a non-root user and a
-read-only root with emptyDirs at the working dir, /tmp and HOME (both switchable off for images
-that need them). ``network: none`` and an allowlist are a NetworkPolicy made before the pod — it
-holds only where the cluster's network plugin enforces policies; an allowlist's host names go
-through an egress proxy pod of that allowlist (``_egress``).
+The pod carries our identity (labels where Kubernetes allows the value, all of it in annotations),
+resource requests and limits, ``runtimeClassName`` when configured (gVisor, Kata), no service
+account token, no privilege escalation and a read-only root with emptyDirs at the working dir, /tmp
+and HOME (switchable off for images that need it). Its helper and watchdog run as root with docker's
+few capabilities for root; its commands, sessions, terminals and file requests as uid 1000 with none
+(``compute.separation``, as on docker), unless ``command_user='root'``; ``run_as_user`` runs the
+whole pod as one uid instead (no capability). ``network: none`` and an allowlist are a NetworkPolicy
+made before the pod — it holds only where the cluster's network plugin enforces policies; an
+allowlist's host names go through an egress proxy pod of that allowlist (``_egress``).
 
 Its main process is the watchdog that docker instances run (``compute/watchdog.py``): it exits
 when the instance is idle or past its ``ttl_s``, ending the pod, which any later
@@ -27,11 +29,11 @@ import contextlib
 import functools
 import os
 import posixpath
-import shlex
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import anyio.from_thread
 from kubernetes import client
 from kubernetes.client import ApiException
 
@@ -56,16 +58,19 @@ from praisonai.compute.providers.kubernetes import (
     _warm,
 )
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
+from praisonai.compute.providers.kubernetes._claim import WarmClaims
 from praisonai.compute.providers.kubernetes._options import KubernetesOptions
-from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec, own_shell
-from praisonai.compute.watchdog import guarded_session, watchdog_command
+from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
+from praisonai.compute.separation import command_user, own_shell, session, user_of
+from praisonai.compute.watchdog import watchdog_command
 
 
-class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ComputeProvider):
+class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProvider):
     """Instances are Pods in one namespace of a cluster; see the module docstring."""
 
     name = "kubernetes"
     options_model = KubernetesOptions
+    own_volumes = True  # the working dir is an emptyDir or a claim of the pod's, never the host's
     requires = ("kubernetes",)
     extra = "kubernetes"
     capabilities = CHANNEL_CAPABILITIES | frozenset(
@@ -93,6 +98,7 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ComputeProvider):
         self._namespace = ""
         self._writes = WriteLimiter(self._options.writes_per_s, self._options.write_burst)
         self._workdirs: dict[str, str] = {}
+        self._users: dict[str, str | None] = {}  # the commands' "UID:GID" (compute.separation)
         self._pods: dict[str, str] = {}  # instance id -> pod name (a claimed pod has the pool's)
         self._claims: dict[str, str] = {}  # instance id -> its SandboxClaim, for claimed pods
         self._warm_checked = False
@@ -133,6 +139,13 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ComputeProvider):
         if self._options.warm_pool:
             _warm.check_config(cfg, self._options.warm_pool)
         _pause.check_config(cfg, self._options.warm_pool)
+        if self._options.run_as_user is not None and command_user(cfg):
+            raise ConfigError(
+                f"run_as_user={self._options.run_as_user} runs the whole pod, its exec helper too, as "
+                "one uid, so its commands cannot run apart from the helper; leave run_as_user unset "
+                "(the pod runs as root, its commands as uid 1000), or ask for command_user='root'",
+                op="provision",
+            )
         if _egress.hosts_of(cfg) and self._options.warm_pool:
             raise ConfigError(
                 "an allowlist of host names puts the pod behind an egress proxy, which a warm pool's "
@@ -193,6 +206,7 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ComputeProvider):
         pod = await self._until_ready(name)
         await _egress.after_pod(self, body)  # its egress proxy, ready before its first command
         self._pods[instance_id], self._workdirs[instance_id] = name, working_dir
+        self._users[instance_id] = user_of(body["metadata"]["annotations"])
         return _pod.info_of(pod)
 
     async def _ensure_policy(
@@ -220,40 +234,6 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ComputeProvider):
         )
         return await run_blocking(wait)
 
-    async def _claim(
-        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], pool: str
-    ) -> InstanceInfo:
-        """A pod of the warm pool, through a SandboxClaim (see ``_warm``); the env is bound after
-        the claim (the pool's pods were made before anyone asked for it)."""
-        if not self._warm_checked:
-            await run_blocking(functools.partial(_warm.check_installed, self._client(), pool))
-            self._warm_checked = True
-        await self._ensure_policy(instance_id, cfg)
-        name, ns = _pod.pod_name(instance_id), self.namespace
-        meta = _pod.identity(labels, cfg.working_dir, {_warm.LABEL_CLAIM: name})
-        body = _warm.claim_manifest(name, pool, meta, cfg.lifetime.ttl_s)
-        custom: Any = client.CustomObjectsApi(self._client())
-        where = (_warm.CLAIM_GROUP, _warm.VERSION, ns, _warm.CLAIMS)
-        await self._create_or_adopt(
-            f"sandbox claim {name}",
-            instance_id,
-            functools.partial(custom.create_namespaced_custom_object, *where, body),
-            functools.partial(custom.get_namespaced_custom_object, *where, name),
-        )
-        self._claims[instance_id] = name
-        wait = functools.partial(
-            _warm.until_claimed, self._client(), ns, name, pool, self._options.ready_timeout_s
-        )
-        found = await self._read_call("provision", f"sandbox claim {name}", wait)
-        pod = await self._until_ready(found)
-        self._pods[instance_id], self._workdirs[instance_id] = found, cfg.working_dir
-        # ours over the pool's: the controller's merge of them onto the pod may lag its Ready
-        pod.metadata.annotations = {**(pod.metadata.annotations or {}), **meta["annotations"]}
-        await self._shell(instance_id, f"mkdir -p -- {shlex.quote(cfg.working_dir)}", "provision")
-        if cfg.env:
-            await self.bind_env(instance_id, cfg.env)
-        return _pod.info_of(pod)
-
     async def _destroy(self, instance_id: str) -> bool:
         """Delete the pod (a claimed one: its SandboxClaim, which owns it), its NetworkPolicy and
         its PersistentVolumeClaim (a pausing one's)."""
@@ -263,6 +243,7 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ComputeProvider):
             claim = _pod.pod_name(instance_id)  # a claim that never got its pod (an empty pool)
         name = found or _pod.pod_name(instance_id)
         self._workdirs.pop(instance_id, None)
+        self._users.pop(instance_id, None)
         self._pods.pop(instance_id, None)
         self._channels.drop(instance_id)
         if claim is not None:
@@ -354,9 +335,11 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ComputeProvider):
         return await _ports.expose(self, instance_id, port)
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> PodExecTransport:
-        """A session shell whose commands keep the pod alive only while this client is connected:
-        the pod runs the same watchdog and spool as a docker instance (see ``guarded_session``)."""
-        return self._transport(instance_id, guarded_session(self._spool(instance_id), own_shell(argv)))
+        """A session shell, as the command user, whose commands keep the pod alive only while this
+        client is connected: the pod runs the same watchdog and spool as a docker instance
+        (``watchdog.guarded_session``). Called in a worker thread of the session's loop."""
+        user = anyio.from_thread.run(self._command_user, instance_id)
+        return self._transport(instance_id, session(self._spool(instance_id), user, argv))
 
     async def _open_pty(
         self,
@@ -372,16 +355,36 @@ class KubernetesCompute(_pause.PauseMixin, ChannelMixin, ComputeProvider):
 
     async def _workdir(self, instance_id: str) -> str:
         if instance_id not in self._workdirs:
-            self._workdirs[instance_id] = str((await self._status(instance_id)).metadata["working_dir"])
+            await self._look_up(instance_id)
         return self._workdirs[instance_id]
+
+    async def _command_user(self, instance_id: str) -> str | None:
+        if instance_id not in self._users:
+            await self._look_up(instance_id)
+        return self._users[instance_id]
+
+    async def _look_up(self, instance_id: str) -> None:
+        """The instance's working dir and command user, from its pod's annotations, a claimed
+        pod's from its claim's (a pod made before either was written has the working dir /, and
+        commands as its own user)."""
+        info = await self._status(instance_id)
+        found = {**info.labels, _pod.LABEL_WORKDIR: str(info.metadata["working_dir"])}
+        found.update(await self._claim_annotations(instance_id))
+        self._workdirs[instance_id] = found[_pod.LABEL_WORKDIR]
+        self._users[instance_id] = user_of(found)
 
     async def _channel_path(self, instance_id: str, path: str) -> str:
         return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))
 
     # ---- trees: a tar through the helper (``_trees``) ----------------------------------------
 
-    async def _shell(self, instance_id: str, script: str, op: str) -> str:
-        result = await self._channel_exec(instance_id, ExecRequest(script, cwd="/", timeout=600))
+    async def _shell(
+        self, instance_id: str, script: str, op: str, *, privileged: bool = False, stdin: bytes | None = None
+    ) -> str:
+        """``script``'s stdout, run in ``/`` as the commands' uid (``privileged``: as root), with
+        ``stdin``; a failure raises ``ExecError`` with the end of its stderr."""
+        request = ExecRequest(script, cwd="/", timeout=600, privileged=privileged, stdin=stdin)
+        result = await self._channel_exec(instance_id, request)
         if result.exit_code != 0:
             raise ExecError(f"{op} failed in the pod: {result.stderr.strip()[-ERROR_DETAIL_CHARS:]}", op=op)
         return str(result.stdout)

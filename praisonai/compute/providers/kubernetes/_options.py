@@ -23,7 +23,10 @@ class KubernetesOptions(ProviderOptions):
     cpu: Annotated[float, bounded("cpu")] = 1.0
     memory_mb: Annotated[int, bounded("memory_mb")] = 1024
     runtime_class: str | None = None  # e.g. "gvisor" or "kata", as the cluster names them
-    run_as_user: Annotated[int | None, bounded("run_as_user")] = 1000
+    # None: the pod runs as root (its helper and watchdog) and its commands as uid 1000
+    # (compute.separation); a uid: the whole pod runs as that uid, its commands sharing the helper's
+    # uid (command_user='root' only), for clusters whose policy refuses pods running as root
+    run_as_user: Annotated[int | None, bounded("run_as_user")] = None
     read_only_root: bool = True
     scheduled_timeout_s: Annotated[float, bounded("scheduled_timeout_s")] = 300.0
     ready_timeout_s: Annotated[float, bounded("ready_timeout_s")] = 180.0

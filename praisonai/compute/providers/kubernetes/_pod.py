@@ -13,6 +13,7 @@ from typing import Any
 from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_IDLE_ACTION, LABEL_INSTANCE, LABEL_PROVIDER
+from praisonai.compute.separation import COMMAND_UID, command_user, labelled, root_capabilities
 
 LABEL_WORKDIR = "praisonai.workdir"
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?)?\Z")
@@ -37,10 +38,11 @@ def manifest(
     opts: Any,
     claim: str | None = None,
 ) -> dict[str, Any]:
-    """The Pod: our identity, resources, no service account token, non-root and a read-only root
-    (writable emptyDirs at the working dir, /tmp and HOME), never restarted, ``ttl_s`` as its
-    active deadline (a backstop to the in-pod watchdog). With ``claim``, the working dir is that
-    PersistentVolumeClaim instead (a pausing instance's, ``_pause``), read-only root or not."""
+    """The Pod: our identity, resources, no service account token, a read-only root (writable
+    emptyDirs at the working dir, /tmp and HOME), never restarted, ``ttl_s`` as its active
+    deadline (a backstop to the in-pod watchdog). With ``claim``, the working dir is that
+    PersistentVolumeClaim instead (a pausing instance's, ``_pause``), read-only root or not. Who
+    runs what: :func:`security`."""
     limits: dict[str, str] = {
         "cpu": _cpu(cfg.cpu or opts.cpu),
         "memory": f"{cfg.memory_mb or opts.memory_mb}Mi",
@@ -59,6 +61,7 @@ def manifest(
         },
         "volumeMounts": _mounts(cfg, opts, claim),
     }
+    pod_security, box["securityContext"]["capabilities"] = security(cfg, opts.run_as_user)
     spec: dict[str, Any] = {
         "containers": [box],
         "restartPolicy": "Never",
@@ -67,20 +70,28 @@ def manifest(
         "shareProcessNamespace": True,  # the pause process is PID 1 and reaps orphans
         "terminationGracePeriodSeconds": 1,
         "volumes": [_volume(m["name"], claim) for m in box["volumeMounts"]],
+        "securityContext": pod_security,
     }
-    if opts.run_as_user is not None:
-        spec["securityContext"] = {
-            "runAsNonRoot": True,
-            "runAsUser": opts.run_as_user,
-            "runAsGroup": opts.run_as_user,
-            "fsGroup": opts.run_as_user,
-        }
     if opts.runtime_class:
         spec["runtimeClassName"] = opts.runtime_class
     if cfg.lifetime.ttl_s:
         spec["activeDeadlineSeconds"] = math.ceil(cfg.lifetime.ttl_s)
-    meta = {"name": pod_name(instance_id), **identity(labels, cfg.working_dir)}
+    meta = {"name": pod_name(instance_id), **identity(labelled(labels, command_user(cfg)), cfg.working_dir)}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def security(cfg: ComputeConfig, run_as_user: int | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The pod's ``securityContext`` and its container's ``capabilities``. Without ``run_as_user``
+    the pod runs as root, keeping only docker's capabilities for root (``root_capabilities``),
+    and its commands (``command_user``) run as uid 1000 with none, which may write the volumes
+    (``fsGroup``); with it, the whole pod runs as that uid with no capability at all."""
+    if run_as_user is not None:
+        ids = {"runAsUser": run_as_user, "runAsGroup": run_as_user, "fsGroup": run_as_user}
+        return {"runAsNonRoot": run_as_user != 0, **ids}, {"drop": ["ALL"]}
+    ids = {"runAsUser": 0, "runAsGroup": 0}
+    if command_user(cfg):
+        ids["fsGroup"] = COMMAND_UID
+    return ids, {"drop": ["ALL"], "add": root_capabilities(cfg)}
 
 
 def identity(labels: dict[str, str], working_dir: str, more: dict[str, str] | None = None) -> dict[str, Any]:

@@ -2,12 +2,13 @@
 the same WebSocket transport as the helper's (``_transport``): channel 0 its input, 1 its output
 (a TTY merges stderr into it), 3 the Status carrying its exit code, 4 its size.
 
-It runs as the instance's commands do: in the pod's container, as its user, with the pod's env,
-the env bound later (the spool's env file, which the helper and sessions source too) and the
-instance's working dir. The caller's env travels in a private file in the spool, written through
-the helper, sourced and removed before the program starts: pods/exec takes no environment, and a
-value on the command line would be visible to every process in the pod. Close kills, inside the
-pod, every process carrying the terminal's marker (also those that left its session).
+It runs as the instance's commands do: in the pod's container, as their uid (``compute.separation``:
+the start below runs as root, which alone may read the spool, and drops to it last), with the pod's
+env, the env bound later (the spool's env file, which the helper and sessions source too) and the
+instance's working dir. The caller's env travels in a private file in the spool, written through the
+helper, sourced and removed before the program starts: pods/exec takes no environment, and a value
+on the command line would be visible to every process in the pod. Close kills, inside the pod, every
+process carrying the terminal's marker (also those that left its session).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import anyio.to_thread
 from praisonai._errors import PraisonAIError
 from praisonai.compute.abilities.pty import KILL_MARKED_SH, Pty, env_lines
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport
+from praisonai.compute.separation import dropped, own_shell
 from praisonai.runtime import Waiter
 
 if TYPE_CHECKING:
@@ -170,7 +172,8 @@ async def open_pod_pty(
         await provider._channels.run(instance_id, lambda ch: ch.write_file(env_file, text))
     # TERM's default here; a TERM of the caller's comes with the rest of its env, in the file
     words = [str(cols), str(rows), marker, "xterm", f"{spool}/env", env_file, where]
-    program = ["/bin/sh", "-c", _START, "sh", *words, *(argv or _SHELL)]
+    user = await provider._command_user(instance_id)
+    program = ["/bin/sh", "-c", _START, "sh", *words, *dropped(user, own_shell(argv or _SHELL))]
     try:
         transport = await anyio.to_thread.run_sync(
             lambda: _started(provider, instance_id, program, cols, rows)

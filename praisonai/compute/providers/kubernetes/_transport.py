@@ -57,11 +57,6 @@ def own_client(core: Any) -> Any:
     return client.CoreV1Api(client.ApiClient(core.api_client.configuration))
 
 
-def own_shell(argv: list[str]) -> list[str]:
-    """Start ``/bin/sh`` by its path: the exec has no PATH of ours."""
-    return ["/bin/sh", *argv[1:]] if argv[:1] == ["sh"] else argv
-
-
 class _Discard:
     def write(self, data: bytes) -> None:
         pass

@@ -1,11 +1,10 @@
 """Trees in and out of a pod: a tar through the instance's helper, packed or unpacked by ``tar``
-inside it (pods/exec has no archive API, unlike docker's)."""
+inside it as the commands' uid (pods/exec has no archive API, unlike docker's)."""
 
 from __future__ import annotations
 
 import posixpath
 import shlex
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,39 +18,35 @@ if TYPE_CHECKING:
 
 
 async def upload(k: KubernetesCompute, instance_id: str, local: Path, remote: str) -> None:
-    """``local`` into the pod at ``remote``: a tar written through the helper, unpacked by ``tar``."""
+    """``local`` into the pod at ``remote``: a tar on the stdin of ``tar``, run as the commands'
+    uid (the files are theirs, and it writes only where they may)."""
     target = await k._channel_path(instance_id, remote)
     tar = await anyio.to_thread.run_sync(_tar.pack_path, local, posixpath.basename(target) or "root")
-    archive = f"{k._spool(instance_id)}/xfer-{uuid.uuid4().hex}.tar"
-    await k._channels.run(instance_id, lambda ch: ch.write_file(archive, tar))
-    q, parent = shlex.quote, shlex.quote(posixpath.dirname(target))
-    await k._shell(
-        instance_id,
-        f"mkdir -p -- {parent} && tar -xf {q(archive)} -C {parent}; rc=$?; rm -f -- {q(archive)}; exit $rc",
-        "upload",
-    )
+    parent = shlex.quote(posixpath.dirname(target))
+    await k._shell(instance_id, f"mkdir -p -- {parent} && tar -xf - -C {parent}", "upload", stdin=tar)
 
 
 async def download(k: KubernetesCompute, instance_id: str, remote: str, local: Path) -> None:
-    """The pod's ``remote`` to ``local``: packed by ``tar`` in the pod, read through the helper.
+    """The pod's ``remote`` to ``local``: packed by ``tar`` in the pod as the commands' uid (it
+    reads only what they may) into a file of theirs, read through the helper as they would.
 
     Raises:
         PathNotFoundError: there is no ``remote``.
     """
     target = await k._channel_path(instance_id, remote)
-    archive = f"{k._spool(instance_id)}/xfer-{uuid.uuid4().hex}.tar"
     q = shlex.quote
     said = await k._shell(
         instance_id,
-        f"[ -e {q(target)} ] || {{ echo N; exit 0; }}; "
-        f"tar -cf {q(archive)} -C {q(posixpath.dirname(target))} "
-        f"{q(posixpath.basename(target))} && echo T",
+        f"[ -e {q(target)} ] || {{ echo N; exit 0; }}; a=$(mktemp) && "
+        f'tar -cf "$a" -C {q(posixpath.dirname(target))} {q(posixpath.basename(target))} '
+        '&& echo "T $a" || { rm -f -- "$a"; exit 1; }',
         "download",
     )
     if said.strip() == "N":
         raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
+    archive = said.strip().split(" ", 1)[1]
     try:
-        tar = await k._channels.run(instance_id, lambda ch: ch.read_file(archive, 0, None))
+        tar = await k._channels.run(instance_id, lambda ch: ch.read_file(archive, 0, None, user=True))
     finally:
         await k._shell(instance_id, f"rm -f -- {q(archive)}", "download")
     await anyio.to_thread.run_sync(_tar.unpack_to, [tar], local, remote)

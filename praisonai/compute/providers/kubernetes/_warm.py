@@ -86,6 +86,18 @@ def find_claim(api: Any, namespace: str, name: str) -> tuple[bool, str | None]:
     return True, (pod_of_sandbox(custom, namespace, sandbox) if sandbox else None)
 
 
+def claim_annotations(api: Any, namespace: str, name: str) -> dict[str, str]:
+    """Claim ``name``'s own annotations (the identity we gave it); none once it is gone."""
+    custom: Any = client.CustomObjectsApi(api)  # custom objects are plain dicts
+    try:
+        claim = custom.get_namespaced_custom_object(CLAIM_GROUP, VERSION, namespace, CLAIMS, name)
+    except ApiException as exc:
+        if exc.status == 404:
+            return {}
+        raise
+    return dict((claim.get("metadata") or {}).get("annotations") or {})
+
+
 def claimed_pods(api: Any, namespace: str, selector: str) -> list[tuple[str, dict[str, str]]]:
     """(pod, the claim's annotations) of every bound claim matching ``selector``; none without
     the CRDs."""

@@ -28,6 +28,11 @@ drops idle streams after about 30 s, so it cannot carry a long-lived helper chan
 sessions (same reason), no GPU (the API has none). Captures are Tenki snapshots named
 ``praisonai-<tag>``. Pause is Tenki's own (``pause``/``resume``, memory and disk kept, ``/tmp``
 cleared on resume: see ``_pause``).
+
+Commands run as the instance's command user, apart from root, which frames their results (every
+Run is asked for privileged, and the command is started through ``setpriv``; see ``_exec`` and
+``compute.separation``): files are read and written with that uid's rights by perl switching only its
+effective uid, trees by ``tar`` as it, and background processes' spool is the root helper's.
 """
 
 from __future__ import annotations
@@ -37,17 +42,14 @@ import ipaddress
 import math
 import posixpath
 from collections.abc import AsyncIterator, Mapping
-from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-import anyio
 from pydantic import SecretStr
 
 from praisonai import _retry
-from praisonai._errors import ExecError, InstanceNotFoundError, PathNotFoundError
-from praisonai._limits import ERROR_DETAIL_CHARS
+from praisonai._errors import ExecError, InstanceNotFoundError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.compute import _tar
+from praisonai.compute import separation
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
@@ -62,7 +64,7 @@ from praisonai.compute.providers.tenki._client import (
     retried,
     translated,
 )
-from praisonai.runtime.partial import partial_beside
+from praisonai.compute.providers.tenki._files import TenkiFiles
 
 LABEL_WORKDIR = "praisonai.workdir"
 TAG_PROVIDER = "praisonai-provider=tenki"
@@ -74,19 +76,6 @@ _STATES = {
     "CREATING": InstanceStatus.PROVISIONING,
     "RESUMING": InstanceStatus.PROVISIONING,
 }
-#: Reads a file (exit 2: missing, 3: a directory); writes stdin to one, parents made.
-_READ = '[ -d "$1" ] && exit 3; [ -f "$1" ] || exit 2; exec cat -- "$1"'
-#: stdin to the new file $2 beside $1 (``partial_beside``), renamed over $1 once it holds all $3
-#: bytes (a reader never sees a mix of two writers, nor a write cut short); a replaced file keeps
-#: its mode
-_WRITE = (
-    'mkdir -p -- "$(dirname -- "$1")" || exit 1\n'
-    'if cat > "$2" && [ "$(wc -c < "$2")" -eq "$3" ]; then\n'
-    '  [ ! -f "$1" ] || chmod "$(stat -c %a -- "$1")" -- "$2" 2>/dev/null\n'
-    '  mv -f -- "$2" "$1" && exit 0\n'
-    "fi\n"
-    'rm -f -- "$2"; exit 1'
-)
 
 
 def instance_tag(instance_id: str) -> str:
@@ -103,7 +92,7 @@ class TenkiOptions(ProviderOptions):
     image: str | None = None
 
 
-class TenkiCompute(OneShotProcesses, ComputeProvider):
+class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
     """Instances are Tenki sandboxes; see the module docstring."""
 
     name = "tenki"
@@ -193,6 +182,7 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: str | None
     ) -> InstanceInfo:
         ttl = cfg.lifetime.ttl_s
+        user = separation.command_user(cfg)
         kwargs: dict[str, Any] = dict(
             name=instance_id,
             image=None if snapshot else (cfg.image or self._options.image),
@@ -200,7 +190,7 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
             cpu_cores=None if cfg.cpu is None else max(1, math.ceil(cfg.cpu)),
             memory_mb=None if cfg.memory_mb is None else max(128, 2 * math.ceil(cfg.memory_mb / 2)),
             env=dict(cfg.env),
-            metadata={**labels, LABEL_WORKDIR: cfg.working_dir},
+            metadata={**separation.labelled(labels, user), LABEL_WORKDIR: cfg.working_dir},
             tags=[TAG_PROVIDER, instance_tag(instance_id)],
             max_duration=None if ttl is None else math.ceil(ttl),
             allow_outbound=cfg.network != "none",
@@ -209,7 +199,11 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
         held = self._clients.here()
         sandbox = await self._create_once(held.sdk, instance_id, kwargs)
         held.boxes[instance_id] = sandbox  # its data plane came with the create
-        result = await self._raw(sandbox, ["mkdir", "-p", "--", cfg.working_dir], None, "provision")
+        result = await self._raw(
+            sandbox, separation.checked(user, _workdir_argv(cfg.working_dir, user)), None, "provision"
+        )
+        if separation.refused(user, result.exit_code, bytes(result.stderr).decode(errors="replace")):
+            raise ExecError(separation.refusal(user or ""), op="provision")
         if result.exit_code != 0:
             raise ExecError(f"could not make {cfg.working_dir} in the sandbox", op="provision")
         return self._info(sandbox)
@@ -295,61 +289,39 @@ class TenkiCompute(OneShotProcesses, ComputeProvider):
     def _path(self, sandbox: Any, path: str) -> str:
         return posixpath.normpath(posixpath.join(sandbox.info.metadata.get(LABEL_WORKDIR, "/"), path))
 
+    async def _command_user(self, instance_id: str) -> str | None:
+        async with self._sandbox(instance_id, "exec") as sandbox:
+            return self._user(sandbox)
+
     async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
         async with self._sandbox(instance_id, "exec") as sandbox:
-            return await _exec.run(sandbox, request, self._path(sandbox, request.cwd or "."), instance_id)
+            user = None if request.privileged else self._user(sandbox)
+            return await _exec.run(
+                sandbox, request, self._path(sandbox, request.cwd or "."), instance_id, user
+            )
+
+    async def _after_setup(self, instance_id: str) -> None:
+        """What packages and setup (root's) made in the working dir is the commands' uid's."""
+        async with self._sandbox(instance_id, "provision") as sandbox:
+            user, workdir = self._user(sandbox), self._path(sandbox, ".")
+        if user is not None:
+            await separation.hand_over(self, instance_id, workdir, user, "provision")
 
     async def _raw(self, sandbox: Any, argv: list[str], data: bytes | None, op: str) -> Any:
-        """``argv`` with ``data`` on stdin; the SDK's ``CommandResult`` (bytes, binary-safe)."""
+        """``argv`` with ``data`` on stdin, as root; the SDK's ``CommandResult`` (bytes, binary-safe)."""
         iid = sandbox.info.metadata.get(LABEL_INSTANCE)
         with translated(op, instance_id=iid):
-            proc = await sandbox.start(*argv, cwd="/")
+            proc = await sandbox.start(*argv, cwd="/", privileged=True)
             await _exec.feed(proc, data)
             return await proc.wait()
 
-    async def _read(self, instance_id: str, path: str) -> bytes:
-        async with self._sandbox(instance_id, "read_file") as sandbox:
-            target = self._path(sandbox, path)
-            result = await self._raw(sandbox, ["sh", "-c", _READ, "sh", target], None, "read_file")
-        if result.exit_code in (2, 3):
-            what = "no such file" if result.exit_code == 2 else "a directory, not a file"
-            raise PathNotFoundError(f"{what} in the instance: {path}", op="read_file")
-        _check(result, "read_file", path)
-        return bytes(result.stdout)
 
-    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
-        async with self._sandbox(instance_id, "write_file") as sandbox:
-            target = self._path(sandbox, path)
-            argv = ["sh", "-c", _WRITE, "sh", target, partial_beside(target), str(len(data))]
-            result = await self._raw(sandbox, argv, bytes(data), "write_file")
-        _check(result, "write_file", path)
-
-    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        async with self._sandbox(instance_id, "upload") as sandbox:
-            target = self._path(sandbox, remote)
-            tar = await anyio.to_thread.run_sync(_tar.pack_path, local, posixpath.basename(target) or "root")
-            script = 'mkdir -p -- "$1" && exec tar -xf - -C "$1"'
-            argv = ["sh", "-c", script, "sh", posixpath.dirname(target)]
-            _check(await self._raw(sandbox, argv, tar, "upload"), "upload", remote)
-
-    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        async with self._sandbox(instance_id, "download") as sandbox:
-            target = self._path(sandbox, remote)
-            script = '[ -e "$1" ] || exit 2; exec tar -cf - -C "$(dirname -- "$1")" "$(basename -- "$1")"'
-            result = await self._raw(sandbox, ["sh", "-c", script, "sh", target], None, "download")
-        if result.exit_code == 2:
-            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="download")
-        _check(result, "download", remote)
-        await anyio.to_thread.run_sync(_tar.unpack_to, [bytes(result.stdout)], local, remote)
-
-
-def _check(result: Any, op: str, path: str) -> None:
-    if result.exit_code != 0 or result.timed_out:
-        why = (
-            bytes(result.stderr).decode(errors="replace").strip()[-ERROR_DETAIL_CHARS:]
-            or f"exit code {result.exit_code}"
-        )
-        raise ExecError(f"{op} {path} failed in the Tenki sandbox: {why}", op=op)
+def _workdir_argv(working_dir: str, user: str | None) -> list[str]:
+    """Make the working dir; with a command user, give it that dir when root owns it (but /)."""
+    if user is None:
+        return ["mkdir", "-p", "--", working_dir]
+    give = '[ "$(cd -- "$1" && pwd)" = / ] || [ -z "$(find "$1" -maxdepth 0 -user 0)" ] || chown "$2" "$1"'
+    return ["sh", "-c", f'mkdir -p -- "$1" && {{ {give}; }}', "sh", working_dir, user]
 
 
 def _allow_lists(cfg: ComputeConfig) -> dict[str, list[str]]:

@@ -8,6 +8,11 @@ The timeout is the guest's (``timeout=``: SIGTERM, then SIGKILL, partial output,
 ``wait`` is bounded locally a little later in case an old guest agent ignores it (cloud-sdks.md
 §4.4). A non-zero exit is a result, not an error; a signal is 128+N.
 
+Who runs what (``compute.separation``, docker's rules): every Run is asked for as ``privileged`` (root,
+which frames the results: the guest agent's pipes are root's); the command itself runs as the
+instance's command user through ``setpriv`` with no capability, unless ``request.privileged``.
+An instance that cannot switch is refused in one sentence (``separation.refusal``).
+
 Trap: the SDK also keeps every chunk of both streams (``AsyncProcessStream._chunks``, for the
 ``CommandResult`` it builds at the exit) whatever our cap, so 100 MB of output would cost 100 MB
 here. :func:`_forget_kept` drops them as we consume them (the one private SDK name we touch).
@@ -21,9 +26,10 @@ from typing import Any
 
 import anyio
 
-from praisonai._errors import PathNotFoundError
+from praisonai._errors import ExecError, PathNotFoundError
 from praisonai._output import OutputBuffer, exec_result
 from praisonai._types import ExecRequest, ExecResult, Stdin, stdin_chunks
+from praisonai.compute import separation
 from praisonai.compute.providers.tenki._client import translated
 
 STDIN_CHUNK = 1 << 20
@@ -48,11 +54,13 @@ async def feed(proc: Any, data: Stdin | None) -> None:
         await proc.close_stdin()
 
 
-async def run(sandbox: Any, request: ExecRequest, cwd: str, instance_id: str) -> ExecResult:
-    """Run ``request`` in ``sandbox`` (``instance_id``'s) from ``cwd`` (absolute)."""
+async def run(sandbox: Any, request: ExecRequest, cwd: str, instance_id: str, user: str | None) -> ExecResult:
+    """Run ``request`` in ``sandbox`` (``instance_id``'s) from ``cwd`` (absolute) as ``user``
+    (``None``: root)."""
     with translated("exec", instance_id=instance_id):
-        argv = ("sh", "-c", "--", request.command)
-        proc = await sandbox.start(*argv, cwd=cwd, env=dict(request.env) or None, timeout=request.timeout)
+        argv = separation.apart(user, ["sh", "-c", "--", request.command])
+        env = dict(request.env) or None
+        proc = await sandbox.start(*argv, cwd=cwd, env=env, timeout=request.timeout, privileged=True)
     out, err = OutputBuffer(request.max_output), OutputBuffer(request.max_output)
 
     async def pour(stream: Any, buffer: OutputBuffer, name: str) -> None:
@@ -84,6 +92,8 @@ async def run(sandbox: Any, request: ExecRequest, cwd: str, instance_id: str) ->
             return exec_result(None, out, err, timed_out=True)
     if unfed:
         raise unfed[0]
+    if separation.refused(user, result.exit_code, err.text()):
+        raise ExecError(separation.refusal(user or ""), op="exec")
     return outcome(result, out, err, cwd)
 
 

@@ -1,5 +1,5 @@
-# praisonai session relay (docker; see _users.py): root's, between a session's frame
-# (runtime/session.sh) and its shell, which runs as the commands' uid.
+# praisonai session relay (docker, kubernetes; see compute/separation.py): root's, between a
+# session's frame (runtime/session.sh) and its shell, which runs as the commands' uid.
 #   perl -e "<this file>" -- SHELL-ARGV...
 # The shell starts as SHELL-ARGV plus "8", with three ends of ours, which no /proc/PID/fd opens
 # except the pipe's: fd 8, a socket the requests come on, one line each; fd 9, a socket for its
