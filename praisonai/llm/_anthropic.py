@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import IncompleteReplyError, MissingDependencyError
 from praisonai._limits import DEFAULT_TURN_TIMEOUT_S
-from praisonai.llm._bounds import Deadline, check_type, event_cap_hook, malformed_data
+from praisonai.llm._bounds import Deadline, check_type, malformed_data, response_hook
 from praisonai.llm._sdk import sdk_errors
 from praisonai.llm.tools import ToolCall, ToolSpec
 from praisonai.llm.types import AssistantMessage, Completion, Message, ModelSpec, ToolResult, Usage
@@ -36,7 +36,7 @@ class AnthropicClient:
             ) from exc
         self._anthropic = anthropic
         self._model = spec.model
-        hook = event_cap_hook(sys.modules["httpx2"], lambda: self._where)
+        hook = response_hook(sys.modules["httpx2"], lambda: self._where)
         http = anthropic.DefaultAsyncHttpxClient(event_hooks={"response": [hook]})
         self._client = anthropic.AsyncAnthropic(api_key=api_key, base_url=spec.base_url, http_client=http)
         # the endpoint in use: base_url, else ANTHROPIC_BASE_URL, else Anthropic's, as the SDK chose it

@@ -1,5 +1,5 @@
 """Bounds on what a model's API may do to a streamed reply, for both SDK adapters: how long it may
-stay silent (:class:`Deadline`), how large one event may be (:func:`event_cap_hook`), and what
+stay silent (:class:`Deadline`), how large one event may be (:func:`response_hook`), and what
 becomes of data its protocol does not allow (:func:`malformed_data`).
 
 Takes the HTTP library as a value (``httpx`` for openai, ``httpx2`` for anthropic), so that it
@@ -16,6 +16,7 @@ import anyio
 
 from praisonai._errors import MalformedReplyError, PraisonAIError, RemoteTimeoutError
 from praisonai._limits import MAX_REMOTE_EVENT_BYTES
+from praisonai._retry import no_sdk_sleep_past_cap
 
 T = TypeVar("T")
 
@@ -79,11 +80,12 @@ def check_type(value: object, kind: type | tuple[type, ...], field: str) -> None
         raise TypeError(f"{field} is {type(value).__name__} {str(value)[:40]!r}")
 
 
-def event_cap_hook(http: Any, where: Callable[[], str]) -> Callable[[Any], Awaitable[None]]:
+def response_hook(http: Any, where: Callable[[], str]) -> Callable[[Any], Awaitable[None]]:
     """An ``httpx``/``httpx2`` response hook that caps each server-sent event of a streamed
     reply at :data:`MAX_REMOTE_EVENT_BYTES`, counted in the bytes as they arrive, so that an
     endless event is refused before the SDK's parser holds it (MalformedReplyError naming
-    ``where()``)."""
+    ``where()``), and keeps the SDK from sleeping through a ``retry-after`` past the cap
+    (``_retry.no_sdk_sleep_past_cap``)."""
 
     class CappedStream(http.AsyncByteStream):  # type: ignore[misc]
         def __init__(self, inner: Any) -> None:
@@ -119,6 +121,7 @@ def event_cap_hook(http: Any, where: Callable[[], str]) -> Callable[[Any], Await
             await self._inner.aclose()
 
     async def hook(response: Any) -> None:
+        no_sdk_sleep_past_cap(response)
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             response.stream = CappedStream(response.stream)
 

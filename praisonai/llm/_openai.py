@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import IncompleteReplyError, MissingDependencyError
 from praisonai._limits import DEFAULT_TURN_TIMEOUT_S
-from praisonai.llm._bounds import Deadline, check_type, event_cap_hook, malformed_data
+from praisonai.llm._bounds import Deadline, check_type, malformed_data, response_hook
 from praisonai.llm._sdk import sdk_errors
 from praisonai.llm.tools import ToolCall, ToolSpec
 from praisonai.llm.types import AssistantMessage, Completion, Message, ModelSpec, ToolResult, Usage
@@ -34,7 +34,7 @@ class OpenAIClient:
             ) from exc
         self._openai = openai
         self._model = spec.model
-        hook = event_cap_hook(sys.modules["httpx"], lambda: self._where)
+        hook = response_hook(sys.modules["httpx"], lambda: self._where)
         http = openai.DefaultAsyncHttpxClient(event_hooks={"response": [hook]})
         self._client = openai.AsyncOpenAI(api_key=api_key, base_url=spec.base_url, http_client=http)
         # the endpoint in use: base_url, else OPENAI_BASE_URL, else OpenAI's, as the SDK chose it

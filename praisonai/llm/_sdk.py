@@ -13,6 +13,7 @@ from typing import Any
 from praisonai import _telemetry
 from praisonai._errors import AuthenticationError, ModelError, PraisonAIError, ProviderUnavailableError
 from praisonai._limits import ERROR_DETAIL_CHARS
+from praisonai._retry import LIMITED, asked_to_wait
 
 # The HTTP libraries the SDKs are built on (openai on httpx, recent anthropic on httpx2).
 _HTTP_LIBRARIES = ("httpx", "httpx2")
@@ -44,6 +45,12 @@ def _translated(sdk: Any, where: str) -> Iterator[None]:
     except sdk.APIStatusError as exc:  # after the SDK's own retries
         if exc.status_code < 300:  # an error event in a streamed reply (anthropic)
             raise _error_event(where, exc) from exc
+        if exc.status_code in LIMITED:
+            kind = "is rate limiting this key" if exc.status_code == 429 else "is overloaded"
+            raise ModelError(
+                f"{where} {kind} ({exc.status_code}); {asked_to_wait(exc.response.headers)}",
+                status=exc.status_code,
+            ) from exc
         raise ModelError(
             f"{where} answered {exc.status_code}: {exc.message}", status=exc.status_code
         ) from exc

@@ -49,6 +49,7 @@ class FaultyModel:
         self.requests = 0
         self._frames: list[bytes] = []
         self._end: End = "close"
+        self._limited: list[tuple[int, str]] = []  # (status, retry-after) for the next requests
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, name="faulty-model", daemon=True)
@@ -58,6 +59,10 @@ class FaultyModel:
         """What every following request gets."""
         self._frames = [f.encode() if isinstance(f, str) else f for f in frames]
         self._end = end
+
+    def limit(self, status: int, retry_after: str, *, times: int) -> None:
+        """The next ``times`` requests are answered ``status`` (429, 529) with ``retry-after``."""
+        self._limited = [(status, retry_after)] * times
 
     def __enter__(self) -> FaultyModel:
         self._thread.start()
@@ -74,6 +79,16 @@ class FaultyModel:
         handler.rfile.read(length)
         self.requests += 1
         api = "anthropic" if handler.path.rstrip("/").endswith("/messages") else "openai"
+        if self._limited:
+            status, wait = self._limited.pop()
+            body = b'{"error": {"type": "rate_limit_error", "message": "slow down"}}'
+            handler.send_response(status)
+            for name, value in (("Content-Type", "application/json"), ("retry-after", wait)):
+                handler.send_header(name, value)
+            handler.send_header("Content-Length", str(len(body)))
+            handler.end_headers()
+            handler.wfile.write(body)
+            return
         handler.send_response(200)
         handler.send_header("Content-Type", "text/event-stream")
         handler.send_header("Connection", "close")  # the body ends when the connection does

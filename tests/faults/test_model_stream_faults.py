@@ -267,3 +267,26 @@ def test_an_unreachable_endpoint_is_named_as_the_environment_sets_it(
     with pytest.raises(ProviderUnavailableError) as caught:
         anyio.run(read)
     assert url in str(caught.value) and "api." not in str(caught.value), caught.value
+
+
+@pytest.mark.parametrize("api", MODELS)
+def test_a_retry_after_past_the_cap_is_said_with_the_time_not_slept(model: FaultyModel, api: str) -> None:
+    """The SDKs sleep whatever retry-after says (an hour): past the cap, one sentence, at once."""
+    model.limit(429, "3600", times=10)
+    agent, error = _turn(api, model, frames(api, "never"))
+    agent.close()
+    message = str(error)
+    assert isinstance(error, ModelError) and "3600 s" in message and "try again at" in message, message
+    assert model.requests == 1  # not retried
+
+
+@pytest.mark.parametrize("api", MODELS)
+def test_a_retry_after_within_the_cap_is_waited_out_and_sent_again(model: FaultyModel, api: str) -> None:
+    model.limit(529 if api == "anthropic" else 429, "0.2", times=1)
+    model.answer(frames(api, "after the wait"))
+    agent = ManagedAgent("local", "local", {"model": MODELS[api], "environment": False})
+    try:
+        result = agent.run("hi")
+    finally:
+        agent.close()
+    assert (result.stop_reason, result.text, model.requests) == ("end_turn", "after the wait", 2)

@@ -33,7 +33,8 @@ from praisonai._errors import (
     SessionNotFoundError,
 )
 from praisonai._limits import RETRY_AFTER_CAP_S
-from praisonai.managed.hosted._guard import guard, origin, retry_after, when
+from praisonai._retry import asked_to_wait, retry_after
+from praisonai.managed.hosted._guard import guard, origin
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -130,14 +131,9 @@ def api_errors(what: str) -> Iterator[None]:
 
 def _limited(what: str, exc: Any) -> ModelError:
     """A 429 or 529 in one sentence: the limit, and when the API said to try again."""
-    wait = retry_after(exc.response.headers)
     kind = "is rate limiting this key" if exc.status_code == 429 else "is overloaded"
     said = f"{what}: the Anthropic API at {origin(exc)} {kind} ({exc.status_code}: {_message(exc)})"
-    if wait is None:
-        return ModelError(f"{said}; retry in a minute", status=exc.status_code, op="managed")
-    longer = f", longer than praisonai waits ({RETRY_AFTER_CAP_S:g} s)" if wait > RETRY_AFTER_CAP_S else ""
-    message = f"{said}; it asks to retry after {wait:g} s{longer}: try again at {when(wait)}"
-    return ModelError(message, status=exc.status_code, op="managed")
+    return ModelError(f"{said}; {asked_to_wait(exc.response.headers)}", status=exc.status_code, op="managed")
 
 
 async def at_most_once(

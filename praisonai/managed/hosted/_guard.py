@@ -5,29 +5,22 @@
   ``MAX_REMOTE_ANSWER_BYTES``, raises :class:`MalformedReplyError` while its bytes arrive, so a
   10 MB (or endless) event is never held whole. The stream is asked for without compression
   (``identity``, see ``_events``), so the bytes counted are the bytes parsed.
-- Retries: the SDK sleeps whatever ``retry-after`` a 429 or 529 says (an hour, if it says an
-  hour) before its retry. Past ``RETRY_AFTER_CAP_S`` the answer is marked ``x-should-retry:
-  false``, the SDK's own protocol header, so it raises at once and the error says when to retry;
-  within the cap the SDK waits as asked.
+- Retries: no sleep past ``RETRY_AFTER_CAP_S`` (``_retry.no_sdk_sleep_past_cap``).
 
-Also the small readers the error messages share: :func:`origin` (the API's base URL as a request
-saw it), :func:`retry_after` (seconds from ``retry-after-ms`` / ``retry-after``) and :func:`when`.
+Also :func:`origin`, the API's base URL as a request saw it, for the error messages.
 """
 
 from __future__ import annotations
 
-import datetime as dt
-import email.utils
 import re
 import sys
-import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from typing import Any, Final
 
 from praisonai._errors import MalformedReplyError
-from praisonai._limits import MAX_REMOTE_ANSWER_BYTES, MAX_REMOTE_EVENT_BYTES, RETRY_AFTER_CAP_S
+from praisonai._limits import MAX_REMOTE_ANSWER_BYTES, MAX_REMOTE_EVENT_BYTES
+from praisonai._retry import no_sdk_sleep_past_cap
 
-_LIMITED: Final = (429, 529)
 #: The start of a frame kept to find its event's id in, when the frame is refused.
 _HEAD: Final = 4096
 _ID: Final = re.compile(rb'"id"\s*:\s*"([A-Za-z0-9_]{1,128})"')
@@ -47,10 +40,7 @@ _FRAME_ENDS: Final = (b"\n\n", b"\r\r", b"\r\n\r\n")
 
 async def guard(response: Any) -> None:
     """The hook: bound the answer's body, and stop the SDK sleeping past the cap."""
-    if response.status_code in _LIMITED:
-        wait = retry_after(response.headers)
-        if wait is not None and wait > RETRY_AFTER_CAP_S:
-            response.headers["x-should-retry"] = "false"
+    no_sdk_sleep_past_cap(response)
     sse = response.headers.get("content-type", "").startswith("text/event-stream")
     response.stream = _bounded(response, sse=sse)
 
@@ -98,27 +88,3 @@ def origin(source: Any) -> str:
     except (AttributeError, RuntimeError):  # httpx raises RuntimeError for a request never set
         return "(unknown address)"
     return f"{url.scheme}://{url.netloc.decode() if isinstance(url.netloc, bytes) else url.netloc}"
-
-
-def retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds an answer asks to wait: ``retry-after-ms``, else ``retry-after`` (seconds or an
-    HTTP date); None when it says nothing usable."""
-    try:
-        if (ms := headers.get("retry-after-ms")) is not None:
-            return max(0.0, float(ms) / 1000)
-        value = headers.get("retry-after")
-        if value is None:
-            return None
-        try:
-            return max(0.0, float(value))
-        except ValueError:
-            date = email.utils.parsedate_to_datetime(value)
-            return max(0.0, date.timestamp() - time.time())
-    except (TypeError, ValueError, OverflowError):
-        return None
-
-
-def when(seconds: float) -> str:
-    """The wall-clock time ``seconds`` from now, as ``15:04:05 UTC`` (with the date past a day)."""
-    moment = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=min(seconds, 10 * 365 * 86400))
-    return moment.strftime("%H:%M:%S UTC" if seconds < 86400 else "%Y-%m-%d %H:%M:%S UTC")
