@@ -24,6 +24,7 @@ from praisonai._errors import (
     PraisonAIError,
     ProviderUnavailableError,
 )
+from praisonai._retry import asked_to_wait
 
 #: The credential variables the SDK reads (cloud-sdks.md §3.1).
 KEY_VARS = ("DAYTONA_API_KEY", "DAYTONA_JWT_TOKEN")
@@ -141,8 +142,9 @@ def _ours(exc: BaseException, op: str, instance_id: str | None, path: str | None
             f"Daytona refused the credential ({exc}); check DAYTONA_API_KEY and its organisation", op=op
         )
     if isinstance(exc, DaytonaRateLimitError):
+        waited = asked_to_wait({str(k).lower(): str(v) for k, v in (exc.headers or {}).items()})
         return ProviderUnavailableError(
-            f"Daytona is rate limiting this key ({exc}); retry later or lower the concurrency", op=op
+            f"Daytona is rate limiting this key ({exc}); {waited}, or lower the concurrency", op=op
         )
     if isinstance(exc, DaytonaConnectionError):
         return ProviderUnavailableError(
