@@ -121,7 +121,7 @@ def test_ttl_wins_over_activity(provider: DaytonaCompute, fake: DaytonaFake) -> 
 
 def test_a_rate_limit_says_what_to_do(provider: DaytonaCompute, fake: DaytonaFake) -> None:
     fake.fail_next(429, retry_after=1)
-    with pytest.raises(ProviderUnavailableError, match="rate limiting.*retry after 1 s: try again at"):
+    with pytest.raises(ProviderUnavailableError, match=r"rate limiting.*retry after 1 s: try again at"):
         _portal.call(provider.list_instances)
 
 
