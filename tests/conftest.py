@@ -10,6 +10,7 @@ import fcntl
 import gc
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import tracemalloc  # noqa: F401  (imported up front: pytest's unraisable hook imports it lazily, and a
@@ -25,6 +26,11 @@ from kit import Instance, provisioned
 from praisonai import _portal
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.testing.sshd import SSHServer, sshd_reason
+
+# A run a non-interactive shell started in the background (`pytest &`) inherits SIGINT ignored,
+# and so would every child a test sends Ctrl-C to: they get the default back.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Every test (and every child process it starts) keeps its state in a throwaway home.
 _HOME = tempfile.mkdtemp(prefix="praisonai-test-home-")

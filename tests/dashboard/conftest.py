@@ -58,8 +58,11 @@ def browser() -> Iterator[object]:
         if os.environ.get("PRAISONAI_REQUIRE_BROWSER") == "1":
             pytest.fail(f"PRAISONAI_REQUIRE_BROWSER=1 but the browser tests cannot run: {reason}")
         pytest.skip(reason)
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # as the pages' own default below: an instance's view waits on its engine, which a loaded
+    # machine (two test workers beside the engines) slows past expect's 5 s
+    expect.set_options(timeout=20_000)
     with sync_playwright() as playwright:
         args = ["--no-sandbox"] if os.geteuid() == 0 else []  # chromium's own sandbox refuses root
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=args)

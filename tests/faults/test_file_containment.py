@@ -121,8 +121,7 @@ def test_ssh_download_refuses_links_out_of_the_tree(
     provider, instance_id = ssh_instance
     with pytest.raises(PathOutsideWorkspaceError, match="out of the downloaded tree"):
         _portal.call(provider.download_file, instance_id, "t", tmp_path / "out")
-    assert not os.path.lexists(tmp_path / "out" / "l")
-    assert (tmp_path / "out" / "f").read_bytes() == b"in"
+    assert not os.path.lexists(tmp_path / "out")  # refused whole: nothing partial is left behind
 
 
 # ---- a tar made by the instance, extracted on the host -------------------------------------
