@@ -16,77 +16,25 @@ Deadlines are a fraction of a second here; nothing sleeps past its deadline plus
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import os
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from anthropic import Anthropic
 from fakes.managed_agents import API_KEY, ManagedAgentsFake, Step, emit, end_turn, raw_frame, say, wait
+from fakes.managed_agents.harness import Hosted, Make, hosted_sessions
 
 from praisonai._errors import MalformedReplyError, ModelError, PraisonAIError, RemoteTimeoutError
-from praisonai.managed.events import Event
-from praisonai.managed.hosted._client import make_client
-from praisonai.managed.hosted._turn import HostedSetup, HostedTurn
-from praisonai.managed.instance._source import InstanceSource
-from praisonai.managed.live._result import ManagedResult
-from praisonai.managed.live._session import LiveSession
-from praisonai.managed.store import SqliteSessionStore
 
-_NO_INSTANCES = InstanceSource(compute=None, fields={}, environment=None)
 TINY_TURN_TIMEOUT_S = 0.6
-
-
-@dataclass
-class Hosted:
-    fake: ManagedAgentsFake
-    store: SqliteSessionStore
-    sid: str
-    live: LiveSession
-
-    def turn(self, prompt: str | None, **options: Any) -> ManagedResult:
-        async def main() -> ManagedResult:
-            async with make_client(API_KEY, self.fake.url) as client:
-                setup = HostedSetup(client, self.sid, "claude-sonnet-4-6", None, None, **options)
-                return await HostedTurn(setup, self.live).run(prompt)
-
-        return asyncio.run(main())
-
-    def resume(self) -> None:
-        lease = self.store.acquire(self.live.id, "second-owner", force=True)
-        self.live = LiveSession(self.store, self.store.get_session(self.live.id), lease, _NO_INSTANCES)
-
-    def logged(self) -> list[Event]:
-        return [stored.event for stored in self.store.events(self.live.id)]
-
-
-Make = Callable[[list[Step]], Hosted]
 
 
 @pytest.fixture
 def hosted(fake: ManagedAgentsFake, tmp_path: Path) -> Iterator[Make]:
-    stores: list[SqliteSessionStore] = []
-
-    def make(steps: list[Step]) -> Hosted:
-        with Anthropic(base_url=fake.url, api_key=API_KEY, max_retries=0) as c:
-            agent = c.beta.agents.create(name="coder", model="claude-sonnet-4-6")
-            env = c.beta.environments.create(name=f"env-{len(fake.environments())}")
-            sid = c.beta.sessions.create(agent=agent.id, environment_id=env.id).id
-        fake.script_session(sid, steps)
-        store = SqliteSessionStore(tmp_path / f"store-{len(stores)}.db")
-        stores.append(store)
-        record, lease = store.create_session(store.upsert_agent("anthropic", "coder", {}), "test-owner")
-        return Hosted(fake, store, sid, LiveSession(store, record, lease, _NO_INSTANCES))
-
-    yield make
-    for store in stores:
-        store.close()
+    yield from hosted_sessions(fake, tmp_path)
 
 
 def assert_ended_in_error(h: Hosted, raised: PraisonAIError) -> None:

@@ -8,11 +8,9 @@ Every wait is on an event the fake produces; no timings.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,6 @@ from anthropic import Anthropic
 from fakes.managed_agents import (
     API_KEY,
     ManagedAgentsFake,
-    Step,
     custom_tool,
     emit,
     end_turn,
@@ -31,87 +28,19 @@ from fakes.managed_agents import (
     usage,
     wait,
 )
+from fakes.managed_agents.harness import Hosted, Make, hosted_sessions
 
 from praisonai._errors import ManagedSessionError
 from praisonai.llm.types import Usage
 from praisonai.managed.events import Event
-from praisonai.managed.hosted._client import make_client
 from praisonai.managed.hosted._events import to_event
-from praisonai.managed.hosted._turn import HostedSetup, HostedTurn
-from praisonai.managed.instance._source import InstanceSource
+from praisonai.managed.hosted._turn import HostedTurn
 from praisonai.managed.live._result import ManagedResult, ToolRequest
-from praisonai.managed.live._session import LiveSession
-from praisonai.managed.store import SqliteSessionStore
-
-CUSTOM = {"type": "custom", "name": "lookup", "description": "look a word up",
-          "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}  # fmt: skip
-
-
-@dataclass
-class Hosted:
-    """A remote session on the fake and its local record, driven by :meth:`turn`."""
-
-    fake: ManagedAgentsFake
-    store: SqliteSessionStore
-    sid: str
-    live: LiveSession
-    emitted: list[Event] = field(default_factory=list)
-
-    def turn(self, prompt: str | None, *, confirm: Any = None, on_custom_tool: Any = None,
-             during: Callable[[HostedTurn, Event], None] | None = None,
-             **options: Any) -> ManagedResult:  # fmt: skip
-        """One HostedTurn.run on a fresh client; ``during(turn, event)`` sees every streamed event;
-        ``options`` are HostedSetup's (``deltas``, ``serve_tools``)."""
-
-        async def main() -> ManagedResult:
-            async with make_client(API_KEY, self.fake.url) as client:
-                setup = HostedSetup(client, self.sid, "claude-sonnet-4-6", confirm, on_custom_tool, **options)
-                turn = HostedTurn(setup, self.live)
-
-                def emit(ev: Event) -> None:
-                    self.emitted.append(ev)
-                    if during is not None:
-                        during(turn, ev)
-
-                self.live.emit = emit
-                return await turn.run(prompt)
-
-        return asyncio.run(main())
-
-    def resume(self) -> None:
-        """The session as another process would take it over: from the store."""
-        lease = self.store.acquire(self.live.id, "second-owner", force=True)
-        self.live = LiveSession(self.store, self.store.get_session(self.live.id), lease, _NO_INSTANCES)
-
-    def logged(self) -> list[Event]:
-        return [stored.event for stored in self.store.events(self.live.id)]
-
-    def remote(self) -> list[dict[str, Any]]:
-        return self.fake.events(self.sid)
-
-
-_NO_INSTANCES = InstanceSource(compute=None, fields={}, environment=None)
-Make = Callable[[list[Step]], Hosted]
 
 
 @pytest.fixture
-def hosted(fake: ManagedAgentsFake, tmp_path: Path) -> Iterator[Callable[[list[Step]], Hosted]]:
-    stores: list[SqliteSessionStore] = []
-
-    def make(steps: list[Step]) -> Hosted:
-        with Anthropic(base_url=fake.url, api_key=API_KEY, max_retries=0) as c:
-            agent = c.beta.agents.create(name="coder", model="claude-sonnet-4-6", tools=[CUSTOM])
-            env = c.beta.environments.create(name=f"env-{len(fake.environments())}")
-            sid = c.beta.sessions.create(agent=agent.id, environment_id=env.id).id
-        fake.script_session(sid, steps)
-        store = SqliteSessionStore(tmp_path / f"store-{len(stores)}.db")
-        stores.append(store)
-        record, lease = store.create_session(store.upsert_agent("anthropic", "coder", {}), "test-owner")
-        return Hosted(fake, store, sid, LiveSession(store, record, lease, _NO_INSTANCES))
-
-    yield make
-    for store in stores:
-        store.close()
+def hosted(fake: ManagedAgentsFake, tmp_path: Path) -> Iterator[Make]:
+    yield from hosted_sessions(fake, tmp_path)
 
 
 def assert_logged_once(h: Hosted) -> None:
