@@ -21,7 +21,7 @@ from praisonai.managed.live._session import LiveSession
 from praisonai.managed.store import SqliteSessionStore
 
 #: The agent's custom tool, for the turns that answer one.
-CUSTOM = {"type": "custom", "name": "lookup", "description": "look a word up",
+CUSTOM: Any = {"type": "custom", "name": "lookup", "description": "look a word up",
           "input_schema": {"type": "object", "properties": {"q": {"type": "string"}}}}  # fmt: skip
 
 
