@@ -8,6 +8,7 @@ streams are pipes, as under a parent process that captures stderr.
 
 from __future__ import annotations
 
+import secrets
 import subprocess
 import sys
 from pathlib import Path
@@ -18,32 +19,43 @@ from praisonai._ledger import Ledger
 
 CLI = [sys.executable, "-c", "from praisonai.cli import main; main()"]
 RUN = [*CLI, "sandbox", "run", "--no-environment"]
-#: How many seq processes run in the instance (their command lines, read from /proc).
-RUNNING_SEQ = "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' <$f; echo; done 2>/dev/null | grep -c '^seq 1'"
-#: Far more than the reader takes: the command is still writing when it goes.
-ENDLESS = ["--", "seq", "1", "2000000"]
+#: How many seq processes of a run's own (its ``seq 1 N``) run in the instance, from /proc: a
+#: local or ssh instance sees the host's, another test's among them.
+RUNNING_SEQ = (
+    "for f in /proc/[0-9]*/cmdline; do tr '\\0' ' ' <$f; echo; done 2>/dev/null | grep -c '^seq 1 {}'"
+)
+
+
+def endless() -> list[str]:
+    """A command that writes far more than its reader takes, of a length of its own."""
+    return ["--", "seq", "1", str(2_000_000 + secrets.randbelow(10**6))]
+
+
 #: How long a run may take to end once its reader is gone: it ends at once; only a hang is slower.
 ENDS_WITHIN_S = 15
 #: docker's one-shot path hung in about half of these runs; local's never did, so fewer there.
-TRIES = {"docker": 20, "local": 5}
+TRIES = {"docker": 20, "local": 5, "ssh": 5}
 #: Runs made at once: the hang is each run's own, so runs side by side find it as surely.
 AT_ONCE = 5
 
 
 @pytest.fixture(params=sorted(TRIES))
-def provider(request: pytest.FixtureRequest, skip_unless_required: object) -> str:
+def provider(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The provider's name, usable by the CLI children (ssh: the test sshd, by its variables)."""
     if request.param == "docker":
         request.getfixturevalue("docker_ok")
+    if request.param == "ssh":
+        server = request.getfixturevalue("sshd")
+        monkeypatch.setenv("PRAISONAI_SSH_HOSTS", f"{server.user}@{server.host}:{server.port}")
+        monkeypatch.setenv("PRAISONAI_SSH_KEY", str(server.key_file))
+        monkeypatch.setenv("PRAISONAI_SSH_KNOWN_HOSTS", str(server.known_hosts))
     return str(request.param)
 
 
 def cut_off(argv: list[str], count: int) -> list[tuple[int, bytes]]:
-    """Run ``count`` endless writers side by side, read two lines of each one's output and close
-    its pipe: each one's exit status (each must end) and what it said on stderr."""
-    runs = [
-        subprocess.Popen([*argv, *ENDLESS], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        for _ in range(count)
-    ]
+    """Run ``count`` writers (``argv`` ends with one) side by side, read two lines of each one's
+    output and close its pipe: each one's exit status (each must end) and what it said on stderr."""
+    runs = [subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(count)]
     try:
         for run in runs:
             assert run.stdout is not None
@@ -58,7 +70,7 @@ def cut_off(argv: list[str], count: int) -> list[tuple[int, bytes]]:
 
 def test_its_reader_closing_ends_it_every_time_and_leaves_nothing(home: Path, provider: str) -> None:
     for _ in range(TRIES[provider] // AT_ONCE):
-        for code, said in cut_off([*RUN, "-c", provider], AT_ONCE):
+        for code, said in cut_off([*RUN, "-c", provider, *endless()], AT_ONCE):
             assert code == 141, said  # as a shell reports a writer ended by its closed pipe
             assert b"Traceback" not in said and b"Exception ignored" not in said, said
     assert Ledger.default().entries() == []  # each instance was removed
@@ -68,11 +80,12 @@ def test_exec_ends_when_its_reader_closes_and_the_command_is_killed(home: Path, 
     made = subprocess.run([*CLI, "sandbox", "create", "-c", provider], capture_output=True, check=True)
     instance = made.stdout.decode().split()[-1]
     try:
-        for code, said in cut_off([*CLI, "sandbox", "exec", instance], AT_ONCE):
+        command = endless()
+        for code, said in cut_off([*CLI, "sandbox", "exec", instance, *command], AT_ONCE):
             assert code == 141, said
             assert b"Traceback" not in said and b"Exception ignored" not in said, said
         left = subprocess.run(
-            [*CLI, "sandbox", "exec", instance, "--", "sh", "-c", RUNNING_SEQ],
+            [*CLI, "sandbox", "exec", instance, "--", "sh", "-c", RUNNING_SEQ.format(command[-1])],
             capture_output=True,
             check=False,
         )
