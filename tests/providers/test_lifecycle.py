@@ -87,6 +87,7 @@ def test_a_sigkilled_client_leaves_no_container(left: str) -> None:
 
 
 @pytest.mark.usefixtures("docker_ok", "watchdog_only")
+@pytest.mark.alone  # a 2 s idle timeout: a loaded machine's slow first exec would be idleness
 def test_a_long_exec_outlives_the_idle_timeout_and_then_the_instance_stops(make: Callable[..., Any]) -> None:
     provider, instance_id = make(DockerCompute(), idle_timeout_s=2)
     r = _portal.call(lambda: provider.execute(instance_id, "sleep 5; echo done", timeout=30))
@@ -96,6 +97,7 @@ def test_a_long_exec_outlives_the_idle_timeout_and_then_the_instance_stops(make:
 
 
 @pytest.mark.usefixtures("docker_ok", "watchdog_only")
+@pytest.mark.alone  # a 2 s idle timeout, as above
 def test_a_session_keeps_the_instance_while_its_command_runs_but_not_when_unused(
     make: Callable[..., Any],
 ) -> None:
@@ -165,6 +167,7 @@ def test_the_reaper_enforces_ttl_on_a_busy_local_instance(make: Callable[..., An
 
 
 @pytest.mark.usefixtures("home")
+@pytest.mark.alone  # a 2 s idle timeout, as above
 def test_activity_elsewhere_in_the_ledger_keeps_an_instance(make: Callable[..., Any], home: Path) -> None:
     """Another process's stamps (flushed to the ledger) count as activity here too."""
     _, instance_id = make(LocalCompute(), idle_timeout_s=2)
