@@ -10,6 +10,7 @@ import hashlib
 import os
 import select
 import subprocess
+import sys
 import threading
 import time
 import zipfile
@@ -412,3 +413,16 @@ def stops_reading_when_done(argv: Sequence[str]) -> None:
         finally:
             endless.kill()
     assert (r.returncode, r.stdout) == (0, b"y\ny\n"), r.stderr
+
+
+def managed_cli(home: Path, llm_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """``praisonai managed ARGS`` in a child of ``home``, its model the scripted server at
+    ``llm_url`` (no Anthropic or Claude variable of this process reaches it)."""
+    from praisonai.llm.testing import API_KEY
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
+    env.update(PRAISONAI_HOME=str(home), OPENAI_BASE_URL=f"{llm_url}/v1", OPENAI_API_KEY=API_KEY)
+    return subprocess.run(
+        [sys.executable, "-m", "praisonai", "managed", *args],
+        capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip

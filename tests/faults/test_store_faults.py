@@ -5,7 +5,6 @@ holds the lock. Real sqlite files, the real command in a child process, the scri
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import subprocess
 import sys
@@ -13,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kit import managed_cli
 
 from praisonai._errors import HomeUnusableError
 from praisonai.llm.testing import API_KEY, ScriptedLLM, reply, tool
@@ -33,12 +33,7 @@ def llm() -> Iterator[ScriptedLLM]:
 
 
 def managed(home: Path, llm: ScriptedLLM, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
-    env.update(PRAISONAI_HOME=str(home), OPENAI_BASE_URL=f"{llm.url}/v1", OPENAI_API_KEY=API_KEY)
-    return subprocess.run(
-        [sys.executable, "-m", "praisonai", "managed", *args],
-        capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    return managed_cli(home, llm.url, *args)
 
 
 def stored_session(title: str | None = None, *events: Event, status: str = "idle") -> str:

@@ -6,7 +6,6 @@ override and a newline. The real commands in child processes, one docker instanc
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
@@ -15,9 +14,10 @@ from pathlib import Path
 
 import anyio
 import pytest
+from kit import managed_cli
 
 import praisonai
-from praisonai.llm.testing import API_KEY, ScriptedLLM, reply, tool
+from praisonai.llm.testing import ScriptedLLM, reply, tool
 from praisonai.managed.events import Event, text_content
 from praisonai.managed.instance._tools import InstanceTools
 from praisonai.managed.store import SqliteSessionStore
@@ -127,12 +127,7 @@ def llm() -> Iterator[ScriptedLLM]:
 
 
 def managed(home: Path, llm: ScriptedLLM, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANTHROPIC_", "CLAUDE_"))}
-    env.update(PRAISONAI_HOME=str(home), OPENAI_BASE_URL=f"{llm.url}/v1", OPENAI_API_KEY=API_KEY)
-    return subprocess.run(
-        [sys.executable, "-m", "praisonai", "managed", *args],
-        capture_output=True, text=True, env=env, timeout=120, stdin=subprocess.DEVNULL,
-    )  # fmt: skip
+    return managed_cli(home, llm.url, *args)
 
 
 HOSTILE = "t\x1b]0;pwned\x07i\x1b[2Jt\x9b31m\u202ele"
