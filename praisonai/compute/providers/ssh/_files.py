@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from praisonai._errors import PathNotFoundError, PathOutsideWorkspaceError
 from praisonai._transfer import sftp_callback
 from praisonai.compute._tar import refuse_links_out
+from praisonai.compute.providers.ssh._fetch import fetch
 from praisonai.compute.providers.ssh._link import HostLink
 from praisonai.runtime.partial import partial_beside
 
@@ -298,7 +299,8 @@ def download(link: HostLink, remote: str, local: Path, shown: str) -> None:
             local.parent.mkdir(parents=True, exist_ok=True)
             arriving_file = Path(partial_beside(str(local)))
             try:  # a download cut short leaves the file that was there, not half of the new one
-                sftp.get(remote, str(arriving_file), callback=sftp_callback())
+                with arriving_file.open("wb") as sink:
+                    fetch(sftp, remote, sink, sftp_callback())
                 arriving_file.replace(local)
             finally:
                 arriving_file.unlink(missing_ok=True)
@@ -343,7 +345,8 @@ def _download_tree(
         elif stat.S_ISDIR(mode):
             _download_tree(sftp, source, dest, where, links)
         else:
-            sftp.get(source, str(dest), callback=sftp_callback())
+            with dest.open("wb") as sink:
+                fetch(sftp, source, sink, sftp_callback())
 
 
 def _makedirs(sftp: paramiko.SFTPClient, path: str, shown: str, mode: int = 0o755) -> None:
