@@ -18,8 +18,11 @@ abilities it has in ``capabilities`` and overrides the methods; the channel mixi
 
 from __future__ import annotations
 
+from typing import Any
+
 from praisonai.compute.abilities.bound_env import BoundEnv
 from praisonai.compute.abilities.captures import Captures, SnapshotRef
+from praisonai.compute.abilities.part import Part, held, held_capabilities, part
 from praisonai.compute.abilities.pause import Pause
 from praisonai.compute.abilities.ports import Ports
 from praisonai.compute.abilities.processes import Processes
@@ -31,6 +34,7 @@ __all__ = [
     "BoundEnv",
     "Captures",
     "OptionalAbilities",
+    "Part",
     "Pause",
     "Ports",
     "Processes",
@@ -39,8 +43,29 @@ __all__ = [
     "RunOnce",
     "Sessions",
     "SnapshotRef",
+    "held",
+    "part",
 ]
 
 
 class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause, Ports, PtyHook):
-    """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack."""
+    """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack:
+    the declaration of each kind of part (``compute.abilities.part``, ``None`` here) and the
+    public method that checks the id, asks for the part, calls it and marks the ledger."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        """A class's ``capabilities`` are what it declares for its core plus what its parts bring:
+        a kind of part decides its capability alone (declaring it without the part takes nothing)."""
+        super().__init_subclass__(**kwargs)
+        brought, decided = held_capabilities(cls)
+        cls.capabilities = (frozenset(cls.capabilities) - decided) | brought
+
+    # ---- pause: the pauser ------------------------------------------------------------------
+
+    # ---- terminals ---------------------------------------------------------------------------
+
+    # ---- ports: the forwarder ----------------------------------------------------------------
+
+    # ---- egress ------------------------------------------------------------------------------
+
+    # ---- captures ----------------------------------------------------------------------------

@@ -8,6 +8,15 @@ from praisonai._errors import UnsupportedFeatureError
 from praisonai._types import Capability
 
 
+def unsupported(provider: str, what: str, op: str, needs: Capability) -> UnsupportedFeatureError:
+    """The error for a provider lacking ``needs``: ``what`` it was asked to do, for operation ``op``."""
+    return UnsupportedFeatureError(
+        f"the {provider} provider does not support {what} (it lacks the {needs.value!r} capability); "
+        "choose one that has it: `praisonai compute providers` lists each provider's",
+        op=op,
+    )
+
+
 class Refusal:
     """Gives an ability group the provider's ``name`` and the refusal it raises by default."""
 
@@ -19,8 +28,4 @@ class Refusal:
         def _check_id(self, instance_id: object) -> None: ...
 
     def _unsupported(self, what: str, op: str, needs: Capability) -> UnsupportedFeatureError:
-        return UnsupportedFeatureError(
-            f"the {self.name} provider does not support {what} (it lacks the {needs.value!r} capability); "
-            "choose one that has it: `praisonai compute providers` lists each provider's",
-            op=op,
-        )
+        return unsupported(self.name, what, op, needs)
