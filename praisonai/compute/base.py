@@ -79,8 +79,8 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
 
     Every provider also has the file API of ``praisonai.compute.files.FileOperations``
     (``list_files``, ``file_exists``, ``stat_path``, ``remove_path``, ``rename_path``,
-    ``make_dir``), done generically inside the instance through ``execute``; a provider with a
-    native call overrides its ``_`` hook (local does, through fds beneath its workspace).
+    ``make_dir``), done by its ``files`` part: by default a script inside the instance through
+    ``execute``; a provider with native calls holds its own (local's fds beneath its workspace).
 
     Either way ledger rows, labels, setup steps and captures are generic
     (``praisonai.compute.lifecycle``); a provider does not write them. It is registered by one

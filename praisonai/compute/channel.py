@@ -24,6 +24,7 @@ from praisonai._errors import ExecError, UnsupportedFeatureError
 from praisonai._types import Capability, ExecRequest, ExecResult, ProcessInfo
 from praisonai.compute import _activity
 from praisonai.compute.base import ComputeProvider
+from praisonai.compute.files import FileTree, ShellFiles
 from praisonai.compute.requests import checked_env
 from praisonai.compute.separation import hand_over
 from praisonai.runtime import processes
@@ -57,6 +58,11 @@ class ChannelMixin(ComputeProvider):
     def _session_transport(self, instance_id: str, argv: list[str]) -> Transport:
         """Start a session's shell ``argv`` (blocking); by default as any other transport."""
         return self._transport(instance_id, argv)
+
+    @functools.cached_property
+    def files(self) -> FileTree:
+        """The generic files part, naming paths as the channel does (``_channel_path``)."""
+        return ShellFiles(self.execute, target=self._channel_path)
 
     async def _channel_path(self, instance_id: str, path: str) -> str:
         """``path`` as the user wrote it (relative to the instance's working dir, or absolute),

@@ -5,17 +5,18 @@ a path is resolved where the instance's own files are, never through a host path
 could swap. It uses only ``find -P`` (GNU ``-printf``), ``rm``, ``mv -T``, ``mkdir`` and ``chmod``: links
 are reported, removed and renamed as links and never followed. Entries come back NUL-framed (a
 name can hold a newline, never a NUL), so no file name can forge another entry. Where the
-instance is a directory on a host (ssh), ``_files_root`` names it and the script refuses any
-path whose parent resolves outside it. Providers with a native call (local's fd walk, vendor
-SDKs) override the ``_`` hooks.
+instance is a directory on a host (ssh), its ``root`` names it and the script refuses any
+path whose parent resolves outside it. That script is the generic files part
+(:class:`ShellFiles`); a provider with native calls (local's fd walk, vendor SDKs) holds its own.
 """
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import shlex
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from praisonai import _limits
 from praisonai._errors import ConfigError, ExecError, PathNotFoundError, PathOutsideWorkspaceError
@@ -59,124 +60,81 @@ esac
 """
 
 
-class FileOperations:
-    """The public file API, composed into ``ComputeProvider``. Every path is an instance path:
-    relative ones start at the instance's working dir. Every call raises ``PathNotFoundError``
-    for a missing path, ``PathOutsideWorkspaceError`` for one that leaves the instance (also
-    through a link) and ``ConfigError`` for bad input, each in one sentence."""
+class FileTree(Protocol):
+    """A provider's files part, which the public file API (:class:`FileOperations`) calls once
+    the id and paths are checked. :class:`ShellFiles` is the generic one; a provider with native
+    calls holds its own (local's fd walk, E2B's and Daytona's daemons, falling back to the
+    script where theirs break the contract). Errors as the class docstring of ``FileOperations``."""
 
-    # supplied by ComputeProvider, which this class is composed into
-    execute: Callable[..., Awaitable[ExecResult]]
-    _check_id: Callable[[object], None]
+    async def entries(self, instance_id: str, path: str, depth: int) -> list[FileEntry]: ...
+    async def exists(self, instance_id: str, path: str) -> bool: ...
+    async def stat(self, instance_id: str, path: str) -> FileEntry: ...
+    async def remove(self, instance_id: str, path: str) -> None: ...
+    async def rename(self, instance_id: str, source: str, target: str) -> None: ...
+    async def make_dir(self, instance_id: str, path: str, parents: bool, exist_ok: bool) -> None: ...
 
-    async def list_files(self, instance_id: str, path: str = ".", *, depth: int = 1) -> list[FileEntry]:
-        """The entries under the directory ``path``, ``depth`` levels down (1: its children),
-        each as ``lstat`` sees it, sorted by path; links are listed, never entered."""
-        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
-            raise ConfigError(f"depth must be a whole number of levels, 1 or more, not {depth!r}", op="list")
-        self._file_args(instance_id, "list", path)
-        with _activity.in_use(instance_id):
-            found = await self._list_files(instance_id, path, depth)
-        return sorted(found, key=lambda entry: entry.path)  # one order on every provider
 
-    async def file_exists(self, instance_id: str, path: str) -> bool:
-        """Whether anything (a dangling link too) is at ``path``."""
-        self._file_args(instance_id, "exists", path)
-        with _activity.in_use(instance_id):
-            return await self._file_exists(instance_id, path)
+#: An instance path as the script inside the instance names it: ``(instance_id, path) -> path``.
+PathMapper = Callable[[str, str], Awaitable[str]]
 
-    async def stat_path(self, instance_id: str, path: str) -> FileEntry:
-        """What is at ``path``, as ``lstat`` sees it (a link is reported as a link)."""
-        self._file_args(instance_id, "stat", path)
-        with _activity.in_use(instance_id):
-            return await self._stat_path(instance_id, path)
 
-    async def remove_path(self, instance_id: str, path: str) -> None:
-        """Remove the file, link (not what it points at) or whole directory tree at ``path``."""
-        self._file_args(instance_id, "remove", path)
-        _refuse_root(path, "remove")
-        with _activity.in_use(instance_id):
-            await self._remove_path(instance_id, path)
+class ShellFiles:
+    """The generic files part: one POSIX-sh script inside the instance through ``execute`` (the
+    provider's public one). ``target`` maps an instance path to the script's (a channel
+    provider's own mapping; by default a relative path gets ``./`` so no name reads as an
+    option); ``root`` names the instance's directory on a host that the script must stay in
+    (ssh), or gives "" where the instance is a machine or container of its own."""
 
-    async def rename_path(self, instance_id: str, source: str, target: str) -> None:
-        """Move ``source`` to ``target`` (replacing a file or link there, never moving into a
-        directory a link points at); both stay in the instance."""
-        self._file_args(instance_id, "rename", source)
-        self._file_args(instance_id, "rename", target, "target")
-        _refuse_root(source, "rename")
-        with _activity.in_use(instance_id):
-            await self._rename_path(instance_id, source, target)
-
-    async def make_dir(
-        self, instance_id: str, path: str, *, parents: bool = True, exist_ok: bool = True
+    def __init__(
+        self,
+        execute: Callable[..., Awaitable[ExecResult]],
+        *,
+        target: PathMapper | None = None,
+        root: Callable[[str], Awaitable[str]] | None = None,
     ) -> None:
-        """Make the directory ``path`` (and missing parents with ``parents``); an existing
-        directory is fine with ``exist_ok``, anything else there is ``FileExistsError``."""
-        self._file_args(instance_id, "mkdir", path)
-        with _activity.in_use(instance_id):
-            await self._make_dir(instance_id, path, parents, exist_ok)
+        self._execute, self._target_of, self._root_of = execute, target, root
 
-    # ---- hooks: the generic implementation, inside the instance ------------------------------
+    async def entries(self, instance_id: str, path: str, depth: int) -> list[FileEntry]:
+        return await self._script(instance_id, "list", path, str(depth))
 
-    async def _list_files(self, instance_id: str, path: str, depth: int) -> list[FileEntry]:
-        return await self._files_script(instance_id, "list", path, str(depth))
-
-    async def _file_exists(self, instance_id: str, path: str) -> bool:
+    async def exists(self, instance_id: str, path: str) -> bool:
         try:
-            await self._files_script(instance_id, "exists", path)
+            await self._script(instance_id, "exists", path)
         except PathNotFoundError:
             return False
         return True
 
-    async def _stat_path(self, instance_id: str, path: str) -> FileEntry:
-        return (await self._files_script(instance_id, "stat", path))[0]
+    async def stat(self, instance_id: str, path: str) -> FileEntry:
+        return (await self._script(instance_id, "stat", path))[0]
 
-    async def _remove_path(self, instance_id: str, path: str) -> None:
-        await self._files_script(instance_id, "remove", path)
+    async def remove(self, instance_id: str, path: str) -> None:
+        await self._script(instance_id, "remove", path)
 
-    async def _rename_path(self, instance_id: str, source: str, target: str) -> None:
-        await self._files_script(instance_id, "rename", source, await self._files_target(instance_id, target))
+    async def rename(self, instance_id: str, source: str, target: str) -> None:
+        await self._script(instance_id, "rename", source, await self._target(instance_id, target))
 
-    async def _make_dir(self, instance_id: str, path: str, parents: bool, exist_ok: bool) -> None:
-        await self._files_script(instance_id, "mkdir", path, str(int(parents)), str(int(exist_ok)))
+    async def make_dir(self, instance_id: str, path: str, parents: bool, exist_ok: bool) -> None:
+        await self._script(instance_id, "mkdir", path, str(int(parents)), str(int(exist_ok)))
 
-    async def _place_file(self, instance_id: str, partial: str, path: str) -> None:
+    async def place(self, instance_id: str, partial: str, path: str) -> None:
         """Put the whole file ``partial`` (``praisonai.runtime.partial``) in the place of ``path``
         in one step (``mv``: a file or link there is replaced), keeping a replaced file's mode;
         ``partial`` is removed when it cannot be. The end of a write for a provider whose file API
         writes in place and cannot rename over a file; errors name ``path``."""
-        await self._files_script(
-            instance_id, "place", partial, await self._files_target(instance_id, path), shown=path
-        )
+        await self._script(instance_id, "place", partial, await self._target(instance_id, path), shown=path)
 
-    async def _files_root(self, instance_id: str) -> str:
-        """The instance's directory on a host the script must stay in ("" where the instance is
-        a machine or container of its own)."""
-        return ""
-
-    async def _files_target(self, instance_id: str, path: str) -> str:
-        """``path`` as the script inside the instance names it (a channel provider's own mapping;
-        a relative path gets ``./`` so no name is read as an option)."""
-        mapper = getattr(self, "_channel_path", None)
-        if mapper is not None:
-            return str(await mapper(instance_id, path))
+    async def _target(self, instance_id: str, path: str) -> str:
+        if self._target_of is not None:
+            return await self._target_of(instance_id, path)
         return path if path.startswith("/") else "./" + (path or ".")
 
-    async def _files_script(
+    async def _script(
         self, instance_id: str, op: str, path: str, *args: str, shown: str | None = None
     ) -> list[FileEntry]:
-        target = await self._files_target(instance_id, path)
-        argv = [
-            "sh",
-            "-c",
-            _SCRIPT,
-            "praisonai-files",
-            op,
-            await self._files_root(instance_id),
-            target,
-            *args,
-        ]
-        result = await self.execute(
+        target = await self._target(instance_id, path)
+        root = "" if self._root_of is None else await self._root_of(instance_id)
+        argv = ["sh", "-c", _SCRIPT, "praisonai-files", op, root, target, *args]
+        result = await self._execute(
             instance_id,
             shlex.join(argv),
             timeout=_limits.FILE_OP_TIMEOUT_S,
@@ -185,9 +143,75 @@ class FileOperations:
         _raise(result, "write_file" if op == "place" else op, path if shown is None else shown)
         return _entries(result.stdout, target, posixpath.normpath(path or "."))
 
-    def _file_args(self, instance_id: str, op: str, path: object, what: str = "path") -> None:
-        self._check_id(instance_id)
-        requests.check_instance_path(path, op, what)
+
+class FileOperations:
+    """The public file API, composed into ``ComputeProvider``. Every path is an instance path:
+    relative ones start at the instance's working dir. Every call raises ``PathNotFoundError``
+    for a missing path, ``PathOutsideWorkspaceError`` for one that leaves the instance (also
+    through a link) and ``ConfigError`` for bad input, each in one sentence. The work is done by
+    the provider's :attr:`files` part."""
+
+    # supplied by ComputeProvider, which this class is composed into
+    execute: Callable[..., Awaitable[ExecResult]]
+    _check_id: Callable[[object], None]
+
+    @functools.cached_property
+    def files(self) -> FileTree:
+        """The files part: the generic script inside the instance, through ``execute`` (a
+        provider with native calls overrides this with its own)."""
+        return ShellFiles(self.execute)
+
+    async def list_files(self, instance_id: str, path: str = ".", *, depth: int = 1) -> list[FileEntry]:
+        """The entries under the directory ``path``, ``depth`` levels down (1: its children),
+        each as ``lstat`` sees it, sorted by path; links are listed, never entered."""
+        if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
+            raise ConfigError(f"depth must be a whole number of levels, 1 or more, not {depth!r}", op="list")
+        _check(self._check_id, instance_id, "list", path)
+        with _activity.in_use(instance_id):
+            found = await self.files.entries(instance_id, path, depth)
+        return sorted(found, key=lambda entry: entry.path)  # one order on every provider
+
+    async def file_exists(self, instance_id: str, path: str) -> bool:
+        """Whether anything (a dangling link too) is at ``path``."""
+        _check(self._check_id, instance_id, "exists", path)
+        with _activity.in_use(instance_id):
+            return await self.files.exists(instance_id, path)
+
+    async def stat_path(self, instance_id: str, path: str) -> FileEntry:
+        """What is at ``path``, as ``lstat`` sees it (a link is reported as a link)."""
+        _check(self._check_id, instance_id, "stat", path)
+        with _activity.in_use(instance_id):
+            return await self.files.stat(instance_id, path)
+
+    async def remove_path(self, instance_id: str, path: str) -> None:
+        """Remove the file, link (not what it points at) or whole directory tree at ``path``."""
+        _check(self._check_id, instance_id, "remove", path)
+        _refuse_root(path, "remove")
+        with _activity.in_use(instance_id):
+            await self.files.remove(instance_id, path)
+
+    async def rename_path(self, instance_id: str, source: str, target: str) -> None:
+        """Move ``source`` to ``target`` (replacing a file or link there, never moving into a
+        directory a link points at); both stay in the instance."""
+        _check(self._check_id, instance_id, "rename", source)
+        requests.check_instance_path(target, "rename", "target")
+        _refuse_root(source, "rename")
+        with _activity.in_use(instance_id):
+            await self.files.rename(instance_id, source, target)
+
+    async def make_dir(
+        self, instance_id: str, path: str, *, parents: bool = True, exist_ok: bool = True
+    ) -> None:
+        """Make the directory ``path`` (and missing parents with ``parents``); an existing
+        directory is fine with ``exist_ok``, anything else there is ``FileExistsError``."""
+        _check(self._check_id, instance_id, "mkdir", path)
+        with _activity.in_use(instance_id):
+            await self.files.make_dir(instance_id, path, parents, exist_ok)
+
+
+def _check(check_id: Callable[[object], None], instance_id: str, op: str, path: object) -> None:
+    check_id(instance_id)
+    requests.check_instance_path(path, op)
 
 
 def _refuse_root(path: str, op: str) -> None:

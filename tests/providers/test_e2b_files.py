@@ -19,7 +19,7 @@ from fakes.e2b import E2BFake
 
 from praisonai import _portal
 from praisonai._errors import ExecError, PathNotFoundError
-from praisonai.compute.files import FileOperations
+from praisonai.compute.files import ShellFiles
 from praisonai.compute.testing import Context
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
@@ -62,7 +62,7 @@ def test_native_stat_matches_the_generic_script(ctx: Context, d: str) -> None:
     assert _portal.call(ctx.sh, f"echo hi > {d}/f && chmod 4750 {d}/f && mkdir {d}/s && chmod 1777 {d}/s").ok
     for path in (f"{d}/f", f"{d}/s", d):
         native = _portal.call(p.stat_path, i, path)
-        generic = _portal.call(FileOperations._stat_path, p, i, path)
+        generic = _portal.call(ShellFiles(p.execute, target=p._channel_path).stat, i, path)
         assert abs(native.mtime - generic.mtime) < 1e-5, (native, generic)
         assert native == dataclasses.replace(generic, mtime=native.mtime), (native, generic)
     assert _portal.call(p.stat_path, i, f"{d}/s").mode == 0o1777

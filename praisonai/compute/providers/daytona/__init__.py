@@ -33,6 +33,7 @@ import functools
 import ipaddress
 import math
 import posixpath
+import shlex
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -82,7 +83,7 @@ class DaytonaOptions(ProviderOptions):
 _WAKING = frozenset({"exec", "read_file", "write_file", "upload", "download", "expose", "open_pty", "files"})
 
 
-class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
+class DaytonaCompute(OneShotProcesses, ComputeProvider):
     """Instances are Daytona sandboxes; see the module docstring."""
 
     name = "daytona"
@@ -319,6 +320,14 @@ class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
     def _path(self, sandbox: Any, path: str) -> str:
         return posixpath.normpath(posixpath.join(sandbox.labels.get(LABEL_WORKDIR, "/"), path))
 
+    @functools.cached_property
+    def files(self) -> _files.DaytonaFiles:
+        """The daemon's own file calls where they keep the contract, the script elsewhere (``_files``)."""
+        return _files.DaytonaFiles(self.execute, sandbox=self._sandbox, path=self._path)
+
+    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
+        await self.files.put_whole(instance_id, path, bytes(data), "write_file")  # str: a local path
+
     async def _read(self, instance_id: str, path: str) -> bytes:
         async with self._sandbox(instance_id, "read_file") as sandbox:
             with translated("read_file", instance_id=instance_id, path=path):
@@ -329,7 +338,7 @@ class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
         from daytona import FileUpload
 
         if not local.is_dir():  # as write_file: whole or not at all
-            await self._put_whole(instance_id, remote, str(local), "upload")
+            await self.files.put_whole(instance_id, remote, str(local), "upload")
             return
         async with self._sandbox(instance_id, "upload") as sandbox:
             target = self._path(sandbox, remote)
@@ -388,7 +397,4 @@ def _snapshot_name(tag: str) -> str:
     return f"praisonai-{tag}"
 
 
-def _q(text: str) -> str:
-    import shlex
-
-    return shlex.quote(text)
+_q = shlex.quote

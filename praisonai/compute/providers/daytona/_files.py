@@ -24,11 +24,12 @@ link type or target. Hence, per operation:
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from praisonai._errors import ExecError
-from praisonai.compute.files import FileOperations
+from praisonai._types import ExecResult
+from praisonai.compute.files import ShellFiles
 from praisonai.compute.providers.daytona._client import translated
 from praisonai.runtime.partial import partial_beside
 
@@ -41,20 +42,23 @@ class _Unsure(Exception):
     is asked instead."""
 
 
-class DaytonaFileOps(FileOperations):
-    """The file-API hooks Daytona's daemon does natively (``exists``, ``remove``); see the module
-    docstring for why the others run the generic script. The provider supplies ``_sandbox`` and
-    ``_path`` (an instance path as the daemon names it: absolute, from the working dir)."""
+class DaytonaFiles(ShellFiles):
+    """The files part: what Daytona's daemon does natively (``exists``, ``remove``, whole-file
+    puts), the generic script for the rest (see the module docstring). ``sandbox`` opens an
+    instance's SDK sandbox for an operation; ``path`` names an instance path as the daemon does
+    (absolute, from the working dir)."""
 
-    if TYPE_CHECKING:
+    def __init__(
+        self,
+        execute: Callable[..., Awaitable[ExecResult]],
+        *,
+        sandbox: Callable[[str, str], AbstractAsyncContextManager[Any]],
+        path: Callable[[Any, str], str],
+    ) -> None:
+        super().__init__(execute)
+        self._sandbox, self._path = sandbox, path
 
-        def _sandbox(self, instance_id: str, op: str) -> AbstractAsyncContextManager[Any]: ...
-        def _path(self, sandbox: Any, path: str) -> str: ...
-
-    async def _write(self, instance_id: str, path: str, data: bytes) -> None:
-        await self._put_whole(instance_id, path, bytes(data), "write_file")  # bytes: a str is a LOCAL path
-
-    async def _put_whole(self, instance_id: str, path: str, source: bytes | str, op: str) -> None:
+    async def put_whole(self, instance_id: str, path: str, source: bytes | str, op: str) -> None:
         """``source`` (bytes, or a local file's path, streamed) uploaded to a new file beside
         ``path``, then put in its place by one command (the daemon's move refuses an existing
         target): a reader sees the old file or the new one, never an upload cut half-way (daemons
@@ -67,29 +71,29 @@ class DaytonaFileOps(FileOperations):
             try:
                 with translated(op, instance_id=instance_id):
                     await sandbox.fs.upload_file(source, partial)
-                await self._place_file(instance_id, partial, target)
+                await self.place(instance_id, partial, target)
             except BaseException:
                 with contextlib.suppress(Exception):
                     await sandbox.fs.delete_file(partial)
                 raise
 
-    async def _file_exists(self, instance_id: str, path: str) -> bool:
+    async def exists(self, instance_id: str, path: str) -> bool:
         try:
             async with self._daemon(instance_id, "exists", path) as (fs, where):
                 await fs.get_file_info(where)
             return True
         except _Unsure:
             pass  # asked outside the handler, so an error of the script's is not chained to this one
-        return await super()._file_exists(instance_id, path)
+        return await super().exists(instance_id, path)
 
-    async def _remove_path(self, instance_id: str, path: str) -> None:
+    async def remove(self, instance_id: str, path: str) -> None:
         try:
             async with self._daemon(instance_id, "remove", path) as (fs, where):
                 await fs.delete_file(where, recursive=True)  # RemoveAll: a link goes, its target stays
             return
         except _Unsure:
             pass
-        await super()._remove_path(instance_id, path)
+        await super().remove(instance_id, path)
 
     @contextlib.asynccontextmanager
     async def _daemon(self, instance_id: str, op: str, path: str) -> AsyncIterator[tuple[Any, str]]:

@@ -30,6 +30,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import posixpath
@@ -58,7 +59,7 @@ from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.e2b import _exec, _files, _pause, _ports
 from praisonai.compute.providers.e2b._channel import E2BTransport
 from praisonai.compute.providers.e2b._errors import KEY_VARIABLE, MISSING_KEY, translated
-from praisonai.compute.providers.e2b._fileops import E2BFileOps
+from praisonai.compute.providers.e2b._fileops import E2BFiles
 from praisonai.compute.providers.e2b._meta import (
     IDLE_TIMEOUT_S,
     TTL_DEADLINE,
@@ -88,7 +89,7 @@ class E2BOptions(ProviderOptions):
     domain: str | None = None
 
 
-class E2BCompute(ChannelMixin, E2BFileOps, ComputeProvider):
+class E2BCompute(ChannelMixin, ComputeProvider):
     """Instances are E2B sandboxes; see the module docstring."""
 
     name = "e2b"
@@ -228,6 +229,11 @@ class E2BCompute(ChannelMixin, E2BFileOps, ComputeProvider):
             while pages.has_next:
                 rows += await pages.next_items()
         return rows
+
+    @functools.cached_property
+    def files(self) -> E2BFiles:
+        """Files through envd's own calls where they never follow a link (``_fileops``)."""
+        return E2BFiles(self.execute, target=self._channel_path, sandbox=self._sandbox, path=self._path)
 
     async def _sandbox(self, instance_id: str) -> Any:
         """The connected sandbox of ``instance_id``, renewed for the activity about to happen."""

@@ -24,39 +24,46 @@ from __future__ import annotations
 import contextlib
 import posixpath
 import stat
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 from praisonai._errors import ExecError, PathNotFoundError
-from praisonai._types import FileEntry
-from praisonai.compute.files import FileOperations
+from praisonai._types import ExecResult, FileEntry
+from praisonai.compute.files import PathMapper, ShellFiles
 from praisonai.compute.providers.e2b._errors import translated
 
 # Go's FileMode.String() letters for the bits ``EntryInfo.mode`` (Go's ``Perm()``) leaves out.
 _SPECIAL = {"u": stat.S_ISUID, "g": stat.S_ISGID, "t": stat.S_ISVTX}
 
 
-class E2BFileOps(FileOperations):
-    """The file-API hooks through ``sandbox.files`` (see the module docstring); the provider
-    supplies ``_sandbox`` (connected and renewed) and ``_path`` (the sandbox's absolute path)."""
+class E2BFiles(ShellFiles):
+    """The files part through ``sandbox.files`` where envd keeps the contract, the generic script
+    where it does not (see the module docstring). ``sandbox`` gives an instance's SDK sandbox
+    (connected and renewed), ``path`` an instance path as the sandbox's absolute one."""
 
-    if TYPE_CHECKING:
+    def __init__(
+        self,
+        execute: Callable[..., Awaitable[ExecResult]],
+        *,
+        target: PathMapper,
+        sandbox: Callable[[str], Awaitable[Any]],
+        path: Callable[[str, str], str],
+    ) -> None:
+        super().__init__(execute, target=target)
+        self._sandbox, self._path = sandbox, path
 
-        async def _sandbox(self, instance_id: str) -> Any: ...
-        def _path(self, instance_id: str, path: str) -> str: ...
-
-    async def _file_exists(self, instance_id: str, path: str) -> bool:
+    async def exists(self, instance_id: str, path: str) -> bool:
         return await self._lstat(instance_id, path, "exists") is not None
 
-    async def _stat_path(self, instance_id: str, path: str) -> FileEntry:
+    async def stat(self, instance_id: str, path: str) -> FileEntry:
         info = await self._lstat(instance_id, path, "stat")
         if info is None:
             raise _missing(path, "stat")
         if _is_link(info):  # envd follows it for type and mode: the script reports the link
-            return await super()._stat_path(instance_id, path)
+            return await super().stat(instance_id, path)
         return _entry(info, path)
 
-    async def _remove_path(self, instance_id: str, path: str) -> None:
+    async def remove(self, instance_id: str, path: str) -> None:
         # envd's RemoveAll succeeds on a missing path, where ours raises: an lstat first (a path
         # removed in between is gone either way).
         if await self._lstat(instance_id, path, "remove") is None:
@@ -65,7 +72,7 @@ class E2BFileOps(FileOperations):
         with translated("remove", instance_id, path):
             await sandbox.files.remove(self._path(instance_id, path))
 
-    async def _rename_path(self, instance_id: str, source: str, target: str) -> None:
+    async def rename(self, instance_id: str, source: str, target: str) -> None:
         sandbox = await self._sandbox(instance_id)
         try:
             with translated("rename", instance_id, source):
@@ -73,9 +80,9 @@ class E2BFileOps(FileOperations):
         except PathNotFoundError as exc:  # NOT_FOUND: the source is missing
             raise _missing(source, "rename") from exc.__cause__
 
-    async def _make_dir(self, instance_id: str, path: str, parents: bool, exist_ok: bool) -> None:
+    async def make_dir(self, instance_id: str, path: str, parents: bool, exist_ok: bool) -> None:
         if not parents:  # envd's MakeDir always makes the parents
-            await super()._make_dir(instance_id, path, parents, exist_ok)
+            await super().make_dir(instance_id, path, parents, exist_ok)
             return
         sandbox = await self._sandbox(instance_id)
         try:

@@ -30,6 +30,7 @@ An instance whose creating process died is shut down by the home's reaper proces
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import posixpath
@@ -89,7 +90,7 @@ class LocalOptions(ProviderOptions):
         return root.absolute() if root is not None else None
 
 
-class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
+class LocalCompute(ChannelMixin, ComputeProvider):
     """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
 
     name = "local"
@@ -200,6 +201,11 @@ class LocalCompute(_fileops.NativeFileOps, ChannelMixin, ComputeProvider):
             except InstanceNotFoundError:  # removed while we looked
                 continue
         return found
+
+    @functools.cached_property
+    def files(self) -> _fileops.NativeFiles:
+        """Files through fds beneath the workspace on this host (``_fileops``), not the script."""
+        return _fileops.NativeFiles(self._load, self._parts)
 
     def _load(self, instance_id: str) -> Instance:
         root = self.root / instance_id

@@ -182,36 +182,33 @@ def _entry(info: os.stat_result, shown: str, target: str | None) -> FileEntry:
     )
 
 
-class NativeFileOps:
-    """The provider's file-API hooks, done by the functions above in worker threads. The
-    provider supplies ``_load`` (its instance record) and ``_parts`` (a checked path's components
-    beneath the workspace)."""
+class NativeFiles:
+    """The provider's files part, done by the functions above in worker threads: ``load`` gives
+    an instance's record, ``parts`` a checked path's components beneath its workspace."""
 
-    if TYPE_CHECKING:
-
-        def _load(self, instance_id: str) -> Instance: ...
-        def _parts(self, inst: Instance, path: str) -> list[str]: ...
+    def __init__(self, load: Callable[[str], Instance], parts: Callable[[Instance, str], list[str]]) -> None:
+        self._load, self._parts = load, parts
 
     async def _on_path(self, instance_id: str, fn: Any, path: str, *args: Any) -> Any:
         inst = self._load(instance_id)
         return await anyio.to_thread.run_sync(fn, inst.workspace, self._parts(inst, path), path, *args)
 
-    async def _list_files(self, instance_id: str, path: str, depth: int) -> list[FileEntry]:
+    async def entries(self, instance_id: str, path: str, depth: int) -> list[FileEntry]:
         return await self._on_path(instance_id, list_entries, path, depth)  # type: ignore[no-any-return]
 
-    async def _stat_path(self, instance_id: str, path: str) -> FileEntry:
+    async def stat(self, instance_id: str, path: str) -> FileEntry:
         return await self._on_path(instance_id, stat_entry, path)  # type: ignore[no-any-return]
 
-    async def _file_exists(self, instance_id: str, path: str) -> bool:
-        return await exists(self._stat_path(instance_id, path))
+    async def exists(self, instance_id: str, path: str) -> bool:
+        return await exists(self.stat(instance_id, path))
 
-    async def _remove_path(self, instance_id: str, path: str) -> None:
+    async def remove(self, instance_id: str, path: str) -> None:
         await self._on_path(instance_id, remove, path)
 
-    async def _make_dir(self, instance_id: str, path: str, parents: bool, exist_ok: bool) -> None:
+    async def make_dir(self, instance_id: str, path: str, parents: bool, exist_ok: bool) -> None:
         await self._on_path(instance_id, make_dir, path, parents, exist_ok)
 
-    async def _rename_path(self, instance_id: str, source: str, target: str) -> None:
+    async def rename(self, instance_id: str, source: str, target: str) -> None:
         inst = self._load(instance_id)
         parts = self._parts(inst, source), self._parts(inst, target)
         await anyio.to_thread.run_sync(rename, inst.workspace, *parts, source, target)

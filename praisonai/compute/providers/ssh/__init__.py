@@ -22,6 +22,7 @@ silent is noticed within ``keepalive_s x (keepalive_count + 1)`` seconds (``SSHH
 from __future__ import annotations
 
 import contextlib
+import functools
 import posixpath
 import shlex
 from collections.abc import Mapping, Sequence
@@ -46,6 +47,7 @@ from praisonai.compute._threads import run_blocking
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
+from praisonai.compute.files import ShellFiles
 from praisonai.compute.lifecycle import LABEL_CREATED
 from praisonai.compute.options import ProviderOptions, problems
 from praisonai.compute.providers.ssh import _files, _pause, _ports
@@ -351,8 +353,12 @@ class SSHCompute(ChannelMixin, ComputeProvider):
         # a 10 MiB file in ~85 ms where paramiko's SFTP reads take ~125-150 ms.
         return self._host_path(await self._place(instance_id), path)
 
-    async def _files_root(self, instance_id: str) -> str:
-        # the workspace is a directory on the host: the file API's script stays beneath it
+    @functools.cached_property
+    def files(self) -> ShellFiles:
+        """The generic files part, kept beneath the workspace: a directory on the host."""
+        return ShellFiles(self.execute, target=self._channel_path, root=self._workspace_of)
+
+    async def _workspace_of(self, instance_id: str) -> str:
         return (await self._place(instance_id)).workspace
 
     def _spool(self, instance_id: str) -> str:
