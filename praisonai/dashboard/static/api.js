@@ -78,14 +78,25 @@ export function el(tag, attrs = {}, ...children) {
 /** "3m", "2h", "5d" for seconds; "" for null. */
 export function age(seconds) {
   if (seconds === null || seconds === undefined) return "";
-  const units = [[86400, "d"], [3600, "h"], [60, "m"]];
+  const units = [
+    [86400, "d"],
+    [3600, "h"],
+    [60, "m"],
+  ];
   for (const [size, unit] of units) if (seconds >= size) return `${Math.floor(seconds / size)}${unit}`;
   return `${Math.max(0, Math.floor(seconds))}s`;
+}
+
+/** A table with one header row of column names, around body (the <tbody> its page fills). */
+export function table(id, columns, body) {
+  const head = el("tr", {}, ...columns.map((name) => el("th", {}, name)));
+  return el("table", { id }, el("thead", {}, head), body);
 }
 
 /** Show a failure in the page's error line (and the console). */
 export function fail(error) {
   console.error(error);
-  const line = document.getElementById("error") ?? document.body.appendChild(el("p", { id: "error", role: "alert" }));
+  const line =
+    document.getElementById("error") ?? document.body.appendChild(el("p", { id: "error", role: "alert" }));
   line.textContent = String(error.message ?? error);
 }

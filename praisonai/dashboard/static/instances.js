@@ -1,7 +1,7 @@
 // The instances page: every instance `praisonai compute ps` knows, live (server-sent events push
 // a snapshot whenever it changes; the durations advance here between snapshots), with a stop
 // button per instance and one per definition (a second click confirms).
-import { age, el, fail, send, stream } from "./api.js";
+import { age, el, fail, send, stream, table } from "./api.js";
 
 const COLUMNS = ["instance", "provider", "definition", "status", "age", "idle", "ttl left", "owner", ""];
 const TICK_MS = 1000;
@@ -11,21 +11,19 @@ export function render(main) {
   const definitions = el("div", { class: "definitions" });
   const body = el("tbody");
   const empty = el("p", { class: "muted" }, "Looking for instances…");
-  main.append(
-    el("h1", {}, "Instances"),
-    problems,
-    definitions,
-    el("table", { id: "instances" }, el("thead", {}, el("tr", {}, COLUMNS.map((c) => el("th", {}, c)))), body),
-    empty,
-  );
+  main.append(el("h1", {}, "Instances"), problems, definitions, table("instances", COLUMNS, body), empty);
   // pending: the stop requests under way (by instance id or definition), kept across redraws
   const state = { snapshot: null, received: 0, confirming: null, pending: new Set() };
   state.parts = { problems, definitions, body, empty };
   const draw = () => state.snapshot && drawAll(state);
-  const stop = stream("/api/instances/events", (_type, snapshot) => {
-    Object.assign(state, { snapshot, received: Date.now() / 1000 });
-    draw();
-  }, ["instances"]);
+  const stop = stream(
+    "/api/instances/events",
+    (_type, snapshot) => {
+      Object.assign(state, { snapshot, received: Date.now() / 1000 });
+      draw();
+    },
+    ["instances"],
+  );
   const ticking = setInterval(draw, TICK_MS);
   return () => {
     stop();
@@ -74,7 +72,8 @@ function instanceRow(row, later, state) {
 
 function definitionButtons(instances, state) {
   const counts = new Map();
-  for (const row of instances) if (row.definition) counts.set(row.definition, (counts.get(row.definition) ?? 0) + 1);
+  for (const row of instances)
+    if (row.definition) counts.set(row.definition, (counts.get(row.definition) ?? 0) + 1);
   return [...counts].map(([definition, count]) => {
     const path = `/api/definitions/${encodeURIComponent(definition)}/stop`;
     if (state.confirming !== definition) {
@@ -82,10 +81,17 @@ function definitionButtons(instances, state) {
         state.confirming = definition;
         drawAll(state);
       };
-      return el("button", { class: "danger", "data-definition": definition, onclick: ask }, `stop all of ${definition} (${count})`);
+      return el(
+        "button",
+        { class: "danger", "data-definition": definition, onclick: ask },
+        `stop all of ${definition} (${count})`,
+      );
     }
     const label = `confirm: stop all ${count} of ${definition}`;
-    return stopButton(state, definition, path, label, { "data-definition": definition, class: "danger confirm" });
+    return stopButton(state, definition, path, label, {
+      "data-definition": definition,
+      class: "danger confirm",
+    });
   });
 }
 
@@ -104,5 +110,9 @@ function stopButton(state, key, path, label, attrs) {
       state.pending.delete(key);
     }
   };
-  return el("button", { class: "danger", ...attrs, disabled: pending, onclick: click }, pending ? "stopping…" : label);
+  return el(
+    "button",
+    { class: "danger", ...attrs, disabled: pending, onclick: click },
+    pending ? "stopping…" : label,
+  );
 }
