@@ -1,6 +1,6 @@
 // The sessions page: what `praisonai managed sessions list` shows, live (server-sent events push
 // the list whenever it changes).
-import { age, el, stream, table } from "./api.js";
+import { el, stream, table } from "./api.js";
 
 const COLUMNS = ["session", "agent", "model", "status", "turns", "tokens", "instance", "updated", "title"];
 
@@ -43,7 +43,7 @@ function sessionRow(row) {
     el("td", { class: "num" }, row.turns),
     el("td", { class: "num" }, tokens(row.usage)),
     el("td", {}, box.instance_id ? el("code", {}, box.instance_id) : ""),
-    el("td", {}, `${age(Date.now() / 1000 - row.updated_at)} ago`),
+    el("td", {}, row.updated),
     el("td", {}, row.title ?? ""),
   );
 }
