@@ -16,6 +16,7 @@ import typer
 
 from praisonai._errors import ConfigError
 from praisonai._lifetime import Lifetime
+from praisonai._times import duration
 from praisonai.cli import _output, logs, terminal
 from praisonai.cli import pause as pause_cli
 from praisonai.cli._help import PlainCommand
@@ -223,7 +224,7 @@ def _ps_table(found: Sequence[Instance]) -> tuple[tuple[str, ...], list[tuple[ob
             f.instance_id,
             shown_name(f.provider) if f.provider else f.provider_name,
             f"{f.status}: {f.reason}" if f.reason else f.status,
-            _age(f.created_at, now),
+            duration(now - f.created_at if f.created_at > 0 else None),
             f.owner,
             f.endpoint,
         )
@@ -247,17 +248,3 @@ def _seconds(age: str) -> float:
 def _report(failures: Sequence[str]) -> None:
     for line in failures:
         _output.error(line)
-
-
-def _age(created_at: float, now: float) -> str:
-    """``12s``, ``4m``, ``2h05m``, ``3d04h``; ``?`` when the creation time is unknown."""
-    if created_at <= 0:
-        return "?"
-    s = max(0, int(now - created_at))
-    if s < 60:
-        return f"{s}s"
-    if s < 3600:
-        return f"{s // 60}m"
-    if s < 86400:
-        return f"{s // 3600}h{s % 3600 // 60:02d}m"
-    return f"{s // 86400}d{s % 86400 // 3600:02d}h"

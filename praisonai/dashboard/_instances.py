@@ -2,7 +2,8 @@
 
 One :class:`Survey` per app surveys (``inventory.ps``, in a worker thread) every
 :data:`SURVEY_EVERY_S` while at least one page listens, and each listener receives the snapshot
-whenever it changed: ten open tabs cost one survey, and nothing is surveyed when none is open.
+whenever it changed (a duration's text included, so the page's ages move with the survey): ten
+open tabs cost one survey, and nothing is surveyed when none is open.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from praisonai._times import duration
 from praisonai.compute import inventory
 from praisonai.compute.inventory import StopOutcome
 
@@ -26,21 +28,34 @@ from praisonai.compute.inventory import StopOutcome
 SURVEY_EVERY_S = 2.0
 
 
-#: A row's durations, which move every second: a snapshot is news when anything else changed.
+#: A row's durations in seconds, which move all the time: a snapshot is news when anything else
+#: changed, the durations' text (what the page shows) included.
 _MOVING = ("age_s", "idle_s", "ttl_left_s")
 
 
 def snapshot() -> dict[str, Any]:
     """Every instance as ``compute ps --json`` shows it, the problems ``ps`` reports, and when
-    (``at``: the page advances the durations from there)."""
+    (``at``). Each row also carries its durations as the text ``compute ps`` prints (``age``,
+    ``idle``, ``ttl_left``; ``ttl_left`` is empty when the instance has no ttl): the page shows
+    that text and formats nothing itself."""
     survey = inventory.ps()
     now = time.time()
-    rows = [found.as_json(now) for found in survey.instances]
+    rows = [_with_text(found.as_json(now)) for found in survey.instances]
     return {"at": now, "instances": rows, "problems": list(survey.problems)}
 
 
+def _with_text(row: dict[str, Any]) -> dict[str, Any]:
+    ttl_left = row["ttl_left_s"]
+    return {
+        **row,
+        "age": duration(row["age_s"]),
+        "idle": duration(row["idle_s"]),
+        "ttl_left": "" if ttl_left is None else duration(ttl_left),
+    }
+
+
 def _news(document: dict[str, Any]) -> str:
-    """What tells one snapshot from another: all but the time and the durations."""
+    """What tells one snapshot from another: all but the time and the durations in seconds."""
     rows = [{k: v for k, v in row.items() if k not in _MOVING} for row in document["instances"]]
     return json.dumps([rows, document["problems"]], sort_keys=True)
 

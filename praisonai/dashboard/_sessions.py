@@ -27,6 +27,7 @@ from starlette.routing import BaseRoute, Route
 
 from praisonai._errors import SessionBusyError
 from praisonai._telemetry import logger
+from praisonai._times import when
 from praisonai.dashboard._body import read_json_object
 from praisonai.managed import sessions
 from praisonai.managed.agent import ManagedAgent
@@ -45,8 +46,12 @@ LISTED = 200
 
 
 def _rows(store: SessionStore) -> list[dict[str, Any]]:
+    """The library's rows, each with ``updated``: the text ``sessions list`` prints for it."""
     agents = {agent.id: agent for agent in store.list_agents()}
-    return [sessions.session_row(r, agents.get(r.agent_id)) for r in store.list_sessions(limit=LISTED)]
+    return [
+        {**sessions.session_row(r, agents.get(r.agent_id)), "updated": when(r.updated_at, short=True)}
+        for r in store.list_sessions(limit=LISTED)
+    ]
 
 
 async def _list(request: Request) -> JSONResponse:

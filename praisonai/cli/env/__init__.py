@@ -18,6 +18,7 @@ import typer
 from praisonai import _portal
 from praisonai._errors import ConfigError, EnvironmentFileError
 from praisonai._limits import DEFAULT_CAPTURE_PRUNE_DAYS
+from praisonai._times import duration
 from praisonai._types import Capability
 from praisonai.cli import _output
 from praisonai.cli._help import PlainCommand
@@ -263,19 +264,12 @@ def captures(
             c.name,
             c.definition,
             f"{c.size_bytes / 2**20:.0f} MiB",
-            _age(now - c.created_at),
-            _age(now - c.last_used),
+            f"{duration(now - c.created_at)} ago",
+            f"{duration(now - c.last_used)} ago",
         )
         for c in found
     ]
     _output.table(("capture", "definition", "size", "created", "last used"), rows)
-
-
-def _age(seconds: float) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds / size:.0f}{unit} ago"
-    return f"{seconds:.0f}s ago"
 
 
 def _allowing(allow_host_mounts: bool) -> dict[str, bool] | None:

@@ -4,23 +4,12 @@ the API's in ISO 8601) in local time, and the ``field  value`` card of a hosted 
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from praisonai._times import when
 from praisonai.cli.managed.describe import clean
-
-
-def when(at: float | None, *, short: bool = False) -> str:
-    """Local time; ``short``: the time alone today, else the day and minute."""
-    if not at:
-        return ""
-    moment = time.localtime(at)
-    if not short:
-        return time.strftime("%Y-%m-%d %H:%M:%S", moment)
-    today = time.localtime()[:3] == moment[:3]
-    return time.strftime("%H:%M:%S" if today else "%b %d %H:%M", moment)
 
 
 def api_time(stamp: str | None, *, short: bool = False) -> str:

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
+from praisonai._times import when
 from praisonai.cli import _output
-from praisonai.cli.managed.cards import when
 from praisonai.cli.managed.describe import describe, describe_usage, recreated_line
 
 if TYPE_CHECKING:

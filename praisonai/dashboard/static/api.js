@@ -1,6 +1,7 @@
 // What every page uses to talk to the server and to build its DOM.
 // Text from instances and sessions is hostile: it only ever becomes DOM text (el() sets
-// textContent), never markup.
+// textContent), never markup. Durations and times come from the server already written as the CLI
+// prints them (praisonai/_times.py): the page formats none itself.
 
 // The page's key (see trade.js): every API request and socket carries it besides the cookie.
 const key = localStorage.getItem("praisonai-key") ?? "";
@@ -75,17 +76,16 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-/** "3m", "2h", "5d" for seconds; "" for null. */
-export function age(seconds) {
-  if (seconds === null || seconds === undefined) return "";
-  const units = [[86400, "d"], [3600, "h"], [60, "m"]];
-  for (const [size, unit] of units) if (seconds >= size) return `${Math.floor(seconds / size)}${unit}`;
-  return `${Math.max(0, Math.floor(seconds))}s`;
+/** A table with one header row of column names, around body (the <tbody> its page fills). */
+export function table(id, columns, body) {
+  const head = el("tr", {}, ...columns.map((name) => el("th", {}, name)));
+  return el("table", { id }, el("thead", {}, head), body);
 }
 
 /** Show a failure in the page's error line (and the console). */
 export function fail(error) {
   console.error(error);
-  const line = document.getElementById("error") ?? document.body.appendChild(el("p", { id: "error", role: "alert" }));
+  const line =
+    document.getElementById("error") ?? document.body.appendChild(el("p", { id: "error", role: "alert" }));
   line.textContent = String(error.message ?? error);
 }

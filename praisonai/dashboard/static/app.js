@@ -28,9 +28,17 @@ function route() {
   for (const [pattern, page, nav] of pages) {
     const match = pattern.exec(hash);
     if (!match) continue;
-    for (const link of document.querySelectorAll("[data-nav]")) link.classList.toggle("active", link.dataset.nav === nav);
+    for (const link of document.querySelectorAll("[data-nav]"))
+      link.classList.toggle("active", link.dataset.nav === nav);
     try {
-      stop = page.render(main, ...match.slice(1).filter((p) => p !== undefined).map(decodeURIComponent)) ?? null;
+      stop =
+        page.render(
+          main,
+          ...match
+            .slice(1)
+            .filter((p) => p !== undefined)
+            .map(decodeURIComponent),
+        ) ?? null;
     } catch (error) {
       fail(error);
     }

@@ -1,6 +1,6 @@
 // The files of an instance: a directory at a time (links shown as links, never followed),
 // a download link per regular file, and an upload into the directory shown.
-import { download, el, fail, getJSON, send } from "./api.js";
+import { download, el, fail, getJSON, send, table } from "./api.js";
 
 export function render(main, id) {
   const base = `/api/instances/${encodeURIComponent(id)}`;
@@ -23,18 +23,30 @@ export function render(main, id) {
 
   function row(entry) {
     let name;
-    if (entry.type === "dir") name = el("a", { href: "#", onclick: (e) => (e.preventDefault(), show(entry.path)) }, `${entry.name}/`);
-    else if (entry.type === "file") name = el("a", { href: "#", onclick: (e) => (e.preventDefault(), download(`${base}/file?path=${encodeURIComponent(entry.path)}`, entry.name).catch(fail)) }, entry.name);
-    else if (entry.type === "symlink") name = el("span", {}, entry.name, el("span", { class: "muted" }, ` → ${entry.symlink_target}`));
+    if (entry.type === "dir") name = link(`${entry.name}/`, () => show(entry.path));
+    else if (entry.type === "file") name = link(entry.name, () => fetchFile(entry));
+    else if (entry.type === "symlink")
+      name = el("span", {}, entry.name, el("span", { class: "muted" }, ` → ${entry.symlink_target}`));
     else name = el("span", {}, entry.name);
     const when = entry.mtime ? new Date(entry.mtime * 1000).toISOString().replace("T", " ").slice(0, 19) : "";
-    return el("tr", { "data-name": entry.name }, el("td", {}, name), el("td", {}, entry.type), el("td", { class: "num" }, entry.size ?? ""), el("td", { class: "muted" }, when));
+    return el(
+      "tr",
+      { "data-name": entry.name },
+      el("td", {}, name),
+      el("td", {}, entry.type),
+      el("td", { class: "num" }, entry.size ?? ""),
+      el("td", { class: "muted" }, when),
+    );
+  }
+
+  function fetchFile(entry) {
+    download(`${base}/file?path=${encodeURIComponent(entry.path)}`, entry.name).catch(fail);
   }
 
   async function upload() {
     const file = picker.files[0];
     if (!file) return;
-    const target = state.path.replace(/\/$/, "") + "/" + file.name;
+    const target = `${state.path.replace(/\/$/, "")}/${file.name}`;
     try {
       await send("PUT", `${base}/file?path=${encodeURIComponent(target)}`, file);
       picker.value = "";
@@ -45,9 +57,34 @@ export function render(main, id) {
   }
 
   main.append(
-    el("h1", {}, "Files of ", el("code", {}, id), " ", el("a", { href: `#/instances/${encodeURIComponent(id)}/terminal`, class: "muted" }, "terminal")),
-    el("p", {}, "In ", where, " ", picker, " ", el("button", { id: "upload-button", onclick: upload }, "upload")),
-    el("table", { id: "files" }, el("thead", {}, el("tr", {}, ["name", "type", "size", "modified"].map((c) => el("th", {}, c)))), body),
+    el(
+      "h1",
+      {},
+      "Files of ",
+      el("code", {}, id),
+      " ",
+      el("a", { href: `#/instances/${encodeURIComponent(id)}/terminal`, class: "muted" }, "terminal"),
+    ),
+    el(
+      "p",
+      {},
+      "In ",
+      where,
+      " ",
+      picker,
+      " ",
+      el("button", { id: "upload-button", onclick: upload }, "upload"),
+    ),
+    table("files", ["name", "type", "size", "modified"], body),
   );
   show(state.path);
+}
+
+/** A link that runs action instead of going anywhere. */
+function link(text, action) {
+  const click = (event) => {
+    event.preventDefault();
+    action();
+  };
+  return el("a", { href: "#", onclick: click }, text);
 }

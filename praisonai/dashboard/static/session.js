@@ -2,7 +2,7 @@
 // exit codes and durations, interrupts, resumes, what happened to its instance), streaming while
 // it runs; and a box to resume it with a new prompt. Every text is hostile: it is only ever DOM
 // text, and long outputs are cut with the rest behind a <details>.
-import { el, fail, send, stream } from "./api.js";
+import { el, send, stream } from "./api.js";
 import { statusText, tokens } from "./sessions.js";
 
 const SHOWN_CHARS = 2000;
@@ -34,32 +34,59 @@ export function render(main, id) {
     el("h1", {}, "Session ", el("code", {}, id)),
     card,
     timeline,
-    el("div", { class: "resume" }, prompt, el("button", { id: "resume", onclick: resume }, "resume"), " ", answer),
+    el(
+      "div",
+      { class: "resume" },
+      prompt,
+      el("button", { id: "resume", onclick: resume }, "resume"),
+      " ",
+      answer,
+    ),
   );
   const calls = new Map(); // tool_use id -> its list item, which its result completes
-  return stream(`/api/sessions/${encodeURIComponent(id)}/events`, (type, data) => {
-    if (type === "session") card.replaceChildren(...cardLines(data));
-    else {
-      const item = eventItem(data, calls);
-      if (item) timeline.append(item);
-    }
-  }, ["session", "event"]);
+  return stream(
+    `/api/sessions/${encodeURIComponent(id)}/events`,
+    (type, data) => {
+      if (type === "session") card.replaceChildren(...cardLines(data));
+      else {
+        const item = eventItem(data, calls);
+        if (item) timeline.append(item);
+      }
+    },
+    ["session", "event"],
+  );
 }
 
 function cardLines(s) {
   const box = s.sandbox;
   const instance = box?.instance_id
-    ? [el("a", { href: `#/instances/${encodeURIComponent(box.instance_id)}/terminal` }, box.instance_id), ` (${box.provider}${box.status ? `, ${box.status}` : ""})`]
+    ? [
+        el("a", { href: `#/instances/${encodeURIComponent(box.instance_id)}/terminal` }, box.instance_id),
+        ` (${box.provider}${box.status ? `, ${box.status}` : ""})`,
+      ]
     : ["none"];
   const line = (name, ...value) => el("div", {}, el("span", { class: "muted" }, `${name} `), ...value);
   return [
-    line("status", el("span", { id: "session-status", class: `status ${s.status}` }, statusText({ ...s, stop_reason: s.stop_reason?.type, pending: s.pending.length }))),
+    line(
+      "status",
+      el(
+        "span",
+        { id: "session-status", class: `status ${s.status}` },
+        statusText({ ...s, stop_reason: s.stop_reason?.type, pending: s.pending.length }),
+      ),
+    ),
     line("agent", `${s.agent.name}@${s.agent.version}`, s.agent.model ? ` · ${s.agent.model}` : ""),
-    line("tokens", el("span", { id: "session-tokens" }, tokens(s.usage)), ` · ${s.turns} ${s.turns === 1 ? "turn" : "turns"}`),
+    line(
+      "tokens",
+      el("span", { id: "session-tokens" }, tokens(s.usage)),
+      ` · ${s.turns} ${s.turns === 1 ? "turn" : "turns"}`,
+    ),
     cost(s.remote) ? line("cost", el("span", { id: "session-cost" }, cost(s.remote))) : null,
     line("instance", ...instance),
     s.title ? line("title", s.title) : null,
-    s.last_error ? line("error", el("span", { class: "bad" }, s.last_error.message ?? JSON.stringify(s.last_error))) : null,
+    s.last_error
+      ? line("error", el("span", { class: "bad" }, s.last_error.message ?? JSON.stringify(s.last_error)))
+      : null,
   ].filter(Boolean);
 }
 
@@ -81,7 +108,13 @@ function eventItem(ev, calls) {
     case "agent.tool_use":
     case "agent.custom_tool_use": {
       const result = el("div", { class: "result muted" }, "running…");
-      const node = item(ev, "tool", el("div", { class: "who" }, ev.name), el("pre", { class: "input" }, inputText(ev.input)), result);
+      const node = item(
+        ev,
+        "tool",
+        el("div", { class: "who" }, ev.name),
+        el("pre", { class: "input" }, inputText(ev.input)),
+        result,
+      );
       calls.set(ev.id, result);
       return node;
     }
@@ -99,7 +132,11 @@ function eventItem(ev, calls) {
     case "user.interrupt":
       return item(ev, "note", "interrupted");
     case "user.tool_confirmation":
-      return item(ev, "note", `tool call ${ev.result === "allow" ? "approved" : "denied"}${ev.deny_message ? `: ${ev.deny_message}` : ""}`);
+      return item(
+        ev,
+        "note",
+        `tool call ${ev.result === "allow" ? "approved" : "denied"}${ev.deny_message ? `: ${ev.deny_message}` : ""}`,
+      );
     case "session.resumed":
       return item(ev, "note", "session resumed");
     case "session.error":
@@ -107,26 +144,48 @@ function eventItem(ev, calls) {
     case "session.status_idle":
       return item(ev, "note", `turn ended: ${ev.stop_reason?.type ?? "idle"}`);
     default:
-      if (ev.type in SANDBOX) return item(ev, "note", `${SANDBOX[ev.type]}: ${ev.provider} ${ev.instance_id}`);
+      if (ev.type in SANDBOX)
+        return item(ev, "note", `${SANDBOX[ev.type]}: ${ev.provider} ${ev.instance_id}`);
       return null; // spans, status_running: what the card and the tool items already say
   }
 }
 
 function resultNodes(ev, text) {
-  const status = ev.exit_code !== undefined && ev.exit_code !== null ? `exit ${ev.exit_code}` : ev.is_error ? "error" : "ok";
   const took = typeof ev.duration_s === "number" ? `, ${ev.duration_s.toFixed(2)}s` : "";
-  const head = el("div", { class: ev.is_error ? "bad" : "ok" }, `[${status}${took}]`);
+  const head = el("div", { class: ev.is_error ? "bad" : "ok" }, `[${outcome(ev)}${took}]`);
   if (text.length <= SHOWN_CHARS) return [head, el("pre", { class: "output" }, text)];
-  const rest = el("details", {}, el("summary", {}, `show all ${text.length} characters`), el("pre", { class: "output" }, text));
-  return [head, el("pre", { class: "output" }, text.slice(0, SHOWN_CHARS) + "…"), rest];
+  const rest = el(
+    "details",
+    {},
+    el("summary", {}, `show all ${text.length} characters`),
+    el("pre", { class: "output" }, text),
+  );
+  return [head, el("pre", { class: "output" }, `${text.slice(0, SHOWN_CHARS)}…`), rest];
+}
+
+/** "exit 3" for a command, else "error" or "ok". */
+function outcome(ev) {
+  if (ev.exit_code !== undefined && ev.exit_code !== null) return `exit ${ev.exit_code}`;
+  return ev.is_error ? "error" : "ok";
 }
 
 function inputText(input) {
-  if (input && typeof input === "object" && Object.keys(input).length === 1 && typeof input.command === "string") return `$ ${input.command}`;
+  if (
+    input &&
+    typeof input === "object" &&
+    Object.keys(input).length === 1 &&
+    typeof input.command === "string"
+  )
+    return `$ ${input.command}`;
   return JSON.stringify(input, null, 2);
 }
 
 function item(ev, kind, ...children) {
   const when = ev.processed_at ? new Date(ev.processed_at * 1000).toLocaleTimeString() : "";
-  return el("li", { class: `event ${kind}`, "data-seq": ev.seq, "data-type": ev.type }, el("span", { class: "when muted" }, when), ...children);
+  return el(
+    "li",
+    { class: `event ${kind}`, "data-seq": ev.seq, "data-type": ev.type },
+    el("span", { class: "when muted" }, when),
+    ...children,
+  );
 }

@@ -1,21 +1,21 @@
 // The sessions page: what `praisonai managed sessions list` shows, live (server-sent events push
 // the list whenever it changes).
-import { age, el, stream } from "./api.js";
+import { el, stream, table } from "./api.js";
 
 const COLUMNS = ["session", "agent", "model", "status", "turns", "tokens", "instance", "updated", "title"];
 
 export function render(main) {
   const body = el("tbody");
   const empty = el("p", { class: "muted" }, "Looking for sessions…");
-  main.append(
-    el("h1", {}, "Sessions"),
-    el("table", { id: "sessions" }, el("thead", {}, el("tr", {}, COLUMNS.map((c) => el("th", {}, c)))), body),
-    empty,
+  main.append(el("h1", {}, "Sessions"), table("sessions", COLUMNS, body), empty);
+  return stream(
+    "/api/sessions/events",
+    (_type, rows) => {
+      empty.textContent = rows.length ? "" : "No sessions.";
+      body.replaceChildren(...rows.map(sessionRow));
+    },
+    ["sessions"],
   );
-  return stream("/api/sessions/events", (_type, rows) => {
-    empty.textContent = rows.length ? "" : "No sessions.";
-    body.replaceChildren(...rows.map(sessionRow));
-  }, ["sessions"]);
 }
 
 export function tokens(usage) {
@@ -24,7 +24,10 @@ export function tokens(usage) {
 }
 
 export function statusText(row) {
-  const detail = [row.stop_reason && row.stop_reason !== row.status ? row.stop_reason : null, row.pending ? `${row.pending} pending` : null].filter(Boolean);
+  const detail = [
+    row.stop_reason && row.stop_reason !== row.status ? row.stop_reason : null,
+    row.pending ? `${row.pending} pending` : null,
+  ].filter(Boolean);
   return detail.length ? `${row.status} (${detail.join(", ")})` : row.status;
 }
 
@@ -40,7 +43,7 @@ function sessionRow(row) {
     el("td", { class: "num" }, row.turns),
     el("td", { class: "num" }, tokens(row.usage)),
     el("td", {}, box.instance_id ? el("code", {}, box.instance_id) : ""),
-    el("td", {}, `${age(Date.now() / 1000 - row.updated_at)} ago`),
+    el("td", {}, row.updated),
     el("td", {}, row.title ?? ""),
   );
 }

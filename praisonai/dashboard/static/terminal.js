@@ -33,7 +33,9 @@ export function render(main, id) {
     if (!ended) status.textContent = "disconnected";
   };
   const typed = term.onData((data) => ws.readyState === WebSocket.OPEN && ws.send(keys.encode(data)));
-  const resized = term.onResize(({ cols, rows }) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ cols, rows })));
+  const resized = term.onResize(
+    ({ cols, rows }) => ws.readyState === WebSocket.OPEN && ws.send(JSON.stringify({ cols, rows })),
+  );
   const refit = () => fit.fit();
   window.addEventListener("resize", refit);
   return () => {
@@ -46,5 +48,6 @@ export function render(main, id) {
 }
 
 function stylesheet(href) {
-  if (!document.querySelector(`link[href="${href}"]`)) document.head.append(el("link", { rel: "stylesheet", href }));
+  if (!document.querySelector(`link[href="${href}"]`))
+    document.head.append(el("link", { rel: "stylesheet", href }));
 }
