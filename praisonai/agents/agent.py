@@ -12,7 +12,7 @@ import anyio.to_thread
 from praisonai import _portal
 from praisonai._errors import ConfigError
 from praisonai.agents._backend import AgentBackend, stream_turn
-from praisonai.agents._placement import ToolsPlacement
+from praisonai.agents._tools_instance import ToolsInstance
 from praisonai.llm.client import make_client
 from praisonai.llm.tools import ToolSpec, call_tool, tool_name, tool_spec
 from praisonai.llm.types import (
@@ -106,7 +106,7 @@ class Agent:
         self._spec: ModelSpec = resolve_model(model, base_url=base_url, api_key=api_key)
         self._client: LLMClient | None = None
         self._lock = threading.Lock()
-        self._placement = ToolsPlacement(tools_run_on) if tools_run_on is not None else None
+        self._tools_instance = ToolsInstance(tools_run_on) if tools_run_on is not None else None
 
     @property
     def system_prompt(self) -> str:
@@ -182,8 +182,10 @@ class Agent:
         """
         if self.backend is not None:
             return self._record(prompt, await self.backend.execute(prompt))
-        if self._placement is not None and not self._placement.placed:  # its tools before they are read
-            await anyio.to_thread.run_sync(self._placement.attach, self)
+        if (
+            self._tools_instance is not None and not self._tools_instance.attached
+        ):  # its tools before they are read
+            await anyio.to_thread.run_sync(self._tools_instance.attach, self)
         messages = [*self.history, UserMessage(prompt)]
         tools = {tool_name(t): t for t in self.tools}
         specs = [tool_spec(t) for t in tools.values()]
@@ -209,16 +211,16 @@ class Agent:
         try:
             _portal.call(self._aclose_client)
         finally:
-            if self._placement is not None:
-                self._placement.close()
+            if self._tools_instance is not None:
+                self._tools_instance.close()
 
     async def aclose(self) -> None:
         """Async :meth:`close`."""
         try:
             await _portal.on_portal(self._aclose_client)
         finally:
-            if self._placement is not None:
-                await anyio.to_thread.run_sync(self._placement.close)
+            if self._tools_instance is not None:
+                await anyio.to_thread.run_sync(self._tools_instance.close)
 
     def __enter__(self) -> Agent:
         return self

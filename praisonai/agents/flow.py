@@ -35,7 +35,7 @@ from praisonai._errors import ConfigError
 from praisonai.agents import _conditions
 from praisonai.agents._run import AgentOutput, RunResult, run_async, run_sync, workspace_keywords
 from praisonai.agents.agent import Agent
-from praisonai.managed.placement import one_place
+from praisonai.managed.tools_place import one_place
 
 Step = Union[Agent, "Route", "Parallel", "Repeat", "Loop", "When", Sequence["Step"], Callable[[str], Any]]
 Condition = Callable[[str], bool]

@@ -11,7 +11,7 @@ import anyio
 from praisonai._errors import ConfigError
 from praisonai.agents._run import AgentOutput, RunResult, run_async, run_sync, workspace_keywords
 from praisonai.agents.agent import Agent
-from praisonai.managed.placement import one_place
+from praisonai.managed.tools_place import one_place
 
 Process = Literal["sequential", "parallel"]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -20,6 +21,14 @@ AllowHostMountsOpt = Annotated[
         "--allow-host-mounts",
         help="Allow mounts of the engine's socket, /, host system directories and other homes "
         "(refused by default, also when the environment file asks for them).",
+    ),
+]
+EnvironmentOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--environment",
+        metavar="FILE",
+        help="Environment file (default: .praisonai/environment.yaml, searched up to the repo root).",
     ),
 ]
 AllOpt = Annotated[bool, typer.Option("--all", help="Stop every instance `ps` shows.")]

@@ -20,7 +20,7 @@ from praisonai._times import duration
 from praisonai.cli import _output, logs, terminal
 from praisonai.cli import pause as pause_cli
 from praisonai.cli._help import PlainCommand
-from praisonai.cli._options import AllOpt, InstanceIdsArg, JsonOpt, QuietOpt
+from praisonai.cli._options import AllOpt, EnvironmentOpt, InstanceIdsArg, JsonOpt, QuietOpt
 from praisonai.cli.ports import port
 from praisonai.compute import inventory
 from praisonai.compute.inventory import GcOutcome, Instance
@@ -126,14 +126,8 @@ def warm(
         str,
         typer.Option("--size", metavar="N", help="Instances to keep ready (1 to 1000).", show_default=False),
     ],
-    env: Annotated[
-        Path | None,
-        typer.Option(
-            "--env",
-            metavar="PATH",
-            help="Environment file (default: .praisonai/environment.yaml, searched up to the repo root).",
-        ),
-    ] = None,
+    environment: EnvironmentOpt = None,
+    old_environment: Annotated[Path | None, typer.Option("--env", metavar="FILE", hidden=True)] = None,
     compute: Annotated[
         str | None,
         typer.Option("--compute", "-c", metavar="NAME", help="Provider (default: as sandbox run chooses)."),
@@ -149,7 +143,7 @@ def warm(
 
     \b
       praisonai compute warm --size 4
-      praisonai compute warm --size 2 --env ci/environment.yaml -c docker
+      praisonai compute warm --size 2 --environment ci/environment.yaml -c docker
     """
     from praisonai import _portal
     from praisonai._limits import check_number
@@ -161,9 +155,10 @@ def warm(
     except ValueError:
         number = size
     wanted = int(check_number(number, "--size", "size"))  # before anything is read or made
-    if env is not None and not env.is_file():
-        raise ConfigError(f"--env: no environment file at {env}; give the path of an environment.yaml")
-    chosen = plan(compute, environment=env)
+    option, file = _environment_file(environment, old_environment)
+    if file is not None and not file.is_file():
+        raise ConfigError(f"{option}: no environment file at {file}; give the path of an environment.yaml")
+    chosen = plan(compute, environment=file)
     made = _portal.call(fill, chosen.provider, chosen.config, wanted)
     lifetime = chosen.config.lifetime
     if json:
@@ -177,6 +172,26 @@ def warm(
         f"{chosen.provider.provider_name} pool of definition {chosen.config.definition_hash()}: "
         f"{wanted} ready ({made} made now); unclaimed instances stop {_stops(chosen.config.lifetime)}"
     )
+
+
+def _environment_file(environment: Path | None, old: Path | None) -> tuple[str, Path | None]:
+    """The option that named the environment file, and the file: ``--environment``, or ``--env``,
+    its spelling before ``--env`` meant KEY=VALUE everywhere (kept for one release, said on stderr).
+
+    Raises:
+        ConfigError: both spellings given, or ``--env KEY=VALUE`` (warm instances hold no env values).
+    """
+    if old is None:
+        return "--environment", environment
+    if environment is not None:
+        raise ConfigError("--env FILE is the old spelling of --environment FILE; give only --environment")
+    if "=" in str(old) and not old.is_file():
+        raise ConfigError(
+            f"--env {old}: compute warm takes no KEY=VALUE (a warm instance gets its env values when it "
+            "is claimed); name the environment file with --environment FILE"
+        )
+    _output.note("deprecated: compute warm --env FILE is now --environment FILE (--env means KEY=VALUE)")
+    return "--env", old
 
 
 def _stops(lifetime: Lifetime) -> str:

@@ -69,8 +69,49 @@ def test_warm_refuses_a_bad_size_in_one_sentence(home: Path, args: list[str], sa
     assert not (home / "ledger.sqlite3").exists()  # nothing recorded, nothing made
 
 
-def test_warm_refuses_a_missing_environment_file(home: Path) -> None:
-    r = cli(home, "compute", "warm", "--size", "1", "--env", "nowhere.yaml")
-    said = "error: --env: no environment file at nowhere.yaml; give the path of an environment.yaml\n"
+#: What the old spelling of --environment says on stderr, for one release.
+DEPRECATED = "deprecated: compute warm --env FILE is now --environment FILE (--env means KEY=VALUE)\n"
+NOWHERE = "no environment file at nowhere.yaml; give the path of an environment.yaml\n"
+
+
+def test_warm_reads_the_environment_file_under_both_spellings(pool_home: Path) -> None:
+    """``--environment FILE``; ``--env FILE``, its old spelling, reads the same file into the same
+    pool, with one line on stderr."""
+    (pool_home.parent / "ci").mkdir()
+    (pool_home.parent / "ci" / "environment.yaml").write_text("env: {MODE: ci}\n")
+    args = ("compute", "warm", "--size", "1", "-c", "docker", "--json")
+    r = cli(pool_home, *args, "--environment", "ci/environment.yaml")
+    assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    made = json.loads(r.stdout)
+    assert made["made"] == 1
+    r = cli(pool_home, *args, "--env", "ci/environment.yaml")
+    assert (r.returncode, r.stderr, json.loads(r.stdout)) == (0, DEPRECATED, {**made, "made": 0})
+    r = cli(pool_home, "compute", "warm", "--size", "1", "-c", "docker", "--json")  # no file: another pool
+    assert json.loads(r.stdout)["definition_hash"] != made["definition_hash"], r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--environment", "nowhere.yaml"], "error: --environment: " + NOWHERE),
+        (["--env", "nowhere.yaml"], DEPRECATED + "error: --env: " + NOWHERE),
+        (
+            ["--env", "MODE=ci"],
+            "error: --env MODE=ci: compute warm takes no KEY=VALUE (a warm instance gets its env values when "
+            "it is claimed); name the environment file with --environment FILE\n",
+        ),
+        (
+            ["--env", "a.yaml", "--environment", "b.yaml"],
+            "error: --env FILE is the old spelling of --environment FILE; give only --environment\n",
+        ),
+        (
+            ["--environment", "bad.yaml"],
+            "error: bad.yaml:1: idle_timeout: must be a whole number, not a string\n",
+        ),
+    ],
+)
+def test_warm_refuses_a_bad_environment_file_in_one_sentence(home: Path, args: list[str], said: str) -> None:
+    home.parent.joinpath("bad.yaml").write_text("idle_timeout: soon\n")
+    r = cli(home, "compute", "warm", "--size", "1", *args)
     assert (r.returncode, r.stdout, r.stderr) == (2, "", said)
     assert not (home / "ledger.sqlite3").exists()

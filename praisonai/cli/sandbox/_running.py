@@ -12,7 +12,6 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Literal, TypeVar
 
@@ -57,14 +56,6 @@ TimeoutOpt = Annotated[
 EnvOpt = Annotated[
     list[str] | None,
     typer.Option("--env", "-e", metavar="KEY=VALUE", help="An environment variable; repeatable."),
-]
-EnvironmentOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--environment",
-        metavar="FILE",
-        help="Environment file (default: .praisonai/environment.yaml, searched up to the repo root).",
-    ),
 ]
 NoEnvironmentOpt = Annotated[bool, typer.Option("--no-environment", help="Read no environment file.")]
 InteractiveOpt = Annotated[

@@ -20,12 +20,11 @@ import typer
 from praisonai._errors import ConfigError
 from praisonai._limits import DEFAULT_EXEC_TIMEOUT_S, check_timeout
 from praisonai.cli import _output
-from praisonai.cli._options import AllowHostMountsOpt
+from praisonai.cli._options import AllowHostMountsOpt, EnvironmentOpt
 from praisonai.cli.sandbox._plan import planned
 from praisonai.cli.sandbox._running import (
     CommandArg,
     ComputeOpt,
-    EnvironmentOpt,
     EnvOpt,
     ImageOpt,
     InteractiveOpt,

@@ -49,9 +49,9 @@ from praisonai.managed.instance._source import InstanceSource, compute_from, com
 from praisonai.managed.live._result import ManagedResult
 from praisonai.managed.live._session import LiveSession, ignore
 from praisonai.managed.local._turn import Turn, TurnSetup
-from praisonai.managed.placement import one_place
 from praisonai.managed.store import AgentRecord, SessionRecord, SessionStore, open_store
 from praisonai.managed.text import check_prompt
+from praisonai.managed.tools_place import one_place
 
 if TYPE_CHECKING:
     from praisonai.managed.hosted._backend import HostedBackend

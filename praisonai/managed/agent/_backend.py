@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from praisonai._deprecation import warn_deprecated
 from praisonai._errors import ConfigError, MissingDependencyError, UnknownProviderError
 from praisonai.compute.registry import provider_class
-from praisonai.managed.placement import one_place
+from praisonai.managed.tools_place import one_place
 
 HOSTED_KEYS = ("ANTHROPIC_API_KEY", "CLAUDE_API_KEY")
 

@@ -1,7 +1,7 @@
 """What a hosted ManagedAgent keeps between turns, and how a turn is set up.
 
 Before each turn: the SDK client (made once, on the portal loop), the remote agent and
-environment for the config where the key and endpoint lead (:mod:`._placement`: reused, never
+environment for the config where the key and endpoint lead (:mod:`._session_target`: reused, never
 made twice, made again once when the API lost them), and the session's remote twin, created the
 first time with our session id in its metadata and recorded in the store before anything is sent
 to it. What was made again is in the session's log (a ``remote.recreated`` event) and in its
@@ -24,7 +24,7 @@ from praisonai.managed.config import ToolPlan
 from praisonai.managed.config._hosted import ManagedConfig, agent_payload, environment_config
 from praisonai.managed.events import Event
 from praisonai.managed.hosted._client import api_key, make_client, workspace_scope
-from praisonai.managed.hosted._placement import Placement
+from praisonai.managed.hosted._session_target import SessionTarget
 from praisonai.managed.hosted._turn import HostedSetup, HostedTurn
 from praisonai.managed.live._session import LiveSession
 from praisonai.managed.store import remote_cache
@@ -81,7 +81,7 @@ class HostedBackend:
         client = self._client = self._client or make_client(key, self._base_url)
         functions = {tool_name(fn): fn for fn in self.plan.functions}
         custom = [_custom(fn) for fn in self.plan.functions]
-        placement = Placement(
+        target = SessionTarget(
             client,
             remote_cache(live.store),
             workspace_scope(str(client.base_url), key),
@@ -89,14 +89,14 @@ class HostedBackend:
             env_prefix=self.config.env_name,
             env_config=environment_config(self.config, self_hosted=self.self_hosted),
         )
-        await placement.ensure()
+        await target.ensure()
         if live.remote_session_id is None:
             extra = {key: value for key in ("resources", "vault_ids") if (value := getattr(self.config, key))}
             try:
-                remote_id = await placement.new_session(live.id, title=self.config.session_title, extra=extra)
+                remote_id = await target.new_session(live.id, title=self.config.session_title, extra=extra)
             finally:
-                _record_recreated(live, placement)
-            agent, environment = placement.made  # after new_session: what it was made on
+                _record_recreated(live, target)
+            agent, environment = target.made  # after new_session: what it was made on
             live.remote_session_id = remote_id
             live.remote = {
                 **live.remote,
@@ -105,9 +105,9 @@ class HostedBackend:
             }
             live.flush(remote_session_id=live.remote_session_id, remote=live.remote)
         else:
-            _record_recreated(live, placement)
+            _record_recreated(live, target)
         # the session's own environment (the config's may have been made again since it started)
-        environment_id = str(live.remote.get("environment_id") or placement.made[1].remote_id)
+        environment_id = str(live.remote.get("environment_id") or target.made[1].remote_id)
         serve = _serving(client, environment_id, live) if self.self_hosted else None
         setup = HostedSetup(
             client,
@@ -126,15 +126,15 @@ class HostedBackend:
             await client.close()
 
 
-def _record_recreated(live: LiveSession, placement: Placement) -> None:
+def _record_recreated(live: LiveSession, target: SessionTarget) -> None:
     """What the API had lost and was made again, in the session's log and remote details."""
-    if not placement.recreated:
+    if not target.recreated:
         return
-    notes = [r.as_json() for r in placement.recreated]
+    notes = [r.as_json() for r in target.recreated]
     live.record(*(Event("remote.recreated", note) for note in notes))
     live.remote = {**live.remote, "recreated": [*live.remote.get("recreated", ()), *notes]}
     live.flush(remote=live.remote)
-    placement.recreated.clear()
+    target.recreated.clear()
 
 
 def _custom(fn: Callable[..., Any]) -> dict[str, Any]:

@@ -47,7 +47,7 @@ Modelled:
   ``tty=true`` on a real pseudo-terminal, resized from channel 4 (see ``_tty``).
 
 - agent-sandbox (with ``agent_sandbox=True``): its CRDs' API groups, warm pools, claims and
-  sandboxes, reconciled by a stand-in for its controllers — see ``_warm``; not the real controller.
+  sandboxes, reconciled by a stand-in for its controllers — see ``_agent_sandbox``; not the real controller.
 
 Not modelled: authentication and RBAC, namespaces as objects, update/patch, resourceVersion
 semantics beyond a counter, graceful deletion, SPDY, attach/logs, other kinds;
@@ -67,7 +67,7 @@ from pathlib import Path
 from typing import Any
 
 from fakes import docker
-from fakes.kubernetes import _net, _pods, _volumes, _warm
+from fakes.kubernetes import _agent_sandbox, _net, _pods, _volumes
 from fakes.loopback import Loopback
 
 __all__ = ["KubernetesFake"]
@@ -81,7 +81,7 @@ class KubernetesFake:
     def __init__(self, *, protocols: tuple[str, ...] = PROTOCOLS, agent_sandbox: bool = False) -> None:
         self.fake_id = uuid.uuid4().hex[:12]
         self.protocols = protocols
-        self.agent_sandbox = agent_sandbox  # serve the agent-sandbox CRDs (see ``_warm``)
+        self.agent_sandbox = agent_sandbox  # serve the agent-sandbox CRDs (see ``_agent_sandbox``)
         self.custom: dict[tuple[str, str, str], dict[str, Any]] = {}  # (plural, ns, name): object
         self.unschedulable = False
         self.port_forwarding = True  # False: pods/portforward is Forbidden, as under a strict RBAC
@@ -99,7 +99,9 @@ class KubernetesFake:
         self.cond = threading.Condition()
         self.events: list[tuple[int, str, dict[str, Any]]] = []  # (version, type, pod)
         self.version = 1
-        self._serving = Loopback(self._dispatch, (self._reap, lambda: _warm.run(self, self._serving.closed)))
+        self._serving = Loopback(
+            self._dispatch, (self._reap, lambda: _agent_sandbox.run(self, self._serving.closed))
+        )
 
     @property
     def url(self) -> str:

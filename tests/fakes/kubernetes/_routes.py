@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
 from fakes._ws import WebSocket, offered
-from fakes.kubernetes import _exec, _net, _portforward, _tty, _volumes, _warm
+from fakes.kubernetes import _agent_sandbox, _exec, _net, _portforward, _tty, _volumes
 
 if TYPE_CHECKING:
     from fakes.kubernetes import KubernetesFake
@@ -70,8 +70,8 @@ def _dispatch(fake: KubernetesFake, method: str, path: list[str], query: Query, 
         return 200, _discovery(fake, path)
     if method == "GET" and path == [*_volumes.STORAGE, "storageclasses"]:
         return 200, _volumes.storage_classes(fake)
-    if path[:2] in (["apis", g] for g in _warm.GROUPS):
-        return _agent_sandbox(fake, method, path, query, body)
+    if path[:2] in (["apis", g] for g in _agent_sandbox.GROUPS):
+        return _agent_sandbox_api(fake, method, path, query, body)
     ns = path[3] if len(path) > 3 and path[2] == "namespaces" else ""
     if path == ["api", "v1", "pods"] and method == "GET":
         return 200, _list(fake, fake.pods, None, query, "PodList")
@@ -88,28 +88,30 @@ def _dispatch(fake: KubernetesFake, method: str, path: list[str], query: Query, 
     return 404, ("NotFound", "the server could not find the requested resource")
 
 
-def _agent_sandbox(
+def _agent_sandbox_api(
     fake: KubernetesFake, method: str, path: list[str], query: Query, body: Any
 ) -> tuple[int, Any]:
     """The agent-sandbox groups: 404 as a whole without the CRDs installed."""
     group = path[1]
     if not fake.agent_sandbox:
         return 404, ("NotFound", "the server could not find the requested resource")
-    if method == "GET" and path == ["apis", group, _warm.VERSION]:
-        return 200, _warm.discovery(group)
+    if method == "GET" and path == ["apis", group, _agent_sandbox.VERSION]:
+        return 200, _agent_sandbox.discovery(group)
     if method == "GET" and path == ["apis", group]:
-        version = {"groupVersion": f"{group}/{_warm.VERSION}", "version": _warm.VERSION}
+        version = {"groupVersion": f"{group}/{_agent_sandbox.VERSION}", "version": _agent_sandbox.VERSION}
         return 200, {"kind": "APIGroup", "name": group, "versions": [version], "preferredVersion": version}
     if (
         len(path) in (6, 7)
-        and path[2] == _warm.VERSION
+        and path[2] == _agent_sandbox.VERSION
         and path[3] == "namespaces"
-        and path[5] in _warm.GROUPS[group]
+        and path[5] in _agent_sandbox.GROUPS[group]
     ):
         if len(path) == 6 and method == "GET":
             store = {(ns, n): o for (p, ns, n), o in fake.custom.items() if p == path[5]}
-            return 200, _list(fake, store, path[4], query, _warm.KINDS[path[5]] + "List")
-        return _warm.objects(fake, method, path[5], path[4], path[6] if len(path) == 7 else None, body)
+            return 200, _list(fake, store, path[4], query, _agent_sandbox.KINDS[path[5]] + "List")
+        return _agent_sandbox.objects(
+            fake, method, path[5], path[4], path[6] if len(path) == 7 else None, body
+        )
     return 404, ("NotFound", "the server could not find the requested resource")
 
 
@@ -241,7 +243,7 @@ def _watch(fake: KubernetesFake, h: BaseHTTPRequestHandler, path: list[str], que
 def _watched(fake: KubernetesFake, path: list[str]) -> tuple[str, str | None, list[dict[str, Any]]]:
     """What a watch on ``path`` follows: (kind, namespace or None, the current objects)."""
     if path[0] == "apis" and len(path) == 6:  # an agent-sandbox resource
-        kind = _warm.KINDS.get(path[5], "")
+        kind = _agent_sandbox.KINDS.get(path[5], "")
         with fake.cond:
             return (
                 kind,
@@ -329,8 +331,8 @@ def _discovery(fake: KubernetesFake, path: list[str]) -> dict[str, Any]:
         for name in ("networking.k8s.io", "storage.k8s.io"):
             version = {"groupVersion": f"{name}/v1", "version": "v1"}
             groups.append({"name": name, "versions": [version], "preferredVersion": version})
-        for name in _warm.GROUPS if fake.agent_sandbox else ():
-            version = {"groupVersion": f"{name}/{_warm.VERSION}", "version": _warm.VERSION}
+        for name in _agent_sandbox.GROUPS if fake.agent_sandbox else ():
+            version = {"groupVersion": f"{name}/{_agent_sandbox.VERSION}", "version": _agent_sandbox.VERSION}
             groups.append({"name": name, "versions": [version], "preferredVersion": version})
         return {"kind": "APIGroupList", "apiVersion": "v1", "groups": groups}
     if path == ["api", "v1"]:

@@ -18,7 +18,7 @@ WebSocket per instance (``_transport``), reopened on demand when it drops; a ter
 of its own with a TTY (``_pty``). Every pod is found
 again by its labels, from any process. API writes (create, delete) pass a client-side rate limit;
 a create whose answer was lost is retried and adopts our own object (``_adopt``). With
-``warm_pool``, the pod is claimed from an agent-sandbox warm pool instead (``_warm``).
+``warm_pool``, the pod is claimed from an agent-sandbox warm pool instead (``_agent_sandbox``).
 Pause (``idle_action='pause'``) scales to zero keeping the working dir on a PersistentVolumeClaim
 made at provision, the pod made again on resume (``_pause``).
 """
@@ -48,6 +48,7 @@ from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.providers.kubernetes import (
     _adopt,
+    _agent_sandbox,
     _egress,
     _pause,
     _pod,
@@ -55,8 +56,8 @@ from praisonai.compute.providers.kubernetes import (
     _pty,
     _trees,
     _wait,
-    _warm,
 )
+from praisonai.compute.providers.kubernetes._agent_sandbox import CLAIM_GROUP, CLAIMS, VERSION
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._claim import WarmClaims
 from praisonai.compute.providers.kubernetes._options import KubernetesOptions
@@ -137,7 +138,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
         """Also refuse an allowlist entry the egress proxy cannot match, and host names with a warm pool."""
         super().check_supported(cfg)
         if self._options.warm_pool:
-            _warm.check_config(cfg, self._options.warm_pool)
+            _agent_sandbox.check_config(cfg, self._options.warm_pool)
         _pause.check_config(cfg, self._options.warm_pool)
         if self._options.run_as_user is not None and command_user(cfg):
             raise ConfigError(
@@ -248,7 +249,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
         self._channels.drop(instance_id)
         if claim is not None:
             custom: Any = client.CustomObjectsApi(self._client())
-            where = (_warm.CLAIM_GROUP, _warm.VERSION, self.namespace, _warm.CLAIMS, claim)
+            where = (CLAIM_GROUP, VERSION, self.namespace, CLAIMS, claim)
             call: Any = functools.partial(custom.delete_namespaced_custom_object, *where)
             what = f"sandbox claim {claim}"
         else:
@@ -284,7 +285,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
             return str(pod.metadata.name)
         name = _pod.pod_name(instance_id)  # a claimed pod: found through its claim
         with translated(op, f"sandbox claim {name}"):
-            exists, pod_name = _warm.find_claim(self._client(), self.namespace, name)
+            exists, pod_name = _agent_sandbox.find_claim(self._client(), self.namespace, name)
         if exists:
             self._claims[instance_id] = name
         if pod_name is not None:
@@ -308,7 +309,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
             "list", "the namespace", self.core.list_namespaced_pod, ns, label_selector=mine
         )
         infos = {i.instance_id: i for i in map(_pod.info_of, found.items)}
-        claimed = functools.partial(_warm.claimed_pods, self._client(), ns, mine)
+        claimed = functools.partial(_agent_sandbox.claimed_pods, self._client(), ns, mine)
         for name, extra in await self._read_call("list", "the sandbox claims", claimed):
             with contextlib.suppress(InstanceNotFoundError):  # its pod went meanwhile
                 pod = await self._read_call("list", f"pod {name}", self.core.read_namespaced_pod, name, ns)

@@ -1,5 +1,5 @@
-"""Provisioning from a warm pool: a ``SandboxClaim`` of ours against the pool (``_warm``), the
-pod it binds made ours (identity, command user, working dir, env)."""
+"""Provisioning from a warm pool: a ``SandboxClaim`` of ours against the pool
+(``_agent_sandbox``), the pod it binds made ours (identity, command user, working dir, env)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from kubernetes import client
 from praisonai._types import InstanceInfo
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.providers.kubernetes import _pod, _warm
+from praisonai.compute.providers.kubernetes import _agent_sandbox, _pod
 from praisonai.compute.providers.kubernetes._options import KubernetesOptions
 from praisonai.compute.separation import command_user, labelled
 
@@ -48,25 +48,25 @@ class WarmClaims:
         claim = self._claims.get(instance_id)
         if claim is None:
             return {}
-        read = functools.partial(_warm.claim_annotations, self._client(), self.namespace, claim)
+        read = functools.partial(_agent_sandbox.claim_annotations, self._client(), self.namespace, claim)
         found: dict[str, str] = await self._read_call("exec", f"sandbox claim {claim}", read)
         return found
 
     async def _claim(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], pool: str
     ) -> InstanceInfo:
-        """A pod of the warm pool, through a SandboxClaim (see ``_warm``); the env is bound after
+        """A pod of the warm pool, through a SandboxClaim (see ``_agent_sandbox``); the env is bound after
         the claim (the pool's pods were made before anyone asked for it)."""
         if not self._warm_checked:
-            await run_blocking(functools.partial(_warm.check_installed, self._client(), pool))
+            await run_blocking(functools.partial(_agent_sandbox.check_installed, self._client(), pool))
             self._warm_checked = True
         await self._ensure_policy(instance_id, cfg)
         name, ns = _pod.pod_name(instance_id), self.namespace
         user = command_user(cfg)
-        meta = _pod.identity(labelled(labels, user), cfg.working_dir, {_warm.LABEL_CLAIM: name})
-        body = _warm.claim_manifest(name, pool, meta, cfg.lifetime.ttl_s)
+        meta = _pod.identity(labelled(labels, user), cfg.working_dir, {_agent_sandbox.LABEL_CLAIM: name})
+        body = _agent_sandbox.claim_manifest(name, pool, meta, cfg.lifetime.ttl_s)
         custom: Any = client.CustomObjectsApi(self._client())
-        where = (_warm.CLAIM_GROUP, _warm.VERSION, ns, _warm.CLAIMS)
+        where = (_agent_sandbox.CLAIM_GROUP, _agent_sandbox.VERSION, ns, _agent_sandbox.CLAIMS)
         await self._create_or_adopt(
             f"sandbox claim {name}",
             instance_id,
@@ -75,7 +75,7 @@ class WarmClaims:
         )
         self._claims[instance_id] = name
         wait = functools.partial(
-            _warm.until_claimed, self._client(), ns, name, pool, self._options.ready_timeout_s
+            _agent_sandbox.until_claimed, self._client(), ns, name, pool, self._options.ready_timeout_s
         )
         found = await self._read_call("provision", f"sandbox claim {name}", wait)
         pod = await self._until_ready(found)

@@ -6,7 +6,7 @@ lost them since (an agent deleted in the Console, an environment deleted with ``
 envs delete``). The first sign is a 404 when a remote session is created on them. Then each is
 read (``agents.retrieve``, ``environments.retrieve``): each one the API does not have is
 forgotten and made again (looked up on the API first, as always: :mod:`._resources`), listed in
-:attr:`Placement.recreated` for the session to record, and the session is created once more. A
+:attr:`SessionTarget.recreated` for the session to record, and the session is created once more. A
 404 on that second try is not retried: one sentence says so. A 404 while neither is missing (or
 one archived, not deleted) is the API's answer as it was.
 """
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
 
 
-class Placement:
+class SessionTarget:
     """The remote agent (``agents.create`` fields ``agent_payload``) and environment (named after
     ``env_prefix``, with ``env_config``) of one hosted ManagedAgent in ``scope``.
 

@@ -19,7 +19,7 @@ from praisonai.managed import SharedCompute
 from praisonai.managed.shared import check_place
 
 
-class ToolsPlacement:
+class ToolsInstance:
     """The place an agent named for its tools, and the SharedCompute attached to it, if any."""
 
     def __init__(self, place: object) -> None:
@@ -32,7 +32,7 @@ class ToolsPlacement:
         self._lock = threading.Lock()
 
     @property
-    def placed(self) -> bool:
+    def attached(self) -> bool:
         return self.shared is not None
 
     def attach(self, agent: Any) -> None:
