@@ -1,6 +1,6 @@
 """``praisonai compute port ID PORT``: a URL that reaches a port inside an instance.
 
-Where that URL is a forward from this host (docker, ssh, kubernetes: ``compute.ports``), it
+Where that URL is a forward from this host (docker, ssh, kubernetes: ``compute.forwards``), it
 lives as long as this command, as ``kubectl port-forward``'s does: the URL is printed, then the
 command waits until Ctrl-C (or SIGTERM/SIGHUP) and stops the forward. Where the port is reachable
 without one (a local instance shares this host's network; a vendor's own URL, such as an E2B

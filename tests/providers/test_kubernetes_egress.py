@@ -205,20 +205,20 @@ def test_a_sweep_that_raced_a_new_instance_makes_its_proxy_again(provider, fake,
     look finds the instance and makes the proxy again, so the instance keeps its way out."""
     instance_id = make(network={"allow": ["allowed.test"]})
     name, looks = proxy_name(["allowed.test"]), []
-    real = _egress._clients
+    real = provider.egress.clients
 
-    async def first_look_misses(k: Any, proxy: str, op: str) -> list[str]:
+    async def first_look_misses(proxy: str, op: str) -> list[str]:
         looks.append(proxy)
-        return [] if len(looks) == 1 else await real(k, proxy, op)
+        return [] if len(looks) == 1 else await real(proxy, op)
 
-    monkeypatch.setattr(_egress, "_clients", first_look_misses)
+    monkeypatch.setattr(provider.egress, "clients", first_look_misses)
     before = fake.pods[(NS, name)]["metadata"]["uid"]
-    _portal.call(_egress.sweep, provider, "shutdown")
+    _portal.call(provider.egress.sweep, "shutdown")
     assert looks == [name, name]
     assert fake.pods[(NS, name)]["metadata"]["uid"] != before  # removed, then made again
     assert (NS, name) in fake.services and (NS, name) in fake.policies
     monkeypatch.undo()
-    _portal.call(_egress._until_ready, provider, name)
+    _portal.call(provider.egress.until_ready, name)
     docker.docker("network", "connect", make.hosts_network, fake.pods[(NS, name)]["_container"])
     assert _run(provider, instance_id, CURL + "http://allowed.test/").stdout == "200"
 

@@ -210,7 +210,7 @@ def test_docker_connects_straight_to_a_server_on_every_address(
     def no_relay(*args: object) -> None:
         raise AssertionError("a server on the container's every address is reached without the relay")
 
-    monkeypatch.setattr(_ports, "exec_dial", no_relay)
+    monkeypatch.setattr(_ports, "relay", no_relay)
     provider = provider_named("docker", request)
     provider_id = make(provider)[1]
     _portal.call(provider.write_file, provider_id, "direct/page.txt", "straight\n")

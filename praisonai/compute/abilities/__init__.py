@@ -8,7 +8,8 @@
 | ``bound_env`` | ``bind_env``                                        | ``Capability.PROCESSES`` |
 | ``run_once``  | the ``_run_once`` hook                              | implementing the hook    |
 | ``pause``     | the ``_pause`` and ``_resume`` hooks                | ``Capability.PAUSE``     |
-| ``ports``     | the ``_expose`` hook                                | ``Capability.PORTS``     |
+| ``ports``     | the ``Forwarder`` part: ``expose``                  | holding a ``forwarder``  |
+| ``egress``    | the ``Egress`` part (an allowlist's proxy)          | ``NETWORK_ALLOWLIST``    |
 | ``pty``       | the ``_open_pty`` hook (and the ``Pty`` handle)     | ``Capability.PTY``       |
 
 Each refuses with one sentence by default (captures list nothing). A provider declares the
@@ -18,13 +19,17 @@ abilities it has in ``capabilities`` and overrides the methods; the channel mixi
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+from praisonai._errors import ConfigError
+from praisonai._types import Capability
 from praisonai.compute.abilities.bound_env import BoundEnv
 from praisonai.compute.abilities.captures import Captures, SnapshotRef
+from praisonai.compute.abilities.egress import Egress
 from praisonai.compute.abilities.part import Part, held, held_capabilities, part
 from praisonai.compute.abilities.pause import Pause
-from praisonai.compute.abilities.ports import Ports
+from praisonai.compute.abilities.ports import Forwarder, NoForwards
 from praisonai.compute.abilities.processes import Processes
 from praisonai.compute.abilities.pty import Pty, PtyHook
 from praisonai.compute.abilities.run_once import RunOnce
@@ -33,10 +38,12 @@ from praisonai.compute.abilities.sessions import Sessions
 __all__ = [
     "BoundEnv",
     "Captures",
+    "Egress",
+    "Forwarder",
+    "NoForwards",
     "OptionalAbilities",
     "Part",
     "Pause",
-    "Ports",
     "Processes",
     "Pty",
     "PtyHook",
@@ -48,7 +55,7 @@ __all__ = [
 ]
 
 
-class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause, Ports, PtyHook):
+class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause, PtyHook):
     """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack:
     the declaration of each kind of part (``compute.abilities.part``, ``None`` here) and the
     public method that checks the id, asks for the part, calls it and marks the ledger."""
@@ -66,6 +73,47 @@ class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause,
 
     # ---- ports: the forwarder ----------------------------------------------------------------
 
+    @part(Capability.PORTS, held=False)
+    def forwarder(self) -> Forwarder | None:
+        """The part that makes an instance's port a URL (``compute.abilities.ports``), or None:
+        the provider cannot."""
+        return None
+
+    async def expose(self, instance_id: str, port: int) -> str:
+        """A URL the caller can open that reaches ``port`` inside the instance (something must
+        listen there). A forward lives on 127.0.0.1 only, as long as this provider object or the
+        instance; the same port gives the same URL again. See ``compute.abilities.ports``.
+
+        Raises:
+            ConfigError: ``port`` is not a TCP port number (1-65535).
+            UnsupportedFeatureError: the provider lacks ``Capability.PORTS`` or cannot reach it.
+            InstanceNotFoundError: no such instance.
+        """
+        self._check_id(instance_id)
+        if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+            raise ConfigError(f"port {port!r} is not a TCP port; give one from 1 to 65535", op="expose")
+        forwarder = held(self.forwarder, self.name, "exposing ports", "expose", Capability.PORTS)
+        return await forwarder.expose(instance_id, port)
+
+    def stop_forwards(self, instance_id: str) -> None:
+        """Stop this process's forwards to the instance: nothing listens on their URLs afterwards
+        (``shutdown`` does it too; a ``Sandbox`` handle does it when closed)."""
+        if (forwarder := self.forwarder) is not None:
+            forwarder.stop(instance_id)
+
+    def forwarding(self, instance_id: str, port: int) -> bool:
+        """Whether ``expose`` started a forwarder in this process for that port: its URL works
+        only while this process runs (the CLI's ``compute port`` then stays in the foreground)."""
+        forwarder = self.forwarder
+        return forwarder is not None and forwarder.forwarding(instance_id, port)
+
     # ---- egress ------------------------------------------------------------------------------
+
+    @functools.cached_property
+    def egress(self) -> Egress | None:
+        """The provider's egress proxy for allowlists (``compute.abilities.egress``), or None: it
+        has none (a cloud vendor enforces allowlists itself). Asked only by its own provider's
+        provisioning; it brings no capability (``NETWORK_ALLOWLIST`` is declared)."""
+        return None
 
     # ---- captures ----------------------------------------------------------------------------

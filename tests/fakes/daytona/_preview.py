@@ -11,7 +11,7 @@ import os
 import uuid
 from typing import Any
 
-from praisonai.compute.ports import Forwarder, TransportPipe, relay_argv
+from praisonai.compute.forwards import Forward, TransportPipe, relay_argv
 from praisonai.runtime.transport import ProcessTransport
 
 
@@ -23,7 +23,7 @@ def signed_preview(box: dict[str, Any], port: int, expires_in: str | None) -> di
         argv = ["docker", "exec", "-i", container, *relay_argv(port)]
         return TransportPipe(ProcessTransport(argv, env=dict(os.environ), cwd="/"))
 
-    forwarder = Forwarder(dial, f"daytona-fake-{port}")
+    forwarder = Forward(dial, f"daytona-fake-{port}")
     box.setdefault("_previews", []).append(forwarder)
     box.setdefault("_preview_ttls", []).append(expires_in)
     return {"sandboxId": box["id"], "port": port, "token": token, "url": forwarder.url}

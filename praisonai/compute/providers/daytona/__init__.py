@@ -29,7 +29,6 @@ refused by capability. ``network: {allow: [...]}`` maps to Daytona's ``network_a
 from __future__ import annotations
 
 import contextlib
-import functools
 import ipaddress
 import math
 import posixpath
@@ -46,6 +45,7 @@ from praisonai._errors import InstanceNotFoundError, PathNotFoundError, Unsuppor
 from praisonai._lifetime import whole_units
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
+from praisonai.compute.abilities import part
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
@@ -102,7 +102,6 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             Capability.CAPTURE,
             Capability.NETWORK_ALLOWLIST,
             Capability.PROCESSES,
-            Capability.PORTS,  # Daytona's signed preview URLs (_ports)
             Capability.PAUSE,
             Capability.PTY,  # Daytona's PTY sessions (_pty)
         }
@@ -124,6 +123,11 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
     @property
     def options(self) -> DaytonaOptions:
         return self._options
+
+    @part(Capability.PORTS)
+    def forwarder(self) -> _ports.SignedPreviews:
+        """Daytona's signed preview URLs (``_ports``)."""
+        return _ports.SignedPreviews(self._sandbox)
 
     def unavailable_reason(self) -> str | None:
         return missing_credentials(self._key())
@@ -200,7 +204,7 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             return self._info(sandbox)
 
     async def _destroy(self, instance_id: str) -> bool:
-        self._previews.forget(instance_id)  # Daytona ends their links with the sandbox
+        self.forwarder.links.forget(instance_id)  # Daytona ends their links with the sandbox
         try:
             async with self._sandbox(instance_id, "shutdown") as sandbox:
                 with translated("shutdown", instance_id=instance_id):
@@ -208,19 +212,6 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
         except InstanceNotFoundError:
             return False  # never there, or already deleted (Daytona's second delete is a 404)
         return True
-
-    async def _expose(self, instance_id: str, port: int) -> str:
-        found = self._previews.fresh(instance_id, port)
-        if found is None:
-            async with self._sandbox(instance_id, "expose") as sandbox:
-                with translated("expose", instance_id=instance_id):
-                    found = await _ports.signed_url(sandbox, port)
-            self._previews.keep(instance_id, port, found)
-        return found
-
-    @functools.cached_property
-    def _previews(self) -> _ports.PreviewLinks:
-        return _ports.PreviewLinks()
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         async with self._sandbox(instance_id, "status") as sandbox:

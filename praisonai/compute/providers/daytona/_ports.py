@@ -7,9 +7,32 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 from praisonai._limits import PREVIEW_URL_TTL_S
+from praisonai.compute.abilities import NoForwards
+from praisonai.compute.providers.daytona._client import translated
+
+
+class SignedPreviews(NoForwards):
+    """``DaytonaCompute``'s forwarder (``compute.abilities.ports``), built from its ``sandbox``:
+    ``sandbox(instance_id, op)`` enters the instance's ``AsyncSandbox`` (unknown ->
+    ``InstanceNotFoundError``). Its ``links`` go with the sandbox (``forget``)."""
+
+    def __init__(self, sandbox: Callable[[str, str], AbstractAsyncContextManager[Any]]) -> None:
+        self.sandbox = sandbox
+        self.links = PreviewLinks()
+
+    async def expose(self, instance_id: str, port: int) -> str:
+        found = self.links.fresh(instance_id, port)
+        if found is None:
+            async with self.sandbox(instance_id, "expose") as sandbox:
+                with translated("expose", instance_id=instance_id):
+                    found = await signed_url(sandbox, port)
+            self.links.keep(instance_id, port, found)
+        return found
 
 
 class PreviewLinks:

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 import anyio
 
@@ -38,9 +38,6 @@ from praisonai.compute.egress import (
 )
 from praisonai.compute.egress import instance_environment as proxy_env
 from praisonai.compute.lifecycle import LABEL_HOME
-
-if TYPE_CHECKING:
-    from praisonai.compute.providers.docker._engine import DockerEngine
 
 LABEL_EGRESS = "praisonai.egress"  # on the network and its proxy: the allowlist's hash
 
@@ -69,31 +66,41 @@ def network_mode(cfg: ComputeConfig) -> str:
     return "none" if cfg.network == "none" else "bridge"
 
 
-async def create(
-    engine: DockerEngine, cfg: ComputeConfig, env: dict[str, str] | None, create: Callable[..., Any]
-) -> None:
-    """``create(env)`` the instance's container; for an allowlist, first its network and proxy
-    (made if absent), all under the allowlist's lock so no :func:`sweep` removes them meanwhile,
-    with the proxy's address added to ``env``."""
-    hosts = allowlist(cfg)
-    if hosts is None:
-        await engine._call(create, env)
-        return
-    name = network_name(hosts)
-    async with file_lock(name):
-        try:
-            address = await engine._call(_ensure, engine.api, name, hosts)
-            await engine._call(create, {**(env or {}), **proxy_env(address)})
-        except BaseException:
-            with anyio.CancelScope(shield=True):  # no instance came of it: nothing stays for it
-                await engine._call(_remove_if_unused, engine.api, name)
-            raise
+class DockerEgress:
+    """``DockerEngine``'s egress part (``compute.abilities.egress``), built from the engine's client
+    (``connect``, made on first use) and its way to run a blocking client call (``call``)."""
 
+    def __init__(self, connect: Callable[[], Any], call: Callable[..., Awaitable[Any]]) -> None:
+        self.connect = connect
+        self.call = call
 
-async def removed(engine: DockerEngine) -> bool:
-    """After an instance's removal: :func:`sweep`, then ``True`` (it was removed)."""
-    await engine._call(sweep, engine.api)
-    return True
+    def hosts(self, cfg: ComputeConfig) -> list[str] | None:
+        """The config's allowlist (:func:`allowlist`)."""
+        return allowlist(cfg)
+
+    async def create(
+        self, cfg: ComputeConfig, env: dict[str, str] | None, create: Callable[[dict[str, str] | None], Any]
+    ) -> None:
+        """``create(env)`` the instance's container; for an allowlist, first its network and proxy
+        (made if absent), all under the allowlist's lock so no :func:`sweep` removes them
+        meanwhile, with the proxy's address added to ``env``."""
+        hosts = allowlist(cfg)
+        if hosts is None:
+            await self.call(create, env)
+            return
+        name, api = network_name(hosts), self.connect()
+        async with file_lock(name):
+            try:
+                address = await self.call(_ensure, api, name, hosts)
+                await self.call(create, {**(env or {}), **proxy_env(address)})
+            except BaseException:
+                with anyio.CancelScope(shield=True):  # no instance came of it: nothing stays for it
+                    await self.call(_remove_if_unused, api, name)
+                raise
+
+    async def sweep(self, op: str) -> None:
+        """:func:`sweep`, after an instance's removal (a dead daemon is said alike for any ``op``)."""
+        await self.call(sweep, self.connect())
 
 
 def sweep(api: Any) -> None:

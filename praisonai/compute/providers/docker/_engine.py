@@ -12,6 +12,7 @@ Found again by labels from any process; docker-py is imported lazily. A ``Docker
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import threading
@@ -19,13 +20,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from praisonai import _limits, _telemetry
-from praisonai._errors import (
-    ConfigError,
-    InstanceNotFoundError,
-    ProviderUnavailableError,
-)
-from praisonai._types import ExecRequest, ExecResult, InstanceInfo
+from praisonai._errors import ConfigError, InstanceNotFoundError, ProviderUnavailableError
+from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo
 from praisonai.compute._threads import run_blocking
+from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER, check_home
@@ -62,7 +60,7 @@ from praisonai.compute.providers.docker._options import (
     DockerOptions,
     docker_options,
 )
-from praisonai.compute.providers.docker._ports import DockerPorts
+from praisonai.compute.providers.docker._ports import DockerForwarder
 from praisonai.compute.separation import command_user, labelled, own_shell, session
 
 T = TypeVar("T")
@@ -72,7 +70,6 @@ class DockerEngine(
     _pause.PauseMixin,
     _capture.CaptureHooks,
     MainChannelMixin,
-    DockerPorts,
     _workspace.ArchiveTransfers,
     ComputeProvider,
 ):
@@ -119,10 +116,18 @@ class DockerEngine(
     def options(self) -> DockerOptions:
         return self._options
 
+    @part(Capability.PORTS)
+    def forwarder(self) -> DockerForwarder:
+        return DockerForwarder(self._transport, self.execute, self._engine_is_local, self._inspect_now)
+
+    @functools.cached_property
+    def egress(self) -> _egress.DockerEgress:
+        return _egress.DockerEgress(self.connect, self._call)
+
     def runs_once(self, config: object = None) -> bool:
         """Not under gVisor (its kernel is checked first) nor an allowlist (its proxy outlives a run)."""
         runtime = _runtime.chosen(self._options.runtime, cfg := ComputeConfig.coerce(config))
-        return runtime != "runsc" and _egress.allowlist(cfg) is None and super().runs_once(config)
+        return runtime != "runsc" and self.egress.hosts(cfg) is None and super().runs_once(config)
 
     def connect(self) -> Any:
         """docker-py's low-level ``APIClient`` for this engine, made on first use (blocking: it asks
@@ -199,7 +204,7 @@ class DockerEngine(
         """Also refuse a mount whose host path is missing: the engine would create it, as root."""
         super().check_supported(cfg)
         _runtime.chosen(self._options.runtime, cfg)  # a config and a provider that disagree
-        _egress.allowlist(cfg)  # refuses what its proxy cannot match (CIDR blocks, ports)
+        self.egress.hosts(cfg)  # refuses what its proxy cannot match (CIDR blocks, ports)
         if not self._engine_is_local():
             return  # its paths are on another host; the engine refuses a missing one (see _mounts)
         for spec in cfg.mount_paths:
@@ -286,10 +291,10 @@ class DockerEngine(
             detach=not stdin,  # docker-py sets StdinOnce (EOF when the input ends) only when not detached
         )
         try:
-            await _egress.create(self, cfg, env, create)
+            await self.egress.create(cfg, env, create)
         except docker.errors.ImageNotFound:
             await self._pull(image)
-            await _egress.create(self, cfg, env, create)
+            await self.egress.create(cfg, env, create)
 
     async def _run_once(
         self,
@@ -333,7 +338,8 @@ class DockerEngine(
         self._channels.drop(instance_id)
         if not await self._call(remove_container, self.api, container_name(instance_id)):
             return False
-        return await _egress.removed(self)  # and the proxy, with the last instance of its allowlist
+        await self.egress.sweep("shutdown")  # and the proxy, with the last instance of its allowlist
+        return True
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         return info_of(await self._inspect(instance_id))

@@ -28,7 +28,6 @@ CAPABILITIES = CHANNEL_CAPABILITIES | frozenset(
         Capability.MEMORY_LIMIT,
         Capability.GPU,
         Capability.NETWORK_NONE,
-        Capability.PORTS,  # a forward on 127.0.0.1: to the container's address, else a relay (_ports)
         Capability.NETWORK_ALLOWLIST,  # an internal network behind an egress proxy (_egress)
         Capability.MOUNTS,
         Capability.PACKAGES,

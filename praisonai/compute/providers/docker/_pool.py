@@ -29,10 +29,11 @@ import anyio.to_thread
 
 from praisonai._errors import ConfigError, InstanceNotFoundError, ProviderUnavailableError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig, Runtime
-from praisonai.compute.ports import ExecRelayPorts
+from praisonai.compute.forwards import ExecRelay
 from praisonai.compute.providers.docker._client import DockerHost, container_name, sdk
 from praisonai.compute.providers.docker._engine import DockerEngine
 from praisonai.compute.providers.docker._exec import DockerExecTransport
@@ -47,7 +48,7 @@ PROBE_TIMEOUT_S = 5.0
 DOWN_FOR_S = 10.0
 
 
-class DockerPool(ChannelMixin, ExecRelayPorts, ComputeProvider):
+class DockerPool(ChannelMixin, ComputeProvider):
     """Docker compute on several engines (``DockerCompute(hosts=[...])``): each primitive runs on
     its instance's host, a ``DockerEngine`` this pool holds."""
 
@@ -87,6 +88,12 @@ class DockerPool(ChannelMixin, ExecRelayPorts, ComputeProvider):
     @property
     def options(self) -> DockerOptions:
         return self._options
+
+    @part(Capability.PORTS)
+    def forwarder(self) -> ExecRelay:
+        """The relay through the pool's own channel to each member (not a member's forwarder,
+        which would probe through the member's channel, beside the pool's)."""
+        return ExecRelay(self._transport, self.execute)
 
     def runs_once(self, config: object = None) -> bool:
         """As each host's (they share the pool's runtime)."""

@@ -50,6 +50,7 @@ from praisonai._errors import (
 )
 from praisonai._tasks import beside
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute.abilities import part
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
@@ -100,7 +101,6 @@ class E2BCompute(ChannelMixin, ComputeProvider):
             Capability.NETWORK_ALLOWLIST,
             Capability.SELF_STOP,
             Capability.CAPTURE,
-            Capability.PORTS,  # native: E2B's preview hosts (_ports)
             Capability.PAUSE,
             Capability.PTY,
         }
@@ -125,6 +125,11 @@ class E2BCompute(ChannelMixin, ComputeProvider):
     def options(self) -> E2BOptions:
         key = None if self._api_key is None else SecretStr(self._api_key)
         return E2BOptions(template=self._template, api_key=key, domain=self._domain)
+
+    @part(Capability.PORTS)
+    def forwarder(self) -> _ports.PreviewHosts:
+        """Native: E2B's preview hosts (``_ports``)."""
+        return _ports.PreviewHosts(self._sandbox)
 
     def unavailable_reason(self) -> str | None:
         if importlib.util.find_spec("e2b") is None:
@@ -278,9 +283,6 @@ class E2BCompute(ChannelMixin, ComputeProvider):
 
     async def _resume(self, instance_id: str) -> InstanceInfo:
         return await _pause.resume(self, instance_id)
-
-    async def _expose(self, instance_id: str, port: int) -> str:
-        return await _ports.expose(self, instance_id, port)
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         from e2b import AsyncSandbox

@@ -13,16 +13,23 @@ edge is not activity to E2B: only a renewal moves the sandbox's deadline (``_ren
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import Any
 
-if TYPE_CHECKING:
-    from praisonai.compute.providers.e2b import E2BCompute
+from praisonai.compute.abilities import NoForwards
 
 
-async def expose(provider: E2BCompute, instance_id: str, port: int) -> str:
-    """The preview URL of ``port`` (the same for the same port: it is derived, not allocated).
-    The instance is looked up and connected (a paused one resumes), so an unknown id raises
-    ``InstanceNotFoundError``; nothing needs to listen yet (E2B's edge answers 502 until it does)."""
-    sandbox = await provider._sandbox(instance_id)
-    scheme = "http" if sandbox.connection_config.debug else "https"
-    return f"{scheme}://{sandbox.get_host(port)}"
+class PreviewHosts(NoForwards):
+    """``E2BCompute``'s forwarder (``compute.abilities.ports``), built from its ``sandbox``: the
+    connected sandbox of an instance (a paused one resumes; an unknown id raises
+    ``InstanceNotFoundError``)."""
+
+    def __init__(self, sandbox: Callable[[str], Awaitable[Any]]) -> None:
+        self.sandbox = sandbox
+
+    async def expose(self, instance_id: str, port: int) -> str:
+        """The preview URL of ``port`` (the same for the same port: it is derived, not
+        allocated); nothing needs to listen yet (E2B's edge answers 502 until it does)."""
+        sandbox = await self.sandbox(instance_id)
+        scheme = "http" if sandbox.connection_config.debug else "https"
+        return f"{scheme}://{sandbox.get_host(port)}"

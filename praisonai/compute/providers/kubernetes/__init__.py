@@ -41,7 +41,7 @@ from praisonai._errors import ConfigError, ExecError, InstanceNotFoundError
 from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, InstanceInfo
 from praisonai.compute._threads import run_blocking
-from praisonai.compute.abilities.pty import Pty
+from praisonai.compute.abilities import Pty, part
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
@@ -83,7 +83,6 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
             Capability.NETWORK_ALLOWLIST,
             Capability.ISOLATION,
             Capability.SELF_STOP,
-            Capability.PORTS,  # native: pods/portforward, as kubectl port-forward (_ports)
             Capability.PTY,
             Capability.PAUSE,  # with idle_action='pause': the working dir on a claim (_pause)
         }
@@ -107,6 +106,17 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
     @property
     def options(self) -> KubernetesOptions:
         return self._options
+
+    @part(Capability.PORTS)  # native: pods/portforward, as kubectl port-forward (_ports)
+    def forwarder(self) -> _ports.PortForwarder:
+        return _ports.PortForwarder(
+            self._status, self._pod_of, lambda: (self.core, self.namespace), self._transport
+        )
+
+    @functools.cached_property  # the egress proxy pods of allowlists of host names (_egress)
+    def egress(self) -> _egress.KubernetesEgress:
+        connect, namespace = self._client, lambda: self.namespace
+        return _egress.KubernetesEgress(connect, namespace, self._read_call, self._write_call, self._options)
 
     @property
     def core(self) -> Any:
@@ -147,12 +157,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
                 "(the pod runs as root, its commands as uid 1000), or ask for command_user='root'",
                 op="provision",
             )
-        if _egress.hosts_of(cfg) and self._options.warm_pool:
-            raise ConfigError(
-                "an allowlist of host names puts the pod behind an egress proxy, which a warm pool's "
-                "pods (made before the allowlist was known) cannot be; list IP blocks, or drop warm_pool",
-                op="provision",
-            )
+        self.egress.hosts(cfg)  # refuses what its proxy cannot match, and host names with a warm pool
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -205,7 +210,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
             functools.partial(self.core.read_namespaced_pod, name, ns),
         )
         pod = await self._until_ready(name)
-        await _egress.after_pod(self, body)  # its egress proxy, ready before its first command
+        await self.egress.after_pod(body)  # its egress proxy, ready before its first command
         self._pods[instance_id], self._workdirs[instance_id] = name, working_dir
         self._users[instance_id] = user_of(body["metadata"]["annotations"])
         return _pod.info_of(pod)
@@ -217,7 +222,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
         to the egress proxy of the allowlist's host names, when it has any (``_egress``)."""
         policy = _pod.network_policy(instance_id, cfg.network)
         if body is not None:
-            _egress.bind(body, policy, _egress.hosts_of(cfg))
+            self.egress.bind(body, policy, cfg)
         if policy is not None:
             name, ns = _pod.pod_name(instance_id), self.namespace
             net: Any = client.NetworkingV1Api(self._client())  # takes the manifest as a dict
@@ -267,8 +272,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
             delete = net.delete_namespaced_network_policy
             policy = _pod.pod_name(instance_id)
             await self._write_call("shutdown", f"network policy {policy}", delete, policy, self.namespace)
-        if _egress.is_client(gone):
-            await _egress.sweep(self, "shutdown")  # and its proxy, with the last instance behind it
+        await self.egress.released(gone, "shutdown")  # and its proxy, with the last instance behind it
         return await _pause.delete_claim(self, instance_id) or existed  # after its pod: it mounts it
 
     def _pod_of(self, instance_id: str, op: str) -> str | None:
@@ -331,9 +335,6 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
                     raise ExecError(f"could not exec in pod {name}: {exc.reason}", op="exec") from exc
                 raise
         return PodExecTransport(ws)
-
-    async def _expose(self, instance_id: str, port: int) -> str:
-        return await _ports.expose(self, instance_id, port)
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> PodExecTransport:
         """A session shell, as the command user, whose commands keep the pod alive only while this

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from kubernetes import client
 
@@ -42,9 +43,7 @@ from praisonai.compute.egress import (
     proxy_name,
 )
 from praisonai.compute.providers.kubernetes import _adopt, _pod, _wait
-
-if TYPE_CHECKING:
-    from praisonai.compute.providers.kubernetes import KubernetesCompute
+from praisonai.compute.providers.kubernetes._options import KubernetesOptions
 
 LABEL_PROXY = "praisonai.egress"  # on the proxy's pod, Service and policy: the proxy's name
 LABEL_CLIENT = "praisonai.egress-client"  # on an instance pod behind a proxy: the proxy's name
@@ -53,11 +52,12 @@ _LIVE = ("Pending", "Running")
 _TRIES = 2  # waits for the proxy: a sweep may remove it once while it starts (then made again)
 
 
-def hosts_of(cfg: ComputeConfig) -> list[str]:
-    """The allowlist's host names (its entries that are not IP blocks), normalized; ``[]`` when
-    there are none. Raises ConfigError for an entry the proxy cannot match."""
+def hosts_of(cfg: ComputeConfig) -> list[str] | None:
+    """The allowlist's host names (its entries that are not IP blocks), normalized (``[]`` when it
+    has none); ``None`` when the network is no allowlist. Raises ConfigError for an entry the proxy
+    cannot match."""
     if not isinstance(cfg.network, NetworkAllow):
-        return []
+        return None
     hosts = normalized([a for a in cfg.network.allow if not _pod.is_ip(a)])
     takes = (
         "takes IP blocks (as NetworkPolicies) and host names (through its egress proxy; *.domain "
@@ -68,7 +68,7 @@ def hosts_of(cfg: ComputeConfig) -> list[str]:
     )
 
 
-def bind(body: dict[str, Any], policy: dict[str, Any] | None, hosts: list[str]) -> None:
+def bind(body: dict[str, Any], policy: dict[str, Any] | None, hosts: list[str] | None) -> None:
     """Put the instance of pod ``body`` and NetworkPolicy ``policy`` behind ``hosts``' proxy: the
     pod's label and annotation, its proxy variables (over its own), and the policy's rule to the
     proxy's pods. Nothing when ``hosts`` is empty."""
@@ -88,71 +88,152 @@ def bind(body: dict[str, Any], policy: dict[str, Any] | None, hosts: list[str]) 
         policy["spec"]["egress"].append({"to": to, "ports": [{"protocol": "TCP", "port": PROXY_PORT}]})
 
 
-async def after_pod(k: KubernetesCompute, body: dict[str, Any]) -> None:
-    """Once the instance of pod ``body`` exists: its proxy, made if absent and ready (nothing for
-    an instance that has none). Made after the pod, so that a sweep in between sees the pod."""
-    hosts = str(body["metadata"].get("annotations", {}).get(HOSTS, ""))
-    if LABEL_CLIENT in body["metadata"].get("labels", {}) and hosts:
-        await ensure(k, hosts.split(","), wait=True)
+Call = Callable[..., Awaitable[Any]]
 
 
-async def ensure(k: KubernetesCompute, hosts: list[str], *, wait: bool) -> None:
-    """``hosts``' Service, proxy policy and proxy pod, each created or (on 409) taken when it is
-    this proxy's; with ``wait``, until the proxy pod is ready."""
-    name, image = proxy_name(hosts), k.options.egress_image
-    for attempt in range(1, _TRIES + 1):
-        for kind, body, create, read in _objects(k, name, hosts, image):
-            await _create_or_take(
-                k, f"{kind} {name}", name, functools.partial(create, k.namespace, body), read
-            )
-        if not wait:
-            return
-        try:
-            await _until_ready(k, name)
-            return
-        except ImageNotFoundError as exc:
-            why = f"allowlists of host names need the image {image} in the cluster: {BUILD_HINT} and load it"
-            raise ProviderUnavailableError(why, op="provision") from exc
-        except ProvisionError:
-            if attempt == _TRIES:  # removed by a sweep while it started: made again once
-                raise
+class KubernetesEgress:
+    """``KubernetesCompute``'s egress part (``compute.abilities.egress``), built from its API client
+    (``connect``, made on first use), its ``namespace``, its translated ``read`` and rate-limited
+    ``write`` calls (``(op, what, fn, *args)``) and its options (the proxy's image, the waits)."""
 
+    def __init__(
+        self,
+        connect: Callable[[], Any],
+        namespace: Callable[[], str],
+        read: Call,
+        write: Call,
+        options: KubernetesOptions,
+    ) -> None:
+        self.connect = connect
+        self.namespace = namespace
+        self.read = read
+        self.write = write
+        self.options = options
 
-async def _until_ready(k: KubernetesCompute, name: str) -> None:
-    o = k.options
-    wait = functools.partial(
-        _wait.until_ready, k.core, k.namespace, name, o.scheduled_timeout_s, o.ready_timeout_s
-    )
-    await k._read_call("provision", f"pod {name}", wait)
-
-
-async def _create_or_take(k: KubernetesCompute, what: str, name: str, create: Any, read: Any) -> None:
-    try:
-        await k._write_call("provision", what, create)
-    except ConfigError as exc:
-        if not _adopt.already_exists(exc):
-            raise
-        found = await k._read_call("provision", what, read)
-        if _adopt.meta_of(found)[0].get(LABEL_PROXY) != name:
+    def hosts(self, cfg: ComputeConfig) -> list[str] | None:
+        """The allowlist's host names (:func:`hosts_of`); refused with a warm pool."""
+        hosts = hosts_of(cfg)
+        if hosts and self.options.warm_pool:
             raise ConfigError(
-                f"{what} already exists in the cluster and is not praisonai's egress proxy", op="provision"
-            ) from exc
+                "an allowlist of host names puts the pod behind an egress proxy, which a warm pool's "
+                "pods (made before the allowlist was known) cannot be; list IP blocks, or drop warm_pool",
+                op="provision",
+            )
+        return hosts
 
+    def bind(self, body: dict[str, Any], policy: dict[str, Any] | None, cfg: ComputeConfig) -> None:
+        """Put the instance of pod ``body`` and NetworkPolicy ``policy`` behind the proxy of
+        ``cfg``'s host names, when it has any (:func:`bind`)."""
+        bind(body, policy, hosts_of(cfg))
 
-def _objects(
-    k: KubernetesCompute, name: str, hosts: list[str], image: str
-) -> list[tuple[str, Any, Any, Any]]:
-    """(kind, manifest, create, read) of the proxy's objects, in the order they are made: the
-    Service before its pod (whose address it names), the policy before the pod it guards."""
-    core, net, ns = k.core, client.NetworkingV1Api(k._client()), k.namespace
-    return [
-        ("service", service(name), core.create_namespaced_service,
-         functools.partial(core.read_namespaced_service, name, ns)),
-        ("network policy", proxy_policy(name), net.create_namespaced_network_policy,
-         functools.partial(net.read_namespaced_network_policy, name, ns)),
-        ("pod", proxy_pod(name, hosts, image), core.create_namespaced_pod,
-         functools.partial(core.read_namespaced_pod, name, ns)),
-    ]  # fmt: skip
+    async def after_pod(self, body: dict[str, Any]) -> None:
+        """Once the instance of pod ``body`` exists: its proxy, made if absent and ready (nothing
+        for an instance that has none). Made after the pod, so that a sweep in between sees the pod."""
+        hosts = str(body["metadata"].get("annotations", {}).get(HOSTS, ""))
+        if LABEL_CLIENT in body["metadata"].get("labels", {}) and hosts:
+            await self.ensure(hosts.split(","), wait=True)
+
+    async def ensure(self, hosts: list[str], *, wait: bool) -> None:
+        """``hosts``' Service, proxy policy and proxy pod, each created or (on 409) taken when it
+        is this proxy's; with ``wait``, until the proxy pod is ready."""
+        name, image = proxy_name(hosts), self.options.egress_image
+        for attempt in range(1, _TRIES + 1):
+            for kind, body, create, read in self._objects(name, hosts, image):
+                await self._create_or_take(
+                    f"{kind} {name}", name, functools.partial(create, self.namespace(), body), read
+                )
+            if not wait:
+                return
+            try:
+                await self.until_ready(name)
+                return
+            except ImageNotFoundError as exc:
+                why = f"allowlists of host names need the image {image} in the cluster: "
+                raise ProviderUnavailableError(f"{why}{BUILD_HINT} and load it", op="provision") from exc
+            except ProvisionError:
+                if attempt == _TRIES:  # removed by a sweep while it started: made again once
+                    raise
+
+    async def until_ready(self, name: str) -> None:
+        """Until proxy pod ``name`` is ready."""
+        o = self.options
+        core = client.CoreV1Api(self.connect())
+        wait = functools.partial(
+            _wait.until_ready, core, self.namespace(), name, o.scheduled_timeout_s, o.ready_timeout_s
+        )
+        await self.read("provision", f"pod {name}", wait)
+
+    async def _create_or_take(self, what: str, name: str, create: Any, read: Any) -> None:
+        try:
+            await self.write("provision", what, create)
+        except ConfigError as exc:
+            if not _adopt.already_exists(exc):
+                raise
+            found = await self.read("provision", what, read)
+            if _adopt.meta_of(found)[0].get(LABEL_PROXY) != name:
+                raise ConfigError(
+                    f"{what} already exists in the cluster and is not praisonai's egress proxy",
+                    op="provision",
+                ) from exc
+
+    def _objects(self, name: str, hosts: list[str], image: str) -> list[tuple[str, Any, Any, Any]]:
+        """(kind, manifest, create, read) of the proxy's objects, in the order they are made: the
+        Service before its pod (whose address it names), the policy before the pod it guards."""
+        api = self.connect()
+        core, net, ns = client.CoreV1Api(api), client.NetworkingV1Api(api), self.namespace()
+        return [
+            ("service", service(name), core.create_namespaced_service,
+             functools.partial(core.read_namespaced_service, name, ns)),
+            ("network policy", proxy_policy(name), net.create_namespaced_network_policy,
+             functools.partial(net.read_namespaced_network_policy, name, ns)),
+            ("pod", proxy_pod(name, hosts, image), core.create_namespaced_pod,
+             functools.partial(core.read_namespaced_pod, name, ns)),
+        ]  # fmt: skip
+
+    async def released(self, pod: Any, op: str) -> None:
+        """After pod ``pod`` (as its delete answered it) went: :meth:`sweep` when it was behind a
+        proxy (that proxy goes with the last instance behind it)."""
+        labels = getattr(getattr(pod, "metadata", None), "labels", None) or {}
+        if LABEL_CLIENT in labels:
+            await self.sweep(op)
+
+    async def sweep(self, op: str) -> None:
+        """Remove each proxy of the namespace whose allowlist has no live instance (see the module
+        docstring for why this needs no lock)."""
+        api = self.connect()
+        core, net, ns = client.CoreV1Api(api), client.NetworkingV1Api(api), self.namespace()
+        pods = await self.read(op, "the namespace", core.list_namespaced_pod, ns, label_selector=LABEL_PROXY)
+        services = await self.read(
+            op, "the namespace", core.list_namespaced_service, ns, label_selector=LABEL_PROXY
+        )
+        for name in sorted({str(o.metadata.labels[LABEL_PROXY]) for o in [*pods.items, *services.items]}):
+            if await self.clients(name, op):
+                continue
+            options = client.V1DeleteOptions(grace_period_seconds=0)
+            for what, delete in (
+                (f"pod {name}", functools.partial(core.delete_namespaced_pod, name, ns, body=options)),
+                (f"service {name}", functools.partial(core.delete_namespaced_service, name, ns)),
+                (f"network policy {name}", functools.partial(net.delete_namespaced_network_policy, name, ns)),
+            ):
+                with contextlib.suppress(InstanceNotFoundError):  # gone already: another sweep's
+                    await self.write(op, what, delete)
+            if hosts := await self.clients(name, op):  # one came meanwhile: its proxy again
+                await self.ensure(hosts, wait=False)
+
+    async def clients(self, name: str, op: str) -> list[str]:
+        """The host names of ``name``'s live instances (``[]``: none is live)."""
+        core = client.CoreV1Api(self.connect())
+        found = await self.read(
+            op,
+            "the namespace",
+            core.list_namespaced_pod,
+            self.namespace(),
+            label_selector=f"{LABEL_CLIENT}={name}",
+        )
+        for pod in found.items:
+            if pod.status.phase in _LIVE and pod.metadata.deletion_timestamp is None:
+                return str((pod.metadata.annotations or {}).get(HOSTS, "")).split(",")
+        return []
 
 
 def service(name: str) -> dict[str, Any]:
@@ -216,44 +297,3 @@ def proxy_pod(name: str, hosts: list[str], image: str) -> dict[str, Any]:
 
 def _meta(name: str) -> dict[str, Any]:
     return {"name": name, "labels": {LABEL_PROXY: name}}
-
-
-async def sweep(k: KubernetesCompute, op: str) -> None:
-    """Remove each proxy of the namespace whose allowlist has no live instance (see the module
-    docstring for why this needs no lock)."""
-    ns, core = k.namespace, k.core
-    pods = await k._read_call(op, "the namespace", core.list_namespaced_pod, ns, label_selector=LABEL_PROXY)
-    services = await k._read_call(
-        op, "the namespace", core.list_namespaced_service, ns, label_selector=LABEL_PROXY
-    )
-    for name in sorted({str(o.metadata.labels[LABEL_PROXY]) for o in [*pods.items, *services.items]}):
-        if await _clients(k, name, op):
-            continue
-        net = client.NetworkingV1Api(k._client())
-        options = client.V1DeleteOptions(grace_period_seconds=0)
-        for what, delete in (
-            (f"pod {name}", functools.partial(core.delete_namespaced_pod, name, ns, body=options)),
-            (f"service {name}", functools.partial(core.delete_namespaced_service, name, ns)),
-            (f"network policy {name}", functools.partial(net.delete_namespaced_network_policy, name, ns)),
-        ):
-            with contextlib.suppress(InstanceNotFoundError):  # gone already: another sweep's
-                await k._write_call(op, what, delete)
-        if hosts := await _clients(k, name, op):  # one came meanwhile: its proxy again
-            await ensure(k, hosts, wait=False)
-
-
-def is_client(pod: Any) -> bool:
-    """Whether ``pod`` (a ``V1Pod`` as a delete answers it, or anything else) was behind a proxy."""
-    labels = getattr(getattr(pod, "metadata", None), "labels", None) or {}
-    return LABEL_CLIENT in labels
-
-
-async def _clients(k: KubernetesCompute, name: str, op: str) -> list[str]:
-    """The host names of ``name``'s live instances (``[]``: none is live)."""
-    found = await k._read_call(
-        op, "the namespace", k.core.list_namespaced_pod, k.namespace, label_selector=f"{LABEL_CLIENT}={name}"
-    )
-    for pod in found.items:
-        if pod.status.phase in _LIVE and pod.metadata.deletion_timestamp is None:
-            return str((pod.metadata.annotations or {}).get(HOSTS, "")).split(",")
-    return []

@@ -35,7 +35,7 @@ from praisonai._types import InstanceInfo, InstanceStatus
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
-from praisonai.compute.providers.kubernetes import _egress, _pod
+from praisonai.compute.providers.kubernetes import _pod
 from praisonai.runtime.channel import Channel
 
 if TYPE_CHECKING:
@@ -212,9 +212,7 @@ async def pause(k: KubernetesCompute, instance_id: str) -> InstanceInfo:
     k._channels.drop(instance_id)
     k._pods.pop(instance_id, None)
     await _delete_pod(k, claim.metadata.name, "pause")
-    await _egress.sweep(
-        k, "pause"
-    )  # its egress proxy, if it was the last one behind it (made again on resume)
+    await k.egress.sweep("pause")  # its egress proxy, if it was the last one behind it (made again on resume)
     return claim_info(claim)
 
 

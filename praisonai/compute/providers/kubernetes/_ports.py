@@ -1,6 +1,6 @@
 """Ports on kubernetes: the API server's ``pods/{name}/portforward``, as ``kubectl port-forward``.
 
-Each connection to the local forwarder (``compute.ports``) opens one port-forward WebSocket to the
+Each connection to the local forward (``compute.forwards``) opens one port-forward WebSocket to the
 pod, which reaches the port in the pod's network namespace (a server bound to 127.0.0.1 there
 too) with nothing run in the pod. The protocol (``v4.channel.k8s.io``): channel 0 carries the
 port's bytes both ways, channel 1 the kubelet's error for it (nothing listening, say); each
@@ -11,26 +11,23 @@ The SDK's own ``portforward()`` bridges through a thread that ``select()``s, whi
 descriptor past 1023; this rides the SDK's ``stream()`` client instead (the one ``_transport``
 uses, which polls). Where the API server refuses port-forwarding (RBAC without
 ``pods/portforward``), each connection falls back to the relay exec'd in the pod
-(``compute.ports``), as before.
+(``compute.forwards``), as before.
 """
 
 from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from kubernetes.client import ApiException
 from kubernetes.stream import stream
 
 from praisonai import _telemetry
-from praisonai.compute.ports import Pipe, exec_dial
+from praisonai.compute.forwards import LoopbackForwarder, Pipe, StartProcess, relay
 from praisonai.compute.providers.kubernetes._pod import pod_name
 from praisonai.compute.providers.kubernetes._transport import keep_no_copy, own_client
-
-if TYPE_CHECKING:
-    from praisonai.compute.providers.kubernetes import KubernetesCompute
 
 DATA, ERROR = 0, 1
 _PREFIX = 2  # the port number at the head of each channel's first frame
@@ -39,7 +36,7 @@ log = _telemetry.logger("kubernetes")
 
 
 class PortForwardPipe:
-    """One port-forward WebSocket to ``port`` of the pod, as a ``compute.ports`` Pipe."""
+    """One port-forward WebSocket to ``port`` of the pod, as a ``compute.forwards`` Pipe."""
 
     def __init__(self, ws: Any, port: int) -> None:
         self._ws = ws
@@ -79,15 +76,35 @@ class PortForwardPipe:
             self._ws.close()
 
 
-async def expose(k: KubernetesCompute, instance_id: str, port: int) -> str:
-    """The URL of this process's forwarder to ``port`` of the instance (``_expose``)."""
-    await k._status(instance_id)  # an unknown instance: InstanceNotFoundError now, not per connection
+class PortForwarder(LoopbackForwarder):
+    """``KubernetesCompute``'s forwarder (``compute.abilities.ports``), built from its ``status``
+    (an unknown instance raises ``InstanceNotFoundError`` at ``expose``, not per connection), its
+    ``pod_of`` (the instance's pod name, blocking), its ``cluster`` (the ``CoreV1Api`` and the
+    namespace) and its ``start`` (the exec relay's stream, where port-forwarding is refused)."""
 
-    def dial() -> Pipe:
-        name = k._pod_of(instance_id, "expose") or pod_name(instance_id)
-        return connect(k.core, k.namespace, name, port, lambda: exec_dial(k, instance_id, port))
+    def __init__(
+        self,
+        status: Callable[[str], Awaitable[object]],
+        pod_of: Callable[[str, str], str | None],
+        cluster: Callable[[], tuple[Any, str]],
+        start: StartProcess,
+    ) -> None:
+        super().__init__()
+        self.status = status
+        self.pod_of = pod_of
+        self.cluster = cluster
+        self.start = start
 
-    return k._port_forwards.open(instance_id, port, dial)
+    async def expose(self, instance_id: str, port: int) -> str:
+        """The URL of this process's forward to ``port`` of the instance."""
+        await self.status(instance_id)
+
+        def dial() -> Pipe:
+            name = self.pod_of(instance_id, "expose") or pod_name(instance_id)
+            core, namespace = self.cluster()
+            return connect(core, namespace, name, port, lambda: relay(self.start, instance_id, port))
+
+        return self.forwards.open(instance_id, port, dial)
 
 
 def connect(core: Any, namespace: str, name: str, port: int, fallback: Callable[[], Pipe]) -> Pipe:

@@ -48,11 +48,11 @@ from praisonai._errors import (
     InstanceNotFoundError,
     PathOutsideWorkspaceError,
     ProviderUnavailableError,
-    UnsupportedFeatureError,
 )
 from praisonai._home import praisonai_home
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo
 from praisonai.compute import _home_reaper
+from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
@@ -61,6 +61,7 @@ from praisonai.compute.providers.local import _archive, _fileops, _files, _pause
 from praisonai.compute.providers.local._beneath import relative_parts
 from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
 from praisonai.compute.providers.local._launch import base_env, command_file, forget_if_empty, isolated_argv
+from praisonai.compute.providers.local._ports import HostPorts
 from praisonai.compute.providers.local._process import INSTANCE_MARKER, run_process
 from praisonai.compute.providers.local._pty import HostPty
 from praisonai.compute.providers.local._record import Instance, save
@@ -94,7 +95,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
     """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
 
     name = "local"
-    capabilities = CHANNEL_CAPABILITIES | {Capability.PORTS, Capability.PTY, Capability.PAUSE}
+    capabilities = CHANNEL_CAPABILITIES | {Capability.PTY, Capability.PAUSE}
     options_model = LocalOptions
 
     def __init__(self, *, isolate: bool = False, root: str | os.PathLike[str] | None = None) -> None:
@@ -103,17 +104,16 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         self._root = self._options.root
         self._known: dict[str, Instance] = {}
         if self.isolate:
-            self.capabilities = CHANNEL_CAPABILITIES | {
-                Capability.PTY,
-                Capability.ISOLATION,
-                Capability.NETWORK_NONE,
-                Capability.PORTS,
-                Capability.PAUSE,
-            }
+            self.capabilities = type(self).capabilities | {Capability.ISOLATION, Capability.NETWORK_NONE}
 
     @property
     def options(self) -> LocalOptions:
         return self._options
+
+    @part(Capability.PORTS)
+    def forwarder(self) -> HostPorts:
+        """The instance's ports are this host's own (``_ports``)."""
+        return HostPorts(lambda instance_id: self._load(instance_id).network)
 
     @property
     def flavour(self) -> str:
@@ -220,18 +220,6 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         inst = Instance(root=root, **data)
         self._known[instance_id] = inst
         return inst
-
-    async def _expose(self, instance_id: str, port: int) -> str:
-        """The port is this host's own: its processes share the host's network (bubblewrap's
-        ``--share-net``), so no forward is needed. Under ``network: none`` each of its processes
-        has a loopback of its own, which nothing outside that process can reach."""
-        if self._load(instance_id).network == "none":
-            raise UnsupportedFeatureError(
-                f"instance {instance_id} has no network (network: none), so nothing outside it can reach "
-                f"its port {port}; provision it without network: none to expose ports",
-                op="expose",
-            )
-        return f"http://127.0.0.1:{port}"
 
     # ---- exec ------------------------------------------------------------------------------
 

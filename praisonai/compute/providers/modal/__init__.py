@@ -47,13 +47,13 @@ from praisonai import _limits
 from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError, ProvisionError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _home_reaper
+from praisonai.compute.abilities import part
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.ports import expose_by_exec
 from praisonai.compute.providers.modal import _capture, _files, _pty, _sdk, _spec, _transport, _tunnels
 from praisonai.compute.providers.modal._linger import LingeringPool
 from praisonai.compute.providers.modal._pause import PauseMixin
@@ -90,7 +90,6 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
             Capability.NETWORK_ALLOWLIST,
             Capability.CAPTURE,
             Capability.PAUSE,  # a snapshot_filesystem image, its record in a Modal Dict (_pause)
-            Capability.PORTS,  # Modal's tunnels for declared ports, else the exec relay (_tunnels)
             Capability.PTY,  # sb.exec(pty=True); resized from inside the sandbox (_pty)
         }
     )
@@ -328,18 +327,21 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
 
     # ---- ports ---------------------------------------------------------------------------------
 
-    async def _expose(self, instance_id: str, port: int) -> str:
+    @part(Capability.PORTS)
+    def forwarder(self) -> _tunnels.TunnelsFirst:
+        return _tunnels.TunnelsFirst(self._transport, self.execute, self._tunnel)
+
+    async def _tunnel(self, instance_id: str, port: int) -> str | None:
         """A port declared at creation: its Modal tunnel's HTTPS URL (nothing forwarded here).
-        Any other port: the exec relay's ``http://127.0.0.1:N``, as on the docker pool, since
-        Modal cannot open a port on a running sandbox."""
+        Any other port: ``None`` (the exec relay's), since Modal cannot open one on a running sandbox."""
         await self._awake(instance_id)  # another process's sandbox: its tags name the ports
-        if port in self._ports.get(instance_id, frozenset()):
+        if port not in self._ports.get(instance_id, frozenset()):
+            return None
 
-            async def url(_: Any) -> str:  # asked afresh: the SDK caches tunnels on the handle
-                return await _tunnels.url(await self._find(instance_id, fresh=True), port, instance_id)
+        async def url(_: Any) -> str:  # asked afresh: the SDK caches tunnels on the handle
+            return await _tunnels.url(await self._find(instance_id, fresh=True), port, instance_id)
 
-            return await self._woken(instance_id, url)
-        return await expose_by_exec(self, instance_id, port)
+        return await self._woken(instance_id, url)
 
     # ---- terminals ---------------------------------------------------------------------------
 

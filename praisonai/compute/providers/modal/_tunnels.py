@@ -1,5 +1,5 @@
 """``expose`` on Modal: a port the config named (``ComputeConfig.ports``) goes through Modal's own
-tunnel; any other port through the exec relay (``compute.ports``).
+tunnel; any other port through the exec relay (``compute.forwards``): :class:`TunnelsFirst`.
 
 Modal opens tunnels only for ports declared when the sandbox is created (``encrypted_ports``:
 TLS ends at Modal's edge, the URL is ``https://<host>``), so the config names them up front and the
@@ -11,10 +11,11 @@ A tunnel reaches the port from outside the sandbox: the server must listen on ev
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 from praisonai._errors import ProviderUnavailableError
+from praisonai.compute.forwards import ExecRelay, Execute, StartProcess
 from praisonai.compute.providers.modal import _sdk
 from praisonai.compute.providers.modal._sdk import translated
 
@@ -64,3 +65,19 @@ async def url(sb: Any, port: int, instance_id: str) -> str:
             op="expose",
         )
     return f"https://{tunnel.host}" + ("" if tunnel.port == 443 else f":{tunnel.port}")
+
+
+class TunnelsFirst(ExecRelay):
+    """``ModalCompute``'s forwarder (``compute.abilities.ports``): ``tunnel(instance_id, port)`` is
+    the URL of Modal's tunnel for a port declared at creation, ``None`` for any other port, which
+    goes through the exec relay (``start`` and ``execute`` as ``ExecRelay``'s)."""
+
+    def __init__(
+        self, start: StartProcess, execute: Execute, tunnel: Callable[[str, int], Awaitable[str | None]]
+    ) -> None:
+        super().__init__(start, execute)
+        self.tunnel = tunnel
+
+    async def expose(self, instance_id: str, port: int) -> str:
+        url = await self.tunnel(instance_id, port)
+        return url if url is not None else await super().expose(instance_id, port)

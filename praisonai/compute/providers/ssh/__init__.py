@@ -44,6 +44,7 @@ from praisonai._errors import (
 from praisonai._types import Capability, InstanceInfo, InstanceStatus
 from praisonai.compute import _home_reaper
 from praisonai.compute._threads import run_blocking
+from praisonai.compute.abilities import part
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
@@ -118,7 +119,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     """
 
     name = "ssh"
-    capabilities = CHANNEL_CAPABILITIES | {Capability.PORTS, Capability.PTY, Capability.PAUSE}
+    capabilities = CHANNEL_CAPABILITIES | {Capability.PTY, Capability.PAUSE}
     options_model = SSHOptions
     requires = ("paramiko",)
     extra = "ssh"
@@ -141,6 +142,15 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     @property
     def options(self) -> SSHOptions:
         return self._options
+
+    @part(Capability.PORTS)
+    def forwarder(self) -> _ports.SshForwarder:
+        """A forward on 127.0.0.1 here to ``127.0.0.1:port`` on the instance's host (``_ports``)."""
+
+        async def link_of(instance_id: str) -> HostLink:
+            return (await self._place(instance_id)).link
+
+        return _ports.SshForwarder(link_of)
 
     def unavailable_reason(self) -> str | None:
         if not self.hosts:
@@ -268,11 +278,6 @@ class SSHCompute(ChannelMixin, ComputeProvider):
                 self._places[instance_id] = place
                 return place
         raise InstanceNotFoundError(f"no ssh instance {instance_id!r}", op="lookup")
-
-    async def _expose(self, instance_id: str, port: int) -> str:
-        """A forwarder on 127.0.0.1 here to ``127.0.0.1:port`` on the instance's host (``_ports``)."""
-        place = await self._place(instance_id)
-        return await _ports.expose(self._port_forwards, place.link, instance_id, port)
 
     # ---- exec: through the instance's channel ----------------------------------------------
 

@@ -1,16 +1,17 @@
 """An SSH instance's port: a ``direct-tcpip`` channel per connection to ``127.0.0.1:PORT`` on its
 host (``ssh -L``), over the provider's own connections, behind a forwarder on this host's loopback
-(``compute.ports``). The instance's processes run on the host, so their ports are the host's."""
+(``compute.forwards``). The instance's processes run on the host, so their ports are the host's."""
 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from praisonai._errors import ProviderUnavailableError, UnsupportedFeatureError
 from praisonai._limits import PORT_RELAY_CHUNK
 from praisonai.compute._threads import run_blocking
-from praisonai.compute.ports import Forwards
+from praisonai.compute.forwards import LoopbackForwarder
 from praisonai.compute.providers.ssh._link import _OPEN_TIMEOUT_S, HostLink
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ _PROHIBITED = 1  # RFC 4254's SSH_OPEN_ADMINISTRATIVELY_PROHIBITED: sshd's Allow
 
 
 class ChannelPipe:
-    """A ``direct-tcpip`` channel as a ``compute.ports.Pipe``."""
+    """A ``direct-tcpip`` channel as a ``compute.forwards.Pipe``."""
 
     def __init__(self, channel: paramiko.Channel) -> None:
         self._channel = channel
@@ -67,9 +68,18 @@ def check_allowed(link: HostLink, port: int) -> None:
         dial(link, port).close()
 
 
-async def expose(forwards: Forwards, link: HostLink, instance_id: str, port: int) -> str:
-    """The URL of this process's forward to ``port`` on the instance's host, started (after the
-    host said it allows forwarding) on first use."""
-    if not forwards.holds(instance_id, port):
-        await run_blocking(check_allowed, link, port)
-    return forwards.open(instance_id, port, lambda: dial(link, port))
+class SshForwarder(LoopbackForwarder):
+    """``SSHCompute``'s forwarder (``compute.abilities.ports``), built from ``link_of``: the
+    connections to the instance's host (the instance is looked up: an unknown one raises)."""
+
+    def __init__(self, link_of: Callable[[str], Awaitable[HostLink]]) -> None:
+        super().__init__()
+        self.link_of = link_of
+
+    async def expose(self, instance_id: str, port: int) -> str:
+        """The URL of this process's forward to ``port`` on the instance's host, started (after
+        the host said it allows forwarding) on first use."""
+        link = await self.link_of(instance_id)
+        if not self.forwards.holds(instance_id, port):
+            await run_blocking(check_allowed, link, port)
+        return self.forwards.open(instance_id, port, lambda: dial(link, port))

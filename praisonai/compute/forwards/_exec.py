@@ -6,12 +6,17 @@ from this host to the instance, so it works under ``network: none`` and on remot
 from __future__ import annotations
 
 import contextlib
+import functools
 import queue
 import threading
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
+from praisonai._errors import UnsupportedFeatureError
 from praisonai._limits import PORT_PROBE_TIMEOUT_S, PORT_RELAY_BACKLOG, PORT_RELAY_CHUNK
-from praisonai.compute.ports._forwarder import Dial
+from praisonai._types import ExecResult
+from praisonai.compute.forwards._forward import Pipe
+from praisonai.compute.forwards._forwards import LoopbackForwarder
 from praisonai.runtime.transport import Transport
 
 # Either side ending ends the relay: the port closed, or this host hung up (stdin's EOF).
@@ -73,32 +78,42 @@ def _drop(_: bytes) -> None:
     pass
 
 
-def exec_dial(provider: Any, instance_id: str, port: int) -> TransportPipe:
-    """Start the relay to ``port`` through ``provider._transport`` (a ``ChannelMixin``'s)."""
-    return TransportPipe(provider._transport(instance_id, relay_argv(port)))
+#: How a provider starts ``argv`` in the instance with its stdin and stdout attached (a
+#: ``ChannelMixin``'s ``_transport``).
+StartProcess = Callable[[str, list[str]], Transport]
 
 
-async def expose_by_exec(provider: Any, instance_id: str, port: int, dial: Dial | None = None) -> str:
-    """``_expose`` for a provider with a byte-stream channel: a forwarder on 127.0.0.1 whose
-    connections each run the relay in the instance (checked first: the instance has python3);
-    ``dial``: the provider's own way to each connection, which may fall back to that relay."""
-    from praisonai._errors import UnsupportedFeatureError
+class Execute(Protocol):
+    """The provider's public ``execute``, as the probe calls it."""
 
-    if not provider._port_forwards.holds(instance_id, port):
-        probe = await provider.execute(instance_id, PROBE, timeout=PORT_PROBE_TIMEOUT_S)
-        if probe.exit_code != 0:
-            raise UnsupportedFeatureError(NEEDS, op="expose")
-    forwards = provider._port_forwards
-    return str(forwards.open(instance_id, port, dial or (lambda: exec_dial(provider, instance_id, port))))
+    def __call__(self, instance_id: str, command: str, timeout: float) -> Awaitable[ExecResult]: ...
 
 
-class ExecRelayPorts:
-    """``_expose`` for a provider with a byte-stream channel (``ChannelMixin``), listed before
-    ``ComputeProvider`` in its bases: the docker pool (through each engine's API, also an
-    ssh-reached one; a docker engine tries the container's address first, ``docker._ports``).
-    Kubernetes port-forwards and falls back to ``exec_dial`` where that is refused
-    (``providers.kubernetes._ports``); Modal calls ``expose_by_exec`` for a port it opened no
-    tunnel for; E2B uses its own preview hosts (``providers.e2b._ports``)."""
+def relay(start: StartProcess, instance_id: str, port: int) -> TransportPipe:
+    """One connection to ``port``: the relay started in the instance through ``start``."""
+    return TransportPipe(start(instance_id, relay_argv(port)))
 
-    async def _expose(self, instance_id: str, port: int) -> str:
-        return await expose_by_exec(self, instance_id, port)
+
+class ExecRelay(LoopbackForwarder):
+    """The forwarder of a provider with a byte-stream channel: a forward on 127.0.0.1 whose
+    connections each run the relay in the instance (checked first with ``execute``: the instance
+    has python3). The docker pool uses it as it is (through each engine's API, also an ssh-reached
+    one); a docker engine dials the container's address first (``docker._ports``), Modal serves a
+    port it opened a tunnel for itself (``modal._tunnels``); kubernetes port-forwards and falls
+    back to :func:`relay` where that is refused (``kubernetes._ports``)."""
+
+    def __init__(self, start: StartProcess, execute: Execute) -> None:
+        super().__init__()
+        self.start = start
+        self.execute = execute
+
+    async def expose(self, instance_id: str, port: int) -> str:
+        if not self.forwards.holds(instance_id, port):
+            probe = await self.execute(instance_id, PROBE, timeout=PORT_PROBE_TIMEOUT_S)
+            if probe.exit_code != 0:
+                raise UnsupportedFeatureError(NEEDS, op="expose")
+        return self.forwards.open(instance_id, port, functools.partial(self.dial, instance_id, port))
+
+    def dial(self, instance_id: str, port: int) -> Pipe:
+        """One connection's stream to ``port`` (called in the forward's thread): the relay."""
+        return relay(self.start, instance_id, port)

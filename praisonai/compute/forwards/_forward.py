@@ -1,8 +1,8 @@
-"""A TCP forwarder on this host's loopback: each connection accepted is relayed, both ways, to a
+"""A forward: a TCP listener on this host's loopback: each connection accepted is relayed, both ways, to a
 stream a provider dials into the instance (an exec'd relay, an SSH ``direct-tcpip`` channel).
 
 Threads, not the event loop: a transport's reader is a thread already (``runtime.transport``), and
-the forwarder must outlive the event loop that asked for it (an ``anyio.run`` per call). It listens
+the forward must outlive the event loop that asked for it (an ``anyio.run`` per call). It listens
 on 127.0.0.1 only, never on every address; ``close`` stops the listener and every relay at once.
 """
 
@@ -53,8 +53,9 @@ class SocketPipe:
         _hang_up(self._sock)
 
 
-class Forwarder:
-    """Listens on ``127.0.0.1:<ephemeral>`` (``url``) and relays each connection through ``dial()``."""
+class Forward:
+    """One forward: listens on ``127.0.0.1:<ephemeral>`` (``url``) and relays each connection
+    through ``dial()``."""
 
     def __init__(self, dial: Dial, name: str) -> None:
         self._dial = dial
