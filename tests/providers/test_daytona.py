@@ -250,11 +250,15 @@ def test_a_huge_output_is_cut_in_the_sandbox_with_the_exact_count(ctx: Context) 
 
 def test_a_small_output_comes_back_in_the_exec_answer(ctx: Context, fake: DaytonaFake) -> None:
     """Apart and with its exit code, and no download: the sandbox lookup and the exec are the
-    only vendor calls."""
+    only vendor calls (besides the activity renewals of a slow exec: every 0.3 s here)."""
     before = dict(fake.calls)
     r = _portal.call(lambda: ctx.sh("printf 'a\\0b'; printf 'e\\n' >&2; exit 4"))
     assert (r.stdout, r.stderr, r.exit_code) == ("a\0b", "e\n", 4), r
-    spent = {k: v - before.get(k, 0) for k, v in fake.calls.items() if v != before.get(k, 0)}
+    spent = {
+        k: v - before.get(k, 0)
+        for k, v in fake.calls.items()
+        if v != before.get(k, 0) and not k.endswith("last-activity")
+    }
     assert sum(spent.values()) == 2 and any("execute" in k for k in spent), spent
 
 

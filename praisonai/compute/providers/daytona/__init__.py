@@ -29,6 +29,7 @@ refused by capability. ``network: {allow: [...]}`` maps to Daytona's ``network_a
 from __future__ import annotations
 
 import contextlib
+import functools
 import ipaddress
 import math
 import posixpath
