@@ -34,7 +34,7 @@ import ipaddress
 import math
 import posixpath
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
@@ -45,7 +45,7 @@ from praisonai._errors import InstanceNotFoundError, PathNotFoundError, Unsuppor
 from praisonai._lifetime import whole_units
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
-from praisonai.compute.abilities.pty import Pty
+from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
@@ -103,7 +103,6 @@ class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
             Capability.PROCESSES,
             Capability.PORTS,  # Daytona's signed preview URLs (_ports)
             Capability.PAUSE,
-            Capability.PTY,  # Daytona's PTY sessions (_pty)
         }
     )
 
@@ -303,16 +302,10 @@ class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
 
             return await _exec.run(sandbox, request, cwd, renew)
 
-    async def _open_pty(
-        self,
-        instance_id: str,
-        command: list[str] | None,
-        cols: int,
-        rows: int,
-        cwd: str | None,
-        env: Mapping[str, str],
-    ) -> Pty:
-        return await _pty.open_pty(self, instance_id, command, (cols, rows), cwd, env)
+    @part(Capability.PTY)
+    def terminals(self) -> _pty.DaytonaTerminals:
+        """Daytona's PTY sessions (``_pty``)."""
+        return _pty.DaytonaTerminals(sandbox=self._sandbox, path=self._path, renew_s=self._options.renew_s)
 
     # ---- files -----------------------------------------------------------------------------
 
