@@ -23,6 +23,7 @@ from typing import Protocol
 import anyio
 import anyio.to_thread
 
+from praisonai import _limits
 from praisonai._errors import PraisonAIError
 from praisonai._types import ExecRequest
 from praisonai.compute.abilities.pty import KILL_MARKED_SH, Pty, env_lines
@@ -203,8 +204,9 @@ class PodTerminals:
         return transport
 
     async def _remove(self, instance_id: str, path: str) -> None:
-        """Remove ``path`` in the pod, as the instance's commands would."""
-        request = ExecRequest(f"rm -f -- {shlex.quote(path)}", cwd="/", timeout=_KILL_WAIT_S)
+        """Remove ``path`` from the spool, as root: only root may write there."""
+        line = f"rm -f -- {shlex.quote(path)}"
+        request = ExecRequest(line, cwd="/", timeout=_limits.KILL_GRACE_S, privileged=True)
         await self._channels.run(instance_id, lambda ch: ch.exec(request))
 
 
