@@ -87,15 +87,17 @@ class Place(Protocol):
     def clean_env(self) -> list[str]: ...
 
 
-P = TypeVar("P", bound=Place)
+PlaceT = TypeVar("PlaceT", bound=Place)
 
 
-class SSHTerminals(Generic[P]):
+class SSHTerminals(Generic[PlaceT]):
     """Terminals in a provider's SSH instances (``Terminals``), from its collaborators: ``awake``
     gives where an instance lives (resumed when paused), ``host_path`` maps an instance path
     onto its host (refusing anything outside the workspace)."""
 
-    def __init__(self, awake: Callable[[str], Awaitable[P]], host_path: Callable[[P, str], str]) -> None:
+    def __init__(
+        self, awake: Callable[[str], Awaitable[PlaceT]], host_path: Callable[[PlaceT, str], str]
+    ) -> None:
         self._awake, self._host_path = awake, host_path
 
     async def open(
