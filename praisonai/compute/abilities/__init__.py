@@ -10,7 +10,7 @@
 | ``pause``     | the ``_pause`` and ``_resume`` hooks                | ``Capability.PAUSE``     |
 | ``ports``     | the ``Forwarder`` part: ``expose``                  | holding a ``forwarder``  |
 | ``egress``    | the ``Egress`` part (an allowlist's proxy)          | ``NETWORK_ALLOWLIST``    |
-| ``pty``       | the ``_open_pty`` hook (and the ``Pty`` handle)     | ``Capability.PTY``       |
+| ``pty``       | the ``Terminals`` part (and the ``Pty`` handle)     | holding ``terminals``    |
 
 Each refuses with one sentence by default (captures list nothing). A provider declares the
 abilities it has in ``capabilities`` and overrides the methods; the channel mixin
@@ -20,10 +20,13 @@ abilities it has in ``capabilities`` and overrides the methods; the channel mixi
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from praisonai._errors import ConfigError
+from praisonai._limits import PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS
 from praisonai._types import Capability
+from praisonai.compute import _activity
 from praisonai.compute.abilities.bound_env import BoundEnv
 from praisonai.compute.abilities.captures import Captures, SnapshotRef
 from praisonai.compute.abilities.egress import Egress
@@ -31,7 +34,7 @@ from praisonai.compute.abilities.part import Part, held, held_capabilities, part
 from praisonai.compute.abilities.pause import Pause
 from praisonai.compute.abilities.ports import Forwarder, NoForwards
 from praisonai.compute.abilities.processes import Processes
-from praisonai.compute.abilities.pty import Pty, PtyHook
+from praisonai.compute.abilities.pty import Pty, Terminals, pty_argv, pty_size
 from praisonai.compute.abilities.run_once import RunOnce
 from praisonai.compute.abilities.sessions import Sessions
 
@@ -46,16 +49,16 @@ __all__ = [
     "Pause",
     "Processes",
     "Pty",
-    "PtyHook",
     "RunOnce",
     "Sessions",
     "SnapshotRef",
+    "Terminals",
     "held",
     "part",
 ]
 
 
-class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause, PtyHook):
+class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause):
     """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack:
     the declaration of each kind of part (``compute.abilities.part``, ``None`` here) and the
     public method that checks the id, asks for the part, calls it and marks the ledger."""
@@ -70,6 +73,38 @@ class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause,
     # ---- pause: the pauser ------------------------------------------------------------------
 
     # ---- terminals ---------------------------------------------------------------------------
+
+    @part(Capability.PTY, held=False)
+    def terminals(self) -> Terminals | None:
+        """The part that opens interactive terminals in instances, or None: the provider cannot."""
+        return None
+
+    async def open_pty(
+        self,
+        instance_id: str,
+        *,
+        command: str | Sequence[str] | None = None,
+        cols: int = PTY_DEFAULT_COLS,
+        rows: int = PTY_DEFAULT_ROWS,
+        cwd: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Pty:
+        """An interactive terminal in the instance running ``command`` (a string for ``sh -c``, an
+        argv list, or ``None`` for a shell), under the same isolation as :meth:`execute`. Use it
+        as ``async with``: closing kills its whole process tree. See :class:`Pty`.
+
+        Raises:
+            UnsupportedFeatureError: the provider lacks ``Capability.PTY``.
+            ConfigError: ``cols``/``rows`` out of range.
+            InstanceNotFoundError: no such instance.
+        """
+        self._check_id(instance_id)
+        argv, (cols, rows) = pty_argv(command), pty_size(cols, rows)
+        terminals = held(self.terminals, self.name, "interactive terminals", "open_pty", Capability.PTY)
+        pty = await terminals.open(instance_id, argv, cols, rows, cwd, dict(env or {}))
+        pty.on_activity = lambda: _activity.touch(instance_id)
+        _activity.touch(instance_id)
+        return pty
 
     # ---- ports: the forwarder ----------------------------------------------------------------
 

@@ -1,10 +1,10 @@
 """A way in: an interactive terminal (a pseudo-terminal) in a running instance. Turned on by
 ``Capability.PTY``.
 
-A provider with ``pty`` implements ``_open_pty``, returning a :class:`Pty`: the process runs under
-the same isolation as the instance's commands (same user, cgroup, network, sandbox), attached to a
-fresh pseudo-terminal of ``cols`` x ``rows``. Without the capability ``open_pty`` refuses with one
-sentence.
+A provider with terminals holds a :class:`Terminals` part (``provider.terminals``) whose ``open``
+returns a :class:`Pty`: the process runs under the same isolation as the instance's commands (same
+user, cgroup, network, sandbox), attached to a fresh pseudo-terminal of ``cols`` x ``rows``.
+Without one ``open_pty`` refuses with one sentence.
 """
 
 from __future__ import annotations
@@ -13,15 +13,13 @@ import abc
 import contextlib
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from types import TracebackType
+from typing import Protocol
 
 import anyio
 
 from praisonai import _limits
 from praisonai._errors import ConfigError, PraisonAIError
-from praisonai._limits import PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS, PTY_MAX_SIDE
-from praisonai._types import Capability
-from praisonai.compute import _activity
-from praisonai.compute.abilities._refusal import Refusal
+from praisonai._limits import PTY_MAX_SIDE
 
 #: ``sh -c`` code killing, where it runs (inside a container, on an SSH host), every process whose
 #: environment holds exactly ``$1`` (a terminal's ``NAME=token`` marker), sweeping again while
@@ -163,37 +161,11 @@ class StreamedPty(Pty):
         """Let go of the SDK's handle and stop this terminal's own tasks."""
 
 
-class PtyHook(Refusal):
-    """The terminal method and hook of the provider contract."""
+class Terminals(Protocol):
+    """A provider's part that opens terminals in its instances (``provider.terminals``); the
+    public ``open_pty`` has checked the id, the command, the size and the env before it asks."""
 
-    async def open_pty(
-        self,
-        instance_id: str,
-        *,
-        command: str | Sequence[str] | None = None,
-        cols: int = PTY_DEFAULT_COLS,
-        rows: int = PTY_DEFAULT_ROWS,
-        cwd: str | None = None,
-        env: Mapping[str, str] | None = None,
-    ) -> Pty:
-        """An interactive terminal in the instance running ``command`` (a string for ``sh -c``, an
-        argv list, or ``None`` for a shell), under the same isolation as :meth:`execute`. Use it
-        as ``async with``: closing kills its whole process tree. See :class:`Pty`.
-
-        Raises:
-            UnsupportedFeatureError: the provider lacks ``Capability.PTY``.
-            ConfigError: ``cols``/``rows`` out of range.
-            InstanceNotFoundError: no such instance.
-        """
-        self._check_id(instance_id)
-        pty = await self._open_pty(
-            instance_id, pty_argv(command), *pty_size(cols, rows), cwd, dict(env or {})
-        )
-        pty.on_activity = lambda: _activity.touch(instance_id)
-        _activity.touch(instance_id)
-        return pty
-
-    async def _open_pty(
+    async def open(
         self,
         instance_id: str,
         command: list[str] | None,
@@ -204,7 +176,7 @@ class PtyHook(Refusal):
     ) -> Pty:
         """Start ``command`` (``None``: the instance's login shell) on a new pseudo-terminal of
         ``cols`` x ``rows`` in ``cwd`` with ``env`` added to the instance's environment."""
-        raise self._unsupported("interactive terminals", "open_pty", Capability.PTY)
+        ...
 
 
 def pty_argv(command: str | Sequence[str] | None) -> list[str] | None:

@@ -35,7 +35,7 @@ import math
 import posixpath
 import shlex
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
 
@@ -47,7 +47,6 @@ from praisonai._lifetime import whole_units
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
 from praisonai.compute.abilities import part
-from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
@@ -104,7 +103,6 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             Capability.NETWORK_ALLOWLIST,
             Capability.PROCESSES,
             Capability.PAUSE,
-            Capability.PTY,  # Daytona's PTY sessions (_pty)
         }
     )
 
@@ -296,16 +294,10 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
 
             return await _exec.run(sandbox, request, cwd, renew)
 
-    async def _open_pty(
-        self,
-        instance_id: str,
-        command: list[str] | None,
-        cols: int,
-        rows: int,
-        cwd: str | None,
-        env: Mapping[str, str],
-    ) -> Pty:
-        return await _pty.open_pty(self, instance_id, command, (cols, rows), cwd, env)
+    @part(Capability.PTY)
+    def terminals(self) -> _pty.DaytonaTerminals:
+        """Daytona's PTY sessions (``_pty``)."""
+        return _pty.DaytonaTerminals(sandbox=self._sandbox, path=self._path, renew_s=self._options.renew_s)
 
     # ---- files -----------------------------------------------------------------------------
 

@@ -24,8 +24,9 @@ import contextlib
 import math
 import secrets
 import shlex
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
+from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -33,9 +34,6 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from praisonai._errors import ConfigError, InstanceNotFoundError, PathNotFoundError
 from praisonai.compute.abilities.pty import KILL_MARKED_SH, PTY_MARKER, Pty, env_lines
 from praisonai.compute.providers.daytona._client import translated
-
-if TYPE_CHECKING:
-    from praisonai.compute.providers.daytona import DaytonaCompute
 
 _RUN, _GO = "PRAISONAI_PTY_RUN", "PRAISONAI_PTY_GO"
 #: The line typed into the daemon's shell for a command: no value in it (they are in the env),
@@ -159,48 +157,64 @@ class DaytonaPty(Pty):
                 await self._tending
 
 
-async def open_pty(
-    provider: DaytonaCompute,
-    instance_id: str,
-    argv: list[str] | None,
-    size: tuple[int, int],
-    cwd: str | None,
-    env: Mapping[str, str],
-) -> DaytonaPty:
-    """A :class:`DaytonaPty` running ``argv`` (``None``: the daemon's login shell) on a terminal
-    of ``size`` (cols, rows) in ``cwd`` (relative to the instance's working directory), with the
-    sandbox's env plus ``env``.
+class DaytonaTerminals:
+    """Terminals in a provider's Daytona sandboxes (``Terminals``), from its collaborators:
+    ``sandbox(instance_id, op)`` enters an instance's ``AsyncSandbox`` (with the client it lives
+    on; resumed when paused), ``path(sandbox, path)`` resolves a path against its working dir,
+    and ``renew_s`` is how often an open terminal renews the sandbox's activity."""
 
-    Raises:
-        ConfigError: a side over Daytona's ``MAX_SIDE``, or an env name that is no identifier.
-        PathNotFoundError: ``cwd`` is not a directory in the sandbox.
-    """
-    checked_size(*size)
-    env_lines(env)  # refuses a name that is no identifier, as the other providers do
-    marker, token = secrets.token_hex(16), (None if argv is None else secrets.token_hex(16))
-    envs = {"TERM": "xterm", **env, PTY_MARKER: marker}
-    if argv is not None:
-        envs.update({_RUN: shlex.join(argv), _GO: str(token)})
-    stack, pty = contextlib.AsyncExitStack(), None
-    try:
-        sandbox = await stack.enter_async_context(provider._sandbox(instance_id, "open_pty"))
-        pty = DaytonaPty(stack, sandbox, f"{PTY_MARKER}={marker}", token)
-        handle = await _create(sandbox, pty, provider._path(sandbox, cwd or "."), envs, size)
-    except BaseException:
-        if pty is not None:
-            pty.release()
-        with anyio.CancelScope(shield=True):
-            await stack.aclose()
-        raise
-    pty.started(handle, provider.options.renew_s)
-    if argv is not None:
+    def __init__(
+        self,
+        *,
+        sandbox: Callable[[str, str], AbstractAsyncContextManager[Any]],
+        path: Callable[[Any, str], str],
+        renew_s: float,
+    ) -> None:
+        self._sandbox, self._path, self._renew_s = sandbox, path, renew_s
+
+    async def open(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> DaytonaPty:
+        """A :class:`DaytonaPty` running ``command`` (``None``: the daemon's login shell) on a
+        terminal of ``cols`` x ``rows`` in ``cwd`` (relative to the instance's working
+        directory), with the sandbox's env plus ``env``.
+
+        Raises:
+            ConfigError: a side over Daytona's ``MAX_SIDE``, or an env name that is no identifier.
+            PathNotFoundError: ``cwd`` is not a directory in the sandbox.
+        """
+        checked_size(cols, rows)
+        env_lines(env)  # refuses a name that is no identifier, as the other providers do
+        marker, token = secrets.token_hex(16), (None if command is None else secrets.token_hex(16))
+        envs = {"TERM": "xterm", **env, PTY_MARKER: marker}
+        if command is not None:
+            envs.update({_RUN: shlex.join(command), _GO: str(token)})
+        stack, pty = contextlib.AsyncExitStack(), None
         try:
-            with translated("open_pty", instance_id=instance_id):
-                await handle.send_input(_LAUNCH.encode())
+            sandbox = await stack.enter_async_context(self._sandbox(instance_id, "open_pty"))
+            pty = DaytonaPty(stack, sandbox, f"{PTY_MARKER}={marker}", token)
+            handle = await _create(sandbox, pty, self._path(sandbox, cwd or "."), envs, (cols, rows))
         except BaseException:
-            await pty.close()
+            if pty is not None:
+                pty.release()
+            with anyio.CancelScope(shield=True):
+                await stack.aclose()
             raise
-    return pty
+        pty.started(handle, self._renew_s)
+        if command is not None:
+            try:
+                with translated("open_pty", instance_id=instance_id):
+                    await handle.send_input(_LAUNCH.encode())
+            except BaseException:
+                await pty.close()
+                raise
+        return pty
 
 
 async def _create(

@@ -8,24 +8,23 @@ and the registry's ``"docker"`` build a pool from the same options that name its
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from praisonai._types import Capability
-from praisonai.compute.abilities.pty import Pty
+from praisonai.compute.abilities import part
 from praisonai.compute.config import Runtime
 from praisonai.compute.providers.docker._client import DockerHost
 from praisonai.compute.providers.docker._engine import DockerEngine
 from praisonai.compute.providers.docker._main import WATCHDOG_LOG
 from praisonai.compute.providers.docker._pool import DockerPool
-from praisonai.compute.providers.docker._pty import open_docker_pty
+from praisonai.compute.providers.docker._pty import DockerTerminals
 
 
 class DockerCompute(DockerEngine):
     """Docker compute: one engine (``base_url``, else ``$DOCKER_HOST``), or several (``hosts``:
     a ``DockerPool``)."""
 
-    capabilities = DockerEngine.capabilities | {Capability.PTY}
     #: Where the instance's watchdog writes its notices, inside the container (``compute logs``).
     watchdog_log = WATCHDOG_LOG
 
@@ -49,14 +48,6 @@ class DockerCompute(DockerEngine):
         strings) instead of ``base_url``; empty here (given any, ``__new__`` made a pool)."""
         super().__init__(image=image, base_url=base_url, pull=pull, runtime=runtime)
 
-    async def _open_pty(
-        self,
-        instance_id: str,
-        command: list[str] | None,
-        cols: int,
-        rows: int,
-        cwd: str | None,
-        env: Mapping[str, str],
-    ) -> Pty:
-        user = await self._command_user(instance_id)
-        return await open_docker_pty(self.api, instance_id, command, cols, rows, cwd, env, user)
+    @part(Capability.PTY)
+    def terminals(self) -> DockerTerminals:
+        return DockerTerminals(self.connect, self._command_user)

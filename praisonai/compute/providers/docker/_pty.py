@@ -8,7 +8,7 @@ from __future__ import annotations
 import contextlib
 import secrets
 import socket
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -125,21 +125,33 @@ def _sized(cols: int, rows: int) -> list[str]:
     ]
 
 
-async def open_docker_pty(
-    api: Any,
-    instance_id: str,
-    argv: list[str] | None,
-    cols: int,
-    rows: int,
-    cwd: str | None,
-    env: Mapping[str, str],
-    user: str | None = None,
-) -> DockerPty:
-    """A :class:`DockerPty` running ``argv`` (``None``: bash, else sh, as a login shell) as
-    ``user`` (``compute.separation``; ``None``: the container's)."""
-    shell = ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
-    program = dropped(user, own_shell(argv or shell))
-    environment = {"TERM": "xterm", **env}
-    return await anyio.to_thread.run_sync(
-        lambda: DockerPty(api, instance_id, program, cwd=cwd, env=environment, cols=cols, rows=rows)
-    )
+class DockerTerminals:
+    """Terminals in one engine's containers (``Terminals``): ``connect`` gives the engine's
+    docker-py client, ``command_user`` an instance's command user (``compute.separation``;
+    ``None``: the container's)."""
+
+    def __init__(
+        self, connect: Callable[[], Any], command_user: Callable[[str], Awaitable[str | None]]
+    ) -> None:
+        self._connect, self._command_user = connect, command_user
+
+    async def open(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> DockerPty:
+        """A :class:`DockerPty` running ``command`` (``None``: bash, else sh, as a login shell)
+        as the instance's command user."""
+        user = await self._command_user(instance_id)
+        shell = ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
+        program = dropped(user, own_shell(command or shell))
+        environment = {"TERM": "xterm", **env}
+        return await anyio.to_thread.run_sync(  # connecting blocks too: in the worker thread
+            lambda: DockerPty(
+                self._connect(), instance_id, program, cwd=cwd, env=environment, cols=cols, rows=rows
+            )
+        )

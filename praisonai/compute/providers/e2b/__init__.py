@@ -36,7 +36,6 @@ import os
 import posixpath
 import shlex
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -51,7 +50,6 @@ from praisonai._errors import (
 from praisonai._tasks import beside
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.abilities import part
-from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
@@ -73,7 +71,7 @@ from praisonai.compute.providers.e2b._meta import (
     status_of,
     timeout_for,
 )
-from praisonai.compute.providers.e2b._pty import open_e2b_pty
+from praisonai.compute.providers.e2b._pty import E2BTerminals
 from praisonai.compute.providers.e2b._renewal import Renewals
 from praisonai.runtime import processes
 from praisonai.runtime.channel import Channel
@@ -102,7 +100,6 @@ class E2BCompute(ChannelMixin, ComputeProvider):
             Capability.SELF_STOP,
             Capability.CAPTURE,
             Capability.PAUSE,
-            Capability.PTY,
         }
         | CHANNEL_CAPABILITIES
     )
@@ -328,19 +325,12 @@ class E2BCompute(ChannelMixin, ComputeProvider):
         sandbox = await self._sandbox(instance_id)
         await _files.download(sandbox, instance_id, self._path(instance_id, remote), local)
 
-    async def _open_pty(
-        self,
-        instance_id: str,
-        command: list[str] | None,
-        cols: int,
-        rows: int,
-        cwd: str | None,
-        env: Mapping[str, str],
-    ) -> Pty:
+    @part(Capability.PTY)
+    def terminals(self) -> E2BTerminals:
         """The SDK's own pty (``_pty``); what is typed or printed renews the sandbox."""
-        sandbox, path = await self._sandbox(instance_id), self._path(instance_id, cwd or ".")
-        renew, env_file = self._renewals.soon_for(instance_id), self._env_file(instance_id)
-        return await open_e2b_pty(sandbox, command, path, env, env_file, (cols, rows), renew)
+        return E2BTerminals(
+            sandbox=self._sandbox, path=self._path, env_file=self._env_file, renewal=self._renewals.soon_for
+        )
 
     def _path(self, instance_id: str, path: str) -> str:
         """``path`` in the sandbox: relative paths resolve against the instance's working dir."""

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import secrets
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from praisonai import _limits
@@ -35,8 +35,8 @@ from praisonai.compute.providers.e2b._exec import bound_env
 
 class E2BPty(StreamedPty):
     """An envd process on a terminal in ``sandbox``: its output comes through :meth:`take` (the
-    SDK's ``on_data``), its handle (an ``AsyncCommandHandle`` of ``sandbox.pty``) through
-    :meth:`started`. ``marker`` is in the environment of everything it starts, and ``on_use``
+    SDK's ``on_data``), its handle (an ``AsyncCommandHandle`` of ``sandbox.pty``) from
+    :meth:`start`. ``marker`` is in the environment of everything it starts, and ``on_use``
     runs on every input and output (the provider renews the sandbox from it)."""
 
     def __init__(self, sandbox: Any, marker: str, on_use: Callable[[], None]) -> None:
@@ -45,10 +45,22 @@ class E2BPty(StreamedPty):
         self._handle: Any = None
         self._watcher: asyncio.Future[None] | None = None
 
-    def started(self, handle: Any) -> None:
-        """The SDK's handle follows envd's stream in an asyncio task of its own; the watcher
-        turns its end into an exit code and the end of the output."""
-        self._handle = handle
+    async def start(self, size: tuple[int, int], envs: dict[str, str]) -> None:
+        """Start the terminal's bash on a terminal of ``size`` (cols, rows) with ``envs`` (sent in
+        envd's request body, never on a command line). The SDK's handle follows envd's stream in
+        an asyncio task of its own; the watcher turns its end into an exit code and the end of
+        the output."""
+        from e2b.sandbox.commands.command_handle import PtySize
+
+        try:
+            with translated("open_pty"):
+                # timeout=0: the stream has no deadline (the SDK's default would end it at 60 s)
+                self._handle = await self._sandbox.pty.create(
+                    PtySize(rows=size[1], cols=size[0]), on_data=self.take, envs=envs, timeout=0
+                )
+        except BaseException:
+            self._output.close()
+            raise
         self._watcher = asyncio.ensure_future(self._watch())
 
     async def _watch(self) -> None:
@@ -114,36 +126,41 @@ def start_line(argv: list[str] | None, cwd: str, env_file: str, names: list[str]
     return enter if argv is None else f"{enter}exec {shlex.join(argv)}; exit $?"
 
 
-async def open_e2b_pty(
-    sandbox: Any,
-    argv: list[str] | None,
-    cwd: str,
-    env: Mapping[str, str],
-    env_file: str,
-    size: tuple[int, int],
-    on_use: Callable[[], None],
-) -> E2BPty:
-    """``argv`` (``None``: the login shell) on a terminal of ``size`` (cols, rows) in ``sandbox``
-    (an ``e2b.AsyncSandbox``), in ``cwd``, with ``env`` added (sent in envd's request body, never
-    on a command line) and the bound env from ``env_file``; ``on_use``: see :class:`E2BPty`."""
-    from e2b.sandbox.commands.command_handle import PtySize
+class E2BTerminals:
+    """Terminals in a provider's E2B sandboxes (``Terminals``), from its collaborators:
+    ``sandbox`` gives an instance's connected ``e2b.AsyncSandbox``, ``path`` resolves a path
+    against its working dir, ``env_file`` names its bound env's file, and ``renewal`` gives what
+    renews it on a terminal's every input and output."""
 
-    marker = f"{PTY_MARKER}={secrets.token_hex(16)}"
-    envs = {
-        "TERM": "xterm",
-        **env,
-        "PROMPT_COMMAND": start_line(argv, cwd, env_file, list(env)),
-        PTY_MARKER: marker.split("=", 1)[1],
-    }
-    pty = E2BPty(sandbox, marker, on_use)
-    try:
-        with translated("open_pty"):
-            # timeout=0: the stream has no deadline (the SDK's default would end it at 60 s)
-            handle = await sandbox.pty.create(
-                PtySize(rows=size[1], cols=size[0]), on_data=pty.take, envs=envs, timeout=0
-            )
-    except BaseException:
-        pty._output.close()
-        raise
-    pty.started(handle)
-    return pty
+    def __init__(
+        self,
+        *,
+        sandbox: Callable[[str], Awaitable[Any]],
+        path: Callable[[str, str], str],
+        env_file: Callable[[str], str],
+        renewal: Callable[[str], Callable[[], None]],
+    ) -> None:
+        self._sandbox, self._path, self._env_file, self._renewal = sandbox, path, env_file, renewal
+
+    async def open(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> E2BPty:
+        """``command`` (``None``: the login shell) on a terminal of ``cols`` x ``rows`` in the
+        instance's sandbox, in ``cwd``, with ``env`` added and the bound env."""
+        sandbox, path = await self._sandbox(instance_id), self._path(instance_id, cwd or ".")
+        marker = f"{PTY_MARKER}={secrets.token_hex(16)}"
+        envs = {
+            "TERM": "xterm",
+            **env,
+            "PROMPT_COMMAND": start_line(command, path, self._env_file(instance_id), list(env)),
+            PTY_MARKER: marker.split("=", 1)[1],
+        }
+        pty = E2BPty(sandbox, marker, self._renewal(instance_id))
+        await pty.start((cols, rows), envs)
+        return pty

@@ -29,7 +29,6 @@ import contextlib
 import functools
 import os
 import posixpath
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +40,7 @@ from praisonai._errors import ConfigError, ExecError, InstanceNotFoundError
 from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, InstanceInfo
 from praisonai.compute._threads import run_blocking
-from praisonai.compute.abilities import Pty, part
+from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
@@ -83,7 +82,6 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
             Capability.NETWORK_ALLOWLIST,
             Capability.ISOLATION,
             Capability.SELF_STOP,
-            Capability.PTY,
             Capability.PAUSE,  # with idle_action='pause': the working dir on a claim (_pause)
         }
     )
@@ -343,17 +341,16 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
         user = anyio.from_thread.run(self._command_user, instance_id)
         return self._transport(instance_id, session(self._spool(instance_id), user, argv))
 
-    async def _open_pty(
-        self,
-        instance_id: str,
-        argv: list[str] | None,
-        cols: int,
-        rows: int,
-        cwd: str | None,
-        env: Mapping[str, str],
-    ) -> Pty:
+    @part(Capability.PTY)
+    def terminals(self) -> _pty.PodTerminals:
         """An exec of its own with a TTY, run as the instance's commands are (see ``_pty``)."""
-        return await _pty.open_pod_pty(self, instance_id, argv, cols, rows, cwd, env)
+        return _pty.PodTerminals(
+            self._channels,
+            self._transport,
+            spool=self._spool,
+            cwd=self._channel_cwd,
+            command_user=self._command_user,
+        )
 
     async def _workdir(self, instance_id: str) -> str:
         if instance_id not in self._workdirs:

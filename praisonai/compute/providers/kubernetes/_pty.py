@@ -17,20 +17,20 @@ import contextlib
 import secrets
 import shlex
 import threading
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Protocol
 
 import anyio
 import anyio.to_thread
 
+from praisonai import _limits
 from praisonai._errors import PraisonAIError
+from praisonai._types import ExecRequest
 from praisonai.compute.abilities.pty import KILL_MARKED_SH, Pty, env_lines
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport
 from praisonai.compute.separation import dropped, own_shell
 from praisonai.runtime import Waiter
-
-if TYPE_CHECKING:
-    from praisonai.compute.providers.kubernetes import KubernetesCompute
+from praisonai.runtime.pool import ChannelPool
 
 #: Every process a terminal starts carries ``<name>=pty<token>``: close finds and kills them, and
 #: the pod's watchdog counts them as a command of the user's (its process-limit defence too).
@@ -131,15 +131,83 @@ class KubernetesPty(Pty):
         self._wake()
 
 
-def _started(
-    provider: KubernetesCompute, instance_id: str, program: list[str], cols: int, rows: int
-) -> PodExecTransport:
-    """The terminal's exec stream (blocking), told its size at once as ``kubectl exec -t`` does: a
-    cluster whose image lacks ``stty`` sizes the TTY from that message."""
-    transport = provider._transport(instance_id, program, tty=True)
-    with contextlib.suppress(OSError):  # a program that ended already has no size to take
-        transport.resize(cols, rows)
-    return transport
+class OpenExec(Protocol):
+    """Starts ``argv`` in an instance's pod as a ``pods/exec`` stream (blocking)."""
+
+    def __call__(self, instance_id: str, argv: list[str], *, tty: bool = False) -> PodExecTransport: ...
+
+
+class PodTerminals:
+    """Terminals in a provider's pods (``Terminals``), from its collaborators: ``channels`` the
+    instances' helper channels (the caller's env goes through them into the spool), ``open_exec``
+    the provider's exec streams, and where an instance's commands run: its ``spool``, its working
+    dir (``cwd``: a path as the user wrote it, made absolute) and its ``command_user``."""
+
+    def __init__(
+        self,
+        channels: ChannelPool,
+        open_exec: OpenExec,
+        *,
+        spool: Callable[[str], str],
+        cwd: Callable[[str, str | None], Awaitable[str]],
+        command_user: Callable[[str], Awaitable[str | None]],
+    ) -> None:
+        self._channels, self._open_exec = channels, open_exec
+        self._spool, self._cwd, self._command_user = spool, cwd, command_user
+
+    async def open(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> KubernetesPty:
+        """A terminal in ``instance_id``'s pod running ``command`` (``None``: a shell) on a TTY of
+        ``cols`` x ``rows`` in ``cwd`` (default: the working dir), with ``env`` added to the
+        instance's (``TERM`` defaults to xterm). Raises as the provider's exec does (no such pod:
+        not found)."""
+        token = secrets.token_hex(16)
+        marker = f"{PTY_MARKER}=pty{token}"
+        spool, where = self._spool(instance_id), await self._cwd(instance_id, cwd)
+        env_file = f"{spool}/pty-{token}.env" if env else "-"  # "-": none (no empty word: see _START)
+        if env:
+            text = env_lines(env)
+            await self._channels.run(instance_id, lambda ch: ch.write_file(env_file, text))
+        # TERM's default here; a TERM of the caller's comes with the rest of its env, in the file
+        words = [str(cols), str(rows), marker, "xterm", f"{spool}/env", env_file, where]
+        user = await self._command_user(instance_id)
+        program = ["/bin/sh", "-c", _START, "sh", *words, *dropped(user, own_shell(command or _SHELL))]
+        try:
+            transport = await anyio.to_thread.run_sync(
+                lambda: self._started(instance_id, program, cols, rows)
+            )
+        except BaseException:
+            if env:  # nothing will read it: it must not stay in the spool
+                with anyio.CancelScope(shield=True), contextlib.suppress(PraisonAIError):
+                    await self._remove(instance_id, env_file)
+            raise
+
+        def kill() -> None:
+            sweep = ["/bin/sh", "-c", KILL_MARKED_SH, "sh", marker]
+            run_to_end(self._open_exec(instance_id, sweep), _KILL_WAIT_S)
+
+        return KubernetesPty(transport, kill)
+
+    def _started(self, instance_id: str, program: list[str], cols: int, rows: int) -> PodExecTransport:
+        """The terminal's exec stream (blocking), told its size at once as ``kubectl exec -t``
+        does: a cluster whose image lacks ``stty`` sizes the TTY from that message."""
+        transport = self._open_exec(instance_id, program, tty=True)
+        with contextlib.suppress(OSError):  # a program that ended already has no size to take
+            transport.resize(cols, rows)
+        return transport
+
+    async def _remove(self, instance_id: str, path: str) -> None:
+        """Remove ``path`` from the spool, as root: only root may write there."""
+        line = f"rm -f -- {shlex.quote(path)}"
+        request = ExecRequest(line, cwd="/", timeout=_limits.KILL_GRACE_S, privileged=True)
+        await self._channels.run(instance_id, lambda ch: ch.exec(request))
 
 
 def run_to_end(transport: PodExecTransport, timeout: float) -> int | None:
@@ -149,43 +217,3 @@ def run_to_end(transport: PodExecTransport, timeout: float) -> int | None:
     ended.wait(timeout)
     transport.close()
     return transport.exit_code()
-
-
-async def open_pod_pty(
-    provider: KubernetesCompute,
-    instance_id: str,
-    argv: list[str] | None,
-    cols: int,
-    rows: int,
-    cwd: str | None,
-    env: Mapping[str, str],
-) -> KubernetesPty:
-    """A terminal in ``instance_id``'s pod running ``argv`` (``None``: a shell) on a TTY of ``cols``
-    x ``rows`` in ``cwd`` (default: the working dir), with ``env`` added to the instance's
-    (``TERM`` defaults to xterm). Raises as the provider's exec does (no such pod: not found)."""
-    token = secrets.token_hex(16)
-    marker = f"{PTY_MARKER}=pty{token}"
-    spool, where = provider._spool(instance_id), await provider._channel_cwd(instance_id, cwd)
-    env_file = f"{spool}/pty-{token}.env" if env else "-"  # "-": none (no empty word: see _START)
-    if env:
-        text = env_lines(env)
-        await provider._channels.run(instance_id, lambda ch: ch.write_file(env_file, text))
-    # TERM's default here; a TERM of the caller's comes with the rest of its env, in the file
-    words = [str(cols), str(rows), marker, "xterm", f"{spool}/env", env_file, where]
-    user = await provider._command_user(instance_id)
-    program = ["/bin/sh", "-c", _START, "sh", *words, *dropped(user, own_shell(argv or _SHELL))]
-    try:
-        transport = await anyio.to_thread.run_sync(
-            lambda: _started(provider, instance_id, program, cols, rows)
-        )
-    except BaseException:
-        if env:  # nothing will read it: it must not stay in the spool
-            with anyio.CancelScope(shield=True), contextlib.suppress(PraisonAIError):
-                await provider._shell(instance_id, f"rm -f -- {shlex.quote(env_file)}", "open_pty")
-        raise
-
-    def kill() -> None:
-        sweep = ["/bin/sh", "-c", KILL_MARKED_SH, "sh", marker]
-        run_to_end(provider._transport(instance_id, sweep), _KILL_WAIT_S)
-
-    return KubernetesPty(transport, kill)

@@ -63,7 +63,7 @@ from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
 from praisonai.compute.providers.local._launch import base_env, command_file, forget_if_empty, isolated_argv
 from praisonai.compute.providers.local._ports import HostPorts
 from praisonai.compute.providers.local._process import INSTANCE_MARKER, run_process
-from praisonai.compute.providers.local._pty import HostPty
+from praisonai.compute.providers.local._pty import LocalTerminals
 from praisonai.compute.providers.local._record import Instance, save
 from praisonai.compute.providers.local._transports import helper_transport, session_transport
 from praisonai.runtime import owner
@@ -95,7 +95,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
     """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
 
     name = "local"
-    capabilities = CHANNEL_CAPABILITIES | {Capability.PTY, Capability.PAUSE}
+    capabilities = CHANNEL_CAPABILITIES | {Capability.PAUSE}
     options_model = LocalOptions
 
     def __init__(self, *, isolate: bool = False, root: str | os.PathLike[str] | None = None) -> None:
@@ -247,31 +247,9 @@ class LocalCompute(ChannelMixin, ComputeProvider):
                 on_end=lambda pid: forget_if_empty(pgids / str(pid)),
             )
 
-    async def _open_pty(
-        self,
-        instance_id: str,
-        command: list[str] | None,
-        cols: int,
-        rows: int,
-        cwd: str | None,
-        env: Mapping[str, str],
-    ) -> HostPty:
-        inst = await self._awake(instance_id)
-        host_cwd = self._checked_cwd(inst, cwd)
-        argv = command or ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
-        if inst.isolate:  # no new session: the pty must stay bubblewrap's controlling terminal
-            argv = [*isolated_argv(inst, self._inner_path(inst, host_cwd), new_session=False), *argv]
-        full_env = {"TERM": "xterm", **base_env(inst), **env, INSTANCE_MARKER: inst.instance_id}
-        pgids = inst.root / "pgids"
-        return HostPty(
-            argv,
-            cwd=str(host_cwd),
-            env=full_env,
-            cols=cols,
-            rows=rows,
-            on_start=lambda pid: (pgids / str(pid)).touch(),
-            on_end=lambda pid: forget_if_empty(pgids / str(pid)),
-        )
+    @part(Capability.PTY)
+    def terminals(self) -> LocalTerminals:
+        return LocalTerminals(awake=self._awake, checked_cwd=self._checked_cwd, inner_path=self._inner_path)
 
     # ---- the exec channel (background processes and sessions) ------------------------------
 

@@ -8,13 +8,16 @@ import os
 import secrets
 import struct
 import termios
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from pathlib import Path
 
 import anyio
 
 from praisonai._limits import KILL_GRACE_S
 from praisonai.compute.abilities.pty import PTY_MARKER, Pty
-from praisonai.compute.providers.local._process import exit_status, kill_carrying, kill_group
+from praisonai.compute.providers.local._launch import base_env, forget_if_empty, isolated_argv
+from praisonai.compute.providers.local._process import INSTANCE_MARKER, exit_status, kill_carrying, kill_group
+from praisonai.compute.providers.local._record import Instance
 from praisonai.runtime import owner
 
 _CHUNK = 64 * 1024
@@ -91,6 +94,51 @@ class HostPty(Pty):
             await anyio.to_thread.run_sync(self._process.wait, abandon_on_cancel=True)
         self._on_end(self._process.pid)
         os.close(self._master)
+
+
+class LocalTerminals:
+    """Terminals in a provider's local instances (``Terminals``), from its collaborators:
+    ``awake`` gives an instance's record (resumed when paused), ``checked_cwd`` a command's host
+    directory checked beneath its workspace, and ``inner_path`` that directory as an isolated
+    instance sees it."""
+
+    def __init__(
+        self,
+        *,
+        awake: Callable[[str], Awaitable[Instance]],
+        checked_cwd: Callable[[Instance, str | None], Path],
+        inner_path: Callable[[Instance, Path], str],
+    ) -> None:
+        self._awake, self._checked_cwd, self._inner_path = awake, checked_cwd, inner_path
+
+    async def open(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> HostPty:
+        """``command`` (``None``: bash, else sh, interactive) on a pty of this machine, as the
+        instance's commands run (under bubblewrap when it is isolated); its process group is
+        recorded in the instance's ``pgids``, so that shutdown kills it."""
+        inst = await self._awake(instance_id)
+        host_cwd = self._checked_cwd(inst, cwd)
+        argv = command or ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
+        if inst.isolate:  # no new session: the pty must stay bubblewrap's controlling terminal
+            argv = [*isolated_argv(inst, self._inner_path(inst, host_cwd), new_session=False), *argv]
+        full_env = {"TERM": "xterm", **base_env(inst), **env, INSTANCE_MARKER: inst.instance_id}
+        pgids = inst.root / "pgids"
+        return HostPty(
+            argv,
+            cwd=str(host_cwd),
+            env=full_env,
+            cols=cols,
+            rows=rows,
+            on_start=lambda pid: (pgids / str(pid)).touch(),
+            on_end=lambda pid: forget_if_empty(pgids / str(pid)),
+        )
 
 
 def _set_size(fd: int, cols: int, rows: int) -> None:

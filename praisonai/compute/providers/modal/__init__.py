@@ -37,18 +37,15 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 import anyio
 
-from praisonai import _limits
 from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError, ProvisionError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _home_reaper
 from praisonai.compute.abilities import part
-from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
@@ -90,7 +87,6 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
             Capability.NETWORK_ALLOWLIST,
             Capability.CAPTURE,
             Capability.PAUSE,  # a snapshot_filesystem image, its record in a Modal Dict (_pause)
-            Capability.PTY,  # sb.exec(pty=True); resized from inside the sandbox (_pty)
         }
     )
     requires = ("modal",)
@@ -345,26 +341,12 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
 
     # ---- terminals ---------------------------------------------------------------------------
 
-    async def _open_pty(
-        self,
-        instance_id: str,
-        command: list[str] | None,
-        cols: int,
-        rows: int,
-        cwd: str | None,
-        env: Mapping[str, str],
-    ) -> Pty:
+    @part(Capability.PTY)
+    def terminals(self) -> _pty.ModalTerminals:
         """``sb.exec(pty=True)`` (``_pty``); its resize and kill run through the helper channel."""
-        sb = await self._awake(instance_id)
-        where = _files.absolute(cwd or ".", self._workdir(instance_id))
-
-        async def run(line: str) -> object:
-            return await self._channel_exec(
-                instance_id, ExecRequest(command=line, timeout=_limits.KILL_GRACE_S)
-            )
-
-        env_file = f"{self._spool(instance_id)}/env"
-        return await _pty.open_modal_pty(sb, command, where, env, env_file, (cols, rows), run)
+        return _pty.ModalTerminals(
+            awake=self._awake, workdir=self._workdir, spool=self._spool, execute=self._channel_exec
+        )
 
     # ---- exec ------------------------------------------------------------------------------
 

@@ -29,8 +29,11 @@ from typing import Any
 
 import anyio
 
+from praisonai import _limits
 from praisonai._errors import PraisonAIError
+from praisonai._types import ExecRequest
 from praisonai.compute.abilities.pty import KILL_MARKED_SH, PTY_MARKER, StreamedPty, env_lines
+from praisonai.compute.providers.modal._files import absolute
 from praisonai.compute.providers.modal._sdk import translated
 
 #: ``sh -c START sh COLS ROWS ENV_FILE PROGRAM...``: the size, the bound env (the call's values
@@ -109,22 +112,46 @@ class ModalPty(StreamedPty):
         await asyncio.gather(self._reader, self._watcher, return_exceptions=True)
 
 
-async def open_modal_pty(
-    sb: Any,
-    argv: list[str] | None,
-    cwd: str,
-    env: Mapping[str, str],
-    env_file: str,
-    size: tuple[int, int],
-    run: Run,
-) -> ModalPty:
-    """``argv`` (``None``: an interactive shell) on a terminal of ``size`` (cols, rows) in the
-    sandbox ``sb``, in ``cwd``, with ``env`` added; ``run``: see :class:`ModalPty`."""
-    env_lines(env)  # a name that is no identifier is refused in one sentence
-    marker = f"{PTY_MARKER}={secrets.token_hex(16)}"
-    names = " ".join(env)
-    envs = {"TERM": "xterm", **env, "PRAISONAI_PTY_KEEP": names, PTY_MARKER: marker.split("=", 1)[1]}
-    start = ["/bin/sh", "-c", _START, "sh", str(size[0]), str(size[1]), env_file or "-"]
-    with translated("open_pty"):
-        process = await sb.exec.aio(*start, *(argv or _SHELL), pty=True, env=envs, workdir=cwd, text=False)
-    return ModalPty(process, marker, run)
+class ModalTerminals:
+    """Terminals in a provider's Modal sandboxes (``Terminals``), from its collaborators:
+    ``awake`` gives an instance's sandbox (resumed when paused), ``workdir`` its working dir,
+    ``spool`` the helper's spool (the bound env is its ``env`` file), and ``execute`` runs a
+    command in it through the helper channel (a terminal's resize and kill)."""
+
+    def __init__(
+        self,
+        *,
+        awake: Callable[[str], Awaitable[Any]],
+        workdir: Callable[[str], str],
+        spool: Callable[[str], str],
+        execute: Callable[[str, ExecRequest], Awaitable[object]],
+    ) -> None:
+        self._awake, self._workdir, self._spool, self._execute = awake, workdir, spool, execute
+
+    async def open(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> ModalPty:
+        """``command`` (``None``: an interactive shell) on a terminal of ``cols`` x ``rows`` in
+        the instance's sandbox, in ``cwd`` (relative to its working dir), with ``env`` added."""
+        sb = await self._awake(instance_id)
+        where = absolute(cwd or ".", self._workdir(instance_id))
+        env_lines(env)  # a name that is no identifier is refused in one sentence
+        marker = f"{PTY_MARKER}={secrets.token_hex(16)}"
+        names = " ".join(env)
+        envs = {"TERM": "xterm", **env, "PRAISONAI_PTY_KEEP": names, PTY_MARKER: marker.split("=", 1)[1]}
+        start = ["/bin/sh", "-c", _START, "sh", str(cols), str(rows), f"{self._spool(instance_id)}/env"]
+        with translated("open_pty"):
+            process = await sb.exec.aio(
+                *start, *(command or _SHELL), pty=True, env=envs, workdir=where, text=False
+            )
+
+        async def run(line: str) -> object:
+            return await self._execute(instance_id, ExecRequest(command=line, timeout=_limits.KILL_GRACE_S))
+
+        return ModalPty(process, marker, run)

@@ -55,7 +55,7 @@ from praisonai.compute.providers.ssh import _files, _pause, _ports
 from praisonai.compute.providers.ssh._connect import SSHHost
 from praisonai.compute.providers.ssh._hosts import check_shell, link_for, parse_hosts
 from praisonai.compute.providers.ssh._link import HostLink, SSHChannelTransport
-from praisonai.compute.providers.ssh._pty import SSHPty, open_ssh_pty
+from praisonai.compute.providers.ssh._pty import SSHTerminals
 from praisonai.compute.watchdog import guarded_session
 from praisonai.runtime.channel import Channel
 
@@ -119,7 +119,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     """
 
     name = "ssh"
-    capabilities = CHANNEL_CAPABILITIES | {Capability.PTY, Capability.PAUSE}
+    capabilities = CHANNEL_CAPABILITIES | {Capability.PAUSE}
     options_model = SSHOptions
     requires = ("paramiko",)
     extra = "ssh"
@@ -328,26 +328,9 @@ class SSHCompute(ChannelMixin, ComputeProvider):
                 f"could not start the helper on {place.link.host.label}: {exc}", op="exec"
             ) from None
 
-    async def _open_pty(
-        self,
-        instance_id: str,
-        command: list[str] | None,
-        cols: int,
-        rows: int,
-        cwd: str | None,
-        env: Mapping[str, str],
-    ) -> SSHPty:
-        place = await self._awake(instance_id)
-        return await open_ssh_pty(
-            place.link,
-            instance_env=place.clean_env(),
-            meta=place.meta,
-            cwd=self._host_path(place, cwd or "."),
-            argv=command,
-            env=env,
-            cols=cols,
-            rows=rows,
-        )
+    @part(Capability.PTY)
+    def terminals(self) -> SSHTerminals[_Place]:
+        return SSHTerminals(self._awake, self._host_path)
 
     def _session_transport(self, instance_id: str, argv: list[str]) -> SSHChannelTransport:
         # the shell's process group dies when this client's connection does (see SESSION_GUARD)

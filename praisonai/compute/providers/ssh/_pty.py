@@ -8,8 +8,8 @@ from __future__ import annotations
 import contextlib
 import secrets
 import shlex
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -77,40 +77,64 @@ class SSHPty(Pty):
 _START = 'set -a && . "$0" && . "$1" && rm -f -- "$1" && set +a && cd -- "$2" && shift 2 && exec "$@"'
 
 
-async def open_ssh_pty(
-    link: HostLink,
-    *,
-    instance_env: list[str],
-    meta: str,
-    cwd: str,
-    argv: list[str] | None,
-    env: Mapping[str, str],
-    cols: int,
-    rows: int,
-) -> SSHPty:
-    """``argv`` (``None``: bash, else sh, interactive) on a pty in ``cwd`` (a host directory of
-    the instance), with ``instance_env`` (``NAME=value`` words: no secrets), the instance's bound
-    env and ``env`` (through a 0600 file, sourced and removed before the program starts)."""
-    token = secrets.token_hex(16)
-    marker = f"PRAISONAI_PTY={token}"
-    env_file = f"{meta}/pty-{token}.env"
-    await anyio.to_thread.run_sync(_files.write, link, env_file, env_lines(env), "the terminal's env", meta)
-    program = argv or ["sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
-    term = env.get("TERM", "xterm")
-    words = [
-        "env",
-        "-i",
-        *instance_env,
-        marker,
-        f"TERM={term}",
-        "sh",
-        "-c",
-        _START,
-        f"{meta}/env",
-        env_file,
-        cwd,
-    ]
-    command = "exec " + shlex.join([*words, *program])
-    return await anyio.to_thread.run_sync(
-        lambda: SSHPty(link, command, term=term, cols=cols, rows=rows, marker=marker)
-    )
+class Place(Protocol):
+    """Where an instance lives on its host, as a terminal needs it (the provider's place)."""
+
+    @property
+    def link(self) -> HostLink: ...
+    @property
+    def meta(self) -> str: ...
+    def clean_env(self) -> list[str]: ...
+
+
+PlaceT = TypeVar("PlaceT", bound=Place)
+
+
+class SSHTerminals(Generic[PlaceT]):
+    """Terminals in a provider's SSH instances (``Terminals``), from its collaborators: ``awake``
+    gives where an instance lives (resumed when paused), ``host_path`` maps an instance path
+    onto its host (refusing anything outside the workspace)."""
+
+    def __init__(
+        self, awake: Callable[[str], Awaitable[PlaceT]], host_path: Callable[[PlaceT, str], str]
+    ) -> None:
+        self._awake, self._host_path = awake, host_path
+
+    async def open(
+        self,
+        instance_id: str,
+        command: list[str] | None,
+        cols: int,
+        rows: int,
+        cwd: str | None,
+        env: Mapping[str, str],
+    ) -> SSHPty:
+        """``command`` (``None``: bash, else sh, interactive) on a pty in ``cwd``, with the
+        instance's clean env (``NAME=value`` words: no secrets), its bound env and ``env``
+        (through a 0600 file, sourced and removed before the program starts)."""
+        place = await self._awake(instance_id)
+        link, meta, where = place.link, place.meta, self._host_path(place, cwd or ".")
+        token = secrets.token_hex(16)
+        marker = f"PRAISONAI_PTY={token}"
+        env_file = f"{meta}/pty-{token}.env"
+        text = env_lines(env)
+        await anyio.to_thread.run_sync(_files.write, link, env_file, text, "the terminal's env", meta)
+        program = command or ["sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
+        term = env.get("TERM", "xterm")
+        words = [
+            "env",
+            "-i",
+            *place.clean_env(),
+            marker,
+            f"TERM={term}",
+            "sh",
+            "-c",
+            _START,
+            f"{meta}/env",
+            env_file,
+            where,
+        ]
+        line = "exec " + shlex.join([*words, *program])
+        return await anyio.to_thread.run_sync(
+            lambda: SSHPty(link, line, term=term, cols=cols, rows=rows, marker=marker)
+        )
