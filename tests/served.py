@@ -291,11 +291,6 @@ _MISSING_PROGRAM = "pty_a_program_that_cannot_run_ends_it"
 _TERMINAL_GAPS = {
     "local": {_MISSING_PROGRAM: "local starts the program itself: a missing one fails the open"},
     "local-bwrap": {_MISSING_PROGRAM: "bubblewrap ends with its own status, not 127"},
-    "docker": {
-        "pty_cwd_is_relative_to_the_working_dir": "the engine refuses the terminal's relative cwd",
-        "bound_env_reaches_terminals": "docker's terminal does not source the bound env",
-        "pty_close_of_an_unread_terminal": "the kill sweep's exec hangs while the output backs up",
-    },
     "ssh": {
         "bound_env_reaches_terminals": "ssh's terminal sources the instance's env file, not the spool's",
         "pty_a_signal_is_128_plus_its_number": "sshd says exit-signal, which paramiko gives as -1",
@@ -308,7 +303,7 @@ _TERMINAL_GAPS = {
 TARGETS: dict[str, Target] = {
     "local": Target(_local, not_applicable=NO_EGRESS, known_gaps=_TERMINAL_GAPS["local"]),
     "local-bwrap": Target(_local_bwrap, not_applicable=NO_EGRESS, known_gaps=_TERMINAL_GAPS["local-bwrap"]),
-    "docker": Target(_docker, known_gaps=_TERMINAL_GAPS["docker"]),
+    "docker": Target(_docker),
     "ssh": Target(_ssh, not_applicable=NO_EGRESS, known_gaps=_TERMINAL_GAPS["ssh"]),
     # a native exec and nothing else: neither background processes nor sessions, no helper channel
     "fake": Target(

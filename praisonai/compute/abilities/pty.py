@@ -29,6 +29,17 @@ KILL_MARKED_SH = (
     'p=$(grep -lzx -- "$1" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); '
     '[ -z "$p" ] && break; kill -9 $p 2>/dev/null; done; true'
 )
+#: ``sh -c BOUND_START sh COLS ROWS ENV_FILE PROGRAM...``: the tty's size, set before the program
+#: starts (a resize after the start races a short program's exit), the instance's bound env from
+#: ENV_FILE (the call's own values kept: ``$PRAISONAI_PTY_KEEP`` names them, each checked by
+#: :func:`env_lines`), then the program in its place. For providers whose exec takes an env.
+BOUND_START = (
+    'stty cols "$1" rows "$2" 2>/dev/null; b=$3; shift 3; '
+    'if [ -r "$b" ]; then for n in $PRAISONAI_PTY_KEEP; do eval "k_$n=\\${$n}"; done; '
+    'set -a; . "$b"; set +a; '
+    'for n in $PRAISONAI_PTY_KEEP; do eval "export $n=\\${k_$n}"; unset "k_$n"; done; fi; '
+    'unset PRAISONAI_PTY_KEEP b; exec "$@"'
+)
 
 
 class Pty(abc.ABC):

@@ -50,4 +50,4 @@ class DockerCompute(DockerEngine):
 
     @part(Capability.PTY)
     def terminals(self) -> DockerTerminals:
-        return DockerTerminals(self.connect, self._command_user)
+        return DockerTerminals(self.connect, self._command_user, self._channel_path, self._spool)

@@ -15,7 +15,7 @@ import anyio
 import anyio.to_thread
 
 from praisonai._errors import InstanceNotFoundError
-from praisonai.compute.abilities.pty import KILL_MARKED_SH, Pty
+from praisonai.compute.abilities.pty import BOUND_START, KILL_MARKED_SH, Pty, env_lines
 from praisonai.compute.providers.docker._client import container_name, exec_errors
 from praisonai.compute.separation import dropped, own_shell
 
@@ -46,7 +46,7 @@ class DockerPty(Pty):
         with exec_errors(instance_id):
             self._exec_id = api.exec_create(
                 self._container,
-                [*_sized(cols, rows), *argv],
+                argv,
                 stdin=True,
                 tty=True,
                 environment=environment,
@@ -98,8 +98,28 @@ class DockerPty(Pty):
             return
         self._closed = True
         with anyio.CancelScope(shield=True):
-            await anyio.to_thread.run_sync(self._kill)
+            async with anyio.create_task_group() as draining:
+                # output nobody reads must flow while the kill runs: with it backed up the engine
+                # cannot finish the killed program's exec, and the kill's own exec waits behind it
+                draining.start_soon(self._drain)
+                await anyio.to_thread.run_sync(self._kill)
+                draining.cancel_scope.cancel()
         self._sock.close()
+
+    async def _drain(self) -> None:
+        """Read and drop the terminal's output until it ends (a reader still waiting on the
+        socket returns once it wakes, the terminal being closed: then this one reads)."""
+        while True:
+            try:
+                if not self._sock.recv(_CHUNK):
+                    return
+            except BlockingIOError:
+                try:
+                    await anyio.wait_readable(self._sock)
+                except anyio.BusyResourceError:
+                    await anyio.sleep(_POLL_S)
+            except OSError:
+                return
 
     def _kill(self) -> None:
         with contextlib.suppress(InstanceNotFoundError), exec_errors(self._id):  # gone: nothing runs
@@ -112,28 +132,20 @@ class DockerPty(Pty):
         self._api.exec_start(kill)
 
 
-def _sized(cols: int, rows: int) -> list[str]:
-    """A prefix setting the tty's size before the program starts: docker-py's exec takes no
-    initial size, and a resize after the start races a short program's exit."""
-    return [
-        "/bin/sh",
-        "-c",
-        'stty cols "$1" rows "$2" 2>/dev/null; shift 2; exec "$@"',
-        "sh",
-        str(cols),
-        str(rows),
-    ]
-
-
 class DockerTerminals:
     """Terminals in one engine's containers (``Terminals``): ``connect`` gives the engine's
     docker-py client, ``command_user`` an instance's command user (``compute.separation``;
-    ``None``: the container's)."""
+    ``None``: the container's), ``path`` an instance path as an absolute one in the container,
+    ``spool`` the helper's spool there (the bound env is its ``env`` file)."""
 
     def __init__(
-        self, connect: Callable[[], Any], command_user: Callable[[str], Awaitable[str | None]]
+        self,
+        connect: Callable[[], Any],
+        command_user: Callable[[str], Awaitable[str | None]],
+        path: Callable[[str, str], Awaitable[str]],
+        spool: Callable[[str], str],
     ) -> None:
-        self._connect, self._command_user = connect, command_user
+        self._connect, self._command_user, self._path, self._spool = connect, command_user, path, spool
 
     async def open(
         self,
@@ -145,13 +157,16 @@ class DockerTerminals:
         env: Mapping[str, str],
     ) -> DockerPty:
         """A :class:`DockerPty` running ``command`` (``None``: bash, else sh, as a login shell)
-        as the instance's command user."""
-        user = await self._command_user(instance_id)
+        as the instance's command user, in ``cwd`` (relative to the working dir), with the
+        instance's bound env and ``env`` over it. The start runs as root (the spool is root's)."""
+        env_lines(env)  # a name that is no identifier is refused in one sentence
+        user, where = await self._command_user(instance_id), await self._path(instance_id, cwd or ".")
         shell = ["/bin/sh", "-c", 'exec "$(command -v bash || echo /bin/sh)" -i']
-        program = dropped(user, own_shell(command or shell))
-        environment = {"TERM": "xterm", **env}
+        start = ["/bin/sh", "-c", BOUND_START, "sh", str(cols), str(rows), f"{self._spool(instance_id)}/env"]
+        program = [*start, *dropped(user, own_shell(command or shell))]
+        environment = {"TERM": "xterm", **env, "PRAISONAI_PTY_KEEP": " ".join(env)}
         return await anyio.to_thread.run_sync(  # connecting blocks too: in the worker thread
             lambda: DockerPty(
-                self._connect(), instance_id, program, cwd=cwd, env=environment, cols=cols, rows=rows
+                self._connect(), instance_id, program, cwd=where, env=environment, cols=cols, rows=rows
             )
         )

@@ -32,19 +32,10 @@ import anyio
 from praisonai import _limits
 from praisonai._errors import PraisonAIError
 from praisonai._types import ExecRequest
-from praisonai.compute.abilities.pty import KILL_MARKED_SH, PTY_MARKER, StreamedPty, env_lines
+from praisonai.compute.abilities.pty import BOUND_START, KILL_MARKED_SH, PTY_MARKER, StreamedPty, env_lines
 from praisonai.compute.providers.modal._files import absolute
 from praisonai.compute.providers.modal._sdk import translated
 
-#: ``sh -c START sh COLS ROWS ENV_FILE PROGRAM...``: the size, the bound env (the call's values
-#: kept: ``$PRAISONAI_PTY_KEEP`` names them), then the program in its place.
-_START = (
-    'stty cols "$1" rows "$2" 2>/dev/null; b=$3; shift 3; '
-    'if [ -r "$b" ]; then for n in $PRAISONAI_PTY_KEEP; do eval "k_$n=\\${$n}"; done; '
-    'set -a; . "$b"; set +a; '
-    'for n in $PRAISONAI_PTY_KEEP; do eval "export $n=\\${k_$n}"; unset "k_$n"; done; fi; '
-    'unset PRAISONAI_PTY_KEEP b; exec "$@"'
-)
 #: ``sh -c RESIZE sh MARKER COLS ROWS``: the terminal device of a marked process, resized.
 _RESIZE = (
     'for p in $(grep -lzx -- "$1" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do '
@@ -145,7 +136,7 @@ class ModalTerminals:
         marker = f"{PTY_MARKER}={secrets.token_hex(16)}"
         names = " ".join(env)
         envs = {"TERM": "xterm", **env, "PRAISONAI_PTY_KEEP": names, PTY_MARKER: marker.split("=", 1)[1]}
-        start = ["/bin/sh", "-c", _START, "sh", str(cols), str(rows), f"{self._spool(instance_id)}/env"]
+        start = ["/bin/sh", "-c", BOUND_START, "sh", str(cols), str(rows), f"{self._spool(instance_id)}/env"]
         with translated("open_pty"):
             process = await sb.exec.aio(
                 *start, *(command or _SHELL), pty=True, env=envs, workdir=where, text=False
