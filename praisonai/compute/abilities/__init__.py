@@ -7,7 +7,7 @@
 | ``sessions``  | ``open_session``                                    | ``Capability.SESSIONS``  |
 | ``bound_env`` | ``bind_env``                                        | ``Capability.PROCESSES`` |
 | ``run_once``  | the ``_run_once`` hook                              | implementing the hook    |
-| ``pause``     | the ``_pause`` and ``_resume`` hooks                | ``Capability.PAUSE``     |
+| ``pause``     | the ``Pauser`` part: ``pause``, ``resume``          | holding a ``pauser``     |
 | ``ports``     | the ``_expose`` hook                                | ``Capability.PORTS``     |
 | ``pty``       | the ``_open_pty`` hook (and the ``Pty`` handle)     | ``Capability.PTY``       |
 
@@ -20,10 +20,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from praisonai._types import Capability, InstanceInfo
+from praisonai.compute import lifecycle
 from praisonai.compute.abilities.bound_env import BoundEnv
 from praisonai.compute.abilities.captures import Captures, SnapshotRef
 from praisonai.compute.abilities.part import Part, held, held_capabilities, part
-from praisonai.compute.abilities.pause import Pause
+from praisonai.compute.abilities.pause import Pauser
 from praisonai.compute.abilities.ports import Ports
 from praisonai.compute.abilities.processes import Processes
 from praisonai.compute.abilities.pty import Pty, PtyHook
@@ -35,7 +37,7 @@ __all__ = [
     "Captures",
     "OptionalAbilities",
     "Part",
-    "Pause",
+    "Pauser",
     "Ports",
     "Processes",
     "Pty",
@@ -48,7 +50,7 @@ __all__ = [
 ]
 
 
-class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause, Ports, PtyHook):
+class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Ports, PtyHook):
     """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack:
     the declaration of each kind of part (``compute.abilities.part``, ``None`` here) and the
     public method that checks the id, asks for the part, calls it and marks the ledger."""
@@ -61,6 +63,39 @@ class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause,
         cls.capabilities = (frozenset(cls.capabilities) - decided) | brought
 
     # ---- pause: the pauser ------------------------------------------------------------------
+
+    @part(Capability.PAUSE, held=False)
+    def pauser(self) -> Pauser | None:
+        """The part that pauses and resumes instances, or None: the provider cannot."""
+        return None
+
+    async def pause(self, instance_id: str) -> InstanceInfo:
+        """Stop the instance keeping its filesystem; :meth:`resume` brings it back under the same
+        id. Its processes end (E2B and Tenki keep memory too); its ledger row says ``paused``. Idempotent.
+
+        Raises:
+            UnsupportedFeatureError: the provider lacks ``Capability.PAUSE``.
+            InstanceNotFoundError: no such instance.
+        """
+        self._check_id(instance_id)
+        pauser = held(self.pauser, self.name, "pausing instances", "pause", Capability.PAUSE)
+        info = await pauser.pause(instance_id)
+        await lifecycle.mark(instance_id, "paused")
+        return info
+
+    async def resume(self, instance_id: str) -> InstanceInfo:
+        """Bring a paused instance back under the same id, its files as they were; a running
+        instance is returned as it is. Its ledger row says ``running`` again.
+
+        Raises:
+            UnsupportedFeatureError: the provider lacks ``Capability.PAUSE``.
+            InstanceNotFoundError: no such instance.
+        """
+        self._check_id(instance_id)
+        pauser = held(self.pauser, self.name, "resuming instances", "resume", Capability.PAUSE)
+        info = await pauser.resume(instance_id)
+        await lifecycle.mark(instance_id, "running")
+        return info
 
     # ---- terminals ---------------------------------------------------------------------------
 

@@ -45,6 +45,7 @@ from praisonai._errors import InstanceNotFoundError, PathNotFoundError, Unsuppor
 from praisonai._lifetime import whole_units
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
+from praisonai.compute.abilities import part
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
@@ -102,7 +103,6 @@ class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
             Capability.NETWORK_ALLOWLIST,
             Capability.PROCESSES,
             Capability.PORTS,  # Daytona's signed preview URLs (_ports)
-            Capability.PAUSE,
             Capability.PTY,  # Daytona's PTY sessions (_pty)
         }
     )
@@ -255,11 +255,9 @@ class DaytonaCompute(_files.DaytonaFileOps, OneShotProcesses, ComputeProvider):
             },
         )
 
-    async def _pause(self, instance_id: str) -> InstanceInfo:
-        return await _pause.pause(self, instance_id)
-
-    async def _resume(self, instance_id: str) -> InstanceInfo:
-        return await _pause.resume(self, instance_id)
+    @part(Capability.PAUSE)
+    def pauser(self) -> _pause.DaytonaPauser:
+        return _pause.DaytonaPauser(self._sandbox, self._info)
 
     # ---- captures: Daytona snapshots named by the capture tag -------------------------------
 

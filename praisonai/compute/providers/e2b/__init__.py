@@ -49,13 +49,14 @@ from praisonai._errors import (
 )
 from praisonai._tasks import beside
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute.abilities import part
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.e2b import _exec, _files, _pause, _ports
+from praisonai.compute.providers.e2b import _exec, _files, _ports
 from praisonai.compute.providers.e2b._channel import E2BTransport
 from praisonai.compute.providers.e2b._errors import KEY_VARIABLE, MISSING_KEY, translated
 from praisonai.compute.providers.e2b._fileops import E2BFileOps
@@ -71,6 +72,7 @@ from praisonai.compute.providers.e2b._meta import (
     status_of,
     timeout_for,
 )
+from praisonai.compute.providers.e2b._pause import E2BPauser
 from praisonai.compute.providers.e2b._pty import open_e2b_pty
 from praisonai.compute.providers.e2b._renewal import Renewals
 from praisonai.runtime import processes
@@ -100,7 +102,6 @@ class E2BCompute(ChannelMixin, E2BFileOps, ComputeProvider):
             Capability.SELF_STOP,
             Capability.CAPTURE,
             Capability.PORTS,  # native: E2B's preview hosts (_ports)
-            Capability.PAUSE,
             Capability.PTY,
         }
         | CHANNEL_CAPABILITIES
@@ -267,11 +268,9 @@ class E2BCompute(ChannelMixin, E2BFileOps, ComputeProvider):
         self._sync.pop(instance_id, None)
         self._channels.drop(instance_id)
 
-    async def _pause(self, instance_id: str) -> InstanceInfo:
-        return await _pause.pause(self, instance_id)
-
-    async def _resume(self, instance_id: str) -> InstanceInfo:
-        return await _pause.resume(self, instance_id)
+    @part(Capability.PAUSE)
+    def pauser(self) -> E2BPauser:
+        return E2BPauser(self._lookup, self._sandbox, self._status, self._disconnect, self._params)
 
     async def _expose(self, instance_id: str, port: int) -> str:
         return await _ports.expose(self, instance_id, port)
