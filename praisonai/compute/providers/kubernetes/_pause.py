@@ -63,9 +63,10 @@ def check_config(cfg: ComputeConfig, warm_pool: str | None) -> None:
 
 @dataclass(frozen=True)
 class Volumes:
-    """The instances' PersistentVolumeClaims in the provider's namespace, from its narrow parts:
-    ``core`` (the client's ``CoreV1Api``, connected on first use), its ``namespace``, its
-    rate limit on API writes and its options (the StorageClass, the claim's size)."""
+    """The instances' PersistentVolumeClaims in the provider's namespace, and the pods that mount
+    them, from the provider's narrow parts: ``core`` (the client's ``CoreV1Api``, connected on
+    first use), its ``namespace``, its rate limit on API writes and its options (the StorageClass,
+    the claim's size)."""
 
     core: Callable[[], Any]
     namespace: Callable[[], str]
