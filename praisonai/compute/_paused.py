@@ -60,14 +60,16 @@ async def retains(found: Sequence[Instance], given: float | None) -> dict[str, f
 
 async def with_disk(found: Sequence[Instance]) -> list[Instance]:
     """``found``, each paused instance's ``reason`` saying the disk it holds where its provider
-    can say (``ComputeProvider._paused_disk``)."""
+    can say (its pauser's ``paused_disk``)."""
     shown = list(found)
 
     async def one(index: int, f: Instance) -> None:
-        assert f.provider is not None
+        pauser = f.provider.pauser if f.provider is not None else None
+        if pauser is None:
+            return
         try:
             with anyio.fail_after(CALL_TIMEOUT_S):
-                size = await f.provider._paused_disk(f.instance_id)
+                size = await pauser.paused_disk(f.instance_id)
         except Exception:  # the disk is a courtesy: the row is shown without it
             return
         if size is not None:

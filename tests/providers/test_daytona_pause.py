@@ -1,6 +1,8 @@
 """Pause and resume on Daytona through the real ``daytona`` SDK against its wire fake
 (``fakes.daytona``): ``stop``/``start`` of the same sandbox, its files kept, deletion off while
-paused (our sandboxes are otherwise deleted when they stop), ``paused`` in status and list."""
+paused (our sandboxes are otherwise deleted when they stop), ``paused`` in status and list. What
+every provider's pause must do is checked by the conformance suite (``compute.testing.pause``);
+here, what Daytona's does itself."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ pytest.importorskip("daytona", reason="the daytona SDK is not installed (pip ins
 from fakes.daytona import DaytonaFake
 
 from praisonai import _portal
-from praisonai._errors import InstanceNotFoundError, PraisonAIError
+from praisonai._errors import PraisonAIError
 from praisonai._types import InstanceStatus
 from praisonai.compute.providers.daytona import DaytonaCompute
 
@@ -20,19 +22,14 @@ pytestmark = pytest.mark.usefixtures("docker_ok")
 PROVIDER = "daytona"  # the fake and provider fixtures: tests/providers/conftest.py
 
 
-def test_pause_keeps_files_and_id_and_says_paused(provider: DaytonaCompute, fake: DaytonaFake) -> None:
+def test_a_pause_stops_the_same_sandbox_kept(provider: DaytonaCompute, fake: DaytonaFake) -> None:
     iid = _portal.call(provider.provision).instance_id
     try:
-        _portal.call(provider.write_file, iid, "kept.txt", b"before pause")
         sandbox_id = fake.find(iid)["id"]  # type: ignore[index]
         assert _portal.call(provider.pause, iid).status is InstanceStatus.PAUSED
-        assert _portal.call(provider.pause, iid).status is InstanceStatus.PAUSED  # idempotent
         assert fake.find(iid)["state"] == "stopped"  # type: ignore[index]
-        assert _portal.call(provider.get_status, iid).status is InstanceStatus.PAUSED
-        listed = {i.instance_id: i.status for i in _portal.call(provider.list_instances)}
-        assert listed[iid] is InstanceStatus.PAUSED
+        assert fake.find(iid)["autoDeleteInterval"] == -1  # type: ignore[index]  # kept while stopped
         assert _portal.call(provider.resume, iid).status is InstanceStatus.RUNNING
-        assert _portal.call(provider.read_file, iid, "kept.txt") == b"before pause"
         assert fake.find(iid)["id"] == sandbox_id  # type: ignore[index]
         assert fake.find(iid)["autoDeleteInterval"] == 0  # type: ignore[index]  # idle stop deletes again
     finally:
@@ -47,13 +44,6 @@ def test_resume_of_a_running_instance_is_a_no_op(provider: DaytonaCompute, fake:
         assert not [r for r in fake.requests[before:] if r[1].endswith(("/start", "/stop", "/autodelete"))]
     finally:
         _portal.call(provider.shutdown, iid)
-
-
-def test_pause_of_an_unknown_id_is_not_found(provider: DaytonaCompute, fake: DaytonaFake) -> None:
-    with pytest.raises(InstanceNotFoundError):
-        _portal.call(provider.pause, "daytona_000000000000")
-    with pytest.raises(InstanceNotFoundError):
-        _portal.call(provider.resume, "daytona_000000000000")
 
 
 def test_a_vendor_error_is_ours_from_the_sdks(provider: DaytonaCompute, fake: DaytonaFake) -> None:

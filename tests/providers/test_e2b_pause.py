@@ -1,6 +1,8 @@
 """Pause and resume on E2B through the real ``e2b`` SDK against its wire fake (``fakes.e2b``,
 which pauses a sandbox's container with ``docker pause``): files and the sandbox id survive, the
-status says ``paused`` in between, everywhere, and any use after a pause resumes it natively."""
+status says ``paused`` in between, everywhere, and any use after a pause resumes it natively. What
+every provider's pause must do is checked by the conformance suite (``compute.testing.pause``);
+here, what E2B's does itself."""
 
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ def _sandbox_of(fake: E2BFake, instance_id: str) -> str:
     )
 
 
-def test_pause_keeps_files_and_id_and_says_paused(fake: E2BFake) -> None:
+def test_another_process_sees_it_paused_and_resumes_the_same_sandbox(fake: E2BFake) -> None:
     p = E2BCompute()
     iid = _portal.call(p.provision).instance_id
     try:
@@ -47,18 +49,6 @@ def test_pause_keeps_files_and_id_and_says_paused(fake: E2BFake) -> None:
         _portal.call(p.shutdown, iid)
 
 
-def test_use_after_pause_resumes_it(fake: E2BFake) -> None:
-    p = E2BCompute()
-    iid = _portal.call(p.provision).instance_id
-    try:
-        _portal.call(p.write_file, iid, "kept.txt", b"x")
-        _portal.call(p.pause, iid)
-        assert _portal.call(lambda: p.execute(iid, "cat kept.txt")).stdout == "x"  # connect resumes
-        assert _portal.call(p.get_status, iid).status is InstanceStatus.RUNNING
-    finally:
-        _portal.call(p.shutdown, iid)
-
-
 def test_resume_of_a_running_instance_is_a_no_op(fake: E2BFake) -> None:
     p = E2BCompute()
     iid = _portal.call(p.provision).instance_id
@@ -70,13 +60,6 @@ def test_resume_of_a_running_instance_is_a_no_op(fake: E2BFake) -> None:
         assert _portal.call(p.read_file, iid, "pid").strip().isdigit()
     finally:
         _portal.call(p.shutdown, iid)
-
-
-def test_pause_of_an_unknown_id_is_not_found(fake: E2BFake) -> None:
-    with pytest.raises(InstanceNotFoundError):
-        _portal.call(E2BCompute().pause, "e2b_000000000000")
-    with pytest.raises(InstanceNotFoundError):
-        _portal.call(E2BCompute().resume, "e2b_000000000000")
 
 
 def test_a_vendor_error_is_ours_from_the_sdks(fake: E2BFake) -> None:

@@ -76,7 +76,7 @@ def test_the_working_dir_survives_on_its_claim(
     assert _portal.call(provider.pause, iid).status is InstanceStatus.PAUSED
     assert ("sbx", name) not in fake.pods and ("sbx", name) in fake.claims, "the pod goes, the claim stays"
     assert _portal.call(provider.get_status, iid).status is InstanceStatus.PAUSED
-    assert _portal.call(provider._paused_disk, iid) == 1 << 30, "ps shows the claim's capacity (1Gi)"
+    assert _portal.call(provider.pauser.paused_disk, iid) == 1 << 30, "ps shows the claim's capacity (1Gi)"
     listed = {i.instance_id: i.status for i in _portal.call(provider.list_instances)}
     assert listed[iid] is InstanceStatus.PAUSED, "list finds a paused instance by its claim"
     other = KubernetesCompute(kubeconfig=provider.options.kubeconfig, image=IMAGE)  # another process's view

@@ -76,7 +76,7 @@ def test_a_pause_ends_every_process_keeps_the_files_and_a_call_resumes(
         assert _portal.call(provider.pause, instance_id).status is InstanceStatus.PAUSED
         assert processes_running(marker) == [] and _state(instance_id) == "paused"
         assert _portal.call(provider.get_status, instance_id).status is InstanceStatus.PAUSED
-        assert (_portal.call(provider._paused_disk, instance_id) or 0) >= len("kept")
+        assert (_portal.call(provider.pauser.paused_disk, instance_id) or 0) >= len("kept")
         assert _portal.call(provider.execute, instance_id, "cat kept.txt").stdout == "kept"
         assert _portal.call(provider.get_status, instance_id).status is InstanceStatus.RUNNING
         assert _state(instance_id) == "running"

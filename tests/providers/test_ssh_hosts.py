@@ -84,7 +84,7 @@ def test_a_login_shell_that_prints_a_large_banner_runs_everything(
     assert _portal.call(provider.read_file, instance_id, "a.txt") == b"x" * 5000
     _portal.call(provider.pause, instance_id)
     # the host command's answer is found after the banner: its size, not None
-    assert (_portal.call(provider._paused_disk, instance_id) or 0) >= 4096
+    assert (_portal.call(provider.pauser.paused_disk, instance_id) or 0) >= 4096
     _portal.call(provider.resume, instance_id)
     assert _portal.call(provider.shutdown, instance_id) is True
 

@@ -1,7 +1,8 @@
 """Pause and resume on Tenki through the real ``tenki`` SDK against its wire fake
 (``fakes.tenki``: ``PauseSession``/``ResumeSession`` as ``docker pause``/``unpause``, ``/tmp``
 emptied on resume as Tenki does): the working dir and the sandbox id survive, ``paused`` in
-status and list."""
+status and list. What every provider's pause must do is checked by the conformance suite
+(``compute.testing.pause``); here, what Tenki's does itself."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import grpc
 from fakes.tenki import TenkiFake
 
 from praisonai import _portal
-from praisonai._errors import InstanceNotFoundError, PraisonAIError
+from praisonai._errors import PraisonAIError
 from praisonai._types import InstanceStatus
 from praisonai.compute.providers.tenki import TenkiCompute
 
@@ -22,20 +23,14 @@ pytestmark = pytest.mark.usefixtures("docker_ok")
 PROVIDER = "tenki"  # the fake and provider fixtures: tests/providers/conftest.py
 
 
-def test_pause_keeps_files_and_id_and_says_paused(provider: TenkiCompute, fake: TenkiFake) -> None:
+def test_a_pause_is_tenkis_own_on_the_same_sandbox(provider: TenkiCompute, fake: TenkiFake) -> None:
     iid = _portal.call(provider.provision).instance_id
     try:
-        _portal.call(provider.write_file, iid, "kept.txt", b"before pause")
         box = fake.find(iid)
         assert box is not None
         assert _portal.call(provider.pause, iid).status is InstanceStatus.PAUSED
-        assert _portal.call(provider.pause, iid).status is InstanceStatus.PAUSED  # idempotent
         assert box["state"] == "PAUSED"
-        assert _portal.call(provider.get_status, iid).status is InstanceStatus.PAUSED
-        listed = {i.instance_id: i.status for i in _portal.call(provider.list_instances)}
-        assert listed[iid] is InstanceStatus.PAUSED
         assert _portal.call(provider.resume, iid).status is InstanceStatus.RUNNING
-        assert _portal.call(provider.read_file, iid, "kept.txt") == b"before pause"
         assert fake.find(iid) is box  # the same sandbox, not a replacement
         # /tmp (the background spool) was emptied by the resume: background processes still start
         started = _portal.call(provider.start_process, iid, "echo bg")
@@ -43,22 +38,6 @@ def test_pause_keeps_files_and_id_and_says_paused(provider: TenkiCompute, fake: 
         assert _portal.call(provider.read_process_output, iid, started.process_id) == b"bg\n"
     finally:
         _portal.call(provider.shutdown, iid)
-
-
-def test_resume_of_a_running_instance_is_a_no_op(provider: TenkiCompute, fake: TenkiFake) -> None:
-    iid = _portal.call(provider.provision).instance_id
-    try:
-        assert _portal.call(provider.resume, iid).status is InstanceStatus.RUNNING
-        assert (fake.find(iid) or {}).get("state") == "RUNNING"
-    finally:
-        _portal.call(provider.shutdown, iid)
-
-
-def test_pause_of_an_unknown_id_is_not_found(provider: TenkiCompute, fake: TenkiFake) -> None:
-    with pytest.raises(InstanceNotFoundError):
-        _portal.call(provider.pause, "tenki_000000000000")
-    with pytest.raises(InstanceNotFoundError):
-        _portal.call(provider.resume, "tenki_000000000000")
 
 
 def test_a_vendor_error_is_ours_from_the_sdks(provider: TenkiCompute, fake: TenkiFake) -> None:

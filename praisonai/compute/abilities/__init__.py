@@ -7,7 +7,7 @@
 | ``sessions``  | ``open_session``                                    | ``Capability.SESSIONS``  |
 | ``bound_env`` | ``bind_env``                                        | ``Capability.PROCESSES`` |
 | ``run_once``  | the ``_run_once`` hook                              | implementing the hook    |
-| ``pause``     | the ``_pause`` and ``_resume`` hooks                | ``Capability.PAUSE``     |
+| ``pause``     | the ``Pauser`` part: ``pause``, ``resume``          | holding a ``pauser``     |
 | ``ports``     | the ``Forwarder`` part: ``expose``                  | holding a ``forwarder``  |
 | ``egress``    | the ``Egress`` part (an allowlist's proxy)          | ``NETWORK_ALLOWLIST``    |
 | ``pty``       | the ``Terminals`` part (and the ``Pty`` handle)     | holding ``terminals``    |
@@ -25,13 +25,13 @@ from typing import Any
 
 from praisonai._errors import ConfigError
 from praisonai._limits import PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS
-from praisonai._types import Capability
-from praisonai.compute import _activity
+from praisonai._types import Capability, InstanceInfo
+from praisonai.compute import _activity, lifecycle
 from praisonai.compute.abilities.bound_env import BoundEnv
 from praisonai.compute.abilities.captures import Captures, SnapshotRef
 from praisonai.compute.abilities.egress import Egress
 from praisonai.compute.abilities.part import Part, held, held_capabilities, part
-from praisonai.compute.abilities.pause import Pause
+from praisonai.compute.abilities.pause import Pauser
 from praisonai.compute.abilities.ports import Forwarder, NoForwards
 from praisonai.compute.abilities.processes import Processes
 from praisonai.compute.abilities.pty import Pty, Terminals, pty_argv, pty_size
@@ -46,7 +46,7 @@ __all__ = [
     "NoForwards",
     "OptionalAbilities",
     "Part",
-    "Pause",
+    "Pauser",
     "Processes",
     "Pty",
     "RunOnce",
@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 
-class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause):
+class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce):
     """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack:
     the declaration of each kind of part (``compute.abilities.part``, ``None`` here) and the
     public method that checks the id, asks for the part, calls it and marks the ledger."""
@@ -71,6 +71,39 @@ class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce, Pause)
         cls.capabilities = (frozenset(cls.capabilities) - decided) | brought
 
     # ---- pause: the pauser ------------------------------------------------------------------
+
+    @part(Capability.PAUSE, held=False)
+    def pauser(self) -> Pauser | None:
+        """The part that pauses and resumes instances, or None: the provider cannot."""
+        return None
+
+    async def pause(self, instance_id: str) -> InstanceInfo:
+        """Stop the instance keeping its filesystem; :meth:`resume` brings it back under the same
+        id. Its processes end (E2B and Tenki keep memory too); its ledger row says ``paused``. Idempotent.
+
+        Raises:
+            UnsupportedFeatureError: the provider lacks ``Capability.PAUSE``.
+            InstanceNotFoundError: no such instance.
+        """
+        self._check_id(instance_id)
+        pauser = held(self.pauser, self.name, "pausing instances", "pause", Capability.PAUSE)
+        info = await pauser.pause(instance_id)
+        await lifecycle.mark(instance_id, "paused")
+        return info
+
+    async def resume(self, instance_id: str) -> InstanceInfo:
+        """Bring a paused instance back under the same id, its files as they were; a running
+        instance is returned as it is. Its ledger row says ``running`` again.
+
+        Raises:
+            UnsupportedFeatureError: the provider lacks ``Capability.PAUSE``.
+            InstanceNotFoundError: no such instance.
+        """
+        self._check_id(instance_id)
+        pauser = held(self.pauser, self.name, "resuming instances", "resume", Capability.PAUSE)
+        info = await pauser.resume(instance_id)
+        await lifecycle.mark(instance_id, "running")
+        return info
 
     # ---- terminals ---------------------------------------------------------------------------
 

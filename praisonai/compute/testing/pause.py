@@ -1,9 +1,9 @@
 """Conformance checks for pause and resume (``Capability.PAUSE``): an instance paused keeps its
 files (its processes end, or are kept where the vendor snapshots memory: E2B, Tenki), says
-``paused`` meanwhile, and comes back under the same id; both
-steps are idempotent, and a paused instance's next call resumes it. Each check provisions an
-instance of its own (``idle_action='pause'``, which a provider made to remove a stopped instance
-needs) and removes it.
+``paused`` meanwhile (its status and the listing), and comes back under the same id; both
+steps are idempotent, a paused instance's next call resumes it, and neither finds an instance
+that does not exist. Each check provisions an instance of its own (``idle_action='pause'``,
+which a provider made to remove a stopped instance needs) and removes it.
 
 Listed in :data:`praisonai.compute.testing.SUITES`.
 """
@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
+from praisonai._errors import InstanceNotFoundError
 from praisonai._types import Capability, InstanceStatus
+from praisonai.compute.lifecycle import new_instance_id
 from praisonai.compute.testing._kit import Context, Suite
 
 suite = Suite()
@@ -37,6 +39,8 @@ async def pause_keeps_files(ctx: Context) -> None:
         assert paused.status is InstanceStatus.PAUSED, f"pause must return it paused: {paused}"
         status = await p.get_status(iid)
         assert status.status is InstanceStatus.PAUSED, f"a paused instance must say so: {status}"
+        listed = {i.instance_id: i.status for i in await p.list_instances()}
+        assert listed.get(iid) is InstanceStatus.PAUSED, f"the listing must show it paused: {listed.get(iid)}"
         resumed = await p.resume(iid)
         assert resumed.instance_id == iid and resumed.status is InstanceStatus.RUNNING, resumed
         assert await p.read_file(iid, "kept.txt") == b"written before the pause", "files must survive"
@@ -64,3 +68,14 @@ async def a_call_resumes_a_paused_instance(ctx: Context) -> None:
         r = await p.execute(iid, "cat kept.txt")
         assert r.ok and r.stdout == "kept", f"the next call must resume the paused instance: {r}"
         assert (await p.get_status(iid)).status is InstanceStatus.RUNNING
+
+
+@suite.check(Capability.PAUSE)
+async def pause_and_resume_of_an_unknown_instance_are_not_found(ctx: Context) -> None:
+    unknown = new_instance_id(ctx.provider.name)  # the form of this provider's ids, never made
+    for step in (ctx.provider.pause, ctx.provider.resume):
+        try:
+            await step(unknown)
+        except InstanceNotFoundError:
+            continue
+        raise AssertionError(f"{step.__name__} of an instance never made must be InstanceNotFoundError")

@@ -102,7 +102,6 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             Capability.CAPTURE,
             Capability.NETWORK_ALLOWLIST,
             Capability.PROCESSES,
-            Capability.PAUSE,
         }
     )
 
@@ -246,11 +245,9 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             },
         )
 
-    async def _pause(self, instance_id: str) -> InstanceInfo:
-        return await _pause.pause(self, instance_id)
-
-    async def _resume(self, instance_id: str) -> InstanceInfo:
-        return await _pause.resume(self, instance_id)
+    @part(Capability.PAUSE)
+    def pauser(self) -> _pause.DaytonaPauser:
+        return _pause.DaytonaPauser(self._sandbox, self._info)
 
     # ---- captures: Daytona snapshots named by the capture tag -------------------------------
 

@@ -7,8 +7,7 @@ env is bound through the helper after the start, never put in the container's co
 ``ContainerConfig.Env`` would keep it). Each exec carries a private marker in its environment, so a
 timeout kills the command's whole process tree *inside* the container, setsid children included.
 Found again by labels from any process; docker-py is imported lazily. A ``DockerPool`` holds one
-``DockerEngine`` per host and forwards each primitive to the one that owns the instance.
-"""
+``DockerEngine`` per host and forwards each primitive (and its pauser) to the one that owns it."""
 
 from __future__ import annotations
 
@@ -32,7 +31,6 @@ from praisonai.compute.providers.docker import (
     _capture,
     _egress,
     _main,
-    _pause,
     _runtime,
     _spec,
     _users,
@@ -60,14 +58,15 @@ from praisonai.compute.providers.docker._options import (
     DockerOptions,
     docker_options,
 )
+from praisonai.compute.providers.docker._pause import DockerPauser
 from praisonai.compute.providers.docker._ports import DockerForwarder
 from praisonai.compute.separation import command_user, labelled, own_shell, session
+from praisonai.runtime.channel import Channel
 
 T = TypeVar("T")
 
 
 class DockerEngine(
-    _pause.PauseMixin,
     _capture.CaptureHooks,
     MainChannelMixin,
     _workspace.ArchiveTransfers,
@@ -142,6 +141,16 @@ class DockerEngine(
     def api(self) -> Any:
         """The engine's client (``connect``)."""
         return self.connect()
+
+    @part(Capability.PAUSE)
+    def pauser(self) -> DockerPauser:
+        keys, channels = self._main_keys, self._channels
+        return DockerPauser(self._call, self.connect, self._inspect, channels, keys, self.shutdown)
+
+    async def _open_channel(self, instance_id: str) -> Channel:
+        """As the main channel's; a paused instance's first channel resumes it (``_pause``)."""
+        await self._workdir(instance_id)  # another home's instance is refused before it wakes
+        return await self.pauser.waking(instance_id, super()._open_channel, self.resume)
 
     def close(self) -> None:
         """Close the client this engine made for itself (a pool host's) and release its ssh forward

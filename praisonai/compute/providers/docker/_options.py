@@ -36,7 +36,6 @@ CAPABILITIES = CHANNEL_CAPABILITIES | frozenset(
         Capability.SELF_STOP,
         Capability.RUNC,
         Capability.GVISOR,  # when the engine has runsc registered; checked at each start
-        Capability.PAUSE,  # with idle_action='pause' (see _pause)
     }
 )
 

@@ -1,4 +1,4 @@
-"""A part of ``DockerEngine`` written in a module of its own (captures, pause), mixed into it."""
+"""A part of ``DockerEngine`` written in a module of its own (captures), mixed into it."""
 
 from __future__ import annotations
 

@@ -10,25 +10,27 @@ and ttl from the start) and so does the helper on the main stdin, which takes as
 first line that arrives there. So a resume arms a fresh nonce in this process (``MainKeys``): its
 next channel attaches and sends it; a process that attaches first takes the helper, and this one
 then opens an exec channel (``_main.open_channel`` falls back). A paused instance's first channel
-(any call) resumes it: the failure to open one on a stopped container is checked, once.
+(any call) resumes it (``DockerPauser.waking``): the failure to open one on a stopped container
+is checked, once.
 """
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from praisonai import _limits
 from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._types import InstanceInfo
+from praisonai.compute.abilities.pause import waking
 from praisonai.compute.lifecycle import LABEL_CREATED, check_home
 from praisonai.compute.providers.docker import _main
 from praisonai.compute.providers.docker._client import container_name, info_of
-from praisonai.compute.providers.docker._part import EnginePart
-from praisonai.runtime.channel import Channel
+from praisonai.runtime.pool import ChannelPool
 
-if TYPE_CHECKING:
-    from praisonai.compute.providers.docker._engine import DockerEngine
+T = TypeVar("T")
 
 
 def pausable(inspected: dict[str, Any]) -> bool:
@@ -41,43 +43,76 @@ def is_paused(inspected: dict[str, Any]) -> bool:
     return pausable(inspected) and not (inspected.get("State") or {}).get("Running")
 
 
-async def pause(engine: DockerEngine, instance_id: str) -> InstanceInfo:
-    """Stop the container keeping it (see the module docstring). Idempotent."""
-    inspected = await engine._inspect(instance_id)
-    check_home(instance_id, labels_of(inspected), "pause")
-    if not pausable(inspected):
-        raise UnsupportedFeatureError(
-            f"docker instance {instance_id} was made to be removed once stopped, so it cannot be "
-            "paused; provision it with idle_action='pause' (environment.yaml: idle_action: pause)",
-            op="pause",
-        )
-    engine._channels.drop(instance_id)
-    engine._main_keys.drop(instance_id)
-    if (inspected.get("State") or {}).get("Running"):
-        await engine._call(engine.api.stop, container_name(instance_id), timeout=int(_limits.KILL_GRACE_S))
-    return info_of(await engine._inspect(instance_id))
+@dataclass(frozen=True)
+class DockerPauser:
+    """``DockerEngine``'s pauser (``abilities.pause.Pauser``), from the engine's narrow parts:
+    ``call`` runs one blocking docker-py call (``DockerEngine._call``) on the client ``api()``
+    gives, ``inspect`` reads a container (``InstanceNotFoundError`` when there is none),
+    ``channels`` and ``keys`` are the engine's channel pool and main-channel keys, and ``shutdown``
+    removes an instance past its ttl."""
 
+    call: Callable[..., Awaitable[Any]]
+    api: Callable[[], Any]
+    inspect: Callable[[str], Awaitable[dict[str, Any]]]
+    channels: ChannelPool
+    keys: _main.MainKeys
+    shutdown: Callable[[str], Awaitable[object]]
 
-async def resume(engine: DockerEngine, instance_id: str) -> InstanceInfo:
-    """Start the paused container again under its id, a fresh main-channel nonce armed here.
-    A running instance is returned as it is; one past its ttl is removed instead.
-
-    Raises:
-        InstanceNotFoundError: no such container, or it was past its ttl (and is removed now).
-    """
-    inspected = await engine._inspect(instance_id)
-    check_home(instance_id, labels_of(inspected), "resume")
-    if not (inspected.get("State") or {}).get("Running"):
-        if why := past_ttl(inspected, time.time()):  # a pause never extends a lifetime
-            await engine.shutdown(instance_id)
-            raise InstanceNotFoundError(
-                f"docker instance {instance_id} was {why}: removed, not resumed", op="resume"
+    async def pause(self, instance_id: str) -> InstanceInfo:
+        """Stop the container keeping it (see the module docstring). Idempotent."""
+        inspected = await self.inspect(instance_id)
+        check_home(instance_id, labels_of(inspected), "pause")
+        if not pausable(inspected):
+            raise UnsupportedFeatureError(
+                f"docker instance {instance_id} was made to be removed once stopped, so it cannot be "
+                "paused; provision it with idle_action='pause' (environment.yaml: idle_action: pause)",
+                op="pause",
             )
-        engine._channels.drop(instance_id)
-        await engine._call(engine.api.start, container_name(instance_id))
-        engine._main_keys.rearm(instance_id, _main.new_key())
-        inspected = await engine._inspect(instance_id)
-    return info_of(inspected)
+        self.channels.drop(instance_id)
+        self.keys.drop(instance_id)
+        if (inspected.get("State") or {}).get("Running"):
+            await self.call(self.api().stop, container_name(instance_id), timeout=int(_limits.KILL_GRACE_S))
+        return info_of(await self.inspect(instance_id))
+
+    async def resume(self, instance_id: str) -> InstanceInfo:
+        """Start the paused container again under its id, a fresh main-channel nonce armed here.
+        A running instance is returned as it is; one past its ttl is removed instead.
+
+        Raises:
+            InstanceNotFoundError: no such container, or it was past its ttl (and is removed now).
+        """
+        inspected = await self.inspect(instance_id)
+        check_home(instance_id, labels_of(inspected), "resume")
+        if not (inspected.get("State") or {}).get("Running"):
+            if why := past_ttl(inspected, time.time()):  # a pause never extends a lifetime
+                await self.shutdown(instance_id)
+                raise InstanceNotFoundError(
+                    f"docker instance {instance_id} was {why}: removed, not resumed", op="resume"
+                )
+            self.channels.drop(instance_id)
+            await self.call(self.api().start, container_name(instance_id))
+            self.keys.rearm(instance_id, _main.new_key())
+            inspected = await self.inspect(instance_id)
+        return info_of(inspected)
+
+    async def paused_disk(self, instance_id: str) -> int | None:
+        """The container's writable layer in bytes (docker's ``SizeRw``; the engine computes it)."""
+        name = container_name(instance_id)
+        rows = await self.call(self.api().containers, all=True, size=True, filters={"name": f"^/{name}$"})
+        size = rows[0].get("SizeRw") if rows else None
+        return int(size) if isinstance(size, int) else None
+
+    async def waking(
+        self, instance_id: str, use: Callable[[str], Awaitable[T]], resume: Callable[[str], Awaitable[object]]
+    ) -> T:
+        """``use(instance_id)`` (opening a channel); when it fails because the instance is paused,
+        ``resume`` it (the provider's public ``resume``) and use it once more
+        (``abilities.pause.waking``)."""
+
+        async def paused() -> bool:
+            return is_paused(await self.inspect(instance_id))
+
+        return await waking(lambda: use(instance_id), paused, lambda: resume(instance_id))
 
 
 def labels_of(inspected: dict[str, Any]) -> dict[str, str]:
@@ -96,35 +131,3 @@ def past_ttl(inspected: dict[str, Any], now: float) -> str | None:
         return None
     age = now - int(created)
     return f"{age:.0f}s old (ttl_s={int(ttl)})" if age >= int(ttl) else None
-
-
-async def disk(engine: DockerEngine, instance_id: str) -> int | None:
-    """The container's writable layer in bytes (docker's ``SizeRw``; the engine computes it)."""
-    name = container_name(instance_id)
-    rows = await engine._call(engine.api.containers, all=True, size=True, filters={"name": f"^/{name}$"})
-    size = rows[0].get("SizeRw") if rows else None
-    return int(size) if isinstance(size, int) else None
-
-
-class PauseMixin(EnginePart):
-    """A ``DockerEngine``'s pause hooks (``abilities.pause``), and its channels that wake a
-    paused instance."""
-
-    async def _pause(self, instance_id: str) -> InstanceInfo:
-        return await pause(self._engine(), instance_id)
-
-    async def _resume(self, instance_id: str) -> InstanceInfo:
-        return await resume(self._engine(), instance_id)
-
-    async def _paused_disk(self, instance_id: str) -> int | None:
-        return await disk(self._engine(), instance_id)
-
-    async def _open_channel(self, instance_id: str) -> Channel:
-        engine = self._engine()
-
-        async def paused() -> bool:
-            return is_paused(await engine._inspect(instance_id))
-
-        await engine._workdir(instance_id)  # another home's instance is refused before it wakes
-        opened = super(PauseMixin, engine)._open_channel
-        return await engine._waking(instance_id, lambda: opened(instance_id), paused)

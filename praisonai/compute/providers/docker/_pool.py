@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
@@ -39,6 +39,7 @@ from praisonai.compute.providers.docker._engine import DockerEngine
 from praisonai.compute.providers.docker._exec import DockerExecTransport
 from praisonai.compute.providers.docker._options import CAPABILITIES, DockerOptions, docker_options
 from praisonai.runtime.channel import Channel
+from praisonai.runtime.pool import ChannelPool
 
 T = TypeVar("T")
 
@@ -264,17 +265,9 @@ class DockerPool(ChannelMixin, ComputeProvider):
         self._host_of.pop(instance_id, None)
         return await member._destroy(instance_id)
 
-    async def _pause(self, instance_id: str) -> InstanceInfo:
-        self._channels.drop(instance_id)
-        url = await self._locate(instance_id)
-        return _on(await self._members[url]._pause(instance_id), url)
-
-    async def _resume(self, instance_id: str) -> InstanceInfo:
-        url = await self._locate(instance_id)
-        return _on(await self._members[url]._resume(instance_id), url)
-
-    async def _paused_disk(self, instance_id: str) -> int | None:
-        return await (await self._owner(instance_id))._paused_disk(instance_id)
+    @part(Capability.PAUSE)
+    def pauser(self) -> PoolPauser:
+        return PoolPauser(self._locate, self._members, self._channels)
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         url = await self._locate(instance_id)
@@ -352,6 +345,28 @@ class DockerPool(ChannelMixin, ComputeProvider):
 
     async def _after_setup(self, instance_id: str) -> None:
         await (await self._owner(instance_id))._after_setup(instance_id)
+
+
+@dataclasses.dataclass(frozen=True)
+class PoolPauser:
+    """``DockerPool``'s pauser (``abilities.pause.Pauser``): each call on the pauser of the member
+    engine holding the instance (``locate`` gives its host's url), the info naming that host."""
+
+    locate: Callable[[str], Awaitable[str]]
+    members: Mapping[str, DockerEngine]
+    channels: ChannelPool
+
+    async def pause(self, instance_id: str) -> InstanceInfo:
+        self.channels.drop(instance_id)
+        url = await self.locate(instance_id)
+        return _on(await self.members[url].pauser.pause(instance_id), url)
+
+    async def resume(self, instance_id: str) -> InstanceInfo:
+        url = await self.locate(instance_id)
+        return _on(await self.members[url].pauser.resume(instance_id), url)
+
+    async def paused_disk(self, instance_id: str) -> int | None:
+        return await self.members[await self.locate(instance_id)].pauser.paused_disk(instance_id)
 
 
 def _is_answer(exc: Exception) -> bool:

@@ -55,7 +55,7 @@ from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.e2b import _exec, _files, _pause, _ports
+from praisonai.compute.providers.e2b import _exec, _files, _ports
 from praisonai.compute.providers.e2b._channel import E2BTransport
 from praisonai.compute.providers.e2b._errors import KEY_VARIABLE, MISSING_KEY, translated
 from praisonai.compute.providers.e2b._fileops import E2BFiles
@@ -71,6 +71,7 @@ from praisonai.compute.providers.e2b._meta import (
     status_of,
     timeout_for,
 )
+from praisonai.compute.providers.e2b._pause import E2BPauser
 from praisonai.compute.providers.e2b._pty import E2BTerminals
 from praisonai.compute.providers.e2b._renewal import Renewals
 from praisonai.runtime import processes
@@ -99,7 +100,6 @@ class E2BCompute(ChannelMixin, ComputeProvider):
             Capability.NETWORK_ALLOWLIST,
             Capability.SELF_STOP,
             Capability.CAPTURE,
-            Capability.PAUSE,
         }
         | CHANNEL_CAPABILITIES
     )
@@ -275,11 +275,9 @@ class E2BCompute(ChannelMixin, ComputeProvider):
         self._sync.pop(instance_id, None)
         self._channels.drop(instance_id)
 
-    async def _pause(self, instance_id: str) -> InstanceInfo:
-        return await _pause.pause(self, instance_id)
-
-    async def _resume(self, instance_id: str) -> InstanceInfo:
-        return await _pause.resume(self, instance_id)
+    @part(Capability.PAUSE)
+    def pauser(self) -> E2BPauser:
+        return E2BPauser(self._lookup, self._sandbox, self._status, self._disconnect, self._params)
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         from e2b import AsyncSandbox

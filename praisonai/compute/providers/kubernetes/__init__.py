@@ -48,6 +48,7 @@ from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.providers.kubernetes import (
     _adopt,
     _agent_sandbox,
+    _api,
     _egress,
     _pause,
     _pod,
@@ -63,9 +64,10 @@ from praisonai.compute.providers.kubernetes._options import KubernetesOptions
 from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
 from praisonai.compute.separation import command_user, own_shell, session, user_of
 from praisonai.compute.watchdog import watchdog_command
+from praisonai.runtime.channel import Channel
 
 
-class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProvider):
+class KubernetesCompute(WarmClaims, ChannelMixin, ComputeProvider):
     """Instances are Pods in one namespace of a cluster; see the module docstring."""
 
     name = "kubernetes"
@@ -82,7 +84,6 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
             Capability.NETWORK_ALLOWLIST,
             Capability.ISOLATION,
             Capability.SELF_STOP,
-            Capability.PAUSE,  # with idle_action='pause': the working dir on a claim (_pause)
         }
     )
 
@@ -161,41 +162,35 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
 
     async def _write_call(self, op: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
         """One API write, after the rate limit, translated."""
-        await self._writes.acquire()
+        return await _api.write_call(self._writes, op, what, fn, *args, **kwargs)
 
-        def call() -> Any:
-            with translated(op, what):
-                return fn(*args, **kwargs)
-
-        return await run_blocking(call)
-
-    async def _read_call(self, op: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        def call() -> Any:
-            with translated(op, what):
-                return fn(*args, **kwargs)
-
-        return await run_blocking(call)
+    _read_call = staticmethod(_api.read_call)
 
     async def _create_or_adopt(self, what: str, instance_id: str, create: Any, read: Any) -> Any:
         """``create()`` (a rate-limited write), adopting our own object after a lost answer."""
-        return await _adopt.create_or_adopt(
-            what,
-            instance_id,
-            self.name,
-            lambda: self._write_call("provision", what, create),
-            lambda: self._read_call("provision", what, read),
+        return await _adopt.create_or_adopt_calls(self._writes, what, instance_id, self.name, create, read)
+
+    @part(Capability.PAUSE)
+    def pauser(self) -> _pause.KubernetesPauser:
+        volumes = _pause.Volumes(lambda: self.core, lambda: self.namespace, self._writes, self._options)
+        return _pause.KubernetesPauser(
+            volumes, self._channels, self._pods, self._status, self._run_pod, self.shutdown, self.egress.sweep
         )
+
+    async def _open_channel(self, instance_id: str) -> Channel:
+        """The channel; a paused instance's first one resumes it (``KubernetesPauser.waking``)."""
+        return await self.pauser.waking(instance_id, super()._open_channel, self.resume)
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         if self._options.warm_pool:
             return await self._claim(instance_id, cfg, labels, self._options.warm_pool)
-        storage = await _pause.storage_for(self, cfg)  # a pausing one's: refused before anything is made
+        storage = await self.pauser.volumes.storage_for(cfg)  # refused here, before anything is made
         command = watchdog_command(cfg.lifetime, self._spool(instance_id))
         claim = _pod.pod_name(instance_id) if storage else None
         body = _pod.manifest(instance_id, cfg, labels, command, self._options, claim)
         await self._ensure_policy(instance_id, cfg, body)  # before the pod: it must never run without it
         if storage:
-            await _pause.create_claim(self, instance_id, body, storage)
+            await self.pauser.volumes.create(instance_id, body, storage)
         return await self._run_pod(instance_id, body, cfg.working_dir)
 
     async def _run_pod(self, instance_id: str, body: dict[str, Any], working_dir: str) -> InstanceInfo:
@@ -271,7 +266,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
             policy = _pod.pod_name(instance_id)
             await self._write_call("shutdown", f"network policy {policy}", delete, policy, self.namespace)
         await self.egress.released(gone, "shutdown")  # and its proxy, with the last instance behind it
-        return await _pause.delete_claim(self, instance_id) or existed  # after its pod: it mounts it
+        return await self.pauser.volumes.delete(instance_id) or existed  # after its pod: it mounts it
 
     def _pod_of(self, instance_id: str, op: str) -> str | None:
         """The instance's pod name (blocking): known, or found by its instance label — a claimed
@@ -297,7 +292,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
     async def _status(self, instance_id: str) -> InstanceInfo:
         name = await run_blocking(functools.partial(self._pod_of, instance_id, "status"))
         if name is None:  # paused (its claim says so), or not found
-            return await _pause.paused_info(self, instance_id)
+            return await self.pauser.volumes.paused_info(instance_id)
         pod = await self._read_call(
             "status", f"pod {name}", self.core.read_namespaced_pod, name, self.namespace
         )
@@ -317,7 +312,7 @@ class KubernetesCompute(_pause.PauseMixin, WarmClaims, ChannelMixin, ComputeProv
                 pod = await self._read_call("list", f"pod {name}", self.core.read_namespaced_pod, name, ns)
                 pod.metadata.annotations = {**(pod.metadata.annotations or {}), **extra}
                 infos.setdefault(extra.get(LABEL_INSTANCE, name), _pod.info_of(pod))
-        for info in await _pause.paused_infos(self, mine):  # a pausing one's pod, when it has one, says more
+        for info in await self.pauser.volumes.paused_infos(mine):  # its live pod, if any, says more
             infos.setdefault(info.instance_id, info)
         return list(infos.values())
 

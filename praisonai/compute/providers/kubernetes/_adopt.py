@@ -16,6 +16,7 @@ from kubernetes.client import ApiException
 from praisonai import _retry
 from praisonai._errors import ConfigError, ProviderUnavailableError
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
+from praisonai.compute.providers.kubernetes._api import WriteLimiter, read_call, write_call
 
 #: Creates tried in all when the answer is lost (the first, then retries).
 ATTEMPTS = 3
@@ -73,6 +74,20 @@ async def create_or_adopt(
             ) from exc
 
     return await _retry.retried(attempt, retry_if=_unavailable, attempts=ATTEMPTS, what=f"creating {what}")
+
+
+async def create_or_adopt_calls(
+    writes: WriteLimiter, what: str, instance_id: str, provider: str, create: Any, read: Any
+) -> Any:
+    """:func:`create_or_adopt` of the blocking API calls ``create`` (a write, after the rate limit
+    ``writes``) and ``read``."""
+    return await create_or_adopt(
+        what,
+        instance_id,
+        provider,
+        lambda: write_call(writes, "provision", what, create),
+        lambda: read_call("provision", what, read),
+    )
 
 
 def _unavailable(exc: BaseException) -> bool:

@@ -28,6 +28,7 @@ from praisonai._errors import (
 )
 from praisonai._files import read_regular_file
 from praisonai._limits import ERROR_DETAIL_CHARS
+from praisonai.compute._threads import run_blocking
 
 _SA_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
 
@@ -108,6 +109,22 @@ class WriteLimiter:
                 self._at = time.monotonic()
                 self._tokens = 1.0
             self._tokens -= 1
+
+
+async def read_call(op: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """One blocking API call in a worker thread, its failures ours (``translated``)."""
+
+    def call() -> Any:
+        with translated(op, what):
+            return fn(*args, **kwargs)
+
+    return await run_blocking(call)
+
+
+async def write_call(writes: WriteLimiter, op: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """One API write, after the rate limit ``writes``, translated."""
+    await writes.acquire()
+    return await read_call(op, what, fn, *args, **kwargs)
 
 
 @contextlib.contextmanager

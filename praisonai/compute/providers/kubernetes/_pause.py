@@ -25,21 +25,23 @@ import functools
 import json
 import math
 import time
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from kubernetes import client
 from kubernetes.utils import parse_quantity
 
 from praisonai._errors import InstanceNotFoundError, PraisonAIError, UnsupportedFeatureError
 from praisonai._types import InstanceInfo, InstanceStatus
-from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
-from praisonai.compute.providers.kubernetes import _pod
-from praisonai.runtime.channel import Channel
+from praisonai.compute.providers.kubernetes import _adopt, _pod
+from praisonai.compute.providers.kubernetes._api import WriteLimiter, read_call, write_call
+from praisonai.compute.providers.kubernetes._options import KubernetesOptions
+from praisonai.runtime.pool import ChannelPool
 
-if TYPE_CHECKING:
-    from praisonai.compute.providers.kubernetes import KubernetesCompute
+T = TypeVar("T")
 
 POD_SPEC = "praisonai.pod"  # the claim's annotation holding the pod's manifest (JSON)
 DEFAULT_CLASS = (
@@ -59,26 +61,117 @@ def check_config(cfg: ComputeConfig, warm_pool: str | None) -> None:
         )
 
 
-async def storage_for(k: KubernetesCompute, cfg: ComputeConfig) -> str | None:
-    """The StorageClass of a pausing instance's claim (the options', else the cluster's default);
-    ``None`` for an instance that does not pause.
+@dataclass(frozen=True)
+class Volumes:
+    """The instances' PersistentVolumeClaims in the provider's namespace, and the pods that mount
+    them, from the provider's narrow parts: ``core`` (the client's ``CoreV1Api``, connected on
+    first use), its ``namespace``, its rate limit on API writes and its options (the StorageClass,
+    the claim's size)."""
 
-    Raises:
-        UnsupportedFeatureError: it pauses, the options name no class and the cluster has no default.
-    """
-    if not cfg.lifetime.pauses:
-        return None
-    if k.options.storage_class:
-        return k.options.storage_class
-    found: str | None = await k._read_call("provision", "the storage classes", _default_class, k._client())
-    if found is None:
-        raise UnsupportedFeatureError(
-            "idle_action='pause' keeps the working dir on a PersistentVolumeClaim, but the cluster "
-            "has no default StorageClass: name one with KubernetesCompute(storage_class=...), or "
-            "use idle_action='stop'",
-            op="provision",
+    core: Callable[[], Any]
+    namespace: Callable[[], str]
+    writes: WriteLimiter
+    options: KubernetesOptions
+
+    async def storage_for(self, cfg: ComputeConfig) -> str | None:
+        """The StorageClass of a pausing instance's claim (the options', else the cluster's
+        default); ``None`` for an instance that does not pause.
+
+        Raises:
+            UnsupportedFeatureError: it pauses, the options name no class and the cluster has no default.
+        """
+        if not cfg.lifetime.pauses:
+            return None
+        if self.options.storage_class:
+            return self.options.storage_class
+        api = self.core().api_client
+        found: str | None = await read_call("provision", "the storage classes", _default_class, api)
+        if found is None:
+            raise UnsupportedFeatureError(
+                "idle_action='pause' keeps the working dir on a PersistentVolumeClaim, but the cluster "
+                "has no default StorageClass: name one with KubernetesCompute(storage_class=...), or "
+                "use idle_action='stop'",
+                op="provision",
+            )
+        return found
+
+    async def create(self, instance_id: str, pod: dict[str, Any], storage: str) -> None:
+        """The instance's claim, carrying the pod's identity and manifest (see the module docstring)."""
+        meta = pod["metadata"]
+        name, ns, core = str(meta["name"]), self.namespace(), self.core()
+        annotations = {**meta["annotations"], POD_SPEC: json.dumps(pod, separators=(",", ":"))}
+        spec = {
+            "accessModes": ["ReadWriteOnce"],
+            "resources": {"requests": {"storage": self.options.volume_size}},
+            "storageClassName": storage,
+        }
+        body = {
+            "apiVersion": "v1",
+            "kind": "PersistentVolumeClaim",
+            "metadata": {"name": name, "labels": meta["labels"], "annotations": annotations},
+            "spec": spec,
+        }
+        await _adopt.create_or_adopt_calls(
+            self.writes,
+            f"persistent volume claim {name}",
+            instance_id,
+            "kubernetes",
+            functools.partial(core.create_namespaced_persistent_volume_claim, ns, body),
+            functools.partial(core.read_namespaced_persistent_volume_claim, name, ns),
         )
-    return found
+
+    async def find(self, instance_id: str, op: str) -> Any | None:
+        """The instance's claim (a ``V1PersistentVolumeClaim``), or ``None`` when it has none."""
+        name = _pod.pod_name(instance_id)
+        with contextlib.suppress(InstanceNotFoundError):
+            read = self.core().read_namespaced_persistent_volume_claim
+            return await read_call(op, f"persistent volume claim {name}", read, name, self.namespace())
+        return None
+
+    async def delete(self, instance_id: str) -> bool:
+        """Delete the instance's claim (its files go with it); whether it had one. Read first: most
+        instances have none, and a read spends none of the writes' rate limit."""
+        name = _pod.pod_name(instance_id)
+        if await self.find(instance_id, "shutdown") is None:
+            return False
+        delete = self.core().delete_namespaced_persistent_volume_claim
+        try:
+            what = f"persistent volume claim {name}"
+            await write_call(self.writes, "shutdown", what, delete, name, self.namespace())
+        except InstanceNotFoundError:
+            return False
+        return True
+
+    async def paused_info(self, instance_id: str) -> InstanceInfo:
+        """The instance as its claim shows it, for one without a pod.
+
+        Raises:
+            InstanceNotFoundError: it has no claim either.
+        """
+        claim = await self.find(instance_id, "status")
+        if claim is None:
+            raise InstanceNotFoundError(
+                f"pod {_pod.pod_name(instance_id)} does not exist in the cluster", op="status"
+            )
+        return claim_info(claim)
+
+    async def paused_infos(self, selector: str) -> list[InstanceInfo]:
+        """Every claim of ours (``selector``) as a paused instance; the caller prefers a live pod's."""
+        list_ = self.core().list_namespaced_persistent_volume_claim
+        found = await read_call("list", "the claims", list_, self.namespace(), label_selector=selector)
+        return [claim_info(c) for c in found.items]
+
+    async def read_pod(self, name: str, op: str) -> Any | None:
+        with contextlib.suppress(InstanceNotFoundError):
+            return await read_call(op, f"pod {name}", self.core().read_namespaced_pod, name, self.namespace())
+        return None
+
+    async def delete_pod(self, name: str, op: str) -> None:
+        """Delete the pod at once (no grace: its processes end as a pause says); gone already is fine."""
+        options = client.V1DeleteOptions(grace_period_seconds=0)
+        delete = self.core().delete_namespaced_pod
+        with contextlib.suppress(InstanceNotFoundError):
+            await write_call(self.writes, op, f"pod {name}", delete, name, self.namespace(), body=options)
 
 
 def _default_class(api: Any) -> str | None:
@@ -89,66 +182,6 @@ def _default_class(api: Any) -> str | None:
         if any(annotations.get(a) == "true" for a in DEFAULT_CLASS):
             return str(sc.metadata.name)
     return None
-
-
-async def create_claim(k: KubernetesCompute, instance_id: str, pod: dict[str, Any], storage: str) -> None:
-    """The instance's claim, carrying the pod's identity and manifest (see the module docstring)."""
-    meta = pod["metadata"]
-    name, ns = str(meta["name"]), k.namespace
-    annotations = {**meta["annotations"], POD_SPEC: json.dumps(pod, separators=(",", ":"))}
-    spec = {
-        "accessModes": ["ReadWriteOnce"],
-        "resources": {"requests": {"storage": k.options.volume_size}},
-        "storageClassName": storage,
-    }
-    body = {
-        "apiVersion": "v1",
-        "kind": "PersistentVolumeClaim",
-        "metadata": {"name": name, "labels": meta["labels"], "annotations": annotations},
-        "spec": spec,
-    }
-    await k._create_or_adopt(
-        f"persistent volume claim {name}",
-        instance_id,
-        functools.partial(k.core.create_namespaced_persistent_volume_claim, ns, body),
-        functools.partial(k.core.read_namespaced_persistent_volume_claim, name, ns),
-    )
-
-
-async def read_claim(k: KubernetesCompute, instance_id: str, op: str) -> Any | None:
-    """The instance's claim (a ``V1PersistentVolumeClaim``), or ``None`` when it has none."""
-    name = _pod.pod_name(instance_id)
-    with contextlib.suppress(InstanceNotFoundError):
-        read = k.core.read_namespaced_persistent_volume_claim
-        return await k._read_call(op, f"persistent volume claim {name}", read, name, k.namespace)
-    return None
-
-
-async def _read_pod(k: KubernetesCompute, name: str, op: str) -> Any | None:
-    with contextlib.suppress(InstanceNotFoundError):
-        return await k._read_call(op, f"pod {name}", k.core.read_namespaced_pod, name, k.namespace)
-    return None
-
-
-async def _delete_pod(k: KubernetesCompute, name: str, op: str) -> None:
-    """Delete the pod at once (no grace: its processes end as a pause says); gone already is fine."""
-    options = client.V1DeleteOptions(grace_period_seconds=0)
-    with contextlib.suppress(InstanceNotFoundError):
-        await k._write_call(op, f"pod {name}", k.core.delete_namespaced_pod, name, k.namespace, body=options)
-
-
-async def delete_claim(k: KubernetesCompute, instance_id: str) -> bool:
-    """Delete the instance's claim (its files go with it); whether it had one. Read first: most
-    instances have none, and a read spends none of the writes' rate limit."""
-    name = _pod.pod_name(instance_id)
-    delete = k.core.delete_namespaced_persistent_volume_claim
-    if await read_claim(k, instance_id, "shutdown") is None:
-        return False
-    try:
-        await k._write_call("shutdown", f"persistent volume claim {name}", delete, name, k.namespace)
-    except InstanceNotFoundError:
-        return False
-    return True
 
 
 def claim_info(claim: Any) -> InstanceInfo:
@@ -173,75 +206,102 @@ def claim_info(claim: Any) -> InstanceInfo:
     )
 
 
-async def paused_info(k: KubernetesCompute, instance_id: str) -> InstanceInfo:
-    """The instance as its claim shows it, for one without a pod.
+@dataclass(frozen=True)
+class KubernetesPauser:
+    """``KubernetesCompute``'s pauser (``abilities.pause.Pauser``): the instances' ``volumes``, and
+    of the provider: its ``channels`` and ``pods`` (instance id -> pod name, forgotten on a pause),
+    its ``status``, ``run_pod`` (create a pod and wait until ready), ``shutdown``, and ``sweep``
+    (remove an egress proxy no instance is behind any more)."""
 
-    Raises:
-        InstanceNotFoundError: it has no claim either.
-    """
-    claim = await read_claim(k, instance_id, "status")
-    if claim is None:
-        raise InstanceNotFoundError(
-            f"pod {_pod.pod_name(instance_id)} does not exist in the cluster", op="status"
+    volumes: Volumes
+    channels: ChannelPool
+    pods: MutableMapping[str, str]
+    status: Callable[[str], Awaitable[InstanceInfo]]
+    run_pod: Callable[[str, dict[str, Any], str], Awaitable[InstanceInfo]]
+    shutdown: Callable[[str], Awaitable[object]]
+    sweep: Callable[[str], Awaitable[object]]
+
+    async def pause(self, instance_id: str) -> InstanceInfo:
+        """Delete the pod, keep the claim (see the module docstring). Idempotent.
+
+        Raises:
+            UnsupportedFeatureError: the instance has no claim (it was not made to pause).
+            InstanceNotFoundError: no such instance.
+        """
+        claim = await self.volumes.find(instance_id, "pause")
+        if claim is None:
+            await self.status(instance_id)  # none at all: not found, said as such
+            raise UnsupportedFeatureError(
+                f"kubernetes instance {instance_id} keeps its working dir in its pod only, so it cannot "
+                "be paused; provision it with idle_action='pause' (environment.yaml: idle_action: pause)",
+                op="pause",
+            )
+        self.channels.drop(instance_id)
+        self.pods.pop(instance_id, None)
+        await self.volumes.delete_pod(claim.metadata.name, "pause")
+        await self.sweep("pause")  # its egress proxy, if it was the last one behind it (made again on resume)
+        return claim_info(claim)
+
+    async def resume(self, instance_id: str) -> InstanceInfo:
+        """Create the pod again from its claim's manifest and wait until it is ready. A running
+        instance is returned as it is; one past its ttl is removed instead.
+
+        Raises:
+            InstanceNotFoundError: no such instance, or it was past its ttl (and is removed now).
+        """
+        claim = await self.volumes.find(instance_id, "resume")
+        if claim is None:  # not a pausing instance: as it is (or not found)
+            return await self.status(instance_id)
+        name = str(claim.metadata.name)
+        pod = await self.volumes.read_pod(name, "resume")
+        if pod is not None and pod.status.phase in _LIVE:
+            return _pod.info_of(pod)
+        body, now = json.loads((claim.metadata.annotations or {})[POD_SPEC]), time.time()
+        if why := past_ttl(body, now):
+            await self.shutdown(instance_id)
+            raise InstanceNotFoundError(
+                f"kubernetes instance {instance_id} was {why}: removed, not resumed", op="resume"
+            )
+        self.channels.drop(instance_id)
+        if pod is not None:  # ended by its watchdog: made again under the same name
+            await self.volumes.delete_pod(name, "resume")
+        working_dir = str(body["spec"]["containers"][0]["workingDir"])
+        return await self.run_pod(instance_id, with_deadline(body, now), working_dir)
+
+    async def paused_disk(self, instance_id: str) -> int | None:
+        """The claim's capacity in bytes (what the cluster keeps for it, whatever is written)."""
+        claim = await self.volumes.find(instance_id, "measure")
+        status, spec = (claim.status, claim.spec) if claim is not None else (None, None)
+        size = ((status.capacity if status else None) or {}).get("storage") or (
+            ((spec.resources.requests if spec and spec.resources else None) or {}).get("storage")
         )
-    return claim_info(claim)
+        return int(parse_quantity(size)) if size else None  # type: ignore[no-untyped-call]  # no annotations
 
+    async def is_paused(self, instance_id: str) -> bool:
+        """Whether the instance has its claim and no live pod."""
+        claim = await self.volumes.find(instance_id, "exec")
+        if claim is None:
+            return False
+        pod = await self.volumes.read_pod(str(claim.metadata.name), "exec")
+        return pod is None or pod.status.phase not in _LIVE
 
-async def paused_infos(k: KubernetesCompute, selector: str) -> list[InstanceInfo]:
-    """Every claim of ours (``selector``) as a paused instance; the caller prefers a live pod's."""
-    list_ = k.core.list_namespaced_persistent_volume_claim
-    found = await k._read_call("list", "the claims", list_, k.namespace, label_selector=selector)
-    return [claim_info(c) for c in found.items]
-
-
-async def pause(k: KubernetesCompute, instance_id: str) -> InstanceInfo:
-    """Delete the pod, keep the claim (see the module docstring). Idempotent.
-
-    Raises:
-        UnsupportedFeatureError: the instance has no claim (it was not made to pause).
-        InstanceNotFoundError: no such instance.
-    """
-    claim = await read_claim(k, instance_id, "pause")
-    if claim is None:
-        await k._status(instance_id)  # none at all: not found, said as such
-        raise UnsupportedFeatureError(
-            f"kubernetes instance {instance_id} keeps its working dir in its pod only, so it cannot "
-            "be paused; provision it with idle_action='pause' (environment.yaml: idle_action: pause)",
-            op="pause",
-        )
-    k._channels.drop(instance_id)
-    k._pods.pop(instance_id, None)
-    await _delete_pod(k, claim.metadata.name, "pause")
-    await k.egress.sweep("pause")  # its egress proxy, if it was the last one behind it (made again on resume)
-    return claim_info(claim)
-
-
-async def resume(k: KubernetesCompute, instance_id: str) -> InstanceInfo:
-    """Create the pod again from its claim's manifest and wait until it is ready. A running
-    instance is returned as it is; one past its ttl is removed instead.
-
-    Raises:
-        InstanceNotFoundError: no such instance, or it was past its ttl (and is removed now).
-    """
-    claim = await read_claim(k, instance_id, "resume")
-    if claim is None:  # not a pausing instance: as it is (or not found)
-        return await k._status(instance_id)
-    name = str(claim.metadata.name)
-    pod = await _read_pod(k, name, "resume")
-    if pod is not None and pod.status.phase in _LIVE:
-        return _pod.info_of(pod)
-    body, now = json.loads((claim.metadata.annotations or {})[POD_SPEC]), time.time()
-    if why := past_ttl(body, now):
-        await k.shutdown(instance_id)
-        raise InstanceNotFoundError(
-            f"kubernetes instance {instance_id} was {why}: removed, not resumed", op="resume"
-        )
-    k._channels.drop(instance_id)
-    if pod is not None:  # ended by its watchdog: made again under the same name
-        await _delete_pod(k, name, "resume")
-    return await k._run_pod(
-        instance_id, with_deadline(body, now), str(body["spec"]["containers"][0]["workingDir"])
-    )
+    async def waking(
+        self,
+        instance_id: str,
+        use: Callable[[str], Awaitable[T]],
+        resume: Callable[[str], Awaitable[object]],
+    ) -> T:
+        """``use(instance_id)`` (opening a channel); when it fails because the instance is paused,
+        ``resume`` it (the provider's public ``resume``: the ledger's state kept) and use it once
+        more. Two callers at once both resume: the second finds the pod running (or adopts the
+        one the first created)."""
+        try:
+            return await use(instance_id)
+        except PraisonAIError:  # no pod (404) or an ended one (a refused exec): paused, or gone
+            if not await self.is_paused(instance_id):
+                raise
+        await resume(instance_id)
+        return await use(instance_id)
 
 
 def past_ttl(body: dict[str, Any], now: float) -> str | None:
@@ -264,52 +324,4 @@ def with_deadline(body: dict[str, Any], now: float) -> dict[str, Any]:
     return body
 
 
-async def disk(k: KubernetesCompute, instance_id: str) -> int | None:
-    """The claim's capacity in bytes (what the cluster keeps for it, whatever is written)."""
-    claim = await read_claim(k, instance_id, "measure")
-    status, spec = (claim.status, claim.spec) if claim is not None else (None, None)
-    size = ((status.capacity if status else None) or {}).get("storage") or (
-        ((spec.resources.requests if spec and spec.resources else None) or {}).get("storage")
-    )
-    return int(parse_quantity(size)) if size else None  # type: ignore[no-untyped-call]  # no annotations
-
-
-async def is_paused(k: KubernetesCompute, instance_id: str) -> bool:
-    """Whether the instance has its claim and no live pod."""
-    claim = await read_claim(k, instance_id, "exec")
-    if claim is None:
-        return False
-    pod = await _read_pod(k, str(claim.metadata.name), "exec")
-    return pod is None or pod.status.phase not in _LIVE
-
-
-class PauseMixin(ChannelMixin):
-    """``KubernetesCompute``'s pause hooks (``abilities.pause``), and its channels that wake a
-    paused instance: a call on one (or ``Sandbox.connect``) resumes it, once."""
-
-    def _k8s(self) -> KubernetesCompute:
-        return cast("KubernetesCompute", self)
-
-    async def _pause(self, instance_id: str) -> InstanceInfo:
-        return await pause(self._k8s(), instance_id)
-
-    async def _resume(self, instance_id: str) -> InstanceInfo:
-        return await resume(self._k8s(), instance_id)
-
-    async def _paused_disk(self, instance_id: str) -> int | None:
-        return await disk(self._k8s(), instance_id)
-
-    async def _open_channel(self, instance_id: str) -> Channel:
-        """The channel; when it cannot open because the instance is paused, resume it (the
-        ledger's state kept) and open once more. Two callers at once both resume: the second
-        finds the pod running (or adopts the one the first created)."""
-        try:
-            return await super()._open_channel(instance_id)
-        except PraisonAIError:  # no pod (404) or an ended one (a refused exec): paused, or gone
-            if not await is_paused(self._k8s(), instance_id):
-                raise
-        await self.resume(instance_id)
-        return await super()._open_channel(instance_id)
-
-
-__all__ = ["POD_SPEC", "PauseMixin", "check_config", "create_claim", "delete_claim", "storage_for"]
+__all__ = ["POD_SPEC", "KubernetesPauser", "Volumes", "check_config"]

@@ -95,7 +95,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
     """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
 
     name = "local"
-    capabilities = CHANNEL_CAPABILITIES | {Capability.PAUSE}
+    capabilities = CHANNEL_CAPABILITIES
     options_model = LocalOptions
 
     def __init__(self, *, isolate: bool = False, root: str | os.PathLike[str] | None = None) -> None:
@@ -103,7 +103,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         self.isolate = self._options.isolate
         self._root = self._options.root
         self._known: dict[str, Instance] = {}
-        if self.isolate:
+        if self.isolate:  # what the class has (its parts' too), and the sandbox's own
             self.capabilities = type(self).capabilities | {Capability.ISOLATION, Capability.NETWORK_NONE}
 
     @property
@@ -169,20 +169,9 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         inst = self._load(instance_id)
         return inst.info(paused=_pause.is_paused(inst.root))
 
-    async def _pause(self, instance_id: str) -> InstanceInfo:
-        inst = self._load(instance_id)
-        self._channels.drop(instance_id)
-        await _pause.pause(inst.root, instance_id)
-        return inst.info(paused=True)
-
-    async def _resume(self, instance_id: str) -> InstanceInfo:
-        inst = self._load(instance_id)
-        _pause.resume(inst.root)
-        await anyio.to_thread.run_sync(_home_reaper.ensure_running)  # it let the paused instance be
-        return inst.info()
-
-    async def _paused_disk(self, instance_id: str) -> int | None:
-        return await _pause.disk(self._load(instance_id).workspace)
+    @part(Capability.PAUSE)
+    def pauser(self) -> _pause.LocalPauser:
+        return _pause.LocalPauser(self._load, self._channels)
 
     async def _awake(self, instance_id: str) -> Instance:
         """The instance, resumed first when paused: any call resumes it (the ledger says so too)."""

@@ -9,11 +9,17 @@ removes the marker, and the next command starts afresh in the kept workspace.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
 
+from praisonai._types import InstanceInfo
+from praisonai.compute import _home_reaper
 from praisonai.compute.providers.local._process import kill_group, kill_marked
+from praisonai.compute.providers.local._record import Instance
+from praisonai.runtime.pool import ChannelPool
 
 MARKER = "paused"
 
@@ -30,15 +36,31 @@ async def end_processes(root: Path, instance_id: str) -> None:
     await anyio.to_thread.run_sync(kill_marked, instance_id)
 
 
-async def pause(root: Path, instance_id: str) -> None:
-    """End the instance's processes and mark it paused (idempotent)."""
-    await end_processes(root, instance_id)
-    (root / MARKER).touch()
+@dataclass(frozen=True)
+class LocalPauser:
+    """``LocalCompute``'s pauser (``abilities.pause.Pauser``): ``load`` finds an instance's record
+    (``InstanceNotFoundError`` when there is none), ``channels`` are the provider's."""
 
+    load: Callable[[str], Instance]
+    channels: ChannelPool
 
-def resume(root: Path) -> None:
-    """Mark the instance running again (idempotent)."""
-    (root / MARKER).unlink(missing_ok=True)
+    async def pause(self, instance_id: str) -> InstanceInfo:
+        """End the instance's processes and mark it paused (idempotent)."""
+        inst = self.load(instance_id)
+        self.channels.drop(instance_id)
+        await end_processes(inst.root, instance_id)
+        (inst.root / MARKER).touch()
+        return inst.info(paused=True)
+
+    async def resume(self, instance_id: str) -> InstanceInfo:
+        """Mark the instance running again (idempotent)."""
+        inst = self.load(instance_id)
+        (inst.root / MARKER).unlink(missing_ok=True)
+        await anyio.to_thread.run_sync(_home_reaper.ensure_running)  # it let the paused instance be
+        return inst.info()
+
+    async def paused_disk(self, instance_id: str) -> int | None:
+        return await disk(self.load(instance_id).workspace)
 
 
 async def disk(workspace: Path) -> int:

@@ -23,9 +23,6 @@
   where every process with the same credentials finds it while no sandbox exists (Modal lists
   only running ones); resume, or the next call, creates the sandbox again from it under the
   same name and tags (``_pause``, ``_paused``, ``_spec``). Processes and memory do not survive.
-  Modal's own pause is not used: it is experimental, for ``_experimental_persistent`` sandboxes
-  only. An instance that pauses when idle gets no Modal ``idle_timeout`` (Modal would terminate
-  it, files and all); its reaper pauses it.
 - ports: a port named in ``ComputeConfig.ports`` is opened at creation and ``expose`` gives its
   Modal tunnel (HTTPS); any other port goes through the exec relay (``_tunnels``).
 Not offered (refused by capability): GPUs (they force the V1 backend, not yet tested), disk
@@ -49,11 +46,11 @@ from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
+from praisonai.compute.lifecycle import LABEL_INSTANCE
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.modal import _capture, _files, _pty, _sdk, _spec, _transport, _tunnels
 from praisonai.compute.providers.modal._linger import LingeringPool
-from praisonai.compute.providers.modal._pause import PauseMixin
+from praisonai.compute.providers.modal._pause import ModalPauser, Sandboxes
 from praisonai.compute.providers.modal._paused import PausedStore
 from praisonai.compute.providers.modal._sdk import translated
 from praisonai.compute.providers.modal._transport import ModalExecTransport
@@ -74,7 +71,7 @@ class ModalOptions(ProviderOptions):
     environment: str | None = None
 
 
-class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
+class ModalCompute(ChannelMixin, ComputeProvider):
     """Instances are Modal Sandboxes; see the module docstring."""
 
     name = "modal"
@@ -86,7 +83,6 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
             Capability.NETWORK_NONE,
             Capability.NETWORK_ALLOWLIST,
             Capability.CAPTURE,
-            Capability.PAUSE,  # a snapshot_filesystem image, its record in a Modal Dict (_pause)
         }
     )
     requires = ("modal",)
@@ -105,7 +101,6 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
         self._idle_timeout_s: dict[str, float] = {}
         self._ports: dict[str, frozenset[int]] = {}  # declared at creation: these have tunnels
         self._envs: dict[str, dict[str, str]] = {}  # made here or resumed here: a pause keeps it
-        self._paused = PausedStore(app_name, environment)
 
     @property
     def options(self) -> ModalOptions:
@@ -195,7 +190,7 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
 
     async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
         app_name = self._opts.app_name
-        return await self._woken(instance_id, lambda sb: _capture.save(sb, app_name, tag, self.name))
+        return await self.pauser.woken(instance_id, lambda sb: _capture.save(sb, app_name, tag, self.name))
 
     async def _create_with(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], image: Any
@@ -228,15 +223,29 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
         if idle_timeout_s := tags.get(_spec.TAG_IDLE_TIMEOUT_S) or tags.get(_spec.TAG_IDLE_BEFORE):
             self._idle_timeout_s[instance_id] = float(idle_timeout_s)
 
-    async def _destroy_running(self, instance_id: str) -> bool:
-        try:
-            sb = await self._find(instance_id, fresh=True)
-        except InstanceNotFoundError:
-            return False  # a vanished sandbox counts as shut down
-        with translated("shutdown", instance_id), contextlib.suppress(_sdk.load().exception.NotFoundError):
-            await sb.terminate.aio()
-        await self._forget(instance_id)
-        return True
+    @part(Capability.PAUSE)
+    def pauser(self) -> ModalPauser:
+        boxes = Sandboxes(
+            name=self.name,
+            find=self._find,
+            start=self._start,
+            forget=self._forget,
+            info=self._info,
+            app=self._get_app,
+            held=self._sandboxes,
+            envs=self._envs,
+        )
+        store = PausedStore(self._opts.app_name, self._opts.environment)
+        return ModalPauser(boxes, store, self.shutdown, self.resume)
+
+    async def _status(self, instance_id: str) -> InstanceInfo:
+        return await self.pauser.status(instance_id)
+
+    async def _list(self) -> list[InstanceInfo]:
+        return await self.pauser.listing()
+
+    async def _destroy(self, instance_id: str) -> bool:
+        return await self.pauser.destroy(instance_id)
 
     async def _forget(self, instance_id: str) -> None:
         """Drop this process's handle, closing its connections (``detach``: not a terminate)."""
@@ -246,23 +255,6 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
         if sb is not None:
             with contextlib.suppress(Exception):
                 await sb.detach.aio()
-
-    async def _running_status(self, instance_id: str) -> InstanceInfo:
-        sb = await self._find(instance_id, fresh=True)
-        with translated("status", instance_id):
-            tags = await sb.get_tags.aio()
-        return self._info(instance_id, sb.object_id, tags)
-
-    async def _running_list(self) -> list[InstanceInfo]:
-        modal = _sdk.load()
-        app = await self._get_app()
-        found = []
-        with translated("list"):
-            async for sb in modal.Sandbox.list.aio(app_id=app.app_id, tags={LABEL_PROVIDER: self.name}):
-                tags = await sb.get_tags.aio()
-                if LABEL_INSTANCE in tags:
-                    found.append(self._info(tags[LABEL_INSTANCE], sb.object_id, tags))
-        return found
 
     def _info(
         self,
@@ -301,8 +293,8 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
         return min(LINGER_MAX_S, idle / 2) if idle else LINGER_MAX_S
 
     async def _open_channel(self, instance_id: str) -> Channel:
-        opened = super()._open_channel  # on the handle _woken holds: _transport needs it
-        return await self._woken(instance_id, lambda _: opened(instance_id))
+        opened = super()._open_channel  # on the handle woken holds: _transport needs it
+        return await self.pauser.woken(instance_id, lambda _: opened(instance_id))
 
     def _transport(self, instance_id: str, argv: list[str]) -> ModalExecTransport:
         """The helper, under a guard that ends it once orphaned (see ``_transport.guarded``)."""
@@ -315,7 +307,7 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
         return _transport.start(sb, argv, instance_id)
 
     async def _channel_path(self, instance_id: str, path: str) -> str:
-        await self._awake(instance_id)  # the working dir another process's sandbox was made with
+        await self.pauser.awake(instance_id)  # the working dir another process's sandbox was made with
         return _files.absolute(path, self._workdir(instance_id))
 
     async def _ping(self, instance_id: str) -> None:
@@ -330,14 +322,14 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
     async def _tunnel(self, instance_id: str, port: int) -> str | None:
         """A port declared at creation: its Modal tunnel's HTTPS URL (nothing forwarded here).
         Any other port: ``None`` (the exec relay's), since Modal cannot open one on a running sandbox."""
-        await self._awake(instance_id)  # another process's sandbox: its tags name the ports
+        await self.pauser.awake(instance_id)  # another process's sandbox: its tags name the ports
         if port not in self._ports.get(instance_id, frozenset()):
             return None
 
         async def url(_: Any) -> str:  # asked afresh: the SDK caches tunnels on the handle
             return await _tunnels.url(await self._find(instance_id, fresh=True), port, instance_id)
 
-        return await self._woken(instance_id, url)
+        return await self.pauser.woken(instance_id, url)
 
     # ---- terminals ---------------------------------------------------------------------------
 
@@ -345,7 +337,7 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
     def terminals(self) -> _pty.ModalTerminals:
         """``sb.exec(pty=True)`` (``_pty``); its resize and kill run through the helper channel."""
         return _pty.ModalTerminals(
-            awake=self._awake, workdir=self._workdir, spool=self._spool, execute=self._channel_exec
+            awake=self.pauser.awake, workdir=self._workdir, spool=self._spool, execute=self._channel_exec
         )
 
     # ---- exec ------------------------------------------------------------------------------
@@ -373,10 +365,10 @@ class ModalCompute(PauseMixin, ChannelMixin, ComputeProvider):
         def where() -> str:  # once found: another process's sandbox has its own working dir
             return _files.absolute(remote, self._workdir(instance_id))
 
-        await self._woken(instance_id, lambda sb: _files.upload(sb, local, where()))
+        await self.pauser.woken(instance_id, lambda sb: _files.upload(sb, local, where()))
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
         def where() -> str:  # as in _upload
             return _files.absolute(remote, self._workdir(instance_id))
 
-        await self._woken(instance_id, lambda sb: _files.download(sb, where(), local))
+        await self.pauser.woken(instance_id, lambda sb: _files.download(sb, where(), local))

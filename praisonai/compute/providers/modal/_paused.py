@@ -42,7 +42,7 @@ class PausedStore:
     the Dict up on its first use: one call)."""
 
     def __init__(self, app: str, environment: str | None) -> None:
-        self._app, self._environment = app, environment
+        self.app, self._environment = app, environment
         self._dict: Any = None
 
     def _handle(self) -> Any:
@@ -59,13 +59,13 @@ class PausedStore:
 
     async def get(self, instance_id: str) -> Paused | None:
         with translated("status", instance_id):
-            value = await self._handle().get.aio(f"{self._app}/{instance_id}")
+            value = await self._handle().get.aio(f"{self.app}/{instance_id}")
         return _record(value)
 
     async def pop(self, instance_id: str) -> Paused | None:
         """Remove the record (a no-op when there is none); the record it was, if any."""
         with translated("resume", instance_id):
-            value = await self._handle().pop.aio(f"{self._app}/{instance_id}", None)
+            value = await self._handle().pop.aio(f"{self.app}/{instance_id}", None)
         return _record(value)
 
     async def every(self) -> list[Paused]:
@@ -74,7 +74,7 @@ class PausedStore:
         with translated("list"):
             async for key, value in self._handle().items.aio():
                 record = _record(value)
-                if record is not None and key == record.key and record.app == self._app:
+                if record is not None and key == record.key and record.app == self.app:
                     found.append(record)
         return found
 

@@ -119,7 +119,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     """
 
     name = "ssh"
-    capabilities = CHANNEL_CAPABILITIES | {Capability.PAUSE}
+    capabilities = CHANNEL_CAPABILITIES
     options_model = SSHOptions
     requires = ("paramiko",)
     extra = "ssh"
@@ -221,20 +221,9 @@ class SSHCompute(ChannelMixin, ComputeProvider):
         place = await self._place(instance_id)
         return place.info(paused=await _pause.is_paused(place))
 
-    async def _pause(self, instance_id: str) -> InstanceInfo:
-        self._channels.drop(instance_id)
-        place = await self._place(instance_id)
-        await _pause.pause(place)
-        return place.info(paused=True)
-
-    async def _resume(self, instance_id: str) -> InstanceInfo:
-        place = await self._place(instance_id)
-        await _pause.resume(place)
-        await run_blocking(_home_reaper.ensure_running)  # it let the paused instance be
-        return place.info()
-
-    async def _paused_disk(self, instance_id: str) -> int | None:
-        return await _pause.disk(await self._place(instance_id))
+    @part(Capability.PAUSE)
+    def pauser(self) -> _pause.SSHPauser:
+        return _pause.SSHPauser(self._place, self._channels)
 
     async def _awake(self, instance_id: str) -> _Place:
         """Where the instance lives, resumed first when paused: any call resumes it."""

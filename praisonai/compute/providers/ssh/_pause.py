@@ -9,11 +9,16 @@ sees the state. Resuming deletes that file; the next command starts afresh in th
 from __future__ import annotations
 
 import shlex
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 from praisonai._errors import ExecError
+from praisonai._types import InstanceInfo
+from praisonai.compute import _home_reaper
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.providers.ssh._link import HostLink
+from praisonai.runtime.pool import ChannelPool
 
 MARKER = "paused"
 
@@ -47,6 +52,7 @@ class Where(Protocol):
     def workspace(self) -> str: ...
     @property
     def meta(self) -> str: ...
+    def info(self, *, paused: bool = False) -> InstanceInfo: ...
 
 
 async def _run(at: Where, script: str, op: str, ok: tuple[int, ...] = (0, 3)) -> tuple[int, bytes]:
@@ -67,14 +73,30 @@ async def destroy(at: Where) -> bool:
     return (await _run(at, _DESTROY, "shutdown"))[0] == 0
 
 
-async def pause(at: Where) -> None:
-    """Kill the instance's processes, keep its files, mark it paused (idempotent)."""
-    await _run(at, _PAUSE, "pause")
+@dataclass(frozen=True)
+class SSHPauser:
+    """``SSHCompute``'s pauser (``abilities.pause.Pauser``): ``place`` finds where an instance
+    lives (``InstanceNotFoundError`` when nowhere), ``channels`` are the provider's."""
 
+    place: Callable[[str], Awaitable[Where]]
+    channels: ChannelPool
 
-async def resume(at: Where) -> None:
-    """Mark the instance running again (idempotent)."""
-    await _run(at, _RESUME, "resume")
+    async def pause(self, instance_id: str) -> InstanceInfo:
+        """Kill the instance's processes, keep its files, mark it paused (idempotent)."""
+        self.channels.drop(instance_id)
+        at = await self.place(instance_id)
+        await _run(at, _PAUSE, "pause")
+        return at.info(paused=True)
+
+    async def resume(self, instance_id: str) -> InstanceInfo:
+        """Mark the instance running again (idempotent)."""
+        at = await self.place(instance_id)
+        await _run(at, _RESUME, "resume")
+        await run_blocking(_home_reaper.ensure_running)  # it let the paused instance be
+        return at.info()
+
+    async def paused_disk(self, instance_id: str) -> int | None:
+        return await disk(await self.place(instance_id))
 
 
 async def is_paused(at: Where) -> bool:

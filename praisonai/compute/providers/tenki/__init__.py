@@ -50,12 +50,13 @@ from praisonai import _retry
 from praisonai._errors import ExecError, InstanceNotFoundError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import separation
+from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider, SnapshotRef
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
 from praisonai.compute.oneshot import OneShotProcesses
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.tenki import _exec, _pause
+from praisonai.compute.providers.tenki import _exec
 from praisonai.compute.providers.tenki._client import (
     ATTEMPTS,
     Clients,
@@ -65,6 +66,7 @@ from praisonai.compute.providers.tenki._client import (
     translated,
 )
 from praisonai.compute.providers.tenki._files import TenkiFiles
+from praisonai.compute.providers.tenki._pause import TenkiPauser
 
 LABEL_WORKDIR = "praisonai.workdir"
 TAG_PROVIDER = "praisonai-provider=tenki"
@@ -109,7 +111,6 @@ class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
             Capability.ISOLATION,
             Capability.CAPTURE,
             Capability.PROCESSES,
-            Capability.PAUSE,
         }
     )
     #: ``ttl`` is Tenki's ``max_duration``; ``idle_timeout`` is our reaper's (Tenki ignores its own).
@@ -231,11 +232,9 @@ class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
             return False  # already terminated (Tenki's second terminate is "already terminated")
         return True
 
-    async def _pause(self, instance_id: str) -> InstanceInfo:
-        return await _pause.pause(self, instance_id)
-
-    async def _resume(self, instance_id: str) -> InstanceInfo:
-        return await _pause.resume(self, instance_id)
+    @part(Capability.PAUSE)
+    def pauser(self) -> TenkiPauser:
+        return TenkiPauser(lambda instance_id, op: self._sandbox(instance_id, op, fresh=True), self._info)
 
     async def _status(self, instance_id: str) -> InstanceInfo:
         async with self._sandbox(instance_id, "status", fresh=True) as sandbox:

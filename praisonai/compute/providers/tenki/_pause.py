@@ -6,28 +6,39 @@ processes, ``compute.oneshot.SPOOL``) is gone after a resume, while the working 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
+from typing import Any
 
 from praisonai._types import InstanceInfo
 from praisonai.compute.providers.tenki._client import translated
 
-if TYPE_CHECKING:
-    from praisonai.compute.providers.tenki import TenkiCompute
 
+@dataclass(frozen=True)
+class TenkiPauser:
+    """``TenkiCompute``'s pauser (``abilities.pause.Pauser``): ``sandbox(instance_id, op)`` holds
+    the instance's ``AsyncSandbox`` as it is now (never resumed on the way), ``info`` reads one."""
 
-async def pause(provider: TenkiCompute, instance_id: str) -> InstanceInfo:
-    """Pause the sandbox; a paused (or pausing) one is returned as it is."""
-    async with provider._sandbox(instance_id, "pause", fresh=True) as sandbox:
-        if sandbox.state not in ("PAUSED", "PAUSING"):
-            with translated("pause", instance_id=instance_id):
-                await sandbox.pause()
-        return provider._info(sandbox)
+    sandbox: Callable[[str, str], AbstractAsyncContextManager[Any]]
+    info: Callable[[Any], InstanceInfo]
 
+    async def pause(self, instance_id: str) -> InstanceInfo:
+        """Pause the sandbox; a paused (or pausing) one is returned as it is."""
+        async with self.sandbox(instance_id, "pause") as sandbox:
+            if sandbox.state not in ("PAUSED", "PAUSING"):
+                with translated("pause", instance_id=instance_id):
+                    await sandbox.pause()
+            return self.info(sandbox)
 
-async def resume(provider: TenkiCompute, instance_id: str) -> InstanceInfo:
-    """Resume a paused sandbox (same id); a running one is returned as it is."""
-    async with provider._sandbox(instance_id, "resume", fresh=True) as sandbox:
-        if sandbox.state == "PAUSED":
-            with translated("resume", instance_id=instance_id):
-                await sandbox.resume()
-        return provider._info(sandbox)
+    async def resume(self, instance_id: str) -> InstanceInfo:
+        """Resume a paused sandbox (same id); a running one is returned as it is."""
+        async with self.sandbox(instance_id, "resume") as sandbox:
+            if sandbox.state == "PAUSED":
+                with translated("resume", instance_id=instance_id):
+                    await sandbox.resume()
+            return self.info(sandbox)
+
+    async def paused_disk(self, instance_id: str) -> int | None:
+        """``None``: Tenki does not say what a paused sandbox holds."""
+        return None
