@@ -8,9 +8,9 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -35,6 +35,16 @@ _STATUS = {
     "exited": InstanceStatus.STOPPED,  # PAUSED when made to be kept (info_of)
     "dead": InstanceStatus.ERROR,
 }
+
+T = TypeVar("T")
+
+
+class EngineCall(Protocol):
+    """An engine's way to run one blocking docker-py call (``DockerEngine._call``), given to its
+    parts: in a worker thread, a dead daemon said as ``ProviderUnavailableError``."""
+
+    async def __call__(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T: ...
+
 
 _clients: dict[str | None, Any] = {}
 #: The API version a TLS client starts with (it cannot ask the engine before its CA is in place);

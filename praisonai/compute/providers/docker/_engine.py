@@ -18,20 +18,20 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from praisonai import _limits, _telemetry
+from praisonai import _telemetry
 from praisonai._errors import (
     ConfigError,
     InstanceNotFoundError,
     ProviderUnavailableError,
 )
-from praisonai._types import ExecRequest, ExecResult, InstanceInfo
+from praisonai._types import Capability, InstanceInfo
 from praisonai.compute._threads import run_blocking
-from praisonai.compute.base import ComputeProvider, SnapshotRef
+from praisonai.compute.abilities import part
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER, check_home
 from praisonai.compute.providers.docker import (
     _attach,
-    _capture,
     _egress,
     _main,
     _pause,
@@ -40,6 +40,7 @@ from praisonai.compute.providers.docker import (
     _users,
     _workspace,
 )
+from praisonai.compute.providers.docker._capture import DockerCapturer
 from praisonai.compute.providers.docker._client import (
     DockerHost,
     container_name,
@@ -55,6 +56,7 @@ from praisonai.compute.providers.docker._client import (
 )
 from praisonai.compute.providers.docker._exec import DockerExecTransport
 from praisonai.compute.providers.docker._main import MainChannelMixin
+from praisonai.compute.providers.docker._once import DockerLauncher
 from praisonai.compute.providers.docker._options import (
     BUILD_HINT,
     CAPABILITIES,
@@ -70,7 +72,6 @@ T = TypeVar("T")
 
 class DockerEngine(
     _pause.PauseMixin,
-    _capture.CaptureHooks,
     MainChannelMixin,
     DockerPorts,
     _workspace.ArchiveTransfers,
@@ -119,10 +120,27 @@ class DockerEngine(
     def options(self) -> DockerOptions:
         return self._options
 
-    def runs_once(self, config: object = None) -> bool:
-        """Not under gVisor (its kernel is checked first) nor an allowlist (its proxy outlives a run)."""
-        runtime = _runtime.chosen(self._options.runtime, cfg := ComputeConfig.coerce(config))
-        return runtime != "runsc" and _egress.allowlist(cfg) is None and super().runs_once(config)
+    @part(Capability.CAPTURE)
+    def capturer(self) -> DockerCapturer:
+        """Captures are images committed from this engine's containers (``_capture``)."""
+        return DockerCapturer(
+            call=self._call,
+            connect=self.connect,
+            channels=self._channels,
+            bind_env=self.bind_env,
+            start=self._start,
+        )
+
+    @part(None)
+    def launcher(self) -> DockerLauncher:
+        """A one-shot run is a container whose own process is the command (``_once``)."""
+        return DockerLauncher(
+            call=self._call,
+            connect=self.connect,
+            new_container=self._new_container,
+            destroy=self._destroy,
+            options=self._options,
+        )
 
     def connect(self) -> Any:
         """docker-py's low-level ``APIClient`` for this engine, made on first use (blocking: it asks
@@ -218,11 +236,6 @@ class DockerEngine(
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         return await self._start(instance_id, cfg, labels, cfg.image or self.default_image)
 
-    async def _create_from_snapshot(
-        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
-    ) -> InstanceInfo:
-        return await self._start(instance_id, cfg, labels, snapshot.ref)  # the capture's image tag
-
     async def _start(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], image: str
     ) -> InstanceInfo:
@@ -290,37 +303,6 @@ class DockerEngine(
         except docker.errors.ImageNotFound:
             await self._pull(image)
             await _egress.create(self, cfg, env, create)
-
-    async def _run_once(
-        self,
-        instance_id: str,
-        cfg: ComputeConfig,
-        labels: dict[str, str],
-        request: ExecRequest,
-        on_start: Callable[[], None] | None,
-    ) -> ExecResult:
-        """The command is the container's own process (``docker run --rm``): no idle container, no
-        exec helper, no forced removal of a running container. The container is attached to and
-        awaited before it starts; the engine removes it when the command ends, also when this
-        client died (and a backstop deadline inside it ends the command then)."""
-        from praisonai.compute.providers.docker._once import AttachedRun, finish_by_deadline, once_command
-
-        name = container_name(instance_id)
-        backstop = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
-        command = once_command(request.command, backstop)
-        has_input = request.stdin is not None
-        image = cfg.image or self.default_image
-        with start_errors(image):
-            await self._new_container(instance_id, cfg, labels, command, image, stdin=has_input, env=cfg.env)
-            run = await self._call(lambda: AttachedRun(self.api, name, stdin=has_input))
-            try:
-                await self._call(self.api.start, name)
-            except BaseException:
-                run.close()
-                raise
-        if on_start is not None:
-            on_start()
-        return await finish_by_deadline(run, request, lambda: self._destroy(instance_id))
 
     async def _pull(self, image: str) -> None:
         allowed = self.pull and image != DEFAULT_IMAGE

@@ -28,7 +28,8 @@ import anyio.from_thread
 import anyio.to_thread
 
 from praisonai._errors import ConfigError, InstanceNotFoundError, ProviderUnavailableError
-from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai._types import ExecRequest, ExecResult, InstanceInfo, InstanceStatus
+from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig, Runtime
@@ -36,6 +37,7 @@ from praisonai.compute.ports import ExecRelayPorts
 from praisonai.compute.providers.docker._client import DockerHost, container_name, sdk
 from praisonai.compute.providers.docker._engine import DockerEngine
 from praisonai.compute.providers.docker._exec import DockerExecTransport
+from praisonai.compute.providers.docker._once import PoolLauncher
 from praisonai.compute.providers.docker._options import CAPABILITIES, DockerOptions, docker_options
 from praisonai.runtime.channel import Channel
 
@@ -55,7 +57,7 @@ class DockerPool(ChannelMixin, ExecRelayPorts, ComputeProvider):
     options_model = DockerOptions
     requires = ("docker",)
     extra = "docker"
-    capabilities = CAPABILITIES - {Capability.CAPTURE}
+    capabilities = CAPABILITIES
 
     def __init__(
         self,
@@ -88,9 +90,11 @@ class DockerPool(ChannelMixin, ExecRelayPorts, ComputeProvider):
     def options(self) -> DockerOptions:
         return self._options
 
-    def runs_once(self, config: object = None) -> bool:
-        """As each host's (they share the pool's runtime)."""
-        return next(iter(self._members.values())).runs_once(config)
+    @part(None)
+    def launcher(self) -> PoolLauncher:
+        """Each one-shot run on a new host, by that host's launcher."""
+        any_host = next(iter(self._members.values()))
+        return PoolLauncher(serves=any_host.launcher.serves, launch=self._launch_on_a_host)
 
     # ---- hosts -------------------------------------------------------------------------------
 
@@ -233,7 +237,7 @@ class DockerPool(ChannelMixin, ExecRelayPorts, ComputeProvider):
         info = await self._on_new_host(instance_id, lambda m: m._create(instance_id, cfg, labels))
         return _on(info, self._host_of[instance_id])
 
-    async def _run_once(
+    async def _launch_on_a_host(
         self,
         instance_id: str,
         cfg: ComputeConfig,
@@ -243,7 +247,7 @@ class DockerPool(ChannelMixin, ExecRelayPorts, ComputeProvider):
     ) -> ExecResult:
         try:
             return await self._on_new_host(
-                instance_id, lambda m: m._run_once(instance_id, cfg, labels, request, on_start)
+                instance_id, lambda m: m.launcher.launch(instance_id, cfg, labels, request, on_start)
             )
         finally:
             self._host_of.pop(instance_id, None)
