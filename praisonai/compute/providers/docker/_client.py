@@ -326,3 +326,20 @@ def engine_client(host: DockerHost, *, connect: bool = True) -> Any:
         # the environment: this engine's CA would never be used. (APIClient is a requests.Session.)
         api.trust_env = False
     return api
+
+
+def unusable(connect: Callable[[], Any], image: str, hint: str) -> str | None:
+    """Why the engine (reached through ``connect``) cannot provision now: it does not answer, or
+    lacks ``image`` (``hint`` says how to build it); ``None`` when it can."""
+    docker = sdk()
+
+    try:
+        connect().ping()
+        connect().inspect_image(image)
+    except ProviderUnavailableError as exc:
+        return str(exc)
+    except docker.errors.ImageNotFound:
+        return f"image {image} is not present: {hint}"
+    except Exception as exc:  # any other engine failure is a reason, reported as such
+        return f"the Docker engine failed: {exc}"
+    return None

@@ -16,18 +16,16 @@ import os
 import posixpath
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 from praisonai import _telemetry
-from praisonai._errors import (
-    ConfigError,
-    InstanceNotFoundError,
-    ProviderUnavailableError,
-)
+from praisonai._errors import InstanceNotFoundError, PathNotFoundError, ProviderUnavailableError
 from praisonai._types import Capability, InstanceInfo
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
+from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER, check_home
 from praisonai.compute.providers.docker import (
@@ -53,9 +51,9 @@ from praisonai.compute.providers.docker._client import (
     sdk,
     shared_client,
     start_errors,
+    unusable,
 )
 from praisonai.compute.providers.docker._exec import DockerExecTransport
-from praisonai.compute.providers.docker._main import MainChannelMixin
 from praisonai.compute.providers.docker._once import DockerLauncher
 from praisonai.compute.providers.docker._options import (
     BUILD_HINT,
@@ -66,17 +64,12 @@ from praisonai.compute.providers.docker._options import (
 )
 from praisonai.compute.providers.docker._ports import DockerPorts
 from praisonai.compute.separation import command_user, labelled, own_shell, session
+from praisonai.runtime.channel import Channel
 
 T = TypeVar("T")
 
 
-class DockerEngine(
-    _pause.PauseMixin,
-    MainChannelMixin,
-    DockerPorts,
-    _workspace.ArchiveTransfers,
-    ComputeProvider,
-):
+class DockerEngine(_pause.PauseMixin, ChannelMixin, DockerPorts, ComputeProvider):
     """Containers on one engine: ``DockerCompute()``'s (``base_url``, else ``DOCKER_HOST``), or a
     pool's host (``host``)."""
 
@@ -115,6 +108,8 @@ class DockerEngine(
         self._main_keys = _main.MainKeys()
         local = host is None or host.url.startswith("unix://")
         self._socket = _attach.local_socket(self._base_url) if local else None
+        self._main = _main.MainChannels(keys=self._main_keys, connect=self.connect, socket_path=self._socket)
+        self._archives = _workspace.Archives(call=self._call, connect=self.connect, execute=self.execute)
 
     @property
     def options(self) -> DockerOptions:
@@ -198,18 +193,7 @@ class DockerEngine(
         return await run_blocking(call)
 
     def unavailable_reason(self) -> str | None:
-        docker = sdk()
-
-        try:
-            self.api.ping()
-            self.api.inspect_image(self.default_image)
-        except ProviderUnavailableError as exc:
-            return str(exc)
-        except docker.errors.ImageNotFound:
-            return f"image {self.default_image} is not present: {BUILD_HINT}"
-        except Exception as exc:  # any other engine failure is a reason, reported as such
-            return f"the Docker engine failed: {exc}"
-        return None
+        return unusable(self.connect, self.default_image, BUILD_HINT)
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -218,16 +202,8 @@ class DockerEngine(
         super().check_supported(cfg)
         _runtime.chosen(self._options.runtime, cfg)  # a config and a provider that disagree
         _egress.allowlist(cfg)  # refuses what its proxy cannot match (CIDR blocks, ports)
-        if not self._engine_is_local():
-            return  # its paths are on another host; the engine refuses a missing one (see _mounts)
-        for spec in cfg.mount_paths:
-            source = spec.split(":")[0]
-            if not os.path.exists(source):
-                raise ConfigError(
-                    f"mount {spec!r}: the host path {source} does not exist; create it first "
-                    f"(docker would create it as root)",
-                    op="provision",
-                )
+        if self._engine_is_local():  # else its paths are on another host, whose engine refuses a missing one
+            _spec.check_host_paths(cfg)
 
     def _engine_is_local(self) -> bool:
         where = self._base_url or os.environ.get("DOCKER_HOST") or "unix://"
@@ -349,7 +325,7 @@ class DockerEngine(
         if self._socket is None:
             inspected = await self._inspect(instance_id)
         else:  # raw on a local engine: no docker-py to import
-            inspected = await run_blocking(self._inspect_now, container_name(instance_id))
+            inspected = await run_blocking(self._main.inspect_now, container_name(instance_id))
         self._looked_up(instance_id, inspected)
 
     def _looked_up(self, instance_id: str, inspected: dict[str, Any]) -> None:
@@ -372,5 +348,46 @@ class DockerEngine(
         """A session shell, as the command user, whose commands keep the instance alive only while
         this client is connected (``_watchdog.guarded_session``)."""
         if instance_id not in self._users:  # blocking already: this runs in a worker thread
-            self._looked_up(instance_id, self._inspect_now(container_name(instance_id)))
+            self._looked_up(instance_id, self._main.inspect_now(container_name(instance_id)))
         return self._transport(instance_id, session(self._spool(instance_id), self._users[instance_id], argv))
+
+    # ---- the main channel (``_main``) and archives (``_workspace``) ---------------------------
+
+    async def provision(self, config: object = None) -> InstanceInfo:
+        """As ``ComputeProvider``'s; this process's first channel to the instance is then its
+        main one (unless handed off)."""
+        info = await super().provision(config)
+        self._main_keys.arm(info.instance_id)
+        return info
+
+    def handoff_key(self, instance_id: str) -> str | None:
+        """The nonce of the helper on the container's main stdin, given away (``_main``)."""
+        return self._main_keys.hand(instance_id)
+
+    def adopt(self, instance_id: str, key: str) -> None:
+        """Checked by ``_main.MainChannels.adopt`` (one use, the claimer's only; blocking), whose
+        container's working dir and user are kept for the commands to come."""
+        self._check_id(instance_id)
+        self._workdirs[instance_id], self._users[instance_id] = self._main.adopt(instance_id, key)
+
+    async def _open_channel(self, instance_id: str) -> Channel:
+        """The main channel when this process may open it, else (or when it fails) an exec one."""
+        channel = await self._main.open(instance_id, self._spool(instance_id))
+        return channel if channel is not None else await super()._open_channel(instance_id)
+
+    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        target, user = await self._channel_path(instance_id, remote), await self._command_user(instance_id)
+        await self._archives.upload(instance_id, local, target, remote, user)
+
+    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
+        if not await self._archives.download(
+            instance_id, await self._channel_path(instance_id, remote), local, remote
+        ):
+            await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
+            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="read")
+
+    async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
+        target = await self._channel_path(instance_id, remote_dir)
+        await self._archives.unpack(instance_id, archive, target, remote_dir)
+        await self._hand_over(instance_id, target, "upload")  # the directories the engine made
+        return True
