@@ -343,3 +343,13 @@ def unusable(connect: Callable[[], Any], image: str, hint: str) -> str | None:
     except Exception as exc:  # any other engine failure is a reason, reported as such
         return f"the Docker engine failed: {exc}"
     return None
+
+
+def close_client(api: Any, host: DockerHost) -> None:
+    """Close a pool host's client ``api`` and release its ssh forward (shared by this process's
+    pools over that host, stopped with the last of them)."""
+    from praisonai.compute.providers.docker import _tunnel
+
+    api.close()
+    if host.url.startswith("ssh://"):
+        _tunnel.release(_tunnel.target(host.url, host.socket, host.ssh_config))

@@ -41,6 +41,7 @@ from praisonai.compute.providers.docker import (
 from praisonai.compute.providers.docker._capture import DockerCapturer
 from praisonai.compute.providers.docker._client import (
     DockerHost,
+    close_client,
     container_name,
     daemon_down,
     engine_client,
@@ -153,19 +154,13 @@ class DockerEngine(_pause.PauseMixin, ChannelMixin, DockerPorts, ComputeProvider
 
     def close(self) -> None:
         """Close the client this engine made for itself (a pool host's) and release its ssh forward
-        (shared by this process's pools over that host, stopped with the last of them). The engine
-        still works afterwards: its next call connects again."""
-        from praisonai.compute.providers.docker import _tunnel
-
+        (``_client.close_client``). The engine still works afterwards: its next call connects again."""
         if self._host is None:
             return  # the shared client stays open
         with self._connecting:
             api, self._api = self._api, None
-        if api is None:
-            return
-        api.close()
-        if self._host.url.startswith("ssh://"):
-            _tunnel.release(_tunnel.target(self._host.url, self._host.socket, self._host.ssh_config))
+        if api is not None:
+            close_client(api, self._host)
 
     def holds(self, instance_id: str) -> bool:
         """Whether the instance's container is on this engine, in any state (blocking: one call)."""
@@ -361,28 +356,37 @@ class DockerEngine(_pause.PauseMixin, ChannelMixin, DockerPorts, ComputeProvider
         return info
 
     def handoff_key(self, instance_id: str) -> str | None:
-        """The nonce of the helper on the container's main stdin, given away (``_main``)."""
+        """As ``ComputeProvider``'s: the nonce of the helper on the container's main stdin (``_main``)."""
         return self._main_keys.hand(instance_id)
 
     def adopt(self, instance_id: str, key: str) -> None:
-        """Checked by ``_main.MainChannels.adopt`` (one use, the claimer's only; blocking), whose
-        container's working dir and user are kept for the commands to come."""
+        """As ``ComputeProvider``'s; the key is one use and only the claimer's, checked against the
+        container's command (blocking; ``_main.MainChannels.adopt`` says how, and what it raises:
+        ``ConfigError`` for a key that is not this instance's or is used, ``InstanceNotFoundError``)."""
         self._check_id(instance_id)
         self._workdirs[instance_id], self._users[instance_id] = self._main.adopt(instance_id, key)
 
     async def _open_channel(self, instance_id: str) -> Channel:
-        """The main channel when this process may open it, else (or when it fails) an exec one."""
-        channel = await self._main.open(instance_id, self._spool(instance_id))
-        return channel if channel is not None else await super()._open_channel(instance_id)
+        """The main channel when this process may open it, else (or when it fails) an exec one; a
+        paused instance's first channel resumes it, and is then the main one (``_pause``)."""
+
+        async def paused() -> bool:
+            return _pause.is_paused(await self._inspect(instance_id))
+
+        async def main_or_exec() -> Channel:  # inside the waking: a resume arms a new main key
+            main = await self._main.open(instance_id, self._spool(instance_id))
+            return main if main is not None else await ChannelMixin._open_channel(self, instance_id)
+
+        await self._workdir(instance_id)  # another home's instance is refused before it wakes
+        return await self._waking(instance_id, main_or_exec, paused)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
         target, user = await self._channel_path(instance_id, remote), await self._command_user(instance_id)
         await self._archives.upload(instance_id, local, target, remote, user)
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        if not await self._archives.download(
-            instance_id, await self._channel_path(instance_id, remote), local, remote
-        ):
+        target = await self._channel_path(instance_id, remote)
+        if not await self._archives.download(instance_id, target, local, remote):
             await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
             raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="read")
 

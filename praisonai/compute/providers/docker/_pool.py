@@ -12,7 +12,7 @@ holding up the instances of the other hosts.
 
 Hosts use DOCKER_HOST syntax: ``unix://``, ``tcp://`` (with TLS when the host has a ``tls`` cert
 directory) and ``ssh://`` (through an OpenSSH forward started on first use, ``_tunnel``; ``close``
-stops it). Captures are per engine, so a pool does not capture: every instance runs its own setup.
+stops it). Captures are per engine, so a pool holds no capturer: every instance runs its own setup.
 """
 
 from __future__ import annotations
