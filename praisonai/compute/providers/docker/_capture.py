@@ -182,7 +182,6 @@ class DockerCapturer:
 
     def __init__(
         self,
-        *,
         call: EngineCall,
         connect: Callable[[], Any],
         channels: ChannelPool,

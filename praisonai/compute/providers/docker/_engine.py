@@ -119,24 +119,12 @@ class DockerEngine(_pause.PauseMixin, ChannelMixin, DockerPorts, ComputeProvider
     @part(Capability.CAPTURE)
     def capturer(self) -> DockerCapturer:
         """Captures are images committed from this engine's containers (``_capture``)."""
-        return DockerCapturer(
-            call=self._call,
-            connect=self.connect,
-            channels=self._channels,
-            bind_env=self.bind_env,
-            start=self._start,
-        )
+        return DockerCapturer(self._call, self.connect, self._channels, self.bind_env, self._start)
 
     @part(None)
     def launcher(self) -> DockerLauncher:
         """A one-shot run is a container whose own process is the command (``_once``)."""
-        return DockerLauncher(
-            call=self._call,
-            connect=self.connect,
-            new_container=self._new_container,
-            destroy=self._destroy,
-            options=self._options,
-        )
+        return DockerLauncher(self._call, self.connect, self._new_container, self._destroy, self._options)
 
     def connect(self) -> Any:
         """docker-py's low-level ``APIClient`` for this engine, made on first use (blocking: it asks
@@ -320,7 +308,7 @@ class DockerEngine(_pause.PauseMixin, ChannelMixin, DockerPorts, ComputeProvider
         if self._socket is None:
             inspected = await self._inspect(instance_id)
         else:  # raw on a local engine: no docker-py to import
-            inspected = await run_blocking(self._main.inspect_now, container_name(instance_id))
+            inspected = await run_blocking(self._inspect_now, container_name(instance_id))
         self._looked_up(instance_id, inspected)
 
     def _looked_up(self, instance_id: str, inspected: dict[str, Any]) -> None:
@@ -343,7 +331,7 @@ class DockerEngine(_pause.PauseMixin, ChannelMixin, DockerPorts, ComputeProvider
         """A session shell, as the command user, whose commands keep the instance alive only while
         this client is connected (``_watchdog.guarded_session``)."""
         if instance_id not in self._users:  # blocking already: this runs in a worker thread
-            self._looked_up(instance_id, self._main.inspect_now(container_name(instance_id)))
+            self._looked_up(instance_id, self._inspect_now(container_name(instance_id)))
         return self._transport(instance_id, session(self._spool(instance_id), self._users[instance_id], argv))
 
     # ---- the main channel (``_main``) and archives (``_workspace``) ---------------------------
@@ -365,6 +353,10 @@ class DockerEngine(_pause.PauseMixin, ChannelMixin, DockerPorts, ComputeProvider
         ``ConfigError`` for a key that is not this instance's or is used, ``InstanceNotFoundError``)."""
         self._check_id(instance_id)
         self._workdirs[instance_id], self._users[instance_id] = self._main.adopt(instance_id, key)
+
+    def _inspect_now(self, container: str) -> dict[str, Any]:
+        """The container's inspection, blocking (``_main.MainChannels.inspect_now``)."""
+        return self._main.inspect_now(container)
 
     async def _open_channel(self, instance_id: str) -> Channel:
         """The main channel when this process may open it, else (or when it fails) an exec one; a

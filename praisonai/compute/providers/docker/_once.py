@@ -146,7 +146,6 @@ class DockerLauncher:
 
     def __init__(
         self,
-        *,
         call: EngineCall,
         connect: Callable[[], Any],
         new_container: NewContainer,
