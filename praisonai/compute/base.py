@@ -33,7 +33,7 @@ from praisonai._types import (
     Unset,
 )
 from praisonai.compute import _activity, lifecycle, requests
-from praisonai.compute.abilities import OptionalAbilities, RunOnce, SnapshotRef
+from praisonai.compute.abilities import OptionalAbilities, SnapshotRef
 from praisonai.compute.capabilities import unmet
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.files import FileOperations
@@ -210,16 +210,16 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         instance id of this provider is not one of its instances)."""
         return [info for info in await self._list() if is_instance_id(info.instance_id, self.name)]
 
-    # ---- one-shot runs (providers that implement ``_run_once``) -----------------------------
+    # ---- one-shot runs (providers that hold a ``launcher``) ---------------------------------
 
     def runs_once(self, config: object = None) -> bool:
-        """Whether :meth:`run_once` can serve ``config``: this provider has a one-shot path, and
+        """Whether :meth:`run_once` can serve ``config``: this provider's ``launcher`` serves it, and
         the config asks for no step before the command (packages, setup, refresh), no ``ttl_s``
         (the instance lives as long as its command, within the run's timeout) and no pause."""
         cfg = ComputeConfig.coerce(config)
-        has_path = type(self)._run_once is not RunOnce._run_once
-        steps = cfg.packages or cfg.setup or cfg.refresh or cfg.ttl_s is not None or cfg.lifetime.pauses
-        return has_path and not steps
+        if self.launcher is None or not self.launcher.serves(cfg):
+            return False
+        return not (cfg.packages or cfg.setup or cfg.refresh or cfg.ttl_s is not None or cfg.lifetime.pauses)
 
     async def run_once(
         self,
@@ -249,7 +249,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         """
         cfg = ComputeConfig.coerce(config)
         self.check_supported(cfg)
-        if not self.runs_once(cfg):
+        if not self.runs_once(cfg) or (launcher := self.launcher) is None:
             raise UnsupportedFeatureError(
                 f"the {self.name} provider cannot run this config in one shot (it has no one-shot "
                 f"path, or the config has packages, setup or refresh steps, or a ttl): provision it instead",
@@ -258,7 +258,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         request = ExecRequest(
             command, timeout=check_timeout(timeout, allow_zero=False), on_output=on_output, stdin=stdin
         )
-        return await lifecycle.run_once(self, cfg, request, on_start)
+        return await lifecycle.run_once(self, launcher, cfg, request, on_start)
 
     # ---- exec ------------------------------------------------------------------------------
 

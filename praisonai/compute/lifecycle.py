@@ -4,9 +4,9 @@ Generic for every provider: :func:`provision` writes the instance's ledger row b
 instance exists and removes both on failure; :func:`build` brings a new instance to its
 definition (packages, setup), saving the result as a snapshot under a file lock and starting later
 instances of the same definition from it (a failed setup is never captured); :func:`run_once`
-is the one-shot path (``docker run --rm``). The provider supplies only the primitives
-(``_create``, ``_destroy``, ``_find_snapshot``, ``_snapshot``, ``_create_from_snapshot``,
-``_run_once``); :class:`~praisonai.compute.base.ComputeProvider` calls in here.
+is the one-shot path (``docker run --rm``). The provider supplies only the primitives (``_create``,
+``_destroy``) and its parts (the ``capturer``, the ``launcher``);
+:class:`~praisonai.compute.base.ComputeProvider` calls in here.
 """
 
 from __future__ import annotations
@@ -41,13 +41,14 @@ from praisonai._home import home_path, home_tag
 from praisonai._ledger import Ledger
 from praisonai._lifetime import Lifetime
 from praisonai._locks import file_lock
-from praisonai._types import Capability, ExecResult, InstanceInfo
+from praisonai._types import ExecResult, InstanceInfo
 from praisonai.compute import _activity, _reaper
 from praisonai.compute.config import ComputeConfig, PackageManager
 from praisonai.compute.sdks import check_installed
 
 if TYPE_CHECKING:
     from praisonai._types import ExecRequest
+    from praisonai.compute.abilities import Launcher
     from praisonai.compute.base import ComputeProvider
 
 #: Long provisioning steps (packages, setup, capture), one INFO line each, for a progress display.
@@ -101,13 +102,15 @@ async def provision(provider: ComputeProvider, cfg: ComputeConfig) -> InstanceIn
 
 async def run_once(
     provider: ComputeProvider,
+    launcher: Launcher,
     cfg: ComputeConfig,
     request: ExecRequest,
     on_start: Callable[[], None] | None,
 ) -> ExecResult:
-    """``provider.run_once`` once ``cfg`` and ``request`` are checked: the instance has a ledger
-    row from before it exists until ``_run_once`` returned (it is gone then); a failure or
-    cancellation removes the instance and its row before this returns."""
+    """``provider.run_once`` once ``cfg`` and ``request`` are checked, through the provider's
+    ``launcher``: the instance has a ledger row from before it exists until the launch returned
+    (it is gone then); a failure or cancellation removes the instance and its row before this
+    returns."""
     check_installed(provider)
     cfg = cfg.with_default_env()
     instance_id = new_instance_id(provider.name)
@@ -115,14 +118,14 @@ async def run_once(
     started = time.monotonic()
     try:
         await record(provider, instance_id, cfg.lifetime, ledger)
-        result = await provider._run_once(
+        result = await launcher.launch(
             instance_id, cfg, labels(provider.name, instance_id, cfg), request, on_start
         )
     except BaseException as exc:
         with anyio.CancelScope(shield=True):
             await discard(provider, instance_id, ledger, exc)
         raise
-    with anyio.CancelScope(shield=True):  # _run_once returned: the instance is gone, its row goes too
+    with anyio.CancelScope(shield=True):  # the launch returned: the instance is gone, its row goes too
         await _off_loop(ledger.forget, instance_id)
     log.info(
         "ran %s once in %s, removed with its end (exit %s)", instance_id, provider.name, result.exit_code
@@ -243,29 +246,30 @@ async def build(
 ) -> InstanceInfo:
     """Create the instance and bring it to its definition.
 
-    With a snapshot of this definition (providers with ``capture``), start from it and run only
-    ``refresh``. Otherwise install packages and run setup, then snapshot the result, under a
+    With a snapshot of this definition (providers with a ``capturer``), start from it and run
+    only ``refresh``. Otherwise install packages and run setup, then snapshot the result, under a
     lock that makes a second process provisioning the same definition wait and reuse it.
     A failed setup raises before anything is captured.
     """
-    if not captures(provider, cfg):
+    capturer = provider.capturer
+    if capturer is None or not (cfg.capture and (cfg.packages or cfg.setup)):  # nothing to save
         info = await provider._create(instance_id, cfg, labels)
         await run_steps(provider, instance_id, [*package_commands(cfg.packages), *cfg.setup], cfg)
         return info
     tag = cfg.capture_tag()
-    snapshot = await provider._find_snapshot(tag)
+    snapshot = await capturer.find(tag)
     if snapshot is None:
 
         def waiting(holder: str) -> None:
             progress.info(f"waiting for {holder}, which is making capture {tag}")
 
         async with file_lock(f"capture-{tag}", waiting=waiting):
-            snapshot = await provider._find_snapshot(tag)  # made by another process while we waited
+            snapshot = await capturer.find(tag)  # made by another process while we waited
             if snapshot is None:
                 info = await provider._create(instance_id, cfg, labels)
                 await run_steps(provider, instance_id, [*package_commands(cfg.packages), *cfg.setup], cfg)
                 progress.info("capturing the instance for later starts")
-                await provider._snapshot(instance_id, tag, cfg)
+                await capturer.save(instance_id, tag, cfg)
                 log.info("captured %s as %s", instance_id, tag)
                 return info
     if snapshot.provider != provider.name:
@@ -273,14 +277,9 @@ async def build(
             f"the {provider.name} provider found a {snapshot.provider} snapshot for capture {tag}",
             op="provision",
         )
-    info = await provider._create_from_snapshot(instance_id, cfg, labels, snapshot)
+    info = await capturer.create_from(instance_id, cfg, labels, snapshot)
     await run_steps(provider, instance_id, cfg.refresh, cfg)
     return info
-
-
-def captures(provider: ComputeProvider, cfg: ComputeConfig) -> bool:
-    """Whether provisioning ``cfg`` goes through captures: there is setup work to save."""
-    return Capability.CAPTURE in provider.capabilities and cfg.capture and bool(cfg.packages or cfg.setup)
 
 
 async def run_steps(

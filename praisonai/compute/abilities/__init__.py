@@ -2,11 +2,11 @@
 
 | module        | methods                                             | turned on by             |
 |---------------|-----------------------------------------------------|--------------------------|
-| ``captures``  | ``list_captures``, ``prune_captures``, 3 ``_`` hooks | ``Capability.CAPTURE``   |
+| ``captures``  | the ``Capturer`` part: ``list/prune_captures``      | holding a ``capturer``   |
 | ``processes`` | ``start/list/get/wait/kill_process``, output        | ``Capability.PROCESSES`` |
 | ``sessions``  | ``open_session``                                    | ``Capability.SESSIONS``  |
 | ``bound_env`` | ``bind_env``                                        | ``Capability.PROCESSES`` |
-| ``run_once``  | the ``_run_once`` hook                              | implementing the hook    |
+| ``run_once``  | the ``Launcher`` part (``run_once`` is the base's)  | holding a ``launcher``   |
 | ``pause``     | the ``Pauser`` part: ``pause``, ``resume``          | holding a ``pauser``     |
 | ``ports``     | the ``Forwarder`` part: ``expose``                  | holding a ``forwarder``  |
 | ``egress``    | the ``Egress`` part (an allowlist's proxy)          | ``NETWORK_ALLOWLIST``    |
@@ -25,31 +25,31 @@ from typing import Any
 
 from praisonai._errors import ConfigError
 from praisonai._limits import PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS
-from praisonai._types import Capability, InstanceInfo
+from praisonai._types import Capability, CaptureInfo, InstanceInfo
 from praisonai.compute import _activity, lifecycle
 from praisonai.compute.abilities.bound_env import BoundEnv
-from praisonai.compute.abilities.captures import Captures, SnapshotRef
+from praisonai.compute.abilities.captures import Capturer, SnapshotRef
 from praisonai.compute.abilities.egress import Egress
 from praisonai.compute.abilities.part import Part, held, held_capabilities, part
 from praisonai.compute.abilities.pause import Pauser
 from praisonai.compute.abilities.ports import Forwarder, NoForwards
 from praisonai.compute.abilities.processes import Processes
 from praisonai.compute.abilities.pty import Pty, Terminals, pty_argv, pty_size
-from praisonai.compute.abilities.run_once import RunOnce
+from praisonai.compute.abilities.run_once import Launcher
 from praisonai.compute.abilities.sessions import Sessions
 
 __all__ = [
     "BoundEnv",
-    "Captures",
+    "Capturer",
     "Egress",
     "Forwarder",
+    "Launcher",
     "NoForwards",
     "OptionalAbilities",
     "Part",
     "Pauser",
     "Processes",
     "Pty",
-    "RunOnce",
     "Sessions",
     "SnapshotRef",
     "Terminals",
@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 
-class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce):
+class OptionalAbilities(Processes, Sessions, BoundEnv):
     """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack:
     the declaration of each kind of part (``compute.abilities.part``, ``None`` here) and the
     public method that checks the id, asks for the part, calls it and marks the ledger."""
@@ -184,4 +184,32 @@ class OptionalAbilities(Captures, Processes, Sessions, BoundEnv, RunOnce):
         provisioning; it brings no capability (``NETWORK_ALLOWLIST`` is declared)."""
         return None
 
-    # ---- captures ----------------------------------------------------------------------------
+    # ---- captures: the capturer, and the one-shot launcher ----------------------------------
+
+    @part(Capability.CAPTURE, held=False)
+    def capturer(self) -> Capturer | None:
+        """The part that saves instances as captures and starts new ones from them, or None: the
+        provider cannot (every instance then runs its own setup)."""
+        return None
+
+    async def list_captures(self) -> list[CaptureInfo]:
+        """Saved post-setup states, most recently used first (none without ``capture``)."""
+        capturer = self.capturer
+        return [] if capturer is None else await capturer.captures()
+
+    async def prune_captures(
+        self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
+    ) -> list[CaptureInfo]:
+        """Remove captures unused for ``older_than_s`` seconds and all but the ``keep`` most
+        recently used (those an instance still runs from stay); return what was (or would be)
+        removed."""
+        capturer = self.capturer
+        if capturer is None:
+            return []
+        return await capturer.prune(older_than_s=older_than_s, keep=keep, dry_run=dry_run)
+
+    @part(None, held=False)
+    def launcher(self) -> Launcher | None:
+        """The part that runs one command in an instance of its own (``run_once``), or None: the
+        provider has no one-shot path (a run then provisions, executes and shuts down)."""
+        return None

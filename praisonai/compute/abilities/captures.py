@@ -1,17 +1,19 @@
-"""Captures: saved post-setup states new instances start from. Turned on by ``Capability.CAPTURE``.
+"""Captures: saved post-setup states new instances start from. Brought by the provider's
+*capturer* part (``Capability.CAPTURE``).
 
-A provider with ``capture`` implements the three hooks ``_find_snapshot``, ``_snapshot`` and
-``_create_from_snapshot``; ``praisonai.compute.lifecycle`` decides when to save and when to start
-from a capture. ``list_captures`` and ``prune_captures`` are public; without the capability they
-list and remove nothing.
+A provider that captures holds a :class:`Capturer` (docker commits the container to an image; E2B,
+Daytona and Tenki take a named snapshot; Modal snapshots the filesystem);
+``praisonai.compute.lifecycle`` decides when to save and when to start from a capture. The public
+``list_captures`` and ``prune_captures`` (``OptionalAbilities``) ask the part; without one they list
+and remove nothing.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from collections.abc import Awaitable, Callable
+from typing import Protocol
 
-from praisonai._errors import UnsupportedFeatureError
 from praisonai._types import CaptureInfo, InstanceInfo
 from praisonai.compute.config import ComputeConfig
 
@@ -29,37 +31,43 @@ class SnapshotRef:
     created_at: float | None = None
 
 
-class Captures:
-    """The capture methods of the provider contract."""
+#: How a capturer starts an instance from a saved state: the provider's own start
+#: ``(instance_id, cfg, labels, ref)`` of an instance from ``ref``, the image, template or snapshot
+#: its vendor starts from (a ``SnapshotRef``'s ``ref``).
+StartFrom = Callable[[str, ComputeConfig, dict[str, str], str], Awaitable[InstanceInfo]]
 
-    name: ClassVar[str]
 
-    async def list_captures(self) -> list[CaptureInfo]:
-        """Saved post-setup states, most recently used first (none without ``capture``)."""
+class Capturer(Protocol):
+    """A provider's part that saves instances as captures and starts new instances from them.
+
+    A capturer whose captures live in its vendor's own list subclasses this protocol and keeps
+    the defaults of :meth:`captures` and :meth:`prune`: it lists and removes nothing here."""
+
+    async def find(self, tag: str) -> SnapshotRef | None:
+        """The snapshot saved as capture ``tag`` (noting that it was used), or ``None``; any
+        process's snapshots count."""
+        ...
+
+    async def save(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
+        """Save the instance as capture ``tag``, without ``cfg``'s env values; :meth:`find` finds
+        it from then on."""
+        ...
+
+    async def create_from(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
+    ) -> InstanceInfo:
+        """As the provider's ``_create``, but the instance starts from ``snapshot`` (one of this
+        provider's)."""
+        ...
+
+    async def captures(self) -> list[CaptureInfo]:
+        """Saved post-setup states, most recently used first."""
         return []
 
-    async def prune_captures(
-        self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
+    async def prune(
+        self, *, older_than_s: float | None, keep: int | None, dry_run: bool
     ) -> list[CaptureInfo]:
         """Remove captures unused for ``older_than_s`` seconds and all but the ``keep`` most
         recently used (those an instance still runs from stay); return what was (or would be)
         removed."""
         return []
-
-    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
-        """The snapshot saved as capture ``tag`` (noting that it was used), or ``None``
-        (providers with ``capture``; any process's snapshots count)."""
-        return None
-
-    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
-        """Save the instance as capture ``tag``, without ``cfg``'s env values (providers with
-        ``capture``); :meth:`_find_snapshot` finds it from then on."""
-        raise UnsupportedFeatureError(f"the {self.name} provider cannot capture instances", op="capture")
-
-    async def _create_from_snapshot(
-        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
-    ) -> InstanceInfo:
-        """As ``_create``, but the instance starts from ``snapshot`` (one of this provider's)."""
-        raise UnsupportedFeatureError(
-            f"the {self.name} provider cannot start from a snapshot", op="provision"
-        )

@@ -33,15 +33,16 @@ class Part(functools.cached_property[T]):
     """A provider's part of one kind: a cached property that also says which capability it brings
     and whether this class holds one (``held``) or declares its absence."""
 
-    def __init__(self, func: Callable[[Any], T], capability: Capability, held: bool) -> None:
+    def __init__(self, func: Callable[[Any], T], capability: Capability | None, held: bool) -> None:
         super().__init__(func)
         self.capability = capability
         self.held = held
 
 
-def part(capability: Capability, *, held: bool = True) -> Callable[[Callable[[Any], T]], Part[T]]:
-    """Declare the decorated method as the part that brings ``capability``; ``held=False`` on the
-    base class's declaration, whose method returns ``None``."""
+def part(capability: Capability | None, *, held: bool = True) -> Callable[[Callable[[Any], T]], Part[T]]:
+    """Declare the decorated method as the part that brings ``capability`` (``None``: an ability
+    no capability names, such as the one-shot path, which callers ask the part for); ``held=False``
+    on the base class's declaration, whose method returns ``None``."""
 
     def declare(func: Callable[[Any], T]) -> Part[T]:
         return Part(func, capability, held)
@@ -52,9 +53,9 @@ def part(capability: Capability, *, held: bool = True) -> Callable[[Callable[[An
 def held_capabilities(cls: type) -> tuple[frozenset[Capability], frozenset[Capability]]:
     """The capabilities of the parts ``cls`` holds, and those of every kind of part it knows
     (held or not): the second set is what parts alone decide for this class."""
-    parts = {name: found for name in dir(cls) if isinstance(found := _static(cls, name), Part)}
-    kinds = frozenset(found.capability for found in parts.values())
-    return frozenset(found.capability for found in parts.values() if found.held), kinds
+    parts = [found for name in dir(cls) if isinstance(found := _static(cls, name), Part)]
+    named = [(found.capability, found.held) for found in parts if found.capability is not None]
+    return frozenset(kind for kind, holds in named if holds), frozenset(kind for kind, _ in named)
 
 
 def held(found: T | None, provider: str, what: str, op: str, needs: Capability) -> T:

@@ -25,6 +25,7 @@ import signal
 import subprocess
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
@@ -44,12 +45,15 @@ from praisonai._types import (
     Stdin,
     stdin_chunks,
 )
-from praisonai.compute.base import SYSTEM_PATH, ComputeProvider, SnapshotRef
+from praisonai.compute.abilities import Capturer, SnapshotRef, part
+from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.options import ProviderOptions
 
 _VIRTUAL = PurePosixPath("/workspace")  # the path commands and files use for the workspace
 _SNAPSHOTS = ".snapshots"
+#: A provider's ``_create``: ``(instance_id, cfg, labels)``.
+Create = Callable[[str, ComputeConfig, dict[str, str]], Awaitable[InstanceInfo]]
 
 
 class FakeOptions(ProviderOptions):
@@ -63,7 +67,6 @@ class FakeProvider(ComputeProvider):
     """Instances are directories under ``root``; see the module docstring."""
 
     name = "fake"
-    capabilities = frozenset({Capability.CAPTURE})
     options_model = FakeOptions
 
     def __init__(self, *, root: str | os.PathLike[str] | None = None) -> None:
@@ -76,6 +79,11 @@ class FakeProvider(ComputeProvider):
     @property
     def root(self) -> Path:
         return self._root or praisonai_home() / "fake"
+
+    @part(Capability.CAPTURE)
+    def capturer(self) -> FakeCapturer:
+        """A capture is a copy of the workspace."""
+        return FakeCapturer(root=lambda: self.root, create=self._create)
 
     # ---- instances ---------------------------------------------------------------------------
 
@@ -215,26 +223,33 @@ class FakeProvider(ComputeProvider):
             raise PathOutsideWorkspaceError(f"{path} is outside the instance workspace", op="path")
         return real
 
-    # ---- snapshots: a copy of the workspace --------------------------------------------------
 
-    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
-        saved = self.root / _SNAPSHOTS / tag
-        return SnapshotRef(self.name, tag, saved.stat().st_mtime) if saved.is_dir() else None
+class FakeCapturer(Capturer):
+    """``FakeProvider``'s captures: a capture is a copy of an instance's workspace under
+    ``root()/.snapshots``; a new instance is ``create``d, then the copy put in its workspace.
+    Listed and pruned by nobody (the protocol's defaults)."""
 
-    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
+    def __init__(self, *, root: Callable[[], Path], create: Create) -> None:
+        self._root, self._create = root, create
+
+    async def find(self, tag: str) -> SnapshotRef | None:
+        saved = self._root() / _SNAPSHOTS / tag
+        return SnapshotRef("fake", tag, saved.stat().st_mtime) if saved.is_dir() else None
+
+    async def save(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
         # The env lives in instance.json, not in the workspace: nothing of it is saved.
-        target = self.root / _SNAPSHOTS / tag
+        target = self._root() / _SNAPSHOTS / tag
         partial = target.with_name(f".{tag}.{uuid.uuid4().hex}")  # whole or not at all
-        await anyio.to_thread.run_sync(_copy, self.root / instance_id / "workspace", partial)
+        await anyio.to_thread.run_sync(_copy, self._root() / instance_id / "workspace", partial)
         os.replace(partial, target)
-        return SnapshotRef(self.name, tag, time.time())
+        return SnapshotRef("fake", tag, time.time())
 
-    async def _create_from_snapshot(
+    async def create_from(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
     ) -> InstanceInfo:
         info = await self._create(instance_id, cfg, labels)
-        saved = self.root / _SNAPSHOTS / snapshot.ref
-        await anyio.to_thread.run_sync(_copy, saved, self.root / instance_id / "workspace")
+        saved = self._root() / _SNAPSHOTS / snapshot.ref
+        await anyio.to_thread.run_sync(_copy, saved, self._root() / instance_id / "workspace")
         return info
 
 

@@ -16,7 +16,7 @@ Pause is Daytona's ``stop``/``start`` of the same sandbox, kept while paused (``
 
 Captures are Daytona snapshots named ``praisonai-<capture tag>`` (``create_snapshot``, then
 ``create(CreateSandboxFromSnapshotParams(snapshot=name))``); a snapshot keeps the filesystem, not
-the env, and a sandbox made from one takes the snapshot's resources.
+the env, and a sandbox made from one takes the snapshot's resources (``_capture``).
 
 Background processes run through the instance helper, one ``exec`` per operation
 (``compute.oneshot``): listed, read, waited for and killed by id from any process. A terminal
@@ -47,12 +47,13 @@ from praisonai._lifetime import whole_units
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _tar
 from praisonai.compute.abilities import part
-from praisonai.compute.base import ComputeProvider, SnapshotRef
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.oneshot import OneShotProcesses
 from praisonai.compute.options import ProviderOptions, bounded
 from praisonai.compute.providers.daytona import _exec, _files, _pause, _ports, _pty
+from praisonai.compute.providers.daytona._capture import DaytonaCapturer
 from praisonai.compute.providers.daytona._client import client, missing_credentials, translated
 
 LABEL_WORKDIR = "praisonai.workdir"
@@ -99,7 +100,6 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             Capability.NETWORK_NONE,
             Capability.ISOLATION,
             Capability.SELF_STOP,
-            Capability.CAPTURE,
             Capability.NETWORK_ALLOWLIST,
             Capability.PROCESSES,
         }
@@ -133,6 +133,11 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
     def _key(self) -> str | None:
         key = self._options.api_key
         return None if key is None else key.get_secret_value()
+
+    @part(Capability.CAPTURE)
+    def capturer(self) -> DaytonaCapturer:
+        """Captures are Daytona snapshots named by the capture tag (``_capture``)."""
+        return DaytonaCapturer(client=self._client, sandbox=self._sandbox, start=self._start)
 
     def _client(self) -> contextlib.AbstractAsyncContextManager[Any]:
         return client(self._key(), self._options.api_url, self._options.target)
@@ -249,34 +254,6 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
     def pauser(self) -> _pause.DaytonaPauser:
         return _pause.DaytonaPauser(self._sandbox, self._info)
 
-    # ---- captures: Daytona snapshots named by the capture tag -------------------------------
-
-    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
-        from daytona import DaytonaNotFoundError
-
-        async with self._client() as sdk:
-            try:
-                snapshot = await sdk.snapshot.get(_snapshot_name(tag))
-            except DaytonaNotFoundError:
-                return None
-            except Exception as exc:
-                with translated("capture"):
-                    raise exc
-        state = str(getattr(snapshot.state, "value", snapshot.state))
-        return SnapshotRef(self.name, snapshot.name) if state == "active" else None
-
-    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
-        # The sandbox's env_vars are not part of its filesystem: a snapshot does not keep them.
-        async with self._sandbox(instance_id, "capture") as sandbox:
-            with translated("capture", instance_id=instance_id):
-                await sandbox.create_snapshot(_snapshot_name(tag), timeout=1800)
-        return SnapshotRef(self.name, _snapshot_name(tag))
-
-    async def _create_from_snapshot(
-        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
-    ) -> InstanceInfo:
-        return await self._start(instance_id, cfg, labels, snapshot.ref)
-
     # ---- exec ------------------------------------------------------------------------------
 
     async def _exec(self, instance_id: str, request: ExecRequest) -> ExecResult:
@@ -372,10 +349,6 @@ def _allow_lists(cfg: ComputeConfig) -> dict[str, str]:
             domains.append(host)
     found = {"network_allow_list": ",".join(nets), "domain_allow_list": ",".join(domains)}
     return {key: value for key, value in found.items() if value}
-
-
-def _snapshot_name(tag: str) -> str:
-    return f"praisonai-{tag}"
 
 
 _q = shlex.quote

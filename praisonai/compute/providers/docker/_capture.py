@@ -8,7 +8,8 @@ lives, is emptied first, and the committed image is checked: one that holds a va
 removed, and the capture fails. When each capture was last used is kept under
 ``$PRAISONAI_HOME/captures``. A capture carries the label of the home that made it: listing and
 pruning see only this home's (another home on the same engine keeps its own), while a provision may
-start from any home's. All functions block; the provider calls them in worker threads."""
+start from any home's. All functions block; the engine's :class:`DockerCapturer` calls them in
+worker threads."""
 
 from __future__ import annotations
 
@@ -17,21 +18,19 @@ import json
 import math
 import os
 import time
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
 
 from praisonai._errors import ConfigError, ProvisionError
 from praisonai._home import praisonai_home
 from praisonai._ledger import home_tag
-from praisonai._types import CaptureInfo
+from praisonai._types import CaptureInfo, InstanceInfo
+from praisonai.compute.abilities.captures import StartFrom
 from praisonai.compute.base import SYSTEM_PATH, SnapshotRef
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_HOME
-from praisonai.compute.providers.docker._client import container_name
-from praisonai.compute.providers.docker._part import EnginePart
-
-if TYPE_CHECKING:
-    pass
+from praisonai.compute.providers.docker._client import EngineCall, container_name
+from praisonai.runtime.pool import ChannelPool
 
 REPOSITORY = "praisonai-capture"
 LABEL_CAPTURE = "praisonai.capture"
@@ -174,34 +173,49 @@ def _last_used(tag: str, created: float) -> float:
         return created
 
 
-class CaptureHooks(EnginePart):
-    """A ``DockerEngine``'s capture hooks (``abilities.captures``): images committed from
-    containers, found by tag, listed and pruned by the functions above."""
+class DockerCapturer:
+    """A ``DockerEngine``'s captures (``abilities.captures.Capturer``): images committed from its
+    containers, found by tag, listed and pruned by the functions above.
 
-    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
-        engine = self._engine()
-        image = await engine._call(image_of, engine.api, tag)
-        return None if image is None else SnapshotRef(engine.name, image)
+    Built from the engine's blocking ``call``, its client (``connect``), its channel pool, its
+    ``bind_env`` and its ``start`` of a container from an image."""
 
-    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
-        engine = self._engine()
-        engine._channels.drop(instance_id)  # the helper's spool is emptied; a new one starts later
+    def __init__(
+        self,
+        call: EngineCall,
+        connect: Callable[[], Any],
+        channels: ChannelPool,
+        bind_env: Callable[[str, Mapping[str, str]], Awaitable[None]],
+        start: StartFrom,
+    ) -> None:
+        self._call, self._connect, self._channels = call, connect, channels
+        self._bind_env, self._start = bind_env, start
+
+    async def find(self, tag: str) -> SnapshotRef | None:
+        image = await self._call(image_of, self._connect(), tag)
+        return None if image is None else SnapshotRef("docker", image)
+
+    async def save(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
+        self._channels.drop(instance_id)  # the helper's spool is emptied; a new one starts later
         name, definition = container_name(instance_id), cfg.definition_hash()
         own_env = cfg.split_env()[1]  # the defaults are in the container's config, and no secret
-        image = await engine._call(commit, engine.api, name, tag, own_env, definition)
+        image = await self._call(commit, self._connect(), name, tag, own_env, definition)
         if own_env:  # the emptied spool held it: this instance needs it still
-            await engine.bind_env(instance_id, own_env)
-        return SnapshotRef(engine.name, image, created_at=time.time())
+            await self._bind_env(instance_id, own_env)
+        return SnapshotRef("docker", image, created_at=time.time())
 
-    async def list_captures(self) -> list[CaptureInfo]:
-        engine = self._engine()
-        return await engine._call(listing, engine.api)
+    async def create_from(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
+    ) -> InstanceInfo:
+        return await self._start(instance_id, cfg, labels, snapshot.ref)  # the capture's image tag
 
-    async def prune_captures(
-        self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
+    async def captures(self) -> list[CaptureInfo]:
+        return await self._call(listing, self._connect())
+
+    async def prune(
+        self, *, older_than_s: float | None, keep: int | None, dry_run: bool
     ) -> list[CaptureInfo]:
         check_prune(older_than_s, keep)  # before any engine call
-        engine = self._engine()
-        return await engine._call(
-            lambda: prune(engine.api, older_than_s=older_than_s, keep=keep, dry_run=dry_run)
+        return await self._call(
+            lambda: prune(self._connect(), older_than_s=older_than_s, keep=keep, dry_run=dry_run)
         )

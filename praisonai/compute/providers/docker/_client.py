@@ -8,9 +8,9 @@ import contextlib
 import os
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -35,6 +35,16 @@ _STATUS = {
     "exited": InstanceStatus.STOPPED,  # PAUSED when made to be kept (info_of)
     "dead": InstanceStatus.ERROR,
 }
+
+T = TypeVar("T")
+
+
+class EngineCall(Protocol):
+    """An engine's way to run one blocking docker-py call (``DockerEngine._call``), given to its
+    parts: in a worker thread, a dead daemon said as ``ProviderUnavailableError``."""
+
+    async def __call__(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> T: ...
+
 
 _clients: dict[str | None, Any] = {}
 #: The API version a TLS client starts with (it cannot ask the engine before its CA is in place);
@@ -316,3 +326,30 @@ def engine_client(host: DockerHost, *, connect: bool = True) -> Any:
         # the environment: this engine's CA would never be used. (APIClient is a requests.Session.)
         api.trust_env = False
     return api
+
+
+def unusable(connect: Callable[[], Any], image: str, hint: str) -> str | None:
+    """Why the engine (reached through ``connect``) cannot provision now: it does not answer, or
+    lacks ``image`` (``hint`` says how to build it); ``None`` when it can."""
+    docker = sdk()
+
+    try:
+        connect().ping()
+        connect().inspect_image(image)
+    except ProviderUnavailableError as exc:
+        return str(exc)
+    except docker.errors.ImageNotFound:
+        return f"image {image} is not present: {hint}"
+    except Exception as exc:  # any other engine failure is a reason, reported as such
+        return f"the Docker engine failed: {exc}"
+    return None
+
+
+def close_client(api: Any, host: DockerHost) -> None:
+    """Close a pool host's client ``api`` and release its ssh forward (shared by this process's
+    pools over that host, stopped with the last of them)."""
+    from praisonai.compute.providers.docker import _tunnel
+
+    api.close()
+    if host.url.startswith("ssh://"):
+        _tunnel.release(_tunnel.target(host.url, host.socket, host.ssh_config))

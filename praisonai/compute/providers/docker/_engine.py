@@ -16,19 +16,20 @@ import os
 import posixpath
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
-from praisonai import _limits, _telemetry
-from praisonai._errors import ConfigError, InstanceNotFoundError, ProviderUnavailableError
-from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo
+from praisonai import _telemetry
+from praisonai._errors import InstanceNotFoundError, PathNotFoundError, ProviderUnavailableError
+from praisonai._types import Capability, InstanceInfo
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.abilities import part
-from praisonai.compute.base import ComputeProvider, SnapshotRef
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER, check_home
 from praisonai.compute.providers.docker import (
     _attach,
-    _capture,
     _egress,
     _main,
     _runtime,
@@ -36,8 +37,10 @@ from praisonai.compute.providers.docker import (
     _users,
     _workspace,
 )
+from praisonai.compute.providers.docker._capture import DockerCapturer
 from praisonai.compute.providers.docker._client import (
     DockerHost,
+    close_client,
     container_name,
     daemon_down,
     engine_client,
@@ -48,9 +51,10 @@ from praisonai.compute.providers.docker._client import (
     sdk,
     shared_client,
     start_errors,
+    unusable,
 )
 from praisonai.compute.providers.docker._exec import DockerExecTransport
-from praisonai.compute.providers.docker._main import MainChannelMixin
+from praisonai.compute.providers.docker._once import DockerLauncher
 from praisonai.compute.providers.docker._options import (
     BUILD_HINT,
     CAPABILITIES,
@@ -66,12 +70,7 @@ from praisonai.runtime.channel import Channel
 T = TypeVar("T")
 
 
-class DockerEngine(
-    _capture.CaptureHooks,
-    MainChannelMixin,
-    _workspace.ArchiveTransfers,
-    ComputeProvider,
-):
+class DockerEngine(ChannelMixin, ComputeProvider):
     """Containers on one engine: ``DockerCompute()``'s (``base_url``, else ``DOCKER_HOST``), or a
     pool's host (``host``)."""
 
@@ -110,6 +109,8 @@ class DockerEngine(
         self._main_keys = _main.MainKeys()
         local = host is None or host.url.startswith("unix://")
         self._socket = _attach.local_socket(self._base_url) if local else None
+        self._main = _main.MainChannels(keys=self._main_keys, connect=self.connect, socket_path=self._socket)
+        self._archives = _workspace.Archives(call=self._call, connect=self.connect, execute=self.execute)
 
     @property
     def options(self) -> DockerOptions:
@@ -123,10 +124,15 @@ class DockerEngine(
     def egress(self) -> _egress.DockerEgress:
         return _egress.DockerEgress(self.connect, self._call)
 
-    def runs_once(self, config: object = None) -> bool:
-        """Not under gVisor (its kernel is checked first) nor an allowlist (its proxy outlives a run)."""
-        runtime = _runtime.chosen(self._options.runtime, cfg := ComputeConfig.coerce(config))
-        return runtime != "runsc" and self.egress.hosts(cfg) is None and super().runs_once(config)
+    @part(Capability.CAPTURE)
+    def capturer(self) -> DockerCapturer:
+        """Captures are images committed from this engine's containers (``_capture``)."""
+        return DockerCapturer(self._call, self.connect, self._channels, self.bind_env, self._start)
+
+    @part(None)
+    def launcher(self) -> DockerLauncher:
+        """A one-shot run is a container whose own process is the command (``_once``)."""
+        return DockerLauncher(self._call, self.connect, self._new_container, self._destroy, self._options)
 
     def connect(self) -> Any:
         """docker-py's low-level ``APIClient`` for this engine, made on first use (blocking: it asks
@@ -147,26 +153,15 @@ class DockerEngine(
         keys, channels = self._main_keys, self._channels
         return DockerPauser(self._call, self.connect, self._inspect, channels, keys, self.shutdown)
 
-    async def _open_channel(self, instance_id: str) -> Channel:
-        """As the main channel's; a paused instance's first channel resumes it (``_pause``)."""
-        await self._workdir(instance_id)  # another home's instance is refused before it wakes
-        return await self.pauser.waking(instance_id, super()._open_channel, self.resume)
-
     def close(self) -> None:
         """Close the client this engine made for itself (a pool host's) and release its ssh forward
-        (shared by this process's pools over that host, stopped with the last of them). The engine
-        still works afterwards: its next call connects again."""
-        from praisonai.compute.providers.docker import _tunnel
-
+        (``_client.close_client``). The engine still works afterwards: its next call connects again."""
         if self._host is None:
             return  # the shared client stays open
         with self._connecting:
             api, self._api = self._api, None
-        if api is None:
-            return
-        api.close()
-        if self._host.url.startswith("ssh://"):
-            _tunnel.release(_tunnel.target(self._host.url, self._host.socket, self._host.ssh_config))
+        if api is not None:
+            close_client(api, self._host)
 
     def holds(self, instance_id: str) -> bool:
         """Whether the instance's container is on this engine, in any state (blocking: one call)."""
@@ -194,18 +189,7 @@ class DockerEngine(
         return await run_blocking(call)
 
     def unavailable_reason(self) -> str | None:
-        docker = sdk()
-
-        try:
-            self.api.ping()
-            self.api.inspect_image(self.default_image)
-        except ProviderUnavailableError as exc:
-            return str(exc)
-        except docker.errors.ImageNotFound:
-            return f"image {self.default_image} is not present: {BUILD_HINT}"
-        except Exception as exc:  # any other engine failure is a reason, reported as such
-            return f"the Docker engine failed: {exc}"
-        return None
+        return unusable(self.connect, self.default_image, BUILD_HINT)
 
     # ---- lifecycle -------------------------------------------------------------------------
 
@@ -214,16 +198,8 @@ class DockerEngine(
         super().check_supported(cfg)
         _runtime.chosen(self._options.runtime, cfg)  # a config and a provider that disagree
         self.egress.hosts(cfg)  # refuses what its proxy cannot match (CIDR blocks, ports)
-        if not self._engine_is_local():
-            return  # its paths are on another host; the engine refuses a missing one (see _mounts)
-        for spec in cfg.mount_paths:
-            source = spec.split(":")[0]
-            if not os.path.exists(source):
-                raise ConfigError(
-                    f"mount {spec!r}: the host path {source} does not exist; create it first "
-                    f"(docker would create it as root)",
-                    op="provision",
-                )
+        if self._engine_is_local():  # else its paths are on another host, whose engine refuses a missing one
+            _spec.check_host_paths(cfg)
 
     def _engine_is_local(self) -> bool:
         where = self._base_url or os.environ.get("DOCKER_HOST") or "unix://"
@@ -231,11 +207,6 @@ class DockerEngine(
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         return await self._start(instance_id, cfg, labels, cfg.image or self.default_image)
-
-    async def _create_from_snapshot(
-        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
-    ) -> InstanceInfo:
-        return await self._start(instance_id, cfg, labels, snapshot.ref)  # the capture's image tag
 
     async def _start(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], image: str
@@ -304,37 +275,6 @@ class DockerEngine(
         except docker.errors.ImageNotFound:
             await self._pull(image)
             await self.egress.create(cfg, env, create)
-
-    async def _run_once(
-        self,
-        instance_id: str,
-        cfg: ComputeConfig,
-        labels: dict[str, str],
-        request: ExecRequest,
-        on_start: Callable[[], None] | None,
-    ) -> ExecResult:
-        """The command is the container's own process (``docker run --rm``): no idle container, no
-        exec helper, no forced removal of a running container. The container is attached to and
-        awaited before it starts; the engine removes it when the command ends, also when this
-        client died (and a backstop deadline inside it ends the command then)."""
-        from praisonai.compute.providers.docker._once import AttachedRun, finish_by_deadline, once_command
-
-        name = container_name(instance_id)
-        backstop = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
-        command = once_command(request.command, backstop)
-        has_input = request.stdin is not None
-        image = cfg.image or self.default_image
-        with start_errors(image):
-            await self._new_container(instance_id, cfg, labels, command, image, stdin=has_input, env=cfg.env)
-            run = await self._call(lambda: AttachedRun(self.api, name, stdin=has_input))
-            try:
-                await self._call(self.api.start, name)
-            except BaseException:
-                run.close()
-                raise
-        if on_start is not None:
-            on_start()
-        return await finish_by_deadline(run, request, lambda: self._destroy(instance_id))
 
     async def _pull(self, image: str) -> None:
         allowed = self.pull and image != DEFAULT_IMAGE
@@ -407,3 +347,54 @@ class DockerEngine(
         if instance_id not in self._users:  # blocking already: this runs in a worker thread
             self._looked_up(instance_id, self._inspect_now(container_name(instance_id)))
         return self._transport(instance_id, session(self._spool(instance_id), self._users[instance_id], argv))
+
+    # ---- the main channel (``_main``) and archives (``_workspace``) ---------------------------
+
+    async def provision(self, config: object = None) -> InstanceInfo:
+        """As ``ComputeProvider``'s; this process's first channel to the instance is then its
+        main one (unless handed off)."""
+        info = await super().provision(config)
+        self._main_keys.arm(info.instance_id)
+        return info
+
+    def handoff_key(self, instance_id: str) -> str | None:
+        """As ``ComputeProvider``'s: the nonce of the helper on the container's main stdin (``_main``)."""
+        return self._main_keys.hand(instance_id)
+
+    def adopt(self, instance_id: str, key: str) -> None:
+        """As ``ComputeProvider``'s; the key is one use and only the claimer's, checked against the
+        container's command (blocking; ``_main.MainChannels.adopt`` says how, and what it raises:
+        ``ConfigError`` for a key that is not this instance's or is used, ``InstanceNotFoundError``)."""
+        self._check_id(instance_id)
+        self._workdirs[instance_id], self._users[instance_id] = self._main.adopt(instance_id, key)
+
+    def _inspect_now(self, container: str) -> dict[str, Any]:
+        """The container's inspection, blocking (``_main.MainChannels.inspect_now``)."""
+        return self._main.inspect_now(container)
+
+    async def _open_channel(self, instance_id: str) -> Channel:
+        """The main channel when this process may open it, else (or when it fails) an exec one; a
+        paused instance's first channel resumes it, and is then the main one (``_pause``)."""
+
+        async def main_or_exec(iid: str) -> Channel:  # inside the waking: a resume arms a new main key
+            main = await self._main.open(iid, self._spool(iid))
+            return main if main is not None else await ChannelMixin._open_channel(self, iid)
+
+        await self._workdir(instance_id)  # another home's instance is refused before it wakes
+        return await self.pauser.waking(instance_id, main_or_exec, self.resume)
+
+    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
+        target, user = await self._channel_path(instance_id, remote), await self._command_user(instance_id)
+        await self._archives.upload(instance_id, local, target, remote, user)
+
+    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
+        target = await self._channel_path(instance_id, remote)
+        if not await self._archives.download(instance_id, target, local, remote):
+            await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
+            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="read")
+
+    async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
+        target = await self._channel_path(instance_id, remote_dir)
+        await self._archives.unpack(instance_id, archive, target, remote_dir)
+        await self._hand_over(instance_id, target, "upload")  # the directories the engine made
+        return True

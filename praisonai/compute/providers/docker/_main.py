@@ -18,15 +18,13 @@ import hmac
 import secrets
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
 from praisonai import _limits
 from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError
 from praisonai._ledger import Ledger
-from praisonai._types import InstanceInfo
-from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.lifecycle import check_home, owner_tag
 from praisonai.compute.providers.docker import _attach
 from praisonai.compute.providers.docker._client import container_name, sdk
@@ -223,37 +221,17 @@ async def open_channel(
         return None
 
 
-class MainChannelMixin(ChannelMixin):
-    """A ``DockerEngine``'s main channels: armed by ``provision``, handed off, adopted, and
-    opened as the instance's first channel (see the module docstring)."""
+class MainChannels:
+    """A ``DockerEngine``'s main channels: adopted, handed off and opened as an instance's first
+    channel (see the module docstring). Built from the engine's keys (``MainKeys``), its client
+    (``connect``) and, on a local engine, its unix socket (``socket_path``, else ``None``)."""
 
-    _main_keys: MainKeys
-    _socket: str | None  # the engine's unix socket, for a local engine
-    _workdirs: dict[str, str]
-    _users: dict[str, str | None]
+    def __init__(self, *, keys: MainKeys, connect: Callable[[], Any], socket_path: str | None) -> None:
+        self._keys, self._connect, self._socket = keys, connect, socket_path
 
-    if TYPE_CHECKING:
-
-        @property
-        def api(self) -> Any: ...
-
-    async def provision(self, config: object = None) -> InstanceInfo:
-        """As ``ComputeProvider``'s; this process's first channel to the instance is then its
-        main one (unless handed off)."""
-        info = await super().provision(config)
-        self._main_keys.arm(info.instance_id)
-        return info
-
-    def handoff_key(self, instance_id: str) -> str | None:
-        """Give away this instance's main channel: the key (docker: the nonce of the helper on the
-        container's main stdin) another process of this home needs to adopt it; this process will
-        not open that channel itself any more. None when the provider has no such channel or it
-        is already open. Default: None."""
-        return self._main_keys.hand(instance_id)
-
-    def adopt(self, instance_id: str, key: str) -> None:
-        """This process now owns the instance (claimed from a warm pool), whose main channel was
-        handed off with ``key``: its next channel is that one. Default: nothing.
+    def adopt(self, instance_id: str, key: str) -> tuple[str, str | None]:
+        """The container's working dir and command user, once ``key`` is adopted for the
+        instance's main channel.
 
         A key is one use, and only the claimer's: it is refused unless the ledger names this
         process as the instance's owner (the claim that took the key out of the ledger did), and
@@ -261,58 +239,59 @@ class MainChannelMixin(ChannelMixin):
         channel (its hang-up would end the owner's helper and the commands running there).
 
         Blocking (one engine call, ~1 ms on a local engine, and one ledger read): the key is
-        checked against the container's command, whose working dir is kept for the commands to come.
+        checked against the container's command.
 
         Raises:
             ConfigError: ``key`` is not this instance's, or it is used (another process claimed
                 the instance, or this one adopted it already).
             InstanceNotFoundError: no such container, or no such instance in the ledger.
         """
-        self._check_id(instance_id)
-        inspected = self._inspect_now(container_name(instance_id))
+        inspected = self.inspect_now(container_name(instance_id))
         check_home(instance_id, (inspected.get("Config") or {}).get("Labels") or {}, "adopt")
         workdir = check_key(inspected, instance_id, key)
         check_owner(instance_id)
-        if not self._main_keys.adopt(instance_id, key):
+        if not self._keys.adopt(instance_id, key):
             raise ConfigError(used_key(instance_id), op="adopt")
-        self._workdirs[instance_id] = workdir
-        self._users[instance_id] = user_of(inspected)
+        return workdir, user_of(inspected)
 
-    def _inspect_now(self, container: str) -> dict[str, Any]:
+    def inspect_now(self, container: str) -> dict[str, Any]:
+        """The container's inspection (blocking): raw over a local engine's socket, else docker-py's."""
         if self._socket is not None:
             return _attach.inspect_unix(self._socket, container, _limits.MAIN_CHANNEL_HELLO_S)
         docker = sdk()
 
         try:
-            return dict(self.api.inspect_container(container))
+            return dict(self._connect().inspect_container(container))
         except docker.errors.NotFound:
             raise InstanceNotFoundError(f"no docker container {container}", op="adopt") from None
 
-    async def _open_channel(self, instance_id: str) -> Channel:
-        """The main channel when this process may open it, else (or when it fails) an exec one."""
-        nonce = self._main_keys.take(instance_id)
-        if nonce is not None:
-            name = container_name(instance_id)
-            pid: list[int] = []
-            channel = await open_channel(
-                lambda end_secret: attach(lambda: self.api, self._socket, name, nonce, end_secret),
-                lambda: self._helper_alive(name, pid),
-                self._spool(instance_id),
-                nonce,
-            )
-            if channel is not None:
-                pid.append(channel.helper_pid)
-                return channel
-        return await super()._open_channel(instance_id)
+    async def open(self, instance_id: str, spool: str) -> Channel | None:
+        """The instance's main channel when this process may open it; ``None`` when it may not,
+        or the attach failed (the caller opens an exec channel then)."""
+        nonce = self._keys.take(instance_id)
+        if nonce is None:
+            return None
+        name = container_name(instance_id)
+        pid: list[int] = []
+        channel = await open_channel(
+            lambda end_secret: attach(self._connect, self._socket, name, nonce, end_secret),
+            lambda: self._helper_alive(name, pid),
+            spool,
+            nonce,
+        )
+        if channel is not None:
+            pid.append(channel.helper_pid)
+        return channel
 
     def _helper_alive(self, container: str, pid: list[int]) -> bool:
         """Whether the main helper (process ``pid[0]``, once known) still runs (blocking: an
         exec, asked only when a reply is late)."""
-        inspected = self._inspect_now(container)
+        inspected = self.inspect_now(container)
         if not (inspected.get("State") or {}).get("Running"):
             return False
         if not pid:
             return True
-        exec_id = self.api.exec_create(container, ["/bin/sh", "-c", 'kill -0 "$1"', "sh", str(pid[0])])["Id"]
-        self.api.exec_start(exec_id)
-        return bool(self.api.exec_inspect(exec_id).get("ExitCode") == 0)
+        api = self._connect()
+        exec_id = api.exec_create(container, ["/bin/sh", "-c", 'kill -0 "$1"', "sh", str(pid[0])])["Id"]
+        api.exec_start(exec_id)
+        return bool(api.exec_inspect(exec_id).get("ExitCode") == 0)

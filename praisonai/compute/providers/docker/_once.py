@@ -1,7 +1,8 @@
-"""A one-shot container's plumbing: attached to and awaited before it starts, so that none of its
-output and not its exit status is lost, even when it ends at once and the engine removes it
-(``auto_remove``) before a later request could reach it. Blocking calls (run them in a thread), and
-the wait for the command's end or its deadline."""
+"""One-shot runs (``docker run --rm``): a ``DockerEngine``'s :class:`DockerLauncher`, and the
+container's plumbing: attached to and awaited before it starts, so that none of its output and not
+its exit status is lost, even when it ends at once and the engine removes it (``auto_remove``)
+before a later request could reach it. Blocking calls (run them in a thread), and the wait for the
+command's end or its deadline."""
 
 from __future__ import annotations
 
@@ -9,14 +10,19 @@ import contextlib
 import math
 import socket
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 
+from praisonai import _limits
 from praisonai._output import exec_result
 from praisonai._types import ExecRequest, ExecResult, Stdin, stdin_chunks
 from praisonai.compute._threads import run_blocking
+from praisonai.compute.config import ComputeConfig
+from praisonai.compute.providers.docker import _egress, _runtime
+from praisonai.compute.providers.docker._client import EngineCall, container_name, start_errors
 from praisonai.compute.providers.docker._exec import read_frames
+from praisonai.compute.providers.docker._options import DockerOptions
 
 # sh -c ONCE name SECONDS COMMAND: run COMMAND as this shell's own process (exec keeps the pid),
 # with a deadline of its own: at SECONDS the pid is killed, docker-init (PID 1) then exits and the
@@ -114,3 +120,99 @@ async def finish_by_deadline(
         finished = True
         tasks.cancel_scope.cancel()
     return exec_result(status, timed_out=timed_out)
+
+
+class NewContainer(Protocol):
+    """The engine's creation (not start) of a hardened container (``DockerEngine._new_container``)."""
+
+    async def __call__(
+        self,
+        instance_id: str,
+        cfg: ComputeConfig,
+        labels: dict[str, str],
+        command: list[str],
+        image: str,
+        *,
+        stdin: bool = False,
+        env: dict[str, str] | None = None,
+    ) -> None: ...
+
+
+class DockerLauncher:
+    """A ``DockerEngine``'s one-shot runs (``abilities.run_once.Launcher``): the command is the
+    container's own process, no idle container, no exec helper, no forced removal of a running
+    container. Built from the engine's blocking ``call``, its client (``connect``), its container
+    creation and removal, and its options (default image, runtime)."""
+
+    def __init__(
+        self,
+        call: EngineCall,
+        connect: Callable[[], Any],
+        new_container: NewContainer,
+        destroy: Callable[[str], Awaitable[bool]],
+        options: DockerOptions,
+    ) -> None:
+        self._call, self._connect, self._options = call, connect, options
+        self._new_container, self._destroy = new_container, destroy
+
+    def serves(self, cfg: ComputeConfig) -> bool:
+        """Not under gVisor (its kernel is checked first) nor an allowlist (its proxy outlives a run)."""
+        runtime = _runtime.chosen(self._options.runtime, cfg)
+        return runtime != "runsc" and _egress.allowlist(cfg) is None
+
+    async def launch(
+        self,
+        instance_id: str,
+        cfg: ComputeConfig,
+        labels: dict[str, str],
+        request: ExecRequest,
+        on_start: Callable[[], None] | None,
+    ) -> ExecResult:
+        """The container is attached to and awaited before it starts; the engine removes it when
+        the command ends, also when this client died (and a backstop deadline inside it ends the
+        command then)."""
+        name = container_name(instance_id)
+        backstop = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
+        command = once_command(request.command, backstop)
+        has_input = request.stdin is not None
+        image = cfg.image or self._options.image
+        with start_errors(image):
+            await self._new_container(instance_id, cfg, labels, command, image, stdin=has_input, env=cfg.env)
+            api = self._connect()
+            run = await self._call(lambda: AttachedRun(api, name, stdin=has_input))
+            try:
+                await self._call(api.start, name)
+            except BaseException:
+                run.close()
+                raise
+        if on_start is not None:
+            on_start()
+        return await finish_by_deadline(run, request, lambda: self._destroy(instance_id))
+
+
+#: A launch as ``Launcher.launch`` takes it: ``(instance_id, cfg, labels, request, on_start)``.
+Launch = Callable[
+    [str, ComputeConfig, dict[str, str], ExecRequest, Callable[[], None] | None], Awaitable[ExecResult]
+]
+
+
+class PoolLauncher:
+    """A ``DockerPool``'s one-shot runs (``abilities.run_once.Launcher``): it ``serves`` what its
+    hosts serve (they share the pool's runtime), and ``launch`` places each run on a host, whose
+    own ``DockerLauncher`` starts it."""
+
+    def __init__(self, *, serves: Callable[[ComputeConfig], bool], launch: Launch) -> None:
+        self._serves, self._launch = serves, launch
+
+    def serves(self, cfg: ComputeConfig) -> bool:
+        return self._serves(cfg)
+
+    async def launch(
+        self,
+        instance_id: str,
+        cfg: ComputeConfig,
+        labels: dict[str, str],
+        request: ExecRequest,
+        on_start: Callable[[], None] | None,
+    ) -> ExecResult:
+        return await self._launch(instance_id, cfg, labels, request, on_start)

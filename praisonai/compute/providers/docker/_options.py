@@ -32,7 +32,6 @@ CAPABILITIES = CHANNEL_CAPABILITIES | frozenset(
         Capability.MOUNTS,
         Capability.PACKAGES,
         Capability.ISOLATION,
-        Capability.CAPTURE,
         Capability.SELF_STOP,
         Capability.RUNC,
         Capability.GVISOR,  # when the engine has runsc registered; checked at each start

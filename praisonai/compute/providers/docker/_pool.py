@@ -12,7 +12,7 @@ holding up the instances of the other hosts.
 
 Hosts use DOCKER_HOST syntax: ``unix://``, ``tcp://`` (with TLS when the host has a ``tls`` cert
 directory) and ``ssh://`` (through an OpenSSH forward started on first use, ``_tunnel``; ``close``
-stops it). Captures are per engine, so a pool does not capture: every instance runs its own setup.
+stops it). Captures are per engine, so a pool holds no capturer: every instance runs its own setup.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from praisonai.compute.forwards import ExecRelay
 from praisonai.compute.providers.docker._client import DockerHost, container_name, sdk
 from praisonai.compute.providers.docker._engine import DockerEngine
 from praisonai.compute.providers.docker._exec import DockerExecTransport
+from praisonai.compute.providers.docker._once import PoolLauncher
 from praisonai.compute.providers.docker._options import CAPABILITIES, DockerOptions, docker_options
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
@@ -57,7 +58,7 @@ class DockerPool(ChannelMixin, ComputeProvider):
     options_model = DockerOptions
     requires = ("docker",)
     extra = "docker"
-    capabilities = CAPABILITIES - {Capability.CAPTURE}
+    capabilities = CAPABILITIES
 
     def __init__(
         self,
@@ -96,9 +97,11 @@ class DockerPool(ChannelMixin, ComputeProvider):
         which would probe through the member's channel, beside the pool's)."""
         return ExecRelay(self._transport, self.execute)
 
-    def runs_once(self, config: object = None) -> bool:
-        """As each host's (they share the pool's runtime)."""
-        return next(iter(self._members.values())).runs_once(config)
+    @part(None)
+    def launcher(self) -> PoolLauncher:
+        """Each one-shot run on a new host, by that host's launcher."""
+        any_host = next(iter(self._members.values()))
+        return PoolLauncher(serves=any_host.launcher.serves, launch=self._launch_on_a_host)
 
     # ---- hosts -------------------------------------------------------------------------------
 
@@ -241,7 +244,7 @@ class DockerPool(ChannelMixin, ComputeProvider):
         info = await self._on_new_host(instance_id, lambda m: m._create(instance_id, cfg, labels))
         return _on(info, self._host_of[instance_id])
 
-    async def _run_once(
+    async def _launch_on_a_host(
         self,
         instance_id: str,
         cfg: ComputeConfig,
@@ -251,7 +254,7 @@ class DockerPool(ChannelMixin, ComputeProvider):
     ) -> ExecResult:
         try:
             return await self._on_new_host(
-                instance_id, lambda m: m._run_once(instance_id, cfg, labels, request, on_start)
+                instance_id, lambda m: m.launcher.launch(instance_id, cfg, labels, request, on_start)
             )
         finally:
             self._host_of.pop(instance_id, None)

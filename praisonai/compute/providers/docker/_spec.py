@@ -4,13 +4,28 @@ config. docker-py is imported lazily: this module loads without it."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
+from praisonai._errors import ConfigError
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.providers.docker import _egress
 from praisonai.compute.separation import root_capabilities
 
 PIDS_LIMIT = 4096
+
+
+def check_host_paths(cfg: ComputeConfig) -> None:
+    """Refuse a mount whose host path is missing on this machine (a local engine's): the engine
+    would create it, as root."""
+    for spec in cfg.mount_paths:
+        source = spec.split(":")[0]
+        if not os.path.exists(source):
+            raise ConfigError(
+                f"mount {spec!r}: the host path {source} does not exist; create it first "
+                f"(docker would create it as root)",
+                op="provision",
+            )
 
 
 def host_config(api: Any, cfg: ComputeConfig, runtime: Runtime | None = None, *, local: bool = True) -> Any:

@@ -8,20 +8,16 @@ import tarfile
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar, cast
+from typing import Any, BinaryIO, Protocol
 
 import anyio.to_thread
 
-from praisonai._errors import ExecError, PathNotFoundError
+from praisonai._errors import ExecError
 from praisonai._transfer import CountedReader
+from praisonai._types import ExecResult
 from praisonai.compute import _tar
-
-if TYPE_CHECKING:
-    from praisonai.compute.base import ComputeProvider
-from praisonai.compute.providers.docker._client import container_name, file_error, get_archive
+from praisonai.compute.providers.docker._client import EngineCall, container_name, file_error, get_archive
 from praisonai.runtime.partial import partial_name
-
-T = TypeVar("T")
 
 
 def put_tar(api: Any, container: str, archive: BinaryIO | CountedReader, target: str, shown: str) -> None:
@@ -61,49 +57,46 @@ def put_file(api: Any, container: str, archive: Path, target: str, shown: str) -
         put_tar(api, container, stream, target, shown)
 
 
-class ArchiveTransfers:
-    """DockerEngine's uploads and downloads through the engine's archive API, streamed."""
+class Execute(Protocol):
+    """The provider's ``execute``, as the archives use it: an argv, as root or not."""
 
-    api: Any
-    if TYPE_CHECKING:
+    async def __call__(self, instance_id: str, command: list[str], *, privileged: bool) -> ExecResult: ...
 
-        async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T: ...
-        async def _channel_path(self, instance_id: str, path: str) -> str: ...
-        async def _command_user(self, instance_id: str) -> str | None: ...
-        async def _inspect(self, instance_id: str) -> dict[str, Any]: ...
-        async def _hand_over(self, instance_id: str, where: str, op: str) -> None: ...
 
-    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        """A tree is unpacked over what is there; one file goes in beside its target under a new
-        name, then is renamed over it: whole or not at all, and seen under gVisor too (whose
-        sandbox keeps its view of a file it has opened, and misses the engine replacing it)."""
-        target = await self._channel_path(instance_id, remote)
-        user = await self._command_user(instance_id)
+class Archives:
+    """A ``DockerEngine``'s uploads and downloads through the engine's archive API, streamed.
+    Built from the engine's blocking ``call``, its client (``connect``) and its ``execute`` (an
+    uploaded file is put in place by a command, as root)."""
+
+    def __init__(self, *, call: EngineCall, connect: Callable[[], Any], execute: Execute) -> None:
+        self._call, self._connect, self._execute = call, connect, execute
+
+    async def upload(self, instance_id: str, local: Path, target: str, shown: str, user: str | None) -> None:
+        """``local`` at ``target`` in the container, its files ``user``'s. A tree is unpacked over
+        what is there; one file goes in beside its target under a new name, then is renamed over
+        it: whole or not at all, and seen under gVisor too (whose sandbox keeps its view of a file
+        it has opened, and misses the engine replacing it)."""
         container = container_name(instance_id)
         if local.is_dir():
-            await self._call(put_path, self.api, container, local, target, remote, user)
+            await self._call(put_path, self._connect(), container, local, target, shown, user)
             return
         partial = posixpath.join(posixpath.dirname(target), partial_name())
-        await self._call(put_path, self.api, container, local, partial, remote, user)
-        provider = cast("ComputeProvider", self)
-        placed = await provider.execute(  # root's, as the engine's unpacking is
-            instance_id, ["mv", "-f", "--", partial, target], privileged=True
-        )
+        await self._call(put_path, self._connect(), container, local, partial, shown, user)
+        # root's, as the engine's unpacking is
+        placed = await self._execute(instance_id, ["mv", "-f", "--", partial, target], privileged=True)
         if placed.exit_code != 0:
-            await provider.execute(instance_id, ["rm", "-f", "--", partial], privileged=True)
+            await self._execute(instance_id, ["rm", "-f", "--", partial], privileged=True)
             why = placed.stderr.strip()[-300:]
-            raise ExecError(f"upload of {remote} could not be put in place: {why}", op="upload")
+            raise ExecError(f"upload of {shown} could not be put in place: {why}", op="upload")
 
-    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        target = await self._channel_path(instance_id, remote)
-        chunks = await self._call(get_archive, self.api, container_name(instance_id), target)
+    async def download(self, instance_id: str, target: str, local: Path, shown: str) -> bool:
+        """Whether the container has ``target``: then its file or tree is now at ``local``."""
+        chunks = await self._call(get_archive, self._connect(), container_name(instance_id), target)
         if chunks is None:
-            await self._inspect(instance_id)  # raises InstanceNotFoundError when that is the cause
-            raise PathNotFoundError(f"no such file or directory in the instance: {remote}", op="read")
-        await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local, remote)
-
-    async def _unpack_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
-        target = await self._channel_path(instance_id, remote_dir)
-        await self._call(put_file, self.api, container_name(instance_id), archive, target, remote_dir)
-        await self._hand_over(instance_id, target, "upload")  # the directories the engine made
+            return False
+        await anyio.to_thread.run_sync(_tar.unpack_to, chunks, local, shown)
         return True
+
+    async def unpack(self, instance_id: str, archive: Path, target: str, shown: str) -> None:
+        """Extract the local tar ``archive`` into the container's directory ``target``."""
+        await self._call(put_file, self._connect(), container_name(instance_id), archive, target, shown)

@@ -50,12 +50,13 @@ from praisonai._errors import (
 from praisonai._tasks import beside
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.abilities import part
-from praisonai.compute.base import ComputeProvider, SnapshotRef
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.e2b import _exec, _files, _ports
+from praisonai.compute.providers.e2b._capture import E2BCapturer
 from praisonai.compute.providers.e2b._channel import E2BTransport
 from praisonai.compute.providers.e2b._errors import KEY_VARIABLE, MISSING_KEY, translated
 from praisonai.compute.providers.e2b._fileops import E2BFiles
@@ -63,7 +64,6 @@ from praisonai.compute.providers.e2b._meta import (
     IDLE_TIMEOUT_S,
     TTL_DEADLINE,
     WORKDIR,
-    capture_name,
     create_options,
     idle_timeout_text,
     info_of,
@@ -99,7 +99,6 @@ class E2BCompute(ChannelMixin, ComputeProvider):
             Capability.NETWORK_NONE,
             Capability.NETWORK_ALLOWLIST,
             Capability.SELF_STOP,
-            Capability.CAPTURE,
         }
         | CHANNEL_CAPABILITIES
     )
@@ -135,6 +134,10 @@ class E2BCompute(ChannelMixin, ComputeProvider):
             return MISSING_KEY
         return None
 
+    @part(Capability.CAPTURE)
+    def capturer(self) -> E2BCapturer:
+        return E2BCapturer(params=self._params, sandbox=self._sandbox, start=self._start)
+
     def _params(self) -> dict[str, Any]:
         """The SDK's ``ApiParams`` this provider was given (the SDK reads the rest from env)."""
         if importlib.util.find_spec("e2b") is None:
@@ -154,32 +157,6 @@ class E2BCompute(ChannelMixin, ComputeProvider):
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         return await self._start(instance_id, cfg, labels, self._template)
-
-    async def _create_from_snapshot(
-        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
-    ) -> InstanceInfo:
-        return await self._start(instance_id, cfg, labels, snapshot.ref)  # a snapshot id is a template
-
-    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
-        from e2b import AsyncSandbox
-
-        with translated("capture"):
-            pages = AsyncSandbox.list_snapshots(name=capture_name(tag), **self._params())
-            while pages.has_next:
-                for snapshot in await pages.next_items():
-                    if capture_name(tag) in snapshot.names:
-                        return SnapshotRef(self.name, snapshot.snapshot_id)
-        return None
-
-    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
-        """A named E2B snapshot. A full snapshot keeps envd's memory, and with it the env given at
-        create; with env values, only the filesystem is saved (``mode="filesystem"``, which a team
-        without that feature is refused: set ``capture: false`` there)."""
-        sandbox = await self._sandbox(instance_id)
-        mode = "filesystem" if cfg.env else None
-        with translated("capture", instance_id):
-            info = await sandbox.create_snapshot(name=capture_name(tag), mode=mode)
-        return SnapshotRef(self.name, info.snapshot_id, time.time())
 
     async def _start(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], template: str

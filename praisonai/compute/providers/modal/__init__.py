@@ -39,16 +39,17 @@ from typing import Any, Literal
 
 import anyio
 
-from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError, ProvisionError
+from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import _home_reaper
 from praisonai.compute.abilities import part
-from praisonai.compute.base import ComputeProvider, SnapshotRef
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_INSTANCE
 from praisonai.compute.options import ProviderOptions
-from praisonai.compute.providers.modal import _capture, _files, _pty, _sdk, _spec, _transport, _tunnels
+from praisonai.compute.providers.modal import _files, _pty, _sdk, _spec, _transport, _tunnels
+from praisonai.compute.providers.modal._capture import ModalCapturer
 from praisonai.compute.providers.modal._linger import LingeringPool
 from praisonai.compute.providers.modal._pause import ModalPauser, Sandboxes
 from praisonai.compute.providers.modal._paused import PausedStore
@@ -82,7 +83,6 @@ class ModalCompute(ChannelMixin, ComputeProvider):
             Capability.MEMORY_LIMIT,
             Capability.NETWORK_NONE,
             Capability.NETWORK_ALLOWLIST,
-            Capability.CAPTURE,
         }
     )
     requires = ("modal",)
@@ -169,28 +169,16 @@ class ModalCompute(ChannelMixin, ComputeProvider):
 
     # ---- lifecycle -------------------------------------------------------------------------
 
+    @part(Capability.CAPTURE)
+    def capturer(self) -> ModalCapturer:
+        """Captures are ``snapshot_filesystem`` images, found again by tag (``_capture``)."""
+        return ModalCapturer(
+            app_name=self._opts.app_name, woken=self.pauser.woken, start_with=self._create_with
+        )
+
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         image = _sdk.load().Image.from_registry(cfg.image or self._opts.image)
         return await self._create_with(instance_id, cfg, labels, image)
-
-    async def _create_from_snapshot(
-        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
-    ) -> InstanceInfo:
-        try:
-            return await self._create_with(instance_id, cfg, labels, _capture.image(snapshot))
-        except InstanceNotFoundError as exc:  # NOT_FOUND at create: the image expired on Modal
-            _capture.forget(self._opts.app_name, snapshot.ref)
-            raise ProvisionError(
-                f"Modal no longer has capture image {snapshot.ref}; provision again to rebuild it",
-                op="provision",
-            ) from exc
-
-    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
-        return await _capture.find(self._opts.app_name, tag, self.name)
-
-    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
-        app_name = self._opts.app_name
-        return await self.pauser.woken(instance_id, lambda sb: _capture.save(sb, app_name, tag, self.name))
 
     async def _create_with(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], image: Any

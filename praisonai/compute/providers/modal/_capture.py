@@ -12,15 +12,51 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from praisonai._errors import InstanceNotFoundError, ProvisionError
 from praisonai._home import praisonai_home
-from praisonai.compute.base import SnapshotRef
+from praisonai._types import InstanceInfo
+from praisonai.compute.abilities.captures import Capturer, SnapshotRef
+from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.modal import _sdk
 from praisonai.compute.providers.modal._sdk import translated
 
 SNAPSHOT_TIMEOUT_S = 300
+
+#: The provider's start of a sandbox from a Modal image: ``(instance_id, cfg, labels, image)``.
+StartWith = Callable[[str, ComputeConfig, dict[str, str], Any], Awaitable[InstanceInfo]]
+#: The provider's use of an instance's sandbox, woken first when paused: ``(instance_id, use)``.
+Woken = Callable[[str, Callable[[Any], Awaitable[SnapshotRef]]], Awaitable[SnapshotRef]]
+
+
+class ModalCapturer(Capturer):
+    """A ``ModalCompute``'s captures, built from its app's name, its ``woken`` sandbox of an
+    instance and its ``start_with`` a Modal image. The tags live in this home's files, not in a
+    list on Modal: ``list_captures`` lists none here."""
+
+    def __init__(self, *, app_name: str, woken: Woken, start_with: StartWith) -> None:
+        self._app_name, self._woken, self._start_with = app_name, woken, start_with
+
+    async def find(self, tag: str) -> SnapshotRef | None:
+        return await find(self._app_name, tag, "modal")
+
+    async def save(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
+        return await self._woken(instance_id, lambda sb: save(sb, self._app_name, tag, "modal"))
+
+    async def create_from(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
+    ) -> InstanceInfo:
+        try:
+            return await self._start_with(instance_id, cfg, labels, image(snapshot))
+        except InstanceNotFoundError as exc:  # NOT_FOUND at create: the image expired on Modal
+            forget(self._app_name, snapshot.ref)
+            raise ProvisionError(
+                f"Modal no longer has capture image {snapshot.ref}; provision again to rebuild it",
+                op="provision",
+            ) from exc
 
 
 def _place(app_name: str, tag: str) -> Path:

@@ -26,8 +26,8 @@ ways (``cat``, stdin in frames, tar for trees): Tenki's own fs API only reaches 
 one request per exec (``compute.oneshot``): a Run stream dies with its connection and the edge
 drops idle streams after about 30 s, so it cannot carry a long-lived helper channel. No shell
 sessions (same reason), no GPU (the API has none). Captures are Tenki snapshots named
-``praisonai-<tag>``. Pause is Tenki's own (``pause``/``resume``, memory and disk kept, ``/tmp``
-cleared on resume: see ``_pause``).
+``praisonai-<tag>`` (``_capture``). Pause is Tenki's own (``pause``/``resume``, memory and disk
+kept, ``/tmp`` cleared on resume: see ``_pause``).
 
 Commands run as the instance's command user, apart from root, which frames their results (every
 Run is asked for privileged, and the command is started through ``setpriv``; see ``_exec`` and
@@ -51,12 +51,13 @@ from praisonai._errors import ExecError, InstanceNotFoundError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import separation
 from praisonai.compute.abilities import part
-from praisonai.compute.base import ComputeProvider, SnapshotRef
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig, NetworkAllow
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE
 from praisonai.compute.oneshot import OneShotProcesses
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.tenki import _exec
+from praisonai.compute.providers.tenki._capture import TenkiCapturer
 from praisonai.compute.providers.tenki._client import (
     ATTEMPTS,
     Clients,
@@ -109,7 +110,6 @@ class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
             Capability.NETWORK_NONE,
             Capability.NETWORK_ALLOWLIST,
             Capability.ISOLATION,
-            Capability.CAPTURE,
             Capability.PROCESSES,
         }
     )
@@ -138,6 +138,11 @@ class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
     def _key(self) -> str | None:
         key = self._options.api_key
         return None if key is None else key.get_secret_value()
+
+    @part(Capability.CAPTURE)
+    def capturer(self) -> TenkiCapturer:
+        """Captures are Tenki snapshots named by the capture tag (``_capture``)."""
+        return TenkiCapturer(sdk=self._sdk, sandbox=self._sandbox, start=self._start)
 
     def _sdk(self) -> Any:
         return self._clients.here().sdk
@@ -262,27 +267,6 @@ class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
             },
         )
 
-    # ---- captures: Tenki snapshots named by the capture tag ---------------------------------
-
-    async def _find_snapshot(self, tag: str) -> SnapshotRef | None:
-        sdk = self._sdk()
-        snapshots = await retried("capture", lambda: sdk.snapshots.list())
-        for snap in snapshots:
-            if snap.name == _snapshot_name(tag) and snap.state == "READY":
-                return SnapshotRef(self.name, snap.id)
-        return None
-
-    async def _snapshot(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
-        async with self._sandbox(instance_id, "capture") as sandbox:
-            with translated("capture", instance_id=instance_id):
-                snap = await sandbox.snapshot(name=_snapshot_name(tag), wait=True)
-        return SnapshotRef(self.name, snap.id)
-
-    async def _create_from_snapshot(
-        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
-    ) -> InstanceInfo:
-        return await self._start(instance_id, cfg, labels, snapshot.ref)
-
     # ---- exec and files ----------------------------------------------------------------------
 
     def _path(self, sandbox: Any, path: str) -> str:
@@ -335,7 +319,3 @@ def _allow_lists(cfg: ComputeConfig) -> dict[str, list[str]]:
         except ValueError:
             domains.append(host)
     return {"allow_cidrs": cidrs, "allow_domains": domains}
-
-
-def _snapshot_name(tag: str) -> str:
-    return f"praisonai-{tag}"
