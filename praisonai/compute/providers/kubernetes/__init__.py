@@ -384,10 +384,14 @@ class KubernetesCompute(WarmClaims, ChannelMixin, ComputeProvider):
         return str(result.stdout)
 
     async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        await _trees.upload(self, instance_id, local, remote)
+        await self._tree_transfers.upload(instance_id, local, remote)
 
     async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        await _trees.download(self, instance_id, remote, local)
+        await self._tree_transfers.download(instance_id, remote, local)
+
+    @functools.cached_property
+    def _tree_transfers(self) -> _trees.Trees:
+        return _trees.Trees(self._channel_path, self._shell, self._channels)
 
 
 __all__ = ["KubernetesCompute", "KubernetesOptions"]
