@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 import tempfile
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import anyio
 
 from praisonai import _limits
-from praisonai._errors import ConfigError, InstanceNotFoundError
-from praisonai._types import ExecResult
+from praisonai._errors import ConfigError, InstanceNotFoundError, UnsupportedFeatureError
+from praisonai._types import Capability, ExecResult
 from praisonai.compute.testing._kit import Context, Suite
 
 suite = Suite()
@@ -254,3 +255,30 @@ async def visible_across_processes(ctx: Context) -> None:
     finally:
         removed = await ctx.provider.shutdown(instance_id)
     assert removed, "shutdown from another process did not find the instance"
+
+
+# ---- the abilities a provider lacks ----------------------------------------------------------
+
+
+@suite.check()
+async def a_missing_ability_is_refused_in_one_sentence(ctx: Context) -> None:
+    """Each optional ability the provider does not hold (its capability absent) refuses with one
+    sentence naming that capability, and runs nothing."""
+    p, iid = ctx.provider, ctx.instance_id
+    calls: dict[Capability, Callable[[], Awaitable[object]]] = {
+        Capability.PAUSE: lambda: p.pause(iid),
+        Capability.PTY: lambda: p.open_pty(iid, command="true"),
+        Capability.PORTS: lambda: p.expose(iid, 8080),
+        Capability.PROCESSES: lambda: p.start_process(iid, "true"),
+        Capability.SESSIONS: lambda: p.open_session(iid),
+    }
+    for capability, call in calls.items():
+        if capability in p.capabilities:
+            continue
+        try:
+            await call()
+        except UnsupportedFeatureError as exc:
+            said = str(exc)
+            assert repr(capability.value) in said and "\n" not in said, said
+            continue
+        raise AssertionError(f"{p.name} lacks {capability.value!r} yet did not refuse it")
