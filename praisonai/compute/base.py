@@ -67,7 +67,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         ``commands.run``, Daytona ``process.exec``) implements ``_exec`` (honouring the
         request's cwd, env, stdin, timeout with partial output, and output cap) and the file
         primitives with its SDK's calls, subclassing this class alone. It carries no channel
-        code; background processes and sessions are then unsupported unless it adds them.
+        code; background processes and sessions are then unsupported unless it holds their parts.
         ``praisonai.compute.testing.fake.FakeProvider`` is a complete example in one module.
     (b) **A byte stream.** A provider that can only start a process with stdin/stdout/stderr
         attached (docker exec, an SSH channel, a local pipe) subclasses
