@@ -48,7 +48,6 @@ _P = TypeVar("_P", bound="ComputeProvider")
 #: The PATH of a clean environment (local and SSH instances; images bring their own).
 SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-
 log = _telemetry.logger("compute")
 
 
@@ -58,8 +57,8 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
     A provider author reads three places: the nine primitives it MUST write
     (``praisonai.compute.hooks.ProviderHooks``: ``_create``, ``_destroy``, ``_status``, ``_list``,
     ``_exec``, ``_read``, ``_write``, ``_upload``, ``_download``); the optional ability groups in
-    ``praisonai.compute.abilities`` (captures, processes, sessions, bound env, run_once), each
-    turned on by the capability its module names; and this class's class attributes (``name``,
+    ``praisonai.compute.abilities`` (captures, processes, sessions, pause…), each a part the
+    provider holds, its capability following; and this class's class attributes (``name``,
     ``capabilities``, ``requires``, ``options_model``). ``provision`` rejects a config that needs
     an undeclared capability, and the methods of an ability a provider lacks raise
     ``UnsupportedFeatureError``. There are two ways to write one:
@@ -68,14 +67,14 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         ``commands.run``, Daytona ``process.exec``) implements ``_exec`` (honouring the
         request's cwd, env, stdin, timeout with partial output, and output cap) and the file
         primitives with its SDK's calls, subclassing this class alone. It carries no channel
-        code; background processes and sessions are then unsupported unless it adds them.
+        code; background processes and sessions are then unsupported unless it holds their parts.
         ``praisonai.compute.testing.fake.FakeProvider`` is a complete example in one module.
     (b) **A byte stream.** A provider that can only start a process with stdin/stdout/stderr
         attached (docker exec, an SSH channel, a local pipe) subclasses
         ``praisonai.compute.channel.ChannelMixin`` and implements ``_transport`` (and
-        ``_channel_path``): it gets exec, streaming, background processes, sessions, ``bind_env``
-        and file reads and writes through the instance's helper, and declares
-        ``channel.CHANNEL_CAPABILITIES``; it overrides any of them with a native call it has.
+        ``_channel_path``): it gets exec, streaming and file reads and writes through the
+        instance's helper, and holds its parts for background processes, ``bind_env`` and
+        sessions; it overrides any of them with a native call (or a part) of its own.
 
     Every provider also has the file API of ``praisonai.compute.files.FileOperations``
     (``list_files``, ``file_exists``, ``stat_path``, ``remove_path``, ``rename_path``,
@@ -179,13 +178,6 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         await lifecycle.forget(instance_id)
         log.info("shut down %s (%s)", instance_id, "removed" if existed else "already gone")
         return existed
-
-    @contextlib.contextmanager
-    def _span(self, name: str, instance_id: str) -> Iterator[None]:
-        """A call on the instance: in use (its idle clock waits), in an OpenTelemetry span."""
-        attributes = {"praisonai.provider": self.name, "praisonai.instance_id": instance_id}
-        with _telemetry.span(name, attributes), _activity.in_use(instance_id):
-            yield
 
     def handoff_key(self, instance_id: str) -> str | None:
         """Give away this instance's main channel: the key (docker: the nonce of the helper on the
@@ -309,7 +301,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         # A provider that cannot kill at the deadline must still not hang its caller.
         guard = None if request.timeout is None else request.timeout + 2 * _limits.KILL_GRACE_S
         await self._before_exec(instance_id)  # not the command's time (ssh: its helper's start)
-        with self._span("exec", instance_id), anyio.move_on_after(guard) as scope:
+        with _call(self.name, "exec", instance_id), anyio.move_on_after(guard) as scope:
             result = await self._exec(instance_id, request)
         if scope.cancelled_caught:
             raise ExecError(f"{self.name} did not return from a timed-out command", op="exec")
@@ -343,7 +335,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         local = requests.checked_host_path(local_path, "upload", must_exist=True)
         requests.check_instance_path(remote_path, "upload")
         with (
-            self._span("upload", instance_id),
+            _call(self.name, "upload", instance_id),
             requests.host_path_errors("upload", local),
             _transfer.counted_at_the_end(local),  # where the provider counts nothing as it goes
         ):
@@ -359,7 +351,7 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         local = requests.checked_host_path(local_path, "download")
         requests.check_instance_path(remote_path, "download")
         with (
-            self._span("download", instance_id),
+            _call(self.name, "download", instance_id),
             requests.host_path_errors("download", local),
             _transfer.counted_at_the_end(local),
         ):
@@ -398,3 +390,11 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         """Every public method that takes an instance id checks it first, before any file,
         container or process is touched: providers turn ids into host paths and names."""
         check_instance_id(instance_id, self.name)
+
+
+@contextlib.contextmanager
+def _call(provider: str, name: str, instance_id: str) -> Iterator[None]:
+    """A call on the instance: in use (its idle clock waits), in an OpenTelemetry span."""
+    attributes = {"praisonai.provider": provider, "praisonai.instance_id": instance_id}
+    with _telemetry.span(name, attributes), _activity.in_use(instance_id):
+        yield

@@ -4,10 +4,11 @@ A provider that can start a process inside an instance with stdin/stdout/stderr 
 exec, an SSH channel, a local pipe) implements :meth:`ChannelMixin._transport` and
 :meth:`ChannelMixin._channel_path`; the mixin starts the POSIX-sh helper
 (``praisonai.runtime``) over that stream, keeps one channel per instance (``_channels``), and
-turns it into exec with streaming, background processes, shell sessions, ``bind_env`` and whole-file
-reads and writes. A provider overrides any of those with a native call where it has a better one
-(local spawns its commands directly; ssh writes over SFTP). Upload and download stay the
-provider's own (an archive API, SFTP, a copy).
+turns it into exec with streaming and whole-file reads and writes, and into the ``processes``
+(background processes, ``bind_env``) and ``sessions`` parts it holds. A provider overrides any of
+those with a native call, or holds a part of its own, where it has a better one (local spawns its
+commands directly; ssh writes over SFTP; E2B reads process output through envd). Upload and
+download stay the provider's own (an archive API, SFTP, a copy).
 """
 
 from __future__ import annotations
@@ -16,33 +17,30 @@ import dataclasses
 import functools
 import shlex
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Literal
 
 from praisonai import _limits
 from praisonai._errors import ExecError, UnsupportedFeatureError
 from praisonai._types import Capability, ExecRequest, ExecResult, ProcessInfo
 from praisonai.compute import _activity
+from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.files import FileTree, ShellFiles
-from praisonai.compute.requests import checked_env
 from praisonai.compute.separation import hand_over
-from praisonai.runtime import processes
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
 from praisonai.runtime.session import ShellSession
 from praisonai.runtime.transport import Transport
 
-#: What every channel-backed provider can do, to be part of its ``capabilities``.
-CHANNEL_CAPABILITIES = frozenset({Capability.PROCESSES, Capability.SESSIONS})
-
 
 class ChannelMixin(ComputeProvider):
     """Exec, processes, sessions, ``bind_env`` and files through the instance's helper.
 
-    A provider subclasses it (``class DockerEngine(ChannelMixin, ComputeProvider)``), implements
+    A provider subclasses it (``class DockerEngine(ChannelMixin, ComputeProvider)``) and implements
     ``_transport`` (and ``_channel_path``, which the default ``_read``, ``_write`` and
-    ``_channel_cwd`` use), and adds :data:`CHANNEL_CAPABILITIES` to its ``capabilities``.
+    ``_channel_cwd`` use); it then holds the ``processes`` and ``sessions`` parts below, whose
+    capabilities follow.
     """
 
     #: Whether a mount at the working dir is the instance's own volume (a pod's emptyDir or
@@ -150,90 +148,82 @@ class ChannelMixin(ComputeProvider):
         if channel is not None:
             await channel.post("__p_ping")
 
-    # ---- background processes, sessions, bound env -------------------------------------------
+    # ---- background processes, bound env and sessions: the helper's parts --------------------
 
-    async def start_process(
-        self, instance_id: str, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None
+    @part(Capability.PROCESSES)
+    def processes(self) -> ChannelProcesses:
+        """The helper's jobs, spooled inside the instance."""
+        return ChannelProcesses(self._channels, self._channel_cwd)
+
+    @part(Capability.SESSIONS)
+    def sessions(self) -> ChannelSessions:
+        """A shell per session, started where ``_session_places`` says by ``_session_transport``."""
+        return ChannelSessions(self._channels, self._session_places, self._session_transport)
+
+
+class ChannelProcesses:
+    """Background processes and bound env through the instance's helper (``runtime``): its jobs
+    spool their output inside the instance, and every later command it starts reads the env it
+    binds. Built from the provider's channel pool and how it names a working dir (``cwd``)."""
+
+    def __init__(self, channels: ChannelPool, cwd: Callable[[str, str | None], Awaitable[str]]) -> None:
+        self._channels, self._cwd = channels, cwd
+
+    async def start(
+        self, instance_id: str, command: str, cwd: str | None, env: Mapping[str, str]
     ) -> ProcessInfo:
-        """Start ``command`` in the background and return at once. Its output is spooled inside
-        the instance, so any process can read it, wait for it or kill it later by its id."""
-        self._check_id(instance_id)
-        _activity.touch(instance_id)
-        where = await self._channel_cwd(instance_id, cwd)
-        checked = checked_env(env or {})
-        return await self._channels.run(instance_id, lambda ch: ch.start(command, cwd=where, env=checked))
+        where = await self._cwd(instance_id, cwd)
+        return await self._channels.run(instance_id, lambda ch: ch.start(command, cwd=where, env=env))
 
-    async def list_processes(self, instance_id: str) -> list[ProcessInfo]:
-        """Every background process started in the instance, by any client."""
-        self._check_id(instance_id)
-        _activity.touch(instance_id)
-        return await self._channels.run(instance_id, lambda ch: ch.processes())
+    async def started(self, instance_id: str, only: str | None = None) -> list[ProcessInfo]:
+        return await self._channels.run(instance_id, lambda ch: ch.processes(only))
 
-    async def get_process(self, instance_id: str, process_id: str) -> ProcessInfo:
-        """The background process's state (output, wait and kill look it up here first)."""
-        self._check_id(instance_id)
-        _activity.touch(instance_id)  # polling a process (wait_process) is activity too
-        found = await self._channels.run(
-            instance_id, lambda ch: ch.processes(processes.checked_id(process_id))
-        )
-        return processes.found_one(found, process_id, instance_id)
-
-    async def read_process_output(
-        self,
-        instance_id: str,
-        process_id: str,
-        *,
-        stream: Literal["stdout", "stderr"] = "stdout",
-        offset: int = 0,
-        limit: int | None = None,
+    async def output(
+        self, instance_id: str, process_id: str, stream: Literal["out", "err"], offset: int, limit: int | None
     ) -> bytes:
-        """The process's output from byte ``offset`` (at most ``limit`` bytes), while it runs or after."""
-        await self.get_process(instance_id, process_id)
-        name: Literal["out", "err"] = "out" if stream == "stdout" else "err"
         return await self._channels.run(
-            instance_id,
-            lambda ch: ch.read_file(ch.process_file(process_id, name), offset, limit),
+            instance_id, lambda ch: ch.read_file(ch.process_file(process_id, stream), offset, limit)
         )
 
-    async def kill_process(self, instance_id: str, process_id: str) -> None:
-        """Kill the process and everything it started; idempotent."""
-        await self.get_process(instance_id, process_id)
+    async def kill(self, instance_id: str, process_id: str) -> None:
         await self._channels.run(instance_id, lambda ch: ch.kill_process(process_id))
 
-    async def open_session(self, instance_id: str, *, cwd: str | None = None) -> ShellSession:
-        """A persistent shell in the instance (cwd, variables and functions persist).
+    async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
+        """Values travel length-framed to the helper, never on a command line."""
+        text = "".join(f"{name}={shlex.quote(value)}\n" for name, value in env.items()).encode()
+        await self._channels.run(instance_id, lambda ch: ch.bind_env(text))
 
-        Its traffic is activity: every command or input sent, output received and interrupt, and
-        a command counts as long as it runs (here and, on docker, for the instance's watchdog)."""
-        self._check_id(instance_id)
-        _activity.touch(instance_id)
-        where, env_file = await self._session_places(instance_id, cwd)
+
+class ChannelSessions:
+    """Shell sessions beside the instance's helper: each a shell of its own (``transport``),
+    started where ``places`` says and reading the bound env from there, signalled and killed
+    through the helper. Every command, input, output and interrupt is the instance's activity."""
+
+    def __init__(
+        self,
+        channels: ChannelPool,
+        places: Callable[[str, str | None], Awaitable[tuple[str, str]]],
+        transport: Callable[[str, list[str]], Transport],
+    ) -> None:
+        self._channels, self._places, self._transport = channels, places, transport
+
+    async def open(self, instance_id: str, cwd: str | None) -> ShellSession:
+        where, env_file = await self._places(instance_id, cwd)
+        channels = self._channels
 
         async def signal_group(pgid: int, name: str) -> None:
             _activity.touch(instance_id)
-            await self._channels.run(instance_id, lambda ch: ch.request("__p_signal", str(pgid), name))
+            await channels.run(instance_id, lambda ch: ch.request("__p_signal", str(pgid), name))
 
         async def kill_tree(pid: int, marker: str) -> None:
             _activity.touch(instance_id)
-            status, _ = await self._channels.run(
+            status, _ = await channels.run(
                 instance_id, lambda ch: ch.request("__p_killtree", marker, str(pid))
             )
             if status != "0":
                 raise ExecError(f"could not kill the timed-out session command: {status}", op="exec")
 
         def open_transport(argv: list[str]) -> Transport:
-            return _activity.StampedTransport(self._session_transport(instance_id, argv), instance_id)
+            return _activity.StampedTransport(self._transport(instance_id, argv), instance_id)
 
-        session = ShellSession(open_transport, signal_group, where, env_file, kill_tree=kill_tree)
-        _activity.watch_session(instance_id, session)
-        return session
-
-    async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
-        """Add ``env`` to the environment of every later command in the instance — exec,
-        background processes and sessions, from any process; a later binding overrides an
-        earlier one name by name. For env that must not exist before the instance is handed out
-        (the secrets of a warm pool's claimer). Values travel length-framed, never on a command line."""
-        self._check_id(instance_id)
-        checked = checked_env(env)
-        text = "".join(f"{name}={shlex.quote(value)}\n" for name, value in checked.items()).encode()
-        await self._channels.run(instance_id, lambda ch: ch.bind_env(text))
+        return ShellSession(open_transport, signal_group, where, env_file, kill_tree=kill_tree)

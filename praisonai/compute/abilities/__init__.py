@@ -3,43 +3,47 @@
 | module        | methods                                             | turned on by             |
 |---------------|-----------------------------------------------------|--------------------------|
 | ``captures``  | the ``Capturer`` part: ``list/prune_captures``      | holding a ``capturer``   |
-| ``processes`` | ``start/list/get/wait/kill_process``, output        | ``Capability.PROCESSES`` |
-| ``sessions``  | ``open_session``                                    | ``Capability.SESSIONS``  |
-| ``bound_env`` | ``bind_env``                                        | ``Capability.PROCESSES`` |
+| ``processes`` | the ``ProcessTable`` part: ``start/list/get/wait/`` | holding ``processes``    |
+|               | ``kill_process``, output, ``bind_env``              |                          |
+| ``sessions``  | the ``ShellSessions`` part: ``open_session``        | holding ``sessions``     |
 | ``run_once``  | the ``Launcher`` part (``run_once`` is the base's)  | holding a ``launcher``   |
 | ``pause``     | the ``Pauser`` part: ``pause``, ``resume``          | holding a ``pauser``     |
 | ``ports``     | the ``Forwarder`` part: ``expose``                  | holding a ``forwarder``  |
 | ``egress``    | the ``Egress`` part (an allowlist's proxy)          | ``NETWORK_ALLOWLIST``    |
 | ``pty``       | the ``Terminals`` part (and the ``Pty`` handle)     | holding ``terminals``    |
 
-Each refuses with one sentence by default (captures list nothing). A provider declares the
-abilities it has in ``capabilities`` and overrides the methods; the channel mixin
-(``compute.channel``) brings processes, sessions and bound env to any provider with a byte stream.
+Each refuses with one sentence when the provider holds no such part (captures list nothing). The
+channel (``compute.channel``) gives processes and sessions to any provider with a byte stream.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import anyio
 
 from praisonai._errors import ConfigError
-from praisonai._limits import PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS
-from praisonai._types import Capability, CaptureInfo, InstanceInfo
+from praisonai._limits import PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS, check_timeout
+from praisonai._types import Capability, CaptureInfo, InstanceInfo, ProcessInfo
 from praisonai.compute import _activity, lifecycle
-from praisonai.compute.abilities.bound_env import BoundEnv
 from praisonai.compute.abilities.captures import Capturer, SnapshotRef
 from praisonai.compute.abilities.egress import Egress
 from praisonai.compute.abilities.part import Part, held, held_capabilities, part
 from praisonai.compute.abilities.pause import Pauser
 from praisonai.compute.abilities.ports import Forwarder, NoForwards
-from praisonai.compute.abilities.processes import Processes
+from praisonai.compute.abilities.processes import ProcessTable
 from praisonai.compute.abilities.pty import Pty, Terminals, pty_argv, pty_size
 from praisonai.compute.abilities.run_once import Launcher
-from praisonai.compute.abilities.sessions import Sessions
+from praisonai.compute.abilities.sessions import ShellSessions
+from praisonai.compute.requests import checked_env
+from praisonai.runtime.processes import checked_id, found_one
+
+if TYPE_CHECKING:
+    from praisonai.runtime.session import ShellSession
 
 __all__ = [
-    "BoundEnv",
     "Capturer",
     "Egress",
     "Forwarder",
@@ -48,9 +52,9 @@ __all__ = [
     "OptionalAbilities",
     "Part",
     "Pauser",
-    "Processes",
+    "ProcessTable",
     "Pty",
-    "Sessions",
+    "ShellSessions",
     "SnapshotRef",
     "Terminals",
     "held",
@@ -58,10 +62,17 @@ __all__ = [
 ]
 
 
-class OptionalAbilities(Processes, Sessions, BoundEnv):
+class OptionalAbilities:
     """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack:
     the declaration of each kind of part (``compute.abilities.part``, ``None`` here) and the
     public method that checks the id, asks for the part, calls it and marks the ledger."""
+
+    name: ClassVar[str]
+    capabilities: frozenset[Capability]
+
+    if TYPE_CHECKING:  # ComputeProvider writes it: refuse an id that is not one of this provider's
+
+        def _check_id(self, instance_id: object) -> None: ...
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A class's ``capabilities`` are what it declares for its core plus what its parts bring:
@@ -213,3 +224,103 @@ class OptionalAbilities(Processes, Sessions, BoundEnv):
         """The part that runs one command in an instance of its own (``run_once``), or None: the
         provider has no one-shot path (a run then provisions, executes and shuts down)."""
         return None
+
+    # ---- background processes and bound env: the process table ------------------------------
+
+    @part(Capability.PROCESSES, held=False)
+    def processes(self) -> ProcessTable | None:
+        """The part that runs background processes in instances and binds env there, or None:
+        the provider cannot."""
+        return None
+
+    async def start_process(
+        self, instance_id: str, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None
+    ) -> ProcessInfo:
+        """Start ``command`` in the background and return at once. Its output is spooled inside
+        the instance, so any process can read it, wait for it or kill it later by its id."""
+        self._check_id(instance_id)
+        table = _table(self)
+        _activity.touch(instance_id)
+        return await table.start(instance_id, command, cwd, checked_env(env or {}))
+
+    async def list_processes(self, instance_id: str) -> list[ProcessInfo]:
+        """Every background process started in the instance, by any client."""
+        self._check_id(instance_id)
+        table = _table(self)
+        _activity.touch(instance_id)
+        return await table.started(instance_id)
+
+    async def get_process(self, instance_id: str, process_id: str) -> ProcessInfo:
+        """The background process's state (output, wait and kill look it up here first)."""
+        self._check_id(instance_id)
+        table = _table(self)
+        _activity.touch(instance_id)  # polling a process (wait_process) is activity too
+        found = await table.started(instance_id, checked_id(process_id))
+        return found_one(found, process_id, instance_id)
+
+    async def read_process_output(
+        self,
+        instance_id: str,
+        process_id: str,
+        *,
+        stream: Literal["stdout", "stderr"] = "stdout",
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> bytes:
+        """The process's output from byte ``offset`` (at most ``limit`` bytes), while it runs or after."""
+        await self.get_process(instance_id, process_id)
+        spooled: Literal["out", "err"] = "out" if stream == "stdout" else "err"
+        return await _table(self).output(instance_id, process_id, spooled, offset, limit)
+
+    async def wait_process(
+        self, instance_id: str, process_id: str, timeout: float | None = None
+    ) -> ProcessInfo:
+        """Wait until the process ends (or ``timeout`` passes) and return its state (polled
+        through ``get_process``, backing off to twice a second)."""
+        delay = 0.01
+        with anyio.move_on_after(check_timeout(timeout)):
+            while (info := await self.get_process(instance_id, process_id)).running:
+                await anyio.sleep(delay)
+                delay = min(delay * 2, 0.5)
+            return info
+        return await self.get_process(instance_id, process_id)
+
+    async def kill_process(self, instance_id: str, process_id: str) -> None:
+        """Kill the process and everything it started; idempotent."""
+        await self.get_process(instance_id, process_id)
+        await _table(self).kill(instance_id, process_id)
+
+    async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
+        """Add ``env`` to the environment of every later command in the instance (exec,
+        background processes and sessions, from any process); a later binding overrides an
+        earlier one name by name. For env that must not exist before the instance is handed out
+        (the secrets of a warm pool's claimer)."""
+        self._check_id(instance_id)
+        table = _table(self, "binding env to an instance", "bind_env")
+        await table.bind_env(instance_id, checked_env(env))
+
+    # ---- shell sessions ----------------------------------------------------------------------
+
+    @part(Capability.SESSIONS, held=False)
+    def sessions(self) -> ShellSessions | None:
+        """The part that opens persistent shells in instances, or None: the provider cannot."""
+        return None
+
+    async def open_session(self, instance_id: str, *, cwd: str | None = None) -> ShellSession:
+        """A persistent shell in the instance (cwd, variables and functions persist).
+
+        Its traffic is activity: every command or input sent, output received and interrupt, and
+        a command counts as long as it runs (here and, on docker, for the instance's watchdog)."""
+        self._check_id(instance_id)
+        sessions = held(self.sessions, self.name, "shell sessions", "session", Capability.SESSIONS)
+        _activity.touch(instance_id)
+        session = await sessions.open(instance_id, cwd)
+        _activity.watch_session(instance_id, session)
+        return session
+
+
+def _table(
+    provider: OptionalAbilities, what: str = "background processes", op: str = "process"
+) -> ProcessTable:
+    """The provider's process table, or the one-sentence refusal of ``what`` (operation ``op``)."""
+    return held(provider.processes, provider.name, what, op, Capability.PROCESSES)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
-
 from praisonai._errors import UnsupportedFeatureError
 from praisonai._types import Capability
 
@@ -15,17 +13,3 @@ def unsupported(provider: str, what: str, op: str, needs: Capability) -> Unsuppo
         "choose one that has it: `praisonai compute providers` lists each provider's",
         op=op,
     )
-
-
-class Refusal:
-    """Gives an ability group the provider's ``name`` and the refusal it raises by default."""
-
-    name: ClassVar[str]
-    capabilities: frozenset[Capability]
-
-    if TYPE_CHECKING:  # ComputeProvider writes it: refuse an id that is not one of this provider's
-
-        def _check_id(self, instance_id: object) -> None: ...
-
-    def _unsupported(self, what: str, op: str, needs: Capability) -> UnsupportedFeatureError:
-        return unsupported(self.name, what, op, needs)

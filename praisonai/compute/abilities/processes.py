@@ -1,64 +1,52 @@
-"""Background processes: started, read, waited for and killed by id from any process.
+"""Background processes: started, read, waited for and killed by id from any process; and bound
+env, variables every later command in an instance sees. Brought by the provider's *processes*
+part (``Capability.PROCESSES``): bound env rides on the same in-instance helper.
 
-Turned on by ``Capability.PROCESSES``; the channel mixin (``praisonai.compute.channel``) brings
-them to every provider with a byte stream. Without it each method refuses with one sentence.
+A provider with a byte stream into its instances holds the channel's (``compute.channel``); one
+whose exec is one-shot holds ``compute.oneshot.OneShotProcesses``. The public methods
+(``OptionalAbilities``) check the ids, count the call as the instance's activity and delegate;
+``wait_process`` polls ``get_process`` on every provider. Without the part each refuses with one
+sentence.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import Literal, Protocol
 
-import anyio
-
-from praisonai._limits import check_timeout
-from praisonai._types import Capability, ProcessInfo
-from praisonai.compute.abilities._refusal import Refusal
+from praisonai._types import ProcessInfo
 
 
-class Processes(Refusal):
-    """The background-process methods of the provider contract."""
+class ProcessTable(Protocol):
+    """A provider's part that starts, lists, reads and kills an instance's background processes,
+    spooled inside the instance (so any process can reach them by id), and binds env there.
+    Process ids and env reach it checked."""
 
-    async def start_process(
-        self, instance_id: str, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None
+    async def start(
+        self, instance_id: str, command: str, cwd: str | None, env: Mapping[str, str]
     ) -> ProcessInfo:
-        """Start ``command`` in the background and return at once. Its output is spooled inside
-        the instance, so any process can read it, wait for it or kill it later by its id."""
-        raise self._unsupported("background processes", "process", Capability.PROCESSES)
+        """Start ``command`` in the background from ``cwd`` (the instance's working dir when
+        ``None``) with ``env`` added, and return at once."""
+        ...
 
-    async def list_processes(self, instance_id: str) -> list[ProcessInfo]:
-        """Every background process started in the instance, by any client."""
-        raise self._unsupported("background processes", "process", Capability.PROCESSES)
+    async def started(self, instance_id: str, only: str | None = None) -> list[ProcessInfo]:
+        """Every background process started in the instance, by any client; with ``only``, the
+        one of that id (an empty list when there is none)."""
+        ...
 
-    async def get_process(self, instance_id: str, process_id: str) -> ProcessInfo:
-        """The background process's state (output, wait and kill look it up here first)."""
-        raise self._unsupported("background processes", "process", Capability.PROCESSES)
-
-    async def read_process_output(
-        self,
-        instance_id: str,
-        process_id: str,
-        *,
-        stream: Literal["stdout", "stderr"] = "stdout",
-        offset: int = 0,
-        limit: int | None = None,
+    async def output(
+        self, instance_id: str, process_id: str, stream: Literal["out", "err"], offset: int, limit: int | None
     ) -> bytes:
-        """The process's output from byte ``offset`` (at most ``limit`` bytes), while it runs or after."""
-        raise self._unsupported("background processes", "process", Capability.PROCESSES)
+        """The process's spooled ``out`` (stdout) or ``err`` (stderr) from byte ``offset``, at
+        most ``limit`` bytes (to its end when ``None``)."""
+        ...
 
-    async def wait_process(
-        self, instance_id: str, process_id: str, timeout: float | None = None
-    ) -> ProcessInfo:
-        """Wait until the process ends (or ``timeout`` passes) and return its state (polled
-        through ``get_process``, backing off to twice a second)."""
-        delay = 0.01
-        with anyio.move_on_after(check_timeout(timeout)):
-            while (info := await self.get_process(instance_id, process_id)).running:
-                await anyio.sleep(delay)
-                delay = min(delay * 2, 0.5)
-            return info
-        return await self.get_process(instance_id, process_id)
-
-    async def kill_process(self, instance_id: str, process_id: str) -> None:
+    async def kill(self, instance_id: str, process_id: str) -> None:
         """Kill the process and everything it started; idempotent."""
-        raise self._unsupported("background processes", "process", Capability.PROCESSES)
+        ...
+
+    async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
+        """Add ``env`` to the environment of every later command in the instance, a later
+        binding overriding an earlier one name by name; ``UnsupportedFeatureError`` where the
+        part keeps no env (a one-shot helper)."""
+        ...

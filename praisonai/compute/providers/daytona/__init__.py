@@ -84,7 +84,7 @@ class DaytonaOptions(ProviderOptions):
 _WAKING = frozenset({"exec", "read_file", "write_file", "upload", "download", "expose", "open_pty", "files"})
 
 
-class DaytonaCompute(OneShotProcesses, ComputeProvider):
+class DaytonaCompute(ComputeProvider):
     """Instances are Daytona sandboxes; see the module docstring."""
 
     name = "daytona"
@@ -101,7 +101,6 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
             Capability.ISOLATION,
             Capability.SELF_STOP,
             Capability.NETWORK_ALLOWLIST,
-            Capability.PROCESSES,
         }
     )
 
@@ -272,6 +271,11 @@ class DaytonaCompute(OneShotProcesses, ComputeProvider):
     def terminals(self) -> _pty.DaytonaTerminals:
         """Daytona's PTY sessions (``_pty``)."""
         return _pty.DaytonaTerminals(sandbox=self._sandbox, path=self._path, renew_s=self._options.renew_s)
+
+    @part(Capability.PROCESSES)
+    def processes(self) -> OneShotProcesses:
+        """Background processes: one helper run per request through ``_exec`` (``compute.oneshot``)."""
+        return OneShotProcesses(self.name, self._exec, self._read)
 
     # ---- files -----------------------------------------------------------------------------
 

@@ -10,7 +10,6 @@ from typing import Literal
 from pydantic import Field
 
 from praisonai._types import Capability
-from praisonai.compute.channel import CHANNEL_CAPABILITIES
 from praisonai.compute.config import Runtime
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.docker._client import DockerHost
@@ -21,7 +20,7 @@ BUILD_HINT = (
     "or `docker build -t praisonai-sandbox:latest images/` where a registry is reachable"
 )
 #: What an engine offers; a pool offers the same but captures (they are per engine).
-CAPABILITIES = CHANNEL_CAPABILITIES | frozenset(
+CAPABILITIES = frozenset(
     {
         Capability.IMAGE,
         Capability.CPU_LIMIT,

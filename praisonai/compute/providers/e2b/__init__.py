@@ -51,7 +51,7 @@ from praisonai._tasks import beside
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
+from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.options import ProviderOptions
@@ -72,9 +72,9 @@ from praisonai.compute.providers.e2b._meta import (
     timeout_for,
 )
 from praisonai.compute.providers.e2b._pause import E2BPauser
+from praisonai.compute.providers.e2b._processes import E2BProcesses
 from praisonai.compute.providers.e2b._pty import E2BTerminals
 from praisonai.compute.providers.e2b._renewal import Renewals
-from praisonai.runtime import processes
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.transport import Transport
 
@@ -100,7 +100,6 @@ class E2BCompute(ChannelMixin, ComputeProvider):
             Capability.NETWORK_ALLOWLIST,
             Capability.SELF_STOP,
         }
-        | CHANNEL_CAPABILITIES
     )
     requires = ("e2b",)
     extra = "e2b"
@@ -345,20 +344,7 @@ class E2BCompute(ChannelMixin, ComputeProvider):
         """Where ``bind_env`` keeps the bound env (native exec sources it too)."""
         return f"{self._spool(instance_id)}/env"
 
-    async def read_process_output(
-        self,
-        instance_id: str,
-        process_id: str,
-        *,
-        stream: Literal["stdout", "stderr"] = "stdout",
-        offset: int = 0,
-        limit: int | None = None,
-    ) -> bytes:
-        """The process's output from byte ``offset`` (at most ``limit`` bytes), read from its
-        spool file through envd's files API: the channel's output is not binary-safe on E2B."""
-        await self.get_process(instance_id, process_id)
-        sandbox = await self._sandbox(instance_id)
-        path = processes.process_file(
-            self._spool(instance_id), process_id, "out" if stream == "stdout" else "err"
-        )
-        return await _files.read_range(sandbox, instance_id, path, max(0, offset), limit)
+    @part(Capability.PROCESSES)
+    def processes(self) -> E2BProcesses:
+        """The channel's, reading output from its spool file through envd (``_processes``)."""
+        return E2BProcesses(self._channels, self._channel_cwd, self._sandbox, self._spool)

@@ -17,7 +17,7 @@ That is harmless here because on E2B nothing binary is ever asked of the helper:
 - what the helper sends as raw bytes is kept off this stream on E2B: exec is native
   (``_exec.run``, its output spooled nowhere), files go through envd's files API with
   ``format="bytes"``, and background-process output is read from its spool file through that API
-  too (``E2BCompute.read_process_output``); ``__p_ps`` lines are ASCII JSON;
+  too (``_processes``); ``__p_ps`` lines are ASCII JSON;
 - a session's output is text by contract: ``SessionResult`` decodes it as UTF-8 with
   replacement on every provider, so the text is the same (only the byte count in a truncation
   marker can differ, as a replaced byte is re-encoded as three).

@@ -51,6 +51,7 @@ from praisonai._errors import (
 from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
 from praisonai.compute import separation
+from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_INSTANCE, LABEL_PROVIDER
@@ -85,7 +86,7 @@ class FlyOptions(ProviderOptions):
     image: str = "debian:bookworm-slim"  # needs sh, base64, setsid, tar; setpriv and perl (command_user)
 
 
-class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
+class FlyCompute(FlyFiles, ComputeProvider):
     """Instances are Fly Machines; see the module docstring."""
 
     name = "flyio"
@@ -100,7 +101,6 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
             Capability.GPU,
             Capability.ISOLATION,
             Capability.SELF_STOP,
-            Capability.PROCESSES,
         }
     )
     #: How ``env plan`` should describe what Fly does not do natively (``plan_notes``).
@@ -358,6 +358,11 @@ class FlyCompute(FlyFiles, OneShotProcesses, ComputeProvider):
 
     async def _read_spool(self, instance_id: str, path: str) -> bytes:
         return await self._get(instance_id, path, path, None)
+
+    @part(Capability.PROCESSES)
+    def processes(self) -> OneShotProcesses:
+        """Background processes: one helper run per request through ``_exec`` (``compute.oneshot``)."""
+        return OneShotProcesses(self.name, self._exec, self._read_spool, self._command_user)
 
     async def _after_setup(self, instance_id: str) -> None:
         """What packages and setup (root's) made in the working dir is the commands' uid's."""

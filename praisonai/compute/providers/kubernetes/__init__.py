@@ -42,7 +42,7 @@ from praisonai._types import Capability, ExecRequest, InstanceInfo
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
+from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.providers.kubernetes import (
@@ -75,7 +75,7 @@ class KubernetesCompute(WarmClaims, ChannelMixin, ComputeProvider):
     own_volumes = True  # the working dir is an emptyDir or a claim of the pod's, never the host's
     requires = ("kubernetes",)
     extra = "kubernetes"
-    capabilities = CHANNEL_CAPABILITIES | frozenset(
+    capabilities = frozenset(
         {
             Capability.IMAGE,
             Capability.CPU_LIMIT,

@@ -54,11 +54,12 @@ from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo
 from praisonai.compute import _home_reaper
 from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
+from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.providers.local import _archive, _fileops, _files, _pause
 from praisonai.compute.providers.local._beneath import relative_parts
+from praisonai.compute.providers.local._bound_env import LocalProcesses
 from praisonai.compute.providers.local._bwrap_probe import bwrap_problem
 from praisonai.compute.providers.local._launch import base_env, command_file, forget_if_empty, isolated_argv
 from praisonai.compute.providers.local._ports import HostPorts
@@ -95,7 +96,6 @@ class LocalCompute(ChannelMixin, ComputeProvider):
     """Instances are directories under ``$PRAISONAI_HOME/local``; see the module docstring."""
 
     name = "local"
-    capabilities = CHANNEL_CAPABILITIES
     options_model = LocalOptions
 
     def __init__(self, *, isolate: bool = False, root: str | os.PathLike[str] | None = None) -> None:
@@ -263,14 +263,18 @@ class LocalCompute(ChannelMixin, ComputeProvider):
             self._load(instance_id)  # InstanceNotFoundError when it is gone
             raise
 
-    async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
-        # Commands here are direct spawns, not the helper's jobs: they read the env from the record.
-        self._check_id(instance_id)  # before the record is read and rewritten
+    @part(Capability.PROCESSES)
+    def processes(self) -> LocalProcesses:
+        """The channel's, recording bound env for the direct spawns too (``_bound_env``)."""
+        return LocalProcesses(self._channels, self._channel_cwd, self._record_env)
+
+    async def _record_env(self, instance_id: str, env: Mapping[str, str]) -> None:
+        """Add ``env`` to the instance's record, where its commands (direct spawns, not the
+        helper's jobs) read their env from."""
         inst = self._load(instance_id)
         bound = dataclasses.replace(inst, env={**inst.env, **env})
         await anyio.to_thread.run_sync(save, bound)
         self._known[instance_id] = bound
-        await super().bind_env(instance_id, env)
 
     async def _channel_cwd(self, instance_id: str, cwd: str | None) -> str:
         inst = self._load(instance_id)

@@ -44,7 +44,7 @@ from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, 
 from praisonai.compute import _home_reaper
 from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
+from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_INSTANCE
 from praisonai.compute.options import ProviderOptions
@@ -76,7 +76,7 @@ class ModalCompute(ChannelMixin, ComputeProvider):
     """Instances are Modal Sandboxes; see the module docstring."""
 
     name = "modal"
-    capabilities = CHANNEL_CAPABILITIES | frozenset(
+    capabilities = frozenset(
         {
             Capability.IMAGE,
             Capability.CPU_LIMIT,

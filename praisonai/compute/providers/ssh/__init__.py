@@ -46,7 +46,7 @@ from praisonai.compute import _home_reaper
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.abilities import part
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
-from praisonai.compute.channel import CHANNEL_CAPABILITIES, ChannelMixin
+from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.files import ShellFiles
 from praisonai.compute.lifecycle import LABEL_CREATED
@@ -119,7 +119,6 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     """
 
     name = "ssh"
-    capabilities = CHANNEL_CAPABILITIES
     options_model = SSHOptions
     requires = ("paramiko",)
     extra = "ssh"

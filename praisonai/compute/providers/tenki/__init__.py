@@ -95,7 +95,7 @@ class TenkiOptions(ProviderOptions):
     image: str | None = None
 
 
-class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
+class TenkiCompute(TenkiFiles, ComputeProvider):
     """Instances are Tenki sandboxes; see the module docstring."""
 
     name = "tenki"
@@ -110,7 +110,6 @@ class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
             Capability.NETWORK_NONE,
             Capability.NETWORK_ALLOWLIST,
             Capability.ISOLATION,
-            Capability.PROCESSES,
         }
     )
     #: ``ttl`` is Tenki's ``max_duration``; ``idle_timeout`` is our reaper's (Tenki ignores its own).
@@ -271,6 +270,11 @@ class TenkiCompute(TenkiFiles, OneShotProcesses, ComputeProvider):
 
     def _path(self, sandbox: Any, path: str) -> str:
         return posixpath.normpath(posixpath.join(sandbox.info.metadata.get(LABEL_WORKDIR, "/"), path))
+
+    @part(Capability.PROCESSES)
+    def processes(self) -> OneShotProcesses:
+        """Background processes: one helper run per request through ``_exec`` (``compute.oneshot``)."""
+        return OneShotProcesses(self.name, self._exec, self._read_spool, self._command_user)
 
     async def _command_user(self, instance_id: str) -> str | None:
         async with self._sandbox(instance_id, "exec") as sandbox:
