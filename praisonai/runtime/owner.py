@@ -120,9 +120,8 @@ class KeptProcess:
         self._seen += data
         if b"\n" in self._seen:  # "exit <wait status>"
             self.returncode = os.waitstatus_to_exitcode(int(self._seen.split()[1]))
-        elif not data:  # the keeper died without telling: make "ended" true
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.pid, signal.SIGKILL)
+        elif not data:  # the keeper died without telling: make "ended" true, once all of it is
+            _kill_group(self.pid)
             self.returncode = -signal.SIGKILL
 
     def wait(self, timeout: float | None = None) -> int:
@@ -139,6 +138,26 @@ class KeptProcess:
     def kill(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(self.pid, signal.SIGKILL)
+
+
+def _kill_group(pgid: int) -> None:
+    """SIGKILL the process group and return once none of it runs (zombies aside), or after
+    ``KEEPER_EXIT_S``: the caller answers "killed" next, and nothing of it may run past that."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+    deadline = time.monotonic() + KEEPER_EXIT_S
+    while _group_runs(pgid) and time.monotonic() < deadline:
+        time.sleep(0.005)
+
+
+def _group_runs(pgid: int) -> bool:
+    """Whether a process of group ``pgid`` is still alive on this machine (from /proc/*/stat)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            state, _, group = stat.read_text().rsplit(")", 1)[1].split()[:3]
+            if state != "Z" and int(group) == pgid:
+                return True
+    return False
 
 
 def start() -> None:
