@@ -20,12 +20,13 @@ PACKAGE = Path(__file__).resolve().parents[2] / "praisonai"
 
 #: ``x._name`` where ``x`` is not ``self``, ``cls``, ``super()`` or a module: one object using
 #: another's private state.
-REACH_INS_MAX = 60
+REACH_INS_MAX = 47
 #: Of those, in pause code (``abilities/pause.py`` and every provider's ``_pause.py``).
-PAUSE_REACH_INS_MAX = 5
+PAUSE_REACH_INS_MAX = 0
 #: Issue 44 asks 6 classes, 55 members and 10 for docker: every optional ability is a part now.
 CONTRACT_MRO_MAX = 6
-#: Public and private names on ``ComputeProvider`` (dunders aside).
+#: Public and private names on ``ComputeProvider`` (dunders aside). Issue 44 asks 55: the public
+#: methods of the processes, sessions and captures parts are still the provider's too.
 CONTRACT_MEMBERS_MAX = 71
 DOCKER_MRO_MAX = 9
 
