@@ -283,28 +283,6 @@ def test_an_ifs_in_a_commands_env_splits_nothing_of_the_helpers(attacked: tuple[
     _portal.call(scenario)
 
 
-def test_a_terminal_sources_no_bound_env_a_command_wrote(attacked: tuple[ChannelMixin, str]) -> None:
-    """A terminal starts as root and sources the instance's bound env from the spool before it
-    drops to the commands' uid: a command that could write that file would run code as root
-    there. It cannot (the spool is root's), and what the host bound still reaches the terminal."""
-    provider, iid = attacked
-    env_file, pwned = f"{provider._spool(iid)}/env", f"/tmp/pz-pwned-{secrets.token_hex(4)}"
-
-    async def scenario() -> None:
-        await provider.bind_env(iid, {"PZ_BOUND": "host"})
-        planted = await provider.execute(iid, f"printf 'touch {pwned}\\n' >> {env_file}")
-        assert planted.exit_code != 0, "a command wrote the spool's bound env"
-        async with await provider.open_pty(iid, command='echo "[$PZ_BOUND]"') as pty:
-            out = b""
-            while chunk := await pty.read():
-                out += chunk
-        assert b"[host]" in out, out
-        found = await provider.execute(iid, f"test -e {pwned} && echo PWNED || true", privileged=True)
-        assert found.stdout == "", "a command's line ran as root in a terminal's start"
-
-    _portal.call(scenario)
-
-
 def test_a_users_write_cut_inside_its_payload_keeps_the_old_file(attacked: tuple[DockerCompute, str]) -> None:
     """The client dies inside a separated write's payload (the perl writer where the image has perl,
     as the sandbox image does): the file keeps its old content, no partial file is left, and the
