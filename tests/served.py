@@ -22,6 +22,7 @@ from kit import environment
 from praisonai import _portal
 from praisonai.compute import registry
 from praisonai.compute.base import ComputeProvider
+from praisonai.compute.entry_points import GROUP
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.pause import suite as PAUSE_SUITE
 
@@ -81,7 +82,7 @@ FAKE_EGRESS = {name: "the wire fake records the allowlist; the vendor enforces i
 
 def registered() -> list[str]:
     """The providers registered by entry point (pyproject.toml), as users get them."""
-    return sorted(ep.name for ep in entry_points(group=registry.GROUP))
+    return sorted(ep.name for ep in entry_points(group=GROUP))
 
 
 @contextmanager

@@ -74,11 +74,11 @@ class _Reader:
                 found.append((_WATCHDOG, self._take(_WATCHDOG, result.stdout.encode())))
             elif result.exit_code != 0 and not self.looked:
                 found.append((_WATCHDOG, "(no notices yet)\n"))
-        for proc in await provider.list_processes(instance_id):
+        for proc in await provider.processes.list(instance_id):
             for stream in ("stdout", "stderr"):
                 source = f"{proc.process_id} {stream}"
                 offset = self.shown.get(source, 0)
-                data = await provider.read_process_output(
+                data = await provider.processes.output(
                     instance_id, proc.process_id, stream=stream, offset=offset
                 )
                 if data:

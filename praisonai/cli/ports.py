@@ -33,7 +33,8 @@ def port(
     provider = provider_of(instance_id, "expose a port of", "expose")
     url = _portal.call(provider.expose, instance_id, port_number)
     typer.echo(_output.safe(url))  # the vendor's preview URL
-    if not provider.forwarding(instance_id, port_number):
+    forwarder = provider.forwarder
+    if forwarder is None or not forwarder.forwarding(instance_id, port_number):
         return  # reachable without this process
     _output.note(f"forwarding {url} to port {port_number} of {instance_id}; press Ctrl-C to stop")
     stop = threading.Event()
@@ -46,4 +47,4 @@ def port(
             while not stop.wait(1.0):  # a timed wait: signal handlers run between waits
                 pass
     finally:
-        provider.stop_forwards(instance_id)
+        forwarder.stop(instance_id)

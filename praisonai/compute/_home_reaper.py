@@ -1,9 +1,10 @@
-"""The home's reaper: a small detached process that stops local and SSH instances whose owner died
-(and pauses Modal instances that idleness pauses).
+"""The home's reaper: a small detached process that stops the instances whose owner died and that
+cannot stop themselves (local, SSH, Tenki), and pauses Modal instances that idleness pauses.
 
-A docker instance stops itself (its watchdog, ``compute/watchdog.sh``); a local workspace or an
-SSH host has nothing inside that could. So a process that provisions one whose ``Lifetime`` ever
-stops it (``reaps``) makes sure that this process runs for its home (``ensure_running``),
+A docker instance stops itself (its watchdog, ``compute/watchdog.sh``; ``Capability.SELF_STOP``); a
+local workspace or an SSH host has nothing inside that could. So provisioning one whose
+``Lifetime`` ever stops it (``reaps``: :func:`watches`) makes sure that this process runs for its
+home (``ensure_running``),
 and any praisonai process of the home starts it again when it finds rows to watch and no reaper
 (after a reboot, say). One per home, by a ``flock`` on ``$PRAISONAI_HOME/locks/home-reaper.lock``
 (which holds its pid). Every ``POLL_S`` it reads the ledger and shuts down, with the provider
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import logging
 import os
 import subprocess
@@ -37,7 +39,10 @@ from typing import TYPE_CHECKING, Any
 import anyio
 
 from praisonai._ledger import Ledger, LedgerEntry
+from praisonai._lifetime import Lifetime
 from praisonai._limits import LOG_MAX_BYTES, REAP_RETRY_AFTER_S, SHUTDOWN_TIMEOUT_S
+from praisonai._types import Capability
+from praisonai.compute import entry_points
 
 if TYPE_CHECKING:
     from praisonai.compute.base import ComputeProvider
@@ -47,10 +52,8 @@ log = logging.getLogger("praisonai.home_reaper")
 #: Builds the provider of a ledger row from its provider name and spec (the registry's).
 Rebuild = Callable[[str, Mapping[str, Any]], "ComputeProvider"]
 
-#: Providers whose instances have no dead-man's switch of their own.
-WATCHED = frozenset({"local", "ssh"})
-#: Providers whose instance cannot pause itself when idle (the vendor's idle end would remove it,
-#: files and all: Modal): watched when idleness pauses it.
+#: Providers whose instance stops itself (``Capability.SELF_STOP``) but cannot pause itself when
+#: idle (the vendor's idle end would remove it, files and all: Modal): watched when idleness pauses it.
 WATCHED_WHEN_PAUSING = frozenset({"modal"})
 POLL_S = 1.0
 #: A failed shutdown (``SHUTDOWN_TIMEOUT_S``) is tried again after REAP_RETRY_AFTER_S, doubling up to
@@ -162,9 +165,30 @@ def _watched(entries: list[LedgerEntry]) -> list[LedgerEntry]:
 
 def _watches(entry: LedgerEntry) -> bool:
     lifetime = entry.lifetime
-    if not (entry.provider in WATCHED or (entry.provider in WATCHED_WHEN_PAUSING and lifetime.pauses)):
+    return watches(entry.provider, lifetime) and (entry.state != "paused" or lifetime.ttl_s is not None)
+
+
+def watches(provider: str, lifetime: Lifetime) -> bool:
+    """Whether this process must look after an instance of ``provider`` living by ``lifetime``
+    once its owner is gone: something ever stops it, and nothing inside it will (the provider
+    lacks ``Capability.SELF_STOP``: local, ssh, Tenki), or idleness pauses it and the provider's
+    own stop cannot pause (:data:`WATCHED_WHEN_PAUSING`)."""
+    if not lifetime.reaps:
         return False
-    return lifetime.reaps and (entry.state != "paused" or lifetime.ttl_s is not None)
+    return not _stops_itself(provider) or (lifetime.pauses and provider in WATCHED_WHEN_PAUSING)
+
+
+@functools.cache
+def _stops_itself(provider: str) -> bool:
+    """Whether ``provider``'s instances have a dead-man's switch of their own (its class, found by
+    name as the registry finds it); True for one this process cannot load (unknown, or its
+    package missing): it could not stop that instance anyway."""
+    entry = entry_points.entry_point(provider)
+    try:
+        found = entry.load() if entry is not None else None
+    except (ImportError, AttributeError):
+        found = None
+    return found is None or Capability.SELF_STOP in found.capabilities
 
 
 @dataclass(slots=True)

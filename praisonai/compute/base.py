@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import os
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import ClassVar, TypeVar
 
@@ -21,11 +22,9 @@ import anyio
 
 from praisonai import _limits, _telemetry, _transfer
 from praisonai._errors import ConfigError, ExecError, UnsupportedFeatureError
-from praisonai._limits import check_timeout
 from praisonai._types import (
     UNSET,
     Capability,
-    ExecRequest,
     ExecResult,
     InstanceInfo,
     OutputSink,
@@ -36,7 +35,7 @@ from praisonai.compute import _activity, lifecycle, requests
 from praisonai.compute.abilities import OptionalAbilities, SnapshotRef
 from praisonai.compute.capabilities import unmet
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.files import FileOperations
+from praisonai.compute.files import Files, FileTree, ShellFiles
 from praisonai.compute.hooks import ProviderHooks
 from praisonai.compute.options import ProviderOptions
 from praisonai.compute.requests import check_instance_id, exec_request, is_instance_id
@@ -51,7 +50,7 @@ SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 log = _telemetry.logger("compute")
 
 
-class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
+class ComputeProvider(ProviderHooks, OptionalAbilities):
     """Hands out instances and runs commands and file operations in them. Async, written once.
 
     A provider author reads three places: the nine primitives it MUST write
@@ -73,13 +72,13 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         attached (docker exec, an SSH channel, a local pipe) subclasses
         ``praisonai.compute.channel.ChannelMixin`` and implements ``_transport`` (and
         ``_channel_path``): it gets exec, streaming and file reads and writes through the
-        instance's helper, and holds its parts for background processes, ``bind_env`` and
-        sessions; it overrides any of them with a native call (or a part) of its own.
+        instance's helper, and holds its parts for background processes (with ``bind_env``)
+        and sessions; it overrides any of them with a native call (or a part) of its own.
 
-    Every provider also has the file API of ``praisonai.compute.files.FileOperations``
-    (``list_files``, ``file_exists``, ``stat_path``, ``remove_path``, ``rename_path``,
-    ``make_dir``), done by its ``files`` part: by default a script inside the instance through
-    ``execute``; a provider with native calls holds its own (local's fds beneath its workspace).
+    Every provider also has the file API ``files`` (``praisonai.compute.files.Files``: ``list``,
+    ``exists``, ``stat``, ``remove``, ``rename``, ``mkdir``), done by its ``file_tree`` part: by
+    default a script inside the instance through ``execute``; a provider with native calls holds
+    its own (local's fds beneath its workspace).
 
     Either way ledger rows, labels, setup steps and captures are generic
     (``praisonai.compute.lifecycle``); a provider does not write them. It is registered by one
@@ -173,7 +172,8 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         """Stop and remove the instance at once. Idempotent: ``False`` when nothing was there.
         Its ledger row goes too, once the instance is gone."""
         self._check_id(instance_id)
-        self.stop_forwards(instance_id)  # nothing listens for it any more (expose)
+        if (forwarder := self.forwarder) is not None:
+            forwarder.stop(instance_id)  # nothing listens for it any more (expose)
         existed = await self._destroy(instance_id)
         await lifecycle.forget(instance_id)
         log.info("shut down %s (%s)", instance_id, "removed" if existed else "already gone")
@@ -201,56 +201,6 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
         """Every instance of this provider, created by any process (what does not carry an
         instance id of this provider is not one of its instances)."""
         return [info for info in await self._list() if is_instance_id(info.instance_id, self.name)]
-
-    # ---- one-shot runs (providers that hold a ``launcher``) ---------------------------------
-
-    def runs_once(self, config: object = None) -> bool:
-        """Whether :meth:`run_once` can serve ``config``: this provider's ``launcher`` serves it, and
-        the config asks for no step before the command (packages, setup, refresh), no ``ttl_s``
-        (the instance lives as long as its command, within the run's timeout) and no pause."""
-        cfg = ComputeConfig.coerce(config)
-        if self.launcher is None or not self.launcher.serves(cfg):
-            return False
-        return not (cfg.packages or cfg.setup or cfg.refresh or cfg.ttl_s is not None or cfg.lifetime.pauses)
-
-    async def run_once(
-        self,
-        config: object,
-        command: str,
-        *,
-        timeout: float | None,
-        on_output: OutputSink,
-        stdin: Stdin | None = None,
-        on_start: Callable[[], None] | None = None,
-    ) -> ExecResult:
-        """Run ``command`` (a shell line, for ``sh -c``) once, in a fresh instance of ``config``
-        that is removed afterwards, as ``docker run --rm`` does; cheaper than ``provision``,
-        ``execute`` and ``shutdown`` where the provider can start the instance with the command.
-
-        Output goes to ``on_output`` as it comes and is not kept: the result's ``stdout`` and
-        ``stderr`` are empty. ``stdin`` is the command's input (closed when ``None``);
-        ``on_start`` is called once the command has been started. At the ``timeout`` the instance
-        is removed, and the result says ``timed_out`` (exit code 124). The instance has a ledger
-        row from before it exists until it is gone; when this call is cancelled, or fails, the
-        instance is removed before it returns.
-
-        Raises:
-            ConfigError: the config is invalid, asks for what the provider cannot honour, or
-                needs steps before the command (see :meth:`runs_once`).
-            ProvisionError: the instance could not be started.
-        """
-        cfg = ComputeConfig.coerce(config)
-        self.check_supported(cfg)
-        if not self.runs_once(cfg) or (launcher := self.launcher) is None:
-            raise UnsupportedFeatureError(
-                f"the {self.name} provider cannot run this config in one shot (it has no one-shot "
-                f"path, or the config has packages, setup or refresh steps, or a ttl): provision it instead",
-                op="provision",
-            )
-        request = ExecRequest(
-            command, timeout=check_timeout(timeout, allow_zero=False), on_output=on_output, stdin=stdin
-        )
-        return await lifecycle.run_once(self, launcher, cfg, request, on_start)
 
     # ---- exec ------------------------------------------------------------------------------
 
@@ -358,6 +308,18 @@ class ComputeProvider(ProviderHooks, OptionalAbilities, FileOperations):
             await self._download(instance_id, remote_path, local)
         await self._ping(instance_id)
         return True
+
+    @functools.cached_property
+    def files(self) -> Files:
+        """The file API of this provider's instances (``list``, ``exists``, ``stat``, ``remove``,
+        ``rename``, ``mkdir``), done by :attr:`file_tree` once ids and paths are checked."""
+        return Files(self.file_tree, self._check_id)
+
+    @functools.cached_property
+    def file_tree(self) -> FileTree:
+        """The files part: the generic script inside the instance, through ``execute`` (a
+        provider with native calls overrides this with its own)."""
+        return ShellFiles(self.execute)
 
     async def upload_archive(self, instance_id: str, archive: Path, remote_dir: str) -> bool:
         """Extract the local tar ``archive`` into the existing directory ``remote_dir`` natively,

@@ -58,7 +58,7 @@ class ChannelMixin(ComputeProvider):
         return self._transport(instance_id, argv)
 
     @functools.cached_property
-    def files(self) -> FileTree:
+    def file_tree(self) -> FileTree:
         """The generic files part, naming paths as the channel does (``_channel_path``)."""
         return ShellFiles(self.execute, target=self._channel_path)
 
@@ -151,7 +151,7 @@ class ChannelMixin(ComputeProvider):
     # ---- background processes, bound env and sessions: the helper's parts --------------------
 
     @part(Capability.PROCESSES)
-    def processes(self) -> ChannelProcesses:
+    def process_table(self) -> ChannelProcesses:
         """The helper's jobs, spooled inside the instance."""
         return ChannelProcesses(self._channels, self._channel_cwd)
 

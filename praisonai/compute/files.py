@@ -7,12 +7,13 @@ are reported, removed and renamed as links and never followed. Entries come back
 name can hold a newline, never a NUL), so no file name can forge another entry. Where the
 instance is a directory on a host (ssh), its ``root`` names it and the script refuses any
 path whose parent resolves outside it. That script is the generic files part
-(:class:`ShellFiles`); a provider with native calls (local's fd walk, vendor SDKs) holds its own.
+(:class:`ShellFiles`, the default ``file_tree``); a provider with native calls (local's fd walk,
+vendor SDKs) holds its own.
 """
 
 from __future__ import annotations
 
-import functools
+import builtins
 import posixpath
 import shlex
 from collections.abc import Awaitable, Callable
@@ -61,10 +62,10 @@ esac
 
 
 class FileTree(Protocol):
-    """A provider's files part, which the public file API (:class:`FileOperations`) calls once
-    the id and paths are checked. :class:`ShellFiles` is the generic one; a provider with native
+    """A provider's files part (``file_tree``), which the public file API (:class:`Files`) calls
+    once the id and paths are checked. :class:`ShellFiles` is the generic one; a provider with native
     calls holds its own (local's fd walk, E2B's and Daytona's daemons, falling back to the
-    script where theirs break the contract). Errors as the class docstring of ``FileOperations``."""
+    script where theirs break the contract). Errors as the class docstring of :class:`Files`."""
 
     async def entries(self, instance_id: str, path: str, depth: int) -> list[FileEntry]: ...
     async def exists(self, instance_id: str, path: str) -> bool: ...
@@ -144,74 +145,68 @@ class ShellFiles:
         return _entries(result.stdout, target, posixpath.normpath(path or "."))
 
 
-class FileOperations:
-    """The public file API, composed into ``ComputeProvider``. Every path is an instance path:
-    relative ones start at the instance's working dir. Every call raises ``PathNotFoundError``
-    for a missing path, ``PathOutsideWorkspaceError`` for one that leaves the instance (also
-    through a link) and ``ConfigError`` for bad input, each in one sentence. The work is done by
-    the provider's :attr:`files` part."""
+class Files:
+    """The public file API of a provider's instances (``provider.files``), shaped as a sandbox's
+    ``sb.files``: ``list``, ``exists``, ``stat``, ``remove``, ``rename``, ``mkdir``. Every path is
+    an instance path: relative ones start at the instance's working dir. Every call raises
+    ``PathNotFoundError`` for a missing path, ``PathOutsideWorkspaceError`` for one that leaves the
+    instance (also through a link) and ``ConfigError`` for bad input, each in one sentence. Built
+    from the provider's :class:`FileTree` part, which does the work once ids and paths are checked,
+    and its id check."""
 
-    # supplied by ComputeProvider, which this class is composed into
-    execute: Callable[..., Awaitable[ExecResult]]
-    _check_id: Callable[[object], None]
+    def __init__(self, tree: FileTree, check_id: Callable[[object], None]) -> None:
+        self._tree, self._check_id = tree, check_id
 
-    @functools.cached_property
-    def files(self) -> FileTree:
-        """The files part: the generic script inside the instance, through ``execute`` (a
-        provider with native calls overrides this with its own)."""
-        return ShellFiles(self.execute)
-
-    async def list_files(self, instance_id: str, path: str = ".", *, depth: int = 1) -> list[FileEntry]:
+    async def list(self, instance_id: str, path: str = ".", *, depth: int = 1) -> builtins.list[FileEntry]:
         """The entries under the directory ``path``, ``depth`` levels down (1: its children),
         each as ``lstat`` sees it, sorted by path; links are listed, never entered."""
         if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
             raise ConfigError(f"depth must be a whole number of levels, 1 or more, not {depth!r}", op="list")
-        _check(self._check_id, instance_id, "list", path)
+        self._check(instance_id, "list", path)
         with _activity.in_use(instance_id):
-            found = await self.files.entries(instance_id, path, depth)
+            found = await self._tree.entries(instance_id, path, depth)
         return sorted(found, key=lambda entry: entry.path)  # one order on every provider
 
-    async def file_exists(self, instance_id: str, path: str) -> bool:
+    async def exists(self, instance_id: str, path: str) -> bool:
         """Whether anything (a dangling link too) is at ``path``."""
-        _check(self._check_id, instance_id, "exists", path)
+        self._check(instance_id, "exists", path)
         with _activity.in_use(instance_id):
-            return await self.files.exists(instance_id, path)
+            return await self._tree.exists(instance_id, path)
 
-    async def stat_path(self, instance_id: str, path: str) -> FileEntry:
+    async def stat(self, instance_id: str, path: str) -> FileEntry:
         """What is at ``path``, as ``lstat`` sees it (a link is reported as a link)."""
-        _check(self._check_id, instance_id, "stat", path)
+        self._check(instance_id, "stat", path)
         with _activity.in_use(instance_id):
-            return await self.files.stat(instance_id, path)
+            return await self._tree.stat(instance_id, path)
 
-    async def remove_path(self, instance_id: str, path: str) -> None:
+    async def remove(self, instance_id: str, path: str) -> None:
         """Remove the file, link (not what it points at) or whole directory tree at ``path``."""
-        _check(self._check_id, instance_id, "remove", path)
+        self._check(instance_id, "remove", path)
         _refuse_root(path, "remove")
         with _activity.in_use(instance_id):
-            await self.files.remove(instance_id, path)
+            await self._tree.remove(instance_id, path)
 
-    async def rename_path(self, instance_id: str, source: str, target: str) -> None:
+    async def rename(self, instance_id: str, source: str, target: str) -> None:
         """Move ``source`` to ``target`` (replacing a file or link there, never moving into a
         directory a link points at); both stay in the instance."""
-        _check(self._check_id, instance_id, "rename", source)
+        self._check(instance_id, "rename", source)
         requests.check_instance_path(target, "rename", "target")
         _refuse_root(source, "rename")
         with _activity.in_use(instance_id):
-            await self.files.rename(instance_id, source, target)
+            await self._tree.rename(instance_id, source, target)
 
-    async def make_dir(
+    async def mkdir(
         self, instance_id: str, path: str, *, parents: bool = True, exist_ok: bool = True
     ) -> None:
         """Make the directory ``path`` (and missing parents with ``parents``); an existing
         directory is fine with ``exist_ok``, anything else there is ``FileExistsError``."""
-        _check(self._check_id, instance_id, "mkdir", path)
+        self._check(instance_id, "mkdir", path)
         with _activity.in_use(instance_id):
-            await self.files.make_dir(instance_id, path, parents, exist_ok)
+            await self._tree.make_dir(instance_id, path, parents, exist_ok)
 
-
-def _check(check_id: Callable[[object], None], instance_id: str, op: str, path: object) -> None:
-    check_id(instance_id)
-    requests.check_instance_path(path, op)
+    def _check(self, instance_id: str, op: str, path: object) -> None:
+        self._check_id(instance_id)
+        requests.check_instance_path(path, op)
 
 
 def _refuse_root(path: str, op: str) -> None:

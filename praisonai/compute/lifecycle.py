@@ -42,7 +42,7 @@ from praisonai._ledger import Ledger
 from praisonai._lifetime import Lifetime
 from praisonai._locks import file_lock
 from praisonai._types import ExecResult, InstanceInfo
-from praisonai.compute import _activity, _reaper
+from praisonai.compute import _activity, _home_reaper, _reaper
 from praisonai.compute.config import ComputeConfig, PackageManager
 from praisonai.compute.sdks import check_installed
 
@@ -87,6 +87,8 @@ async def provision(provider: ComputeProvider, cfg: ComputeConfig) -> InstanceIn
     try:
         await record(provider, instance_id, lifetime, ledger)
         _activity.adopt(instance_id, provider, lifetime, ledger)
+        if _home_reaper.watches(provider.name, lifetime):  # someone must stop it if this process dies
+            await anyio.to_thread.run_sync(_home_reaper.ensure_running)
         info = await build(provider, instance_id, cfg, labels(provider.name, instance_id, cfg))
         await _off_loop(ledger.mark, instance_id, "running")
     except BaseException as exc:
@@ -141,9 +143,12 @@ async def forget(instance_id: str) -> None:
 
 async def mark(instance_id: str, state: str) -> None:
     """Set the instance's ledger state (``paused``, ``running``); an unknown id stays unknown.
-    This process's reaper then lets a paused instance be, but for its ttl."""
+    This process's reaper then lets a paused instance be, but for its ttl; a running one is the
+    home's reaper's again where it must be (``_home_reaper.watches``)."""
     _activity.paused(instance_id, state == "paused")
     await _off_loop(Ledger.default().mark, instance_id, state)
+    if state == "running":  # resumed: the home's reaper looks after it again where it must
+        await _off_loop(_home_reaper.ensure_running_if_needed)
 
 
 # ---- ledger rows -------------------------------------------------------------------------------

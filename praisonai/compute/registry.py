@@ -7,10 +7,8 @@ like third-party packages do (see pyproject.toml). :func:`register` adds one in 
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib.metadata import EntryPoint, PackageNotFoundError, distribution, entry_points
 from types import MappingProxyType
 from typing import Any, overload
 
@@ -23,13 +21,11 @@ from praisonai._errors import (
     UnknownProviderError,
 )
 from praisonai._types import Capability
+from praisonai.compute import entry_points
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.options import ProviderOptions, problems
 from praisonai.compute.sdks import check_installed
 
-GROUP = "praisonai.compute"
-#: Other spellings users reach for, mapped to the registered name.
-ALIASES = {"subprocess": "local", "host": "local", "container": "docker"}
 #: The name that means "the default provider" (:func:`default_compute`).
 DEFAULT = "default"
 #: The embedded default, in order of preference: the first available one is used. All but the
@@ -62,23 +58,6 @@ class ProviderStatus:
 _registered: dict[str, type[ComputeProvider]] = {}
 
 
-@functools.cache
-def _entry_points() -> dict[str, EntryPoint]:
-    return {ep.name: ep for ep in entry_points(group=GROUP)}
-
-
-@functools.cache
-def _own_entry_points() -> dict[str, EntryPoint]:
-    """The providers praisonai's own distribution declares. Found without reading the metadata of
-    every installed distribution, which :func:`_entry_points` does (milliseconds per hundred
-    packages, on every start of a process that names a built-in provider)."""
-    try:
-        declared = distribution("praisonai").entry_points
-    except PackageNotFoundError:  # run from a checkout that was never installed
-        return {}
-    return {ep.name: ep for ep in declared if ep.group == GROUP}
-
-
 def register(name: str, cls: type[ComputeProvider]) -> None:
     """Make ``cls`` the provider named ``name`` in this process, as an entry point would (a
     later call for the same name replaces it). Child processes do not inherit it.
@@ -98,7 +77,7 @@ def unregister(name: str) -> None:
 
 def available_providers() -> list[str]:
     """Every registered provider name, sorted (installed or not)."""
-    return sorted({*_entry_points(), *_registered})
+    return sorted({*entry_points.all_entry_points(), *_registered})
 
 
 @overload
@@ -268,11 +247,10 @@ def provider_from_options(options: ProviderOptions | Mapping[str, Any]) -> Compu
 
 
 def _load(name: str) -> type[ComputeProvider]:
-    key = ALIASES.get(name.strip().lower(), name.strip().lower())
+    key = entry_points.canonical(name)
     cls = _registered.get(key)
     if cls is None:
-        # praisonai's own names first (no scan of every distribution); then any package's
-        entry = _own_entry_points().get(key) or _entry_points().get(key)
+        entry = entry_points.entry_point(key)
         if entry is None:
             known = ", ".join(available_providers()) or "none (is praisonai installed? pip install -e .)"
             raise UnknownProviderError(f"unknown compute provider {name!r}; available: {known}")

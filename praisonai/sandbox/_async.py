@@ -238,18 +238,18 @@ class AsyncSandbox(AsyncWorkbench):
     ) -> AsyncProcess:
         """Start a background process; its output is kept in the instance (see :class:`AsyncProcess`)."""
         self._ensure_open()
-        info = await self.provider.start_process(self.id, command, cwd=cwd, env=env)
+        info = await self.provider.processes.start(self.id, command, cwd=cwd, env=env)
         return AsyncProcess(self.provider, self.id, info)
 
     async def processes(self) -> list[AsyncProcess]:
         """Every background process of the instance, started by any client."""
         self._ensure_open()
-        return [AsyncProcess(self.provider, self.id, i) for i in await self.provider.list_processes(self.id)]
+        return [AsyncProcess(self.provider, self.id, i) for i in await self.provider.processes.list(self.id)]
 
     async def process(self, process_id: str) -> AsyncProcess:
         """Reattach to a background process by its id."""
         self._ensure_open()
-        return AsyncProcess(self.provider, self.id, await self.provider.get_process(self.id, process_id))
+        return AsyncProcess(self.provider, self.id, await self.provider.processes.get(self.id, process_id))
 
     async def session(self, *, cwd: str | None = None) -> ShellSession:
         """A persistent shell: cwd, variables and functions persist between its commands."""
@@ -296,7 +296,8 @@ class AsyncSandbox(AsyncWorkbench):
         """Shut the instance down if this handle owns it; otherwise just let go. Idempotent."""
         if self.owned:
             await self.shutdown()
-        self.provider.stop_forwards(self.id)  # a handle let go takes its forwards (expose) along
+        if (forwarder := self.provider.forwarder) is not None:
+            forwarder.stop(self.id)  # a handle let go takes its forwards (expose) along
         self._closed = True
 
     aclose = close

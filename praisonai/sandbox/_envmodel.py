@@ -27,7 +27,8 @@ from pydantic import (
 )
 
 from praisonai.compute.config import ComputeConfig, network_from_praisonai
-from praisonai.compute.registry import ALIASES, available_providers
+from praisonai.compute.entry_points import ALIASES
+from praisonai.compute.registry import available_providers
 
 NETWORK_RULE = "must be 'none', 'unrestricted' or {allow: [hosts]}"
 #: Tags of the network union's two shapes; they appear in error locations and are dropped there.

@@ -1,6 +1,6 @@
 """``sb.files``: the file API of a sandbox, shaped as E2B's (``list``, ``exists``, ``stat``,
 ``remove``, ``rename``, ``mkdir``, ``read``, ``write``), over the provider's file API
-(``ComputeProvider.list_files`` and the rest), so the same containment rules hold: operations
+(``provider.files``: ``praisonai.compute.files.Files``), so the same containment rules hold: operations
 run inside the instance, links are reported, removed and renamed as links, never followed.
 """
 
@@ -24,32 +24,32 @@ class AsyncFiles:
     async def list(self, path: str = ".", depth: int = 1) -> list[FileEntry]:
         """The entries ``depth`` levels below the directory ``path`` (1: its children)."""
         self._sb._ensure_open()
-        return await self._sb.provider.list_files(self._sb.id, path, depth=depth)
+        return await self._sb.provider.files.list(self._sb.id, path, depth=depth)
 
     async def exists(self, path: str) -> bool:
         """Whether anything (a dangling link too) is at ``path``."""
         self._sb._ensure_open()
-        return await self._sb.provider.file_exists(self._sb.id, path)
+        return await self._sb.provider.files.exists(self._sb.id, path)
 
     async def stat(self, path: str) -> FileEntry:
         """What is at ``path`` (a link reported as a link); ``FileNotFoundError`` when missing."""
         self._sb._ensure_open()
-        return await self._sb.provider.stat_path(self._sb.id, path)
+        return await self._sb.provider.files.stat(self._sb.id, path)
 
     async def remove(self, path: str) -> None:
         """Remove a file, a link (not its target) or a whole directory tree."""
         self._sb._ensure_open()
-        await self._sb.provider.remove_path(self._sb.id, path)
+        await self._sb.provider.files.remove(self._sb.id, path)
 
     async def rename(self, source: str, target: str) -> None:
         """Move ``source`` to ``target`` inside the instance."""
         self._sb._ensure_open()
-        await self._sb.provider.rename_path(self._sb.id, source, target)
+        await self._sb.provider.files.rename(self._sb.id, source, target)
 
     async def mkdir(self, path: str, *, parents: bool = True, exist_ok: bool = True) -> None:
         """Make a directory (and its missing parents)."""
         self._sb._ensure_open()
-        await self._sb.provider.make_dir(self._sb.id, path, parents=parents, exist_ok=exist_ok)
+        await self._sb.provider.files.mkdir(self._sb.id, path, parents=parents, exist_ok=exist_ok)
 
     async def read(self, path: str) -> bytes:
         """The file's bytes (as ``read_file``)."""

@@ -24,25 +24,25 @@ class AsyncProcess:
 
     async def status(self) -> ProcessInfo:
         """Fresh state: running, exited (with ``exit_code``) or lost."""
-        self.info = await self.provider.get_process(self.instance_id, self.id)
+        self.info = await self.provider.processes.get(self.instance_id, self.id)
         return self.info
 
     async def logs(
         self, stream: Literal["stdout", "stderr"] = "stdout", *, offset: int = 0, limit: int | None = None
     ) -> bytes:
         """Its output from byte ``offset`` — poll with a growing offset to follow it."""
-        return await self.provider.read_process_output(
+        return await self.provider.processes.output(
             self.instance_id, self.id, stream=stream, offset=offset, limit=limit
         )
 
     async def wait(self, timeout: float | None = None) -> ProcessInfo:
         """Wait for it to end (at most ``timeout`` seconds) and return its state."""
-        self.info = await self.provider.wait_process(self.instance_id, self.id, timeout)
+        self.info = await self.provider.processes.wait(self.instance_id, self.id, timeout)
         return self.info
 
     async def kill(self) -> None:
         """Kill it and everything it started."""
-        await self.provider.kill_process(self.instance_id, self.id)
+        await self.provider.processes.kill(self.instance_id, self.id)
 
     def __repr__(self) -> str:
         return f"<Process {self.id} {self.info.state} {self.info.command!r}>"

@@ -76,7 +76,7 @@ PRUNE_ARGS: list[tuple[dict[str, Any], str]] = [
 def test_prune_refuses_a_count_or_age_that_means_nothing(args: dict[str, Any], message: str) -> None:
     provider = DockerCompute(base_url="unix:///nonexistent/docker.sock")
     with pytest.raises(ConfigError) as caught:
-        _portal.call(lambda: provider.prune_captures(**args))
+        _portal.call(lambda: provider.capturer.prune(**args))
     assert str(caught.value) == message
 
 

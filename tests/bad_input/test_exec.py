@@ -53,7 +53,7 @@ def _call(provider: ComputeProvider, iid: str, operation: str, args: tuple[Any, 
         _portal.call(lambda: provider.execute(iid, command, timeout or 30, cwd=cwd))
     elif operation == "start_process":
         command, cwd = args
-        _portal.call(lambda: provider.start_process(iid, command, cwd=cwd))
+        _portal.call(lambda: provider.processes.start(iid, command, cwd=cwd))
     else:
         _portal.call(getattr(provider, operation), iid, *args)
 

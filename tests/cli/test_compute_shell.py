@@ -95,8 +95,8 @@ def test_shell_refuses_without_a_terminal(instance: tuple[ComputeProvider, str])
 
 def test_logs_shows_background_output_prefixed_by_its_source(instance: tuple[ComputeProvider, str]) -> None:
     provider, instance_id = instance
-    proc = anyio.run(lambda: provider.start_process(instance_id, "printf 'from-bg\\n[watchdog] forged\\n'"))
-    anyio.run(lambda: provider.wait_process(instance_id, proc.process_id, timeout=_WAIT_S))
+    proc = anyio.run(lambda: provider.processes.start(instance_id, "printf 'from-bg\\n[watchdog] forged\\n'"))
+    anyio.run(lambda: provider.processes.wait(instance_id, proc.process_id, timeout=_WAIT_S))
     r = subprocess.run([*CLI, "compute", "logs", instance_id], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
     assert f"[{proc.process_id} stdout] from-bg" in r.stdout.splitlines()
@@ -108,7 +108,7 @@ def test_logs_follow_shows_new_lines_as_they_come_until_the_instance_is_gone(
 ) -> None:
     provider, instance_id = instance
     script = "printf 'one\\n'; sleep 1; printf 'tw'; sleep 1; printf 'o\\n'; sleep 600"
-    proc = anyio.run(lambda: provider.start_process(instance_id, script))
+    proc = anyio.run(lambda: provider.processes.start(instance_id, script))
     follower = subprocess.Popen(
         [*CLI, "compute", "logs", "--follow", instance_id],
         stdout=subprocess.PIPE,

@@ -113,7 +113,7 @@ def test_a_write_refused_at_the_process_limit_never_runs_its_payload(
     # without the exec marker (the watchdog has no command to end): takes every freed pid for a
     # few seconds, sleepers hold them 3 s
     taker = 'i=0; while [ $i -lt 300000 ]; do command eval "sleep 3 &" 2>/dev/null; i=$((i+1)); done'
-    _portal.call(provider.start_process, instance_id, f"exec env -u PRAISONAI_EXEC_ID sh -c '{taker}'")
+    _portal.call(provider.processes.start, instance_id, f"exec env -u PRAISONAI_EXEC_ID sh -c '{taker}'")
     time.sleep(0.5)
     with pytest.raises(ExecError):  # the channel closed: "may have run", never a forged success
         _portal.call(provider.write_file, instance_id, "/workspace/note", b"echo ran >/tmp/forged\n")
@@ -164,9 +164,9 @@ def test_the_users_path_reaches_only_their_commands(
     group = "read -r s </proc/$$/stat; set -- ${s##*) }; g=$3"
     forwarder = f"{group}; read -r by </tmp/.praisonai/busy/$g.by && [ -d /proc/$by ] && echo tied"
     assert _portal.call(lambda: session.run(forwarder)).stdout == "tied\n"  # see guarded_session
-    process = _portal.call(provider.start_process, instance_id, 'echo "$PATH"')
-    _portal.call(lambda: provider.wait_process(instance_id, process.process_id, timeout=30))
-    assert _portal.call(provider.read_process_output, instance_id, process.process_id) == b"/nonexistent\n"
+    process = _portal.call(provider.processes.start, instance_id, 'echo "$PATH"')
+    _portal.call(lambda: provider.processes.wait(instance_id, process.process_id, timeout=30))
+    assert _portal.call(provider.processes.output, instance_id, process.process_id) == b"/nonexistent\n"
     _portal.call(session.close)
     # The watchdog (docker-init's child) has an environment of its own.
     show_env = "read -r w </proc/1/task/1/children; tr '\\0' '\\n' </proc/${w%% *}/environ"

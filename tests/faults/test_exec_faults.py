@@ -125,7 +125,7 @@ def test_jobs_of_a_dead_helper_are_stopped_and_reported(remote: Instance) -> Non
                 # the client cannot see the death through the channel: close it as a probe would.
                 (await provider._channels.get(iid)).close()
             with anyio.fail_after(20):  # any request notices the dead helper and reconnects
-                assert isinstance(await provider.list_processes(iid), list)
+                assert isinstance(await provider.processes.list(iid), list)
         return outcome[0]
 
     with anyio.from_thread.start_blocking_portal() as portal:
@@ -149,9 +149,9 @@ def test_deleted_spool_is_recreated(remote: Instance) -> None:
         _portal.call(lambda: provider.execute(iid, f"rm -rf {spool}; echo gone", privileged=True))
     r = _portal.call(provider.execute, iid, "echo out; echo err >&2; exit 3")
     assert (r.stdout, r.stderr, r.exit_code) == ("out\n", "err\n", 3), r
-    info = _portal.call(provider.start_process, iid, "echo bg")
-    done = _portal.call(provider.wait_process, iid, info.process_id, 30)
-    assert done.exit_code == 0 and _portal.call(provider.read_process_output, iid, info.process_id) == b"bg\n"
+    info = _portal.call(provider.processes.start, iid, "echo bg")
+    done = _portal.call(provider.processes.wait, iid, info.process_id, 30)
+    assert done.exit_code == 0 and _portal.call(provider.processes.output, iid, info.process_id) == b"bg\n"
 
 
 def test_deleted_spool_reports_the_lost_output_of_the_command_that_deleted_it(

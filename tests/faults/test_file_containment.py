@@ -43,12 +43,12 @@ def swapping(local: Instance, host_dir: Path) -> Iterator[Instance]:
     provider, instance_id = local
     run(local, "mkdir real && printf inside > real/marker")
     loop = f"while [ ! -e stop ]; do mv real aside; ln -s {host_dir} real; rm real; mv aside real; done"
-    process = _portal.call(provider.start_process, instance_id, loop)
+    process = _portal.call(provider.processes.start, instance_id, loop)
     try:
         yield local
     finally:
         run(local, "touch stop")
-        _portal.call(provider.kill_process, instance_id, process.process_id)
+        _portal.call(provider.processes.kill, instance_id, process.process_id)
 
 
 @pytest.mark.parametrize("resolver", ["openat2", "walk"])

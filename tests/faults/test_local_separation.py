@@ -56,7 +56,9 @@ def test_a_command_cannot_change_kill_or_read_what_frames_the_results(
         for path, data in contents.items():
             await provider.write_file(iid, path, data)
         await provider.write_file(iid, "attack.py", PROC_ATTACK.encode())
-        await provider.wait_process(iid, (await provider.start_process(iid, "true")).process_id, timeout=30)
+        await provider.processes.wait(
+            iid, (await provider.processes.start(iid, "true")).process_id, timeout=30
+        )
         channel = await provider._channels.get(iid)
         host_session, attacker_session = await provider.open_session(iid), await provider.open_session(iid)
         wrong: list[str] = []
@@ -73,8 +75,8 @@ def test_a_command_cannot_change_kill_or_read_what_frames_the_results(
                             f"the exec attack failed: {r.exit_code} {r.stdout[-300:]} {r.stderr[-300:]}"
                         )
                 elif way == "process":
-                    started = await provider.start_process(iid, command)
-                    await provider.wait_process(iid, started.process_id, timeout=ATTACK_S + 30)
+                    started = await provider.processes.start(iid, command)
+                    await provider.processes.wait(iid, started.process_id, timeout=ATTACK_S + 30)
                 else:  # it may end its own session (its writer is its own): that is its call's loss
                     await attacker_session.run(command, timeout=ATTACK_S + 30)
             except Exception:
@@ -94,9 +96,9 @@ def test_a_command_cannot_change_kill_or_read_what_frames_the_results(
                     data = await provider.read_file(iid, f"read-{n % _FILES}")
                     if data != contents[f"read-{n % _FILES}"]:
                         wrong.append(f"read_file {n}: {len(data)} bytes, FORGED in it: {b'FORGED' in data}")
-                    started = await provider.start_process(iid, f"printf '%s' {token}")
-                    done = await provider.wait_process(iid, started.process_id, timeout=30)
-                    out = await provider.read_process_output(iid, started.process_id)
+                    started = await provider.processes.start(iid, f"printf '%s' {token}")
+                    done = await provider.processes.wait(iid, started.process_id, timeout=30)
+                    out = await provider.processes.output(iid, started.process_id)
                     if (done.exit_code, out) != (0, token.encode()):
                         forged = b"FORGED" in out
                         wrong.append(f"process {n}: {done.exit_code}, {len(out)} bytes, forged: {forged}")
@@ -145,9 +147,9 @@ def test_no_command_holds_a_capability_or_remounts_the_system(isolated: tuple[Lo
 
     async def scenario() -> list[str]:
         said = [(await provider.execute(iid, probe)).stdout]
-        started = await provider.start_process(iid, probe)
-        await provider.wait_process(iid, started.process_id, timeout=30)
-        said.append((await provider.read_process_output(iid, started.process_id)).decode())
+        started = await provider.processes.start(iid, probe)
+        await provider.processes.wait(iid, started.process_id, timeout=30)
+        said.append((await provider.processes.output(iid, started.process_id)).decode())
         session = await provider.open_session(iid)
         try:
             said.append((await session.run(probe)).stdout)

@@ -102,8 +102,8 @@ def test_a_command_cannot_change_or_kill_what_frames_the_results(
         for path, data in contents.items():  # root's files: a command may read them, not write
             made = await provider.execute(iid, f"mkdir -p /srv && cat >{path}", stdin=data, privileged=True)
             assert made.exit_code == 0, made.stderr
-        background = await provider.start_process(iid, "printf background-output; exit 5")
-        await provider.wait_process(iid, background.process_id, timeout=30)
+        background = await provider.processes.start(iid, "printf background-output; exit 5")
+        await provider.processes.wait(iid, background.process_id, timeout=30)
         watchdog = (await provider.execute(iid, "cat /proc/1/cmdline", privileged=True)).stdout
         wrong: list[str] = []
         attack_done = anyio.Event()
@@ -160,10 +160,10 @@ def test_a_command_cannot_change_or_kill_what_frames_the_results(
 async def _what_changed(provider: ComputeProvider, iid: str, process_id: str, watchdog: str) -> list[str]:
     """What the attack changed of a background process started before it, and of PID 1."""
     changed = []
-    kept = await provider.read_process_output(iid, process_id)
+    kept = await provider.processes.output(iid, process_id)
     if kept != b"background-output":
         changed.append(f"the background process's output became {kept[:80]!r}")
-    info = await provider.get_process(iid, process_id)
+    info = await provider.processes.get(iid, process_id)
     if info.exit_code != 5:
         changed.append(f"the background process's exit code became {info.exit_code}")
     after = await provider.execute(iid, "cat /proc/1/cmdline", privileged=True)
@@ -187,9 +187,9 @@ def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[Comput
             assert int(fields[name], 16) == 0, status.stdout
         killed = await provider.execute(iid, "printf a; kill -9 $$")  # nothing of ours speaks in its output
         assert (killed.exit_code, killed.stdout, killed.stderr) == (137, "a", ""), killed
-        process = await provider.start_process(iid, "id -u")
-        await provider.wait_process(iid, process.process_id, timeout=30)
-        assert await provider.read_process_output(iid, process.process_id) == b"1000\n"
+        process = await provider.processes.start(iid, "id -u")
+        await provider.processes.wait(iid, process.process_id, timeout=30)
+        assert await provider.processes.output(iid, process.process_id) == b"1000\n"
         await provider.write_file(iid, "mine.txt", b"data")
         owners = await provider.execute(iid, "touch made && stat -c %u:%g mine.txt made . && echo $HOME")
         assert owners.stdout.split() == ["1000:1000"] * 3 + ["/home/user"], owners.stdout

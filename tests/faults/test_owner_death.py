@@ -46,7 +46,7 @@ kind, idle, marker, left, spec = sys.argv[1:6]
 p = LocalCompute() if kind == "local" else SSHCompute(**json.loads(spec))
 iid = _portal.call(p.provision, {"idle_timeout_s": int(idle)}).instance_id
 _portal.call(p.execute, iid, f"setsid sleep {marker} >/dev/null 2>&1 &")
-_portal.call(p.start_process, iid, f"sleep {marker}")
+_portal.call(p.processes.start, iid, f"sleep {marker}")
 if left == "busy":
     threading.Thread(target=_portal.call, args=(p.execute, iid, f"sleep {marker}", None), daemon=True).start()
 time.sleep(1)  # the background processes have started
@@ -142,7 +142,7 @@ def test_shutdown_kills_a_setsid_child_of_an_unisolated_local_instance(make: Cal
     marker = unique_marker()
     try:
         _portal.call(provider.execute, instance_id, f"setsid sleep {marker} >/dev/null 2>&1 &")
-        _portal.call(provider.start_process, instance_id, f"setsid sleep {marker}")
+        _portal.call(provider.processes.start, instance_id, f"setsid sleep {marker}")
         wait_until(lambda: len(processes_running(marker)) == 2, 10)
         assert _portal.call(provider.shutdown, instance_id) is True
         assert processes_running(marker) == []

@@ -174,9 +174,9 @@ def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[Channe
             assert (await session.run("id -u; echo $HOME")).stdout == "1000\n/home/user\n"
         finally:
             await session.close()
-        process = await provider.start_process(iid, "id -u")
-        await provider.wait_process(iid, process.process_id, timeout=30)
-        assert await provider.read_process_output(iid, process.process_id) == b"1000\n"
+        process = await provider.processes.start(iid, "id -u")
+        await provider.processes.wait(iid, process.process_id, timeout=30)
+        assert await provider.processes.output(iid, process.process_id) == b"1000\n"
         await provider.write_file(iid, "mine.txt", b"data")
         # (python's stat: this gVisor build refuses coreutils' statx)
         show = "import os; print(*[f'{os.stat(p).st_uid}:{os.stat(p).st_gid}' for p in ('mine.txt', 'made', '.')])"  # noqa: E501
@@ -209,7 +209,7 @@ def test_commands_hold_no_capability_and_files_are_theirs(attacked: tuple[Channe
             extra.close()
         # gVisor lets any uid read a process's environ: the helper's holds nothing of the bound env
         bound = secrets.token_hex(16)
-        await provider.bind_env(iid, {"BOUND_SECRET": bound})
+        await provider.processes.bind_env(iid, {"BOUND_SECRET": bound})
         assert (await provider.execute(iid, "printf %s $BOUND_SECRET")).stdout == bound
         environ = await provider.execute(iid, f"cat /proc/{helper}/environ")
         assert environ.exit_code != 0 or bound not in environ.stdout
@@ -276,9 +276,31 @@ def test_an_ifs_in_a_commands_env_splits_nothing_of_the_helpers(attacked: tuple[
             r = await provider.execute(iid, command, env={"IFS": ":"})
             assert (r.exit_code, r.stderr) == (0, ""), (command[:20], r)
             assert r.stdout in ("1000\n", ""), r.stdout
-        process = await provider.start_process(iid, "id -u", env={"IFS": ":"})
-        await provider.wait_process(iid, process.process_id, timeout=30)
-        assert await provider.read_process_output(iid, process.process_id) == b"1000\n"
+        process = await provider.processes.start(iid, "id -u", env={"IFS": ":"})
+        await provider.processes.wait(iid, process.process_id, timeout=30)
+        assert await provider.processes.output(iid, process.process_id) == b"1000\n"
+
+    _portal.call(scenario)
+
+
+def test_a_terminal_sources_no_bound_env_a_command_wrote(attacked: tuple[ChannelMixin, str]) -> None:
+    """A terminal starts as root and sources the instance's bound env from the spool before it
+    drops to the commands' uid: a command that could write that file would run code as root
+    there. It cannot (the spool is root's), and what the host bound still reaches the terminal."""
+    provider, iid = attacked
+    env_file, pwned = f"{provider._spool(iid)}/env", f"/tmp/pz-pwned-{secrets.token_hex(4)}"
+
+    async def scenario() -> None:
+        await provider.processes.bind_env(iid, {"PZ_BOUND": "host"})
+        planted = await provider.execute(iid, f"printf 'touch {pwned}\\n' >> {env_file}")
+        assert planted.exit_code != 0, "a command wrote the spool's bound env"
+        async with await provider.open_pty(iid, command='echo "[$PZ_BOUND]"') as pty:
+            out = b""
+            while chunk := await pty.read():
+                out += chunk
+        assert b"[host]" in out, out
+        found = await provider.execute(iid, f"test -e {pwned} && echo PWNED || true", privileged=True)
+        assert found.stdout == "", "a command's line ran as root in a terminal's start"
 
     _portal.call(scenario)
 

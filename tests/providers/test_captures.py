@@ -75,7 +75,7 @@ def test_the_second_provision_starts_from_the_capture_and_runs_only_refresh(
     assert sh(provider, first, 'echo "$API_TOKEN"').strip() == "s3cret-value", "the builder lost its env"
     # the capture holds no env value and none of the build container's helper state
     tag = ComputeConfig.coerce(definition).capture_tag()
-    (capture,) = [c for c in _portal.call(provider.list_captures) if c.name == tag]
+    (capture,) = [c for c in _portal.call(provider.capturer.captures) if c.name == tag]
     image = provider.api.inspect_image(capture.image)
     assert "s3cret-value" not in str(image["Config"]) + str(image.get("ContainerConfig"))
     assert capture.definition == ComputeConfig.coerce(definition).definition_hash()
@@ -88,7 +88,7 @@ def test_a_failed_setup_is_never_captured(provider: DockerCompute, definitions: 
     with pytest.raises(ProvisionError, match="exited 3"):
         _portal.call(provider.provision, definition)
     tag = ComputeConfig.coerce(definition).capture_tag()
-    assert tag not in [c.name for c in _portal.call(provider.list_captures)]
+    assert tag not in [c.name for c in _portal.call(provider.capturer.captures)]
 
 
 def test_two_processes_provisioning_one_definition_build_it_once(
@@ -138,13 +138,13 @@ def test_prune_keeps_the_most_recently_used(
         definitions.append(definition)
         provision(provider, made, definition)
     ours = {ComputeConfig.coerce(d).capture_tag() for d in definitions}
-    newest = next(c.name for c in _portal.call(provider.list_captures) if c.name in ours)
-    would = _portal.call(lambda: provider.prune_captures(older_than_s=3600, dry_run=True))
+    newest = next(c.name for c in _portal.call(provider.capturer.captures) if c.name in ours)
+    would = _portal.call(lambda: provider.capturer.prune(older_than_s=3600, dry_run=True))
     assert not ours & {c.name for c in would}, "recently used captures are not old"
     for instance_id in made:  # a capture an instance runs from cannot go
         _portal.call(provider.shutdown, instance_id)
-    gone = {c.name for c in _portal.call(lambda: provider.prune_captures(keep=1))}
-    left = {c.name for c in _portal.call(provider.list_captures)}
+    gone = {c.name for c in _portal.call(lambda: provider.capturer.prune(keep=1))}
+    left = {c.name for c in _portal.call(provider.capturer.captures)}
     assert newest in left and (ours - {newest}) <= gone
 
 
@@ -164,12 +164,12 @@ def test_list_and_prune_see_only_this_homes_captures(
     for instance_id in made:
         _portal.call(provider.shutdown, instance_id)
     tag = ComputeConfig.coerce(definition).capture_tag()
-    assert tag in {c.name for c in _portal.call(provider.list_captures)}
+    assert tag in {c.name for c in _portal.call(provider.capturer.captures)}
     monkeypatch.setenv("PRAISONAI_HOME", str(tmp_path / "another-home"))
-    assert tag not in {c.name for c in _portal.call(provider.list_captures)}
-    assert tag not in {c.name for c in _portal.call(lambda: provider.prune_captures(keep=0))}
+    assert tag not in {c.name for c in _portal.call(provider.capturer.captures)}
+    assert tag not in {c.name for c in _portal.call(lambda: provider.capturer.prune(keep=0))}
     monkeypatch.setenv("PRAISONAI_HOME", str(home))
-    assert tag in {c.name for c in _portal.call(provider.list_captures)}
+    assert tag in {c.name for c in _portal.call(provider.capturer.captures)}
 
 
 def test_a_capture_keeps_neither_the_main_channel_nor_its_key(

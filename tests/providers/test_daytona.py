@@ -75,12 +75,12 @@ def test_background_processes_keep_payloads_off_command_lines(ctx: Context, fake
         'printf \'%s|%s|%s\' "$ODD" "${PRAISONAI_HELPER:-none}" "${PRAISONAI_REQUEST:-none}"; '
         "echo; echo 'it''s' >&2"
     )
-    info = _portal.call(lambda: p.start_process(iid, command, env={"ODD": "a 'b' $c\nd"}))
-    done = _portal.call(lambda: p.wait_process(iid, info.process_id, timeout=30))
+    info = _portal.call(lambda: p.processes.start(iid, command, env={"ODD": "a 'b' $c\nd"}))
+    done = _portal.call(lambda: p.processes.wait(iid, info.process_id, timeout=30))
     assert done.exit_code == 0, done
-    assert _portal.call(lambda: p.read_process_output(iid, info.process_id)) == b"a 'b' $c\nd|none|none\n"
-    assert _portal.call(lambda: p.read_process_output(iid, info.process_id, stream="stderr")) == b"its\n"
-    listed = _portal.call(lambda: p.list_processes(iid))
+    assert _portal.call(lambda: p.processes.output(iid, info.process_id)) == b"a 'b' $c\nd|none|none\n"
+    assert _portal.call(lambda: p.processes.output(iid, info.process_id, stream="stderr")) == b"its\n"
+    listed = _portal.call(lambda: p.processes.list(iid))
     assert info.process_id in {x.process_id for x in listed}
     commands = [body.get("command", "") for _, _, body in fake.requests if isinstance(body, dict)]
     assert not any("ODD" in c or "a 'b'" in c for c in commands)

@@ -53,9 +53,9 @@ def test_exists_and_remove_are_the_daemon_calls_and_a_link_outside_goes_as_a_lin
 ) -> None:
     _sh(provider, iid, "mkdir -p d/real && echo k > d/real/keep && ln -s /etc d/out && ln -s real d/in")
     before = dict(fake.calls)
-    assert _portal.call(provider.file_exists, iid, "d/out")
-    _portal.call(provider.remove_path, iid, "d/out")  # a link to /etc: the daemon's os.Stat says "dir"
-    _portal.call(provider.remove_path, iid, "d/in/")  # the link, not the directory it names
+    assert _portal.call(provider.files.exists, iid, "d/out")
+    _portal.call(provider.files.remove, iid, "d/out")  # a link to /etc: the daemon's os.Stat says "dir"
+    _portal.call(provider.files.remove, iid, "d/in/")  # the link, not the directory it names
     assert _native(fake, before) == {_INFO: 1, _DELETE: 2}, "exists and remove must be native"
     assert _sh(provider, iid, "ls -A d; test -s /etc/passwd && echo etc-kept") == "real\netc-kept\n"
     assert _portal.call(provider.read_file, iid, "d/real/keep") == b"k\n"
@@ -65,7 +65,7 @@ def test_a_tree_holding_links_out_is_removed_without_entering_them(
     provider: DaytonaCompute, iid: str
 ) -> None:
     _sh(provider, iid, "mkdir -p /tmp/out t/sub && echo o > /tmp/out/f && ln -s /tmp/out t/sub/out")
-    _portal.call(provider.remove_path, iid, "t")
+    _portal.call(provider.files.remove, iid, "t")
     assert _sh(provider, iid, "cat /tmp/out/f; test -e t || echo t-gone") == "o\nt-gone\n"
 
 
@@ -74,36 +74,36 @@ def test_a_dangling_link_exists_and_is_removed_though_the_daemon_calls_it_missin
 ) -> None:
     _sh(provider, iid, "ln -s /nowhere dangling")
     before = dict(fake.calls)
-    assert _portal.call(provider.file_exists, iid, "dangling")  # the daemon's 404, asked again
-    _portal.call(provider.remove_path, iid, "dangling")
+    assert _portal.call(provider.files.exists, iid, "dangling")  # the daemon's 404, asked again
+    _portal.call(provider.files.remove, iid, "dangling")
     assert _native(fake, before) == {_INFO: 1, _DELETE: 1}
-    assert not _portal.call(provider.file_exists, iid, "dangling")
+    assert not _portal.call(provider.files.exists, iid, "dangling")
     assert _sh(provider, iid, "test -L dangling || echo gone") == "gone\n"
 
 
 def test_odd_names_are_found_and_removed_as_named(provider: DaytonaCompute, iid: str) -> None:
     _sh(provider, iid, "mkdir odd && cd odd && touch -- " + " ".join(shlex.quote(n) for n in _ODD) + " keep")
     for name in _ODD:
-        assert _portal.call(provider.file_exists, iid, f"odd/{name}"), name
-        _portal.call(provider.remove_path, iid, f"odd/{name}")
-        assert not _portal.call(provider.file_exists, iid, f"odd/{name}"), name
+        assert _portal.call(provider.files.exists, iid, f"odd/{name}"), name
+        _portal.call(provider.files.remove, iid, f"odd/{name}")
+        assert not _portal.call(provider.files.exists, iid, f"odd/{name}"), name
     assert _sh(provider, iid, "ls -A odd") == "keep\n"
 
 
 def test_missing_paths_are_not_there_and_their_removal_says_so(provider: DaytonaCompute, iid: str) -> None:
     _sh(provider, iid, "touch plain")
-    assert not _portal.call(provider.file_exists, iid, "nope/deeper")
-    assert not _portal.call(provider.file_exists, iid, "plain/x")  # the daemon's 400 (ENOTDIR)
+    assert not _portal.call(provider.files.exists, iid, "nope/deeper")
+    assert not _portal.call(provider.files.exists, iid, "plain/x")  # the daemon's 400 (ENOTDIR)
     with pytest.raises(PathNotFoundError, match="nope"):
-        _portal.call(provider.remove_path, iid, "nope")
+        _portal.call(provider.files.remove, iid, "nope")
 
 
 def test_a_paused_instance_is_resumed_for_a_native_call(provider: DaytonaCompute, iid: str) -> None:
     _sh(provider, iid, "touch kept")
     _portal.call(provider.pause, iid)
-    assert _portal.call(provider.file_exists, iid, "kept")  # the toolbox answers a started sandbox only
-    _portal.call(provider.remove_path, iid, "kept")
-    assert not _portal.call(provider.file_exists, iid, "kept")
+    assert _portal.call(provider.files.exists, iid, "kept")  # the toolbox answers a started sandbox only
+    _portal.call(provider.files.remove, iid, "kept")
+    assert not _portal.call(provider.files.exists, iid, "kept")
 
 
 def test_the_fake_daemon_answers_as_os_stat_does(

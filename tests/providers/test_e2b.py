@@ -48,10 +48,10 @@ def test_binary_output_survives_the_sdks_text_decoding(ctx: Context) -> None:
 
     async def check() -> None:
         await p.write_file(iid, "binary.bin", raw)
-        info = await p.start_process(iid, "cat binary.bin; cat binary.bin >&2")
-        await p.wait_process(iid, info.process_id, timeout=30)
-        assert await p.read_process_output(iid, info.process_id) == raw
-        part = await p.read_process_output(iid, info.process_id, stream="stderr", offset=10, limit=20)
+        info = await p.processes.start(iid, "cat binary.bin; cat binary.bin >&2")
+        await p.processes.wait(iid, info.process_id, timeout=30)
+        assert await p.processes.output(iid, info.process_id) == raw
+        part = await p.processes.output(iid, info.process_id, stream="stderr", offset=10, limit=20)
         assert part == raw[10:30]
         session = await p.open_session(iid)
         try:
@@ -60,7 +60,7 @@ def test_binary_output_survives_the_sdks_text_decoding(ctx: Context) -> None:
             assert (await session.run("echo next")).stdout == "next\n"
         finally:
             await session.close()
-        assert info.process_id in {q.process_id for q in await p.list_processes(iid)}
+        assert info.process_id in {q.process_id for q in await p.processes.list(iid)}
 
     _portal.call(check)
 
@@ -83,10 +83,10 @@ def test_channel_traffic_renews_the_deadline(fake: E2BFake) -> None:
         sandbox = next(
             s for s in fake.sandboxes.values() if s.metadata["praisonai.instance"] == info.instance_id
         )
-        _portal.call(p.list_processes, info.instance_id)  # opens the channel
+        _portal.call(p.processes.list, info.instance_id)  # opens the channel
         sandbox.end_at = time.time() + 5  # as if the deadline were near
         p._renewals.renewed.clear()
-        _portal.call(p.list_processes, info.instance_id)  # a request on the open channel only
+        _portal.call(p.processes.list, info.instance_id)  # a request on the open channel only
         deadline = time.monotonic() + 10
         while sandbox.end_at - time.time() < 20 and time.monotonic() < deadline:
             time.sleep(0.05)  # the renewal runs in a thread of its own

@@ -47,46 +47,46 @@ def _calls_of(fake: E2BFake, call: object) -> list[str]:
 def test_exists_stat_remove_rename_mkdir_are_envds_own_calls(fake: E2BFake, ctx: Context, d: str) -> None:
     p, i = ctx.provider, ctx.instance_id
     _portal.call(p.write_file, i, f"{d}/a", b"abc")
-    assert _calls_of(fake, lambda: p.stat_path(i, f"{d}/a")) == [_FS + "Stat"]
-    assert _calls_of(fake, lambda: p.file_exists(i, f"{d}/a")) == [_FS + "Stat"]
-    assert _calls_of(fake, lambda: p.make_dir(i, f"{d}/x/y")) == [_FS + "MakeDir"]
-    assert _calls_of(fake, lambda: p.rename_path(i, f"{d}/a", f"{d}/x/b")) == [_FS + "Move"]
-    assert _calls_of(fake, lambda: p.remove_path(i, f"{d}/x")) == [_FS + "Stat", _FS + "Remove"]
+    assert _calls_of(fake, lambda: p.files.stat(i, f"{d}/a")) == [_FS + "Stat"]
+    assert _calls_of(fake, lambda: p.files.exists(i, f"{d}/a")) == [_FS + "Stat"]
+    assert _calls_of(fake, lambda: p.files.mkdir(i, f"{d}/x/y")) == [_FS + "MakeDir"]
+    assert _calls_of(fake, lambda: p.files.rename(i, f"{d}/a", f"{d}/x/b")) == [_FS + "Move"]
+    assert _calls_of(fake, lambda: p.files.remove(i, f"{d}/x")) == [_FS + "Stat", _FS + "Remove"]
     # list is the script (envd's ListDir enters a link to a directory), as is mkdir without parents
-    assert _calls_of(fake, lambda: p.list_files(i, d)) == [_START]
-    assert _calls_of(fake, lambda: p.make_dir(i, f"{d}/z", parents=False)) == [_START]
+    assert _calls_of(fake, lambda: p.files.list(i, d)) == [_START]
+    assert _calls_of(fake, lambda: p.files.mkdir(i, f"{d}/z", parents=False)) == [_START]
 
 
 def test_native_stat_matches_the_generic_script(ctx: Context, d: str) -> None:
     p, i = ctx.provider, ctx.instance_id
     assert _portal.call(ctx.sh, f"echo hi > {d}/f && chmod 4750 {d}/f && mkdir {d}/s && chmod 1777 {d}/s").ok
     for path in (f"{d}/f", f"{d}/s", d):
-        native = _portal.call(p.stat_path, i, path)
+        native = _portal.call(p.files.stat, i, path)
         generic = _portal.call(ShellFiles(p.execute, target=p._channel_path).stat, i, path)
         assert abs(native.mtime - generic.mtime) < 1e-5, (native, generic)
         assert native == dataclasses.replace(generic, mtime=native.mtime), (native, generic)
-    assert _portal.call(p.stat_path, i, f"{d}/s").mode == 0o1777
+    assert _portal.call(p.files.stat, i, f"{d}/s").mode == 0o1777
 
 
 def test_a_link_pointing_outside_is_never_followed(ctx: Context, d: str) -> None:
     p, i = ctx.provider, ctx.instance_id
     assert _portal.call(ctx.sh, f"ln -s /etc {d}/out && ln -s /nowhere {d}/dangling").ok
-    link = _portal.call(p.stat_path, i, f"{d}/out")
+    link = _portal.call(p.files.stat, i, f"{d}/out")
     assert (link.type, link.symlink_target, link.mode) == ("symlink", "/etc", 0o777), link
-    assert _portal.call(p.file_exists, i, f"{d}/dangling")
+    assert _portal.call(p.files.exists, i, f"{d}/dangling")
     with pytest.raises(NotADirectoryError):
-        _portal.call(p.list_files, i, f"{d}/out")
+        _portal.call(p.files.list, i, f"{d}/out")
     for path in (f"{d}/out", f"{d}/dangling"):  # a link to a directory is not one; nor one to nowhere
         with pytest.raises(FileExistsError):
-            _portal.call(p.make_dir, i, path)
+            _portal.call(p.files.mkdir, i, path)
     _portal.call(p.write_file, i, f"{d}/f", b"f")
-    _portal.call(p.rename_path, i, f"{d}/f", f"{d}/out")  # replaces the link, never moves into /etc
-    assert _portal.call(p.stat_path, i, f"{d}/out").type == "file"
+    _portal.call(p.files.rename, i, f"{d}/f", f"{d}/out")  # replaces the link, never moves into /etc
+    assert _portal.call(p.files.stat, i, f"{d}/out").type == "file"
     assert _portal.call(ctx.sh, "test -d /etc && test ! -e /etc/f").ok
-    _portal.call(p.remove_path, i, f"{d}/dangling")
-    assert not _portal.call(p.file_exists, i, f"{d}/dangling")
+    _portal.call(p.files.remove, i, f"{d}/dangling")
+    assert not _portal.call(p.files.exists, i, f"{d}/dangling")
     assert _portal.call(ctx.sh, f"ln -s /etc {d}/out2").ok
-    _portal.call(p.remove_path, i, f"{d}/out2")  # the link, not /etc
+    _portal.call(p.files.remove, i, f"{d}/out2")  # the link, not /etc
     assert _portal.call(ctx.sh, "test -f /etc/passwd").ok
 
 
@@ -94,34 +94,34 @@ def test_a_name_with_a_newline(ctx: Context, d: str) -> None:
     p, i = ctx.provider, ctx.instance_id
     name, other = "a\nb", "c\n0\t644 x"
     assert _portal.call(ctx.sh, f"touch -- {shlex.quote(f'{d}/{name}')}").ok
-    info = _portal.call(p.stat_path, i, f"{d}/{name}")
+    info = _portal.call(p.files.stat, i, f"{d}/{name}")
     assert (info.name, info.path, info.type) == (name, f"{d}/{name}", "file"), info
-    _portal.call(p.rename_path, i, f"{d}/{name}", f"{d}/{other}")
-    assert [e.name for e in _portal.call(p.list_files, i, d)] == [other]
-    _portal.call(p.remove_path, i, f"{d}/{other}")
-    assert _portal.call(p.list_files, i, d) == []
+    _portal.call(p.files.rename, i, f"{d}/{name}", f"{d}/{other}")
+    assert [e.name for e in _portal.call(p.files.list, i, d)] == [other]
+    _portal.call(p.files.remove, i, f"{d}/{other}")
+    assert _portal.call(p.files.list, i, d) == []
 
 
 def test_errors_are_the_generic_paths(ctx: Context, d: str) -> None:
     p, i = ctx.provider, ctx.instance_id
     _portal.call(p.write_file, i, f"{d}/file", b"")
     for call in (
-        lambda: p.stat_path(i, f"{d}/gone"),
-        lambda: p.stat_path(i, f"{d}/file/under"),  # ENOTDIR: nothing there, as lstat says
-        lambda: p.remove_path(i, f"{d}/gone"),
-        lambda: p.rename_path(i, f"{d}/gone", f"{d}/new"),
+        lambda: p.files.stat(i, f"{d}/gone"),
+        lambda: p.files.stat(i, f"{d}/file/under"),  # ENOTDIR: nothing there, as lstat says
+        lambda: p.files.remove(i, f"{d}/gone"),
+        lambda: p.files.rename(i, f"{d}/gone", f"{d}/new"),
     ):
         with pytest.raises(PathNotFoundError, match="no such file or directory in the instance"):
             _portal.call(call)
-    assert not _portal.call(p.file_exists, i, f"{d}/file/under")
+    assert not _portal.call(p.files.exists, i, f"{d}/file/under")
     with pytest.raises(FileExistsError):
-        _portal.call(p.make_dir, i, f"{d}/file")
-    _portal.call(p.make_dir, i, f"{d}/dir")
-    _portal.call(p.make_dir, i, f"{d}/dir")  # exist_ok
+        _portal.call(p.files.mkdir, i, f"{d}/file")
+    _portal.call(p.files.mkdir, i, f"{d}/dir")
+    _portal.call(p.files.mkdir, i, f"{d}/dir")  # exist_ok
     with pytest.raises(FileExistsError):
-        _portal.call(lambda: p.make_dir(i, f"{d}/dir", exist_ok=False))
-    _portal.call(p.rename_path, i, f"{d}/file", f"{d}/new/parent/file")  # envd's Move makes parents
-    assert _portal.call(p.file_exists, i, f"{d}/new/parent/file")
+        _portal.call(lambda: p.files.mkdir(i, f"{d}/dir", exist_ok=False))
+    _portal.call(p.files.rename, i, f"{d}/file", f"{d}/new/parent/file")  # envd's Move makes parents
+    assert _portal.call(p.files.exists, i, f"{d}/new/parent/file")
 
 
 def test_the_fakes_envd_follows_links_as_envd_does(ctx: Context, d: str) -> None:

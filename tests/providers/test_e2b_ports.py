@@ -54,7 +54,7 @@ def _serve(p: E2BCompute, iid: str, body: str) -> None:
     is never asked while it starts: a loaded machine takes its time)."""
     _portal.call(p.write_file, iid, "site/page.txt", body)
     _portal.call(
-        p.start_process, iid, f"exec python3 -m http.server {PORT} --bind 127.0.0.1 --directory site"
+        p.processes.start, iid, f"exec python3 -m http.server {PORT} --bind 127.0.0.1 --directory site"
     )
     probe = f"python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {PORT}))'"
     wait_until(lambda: _portal.call(p.execute, iid, probe).exit_code == 0, 30)
@@ -73,7 +73,7 @@ def test_expose_gives_e2bs_https_preview_url_that_serves_the_port(
         assert client.get(f"{url}/page.txt").text == "from inside the sandbox\n"
     assert _portal.call(p.expose, iid, PORT) == url  # derived, not allocated: the same again
     assert _portal.call(E2BCompute().expose, iid, PORT) == url  # from another process's view too
-    assert not p.forwarding(iid, PORT)  # nothing of this process serves it: `compute port` ends
+    assert not p.forwarder.forwarding(iid, PORT)  # nothing of this process serves it: `compute port` ends
 
 
 def test_binary_bodies_arrive_intact(fake: E2BFake, running: tuple[E2BCompute, str, str]) -> None:

@@ -30,10 +30,10 @@ def test_it_is_a_contract_only_provider(ctx: Context) -> None:
 def test_unsupported_abilities_say_so_in_one_sentence(ctx: Context) -> None:
     p, iid = ctx.provider, ctx.instance_id
     for call in (
-        lambda: p.start_process(iid, "true"),
-        lambda: p.list_processes(iid),
+        lambda: p.processes.start(iid, "true"),
+        lambda: p.processes.list(iid),
         lambda: p.open_session(iid),
-        lambda: p.bind_env(iid, {"A": "1"}),
+        lambda: p.processes.bind_env(iid, {"A": "1"}),
     ):
         with pytest.raises(UnsupportedFeatureError, match="the fake provider does not support"):
             _portal.call(call)

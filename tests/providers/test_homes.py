@@ -41,9 +41,11 @@ attempts = {
     "pause": lambda: _portal.call(DockerCompute().pause, iid).status.value,
     "execute": lambda: _portal.call(DockerCompute().execute, iid, "echo $HOME_SECRET").stdout,
     "read_file": lambda: _portal.call(DockerCompute().read_file, iid, "/proc/1/environ").decode(),
-    "start_process": lambda: _portal.call(DockerCompute().start_process, iid, "echo $HOME_SECRET").process_id,
+    "start_process": lambda: _portal.call(
+        DockerCompute().processes.start, iid, "echo $HOME_SECRET"
+    ).process_id,
     "write_file": lambda: _portal.call(DockerCompute().write_file, iid, "/tmp/planted", "x"),
-    "bind_env": lambda: _portal.call(DockerCompute().bind_env, iid, {"HOME_SECRET": "replaced"}),
+    "bind_env": lambda: _portal.call(DockerCompute().processes.bind_env, iid, {"HOME_SECRET": "replaced"}),
     "open_pty": lambda: _portal.call(lambda: DockerCompute().open_pty(iid, command="env")),
     "expose": lambda: _portal.call(DockerCompute().expose, iid, 8000),
     "connect+exec": lambda: Sandbox.connect(iid).exec("echo $HOME_SECRET").stdout,

@@ -67,6 +67,6 @@ def test_where_portforward_is_forbidden_the_exec_relay_serves(ctx: Context, fake
         before = len(fake.exec_log)
         assert _get(_portal.call(provider.expose, ctx.instance_id, port) + "/page.txt") == body
         assert len(fake.exec_log) > before  # relayed through an exec stream
-        provider.stop_forwards(ctx.instance_id)
+        provider.forwarder.stop(ctx.instance_id)
     finally:
         fake.port_forwarding = True

@@ -55,10 +55,10 @@ def serve_on_every_address(provider: ComputeProvider, instance_id: str, port: in
     folder, body = f"tunnel-{uuid.uuid4().hex[:8]}", f"through the tunnel {uuid.uuid4().hex}\n"
     _portal.call(provider.write_file, instance_id, f"{folder}/page.txt", body)
     command = f"exec python3 -u -m http.server {port} --bind 0.0.0.0 --directory {folder}"
-    proc = _portal.call(provider.start_process, instance_id, command)
+    proc = _portal.call(provider.processes.start, instance_id, command)
 
     async def started() -> None:
-        read = provider.read_process_output
+        read = provider.processes.output
         with anyio.fail_after(30):
             while not re.search(rb"port \d+", await read(instance_id, proc.process_id)):
                 await anyio.sleep(0.1)
@@ -82,7 +82,7 @@ def test_a_declared_port_goes_through_the_tunnel(provider: ComputeProvider, fake
     fake.state.calls.clear()
     url = _portal.call(provider.expose, declared, DECLARED)
     assert urlsplit(url).scheme == "https" and fake.state.calls.get("SandboxGetTunnelsV2") == 1, url
-    assert not provider.forwarding(declared, DECLARED), "a tunnel port must not be relayed here"
+    assert not provider.forwarder.forwarding(declared, DECLARED), "a tunnel port must not be relayed here"
     assert get_https(f"{url}/page.txt", fake.state.tls.ca_file) == body
     assert _portal.call(provider.expose, declared, DECLARED) == url, "the same port gives the same URL"
 
@@ -91,7 +91,7 @@ def test_an_undeclared_port_goes_through_the_relay(provider: ComputeProvider, de
     port, body = _portal.call(serve_here, Context(provider, declared), declared)  # on its 127.0.0.1
     url = _portal.call(provider.expose, declared, port)
     assert urlsplit(url).scheme == "http" and urlsplit(url).hostname == "127.0.0.1", url
-    assert provider.forwarding(declared, port), "a port Modal opened no tunnel for is relayed here"
+    assert provider.forwarder.forwarding(declared, port), "a port Modal opened no tunnel for is relayed here"
     assert _portal.call(fetch, f"{url}/page.txt") == body
 
 
@@ -100,7 +100,7 @@ def test_another_process_finds_the_tunnel_by_tag(provider: ComputeProvider, decl
     url = _portal.call(provider.expose, declared, DECLARED)
     other = ModalCompute(image=IMAGE)  # knows the instance only from Modal's list and its tags
     assert _portal.call(other.expose, declared, DECLARED) == url
-    assert not other.forwarding(declared, DECLARED)
+    assert not other.forwarder.forwarding(declared, DECLARED)
 
 
 def test_the_tunnel_ends_with_the_instance(provider: ComputeProvider, fake: Any) -> None:

@@ -37,7 +37,7 @@ kind, marker, spec = sys.argv[1:4]
 p = LocalCompute() if kind == "local" else SSHCompute(**json.loads(spec))
 iid = _portal.call(p.provision, {"idle_timeout_s": 2, "idle_action": "pause"}).instance_id
 _portal.call(p.write_file, iid, "notes.txt", "kept across idle")
-_portal.call(p.start_process, iid, f"sleep {marker}")
+_portal.call(p.processes.start, iid, f"sleep {marker}")
 _portal.call(p.execute, iid, f"setsid sleep {marker} >/dev/null 2>&1 &")
 time.sleep(0.5)
 print(iid, flush=True)
@@ -70,7 +70,7 @@ def test_a_pause_ends_every_process_keeps_the_files_and_a_call_resumes(
     marker = unique_marker()
     try:
         _portal.call(provider.write_file, instance_id, "kept.txt", "kept")
-        _portal.call(provider.start_process, instance_id, f"sleep {marker}")
+        _portal.call(provider.processes.start, instance_id, f"sleep {marker}")
         _portal.call(provider.execute, instance_id, f"setsid sleep {marker} >/dev/null 2>&1 &")
         wait_until(lambda: len(processes_running(marker)) == 2, 10)
         assert _portal.call(provider.pause, instance_id).status is InstanceStatus.PAUSED

@@ -99,7 +99,7 @@ def test_an_instance_without_python3_is_refused_in_one_sentence(
     with pytest.raises(UnsupportedFeatureError, match="no python3") as refused:
         _portal.call(provider.expose, provider_id, 8000)
     assert "\n" not in str(refused.value)
-    assert not provider.forwarding(provider_id, 8000)
+    assert not provider.forwarder.forwarding(provider_id, 8000)
 
 
 def test_local_gives_the_port_itself_and_refuses_without_network(
@@ -133,7 +133,7 @@ def test_cli_port_forwards_until_interrupted(
     provider = provider_named("docker", request)
     instance = make(provider)
     port, body, _ = served(instance)
-    provider.stop_forwards(instance[1])  # the command's own forward is the one under test
+    provider.forwarder.stop(instance[1])  # the command's own forward is the one under test
     command = [sys.executable, "-c", "from praisonai.cli import main; main()", "compute", "port"]
     child = subprocess.Popen(
         [*command, instance[1], str(port)],
@@ -188,7 +188,7 @@ def test_large_bodies_and_concurrent_connections_arrive_intact(
     _portal.call(provider.execute, provider_id, "mkdir -p big && head -c 8388608 /dev/urandom > big/blob")
     digest = _portal.call(provider.execute, provider_id, "sha256sum big/blob").stdout.split()[0]
     server = "exec python3 -m http.server 8000 --bind 127.0.0.1 --directory big"  # reached by the relay
-    _portal.call(provider.start_process, provider_id, server)
+    _portal.call(provider.processes.start, provider_id, server)
     url = _portal.call(provider.expose, provider_id, 8000)
     _portal.call(fetch, url)  # waits until the server answers
 
@@ -214,7 +214,7 @@ def test_docker_connects_straight_to_a_server_on_every_address(
     provider = provider_named("docker", request)
     provider_id = make(provider)[1]
     _portal.call(provider.write_file, provider_id, "direct/page.txt", "straight\n")
-    _portal.call(provider.start_process, provider_id, "exec python3 -m http.server 8000 --directory direct")
+    _portal.call(provider.processes.start, provider_id, "exec python3 -m http.server 8000 --directory direct")
     url = _portal.call(provider.expose, provider_id, 8000)
     assert get(url) == "straight\n"
 

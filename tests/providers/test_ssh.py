@@ -213,12 +213,12 @@ def test_env_values_never_appear_on_a_command_line(
     secret = f"s3cret-{os.getpid()}"
     provider = SSHCompute(**sshd.connect_kwargs())
     instance_id = provision(provider, made, {"env": {"API_TOKEN": secret}})
-    process = _portal.call(provider.start_process, instance_id, 'sleep 30; echo "$API_TOKEN"')
+    process = _portal.call(provider.processes.start, instance_id, 'sleep 30; echo "$API_TOKEN"')
     try:
         assert _portal.call(provider.execute, instance_id, 'echo "$API_TOKEN"').stdout == f"{secret}\n"
         assert processes_with(secret.encode()) == []
     finally:
-        _portal.call(provider.kill_process, instance_id, process.process_id)
+        _portal.call(provider.processes.kill, instance_id, process.process_id)
 
 
 def test_file_paths_outside_the_workspace_are_refused(
@@ -240,7 +240,7 @@ def test_shutdown_kills_every_process_of_the_instance(
     instance_id = provision(provider, made)
     marker = unique_marker()
     _portal.call(provider.execute, instance_id, f"setsid sleep {marker} >/dev/null 2>&1 &")
-    _portal.call(provider.start_process, instance_id, f"sleep {marker}")
+    _portal.call(provider.processes.start, instance_id, f"sleep {marker}")
     # the background process starts after start_process returns
     wait_until(lambda: len(processes_running(marker)) == 2, 5)
     assert _portal.call(provider.shutdown, instance_id) is True

@@ -33,9 +33,9 @@ def test_a_pause_is_tenkis_own_on_the_same_sandbox(provider: TenkiCompute, fake:
         assert _portal.call(provider.resume, iid).status is InstanceStatus.RUNNING
         assert fake.find(iid) is box  # the same sandbox, not a replacement
         # /tmp (the background spool) was emptied by the resume: background processes still start
-        started = _portal.call(provider.start_process, iid, "echo bg")
-        _portal.call(lambda: provider.wait_process(iid, started.process_id, timeout=30))
-        assert _portal.call(provider.read_process_output, iid, started.process_id) == b"bg\n"
+        started = _portal.call(provider.processes.start, iid, "echo bg")
+        _portal.call(lambda: provider.processes.wait(iid, started.process_id, timeout=30))
+        assert _portal.call(provider.processes.output, iid, started.process_id) == b"bg\n"
     finally:
         _portal.call(provider.shutdown, iid)
 

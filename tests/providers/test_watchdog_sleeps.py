@@ -147,7 +147,7 @@ def test_a_background_fork_bomb_is_found_while_nobody_sends_requests(
     idle limit): its fork bomb, started after the last request, is killed without another."""
     monkeypatch.setattr(_spec, "PIDS_LIMIT", 64)
     provider, instance_id = made()
-    _portal.call(provider.start_process, instance_id, "sleep 3; bash -c ':(){ :|:& };:'")
+    _portal.call(provider.processes.start, instance_id, "sleep 3; bash -c ':(){ :|:& };:'")
     wait_until(lambda: "reached its process limit" in watchdog_notices(instance_id), 60)
     assert container_running(instance_id)
     assert execute(provider, instance_id, "echo alive").stdout == "alive\n"
@@ -171,6 +171,6 @@ def test_processes_that_come_and_go_keep_the_watchdog_looking(
     the bomb that follows it is still found."""
     monkeypatch.setattr(_spec, "PIDS_LIMIT", 400)
     provider, instance_id = made()
-    _portal.call(provider.start_process, instance_id, _HOPS_THEN_BOMB)
+    _portal.call(provider.processes.start, instance_id, _HOPS_THEN_BOMB)
     wait_until(lambda: "reached its process limit" in watchdog_notices(instance_id), 30)
     assert execute(provider, instance_id, "echo alive").stdout == "alive\n"

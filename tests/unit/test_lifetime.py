@@ -19,6 +19,7 @@ import pytest
 from praisonai import ComputeConfig, ConfigError
 from praisonai._ledger import Ledger, LedgerEntry
 from praisonai._lifetime import DEFAULT_LIFETIME, Lifetime, check_setting, whole_units
+from praisonai._types import Capability
 from praisonai.compute import _activity, _home_reaper, _reaper
 from praisonai.compute.providers.local import LocalCompute
 from praisonai.compute.watchdog import watchdog_command
@@ -162,3 +163,18 @@ def test_every_provider_takes_a_limit_in_whole_units_rounded_up() -> None:
     """One conversion for the watchdog (seconds) and Daytona (minutes): never stop early."""
     assert whole_units(None) == 0 and whole_units(2.1) == 3 and whole_units(3) == 3
     assert whole_units(61, 60) == 2 and whole_units(60, 60) == 1 and whole_units(None, 60) == 0
+
+
+def test_the_home_reaper_watches_what_cannot_stop_itself_as_its_capabilities_say() -> None:
+    from praisonai.compute.registry import provider_class
+
+    reaps, pauses, never = Lifetime(True, 2), Lifetime(True, 2, idle_action="pause"), Lifetime(False, 2)
+    for name in ("local", "ssh", "tenki", "docker", "e2b", "daytona", "flyio", "modal"):
+        stops_itself = Capability.SELF_STOP in provider_class(name).capabilities
+        assert _home_reaper.watches(name, reaps) is not stops_itself, name
+        assert not _home_reaper.watches(name, never), name
+    # Tenki ignores an idle timeout: only a process of ours can stop an idle one whose client died
+    assert _home_reaper.watches("tenki", reaps)
+    # Modal ends an idle sandbox itself, files and all: a pausing one is ours to pause
+    assert not _home_reaper.watches("modal", reaps) and _home_reaper.watches("modal", pauses)
+    assert not _home_reaper.watches("no-such-provider", reaps)  # nothing here could stop it

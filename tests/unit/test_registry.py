@@ -47,11 +47,11 @@ def test_a_provider_whose_package_cannot_be_imported_is_one_sentence_not_a_crash
 ) -> None:
     from importlib.metadata import EntryPoint
 
-    from praisonai.compute import registry
+    from praisonai.compute import entry_points, registry
 
-    ghost = EntryPoint("ghost", "praisonai_no_such_package.provider:GhostCompute", registry.GROUP)
-    real = registry._entry_points()
-    monkeypatch.setattr(registry, "_entry_points", lambda: {**real, "ghost": ghost})
+    ghost = EntryPoint("ghost", "praisonai_no_such_package.provider:GhostCompute", entry_points.GROUP)
+    real = entry_points.all_entry_points()
+    monkeypatch.setattr(entry_points, "all_entry_points", lambda: {**real, "ghost": ghost})
     with pytest.raises(MissingDependencyError, match=r"ghost provider .* cannot be loaded"):
         registry.resolve_compute("ghost")
     (status,) = [s for s in registry.provider_statuses() if s.name == "ghost"]

@@ -19,11 +19,12 @@ from praisonai import _portal
 from praisonai._errors import ConfigError, EnvironmentFileError
 from praisonai._limits import DEFAULT_CAPTURE_PRUNE_DAYS
 from praisonai._times import duration
-from praisonai._types import Capability
+from praisonai._types import Capability, CaptureInfo
 from praisonai.cli import _output
 from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllowHostMountsOpt, JsonOpt
 from praisonai.cli.env.plan import plan_flavour, plan_provider
+from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import DEFAULT_ORDER, available_providers, resolve_compute
 from praisonai.sandbox import AsyncSandbox, provisioning
@@ -205,7 +206,7 @@ def build(
     if not config.capture:
         raise ConfigError("the definition says capture: false")
     tag = config.capture_tag()
-    if tag in [c.name for c in _portal.call(provider.list_captures)]:
+    if tag in [c.name for c in _captures(provider)]:
         built(tag, None, f"up to date: capture {tag} of definition {definition}")
         return
     started = time.monotonic()
@@ -246,15 +247,18 @@ def captures(
     if prune:
         days = DEFAULT_CAPTURE_PRUNE_DAYS if older_than is None and keep is None else older_than
         seconds = None if days is None else days * 86400
-        removed = _portal.call(
-            lambda: provider.prune_captures(older_than_s=seconds, keep=keep, dry_run=dry_run)
+        capturer = provider.capturer  # none: nothing was captured, nothing to prune
+        removed = (
+            []
+            if capturer is None
+            else _portal.call(lambda: capturer.prune(older_than_s=seconds, keep=keep, dry_run=dry_run))
         )
         verb = "would remove" if dry_run else "removed"
         for capture in removed:
             print(_output.safe(f"{verb} {capture.name} (definition {capture.definition})"))  # image labels
         print(f"{len(removed)} {'would go' if dry_run else 'removed'}")
         return
-    found = _portal.call(provider.list_captures)
+    found = _captures(provider)
     if json_:
         _output.print_json({"captures": [dataclasses.asdict(c) for c in found]})
         return
@@ -275,3 +279,9 @@ def captures(
 def _allowing(allow_host_mounts: bool) -> dict[str, bool] | None:
     """The explicit config of ``--allow-host-mounts``: only when given, so nothing else changes."""
     return {"allow_host_mounts": True} if allow_host_mounts else None
+
+
+def _captures(provider: ComputeProvider) -> list[CaptureInfo]:
+    """The provider's captures, most recently used first (none when it cannot capture)."""
+    capturer = provider.capturer
+    return [] if capturer is None else _portal.call(capturer.captures)

@@ -14,7 +14,8 @@ from praisonai._types import Capability
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.capabilities import GOVERNED_FIELDS, needs_of
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.registry import ALIASES, provider_class, resolve_compute, shown_name
+from praisonai.compute.entry_points import ALIASES
+from praisonai.compute.registry import provider_class, resolve_compute, shown_name
 from praisonai.sandbox.environment import EnvironmentDefinition
 
 

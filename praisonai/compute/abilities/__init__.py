@@ -1,46 +1,46 @@
 """The contract's optional abilities, one small module per group.
 
-| module        | methods                                             | turned on by             |
-|---------------|-----------------------------------------------------|--------------------------|
-| ``captures``  | the ``Capturer`` part: ``list/prune_captures``      | holding a ``capturer``   |
-| ``processes`` | the ``ProcessTable`` part: ``start/list/get/wait/`` | holding ``processes``    |
-|               | ``kill_process``, output, ``bind_env``              |                          |
-| ``sessions``  | the ``ShellSessions`` part: ``open_session``        | holding ``sessions``     |
-| ``run_once``  | the ``Launcher`` part (``run_once`` is the base's)  | holding a ``launcher``   |
-| ``pause``     | the ``Pauser`` part: ``pause``, ``resume``          | holding a ``pauser``     |
-| ``ports``     | the ``Forwarder`` part: ``expose``                  | holding a ``forwarder``  |
-| ``egress``    | the ``Egress`` part (an allowlist's proxy)          | ``NETWORK_ALLOWLIST``    |
-| ``pty``       | the ``Terminals`` part (and the ``Pty`` handle)     | holding ``terminals``    |
+| module        | what the provider holds                              | turned on by               |
+|---------------|------------------------------------------------------|----------------------------|
+| ``captures``  | the ``Capturer`` part (``capturer``)                 | holding a ``capturer``     |
+| ``processes`` | the ``ProcessTable`` part, used through ``Processes``| holding a ``process_table``|
+|               | (``provider.processes.start/list/get/output/wait/``  |                            |
+|               | ``kill/bind_env``)                                   |                            |
+| ``sessions``  | the ``ShellSessions`` part: ``open_session``         | holding ``sessions``       |
+| ``run_once``  | the ``Launcher`` part (``run_once`` is the base's)   | holding a ``launcher``     |
+| ``pause``     | the ``Pauser`` part: ``pause``, ``resume``           | holding a ``pauser``       |
+| ``ports``     | the ``Forwarder`` part: ``expose``                   | holding a ``forwarder``    |
+| ``egress``    | the ``Egress`` part (an allowlist's proxy), held by  | ``NETWORK_ALLOWLIST``      |
+|               | the providers that run one and asked only by them    |                            |
+| ``pty``       | the ``Terminals`` part (and the ``Pty`` handle)      | holding ``terminals``      |
 
-Each refuses with one sentence when the provider holds no such part (captures list nothing). The
+Each refuses with one sentence when the provider holds no such part. The
 channel (``compute.channel``) gives processes and sessions to any provider with a byte stream.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
-import anyio
-
-from praisonai._errors import ConfigError
+from praisonai._errors import ConfigError, UnsupportedFeatureError
 from praisonai._limits import PTY_DEFAULT_COLS, PTY_DEFAULT_ROWS, check_timeout
-from praisonai._types import Capability, CaptureInfo, InstanceInfo, ProcessInfo
+from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, OutputSink, Stdin
 from praisonai.compute import _activity, lifecycle
 from praisonai.compute.abilities.captures import Capturer, SnapshotRef
 from praisonai.compute.abilities.egress import Egress
 from praisonai.compute.abilities.part import Part, held, held_capabilities, part
 from praisonai.compute.abilities.pause import Pauser
 from praisonai.compute.abilities.ports import Forwarder, NoForwards
-from praisonai.compute.abilities.processes import ProcessTable
+from praisonai.compute.abilities.processes import Processes, ProcessTable
 from praisonai.compute.abilities.pty import Pty, Terminals, pty_argv, pty_size
 from praisonai.compute.abilities.run_once import Launcher
 from praisonai.compute.abilities.sessions import ShellSessions
-from praisonai.compute.requests import checked_env
-from praisonai.runtime.processes import checked_id, found_one
+from praisonai.compute.config import ComputeConfig
 
 if TYPE_CHECKING:
+    from praisonai.compute.base import ComputeProvider
     from praisonai.runtime.session import ShellSession
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "Part",
     "Pauser",
     "ProcessTable",
+    "Processes",
     "Pty",
     "ShellSessions",
     "SnapshotRef",
@@ -65,14 +66,16 @@ __all__ = [
 class OptionalAbilities:
     """Every method of :class:`~praisonai.compute.base.ComputeProvider` that a provider may lack:
     the declaration of each kind of part (``compute.abilities.part``, ``None`` here) and the
-    public method that checks the id, asks for the part, calls it and marks the ledger."""
+    public method that checks the id, asks for the part, calls it and marks the ledger (or, for
+    an ability of several calls, the front object that does: ``processes``)."""
 
     name: ClassVar[str]
     capabilities: frozenset[Capability]
 
-    if TYPE_CHECKING:  # ComputeProvider writes it: refuse an id that is not one of this provider's
+    if TYPE_CHECKING:  # ComputeProvider writes them: refuse an id or a config this provider cannot take
 
         def _check_id(self, instance_id: object) -> None: ...
+        def check_supported(self, cfg: ComputeConfig) -> None: ...
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         """A class's ``capabilities`` are what it declares for its core plus what its parts bring:
@@ -174,28 +177,7 @@ class OptionalAbilities:
         forwarder = held(self.forwarder, self.name, "exposing ports", "expose", Capability.PORTS)
         return await forwarder.expose(instance_id, port)
 
-    def stop_forwards(self, instance_id: str) -> None:
-        """Stop this process's forwards to the instance: nothing listens on their URLs afterwards
-        (``shutdown`` does it too; a ``Sandbox`` handle does it when closed)."""
-        if (forwarder := self.forwarder) is not None:
-            forwarder.stop(instance_id)
-
-    def forwarding(self, instance_id: str, port: int) -> bool:
-        """Whether ``expose`` started a forwarder in this process for that port: its URL works
-        only while this process runs (the CLI's ``compute port`` then stays in the foreground)."""
-        forwarder = self.forwarder
-        return forwarder is not None and forwarder.forwarding(instance_id, port)
-
-    # ---- egress ------------------------------------------------------------------------------
-
-    @functools.cached_property
-    def egress(self) -> Egress | None:
-        """The provider's egress proxy for allowlists (``compute.abilities.egress``), or None: it
-        has none (a cloud vendor enforces allowlists itself). Asked only by its own provider's
-        provisioning; it brings no capability (``NETWORK_ALLOWLIST`` is declared)."""
-        return None
-
-    # ---- captures: the capturer, and the one-shot launcher ----------------------------------
+    # ---- captures: the capturer --------------------------------------------------------------
 
     @part(Capability.CAPTURE, held=False)
     def capturer(self) -> Capturer | None:
@@ -203,21 +185,7 @@ class OptionalAbilities:
         provider cannot (every instance then runs its own setup)."""
         return None
 
-    async def list_captures(self) -> list[CaptureInfo]:
-        """Saved post-setup states, most recently used first (none without ``capture``)."""
-        capturer = self.capturer
-        return [] if capturer is None else await capturer.captures()
-
-    async def prune_captures(
-        self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
-    ) -> list[CaptureInfo]:
-        """Remove captures unused for ``older_than_s`` seconds and all but the ``keep`` most
-        recently used (those an instance still runs from stay); return what was (or would be)
-        removed."""
-        capturer = self.capturer
-        if capturer is None:
-            return []
-        return await capturer.prune(older_than_s=older_than_s, keep=keep, dry_run=dry_run)
+    # ---- one-shot runs: the launcher -------------------------------------------------------
 
     @part(None, held=False)
     def launcher(self) -> Launcher | None:
@@ -225,79 +193,68 @@ class OptionalAbilities:
         provider has no one-shot path (a run then provisions, executes and shuts down)."""
         return None
 
+    def runs_once(self, config: object = None) -> bool:
+        """Whether :meth:`run_once` can serve ``config``: this provider's ``launcher`` serves it, and
+        the config asks for no step before the command (packages, setup, refresh), no ``ttl_s``
+        (the instance lives as long as its command, within the run's timeout) and no pause."""
+        cfg = ComputeConfig.coerce(config)
+        if self.launcher is None or not self.launcher.serves(cfg):
+            return False
+        return not (cfg.packages or cfg.setup or cfg.refresh or cfg.ttl_s is not None or cfg.lifetime.pauses)
+
+    async def run_once(
+        self,
+        config: object,
+        command: str,
+        *,
+        timeout: float | None,
+        on_output: OutputSink,
+        stdin: Stdin | None = None,
+        on_start: Callable[[], None] | None = None,
+    ) -> ExecResult:
+        """Run ``command`` (a shell line, for ``sh -c``) once, in a fresh instance of ``config``
+        that is removed afterwards, as ``docker run --rm`` does; cheaper than ``provision``,
+        ``execute`` and ``shutdown`` where the provider can start the instance with the command.
+
+        Output goes to ``on_output`` as it comes and is not kept: the result's ``stdout`` and
+        ``stderr`` are empty. ``stdin`` is the command's input (closed when ``None``);
+        ``on_start`` is called once the command has been started. At the ``timeout`` the instance
+        is removed, and the result says ``timed_out`` (exit code 124). The instance has a ledger
+        row from before it exists until it is gone; when this call is cancelled, or fails, the
+        instance is removed before it returns.
+
+        Raises:
+            ConfigError: the config is invalid, asks for what the provider cannot honour, or
+                needs steps before the command (see :meth:`runs_once`).
+            ProvisionError: the instance could not be started.
+        """
+        cfg = ComputeConfig.coerce(config)
+        self.check_supported(cfg)
+        if not self.runs_once(cfg) or (launcher := self.launcher) is None:
+            raise UnsupportedFeatureError(
+                f"the {self.name} provider cannot run this config in one shot (it has no one-shot "
+                f"path, or the config has packages, setup or refresh steps, or a ttl): provision it instead",
+                op="provision",
+            )
+        request = ExecRequest(
+            command, timeout=check_timeout(timeout, allow_zero=False), on_output=on_output, stdin=stdin
+        )
+        return await lifecycle.run_once(cast("ComputeProvider", self), launcher, cfg, request, on_start)
+
     # ---- background processes and bound env: the process table ------------------------------
 
     @part(Capability.PROCESSES, held=False)
-    def processes(self) -> ProcessTable | None:
+    def process_table(self) -> ProcessTable | None:
         """The part that runs background processes in instances and binds env there, or None:
         the provider cannot."""
         return None
 
-    async def start_process(
-        self, instance_id: str, command: str, *, cwd: str | None = None, env: Mapping[str, str] | None = None
-    ) -> ProcessInfo:
-        """Start ``command`` in the background and return at once. Its output is spooled inside
-        the instance, so any process can read it, wait for it or kill it later by its id."""
-        self._check_id(instance_id)
-        table = _table(self)
-        _activity.touch(instance_id)
-        return await table.start(instance_id, command, cwd, checked_env(env or {}))
-
-    async def list_processes(self, instance_id: str) -> list[ProcessInfo]:
-        """Every background process started in the instance, by any client."""
-        self._check_id(instance_id)
-        table = _table(self)
-        _activity.touch(instance_id)
-        return await table.started(instance_id)
-
-    async def get_process(self, instance_id: str, process_id: str) -> ProcessInfo:
-        """The background process's state (output, wait and kill look it up here first)."""
-        self._check_id(instance_id)
-        table = _table(self)
-        _activity.touch(instance_id)  # polling a process (wait_process) is activity too
-        found = await table.started(instance_id, checked_id(process_id))
-        return found_one(found, process_id, instance_id)
-
-    async def read_process_output(
-        self,
-        instance_id: str,
-        process_id: str,
-        *,
-        stream: Literal["stdout", "stderr"] = "stdout",
-        offset: int = 0,
-        limit: int | None = None,
-    ) -> bytes:
-        """The process's output from byte ``offset`` (at most ``limit`` bytes), while it runs or after."""
-        await self.get_process(instance_id, process_id)
-        spooled: Literal["out", "err"] = "out" if stream == "stdout" else "err"
-        return await _table(self).output(instance_id, process_id, spooled, offset, limit)
-
-    async def wait_process(
-        self, instance_id: str, process_id: str, timeout: float | None = None
-    ) -> ProcessInfo:
-        """Wait until the process ends (or ``timeout`` passes) and return its state (polled
-        through ``get_process``, backing off to twice a second)."""
-        delay = 0.01
-        with anyio.move_on_after(check_timeout(timeout)):
-            while (info := await self.get_process(instance_id, process_id)).running:
-                await anyio.sleep(delay)
-                delay = min(delay * 2, 0.5)
-            return info
-        return await self.get_process(instance_id, process_id)
-
-    async def kill_process(self, instance_id: str, process_id: str) -> None:
-        """Kill the process and everything it started; idempotent."""
-        await self.get_process(instance_id, process_id)
-        await _table(self).kill(instance_id, process_id)
-
-    async def bind_env(self, instance_id: str, env: Mapping[str, str]) -> None:
-        """Add ``env`` to the environment of every later command in the instance (exec,
-        background processes and sessions, from any process); a later binding overrides an
-        earlier one name by name. For env that must not exist before the instance is handed out
-        (the secrets of a warm pool's claimer)."""
-        self._check_id(instance_id)
-        table = _table(self, "binding env to an instance", "bind_env")
-        await table.bind_env(instance_id, checked_env(env))
+    @functools.cached_property
+    def processes(self) -> Processes:
+        """Background processes and bound env (``start``, ``list``, ``get``, ``output``,
+        ``wait``, ``kill``, ``bind_env``), done by :attr:`process_table`; without it each call
+        refuses in one sentence."""
+        return Processes(self.process_table, self.name, self._check_id)
 
     # ---- shell sessions ----------------------------------------------------------------------
 
@@ -317,10 +274,3 @@ class OptionalAbilities:
         session = await sessions.open(instance_id, cwd)
         _activity.watch_session(instance_id, session)
         return session
-
-
-def _table(
-    provider: OptionalAbilities, what: str = "background processes", op: str = "process"
-) -> ProcessTable:
-    """The provider's process table, or the one-sentence refusal of ``what`` (operation ``op``)."""
-    return held(provider.processes, provider.name, what, op, Capability.PROCESSES)

@@ -3,9 +3,8 @@
 
 A provider that captures holds a :class:`Capturer` (docker commits the container to an image; E2B,
 Daytona and Tenki take a named snapshot; Modal snapshots the filesystem);
-``praisonai.compute.lifecycle`` decides when to save and when to start from a capture. The public
-``list_captures`` and ``prune_captures`` (``OptionalAbilities``) ask the part; without one they list
-and remove nothing.
+``praisonai.compute.lifecycle`` decides when to save and when to start from a capture; ``praisonai
+env captures`` lists and prunes them through the part (without one there is nothing to list).
 """
 
 from __future__ import annotations
@@ -65,7 +64,7 @@ class Capturer(Protocol):
         return []
 
     async def prune(
-        self, *, older_than_s: float | None, keep: int | None, dry_run: bool
+        self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
     ) -> list[CaptureInfo]:
         """Remove captures unused for ``older_than_s`` seconds and all but the ``keep`` most
         recently used (those an instance still runs from stay); return what was (or would be)

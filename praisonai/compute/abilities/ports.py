@@ -3,9 +3,9 @@
 
 A forwarder gives a URL on this host's loopback (a relay through the instance's exec stream, an
 SSH forward, the port itself where the instance shares the host's network: the machinery is
-``compute.forwards``) or the vendor's own (a preview link, a tunnel). The public ``expose``,
-``stop_forwards`` and ``forwarding`` of ``ComputeProvider`` check the id and the port and ask it;
-without one ``expose`` refuses with one sentence.
+``compute.forwards``) or the vendor's own (a preview link, a tunnel). The public ``expose`` of
+``ComputeProvider`` checks the id and the port and asks it; without one it refuses with one
+sentence. Shutting an instance down (or closing its ``Sandbox``) asks the part to ``stop``.
 """
 
 from __future__ import annotations

@@ -269,7 +269,7 @@ async def a_missing_ability_is_refused_in_one_sentence(ctx: Context) -> None:
         Capability.PAUSE: lambda: p.pause(iid),
         Capability.PTY: lambda: p.open_pty(iid, command="true"),
         Capability.PORTS: lambda: p.expose(iid, 8080),
-        Capability.PROCESSES: lambda: p.start_process(iid, "true"),
+        Capability.PROCESSES: lambda: p.processes.start(iid, "true"),
         Capability.SESSIONS: lambda: p.open_session(iid),
     }
     for capability, call in calls.items():

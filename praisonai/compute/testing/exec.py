@@ -100,12 +100,12 @@ async def two_hundred_concurrent_commands(ctx: Context) -> None:
 
 @suite.check(PROCESSES, channel=True)
 async def killed_helper_is_survived(ctx: Context) -> None:
-    await ctx.provider.list_processes(ctx.instance_id)  # opens the channel
+    await ctx.provider.processes.list(ctx.instance_id)  # opens the channel
     channel = await _channelled(ctx)._channels.get(ctx.instance_id)
     if not channel.transport.signal_group(signal.SIGKILL):
         await ctx.sh(f"kill -9 {channel.helper_pid}", privileged=True)  # commands may not (docker)
     await anyio.sleep(0.1)
-    assert isinstance(await ctx.provider.list_processes(ctx.instance_id), list)
+    assert isinstance(await ctx.provider.processes.list(ctx.instance_id), list)
     r = await ctx.sh("echo back")
     assert r.stdout == "back\n", r
     again = await _channelled(ctx)._channels.get(ctx.instance_id)
@@ -183,18 +183,22 @@ async def _kill_at(ctx: Context, killer: Any, point: str) -> None:
 @suite.check(PROCESSES)
 async def background_process_lifecycle(ctx: Context) -> None:
     p = ctx.provider
-    info = await p.start_process(ctx.instance_id, "echo out; echo err >&2; sleep 0.3; exit 5", env={"A": "1"})
+    info = await p.processes.start(
+        ctx.instance_id, "echo out; echo err >&2; sleep 0.3; exit 5", env={"A": "1"}
+    )
     assert info.running
-    done = await p.wait_process(ctx.instance_id, info.process_id, timeout=30)
+    done = await p.processes.wait(ctx.instance_id, info.process_id, timeout=30)
     assert done.state == "exited" and done.exit_code == 5, done
-    assert await p.read_process_output(ctx.instance_id, info.process_id) == b"out\n"
-    assert await p.read_process_output(ctx.instance_id, info.process_id, stream="stderr", offset=1) == b"rr\n"
+    assert await p.processes.output(ctx.instance_id, info.process_id) == b"out\n"
+    assert await p.processes.output(ctx.instance_id, info.process_id, stream="stderr", offset=1) == b"rr\n"
     # unique sleep lengths, to find our processes among others (a local instance sees the host's)
     token = f"300.{uuid.uuid4().int % 10**9}"
-    tree = await p.start_process(ctx.instance_id, f"sleep {token}1 & setsid sleep {token}2 & sleep {token}3")
+    tree = await p.processes.start(
+        ctx.instance_id, f"sleep {token}1 & setsid sleep {token}2 & sleep {token}3"
+    )
     await anyio.sleep(0.3)
-    await p.kill_process(ctx.instance_id, tree.process_id)
-    killed = await p.wait_process(ctx.instance_id, tree.process_id, timeout=10)
+    await p.processes.kill(ctx.instance_id, tree.process_id)
+    killed = await p.processes.wait(ctx.instance_id, tree.process_id, timeout=10)
     assert not killed.running, killed
     await anyio.sleep(0.2)
     # -a and ".": a cmdline's arguments are NUL-separated (see timeout_kills_process_tree)
@@ -212,11 +216,11 @@ def _alive(cmdline_path: str, token: str) -> bool:
 
 @suite.check(PROCESSES)
 async def background_process_found_from_another_process(ctx: Context) -> None:
-    info = await ctx.provider.start_process(ctx.instance_id, "echo from-afar")
-    await ctx.provider.wait_process(ctx.instance_id, info.process_id, timeout=30)
+    info = await ctx.provider.processes.start(ctx.instance_id, "echo from-afar")
+    await ctx.provider.processes.wait(ctx.instance_id, info.process_id, timeout=30)
     output = await ctx.in_child(
-        f"out = anyio.run(lambda: p.read_process_output({ctx.instance_id!r}, {info.process_id!r}))\n"
-        f"state = anyio.run(lambda: p.get_process({ctx.instance_id!r}, {info.process_id!r}))\n"
+        f"out = anyio.run(lambda: p.processes.output({ctx.instance_id!r}, {info.process_id!r}))\n"
+        f"state = anyio.run(lambda: p.processes.get({ctx.instance_id!r}, {info.process_id!r}))\n"
         "print(out.decode().strip(), state.exit_code)\n"
     )
     assert output.split() == ["from-afar", "0"], output
@@ -255,8 +259,8 @@ async def session_keeps_state_and_survives_exit(ctx: Context) -> None:
 @suite.check(PROCESSES, SESSIONS)
 async def bound_env_reaches_commands_processes_and_sessions(ctx: Context) -> None:
     provider, iid = ctx.provider, ctx.instance_id
-    await provider.bind_env(iid, {"PRAISONAI_BOUND": "b 'q' $x", "PRAISONAI_OTHER": "o"})
-    await provider.bind_env(iid, {"PRAISONAI_BOUND": "second"})  # later bindings win, name by name
+    await provider.processes.bind_env(iid, {"PRAISONAI_BOUND": "b 'q' $x", "PRAISONAI_OTHER": "o"})
+    await provider.processes.bind_env(iid, {"PRAISONAI_BOUND": "second"})  # later bindings win, name by name
     try:
         r = await ctx.sh('echo "$PRAISONAI_BOUND/$PRAISONAI_OTHER"')
         assert r.stdout == "second/o\n", r
@@ -265,11 +269,11 @@ async def bound_env_reaches_commands_processes_and_sessions(ctx: Context) -> Non
             assert (await session.run('echo "$PRAISONAI_BOUND"')).stdout == "second\n"
         finally:
             await session.close()
-        process = await provider.start_process(iid, 'echo "$PRAISONAI_OTHER"')
-        await provider.wait_process(iid, process.process_id, timeout=10)
-        assert await provider.read_process_output(iid, process.process_id) == b"o\n"
+        process = await provider.processes.start(iid, 'echo "$PRAISONAI_OTHER"')
+        await provider.processes.wait(iid, process.process_id, timeout=10)
+        assert await provider.processes.output(iid, process.process_id) == b"o\n"
     finally:
-        await provider.bind_env(iid, {"PRAISONAI_BOUND": "", "PRAISONAI_OTHER": ""})
+        await provider.processes.bind_env(iid, {"PRAISONAI_BOUND": "", "PRAISONAI_OTHER": ""})
 
 
 # ---- shell sessions: framing, queueing, rejected input (issue 11: 6, 7, 8) -------------------

@@ -26,12 +26,12 @@ suite = Suite()
 @contextlib.asynccontextmanager
 async def _scratch(ctx: Context) -> AsyncIterator[str]:
     where = f"files-{uuid.uuid4().hex[:8]}"
-    await ctx.provider.make_dir(ctx.instance_id, where)
+    await ctx.provider.files.mkdir(ctx.instance_id, where)
     try:
         yield where
     finally:
         with contextlib.suppress(PraisonAIError, OSError):
-            await ctx.provider.remove_path(ctx.instance_id, where)
+            await ctx.provider.files.remove(ctx.instance_id, where)
 
 
 @suite.check()
@@ -39,15 +39,15 @@ async def files_list_and_stat_report_entries(ctx: Context) -> None:
     p, i = ctx.provider, ctx.instance_id
     async with _scratch(ctx) as d:
         await p.write_file(i, f"{d}/a.txt", b"hello")
-        await p.make_dir(i, f"{d}/sub/deep")
+        await p.files.mkdir(i, f"{d}/sub/deep")
         await p.write_file(i, f"{d}/sub/deep/b", b"")
-        names = {(e.path, e.type) for e in await p.list_files(i, d)}
+        names = {(e.path, e.type) for e in await p.files.list(i, d)}
         assert names == {(f"{d}/a.txt", "file"), (f"{d}/sub", "dir")}, names
-        deep = {e.path for e in await p.list_files(i, d, depth=3)}
+        deep = {e.path for e in await p.files.list(i, d, depth=3)}
         assert f"{d}/sub/deep/b" in deep and len(deep) == 4, deep
-        info = await p.stat_path(i, f"{d}/a.txt")
+        info = await p.files.stat(i, f"{d}/a.txt")
         assert (info.name, info.type, info.size) == ("a.txt", "file", 5) and info.mtime > 0, info
-        assert await p.file_exists(i, f"{d}/a.txt") and not await p.file_exists(i, f"{d}/nope")
+        assert await p.files.exists(i, f"{d}/a.txt") and not await p.files.exists(i, f"{d}/nope")
 
 
 @suite.check()
@@ -57,7 +57,7 @@ async def files_names_cannot_forge_entries(ctx: Context) -> None:
         tricky = "x\nl\t0\t644 1.0 passwd\n."  # what a line-framed listing would read as fields
         r = await ctx.sh(f"touch -- {shlex.quote(f'{d}/{tricky}')}")  # planted by the instance
         assert r.ok, r
-        entries = await p.list_files(i, d)
+        entries = await p.files.list(i, d)
         assert [e.name for e in entries] == [tricky], entries
 
 
@@ -65,36 +65,36 @@ async def files_names_cannot_forge_entries(ctx: Context) -> None:
 async def files_links_are_never_followed(ctx: Context) -> None:
     p, i = ctx.provider, ctx.instance_id
     async with _scratch(ctx) as d:
-        await p.make_dir(i, f"{d}/real")
+        await p.files.mkdir(i, f"{d}/real")
         await p.write_file(i, f"{d}/real/keep", b"k")
         r = await ctx.sh(f"ln -s real {d}/link && ln -s /etc {d}/etc")
         assert r.ok, r
-        link = await p.stat_path(i, f"{d}/link")
+        link = await p.files.stat(i, f"{d}/link")
         assert (link.type, link.symlink_target) == ("symlink", "real"), link
-        await p.remove_path(i, f"{d}/link")
-        assert await p.file_exists(i, f"{d}/real/keep"), "removing a link removed its target's files"
+        await p.files.remove(i, f"{d}/link")
+        assert await p.files.exists(i, f"{d}/real/keep"), "removing a link removed its target's files"
         try:
-            await p.list_files(i, f"{d}/etc")
+            await p.files.list(i, f"{d}/etc")
         except (NotADirectoryError, PermissionError):
             pass
         else:
             raise AssertionError("list entered a link to /etc")
         await p.write_file(i, f"{d}/f", b"f")
-        await p.rename_path(i, f"{d}/f", f"{d}/etc")  # replaces the link, never moves into /etc
-        assert (await p.stat_path(i, f"{d}/etc")).type == "file"
+        await p.files.rename(i, f"{d}/f", f"{d}/etc")  # replaces the link, never moves into /etc
+        assert (await p.files.stat(i, f"{d}/etc")).type == "file"
 
 
 @suite.check()
 async def files_remove_rename_mkdir(ctx: Context) -> None:
     p, i = ctx.provider, ctx.instance_id
     async with _scratch(ctx) as d:
-        await p.make_dir(i, f"{d}/t/u")
+        await p.files.mkdir(i, f"{d}/t/u")
         await p.write_file(i, f"{d}/t/u/v", b"v")
-        await p.rename_path(i, f"{d}/t", f"{d}/moved")
+        await p.files.rename(i, f"{d}/t", f"{d}/moved")
         assert await p.read_file(i, f"{d}/moved/u/v") == b"v"
-        await p.remove_path(i, f"{d}/moved")
-        assert not await p.file_exists(i, f"{d}/moved")
-        for call in (p.stat_path(i, f"{d}/gone"), p.remove_path(i, f"{d}/gone")):
+        await p.files.remove(i, f"{d}/moved")
+        assert not await p.files.exists(i, f"{d}/moved")
+        for call in (p.files.stat(i, f"{d}/gone"), p.files.remove(i, f"{d}/gone")):
             try:
                 await call
             except PathNotFoundError:
@@ -102,7 +102,7 @@ async def files_remove_rename_mkdir(ctx: Context) -> None:
             raise AssertionError("a missing path must raise PathNotFoundError")
         await p.write_file(i, f"{d}/file", b"")
         try:
-            await p.make_dir(i, f"{d}/file")
+            await p.files.mkdir(i, f"{d}/file")
         except FileExistsError:
             return
         raise AssertionError("mkdir over a file must raise FileExistsError")

@@ -35,8 +35,8 @@ async def serve_here(ctx: Context, instance_id: str) -> tuple[int, str]:
     folder, body = f"ports-check-{uuid.uuid4().hex[:8]}", f"served from inside {uuid.uuid4().hex}\n"
     await ctx.provider.write_file(instance_id, f"{folder}/page.txt", body)
     command = f"exec python3 -u -m http.server 0 --bind 127.0.0.1 --directory {folder}"
-    proc = await ctx.provider.start_process(instance_id, command)
-    read = ctx.provider.read_process_output
+    proc = await ctx.provider.processes.start(instance_id, command)
+    read = ctx.provider.processes.output
     with anyio.fail_after(30):
         while not (found := _SERVING.search(await read(instance_id, proc.process_id))):
             await anyio.sleep(0.1)
@@ -83,7 +83,8 @@ async def port_forward_ends_with_the_instance(ctx: Context) -> None:
         port, body = await serve_here(ctx, info.instance_id)
         url = await ctx.provider.expose(info.instance_id, port)
         assert await fetch(f"{url.rstrip('/')}/page.txt") == body
-        forwarded = ctx.provider.forwarding(info.instance_id, port)
+        forwarder = ctx.provider.forwarder
+        forwarded = forwarder is not None and forwarder.forwarding(info.instance_id, port)
     finally:
         await ctx.provider.shutdown(info.instance_id)
     local_port = urlsplit(url).port

@@ -4,9 +4,10 @@ line; a resize signals the program; no command is an interactive shell."""
 
 from __future__ import annotations
 
+import uuid
+
 import anyio
 
-from praisonai._limits import KILL_GRACE_S
 from praisonai._types import Capability
 from praisonai.compute.abilities.pty import Pty
 from praisonai.compute.testing._kit import Context, Suite
@@ -14,9 +15,6 @@ from praisonai.compute.testing._kit import Context, Suite
 suite = Suite()
 PTY = Capability.PTY
 _WAIT_S = 60  # what a check waits for a terminal's answer before it fails
-#: What closing a terminal may take: less than the grace a close that waited on a full output
-#: buffer would spend.
-_CLOSE_S = KILL_GRACE_S - 1
 
 
 async def read_until(pty: Pty, wanted: bytes) -> bytes:
@@ -93,13 +91,13 @@ async def pty_cwd_is_relative_to_the_working_dir(ctx: Context) -> None:
 async def bound_env_reaches_terminals(ctx: Context) -> None:
     """A terminal gets the env bound to the instance, the caller's own winning name by name."""
     provider, iid = ctx.provider, ctx.instance_id
-    await provider.bind_env(iid, {"PTY_BOUND": "bound", "PTY_BOTH": "bound"})
+    await provider.processes.bind_env(iid, {"PTY_BOUND": "bound", "PTY_BOTH": "bound"})
     try:
         line = 'echo "[$PTY_BOUND $PTY_BOTH]"'
         async with await provider.open_pty(iid, command=line, env={"PTY_BOTH": "call"}) as pty:
             assert b"[bound call]" in await read_all(pty)
     finally:
-        await provider.bind_env(iid, {"PTY_BOUND": "", "PTY_BOTH": ""})
+        await provider.processes.bind_env(iid, {"PTY_BOUND": "", "PTY_BOTH": ""})
 
 
 @suite.check(PTY)
@@ -156,23 +154,25 @@ async def pty_after_its_end_is_quiet_and_closes_once(ctx: Context) -> None:
 
 @suite.check(PTY)
 async def pty_close_of_an_unread_terminal(ctx: Context) -> None:
-    """A terminal whose output nobody reads still closes at once: its program is killed and
-    nothing it ran is left; ``wait`` then says so (137), or -1 when the end came after the close."""
-    pty = await ctx.provider.open_pty(ctx.instance_id, command=["yes", "praisonai-unread"])
+    """A terminal whose output nobody reads still closes: its program is killed and nothing it
+    ran is left; ``wait`` then says so (137), or -1 when the end came after the close. (A close
+    that waited for the output to be read hung for good: no timing here, only an end.)"""
+    unread = f"praisonai-unread-{uuid.uuid4().hex[:8]}"  # a local instance sees every host process
+    pty = await ctx.provider.open_pty(ctx.instance_id, command=["yes", unread])
     await pty.read()
     await anyio.sleep(1)  # the output backs up: the stream, then the program, wait
-    with anyio.fail_after(_CLOSE_S):
+    with anyio.fail_after(_WAIT_S):
         await pty.close()
     with anyio.fail_after(_WAIT_S):
         assert await pty.wait() in (137, -1)
-    left = await ctx.sh("ps -eo args 2>/dev/null | grep '^yes praisonai-unread' || true")
+    left = await ctx.sh(f"ps -eo args 2>/dev/null | grep '^yes {unread}' || true")
     assert left.stdout == "", f"close left processes behind: {left.stdout!r}"
 
 
 @suite.check(PTY)
 async def pty_close_kills_its_tree(ctx: Context) -> None:
     """Close kills what the terminal started, also a child that left its session."""
-    marker = "7391"
+    marker = str(uuid.uuid4().int % 10**9)  # ours alone: a local instance sees every host process
     async with await ctx.provider.open_pty(ctx.instance_id, command=["/bin/sh"]) as pty:
         await pty.write(f"sleep {marker}1 & (setsid sleep {marker}2 &) ; echo started-$((2*2))\n".encode())
         await read_until(pty, b"started-4")

@@ -6,7 +6,7 @@
         info = await pool.claim(env={"API_TOKEN": token})   # warm: made on entry; a replacement starts
 
 Pooled instances are provisioned *without* env values: the definition's env and the claimer's are
-bound to the instance when it is claimed (``ComputeProvider.bind_env``), so an instance waiting in
+bound to the instance when it is claimed (``provider.processes.bind_env``), so an instance waiting in
 the pool holds no secret and two claimers never see each other's. With a capture of the
 definition (docker), refilling costs a container start. Entering the pool fills it, so the first
 claim is as warm as the others (a pool whose instances cannot be made raises on entry instead).
@@ -140,7 +140,7 @@ class WarmPool:
         """``info``'s instance with ``env`` bound; shut down when the binding fails."""
         try:
             if env:
-                await self.provider.bind_env(info.instance_id, env)
+                await self.provider.processes.bind_env(info.instance_id, env)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 await self.provider.shutdown(info.instance_id)

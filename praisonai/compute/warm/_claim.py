@@ -68,7 +68,7 @@ async def _take(
         if got.handoff:
             provider.adopt(instance_id, got.handoff)
         if Capability.PROCESSES in provider.capabilities:
-            await provider.bind_env(instance_id, env)  # an empty binding still proves it runs
+            await provider.processes.bind_env(instance_id, env)  # an empty binding still proves it runs
     except InstanceNotFoundError:  # stopped by its watchdog (idle, ttl) or by hand meanwhile
         _activity.release(instance_id)
         await anyio.to_thread.run_sync(ledger.forget, instance_id)

@@ -273,7 +273,7 @@ class DaytonaCompute(ComputeProvider):
         return _pty.DaytonaTerminals(sandbox=self._sandbox, path=self._path, renew_s=self._options.renew_s)
 
     @part(Capability.PROCESSES)
-    def processes(self) -> OneShotProcesses:
+    def process_table(self) -> OneShotProcesses:
         """Background processes: one helper run per request through ``_exec`` (``compute.oneshot``)."""
         return OneShotProcesses(self.name, self._exec, self._read)
 
@@ -283,12 +283,12 @@ class DaytonaCompute(ComputeProvider):
         return posixpath.normpath(posixpath.join(sandbox.labels.get(LABEL_WORKDIR, "/"), path))
 
     @functools.cached_property
-    def files(self) -> _files.DaytonaFiles:
+    def file_tree(self) -> _files.DaytonaFiles:
         """The daemon's own file calls where they keep the contract, the script elsewhere (``_files``)."""
         return _files.DaytonaFiles(self.execute, sandbox=self._sandbox, path=self._path)
 
     async def _write(self, instance_id: str, path: str, data: bytes) -> None:
-        await self.files.put_whole(instance_id, path, bytes(data), "write_file")  # str: a local path
+        await self.file_tree.put_whole(instance_id, path, bytes(data), "write_file")  # str: a local path
 
     async def _read(self, instance_id: str, path: str) -> bytes:
         async with self._sandbox(instance_id, "read_file") as sandbox:
@@ -300,7 +300,7 @@ class DaytonaCompute(ComputeProvider):
         from daytona import FileUpload
 
         if not local.is_dir():  # as write_file: whole or not at all
-            await self.files.put_whole(instance_id, remote, str(local), "upload")
+            await self.file_tree.put_whole(instance_id, remote, str(local), "upload")
             return
         async with self._sandbox(instance_id, "upload") as sandbox:
             target = self._path(sandbox, remote)

@@ -17,7 +17,7 @@ from praisonai.compute.providers.daytona._client import translated
 class DaytonaCapturer(Capturer):
     """A ``DaytonaCompute``'s captures, built from its SDK client (``client``), its sandbox of an
     instance (``sandbox``, for an operation) and its start of a sandbox from a snapshot
-    (``start``). Daytona keeps the list of snapshots: ``list_captures`` lists none here."""
+    (``start``). Daytona keeps the list of snapshots: ``praisonai env captures`` lists none here."""
 
     def __init__(
         self,

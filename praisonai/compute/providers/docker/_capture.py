@@ -213,7 +213,7 @@ class DockerCapturer:
         return await self._call(listing, self._connect())
 
     async def prune(
-        self, *, older_than_s: float | None, keep: int | None, dry_run: bool
+        self, *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
     ) -> list[CaptureInfo]:
         check_prune(older_than_s, keep)  # before any engine call
         return await self._call(

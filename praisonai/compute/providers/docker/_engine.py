@@ -127,7 +127,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
     @part(Capability.CAPTURE)
     def capturer(self) -> DockerCapturer:
         """Captures are images committed from this engine's containers (``_capture``)."""
-        return DockerCapturer(self._call, self.connect, self._channels, self.bind_env, self._start)
+        return DockerCapturer(self._call, self.connect, self._channels, self.processes.bind_env, self._start)
 
     @part(None)
     def launcher(self) -> DockerLauncher:
@@ -229,7 +229,7 @@ class DockerEngine(ChannelMixin, ComputeProvider):
             await self._call(_runtime.confirm, self.api, container_name(instance_id), runtime, cfg)
         self._workdirs[instance_id], self._users[instance_id] = cfg.working_dir, user
         if own_env:  # through the helper, never the container's config (see the module docstring)
-            await self.bind_env(instance_id, own_env)
+            await self.processes.bind_env(instance_id, own_env)
         return InstanceInfo(
             instance_id=instance_id,
             provider=self.name,

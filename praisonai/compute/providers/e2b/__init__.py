@@ -209,7 +209,7 @@ class E2BCompute(ChannelMixin, ComputeProvider):
         return rows
 
     @functools.cached_property
-    def files(self) -> E2BFiles:
+    def file_tree(self) -> E2BFiles:
         """Files through envd's own calls where they never follow a link (``_fileops``)."""
         return E2BFiles(self.execute, target=self._channel_path, sandbox=self._sandbox, path=self._path)
 
@@ -345,6 +345,6 @@ class E2BCompute(ChannelMixin, ComputeProvider):
         return f"{self._spool(instance_id)}/env"
 
     @part(Capability.PROCESSES)
-    def processes(self) -> E2BProcesses:
+    def process_table(self) -> E2BProcesses:
         """The channel's, reading output from its spool file through envd (``_processes``)."""
         return E2BProcesses(self._channels, self._channel_cwd, self._sandbox, self._spool)

@@ -17,7 +17,7 @@ from praisonai.compute.providers.e2b._meta import capture_name
 class E2BCapturer(Capturer):
     """An ``E2BCompute``'s captures, built from its SDK parameters (``params``), its connected
     sandbox of an instance (``sandbox``) and its start of a sandbox from a template (``start``).
-    E2B keeps the list of snapshots: ``list_captures`` lists none here."""
+    E2B keeps the list of snapshots: ``praisonai env captures`` lists none here."""
 
     def __init__(
         self,

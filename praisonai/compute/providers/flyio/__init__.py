@@ -360,7 +360,7 @@ class FlyCompute(FlyFiles, ComputeProvider):
         return await self._get(instance_id, path, path, None)
 
     @part(Capability.PROCESSES)
-    def processes(self) -> OneShotProcesses:
+    def process_table(self) -> OneShotProcesses:
         """Background processes: one helper run per request through ``_exec`` (``compute.oneshot``)."""
         return OneShotProcesses(self.name, self._exec, self._read_spool, self._command_user)
 

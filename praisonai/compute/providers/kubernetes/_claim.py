@@ -40,7 +40,8 @@ class WarmClaims:
             self, instance_id: str, script: str, op: str, *, privileged: bool = False
         ) -> str: ...
         async def _hand_over(self, instance_id: str, where: str, op: str) -> None: ...
-        async def bind_env(self, instance_id: str, env: Any) -> None: ...
+        @property
+        def processes(self) -> Any: ...
 
     async def _claim_annotations(self, instance_id: str) -> dict[str, str]:
         """The annotations of the instance's claim, when its pod is a claimed one (``{}`` else):
@@ -87,5 +88,5 @@ class WarmClaims:
         await self._shell(instance_id, mkdir, "provision", privileged=True)
         await self._hand_over(instance_id, cfg.working_dir, "provision")  # the pool's image made it
         if cfg.env:
-            await self.bind_env(instance_id, cfg.env)
+            await self.processes.bind_env(instance_id, cfg.env)
         return _pod.info_of(pod)

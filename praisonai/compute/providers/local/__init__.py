@@ -51,7 +51,6 @@ from praisonai._errors import (
 )
 from praisonai._home import praisonai_home
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo
-from praisonai.compute import _home_reaper
 from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
@@ -133,8 +132,6 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         reason = self.unavailable_reason()
         if reason:
             raise ProviderUnavailableError(reason, op="provision")
-        if cfg.lifetime.reaps:  # someone must stop it if this process dies
-            await anyio.to_thread.run_sync(_home_reaper.ensure_running)
         owner.start()  # it starts the commands: up while the instance is made, not on the first call
         inst = Instance(
             instance_id=instance_id,
@@ -192,7 +189,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
         return found
 
     @functools.cached_property
-    def files(self) -> _fileops.NativeFiles:
+    def file_tree(self) -> _fileops.NativeFiles:
         """Files through fds beneath the workspace on this host (``_fileops``), not the script."""
         return _fileops.NativeFiles(self._load, self._parts)
 
@@ -264,7 +261,7 @@ class LocalCompute(ChannelMixin, ComputeProvider):
             raise
 
     @part(Capability.PROCESSES)
-    def processes(self) -> LocalProcesses:
+    def process_table(self) -> LocalProcesses:
         """The channel's, recording bound env for the direct spawns too (``_bound_env``)."""
         return LocalProcesses(self._channels, self._channel_cwd, self._record_env)
 

@@ -16,7 +16,6 @@ from pathlib import Path
 import anyio
 
 from praisonai._types import InstanceInfo
-from praisonai.compute import _home_reaper
 from praisonai.compute.providers.local._process import kill_group, kill_marked
 from praisonai.compute.providers.local._record import Instance
 from praisonai.runtime.pool import ChannelPool
@@ -56,7 +55,6 @@ class LocalPauser:
         """Mark the instance running again (idempotent)."""
         inst = self.load(instance_id)
         (inst.root / MARKER).unlink(missing_ok=True)
-        await anyio.to_thread.run_sync(_home_reaper.ensure_running)  # it let the paused instance be
         return inst.info()
 
     async def paused_disk(self, instance_id: str) -> int | None:

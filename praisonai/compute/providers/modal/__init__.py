@@ -41,7 +41,6 @@ import anyio
 
 from praisonai._errors import ChannelClosedError, ConfigError, InstanceNotFoundError
 from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, InstanceStatus
-from praisonai.compute import _home_reaper
 from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
@@ -83,6 +82,7 @@ class ModalCompute(ChannelMixin, ComputeProvider):
             Capability.MEMORY_LIMIT,
             Capability.NETWORK_NONE,
             Capability.NETWORK_ALLOWLIST,
+            Capability.SELF_STOP,  # Modal's idle_timeout and timeout, unless idleness pauses it
         }
     )
     requires = ("modal",)
@@ -183,8 +183,6 @@ class ModalCompute(ChannelMixin, ComputeProvider):
     async def _create_with(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], image: Any
     ) -> InstanceInfo:
-        if cfg.lifetime.pauses:  # no Modal idle end (_spec): the home's reaper pauses an orphan
-            await anyio.to_thread.run_sync(_home_reaper.ensure_running)
         kwargs = _spec.create_kwargs(cfg, labels)
         return await self._start(
             instance_id, {**kwargs, "image": image, "env": dict(cfg.env), "workdir": cfg.working_dir}

@@ -35,7 +35,7 @@ Woken = Callable[[str, Callable[[Any], Awaitable[SnapshotRef]]], Awaitable[Snaps
 class ModalCapturer(Capturer):
     """A ``ModalCompute``'s captures, built from its app's name, its ``woken`` sandbox of an
     instance and its ``start_with`` a Modal image. The tags live in this home's files, not in a
-    list on Modal: ``list_captures`` lists none here."""
+    list on Modal: ``praisonai env captures`` lists none here."""
 
     def __init__(self, *, app_name: str, woken: Woken, start_with: StartWith) -> None:
         self._app_name, self._woken, self._start_with = app_name, woken, start_with

@@ -29,11 +29,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-import anyio
-
 from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._types import InstanceInfo, InstanceStatus
-from praisonai.compute import _home_reaper
 from praisonai.compute.abilities.pause import waking
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.providers.modal import _sdk, _spec
@@ -132,7 +129,6 @@ class ModalPauser:
                 op="resume",
             ) from exc
         await self.store.pop(instance_id)
-        await anyio.to_thread.run_sync(_home_reaper.ensure_running)  # it let the paused instance be
         return info
 
     async def paused_disk(self, instance_id: str) -> int | None:

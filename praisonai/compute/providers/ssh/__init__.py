@@ -42,7 +42,6 @@ from praisonai._errors import (
     ProviderUnavailableError,
 )
 from praisonai._types import Capability, InstanceInfo, InstanceStatus
-from praisonai.compute import _home_reaper
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.abilities import part
 from praisonai.compute.base import SYSTEM_PATH, ComputeProvider
@@ -166,8 +165,6 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         if not self.hosts:
             raise ConfigError(_NO_HOSTS, op="provision")
-        if cfg.lifetime.reaps:  # someone must stop it if this process dies
-            await run_blocking(_home_reaper.ensure_running)
         link = await self._least_busy()
         await run_blocking(check_shell, link)
         root = await run_blocking(_files.instances_root, link)
@@ -330,7 +327,7 @@ class SSHCompute(ChannelMixin, ComputeProvider):
         return self._host_path(await self._place(instance_id), path)
 
     @functools.cached_property
-    def files(self) -> ShellFiles:
+    def file_tree(self) -> ShellFiles:
         """The generic files part, kept beneath the workspace: a directory on the host."""
         return ShellFiles(self.execute, target=self._channel_path, root=self._workspace_of)
 

@@ -15,7 +15,6 @@ from typing import Protocol
 
 from praisonai._errors import ExecError
 from praisonai._types import InstanceInfo
-from praisonai.compute import _home_reaper
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.providers.ssh._link import HostLink
 from praisonai.runtime.pool import ChannelPool
@@ -92,7 +91,6 @@ class SSHPauser:
         """Mark the instance running again (idempotent)."""
         at = await self.place(instance_id)
         await _run(at, _RESUME, "resume")
-        await run_blocking(_home_reaper.ensure_running)  # it let the paused instance be
         return at.info()
 
     async def paused_disk(self, instance_id: str) -> int | None:

@@ -272,7 +272,7 @@ class TenkiCompute(TenkiFiles, ComputeProvider):
         return posixpath.normpath(posixpath.join(sandbox.info.metadata.get(LABEL_WORKDIR, "/"), path))
 
     @part(Capability.PROCESSES)
-    def processes(self) -> OneShotProcesses:
+    def process_table(self) -> OneShotProcesses:
         """Background processes: one helper run per request through ``_exec`` (``compute.oneshot``)."""
         return OneShotProcesses(self.name, self._exec, self._read_spool, self._command_user)
 

@@ -16,7 +16,7 @@ from praisonai.compute.providers.tenki._client import retried, translated
 class TenkiCapturer(Capturer):
     """A ``TenkiCompute``'s captures, built from its SDK client of this event loop (``sdk``), its
     sandbox of an instance (``sandbox``, for an operation) and its start of a sandbox from a
-    snapshot (``start``). Tenki keeps the list of snapshots: ``list_captures`` lists none here."""
+    snapshot (``start``). Tenki keeps the list of snapshots: ``praisonai env captures`` lists none here."""
 
     def __init__(
         self,
