@@ -14,9 +14,10 @@ import dataclasses
 import functools
 import os
 import time
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import anyio
 
@@ -352,6 +353,36 @@ class ComputeProvider(ProviderHooks, OptionalAbilities):
         """Every public method that takes an instance id checks it first, before any file,
         container or process is touched: providers turn ids into host paths and names."""
         check_instance_id(instance_id, self.name)
+
+    if not TYPE_CHECKING:  # at run time only: a type checker flags the old names
+
+        def __getattr__(self, name: str) -> Any:
+            """The file and process calls' names before they moved to ``files`` and
+            ``processes``, for one release, each use said once as a ``DeprecationWarning``."""
+            if name not in MOVED:
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            group, call = MOVED[name]
+            said = f"provider.{name}(...) is provider.{group}.{call}(...) now; the old name goes next release"
+            warnings.warn(said, DeprecationWarning, stacklevel=2)
+            return getattr(getattr(self, group), call)
+
+
+#: The provider methods that became calls of its ``files`` and ``processes`` (and their new names).
+MOVED = {
+    "list_files": ("files", "list"),
+    "file_exists": ("files", "exists"),
+    "stat_path": ("files", "stat"),
+    "remove_path": ("files", "remove"),
+    "rename_path": ("files", "rename"),
+    "make_dir": ("files", "mkdir"),
+    "start_process": ("processes", "start"),
+    "list_processes": ("processes", "list"),
+    "get_process": ("processes", "get"),
+    "read_process_output": ("processes", "output"),
+    "wait_process": ("processes", "wait"),
+    "kill_process": ("processes", "kill"),
+    "bind_env": ("processes", "bind_env"),
+}
 
 
 @contextlib.contextmanager

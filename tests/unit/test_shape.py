@@ -126,3 +126,21 @@ def _private(name: str) -> bool:
 
 def _dunder(name: str) -> bool:
     return name.startswith("__") and name.endswith("__")
+
+
+def test_the_moved_calls_answer_under_their_old_names_for_one_release(home: Path) -> None:
+    from praisonai import _portal
+    from praisonai.compute.providers.local import LocalCompute
+
+    provider = LocalCompute()
+    iid = _portal.call(provider.provision).instance_id
+    try:
+        with pytest.warns(DeprecationWarning, match=r"make_dir\(\.\.\.\) is provider\.files\.mkdir"):
+            _portal.call(provider.make_dir, iid, "made")
+        assert _portal.call(provider.files.exists, iid, "made")
+        with pytest.warns(DeprecationWarning, match=r"provider\.bind_env\(\.\.\.\) is provider\.processes"):
+            _portal.call(provider.bind_env, iid, {"A": "1"})
+        with pytest.raises(AttributeError, match="no attribute 'list_filez'"):
+            provider.list_filez  # noqa: B018  (a typo is still an AttributeError)
+    finally:
+        _portal.call(provider.shutdown, iid)
