@@ -27,7 +27,7 @@ PAUSE_REACH_INS_MAX = 0
 CONTRACT_MRO_MAX = 6
 #: Public and private names on ``ComputeProvider`` (dunders aside). Issue 44 asks 55: the public
 #: methods of the processes, sessions and captures parts are still the provider's too.
-CONTRACT_MEMBERS_MAX = 71
+CONTRACT_MEMBERS_MAX = 72  # +1: the snapshotter part (issue 45)
 DOCKER_MRO_MAX = 9
 
 

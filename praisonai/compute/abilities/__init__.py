@@ -11,6 +11,8 @@
 | ``ports``     | the ``Forwarder`` part: ``expose``                  | holding a ``forwarder``  |
 | ``egress``    | the ``Egress`` part (an allowlist's proxy)          | ``NETWORK_ALLOWLIST``    |
 | ``pty``       | the ``Terminals`` part (and the ``Pty`` handle)     | holding ``terminals``    |
+| ``snapshots`` | the ``Snapshotter`` part (its public calls:         | holding a ``snapshotter``|
+|               | ``compute.snapshots``, ``Sandbox.snapshot/fork``)   |                          |
 
 Each refuses with one sentence when the provider holds no such part (captures list nothing). The
 channel (``compute.channel``) gives processes and sessions to any provider with a byte stream.
@@ -37,6 +39,7 @@ from praisonai.compute.abilities.processes import ProcessTable
 from praisonai.compute.abilities.pty import Pty, Terminals, pty_argv, pty_size
 from praisonai.compute.abilities.run_once import Launcher
 from praisonai.compute.abilities.sessions import ShellSessions
+from praisonai.compute.abilities.snapshots import SnapshotInfo, Snapshotter
 from praisonai.compute.requests import checked_env
 from praisonai.runtime.processes import checked_id, found_one
 
@@ -55,7 +58,9 @@ __all__ = [
     "ProcessTable",
     "Pty",
     "ShellSessions",
+    "SnapshotInfo",
     "SnapshotRef",
+    "Snapshotter",
     "Terminals",
     "held",
     "part",
@@ -115,6 +120,15 @@ class OptionalAbilities:
         info = await pauser.resume(instance_id)
         await lifecycle.mark(instance_id, "running")
         return info
+
+    # ---- snapshots: the snapshotter ----------------------------------------------------------
+
+    @part(Capability.SNAPSHOT, held=False)
+    def snapshotter(self) -> Snapshotter | None:
+        """The part that snapshots running instances and starts new ones from them
+        (``compute.abilities.snapshots``; the public calls are ``Sandbox.snapshot``, ``fork``,
+        ``restore`` and ``compute.snapshots``), or None: the provider cannot."""
+        return None
 
     # ---- terminals ---------------------------------------------------------------------------
 
