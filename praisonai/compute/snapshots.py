@@ -41,6 +41,7 @@ __all__ = [
     "list_snapshots",
     "provider_of",
     "provision_from",
+    "remove",
     "remove_snapshot",
 ]
 
@@ -103,14 +104,20 @@ def list_snapshots() -> list[SnapshotInfo]:
 
 def remove_snapshot(ref: SnapshotInfo | str) -> bool:
     """Remove the snapshot (a :class:`SnapshotInfo`, an id or a name) from its provider and the
-    ledger; ``False`` when its provider held nothing any more (the row goes anyway).
+    ledger; ``False`` when its provider held nothing any more (the row goes anyway). Blocking:
+    async code awaits :func:`remove`.
 
     Raises:
         ConfigError: no such snapshot, or an instance still starts from it (docker: shut down the
             instances made from it first).
     """
-    found = find(ref, op="remove_snapshot")
-    return bool(_portal.call(_remove, found, provider_of(found)))
+    return bool(_portal.call(remove, ref))
+
+
+async def remove(ref: SnapshotInfo | str) -> bool:
+    """:func:`remove_snapshot`, awaited."""
+    found = await anyio.to_thread.run_sync(functools.partial(find, ref, op="remove_snapshot"))
+    return await _remove(found, await anyio.to_thread.run_sync(provider_of, found))
 
 
 def provider_of(snapshot: SnapshotInfo) -> ComputeProvider:

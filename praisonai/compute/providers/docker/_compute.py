@@ -57,4 +57,5 @@ class DockerCompute(DockerEngine):
     def snapshotter(self) -> DockerSnapshotter:
         """Snapshots are images committed from running containers (``_snapshot``); a pool holds
         none, as it holds no capturer (an image lives on one engine)."""
-        return DockerSnapshotter(self._call, self.connect, self._inspect, self._spool, self._start)
+        keys = self._main_keys
+        return DockerSnapshotter(self._call, self.connect, self._inspect, self._spool, self._start, keys.arm)

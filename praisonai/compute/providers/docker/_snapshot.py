@@ -131,14 +131,16 @@ class DockerSnapshotter:
     """``DockerCompute``'s snapshotter (``abilities.snapshots.Snapshotter``), from the engine's
     narrow parts: ``call`` runs a blocking docker-py call, ``connect`` gives the client,
     ``inspect`` reads a container (``InstanceNotFoundError`` when there is none), ``spool`` says
-    where an instance's helper spools and ``start`` starts an instance from an image (the
-    engine's ``_start``, as a capture's)."""
+    where an instance's helper spools, ``start`` starts an instance from an image (the
+    engine's ``_start``, as a capture's) and ``arm`` lets this process open a new instance's main
+    channel (``_main.MainKeys.arm``, as the engine's ``provision`` does)."""
 
     call: EngineCall
     connect: Callable[[], Any]
     inspect: Callable[[str], Awaitable[dict[str, Any]]]
     spool: Callable[[str], str]
     start: StartFrom
+    arm: Callable[[str], None]
 
     async def take(self, instance_id: str, snapshot_id: str) -> int | None:
         inspected = await self.inspect(instance_id)
@@ -149,7 +151,9 @@ class DockerSnapshotter:
     async def create_from(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot_id: str
     ) -> InstanceInfo:
-        return await self.start(instance_id, cfg, labels, image_of(snapshot_id))
+        info = await self.start(instance_id, cfg, labels, image_of(snapshot_id))
+        self.arm(instance_id)  # made here, not by the engine's provision: its main channel is ours
+        return info
 
     async def restore(self, instance_id: str, snapshot_id: str) -> InstanceInfo:
         raise UnsupportedFeatureError(
