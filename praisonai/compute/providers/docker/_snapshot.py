@@ -9,7 +9,9 @@ holds the bound env, the spool's ``env`` (``/tmp/.praisonai``, in the container'
 under runc; in gVisor's own memory under runsc, where docker never sees it), is emptied while the
 container is frozen and written back before it thaws: no command runs in between, and the
 committed layer holds an empty file. The image is then checked as a capture's is, against the
-values that file held. A fork's spool still lists the source's background processes (ended).
+values that file held. The rest of the spool is in the snapshot as any file is: the outputs of
+the commands the source ran (root's alone, mode 0700), and its background processes' records, which
+a fork lists as ended; a command that prints a secret leaves it there, as in a file it writes.
 
 A container's files are its image plus its own layer, fixed when it was made: an instance cannot
 be rolled back in place, so ``restore`` refuses and ``fork(1)`` is the way. All blocking functions
