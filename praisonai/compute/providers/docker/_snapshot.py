@@ -9,7 +9,8 @@ holds the bound env, the spool's ``env`` (``/tmp/.praisonai``, in the container'
 under runc; in gVisor's own memory under runsc, where docker never sees it), is emptied while the
 container is frozen and written back before it thaws: no command runs in between, and the
 committed layer holds an empty file. The image is then checked as a capture's is, against the
-values that file held. The rest of the spool is in the snapshot as any file is: the outputs of
+values that file held. (The file is written back as a new one: a ``bind_env`` frozen in the middle
+of its append, microseconds long, would finish into the old one and be lost.) The rest of the spool is in the snapshot as any file is: the outputs of
 the commands the source ran (root's alone, mode 0700), and its background processes' records, which
 a fork lists as ended; a command that prints a secret leaves it there, as in a file it writes.
 
