@@ -10,9 +10,10 @@ under runc; in gVisor's own memory under runsc, where docker never sees it), is 
 container is frozen and written back before it thaws: no command runs in between, and the
 committed layer holds an empty file. The image is then checked as a capture's is, against the
 values that file held. (The file is written back as a new one: a ``bind_env`` frozen in the middle
-of its append, microseconds long, would finish into the old one and be lost.) The rest of the spool is in the snapshot as any file is: the outputs of
-the commands the source ran (root's alone, mode 0700), and its background processes' records, which
-a fork lists as ended; a command that prints a secret leaves it there, as in a file it writes.
+of its append, microseconds long, would finish into the old one and be lost.) The rest of the spool
+is in the snapshot as any file is: the outputs of the commands the source ran (root's alone, mode
+0700) and its background processes' records (a fork lists them as lost); a command that prints a
+secret leaves it there, as in a file it writes.
 
 A container's files are its image plus its own layer, fixed when it was made: an instance cannot
 be rolled back in place, so ``restore`` refuses and ``fork(1)`` is the way. All blocking functions
