@@ -331,8 +331,16 @@ _PAUSE = (
     "ALTER TABLE instances ADD COLUMN retain_s REAL",
 )
 
+#: Version 5: snapshots (``praisonai.compute.snapshots``), one row each, so that any process of the
+#: home lists and removes them; ``spec`` rebuilds the provider that holds it, as an instance's does.
+_SNAPSHOTS = (
+    """CREATE TABLE snapshots (
+        id TEXT PRIMARY KEY, name TEXT UNIQUE, provider TEXT NOT NULL, spec TEXT NOT NULL,
+        source TEXT NOT NULL, created_at REAL NOT NULL, size_bytes INTEGER)""",
+)
+
 _LAYOUT = _sqlite.Schema(
-    "ledger", (_FIRST,), {2: (_add_lifetime_columns,), 3: _WARM, 4: _PAUSE}, _unversioned
+    "ledger", (_FIRST,), {2: (_add_lifetime_columns,), 3: _WARM, 4: _PAUSE, 5: _SNAPSHOTS}, _unversioned
 )
 
 

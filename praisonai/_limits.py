@@ -207,6 +207,8 @@ DEFAULT_SESSIONS_LISTED = 20
 #: Days unused before ``praisonai env captures --prune`` removes a capture, when neither
 #: ``--older-than`` nor ``--keep`` is given.
 DEFAULT_CAPTURE_PRUNE_DAYS = 14.0
+#: The most instances one ``fork`` makes (each is a whole instance, made concurrently).
+FORK_MAX = 64
 
 #: Seconds ``praisonai sandbox run``, once interrupted, waits for its instance's removal before
 #: it exits anyway.

@@ -57,6 +57,7 @@ class Capability(str, enum.Enum):
     PAUSE = "pause"  # pauses an instance keeping its filesystem and resumes it under the same id
     PORTS = "ports"  # exposes a port of the instance as a URL on this host's loopback (expose)
     PTY = "pty"  # opens an interactive terminal (a pseudo-terminal) in a running instance
+    SNAPSHOT = "snapshot"  # saves a running instance's files; new instances start from them (fork)
 
 
 _RESULT_KEYS: Final = ("stdout", "stderr", "exit_code")

@@ -25,6 +25,7 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.entry_points import GROUP
 from praisonai.compute.testing import CHECKS, Context, skip_reason
 from praisonai.compute.testing.pause import suite as PAUSE_SUITE
+from praisonai.compute.testing.snapshots import suite as SNAPSHOT_SUITE
 
 #: The image the fakes that run a caller's image (modal, kubernetes) are given: they pull nothing.
 IMAGE = "praisonai-sandbox:latest"
@@ -283,6 +284,8 @@ def _kubernetes(request: pytest.FixtureRequest) -> Iterator[Served]:
 
 #: The pause suite, on providers without ``Capability.PAUSE``.
 NO_PAUSE = frozenset(PAUSE_SUITE.checks)
+#: The snapshot suite, on providers without ``Capability.SNAPSHOT`` (only docker and local have it).
+NO_SNAPSHOT = frozenset(SNAPSHOT_SUITE.checks)
 _NOT_STREAMED = "exec does not stream: output arrives when the command ends"
 _WHOLE_STDIN = "exec takes its stdin whole: a stream is gathered to its end first"
 
@@ -305,7 +308,7 @@ TARGETS: dict[str, Target] = {
     "local": Target(_local, not_applicable=NO_EGRESS, known_gaps=_TERMINAL_GAPS["local"]),
     "local-bwrap": Target(_local_bwrap, not_applicable=NO_EGRESS, known_gaps=_TERMINAL_GAPS["local-bwrap"]),
     "docker": Target(_docker),
-    "ssh": Target(_ssh, not_applicable=NO_EGRESS, known_gaps=_TERMINAL_GAPS["ssh"]),
+    "ssh": Target(_ssh, not_applicable=NO_EGRESS | NO_SNAPSHOT, known_gaps=_TERMINAL_GAPS["ssh"]),
     # a native exec and nothing else: neither background processes nor sessions, no helper channel
     "fake": Target(
         _fake,
@@ -314,14 +317,15 @@ TARGETS: dict[str, Target] = {
         | NO_PTY
         | checks_named("background_process")
         | NO_PAUSE
-        | NO_EGRESS,
+        | NO_EGRESS
+        | NO_SNAPSHOT,
     ),
-    "e2b": Target(_e2b, faked=True, known_gaps=FAKE_EGRESS),
-    "modal": Target(_modal, faked=True, sdk_garbage=True, known_gaps=FAKE_EGRESS),
+    "e2b": Target(_e2b, faked=True, not_applicable=NO_SNAPSHOT, known_gaps=FAKE_EGRESS),
+    "modal": Target(_modal, faked=True, sdk_garbage=True, not_applicable=NO_SNAPSHOT, known_gaps=FAKE_EGRESS),
     "daytona": Target(
         _daytona,
         faked=True,
-        not_applicable=NO_CHANNEL,
+        not_applicable=NO_CHANNEL | NO_SNAPSHOT,
         known_gaps={
             "stream_delivers_output_while_running": f"Daytona's process.{_NOT_STREAMED}",
             "stdin_streams_while_running": f"Daytona's process.{_WHOLE_STDIN}",
@@ -331,7 +335,7 @@ TARGETS: dict[str, Target] = {
     "flyio": Target(
         _flyio,
         faked=True,
-        not_applicable=NO_CHANNEL | NO_PORTS | NO_PAUSE | NO_PTY | NO_EGRESS,
+        not_applicable=NO_CHANNEL | NO_PORTS | NO_PAUSE | NO_PTY | NO_EGRESS | NO_SNAPSHOT,
         known_gaps={
             "stream_delivers_output_while_running": f"Fly's {_NOT_STREAMED}",
             "stdin_streams_while_running": f"Fly's {_WHOLE_STDIN}",
@@ -340,12 +344,13 @@ TARGETS: dict[str, Target] = {
     "tenki": Target(
         _tenki,
         faked=True,
-        not_applicable=NO_CHANNEL | NO_PORTS | NO_PTY,
+        not_applicable=NO_CHANNEL | NO_PORTS | NO_PTY | NO_SNAPSHOT,
         known_gaps=FAKE_EGRESS,
     ),
     "kubernetes": Target(
         _kubernetes,
         faked=True,
+        not_applicable=NO_SNAPSHOT,
         known_gaps={
             name: "the fake enforces a policy's egress to pods (the host-name proxy), not to IP blocks"
             for name in NO_EGRESS

@@ -4,6 +4,7 @@ from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, 
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import available_providers, default_compute, resolve_compute
+from praisonai.compute.snapshots import SnapshotInfo, list_snapshots, remove_snapshot
 
 __all__ = [
     "Capability",
@@ -13,7 +14,10 @@ __all__ = [
     "ExecResult",
     "InstanceInfo",
     "InstanceStatus",
+    "SnapshotInfo",
     "available_providers",
     "default_compute",
+    "list_snapshots",
+    "remove_snapshot",
     "resolve_compute",
 ]

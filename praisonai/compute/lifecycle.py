@@ -22,7 +22,7 @@ import shlex
 import socket
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -74,11 +74,17 @@ def new_instance_id(provider: str) -> str:
     return f"{provider}_{uuid.uuid4().hex[:12]}"
 
 
-async def provision(provider: ComputeProvider, cfg: ComputeConfig) -> InstanceInfo:
+#: How an instance is made and brought to its definition: ``(instance_id, cfg, labels)``.
+Make = Callable[[str, ComputeConfig, dict[str, str]], Awaitable[InstanceInfo]]
+
+
+async def provision(
+    provider: ComputeProvider, cfg: ComputeConfig, *, make: Make | None = None
+) -> InstanceInfo:
     """``provider.provision`` once ``cfg`` is checked: ledger row, adoption by this process's
-    reaper, :func:`build`, "running"; on any failure (or cancellation) the instance and its row go.
-    A missing SDK is said first, with its extra (a provider constructed directly is not checked
-    by the registry)."""
+    reaper, :func:`build` (or ``make``: from a snapshot, ``compute.snapshots``), "running"; on any
+    failure (or cancellation) the instance and its row go. A missing SDK is said first, with its
+    extra (a provider constructed directly is not checked by the registry)."""
     check_installed(provider)
     cfg = cfg.with_default_env()
     instance_id = new_instance_id(provider.name)
@@ -89,7 +95,8 @@ async def provision(provider: ComputeProvider, cfg: ComputeConfig) -> InstanceIn
         _activity.adopt(instance_id, provider, lifetime, ledger)
         if _home_reaper.watches(provider.name, lifetime):  # someone must stop it if this process dies
             await anyio.to_thread.run_sync(_home_reaper.ensure_running)
-        info = await build(provider, instance_id, cfg, labels(provider.name, instance_id, cfg))
+        made = make or functools.partial(build, provider)
+        info = await made(instance_id, cfg, labels(provider.name, instance_id, cfg))
         await _off_loop(ledger.mark, instance_id, "running")
     except BaseException as exc:
         with anyio.CancelScope(shield=True):

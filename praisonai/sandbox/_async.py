@@ -17,6 +17,7 @@ from praisonai.sandbox._workbench import AsyncWorkbench
 # Import light: ``from praisonai import Sandbox`` must not load the providers' machinery (config
 # models, registry, ledger, channels, asyncio); the methods that need it import it when first called.
 if TYPE_CHECKING:
+    from praisonai.compute.abilities.snapshots import SnapshotInfo
     from praisonai.compute.base import ComputeProvider
     from praisonai.runtime.session import ShellSession
     from praisonai.sandbox._stream import ExecStream
@@ -59,6 +60,7 @@ class AsyncSandbox(AsyncWorkbench):
         config: object = None,
         *,
         environment: str | os.PathLike[str] | bool | None = None,
+        from_snapshot: SnapshotInfo | str | None = None,
         **fields: Any,
     ) -> AsyncSandbox:
         """Provision a new instance. ``compute``: a name, a provider, or ``None`` for the default
@@ -73,21 +75,39 @@ class AsyncSandbox(AsyncWorkbench):
         path: :func:`praisonai.sandbox.provisioning.plan`, then :meth:`from_plan`; the result's
         :attr:`plan` says what was chosen.
 
+        ``from_snapshot`` (a ``SnapshotInfo``, an id or a name: :meth:`snapshot`): the instance's
+        files are the snapshot's, its config (env, limits, network) this call's alone, and only the
+        config's ``refresh`` steps run (as after a capture); ``compute`` defaults to the provider
+        that holds the snapshot, and must be of its kind.
+
         Raises:
             EnvironmentFileError (ConfigError): the environment file is invalid.
             ConfigError: the config is invalid or asks for what the provider cannot honour.
             ProviderUnavailableError: ``None``, and neither docker nor bubblewrap can be used.
+            ConfigError: ``from_snapshot`` is no snapshot of this home, or another provider's.
         """
         import anyio.to_thread
 
+        from praisonai.compute import snapshots
         from praisonai.sandbox.provisioning import plan
 
+        snapshot = None
+        if from_snapshot is not None:
+            snapshot = await anyio.to_thread.run_sync(
+                functools.partial(snapshots.find, from_snapshot, op="provision")
+            )
+        if snapshot is not None and compute is None:
+            compute = await anyio.to_thread.run_sync(snapshots.provider_of, snapshot)
         # Discovery stats directories up to the repository root, and choosing the default
         # provider asks docker whether it answers: keep both off the event loop.
         chosen = await anyio.to_thread.run_sync(
             functools.partial(plan, compute, config, environment=environment, resolve=None, **fields)
         )
-        return await cls.from_plan(chosen)
+        if snapshot is None:
+            return await cls.from_plan(chosen)
+        snapshots.find(snapshot, chosen.provider.name, op="provision")  # another provider's: refused
+        info = await snapshots.provision_from(chosen.provider, chosen.config, snapshot)
+        return cls(chosen.provider, info, owned=True, plan=chosen)
 
     @classmethod
     async def from_plan(cls, plan: ProvisionPlan, *, claim: bool = True) -> AsyncSandbox:
@@ -279,6 +299,31 @@ class AsyncSandbox(AsyncWorkbench):
         """Copy a file or directory out of the instance."""
         self._ensure_open()
         await self.provider.download_file(self.id, remote_path, local_path)
+
+    async def fork(self, n: int) -> list[AsyncSandbox]:
+        """Snapshot this instance, then make ``n`` new instances from it, concurrently (this one
+        keeps running); each owns its instance. They get this sandbox's config (env, limits,
+        network; the env bound later with ``bind_env`` is not carried over). A failed fork
+        removes what it made, the snapshot too; a successful one keeps the snapshot (listed by
+        ``praisonai.compute.list_snapshots``, removed with ``remove_snapshot`` once the forks are
+        gone).
+
+        Raises:
+            ConfigError: ``n`` is not 1 to ``praisonai._limits.FORK_MAX``.
+            UnsupportedFeatureError: the provider cannot snapshot.
+        """
+        from praisonai.compute import snapshots
+        from praisonai.compute.config import ComputeConfig
+        from praisonai.sandbox.provisioning import ProvisionPlan
+
+        self._ensure_open()
+        snapshots.check_fork_count(n)
+        cfg = self.plan.config if self.plan is not None else ComputeConfig()
+        _, made = await snapshots.fork(self.provider, self.id, n, cfg)
+        return [
+            AsyncSandbox(self.provider, info, owned=True, plan=ProvisionPlan(self.provider, cfg))
+            for info in made
+        ]
 
     async def status(self) -> InstanceInfo:
         """The instance's current state, fresh from the provider."""

@@ -15,6 +15,7 @@ from praisonai.sandbox._classonly import ClassOnly
 from praisonai.sandbox._handles import Process, Session, Terminal
 
 if TYPE_CHECKING:  # annotations only: keeps ``from praisonai import Sandbox`` light
+    from praisonai.compute.abilities.snapshots import SnapshotInfo
     from praisonai.compute.base import ComputeProvider
     from praisonai.compute.workspace import Change, Packed
     from praisonai.sandbox._files import Files
@@ -39,11 +40,16 @@ class Sandbox:
         config: object = None,
         *,
         environment: str | os.PathLike[str] | bool | None = None,
+        from_snapshot: SnapshotInfo | str | None = None,
         **fields: Any,
     ) -> Sandbox:
         """Provision a new instance; see :meth:`AsyncSandbox.create` (same arguments, same
-        environment file precedence)."""
-        inner = _portal.call(lambda: AsyncSandbox.create(compute, config, environment=environment, **fields))
+        environment file precedence; ``from_snapshot``: its files are that snapshot's)."""
+        inner = _portal.call(
+            lambda: AsyncSandbox.create(
+                compute, config, environment=environment, from_snapshot=from_snapshot, **fields
+            )
+        )
         return cls(inner)
 
     @classmethod
@@ -244,6 +250,20 @@ class Sandbox:
     def resume(self) -> InstanceInfo:
         """Bring the paused instance back under the same id; see :meth:`AsyncSandbox.resume`."""
         return _portal.call(self._inner.resume)
+
+    def snapshot(self, name: str | None = None) -> SnapshotInfo:
+        """Save the instance's files while it keeps running; see :meth:`AsyncSandbox.snapshot`."""
+        return _portal.call(self._inner.snapshot, name)
+
+    def restore(self, snapshot: SnapshotInfo | str) -> InstanceInfo:
+        """Roll the instance back to ``snapshot`` under the same id where the provider can; see
+        :meth:`AsyncSandbox.restore`."""
+        return _portal.call(self._inner.restore, snapshot)
+
+    def fork(self, n: int) -> list[Sandbox]:
+        """Snapshot the instance and make ``n`` new ones from it, concurrently; see
+        :meth:`AsyncSandbox.fork`."""
+        return [Sandbox(inner) for inner in _portal.call(self._inner.fork, n)]
 
     def shutdown(self) -> None:
         """Remove the instance now, whoever created it, and close this handle."""

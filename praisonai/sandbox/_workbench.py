@@ -14,6 +14,7 @@ from praisonai._types import InstanceInfo
 # Import light, as _async: the machinery is imported when a method is first called.
 if TYPE_CHECKING:
     from praisonai.compute.abilities.pty import Pty
+    from praisonai.compute.abilities.snapshots import SnapshotInfo
     from praisonai.compute.base import ComputeProvider
     from praisonai.compute.workspace import Change, Packed
     from praisonai.sandbox._async import AsyncSandbox
@@ -122,4 +123,36 @@ class AsyncWorkbench:
         """Bring the paused instance back under the same id, its files as they were. Idempotent."""
         self._ensure_open()
         self.info = await self.provider.resume(self.id)
+        return self.info
+
+    async def snapshot(self, name: str | None = None) -> SnapshotInfo:
+        """Save the instance's files (its workspace and everything its commands changed) while it
+        keeps running; :meth:`fork`, :meth:`restore` and ``create(from_snapshot=...)`` start from
+        it. No env value is in it. ``name`` (letters, digits, ``.``, ``_``, ``-``) must be free in
+        the home; ``praisonai.compute.list_snapshots`` and ``remove_snapshot`` see it from any
+        process.
+
+        Raises:
+            UnsupportedFeatureError: the provider cannot snapshot (``Capability.SNAPSHOT``).
+            ConfigError: the name is not one, or is taken.
+        """
+        from praisonai.compute import snapshots
+
+        self._ensure_open()
+        return await snapshots.front(self.provider).take(self.id, snapshots.check_name(name))
+
+    async def restore(self, snapshot: SnapshotInfo | str) -> InstanceInfo:
+        """Roll this instance back to ``snapshot`` (a ``SnapshotInfo``, an id or a name) under the
+        same id: its files become the snapshot's and its processes end. Local does; docker cannot
+        (it says so in one sentence: ``fork(1)`` starts a new instance from it instead).
+
+        Raises:
+            UnsupportedFeatureError: the provider cannot roll an instance back.
+            ConfigError: no such snapshot, or another provider's.
+        """
+        from praisonai.compute import snapshots
+
+        self._ensure_open()
+        found = snapshots.find(snapshot, self.provider.name, op="restore")
+        self.info = await snapshots.front(self.provider).restore(self.id, found)
         return self.info

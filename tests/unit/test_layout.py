@@ -29,6 +29,7 @@ OFFERED_FOR_TESTS = {
     "pause.py",
     "ports.py",
     "pty.py",
+    "snapshots.py",
     "sshd.py",
     "workspace.py",
 }

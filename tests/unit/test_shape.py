@@ -27,7 +27,7 @@ PAUSE_REACH_INS_MAX = 0
 CONTRACT_MRO_MAX = 5
 #: Public and private names on ``ComputeProvider`` (dunders aside). An ability of several calls is
 #: one front object (``provider.files``, ``provider.processes``), not one member per call.
-CONTRACT_MEMBERS_MAX = 55
+CONTRACT_MEMBERS_MAX = 56  # 55, and the snapshotter part (issue 45)
 DOCKER_MRO_MAX = 9
 
 

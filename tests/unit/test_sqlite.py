@@ -59,12 +59,13 @@ def test_a_ledger_of_before_versions_gets_one_and_a_foreign_file_is_refused(tmp_
         )
         db.execute("INSERT INTO instances VALUES ('local_1', 'local', '{}', 'o', 1.0, 'running', 1.0, NULL)")
     entry = Ledger(path).get("local_1")
-    assert entry is not None and entry.lifetime.idle_timeout_s == 300 and _version(path) == "4"
+    assert entry is not None and entry.lifetime.idle_timeout_s == 300 and _version(path) == "5"
     assert entry.lifetime.idle_action == "stop" and entry.lifetime.retain_s is None  # version 4's defaults
     with sqlite3.connect(path) as db:  # version 3: the warm pools' columns and table; 4: pause's
         columns = {row[1] for row in db.execute("PRAGMA table_info(instances)")}
         assert {"definition", "handoff", "idle_action", "retain_s"} <= columns
         assert db.execute("SELECT count(*) FROM warm_pools").fetchone() == (0,)
+        assert db.execute("SELECT count(*) FROM snapshots").fetchone() == (0,)  # 5: snapshots'
     foreign = tmp_path / "foreign.sqlite3"
     with sqlite3.connect(foreign) as db:
         db.execute("CREATE TABLE theirs (x)")

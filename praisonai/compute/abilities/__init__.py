@@ -13,6 +13,8 @@
 | ``egress``    | the ``Egress`` part (an allowlist's proxy), held by  | ``NETWORK_ALLOWLIST``      |
 |               | the providers that run one and asked only by them    |                            |
 | ``pty``       | the ``Terminals`` part (and the ``Pty`` handle)      | holding ``terminals``      |
+| ``snapshots`` | the ``Snapshotter`` part (its public calls:          | holding a ``snapshotter``  |
+|               | ``compute.snapshots``, ``Sandbox.snapshot/fork``)    |                            |
 
 Each refuses with one sentence when the provider holds no such part. The
 channel (``compute.channel``) gives processes and sessions to any provider with a byte stream.
@@ -37,6 +39,7 @@ from praisonai.compute.abilities.processes import Processes, ProcessTable
 from praisonai.compute.abilities.pty import Pty, Terminals, pty_argv, pty_size
 from praisonai.compute.abilities.run_once import Launcher
 from praisonai.compute.abilities.sessions import ShellSessions
+from praisonai.compute.abilities.snapshots import SnapshotInfo, Snapshotter
 from praisonai.compute.config import ComputeConfig
 
 if TYPE_CHECKING:
@@ -56,7 +59,9 @@ __all__ = [
     "Processes",
     "Pty",
     "ShellSessions",
+    "SnapshotInfo",
     "SnapshotRef",
+    "Snapshotter",
     "Terminals",
     "held",
     "part",
@@ -118,6 +123,15 @@ class OptionalAbilities:
         info = await pauser.resume(instance_id)
         await lifecycle.mark(instance_id, "running")
         return info
+
+    # ---- snapshots: the snapshotter ----------------------------------------------------------
+
+    @part(Capability.SNAPSHOT, held=False)
+    def snapshotter(self) -> Snapshotter | None:
+        """The part that snapshots running instances and starts new ones from them
+        (``compute.abilities.snapshots``; the public calls are ``Sandbox.snapshot``, ``fork``,
+        ``restore`` and ``compute.snapshots``), or None: the provider cannot."""
+        return None
 
     # ---- terminals ---------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ or drives the helper channel of a provider without one does not apply to it: :fu
 says why. The suites are listed here, explicitly, in ``SUITES``: :mod:`.contract` (exec, files,
 lifecycle), :mod:`.exec` (streams, bounds, at-most-once, processes, sessions), then one module per
 workbench ability (:mod:`.files`, :mod:`.pause`, :mod:`.workspace`, :mod:`.ports`, :mod:`.pty`,
-:mod:`.egress`). :mod:`.fake` is a provider written against the contract alone; :mod:`.sshd` a
-throwaway sshd for the SSH provider's tests.
+:mod:`.snapshots`, :mod:`.egress`). :mod:`.fake` is a provider written against the contract
+alone; :mod:`.sshd` a throwaway sshd for the SSH provider's tests.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from praisonai.compute.testing import exec as exec_checks
 from praisonai.compute.testing import files as file_checks
 from praisonai.compute.testing import pause as pause_checks
 from praisonai.compute.testing import pty as pty_checks
+from praisonai.compute.testing import snapshots as snapshot_checks
 from praisonai.compute.testing import workspace as workspace_checks
 from praisonai.compute.testing._kit import Check, Context, Suite
 
@@ -42,6 +43,7 @@ SUITES: tuple[Suite, ...] = (
     workspace_checks.suite,
     ports.suite,
     pty_checks.suite,
+    snapshot_checks.suite,
     egress.suite,
 )
 #: Every check by name, in suite order.

@@ -15,6 +15,7 @@ import anyio
 from praisonai import _limits
 from praisonai._errors import ConfigError, InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._types import Capability, ExecResult
+from praisonai.compute import snapshots
 from praisonai.compute.testing._kit import Context, Suite
 
 suite = Suite()
@@ -271,6 +272,7 @@ async def a_missing_ability_is_refused_in_one_sentence(ctx: Context) -> None:
         Capability.PORTS: lambda: p.expose(iid, 8080),
         Capability.PROCESSES: lambda: p.processes.start(iid, "true"),
         Capability.SESSIONS: lambda: p.open_session(iid),
+        Capability.SNAPSHOT: lambda: snapshots.front(p).take(iid, None),
     }
     for capability, call in calls.items():
         if capability in p.capabilities:

@@ -35,6 +35,8 @@ from praisonai.runtime.pool import ChannelPool
 REPOSITORY = "praisonai-capture"
 LABEL_CAPTURE = "praisonai.capture"
 LABEL_CAPTURE_DEFINITION = "praisonai.capture.definition"
+#: A snapshot's image (``_snapshot``) carries its id here; it inherits a capture's labels too.
+LABEL_SNAPSHOT = "praisonai.snapshot"
 # The helper's own files: they describe the build container's processes (and a bound env), not
 # the definition.
 _SPOOL_PARTS = tuple(f"/tmp/.praisonai/{part}" for part in ("x", "bg", "helper.pid", "env"))
@@ -66,20 +68,41 @@ def commit(api: Any, container: str, tag: str, env: Mapping[str, str], definitio
     api.exec_start(clean)
     if api.exec_inspect(clean).get("ExitCode") != 0:  # the bound env may still be there
         raise ProvisionError("could not empty the helper's spool before the capture", op="capture")
-    changes = [f"LABEL {LABEL_CAPTURE}={tag} {LABEL_CAPTURE_DEFINITION}={definition}"]
-    # the image's own command back: the container's carries its main channel's nonce (_main)
+    labels = {LABEL_CAPTURE: tag, LABEL_CAPTURE_DEFINITION: definition}
+    ref = commit_image(api, container, REPOSITORY, tag, labels, env, op="capture")
+    _mark_used(tag)
+    return ref
+
+
+def commit_image(
+    api: Any,
+    container: str,
+    repository: str,
+    tag: str,
+    labels: Mapping[str, str],
+    env: Mapping[str, str],
+    *,
+    op: str,
+    pause: bool = True,
+) -> str:
+    """Commit ``container`` as ``repository:tag`` carrying ``labels``, with the image's own command
+    back (the container's carries its main channel's nonce: ``_main``); return the reference.
+    ``pause``: docker freezes the container while it commits (``False``: the caller froze it).
+
+    Raises:
+        ProvisionError: the image would hold a value of ``env`` (then it is removed).
+    """
+    changes = [f"LABEL {' '.join(f'{name}={value}' for name, value in labels.items())}"]
     image = api.inspect_image(api.inspect_container(container)["Image"])
     changes.append(f"CMD {json.dumps(image['Config'].get('Cmd') or [])}")
-    api.commit(container, repository=REPOSITORY, tag=tag, changes=changes)
-    ref = f"{REPOSITORY}:{tag}"
+    api.commit(container, repository=repository, tag=tag, changes=changes, pause=pause)
+    ref = f"{repository}:{tag}"
     leaked = _leaked_names(api, ref, env)
     if leaked:
         api.remove_image(ref, force=True)
         raise ProvisionError(
-            f"the capture would hold the value of {', '.join(leaked)} in its image; nothing was captured",
-            op="capture",
+            f"the {op} would hold the value of {', '.join(leaked)} in its image; nothing was saved", op=op
         )
-    _mark_used(tag)
     return ref
 
 
@@ -103,6 +126,8 @@ def listing(api: Any) -> list[CaptureInfo]:
     found = []
     for image in api.images(filters={"label": [LABEL_CAPTURE, f"{LABEL_HOME}={home_tag()}"]}):
         labels = image.get("Labels") or {}
+        if LABEL_SNAPSHOT in labels:  # a snapshot of an instance started from a capture
+            continue
         tag = labels.get(LABEL_CAPTURE, "")
         created = float(image.get("Created", 0))
         found.append(

@@ -19,6 +19,7 @@ from praisonai.compute.providers.docker._engine import DockerEngine
 from praisonai.compute.providers.docker._main import WATCHDOG_LOG
 from praisonai.compute.providers.docker._pool import DockerPool
 from praisonai.compute.providers.docker._pty import DockerTerminals
+from praisonai.compute.providers.docker._snapshot import DockerSnapshotter
 
 
 class DockerCompute(DockerEngine):
@@ -51,3 +52,10 @@ class DockerCompute(DockerEngine):
     @part(Capability.PTY)
     def terminals(self) -> DockerTerminals:
         return DockerTerminals(self.connect, self._command_user, self._channel_path, self._spool)
+
+    @part(Capability.SNAPSHOT)
+    def snapshotter(self) -> DockerSnapshotter:
+        """Snapshots are images committed from running containers (``_snapshot``); a pool holds
+        none, as it holds no capturer (an image lives on one engine)."""
+        keys = self._main_keys
+        return DockerSnapshotter(self._call, self.connect, self._inspect, self._spool, self._start, keys.arm)

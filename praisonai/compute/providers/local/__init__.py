@@ -65,6 +65,7 @@ from praisonai.compute.providers.local._ports import HostPorts
 from praisonai.compute.providers.local._process import INSTANCE_MARKER, run_process
 from praisonai.compute.providers.local._pty import LocalTerminals
 from praisonai.compute.providers.local._record import Instance, save
+from praisonai.compute.providers.local._snapshot import LocalSnapshotter
 from praisonai.compute.providers.local._transports import helper_transport, session_transport
 from praisonai.runtime import owner
 from praisonai.runtime.channel import Channel
@@ -169,6 +170,11 @@ class LocalCompute(ChannelMixin, ComputeProvider):
     @part(Capability.PAUSE)
     def pauser(self) -> _pause.LocalPauser:
         return _pause.LocalPauser(self._load, self._channels)
+
+    @part(Capability.SNAPSHOT)
+    def snapshotter(self) -> LocalSnapshotter:
+        """Snapshots are reflinked copies of the workspace (``_snapshot``)."""
+        return LocalSnapshotter(self._load, self._create, self._channels)
 
     async def _awake(self, instance_id: str) -> Instance:
         """The instance, resumed first when paused: any call resumes it (the ledger says so too)."""

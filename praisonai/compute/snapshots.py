@@ -1,0 +1,212 @@
+"""The home's snapshots (``compute.abilities.snapshots``): recorded in the ledger's ``snapshots``
+table, listed and removed from any process, found by id or name, and started from.
+
+A row holds the snapshot's :class:`SnapshotInfo` and the spec that rebuilds the provider holding it
+(``registry.provider_for_record``, as an instance's row does), never a secret. ``fork`` and
+``Sandbox.create(from_snapshot=...)`` come here through :func:`provision_from`, the one path that
+starts an instance from a snapshot: the ledger row, the reaper's adoption and the removal on
+failure are ``lifecycle.provision``'s.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from praisonai import _portal
+from praisonai._errors import ConfigError
+from praisonai._ledger import Ledger
+from praisonai._limits import FORK_MAX, MAX_NAME_BYTES
+from praisonai._types import InstanceInfo
+from praisonai.compute import lifecycle
+from praisonai.compute.abilities.snapshots import SnapshotFront, SnapshotInfo
+from praisonai.compute.base import ComputeProvider
+from praisonai.compute.config import ComputeConfig
+from praisonai.compute.requests import check_instance_id
+
+__all__ = [
+    "SNAPSHOT_ID",
+    "SnapshotInfo",
+    "check_fork_count",
+    "check_name",
+    "find",
+    "fork",
+    "front",
+    "list_snapshots",
+    "provider_of",
+    "provision_from",
+    "remove",
+    "remove_snapshot",
+]
+
+SNAPSHOT_ID = re.compile(r"snap_[0-9a-f]{12}")
+#: A name a user gives: shown in lists and typed back, so printable and without spaces.
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_COLUMNS = "id, name, provider, spec, source, created_at, size_bytes"
+
+
+def front(provider: ComputeProvider) -> SnapshotFront:
+    """The snapshot calls of ``provider``, from its name, id check and snapshotter part."""
+    check_id = functools.partial(check_instance_id, provider=provider.name)
+    return SnapshotFront(provider.name, check_id, provider.snapshotter, provider.options.to_record(), _record)
+
+
+def check_name(name: object) -> str | None:
+    """``name`` when it is one a snapshot may take and none has; one sentence otherwise."""
+    if name is None:
+        return None
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > MAX_NAME_BYTES:
+        raise ConfigError(
+            f"{name!r} is not a snapshot name: use letters, digits, '.', '_' and '-', starting "
+            "with a letter or digit",
+            op="snapshot",
+        )
+    if SNAPSHOT_ID.fullmatch(name) or _rows("SELECT 1 FROM snapshots WHERE name = ?", name):
+        raise ConfigError(
+            f"a snapshot named {name!r} exists already (or the name is a snapshot id); remove it "
+            "(praisonai.compute.remove_snapshot) or choose another name",
+            op="snapshot",
+        )
+    return name
+
+
+def find(ref: SnapshotInfo | str, provider: str | None = None, op: str = "snapshot") -> SnapshotInfo:
+    """The home's snapshot ``ref`` (a :class:`SnapshotInfo`, an id or a name), which must be
+    ``provider``'s when given; one sentence otherwise."""
+    key = ref.id if isinstance(ref, SnapshotInfo) else ref
+    if not isinstance(key, str):
+        raise ConfigError(f"a snapshot is a SnapshotInfo, an id or a name, not {type(ref).__name__}", op=op)
+    rows = _rows(f"SELECT {_COLUMNS} FROM snapshots WHERE id = ? OR name = ?", key, key)
+    if not rows:
+        raise ConfigError(
+            f"no snapshot {key!r} in this home; praisonai.compute.list_snapshots() lists them", op=op
+        )
+    found = _info(rows[0])
+    if provider is not None and found.provider != provider:
+        raise ConfigError(
+            f"snapshot {key!r} is a {found.provider} snapshot; only the {found.provider} provider "
+            f"starts from it, not {provider}",
+            op=op,
+        )
+    return found
+
+
+def list_snapshots() -> list[SnapshotInfo]:
+    """Every snapshot of this home, by any process, oldest first."""
+    return [_info(row) for row in _rows(f"SELECT {_COLUMNS} FROM snapshots ORDER BY created_at")]
+
+
+def remove_snapshot(ref: SnapshotInfo | str) -> bool:
+    """Remove the snapshot (a :class:`SnapshotInfo`, an id or a name) from its provider and the
+    ledger; ``False`` when its provider held nothing any more (the row goes anyway). Blocking:
+    async code awaits :func:`remove`.
+
+    Raises:
+        ConfigError: no such snapshot, or an instance still starts from it (docker: shut down the
+            instances made from it first).
+    """
+    return bool(_portal.call(remove, ref))
+
+
+async def remove(ref: SnapshotInfo | str) -> bool:
+    """:func:`remove_snapshot`, awaited."""
+    found = await anyio.to_thread.run_sync(functools.partial(find, ref, op="remove_snapshot"))
+    return await _remove(found, await anyio.to_thread.run_sync(provider_of, found))
+
+
+def provider_of(snapshot: SnapshotInfo) -> ComputeProvider:
+    """The provider that holds ``snapshot``, rebuilt from its row (a local one under bubblewrap
+    is one again)."""
+    from praisonai.compute.registry import provider_for_record
+
+    spec = json.loads(_rows("SELECT spec FROM snapshots WHERE id = ?", snapshot.id)[0][0])
+    return provider_for_record(snapshot.provider, spec)
+
+
+async def _remove(found: SnapshotInfo, provider: ComputeProvider) -> bool:
+    snapshotter = front(provider).part("snapshots", "remove_snapshot")
+    removed = await snapshotter.remove(found.id)
+    await anyio.to_thread.run_sync(_rows, "DELETE FROM snapshots WHERE id = ?", found.id)
+    return removed
+
+
+async def provision_from(
+    provider: ComputeProvider, cfg: ComputeConfig, snapshot: SnapshotInfo
+) -> InstanceInfo:
+    """A new instance of ``provider`` whose files are ``snapshot``'s (one of its own: ``find``
+    checked) and whose config is ``cfg``'s; then ``cfg.refresh`` runs in it, as after a capture."""
+    provider.check_supported(cfg)
+    snapshotter = front(provider).part("starting instances from snapshots", "provision")
+
+    async def make(instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        info = await snapshotter.create_from(instance_id, cfg, labels, snapshot.id)
+        await lifecycle.run_steps(provider, instance_id, cfg.refresh, cfg)
+        return info
+
+    return await lifecycle.provision(provider, cfg, make=make)
+
+
+def check_fork_count(n: object) -> int:
+    """``n`` when ``fork`` may make that many instances; one sentence otherwise."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= FORK_MAX:
+        raise ConfigError(f"fork makes 1 to {FORK_MAX} instances, not {n!r}", op="fork")
+    return n
+
+
+async def fork(
+    provider: ComputeProvider, instance_id: str, n: int, cfg: ComputeConfig
+) -> tuple[SnapshotInfo, list[InstanceInfo]]:
+    """Snapshot the instance, then make ``n`` instances of ``cfg`` from it, concurrently; the
+    source keeps running. When any fails, every instance made and the snapshot are removed and the
+    first failure is raised."""
+    check_fork_count(n)
+    snapshot = await front(provider).take(instance_id, None)
+    made: list[InstanceInfo] = []
+    failures: list[BaseException] = []
+
+    async def one() -> None:
+        try:
+            made.append(await provision_from(provider, cfg, snapshot))
+        except Exception as exc:  # its own instance is gone (lifecycle.provision); the others stay
+            failures.append(exc)
+
+    try:
+        async with anyio.create_task_group() as tasks:
+            for _ in range(n):
+                tasks.start_soon(one)
+        if failures:
+            raise failures[0]
+    except BaseException:
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as tasks:
+                for info in made:
+                    tasks.start_soon(provider.shutdown, info.instance_id)
+            await _remove(snapshot, provider)
+        raise
+    return snapshot, made
+
+
+async def _record(info: SnapshotInfo, spec: Mapping[str, Any]) -> None:
+    """Add the snapshot's row; one sentence when another process took its name since ``check_name``
+    (``OR IGNORE``: the ledger turns every sqlite error into an unusable home)."""
+    row = (info.id, info.name, info.provider, json.dumps(dict(spec), sort_keys=True), info.source)
+    sql = f"INSERT OR IGNORE INTO snapshots ({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id"
+    if not await anyio.to_thread.run_sync(lambda: _rows(sql, *row, info.created_at, info.size_bytes)):
+        raise ConfigError(
+            f"a snapshot named {info.name!r} exists already; choose another name", op="snapshot"
+        )
+
+
+def _rows(sql: str, *params: object) -> list[tuple[Any, ...]]:
+    return Ledger.default().execute(sql, params)
+
+
+def _info(row: tuple[Any, ...]) -> SnapshotInfo:
+    snapshot_id, name, provider, _spec, source, created_at, size = row
+    return SnapshotInfo(snapshot_id, name, provider, source, float(created_at), size)
