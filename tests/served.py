@@ -308,7 +308,7 @@ TARGETS: dict[str, Target] = {
     "local": Target(_local, not_applicable=NO_EGRESS, known_gaps=_TERMINAL_GAPS["local"]),
     "local-bwrap": Target(_local_bwrap, not_applicable=NO_EGRESS, known_gaps=_TERMINAL_GAPS["local-bwrap"]),
     "docker": Target(_docker),
-    "ssh": Target(_ssh, not_applicable=NO_EGRESS | NO_SNAPSHOT, known_gaps=_TERMINAL_GAPS["ssh"]),
+    "ssh": Target(_ssh, not_applicable=NO_EGRESS, known_gaps=_TERMINAL_GAPS["ssh"]),
     # a native exec and nothing else: neither background processes nor sessions, no helper channel
     "fake": Target(
         _fake,

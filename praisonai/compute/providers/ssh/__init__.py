@@ -4,14 +4,15 @@ On the host (``root`` defaults to ``~/.praisonai/instances``)::
 
     <root>/<instance-id>/                  the workspace: commands start here
     <root>/.praisonai/<instance-id>/       instance.json, env (mode 0600), the helper's spool
+    <root>/.praisonai/snapshots/           the snapshots' archives (``_snapshot``)
 
 Everything is found again from those files, so any process with the same host settings lists,
-reaches, pauses (``_pause``) and shuts down an instance. Commands (and whole-file reads) run through the exec
-channel's helper with a clean environment (a minimal PATH, HOME set to the workspace, the
-instance's env read from its 0600 file, never from a command line); every process carries
-``PRAISONAI_INSTANCE=<id>``, so shutdown kills all of them, detached ones included. Writes,
-uploads and downloads travel over reused SFTP sessions. The host is not a sandbox: commands
-run as the login user. File operations are confined to the workspace by path (symbolic links
+reaches, pauses (``_pause``), snapshots and shuts down an instance. Commands (and whole-file reads)
+run through the exec channel's helper with a clean environment (a minimal PATH, HOME set to the
+workspace, the instance's env read from its 0600 file, never from a command line); every process
+carries ``PRAISONAI_INSTANCE=<id>``, so shutdown kills all of them, detached ones included. Writes,
+uploads and downloads travel over reused SFTP sessions. The host is not a sandbox: commands run as
+the login user. File operations are confined to the workspace by path (symbolic links
 the commands create are not resolved).
 
 An instance whose creating process died is shut down by the home's reaper process
@@ -55,6 +56,7 @@ from praisonai.compute.providers.ssh._connect import SSHHost
 from praisonai.compute.providers.ssh._hosts import check_shell, link_for, parse_hosts
 from praisonai.compute.providers.ssh._link import HostLink, SSHChannelTransport
 from praisonai.compute.providers.ssh._pty import SSHTerminals
+from praisonai.compute.providers.ssh._snapshot import SSHSnapshotter
 from praisonai.compute.watchdog import guarded_session
 from praisonai.runtime.channel import Channel
 
@@ -162,10 +164,13 @@ class SSHCompute(ChannelMixin, ComputeProvider):
 
     # ---- lifecycle -------------------------------------------------------------------------
 
-    async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+    async def _create(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], link: HostLink | None = None
+    ) -> InstanceInfo:
+        """A new empty instance on ``link`` (a snapshot's host), else on the least busy host."""
         if not self.hosts:
             raise ConfigError(_NO_HOSTS, op="provision")
-        link = await self._least_busy()
+        link = link or await self._least_busy()
         await run_blocking(check_shell, link)
         root = await run_blocking(_files.instances_root, link)
         place = _Place(
@@ -220,6 +225,12 @@ class SSHCompute(ChannelMixin, ComputeProvider):
     @part(Capability.PAUSE)
     def pauser(self) -> _pause.SSHPauser:
         return _pause.SSHPauser(self._place, self._channels)
+
+    @part(Capability.SNAPSHOT)
+    def snapshotter(self) -> SSHSnapshotter:
+        """Snapshots are tar archives of the workspace kept on its host (``_snapshot``)."""
+        links = tuple(link_for(host) for host in self.hosts)
+        return SSHSnapshotter(self._place, self._create, links, self._channels)
 
     async def _awake(self, instance_id: str) -> _Place:
         """Where the instance lives, resumed first when paused: any call resumes it."""

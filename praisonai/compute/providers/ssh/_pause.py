@@ -22,7 +22,8 @@ from praisonai.runtime.pool import ChannelPool
 MARKER = "paused"
 
 # $1 the instance id, $2 its workspace, $3 its meta dir; exit 3: there is no such instance.
-_KILL_ALL = """
+#: Also ends the processes of an instance restored from a snapshot (``_snapshot``).
+KILL_ALL = """
 [ -f "$3/instance.json" ] || exit 3
 n=0
 while [ $n -lt 20 ]; do
@@ -33,8 +34,8 @@ while [ $n -lt 20 ]; do
   n=$((n + 1))
 done
 """
-_DESTROY = _KILL_ALL + 'rm -rf -- "$2" "$3"\n'
-_PAUSE = _KILL_ALL + f': > "$3/{MARKER}"\n'
+_DESTROY = KILL_ALL + 'rm -rf -- "$2" "$3"\n'
+_PAUSE = KILL_ALL + f': > "$3/{MARKER}"\n'
 _RESUME = f'[ -f "$3/instance.json" ] || exit 3\nrm -f -- "$3/{MARKER}"\n'
 _PAUSED = f'[ -f "$3/instance.json" ] || exit 3\n[ -e "$3/{MARKER}" ] || exit 1\n'
 _DISK = '[ -f "$3/instance.json" ] || exit 3\ndu -sk -- "$2" | cut -f1\n'
