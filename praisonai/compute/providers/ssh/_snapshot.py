@@ -27,13 +27,20 @@ be caught mid-write, as any copy would).
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 import re
 import shlex
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
-from praisonai._errors import ExecError, InstanceNotFoundError, PathOutsideWorkspaceError, ProvisionError
+from praisonai._errors import (
+    ExecError,
+    InstanceNotFoundError,
+    PathOutsideWorkspaceError,
+    ProviderUnavailableError,
+    ProvisionError,
+)
 from praisonai._types import InstanceInfo
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.config import ComputeConfig
@@ -133,18 +140,16 @@ class SSHSnapshotter:
         return at.info(paused=await is_paused(at))
 
     async def remove(self, snapshot_id: str) -> bool:
-        removed = False
-        for link in self.links:
-            store = _store(await run_blocking(_files.instances_root, link))
-            argv = ["sh", "-c", _REMOVE, "praisonai-remove-snapshot", store, snapshot_id]
-            status, _, err = await run_blocking(link.run, shlex.join(argv))
-            if status not in (0, 1):
-                raise ExecError(
-                    f"could not remove snapshot {snapshot_id} on {link.host.label}: {_said(err)}",
-                    op="remove_snapshot",
-                )
-            removed = removed or status == 0
-        return removed
+        unreachable: ProviderUnavailableError | None = None
+        for link in self.links:  # an archive is on one host: a pool's other hosts may be down
+            try:
+                if await _remove_on(link, snapshot_id):
+                    return True
+            except ProviderUnavailableError as exc:
+                unreachable = exc
+        if unreachable is not None:  # it may be there: not said to be gone
+            raise unreachable
+        return False
 
     async def held(self) -> list[str]:
         found: set[str] = set()
@@ -153,16 +158,30 @@ class SSHSnapshotter:
         return sorted(found)
 
     async def _holder(self, snapshot_id: str) -> HostLink:
-        """The host that keeps the snapshot's archive; one sentence when none does."""
+        """The host that keeps the snapshot's archive; one sentence when none that answers does."""
         for link in self.links:
-            if snapshot_id in await run_blocking(_archived, link):
-                return link
+            with contextlib.suppress(ProviderUnavailableError):
+                if snapshot_id in await run_blocking(_archived, link):
+                    return link
         raise ProvisionError(_gone(snapshot_id), op="provision")
 
 
 def _store(root: str) -> str:
     """Where the snapshots of the instances under ``root`` are kept."""
     return f"{root}/{_files.META}/{_STORE}"
+
+
+async def _remove_on(link: HostLink, snapshot_id: str) -> bool:
+    """Remove the snapshot's archive (and any partial one) from the host; whether it was there."""
+    store = _store(await run_blocking(_files.instances_root, link))
+    argv = ["sh", "-c", _REMOVE, "praisonai-remove-snapshot", store, snapshot_id]
+    status, _, err = await run_blocking(link.run, shlex.join(argv))
+    if status not in (0, 1):
+        raise ExecError(
+            f"could not remove snapshot {snapshot_id} on {link.host.label}: {_said(err)}",
+            op="remove_snapshot",
+        )
+    return status == 0
 
 
 def _archived(link: HostLink) -> list[str]:
