@@ -14,6 +14,7 @@ import os
 import pwd
 import secrets
 import shutil
+import socket
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,10 +22,11 @@ from pathlib import Path
 import pytest
 
 from praisonai import Sandbox, _portal
-from praisonai._errors import PathOutsideWorkspaceError, ProvisionError
+from praisonai._errors import PathOutsideWorkspaceError, ProviderUnavailableError, ProvisionError
 from praisonai._ledger import Ledger
-from praisonai.compute import list_snapshots, remove_snapshot
+from praisonai.compute import list_snapshots, remove_snapshot, snapshots
 from praisonai.compute.abilities import snapshots as snapshot_ability
+from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.ssh import SSHCompute
 from praisonai.compute.testing.sshd import SSHServer
 
@@ -324,3 +326,30 @@ def test_forks_land_on_the_host_that_keeps_the_snapshot(sshd: SSHServer, home: P
         assert _portal.call(_held, provider) == []
         for root in roots:
             shutil.rmtree(sshd.home / root, ignore_errors=True)
+
+
+def test_a_pool_host_that_does_not_answer_stops_neither_a_fork_nor_a_removal(
+    sshd: SSHServer, home: Path
+) -> None:
+    """The silent host comes first: the snapshot's host is found past it, and its archive removed."""
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        silent = closed.getsockname()[1]  # nothing listens there once the socket is closed
+    live = sshd.connect_kwargs()
+    provider = SSHCompute(hosts=[{**live, "port": silent, "connect_timeout": 2}, live])
+    made: list[str] = []
+    try:
+        source = _portal.call(provider.provision)
+        made.append(source.instance_id)
+        _portal.call(provider.write_file, source.instance_id, "kept.txt", "kept")
+        snapshot = _portal.call(snapshots.front(provider).take, source.instance_id, None)
+        copy = _portal.call(snapshots.provision_from, provider, ComputeConfig(), snapshot)
+        made.append(copy.instance_id)
+        assert _portal.call(provider.read_file, copy.instance_id, "kept.txt") == b"kept"
+    finally:
+        for instance_id in made:
+            _portal.call(provider.shutdown, instance_id)
+        removed = [remove_snapshot(leftover) for leftover in list_snapshots()]
+    assert removed == [True]
+    with pytest.raises(ProviderUnavailableError):  # not "gone": it may be on the silent host
+        _portal.call(provider.snapshotter.remove, snapshot.id)
