@@ -75,7 +75,7 @@ rm -f -- "$part"
 exit $status
 """
 )
-# Exit 5: more than one archive has the snapshot's name; 6: none has; 7: tar refused the archive.
+# Exit 5: more than one archive has the snapshot's name; 6: none has; 7: tar could not unpack it.
 _RESTORE = (
     _CHECKS
     + """
@@ -216,8 +216,9 @@ async def _on_instance(at: Where, script: str, op: str, snapshot_id: str) -> byt
         raise ProvisionError(_gone(snapshot_id), op=op)
     if status == 7:
         raise ProvisionError(
-            f"the archive of snapshot {snapshot_id} on {where} was refused (a member would land "
-            f"outside the workspace, or it was tampered with) and nothing was restored: {said}",
+            f"the archive of snapshot {snapshot_id} on {where} could not be unpacked, so nothing was "
+            "restored (tar refuses a member that would land outside the workspace, as in an archive "
+            f"tampered with; a full disk fails it too): {said}",
             op=op,
         )
     if status == 8:
