@@ -28,7 +28,7 @@ CONTRACT_MRO_MAX = 5
 #: Public and private names on ``ComputeProvider`` (dunders aside). An ability of several calls is
 #: one front object (``provider.files``, ``provider.processes``), not one member per call.
 CONTRACT_MEMBERS_MAX = 56  # 55, and the snapshotter part (issue 45)
-DOCKER_MRO_MAX = 9
+DOCKER_MRO_MAX = 8
 
 
 def test_objects_seldom_reach_into_each_others_private_names() -> None:
