@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from praisonai import _portal
+from praisonai._errors import ConfigError
 from praisonai._ledger import Ledger
-from praisonai.compute import inventory, list_snapshots, remove_snapshot
+from praisonai.compute import inventory, list_snapshots, prune_snapshots, remove_snapshot
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.registry import compute_provider
 
@@ -230,3 +231,13 @@ def test_a_forged_snapshot_row_sends_no_escape_to_the_terminal(user: str) -> Non
     assert len(table) == 2 and "\ufffd" in table[1]  # one row: the newline did not make another
     assert json.loads(outputs[1].stdout)[0]["name"] == FORGED  # JSON keeps the value, escaped
     assert outputs[4].returncode == 2 and outputs[5].returncode == 0 and list_snapshots() == []
+
+
+@pytest.mark.parametrize(
+    ("age", "keep"), [(-1.0, None), (float("nan"), None), (float("inf"), None), (None, -1), (None, True)]
+)
+def test_prune_snapshots_refuses_what_no_age_or_count_means(
+    home: Path, age: float | None, keep: object
+) -> None:
+    with pytest.raises(ConfigError, match="must be"):
+        prune_snapshots(older_than_s=age, keep=keep)  # type: ignore[arg-type]
