@@ -207,6 +207,10 @@ DEFAULT_SESSIONS_LISTED = 20
 #: Days unused before ``praisonai env captures --prune`` removes a capture, when neither
 #: ``--older-than`` nor ``--keep`` is given.
 DEFAULT_CAPTURE_PRUNE_DAYS = 14.0
+#: Days after its creation before ``praisonai compute gc`` removes a snapshot, when neither
+#: ``--snapshots-older-than`` nor ``--snapshots-keep`` is given (one an instance still starts from
+#: stays).
+DEFAULT_SNAPSHOT_PRUNE_DAYS = 14.0
 #: The most instances one ``fork`` makes (each is a whole instance, made concurrently).
 FORK_MAX = 64
 

@@ -13,11 +13,11 @@ SUMMARY = (
 GROUPS = {
     "sandbox": (
         "praisonai.cli.sandbox",
-        "Run commands in instances, as docker does: run, create, exec, cp, rm, shell, port, logs.",
+        "Run commands in instances, as docker does: run, create, exec, cp, rm, shell, snapshot, fork, ...",
     ),
     "compute": (
         "praisonai.cli.compute",
-        "Providers and their instances: providers, ps, stop, gc, warm.",
+        "Providers, their instances and snapshots: providers, ps, stop, gc, snapshots, warm.",
     ),
     "managed": ("praisonai.cli.managed", "Agent turns and their sessions: run, sessions, agents, ps, stop."),
     "env": ("praisonai.cli.env", "The file .praisonai/environment.yaml: validate, show, plan, build."),

@@ -1,5 +1,6 @@
 """``praisonai compute …``: the providers, the instances they hold (``ps``, ``stop``, ``gc``;
-``pause``/``resume`` from ``cli.pause``), and the home's shared warm pools (``warm``).
+``pause``/``resume`` from ``cli.pause``), the home's snapshots (``snapshots``, from
+``cli.snapshots``; ``gc`` removes the expired ones) and the home's shared warm pools (``warm``).
 
 The reconciliation of the ledger with the providers' own lists, and what ``gc`` removes, live in
 :mod:`praisonai.compute.inventory`; these commands parse their arguments and print its results.
@@ -7,6 +8,7 @@ The reconciliation of the ledger with the providers' own lists, and what ``gc`` 
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,9 +18,11 @@ import typer
 
 from praisonai._errors import ConfigError
 from praisonai._lifetime import Lifetime
+from praisonai._limits import DEFAULT_SNAPSHOT_PRUNE_DAYS
 from praisonai._times import duration
 from praisonai.cli import _output, logs, terminal
 from praisonai.cli import pause as pause_cli
+from praisonai.cli import snapshots as snapshots_cli
 from praisonai.cli._help import PlainCommand
 from praisonai.cli._options import AllOpt, EnvironmentOpt, InstanceIdsArg, JsonOpt, QuietOpt
 from praisonai.cli.ports import port
@@ -30,6 +34,7 @@ app = typer.Typer(help="Compute providers and their instances.", no_args_is_help
 app.command("pause", cls=PlainCommand)(pause_cli.pause)
 app.command("resume", cls=PlainCommand)(pause_cli.resume)
 app.command("port", cls=PlainCommand)(port)  # praisonai/cli/ports.py
+app.add_typer(snapshots_cli.app, name="snapshots")
 terminal.register(app)  # shell
 logs.register(app)  # logs
 
@@ -59,8 +64,20 @@ def ps(json: JsonOpt = False, quiet: QuietOpt = False) -> None:
     else:
         _output.table(*_ps_table(survey.instances))
     _report(survey.problems)
+    if not (quiet or json):
+        _snapshots_held()
     if survey.problems:
         raise typer.Exit(1)
+
+
+def _snapshots_held() -> None:
+    """A note that snapshots are kept, and where they are listed: they hold disk like instances."""
+    from praisonai.compute.snapshots import list_snapshots
+
+    if held := len(list_snapshots()):
+        _output.note(
+            f"{held} snapshot{'s' if held > 1 else ''} kept: `praisonai compute snapshots` lists them"
+        )
 
 
 @app.command("stop", cls=PlainCommand)
@@ -104,19 +121,47 @@ def gc(
             "--retain", metavar="AGE", help="Remove paused instances idle this long (90s, 30m, 12h, 7d)."
         ),
     ] = None,
+    snapshots_older_than: Annotated[
+        float | None,
+        typer.Option(
+            "--snapshots-older-than",
+            metavar="DAYS",
+            help=f"Remove snapshots made this many days ago (default {DEFAULT_SNAPSHOT_PRUNE_DAYS:g}, "
+            "unless --snapshots-keep is given).",
+        ),
+    ] = None,
+    snapshots_keep: Annotated[
+        int | None,
+        typer.Option("--snapshots-keep", metavar="N", help="Remove all snapshots but the N newest."),
+    ] = None,
     json: JsonOpt = False,
 ) -> None:
     """Remove this home's orphans: instances whose creator is gone and that sat idle past their
     idle timeout (or ttl), paused instances idle past their retain age (--retain, else their
     own), instances labelled with this home but missing from its ledger, and ledger rows whose
-    instance is gone. Prints each; exits 1 when anything failed."""
-    outcome = inventory.gc(dry_run=dry_run, retain_s=None if retain is None else _seconds(retain))
+    instance is gone; and its expired snapshots (older than --snapshots-older-than days, beyond
+    the --snapshots-keep newest), but one an instance still starts from, which is kept (in use).
+    Prints each; exits 1 when anything failed."""
+    from praisonai.compute.snapshots import prune_snapshots
+
+    if snapshots_older_than is not None and not (
+        math.isfinite(snapshots_older_than) and snapshots_older_than >= 0
+    ):
+        raise ConfigError(f"--snapshots-older-than must be a number of days >= 0, not {snapshots_older_than}")
+    if snapshots_keep is not None and snapshots_keep < 0:
+        raise ConfigError(f"--snapshots-keep must be a count >= 0, not {snapshots_keep}")
+    retain_s = None if retain is None else _seconds(retain)
+    outcome = inventory.gc(dry_run=dry_run, retain_s=retain_s)
+    older_than_s = None if snapshots_older_than is None else snapshots_older_than * 86400
+    pruned = prune_snapshots(older_than_s=older_than_s, keep=snapshots_keep, dry_run=dry_run)
+    failures = outcome.failures + len(pruned.failed)
     if json:
-        _output.print_json(outcome.as_json())
+        _output.print_json({**outcome.as_json(), "snapshots": pruned.as_json(), "failures": failures})
     else:
         _report(outcome.problems)
         _gc_report(outcome)
-    if outcome.failures:
+        snapshots_cli.report_gc(pruned)
+    if failures:
         raise typer.Exit(1)
 
 

@@ -4,7 +4,7 @@ from praisonai._types import Capability, ExecRequest, ExecResult, InstanceInfo, 
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.registry import available_providers, default_compute, resolve_compute
-from praisonai.compute.snapshots import SnapshotInfo, list_snapshots, remove_snapshot
+from praisonai.compute.snapshots import SnapshotInfo, list_snapshots, prune_snapshots, remove_snapshot
 
 __all__ = [
     "Capability",
@@ -18,6 +18,7 @@ __all__ = [
     "available_providers",
     "default_compute",
     "list_snapshots",
+    "prune_snapshots",
     "remove_snapshot",
     "resolve_compute",
 ]

@@ -5,24 +5,28 @@ A row holds the snapshot's :class:`SnapshotInfo` and the spec that rebuilds the 
 (``registry.provider_for_record``, as an instance's row does), never a secret. ``fork`` and
 ``Sandbox.create(from_snapshot=...)`` come here through :func:`provision_from`, the one path that
 starts an instance from a snapshot: the ledger row, the reaper's adoption and the removal on
-failure are ``lifecycle.provision``'s.
+failure are ``lifecycle.provision``'s. :func:`prune_snapshots` removes the expired ones (``praisonai
+compute gc``): made longer ago than an age, or beyond a count of the newest, as captures are pruned.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
+import math
 import re
-from collections.abc import Mapping
+import time
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import anyio
 import anyio.to_thread
 
 from praisonai import _portal
-from praisonai._errors import ConfigError
+from praisonai._errors import ConfigError, UnsupportedFeatureError
 from praisonai._ledger import Ledger
-from praisonai._limits import FORK_MAX, MAX_NAME_BYTES
+from praisonai._limits import DEFAULT_SNAPSHOT_PRUNE_DAYS, FORK_MAX, MAX_NAME_BYTES
 from praisonai._types import InstanceInfo
 from praisonai.compute import lifecycle
 from praisonai.compute.abilities.snapshots import SnapshotFront, SnapshotInfo
@@ -32,15 +36,18 @@ from praisonai.compute.requests import check_instance_id
 
 __all__ = [
     "SNAPSHOT_ID",
+    "SnapshotGc",
     "SnapshotInfo",
     "check_fork_count",
     "check_name",
+    "expired",
     "find",
     "fork",
     "front",
     "list_snapshots",
     "provider_of",
     "provision_from",
+    "prune_snapshots",
     "remove",
     "remove_snapshot",
 ]
@@ -85,7 +92,9 @@ def find(ref: SnapshotInfo | str, provider: str | None = None, op: str = "snapsh
     rows = _rows(f"SELECT {_COLUMNS} FROM snapshots WHERE id = ? OR name = ?", key, key)
     if not rows:
         raise ConfigError(
-            f"no snapshot {key!r} in this home; praisonai.compute.list_snapshots() lists them", op=op
+            f"no snapshot {key!r} in this home; `praisonai compute snapshots` (or "
+            "praisonai.compute.list_snapshots()) lists them",
+            op=op,
         )
     found = _info(rows[0])
     if provider is not None and found.provider != provider:
@@ -201,6 +210,93 @@ async def _record(info: SnapshotInfo, spec: Mapping[str, Any]) -> None:
         raise ConfigError(
             f"a snapshot named {info.name!r} exists already; choose another name", op="snapshot"
         )
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class SnapshotGc:
+    """What :func:`prune_snapshots` did (with ``dry_run``, would do) to the expired snapshots:
+    ``removed`` (or would be), ``kept`` (an instance still starts from it: its provider's
+    sentence) and ``failed`` (each with why)."""
+
+    removed: tuple[SnapshotInfo, ...]
+    kept: tuple[tuple[SnapshotInfo, str], ...]
+    failed: tuple[tuple[SnapshotInfo, str], ...]
+    dry_run: bool
+
+    def as_json(self) -> list[dict[str, Any]]:
+        """One object per expired snapshot, as ``compute gc --json`` prints it under ``snapshots``:
+        its ``outcome`` (``removed``, ``would remove``, ``kept`` or ``failed``) and ``reason``."""
+        gone = "would remove" if self.dry_run else "removed"
+        rows: list[tuple[SnapshotInfo, str, str | None]] = [(s, gone, None) for s in self.removed]
+        rows += [(s, "kept", why) for s, why in self.kept] + [(s, "failed", why) for s, why in self.failed]
+        return [
+            {"snapshot": s.id, "name": s.name, "provider": s.provider, "created_at": s.created_at}
+            | {"outcome": outcome, "reason": why}
+            for s, outcome, why in rows
+        ]
+
+
+def expired(
+    found: Sequence[SnapshotInfo], *, older_than_s: float | None, keep: int | None, now: float
+) -> list[SnapshotInfo]:
+    """The snapshots of ``found`` made more than ``older_than_s`` seconds before ``now``, and all
+    but the ``keep`` newest (``None``: not that rule), newest first."""
+    newest_first = sorted(found, key=lambda s: s.created_at, reverse=True)
+    return [
+        s
+        for index, s in enumerate(newest_first)
+        if (older_than_s is not None and now - s.created_at > older_than_s)
+        or (keep is not None and index >= keep)
+    ]
+
+
+def prune_snapshots(
+    *, older_than_s: float | None = None, keep: int | None = None, dry_run: bool = False
+) -> SnapshotGc:
+    """Remove the home's snapshots made more than ``older_than_s`` seconds ago and all but the
+    ``keep`` newest; neither given: those older than ``DEFAULT_SNAPSHOT_PRUNE_DAYS``. One an
+    instance still starts from is kept (docker refuses to remove an image a container uses);
+    ``dry_run`` changes nothing. Blocking (``praisonai compute gc`` runs it).
+
+    Raises:
+        ConfigError: ``older_than_s`` is not a number of seconds >= 0, or ``keep`` not a count.
+    """
+    if older_than_s is None and keep is None:
+        older_than_s = DEFAULT_SNAPSHOT_PRUNE_DAYS * 86400
+    _check_prune(older_than_s, keep)
+    doomed = expired(list_snapshots(), older_than_s=older_than_s, keep=keep, now=time.time())
+    if dry_run:
+        return SnapshotGc(tuple(doomed), (), (), dry_run=True)
+    return _portal.call(_prune, doomed)
+
+
+async def _prune(doomed: Sequence[SnapshotInfo]) -> SnapshotGc:
+    removed: list[SnapshotInfo] = []
+    kept: list[tuple[SnapshotInfo, str]] = []
+    failed: list[tuple[SnapshotInfo, str]] = []
+    for snapshot in doomed:
+        try:
+            await _remove(snapshot, await anyio.to_thread.run_sync(provider_of, snapshot))
+        except UnsupportedFeatureError as exc:
+            failed.append((snapshot, str(exc)))
+        except ConfigError as exc:  # the protocol's refusal: an instance still starts from it
+            kept.append((snapshot, str(exc)))
+        except Exception as exc:  # one sentence per snapshot; the others still go
+            failed.append((snapshot, str(exc)))
+        else:
+            removed.append(snapshot)
+    return SnapshotGc(tuple(removed), tuple(kept), tuple(failed), dry_run=False)
+
+
+def _check_prune(older_than_s: object, keep: object) -> None:
+    if older_than_s is not None and (
+        isinstance(older_than_s, bool)
+        or not isinstance(older_than_s, int | float)
+        or not (math.isfinite(older_than_s) and older_than_s >= 0)
+    ):
+        raise ConfigError(f"a snapshot's age must be a number of seconds >= 0, not {older_than_s!r}", op="gc")
+    if keep is not None and (isinstance(keep, bool) or not isinstance(keep, int) or keep < 0):
+        raise ConfigError(f"the snapshots to keep must be a whole number >= 0, not {keep!r}", op="gc")
 
 
 def _rows(sql: str, *params: object) -> list[tuple[Any, ...]]:

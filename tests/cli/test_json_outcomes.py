@@ -57,7 +57,8 @@ def test_stop_pause_and_resume_print_one_outcome_shape(home: Path) -> None:
 
 def test_gc_prints_each_orphan_with_what_was_done(home: Path) -> None:
     code, out, _ = cli("compute", "gc", "--dry-run", "--json")
-    assert code == 0 and out == {"dry_run": True, "orphans": [], "failures": 0, "problems": []}
+    expected = {"dry_run": True, "orphans": [], "failures": 0, "problems": [], "snapshots": []}
+    assert code == 0 and out == expected
 
 
 def test_warm_prints_the_pool(home: Path, tmp_path: Path) -> None:

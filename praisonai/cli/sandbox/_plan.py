@@ -19,7 +19,7 @@ UNISOLATED = "on this host, NOT isolated: install docker or bubblewrap to isolat
 
 
 def planned(
-    compute: str | None,
+    compute: str | ComputeProvider | None,
     image: str | None,
     env: list[str] | None,
     environment: Path | None,
@@ -27,7 +27,8 @@ def planned(
     allow_host_mounts: bool,
 ) -> ProvisionPlan:
     """The plan for the options (``--image`` and ``--env`` win over the file); says on stderr
-    which environment file was read and, without ``--compute``, which provider was chosen.
+    which environment file was read and, without ``--compute``, which provider was chosen
+    (``compute`` may be a provider: a snapshot's, or the one running an instance to fork).
 
     Raises:
         ConfigError: options that exclude each other or do not fit the provider, or a bad file.

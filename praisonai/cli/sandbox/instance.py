@@ -1,8 +1,9 @@
 """``praisonai sandbox create | exec | cp``: docker's commands for an instance that outlives the
 command line, so a person can work, by id, with an instance they made or one an agent left.
 
-``create`` makes an instance (as ``sandbox run`` would, environment file included) and prints its
-id; it stays until ``sandbox rm``, its idle timeout or its ttl. ``exec`` runs a command in any
+``create`` makes an instance (as ``sandbox run`` would, environment file included; with
+``--from-snapshot``, from a snapshot's files) and prints its id; it stays until ``sandbox rm``, its
+idle timeout or its ttl. ``exec`` runs a command in any
 instance and exits with its status; ``cp`` copies files and trees in or out. Each finds the
 instance in the ledger or in its provider's own list; a paused one is resumed.
 """
@@ -41,6 +42,7 @@ from praisonai.cli.sandbox._running import (
 from praisonai.compute.inventory import provider_of
 
 if TYPE_CHECKING:
+    from praisonai.compute.base import ComputeProvider
     from praisonai.sandbox import AsyncSandbox
     from praisonai.sandbox.provisioning import ProvisionPlan
 
@@ -58,9 +60,19 @@ def create(
     environment: EnvironmentOpt = None,
     no_environment: NoEnvironmentOpt = False,
     allow_host_mounts: AllowHostMountsOpt = False,
+    from_snapshot: Annotated[
+        str | None,
+        typer.Option(
+            "--from-snapshot",
+            metavar="SNAPSHOT",
+            help="Start from a snapshot's files (its id or name: `compute snapshots`), on its provider.",
+        ),
+    ] = None,
 ) -> None:
     """Create an instance and print its id; it stays until `sandbox rm`, or until its idle timeout
-    or ttl (the environment file's idle_timeout, ttl and idle_action) ends or pauses it.
+    or ttl (the environment file's idle_timeout, ttl and idle_action) ends or pauses it. With
+    --from-snapshot its files are the snapshot's and only the environment file's refresh steps
+    run; its env, limits and network come from this command, never from the snapshot.
 
     Examples:
 
@@ -69,10 +81,43 @@ def create(
       praisonai sandbox exec "$id" -- python3 -c 'print(2+2)'
       praisonai sandbox rm "$id"
     """
+    if from_snapshot is not None:
+        args = (compute, image, env, environment, no_environment, allow_host_mounts)
+        typer.echo(_output.safe(_create_from(from_snapshot, *args)))
+        return
     chosen = planned(compute, image, env, environment, no_environment, allow_host_mounts)
     with _output.progress(f"starting a {chosen.provider.provider_name} instance"):
         made = wait(lambda: _create(chosen))
     typer.echo(made)
+
+
+def _create_from(
+    snapshot: str,
+    compute: str | None,
+    image: str | None,
+    env: list[str] | None,
+    environment: Path | None,
+    no_environment: bool,
+    allow_host_mounts: bool,
+) -> str:
+    """``sandbox create --from-snapshot``: a new instance whose files are the snapshot's, of the
+    snapshot's provider (``--compute`` must name that kind), its config from the options and the
+    environment file; returns its id.
+
+    Raises:
+        ConfigError: no such snapshot, another provider's, or ``--image`` given too.
+    """
+    from praisonai.compute import snapshots
+
+    if image:
+        raise ConfigError("--image and --from-snapshot exclude each other: the snapshot holds the files")
+    found = snapshots.find(snapshot, op="provision")
+    provider: str | ComputeProvider = compute if compute is not None else snapshots.provider_of(found)
+    chosen = planned(provider, None, env, environment, no_environment, allow_host_mounts)
+    snapshots.find(found, chosen.provider.name, op="provision")  # another provider's: refused
+    with _output.progress(f"starting a {chosen.provider.provider_name} instance from {found.id}"):
+        info = wait(lambda: snapshots.provision_from(chosen.provider, chosen.config, found))
+    return info.instance_id
 
 
 async def _create(chosen: ProvisionPlan) -> str:
@@ -108,7 +153,7 @@ def exec_(
     check_command_text(command)
     variables = parse_env(env or [])
     stdin = piped_stdin() if interactive else None
-    sandbox = _attached(instance_id, "run a command in", "exec")
+    sandbox = attached(instance_id, "run a command in", "exec")
     line = shlex.join(command)
     with signals_interrupt() as interrupted:
         try:
@@ -146,7 +191,7 @@ def cp(
         )
     remote = into or out_of
     assert remote is not None
-    sandbox = _attached(remote["id"], "copy files of", "cp")
+    sandbox = attached(remote["id"], "copy files of", "cp")
     with _output.transfer(f"copying {source} to {destination}") as on_bytes:
         if into is not None:
             wait(lambda: _counted(sandbox.upload(source, remote["path"]), on_bytes))
@@ -165,8 +210,9 @@ async def _counted(transfer: Awaitable[None], on_bytes: Callable[[int], None]) -
         await transfer
 
 
-def _attached(instance_id: str, doing: str, op: str) -> AsyncSandbox:
-    """A handle on the instance that leaves it running when let go; a paused one is resumed."""
+def attached(instance_id: str, doing: str, op: str) -> AsyncSandbox:
+    """A handle on the instance (for ``exec``, ``cp`` and the snapshot commands) that leaves it
+    running when let go; a paused one is resumed."""
     from praisonai.sandbox import AsyncSandbox
 
     provider = provider_of(instance_id, doing, op)
