@@ -70,7 +70,8 @@ def user(request: pytest.FixtureRequest, home: Path) -> Iterator[str]:
     try:
         yield name
     finally:
-        inventory.stop_all()  # before the snapshots: docker keeps an image a container runs from
+        inventory.stop(instances())  # this home's: the engine's list holds every test's
+        # (before the snapshots: docker keeps an image a container runs from)
         for snapshot in list_snapshots():
             remove_snapshot(snapshot)
     assert (instances(), held(name)) == ([], []), "an instance or a snapshot outlived the test"
@@ -191,7 +192,7 @@ def test_gc_keeps_an_expired_docker_snapshot_an_instance_still_runs_from(home: P
         assert f"removed snapshot {snap}" in ok("compute", "gc")
         assert held("docker") == []
     finally:
-        inventory.stop_all()
+        inventory.stop(instances())  # this home's alone, never the engine's whole list
         for snapshot in list_snapshots():
             remove_snapshot(snapshot)
     assert instances() == [] and held("docker") == []
