@@ -295,3 +295,22 @@ def test_the_cli_prints_the_forks_id_and_refuses_bad_input_in_one_line(
     made.append(forked["session_id"])
     assert (forked["source_id"], forked["at_turn"]) == (original, 2)
     assert show_session(forked["session_id"]).record.title == "from the cli"
+
+
+class FailingStore(SqliteSessionStore):
+    """A store whose new sessions cannot be written (a full disk, say): after the fork's
+    instance and snapshot were made."""
+
+    def create_session(self, *args: Any, **kwargs: Any) -> Any:
+        raise OSError("no space left on device")
+
+
+@pytest.mark.parametrize("checkpointed", [True, False])
+def test_a_fork_that_fails_after_its_instance_was_made_removes_it(
+    llm: ScriptedLLM, made: list[str], checkpointed: bool
+) -> None:
+    original = three_turns(llm, "local", made, checkpoints=checkpointed)
+    before, events = state(), log(original)
+    with pytest.raises(OSError, match="no space left"):
+        fork_session(original, store=FailingStore())
+    assert nothing_made(before) and log(original) == events  # its instance, and a snapshot taken for it, gone
