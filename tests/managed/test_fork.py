@@ -7,6 +7,7 @@ byte-identical after the fork; bad input is one sentence with nothing made; dele
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import subprocess
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 from praisonai import _portal
-from praisonai._errors import ConfigError, SessionBusyError, SessionNotFoundError
+from praisonai._errors import ConfigError, SessionBusyError, SessionNotFoundError, UnsupportedFeatureError
 from praisonai._ledger import Ledger
 from praisonai.compute import snapshots
 from praisonai.compute.lifecycle import owner_tag
@@ -314,3 +315,19 @@ def test_a_fork_that_fails_after_its_instance_was_made_removes_it(
     with pytest.raises(OSError, match="no space left"):
         fork_session(original, store=FailingStore())
     assert nothing_made(before) and log(original) == events  # its instance, and a snapshot taken for it, gone
+
+
+def test_on_a_provider_without_snapshots_turns_end_unsaved_and_a_fork_is_one_sentence(
+    llm: ScriptedLLM, made: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with_part = snapshots.front
+    monkeypatch.setattr(snapshots, "front", lambda p: dataclasses.replace(with_part(p), snapshotter=None))
+    original = three_turns(llm, "local", made, checkpoints=True)  # checkpoints asked, none possible
+    assert show_session(original).record.status == "idle"
+    assert not [e for _, e in log(original) if e["type"] == "session.checkpoint"]
+    before = state()
+    with pytest.raises(UnsupportedFeatureError) as refused:
+        fork_session(original)
+    assert "\n" not in str(refused.value) and nothing_made(before)
+    with pytest.raises(ConfigError, match="turn checkpoints on"):
+        fork_session(original, 1)
