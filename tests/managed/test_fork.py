@@ -296,6 +296,11 @@ def test_the_cli_prints_the_forks_id_and_refuses_bad_input_in_one_line(
     made.append(forked["session_id"])
     assert (forked["source_id"], forked["at_turn"]) == (original, 2)
     assert show_session(forked["session_id"]).record.title == "from the cli"
+    card = subprocess.run(
+        [sys.executable, "-m", "praisonai", "managed", "sessions", "show", forked["session_id"]],
+        capture_output=True, text=True, timeout=120, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert f"forked   from {original} at turn 2\n" in card.stdout, card
 
 
 class FailingStore(SqliteSessionStore):
