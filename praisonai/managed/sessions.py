@@ -2,8 +2,10 @@
 results (the library never prints). Every function takes a ``store`` (default: the sqlite store of
 the current ``PRAISONAI_HOME``, opened for the call and closed after it).
 
-Deleting a session is three steps, each reported: take its lease (refused while a live process
-drives it), remove the instance it recorded, then its rows, events and usage. A hosted session
+Deleting a session is four steps, each reported: take its lease (refused while a live process
+drives it), remove the instance it recorded, then the snapshots it owns (its checkpoints, and the
+one a fork started from: see :mod:`praisonai.managed.checkpoints`), then its rows, events and
+usage. A hosted session
 (``backend == "anthropic"``) has a step before the instance: its remote session is deleted (or
 archived) through the API. A remote session or an instance already gone counts as removed; when
 either cannot be removed the rows are kept, so that the session still names it and a second
@@ -216,8 +218,9 @@ def delete_session(
     The remote session is deleted for good (its events, container and checkpoints), or with
     ``archive`` made read-only on the API; ``keep_remote`` leaves it as it is (when the API
     cannot be reached for good, say). ``keep_instance`` leaves the instance running
-    (``praisonai compute stop`` removes it later). The report is not ``ok`` when the remote
-    session or the instance could not be removed: the rows are then kept, to retry with.
+    (``praisonai compute stop`` removes it later) and its snapshots (``praisonai compute
+    snapshots rm``). The report is not ``ok`` when the remote session, the instance or a snapshot
+    could not be removed: the rows are then kept, to retry with.
 
     Raises:
         SessionNotFoundError: no session with that id (also when it was deleted already).
@@ -249,9 +252,12 @@ def delete_session(
             steps.append(
                 Step("instance", True, "kept (keep_instance)") if keep_instance else _shutdown(record.sandbox)
             )
+        owned = [] if keep_instance or not steps[-1].ok else _owned_snapshots(opened, session_id)
+        if owned:
+            steps.append(_remove_snapshots(owned))
         if not steps[-1].ok:
             opened.release(lease)
-            what = "remote session" if steps[-1].name == "remote" else "instance"
+            what = {"remote": "remote session", "instance": "instance"}.get(steps[-1].name, "snapshots")
             kept = f"kept, so that the session still names its {what}: delete again to retry"
             return DeleteReport(session_id, (*steps, Step("rows", False, kept)))
         removed = opened.delete_session(session_id)
@@ -276,6 +282,21 @@ def _remove_remote(remote_id: str | None, archive: bool) -> Step:
     if not existed:
         return Step("remote", True, f"{remote_id} was already gone")
     return Step("remote", True, f"{'archived' if archive else 'deleted'} {remote_id}")
+
+
+def _owned_snapshots(store: SessionStore, session_id: str) -> list[str]:
+    """The snapshots the session owns (its checkpoints, the one a fork started from: see
+    :mod:`praisonai.managed.checkpoints`), removed after its instance."""
+    from praisonai.managed import checkpoints  # the compute stack only when deleting
+
+    return checkpoints.owned(store, store.events(session_id))
+
+
+def _remove_snapshots(owned: list[str]) -> Step:
+    from praisonai.managed import checkpoints
+
+    ok, detail = _portal.call(checkpoints.remove, owned)
+    return Step("snapshots", ok, detail)
 
 
 def _shutdown(sandbox: Mapping[str, Any] | None) -> Step:

@@ -106,7 +106,7 @@ def test_a_config_is_frozen_and_replace_validates_the_copy() -> None:
         ({"max_turns": "5"}, "max_turns: must be a valid integer, not '5'"),
         ({"budget": 0}, "budget: must be greater than or equal to 1, not 0"),
         ({"max_turn": 3}, "unknown field 'max_turn' (did you mean 'max_turns'?)"),
-        ({"colour": 3}, "unknown field 'colour' (fields: budget, budget_tokens, env"),
+        ({"colour": 3}, "unknown field 'colour' (fields: budget, budget_tokens, checkpoints, env"),
         ({"name": ""}, "name: String should have at least 1 character"),
         ({"host_packages_ok": "yes"}, "host_packages_ok: must be a valid boolean, not 'yes'"),
         ({"env": {"1A": "x"}}, "env: '1A' is not a valid environment variable name"),

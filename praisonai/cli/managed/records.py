@@ -54,6 +54,9 @@ def session_card(view: SessionView, out: TextIO) -> None:
         ("remote", _remote_line(view.remote)) if view.remote else None,
         *(("remade", recreated_line(note)) for note in view.remote.get("recreated") or ()),
         ("title", s.title) if s.title else None,
+        ("forked", f"from {f['session_id']} at turn {f['at_turn']}")
+        if (f := s.metadata.get("forked_from"))
+        else None,
         ("status", _status(s)),
         *(("pending", _pending(p)) for p in s.pending),
         ("error", _error(s.last_error)) if s.last_error else None,

@@ -1,8 +1,9 @@
-"""``praisonai managed sessions list|show|resume|delete``: the sessions in the store under
+"""``praisonai managed sessions list|show|resume|fork|delete``: the sessions in the store under
 ``PRAISONAI_HOME``, from any terminal (``--remote``: beside the API's, see :mod:`.remote`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from typing import TYPE_CHECKING, Annotated
 
@@ -23,7 +24,7 @@ from praisonai.cli.managed.remote import list_with_remote
 from praisonai.cli.managed.transcript import Transcript
 
 app = typer.Typer(
-    help="Stored sessions: list, show, resume, delete.", no_args_is_help=True, rich_markup_mode=None
+    help="Stored sessions: list, show, resume, fork, delete.", no_args_is_help=True, rich_markup_mode=None
 )
 RemoteOpt = Annotated[
     bool, typer.Option("--remote", help="Also ask the Anthropic API (ANTHROPIC_API_KEY) for its own list.")
@@ -132,6 +133,31 @@ def resume(
             session_id, prompt, approve, force=force, stream=stream, json_=json_, turn_timeout_s=deadline
         )
     )
+
+
+@app.command("fork", cls=PlainCommand)
+def fork(
+    session_id: SessionArg,
+    at_turn: Annotated[
+        int | None,
+        typer.Option("--at-turn", metavar="K", help="Fork as turn K ended (default: the last turn)."),
+    ] = None,
+    title: Annotated[str | None, typer.Option("--title", metavar="T", help="The fork's title.")] = None,
+    json_: JsonOpt = False,
+) -> None:
+    """Fork a stored session: a new session whose transcript is this one's up to turn K and
+    whose instance starts from a snapshot of this one's instance as turn K ended (its
+    checkpoint: turn checkpoints on in the agent's config to fork before the last turn). The
+    original is left as it is; resume either one. Prints the new session's id."""
+    from praisonai.managed.fork import fork_session
+
+    result = fork_session(session_id, at_turn, title=title)
+    if json_:
+        _output.print_json(dataclasses.asdict(result))
+        return
+    typer.echo(result.session_id)
+    if result.note:
+        _output.note(result.note)
 
 
 @app.command("delete", cls=PlainCommand)

@@ -54,6 +54,7 @@ from praisonai.managed.text import check_prompt
 from praisonai.managed.tools_place import one_place
 
 if TYPE_CHECKING:
+    from praisonai.managed.fork import ForkResult
     from praisonai.managed.hosted._backend import HostedBackend
     from praisonai.managed.hosted._turn import HostedTurn
 
@@ -357,6 +358,15 @@ class ManagedAgent(PraisonAINames):
         """PraisonAI's name: the next turn starts a new session (this one stays in the store)."""
         self._let_go()
         self._live, self.session_id = None, None
+
+    def fork_session(
+        self, session_id: str, at_turn: int | None = None, *, title: str | None = None
+    ) -> ForkResult:
+        """A new session: ``session_id``'s transcript to turn ``at_turn`` (``None``: the last), its
+        instance from a snapshot then (``managed.fork``); continue it with :meth:`resume_session`."""
+        from praisonai.managed.fork import fork_session
+
+        return fork_session(session_id, at_turn, title=title, store=self.store, env=self.config.env)
 
     def retrieve_session(self) -> SessionRecord | None:
         """The current session's stored record (``None`` before the first turn)."""

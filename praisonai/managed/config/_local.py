@@ -137,6 +137,9 @@ class LocalManagedConfig(BaseModel):
     """Seconds an idle instance lives (``None``: the file's, else the compute default)."""
     ttl_s: int | None = Field(None, strict=True)
     """Seconds an instance lives however busy (``None``: the file's, else no limit)."""
+    checkpoints: bool = Field(False, strict=True)
+    """Snapshot the instance at the end of each turn (docker, local), so that ``fork_session``
+    forks at any turn, not only the last; each is kept until its session is deleted."""
     on_tool_confirmation: Callable[..., Any] | None = Field(None, exclude=True)
     """Asked before a tool whose permission is "ask"; wins over the ManagedAgent's."""
     on_custom_tool: Callable[..., Any] | None = Field(None, exclude=True)

@@ -29,6 +29,7 @@ from praisonai._errors import PraisonAIError, StaleSessionError
 from praisonai.compute.config import ComputeConfig
 from praisonai.llm.tools import ToolCall, ToolSpec, call_tool, tool_name, tool_spec
 from praisonai.llm.types import AssistantMessage, Completion, LLMClient, ToolResult, Usage
+from praisonai.managed import checkpoints
 from praisonai.managed.config import LocalManagedConfig, ToolPlan
 from praisonai.managed.events import Event, delta, idle, new_id, text_content
 from praisonai.managed.instance._tools import instance_specs
@@ -56,6 +57,7 @@ class TurnSetup:
     on_custom_tool: Callable[[str, Mapping[str, Any]], Any] | None
     max_turns: int
     budget_tokens: int | None
+    checkpoints: bool
     functions: Mapping[str, Callable[..., Any]] = field(init=False)
 
     def __post_init__(self) -> None:
@@ -88,6 +90,7 @@ class TurnSetup:
             on_custom_tool,
             config.max_turns,
             config.budget_tokens,
+            config.checkpoints,
         )
 
 
@@ -134,6 +137,10 @@ class Turn:
                 raise
         if self._interrupted:
             stop = self._record_interrupt()
+        if self.setup.checkpoints and s.sandbox is not None:
+            saved = await checkpoints.take(s.sandbox, s.id, s.turn)
+            if saved is not None:
+                s.record(saved)
         return self._finish(stop)
 
     # ---- the loop --------------------------------------------------------------------------
