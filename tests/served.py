@@ -284,7 +284,7 @@ def _kubernetes(request: pytest.FixtureRequest) -> Iterator[Served]:
 
 #: The pause suite, on providers without ``Capability.PAUSE``.
 NO_PAUSE = frozenset(PAUSE_SUITE.checks)
-#: The snapshot suite, on providers without ``Capability.SNAPSHOT`` (only docker and local have it).
+#: The snapshot suite, on providers without ``Capability.SNAPSHOT``.
 NO_SNAPSHOT = frozenset(SNAPSHOT_SUITE.checks)
 _NOT_STREAMED = "exec does not stream: output arrives when the command ends"
 _WHOLE_STDIN = "exec takes its stdin whole: a stream is gathered to its end first"
@@ -321,7 +321,7 @@ TARGETS: dict[str, Target] = {
         | NO_SNAPSHOT,
     ),
     "e2b": Target(_e2b, faked=True, not_applicable=NO_SNAPSHOT, known_gaps=FAKE_EGRESS),
-    "modal": Target(_modal, faked=True, sdk_garbage=True, not_applicable=NO_SNAPSHOT, known_gaps=FAKE_EGRESS),
+    "modal": Target(_modal, faked=True, sdk_garbage=True, known_gaps=FAKE_EGRESS),
     "daytona": Target(
         _daytona,
         faked=True,
