@@ -20,7 +20,8 @@ so ``restore`` refuses and ``fork(1)`` is the way. Modal keeps a snapshot image 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -56,15 +57,8 @@ class ModalSnapshotter:
     spool: Callable[[str], str]
 
     async def take(self, instance_id: str, snapshot_id: str) -> int | None:
-        bound_env = f"{self.spool(instance_id)}/env"
-        held = await self.channels.run(instance_id, lambda ch: _read(ch, bound_env))
-        if held:
-            await self.channels.run(instance_id, lambda ch: ch.write_file(bound_env, b""))
-        try:
+        async with _bound_env_out(self.channels, instance_id, f"{self.spool(instance_id)}/env"):
             image_id = await self.woken(instance_id, lambda sb: snapshot_image(sb, "snapshot"))
-        finally:
-            if held:
-                await self.channels.run(instance_id, lambda ch: _write_back(ch, bound_env, held))
         await anyio.to_thread.run_sync(keep, self._place(snapshot_id), image_id)
         return None  # Modal does not say what an image holds
 
@@ -125,6 +119,20 @@ class ModalSnapshotter:
                 "remove it (praisonai.compute.remove_snapshot)",
                 op="provision",
             ) from None
+
+
+@contextlib.asynccontextmanager
+async def _bound_env_out(channels: ChannelPool, instance_id: str, path: str) -> AsyncIterator[None]:
+    """The bound-env file empty for the block, then ``held`` back before what a ``bind_env``
+    added meanwhile (see the module docstring)."""
+    held = await channels.run(instance_id, lambda ch: _read(ch, path))
+    if held:
+        await channels.run(instance_id, lambda ch: ch.write_file(path, b""))
+    try:
+        yield
+    finally:
+        if held:
+            await channels.run(instance_id, lambda ch: _write_back(ch, path, held))
 
 
 async def _read(channel: Channel, path: str) -> bytes:
