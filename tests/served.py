@@ -323,7 +323,7 @@ TARGETS: dict[str, Target] = {
         | NO_EGRESS
         | NO_SNAPSHOT,
     ),
-    "e2b": Target(_e2b, faked=True, not_applicable=NO_SNAPSHOT, known_gaps=FAKE_EGRESS),
+    "e2b": Target(_e2b, faked=True, known_gaps=FAKE_EGRESS),
     "modal": Target(_modal, faked=True, sdk_garbage=True, known_gaps=FAKE_EGRESS),
     "daytona": Target(
         _daytona,
