@@ -12,7 +12,8 @@ Modelled (from daytona 0.226.1's client code and cloud-sdks.md §3):
   /sandbox/{id|name}``, ``GET /sandbox?labels=<json>`` (AND of exact label matches, one page),
   ``DELETE /sandbox/{id}`` (a deleted or unknown sandbox is 404, so a second delete raises
   ``DaytonaNotFoundError``), ``toolbox-proxy-url``, ``last-activity``, ``autostop``, ``ttl``,
-  ``POST /sandbox/{id}/snapshot`` (``docker commit``) and creating from that snapshot name;
+  snapshots (``_snapshots``: ``POST /sandbox/{id}/snapshot``, a ``docker commit`` without the
+  sandbox's env; ``GET``, list and ``DELETE /snapshots``) and creating from a snapshot's name;
   ``GET /sandbox/{id}/ports/{port}/signed-preview-url`` (``_preview``: a URL on 127.0.0.1 that
   reaches the port inside the container).
 - ``POST /process/execute``: ``<first of zsh, bash, sh> -c`` in the container; **stdout and
@@ -83,6 +84,9 @@ class DaytonaFake:
         self.minute_s = minute_s
         self.sandboxes: dict[str, dict[str, Any]] = {}
         self.snapshots: dict[str, str] = {}  # name -> docker image tag
+        self.snapshot_ids: dict[str, str] = {}  # name -> id (Daytona's own, a UUID)
+        #: deleted snapshots' images a container still used: removed when the fake closes
+        self.deleted_images: list[str] = []
         self.calls: dict[str, int] = {}
         self.requests: list[tuple[str, str, Any]] = []  # (method, route, json body) of API calls
         self._faults: list[tuple[int, float | None]] = []
@@ -122,8 +126,7 @@ class DaytonaFake:
             stop_previews(box)
         for container in _sandboxes.leftovers(self.fake_id):
             docker.remove(container)
-        for tag in self.snapshots.values():
-            docker.remove_image(tag)
+        docker.remove_image(*self.snapshots.values(), *self.deleted_images)
 
     def fail_next(self, status: int, *, retry_after: float | None = None) -> None:
         """Answer the next control-plane call with ``status`` (429 carries ``Retry-After``)."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from fakes.daytona import _sandboxes
 from fakes.daytona._preview import signed_preview
+from fakes.daytona._snapshots import snapshot_route, take
 from fakes.daytona._wire import (
     multipart_fields,
     part_header,
@@ -86,10 +87,8 @@ def _api(
         status, retry_after = fake._faults.pop(0)
         headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else None
         return send_error(h, status, f"injected {status}", headers=headers)
-    if parts[:1] == ["snapshots"] and len(parts) == 2 and method == "GET":
-        if parts[1] not in fake.snapshots:
-            return send_error(h, 404, f"Snapshot {parts[1]} not found")
-        return send_json(h, 200, _snapshot_dto(parts[1]))
+    if parts[:1] == ["snapshots"]:
+        return snapshot_route(fake, h, method, parts, query)
     if parts[:1] != ["sandbox"]:
         return send_error(h, 404, "not modelled by the fake")
     if len(parts) == 1 and method == "POST":
@@ -136,10 +135,7 @@ def _api(
     if rest[:1] == ["ports"] and rest[2:] == ["signed-preview-url"] and method == "GET":
         return send_json(h, 200, signed_preview(box, int(rest[1]), query.get("expiresInSeconds")))
     if rest == ["snapshot"] and method == "POST":
-        name = (body or {}).get("name") or ""
-        tag = f"praisonai-daytona-fake-snapshot:{fake.fake_id}-{uuid.uuid4().hex[:8]}"
-        _sandboxes.commit(box["_container"], tag)
-        fake.snapshots[name] = tag
+        take(fake, box, (body or {}).get("name") or "")
         return send_json(h, 200, fake.dto(box))
     return send_error(h, 404, f"not modelled by the fake: {method} {h.path}")
 
@@ -323,29 +319,6 @@ def _download(h: BaseHTTPRequestHandler, container: str, paths: list[str]) -> No
                 )
     chunk(f"--{boundary}--\r\n".encode())
     h.wfile.write(b"0\r\n\r\n")
-
-
-def _snapshot_dto(name: str) -> dict[str, Any]:
-    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-    return {
-        "id": name,
-        "organizationId": "fake-org",
-        "general": False,
-        "name": name,
-        "imageName": name,
-        "state": "active",
-        "size": None,
-        "entrypoint": None,
-        "cpu": 1,
-        "gpu": 0,
-        "mem": 1,
-        "disk": 3,
-        "errorReason": None,
-        "createdAt": now,
-        "updatedAt": now,
-        "lastUsedAt": None,
-        "sourceSandboxId": None,
-    }
 
 
 def _abs(path: str) -> str:

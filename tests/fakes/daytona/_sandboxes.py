@@ -25,8 +25,14 @@ def leftovers(fake_id: str) -> list[str]:
     return docker.leftovers(OWNER_LABEL, fake_id)
 
 
-def commit(container: str, tag: str) -> None:
-    docker.commit(container, tag, f"{OWNER_LABEL}=snapshot")
+def commit(container: str, tag: str, env_names: list[str]) -> None:
+    """``docker commit`` of the sandbox as ``tag``, without its env (``env_names``, blanked): a
+    Daytona snapshot keeps the filesystem, where docker would keep the container's env too."""
+    blank = [arg for name in env_names for arg in ("--change", f"ENV {name}=")]
+    label = ["--change", f"LABEL {OWNER_LABEL}=snapshot"]
+    done = docker.docker("commit", *label, *blank, container, tag, timeout=300)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.decode(errors="replace").strip())
 
 
 def exec_merged(

@@ -46,13 +46,13 @@ What it models (the e2b 2.63 wheel, read from its source):
 
 Snapshots: ``POST /sandboxes/{id}/snapshots`` commits the container to an image (filesystem only:
 envd's env from ``envVars`` is given to each process, not stored in the container), ``GET
-/snapshots?name=`` lists them, and a create whose ``templateID`` is a snapshot's id or name starts
-from it. What it does not model: authentication beyond "a key is present" (``REFUSED_KEY`` gets
-401), templates, memory snapshots, ``mode="filesystem"`` pauses, the filesystem service's watch
-calls, ``stream_input``, users (commands run as root), a template's own shell startup files
-(bash's are the image's), egress rules (stored, not enforced), rate limits,
-``allow_public_traffic: false`` and its traffic access token, auto-resume of a paused sandbox on
-traffic to its preview host.
+/snapshots?name=`` lists them, a create whose ``templateID`` is a snapshot's id or name starts
+from it, and ``DELETE /templates/{id}`` (``delete_snapshot``) removes one (204; 404 unknown).
+What it does not model: authentication beyond "a key is present" (``REFUSED_KEY`` gets 401),
+templates, memory snapshots, ``mode="filesystem"`` pauses, the filesystem service's watch calls,
+``stream_input``, users (commands run as root), a template's own shell startup files (bash's are
+the image's), egress rules (stored, not enforced), rate limits, ``allow_public_traffic: false``
+and its traffic access token, auto-resume of a paused sandbox on traffic to its preview host.
 The SDK must be pointed at it with ``E2B_API_URL``, ``E2B_SANDBOX_URL`` (every sandbox behind one
 URL, told apart by the ``E2b-Sandbox-Id`` header, as the SDK sends it) and HTTP/1.1
 (``E2B_HTTP_VERSION=1.1``): :meth:`E2BFake.env` gives those.
@@ -113,6 +113,9 @@ class E2BFake:
         self.sandboxes: dict[str, FakeSandbox] = {}
         self.idempotency: dict[str, str] = {}
         self.snapshots: dict[str, list[str]] = {}  # snapshot id -> its names (image: _image(id))
+        #: deleted snapshots' images a container still used: removed when the fake stops
+        self.deleted_images: list[str] = []
+        self.snapshot_requests: list[dict[str, Any]] = []  # the bodies, as sent (``memory``)
         self.calls: list[str] = []  # "METHOD path" of every request, for call counts
         self.owner = uuid.uuid4().hex[:12]
         self._lock = threading.Lock()
@@ -143,8 +146,7 @@ class E2BFake:
         for sandbox in list(self.sandboxes.values()):
             docker.remove(sandbox.container)
         self.sandboxes.clear()
-        for snapshot_id in self.snapshots:
-            docker.remove_image(self._image(snapshot_id))
+        docker.remove_image(*(self._image(i) for i in self.snapshots), *self.deleted_images)
         self.snapshots.clear()
 
     @property
@@ -232,6 +234,8 @@ class E2BFake:
                 for i, names in self.snapshots.items()
                 if not name or name == i or name in names
             ]
+        if method == "DELETE" and parts[:1] == ["templates"] and len(parts) == 2:
+            return self._delete_snapshot(parts[1])
         if method == "GET" and parts == ["v2", "sandboxes"]:
             return "200 OK", self._list(parse_qs(environ.get("QUERY_STRING", "")))
         if parts[:1] == ["v2"]:
@@ -254,6 +258,7 @@ class E2BFake:
             sandbox.end_at = time.time() + float(body.get("timeout", 0))
             return "204 No Content", None
         if method == "POST" and parts[2:] == ["snapshots"]:
+            self.snapshot_requests.append(body)
             return self._snapshot(sandbox, body.get("name"))
         return "404 Not Found", {"code": 404, "message": f"no route {method} {path}"}
 
@@ -312,6 +317,16 @@ class E2BFake:
                 other.remove(name)
         self.snapshots[snapshot_id] = names
         return "201 Created", {"snapshotID": snapshot_id, "names": names}
+
+    def _delete_snapshot(self, template_id: str) -> tuple[str, Any]:
+        """``delete_snapshot``: ``DELETE /templates/{id}`` of a snapshot; 404 when unknown. Its
+        image goes once no sandbox's container uses it (or when the fake stops)."""
+        with self._lock:
+            if self.snapshots.pop(template_id, None) is None:
+                return "404 Not Found", {"code": 404, "message": f"template {template_id} not found"}
+        if docker.docker("rmi", self._image(template_id)).returncode != 0:
+            self.deleted_images.append(self._image(template_id))
+        return "204 No Content", None
 
     def _image(self, snapshot_id: str) -> str:
         return f"praisonai-e2bfake-{self.owner}:{snapshot_id}"

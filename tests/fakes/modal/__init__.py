@@ -39,7 +39,9 @@ Modelled, as the SDK's source shows them (``modal/sandbox/_impl_v2.py``,
   listener on 127.0.0.1 per port forwards to the container's address, TLS for an encrypted port
   (``state.tls.ca_file`` is the certificate to trust).
 - ``snapshot_filesystem``: ``docker commit`` of the sandbox (``ImageFromId`` finds it; the fake
-  removes the images when it stops); no ttl expiry.
+  removes the images when it stops); no ttl expiry. ``ImageDelete``
+  (``modal.experimental.image_delete``): NOT_FOUND for an unknown id; a deleted image starts no
+  sandbox, the ones running from it run on.
 - named ``Dict``s (``_dicts``): get-or-create, update, get, contains, pop, contents; kept in the
   fake's memory for its lifetime (what the provider keeps its paused instances' records in).
 
@@ -119,9 +121,8 @@ class ModalFake:
             # only this fake's: other processes run fakes beside it
             docker.remove(*docker.leftovers(LABEL, self.state.owner))
             self.state.tls.remove()
-            docker.remove_image(
-                *(ref for ref in self.state.images.values() if ref.startswith(SNAPSHOT_REPOSITORY))
-            )
+            held = [ref for ref in self.state.images.values() if ref.startswith(SNAPSHOT_REPOSITORY)]
+            docker.remove_image(*held, *self.state.deleted_images)
 
 
 @contextmanager

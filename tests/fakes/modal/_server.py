@@ -22,6 +22,7 @@ from fakes import docker
 from fakes.modal import _boxes, _tunnels
 from fakes.modal._boxes import Box
 from fakes.modal._dicts import DictMethods
+from fakes.modal._images import ImageMethods
 from fakes.modal._rpc import Counted, with_defaults
 
 # google.protobuf's Empty as the generated module holds it (its stubs are not a dependency)
@@ -43,6 +44,8 @@ class State:
         self.owner = secrets.token_hex(8)  # the value of this fake's container label
         self.apps: dict[str, str] = {}
         self.images: dict[str, str] = {}  # image id -> docker image
+        #: snapshot images deleted while a container still used them: removed when the fake stops
+        self.deleted_images: list[str] = []
         self.boxes: dict[str, Box] = {}
         self.dict_names: dict[tuple[str, str], str] = {}  # (environment, name) -> Dict id
         self.dicts: dict[str, dict[bytes, bytes]] = {}  # Dict id -> serialized key -> value
@@ -114,7 +117,7 @@ def _source_env(sources: Any) -> dict[str, str]:
     return env
 
 
-class _Control(DictMethods, api_grpc.ModalClientBase):
+class _Control(DictMethods, ImageMethods, api_grpc.ModalClientBase):
     def __init__(self, state: State) -> None:
         self.s = state
 
@@ -141,25 +144,6 @@ class _Control(DictMethods, api_grpc.ModalClientBase):
         await stream.send_message(
             api_pb2.EnvironmentGetOrCreateResponse(environment_id="en-fake", metadata=meta)
         )
-
-    async def ImageGetOrCreate(self, stream: Stream[Any, Any]) -> None:
-        req = await self._req(stream, "ImageGetOrCreate")
-        cmds = [c for c in req.image.dockerfile_commands if c.strip()]
-        if len(cmds) != 1 or not cmds[0].startswith("FROM "):
-            raise GRPCError(
-                Status.FAILED_PRECONDITION,
-                "the Modal fake builds no images: use Image.from_registry(tag) of a local image",
-            )
-        image_id = _boxes.new_id("im")
-        self.s.images[image_id] = cmds[0].split()[1]
-        ok = api_pb2.GenericResult(status=api_pb2.GenericResult.GENERIC_STATUS_SUCCESS)
-        await stream.send_message(api_pb2.ImageGetOrCreateResponse(image_id=image_id, result=ok))
-
-    async def ImageFromId(self, stream: Stream[Any, Any]) -> None:
-        req = await self._req(stream, "ImageFromId")
-        if req.image_id not in self.s.images:
-            raise GRPCError(Status.NOT_FOUND, f"Image {req.image_id} not found")
-        await stream.send_message(api_pb2.ImageFromIdResponse(image_id=req.image_id))
 
     async def SandboxCreateV2(self, stream: Stream[Any, Any]) -> None:
         req = await self._req(stream, "SandboxCreateV2")

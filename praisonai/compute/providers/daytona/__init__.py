@@ -16,7 +16,8 @@ Pause is Daytona's ``stop``/``start`` of the same sandbox, kept while paused (``
 
 Captures are Daytona snapshots named ``praisonai-<capture tag>`` (``create_snapshot``, then
 ``create(CreateSandboxFromSnapshotParams(snapshot=name))``); a snapshot keeps the filesystem, not
-the env, and a sandbox made from one takes the snapshot's resources (``_capture``).
+the env, and a sandbox made from one takes the snapshot's resources (``_capture``). Snapshots of a
+running instance are Daytona snapshots too, named by home and id; no restore in place (``_snapshot``).
 
 Background processes run through the instance helper, one ``exec`` per operation
 (``compute.oneshot``): listed, read, waited for and killed by id from any process. A terminal
@@ -55,6 +56,7 @@ from praisonai.compute.options import ProviderOptions, bounded
 from praisonai.compute.providers.daytona import _exec, _files, _pause, _ports, _pty
 from praisonai.compute.providers.daytona._capture import DaytonaCapturer
 from praisonai.compute.providers.daytona._client import client, missing_credentials, translated
+from praisonai.compute.providers.daytona._snapshot import DaytonaSnapshotter
 
 LABEL_WORKDIR = "praisonai.workdir"
 _XFER_DIR = "/tmp/.praisonai-xfer"
@@ -137,6 +139,11 @@ class DaytonaCompute(ComputeProvider):
     def capturer(self) -> DaytonaCapturer:
         """Captures are Daytona snapshots named by the capture tag (``_capture``)."""
         return DaytonaCapturer(client=self._client, sandbox=self._sandbox, start=self._start)
+
+    @part(Capability.SNAPSHOT)
+    def snapshotter(self) -> DaytonaSnapshotter:
+        """Snapshots are Daytona snapshots of a running sandbox, named by home and id (``_snapshot``)."""
+        return DaytonaSnapshotter(self._client, self._sandbox, self._start)
 
     def _client(self) -> contextlib.AbstractAsyncContextManager[Any]:
         return client(self._key(), self._options.api_url, self._options.target)

@@ -43,10 +43,7 @@ class DaytonaCapturer(Capturer):
         return SnapshotRef("daytona", snapshot.name) if state == "active" else None
 
     async def save(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
-        # The sandbox's env_vars are not part of its filesystem: a snapshot does not keep them.
-        async with self._sandbox(instance_id, "capture") as sandbox:
-            with translated("capture", instance_id=instance_id):
-                await sandbox.create_snapshot(snapshot_name(tag), timeout=1800)
+        await create_snapshot(self._sandbox, instance_id, snapshot_name(tag), "capture")
         return SnapshotRef("daytona", snapshot_name(tag))
 
     async def create_from(
@@ -57,3 +54,16 @@ class DaytonaCapturer(Capturer):
 
 def snapshot_name(tag: str) -> str:
     return f"praisonai-{tag}"
+
+
+async def create_snapshot(
+    sandbox: Callable[[str, str], contextlib.AbstractAsyncContextManager[Any]],
+    instance_id: str,
+    name: str,
+    op: str,
+) -> None:
+    """A Daytona snapshot ``name`` of the instance's sandbox (``sandbox.create_snapshot``)."""
+    # The sandbox's env_vars are not part of its filesystem: a snapshot does not keep them.
+    async with sandbox(instance_id, op) as found:
+        with translated(op, instance_id=instance_id):
+            await found.create_snapshot(name, timeout=1800)

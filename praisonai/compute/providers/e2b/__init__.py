@@ -26,6 +26,8 @@
 - **Ports** are E2B's public preview hosts, ``https://{port}-{sandbox_id}.{domain}`` (``_ports``).
 - **Captures** are named E2B snapshots (``praisonai-capture-<tag>``), found by name from any
   process; a new instance starts from the snapshot id as its template.
+- **Snapshots** of a running instance are filesystem-only E2B snapshots named by home and id, the
+  bound env kept out; no restore in place (``_snapshot``).
 """
 
 from __future__ import annotations
@@ -75,6 +77,7 @@ from praisonai.compute.providers.e2b._pause import E2BPauser
 from praisonai.compute.providers.e2b._processes import E2BProcesses
 from praisonai.compute.providers.e2b._pty import E2BTerminals
 from praisonai.compute.providers.e2b._renewal import Renewals
+from praisonai.compute.providers.e2b._snapshot import E2BSnapshotter
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.transport import Transport
 
@@ -136,6 +139,11 @@ class E2BCompute(ChannelMixin, ComputeProvider):
     @part(Capability.CAPTURE)
     def capturer(self) -> E2BCapturer:
         return E2BCapturer(params=self._params, sandbox=self._sandbox, start=self._start)
+
+    @part(Capability.SNAPSHOT)
+    def snapshotter(self) -> E2BSnapshotter:
+        """Filesystem-only E2B snapshots named by home and id, the bound env kept out (``_snapshot``)."""
+        return E2BSnapshotter(self._params, self._sandbox, self._start, self._channels, self._env_file)
 
     def _params(self) -> dict[str, Any]:
         """The SDK's ``ApiParams`` this provider was given (the SDK reads the rest from env)."""

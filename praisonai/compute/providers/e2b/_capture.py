@@ -29,15 +29,8 @@ class E2BCapturer(Capturer):
         self._params, self._sandbox, self._start = params, sandbox, start
 
     async def find(self, tag: str) -> SnapshotRef | None:
-        from e2b import AsyncSandbox
-
-        with translated("capture"):
-            pages = AsyncSandbox.list_snapshots(name=capture_name(tag), **self._params())
-            while pages.has_next:
-                for snapshot in await pages.next_items():
-                    if capture_name(tag) in snapshot.names:
-                        return SnapshotRef("e2b", snapshot.snapshot_id)
-        return None
+        found = await snapshot_named(self._params(), capture_name(tag), "capture")
+        return None if found is None else SnapshotRef("e2b", found)
 
     async def save(self, instance_id: str, tag: str, cfg: ComputeConfig) -> SnapshotRef:
         """A named E2B snapshot. A full snapshot keeps envd's memory, and with it the env given at
@@ -53,3 +46,16 @@ class E2BCapturer(Capturer):
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot: SnapshotRef
     ) -> InstanceInfo:
         return await self._start(instance_id, cfg, labels, snapshot.ref)  # a snapshot id is a template
+
+
+async def snapshot_named(params: dict[str, Any], name: str, op: str) -> str | None:
+    """The id of the E2B snapshot named ``name``, or ``None`` when there is none."""
+    from e2b import AsyncSandbox
+
+    with translated(op):
+        pages = AsyncSandbox.list_snapshots(name=name, **params)
+        while pages.has_next:
+            for snapshot in await pages.next_items():
+                if name in snapshot.names:
+                    return str(snapshot.snapshot_id)
+    return None

@@ -18,6 +18,8 @@
   and 3 through ``sb.filesystem``, which runs an exec of Modal's fs tool each time); directory
   trees as a tar stream through an exec (``_files``).
 - captures: ``snapshot_filesystem`` images, found again by tag (``_capture``).
+- snapshots: ``snapshot_filesystem`` images of a running sandbox, the bound env kept out; new
+  sandboxes start from them; no restore in place (``_snapshot``).
 - pause: a ``snapshot_filesystem`` image too, then the sandbox is terminated; the paused
   instance's record (image id, tags, env) is kept in a Modal ``Dict`` (``praisonai-paused``),
   where every process with the same credentials finds it while no sandbox exists (Modal lists
@@ -53,6 +55,7 @@ from praisonai.compute.providers.modal._linger import LingeringPool
 from praisonai.compute.providers.modal._pause import ModalPauser, Sandboxes
 from praisonai.compute.providers.modal._paused import PausedStore
 from praisonai.compute.providers.modal._sdk import translated
+from praisonai.compute.providers.modal._snapshot import ModalSnapshotter
 from praisonai.compute.providers.modal._transport import ModalExecTransport
 from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
@@ -175,6 +178,12 @@ class ModalCompute(ChannelMixin, ComputeProvider):
         return ModalCapturer(
             app_name=self._opts.app_name, woken=self.pauser.woken, start_with=self._create_with
         )
+
+    @part(Capability.SNAPSHOT)
+    def snapshotter(self) -> ModalSnapshotter:
+        """Snapshots are ``snapshot_filesystem`` images too, the bound env kept out (``_snapshot``)."""
+        app, woken = self._opts.app_name, self.pauser.woken
+        return ModalSnapshotter(app, woken, self._create_with, self._channels, self._spool)
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
         image = _sdk.load().Image.from_registry(cfg.image or self._opts.image)

@@ -59,31 +59,44 @@ class ModalCapturer(Capturer):
             ) from exc
 
 
-def _place(app_name: str, tag: str) -> Path:
+def place(app_name: str, name: str, kind: str = "captures") -> Path:
+    """Where this home keeps the image id of capture ``name`` (``kind``: ``captures``) or of
+    snapshot ``name`` (``snapshots``: ``_snapshot``) of the Modal app."""
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", app_name)
-    return praisonai_home() / "captures" / "modal" / safe / tag
+    return praisonai_home() / kind / "modal" / safe / name
 
 
 async def find(app_name: str, tag: str, provider: str) -> SnapshotRef | None:
-    place = _place(app_name, tag)
+    where = place(app_name, tag)
     try:
-        image_id = place.read_text().strip()
+        image_id = where.read_text().strip()
     except FileNotFoundError:
         return None
     with contextlib.suppress(OSError):
-        os.utime(place)  # noted as used
-    return SnapshotRef(provider, image_id, place.stat().st_mtime)
+        os.utime(where)  # noted as used
+    return SnapshotRef(provider, image_id, where.stat().st_mtime)
+
+
+async def snapshot_image(sb: Any, op: str) -> str:
+    """The id of a new Modal image of the sandbox's filesystem (``snapshot_filesystem``)."""
+    with translated(op):
+        image = await sb.snapshot_filesystem.aio(timeout=SNAPSHOT_TIMEOUT_S)
+    return str(image.object_id)
+
+
+def keep(where: Path, image_id: str) -> None:
+    """Write ``image_id`` to ``where``, whole or not at all."""
+    where.parent.mkdir(parents=True, exist_ok=True)
+    partial = where.with_name(f".{where.name}.{os.getpid()}")
+    partial.write_text(image_id)
+    os.replace(partial, where)
 
 
 async def save(sb: Any, app_name: str, tag: str, provider: str) -> SnapshotRef:
-    with translated("capture"):
-        image = await sb.snapshot_filesystem.aio(timeout=SNAPSHOT_TIMEOUT_S)
-    place = _place(app_name, tag)
-    place.parent.mkdir(parents=True, exist_ok=True)
-    partial = place.with_name(f".{tag}.{os.getpid()}")
-    partial.write_text(image.object_id)
-    os.replace(partial, place)  # whole or not at all
-    return SnapshotRef(provider, image.object_id, place.stat().st_mtime)
+    image_id = await snapshot_image(sb, "capture")
+    where = place(app_name, tag)
+    keep(where, image_id)
+    return SnapshotRef(provider, image_id, where.stat().st_mtime)
 
 
 def image(ref: SnapshotRef) -> Any:
@@ -92,8 +105,8 @@ def image(ref: SnapshotRef) -> Any:
 
 def forget(app_name: str, image_id: str) -> None:
     """Drop every tag naming ``image_id`` (Modal no longer has it)."""
-    folder = _place(app_name, "x").parent
-    for place in folder.glob("*") if folder.is_dir() else ():
+    folder = place(app_name, "x").parent
+    for where in folder.glob("*") if folder.is_dir() else ():
         with contextlib.suppress(OSError):
-            if place.read_text().strip() == image_id:
-                place.unlink()
+            if where.read_text().strip() == image_id:
+                where.unlink()

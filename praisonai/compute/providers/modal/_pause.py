@@ -10,7 +10,8 @@ for ``_experimental_persistent`` sandboxes only).
   record goes. One past its ttl is removed instead, and so is one whose image Modal expired.
 - a paused instance's next call (a channel, a file transfer, a port, a capture) resumes it
   (``awake``); ``status``/``list`` show it ``PAUSED`` from the record; ``shutdown`` removes the
-  record. Its image stays until Modal expires it: SDK 1.6.4 has no call that deletes an image.
+  record. Its image stays until Modal expires it (only the SDK's experimental ``image_delete``
+  deletes one; snapshots use it, pause does not).
 
 Both are idempotent. A crash between the two steps of either leaves a running sandbox beside a
 record: the running sandbox is what ``status`` and ``list`` report, so nothing is lost. An

@@ -1,0 +1,148 @@
+"""Modal snapshots: ``sb.snapshot_filesystem()`` of the running sandbox makes a Modal image (as a
+capture's, ``_capture.snapshot_image``); new sandboxes start from ``Image.from_id`` of it. Modal
+names no images, so which image is snapshot ``<id>`` is kept in this home, under
+``$PRAISONAI_HOME/snapshots/modal/<app>/<id>`` (the image id alone), where any process of the home
+finds it; ``remove`` deletes the image on Modal (``modal.experimental.image_delete``, the SDK's
+one call that does) and then that file.
+
+No env value: a sandbox's env is not in its filesystem (Modal keeps it out of a snapshot), but the
+env bound after start is, in the helper's spool (``env``). That file is emptied through the helper
+for the snapshot and written back after it, with whatever a ``bind_env`` added meanwhile (a new
+file renamed over it). Modal has no freeze: a helper or shell session that starts during the
+snapshot (seconds) reads the emptied file and lacks the bound env; commands of helpers already
+running keep theirs, which they loaded when it was bound. The rest of the spool is in the snapshot
+as any file is (the outputs of the commands the source ran; a fork lists its processes as lost).
+
+A sandbox's files are its image's and its own, fixed when it was made: Modal cannot roll one back,
+so ``restore`` refuses and ``fork(1)`` is the way. Modal keeps a snapshot image until its ttl
+(30 days by default) or its removal; one Modal expired fails the start from it in one sentence.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio.to_thread
+
+from praisonai._errors import InstanceNotFoundError, ProvisionError, UnsupportedFeatureError
+from praisonai._types import InstanceInfo
+from praisonai.compute.config import ComputeConfig
+from praisonai.compute.providers.modal import _sdk
+from praisonai.compute.providers.modal._capture import StartWith, keep, place, snapshot_image
+from praisonai.compute.providers.modal._sdk import translated
+from praisonai.runtime.channel import Channel
+from praisonai.runtime.pool import ChannelPool
+
+
+class Woken(Protocol):
+    """The provider's use of an instance's sandbox, woken first when paused (``ModalPauser.woken``)."""
+
+    def __call__(self, instance_id: str, use: Callable[[Any], Awaitable[str]]) -> Awaitable[str]: ...
+
+
+@dataclass(frozen=True)
+class ModalSnapshotter:
+    """``ModalCompute``'s snapshotter (``abilities.snapshots.Snapshotter``), from its app's name,
+    its ``woken`` sandbox of an instance, its ``start_with`` a Modal image (as a capture's), its
+    helper ``channels`` and the ``spool`` each instance's helper keeps its bound env in."""
+
+    app_name: str
+    woken: Woken
+    start_with: StartWith
+    channels: ChannelPool
+    spool: Callable[[str], str]
+
+    async def take(self, instance_id: str, snapshot_id: str) -> int | None:
+        async with _bound_env_out(self.channels, instance_id, f"{self.spool(instance_id)}/env"):
+            image_id = await self.woken(instance_id, lambda sb: snapshot_image(sb, "snapshot"))
+        await anyio.to_thread.run_sync(keep, self._place(snapshot_id), image_id)
+        return None  # Modal does not say what an image holds
+
+    async def create_from(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot_id: str
+    ) -> InstanceInfo:
+        image_id = await anyio.to_thread.run_sync(self._image_id, snapshot_id)
+        try:
+            return await self.start_with(instance_id, cfg, labels, _sdk.load().Image.from_id(image_id))
+        except InstanceNotFoundError as exc:  # NOT_FOUND at create: Modal expired the image
+            raise ProvisionError(
+                f"Modal no longer has snapshot {snapshot_id} (image {image_id}); remove it "
+                "(praisonai.compute.remove_snapshot)",
+                op="provision",
+            ) from exc
+
+    async def restore(self, instance_id: str, snapshot_id: str) -> InstanceInfo:
+        raise UnsupportedFeatureError(
+            f"Modal cannot roll instance {instance_id} back in place (a sandbox's files are fixed "
+            f"when it is made); start a new instance from snapshot {snapshot_id} instead: "
+            "sb.fork(1), or Sandbox.create('modal', from_snapshot=...)",
+            op="restore",
+        )
+
+    async def remove(self, snapshot_id: str) -> bool:
+        where = self._place(snapshot_id)
+        try:
+            image_id = where.read_text().strip()
+        except FileNotFoundError:
+            return False
+        _sdk.load()  # imported safely first (its config checked)
+        from modal.experimental import image_delete
+
+        try:
+            with translated("remove_snapshot", image_id):
+                await image_delete.aio(image_id)
+        except InstanceNotFoundError:  # Modal expired it already: nothing there
+            where.unlink(missing_ok=True)
+            return False
+        where.unlink(missing_ok=True)
+        return True
+
+    async def held(self) -> list[str]:
+        folder = self._place("x").parent
+        if not folder.is_dir():
+            return []
+        return sorted(entry.name for entry in folder.iterdir() if not entry.name.startswith("."))
+
+    def _place(self, snapshot_id: str) -> Path:
+        return place(self.app_name, snapshot_id, "snapshots")
+
+    def _image_id(self, snapshot_id: str) -> str:
+        try:
+            return self._place(snapshot_id).read_text().strip()
+        except FileNotFoundError:
+            raise ProvisionError(
+                f"snapshot {snapshot_id} is recorded but this home no longer knows its Modal image; "
+                "remove it (praisonai.compute.remove_snapshot)",
+                op="provision",
+            ) from None
+
+
+@contextlib.asynccontextmanager
+async def _bound_env_out(channels: ChannelPool, instance_id: str, path: str) -> AsyncIterator[None]:
+    """The bound-env file empty for the block, then ``held`` back before what a ``bind_env``
+    added meanwhile (see the module docstring)."""
+    held = await channels.run(instance_id, lambda ch: _read(ch, path))
+    if held:
+        await channels.run(instance_id, lambda ch: ch.write_file(path, b""))
+    try:
+        yield
+    finally:
+        if held:
+            await channels.run(instance_id, lambda ch: _write_back(ch, path, held))
+
+
+async def _read(channel: Channel, path: str) -> bytes:
+    """The spool file's bytes; empty when there is none (nothing was bound)."""
+    try:
+        return await channel.read_file(path)
+    except FileNotFoundError:
+        return b""
+
+
+async def _write_back(channel: Channel, path: str, held: bytes) -> None:
+    """``held`` back in the file, before what a ``bind_env`` appended meanwhile (read just now)."""
+    await channel.write_file(path, held + await _read(channel, path))
