@@ -13,11 +13,12 @@ download stay the provider's own (an archive API, SFTP, a copy).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import shlex
 from abc import abstractmethod
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Literal
 
 from praisonai import _limits
@@ -227,3 +228,32 @@ class ChannelSessions:
             return _activity.StampedTransport(self._transport(instance_id, argv), instance_id)
 
         return ShellSession(open_transport, signal_group, where, env_file, kill_tree=kill_tree)
+
+
+@contextlib.asynccontextmanager
+async def bound_env_left_out(channels: ChannelPool, instance_id: str, path: str) -> AsyncIterator[None]:
+    """The instance's bound-env file (``path``, in its helper's spool) empty for the block, so a
+    snapshot of its filesystem taken inside holds no bound value; afterwards what it held is put
+    back before whatever a ``bind_env`` appended meanwhile. A helper that starts inside the block
+    reads no bound env (a vendor without a freeze cannot close that window)."""
+    held = await channels.run(instance_id, lambda ch: _bound(ch, path))
+    if held:
+        await channels.run(instance_id, lambda ch: ch.write_file(path, b""))
+    try:
+        yield
+    finally:
+        if held:
+            await channels.run(instance_id, lambda ch: _put_back(ch, path, held))
+
+
+async def _bound(channel: Channel, path: str) -> bytes:
+    """The spool file's bytes; empty when there is none (nothing was bound)."""
+    try:
+        return await channel.read_file(path)
+    except FileNotFoundError:
+        return b""
+
+
+async def _put_back(channel: Channel, path: str, held: bytes) -> None:
+    """``held`` back in the file, before what a ``bind_env`` appended meanwhile (read just now)."""
+    await channel.write_file(path, held + await _bound(channel, path))

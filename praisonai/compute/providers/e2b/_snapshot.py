@@ -17,8 +17,7 @@ the way.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,10 +25,10 @@ from praisonai._errors import ProvisionError, UnsupportedFeatureError
 from praisonai._home import home_tag
 from praisonai._types import InstanceInfo
 from praisonai.compute.abilities.captures import StartFrom
+from praisonai.compute.channel import bound_env_left_out
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.e2b._capture import snapshot_named
 from praisonai.compute.providers.e2b._errors import translated
-from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
 
 _PREFIX = "praisonai-snapshot-"
@@ -56,7 +55,7 @@ class E2BSnapshotter:
         import e2b
 
         sandbox = await self.sandbox(instance_id)
-        async with _bound_env_out(self.channels, instance_id, self.env_file(instance_id)):
+        async with bound_env_left_out(self.channels, instance_id, self.env_file(instance_id)):
             try:
                 with translated("snapshot", instance_id):
                     await sandbox.create_snapshot(name=snapshot_name(snapshot_id), mode="filesystem")
@@ -113,28 +112,3 @@ class E2BSnapshotter:
                 op="provision",
             )
         return found
-
-
-@contextlib.asynccontextmanager
-async def _bound_env_out(channels: ChannelPool, instance_id: str, path: str) -> AsyncIterator[None]:
-    """The bound-env file empty for the block, then ``held`` back before what a ``bind_env``
-    added meanwhile (see the module docstring)."""
-    held = await channels.run(instance_id, lambda ch: _read(ch, path))
-    if held:
-        await channels.run(instance_id, lambda ch: ch.write_file(path, b""))
-    try:
-        yield
-    finally:
-        if held:
-            await channels.run(instance_id, lambda ch: _write_back(ch, path, held))
-
-
-async def _read(channel: Channel, path: str) -> bytes:
-    try:
-        return await channel.read_file(path)
-    except FileNotFoundError:
-        return b""
-
-
-async def _write_back(channel: Channel, path: str, held: bytes) -> None:
-    await channel.write_file(path, held + await _read(channel, path))

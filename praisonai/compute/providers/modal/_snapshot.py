@@ -20,8 +20,7 @@ so ``restore`` refuses and ``fork(1)`` is the way. Modal keeps a snapshot image 
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -30,11 +29,11 @@ import anyio.to_thread
 
 from praisonai._errors import InstanceNotFoundError, ProvisionError, UnsupportedFeatureError
 from praisonai._types import InstanceInfo
+from praisonai.compute.channel import bound_env_left_out
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.modal import _sdk
 from praisonai.compute.providers.modal._capture import StartWith, keep, place, snapshot_image
 from praisonai.compute.providers.modal._sdk import translated
-from praisonai.runtime.channel import Channel
 from praisonai.runtime.pool import ChannelPool
 
 
@@ -57,7 +56,7 @@ class ModalSnapshotter:
     spool: Callable[[str], str]
 
     async def take(self, instance_id: str, snapshot_id: str) -> int | None:
-        async with _bound_env_out(self.channels, instance_id, f"{self.spool(instance_id)}/env"):
+        async with bound_env_left_out(self.channels, instance_id, f"{self.spool(instance_id)}/env"):
             image_id = await self.woken(instance_id, lambda sb: snapshot_image(sb, "snapshot"))
         await anyio.to_thread.run_sync(keep, self._place(snapshot_id), image_id)
         return None  # Modal does not say what an image holds
@@ -119,30 +118,3 @@ class ModalSnapshotter:
                 "remove it (praisonai.compute.remove_snapshot)",
                 op="provision",
             ) from None
-
-
-@contextlib.asynccontextmanager
-async def _bound_env_out(channels: ChannelPool, instance_id: str, path: str) -> AsyncIterator[None]:
-    """The bound-env file empty for the block, then ``held`` back before what a ``bind_env``
-    added meanwhile (see the module docstring)."""
-    held = await channels.run(instance_id, lambda ch: _read(ch, path))
-    if held:
-        await channels.run(instance_id, lambda ch: ch.write_file(path, b""))
-    try:
-        yield
-    finally:
-        if held:
-            await channels.run(instance_id, lambda ch: _write_back(ch, path, held))
-
-
-async def _read(channel: Channel, path: str) -> bytes:
-    """The spool file's bytes; empty when there is none (nothing was bound)."""
-    try:
-        return await channel.read_file(path)
-    except FileNotFoundError:
-        return b""
-
-
-async def _write_back(channel: Channel, path: str, held: bytes) -> None:
-    """``held`` back in the file, before what a ``bind_env`` appended meanwhile (read just now)."""
-    await channel.write_file(path, held + await _read(channel, path))
