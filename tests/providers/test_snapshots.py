@@ -293,3 +293,16 @@ def test_snapshot_info_is_frozen() -> None:
     info = SnapshotInfo("snap_000000000000", None, "local", "local_000000000000", 0.0)
     with pytest.raises(AttributeError):
         info.name = "x"  # type: ignore[misc]
+
+
+def test_a_local_copy_skips_what_vanished_under_it_and_refuses_a_vanished_workspace(tmp_path: Path) -> None:
+    from praisonai._errors import ProvisionError
+    from praisonai.compute.providers.local._snapshot import copy_tree
+
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "kept").write_text("whole")
+    copy_tree(tmp_path / "ws", tmp_path / "copy")
+    assert (tmp_path / "copy" / "kept").read_text() == "whole"
+    with pytest.raises(ProvisionError, match="could not copy the workspace"):
+        copy_tree(tmp_path / "gone", tmp_path / "other")
+    assert not (tmp_path / "other").exists()

@@ -22,6 +22,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol
 
+from praisonai._errors import UnsupportedFeatureError
 from praisonai._types import Capability, InstanceInfo
 from praisonai.compute.abilities.part import held
 from praisonai.compute.config import ComputeConfig
@@ -122,3 +123,16 @@ class SnapshotFront:
         self.check_id(instance_id)
         snapshotter = self.part("restoring snapshots", "restore")
         return await snapshotter.restore(instance_id, snapshot.id)
+
+
+def no_restore_in_place(
+    provider: str, instance_id: str, snapshot_id: str, why: str
+) -> UnsupportedFeatureError:
+    """The one sentence of a snapshotter whose vendor cannot roll an instance back in place
+    (``why``), pointing at the way that works: a new instance from the snapshot."""
+    return UnsupportedFeatureError(
+        f"{provider} cannot roll instance {instance_id} back in place ({why}); start a new instance "
+        f"from snapshot {snapshot_id} instead: sb.fork(1), "
+        f"or Sandbox.create({provider!r}, from_snapshot=...)",
+        op="restore",
+    )

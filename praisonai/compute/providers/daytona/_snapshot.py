@@ -20,10 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from praisonai._errors import UnsupportedFeatureError
 from praisonai._home import home_tag
 from praisonai._types import InstanceInfo
 from praisonai.compute.abilities.captures import StartFrom
+from praisonai.compute.abilities.snapshots import no_restore_in_place
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.daytona._capture import create_snapshot
 from praisonai.compute.providers.daytona._client import translated
@@ -61,11 +61,8 @@ class DaytonaSnapshotter:
         return await self.start(instance_id, cfg, labels, snapshot_name(snapshot_id))
 
     async def restore(self, instance_id: str, snapshot_id: str) -> InstanceInfo:
-        raise UnsupportedFeatureError(
-            f"Daytona cannot roll instance {instance_id} back in place (it has no call that puts a "
-            f"snapshot into a running sandbox); start a new instance from snapshot {snapshot_id} "
-            "instead: sb.fork(1), or Sandbox.create('daytona', from_snapshot=...)",
-            op="restore",
+        raise no_restore_in_place(
+            "daytona", instance_id, snapshot_id, "it has no call that puts a snapshot into a running sandbox"
         )
 
     async def remove(self, snapshot_id: str) -> bool:

@@ -29,10 +29,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from praisonai._errors import ConfigError, UnsupportedFeatureError
+from praisonai._errors import ConfigError
 from praisonai._ledger import home_tag
 from praisonai._types import InstanceInfo
 from praisonai.compute.abilities.captures import StartFrom
+from praisonai.compute.abilities.snapshots import no_restore_in_place
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_HOME, check_home
 from praisonai.compute.providers.docker._capture import LABEL_SNAPSHOT, commit_image
@@ -160,11 +161,11 @@ class DockerSnapshotter:
         return info
 
     async def restore(self, instance_id: str, snapshot_id: str) -> InstanceInfo:
-        raise UnsupportedFeatureError(
-            f"docker cannot roll instance {instance_id} back in place (a container's files are its "
-            f"image and its own layer, fixed when it was made); start a new instance from snapshot "
-            f"{snapshot_id} instead: sb.fork(1), or Sandbox.create('docker', from_snapshot=...)",
-            op="restore",
+        raise no_restore_in_place(
+            "docker",
+            instance_id,
+            snapshot_id,
+            "a container's files are its image and its own layer, fixed when it was made",
         )
 
     async def remove(self, snapshot_id: str) -> bool:

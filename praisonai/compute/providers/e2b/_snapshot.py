@@ -25,6 +25,7 @@ from praisonai._errors import ProvisionError, UnsupportedFeatureError
 from praisonai._home import home_tag
 from praisonai._types import InstanceInfo
 from praisonai.compute.abilities.captures import StartFrom
+from praisonai.compute.abilities.snapshots import no_restore_in_place
 from praisonai.compute.channel import bound_env_left_out
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.e2b._capture import snapshot_named
@@ -75,11 +76,8 @@ class E2BSnapshotter:
         return await self.start(instance_id, cfg, labels, await self._id(snapshot_id))
 
     async def restore(self, instance_id: str, snapshot_id: str) -> InstanceInfo:
-        raise UnsupportedFeatureError(
-            f"E2B cannot roll instance {instance_id} back in place (it has no call that puts a "
-            f"snapshot into a running sandbox); start a new instance from snapshot {snapshot_id} "
-            "instead: sb.fork(1), or Sandbox.create('e2b', from_snapshot=...)",
-            op="restore",
+        raise no_restore_in_place(
+            "e2b", instance_id, snapshot_id, "it has no call that puts a snapshot into a running sandbox"
         )
 
     async def remove(self, snapshot_id: str) -> bool:

@@ -17,6 +17,7 @@ a copy of the snapshot where its workspace was, under the same id.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from collections.abc import Awaitable, Callable
@@ -42,6 +43,10 @@ def snapshots_root() -> Path:
     return praisonai_home() / "snapshots" / "local"
 
 
+#: cp's word for a file that was in a directory it listed and gone when it came to copy it.
+_VANISHED = re.compile(r"cp: cannot (?:stat|open) '.*': No such file or directory")
+
+
 def copy_tree(source: Path, target: Path) -> None:
     """Copy the directory ``source`` to ``target`` (which must not exist), links as links,
     reflinked where the filesystem can; a failed copy leaves nothing at ``target``."""
@@ -52,8 +57,13 @@ def copy_tree(source: Path, target: Path) -> None:
         capture_output=True,
         text=True,
         check=False,
+        env={**os.environ, "LC_ALL": "C"},  # cp's own words, matched below
     )
-    if done.returncode != 0:
+    said = done.stderr.splitlines()
+    # The workspace is live: a file its commands removed or renamed away while cp walked it is
+    # simply not in the copy (the rename's target is, whole), as if taken a moment later.
+    vanished = said and all(_VANISHED.fullmatch(line) for line in said)
+    if done.returncode != 0 and not (vanished and partial.is_dir()):  # not the workspace itself
         shutil.rmtree(partial, ignore_errors=True)
         raise ProvisionError(f"could not copy the workspace: {done.stderr.strip()}", op="snapshot")
     os.rename(partial, target)

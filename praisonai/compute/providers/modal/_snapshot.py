@@ -27,8 +27,9 @@ from typing import Any, Protocol
 
 import anyio.to_thread
 
-from praisonai._errors import InstanceNotFoundError, ProvisionError, UnsupportedFeatureError
+from praisonai._errors import InstanceNotFoundError, ProvisionError
 from praisonai._types import InstanceInfo
+from praisonai.compute.abilities.snapshots import no_restore_in_place
 from praisonai.compute.channel import bound_env_left_out
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.modal import _sdk
@@ -75,11 +76,8 @@ class ModalSnapshotter:
             ) from exc
 
     async def restore(self, instance_id: str, snapshot_id: str) -> InstanceInfo:
-        raise UnsupportedFeatureError(
-            f"Modal cannot roll instance {instance_id} back in place (a sandbox's files are fixed "
-            f"when it is made); start a new instance from snapshot {snapshot_id} instead: "
-            "sb.fork(1), or Sandbox.create('modal', from_snapshot=...)",
-            op="restore",
+        raise no_restore_in_place(
+            "modal", instance_id, snapshot_id, "a sandbox's files are fixed when it is made"
         )
 
     async def remove(self, snapshot_id: str) -> bool:
