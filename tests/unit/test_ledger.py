@@ -18,6 +18,7 @@ import pytest
 import praisonai
 from praisonai._errors import HomeUnusableError, ProviderUnavailableError, ProvisionError
 from praisonai._ledger import Ledger, LedgerEntry
+from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import owner_tag
 from praisonai.compute.providers.docker import DEFAULT_IMAGE, DockerCompute
 from praisonai.compute.providers.local import LocalCompute
@@ -229,8 +230,9 @@ class _EngineGone(LocalCompute):
 
 
 def test_a_provision_that_cannot_clean_up_marks_its_row_failed_and_raises_its_own_error(home: Path) -> None:
+    never_reaped = ComputeConfig(auto_shutdown=False)  # no home reaper left to watch its row
     with pytest.raises(ProviderUnavailableError, match="the engine does not answer"):
-        anyio.run(_EngineGone().provision)
+        anyio.run(_EngineGone().provision, never_reaped)
     (entry,) = Ledger.default().entries()
     assert entry.state == "failed" and entry.abandoned()
 
