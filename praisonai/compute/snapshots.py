@@ -97,13 +97,20 @@ def find(ref: SnapshotInfo | str, provider: str | None = None, op: str = "snapsh
             op=op,
         )
     found = _info(rows[0])
-    if provider is not None and found.provider != provider:
+    if provider is not None:
+        check_provider(found, provider, op, shown=key)
+    return found
+
+
+def check_provider(snapshot: SnapshotInfo, provider: str, op: str, *, shown: str | None = None) -> None:
+    """One sentence unless ``snapshot`` (named ``shown``, else by its id) is ``provider``'s: only
+    its own provider starts from it."""
+    if snapshot.provider != provider:
         raise ConfigError(
-            f"snapshot {key!r} is a {found.provider} snapshot; only the {found.provider} provider "
-            f"starts from it, not {provider}",
+            f"snapshot {shown or snapshot.id!r} is a {snapshot.provider} snapshot; only the "
+            f"{snapshot.provider} provider starts from it, not {provider}",
             op=op,
         )
-    return found
 
 
 def list_snapshots() -> list[SnapshotInfo]:

@@ -105,7 +105,7 @@ class AsyncSandbox(AsyncWorkbench):
         )
         if snapshot is None:
             return await cls.from_plan(chosen)
-        snapshots.find(snapshot, chosen.provider.name, op="provision")  # another provider's: refused
+        snapshots.check_provider(snapshot, chosen.provider.name, "provision")  # another's: refused
         info = await snapshots.provision_from(chosen.provider, chosen.config, snapshot)
         return cls(chosen.provider, info, owned=True, plan=chosen)
 
@@ -317,7 +317,6 @@ class AsyncSandbox(AsyncWorkbench):
         from praisonai.sandbox.provisioning import ProvisionPlan
 
         self._ensure_open()
-        snapshots.check_fork_count(n)
         cfg = self.plan.config if self.plan is not None else ComputeConfig()
         _, made = await snapshots.fork(self.provider, self.id, n, cfg)
         return [
