@@ -22,6 +22,8 @@ Refused by capability, each for a reason:
 - captures: Fly has no root-filesystem snapshot (§5.6). A volume snapshot holds a volume only,
   while packages and setup write the image's root filesystem (/usr, /etc); a machine image must
   be built and pushed through a registry, outside the Machines API.
+- snapshots (``sb.snapshot``, ``fork``): for the same reason; a running machine's files cannot
+  be saved and started from again.
 - sessions, streaming and the helper channel: the exec endpoint is one request, one answer, with
   no stdin stream and no streamed output; a shell kept across calls needs a byte stream in.
 - network none and allowlists: Fly's network policies are ports-only and per app, take effect

@@ -27,7 +27,10 @@ one request per exec (``compute.oneshot``): a Run stream dies with its connectio
 drops idle streams after about 30 s, so it cannot carry a long-lived helper channel. No shell
 sessions (same reason), no GPU (the API has none). Captures are Tenki snapshots named
 ``praisonai-<tag>`` (``_capture``). Pause is Tenki's own (``pause``/``resume``, memory and disk
-kept, ``/tmp`` cleared on resume: see ``_pause``).
+kept, ``/tmp`` cleared on resume: see ``_pause``). No snapshots of a running instance
+(``sb.snapshot``, ``fork``): a Tenki snapshot is of the whole microVM, its memory
+(``memory_bytes``) included and with it the env values its processes hold, and ``CreateSnapshot``
+has no filesystem-only mode (as E2B's has).
 
 Commands run as the instance's command user, apart from root, which frames their results (every
 Run is asked for privileged, and the command is started through ``setpriv``; see ``_exec`` and
