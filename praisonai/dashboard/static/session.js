@@ -67,7 +67,9 @@ function forkForm(id) {
   const turn = el("input", { id: "fork-turn", type: "number", min: 1, size: 4 });
   const title = el("input", { id: "fork-title", placeholder: "title (optional)", size: 24 });
   const answer = el("span", { id: "fork-status", class: "muted" });
+  const button = el("button", { id: "fork", onclick: () => fork() }, "fork");
   const fork = async () => {
+    button.disabled = true; // one fork per click: a second would make a second session
     answer.className = "muted";
     answer.replaceChildren("forking…");
     const body = { at_turn: turn.value === "" ? null : Number(turn.value), title: title.value || null };
@@ -86,6 +88,8 @@ function forkForm(id) {
     } catch (error) {
       answer.className = "bad";
       answer.replaceChildren(error.message);
+    } finally {
+      button.disabled = false;
     }
   };
   const form = el(
@@ -96,7 +100,7 @@ function forkForm(id) {
     " ",
     title,
     " ",
-    el("button", { id: "fork", onclick: fork }, "fork"),
+    button,
     " ",
     answer,
   );

@@ -36,7 +36,7 @@ export function statusText(row) {
 /** The rows depth first, each session's forks under it: [row, depth] pairs. A session whose
  * original is not listed is a root; each row comes once, so a loop of records (metadata an agent's
  * config wrote) is cut where it is entered. */
-export function forest(rows) {
+function forest(rows) {
   const listed = new Set(rows.map((row) => row.id));
   const forks = new Map();
   for (const row of rows) {
