@@ -1,4 +1,4 @@
-"""Durations and moments as a person reads them, written once for every front end: what
+"""Durations, moments and sizes as a person reads them, written once for every front end: what
 ``praisonai compute ps`` prints is what the dashboard shows (its JSON sends this text beside the
 number, so the page formats nothing itself)."""
 
@@ -33,3 +33,16 @@ def when(at: float | None, *, short: bool = False) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", moment)
     today = time.localtime()[:3] == moment[:3]
     return time.strftime("%H:%M:%S" if today else "%b %d %H:%M", moment)
+
+
+def size(nbytes: int | None) -> str:
+    """``512 B``, ``3.4 MiB``: bytes in the largest binary unit that fits; ``?`` when it is not
+    known (``None``)."""
+    if nbytes is None:
+        return "?"
+    shown, unit = float(nbytes), "B"
+    for larger in ("KiB", "MiB", "GiB", "TiB"):
+        if shown < 1024:
+            break
+        shown, unit = shown / 1024, larger
+    return f"{shown:.0f} {unit}" if unit == "B" else f"{shown:.1f} {unit}"

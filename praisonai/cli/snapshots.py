@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from praisonai import _times
 from praisonai._times import duration
 from praisonai.cli import _output
 from praisonai.cli._help import PlainCommand
@@ -96,11 +97,4 @@ def named(snapshot: SnapshotInfo) -> str:
 
 def size(snapshot: SnapshotInfo) -> str:
     """Its size in the largest binary unit that fits (``?``: its provider cannot say)."""
-    if snapshot.size_bytes is None:
-        return "?"
-    shown, unit = float(snapshot.size_bytes), "B"
-    for larger in ("KiB", "MiB", "GiB", "TiB"):
-        if shown < 1024:
-            break
-        shown, unit = shown / 1024, larger
-    return f"{shown:.0f} {unit}" if unit == "B" else f"{shown:.1f} {unit}"
+    return _times.size(snapshot.size_bytes)

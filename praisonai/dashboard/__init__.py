@@ -1,7 +1,8 @@
 """``praisonai dashboard``: a local web console over the same library the CLI uses.
 
-Pages: the instances of every provider and home (``compute ps``), sessions and their timelines
-(``managed sessions``), a terminal into an instance and its files. It listens on loopback only,
+Pages: the instances of every provider and home (``compute ps``), an instance's snapshots (taken,
+forked, restored, removed), sessions as a tree of their forks and their timelines (``managed
+sessions``, forked at a turn), a terminal into an instance and its files. It listens on loopback only,
 on a random port, behind a one-time token (:mod:`praisonai.dashboard._guard` says what each
 request must show). Needs the ``dashboard`` extra: ``pip install 'praisonai[dashboard]'``.
 

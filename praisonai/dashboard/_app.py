@@ -22,7 +22,7 @@ from starlette.staticfiles import StaticFiles
 from praisonai import __version__
 from praisonai._errors import PraisonAIError
 from praisonai._home import home_path
-from praisonai.dashboard import _files, _instances, _sessions, _terminal
+from praisonai.dashboard import _files, _instances, _sessions, _snapshots, _terminal
 from praisonai.dashboard._guard import Access, Guard
 
 
@@ -41,6 +41,7 @@ def create_app(access: Access) -> Starlette:
         *_sessions.ROUTES,
         *_terminal.ROUTES,
         *_files.ROUTES,
+        *_snapshots.ROUTES,
     ]
     return Starlette(
         routes=routes,

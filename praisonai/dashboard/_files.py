@@ -33,10 +33,13 @@ UPLOAD_MAX_BYTES = MAX_READ_BYTES
 T = TypeVar("T")
 
 
-async def _on_instance(instance_id: str, doing: str, use: Callable[[AsyncSandbox], Awaitable[T]]) -> T:
+async def on_instance(
+    instance_id: str, doing: str, use: Callable[[AsyncSandbox], Awaitable[T]], op: str = "files"
+) -> T:
     """``use`` on a handle of the instance (never owned here: closing it only lets go), on
-    praisonai's portal loop where the library keeps its instances."""
-    provider = await anyio.to_thread.run_sync(inventory.provider_of, instance_id, doing, "files")
+    praisonai's portal loop where the library keeps its instances; ``doing`` and ``op`` name the
+    act in the sentence for an instance that is nowhere."""
+    provider = await anyio.to_thread.run_sync(inventory.provider_of, instance_id, doing, op)
 
     async def attached() -> T:
         sandbox = await AsyncSandbox.connect(instance_id, provider)
@@ -52,7 +55,7 @@ async def _list(request: Request) -> JSONResponse:
     """A directory's entries, directories first; ``path`` comes back normalised (``d/..`` is
     ``.``), so the page walks up by appending ``/..``."""
     path = posixpath.normpath(request.query_params.get("path") or ".")
-    entries = await _on_instance(
+    entries = await on_instance(
         request.path_params["instance_id"], "list files of", lambda sb: sb.files.list(path)
     )
     rows = sorted((dataclasses.asdict(e) for e in entries), key=lambda e: (e["type"] != "dir", e["name"]))
@@ -71,7 +74,7 @@ async def _download(request: Request) -> Response:
             )
         return await sandbox.read_file(path)
 
-    body = await _on_instance(request.path_params["instance_id"], "download from", read)
+    body = await on_instance(request.path_params["instance_id"], "download from", read)
     if isinstance(body, str):
         return PlainTextResponse(body, status_code=400)
     name = posixpath.basename(path) or "file"
@@ -89,7 +92,7 @@ async def _upload(request: Request) -> Response:
     async def write(sandbox: AsyncSandbox) -> None:
         await sandbox.write_file(path, body)
 
-    await _on_instance(request.path_params["instance_id"], "upload to", write)
+    await on_instance(request.path_params["instance_id"], "upload to", write)
     return JSONResponse({"path": path, "size": len(body)})
 
 

@@ -1,4 +1,5 @@
-"""The sessions pages' routes: the list, one session's timeline as it grows, and resuming it.
+"""The sessions pages' routes: the list, one session's timeline as it grows, resuming it and
+forking it.
 
 Everything is read from the sessions store of this home, through the library's JSON shapes
 (``managed.sessions``: what ``sessions list --json`` and ``sessions show --json`` print). The
@@ -9,18 +10,24 @@ reconnecting page (``Last-Event-ID``) picks up where it left off.
 A resume runs the session's next turn as ``praisonai managed sessions resume ID PROMPT`` does
 (``ManagedAgent.resume``, then ``run``), in a thread of its own (:class:`Turns`): the page follows
 it on the timeline. Tool calls that need approval are left pending (the session then requires
-action), since no one is asked here; the server's stop interrupts a running turn.
+action), since no one is asked here; the server's stop interrupts a running turn. A fork is
+``praisonai managed sessions fork ID --at-turn K`` (``managed.fork.fork_session``): no model is
+asked, and each row of the list names the session it was forked from and at which turn, so the
+page draws the list as a tree of forks.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import anyio
 from sse_starlette import EventSourceResponse
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -31,7 +38,8 @@ from praisonai._times import when
 from praisonai.dashboard._body import read_json_object
 from praisonai.managed import sessions
 from praisonai.managed.agent import ManagedAgent
-from praisonai.managed.store import AgentRecord, SessionStore, open_store
+from praisonai.managed.fork import fork_session
+from praisonai.managed.store import AgentRecord, SessionRecord, SessionStore, open_store
 from praisonai.managed.text import check_prompt
 
 _log = logger("dashboard")
@@ -46,12 +54,30 @@ LISTED = 200
 
 
 def _rows(store: SessionStore) -> list[dict[str, Any]]:
-    """The library's rows, each with ``updated``: the text ``sessions list`` prints for it."""
+    """The library's rows, each with ``updated`` (the text ``sessions list`` prints for it) and
+    ``forked_from``."""
     agents = {agent.id: agent for agent in store.list_agents()}
     return [
-        {**sessions.session_row(r, agents.get(r.agent_id)), "updated": when(r.updated_at, short=True)}
+        {
+            **sessions.session_row(r, agents.get(r.agent_id)),
+            "updated": when(r.updated_at, short=True),
+            "forked_from": forked_from(r),
+        }
         for r in store.list_sessions(limit=LISTED)
     ]
+
+
+def forked_from(record: SessionRecord) -> dict[str, Any] | None:
+    """``{"session_id", "at_turn"}`` of the session this one was forked from (``managed.fork``
+    records it in the metadata), else ``None``; so is an entry of another shape, since an agent's
+    config writes metadata too."""
+    found = record.metadata.get("forked_from")
+    if not isinstance(found, Mapping):
+        return None
+    parent, turn = found.get("session_id"), found.get("at_turn")
+    if not isinstance(parent, str) or isinstance(turn, bool) or not isinstance(turn, int):
+        return None
+    return {"session_id": parent, "at_turn": turn}
 
 
 async def _list(request: Request) -> JSONResponse:
@@ -142,6 +168,19 @@ async def _resume(request: Request) -> Response:
     return JSONResponse({"session": session_id, "resumed": True}, status_code=202)
 
 
+async def _fork(request: Request) -> Response:
+    """``{"at_turn": K | null, "title": null | T}``: a new session, this one's transcript to turn K
+    (null: the last) and its instance from a snapshot then; 201 with what was made."""
+    body = await read_json_object(request, '{"at_turn": 2, "title": "another way"}')
+    title = body.get("title")
+    if title is not None and not isinstance(title, str):
+        raise HTTPException(400, f"the fork's title is text, not {type(title).__name__}")
+    fork = functools.partial(fork_session, request.path_params["session_id"], body.get("at_turn"))
+    result = await anyio.to_thread.run_sync(functools.partial(fork, title=title or None))
+    request.app.state.survey.again()  # its instance, if it has one
+    return JSONResponse(dataclasses.asdict(result), status_code=201)
+
+
 class Turns:
     """The turns this dashboard runs, at most one per session: the store's lease keeps other
     processes out, but this process holds every lease it takes under one owner, so it keeps
@@ -200,4 +239,5 @@ ROUTES: list[BaseRoute] = [
     Route("/api/sessions/{session_id}", _show),
     Route("/api/sessions/{session_id}/events", _timeline),
     Route("/api/sessions/{session_id}/resume", _resume, methods=["POST"]),
+    Route("/api/sessions/{session_id}/fork", _fork, methods=["POST"]),
 ]

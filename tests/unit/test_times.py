@@ -1,10 +1,11 @@
-"""The one duration rule every front end shows (``compute ps``, ``env captures``, the dashboard)."""
+"""The one duration rule every front end shows (``compute ps``, ``env captures``, the dashboard),
+and the one size rule (``compute snapshots``, the dashboard's snapshots page)."""
 
 from __future__ import annotations
 
 import pytest
 
-from praisonai._times import duration
+from praisonai._times import duration, size
 
 CASES = [
     (None, "?"),
@@ -28,3 +29,18 @@ def test_a_duration_reads_in_its_largest_unit_with_the_next_from_an_hour_up(
     seconds: float | None, text: str
 ) -> None:
     assert duration(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("nbytes", "text"),
+    [
+        (None, "?"),
+        (0, "0 B"),
+        (1023, "1023 B"),
+        (1024, "1.0 KiB"),
+        (3 * 2**20 + 2**19, "3.5 MiB"),
+        (2**41, "2.0 TiB"),
+    ],
+)
+def test_a_size_reads_in_the_largest_binary_unit_that_fits(nbytes: int | None, text: str) -> None:
+    assert size(nbytes) == text

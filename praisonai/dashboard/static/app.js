@@ -1,11 +1,13 @@
 // The page's router: #/instances, #/sessions, #/sessions/ID, #/instances/ID/terminal,
-// #/instances/ID/files. Each page module exports render(main, ...params), which fills main and
-// returns a function that stops what it started (streams, sockets), called when the page changes.
+// #/instances/ID/files, #/instances/ID/snapshots. Each page module exports render(main, ...params),
+// which fills main and returns a function that stops what it started (streams, sockets), called
+// when the page changes.
 import { el, fail, getJSON } from "./api.js";
 import * as files from "./files.js";
 import * as instances from "./instances.js";
 import * as session from "./session.js";
 import * as sessions from "./sessions.js";
+import * as snapshots from "./snapshots.js";
 import * as terminal from "./terminal.js";
 
 const pages = [
@@ -13,6 +15,7 @@ const pages = [
   [/^#\/sessions$/, sessions, "sessions"],
   [/^#\/instances\/([^/]+)\/terminal$/, terminal, "instances"],
   [/^#\/instances\/([^/]+)\/files$/, files, "instances"],
+  [/^#\/instances\/([^/]+)\/snapshots$/, snapshots, "instances"],
   [/^(#\/instances)?$|^#\/?$/, instances, "instances"],
 ];
 

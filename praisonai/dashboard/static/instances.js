@@ -1,6 +1,7 @@
 // The instances page: every instance `praisonai compute ps` knows, live (server-sent events push
 // a snapshot whenever it changes, a duration's text included: the ages read as `compute ps` prints
-// them), with a stop button per instance and one per definition (a second click confirms).
+// them), with links to each one's terminal, files and snapshots, a stop button per instance and
+// one per definition (a second click confirms).
 import { el, fail, send, stream, table } from "./api.js";
 
 const COLUMNS = ["instance", "provider", "definition", "status", "age", "idle", "ttl left", "owner", ""];
@@ -38,6 +39,8 @@ function instanceRow(row, state) {
     el("a", { href: `#/instances/${encodeURIComponent(id)}/terminal` }, "terminal"),
     " ",
     el("a", { href: `#/instances/${encodeURIComponent(id)}/files` }, "files"),
+    " ",
+    el("a", { href: `#/instances/${encodeURIComponent(id)}/snapshots` }, "snapshots"),
     " ",
     stopButton(state, id, `/api/instances/${encodeURIComponent(id)}/stop`, "stop", { "data-stop": id }),
   );

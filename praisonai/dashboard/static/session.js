@@ -1,7 +1,8 @@
 // One session: its card and its timeline (messages, tool calls with their input and output,
 // exit codes and durations, interrupts, resumes, what happened to its instance), streaming while
-// it runs; and a box to resume it with a new prompt. Every text is hostile: it is only ever DOM
-// text, and long outputs are cut with the rest behind a <details>.
+// it runs; a box to resume it with a new prompt, and a fork at a turn (`managed sessions fork
+// --at-turn K`: no model is asked) that links to the new session. Every text is hostile: it is only
+// ever DOM text, and long outputs are cut with the rest behind a <details>.
 import { el, send, stream } from "./api.js";
 import { statusText, tokens } from "./sessions.js";
 
@@ -30,6 +31,7 @@ export function render(main, id) {
       answer.className = "bad";
     }
   };
+  const fork = forkForm(id);
   main.append(
     el("h1", {}, "Session ", el("code", {}, id)),
     card,
@@ -42,19 +44,75 @@ export function render(main, id) {
       " ",
       answer,
     ),
+    fork.form,
   );
   const calls = new Map(); // tool_use id -> its list item, which its result completes
   return stream(
     `/api/sessions/${encodeURIComponent(id)}/events`,
     (type, data) => {
-      if (type === "session") card.replaceChildren(...cardLines(data));
-      else {
+      if (type === "session") {
+        card.replaceChildren(...cardLines(data));
+        fork.turns(data.turns);
+      } else {
         const item = eventItem(data, calls);
         if (item) timeline.append(item);
       }
     },
     ["session", "event"],
   );
+}
+
+/** The fork box: a turn (the last one until another is typed), a title, and what the fork made. */
+function forkForm(id) {
+  const turn = el("input", { id: "fork-turn", type: "number", min: 1, size: 4 });
+  const title = el("input", { id: "fork-title", placeholder: "title (optional)", size: 24 });
+  const answer = el("span", { id: "fork-status", class: "muted" });
+  const button = el("button", { id: "fork", onclick: () => fork() }, "fork");
+  const fork = async () => {
+    button.disabled = true; // one fork per click: a second would make a second session
+    answer.className = "muted";
+    answer.replaceChildren("forking…");
+    const body = { at_turn: turn.value === "" ? null : Number(turn.value), title: title.value || null };
+    try {
+      const made = await send("POST", `/api/sessions/${encodeURIComponent(id)}/fork`, body);
+      const link = el("a", { id: "fork-link", href: `#/sessions/${encodeURIComponent(made.session_id)}` });
+      link.append(el("code", {}, made.session_id));
+      answer.className = "ok";
+      answer.replaceChildren(
+        "forked at turn ",
+        String(made.at_turn),
+        ": ",
+        link,
+        made.note ? ` (${made.note})` : "",
+      );
+    } catch (error) {
+      answer.className = "bad";
+      answer.replaceChildren(error.message);
+    } finally {
+      button.disabled = false;
+    }
+  };
+  const form = el(
+    "div",
+    { class: "fork-session" },
+    "fork at turn ",
+    turn,
+    " ",
+    title,
+    " ",
+    button,
+    " ",
+    answer,
+  );
+  let typed = false;
+  turn.addEventListener("input", () => {
+    typed = true;
+  });
+  const turns = (count) => {
+    turn.max = Math.max(count, 1);
+    if (!typed) turn.value = count > 0 ? String(count) : "";
+  };
+  return { form, turns };
 }
 
 function cardLines(s) {
@@ -139,6 +197,10 @@ function eventItem(ev, calls) {
       );
     case "session.resumed":
       return item(ev, "note", "session resumed");
+    case "session.forked":
+      return item(ev, "note", `forked from ${ev.from_session_id} at turn ${ev.at_turn}`);
+    case "session.checkpoint":
+      return item(ev, "note", `checkpoint of turn ${ev.turn}: snapshot ${ev.snapshot_id}`);
     case "session.error":
       return item(ev, "note bad", `error: ${ev.error?.message ?? JSON.stringify(ev.error)}`);
     case "session.status_idle":
