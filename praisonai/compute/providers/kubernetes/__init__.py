@@ -32,7 +32,7 @@ from typing import Any
 
 from kubernetes import client
 
-from praisonai._errors import ConfigError, InstanceNotFoundError
+from praisonai._errors import ConfigError, InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._types import Capability, InstanceInfo
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.abilities import part
@@ -47,13 +47,16 @@ from praisonai.compute.providers.kubernetes import (
     _pause,
     _pod,
     _ports,
+    _snapshot,
     _wait,
 )
 from praisonai.compute.providers.kubernetes._agent_sandbox import CLAIM_GROUP, CLAIMS, VERSION
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
 from praisonai.compute.providers.kubernetes._channel import PodChannels
 from praisonai.compute.providers.kubernetes._claim import WarmClaims
+from praisonai.compute.providers.kubernetes._keeper import Keepers
 from praisonai.compute.providers.kubernetes._options import KubernetesOptions
+from praisonai.compute.providers.kubernetes._volumes import VolumeSnapshots
 from praisonai.compute.separation import command_user, user_of
 from praisonai.compute.watchdog import watchdog_command
 from praisonai.runtime.channel import Channel
@@ -169,20 +172,50 @@ class KubernetesCompute(WarmClaims, PodChannels, ComputeProvider):
             volumes, self._channels, self._pods, self._status, self._run_pod, self.shutdown, self.egress.sweep
         )
 
+    @part(Capability.SNAPSHOT)
+    def snapshotter(self) -> _snapshot.KubernetesSnapshotter:
+        """Snapshots are VolumeSnapshots of a claim, else archives of the working dir (``_snapshot``)."""
+        volumes = self.pauser.volumes
+        return _snapshot.KubernetesSnapshotter(
+            VolumeSnapshots(volumes),
+            Keepers(volumes, self._until_ready),
+            self._make,
+            self._shell,
+            self._channels,
+            self._workdir,
+            self._spool,
+        )
+
     async def _open_channel(self, instance_id: str) -> Channel:
         """The channel; a paused instance's first one resumes it (``KubernetesPauser.waking``)."""
         return await self.pauser.waking(instance_id, super()._open_channel, self.resume)
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        return await self._make(instance_id, cfg, labels, None)
+
+    async def _make(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot_id: str | None
+    ) -> InstanceInfo:
+        """The instance; with ``snapshot_id``, its working dir on a claim made from that
+        VolumeSnapshot (``_volumes``), as a pausing instance's is."""
         if self._options.warm_pool:
+            if snapshot_id is not None:
+                raise UnsupportedFeatureError(
+                    f"snapshot {snapshot_id} is a VolumeSnapshot, and a warm pool's pods cannot mount a "
+                    "claim made from it (the pool made them); start it with a KubernetesCompute "
+                    "without warm_pool",
+                    op="provision",
+                )
             return await self._claim(instance_id, cfg, labels, self._options.warm_pool)
-        storage = await self.pauser.volumes.storage_for(cfg)  # refused here, before anything is made
+        source = await self.snapshotter.volume_snapshots.source(snapshot_id) if snapshot_id else None
+        # refused here, before anything is made
+        storage = source.storage_class if source else await self.pauser.volumes.storage_for(cfg)
         command = watchdog_command(cfg.lifetime, self._spool(instance_id))
         claim = _pod.pod_name(instance_id) if storage else None
         body = _pod.manifest(instance_id, cfg, labels, command, self._options, claim)
         await self._ensure_policy(instance_id, cfg, body)  # before the pod: it must never run without it
         if storage:
-            await self.pauser.volumes.create(instance_id, body, storage)
+            await self.pauser.volumes.create(instance_id, body, storage, source)
         return await self._run_pod(instance_id, body, cfg.working_dir)
 
     async def _run_pod(self, instance_id: str, body: dict[str, Any], working_dir: str) -> InstanceInfo:

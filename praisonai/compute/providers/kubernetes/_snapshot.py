@@ -1,0 +1,143 @@
+"""Kubernetes snapshots: the instance's working dir, saved in the cluster, one of two ways.
+
+- A ``VolumeSnapshot`` (``snapshot.storage.k8s.io/v1``) of the instance's PersistentVolumeClaim,
+  when its working dir is on one (an instance provisioned with ``idle_action='pause'``, or started
+  from such a snapshot) and the cluster has a ``VolumeSnapshotClass`` of the claim's CSI driver
+  (its default one, else the only one): the storage copies the volume, often copy-on-write. A
+  new instance from it gets a claim whose ``dataSource`` is the VolumeSnapshot (``_volumes``).
+- Otherwise an archive: GNU tar of the working dir (``--one-file-system``, links archived as
+  links, nothing followed out of it), made in the pod as root into the helper's spool (mode
+  0700), read out over the exec channel and stored in a PersistentVolumeClaim of its own (the
+  options' StorageClass, else the cluster's default) by a keeper pod (``_keeper``). A new
+  instance is made as any other, and the archive unpacked into its working dir by GNU tar (which
+  refuses members with ``..`` and makes links to outside paths only after every other member: none
+  is written through one). The archive passes through this process's memory, whole.
+
+Only the working dir is saved: never the helper's spool, where the bound env is kept (left out
+even when the spool is under the working dir), nor the pod's env (its spec), nor any file outside
+the working dir, so no env value is in a snapshot. A working dir that is no longer the directory
+at its path (a link put in its place, where the root is writable) is refused: the archive would
+be made, as root, of whatever the link names. Each file is saved whole as it is when tar reads it
+(a file replaced by a rename meanwhile is one version or the other); a VolumeSnapshot is the
+volume at one instant, as a crash would leave it.
+
+``restore`` refuses: the working dir is a volume mounted into the running pod, which cannot be
+swapped for the snapshot's while the pod runs; ``fork(1)`` is the way. The snapshot's objects
+carry its id and this home's tag as labels: ``held`` and ``remove`` find them from any process.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import shlex
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+
+import anyio
+
+from praisonai._errors import ProvisionError
+from praisonai._types import InstanceInfo
+from praisonai.compute.abilities.snapshots import no_restore_in_place
+from praisonai.compute.config import ComputeConfig
+from praisonai.compute.providers.kubernetes._keeper import Keepers
+from praisonai.compute.providers.kubernetes._volumes import VolumeSnapshots
+from praisonai.runtime.pool import ChannelPool
+
+#: Run as root in the source pod: the archive's path, or a failure (exit 4: the working dir moved).
+_PACK = """
+cd -P -- {ws} && [ "$(pwd -P)" = {ws} ] || {{
+  echo "the working dir {ws} is no longer the directory at its path (a link was put in its place)" >&2
+  exit 4
+}}
+mkdir -p -- {spool} && a=$(mktemp -- {spool}/snapshot.XXXXXXXXXX) || exit 1
+tar --create --format=posix --numeric-owner --one-file-system --file="$a" \\
+  --warning=no-file-changed --warning=no-file-removed {exclude} .
+s=$?
+[ $s -le 1 ] && {{ echo "$a"; exit 0; }}
+rm -f -- "$a"
+exit $s
+"""
+#: Run as root in the new pod, the archive on stdin.
+_UNPACK = """
+cd -P -- {ws} && [ "$(pwd -P)" = {ws} ] || exit 4
+tar --extract --file=- --numeric-owner --preserve-permissions
+"""
+
+
+@dataclass(frozen=True)
+class KubernetesSnapshotter:
+    """``KubernetesCompute``'s snapshotter (``abilities.snapshots.Snapshotter``), from the
+    provider's narrow parts: ``volume_snapshots`` (its claims' VolumeSnapshots), ``keepers`` (the
+    archives' claims), ``create`` (its ``_create``: an instance, its claim's data from a
+    VolumeSnapshot when given one), ``shell`` (runs a script in an instance's pod, raising on a
+    failure), ``channels`` (its channel pool), ``workdir`` (an instance's working dir) and
+    ``spool`` (where an instance's helper spools)."""
+
+    volume_snapshots: VolumeSnapshots
+    keepers: Keepers
+    create: Callable[[str, ComputeConfig, dict[str, str], str | None], Awaitable[InstanceInfo]]
+    shell: Callable[..., Awaitable[str]]
+    channels: ChannelPool
+    workdir: Callable[[str], Awaitable[str]]
+    spool: Callable[[str], str]
+    # one keeper at a time per archive: its claim is ReadWriteOnce (see ``create_from``)
+    _reading: dict[str, anyio.Lock] = field(default_factory=dict)
+
+    async def take(self, instance_id: str, snapshot_id: str) -> int | None:
+        if await self.volume_snapshots.take(instance_id, snapshot_id):
+            return None  # the storage's copy: its size is the volume's, not what it holds
+        keeps = "snapshots on kubernetes keep an archive of the working dir"
+        storage = await self.keepers.volumes.storage_class("snapshot", keeps)
+        archive = await self._pack(instance_id)
+        await self.keepers.store(snapshot_id, archive, storage)
+        return len(archive)
+
+    async def create_from(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot_id: str
+    ) -> InstanceInfo:
+        if await self.volume_snapshots.exists(snapshot_id, "provision"):
+            return await self.create(instance_id, cfg, labels, snapshot_id)
+        if not await self.keepers.exists(snapshot_id, "provision"):
+            raise ProvisionError(
+                f"snapshot {snapshot_id} is recorded but gone from the cluster (neither its "
+                "VolumeSnapshot nor its archive's claim is there); remove it "
+                "(praisonai.compute.remove_snapshot)",
+                op="provision",
+            )
+        # forks read one after another: pods on two nodes cannot mount a ReadWriteOnce claim at once
+        async with self._reading.setdefault(snapshot_id, anyio.Lock()):
+            archive = await self.keepers.load(snapshot_id)
+        info = await self.create(instance_id, cfg, labels, None)
+        ws = shlex.quote(posixpath.normpath(cfg.working_dir))
+        await self.shell(instance_id, _UNPACK.format(ws=ws), "provision", privileged=True, stdin=archive)
+        return info
+
+    async def restore(self, instance_id: str, snapshot_id: str) -> InstanceInfo:
+        raise no_restore_in_place(
+            "kubernetes",
+            instance_id,
+            snapshot_id,
+            "its working dir is a volume mounted into the running pod, which cannot be swapped "
+            "for the snapshot's while the pod runs",
+        )
+
+    async def remove(self, snapshot_id: str) -> bool:
+        removed = await self.volume_snapshots.remove(snapshot_id)
+        return await self.keepers.remove(snapshot_id) or removed
+
+    async def held(self) -> list[str]:
+        return sorted(set(await self.volume_snapshots.held()) | set(await self.keepers.held()))
+
+    async def _pack(self, instance_id: str) -> bytes:
+        """The archive of the instance's working dir (see the module docstring)."""
+        ws = posixpath.normpath(await self.workdir(instance_id))
+        spool = posixpath.normpath(self.spool(instance_id))
+        inside = posixpath.relpath(spool, ws)
+        exclude = "" if inside.startswith("..") else f"--exclude={shlex.quote('./' + inside)}"
+        q = shlex.quote
+        script = _PACK.format(ws=q(ws), spool=q(spool), exclude=exclude)
+        path = (await self.shell(instance_id, script, "snapshot", privileged=True)).strip()
+        try:
+            return await self.channels.run(instance_id, lambda ch: ch.read_file(path))
+        finally:
+            await self.shell(instance_id, f"rm -f -- {q(path)}", "snapshot", privileged=True)
