@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
-from praisonai._errors import ProvisionError
+from praisonai._errors import PathOutsideWorkspaceError, ProvisionError
 from praisonai._types import InstanceInfo
 from praisonai.compute.abilities.snapshots import no_restore_in_place
 from praisonai.compute.config import ComputeConfig
@@ -43,12 +43,10 @@ from praisonai.compute.providers.kubernetes._keeper import Keepers
 from praisonai.compute.providers.kubernetes._volumes import VolumeSnapshots
 from praisonai.runtime.pool import ChannelPool
 
-#: Run as root in the source pod: the archive's path, or a failure (exit 4: the working dir moved).
+#: Run as root in the source pod: the archive's path, or ``moved`` (the working dir is elsewhere).
+_MOVED = "moved"
 _PACK = """
-cd -P -- {ws} && [ "$(pwd -P)" = {ws} ] || {{
-  echo "the working dir {ws} is no longer the directory at its path (a link was put in its place)" >&2
-  exit 4
-}}
+cd -P -- {ws} && [ "$(pwd -P)" = {ws} ] || {{ echo moved; exit 0; }}
 mkdir -p -- {spool} && a=$(mktemp -- {spool}/snapshot.XXXXXXXXXX) || exit 1
 tar --create --format=posix --numeric-owner --one-file-system --file="$a" \\
   --warning=no-file-changed --warning=no-file-removed {exclude} .
@@ -137,6 +135,12 @@ class KubernetesSnapshotter:
         q = shlex.quote
         script = _PACK.format(ws=q(ws), spool=q(spool), exclude=exclude)
         path = (await self.shell(instance_id, script, "snapshot", privileged=True)).strip()
+        if path == _MOVED:
+            raise PathOutsideWorkspaceError(
+                f"the working dir {ws} of {instance_id} is no longer the directory at its path (a link "
+                "was put in its place); nothing was saved",
+                op="snapshot",
+            )
         try:
             return await self.channels.run(instance_id, lambda ch: ch.read_file(path))
         finally:
