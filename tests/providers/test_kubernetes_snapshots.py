@@ -173,3 +173,24 @@ def test_a_working_dir_replaced_by_a_link_to_the_spool_is_refused_and_nothing_is
     assert "\n" not in str(refused.value) and "nothing was saved" in str(refused.value)
     assert list_snapshots() == [] and _portal.call(_held, writable) == []
     assert not [key for key in fake.claims if key[1].startswith("snap-")], "a refused snapshot made a claim"
+
+
+#: 50 MiB, as the issue asks, rewritten in a loop: each version whole in a file of its own renamed
+#: over big.bin, one letter repeated, the next letter each time (tests/providers/test_snapshots.py).
+BIG = 50 * 1024 * 1024
+_WRITER = (
+    'n=0; while :; do c=$(printf "\\\\$(printf %03o $((97 + n % 26)))"); '
+    "head -c {size} /dev/zero | tr '\\000' \"$c\" > big.tmp && mv big.tmp big.bin; n=$((n + 1)); done"
+)
+
+
+def test_every_archive_of_a_file_rewritten_in_a_loop_holds_a_whole_version(made: Made) -> None:
+    sb = made.create()
+    sb.start(_WRITER.format(size=BIG))
+    sb.exec("until [ -e big.bin ]; do sleep 0.05; done", timeout=120)
+    for snapshot in [sb.snapshot() for _ in range(2)]:
+        copy = made.create(from_snapshot=snapshot)
+        r = copy.exec('wc -c < big.bin; tr -d "$(head -c 1 big.bin)" < big.bin | wc -c')
+        assert [int(n) for n in r.stdout.split()] == [BIG, 0], (
+            f"{snapshot.id} holds a torn version: {r.stdout}"
+        )

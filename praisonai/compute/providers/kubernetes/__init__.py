@@ -181,7 +181,7 @@ class KubernetesCompute(WarmClaims, PodChannels, ComputeProvider):
             Keepers(volumes, self._until_ready),
             self._make,
             self._shell,
-            self._channels,
+            self._pod_of,
             self._workdir,
             self._spool,
         )

@@ -11,21 +11,20 @@ from __future__ import annotations
 import functools
 import math
 import secrets
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 from kubernetes.utils import parse_quantity
 
-from praisonai._errors import ExecError, InstanceNotFoundError
+from praisonai._errors import InstanceNotFoundError
 from praisonai._home import home_tag
-from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai.compute.lifecycle import LABEL_HOME
 from praisonai.compute.providers.kubernetes import _pod
 from praisonai.compute.providers.kubernetes._api import read_call, write_call
 from praisonai.compute.providers.kubernetes._pause import Volumes
-from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
+from praisonai.compute.providers.kubernetes._transport import run_exec
 from praisonai.compute.separation import COMMAND_UID
 
 LABEL_SNAPSHOT = "praisonai.snapshot"
@@ -33,7 +32,6 @@ LABEL_SNAPSHOT = "praisonai.snapshot"
 KEEPER_DEADLINE_S = 900
 _MOUNT = "/snapshot"
 _ARCHIVE = f"{_MOUNT}/archive.tar"
-_SEND_CHUNK = 1 << 20
 
 
 def claim_name(snapshot_id: str) -> str:
@@ -45,9 +43,10 @@ def labels_of(snapshot_id: str) -> dict[str, str]:
     return {LABEL_SNAPSHOT: snapshot_id, LABEL_HOME: home_tag()}
 
 
-def mine() -> str:
-    """The label selector of this home's snapshot objects."""
-    return f"{LABEL_SNAPSHOT},{LABEL_HOME}={home_tag()}"
+def mine(snapshot_id: str | None = None) -> str:
+    """The label selector of this home's snapshot objects (of ``snapshot_id``'s alone, given one)."""
+    snapshot = LABEL_SNAPSHOT if snapshot_id is None else f"{LABEL_SNAPSHOT}={snapshot_id}"
+    return f"{snapshot},{LABEL_HOME}={home_tag()}"
 
 
 @dataclass(frozen=True)
@@ -81,7 +80,8 @@ class Keepers:
             ]
             await self._in_keeper(snapshot_id, argv, archive, "snapshot")
         except BaseException:
-            await self.remove(snapshot_id)
+            with anyio.CancelScope(shield=True):  # cancelled too: nothing half-made stays
+                await self.remove(snapshot_id)
             raise
 
     async def load(self, snapshot_id: str) -> bytes:
@@ -100,10 +100,8 @@ class Keepers:
     async def remove(self, snapshot_id: str) -> bool:
         """Delete the archive's claim and any keeper left of it; whether the claim was there."""
         core, ns, writes = self.volumes.core(), self.volumes.namespace(), self.volumes.writes
-        selector = f"{LABEL_SNAPSHOT}={snapshot_id},{LABEL_HOME}={home_tag()}"
-        pods = await read_call(
-            "remove_snapshot", "the pods", core.list_namespaced_pod, ns, label_selector=selector
-        )
+        listing = core.list_namespaced_pod
+        pods = await read_call("remove_snapshot", "the pods", listing, ns, label_selector=mine(snapshot_id))
         for pod in pods.items:
             await self.volumes.delete_pod(str(pod.metadata.name), "remove_snapshot")
         name = claim_name(snapshot_id)
@@ -131,10 +129,11 @@ class Keepers:
         await write_call(self.volumes.writes, op, f"pod {name}", create, ns, body)
         try:
             await self.until_ready(name)
-            run = functools.partial(run_exec, core, ns, name, argv, stdin, op)
+            run = functools.partial(run_exec, core, ns, name, argv, stdin, op, KEEPER_DEADLINE_S)
             return bytes(await read_call(op, f"pod {name}", run))
         finally:
-            await self.volumes.delete_pod(name, op)
+            with anyio.CancelScope(shield=True):
+                await self.volumes.delete_pod(name, op)
 
 
 def keeper_pod(snapshot_id: str, image: str, run_as_user: int | None) -> dict[str, Any]:
@@ -164,23 +163,6 @@ def keeper_pod(snapshot_id: str, image: str, run_as_user: int | None) -> dict[st
     }
     meta = {"name": f"{claim_name(snapshot_id)}-{secrets.token_hex(3)}", "labels": labels_of(snapshot_id)}
     return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
-
-
-def run_exec(core: Any, ns: str, pod: str, argv: list[str], stdin: bytes, op: str) -> bytes:
-    """``argv``'s stdout, run in ``pod`` with ``stdin`` (blocking); ``ExecError`` when it fails."""
-    out, err, ended = bytearray(), bytearray(), threading.Event()
-    transport = PodExecTransport(open_exec(core, ns, pod, argv))
-    transport.start(out.extend, err.extend, ended.set)
-    try:
-        for at in range(0, len(stdin), _SEND_CHUNK):
-            transport.send(stdin[at : at + _SEND_CHUNK])
-        ended.wait(KEEPER_DEADLINE_S)
-    finally:
-        transport.close()
-    if transport.exit_code() != 0:
-        said = err.decode(errors="replace").strip()[-ERROR_DETAIL_CHARS:] or "no message"
-        raise ExecError(f"{op} failed in keeper pod {pod}: {said}", op=op)
-    return bytes(out)
 
 
 def _size(archive: int, least: str) -> str:

@@ -11,7 +11,8 @@
   options' StorageClass, else the cluster's default) by a keeper pod (``_keeper``). A new
   instance is made as any other, and the archive unpacked into its working dir by GNU tar (which
   refuses members with ``..`` and makes links to outside paths only after every other member: none
-  is written through one). The archive passes through this process's memory, whole.
+  is written through one). The archive goes in and out over execs of their own, not the helper's
+  channel (which carries files as text), and passes through this process's memory, whole.
 
 Only the working dir is saved: never the helper's spool, where the bound env is kept (left out
 even when the spool is under the working dir), nor the pod's env (its spec), nor any file outside
@@ -28,6 +29,7 @@ carry its id and this home's tag as labels: ``held`` and ``remove`` find them fr
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import shlex
 from collections.abc import Awaitable, Callable
@@ -37,11 +39,14 @@ import anyio
 
 from praisonai._errors import PathOutsideWorkspaceError, ProvisionError
 from praisonai._types import InstanceInfo
+from praisonai.compute._threads import run_blocking
 from praisonai.compute.abilities.snapshots import no_restore_in_place
 from praisonai.compute.config import ComputeConfig
-from praisonai.compute.providers.kubernetes._keeper import Keepers
+from praisonai.compute.providers.kubernetes import _pod
+from praisonai.compute.providers.kubernetes._api import read_call
+from praisonai.compute.providers.kubernetes._keeper import KEEPER_DEADLINE_S, Keepers
+from praisonai.compute.providers.kubernetes._transport import run_exec
 from praisonai.compute.providers.kubernetes._volumes import VolumeSnapshots
-from praisonai.runtime.pool import ChannelPool
 
 #: Run as root in the source pod: the archive's path, or ``moved`` (the working dir is elsewhere).
 _MOVED = "moved"
@@ -55,10 +60,11 @@ s=$?
 rm -f -- "$a"
 exit $s
 """
-#: Run as root in the new pod, the archive on stdin.
+#: Run as the pod's user (root, unless ``run_as_user``) in the new pod: $1 the working dir, $2 the
+#: archive's size; the archive on stdin.
 _UNPACK = """
-cd -P -- {ws} && [ "$(pwd -P)" = {ws} ] || exit 4
-tar --extract --file=- --numeric-owner --preserve-permissions
+cd -P -- "$1" && [ "$(pwd -P)" = "$1" ] || exit 4
+head -c "$2" | tar --extract --file=- --numeric-owner --preserve-permissions
 """
 
 
@@ -68,14 +74,14 @@ class KubernetesSnapshotter:
     provider's narrow parts: ``volume_snapshots`` (its claims' VolumeSnapshots), ``keepers`` (the
     archives' claims), ``create`` (its ``_create``: an instance, its claim's data from a
     VolumeSnapshot when given one), ``shell`` (runs a script in an instance's pod, raising on a
-    failure), ``channels`` (its channel pool), ``workdir`` (an instance's working dir) and
-    ``spool`` (where an instance's helper spools)."""
+    failure), ``pod_of`` (an instance's pod name, blocking), ``workdir`` (an instance's working
+    dir) and ``spool`` (where an instance's helper spools)."""
 
     volume_snapshots: VolumeSnapshots
     keepers: Keepers
     create: Callable[[str, ComputeConfig, dict[str, str], str | None], Awaitable[InstanceInfo]]
     shell: Callable[..., Awaitable[str]]
-    channels: ChannelPool
+    pod_of: Callable[[str, str], str | None]
     workdir: Callable[[str], Awaitable[str]]
     spool: Callable[[str], str]
     # one keeper at a time per archive: its claim is ReadWriteOnce (see ``create_from``)
@@ -106,8 +112,15 @@ class KubernetesSnapshotter:
         async with self._reading.setdefault(snapshot_id, anyio.Lock()):
             archive = await self.keepers.load(snapshot_id)
         info = await self.create(instance_id, cfg, labels, None)
-        ws = shlex.quote(posixpath.normpath(cfg.working_dir))
-        await self.shell(instance_id, _UNPACK.format(ws=ws), "provision", privileged=True, stdin=archive)
+        argv = [
+            "sh",
+            "-c",
+            _UNPACK,
+            "praisonai-unpack",
+            posixpath.normpath(cfg.working_dir),
+            str(len(archive)),
+        ]
+        await self._exec(instance_id, argv, archive, "provision")
         return info
 
     async def restore(self, instance_id: str, snapshot_id: str) -> InstanceInfo:
@@ -142,6 +155,16 @@ class KubernetesSnapshotter:
                 op="snapshot",
             )
         try:
-            return await self.channels.run(instance_id, lambda ch: ch.read_file(path))
+            return await self._exec(instance_id, ["cat", "--", path], b"", "snapshot")
         finally:
             await self.shell(instance_id, f"rm -f -- {q(path)}", "snapshot", privileged=True)
+
+    async def _exec(self, instance_id: str, argv: list[str], stdin: bytes, op: str) -> bytes:
+        """``argv``'s stdout, run with ``stdin`` in the instance's pod as the pod's user, over an exec
+        of its own: bytes as they are, and fast (the helper's channel carries files as text)."""
+        found = await run_blocking(functools.partial(self.pod_of, instance_id, op))
+        name, volumes = found or _pod.pod_name(instance_id), self.keepers.volumes
+        run = functools.partial(
+            run_exec, volumes.core(), volumes.namespace(), name, argv, stdin, op, KEEPER_DEADLINE_S
+        )
+        return bytes(await read_call(op, f"pod {name}", run))
