@@ -57,7 +57,7 @@ def made(provider: KubernetesCompute, fake: KubernetesFake, home: Any) -> Iterat
         sb.shutdown()
     for snapshot in list_snapshots():  # this test's home: every one is this test's
         remove_snapshot(snapshot)
-    fake.volume_snapshots = False
+    fake.volume_snapshots = fake.volume_snapshots_forbidden = False
     assert _portal.call(_held, provider) == [], "a snapshot outlived its removal"
     assert Ledger.default().entries() == [], "an instance outlived the test"
     assert _keepers(fake) == [], "a keeper pod outlived its work"
@@ -134,6 +134,20 @@ def test_without_a_snapshot_class_the_working_dir_is_archived_by_keeper_pods_tha
         assert box["securityContext"]["capabilities"] == {"drop": ["ALL"]} and not box.get("env")
         assert box["securityContext"]["readOnlyRootFilesystem"] and spec["activeDeadlineSeconds"]
     assert _keepers(fake) == [], "a keeper pod outlived its work"
+
+
+def test_a_role_that_cannot_read_volume_snapshots_gets_an_archive(
+    provider: KubernetesCompute, fake: KubernetesFake, made: Made
+) -> None:
+    """A namespaced role is refused (403) the CRDs' resources, the cluster-scoped classes first:
+    the snapshot is an archive, and listing and removing snapshots still work."""
+    fake.volume_snapshots = fake.volume_snapshots_forbidden = True
+    sb = made.create(**PAUSING)
+    sb.write_file("kept.txt", "kept")
+    snapshot = sb.snapshot()
+    assert ("sbx", snapshot.id.replace("_", "-")) in fake.claims, "no claim keeps the archive"
+    assert made.create(from_snapshot=snapshot).read_file("kept.txt") == b"kept"
+    assert _portal.call(_held, provider) == [snapshot.id]
 
 
 def test_the_spool_under_the_working_dir_and_links_to_it_are_not_in_an_archive(

@@ -95,6 +95,7 @@ class KubernetesFake:
         self.claims: dict[tuple[str, str], dict[str, Any]] = {}  # PersistentVolumeClaims (``_volumes``)
         self.default_storage_class = True  # False: the cluster has no default StorageClass
         self.volume_snapshots = False  # True: the CSI snapshot CRDs are installed (``_snapshots``)
+        self.volume_snapshots_forbidden = False  # True: installed, but 403 to us (a namespaced role)
         self.requests: list[tuple[str, str]] = []  # (method, path)
         self.exec_log: list[str] = []  # the channel of every client message on an exec stream
         self.write_times: list[float] = []

@@ -1,5 +1,6 @@
 """The fake's CSI volume snapshots: the external-snapshotter's ``snapshot.storage.k8s.io/v1`` CRDs,
-served only with ``fake.volume_snapshots`` (404 as a whole otherwise, as a cluster without them).
+served only with ``fake.volume_snapshots`` (404 as a whole otherwise, as a cluster without them;
+403 as a whole with ``fake.volume_snapshots_forbidden``, as RBAC answers a role without them).
 
 - VolumeSnapshotClasses (cluster-scoped, list and get): one, ``csi-snapclass``, of the fake
   StorageClass's driver (its provisioner), annotated the default one.
@@ -42,6 +43,8 @@ def route(fake: KubernetesFake, method: str, path: list[str], body: Any) -> tupl
     """The group's answer, or ``None`` for a list (the routes' generic one, from ``store``)."""
     if not fake.volume_snapshots:
         return _NOT_FOUND
+    if fake.volume_snapshots_forbidden:  # as RBAC answers a role without the group's resources
+        return 403, ("Forbidden", f'cannot access resource "{path[-1]}" in API group "{GROUP}"')
     if method == "GET" and path == API:
         return 200, _discovery()
     if path == [*API, CLASSES] and method == "GET":

@@ -1,9 +1,10 @@
 """VolumeSnapshots (``snapshot.storage.k8s.io/v1``, the CSI external-snapshotter's CRDs) of the
 instances' PersistentVolumeClaims, where the cluster has a ``VolumeSnapshotClass`` of the claim's
 CSI driver (its StorageClass's provisioner): the default one of that driver, else the only one.
-A cluster without the CRDs (404) or without such a class has none, and ``_snapshot`` archives
-instead. The VolumeSnapshot keeps the source claim's StorageClass and size as annotations: a new
-claim from it (``dataSource``) needs a class of the same driver and at least that size."""
+A cluster without the CRDs (404), whose role for us cannot read them (403), or without such a
+class has none, and ``_snapshot`` archives instead. The VolumeSnapshot keeps the source claim's
+StorageClass and size as annotations: a new claim from it (``dataSource``) needs a class of the
+same driver and at least that size."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Any
 import anyio
 from kubernetes import client
 
-from praisonai._errors import InstanceNotFoundError, ProvisionError
+from praisonai._errors import AuthenticationError, InstanceNotFoundError, ProvisionError
 from praisonai.compute.providers.kubernetes._api import read_call, write_call
 from praisonai.compute.providers.kubernetes._keeper import (
     KEEPER_DEADLINE_S,
@@ -32,6 +33,8 @@ DEFAULT_SNAPSHOT_CLASS = "snapshot.storage.kubernetes.io/is-default-class"
 STORAGE = "praisonai.storage-class"  # the source claim's StorageClass and size, on the snapshot
 SIZE = "praisonai.size"
 _READY_POLL_S = 0.5
+#: What a read or delete of VolumeSnapshots raises where there are none of ours to find.
+_NONE = (InstanceNotFoundError, AuthenticationError)
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ class VolumeSnapshots:
     async def exists(self, snapshot_id: str, op: str) -> bool:
         try:
             await self._read(snapshot_id, op)
-        except InstanceNotFoundError:  # none, or no VolumeSnapshot CRD in the cluster
+        except _NONE:  # none, or no VolumeSnapshot CRD in the cluster, or no right to it
             return False
         return True
 
@@ -109,7 +112,7 @@ class VolumeSnapshots:
             await write_call(
                 self.volumes.writes, "remove_snapshot", f"volume snapshot {name}", delete, *where
             )
-        except InstanceNotFoundError:
+        except _NONE:
             return False
         return True
 
@@ -119,7 +122,7 @@ class VolumeSnapshots:
         )
         try:
             found = await read_call("list", "the volume snapshots", listing, label_selector=mine())
-        except InstanceNotFoundError:  # no VolumeSnapshot CRD in the cluster
+        except _NONE:  # no VolumeSnapshot CRD in the cluster, or no right to it: none of ours
             return []
         return [str(item["metadata"]["labels"][LABEL_SNAPSHOT]) for item in found.get("items") or []]
 
@@ -157,7 +160,9 @@ def _class_for(api: Any, storage_class: str) -> str | None:
         provisioner = client.StorageV1Api(api).read_storage_class(storage_class).provisioner
         listed: Any = client.CustomObjectsApi(api).list_cluster_custom_object(GROUP, VERSION, CLASSES)
     except client.ApiException as exc:
-        if exc.status == 404:  # no such StorageClass, or no VolumeSnapshot CRDs: an archive then
+        # no such StorageClass, no VolumeSnapshot CRDs, or no right to read them (a namespaced
+        # role): a class we cannot see is one we cannot use, so an archive then
+        if exc.status in (403, 404):
             return None
         raise
     classes = [c for c in listed.get("items") or [] if c.get("driver") == provisioner]
