@@ -25,7 +25,7 @@ from fakes.kubernetes._snapshots import SNAPSHOTS
 from served import IMAGE
 
 from praisonai import Sandbox, _portal
-from praisonai._errors import PathOutsideWorkspaceError
+from praisonai._errors import PathOutsideWorkspaceError, ProvisionError
 from praisonai._ledger import Ledger
 from praisonai.compute import list_snapshots, remove_snapshot
 from praisonai.compute.providers.kubernetes import KubernetesCompute
@@ -134,6 +134,43 @@ def test_without_a_snapshot_class_the_working_dir_is_archived_by_keeper_pods_tha
         assert box["securityContext"]["capabilities"] == {"drop": ["ALL"]} and not box.get("env")
         assert box["securityContext"]["readOnlyRootFilesystem"] and spec["activeDeadlineSeconds"]
     assert _keepers(fake) == [], "a keeper pod outlived its work"
+
+
+class _FailsSecondStart:
+    """The provider's snapshotter, whose second instance fails once made (as a cluster that stops
+    answering mid-fork would)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner, self.starts = inner, 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def create_from(self, *args: Any) -> Any:
+        self.starts += 1
+        number = self.starts  # the forks start concurrently: counted before any of them awaits
+        info = await self.inner.create_from(*args)
+        if number == 2:
+            raise ProvisionError("injected: the second fork failed", op="provision")
+        return info
+
+
+def test_a_failed_fork_removes_every_pod_claim_and_keeper_it_made(
+    provider: KubernetesCompute, fake: KubernetesFake, made: Made
+) -> None:
+    sb = made.create()
+    failing = _FailsSecondStart(provider.snapshotter)
+    provider.__dict__["snapshotter"] = failing  # the part is a cached property: this one for the test
+    try:
+        with pytest.raises(ProvisionError, match="injected"):
+            sb.fork(3)
+    finally:
+        del provider.__dict__["snapshotter"]
+    assert failing.starts == 3
+    assert [e.instance_id for e in Ledger.default().entries()] == [sb.id], "a fork outlived its failure"
+    assert list_snapshots() == [] and _portal.call(_held, provider) == [], "the fork's snapshot stayed"
+    assert [name for _, name in fake.pods] == [sb.id.replace("_", "-")], "a fork's pod or a keeper stayed"
+    assert list(fake.claims) == [], "a claim stayed"
 
 
 def test_a_role_that_cannot_read_volume_snapshots_gets_an_archive(
