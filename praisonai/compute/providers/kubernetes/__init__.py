@@ -14,13 +14,15 @@ Its main process is the watchdog that docker instances run (``compute/watchdog.p
 when the instance is idle or past its ``ttl_s``, ending the pod, which any later
 ``shutdown``/``gc`` deletes; ``activeDeadlineSeconds`` is the cluster's own backstop for ``ttl_s``.
 Exec, processes, sessions and files go through the POSIX-sh helper over ONE ``pods/exec``
-WebSocket per instance (``_transport``), reopened on demand when it drops; a terminal is an exec
-of its own with a TTY (``_pty``). Every pod is found
-again by its labels, from any process. API writes (create, delete) pass a client-side rate limit;
+WebSocket per instance (``_transport``, ``_channel``), reopened on demand when it drops; a terminal
+is an exec of its own with a TTY (``_pty``). Every pod is found again by its labels, from any
+process. API writes (create, delete) pass a client-side rate limit;
 a create whose answer was lost is retried and adopts our own object (``_adopt``). With
 ``warm_pool``, the pod is claimed from an agent-sandbox warm pool instead (``_agent_sandbox``).
 Pause (``idle_action='pause'``) scales to zero keeping the working dir on a PersistentVolumeClaim
-made at provision, the pod made again on resume (``_pause``).
+made at provision, the pod made again on resume (``_pause``). A snapshot is a VolumeSnapshot of
+that claim where the cluster has a class for it, else an archive of the working dir in a claim of
+its own (``_snapshot``).
 """
 
 from __future__ import annotations

@@ -7,12 +7,13 @@
   new instance from it gets a claim whose ``dataSource`` is the VolumeSnapshot (``_volumes``).
 - Otherwise an archive: GNU tar of the working dir (``--one-file-system``, links archived as
   links, nothing followed out of it), made in the pod as root into the helper's spool (mode
-  0700), read out over the exec channel and stored in a PersistentVolumeClaim of its own (the
-  options' StorageClass, else the cluster's default) by a keeper pod (``_keeper``). A new
-  instance is made as any other, and the archive unpacked into its working dir by GNU tar (which
-  refuses members with ``..`` and makes links to outside paths only after every other member: none
-  is written through one). The archive goes in and out over execs of their own, not the helper's
-  channel (which carries files as text), and passes through this process's memory, whole.
+  0700), read out and stored in a PersistentVolumeClaim of its own (the options' StorageClass,
+  else the cluster's default) by a keeper pod (``_keeper``). A new instance is made as any other,
+  and the archive unpacked into its working dir by GNU tar (which refuses members with ``..`` and
+  makes links to outside paths only after every other member: none is written through one). The
+  archive goes in and out over execs of their own (``_transport.run_exec``), not the helper's
+  channel (which carries files as text), and passes through this process's memory, whole. An
+  instance started from a VolumeSnapshot has its working dir on a claim, and so can be paused.
 
 Only the working dir is saved: never the helper's spool, where the bound env is kept (left out
 even when the spool is under the working dir), nor the pod's env (its spec), nor any file outside
