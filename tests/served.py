@@ -354,7 +354,6 @@ TARGETS: dict[str, Target] = {
     "kubernetes": Target(
         _kubernetes,
         faked=True,
-        not_applicable=NO_SNAPSHOT,
         known_gaps={
             name: "the fake enforces a policy's egress to pods (the host-name proxy), not to IP blocks"
             for name in NO_EGRESS

@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from served import TARGETS, Served
+from served import IMAGE, TARGETS, Served
 
 from praisonai import Sandbox, _portal
 from praisonai._errors import UnsupportedFeatureError
@@ -86,11 +86,34 @@ def _e2b_kept(fake: Any) -> str:
     return _docker_view(*_e2b_held(fake))
 
 
+def _kubernetes_objects(fake: Any) -> list[dict[str, Any]]:
+    """The Kubernetes fake keeps a snapshot as a claim holding its archive (a docker volume), or
+    as a VolumeSnapshot (a docker volume of its own): both labelled with the snapshot's id."""
+    with fake.cond:
+        objects = [*fake.claims.values(), *fake.custom.values()]
+    return [o for o in objects if "praisonai.snapshot" in (o["metadata"].get("labels") or {})]
+
+
+def _kubernetes_held(fake: Any) -> list[str]:
+    return [o["_volume"] for o in _kubernetes_objects(fake)]
+
+
+def _kubernetes_kept(fake: Any) -> str:
+    """Every file of those volumes, and the objects themselves (their specs and annotations)."""
+    kept = [repr(_kubernetes_objects(fake))]
+    for volume in _kubernetes_held(fake):
+        argv = ["docker", "run", "--rm", "--pull", "never", "--network", "none", "-v", f"{volume}:/v:ro"]
+        packed = subprocess.run([*argv, IMAGE, "tar", "-cf", "-", "-C", "/v", "."], capture_output=True)
+        kept.append(packed.stdout.decode("latin-1"))
+    return "".join(kept)
+
+
 #: Per provider: everything its fake keeps of snapshots, as text to search, and what it holds.
 KEPT: dict[str, tuple[Callable[[Any], str], Callable[[Any], list[str]]]] = {
     "modal": (_modal_kept, _modal_held),
     "daytona": (_daytona_kept, _daytona_held),
     "e2b": (_e2b_kept, _e2b_held),
+    "kubernetes": (_kubernetes_kept, _kubernetes_held),
 }
 
 

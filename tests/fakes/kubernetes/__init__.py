@@ -29,6 +29,9 @@ Modelled:
   ``persistentVolumeClaim`` volume mounts, and StorageClasses
   (``/apis/storage.k8s.io/v1/storageclasses``: one, the default unless
   ``fake.default_storage_class`` is False) — see ``_volumes``.
+- With ``fake.volume_snapshots``: the CSI snapshot CRDs (``snapshot.storage.k8s.io/v1``),
+  VolumeSnapshotClasses and VolumeSnapshots, and claims whose ``dataSource`` is one — see
+  ``_snapshots``.
 - Services (``/api/v1/namespaces/{ns}/services[/{name}]``: create, get, list by
   ``labelSelector``, delete): a Service's name resolves, in its namespace, to the pods it selects
   that started after it (each pod is on a docker network of its namespace, under the names of
@@ -91,6 +94,8 @@ class KubernetesFake:
         self.networks: dict[str, tuple[str, dict[str, str]]] = {}  # internal network: (ns, selector)
         self.claims: dict[tuple[str, str], dict[str, Any]] = {}  # PersistentVolumeClaims (``_volumes``)
         self.default_storage_class = True  # False: the cluster has no default StorageClass
+        self.volume_snapshots = False  # True: the CSI snapshot CRDs are installed (``_snapshots``)
+        self.volume_snapshots_forbidden = False  # True: installed, but 403 to us (a namespaced role)
         self.requests: list[tuple[str, str]] = []  # (method, path)
         self.exec_log: list[str] = []  # the channel of every client message on an exec stream
         self.write_times: list[float] = []

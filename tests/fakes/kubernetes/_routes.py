@@ -1,5 +1,5 @@
-"""The Kubernetes fake's routes: discovery, pods, services, network policies, claims and storage
-classes, watch and exec."""
+"""The Kubernetes fake's routes: discovery, pods, services, network policies, claims, storage
+classes and volume snapshots, watch and exec."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
 from fakes._ws import WebSocket, offered
-from fakes.kubernetes import _agent_sandbox, _exec, _net, _portforward, _tty, _volumes
+from fakes.kubernetes import _agent_sandbox, _exec, _net, _portforward, _snapshots, _tty, _volumes
 
 if TYPE_CHECKING:
     from fakes.kubernetes import KubernetesFake
@@ -68,8 +68,11 @@ def route(fake: KubernetesFake, h: BaseHTTPRequestHandler, path: list[str], quer
 def _dispatch(fake: KubernetesFake, method: str, path: list[str], query: Query, body: Any) -> tuple[int, Any]:
     if method == "GET" and path in (["version"], ["api"], ["apis"], ["api", "v1"], _NET, _volumes.STORAGE):
         return 200, _discovery(fake, path)
-    if method == "GET" and path == [*_volumes.STORAGE, "storageclasses"]:
-        return 200, _volumes.storage_classes(fake)
+    if method == "GET" and path[:4] == [*_volumes.STORAGE, "storageclasses"] and len(path) <= 5:
+        return _volumes.storage_classes(fake, path[4] if len(path) == 5 else None)
+    if path[:3] == _snapshots.API:
+        answer = _snapshots.route(fake, method, path, body)
+        return answer or (200, _list(fake, _snapshots.store(fake), path[4], query, "VolumeSnapshotList"))
     if path[:2] in (["apis", g] for g in _agent_sandbox.GROUPS):
         return _agent_sandbox_api(fake, method, path, query, body)
     ns = path[3] if len(path) > 3 and path[2] == "namespaces" else ""
@@ -328,7 +331,7 @@ def _discovery(fake: KubernetesFake, path: list[str]) -> dict[str, Any]:
         return {"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": where}
     if path == ["apis"]:
         groups = []
-        for name in ("networking.k8s.io", "storage.k8s.io"):
+        for name in ("networking.k8s.io", "storage.k8s.io", *[_snapshots.GROUP] * fake.volume_snapshots):
             version = {"groupVersion": f"{name}/v1", "version": "v1"}
             groups.append({"name": name, "versions": [version], "preferredVersion": version})
         for name in _agent_sandbox.GROUPS if fake.agent_sandbox else ():

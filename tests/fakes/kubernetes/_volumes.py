@@ -1,6 +1,7 @@
 """The Kubernetes fake's storage: PersistentVolumeClaims, each a local docker volume that a pod's
-``persistentVolumeClaim`` volume mounts, and StorageClasses (one, ``standard``, the cluster's
-default unless ``fake.default_storage_class`` is False).
+``persistentVolumeClaim`` volume mounts (a copy of a VolumeSnapshot's, with that ``dataSource``:
+``_snapshots``), and StorageClasses (one, ``standard``, the cluster's default unless
+``fake.default_storage_class`` is False).
 
 A claim is ``Bound`` at once (no provisioner, no binding modes); deleting it removes its docker
 volume (its pods were deleted first by our callers; a volume still in use is left to ``close``).
@@ -13,6 +14,7 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from fakes import docker
+from fakes.kubernetes import _snapshots
 from fakes.kubernetes._pods import OWNER_LABEL
 
 if TYPE_CHECKING:
@@ -38,13 +40,23 @@ def remove(*volumes: str) -> None:
         docker.docker("volume", "rm", "-f", *volumes)
 
 
-def storage_classes(fake: KubernetesFake) -> dict[str, Any]:
-    """The StorageClassList: ``standard``, annotated default while ``fake.default_storage_class``."""
+def storage_classes(fake: KubernetesFake, name: str | None) -> tuple[int, Any]:
+    """The StorageClassList (``name`` None), or the class ``name``: ``standard``, annotated
+    default while ``fake.default_storage_class``."""
     default = "true" if fake.default_storage_class else "false"
     meta = {"name": CLASS_NAME, "annotations": {DEFAULT_ANNOTATION: default}, "resourceVersion": "1"}
     item = {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": meta}
-    item |= {"provisioner": "praisonai.test/docker-volume", "reclaimPolicy": "Delete"}
-    return {"kind": "StorageClassList", "apiVersion": "storage.k8s.io/v1", "metadata": {}, "items": [item]}
+    item |= {"provisioner": _snapshots.DRIVER, "reclaimPolicy": "Delete"}
+    if name is not None:
+        return (
+            (200, item) if name == CLASS_NAME else (404, ("NotFound", f'storageclasses "{name}" not found'))
+        )
+    return 200, {
+        "kind": "StorageClassList",
+        "apiVersion": "storage.k8s.io/v1",
+        "metadata": {},
+        "items": [item],
+    }
 
 
 def create_claim(fake: KubernetesFake, ns: str, claim: dict[str, Any]) -> tuple[int, Any]:
@@ -59,6 +71,15 @@ def create_claim(fake: KubernetesFake, ns: str, claim: dict[str, Any]) -> tuple[
     made = docker.docker("volume", "create", "--label", f"{OWNER_LABEL}={fake.fake_id}", volume)
     if made.returncode != 0:
         return 500, ("InternalError", made.stderr.decode(errors="replace").strip())
+    source = (claim.get("spec") or {}).get("dataSource") or {}
+    if source.get("kind") == "VolumeSnapshot":  # the provisioner's copy of a ready snapshot
+        snapshot = _snapshots.volume_of(fake, ns, str(source.get("name")))
+        if snapshot is None or not _snapshots.copy_volume(snapshot, volume):
+            remove(volume)
+            return 422, (
+                "Invalid",
+                f"PersistentVolumeClaim {name} is invalid: no ready VolumeSnapshot {source}",
+            )
     with fake.cond:
         meta.update(namespace=ns, uid=str(uuid.uuid4()), creationTimestamp=_iso(time.time()))
         claim["spec"] = {**(claim.get("spec") or {}), "volumeName": f"pvc-{meta['uid']}"}

@@ -14,13 +14,15 @@ Its main process is the watchdog that docker instances run (``compute/watchdog.p
 when the instance is idle or past its ``ttl_s``, ending the pod, which any later
 ``shutdown``/``gc`` deletes; ``activeDeadlineSeconds`` is the cluster's own backstop for ``ttl_s``.
 Exec, processes, sessions and files go through the POSIX-sh helper over ONE ``pods/exec``
-WebSocket per instance (``_transport``), reopened on demand when it drops; a terminal is an exec
-of its own with a TTY (``_pty``). Every pod is found
-again by its labels, from any process. API writes (create, delete) pass a client-side rate limit;
+WebSocket per instance (``_transport``, ``_channel``), reopened on demand when it drops; a terminal
+is an exec of its own with a TTY (``_pty``). Every pod is found again by its labels, from any
+process. API writes (create, delete) pass a client-side rate limit;
 a create whose answer was lost is retried and adopts our own object (``_adopt``). With
 ``warm_pool``, the pod is claimed from an agent-sandbox warm pool instead (``_agent_sandbox``).
 Pause (``idle_action='pause'``) scales to zero keeping the working dir on a PersistentVolumeClaim
-made at provision, the pod made again on resume (``_pause``).
+made at provision, the pod made again on resume (``_pause``). A snapshot is a VolumeSnapshot of
+that claim where the cluster has a class for it, else an archive of the working dir in a claim of
+its own (``_snapshot``).
 """
 
 from __future__ import annotations
@@ -28,21 +30,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import posixpath
-from pathlib import Path
 from typing import Any
 
-import anyio.from_thread
 from kubernetes import client
-from kubernetes.client import ApiException
 
-from praisonai._errors import ConfigError, ExecError, InstanceNotFoundError
-from praisonai._limits import ERROR_DETAIL_CHARS
-from praisonai._types import Capability, ExecRequest, InstanceInfo
+from praisonai._errors import ConfigError, InstanceNotFoundError, UnsupportedFeatureError
+from praisonai._types import Capability, InstanceInfo
 from praisonai.compute._threads import run_blocking
 from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
-from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.lifecycle import LABEL_INSTANCE, LABEL_PROVIDER
 from praisonai.compute.providers.kubernetes import (
@@ -53,21 +49,22 @@ from praisonai.compute.providers.kubernetes import (
     _pause,
     _pod,
     _ports,
-    _pty,
-    _trees,
+    _snapshot,
     _wait,
 )
 from praisonai.compute.providers.kubernetes._agent_sandbox import CLAIM_GROUP, CLAIMS, VERSION
 from praisonai.compute.providers.kubernetes._api import WriteLimiter, connect, translated
+from praisonai.compute.providers.kubernetes._channel import PodChannels
 from praisonai.compute.providers.kubernetes._claim import WarmClaims
+from praisonai.compute.providers.kubernetes._keeper import Keepers
 from praisonai.compute.providers.kubernetes._options import KubernetesOptions
-from praisonai.compute.providers.kubernetes._transport import PodExecTransport, open_exec
-from praisonai.compute.separation import command_user, own_shell, session, user_of
+from praisonai.compute.providers.kubernetes._volumes import VolumeSnapshots
+from praisonai.compute.separation import command_user, user_of
 from praisonai.compute.watchdog import watchdog_command
 from praisonai.runtime.channel import Channel
 
 
-class KubernetesCompute(WarmClaims, ChannelMixin, ComputeProvider):
+class KubernetesCompute(WarmClaims, PodChannels, ComputeProvider):
     """Instances are Pods in one namespace of a cluster; see the module docstring."""
 
     name = "kubernetes"
@@ -177,20 +174,50 @@ class KubernetesCompute(WarmClaims, ChannelMixin, ComputeProvider):
             volumes, self._channels, self._pods, self._status, self._run_pod, self.shutdown, self.egress.sweep
         )
 
+    @part(Capability.SNAPSHOT)
+    def snapshotter(self) -> _snapshot.KubernetesSnapshotter:
+        """Snapshots are VolumeSnapshots of a claim, else archives of the working dir (``_snapshot``)."""
+        volumes = self.pauser.volumes
+        return _snapshot.KubernetesSnapshotter(
+            VolumeSnapshots(volumes),
+            Keepers(volumes, self._until_ready),
+            self._make,
+            self._shell,
+            self._pod_of,
+            self._workdir,
+            self._spool,
+        )
+
     async def _open_channel(self, instance_id: str) -> Channel:
         """The channel; a paused instance's first one resumes it (``KubernetesPauser.waking``)."""
         return await self.pauser.waking(instance_id, super()._open_channel, self.resume)
 
     async def _create(self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str]) -> InstanceInfo:
+        return await self._make(instance_id, cfg, labels, None)
+
+    async def _make(
+        self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot_id: str | None
+    ) -> InstanceInfo:
+        """The instance; with ``snapshot_id``, its working dir on a claim made from that
+        VolumeSnapshot (``_volumes``), as a pausing instance's is."""
         if self._options.warm_pool:
+            if snapshot_id is not None:
+                raise UnsupportedFeatureError(
+                    f"snapshot {snapshot_id} is a VolumeSnapshot, and a warm pool's pods cannot mount a "
+                    "claim made from it (the pool made them); start it with a KubernetesCompute "
+                    "without warm_pool",
+                    op="provision",
+                )
             return await self._claim(instance_id, cfg, labels, self._options.warm_pool)
-        storage = await self.pauser.volumes.storage_for(cfg)  # refused here, before anything is made
+        source = await self.snapshotter.volume_snapshots.source(snapshot_id) if snapshot_id else None
+        # refused here, before anything is made
+        storage = source.storage_class if source else await self.pauser.volumes.storage_for(cfg)
         command = watchdog_command(cfg.lifetime, self._spool(instance_id))
         claim = _pod.pod_name(instance_id) if storage else None
         body = _pod.manifest(instance_id, cfg, labels, command, self._options, claim)
         await self._ensure_policy(instance_id, cfg, body)  # before the pod: it must never run without it
         if storage:
-            await self.pauser.volumes.create(instance_id, body, storage)
+            await self.pauser.volumes.create(instance_id, body, storage, source)
         return await self._run_pod(instance_id, body, cfg.working_dir)
 
     async def _run_pod(self, instance_id: str, body: dict[str, Any], working_dir: str) -> InstanceInfo:
@@ -315,83 +342,6 @@ class KubernetesCompute(WarmClaims, ChannelMixin, ComputeProvider):
         for info in await self.pauser.volumes.paused_infos(mine):  # its live pod, if any, says more
             infos.setdefault(info.instance_id, info)
         return list(infos.values())
-
-    # ---- the channel: one exec WebSocket per instance --------------------------------------
-
-    def _transport(self, instance_id: str, argv: list[str], *, tty: bool = False) -> PodExecTransport:
-        name = self._pod_of(instance_id, "exec") or _pod.pod_name(instance_id)
-        with translated("exec", f"pod {name}"):
-            try:
-                ws = open_exec(self.core, self.namespace, name, own_shell(argv), tty=tty)
-            except ApiException as exc:
-                if exc.status == 0:  # the client reports a refused upgrade as status 0
-                    raise ExecError(f"could not exec in pod {name}: {exc.reason}", op="exec") from exc
-                raise
-        return PodExecTransport(ws)
-
-    def _session_transport(self, instance_id: str, argv: list[str]) -> PodExecTransport:
-        """A session shell, as the command user, whose commands keep the pod alive only while this
-        client is connected: the pod runs the same watchdog and spool as a docker instance
-        (``watchdog.guarded_session``). Called in a worker thread of the session's loop."""
-        user = anyio.from_thread.run(self._command_user, instance_id)
-        return self._transport(instance_id, session(self._spool(instance_id), user, argv))
-
-    @part(Capability.PTY)
-    def terminals(self) -> _pty.PodTerminals:
-        """An exec of its own with a TTY, run as the instance's commands are (see ``_pty``)."""
-        return _pty.PodTerminals(
-            self._channels,
-            self._transport,
-            spool=self._spool,
-            cwd=self._channel_cwd,
-            command_user=self._command_user,
-        )
-
-    async def _workdir(self, instance_id: str) -> str:
-        if instance_id not in self._workdirs:
-            await self._look_up(instance_id)
-        return self._workdirs[instance_id]
-
-    async def _command_user(self, instance_id: str) -> str | None:
-        if instance_id not in self._users:
-            await self._look_up(instance_id)
-        return self._users[instance_id]
-
-    async def _look_up(self, instance_id: str) -> None:
-        """The instance's working dir and command user, from its pod's annotations, a claimed
-        pod's from its claim's (a pod made before either was written has the working dir /, and
-        commands as its own user)."""
-        info = await self._status(instance_id)
-        found = {**info.labels, _pod.LABEL_WORKDIR: str(info.metadata["working_dir"])}
-        found.update(await self._claim_annotations(instance_id))
-        self._workdirs[instance_id] = found[_pod.LABEL_WORKDIR]
-        self._users[instance_id] = user_of(found)
-
-    async def _channel_path(self, instance_id: str, path: str) -> str:
-        return posixpath.normpath(posixpath.join(await self._workdir(instance_id), path))
-
-    # ---- trees: a tar through the helper (``_trees``) ----------------------------------------
-
-    async def _shell(
-        self, instance_id: str, script: str, op: str, *, privileged: bool = False, stdin: bytes | None = None
-    ) -> str:
-        """``script``'s stdout, run in ``/`` as the commands' uid (``privileged``: as root), with
-        ``stdin``; a failure raises ``ExecError`` with the end of its stderr."""
-        request = ExecRequest(script, cwd="/", timeout=600, privileged=privileged, stdin=stdin)
-        result = await self._channel_exec(instance_id, request)
-        if result.exit_code != 0:
-            raise ExecError(f"{op} failed in the pod: {result.stderr.strip()[-ERROR_DETAIL_CHARS:]}", op=op)
-        return str(result.stdout)
-
-    async def _upload(self, instance_id: str, local: Path, remote: str) -> None:
-        await self._tree_transfers.upload(instance_id, local, remote)
-
-    async def _download(self, instance_id: str, remote: str, local: Path) -> None:
-        await self._tree_transfers.download(instance_id, remote, local)
-
-    @functools.cached_property
-    def _tree_transfers(self) -> _trees.Trees:
-        return _trees.Trees(self._channel_path, self._shell, self._channels)
 
 
 __all__ = ["KubernetesCompute", "KubernetesOptions"]

@@ -37,7 +37,13 @@ class WarmClaims:
         async def _read_call(self, op: str, what: str, fn: Any, *args: Any, **kwargs: Any) -> Any: ...
         async def _until_ready(self, pod: str) -> Any: ...
         async def _shell(
-            self, instance_id: str, script: str, op: str, *, privileged: bool = False
+            self,
+            instance_id: str,
+            script: str,
+            op: str,
+            *,
+            privileged: bool = False,
+            stdin: bytes | None = None,
         ) -> str: ...
         async def _hand_over(self, instance_id: str, where: str, op: str) -> None: ...
         @property

@@ -74,37 +74,47 @@ class Volumes:
     options: KubernetesOptions
 
     async def storage_for(self, cfg: ComputeConfig) -> str | None:
-        """The StorageClass of a pausing instance's claim (the options', else the cluster's
-        default); ``None`` for an instance that does not pause.
-
-        Raises:
-            UnsupportedFeatureError: it pauses, the options name no class and the cluster has no default.
-        """
+        """The StorageClass of a pausing instance's claim (``storage_class``); ``None`` for an
+        instance that does not pause."""
         if not cfg.lifetime.pauses:
             return None
+        keeps = "idle_action='pause' keeps the working dir"
+        return await self.storage_class("provision", keeps, ", or use idle_action='stop'")
+
+    async def storage_class(self, op: str, keeps: str, instead: str = "") -> str:
+        """The options' StorageClass, else the cluster's default one.
+
+        Raises:
+            UnsupportedFeatureError: there is neither; the sentence says what ``keeps`` a claim
+            and what to do (``instead``, as a clause to add).
+        """
         if self.options.storage_class:
             return self.options.storage_class
         api = self.core().api_client
-        found: str | None = await read_call("provision", "the storage classes", _default_class, api)
+        found: str | None = await read_call(op, "the storage classes", _default_class, api)
         if found is None:
             raise UnsupportedFeatureError(
-                "idle_action='pause' keeps the working dir on a PersistentVolumeClaim, but the cluster "
-                "has no default StorageClass: name one with KubernetesCompute(storage_class=...), or "
-                "use idle_action='stop'",
-                op="provision",
+                f"{keeps} on a PersistentVolumeClaim, but the cluster has no default StorageClass: "
+                f"name one with KubernetesCompute(storage_class=...){instead}",
+                op=op,
             )
         return found
 
-    async def create(self, instance_id: str, pod: dict[str, Any], storage: str) -> None:
-        """The instance's claim, carrying the pod's identity and manifest (see the module docstring)."""
+    async def create(
+        self, instance_id: str, pod: dict[str, Any], storage: str, source: Any | None = None
+    ) -> None:
+        """The instance's claim, carrying the pod's identity and manifest (see the module
+        docstring); with ``source`` (a ``_volumes.Source``), its data and size are a VolumeSnapshot's."""
         meta = pod["metadata"]
         name, ns, core = str(meta["name"]), self.namespace(), self.core()
         annotations = {**meta["annotations"], POD_SPEC: json.dumps(pod, separators=(",", ":"))}
         spec = {
             "accessModes": ["ReadWriteOnce"],
-            "resources": {"requests": {"storage": self.options.volume_size}},
+            "resources": {"requests": {"storage": source.size if source else self.options.volume_size}},
             "storageClassName": storage,
         }
+        if source is not None:
+            spec["dataSource"] = source.data_source
         body = {
             "apiVersion": "v1",
             "kind": "PersistentVolumeClaim",

@@ -24,7 +24,10 @@ from kubernetes.stream.ws_client import (
     STDIN_CHANNEL,
     STDOUT_CHANNEL,
 )
+from websocket import ABNF
 
+from praisonai._errors import ExecError
+from praisonai._limits import ERROR_DETAIL_CHARS
 from praisonai.runtime.transport import Receiver, Transport
 
 PING_EVERY_S = 20.0
@@ -109,17 +112,9 @@ class PodExecTransport(Transport):
 
     def _take_status(self) -> None:
         """The error channel's Status: the exit code (0 on ``Success``)."""
-        raw = self._ws.read_channel(ERROR_CHANNEL, timeout=0)
-        if not raw:
-            return
-        with contextlib.suppress(ValueError, TypeError, KeyError, IndexError):
-            status = json.loads(raw)
-            if status.get("status") == "Success":
-                self._code = 0
-            else:
-                causes = (status.get("details") or {}).get("causes") or []
-                codes = [c["message"] for c in causes if c.get("reason") == "ExitCode"]
-                self._code = int(codes[0]) if codes else 255
+        code = exit_code(self._ws.read_channel(ERROR_CHANNEL, timeout=0))
+        if code is not None:
+            self._code = code
 
     def send(self, data: bytes) -> None:
         try:
@@ -151,3 +146,57 @@ class PodExecTransport(Transport):
             # shutdown wakes the reader's poll (a close from this thread would not); no close
             # handshake, which would race the reader for the socket
             self._ws.sock.sock.shutdown(socket.SHUT_RDWR)
+
+
+def exit_code(status: bytes | str) -> int | None:
+    """The exit code the error channel's Status says (0 on ``Success``); ``None`` when it said
+    nothing (the stream ended first) or nothing readable."""
+    if not status:
+        return None
+    with contextlib.suppress(ValueError, TypeError, KeyError, IndexError):
+        said = json.loads(status)
+        if said.get("status") == "Success":
+            return 0
+        causes = (said.get("details") or {}).get("causes") or []
+        codes = [c["message"] for c in causes if c.get("reason") == "ExitCode"]
+        return int(codes[0]) if codes else 255
+    return None
+
+
+_SEND_CHUNK = 1 << 20
+
+
+def run_exec(core: Any, ns: str, pod: str, argv: list[str], stdin: bytes, op: str, timeout_s: float) -> bytes:
+    """``argv``'s stdout, run in ``pod`` with ``stdin`` (blocking), read as binary frames with no
+    helper in between (a large archive in seconds); ``ExecError`` when it fails or outlasts
+    ``timeout_s``. No EOF is sent (a v4 stream cannot): ``argv`` reads exactly what it needs.
+
+    Frames are read off the WebSocket here, not through the client's ``update``: that one joins
+    each frame to the bytes before it (quadratic on a large output), and misses frames that
+    websocket-client already holds in its own buffer until the next ones arrive."""
+    ws = open_exec(core, ns, pod, argv)
+    out, err, status = bytearray(), bytearray(), b""
+    try:
+        for at in range(0, len(stdin), _SEND_CHUNK):
+            ws.write_channel(STDIN_CHANNEL, stdin[at : at + _SEND_CHUNK])
+        ws.sock.settimeout(timeout_s)
+        while not status:  # the Status comes once all output was sent
+            code, frame = ws.sock.recv_data_frame(True)
+            if code == ABNF.OPCODE_CLOSE:
+                break
+            channel, data = (frame.data[0], frame.data[1:]) if frame.data else (None, b"")
+            if channel == STDOUT_CHANNEL:
+                out += data
+            elif channel == STDERR_CHANNEL:
+                err += data
+            elif channel == ERROR_CHANNEL:
+                status = bytes(data)
+    except Exception as exc:  # the client raises its own WebSocket errors (a timeout too), not OSError
+        raise ExecError(f"{op}: the exec stream of pod {pod} broke: {exc}", op=op) from exc
+    finally:
+        with contextlib.suppress(Exception):
+            ws.close()
+    if exit_code(status) != 0:
+        said = err.decode(errors="replace").strip()[-ERROR_DETAIL_CHARS:] or "no message"
+        raise ExecError(f"{op} failed in pod {pod}: {said}", op=op)
+    return bytes(out)
