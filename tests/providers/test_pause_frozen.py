@@ -21,8 +21,9 @@ import praisonai
 from praisonai import Sandbox, _portal
 from praisonai._errors import InstanceNotFoundError
 from praisonai._types import InstanceStatus
-from praisonai.compute import _home_reaper, _reaper, inventory
-from praisonai.compute.providers.docker import DockerCompute, container_name
+from praisonai.compute import _home_reaper, _reaper, inventory, remove_snapshot, snapshots
+from praisonai.compute.config import ComputeConfig
+from praisonai.compute.providers.docker import DockerCompute, _pause, container_name
 
 _REPO = Path(praisonai.__file__).parents[1]
 # Provisions a default docker instance with the lifetime given as JSON, pauses it, prints its id,
@@ -172,3 +173,29 @@ def test_a_frozen_instance_past_its_ttl_is_removed_not_resumed(make: Callable[..
     with pytest.raises(InstanceNotFoundError, match=r"was \d+s old \(ttl_s=2\): removed, not resumed"):
         _portal.call(provider.resume, instance_id)
     assert container_state(instance_id) == "gone"
+
+
+@pytest.mark.usefixtures("docker_ok", "home", "watchdog_only")
+def test_a_command_cannot_forge_the_pause_marker_to_outlive_its_idle_limit(make: Callable[..., Any]) -> None:
+    provider, instance_id = make(DockerCompute(), idle_timeout_s=3)
+    forge = f"touch /tmp/.praisonai/{_pause.FROZEN_MARKER} || ln -s / /tmp/.praisonai/{_pause.FROZEN_MARKER}"
+    r = _portal.call(provider.execute, instance_id, forge)
+    assert r.exit_code != 0 and "Permission denied" in r.stderr, r  # the spool is root's alone
+    wait_until(lambda: container_state(instance_id) == "gone", 20)  # idle: it ends on time
+
+
+@pytest.mark.usefixtures("docker_ok", "home", "no_home_reaper")
+def test_a_snapshot_of_a_frozen_instance_leaves_it_frozen(make: Callable[..., Any]) -> None:
+    provider, instance_id = make(DockerCompute())
+    _portal.call(provider.write_file, instance_id, "a.txt", "frozen with it")
+    _portal.call(provider.pause, instance_id)
+    taken = _portal.call(snapshots.front(provider).take, instance_id, None)
+    try:
+        assert container_state(instance_id) == "paused"  # not thawed by the snapshot's own freeze
+        forked = _portal.call(snapshots.provision_from, provider, ComputeConfig(), taken)
+        try:
+            assert _portal.call(provider.read_file, forked.instance_id, "a.txt") == b"frozen with it"
+        finally:
+            _portal.call(provider.shutdown, forked.instance_id)
+    finally:
+        assert remove_snapshot(taken)
