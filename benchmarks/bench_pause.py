@@ -6,8 +6,11 @@ Each rep times, on the same engine:
 * pause: ``provider.pause`` (the container stopped and kept);
 * resume: ``provider.resume`` and the next command (the container started again, its main
   channel re-established): what a session pays to get its paused workspace back;
+* freeze, thaw: the same two steps for an instance made with the default ``idle_action`` (frozen
+  by ``docker pause``, its processes kept in memory; thawed, then the next command);
 * raw: docker-py on a container of the same image (``sleep infinity`` under docker-init):
-  ``container.stop`` and ``container.start`` + ``exec_run("true")``, the floor of the same path.
+  ``container.stop`` and ``container.start`` + ``exec_run("true")``, the floor of the same path,
+  and ``container.pause`` and ``container.unpause`` + ``exec_run("true")``, the frozen path's.
 
 Printed: p50/p95 of each, and the ratios ours / raw (pause / stop, resume / start+exec) and
 resume / cold. Everything runs in a throwaway PRAISONAI_HOME; every container made is removed.
@@ -38,25 +41,26 @@ def ms(start: float) -> float:
     return (time.perf_counter() - start) * 1000
 
 
-def ours(reps: int) -> dict[str, list[float]]:
+def ours(reps: int, idle_action: str, cold: str, pause: str, resume: str) -> dict[str, list[float]]:
+    """Times of ``cold``, ``pause`` and ``resume`` for instances made with ``idle_action``."""
     from praisonai import _portal
     from praisonai.compute.providers.docker import DockerCompute
 
     provider = DockerCompute()
-    times: dict[str, list[float]] = {"cold": [], "pause": [], "resume": []}
+    times: dict[str, list[float]] = {cold: [], pause: [], resume: []}
     for _ in range(reps):
         start = time.perf_counter()
-        iid = _portal.call(provider.provision, {"idle_action": "pause", "labels": LABELS}).instance_id
+        iid = _portal.call(provider.provision, {"idle_action": idle_action, "labels": LABELS}).instance_id
         try:
             _portal.call(provider.execute, iid, "true")
-            times["cold"].append(ms(start))
+            times[cold].append(ms(start))
             start = time.perf_counter()
             _portal.call(provider.pause, iid)
-            times["pause"].append(ms(start))
+            times[pause].append(ms(start))
             start = time.perf_counter()
             _portal.call(provider.resume, iid)
             assert _portal.call(provider.execute, iid, "true").exit_code == 0
-            times["resume"].append(ms(start))
+            times[resume].append(ms(start))
         finally:
             _portal.call(provider.shutdown, iid)
     return times
@@ -66,11 +70,18 @@ def raw(reps: int) -> dict[str, list[float]]:
     import docker
 
     client = docker.from_env()
-    times: dict[str, list[float]] = {"stop": [], "start": []}
+    times: dict[str, list[float]] = {"stop": [], "start": [], "raw pause": [], "unpause": []}
     for _ in range(reps):
         container = client.containers.run(IMAGE, ["sleep", "infinity"], detach=True, init=True, labels=LABELS)
         try:
             container.exec_run("true")
+            start = time.perf_counter()
+            container.pause()
+            times["raw pause"].append(ms(start))
+            start = time.perf_counter()
+            container.unpause()
+            assert container.exec_run("true").exit_code == 0
+            times["unpause"].append(ms(start))
             start = time.perf_counter()
             container.stop(timeout=5)
             times["stop"].append(ms(start))
@@ -91,14 +102,18 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-pause-") as home:
         os.environ["PRAISONAI_HOME"] = home
-        measured = {**ours(args.reps), **raw(args.reps)}
+        kept = ours(args.reps, "pause", "cold", "pause", "resume")
+        frozen = ours(args.reps, "stop", "cold, then frozen", "freeze", "thaw")  # its cold is the same
+        measured = {**kept, "freeze": frozen["freeze"], "thaw": frozen["thaw"], **raw(args.reps)}
     stats: dict[str, Any] = {name: summary(xs) for name, xs in measured.items()}
     for name, s in stats.items():
-        print(f"{name:>7}: p50 {s['p50']:8.1f} ms   p95 {s['p95']:8.1f} ms")
+        print(f"{name:>9}: p50 {s['p50']:8.1f} ms   p95 {s['p95']:8.1f} ms")
     ratios = {
         "pause / raw stop": stats["pause"]["p50"] / stats["stop"]["p50"],
         "resume / raw start+exec": stats["resume"]["p50"] / stats["start"]["p50"],
         "resume / cold provision": stats["resume"]["p50"] / stats["cold"]["p50"],
+        "freeze / raw pause": stats["freeze"]["p50"] / stats["raw pause"]["p50"],
+        "thaw / raw unpause+exec": stats["thaw"]["p50"] / stats["unpause"]["p50"],
     }
     for name, ratio in ratios.items():
         print(f"{name}: {ratio:.2f}x")

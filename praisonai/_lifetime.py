@@ -18,8 +18,9 @@ arguments (``IDLE_TIMEOUT_S TTL_S``). ``environment.yaml`` spells them ``idle_ti
 ``ttl`` (its keys drop units); ``praisonai.sandbox._envmodel`` maps them, in one table.
 
 ``idle_action`` says what idleness does (``stop``: remove; ``pause``: keep the files, resumed by the
-next call) and ``retain_s`` how long ``gc`` keeps a paused instance; the ledger keeps both, so the
-home's reaper pauses a local or SSH instance whose owner died (docker's watchdog, its labels).
+next call) and ``retain_s`` how long a paused instance is kept (``gc`` and the home's reaper remove
+it then); the ledger keeps both, so the home's reaper pauses a local or SSH instance whose owner
+died (docker's watchdog, its labels).
 
 This is the core: no I/O, and nothing from a higher layer (``ComputeConfig.lifetime`` builds one).
 """
@@ -81,8 +82,8 @@ class Lifetime:
     """What idleness does: ``stop`` removes the instance; ``pause`` keeps its filesystem (the
     provider needs ``Capability.PAUSE``) and the next call or ``connect`` resumes it."""
     retain_s: float | None = None
-    """Seconds a paused instance is kept after its last activity before ``gc`` removes it
-    (``None``: until removed)."""
+    """Seconds a paused instance is kept after its last activity before it is removed (by ``gc``,
+    the home's reaper, the owner's reaper: :meth:`paused_expired`; ``None``: until removed)."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.auto_shutdown, bool):
@@ -130,12 +131,27 @@ class Lifetime:
         never removes an instance that it pauses (:meth:`idle_pause`)."""
         return self.past_ttl(age_s) or (None if self.pauses else self.idle_too_long(idle_s))
 
+    def paused_expired(self, *, idle_s: float, age_s: float) -> str | None:
+        """Why a paused instance idle for ``idle_s`` seconds (since its last activity: it was
+        paused then at the latest) and ``age_s`` old must be removed now, or ``None`` to keep it:
+        past its ttl (a pause never extends a lifetime), or idle ``retain_s``."""
+        return self.past_ttl(age_s) or past_retain(idle_s, self.retain_s)
+
     def idle_pause(self, *, idle_s: float, age_s: float) -> str | None:
         """Why an instance that idleness pauses must be paused now, or ``None``: idle too long
         and not past its ttl (which removes it instead, :meth:`expired`)."""
         if not self.pauses or self.past_ttl(age_s) is not None:
             return None
         return self.idle_too_long(idle_s)
+
+
+def past_retain(idle_s: float, retain_s: float | None) -> str | None:
+    """Why a paused instance idle for ``idle_s`` seconds must go under the retain age
+    ``retain_s`` (``None``: kept until removed), or ``None``; the one statement of that rule
+    (``Lifetime.paused_expired``, and ``gc`` with a retain age of its own)."""
+    if retain_s is not None and idle_s >= retain_s:
+        return f"idle for {idle_s:.0f}s (retain_s={retain_s:g})"
+    return None
 
 
 def whole_units(limit: float | None, unit_s: float = 1.0) -> int:

@@ -11,9 +11,11 @@ and any praisonai process of the home starts it again when it finds rows to watc
 rebuilt from the row's spec, each watched instance whose creating process is gone (on this host)
 and whose row's ``Lifetime`` says it expired (:func:`orphan_reason`): the rule ``gc`` applies,
 applied without anyone running ``gc``; one that idleness pauses (``idle_action: pause``) is
-paused instead (:func:`pause_reason`), and then only its ttl removes it. While the owner lives,
-the owner's own in-process reaper decides. The process exits when its home has nothing left to
-watch, or is gone.
+paused instead (:func:`pause_reason`), and then only its ttl and its retain age remove it. A
+paused docker instance is watched too (:data:`WATCHED_WHILE_PAUSED`): its watchdog is stopped or
+frozen with it. While the owner lives, the owner's own in-process reaper decides for a running
+instance; a paused one runs nothing of the owner's, so its ttl and retain age apply here whoever
+holds it. The process exits when its home has nothing left to watch, or is gone.
 
 Time is measured on this process's monotonic clock, so stepping the wall clock changes nothing:
 a row's wall-clock stamps are read once, when the row is first seen (a stamp in the future counts
@@ -55,6 +57,9 @@ Rebuild = Callable[[str, Mapping[str, Any]], "ComputeProvider"]
 #: Providers whose instance stops itself (``Capability.SELF_STOP``) but cannot pause itself when
 #: idle (the vendor's idle end would remove it, files and all: Modal): watched when idleness pauses it.
 WATCHED_WHEN_PAUSING = frozenset({"modal"})
+#: Providers whose instance stops itself by a watchdog inside it, which a pause stops or freezes
+#: with it (docker): watched while paused, for its ttl and its retain age.
+WATCHED_WHILE_PAUSED = frozenset({"docker"})
 POLL_S = 1.0
 #: A failed shutdown (``SHUTDOWN_TIMEOUT_S``) is tried again after REAP_RETRY_AFTER_S, doubling up to
 #: RETRY_MAX_S (an SSH host that is down for good, or needs a password this process does not have).
@@ -159,13 +164,18 @@ def _spawn(home: Path, lock: int) -> None:
 
 def _watched(entries: list[LedgerEntry]) -> list[LedgerEntry]:
     """The rows this process looks after: watched providers whose lifetime ever stops them (a
-    paused one, only its ttl; a resume starts this process again, ``ensure_running``)."""
+    paused one, only its ttl or retain age; a pause or a resume starts this process again,
+    ``lifecycle.mark``)."""
     return [e for e in entries if _watches(e)]
 
 
 def _watches(entry: LedgerEntry) -> bool:
     lifetime = entry.lifetime
-    return watches(entry.provider, lifetime) and (entry.state != "paused" or lifetime.ttl_s is not None)
+    if entry.state != "paused":
+        return watches(entry.provider, lifetime)
+    if lifetime.ttl_s is None and lifetime.retain_s is None:  # kept until removed
+        return False
+    return entry.provider in WATCHED_WHILE_PAUSED or watches(entry.provider, lifetime)
 
 
 def watches(provider: str, lifetime: Lifetime) -> bool:
@@ -217,13 +227,14 @@ def orphan_reason(entry: LedgerEntry, *, idle_s: float, age_s: float) -> str | N
     """Why the instance of ``entry`` must go now that it has been idle ``idle_s`` seconds and
     lived ``age_s`` (its lifetime expired), or ``None``: only when its creating process (on this
     host) is gone. ``gc`` applies the same rule. A paused instance is idle by definition: only
-    its ttl removes it here (``gc`` applies its retain age)."""
+    its ttl and its retain age remove it (``Lifetime.paused_expired``), whether its creator lives
+    or not: it runs nothing of theirs, and the ledger's stamps say whether anyone used it."""
+    if entry.state == "paused":
+        why = entry.lifetime.paused_expired(idle_s=idle_s, age_s=age_s)
+        return None if why is None else f"it was paused and {why}"
     if entry.owner_alive() is not False:  # alive (it reaps for itself), or on another host
         return None
-    if entry.state == "paused":
-        why = entry.lifetime.past_ttl(age_s)
-    else:
-        why = entry.lifetime.expired(idle_s=idle_s, age_s=age_s)
+    why = entry.lifetime.expired(idle_s=idle_s, age_s=age_s)
     return None if why is None else f"its creator {entry.owner} is gone and it was {why}"
 
 

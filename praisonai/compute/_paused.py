@@ -17,6 +17,7 @@ from collections.abc import Sequence
 import anyio
 
 from praisonai._ledger import LedgerEntry
+from praisonai._lifetime import past_retain
 from praisonai._types import InstanceStatus
 from praisonai.compute._survey import CALL_TIMEOUT_S, Instance
 from praisonai.compute.lifecycle import LABEL_RETAIN
@@ -27,13 +28,9 @@ PAUSED = InstanceStatus.PAUSED.value
 def paused_reason(entry: LedgerEntry, now: float, retain_s: float | None) -> str | None:
     """Why the paused instance of ``entry`` goes now, or ``None`` to keep it: past its ttl (a
     pause never extends a lifetime), or idle ``retain_s`` since its last activity."""
-    past_ttl = entry.lifetime.past_ttl(now - entry.created_at)
-    if past_ttl is not None:
-        return f"paused, {past_ttl}"
-    if retain_s is None:
-        return None
     idle_s = max(0.0, now - entry.last_active)
-    return f"paused, idle for {idle_s:.0f}s (retain_s={retain_s:g})" if idle_s >= retain_s else None
+    why = entry.lifetime.past_ttl(now - entry.created_at) or past_retain(idle_s, retain_s)
+    return None if why is None else f"paused, {why}"
 
 
 async def retains(found: Sequence[Instance], given: float | None) -> dict[str, float | None]:

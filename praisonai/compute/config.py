@@ -163,8 +163,9 @@ class ComputeConfig(BaseModel):
     """What idleness does: ``stop`` removes the instance, ``pause`` keeps its filesystem and the
     next call resumes it (providers with ``Capability.PAUSE``). The environment file's ``idle_action``."""
     retain_s: int | None = None
-    """Seconds a paused instance is kept after its last activity before ``praisonai compute gc``
-    removes it (``None``: until removed). The environment file's ``retain``."""
+    """Seconds a paused instance is kept after its last activity before it is removed (by the
+    home's reaper process, or ``praisonai compute gc``; ``None``: until removed). The environment
+    file's ``retain``."""
     setup_timeout_s: float | None = SETUP_TIMEOUT_S
     """Seconds each package install and each setup or refresh command may run before provisioning
     fails (default 900; ``None``: no limit). The environment file's ``setup_timeout``."""

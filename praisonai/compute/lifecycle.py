@@ -150,12 +150,12 @@ async def forget(instance_id: str) -> None:
 
 async def mark(instance_id: str, state: str) -> None:
     """Set the instance's ledger state (``paused``, ``running``); an unknown id stays unknown.
-    This process's reaper then lets a paused instance be, but for its ttl; a running one is the
-    home's reaper's again where it must be (``_home_reaper.watches``)."""
+    This process's reaper then lets a paused instance be, but for its ttl and retain age; either
+    state is the home's reaper's where it must be (``_home_reaper.watches``; a paused docker
+    instance's watchdog is stopped or frozen with it)."""
     _activity.paused(instance_id, state == "paused")
     await _off_loop(Ledger.default().mark, instance_id, state)
-    if state == "running":  # resumed: the home's reaper looks after it again where it must
-        await _off_loop(_home_reaper.ensure_running_if_needed)
+    await _off_loop(_home_reaper.ensure_running_if_needed)
 
 
 # ---- ledger rows -------------------------------------------------------------------------------

@@ -19,6 +19,8 @@
 #                   and it never reaches EOF): what it waits on
 #   .asleep         non-empty while it waits for a deadline: then whoever empties alive also
 #                   writes a line to .wake (a builtin `echo`), which wakes it
+#   .frozen         left by a pause before it freezes the container (docker pause): the first
+#                   idle deadline after it is activity, not idleness (consumed here)
 # A marker whose process is gone counts for nothing, so a killed client cannot keep it alive.
 # x/.w and busy/.w are this watchdog's own: when one is gone (the spool was deleted inside the
 # instance), markers may be missing too, so a missing marker is not taken for idle: until nothing
@@ -46,7 +48,7 @@ __w_mark() {  # the spool can be trusted from here on (see the top)
 }
 __w_try 'mkdir -p -- "$__w_s/busy" "$__w_s/x"'
 # Markers in an image committed from another instance describe that instance's processes.
-__w_try 'rm -f -- "$__w_s/alive" "$__w_s/.asleep" "$__w_s"/busy/* "$__w_s"/x/*.p'
+__w_try 'rm -f -- "$__w_s/alive" "$__w_s/.asleep" "$__w_s/.frozen" "$__w_s"/busy/* "$__w_s"/x/*.p'
 __w_mark
 
 __w_fifo() {  # (re)make SPOOL/.wake and hold it as fd 3; made aside then renamed into place,
@@ -244,6 +246,11 @@ while :; do
   if [ "$__w_ttl_s" -gt 0 ] && [ $((__w_t - __w_start)) -ge $((__w_ttl_s * 100)) ]; then exit 0; fi
   __w_look
   if [ "$__w_idle_timeout_s" -gt 0 ] && [ -z "$__w_seen" ] \
-    && [ $((__w_t - __w_last)) -ge $((__w_idle_timeout_s * 100)) ]; then exit 0; fi
+    && [ $((__w_t - __w_last)) -ge $((__w_idle_timeout_s * 100)) ]; then
+    [ -e "$__w_s/.frozen" ] || exit 0
+    # frozen by a pause meanwhile (_pause.py), whose time the clock counted: the thaw is activity
+    __w_try 'rm -f -- "$__w_s/.frozen"'
+    __w_last=$__w_t
+  fi
   __w_next
 done

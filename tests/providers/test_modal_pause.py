@@ -26,7 +26,7 @@ from praisonai import Sandbox, _portal
 from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._ledger import Ledger
 from praisonai._types import InstanceStatus
-from praisonai.compute import inventory
+from praisonai.compute import _home_reaper, inventory
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.modal import ModalCompute, _spec
@@ -210,8 +210,10 @@ def test_a_transfer_from_another_process_resumes_it(
 
 @pytest.mark.usefixtures("home")
 def test_ps_shows_it_paused_and_gc_removes_it_past_its_retain_age(
-    provider: ComputeProvider, fake: Any, made: list[str]
+    provider: ComputeProvider, fake: Any, made: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # no home reaper started by this process: it, too, removes a paused instance past its retain age
+    monkeypatch.setattr(_home_reaper, "ensure_running", lambda home=None: False)
     before = records(fake)
     iid = provision(provider, made, retain_s=1)
     _portal.call(provider.pause, iid)

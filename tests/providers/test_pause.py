@@ -23,7 +23,7 @@ from praisonai import Sandbox, _portal
 from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._ledger import Ledger
 from praisonai._types import InstanceStatus
-from praisonai.compute import _reaper, inventory
+from praisonai.compute import _home_reaper, _reaper, inventory
 from praisonai.compute.providers.docker import DockerCompute, container_name
 from praisonai.compute.testing.fake import FakeProvider
 
@@ -46,6 +46,13 @@ os.kill(os.getpid(), signal.SIGKILL)
 def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """This process's reaper pauses nothing (the instance's watchdog idles for 300 s)."""
     monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
+
+
+@pytest.fixture
+def no_home_reaper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No home reaper process is started by this process (it, too, removes a paused instance
+    past its retain age): what removes one here is ``gc``."""
+    monkeypatch.setattr(_home_reaper, "ensure_running", lambda home=None: False)
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -84,7 +91,7 @@ def test_the_reaper_pauses_an_idle_instance_and_its_next_call_resumes_it(make: C
     assert row is not None and row.state == "running"
 
 
-@pytest.mark.usefixtures("docker_ok", "home", "watchdog_only")
+@pytest.mark.usefixtures("docker_ok", "home", "watchdog_only", "no_home_reaper")
 def test_gc_removes_paused_instances_only_past_their_retain_age(make: Callable[..., Any]) -> None:
     provider, kept = make(DockerCompute(), idle_action="pause")
     _, labelled = make(DockerCompute(), idle_action="pause", retain_s=1)
@@ -117,17 +124,19 @@ def test_the_cli_pauses_shows_the_disk_and_resumes(make: Callable[..., Any]) -> 
 
 
 @pytest.mark.usefixtures("docker_ok", "home")
-def test_pause_is_refused_in_one_sentence_where_it_cannot_be_honoured(make: Callable[..., Any]) -> None:
-    provider, instance_id = make(DockerCompute())
-    with pytest.raises(
-        UnsupportedFeatureError, match=r"made to be removed once stopped.*idle_action='pause'"
-    ):
-        _portal.call(provider.pause, instance_id)
-    assert container_state(instance_id) == "running"
+def test_pause_is_refused_in_one_sentence_where_it_cannot_be_honoured() -> None:
     with pytest.raises(UnsupportedFeatureError, match=r"cannot honour idle_action='pause'"):
         _portal.call(FakeProvider().provision, {"idle_action": "pause"})
+
+
+@pytest.mark.usefixtures("docker_ok", "home")
+def test_the_cli_pauses_and_resumes_an_instance_made_to_be_removed(make: Callable[..., Any]) -> None:
+    _, instance_id = make(DockerCompute())  # idle_action='stop': frozen, not stopped
     r = cli("compute", "pause", instance_id)
-    assert r.returncode == 1 and "made to be removed once stopped" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 0 and r.stdout.strip() == f"{instance_id}: paused", r
+    assert container_state(instance_id) == "paused"
+    r = cli("compute", "resume", instance_id)
+    assert r.returncode == 0 and r.stdout.strip() == f"{instance_id}: running", r
 
 
 @pytest.mark.usefixtures("docker_ok", "home", "watchdog_only")
@@ -142,7 +151,7 @@ def test_a_pool_pauses_on_the_instance_host_and_a_call_resumes_it(make: Callable
     assert _portal.call(provider.get_status, instance_id).status is InstanceStatus.RUNNING
 
 
-@pytest.mark.usefixtures("docker_ok", "home", "watchdog_only")
+@pytest.mark.usefixtures("docker_ok", "home", "watchdog_only", "no_home_reaper")
 def test_a_paused_instance_past_its_ttl_is_removed_not_resumed(make: Callable[..., Any]) -> None:
     provider, instance_id = make(DockerCompute(), idle_action="pause", ttl_s=2)
     _portal.call(provider.pause, instance_id)

@@ -178,3 +178,22 @@ def test_the_home_reaper_watches_what_cannot_stop_itself_as_its_capabilities_say
     # Modal ends an idle sandbox itself, files and all: a pausing one is ours to pause
     assert not _home_reaper.watches("modal", reaps) and _home_reaper.watches("modal", pauses)
     assert not _home_reaper.watches("no-such-provider", reaps)  # nothing here could stop it
+
+
+def test_a_paused_instance_goes_past_its_ttl_or_retain_age_whoever_holds_it() -> None:
+    def paused(provider: str, owner: str, lifetime: Lifetime) -> LedgerEntry:
+        return LedgerEntry(f"{provider}_000000000001", provider, {}, owner, 0.0, "paused", 0.0, lifetime)
+
+    alive = f"me@{socket.gethostname()}:{os.getpid()}"
+    retained, lived = Lifetime(True, 2, retain_s=60), Lifetime(True, 2, ttl_s=30)
+    assert retained.paused_expired(idle_s=59, age_s=10**6) is None  # idleness alone never removes it
+    assert retained.paused_expired(idle_s=60, age_s=61) == "idle for 60s (retain_s=60)"
+    assert lived.paused_expired(idle_s=0, age_s=30) == "30s old (ttl_s=30)"  # a pause never extends it
+    assert Lifetime(True, 2).paused_expired(idle_s=10**6, age_s=10**6) is None  # kept until removed
+    # its owner lives, but runs nothing in it: the home's reaper removes it all the same
+    why = _home_reaper.orphan_reason(paused("docker", alive, retained), idle_s=61, age_s=61)
+    assert why == "it was paused and idle for 61s (retain_s=60)"
+    # a paused docker instance's watchdog is stopped or frozen with it: the home's reaper watches it
+    rows = [paused("docker", alive, lifetime) for lifetime in (retained, lived, Lifetime(True, 2))]
+    assert [e.lifetime for e in _home_reaper._watched(rows)] == [retained, lived]
+    assert not _home_reaper._watched([paused("e2b", alive, retained)])  # the vendor keeps it

@@ -1,11 +1,11 @@
 """Pause and resume: an instance stopped with its filesystem kept, brought back under the same id.
 Brought by the provider's *pauser* part (``Capability.PAUSE``).
 
-A provider that pauses holds a :class:`Pauser` (docker stops the container; E2B pauses natively;
-Daytona stops; Modal snapshots the filesystem; kubernetes scales to zero keeping its volume). The
-public ``pause``/``resume`` (``OptionalAbilities``) check the id, call the part and keep the
-ledger's state; a provider without one refuses with one sentence. :func:`waking` is how a paused
-instance's next call resumes it.
+A provider that pauses holds a :class:`Pauser` (docker freezes the container, or stops one made to
+be kept; E2B pauses natively; Daytona stops; Modal snapshots the filesystem; kubernetes scales to
+zero keeping its volume). The public ``pause``/``resume`` (``OptionalAbilities``) check the id,
+call the part and keep the ledger's state; a provider without one refuses with one sentence.
+:func:`waking` is how a paused instance's next call resumes it.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ class Pauser(Protocol):
     """A provider's part that pauses and resumes its instances."""
 
     async def pause(self, instance_id: str) -> InstanceInfo:
-        """Stop the instance keeping its filesystem (its processes end, unless the vendor keeps
-        memory too: E2B, Tenki); its status is then ``PAUSED``. Idempotent on a paused instance."""
+        """Stop the instance keeping its filesystem (its processes end, unless the provider keeps
+        memory too: E2B, Tenki, a frozen docker container); its status is then ``PAUSED``.
+        Idempotent on a paused instance."""
         ...
 
     async def resume(self, instance_id: str) -> InstanceInfo:

@@ -29,7 +29,7 @@ from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_IDLE_ACTION, LABEL_
 _STATUS = {
     "created": InstanceStatus.PROVISIONING,
     "running": InstanceStatus.RUNNING,
-    "paused": InstanceStatus.IDLE,
+    "paused": InstanceStatus.PAUSED,  # frozen (``_pause``)
     "restarting": InstanceStatus.PROVISIONING,
     "removing": InstanceStatus.STOPPING,
     "exited": InstanceStatus.STOPPED,  # PAUSED when made to be kept (info_of)

@@ -150,8 +150,8 @@ class DockerEngine(ChannelMixin, ComputeProvider):
 
     @part(Capability.PAUSE)
     def pauser(self) -> DockerPauser:
-        keys, channels = self._main_keys, self._channels
-        return DockerPauser(self._call, self.connect, self._inspect, channels, keys, self.shutdown)
+        keys, channels, spool = self._main_keys, self._channels, self._spool
+        return DockerPauser(self._call, self.connect, self._inspect, channels, keys, spool, self.shutdown)
 
     def close(self) -> None:
         """Close the client this engine made for itself (a pool host's) and release its ssh forward

@@ -49,7 +49,8 @@ def image_of(snapshot_id: str) -> str:
 def take(api: Any, container: str, snapshot_id: str, bound_env: str) -> int | None:
     """Commit the frozen ``container`` as the snapshot, the bound-env file ``bound_env`` empty in
     it; return the size of the snapshot's own layer (see the module docstring)."""
-    running = bool((api.inspect_container(container).get("State") or {}).get("Running"))
+    state = api.inspect_container(container).get("State") or {}
+    running = bool(state.get("Running")) and not state.get("Paused")  # a paused one stays frozen
     if running:
         api.pause(container)
     try:
