@@ -252,3 +252,8 @@ TOOL_RESULT_MAX_CHARS = 30_000
 
 #: Seconds between two looks of ``praisonai compute logs --follow`` for new output.
 LOGS_FOLLOW_POLL_S = 1.0
+
+#: Seconds a call waits for a docker instance frozen by something other than a pause (a
+#: snapshot's freeze for its commit) to be thawed by it; past that, its freezer is taken for dead
+#: and the instance is resumed as a paused one is.
+FOREIGN_FREEZE_WAIT_S = 60.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -199,3 +200,27 @@ def test_a_snapshot_of_a_frozen_instance_leaves_it_frozen(make: Callable[..., An
             _portal.call(provider.shutdown, forked.instance_id)
     finally:
         assert remove_snapshot(taken)
+
+
+@pytest.mark.usefixtures("docker_ok", "home", "no_home_reaper")
+def test_a_call_during_a_snapshots_freeze_waits_for_its_thaw_and_does_not_thaw_it(
+    make: Callable[..., Any],
+) -> None:
+    """A snapshot freezes the container for its commit (``docker pause``) with the ledger still
+    saying running: a call that opens a channel meanwhile (another process's: a fresh provider)
+    must wait for that thaw, not take the instance for paused and thaw it mid-commit."""
+    _, instance_id = make(DockerCompute())
+    name = container_name(instance_id)
+    subprocess.run(["docker", "pause", name], check=True, capture_output=True)  # the snapshot's freeze
+    answers: list[str] = []
+    call = threading.Thread(
+        target=lambda: answers.append(_portal.call(DockerCompute().execute, instance_id, "echo ran").stdout)
+    )
+    call.start()
+    try:
+        time.sleep(4.0)  # past the main channel's hello wait: the call has tried an exec channel too
+        assert container_state(instance_id) == "paused" and not answers  # still frozen, the call waiting
+    finally:
+        subprocess.run(["docker", "unpause", name], capture_output=True)  # the commit is done
+        call.join(60)
+    assert answers == ["ran\n"]

@@ -35,8 +35,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import anyio
+
 from praisonai import _limits
 from praisonai._errors import ExecError, InstanceNotFoundError
+from praisonai._ledger import Ledger
 from praisonai._types import InstanceInfo
 from praisonai.compute.abilities.pause import waking
 from praisonai.compute.base import SYSTEM_PATH
@@ -48,6 +51,8 @@ from praisonai.runtime.pool import ChannelPool
 T = TypeVar("T")
 
 
+#: How often a call waiting out a snapshot's freeze looks again (``_thawed_by_its_freezer``).
+FREEZE_POLL_S = 0.05
 #: The marker a pause leaves in the spool for the watchdog before it freezes (see the docstring).
 FROZEN_MARKER = ".frozen"
 #: Run as root in the container with the spool as ``$1``: before a freeze, and after a thaw
@@ -151,7 +156,28 @@ class DockerPauser:
         async def paused() -> bool:
             return is_paused(await self.inspect(instance_id))
 
-        return await waking(lambda: use(instance_id), paused, lambda: resume(instance_id))
+        async def use_once_thawed() -> T:
+            try:
+                return await use(instance_id)
+            except InstanceNotFoundError:
+                if not await self._thawed_by_its_freezer(instance_id):
+                    raise
+            return await use(instance_id)
+
+        return await waking(use_once_thawed, paused, lambda: resume(instance_id))
+
+    async def _thawed_by_its_freezer(self, instance_id: str) -> bool:
+        """Whether the container was frozen by something other than a pause (a snapshot's freeze
+        for its commit: the ledger still says running) and has since been thawed by it. Such a
+        freeze is waited out, never thawed here mid-commit; one that outlasts
+        ``FOREIGN_FREEZE_WAIT_S`` (its freezer died) is left to ``waking``, which resumes it."""
+        deadline = time.monotonic() + _limits.FOREIGN_FREEZE_WAIT_S
+        while is_frozen(await self.inspect(instance_id)):
+            entry = await anyio.to_thread.run_sync(Ledger.default().get, instance_id)
+            if entry is None or entry.state == "paused" or time.monotonic() > deadline:
+                return False
+            await anyio.sleep(FREEZE_POLL_S)
+        return True
 
 
 def run_as_root(api: Any, instance_id: str, script: str, spool: str) -> None:
