@@ -1,6 +1,7 @@
 """How a docker instance's container is hardened: docker-init as PID 1, every capability dropped
 but a minimal set, no-new-privileges, pids/cpu/memory limits, the network and mounts of the
-config. docker-py is imported lazily: this module loads without it."""
+config, and the helper's spool out of every commit. docker-py is imported lazily: this module
+loads without it."""
 
 from __future__ import annotations
 
@@ -28,12 +29,21 @@ def check_host_paths(cfg: ComputeConfig) -> None:
             )
 
 
-def host_config(api: Any, cfg: ComputeConfig, runtime: Runtime | None = None, *, local: bool = True) -> Any:
+def host_config(
+    api: Any,
+    cfg: ComputeConfig,
+    runtime: Runtime | None = None,
+    *,
+    local: bool = True,
+    spool: str | None = None,
+) -> Any:
     """The engine's host config for an instance of ``cfg`` under ``runtime`` (``None``: the
     engine's default), removed by the engine once it ends unless idleness pauses it (``_pause``).
     Nothing it prints is logged on the host: its stdout is the helper's replies (file contents,
     env) or a one-shot command's output. ``local``: the engine runs on this machine (its mounts'
-    host paths are this machine's: see :func:`mounts`)."""
+    host paths are this machine's: see :func:`mounts`). ``spool``: where the instance's helper
+    spools, given a volume of its own under runc (:func:`spool_volume`)."""
+    volumes = [spool_volume(spool)] if spool is not None and runtime != "runsc" else []
     return api.create_host_config(
         log_config={"type": "none"},
         runtime=runtime,
@@ -46,7 +56,7 @@ def host_config(api: Any, cfg: ComputeConfig, runtime: Runtime | None = None, *,
         nano_cpus=int((cfg.cpu or 1) * 1e9),
         mem_limit=f"{cfg.memory_mb or 1024}m",
         network_mode=_egress.network_mode(cfg),
-        mounts=mounts(cfg, local=local) or None,
+        mounts=mounts(cfg, local=local) + volumes or None,
         device_requests=gpu_request(cfg.gpu),
     )
 
@@ -69,6 +79,20 @@ def mounts(cfg: ComputeConfig, *, local: bool = True) -> list[Any]:
         source = cfg.mount_source(source) if local else source
         found.append(docker.types.Mount(target, source, type="bind", read_only=mode == ["ro"]))
     return found
+
+
+def spool_volume(spool: str) -> Any:
+    """The helper's spool (its commands' output, its background processes' records, the bound env)
+    on an anonymous volume: the engine keeps it across a stop (a pause) and removes it with the
+    container, and ``docker commit`` never takes a volume, so no capture or snapshot holds it. Empty
+    when made (``no_copy``), even from an image that holds a spool (one committed before).
+
+    Not under gVisor: its sentry keeps ``/tmp`` (the spool's parent) in its own memory when the
+    image's ``/tmp`` is empty, as the sandbox image's is, where no commit sees it; and a mount under
+    ``/tmp`` makes ``/tmp`` itself unreadable there (``ls /tmp``: Invalid argument, runsc 2022-12)."""
+    import docker
+
+    return docker.types.Mount(spool, None, type="volume", no_copy=True)
 
 
 def gpu_request(gpu: str | int | None) -> list[Any] | None:
