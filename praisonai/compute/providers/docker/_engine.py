@@ -165,12 +165,12 @@ class DockerEngine(ChannelMixin, ComputeProvider):
 
     def holds(self, instance_id: str) -> bool:
         """Whether the instance's container is on this engine, in any state (blocking: one call)."""
-        name = container_name(instance_id)
-        return bool(self.api.containers(all=True, filters={"name": f"^/{name}$"}))
+        return bool(self.api.containers(all=True, filters={"name": f"^/{container_name(instance_id)}$"}))
 
     def listing(self) -> list[InstanceInfo]:
         """This provider's containers on this engine (blocking: one call)."""
         _egress.sweep(self.api)  # gc and ps reconcile the allowlists' proxies too
+        _spec.sweep(self.api)  # and spool volumes a removal without its volumes left
         rows = self.api.containers(all=True, filters={"label": f"{LABEL_PROVIDER}={self.name}"})
         return [info_of(row) for row in rows]
 

@@ -9,11 +9,15 @@ import os
 from typing import Any
 
 from praisonai._errors import ConfigError
+from praisonai._ledger import home_tag
 from praisonai.compute.config import ComputeConfig, Runtime
+from praisonai.compute.lifecycle import LABEL_HOME
 from praisonai.compute.providers.docker import _egress
 from praisonai.compute.separation import root_capabilities
 
 PIDS_LIMIT = 4096
+#: A spool's volume (``spool_volume``) carries this label, and the home's (``LABEL_HOME``).
+LABEL_SPOOL = "praisonai.spool"
 
 
 def check_host_paths(cfg: ComputeConfig) -> None:
@@ -85,14 +89,21 @@ def spool_volume(spool: str) -> Any:
     """The helper's spool (its commands' output, its background processes' records, the bound env)
     on an anonymous volume: the engine keeps it across a stop (a pause) and removes it with the
     container, and ``docker commit`` never takes a volume, so no capture or snapshot holds it. Empty
-    when made (``no_copy``), even from an image that holds a spool (one committed before).
+    when made (``no_copy``), even from an image that holds a spool (one committed before). One left
+    behind by a removal without its volumes (``docker rm -f``) goes with ``gc`` (:func:`sweep`).
 
     Not under gVisor: its sentry keeps ``/tmp`` (the spool's parent) in its own memory when the
     image's ``/tmp`` is empty, as the sandbox image's is, where no commit sees it; and a mount under
     ``/tmp`` makes ``/tmp`` itself unreadable there (``ls /tmp``: Invalid argument, runsc 2022-12)."""
     import docker
 
-    return docker.types.Mount(spool, None, type="volume", no_copy=True)
+    labels = {LABEL_SPOOL: "1", LABEL_HOME: home_tag()}
+    return docker.types.Mount(spool, None, type="volume", no_copy=True, labels=labels)
+
+
+def sweep(api: Any) -> None:
+    """Remove this home's spool volumes that no container uses any more (blocking)."""
+    api.prune_volumes(filters={"label": [LABEL_SPOOL, f"{LABEL_HOME}={home_tag()}"]})
 
 
 def gpu_request(gpu: str | int | None) -> list[Any] | None:
