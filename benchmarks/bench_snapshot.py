@@ -13,8 +13,9 @@ Each rep, with a 200 MiB workspace (``--mib``) in the source:
 Printed: p50 of each, the ratios ours / raw and PASS or MISS against issue 45's targets (snapshot
 <= 1.2x a commit; fork(10) <= 1.5x 10 cold creates; first command <= 1.1x; local fork(10) <= 1.2x
 10 copies), and the floor of a docker fork(10): the raw commit and the raw creates end to end,
-against 10 raw creates (a fork commits before it creates). Everything runs in a throwaway PRAISONAI_HOME; every container, image and copy made is
-removed. Results JSON: benchmarks/results/bench_snapshot.json.
+against 10 raw creates (a fork commits before it creates). Everything runs in a throwaway
+PRAISONAI_HOME; every container, image and copy made is removed. Results JSON:
+benchmarks/results/bench_snapshot.json.
 
     python3 benchmarks/bench_snapshot.py [--reps 3] [--mib 200]
 """
