@@ -45,15 +45,18 @@ def remove_leftovers(home: Path, ssh_places: set[str]) -> dict[str, list[str]]:
 
 
 def _remove_docker_leftovers(home: Path) -> list[str]:
-    """Remove the containers and captures labelled with ``home``; return the containers found.
-    (Captures are kept by design, so they are removed, not reported.)"""
+    """Remove the containers and captures labelled with ``home``, and its spool volumes no container
+    uses; return the containers found. (Captures are kept by design, so they are removed, not
+    reported.)"""
     docker = ["docker", "ps", "-aq", "--filter", f"label=praisonai.home={home_tag(home)}"]
     try:
         containers = subprocess.run(docker, capture_output=True, text=True, check=False).stdout.split()
     except FileNotFoundError:  # no docker CLI: nothing of docker can be left
         return []
     if containers:
-        subprocess.run(["docker", "rm", "-f", *containers], capture_output=True, check=False)
+        subprocess.run(["docker", "rm", "-f", "-v", *containers], capture_output=True, check=False)
+    spools = ["--filter", "label=praisonai.spool", "--filter", f"label=praisonai.home={home_tag(home)}"]
+    subprocess.run(["docker", "volume", "prune", "-f", *spools], capture_output=True, check=False)
     images = subprocess.run(
         ["docker", "images", "-q", "--filter", f"label=praisonai.home={home_tag(home)}"],
         capture_output=True, text=True, check=False,

@@ -88,13 +88,15 @@ def watchdog_command(lifetime: Lifetime, spool: str) -> list[str]:
 # rule that a background list of a non-interactive shell reads /dev/null.
 # USER ("UID:GID", or empty): the helper's commands run as it (helper.sh), and the working dir,
 # when root owns it and it is neither / nor a mount (a host's directory keeps its owner), is its.
+# SPOOL is root's alone, as the helper makes it (umask 077), also when it is a volume's mountpoint,
+# which the engine made world-readable (docker's _spec.spool_volume).
 HELPER_ENDED = "praisonai-helper-ended"
 _WAITER = (
     'e=$($1 /bin/sh -c "$2" praisonai-helper "$3" - attached "$4" 4>&1 >&5 5>&-); '
     f'[ -z "$e" ] || printf "\\n{HELPER_ENDED} %s\\n" "$e" >&2'
 )
 _MAIN = (
-    "h=$1 s=$2 l=$4 u=$5; shift 5; exec 3<&0; "
+    'h=$1 s=$2 l=$4 u=$5; shift 5; exec 3<&0; chmod 700 "$s" 2>/dev/null; '
     '{ : >>"$l"; } 2>/dev/null || l=/dev/null; '
     'if [ -n "$u" ] && [ "$PWD" != / ] && [ -n "$(find . -maxdepth 0 -user 0 2>/dev/null)" ] '
     '&& ! grep -q " $PWD " /proc/self/mountinfo 2>/dev/null; then chown "$u" . 2>/dev/null; fi; '

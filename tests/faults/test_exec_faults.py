@@ -173,13 +173,14 @@ def test_deleted_spool_reports_the_lost_output_of_the_command_that_deleted_it(
 
 @pytest.fixture
 def small_tmp_instance(docker_ok: None, monkeypatch: pytest.MonkeyPatch) -> Iterator[Instance]:
-    """A docker instance whose /tmp (and so the helper's spool) is a 512 KiB tmpfs."""
+    """A docker instance whose /tmp, and the helper's spool in it (made without its own volume,
+    ``_spec.spool_volume``, as a gVisor instance's is), is a 512 KiB tmpfs."""
     provider = DockerCompute()
     create = provider.api.create_host_config
     monkeypatch.setattr(
         provider.api,
         "create_host_config",
-        lambda **kwargs: create(**kwargs, tmpfs={"/tmp": "size=512k,mode=1777"}),
+        lambda **kwargs: create(**kwargs | {"mounts": None}, tmpfs={"/tmp": "size=512k,mode=1777"}),
     )
     yield from provisioned(provider)
 

@@ -187,7 +187,7 @@ def victim_container(docker_ok: None) -> Iterator[str]:
     try:
         yield suffix
     finally:
-        subprocess.run(["docker", "rm", "-f", f"praisonai_{suffix}"], capture_output=True)
+        subprocess.run(["docker", "rm", "-f", "-v", f"praisonai_{suffix}"], capture_output=True)
 
 
 @pytest.mark.usefixtures("home")

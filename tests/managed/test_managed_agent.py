@@ -268,7 +268,7 @@ def test_an_instance_gone_between_turns_is_replaced_and_announced(
     agent.run("write a.txt")
     assert agent._live is not None and agent._live.sandbox is not None
     old = agent._live.sandbox.id
-    subprocess.run(["docker", "rm", "-f", f"praisonai_{old}"], capture_output=True, check=True)
+    subprocess.run(["docker", "rm", "-f", "-v", f"praisonai_{old}"], capture_output=True, check=True)
     monkeypatch.setattr("praisonai.managed.live._session.RECHECK_AFTER_S", 0.0)
     assert agent.run("still there?").text == "noted"
     (replaced,) = [e for e in stored(agent) if e.type == "sandbox.replaced"]

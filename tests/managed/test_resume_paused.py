@@ -41,7 +41,7 @@ def project(tmp_path: Path, home: Path, llm: ScriptedLLM) -> Iterator[tuple[Path
     from praisonai._ledger import Ledger
 
     for entry in Ledger.default().entries():
-        subprocess.run(["docker", "rm", "-f", container_name(entry.instance_id)], capture_output=True)
+        subprocess.run(["docker", "rm", "-f", "-v", container_name(entry.instance_id)], capture_output=True)
 
 
 def managed(project: tuple[Path, dict[str, str]], *args: str) -> subprocess.CompletedProcess[str]:

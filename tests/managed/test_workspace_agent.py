@@ -70,7 +70,7 @@ def test_the_workspace_is_there_before_the_first_request_and_survives_a_replacem
     ]
     agent.close()
     lost = container_name(record.sandbox["instance_id"])  # removed behind its back: a resume replaces it
-    subprocess.run(["docker", "rm", "-f", lost], capture_output=True, check=True)
+    subprocess.run(["docker", "rm", "-f", "-v", lost], capture_output=True, check=True)
     llm.set_script([reply(tool("execute_command", command="cat todo.txt")), reply("ok")])
     with ManagedAgent.resume(agent.session_id, api_key=API_KEY, base_url=f"{llm.url}/v1") as again:
         again.run("show it")

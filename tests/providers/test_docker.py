@@ -96,7 +96,8 @@ def test_a_stop_during_a_removal_in_progress_answers_once_it_is_gone(make, provi
     # 60,000 files: the first removal takes a few hundred milliseconds, long enough to overlap
     _portal.call(provider.execute, instance_id, "mkdir many && cd many && seq 60000 | xargs touch", 120)
     api, name = provider.api, container_name(instance_id)
-    first = threading.Thread(target=api.remove_container, args=(name,), kwargs={"force": True})
+    removal = {"force": True, "v": True}  # as the engine's auto_remove: its spool volume too
+    first = threading.Thread(target=api.remove_container, args=(name,), kwargs=removal)
     first.start()
     try:
         while api.inspect_container(name)["State"]["Status"] != "removing":  # gone: NotFound fails it
@@ -131,3 +132,21 @@ def test_a_streamed_stdin_the_command_does_not_read_yet_is_held_back(make, provi
 
     assert _portal.call(run) == str(count * len(chunk))
     assert 0 < waiting[0] <= 8, f"{waiting[0]} chunks waited in the instance"
+
+
+def test_the_spool_is_on_a_volume_of_its_own_and_gc_removes_one_left_behind(
+    make, provider: DockerCompute
+) -> None:
+    """The helper's spool (the commands' outputs, the bound env) is on a volume, which no commit
+    takes; a removal without its volumes (``docker rm -f``) leaves it, and the next gc or ps
+    removes it (an instance that pauses is not removed by the engine on its own, which would)."""
+    import docker
+
+    instance_id = make(idle_action="pause")
+    mounts = _inspect(instance_id)["Mounts"]
+    (spool,) = [m["Name"] for m in mounts if m["Destination"] == "/tmp/.praisonai" and m["Type"] == "volume"]
+    provider.api.remove_container(container_name(instance_id), force=True)  # not its volumes
+    assert provider.api.inspect_volume(spool)["Labels"]["praisonai.spool"] == "1"
+    assert instance_id not in [i.instance_id for i in provider.listing()]
+    with pytest.raises(docker.errors.NotFound):
+        provider.api.inspect_volume(spool)

@@ -114,7 +114,7 @@ def test_another_home_cannot_resume_connect_or_exec_in_a_paused_or_running_insta
         assert container_state(sb.id) == "running"
     finally:
         sb.close()
-        subprocess.run(["docker", "rm", "-f", container_name(sb.id)], capture_output=True)
+        subprocess.run(["docker", "rm", "-f", "-v", container_name(sb.id)], capture_output=True)
 
 
 @pytest.mark.usefixtures("docker_ok")
@@ -129,7 +129,7 @@ def test_a_home_made_again_at_the_same_path_is_another_home(home: Path, make: Ca
             _portal.call(DockerCompute().resume, instance_id)
         assert container_state(instance_id) == "exited"
     finally:
-        subprocess.run(["docker", "rm", "-f", container_name(instance_id)], capture_output=True)
+        subprocess.run(["docker", "rm", "-f", "-v", container_name(instance_id)], capture_output=True)
 
 
 @pytest.mark.usefixtures("docker_ok")
@@ -151,4 +151,4 @@ def test_gc_of_another_home_leaves_a_paused_instance_alone_even_with_a_forged_le
         assert container_state(instance_id) == "exited", r
         assert f"{instance_id}" in r.stderr and REFUSED in r.stderr, r
     finally:
-        subprocess.run(["docker", "rm", "-f", container_name(instance_id)], capture_output=True)
+        subprocess.run(["docker", "rm", "-f", "-v", container_name(instance_id)], capture_output=True)

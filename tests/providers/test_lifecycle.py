@@ -83,7 +83,7 @@ def test_a_sigkilled_client_leaves_no_container(left: str) -> None:
         took = wait_until(lambda: not container_exists(instance_id), idle + 15)
         assert took >= idle - 2  # it idled out (the child slept 1 s of it); it did not die with its client
     finally:
-        subprocess.run(["docker", "rm", "-f", container_name(instance_id)], capture_output=True)
+        subprocess.run(["docker", "rm", "-f", "-v", container_name(instance_id)], capture_output=True)
 
 
 @pytest.mark.usefixtures("docker_ok", "watchdog_only")

@@ -75,7 +75,7 @@ def test_the_watchdog_pauses_an_idle_instance_whose_owner_is_gone_and_connect_re
             assert sb.info.status is InstanceStatus.RUNNING and sb.id == instance_id
             assert sb.read_file("notes.txt") == b"kept across idle"
     finally:
-        subprocess.run(["docker", "rm", "-f", container_name(instance_id)], capture_output=True)
+        subprocess.run(["docker", "rm", "-f", "-v", container_name(instance_id)], capture_output=True)
 
 
 @pytest.mark.usefixtures("docker_ok", "home")

@@ -231,6 +231,34 @@ def test_a_secret_bound_after_start_is_nowhere_in_a_snapshot_or_what_starts_from
     assert sb.exec(_IS_BOUND).stdout.strip() == "bound", "the source lost its bound env"
 
 
+#: Prints a line found nowhere else: the command's text holds only the arithmetic that makes it.
+_PRINTS_MARKER = "echo spooled-$((6 * 7))-output-$((1000 + 337))"
+_MARKER = "spooled-42-output-1337"
+
+
+def test_the_output_a_command_printed_is_not_in_a_snapshot_or_a_fork(
+    provider: ComputeProvider, made: Made
+) -> None:
+    """The helper keeps each command's output in its spool: the spool is the instance's, not part of
+    its saved filesystem (docker's commit never takes it; a local copy is the workspace alone)."""
+    sb = _create(provider, made)
+    assert sb.exec(_PRINTS_MARKER).stdout.strip() == _MARKER
+    fork = made.keep(*sb.fork(1))
+    # the pattern is made as the grep runs (its own text does not hold it), by root: the spool is
+    # root's alone, and an attacker with the engine (or the host) reads every file
+    search = f'p=spooled-$((40 + 2))-output-1337; grep -rlsF "$p" / {_NOT_FILES} || true'
+    if provider.name == "docker":
+        (snapshot,) = list_snapshots()
+        assert _MARKER not in _docker_view(f"praisonai-snapshot:{snapshot.id}"), "the image holds it"
+        argv = ["docker", "exec", "-u", "0", f"praisonai_{fork.id}", "sh", "-c", search]
+    else:  # the snapshot's copy and the fork's own directory
+        places = [praisonai_home() / "snapshots", praisonai_home() / "local" / fork.id]
+        argv = ["grep", "-rlsF", _MARKER, *map(str, places)]
+    found = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+    assert found.stdout.strip() == "", f"the source's command output is in the fork: {found.stdout}"
+    assert fork.exec(_PRINTS_MARKER).stdout.strip() == _MARKER, "the fork's own spool does not work"
+
+
 def _docker_view(image: str) -> str:
     """What the engine shows of the image: its config, its history and every layer's bytes."""
     inspect = subprocess.run(["docker", "image", "inspect", image], capture_output=True, text=True)

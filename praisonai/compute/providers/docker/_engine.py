@@ -165,12 +165,12 @@ class DockerEngine(ChannelMixin, ComputeProvider):
 
     def holds(self, instance_id: str) -> bool:
         """Whether the instance's container is on this engine, in any state (blocking: one call)."""
-        name = container_name(instance_id)
-        return bool(self.api.containers(all=True, filters={"name": f"^/{name}$"}))
+        return bool(self.api.containers(all=True, filters={"name": f"^/{container_name(instance_id)}$"}))
 
     def listing(self) -> list[InstanceInfo]:
         """This provider's containers on this engine (blocking: one call)."""
         _egress.sweep(self.api)  # gc and ps reconcile the allowlists' proxies too
+        _spec.sweep(self.api)  # and spool volumes a removal without its volumes left
         rows = self.api.containers(all=True, filters={"label": f"{LABEL_PROVIDER}={self.name}"})
         return [info_of(row) for row in rows]
 
@@ -216,13 +216,14 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         runtime = _runtime.chosen(self._options.runtime, cfg)
         await self._call(_runtime.check_registered, self.api, runtime, self._runtimes)  # before anything
         with start_errors(image):
-            # The watchdog stops the container itself when idle; auto_remove then removes it.
-            # Beside it, a helper waits on the main stdin: the instance's main channel (_main).
+            # The watchdog stops it when idle (auto_remove removes it); the main stdin's helper: _main
             nonce, spool, user = _main.new_key(), self._spool(instance_id), command_user(cfg)
             command = _main.command(watchdog_command(cfg.lifetime, spool), spool, nonce, user)
             defaults, own_env = cfg.split_env()
             labels = labelled(labels, user)
-            await self._new_container(instance_id, cfg, labels, command, image, stdin=True, env=defaults)
+            await self._new_container(
+                instance_id, cfg, labels, command, image, stdin=True, env=defaults, spool=spool
+            )
             await self._call(self.api.start, container_name(instance_id))
             self._main_keys.made(instance_id, nonce)
             # never a silent fallback to runc; a failure here removes the instance (lifecycle)
@@ -249,16 +250,16 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         *,
         stdin: bool = False,
         env: dict[str, str] | None = None,
+        spool: str | None = None,
     ) -> None:
         """Create (not start) the hardened container (``_spec``) of ``image`` running ``command``
         under docker-init, removed once it ends; pull a missing image where allowed. ``stdin``: the
-        command reads an attached client's input; ``env``: a one-shot run's, or an instance's
-        defaults (``ComputeConfig.split_env``): never a secret, as a capture commits it."""
+        command reads an attached client's input; ``env``: a one-shot run's, or an instance's defaults
+        (``split_env``), never a secret (captures commit it); ``spool``: an instance's helper spool."""
         docker = sdk()
-
         api = self.api
         runtime = _runtime.chosen(self._options.runtime, cfg)
-        host_config = _spec.host_config(api, cfg, runtime, local=self._engine_is_local())
+        host_config = _spec.host_config(api, cfg, runtime, local=self._engine_is_local(), spool=spool)
         create = lambda env: api.create_container(  # noqa: E731
             image,
             command=command,
@@ -295,7 +296,6 @@ class DockerEngine(ChannelMixin, ComputeProvider):
 
     async def _inspect(self, instance_id: str) -> dict[str, Any]:
         docker = sdk()
-
         try:
             return await self._call(self.api.inspect_container, container_name(instance_id))
         except docker.errors.NotFound:

@@ -3,17 +3,18 @@
 capture's (``_capture.commit_image``, the engine's ``_start``).
 
 Consistent: the container is frozen (``docker pause``, the cgroup freezer; gVisor's own pause under
-runsc) for the commit, so every file is as its last finished write left it. No env value: the
-instance's config keeps none (the provider binds env through the helper), and the one file that
-holds the bound env, the spool's ``env`` (``/tmp/.praisonai``, in the container's writable layer
-under runc; in gVisor's own memory under runsc, where docker never sees it), is emptied while the
-container is frozen and written back before it thaws: no command runs in between, and the
-committed layer holds an empty file. The image is then checked as a capture's is, against the
-values that file held. (The file is written back as a new one: a ``bind_env`` frozen in the middle
-of its append, microseconds long, would finish into the old one and be lost.) The rest of the spool
-is in the snapshot as any file is: the outputs of the commands the source ran (root's alone, mode
-0700) and its background processes' records (a fork lists them as lost); a command that prints a
-secret leaves it there, as in a file it writes.
+runsc) for the commit, so every file is as its last finished write left it. Nothing of the helper's
+spool (``/tmp/.praisonai``: the outputs of the commands the source ran, its background processes'
+records, the bound env) is in a snapshot: under runc it is on a volume of its own, which a commit
+never takes (``_spec.spool_volume``); under runsc, in gVisor's own memory (its ``/tmp``), where
+docker never sees it. No env value: the instance's config keeps none (the provider binds env
+through the helper), and where the spool's ``env`` file is in the container's writable layer after
+all (under runsc from an image whose ``/tmp`` is not empty; a container made before the spool had a
+volume), it is emptied while the container is frozen and written back before it thaws: no command
+runs in between, and the committed layer holds an empty file. (It is written back as a new file: a
+``bind_env`` frozen in the middle of its append, microseconds long, would finish into the old one
+and be lost.) The image is then checked as a capture's is, against the values that file held. A
+command that writes a secret into a file of its own leaves it in the snapshot, as any file.
 
 A container's files are its image plus its own layer, fixed when it was made: an instance cannot
 be rolled back in place, so ``restore`` refuses and ``fork(1)`` is the way. All blocking functions
@@ -46,10 +47,30 @@ def image_of(snapshot_id: str) -> str:
     return f"{REPOSITORY}:{snapshot_id}"
 
 
-def take(api: Any, container: str, snapshot_id: str, bound_env: str) -> int | None:
-    """Commit the frozen ``container`` as the snapshot, the bound-env file ``bound_env`` empty in
-    it; return the size of the snapshot's own layer (see the module docstring)."""
-    state = api.inspect_container(container).get("State") or {}
+def take(api: Any, container: str, inspected: dict[str, Any], snapshot_id: str, bound_env: str) -> int | None:
+    """Commit ``container`` (as ``inspected``) as the snapshot, without the bound-env file
+    ``bound_env`` (see the module docstring); return the size of the snapshot's own layer."""
+    labels = {LABEL_SNAPSHOT: snapshot_id, LABEL_HOME: home_tag()}
+    if _on_a_mount(inspected, bound_env):  # never in the commit: docker freezes it as it commits
+        held = _read(api, container, bound_env)  # its values, for the image's check alone
+        env = _values(held[1]) if held is not None else {}
+        ref = commit_image(api, container, REPOSITORY, snapshot_id, labels, env, op="snapshot")
+    else:
+        ref = _commit_emptied(api, container, bound_env, labels, snapshot_id, inspected)
+    layer = api.history(ref)[0].get("Size")  # the newest layer: what the commit added
+    return int(layer) if isinstance(layer, int) else None
+
+
+def _commit_emptied(
+    api: Any,
+    container: str,
+    bound_env: str,
+    labels: dict[str, str],
+    snapshot_id: str,
+    inspected: dict[str, Any],
+) -> str:
+    """Commit the container frozen, its bound-env file (in its layer) empty for the commit alone."""
+    state = inspected.get("State") or {}
     running = bool(state.get("Running")) and not state.get("Paused")  # a paused one stays frozen
     if running:
         api.pause(container)
@@ -58,9 +79,8 @@ def take(api: Any, container: str, snapshot_id: str, bound_env: str) -> int | No
         if held is not None:
             _write(api, container, bound_env, held[0], b"")
         try:
-            labels = {LABEL_SNAPSHOT: snapshot_id, LABEL_HOME: home_tag()}
             env = _values(held[1]) if held is not None else {}
-            ref = commit_image(
+            return commit_image(
                 api, container, REPOSITORY, snapshot_id, labels, env, op="snapshot", pause=False
             )
         finally:
@@ -69,8 +89,12 @@ def take(api: Any, container: str, snapshot_id: str, bound_env: str) -> int | No
     finally:
         if running:
             api.unpause(container)
-    layer = api.history(ref)[0].get("Size")  # the newest layer: what the commit added
-    return int(layer) if isinstance(layer, int) else None
+
+
+def _on_a_mount(inspected: dict[str, Any], path: str) -> bool:
+    """Whether ``path`` is on one of the container's mounts (a volume's, a bind's, a tmpfs)."""
+    places = [str(m.get("Destination", "")).rstrip("/") for m in inspected.get("Mounts") or []]
+    return any(place and (path == place or path.startswith(place + "/")) for place in places)
 
 
 def _read(api: Any, container: str, path: str) -> tuple[tarfile.TarInfo, bytes] | None:
@@ -152,7 +176,8 @@ class DockerSnapshotter:
         inspected = await self.inspect(instance_id)
         check_home(instance_id, (inspected.get("Config") or {}).get("Labels") or {}, "snapshot")
         bound_env = f"{self.spool(instance_id)}/env"
-        return await self.call(take, self.connect(), container_name(instance_id), snapshot_id, bound_env)
+        container = container_name(instance_id)
+        return await self.call(take, self.connect(), container, inspected, snapshot_id, bound_env)
 
     async def create_from(
         self, instance_id: str, cfg: ComputeConfig, labels: dict[str, str], snapshot_id: str
