@@ -150,3 +150,23 @@ def test_the_spool_is_on_a_volume_of_its_own_and_gc_removes_one_left_behind(
     assert instance_id not in [i.instance_id for i in provider.listing()]
     with pytest.raises(docker.errors.NotFound):
         provider.api.inspect_volume(spool)
+
+
+def test_listings_at_once_all_answer_though_the_engine_prunes_one_at_a_time(provider: DockerCompute) -> None:
+    """Each listing sweeps this home's left spool volumes with a prune, and the engine refuses a
+    second prune while one runs (409): a pool placing instances lists its engines at once, and
+    each listing must still answer (the prune running sweeps ours too)."""
+    answers: list[object] = []
+
+    def list_once() -> None:
+        try:
+            answers.append(len(DockerCompute().listing()))
+        except Exception as exc:  # kept to be shown by the assertion below
+            answers.append(exc)
+
+    threads = [threading.Thread(target=list_once) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert len(answers) == 8 and all(isinstance(a, int) for a in answers), answers

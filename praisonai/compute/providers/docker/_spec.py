@@ -102,8 +102,16 @@ def spool_volume(spool: str) -> Any:
 
 
 def sweep(api: Any) -> None:
-    """Remove this home's spool volumes that no container uses any more (blocking)."""
-    api.prune_volumes(filters={"label": [LABEL_SPOOL, f"{LABEL_HOME}={home_tag()}"]})
+    """Remove this home's spool volumes that no container uses any more (blocking). Skipped when
+    the engine is already pruning (409: another listing of this home, or someone's ``docker volume
+    prune``, is at it): the engine runs one prune at a time, and that one sweeps ours too."""
+    import docker
+
+    try:
+        api.prune_volumes(filters={"label": [LABEL_SPOOL, f"{LABEL_HOME}={home_tag()}"]})
+    except docker.errors.APIError as exc:
+        if exc.status_code != 409:
+            raise
 
 
 def gpu_request(gpu: str | int | None) -> list[Any] | None:
