@@ -24,6 +24,7 @@ import pytest
 from kit import Instance, provisioned
 
 from praisonai import _portal
+from praisonai.compute import _home_reaper, _reaper
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.testing.sshd import SSHServer, sshd_reason
 
@@ -213,3 +214,16 @@ def _owner_of_this_run() -> str:
     from praisonai.compute.lifecycle import owner_tag
 
     return owner_tag()
+
+
+@pytest.fixture
+def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process's reaper stops nothing: what stops an instance is inside it (its watchdog)."""
+    monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
+
+
+@pytest.fixture
+def no_home_reaper(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No home reaper process is started by this process (it removes a paused instance past its
+    ttl or retain age): what removes one is what the test calls (``gc``, a resume)."""
+    monkeypatch.setattr(_home_reaper, "ensure_running", lambda home=None: False)

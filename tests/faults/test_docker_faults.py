@@ -19,7 +19,6 @@ from kit import container_running, wait_until, watchdog_notices
 
 from praisonai import _portal
 from praisonai._errors import ExecError
-from praisonai.compute import _reaper
 from praisonai.compute.base import SYSTEM_PATH
 from praisonai.compute.providers.docker import DockerCompute, _spec
 from praisonai.compute.watchdog import WATCHDOG
@@ -44,12 +43,6 @@ def made(provider: DockerCompute) -> Iterator[Callable[..., str]]:
     yield provision
     for instance_id in instances:
         _portal.call(provider.shutdown, instance_id)
-
-
-@pytest.fixture
-def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process's reaper stops nothing: what stops an instance is inside it."""
-    monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
 
 
 def sh(provider: DockerCompute, instance_id: str, command: str, **kwargs: Any) -> Any:

@@ -50,12 +50,6 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
-@pytest.fixture
-def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process's reaper stops nothing: what stops an instance is inside it."""
-    monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
-
-
 def container_exists(instance_id: str) -> bool:
     found = subprocess.run(["docker", "inspect", container_name(instance_id)], capture_output=True)
     return found.returncode == 0

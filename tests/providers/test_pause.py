@@ -23,7 +23,7 @@ from praisonai import Sandbox, _portal
 from praisonai._errors import InstanceNotFoundError, UnsupportedFeatureError
 from praisonai._ledger import Ledger
 from praisonai._types import InstanceStatus
-from praisonai.compute import _home_reaper, _reaper, inventory
+from praisonai.compute import inventory
 from praisonai.compute.providers.docker import DockerCompute, container_name
 from praisonai.compute.testing.fake import FakeProvider
 
@@ -40,19 +40,6 @@ _portal.call(p.write_file, iid, "notes.txt", "kept across idle")
 print(iid, flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """
-
-
-@pytest.fixture
-def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process's reaper pauses nothing (the instance's watchdog idles for 300 s)."""
-    monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
-
-
-@pytest.fixture
-def no_home_reaper(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No home reaper process is started by this process (it, too, removes a paused instance
-    past its retain age): what removes one here is ``gc``."""
-    monkeypatch.setattr(_home_reaper, "ensure_running", lambda home=None: False)
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

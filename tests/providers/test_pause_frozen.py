@@ -22,7 +22,7 @@ import praisonai
 from praisonai import Sandbox, _portal
 from praisonai._errors import InstanceNotFoundError
 from praisonai._types import InstanceStatus
-from praisonai.compute import _home_reaper, _reaper, inventory, remove_snapshot, snapshots
+from praisonai.compute import inventory, remove_snapshot, snapshots
 from praisonai.compute.config import ComputeConfig
 from praisonai.compute.providers.docker import DockerCompute, _pause, container_name
 
@@ -39,18 +39,6 @@ _portal.call(p.pause, iid)
 print(iid, flush=True)
 os.kill(os.getpid(), signal.SIGKILL)
 """
-
-
-@pytest.fixture
-def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process's reaper stops nothing: what ends the instance is its watchdog."""
-    monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
-
-
-@pytest.fixture
-def no_home_reaper(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No home reaper process is started by this process: what removes the instance is ``gc``."""
-    monkeypatch.setattr(_home_reaper, "ensure_running", lambda home=None: False)
 
 
 @pytest.fixture(params=["runc", "runsc"])

@@ -20,7 +20,6 @@ import pytest
 from kit import container_running, wait_until, watchdog_notices
 
 from praisonai import _portal
-from praisonai.compute import _reaper
 from praisonai.compute.providers.docker import DockerCompute, _spec, container_name
 
 pytestmark = pytest.mark.usefixtures("docker_ok")
@@ -33,12 +32,6 @@ _WAKEUPS = (
     'if grep -q "praisonai-watchdo[g]" "$f" 2>/dev/null; then p=${f%/cmdline}; '
     'grep ^voluntary_ctxt_switches "$p/status"; exit; fi; done; exit 1'
 )
-
-
-@pytest.fixture
-def watchdog_only(monkeypatch: pytest.MonkeyPatch) -> None:
-    """This process's reaper stops nothing: what stops an instance is inside it."""
-    monkeypatch.setattr(_reaper, "reason_to_stop", lambda *args, **kwargs: None)
 
 
 @pytest.fixture
