@@ -24,7 +24,7 @@ from praisonai._errors import (
 )
 from praisonai._files import check_regular_file
 from praisonai._types import InstanceInfo, InstanceStatus
-from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_IDLE_ACTION, LABEL_INSTANCE
+from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_IDLE_ACTION, LABEL_INSTANCE, LABEL_PROVIDER
 
 _STATUS = {
     "created": InstanceStatus.PROVISIONING,
@@ -160,6 +160,12 @@ def pull_image(api: Any, image: str, *, allowed: bool, hint: str) -> None:
             f"no registry may be reachable here: {hint}",
             op="provision",
         ) from None
+
+
+def containers_of(api: Any, provider: str) -> list[InstanceInfo]:
+    """The ``provider``'s containers on the engine of ``api``, as they are (blocking: one call)."""
+    rows = api.containers(all=True, filters={"label": f"{LABEL_PROVIDER}={provider}"})
+    return [info_of(row) for row in rows]
 
 
 def info_of(container: dict[str, Any]) -> InstanceInfo:

@@ -27,7 +27,7 @@ from praisonai.compute.abilities import part
 from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig, Runtime
-from praisonai.compute.lifecycle import LABEL_CREATED, LABEL_PROVIDER, check_home
+from praisonai.compute.lifecycle import LABEL_CREATED, check_home
 from praisonai.compute.providers.docker import (
     _attach,
     _egress,
@@ -42,6 +42,7 @@ from praisonai.compute.providers.docker._client import (
     DockerHost,
     close_client,
     container_name,
+    containers_of,
     daemon_down,
     engine_client,
     exec_errors,
@@ -168,11 +169,10 @@ class DockerEngine(ChannelMixin, ComputeProvider):
         return bool(self.api.containers(all=True, filters={"name": f"^/{container_name(instance_id)}$"}))
 
     def listing(self) -> list[InstanceInfo]:
-        """This provider's containers on this engine (blocking: one call)."""
-        _egress.sweep(self.api)  # gc and ps reconcile the allowlists' proxies too
-        _spec.sweep(self.api)  # and spool volumes a removal without its volumes left
-        rows = self.api.containers(all=True, filters={"label": f"{LABEL_PROVIDER}={self.name}"})
-        return [info_of(row) for row in rows]
+        """This provider's containers here, once swept for gc and ps (egress proxies, left spools)."""
+        _egress.sweep(self.api)
+        _spec.sweep(self.api)
+        return containers_of(self.api, self.name)
 
     async def _call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run one blocking docker-py call in a worker thread, translating a dead daemon."""

@@ -34,7 +34,7 @@ from praisonai.compute.base import ComputeProvider
 from praisonai.compute.channel import ChannelMixin
 from praisonai.compute.config import ComputeConfig, Runtime
 from praisonai.compute.forwards import ExecRelay
-from praisonai.compute.providers.docker._client import DockerHost, container_name, sdk
+from praisonai.compute.providers.docker._client import DockerHost, container_name, containers_of, sdk
 from praisonai.compute.providers.docker._engine import DockerEngine
 from praisonai.compute.providers.docker._exec import DockerExecTransport
 from praisonai.compute.providers.docker._once import PoolLauncher
@@ -188,7 +188,7 @@ class DockerPool(ChannelMixin, ComputeProvider):
 
         async def count(url: str) -> None:
             try:
-                rows = await self._ask(url, DockerEngine.listing)
+                rows = await self._ask(url, lambda m: containers_of(m.api, m.name))  # not swept on each
             except ProviderUnavailableError as exc:
                 errors.append(str(exc))
                 return
